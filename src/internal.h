@@ -1,0 +1,36 @@
+/* internal.h - helpers shared by lanes' own sources; not API. */
+#ifndef LN_INTERNAL_H
+#define LN_INTERNAL_H
+
+#include <lanes.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The allocator chosen with ln_set_allocator (libc by default). Every
+ * allocation inside liblanes goes through these, so a test can fail the Nth
+ * one and check for LN_ENOMEM and no leak. */
+void *ln__malloc(size_t size);
+void *ln__calloc(size_t count, size_t size);
+void *ln__realloc(void *ptr, size_t size);
+void ln__free(void *ptr);
+char *ln__strdup(const char *s); /* NULL for NULL or no memory */
+
+/* Cache line size used to keep producer and consumer fields apart. */
+#define LN_CACHE_LINE 64
+
+#define LN_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define LN_UNUSED(x) ((void)(x))
+
+/* Monotonic time in ns (CLOCK_MONOTONIC). */
+uint64_t ln__now_ns(void);
+
+/* pthread_cond_t bound to CLOCK_MONOTONIC, for timed waits. */
+#include <pthread.h>
+int ln__cond_init_monotonic(pthread_cond_t *cond);
+/* Timed wait until an absolute CLOCK_MONOTONIC deadline in ns: 0 or
+ * ETIMEDOUT (positive errno, as pthread returns). */
+int ln__cond_timedwait_ns(pthread_cond_t *cond, pthread_mutex_t *mu,
+                          uint64_t deadline_ns);
+
+#endif
