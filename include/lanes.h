@@ -321,9 +321,13 @@ typedef struct ln_lane_stats {
     double utilization;     /* busy time / (thread time alive), 0..1 */
     ln_latency wait;        /* submit -> start (when timing is on) */
     ln_latency run;         /* start -> end (when timing is on) */
+    unsigned min_threads;   /* the lane's configuration */
+    unsigned max_threads;
 } ln_lane_stats;
 
-/* Fill *out for lane. 0, LN_EINVAL. Cheap enough to call often. */
+/* Fill *out for lane. 0, LN_EINVAL, LN_ENOMEM. Workers update the counters
+ * once per batch of tasks, so right after a task or group wait they may lag
+ * by a batch; after ln_pool_drain they are exact. */
 LN_EXTERN int ln_pool_stats(ln_pool *pool, int lane, ln_lane_stats *out);
 
 /* Seconds-free monotonic clock used by lanes, in nanoseconds. */

@@ -1,0 +1,47 @@
+/* main.c - the `lanes` command: dispatches to a subcommand. */
+#include "cli.h"
+
+#include <lanes.h>
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+} commands[] = {
+    {"bench", cmd_bench, "rerun the seed experiments, write JSON, SVG and a report"},
+    {"jobs", cmd_jobs, "administer a durable job queue (add, counts, list, ...)"},
+    {"worker", cmd_worker, "run a program once per job of a queue"},
+};
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: lanes <command> [args...]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'lanes <command> --help' describes one command; "
+               "'lanes --version' prints the version.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return LN_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return LN_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("lanes %s\n", ln_version_string());
+        return LN_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "lanes: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return LN_EXIT_USAGE;
+}

@@ -1,0 +1,119 @@
+/* group.c - task groups: wait for a batch of tasks without a handle each.
+ *
+ * DESIGN
+ * 'submitted' is an atomic the submitting threads increment (relaxed:
+ * ordering with the wait comes from the caller, who calls ln_group_wait
+ * after its submits return). Workers report finished tasks once per batch
+ * under the group mutex (ln__group_finished), so 100,000 tasks cost about
+ * 100,000 / batch lock round trips, not one atomic per task.
+ *
+ * A waiter wants finished >= the submitted count it saw on entry. Waiters
+ * publish the smallest such target in 'wake_at'; a worker broadcasts only
+ * when finished reaches it, then resets it, and every waiter still short of
+ * its own target registers again. The mutex is what makes the worker's
+ * update and the waiter's check atomic with respect to each other, and the
+ * destroy path takes it too, so a worker never touches a freed group: its
+ * last access is the unlock of a report that destroy waits behind.
+ */
+#include "pool.h"
+
+#include <string.h>
+
+struct ln_group {
+    ln_pool *pool;
+    _Atomic uint64_t submitted; /* written by submitters */
+    /* Padding, not _Alignas: the allocator hook promises only malloc's
+     * alignment. It keeps submitters' and workers' cache lines apart. */
+    char pad_[LN_CACHE_LINE];
+    pthread_mutex_t mu;         /* taken by workers once per batch */
+    pthread_cond_t cv;
+    uint64_t finished; /* ran or canceled; under mu */
+    uint64_t canceled; /* under mu */
+    uint64_t wake_at;  /* smallest target of a waiter, UINT64_MAX if none */
+};
+
+int ln_group_create(ln_group **out, ln_pool *pool) {
+    if (out == NULL || pool == NULL) return LN_EINVAL;
+    ln_group *g = ln__calloc(1, sizeof *g);
+    if (g == NULL) return LN_ENOMEM;
+    if (pthread_mutex_init(&g->mu, NULL) != 0) {
+        ln__free(g);
+        return LN_ENOMEM;
+    }
+    if (pthread_cond_init(&g->cv, NULL) != 0) {
+        pthread_mutex_destroy(&g->mu);
+        ln__free(g);
+        return LN_ENOMEM;
+    }
+    g->pool = pool;
+    atomic_init(&g->submitted, 0);
+    g->wake_at = UINT64_MAX;
+    *out = g;
+    return 0;
+}
+
+int ln_group_submit_ex(ln_group *group, int lane, ln_fn fn, void *arg, unsigned flags) {
+    if (group == NULL || fn == NULL || flags > LN_SUBMIT_WAIT) return LN_EINVAL;
+    ln_pool *pool = group->pool;
+    if (lane < 0 || (unsigned)lane >= pool->nlanes) return LN_EINVAL;
+    /* Count first: a worker may finish the task before submit returns, and
+     * finished must never overtake submitted. relaxed: see DESIGN. */
+    atomic_fetch_add_explicit(&group->submitted, 1, memory_order_relaxed);
+    int rc = ln__pool_submit_item(pool, lane, fn, arg, ln__owner_group(group), flags);
+    if (rc != 0) atomic_fetch_sub_explicit(&group->submitted, 1, memory_order_relaxed);
+    return rc;
+}
+
+int ln_group_submit(ln_group *group, int lane, ln_fn fn, void *arg) {
+    return ln_group_submit_ex(group, lane, fn, arg, LN_SUBMIT_DEFAULT);
+}
+
+void ln__group_finished(ln_group *g, uint64_t n, uint64_t c) {
+    if (n == 0) return;
+    pthread_mutex_lock(&g->mu);
+    g->finished += n;
+    g->canceled += c;
+    if (g->finished >= g->wake_at) {
+        g->wake_at = UINT64_MAX;
+        pthread_cond_broadcast(&g->cv);
+    }
+    pthread_mutex_unlock(&g->mu);
+}
+
+static int wait_for(ln_group *g) {
+    uint64_t target = atomic_load_explicit(&g->submitted, memory_order_relaxed);
+    pthread_mutex_lock(&g->mu);
+    while (g->finished < target) {
+        if (target < g->wake_at) g->wake_at = target;
+        pthread_cond_wait(&g->cv, &g->mu);
+    }
+    int rc = g->canceled > 0 ? LN_ECANCELED : 0;
+    pthread_mutex_unlock(&g->mu);
+    return rc;
+}
+
+int ln_group_wait(ln_group *group) {
+    if (group == NULL) return LN_EINVAL;
+    if (ln__current_pool() == group->pool) return LN_EBUSY;
+    return wait_for(group);
+}
+
+int ln_group_counts(const ln_group *group, uint64_t *submitted, uint64_t *finished) {
+    if (group == NULL) return LN_EINVAL;
+    ln_group *g = (ln_group *)group;
+    pthread_mutex_lock(&g->mu);
+    if (submitted) *submitted = atomic_load_explicit(&g->submitted, memory_order_relaxed);
+    if (finished) *finished = g->finished;
+    pthread_mutex_unlock(&g->mu);
+    return 0;
+}
+
+void ln_group_destroy(ln_group *group) {
+    if (group == NULL) return;
+    /* From a worker of the pool we cannot wait (it could be for ourselves);
+     * the caller then must have waited already -- check and trust. */
+    wait_for(group);
+    pthread_cond_destroy(&group->cv);
+    pthread_mutex_destroy(&group->mu);
+    ln__free(group);
+}

@@ -1,0 +1,377 @@
+/* pool.c - the pool and its lanes: options, create, submit, drain,
+ * destroy and statistics. The worker threads live in worker.c.
+ *
+ * DESIGN
+ * A pool is an array of independent lanes. Each lane owns a task queue
+ * (ln_queue_ops), a mutex that guards the queue and the lane's counters,
+ * and its own worker threads; lanes share nothing, so a long task on one
+ * lane never delays the start of a task on another (the point of seed 004).
+ *
+ * Submitting takes the lane's mutex once: push the item, count it, and wake
+ * a sleeping worker only when one sleeps and no wake-up is already on its way
+ * (pending_wakes) and no worker is spinning (a spinning worker will see the
+ * item by itself). Workers take items in batches (worker.c), so a stream of
+ * short tasks costs the producer one uncontended lock per task and the
+ * consumer one lock per batch.
+ *
+ * Every accepted item ends exactly once: it runs, or it is canceled (by
+ * ln_task_cancel before it started, or by ln_pool_destroy). Counting is
+ * done where items leave the lane -- in the worker after a batch, or in
+ * destroy when it purges the queue -- so submitted == finished exactly when
+ * the lane holds nothing and runs nothing; ln_pool_drain waits for that.
+ */
+#include "pool.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static unsigned online_cpus(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+void ln_pool_opts_init(ln_pool_opts *opts) {
+    if (opts == NULL) return;
+    memset(opts, 0, sizeof *opts);
+    unsigned cpu = online_cpus();
+    /* LANES_THREADS is the counterpart of UV_THREADPOOL_SIZE. */
+    const char *env = getenv("LANES_THREADS");
+    if (env != NULL && *env != '\0') {
+        char *end = NULL;
+        long v = strtol(env, &end, 10);
+        if (end != NULL && *end == '\0' && v >= 1 && v <= 1024) cpu = (unsigned)v;
+    }
+    opts->nlanes = 2;
+    opts->lanes[LN_LANE_CPU] = (ln_lane_opts){"cpu", cpu, cpu, 10000, NULL, 0};
+    opts->lanes[LN_LANE_IO] = (ln_lane_opts){"io", 1, 4, 10000, NULL, 0};
+    for (unsigned i = 2; i < LN_MAX_LANES; i++)
+        opts->lanes[i] = (ln_lane_opts){NULL, 1, 1, 10000, NULL, 0};
+    opts->when_full = LN_FULL_FAIL;
+    opts->timing = 1;
+    opts->spin_us = 50;
+}
+
+static int check_queue_ops(const ln_queue_ops *q) {
+    return q->version == LN_QUEUE_OPS_VERSION && q->create && q->destroy &&
+           q->push && q->shift && q->size;
+}
+
+static int check_opts(const ln_pool_opts *o) {
+    if (o->nlanes < 1 || o->nlanes > LN_MAX_LANES) return LN_EINVAL;
+    if (o->when_full != LN_FULL_FAIL && o->when_full != LN_FULL_BLOCK) return LN_EINVAL;
+    if (o->timing > 1 || o->spin_us > 1000000) return LN_EINVAL;
+    for (unsigned i = 0; i < o->nlanes; i++) {
+        const ln_lane_opts *l = &o->lanes[i];
+        if (l->max_threads < 1 || l->max_threads > 4096) return LN_EINVAL;
+        if (l->min_threads > l->max_threads) return LN_EINVAL;
+        if (l->queue != NULL && !check_queue_ops(l->queue)) return LN_EINVAL;
+        if (l->name != NULL && strlen(l->name) >= sizeof(((ln_lane *)0)->name))
+            return LN_EINVAL;
+    }
+    return 0;
+}
+
+static int lane_init(ln_pool *pool, int index, const ln_lane_opts *o) {
+    ln_lane *l = &pool->lanes[index];
+    l->pool = pool;
+    l->index = index;
+    if (o->name != NULL) snprintf(l->name, sizeof l->name, "%s", o->name);
+    else snprintf(l->name, sizeof l->name, "lane%d", index);
+    l->qops = o->queue != NULL ? o->queue : &ln_queue_ring;
+    l->max_queue = o->max_queue;
+    l->min_threads = o->min_threads;
+    l->max_threads = o->max_threads;
+    l->idle_timeout_ms = o->idle_timeout_ms;
+    atomic_init(&l->hint, 0);
+    atomic_init(&l->stop_hint, 0);
+    int rc = l->qops->create(&l->q);
+    if (rc != 0) return rc < 0 ? rc : LN_ENOMEM;
+    if (pthread_mutex_init(&l->mu, NULL) != 0) goto fail_q;
+    if (ln__cond_init_monotonic(&l->work_cv) != 0) goto fail_mu;
+    if (pthread_cond_init(&l->room_cv, NULL) != 0) goto fail_work;
+    if (pthread_cond_init(&l->idle_cv, NULL) != 0) goto fail_room;
+    return 0;
+fail_room:
+    pthread_cond_destroy(&l->room_cv);
+fail_work:
+    pthread_cond_destroy(&l->work_cv);
+fail_mu:
+    pthread_mutex_destroy(&l->mu);
+fail_q:
+    l->qops->destroy(l->q);
+    l->q = NULL;
+    return LN_ENOMEM;
+}
+
+static void lane_fini(ln_lane *l) {
+    if (l->q == NULL) return;
+    pthread_cond_destroy(&l->idle_cv);
+    pthread_cond_destroy(&l->room_cv);
+    pthread_cond_destroy(&l->work_cv);
+    pthread_mutex_destroy(&l->mu);
+    l->qops->destroy(l->q);
+    l->q = NULL;
+}
+
+/* Stop a lane: cancel what is queued, wake everyone, join every worker.
+ * Workers finish the task they are running and cancel the rest of their
+ * batch (they read stop_hint between tasks). */
+static void lane_stop(ln_lane *l) {
+    ln_queue_item it;
+    pthread_mutex_lock(&l->mu);
+    l->stopping = 1;
+    /* relaxed: workers read it only as a hint between tasks; the
+     * authoritative 'stopping' is read under mu. */
+    atomic_store_explicit(&l->stop_hint, 1, memory_order_relaxed);
+    uint64_t purged = 0;
+    /* Canceling under mu is allowed by the lock order (lane -> task/group/
+     * completion) and runs no user code. */
+    while (l->qops->shift(l->q, &it) == 1) {
+        ln__item_cancel(l->pool, &it);
+        purged++;
+    }
+    atomic_store_explicit(&l->hint, 0, memory_order_relaxed);
+    ln__lane_count_canceled(l, purged);
+    pthread_cond_broadcast(&l->work_cv);
+    pthread_cond_broadcast(&l->room_cv);
+    /* Wait for blocked submitters to leave and for every worker to exit;
+     * both signal idle_cv when stopping. */
+    while (l->room_waiters > 0 || l->nthreads > 0)
+        pthread_cond_wait(&l->idle_cv, &l->mu);
+    ln__lane_reap(l);
+    pthread_mutex_unlock(&l->mu);
+}
+
+int ln_pool_create(ln_pool **out, const ln_pool_opts *opts) {
+    if (out == NULL) return LN_EINVAL;
+    ln_pool_opts defaults;
+    if (opts == NULL) {
+        ln_pool_opts_init(&defaults);
+        opts = &defaults;
+    }
+    int rc = check_opts(opts);
+    if (rc != 0) return rc;
+
+    ln_pool *pool = ln__calloc(1, sizeof *pool);
+    if (pool == NULL) return LN_ENOMEM;
+    pool->timing = (int)opts->timing;
+    pool->spin_us = opts->spin_us;
+    pool->when_full = opts->when_full;
+    rc = ln__completions_init(pool);
+    if (rc != 0) {
+        ln__free(pool);
+        return rc;
+    }
+    unsigned made = 0;
+    for (; made < opts->nlanes; made++) {
+        rc = lane_init(pool, (int)made, &opts->lanes[made]);
+        if (rc != 0) break;
+    }
+    pool->nlanes = made;
+    for (unsigned i = 0; rc == 0 && i < pool->nlanes; i++) {
+        ln_lane *l = &pool->lanes[i];
+        pthread_mutex_lock(&l->mu);
+        while (rc == 0 && l->nthreads < l->min_threads) rc = ln__lane_spawn(l);
+        pthread_mutex_unlock(&l->mu);
+    }
+    if (rc != 0) {
+        ln_pool_destroy(pool);
+        return rc;
+    }
+    *out = pool;
+    return 0;
+}
+
+void ln_pool_destroy(ln_pool *pool) {
+    if (pool == NULL) return;
+    for (unsigned i = 0; i < pool->nlanes; i++) lane_stop(&pool->lanes[i]);
+    /* Every item has ended; run the completions still pending so each
+     * ln_submit_cb task gets exactly one. */
+    ln_pool_run_completions(pool);
+    for (unsigned i = 0; i < pool->nlanes; i++) lane_fini(&pool->lanes[i]);
+    ln__completions_fini(pool);
+    ln__free(pool);
+}
+
+int ln_pool_drain(ln_pool *pool) {
+    if (pool == NULL) return LN_EINVAL;
+    if (ln__current_pool() == pool) return LN_EBUSY;
+    for (unsigned i = 0; i < pool->nlanes; i++) {
+        ln_lane *l = &pool->lanes[i];
+        pthread_mutex_lock(&l->mu);
+        while (l->finished != l->submitted) {
+            l->drain_waiters++;
+            pthread_cond_wait(&l->idle_cv, &l->mu);
+            l->drain_waiters--;
+        }
+        pthread_mutex_unlock(&l->mu);
+    }
+    return 0;
+}
+
+int ln_pool_lanes(const ln_pool *pool) {
+    return pool == NULL ? LN_EINVAL : (int)pool->nlanes;
+}
+
+int ln_pool_lane_index(const ln_pool *pool, const char *name) {
+    if (pool == NULL || name == NULL) return LN_EINVAL;
+    for (unsigned i = 0; i < pool->nlanes; i++)
+        if (strcmp(pool->lanes[i].name, name) == 0) return (int)i;
+    return LN_ENOENT;
+}
+
+/* ---- submit ---------------------------------------------------------------- */
+
+int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
+                         void *owner, unsigned flags) {
+    ln_lane *l = &pool->lanes[lane];
+    /* Stamp outside the lock: the wait histogram measures queue time. */
+    ln_queue_item it = {fn, arg, owner, pool->timing ? ln__now_ns() : 0};
+
+    pthread_mutex_lock(&l->mu);
+    if (l->stopping) goto shutdown;
+    if (l->max_queue != 0) {
+        while (l->qops->size(l->q) >= l->max_queue) {
+            int block = flags == LN_SUBMIT_WAIT ||
+                        (flags == LN_SUBMIT_DEFAULT && pool->when_full == LN_FULL_BLOCK);
+            /* A worker blocking on its own full lane could wait forever
+             * (every worker might do the same): it gets LN_EAGAIN. */
+            if (!block || (ln__current_pool() == pool && ln__current_lane() == lane)) {
+                pthread_mutex_unlock(&l->mu);
+                return LN_EAGAIN;
+            }
+            l->room_waiters++;
+            pthread_cond_wait(&l->room_cv, &l->mu);
+            l->room_waiters--;
+            if (l->stopping) {
+                if (l->room_waiters == 0) pthread_cond_broadcast(&l->idle_cv);
+                goto shutdown;
+            }
+        }
+    }
+    /* Grow the lane when nobody is free to take the item. A failure to
+     * start a thread matters only if the lane has none at all. */
+    if (l->nidle + l->nspinning == 0 && l->nthreads < l->max_threads) {
+        int rc = ln__lane_spawn(l);
+        if (rc != 0 && l->nthreads == 0) {
+            pthread_mutex_unlock(&l->mu);
+            return rc;
+        }
+    }
+    int rc = l->qops->push(l->q, &it);
+    if (rc != 0) {
+        pthread_mutex_unlock(&l->mu);
+        return rc < 0 ? rc : LN_ENOMEM;
+    }
+    l->submitted++;
+    size_t size = l->qops->size(l->q);
+    if (size > l->peak_live) l->peak_live = size;
+    /* relaxed: a hint for spinners, who recheck under mu (see pool.h). */
+    atomic_store_explicit(&l->hint, size, memory_order_relaxed);
+    if (l->nspinning == 0 && l->nidle > l->pending_wakes) {
+        l->pending_wakes++;
+        pthread_cond_signal(&l->work_cv);
+    }
+    pthread_mutex_unlock(&l->mu);
+    return 0;
+shutdown:
+    pthread_mutex_unlock(&l->mu);
+    return LN_ESHUTDOWN;
+}
+
+static int check_submit(ln_pool *pool, int lane, ln_fn fn, unsigned flags) {
+    if (pool == NULL || fn == NULL) return LN_EINVAL;
+    if (lane < 0 || (unsigned)lane >= pool->nlanes) return LN_EINVAL;
+    if (flags > LN_SUBMIT_WAIT) return LN_EINVAL;
+    return 0;
+}
+
+int ln_submit_ex(ln_pool *pool, int lane, ln_fn fn, void *arg, unsigned flags,
+                 ln_task **task) {
+    int rc = check_submit(pool, lane, fn, flags);
+    if (rc != 0) return rc;
+    if (task == NULL) return ln__pool_submit_item(pool, lane, fn, arg, NULL, flags);
+    ln_task *t = ln__task_new(pool, lane, NULL, NULL);
+    if (t == NULL) return LN_ENOMEM;
+    rc = ln__pool_submit_item(pool, lane, fn, arg, t, flags);
+    if (rc != 0) {
+        ln__task_unref(t); /* the queue's reference */
+        ln__task_unref(t); /* the handle's */
+        return rc;
+    }
+    *task = t;
+    return 0;
+}
+
+int ln_submit(ln_pool *pool, int lane, ln_fn fn, void *arg, ln_task **task) {
+    return ln_submit_ex(pool, lane, fn, arg, LN_SUBMIT_DEFAULT, task);
+}
+
+int ln_submit_cb(ln_pool *pool, int lane, ln_fn fn, void *arg,
+                 ln_complete_fn done, ln_task **task) {
+    int rc = check_submit(pool, lane, fn, LN_SUBMIT_DEFAULT);
+    if (rc != 0 || done == NULL) return LN_EINVAL;
+    ln_task *t = ln__task_new(pool, lane, done, arg);
+    if (t == NULL) return LN_ENOMEM;
+    rc = ln__pool_submit_item(pool, lane, fn, arg, t, LN_SUBMIT_DEFAULT);
+    if (rc != 0) {
+        ln__task_unref(t);
+        ln__task_unref(t);
+        return rc;
+    }
+    if (task != NULL) *task = t;
+    else ln__task_unref(t);
+    return 0;
+}
+
+/* ---- accounting and statistics ----------------------------------------------- */
+
+void ln__lane_count_canceled(ln_lane *l, uint64_t n) {
+    if (n == 0) return;
+    l->finished += n;
+    l->canceled += n;
+    if (l->drain_waiters > 0 && l->finished == l->submitted)
+        pthread_cond_broadcast(&l->idle_cv);
+}
+
+int ln_pool_stats(ln_pool *pool, int lane, ln_lane_stats *out) {
+    if (pool == NULL || out == NULL || lane < 0 || (unsigned)lane >= pool->nlanes)
+        return LN_EINVAL;
+    ln_lane *l = &pool->lanes[lane];
+    /* Merged histograms are big (2 x ~4 KiB): keep them off small stacks. */
+    ln_hist *h = ln__calloc(2, sizeof *h);
+    if (h == NULL) return LN_ENOMEM;
+    memset(out, 0, sizeof *out);
+    uint64_t now = ln__now_ns();
+
+    pthread_mutex_lock(&l->mu);
+    snprintf(out->name, sizeof out->name, "%s", l->name);
+    out->threads = l->nthreads;
+    out->busy = l->nbusy;
+    out->min_threads = l->min_threads;
+    out->max_threads = l->max_threads;
+    out->submitted = l->submitted;
+    out->completed = l->completed;
+    out->canceled = l->canceled;
+    out->queued = l->qops->size(l->q);
+    out->peak_queued = l->peak_live;
+    uint64_t busy = l->retired_busy_ns, alive = l->retired_alive_ns;
+    ln__hist_merge(&h[0], &l->retired_wait);
+    ln__hist_merge(&h[1], &l->retired_run);
+    for (ln_thread *t = l->threads; t != NULL; t = t->next) {
+        busy += atomic_load_explicit(&t->busy_ns, memory_order_relaxed);
+        alive += now - t->born_ns;
+        ln__hist_merge(&h[0], &t->wait);
+        ln__hist_merge(&h[1], &t->run);
+    }
+    pthread_mutex_unlock(&l->mu);
+
+    out->utilization = alive > 0 ? (double)busy / (double)alive : 0.0;
+    if (out->utilization > 1.0) out->utilization = 1.0;
+    ln__hist_summary(&h[0], &out->wait);
+    ln__hist_summary(&h[1], &out->run);
+    ln__free(h);
+    return 0;
+}

@@ -1,0 +1,276 @@
+/* worker.c - a lane's worker threads: take items in batches, run them,
+ * account for them, spin briefly, sleep, retire when idle.
+ *
+ * DESIGN
+ * A worker holds its lane's mutex only to move items from the queue into
+ * a local batch and to account for the batch it just ran; it never runs a
+ * task, a queue op excepted, or any user code under the lock.
+ *
+ * Batching: with a backlog, a worker takes several items at once, never
+ * more than its share (backlog / threads) nor LN_BATCH. It starts with
+ * batches of 1 and doubles the size only while its tasks prove short
+ * (<= LN_LONG_TASK_NS each on average); one long task sends it back to 1.
+ * Items in a batch are invisible to other workers until they run, so a
+ * batch of long tasks would make them wait while another thread is free;
+ * short tasks, the case batching is for, cost 1 lock per batch. Tasks of
+ * one lane therefore must not wait for each other by means outside lanes
+ * (lanes' own waits refuse that with LN_EBUSY).
+ *
+ * Idle: a worker first spins for spin_us reading the lane's relaxed 'hint'
+ * (no lock, no syscall), which keeps a producer that submits in a tight
+ * loop from paying a futex wake per task; then it sleeps on work_cv. A
+ * surplus worker (more than min_threads alive) sleeps with a timeout and
+ * exits after idle_timeout_ms without work.
+ *
+ * Wake-ups: pending_wakes counts signals sent and not yet consumed by a
+ * waking worker; producers signal only while nidle > pending_wakes, so a
+ * burst does not send one futex wake per item to a worker already waking.
+ * A worker that wakes to a backlog passes the wake on (chain wake-up).
+ * pending_wakes can only under-count what is really on its way (a timed-out
+ * worker consumes one), which costs at most an extra signal, never a lost
+ * wake-up: a sleeping worker with work queued always has a signal coming.
+ *
+ * Exit: an exiting worker moves itself from 'threads' to 'zombies' under the
+ * mutex and does not touch the lane afterwards; zombies are joined by the
+ * next spawn or by destroy, which waits for nthreads == 0 first.
+ */
+#include "pool.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+#define LN_BATCH 32
+#define LN_LONG_TASK_NS 20000u
+
+static _Thread_local ln_pool *tl_pool;
+static _Thread_local int tl_lane = -1;
+
+ln_pool *ln__current_pool(void) { return tl_pool; }
+int ln__current_lane(void) { return tl_lane; }
+void ln__set_current(ln_pool *pool, int lane) {
+    tl_pool = pool;
+    tl_lane = lane;
+}
+
+/* Cancel an item that will never run, telling its owner (no lane lock
+ * needed; allowed under one by the lock order). */
+void ln__item_cancel(ln_pool *pool, const ln_queue_item *it) {
+    LN_UNUSED(pool);
+    ln_group *g = ln__as_group(it->owner);
+    if (g != NULL) {
+        ln__group_finished(g, 1, 1);
+        return;
+    }
+    ln_task *t = ln__as_task(it->owner);
+    if (t != NULL) {
+        ln__task_cancel_queued(t);
+        ln__task_unref(t); /* the queue's reference */
+    }
+}
+
+/* Run a batch. Returns how many items ran; the others were canceled (by
+ * ln_task_cancel earlier, or now because the lane is stopping). */
+static unsigned run_batch(ln_thread *self, ln_lane *l, ln_queue_item *b,
+                          unsigned n, uint64_t *elapsed_ns) {
+    const int timing = l->pool->timing;
+    uint64_t t0 = ln__now_ns(), t = t0;
+    unsigned ran = 0;
+    ln_group *g = NULL; /* consecutive items of one group are reported once */
+    uint64_t g_done = 0, g_canceled = 0;
+
+    for (unsigned i = 0; i < n; i++) {
+        ln_queue_item *it = &b[i];
+        ln_group *ig = ln__as_group(it->owner);
+        ln_task *task = ln__as_task(it->owner);
+        if (ig != g) {
+            if (g != NULL) ln__group_finished(g, g_done, g_canceled);
+            g = ig;
+            g_done = g_canceled = 0;
+        }
+        /* relaxed: a late view only means one more task runs before the
+         * stop is noticed, which destroy allows ("what started runs"). */
+        if (atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) {
+            if (ig != NULL) {
+                g_done++;
+                g_canceled++;
+            } else if (task != NULL) {
+                ln__task_cancel_queued(task);
+                ln__task_unref(task);
+            }
+            continue;
+        }
+        if (task != NULL && !ln__task_start(task)) {
+            ln__task_unref(task); /* canceled while queued: a tombstone */
+            continue;
+        }
+        if (timing) ln__hist_record(&self->wait, t - it->enq_ns);
+        void *result = it->fn(it->arg);
+        if (timing) {
+            uint64_t t2 = ln__now_ns();
+            ln__hist_record(&self->run, t2 - t);
+            t = t2;
+        }
+        ran++;
+        if (task != NULL) {
+            ln__task_finish(task, result);
+            ln__task_unref(task);
+        } else if (ig != NULL) {
+            g_done++;
+        }
+    }
+    if (g != NULL) ln__group_finished(g, g_done, g_canceled);
+    if (!timing) t = ln__now_ns();
+    *elapsed_ns = t - t0;
+    /* Single writer (this thread); relaxed: read only for statistics. */
+    atomic_store_explicit(&self->busy_ns,
+                          atomic_load_explicit(&self->busy_ns, memory_order_relaxed) +
+                              (t - t0),
+                          memory_order_relaxed);
+    return ran;
+}
+
+/* Spin up to spin_us waiting for the hint to show items. No lock held. */
+static void spin(ln_lane *l, unsigned spin_us) {
+    uint64_t deadline = ln__now_ns() + (uint64_t)spin_us * 1000u;
+    unsigned k = 0;
+    /* relaxed: the hint only decides when to retake the lock and look. */
+    while (atomic_load_explicit(&l->hint, memory_order_relaxed) == 0 &&
+           !atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) {
+        if ((++k & 63) == 0) {
+            if (ln__now_ns() >= deadline) return;
+            sched_yield();
+        }
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+}
+
+static void thread_exit(ln_thread *self, ln_lane *l) {
+    /* Unlink from 'threads', fold statistics into the lane, become a zombie. */
+    ln_thread **pp = &l->threads;
+    while (*pp != self) pp = &(*pp)->next;
+    *pp = self->next;
+    ln__hist_merge(&l->retired_wait, &self->wait);
+    ln__hist_merge(&l->retired_run, &self->run);
+    l->retired_busy_ns += atomic_load_explicit(&self->busy_ns, memory_order_relaxed);
+    l->retired_alive_ns += ln__now_ns() - self->born_ns;
+    self->next = l->zombies;
+    l->zombies = self;
+    l->nthreads--;
+    if (l->stopping) pthread_cond_broadcast(&l->idle_cv);
+}
+
+static void *worker_main(void *p) {
+    ln_thread *self = p;
+    ln_lane *l = self->lane;
+    ln_pool *pool = l->pool;
+    ln_queue_item batch[LN_BATCH];
+    unsigned batch_max = 1; /* grows while tasks prove short; see DESIGN */
+    unsigned taken = 0, ran = 0;
+    int spun = 0;
+
+    ln__set_current(pool, l->index);
+    pthread_mutex_lock(&l->mu);
+    for (;;) {
+        if (taken > 0) {
+            l->nbusy--;
+            l->finished += taken;
+            l->completed += ran;
+            l->canceled += taken - ran;
+            if (l->drain_waiters > 0 && l->finished == l->submitted)
+                pthread_cond_broadcast(&l->idle_cv);
+            taken = ran = 0;
+        }
+        size_t size = l->qops->size(l->q);
+        if (size > 0 && !l->stopping) {
+            size_t share = size / (l->nthreads ? l->nthreads : 1);
+            unsigned want = share > batch_max ? batch_max : (share ? (unsigned)share : 1);
+            while (taken < want && l->qops->shift(l->q, &batch[taken]) == 1) taken++;
+            size -= taken;
+            /* relaxed: hint for spinners; see pool.h. */
+            atomic_store_explicit(&l->hint, size, memory_order_relaxed);
+            if (l->room_waiters > 0) pthread_cond_broadcast(&l->room_cv);
+            if (size > 0 && l->nidle > l->pending_wakes) {
+                l->pending_wakes++;
+                pthread_cond_signal(&l->work_cv);
+            }
+            l->nbusy++;
+            spun = 0;
+            pthread_mutex_unlock(&l->mu);
+
+            uint64_t elapsed = 0;
+            ran = run_batch(self, l, batch, taken, &elapsed);
+            if (ran > 0 && elapsed / ran <= LN_LONG_TASK_NS)
+                batch_max = batch_max * 2 > LN_BATCH ? LN_BATCH : batch_max * 2;
+            else if (ran > 0)
+                batch_max = 1;
+
+            pthread_mutex_lock(&l->mu);
+            continue;
+        }
+        if (l->stopping) break;
+        if (pool->spin_us > 0 && !spun) {
+            spun = 1;
+            l->nspinning++;
+            pthread_mutex_unlock(&l->mu);
+            spin(l, pool->spin_us);
+            pthread_mutex_lock(&l->mu);
+            l->nspinning--;
+            continue;
+        }
+        spun = 0;
+        l->nidle++;
+        int timed_out = 0;
+        if (l->nthreads > l->min_threads) {
+            uint64_t deadline = ln__now_ns() + (uint64_t)l->idle_timeout_ms * 1000000u;
+            timed_out = ln__cond_timedwait_ns(&l->work_cv, &l->mu, deadline) == ETIMEDOUT;
+        } else {
+            pthread_cond_wait(&l->work_cv, &l->mu);
+        }
+        l->nidle--;
+        if (l->pending_wakes > 0) l->pending_wakes--;
+        if (timed_out && l->qops->size(l->q) == 0 && l->nthreads > l->min_threads &&
+            !l->stopping)
+            break;
+    }
+    thread_exit(self, l);
+    pthread_mutex_unlock(&l->mu);
+    return NULL;
+}
+
+void ln__lane_reap(ln_lane *l) {
+    ln_thread *z = l->zombies;
+    l->zombies = NULL;
+    while (z != NULL) {
+        ln_thread *next = z->next;
+        /* The zombie released mu for the last time before we could take it
+         * and touches nothing shared afterwards: joining under mu is safe. */
+        pthread_join(z->tid, NULL);
+        ln__free(z);
+        z = next;
+    }
+}
+
+int ln__lane_spawn(ln_lane *l) {
+    ln__lane_reap(l);
+    ln_thread *t = ln__calloc(1, sizeof *t);
+    if (t == NULL) return LN_ENOMEM;
+    t->lane = l;
+    t->born_ns = ln__now_ns();
+    atomic_init(&t->busy_ns, 0);
+    /* The thread blocks on mu (held by our caller) until we return, so it
+     * is linked before it first looks at the lane. */
+    t->next = l->threads;
+    l->threads = t;
+    l->nthreads++;
+    int rc = pthread_create(&t->tid, NULL, worker_main, t);
+    if (rc != 0) {
+        l->threads = t->next;
+        l->nthreads--;
+        ln__free(t);
+        return rc == ENOMEM ? LN_ENOMEM : LN_EAGAIN;
+    }
+    return 0;
+}

@@ -1,0 +1,10 @@
+# Core: errors and version, queues, histogram, pool/lanes/tasks/groups,
+# completions, allocator failures, a randomized stress test, E4 starvation.
+ln_test(NAME test_errors SOURCES test_errors.c)
+ln_test(NAME test_queue SOURCES test_queue.c)
+ln_test(NAME test_pool SOURCES test_pool.c)
+ln_test(NAME test_alloc_fail SOURCES test_alloc_fail.c)
+ln_test(NAME test_stress SOURCES test_stress.c TIMEOUT 300)
+if(OPENSSL_FOUND)
+  ln_test(NAME test_starvation SOURCES test_starvation.c LIBS PkgConfig::OPENSSL)
+endif()
