@@ -165,6 +165,10 @@ LN_EXTERN extern const ln_queue_ops ln_queue_list;
 enum { LN_LANE_CPU = 0, LN_LANE_IO = 1 };
 #define LN_MAX_LANES 16
 
+/* A lane whose thread count is fixed (min == max), unbounded, and using a
+ * built-in queue takes submissions through a lock-free ring of 1024 slots
+ * in front of its queue; the queue then holds only the overflow, in the
+ * same FIFO order. Other lanes use their queue under the lane's lock. */
 typedef struct ln_lane_opts {
     const char *name;          /* copied; NULL = "lane<N>" */
     unsigned min_threads;      /* started at create, never retired */

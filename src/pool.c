@@ -86,9 +86,36 @@ static int lane_init(ln_pool *pool, int index, const ln_lane_opts *o) {
     l->idle_timeout_ms = o->idle_timeout_ms;
     atomic_init(&l->hint, 0);
     atomic_init(&l->stop_hint, 0);
+    atomic_init(&l->nidle, 0);
+    atomic_init(&l->finished, 0);
+    atomic_init(&l->completed, 0);
+    atomic_init(&l->canceled, 0);
+    atomic_init(&l->peak, 0);
+    atomic_init(&l->drain_waiters, 0);
+    atomic_init(&l->nbusy, 0);
+    /* The lock-free front keeps FIFO order, so it may only stand before a
+     * FIFO queue: the built-in ones. A user queue defines its own order. */
+    int fifo = l->qops == &ln_queue_ring || l->qops == &ln_queue_list;
+    if (fifo && o->max_queue == 0 && o->min_threads == o->max_threads) {
+        l->ring = ln__malloc(sizeof *l->ring);
+        if (l->ring == NULL) return LN_ENOMEM;
+        ln__mpmc_init(l->ring);
+    }
     int rc = l->qops->create(&l->q);
-    if (rc != 0) return rc < 0 ? rc : LN_ENOMEM;
-    if (pthread_mutex_init(&l->mu, NULL) != 0) goto fail_q;
+    if (rc != 0) {
+        ln__free(l->ring);
+        l->ring = NULL;
+        return rc < 0 ? rc : LN_ENOMEM;
+    }
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
+    /* Hold times are tens of ns: spin briefly before sleeping in the kernel. */
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+    int mrc = pthread_mutex_init(&l->mu, &ma);
+    pthread_mutexattr_destroy(&ma);
+    if (mrc != 0) goto fail_q;
     if (ln__cond_init_monotonic(&l->work_cv) != 0) goto fail_mu;
     if (pthread_cond_init(&l->room_cv, NULL) != 0) goto fail_work;
     if (pthread_cond_init(&l->idle_cv, NULL) != 0) goto fail_room;
@@ -102,6 +129,8 @@ fail_mu:
 fail_q:
     l->qops->destroy(l->q);
     l->q = NULL;
+    ln__free(l->ring);
+    l->ring = NULL;
     return LN_ENOMEM;
 }
 
@@ -113,6 +142,19 @@ static void lane_fini(ln_lane *l) {
     pthread_mutex_destroy(&l->mu);
     l->qops->destroy(l->q);
     l->q = NULL;
+    ln__free(l->ring);
+    l->ring = NULL;
+}
+
+/* Cancel whatever the ring holds. Safe beside running workers: the ring
+ * is multi-consumer. */
+static void purge_ring(ln_lane *l) {
+    ln_queue_item items[32];
+    unsigned n;
+    while (l->ring != NULL && (n = ln__mpmc_pop(l->ring, items, 32)) > 0) {
+        for (unsigned i = 0; i < n; i++) ln__item_cancel(l->pool, &items[i]);
+        ln__lane_account(l, n, 0);
+    }
 }
 
 /* Stop a lane: cancel what is queued, wake everyone, join every worker.
@@ -122,7 +164,7 @@ static void lane_stop(ln_lane *l) {
     ln_queue_item it;
     pthread_mutex_lock(&l->mu);
     l->stopping = 1;
-    /* relaxed: workers read it only as a hint between tasks; the
+    /* relaxed: workers and fixed-lane submitters read it as a hint; the
      * authoritative 'stopping' is read under mu. */
     atomic_store_explicit(&l->stop_hint, 1, memory_order_relaxed);
     uint64_t purged = 0;
@@ -133,15 +175,22 @@ static void lane_stop(ln_lane *l) {
         purged++;
     }
     atomic_store_explicit(&l->hint, 0, memory_order_relaxed);
-    ln__lane_count_canceled(l, purged);
     pthread_cond_broadcast(&l->work_cv);
     pthread_cond_broadcast(&l->room_cv);
+    pthread_mutex_unlock(&l->mu);
+    ln__lane_account(l, purged, 0);
+    purge_ring(l);
+
     /* Wait for blocked submitters to leave and for every worker to exit;
      * both signal idle_cv when stopping. */
+    pthread_mutex_lock(&l->mu);
     while (l->room_waiters > 0 || l->nthreads > 0)
         pthread_cond_wait(&l->idle_cv, &l->mu);
     ln__lane_reap(l);
     pthread_mutex_unlock(&l->mu);
+    /* A fixed-lane submit that raced with the stop may have landed after
+     * the first purge: every accepted item still ends exactly once. */
+    purge_ring(l);
 }
 
 int ln_pool_create(ln_pool **out, const ln_pool_opts *opts) {
@@ -201,11 +250,12 @@ int ln_pool_drain(ln_pool *pool) {
     for (unsigned i = 0; i < pool->nlanes; i++) {
         ln_lane *l = &pool->lanes[i];
         pthread_mutex_lock(&l->mu);
-        while (l->finished != l->submitted) {
-            l->drain_waiters++;
+        /* seq_cst with the workers' update of finished: see pool.h. */
+        atomic_fetch_add_explicit(&l->drain_waiters, 1, memory_order_seq_cst);
+        while (atomic_load_explicit(&l->finished, memory_order_seq_cst) !=
+               ln__lane_submitted(l))
             pthread_cond_wait(&l->idle_cv, &l->mu);
-            l->drain_waiters--;
-        }
+        atomic_fetch_sub_explicit(&l->drain_waiters, 1, memory_order_relaxed);
         pthread_mutex_unlock(&l->mu);
     }
     return 0;
@@ -230,6 +280,19 @@ int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
     /* Stamp outside the lock: the wait histogram measures queue time. */
     ln_queue_item it = {fn, arg, owner, pool->timing ? ln__now_ns() : 0};
 
+    /* Fixed lanes: lock-free, unless a backlog exists (then the item joins
+     * it, behind the older ones) or the ring is full. relaxed loads: both
+     * are hints, see pool.h; a stale 0 backlog only reorders concurrent
+     * submits, which have no order anyway. */
+    if (l->ring != NULL && atomic_load_explicit(&l->hint, memory_order_relaxed) == 0 &&
+        !atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) {
+        if (ln__mpmc_push(l->ring, &it)) {
+            /* seq_cst: after the ring's seq_cst publication (mpmc.h). */
+            if (atomic_load_explicit(&l->nidle, memory_order_seq_cst) > 0) ln__lane_wake_one(l);
+            return 0;
+        }
+    }
+
     pthread_mutex_lock(&l->mu);
     if (l->stopping) goto shutdown;
     if (l->max_queue != 0) {
@@ -253,7 +316,8 @@ int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
     }
     /* Grow the lane when nobody is free to take the item. A failure to
      * start a thread matters only if the lane has none at all. */
-    if (l->nidle + l->nspinning == 0 && l->nthreads < l->max_threads) {
+    if (atomic_load_explicit(&l->nidle, memory_order_relaxed) + l->nspinning == 0 &&
+        l->nthreads < l->max_threads) {
         int rc = ln__lane_spawn(l);
         if (rc != 0 && l->nthreads == 0) {
             pthread_mutex_unlock(&l->mu);
@@ -265,12 +329,13 @@ int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
         pthread_mutex_unlock(&l->mu);
         return rc < 0 ? rc : LN_ENOMEM;
     }
-    l->submitted++;
+    l->slow_submitted++;
     size_t size = l->qops->size(l->q);
-    if (size > l->peak_live) l->peak_live = size;
-    /* relaxed: a hint for spinners, who recheck under mu (see pool.h). */
+    /* relaxed: a hint for spinners and submitters (see pool.h). */
     atomic_store_explicit(&l->hint, size, memory_order_relaxed);
-    if (l->nspinning == 0 && l->nidle > l->pending_wakes) {
+    if (size > atomic_load_explicit(&l->peak, memory_order_relaxed))
+        atomic_store_explicit(&l->peak, size, memory_order_relaxed); /* under mu */
+    if (l->nspinning == 0 && atomic_load_explicit(&l->nidle, memory_order_relaxed) > l->pending_wakes) {
         l->pending_wakes++;
         pthread_cond_signal(&l->work_cv);
     }
@@ -328,12 +393,32 @@ int ln_submit_cb(ln_pool *pool, int lane, ln_fn fn, void *arg,
 
 /* ---- accounting and statistics ----------------------------------------------- */
 
-void ln__lane_count_canceled(ln_lane *l, uint64_t n) {
-    if (n == 0) return;
-    l->finished += n;
-    l->canceled += n;
-    if (l->drain_waiters > 0 && l->finished == l->submitted)
+uint64_t ln__lane_submitted(ln_lane *l) {
+    return l->slow_submitted + (l->ring != NULL ? ln__mpmc_pushed(l->ring) : 0);
+}
+
+void ln__lane_account(ln_lane *l, uint64_t taken, uint64_t ran) {
+    if (taken == 0) return;
+    /* relaxed: statistics. */
+    if (ran > 0) atomic_fetch_add_explicit(&l->completed, ran, memory_order_relaxed);
+    if (taken > ran) atomic_fetch_add_explicit(&l->canceled, taken - ran, memory_order_relaxed);
+    /* seq_cst pair with drain_waiters: see pool.h. Also releases the
+     * batch's effects to a drainer that acquires finished. */
+    atomic_fetch_add_explicit(&l->finished, taken, memory_order_seq_cst);
+    if (atomic_load_explicit(&l->drain_waiters, memory_order_seq_cst) > 0) {
+        pthread_mutex_lock(&l->mu);
         pthread_cond_broadcast(&l->idle_cv);
+        pthread_mutex_unlock(&l->mu);
+    }
+}
+
+void ln__lane_wake_one(ln_lane *l) {
+    pthread_mutex_lock(&l->mu);
+    if (atomic_load_explicit(&l->nidle, memory_order_relaxed) > l->pending_wakes) {
+        l->pending_wakes++;
+        pthread_cond_signal(&l->work_cv);
+    }
+    pthread_mutex_unlock(&l->mu);
 }
 
 int ln_pool_stats(ln_pool *pool, int lane, ln_lane_stats *out) {
@@ -349,14 +434,14 @@ int ln_pool_stats(ln_pool *pool, int lane, ln_lane_stats *out) {
     pthread_mutex_lock(&l->mu);
     snprintf(out->name, sizeof out->name, "%s", l->name);
     out->threads = l->nthreads;
-    out->busy = l->nbusy;
+    out->busy = atomic_load_explicit(&l->nbusy, memory_order_relaxed);
     out->min_threads = l->min_threads;
     out->max_threads = l->max_threads;
-    out->submitted = l->submitted;
-    out->completed = l->completed;
-    out->canceled = l->canceled;
-    out->queued = l->qops->size(l->q);
-    out->peak_queued = l->peak_live;
+    out->submitted = ln__lane_submitted(l);
+    out->completed = atomic_load_explicit(&l->completed, memory_order_relaxed);
+    out->canceled = atomic_load_explicit(&l->canceled, memory_order_relaxed);
+    out->queued = l->qops->size(l->q) + (l->ring != NULL ? ln__mpmc_size(l->ring) : 0);
+    out->peak_queued = atomic_load_explicit(&l->peak, memory_order_relaxed);
     uint64_t busy = l->retired_busy_ns, alive = l->retired_alive_ns;
     ln__hist_merge(&h[0], &l->retired_wait);
     ln__hist_merge(&h[1], &l->retired_run);

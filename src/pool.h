@@ -12,6 +12,7 @@
 
 #include "histogram.h"
 #include "internal.h"
+#include "mpmc.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -98,44 +99,59 @@ typedef struct ln_thread {
     ln_hist run;
 } ln_thread;
 
+/* A lane. Two kinds share this struct:
+ *  - fixed lanes (min_threads == max_threads, unbounded, with a built-in
+ *    FIFO queue: the default CPU lane) have a lock-free MPMC ring in front
+ *    of their queue. Submit
+ *    pushes into the ring without the mutex; the queue (ln_queue_ops) holds
+ *    the backlog when the ring is full, and while it is non-empty submits
+ *    go there too, so one producer's tasks stay in order.
+ *  - other lanes (bounded, or growing and retiring threads) use the queue
+ *    under the mutex for everything.
+ * Counters that workers update after each batch are atomics, so a worker
+ * of a fixed lane touches the mutex only to sleep or to use the backlog. */
 typedef struct ln_lane {
     ln_pool *pool;
     int index;
     char name[32];
     const ln_queue_ops *qops;
     void *q;
+    struct ln_mpmc *ring; /* fixed lanes only, else NULL */
     size_t max_queue;
     unsigned min_threads, max_threads, idle_timeout_ms;
 
-    /* Producer and workers meet here. Everything below up to 'hint' is
-     * guarded by mu. */
+    /* Guarded by mu. */
     pthread_mutex_t mu;
     pthread_cond_t work_cv;  /* workers wait for items */
     pthread_cond_t room_cv;  /* LN_SUBMIT_WAIT submitters wait for room */
-    pthread_cond_t idle_cv;  /* drain waiters wait for finished==submitted */
-    unsigned nthreads, nidle, nspinning, nbusy, pending_wakes;
-    unsigned room_waiters, drain_waiters;
+    pthread_cond_t idle_cv;  /* drain and destroy wait here */
+    unsigned nthreads, nspinning, pending_wakes, room_waiters;
     int stopping;
-    uint64_t submitted;      /* items accepted */
-    uint64_t finished;       /* items that ran or were canceled */
-    uint64_t completed;      /* items that ran */
-    uint64_t canceled;       /* items canceled */
-    uint64_t live;           /* queued and not canceled: the "queued" stat */
-    uint64_t peak_live;
+    uint64_t slow_submitted; /* items accepted into q (the ring counts its own) */
     ln_thread *threads;      /* alive */
     ln_thread *zombies;      /* exited, not yet joined */
     ln_hist retired_wait;    /* merged from exited threads */
     ln_hist retired_run;
     uint64_t retired_busy_ns, retired_alive_ns;
 
-    /* Hint for spinning workers: the number of physical items in q. Stored
-     * (relaxed) under mu by whoever changes the queue, read (relaxed)
-     * without mu by spinners; the real check is always redone under mu. */
-    char pad_[LN_CACHE_LINE]; /* keeps the hints off mu's cache line */
+    char pad_[LN_CACHE_LINE]; /* keeps the atomics below off mu's line */
+    /* Workers sleeping on work_cv. Changed under mu with seq_cst RMWs and
+     * read without mu by fixed-lane submitters (seq_cst): with the ring's
+     * seq_cst publication this is the no-lost-wake-up protocol of mpmc.h. */
+    _Atomic unsigned nidle;
+    /* Items in q, stored (relaxed) under mu whenever q changes; read
+     * without mu as a hint (a spinner's "look now", a fixed-lane submitter's
+     * "backlog exists, keep order"). Decisions are rechecked under mu. */
     _Atomic size_t hint;
-    /* Set (relaxed) once under mu by destroy; read without mu by workers
-     * between the tasks of a batch to cancel what they have not started. */
+    /* Set once under mu by destroy; read relaxed between tasks by workers
+     * to cancel what they have not started. */
     _Atomic int stop_hint;
+    /* Batch accounting by workers (and destroy). finished is seq_cst with
+     * drain_waiters: a drainer increments drain_waiters then reads
+     * finished, a worker adds to finished then reads drain_waiters, so one
+     * of them sees the other and no drain sleeps through the last batch. */
+    _Atomic uint64_t finished, completed, canceled, peak;
+    _Atomic unsigned drain_waiters, nbusy;
 } ln_lane;
 
 struct ln_pool {
@@ -157,12 +173,18 @@ struct ln_pool {
 int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
                          void *owner, unsigned flags);
 
+/* Items accepted so far: the queue's (under mu) plus the ring's. */
+uint64_t ln__lane_submitted(ln_lane *lane);
+/* Account a batch that ended: taken items, of which ran ran (the rest were
+ * canceled); wakes drainers when the lane becomes idle. No lock needed. */
+void ln__lane_account(ln_lane *lane, uint64_t taken, uint64_t ran);
+/* Wake one sleeping worker if none is already on its way. Takes mu. */
+void ln__lane_wake_one(ln_lane *lane);
+
 /* Start one worker thread on lane (lane->mu held). 0 or LN_EAGAIN/ENOMEM. */
 int ln__lane_spawn(ln_lane *lane);
 /* Join the threads of lane->zombies (lane->mu held). */
 void ln__lane_reap(ln_lane *lane);
-/* Item accounting when an item ends without running (lane->mu held). */
-void ln__lane_count_canceled(ln_lane *lane, uint64_t n);
 /* Cancel one item that never ran: tell its owner. No lane lock held. */
 void ln__item_cancel(ln_pool *pool, const ln_queue_item *item);
 

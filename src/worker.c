@@ -130,12 +130,13 @@ static unsigned run_batch(ln_thread *self, ln_lane *l, ln_queue_item *b,
     return ran;
 }
 
-/* Spin up to spin_us waiting for the hint to show items. No lock held. */
+/* Spin up to spin_us waiting for work to show. No lock held. */
 static void spin(ln_lane *l, unsigned spin_us) {
     uint64_t deadline = ln__now_ns() + (uint64_t)spin_us * 1000u;
     unsigned k = 0;
-    /* relaxed: the hint only decides when to retake the lock and look. */
+    /* relaxed: these only decide when to look again; taking is exact. */
     while (atomic_load_explicit(&l->hint, memory_order_relaxed) == 0 &&
+           (l->ring == NULL || ln__mpmc_size(l->ring) == 0) &&
            !atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) {
         if ((++k & 63) == 0) {
             if (ln__now_ns() >= deadline) return;
@@ -145,6 +146,78 @@ static void spin(ln_lane *l, unsigned spin_us) {
         __builtin_ia32_pause();
 #endif
     }
+}
+
+/* Keep the highest queue depth seen. Several workers may race: CAS. */
+static void note_depth(ln_lane *l, size_t depth) {
+    /* relaxed: a statistic. */
+    uint64_t peak = atomic_load_explicit(&l->peak, memory_order_relaxed);
+    while (depth > peak &&
+           !atomic_compare_exchange_weak_explicit(&l->peak, &peak, depth, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+    }
+}
+
+/* Take up to batch_max items (never more than this worker's share of the
+ * backlog): from the ring first, then from the queue under the lock. */
+static unsigned take(ln_lane *l, ln_queue_item *b, unsigned batch_max) {
+    /* relaxed: sizes only shape the batch; the pops are exact. */
+    size_t ring_n = l->ring != NULL ? ln__mpmc_size(l->ring) : 0;
+    size_t queue_n = atomic_load_explicit(&l->hint, memory_order_relaxed);
+    size_t share = (ring_n + queue_n) / (l->max_threads ? l->max_threads : 1);
+    unsigned want = share > batch_max ? batch_max : (share ? (unsigned)share : 1);
+    if (ring_n + queue_n > 0) note_depth(l, ring_n + queue_n);
+
+    unsigned n = 0;
+    if (l->ring != NULL) n = ln__mpmc_pop(l->ring, b, want);
+    if (n == 0 && (l->ring == NULL || queue_n > 0)) {
+        pthread_mutex_lock(&l->mu);
+        if (!l->stopping) {
+            while (n < want && l->qops->shift(l->q, &b[n]) == 1) n++;
+            size_t left = l->qops->size(l->q);
+            atomic_store_explicit(&l->hint, left, memory_order_relaxed); /* see pool.h */
+            if (n > 0 && l->room_waiters > 0) pthread_cond_broadcast(&l->room_cv);
+            /* Chain wake-up: more work than this worker takes. */
+            if (left > 0 && atomic_load_explicit(&l->nidle, memory_order_relaxed) > l->pending_wakes) {
+                l->pending_wakes++;
+                pthread_cond_signal(&l->work_cv);
+            }
+        }
+        pthread_mutex_unlock(&l->mu);
+    } else if (n > 0 && ln__mpmc_size(l->ring) > 0 &&
+               atomic_load_explicit(&l->nidle, memory_order_relaxed) > 0) {
+        ln__lane_wake_one(l); /* chain wake-up on the lock-free path */
+    }
+    return n;
+}
+
+/* Sleep until woken (or the idle timeout, for a surplus thread). Returns 1
+ * when the thread should exit, with mu held; else 0 with mu released. */
+static int sleep_or_exit(ln_lane *l) {
+    pthread_mutex_lock(&l->mu);
+    if (l->stopping) return 1;
+    /* seq_cst: announce ourselves before the last look at the ring, the
+     * counterpart of the submitter's publish-then-read (mpmc.h). */
+    atomic_fetch_add_explicit(&l->nidle, 1, memory_order_seq_cst);
+    if ((l->ring != NULL && ln__mpmc_ready(l->ring)) || l->qops->size(l->q) > 0) {
+        atomic_fetch_sub_explicit(&l->nidle, 1, memory_order_relaxed);
+        pthread_mutex_unlock(&l->mu);
+        return 0;
+    }
+    int timed_out = 0;
+    if (l->nthreads > l->min_threads) {
+        uint64_t deadline = ln__now_ns() + (uint64_t)l->idle_timeout_ms * 1000000u;
+        timed_out = ln__cond_timedwait_ns(&l->work_cv, &l->mu, deadline) == ETIMEDOUT;
+    } else {
+        pthread_cond_wait(&l->work_cv, &l->mu);
+    }
+    atomic_fetch_sub_explicit(&l->nidle, 1, memory_order_relaxed);
+    if (l->pending_wakes > 0) l->pending_wakes--;
+    if (l->stopping) return 1;
+    /* Surplus threads (never on fixed lanes) retire after an idle timeout. */
+    if (timed_out && l->qops->size(l->q) == 0 && l->nthreads > l->min_threads) return 1;
+    pthread_mutex_unlock(&l->mu);
+    return 0;
 }
 
 static void thread_exit(ln_thread *self, ln_lane *l) {
@@ -168,72 +241,40 @@ static void *worker_main(void *p) {
     ln_pool *pool = l->pool;
     ln_queue_item batch[LN_BATCH];
     unsigned batch_max = 1; /* grows while tasks prove short; see DESIGN */
-    unsigned taken = 0, ran = 0;
     int spun = 0;
 
     ln__set_current(pool, l->index);
-    pthread_mutex_lock(&l->mu);
     for (;;) {
+        unsigned taken = 0;
+        if (!atomic_load_explicit(&l->stop_hint, memory_order_relaxed))
+            taken = take(l, batch, batch_max);
         if (taken > 0) {
-            l->nbusy--;
-            l->finished += taken;
-            l->completed += ran;
-            l->canceled += taken - ran;
-            if (l->drain_waiters > 0 && l->finished == l->submitted)
-                pthread_cond_broadcast(&l->idle_cv);
-            taken = ran = 0;
-        }
-        size_t size = l->qops->size(l->q);
-        if (size > 0 && !l->stopping) {
-            size_t share = size / (l->nthreads ? l->nthreads : 1);
-            unsigned want = share > batch_max ? batch_max : (share ? (unsigned)share : 1);
-            while (taken < want && l->qops->shift(l->q, &batch[taken]) == 1) taken++;
-            size -= taken;
-            /* relaxed: hint for spinners; see pool.h. */
-            atomic_store_explicit(&l->hint, size, memory_order_relaxed);
-            if (l->room_waiters > 0) pthread_cond_broadcast(&l->room_cv);
-            if (size > 0 && l->nidle > l->pending_wakes) {
-                l->pending_wakes++;
-                pthread_cond_signal(&l->work_cv);
-            }
-            l->nbusy++;
-            spun = 0;
-            pthread_mutex_unlock(&l->mu);
-
+            atomic_fetch_add_explicit(&l->nbusy, 1, memory_order_relaxed); /* statistic */
             uint64_t elapsed = 0;
-            ran = run_batch(self, l, batch, taken, &elapsed);
+            unsigned ran = run_batch(self, l, batch, taken, &elapsed);
+            atomic_fetch_sub_explicit(&l->nbusy, 1, memory_order_relaxed);
+            ln__lane_account(l, taken, ran);
             if (ran > 0 && elapsed / ran <= LN_LONG_TASK_NS)
                 batch_max = batch_max * 2 > LN_BATCH ? LN_BATCH : batch_max * 2;
             else if (ran > 0)
                 batch_max = 1;
-
-            pthread_mutex_lock(&l->mu);
+            spun = 0;
             continue;
         }
-        if (l->stopping) break;
-        if (pool->spin_us > 0 && !spun) {
+        if (pool->spin_us > 0 && !spun &&
+            !atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) {
             spun = 1;
+            pthread_mutex_lock(&l->mu);
             l->nspinning++;
             pthread_mutex_unlock(&l->mu);
             spin(l, pool->spin_us);
             pthread_mutex_lock(&l->mu);
             l->nspinning--;
+            pthread_mutex_unlock(&l->mu);
             continue;
         }
         spun = 0;
-        l->nidle++;
-        int timed_out = 0;
-        if (l->nthreads > l->min_threads) {
-            uint64_t deadline = ln__now_ns() + (uint64_t)l->idle_timeout_ms * 1000000u;
-            timed_out = ln__cond_timedwait_ns(&l->work_cv, &l->mu, deadline) == ETIMEDOUT;
-        } else {
-            pthread_cond_wait(&l->work_cv, &l->mu);
-        }
-        l->nidle--;
-        if (l->pending_wakes > 0) l->pending_wakes--;
-        if (timed_out && l->qops->size(l->q) == 0 && l->nthreads > l->min_threads &&
-            !l->stopping)
-            break;
+        if (sleep_or_exit(l)) break; /* mu held */
     }
     thread_exit(self, l);
     pthread_mutex_unlock(&l->mu);

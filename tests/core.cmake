@@ -3,6 +3,7 @@
 ln_test(NAME test_errors SOURCES test_errors.c)
 ln_test(NAME test_queue SOURCES test_queue.c)
 ln_test(NAME test_pool SOURCES test_pool.c)
+ln_test(NAME test_mpmc SOURCES test_mpmc.c)
 ln_test(NAME test_alloc_fail SOURCES test_alloc_fail.c)
 ln_test(NAME test_stress SOURCES test_stress.c TIMEOUT 300)
 if(OPENSSL_FOUND)

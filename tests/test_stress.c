@@ -102,9 +102,8 @@ TEST(random_operations_exactly_once) {
     ln_pool_opts o;
     ln_pool_opts_init(&o);
     o.nlanes = 3;
-    o.lanes[0].min_threads = 1;
+    o.lanes[0].min_threads = 2; /* fixed and unbounded: the lock-free ring */
     o.lanes[0].max_threads = 2;
-    o.lanes[0].max_queue = 64;
     o.lanes[1].min_threads = 0;
     o.lanes[1].max_threads = 3;
     o.lanes[1].idle_timeout_ms = 1; /* threads come and go constantly */

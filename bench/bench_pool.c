@@ -1,0 +1,228 @@
+/* bench_pool.c - what a task costs in the pool, against the practical
+ * limit of handing the same items from one thread to another.
+ *
+ * Workload (E1, seeds 000/001): 100,000 tasks of `value + 1` submitted from
+ * one thread to the CPU lane, then wait for all; the result of each task is
+ * written to results[i] and the count and last value are checked. Pool
+ * creation, worker start and one warm-up task are outside the timed span,
+ * as in the seed. Variants: groups (no handle per task) and futures (one
+ * handle per task, waited and released), ring and list queues, 1 and 2
+ * worker threads, per-task timing on (default) and off.
+ *
+ * Baseline: a minimal single-producer single-consumer ring (power-of-two
+ * slots, acquire/release indices) carrying the same 100,000 indices to one
+ * consumer thread that computes the same results. It does no allocation,
+ * no bookkeeping and never sleeps: the floor for any pool on this machine.
+ *
+ * Prints the median (and min-max) of the repeats, ns per task and tasks per
+ * second, and the ratio of each variant to the baseline.
+ *   usage: bench_pool [--quick] [--repeats N] [--tasks N]
+ */
+#include <lanes.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static size_t ntasks = 100000;
+static uint64_t *results;
+
+static void *plus_one(void *arg) {
+    size_t i = (size_t)(uintptr_t)arg;
+    results[i] = (uint64_t)i + 1;
+    return NULL;
+}
+
+static void check_results(const char *what) {
+    for (size_t i = 0; i < ntasks; i++) {
+        if (results[i] != i + 1) {
+            fprintf(stderr, "%s: wrong result at %zu\n", what, i);
+            exit(1);
+        }
+    }
+    if (results[ntasks - 1] != ntasks) {
+        fprintf(stderr, "%s: wrong last value\n", what);
+        exit(1);
+    }
+}
+
+/* ---- the SPSC baseline -------------------------------------------------- */
+
+#define SPSC_SLOTS 4096 /* power of two */
+
+typedef struct spsc {
+    _Atomic size_t head; /* written by the consumer */
+    char pad1[64];
+    _Atomic size_t tail; /* written by the producer */
+    char pad2[64];
+    size_t slots[SPSC_SLOTS];
+    _Atomic int go;
+    _Atomic size_t done;
+} spsc;
+
+static void *spsc_consumer(void *arg) {
+    spsc *q = arg;
+    size_t head = 0;
+    while (!atomic_load_explicit(&q->go, memory_order_acquire)) {
+    }
+    while (head < ntasks) {
+        /* acquire: the slot written before the producer's release of tail */
+        size_t tail = atomic_load_explicit(&q->tail, memory_order_acquire);
+        while (head < tail) {
+            size_t i = q->slots[head & (SPSC_SLOTS - 1)];
+            results[i] = (uint64_t)i + 1;
+            head++;
+        }
+        /* release: the producer may reuse the slots we have read */
+        atomic_store_explicit(&q->head, head, memory_order_release);
+    }
+    atomic_store_explicit(&q->done, head, memory_order_release);
+    return NULL;
+}
+
+static double run_spsc(void) {
+    spsc *q = calloc(1, sizeof *q);
+    pthread_t th;
+    pthread_create(&th, NULL, spsc_consumer, q);
+    uint64_t t0 = ln_now_ns();
+    atomic_store_explicit(&q->go, 1, memory_order_release);
+    size_t tail = 0, head_cache = 0;
+    for (size_t i = 0; i < ntasks; i++) {
+        while (tail - head_cache >= SPSC_SLOTS)
+            head_cache = atomic_load_explicit(&q->head, memory_order_acquire);
+        q->slots[tail & (SPSC_SLOTS - 1)] = i;
+        tail++;
+        atomic_store_explicit(&q->tail, tail, memory_order_release);
+    }
+    while (atomic_load_explicit(&q->done, memory_order_acquire) != ntasks) {
+    }
+    double ms = (double)(ln_now_ns() - t0) / 1e6;
+    pthread_join(th, NULL);
+    free(q);
+    check_results("spsc");
+    return ms;
+}
+
+/* ---- the pool ------------------------------------------------------------ */
+
+typedef struct variant {
+    const char *name;
+    unsigned threads;
+    const ln_queue_ops *queue;
+    int futures;
+    unsigned timing;
+} variant;
+
+static double run_pool(const variant *v) {
+    ln_pool_opts o;
+    ln_pool_opts_init(&o);
+    o.lanes[LN_LANE_CPU].min_threads = o.lanes[LN_LANE_CPU].max_threads = v->threads;
+    o.lanes[LN_LANE_CPU].queue = v->queue;
+    o.timing = v->timing;
+    ln_pool *pool;
+    if (ln_pool_create(&pool, &o) != 0) {
+        fprintf(stderr, "ln_pool_create failed\n");
+        exit(1);
+    }
+    ln_task *warm;
+    ln_submit(pool, LN_LANE_CPU, plus_one, (void *)0, &warm);
+    ln_task_wait(warm, NULL);
+    ln_task_release(warm);
+    memset(results, 0, ntasks * sizeof *results);
+
+    double ms;
+    if (!v->futures) {
+        ln_group *g;
+        ln_group_create(&g, pool);
+        uint64_t t0 = ln_now_ns();
+        for (size_t i = 0; i < ntasks; i++)
+            if (ln_group_submit(g, LN_LANE_CPU, plus_one, (void *)(uintptr_t)i) != 0) exit(1);
+        ln_group_wait(g);
+        ms = (double)(ln_now_ns() - t0) / 1e6;
+        ln_group_destroy(g);
+    } else {
+        ln_task **t = malloc(ntasks * sizeof *t);
+        uint64_t t0 = ln_now_ns();
+        for (size_t i = 0; i < ntasks; i++)
+            if (ln_submit(pool, LN_LANE_CPU, plus_one, (void *)(uintptr_t)i, &t[i]) != 0) exit(1);
+        for (size_t i = 0; i < ntasks; i++) {
+            ln_task_wait(t[i], NULL);
+            ln_task_release(t[i]);
+        }
+        ms = (double)(ln_now_ns() - t0) / 1e6;
+        free(t);
+    }
+    ln_pool_destroy(pool);
+    check_results(v->name);
+    return ms;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct summary {
+    double median, min, max;
+} summary;
+
+static summary summarize(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    summary s = {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1]};
+    return s;
+}
+
+int main(int argc, char **argv) {
+    int repeats = 11;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) repeats = 5;
+        else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc) repeats = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--tasks") == 0 && i + 1 < argc) ntasks = (size_t)atol(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_pool [--quick] [--repeats N] [--tasks N]\n");
+            return 2;
+        }
+    }
+    if (repeats < 1 || repeats > 1000 || ntasks < 1 || ntasks > 100000000) {
+        fprintf(stderr, "bench_pool: --repeats 1..1000, --tasks 1..1e8\n");
+        return 2;
+    }
+    results = calloc(ntasks, sizeof *results);
+
+    static const variant variants[] = {
+        {"group, ring, 1 thread", 1, NULL, 0, 1},
+        {"group, ring, 2 threads", 2, NULL, 0, 1},
+        {"group, list, 1 thread", 1, &ln_queue_list, 0, 1},
+        {"group, list, 2 threads", 2, &ln_queue_list, 0, 1},
+        {"group, ring, 1 thread, timing off", 1, NULL, 0, 0},
+        {"futures, ring, 1 thread", 1, NULL, 1, 1},
+        {"futures, ring, 2 threads", 2, NULL, 1, 1},
+    };
+    enum { NV = sizeof variants / sizeof variants[0] };
+    double *raw = calloc((size_t)repeats, sizeof *raw);
+    double *ms[NV];
+    for (int v = 0; v < NV; v++) ms[v] = calloc((size_t)repeats, sizeof(double));
+
+    /* Interleave repeats so drift on a noisy machine hits every variant. */
+    run_spsc();
+    for (int r = 0; r < repeats; r++) {
+        raw[r] = run_spsc();
+        for (int v = 0; v < NV; v++) ms[v][r] = run_pool(&variants[v]);
+    }
+
+    summary base = summarize(raw, repeats);
+    printf("bench_pool: %zu tasks of value+1, median of %d repeats (min-max)\n", ntasks, repeats);
+    printf("%-36s %10s %14s %10s %12s\n", "variant", "ms", "min-max", "ns/task", "vs raw SPSC");
+    printf("%-36s %10.3f %6.3f-%-7.3f %10.1f %11.2fx\n", "raw SPSC ring (baseline)", base.median,
+           base.min, base.max, base.median * 1e6 / (double)ntasks, 1.0);
+    for (int v = 0; v < NV; v++) {
+        summary s = summarize(ms[v], repeats);
+        printf("%-36s %10.3f %6.3f-%-7.3f %10.1f %11.2fx\n", variants[v].name, s.median, s.min,
+               s.max, s.median * 1e6 / (double)ntasks, s.median / base.median);
+    }
+    printf("tasks/s (group, ring, 1 thread): %.0f\n",
+           (double)ntasks / (summarize(ms[0], repeats).median / 1e3));
+    return 0;
+}

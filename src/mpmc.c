@@ -1,0 +1,95 @@
+/* mpmc.c - the bounded MPMC ring of ln_queue_item; see mpmc.h. */
+#include "mpmc.h"
+
+#define MASK (LN_MPMC_SLOTS - 1)
+
+void ln__mpmc_init(ln_mpmc *q) {
+    for (size_t i = 0; i < LN_MPMC_SLOTS; i++) atomic_init(&q->cells[i].seq, i);
+    atomic_init(&q->tail, 0);
+    atomic_init(&q->head, 0);
+}
+
+int ln__mpmc_push(ln_mpmc *q, const ln_queue_item *item) {
+    /* relaxed: the position is only a guess until the CAS confirms it; the
+     * cell's seq (acquire) is what tells us the cell is free. */
+    size_t pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
+    ln_mpmc_cell *c;
+    for (;;) {
+        c = &q->cells[pos & MASK];
+        /* acquire: pairs with the consumer's release of seq = pos + size,
+         * so its read of the old item happens before our overwrite. */
+        size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+        intptr_t dif = (intptr_t)seq - (intptr_t)pos;
+        if (dif == 0) {
+            /* relaxed: claiming the position orders nothing by itself. */
+            if (atomic_compare_exchange_weak_explicit(&q->tail, &pos, pos + 1,
+                                                      memory_order_relaxed,
+                                                      memory_order_relaxed))
+                break;
+        } else if (dif < 0) {
+            return 0; /* the cell still holds an item of the previous lap */
+        } else {
+            pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
+        }
+    }
+    c->item = *item;
+    /* seq_cst exchange: publishes the item (release semantics included) and
+     * orders it before the caller's seq_cst load of the sleeper count. */
+    atomic_exchange_explicit(&c->seq, pos + 1, memory_order_seq_cst);
+    return 1;
+}
+
+unsigned ln__mpmc_pop(ln_mpmc *q, ln_queue_item *out, unsigned max) {
+    size_t pos = atomic_load_explicit(&q->head, memory_order_relaxed);
+    unsigned n;
+    for (;;) {
+        /* Count the published cells from pos on, up to max. acquire: pairs
+         * with the producers' publication, so the items' bytes are visible. */
+        n = 0;
+        while (n < max) {
+            size_t seq = atomic_load_explicit(&q->cells[(pos + n) & MASK].seq,
+                                              memory_order_acquire);
+            if (seq != pos + n + 1) break;
+            n++;
+        }
+        if (n == 0) {
+            size_t seq = atomic_load_explicit(&q->cells[pos & MASK].seq, memory_order_acquire);
+            if ((intptr_t)seq - (intptr_t)(pos + 1) < 0) return 0; /* empty */
+            /* Another consumer took pos already: retry from the new head. */
+            pos = atomic_load_explicit(&q->head, memory_order_relaxed);
+            continue;
+        }
+        /* relaxed: the acquire loads above already ordered the items. */
+        if (atomic_compare_exchange_weak_explicit(&q->head, &pos, pos + n,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed))
+            break;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        ln_mpmc_cell *c = &q->cells[(pos + i) & MASK];
+        out[i] = c->item;
+        /* release: our read of the item happens before a producer of the
+         * next lap overwrites it (it acquires this seq). */
+        atomic_store_explicit(&c->seq, pos + i + LN_MPMC_SLOTS, memory_order_release);
+    }
+    return n;
+}
+
+size_t ln__mpmc_size(ln_mpmc *q) {
+    /* relaxed: a statistic; head is read first so the difference is never
+     * negative (tail only grows). */
+    size_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
+    size_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+    return tail - head;
+}
+
+size_t ln__mpmc_pushed(ln_mpmc *q) {
+    /* acquire: callers compare it with the consumers' finished count. */
+    return atomic_load_explicit(&q->tail, memory_order_acquire);
+}
+
+int ln__mpmc_ready(ln_mpmc *q) {
+    size_t pos = atomic_load_explicit(&q->head, memory_order_seq_cst);
+    size_t seq = atomic_load_explicit(&q->cells[pos & MASK].seq, memory_order_seq_cst);
+    return seq == pos + 1;
+}

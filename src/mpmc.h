@@ -1,0 +1,71 @@
+/* mpmc.h - a bounded multi-producer multi-consumer ring of ln_queue_item,
+ * the lock-free front of a fixed-size lane (see pool.h).
+ *
+ * DESIGN (after Dmitry Vyukov's bounded MPMC queue, in the style of
+ * Concurrency Kit's rings: power-of-two size, free-running positions
+ * compared by difference, producer and consumer positions on separate
+ * cache lines.)
+ * Each cell carries a sequence number that says whose turn it is:
+ *   seq == pos          the cell is free for the producer of position pos
+ *   seq == pos + 1      the cell holds the item of position pos
+ *   seq == pos + size   freed by its consumer, free for position pos + size
+ * A producer claims position pos with a CAS on 'tail', writes the item,
+ * then publishes it by storing seq = pos + 1. A consumer claims positions
+ * with a CAS on 'head' -- several at once when consecutive cells are all
+ * published -- copies the items out, then frees each cell by storing
+ * seq = pos + size. The release store of seq and the acquire load that
+ * observes it order the item's bytes, which are plain memory.
+ *
+ * Publication uses a seq_cst exchange, not a release store: the submit
+ * path reads the lane's sleeper count right after publishing, and a worker
+ * going to sleep increments that count and then looks at the ring, both
+ * seq_cst. In the single total order of seq_cst operations one of the two
+ * sees the other, so an item is never left behind a sleeping worker.
+ *
+ * Not lock-free in the strict sense: a producer preempted between its CAS
+ * and its publication holds up consumers at that cell (they see it empty);
+ * it is wait-free for everyone else. Capacity is fixed; a full ring makes
+ * the caller fall back to the lane's locked queue.
+ */
+#ifndef LN_MPMC_H
+#define LN_MPMC_H
+
+#include "internal.h"
+
+#include <stdatomic.h>
+
+#define LN_MPMC_SLOTS 1024u /* power of two */
+
+typedef struct ln_mpmc_cell {
+    _Atomic size_t seq;
+    ln_queue_item item;
+} ln_mpmc_cell;
+
+typedef struct ln_mpmc {
+    _Atomic size_t tail; /* next position to produce; producers' line */
+    char pad1_[LN_CACHE_LINE - sizeof(size_t)];
+    _Atomic size_t head; /* next position to consume; consumers' line */
+    char pad2_[LN_CACHE_LINE - sizeof(size_t)];
+    ln_mpmc_cell cells[LN_MPMC_SLOTS];
+} ln_mpmc;
+
+void ln__mpmc_init(ln_mpmc *q);
+
+/* Append *item: 1 if stored, 0 if the ring is full. Any thread. */
+int ln__mpmc_push(ln_mpmc *q, const ln_queue_item *item);
+
+/* Take up to max (>= 1) items in order into out: the number taken, 0 if
+ * empty. Any thread. */
+unsigned ln__mpmc_pop(ln_mpmc *q, ln_queue_item *out, unsigned max);
+
+/* Items published or being published (tail - head); exact when quiet. */
+size_t ln__mpmc_size(ln_mpmc *q);
+
+/* Positions claimed by producers so far: the ring's share of "submitted". */
+size_t ln__mpmc_pushed(ln_mpmc *q);
+
+/* 1 if the next cell to consume holds a published item (seq_cst load: the
+ * sleeping side of the protocol described above). */
+int ln__mpmc_ready(ln_mpmc *q);
+
+#endif
