@@ -7,7 +7,11 @@
  * creation, worker start and one warm-up task are outside the timed span,
  * as in the seed. Variants: groups (no handle per task) and futures (one
  * handle per task, waited and released), ring and list queues, 1 and 2
- * worker threads, per-task timing on (default) and off.
+ * worker threads, per-task timing on (default) and off, and "prefilled":
+ * the workers are held at a gate until all 100,000 tasks are queued, which
+ * is what Piscina's queue sees in E1 (its main thread submits everything
+ * before a worker answers) and where the queue structure matters; and
+ * "batch": the same tasks through one ln_group_submit_batch call.
  *
  * Baseline: a minimal single-producer single-consumer ring (power-of-two
  * slots, acquire/release indices) carrying the same 100,000 indices to one
@@ -113,7 +117,20 @@ typedef struct variant {
     const ln_queue_ops *queue;
     int futures;
     unsigned timing;
+    int prefill; /* hold the workers until every task is queued */
+    int batch;   /* submit through ln_group_submit_batch */
 } variant;
+
+static void **args;
+
+/* A gate the prefill variants put in front of the tasks. */
+static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
+static void *wait_gate(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&gate);
+    pthread_mutex_unlock(&gate);
+    return NULL;
+}
 
 static double run_pool(const variant *v) {
     ln_pool_opts o;
@@ -136,9 +153,19 @@ static double run_pool(const variant *v) {
     if (!v->futures) {
         ln_group *g;
         ln_group_create(&g, pool);
+        if (v->prefill) {
+            pthread_mutex_lock(&gate);
+            for (unsigned k = 0; k < v->threads; k++) ln_submit(pool, LN_LANE_CPU, wait_gate, NULL, NULL);
+        }
         uint64_t t0 = ln_now_ns();
-        for (size_t i = 0; i < ntasks; i++)
-            if (ln_group_submit(g, LN_LANE_CPU, plus_one, (void *)(uintptr_t)i) != 0) exit(1);
+        if (v->batch) {
+            size_t queued;
+            if (ln_group_submit_batch(g, LN_LANE_CPU, plus_one, args, ntasks, &queued) != 0) exit(1);
+        } else {
+            for (size_t i = 0; i < ntasks; i++)
+                if (ln_group_submit(g, LN_LANE_CPU, plus_one, (void *)(uintptr_t)i) != 0) exit(1);
+        }
+        if (v->prefill) pthread_mutex_unlock(&gate);
         ln_group_wait(g);
         ms = (double)(ln_now_ns() - t0) / 1e6;
         ln_group_destroy(g);
@@ -190,15 +217,22 @@ int main(int argc, char **argv) {
         return 2;
     }
     results = calloc(ntasks, sizeof *results);
+    args = malloc(ntasks * sizeof *args);
+    for (size_t i = 0; i < ntasks; i++) args[i] = (void *)(uintptr_t)i;
 
+    /* name, threads, queue, futures, timing, prefill, batch */
     static const variant variants[] = {
-        {"group, ring, 1 thread", 1, NULL, 0, 1},
-        {"group, ring, 2 threads", 2, NULL, 0, 1},
-        {"group, list, 1 thread", 1, &ln_queue_list, 0, 1},
-        {"group, list, 2 threads", 2, &ln_queue_list, 0, 1},
-        {"group, ring, 1 thread, timing off", 1, NULL, 0, 0},
-        {"futures, ring, 1 thread", 1, NULL, 1, 1},
-        {"futures, ring, 2 threads", 2, NULL, 1, 1},
+        {"group, ring, 1 thread", 1, NULL, 0, 1, 0, 0},
+        {"group, ring, 2 threads", 2, NULL, 0, 1, 0, 0},
+        {"group, list, 1 thread", 1, &ln_queue_list, 0, 1, 0, 0},
+        {"group, list, 2 threads", 2, &ln_queue_list, 0, 1, 0, 0},
+        {"group, ring, 1 thread, timing off", 1, NULL, 0, 0, 0, 0},
+        {"batch, ring, 1 thread", 1, NULL, 0, 1, 0, 1},
+        {"batch, ring, 1 thread, timing off", 1, NULL, 0, 0, 0, 1},
+        {"futures, ring, 1 thread", 1, NULL, 1, 1, 0, 0},
+        {"futures, ring, 2 threads", 2, NULL, 1, 1, 0, 0},
+        {"prefilled, ring, 1 thread", 1, NULL, 0, 1, 1, 0},
+        {"prefilled, list, 1 thread", 1, &ln_queue_list, 0, 1, 1, 0},
     };
     enum { NV = sizeof variants / sizeof variants[0] };
     double *raw = calloc((size_t)repeats, sizeof *raw);

@@ -270,6 +270,16 @@ LN_EXTERN int ln_group_submit(ln_group *group, int lane, ln_fn fn, void *arg);
 LN_EXTERN int ln_group_submit_ex(ln_group *group, int lane, ln_fn fn,
                                  void *arg, unsigned flags);
 
+/* Queue fn(args[i]) for i in 0..n-1 on lane, counted in the group: the
+ * fast way to submit an array of work (on a fixed lane, many ring slots are
+ * claimed at once and the clock is read once for the batch). Tasks start in
+ * args order. 0 when all n were queued; else the error that stopped it,
+ * and *queued (if not NULL) says how many, from args[0], were queued and
+ * will run. args is read during the call only. */
+LN_EXTERN int ln_group_submit_batch(ln_group *group, int lane, ln_fn fn,
+                                    void *const *args, size_t n,
+                                    size_t *queued);
+
 /* Wait until every task submitted to the group so far has finished. 0 if
  * all ran, LN_ECANCELED if any was canceled (pool destroyed), LN_EINVAL,
  * LN_EBUSY from a worker of the group's pool. */

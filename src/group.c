@@ -64,6 +64,24 @@ int ln_group_submit_ex(ln_group *group, int lane, ln_fn fn, void *arg, unsigned 
     return rc;
 }
 
+int ln_group_submit_batch(ln_group *group, int lane, ln_fn fn, void *const *args, size_t n,
+                          size_t *queued) {
+    if (queued != NULL) *queued = 0;
+    if (group == NULL || fn == NULL || (args == NULL && n > 0)) return LN_EINVAL;
+    ln_pool *pool = group->pool;
+    if (lane < 0 || (unsigned)lane >= pool->nlanes) return LN_EINVAL;
+    if (n == 0) return 0;
+    /* Count all first (finished must never overtake submitted), then give
+     * back what was not accepted. relaxed: see DESIGN. */
+    atomic_fetch_add_explicit(&group->submitted, n, memory_order_relaxed);
+    size_t done = 0;
+    int rc = ln__pool_submit_batch(pool, lane, fn, args, n, ln__owner_group(group),
+                                   LN_SUBMIT_DEFAULT, &done);
+    if (done < n) atomic_fetch_sub_explicit(&group->submitted, n - done, memory_order_relaxed);
+    if (queued != NULL) *queued = done;
+    return rc;
+}
+
 int ln_group_submit(ln_group *group, int lane, ln_fn fn, void *arg) {
     return ln_group_submit_ex(group, lane, fn, arg, LN_SUBMIT_DEFAULT);
 }

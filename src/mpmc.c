@@ -39,6 +39,41 @@ int ln__mpmc_push(ln_mpmc *q, const ln_queue_item *item) {
     return 1;
 }
 
+size_t ln__mpmc_push_many(ln_mpmc *q, ln_fn fn, void *const *args, void *owner,
+                          uint64_t enq_ns, size_t n) {
+    size_t pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
+    size_t k;
+    for (;;) {
+        /* Count the free cells from pos on (acquire: as in push). */
+        k = 0;
+        while (k < n && k < LN_MPMC_SLOTS &&
+               atomic_load_explicit(&q->cells[(pos + k) & MASK].seq, memory_order_acquire) ==
+                   pos + k)
+            k++;
+        if (k == 0) {
+            size_t seq = atomic_load_explicit(&q->cells[pos & MASK].seq, memory_order_acquire);
+            if ((intptr_t)seq - (intptr_t)pos < 0) return 0; /* full */
+            pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
+            continue;
+        }
+        /* relaxed: as in push; one claim for all k positions. */
+        if (atomic_compare_exchange_weak_explicit(&q->tail, &pos, pos + k, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            break;
+    }
+    for (size_t i = 0; i < k; i++) {
+        ln_mpmc_cell *c = &q->cells[(pos + i) & MASK];
+        c->item = (ln_queue_item){fn, args[i], owner, enq_ns};
+        /* release: publishes this item; consumers stop at the first cell
+         * not yet published, so order is kept. */
+        atomic_store_explicit(&c->seq, pos + i + 1, memory_order_release);
+    }
+    /* seq_cst: the publications above come before the caller's seq_cst
+     * read of the sleeper count (the protocol in mpmc.h). */
+    atomic_thread_fence(memory_order_seq_cst);
+    return k;
+}
+
 unsigned ln__mpmc_pop(ln_mpmc *q, ln_queue_item *out, unsigned max) {
     size_t pos = atomic_load_explicit(&q->head, memory_order_relaxed);
     unsigned n;

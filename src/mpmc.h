@@ -54,6 +54,11 @@ void ln__mpmc_init(ln_mpmc *q);
 /* Append *item: 1 if stored, 0 if the ring is full. Any thread. */
 int ln__mpmc_push(ln_mpmc *q, const ln_queue_item *item);
 
+/* Append up to n items (fn, args[i], owner, enq_ns) with one claim:
+ * the number stored (0 if full). Any thread. */
+size_t ln__mpmc_push_many(ln_mpmc *q, ln_fn fn, void *const *args, void *owner,
+                          uint64_t enq_ns, size_t n);
+
 /* Take up to max (>= 1) items in order into out: the number taken, 0 if
  * empty. Any thread. */
 unsigned ln__mpmc_pop(ln_mpmc *q, ln_queue_item *out, unsigned max);

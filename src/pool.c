@@ -346,6 +346,31 @@ shutdown:
     return LN_ESHUTDOWN;
 }
 
+int ln__pool_submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, size_t n,
+                          void *owner, unsigned flags, size_t *queued) {
+    ln_lane *l = &pool->lanes[lane];
+    size_t done = 0;
+    /* Fixed lanes: claim ring slots many at a time (one CAS per claim and
+     * one clock read for the whole batch); the rest, if the ring fills, goes
+     * through the ordinary path into the backlog, in order. */
+    if (l->ring != NULL && atomic_load_explicit(&l->hint, memory_order_relaxed) == 0 &&
+        !atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) {
+        uint64_t stamp = pool->timing ? ln__now_ns() : 0;
+        size_t k;
+        while (done < n &&
+               (k = ln__mpmc_push_many(l->ring, fn, args + done, owner, stamp, n - done)) > 0)
+            done += k;
+        /* seq_cst: after push_many's fence (mpmc.h). */
+        if (done > 0 && atomic_load_explicit(&l->nidle, memory_order_seq_cst) > 0)
+            ln__lane_wake_one(l);
+    }
+    int rc = 0;
+    while (done < n && (rc = ln__pool_submit_item(pool, lane, fn, args[done], owner, flags)) == 0)
+        done++;
+    *queued = done;
+    return rc;
+}
+
 static int check_submit(ln_pool *pool, int lane, ln_fn fn, unsigned flags) {
     if (pool == NULL || fn == NULL) return LN_EINVAL;
     if (lane < 0 || (unsigned)lane >= pool->nlanes) return LN_EINVAL;

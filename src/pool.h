@@ -181,6 +181,11 @@ void ln__lane_account(ln_lane *lane, uint64_t taken, uint64_t ran);
 /* Wake one sleeping worker if none is already on its way. Takes mu. */
 void ln__lane_wake_one(ln_lane *lane);
 
+/* Queue n items (fn, args[i], owner) on lane; *queued gets how many were
+ * accepted (in order, from args[0]) before an error. 0 when all were. */
+int ln__pool_submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, size_t n,
+                          void *owner, unsigned flags, size_t *queued);
+
 /* Start one worker thread on lane (lane->mu held). 0 or LN_EAGAIN/ENOMEM. */
 int ln__lane_spawn(ln_lane *lane);
 /* Join the threads of lane->zombies (lane->mu held). */
