@@ -376,18 +376,26 @@ typedef struct ln_map_result {
     size_t failed;          /* items whose fn returned non-zero */
     size_t not_run;         /* items never started (stop_on_error / stop) */
     size_t first_failed;    /* lowest failing index, or (size_t)-1 */
-    unsigned max_in_flight; /* highest concurrency observed */
+    unsigned max_in_flight; /* highest number of rails running at once (a
+                               rail runs one call at a time, so this is >=
+                               the calls in flight and <= concurrency) */
 } ln_map_result;
 
 LN_EXTERN void ln_map_opts_init(ln_map_opts *opts);
 
 /* Run fn(i, ctx) for i in 0..n-1 on opts->lane with at most
- * opts->concurrency calls in flight, refilling each free rail at once.
- * Blocks until all started calls have returned. result may be NULL; if
- * result->codes is non-NULL it must hold n ints. Returns 0 if every item
- * ran and succeeded, LN_EFAILED if any failed, LN_ECANCELED if stopped,
- * LN_EINVAL, LN_ENOMEM. n = 0 returns 0 at once. Not from a worker of pool
- * on the same lane. */
+ * opts->concurrency calls in flight, refilling each free rail at once
+ * (concurrency 0 = the lane's max_threads). Blocks until all started calls
+ * have returned. result may be NULL; if result->codes is non-NULL it must
+ * hold n ints. Items that take >= 2 us are claimed one by one in index
+ * order; faster ones up to 64 at a time per rail, so after a stop, items a
+ * rail had claimed but not started count as not run. If some rails cannot
+ * be queued (bounded lane full, no memory) the map runs on fewer; only when
+ * none can is that error returned (and nothing ran).
+ * Returns 0 if every item ran and succeeded, LN_EFAILED if any failed,
+ * LN_ECANCELED if stopped, LN_EINVAL, LN_ENOMEM, LN_EBUSY when called from
+ * a worker of pool on the same lane (its rails would queue behind the
+ * caller), LN_ERANGE for n > SIZE_MAX / 2. n = 0 returns 0 at once. */
 LN_EXTERN int ln_map(ln_pool *pool, size_t n, ln_map_fn fn, void *ctx,
                      const ln_map_opts *opts, ln_map_result *result);
 
@@ -433,7 +441,12 @@ LN_EXTERN void ln_done(ln_done_token *token, int err);
 LN_EXTERN int ln_limiter_wait(ln_limiter *lim);
 LN_EXTERN uint64_t ln_limiter_failed(const ln_limiter *lim);
 
-/* Wait for everything, then free. */
+/* Wait for everything, then free. Must not run concurrently with any other
+ * call on lim (a submit, or the ln_done of an operation submitted
+ * meanwhile). With concurrency 1 the limiter orders operations: what one
+ * did before its ln_done happens-before the next start. A start that
+ * submits to its own limiter with LN_FULL_BLOCK can deadlock (the room it
+ * waits for may be owed to a frame further up its own stack). */
 LN_EXTERN void ln_limiter_destroy(ln_limiter *lim);
 
 #ifdef __cplusplus
