@@ -52,6 +52,19 @@ int ln_group_create(ln_group **out, ln_pool *pool) {
     return 0;
 }
 
+/* Give back the count of submits that failed. A waiter that entered in
+ * between took the inflated count as its target: wake it so it clamps its
+ * target to the corrected count (see wait_for). */
+static void uncount(ln_group *g, uint64_t n) {
+    pthread_mutex_lock(&g->mu);
+    atomic_fetch_sub_explicit(&g->submitted, n, memory_order_relaxed); /* under mu */
+    if (g->wake_at != UINT64_MAX) {
+        g->wake_at = UINT64_MAX;
+        pthread_cond_broadcast(&g->cv);
+    }
+    pthread_mutex_unlock(&g->mu);
+}
+
 int ln_group_submit_ex(ln_group *group, int lane, ln_fn fn, void *arg, unsigned flags) {
     if (group == NULL || fn == NULL || flags > LN_SUBMIT_WAIT) return LN_EINVAL;
     ln_pool *pool = group->pool;
@@ -60,7 +73,7 @@ int ln_group_submit_ex(ln_group *group, int lane, ln_fn fn, void *arg, unsigned 
      * finished must never overtake submitted. relaxed: see DESIGN. */
     atomic_fetch_add_explicit(&group->submitted, 1, memory_order_relaxed);
     int rc = ln__pool_submit_item(pool, lane, fn, arg, ln__owner_group(group), flags);
-    if (rc != 0) atomic_fetch_sub_explicit(&group->submitted, 1, memory_order_relaxed);
+    if (rc != 0) uncount(group, 1);
     return rc;
 }
 
@@ -77,7 +90,7 @@ int ln_group_submit_batch(ln_group *group, int lane, ln_fn fn, void *const *args
     size_t done = 0;
     int rc = ln__pool_submit_batch(pool, lane, fn, args, n, ln__owner_group(group),
                                    LN_SUBMIT_DEFAULT, &done);
-    if (done < n) atomic_fetch_sub_explicit(&group->submitted, n - done, memory_order_relaxed);
+    if (done < n) uncount(group, n - done);
     if (queued != NULL) *queued = done;
     return rc;
 }
@@ -101,7 +114,12 @@ void ln__group_finished(ln_group *g, uint64_t n, uint64_t c) {
 static int wait_for(ln_group *g) {
     uint64_t target = atomic_load_explicit(&g->submitted, memory_order_relaxed);
     pthread_mutex_lock(&g->mu);
-    while (g->finished < target) {
+    for (;;) {
+        /* A failed submit may have lowered the count since we read it
+         * (uncount runs under mu, so this read is current). */
+        uint64_t now = atomic_load_explicit(&g->submitted, memory_order_relaxed);
+        if (now < target) target = now;
+        if (g->finished >= target) break;
         if (target < g->wake_at) g->wake_at = target;
         pthread_cond_wait(&g->cv, &g->mu);
     }

@@ -157,10 +157,12 @@ static void purge_ring(ln_lane *l) {
     }
 }
 
-/* Stop a lane: cancel what is queued, wake everyone, join every worker.
- * Workers finish the task they are running and cancel the rest of their
- * batch (they read stop_hint between tasks). */
-static void lane_stop(ln_lane *l) {
+/* Stop a lane, first half: refuse new items, cancel what is queued, wake
+ * everyone. Workers finish the task they are running and cancel the rest
+ * of their batch (they read stop_hint between tasks). Every lane gets this
+ * before any lane is waited for, so no queued task of one lane starts while
+ * destroy waits for a running task of another. */
+static void lane_begin_stop(ln_lane *l) {
     ln_queue_item it;
     pthread_mutex_lock(&l->mu);
     l->stopping = 1;
@@ -180,16 +182,17 @@ static void lane_stop(ln_lane *l) {
     pthread_mutex_unlock(&l->mu);
     ln__lane_account(l, purged, 0);
     purge_ring(l);
+}
 
-    /* Wait for blocked submitters to leave and for every worker to exit;
-     * both signal idle_cv when stopping. */
+/* Second half: wait for blocked submitters to leave and every worker to
+ * exit (both signal idle_cv when stopping), join them, and cancel what a
+ * racing fixed-lane submit may have put in the ring after the first purge. */
+static void lane_finish_stop(ln_lane *l) {
     pthread_mutex_lock(&l->mu);
     while (l->room_waiters > 0 || l->nthreads > 0)
         pthread_cond_wait(&l->idle_cv, &l->mu);
     ln__lane_reap(l);
     pthread_mutex_unlock(&l->mu);
-    /* A fixed-lane submit that raced with the stop may have landed after
-     * the first purge: every accepted item still ends exactly once. */
     purge_ring(l);
 }
 
@@ -235,7 +238,8 @@ int ln_pool_create(ln_pool **out, const ln_pool_opts *opts) {
 
 void ln_pool_destroy(ln_pool *pool) {
     if (pool == NULL) return;
-    for (unsigned i = 0; i < pool->nlanes; i++) lane_stop(&pool->lanes[i]);
+    for (unsigned i = 0; i < pool->nlanes; i++) lane_begin_stop(&pool->lanes[i]);
+    for (unsigned i = 0; i < pool->nlanes; i++) lane_finish_stop(&pool->lanes[i]);
     /* Every item has ended; run the completions still pending so each
      * ln_submit_cb task gets exactly one. */
     ln_pool_run_completions(pool);
@@ -314,17 +318,14 @@ int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
             }
         }
     }
-    /* Grow the lane when nobody is free to take the item. A failure to
-     * start a thread matters only if the lane has none at all. */
-    if (atomic_load_explicit(&l->nidle, memory_order_relaxed) + l->nspinning == 0 &&
-        l->nthreads < l->max_threads) {
-        int rc = ln__lane_spawn(l);
-        if (rc != 0 && l->nthreads == 0) {
-            pthread_mutex_unlock(&l->mu);
-            return rc;
-        }
+    /* A lane without threads (min_threads 0) must get one before the item
+     * is accepted: if none can start, the submit fails and nothing is queued. */
+    int rc;
+    if (l->nthreads == 0 && (rc = ln__lane_spawn(l)) != 0) {
+        pthread_mutex_unlock(&l->mu);
+        return rc;
     }
-    int rc = l->qops->push(l->q, &it);
+    rc = l->qops->push(l->q, &it);
     if (rc != 0) {
         pthread_mutex_unlock(&l->mu);
         return rc < 0 ? rc : LN_ENOMEM;
@@ -335,9 +336,16 @@ int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
     atomic_store_explicit(&l->hint, size, memory_order_relaxed);
     if (size > atomic_load_explicit(&l->peak, memory_order_relaxed))
         atomic_store_explicit(&l->peak, size, memory_order_relaxed); /* under mu */
-    if (l->nspinning == 0 && atomic_load_explicit(&l->nidle, memory_order_relaxed) > l->pending_wakes) {
+    /* Wake a sleeper not already woken; if sleepers, spinners and wake-ups
+     * on their way are fewer than the items waiting, grow the lane (a failed
+     * start is harmless here: the lane has threads that will get to it). */
+    unsigned nidle = atomic_load_explicit(&l->nidle, memory_order_relaxed);
+    unsigned free_idle = nidle > l->pending_wakes ? nidle - l->pending_wakes : 0;
+    if (l->nspinning == 0 && free_idle > 0) {
         l->pending_wakes++;
         pthread_cond_signal(&l->work_cv);
+    } else if (size > (size_t)free_idle + l->nspinning && l->nthreads < l->max_threads) {
+        (void)ln__lane_spawn(l);
     }
     pthread_mutex_unlock(&l->mu);
     return 0;
