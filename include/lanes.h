@@ -209,9 +209,11 @@ LN_EXTERN int ln_pool_create(ln_pool **out, const ln_pool_opts *opts);
  * must still be released / destroyed by their owners. */
 LN_EXTERN void ln_pool_destroy(ln_pool *pool);
 
-/* Wait until every task accepted so far (all lanes) has finished or been
- * canceled. 0, LN_EINVAL, or LN_EBUSY if called from a worker of this pool
- * (it would wait for itself). */
+/* Wait until the pool is idle: a moment when every task accepted so far
+ * (all lanes, including tasks submitted meanwhile) has finished or been
+ * canceled. Tasks that keep submitting successors keep it waiting.
+ * 0, LN_EINVAL, or LN_EBUSY if called from a worker of this pool (it would
+ * wait for itself). */
 LN_EXTERN int ln_pool_drain(ln_pool *pool);
 
 /* Number of lanes, and a lane's index by name (LN_ENOENT if none). */
@@ -231,8 +233,11 @@ enum {
 /* Queue fn(arg) on lane. If task is not NULL, *task receives a handle the
  * caller owns and must pass to ln_task_release(); if NULL, the task is
  * fire-and-forget. 0; LN_EINVAL (NULL pool/fn, bad lane); LN_EAGAIN (lane
- * full and not blocking); LN_ESHUTDOWN (pool being destroyed); LN_ENOMEM.
- * On error nothing was queued and *task is unchanged. */
+ * full and not blocking -- also for LN_SUBMIT_WAIT from a worker of that
+ * same lane, which could otherwise wait for itself); LN_ESHUTDOWN (pool
+ * being destroyed); LN_ENOMEM. On error nothing was queued and *task is
+ * unchanged. A canceled task keeps its queue slot (and counts against
+ * max_queue) until a worker reaches and drops it. */
 LN_EXTERN int ln_submit(ln_pool *pool, int lane, ln_fn fn, void *arg,
                         ln_task **task);
 LN_EXTERN int ln_submit_ex(ln_pool *pool, int lane, ln_fn fn, void *arg,
@@ -251,7 +256,8 @@ LN_EXTERN int ln_task_wait_for(ln_task *task, unsigned timeout_ms,
  * later wait returns LN_ECANCELED. LN_EBUSY once it has started. O(1). */
 LN_EXTERN int ln_task_cancel(ln_task *task);
 
-/* Non-blocking: 1 if the task has finished or was canceled, else 0. */
+/* Non-blocking: 1 if the task has finished or was canceled, 0 if not,
+ * LN_EINVAL for NULL. */
 LN_EXTERN int ln_task_done(const ln_task *task);
 
 /* Drop the caller's handle. The task itself still runs (unless canceled). */
@@ -260,8 +266,10 @@ LN_EXTERN void ln_task_release(ln_task *task);
 /* ------------------------------------------------------------------------ */
 /* Groups: wait for a batch without a handle per task (the fast path).       */
 
-/* Create a group that submits to pool. The group must be destroyed before
- * the pool is. 0, LN_EINVAL, LN_ENOMEM. */
+/* Create a group that submits to pool. Submitting needs the pool alive;
+ * waiting and destroying do not, so a group may be waited on (it then
+ * reports LN_ECANCELED for tasks the pool's destroy canceled) and destroyed
+ * after the pool. 0, LN_EINVAL, LN_ENOMEM. */
 LN_EXTERN int ln_group_create(ln_group **out, ln_pool *pool);
 
 /* Like ln_submit(pool, lane, fn, arg, NULL) but counted in the group.

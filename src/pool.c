@@ -185,15 +185,13 @@ static void lane_begin_stop(ln_lane *l) {
 }
 
 /* Second half: wait for blocked submitters to leave and every worker to
- * exit (both signal idle_cv when stopping), join them, and cancel what a
- * racing fixed-lane submit may have put in the ring after the first purge. */
+ * exit (both signal idle_cv when stopping), and join them. */
 static void lane_finish_stop(ln_lane *l) {
     pthread_mutex_lock(&l->mu);
     while (l->room_waiters > 0 || l->nthreads > 0)
         pthread_cond_wait(&l->idle_cv, &l->mu);
     ln__lane_reap(l);
     pthread_mutex_unlock(&l->mu);
-    purge_ring(l);
 }
 
 int ln_pool_create(ln_pool **out, const ln_pool_opts *opts) {
@@ -240,6 +238,9 @@ void ln_pool_destroy(ln_pool *pool) {
     if (pool == NULL) return;
     for (unsigned i = 0; i < pool->nlanes; i++) lane_begin_stop(&pool->lanes[i]);
     for (unsigned i = 0; i < pool->nlanes; i++) lane_finish_stop(&pool->lanes[i]);
+    /* Only now is every worker of every lane joined: a task of one lane may
+     * have pushed into another lane's ring past a stale stop_hint. */
+    for (unsigned i = 0; i < pool->nlanes; i++) purge_ring(&pool->lanes[i]);
     /* Every item has ended; run the completions still pending so each
      * ln_submit_cb task gets exactly one. */
     ln_pool_run_completions(pool);
@@ -334,8 +335,7 @@ int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
     size_t size = l->qops->size(l->q);
     /* relaxed: a hint for spinners and submitters (see pool.h). */
     atomic_store_explicit(&l->hint, size, memory_order_relaxed);
-    if (size > atomic_load_explicit(&l->peak, memory_order_relaxed))
-        atomic_store_explicit(&l->peak, size, memory_order_relaxed); /* under mu */
+    ln__lane_note_depth(l, size);
     /* Wake a sleeper not already woken; if sleepers, spinners and wake-ups
      * on their way are fewer than the items waiting, grow the lane (a failed
      * start is harmless here: the lane has threads that will get to it). */
@@ -462,9 +462,10 @@ int ln_pool_stats(ln_pool *pool, int lane, ln_lane_stats *out) {
     ln_hist *h = ln__calloc(2, sizeof *h);
     if (h == NULL) return LN_ENOMEM;
     memset(out, 0, sizeof *out);
-    uint64_t now = ln__now_ns();
 
     pthread_mutex_lock(&l->mu);
+    /* After the lock: a thread born before we read 'now' is in the list. */
+    uint64_t now = ln__now_ns();
     snprintf(out->name, sizeof out->name, "%s", l->name);
     out->threads = l->nthreads;
     out->busy = atomic_load_explicit(&l->nbusy, memory_order_relaxed);

@@ -4,6 +4,7 @@
  *
  * Lock order (never take them the other way round):
  *     lane->mu  ->  task->mu | group->mu | pool->comp_mu
+ *     task->mu  ->  pool->comp_mu
  * No lanes lock is ever held while user code (a task function, a
  * completion callback, a queue op excepted) runs.
  */
@@ -70,6 +71,9 @@ void ln__task_unref(ln_task *t);
  * finish: store the result, -> DONE, wake waiters, queue the completion. */
 int ln__task_start(ln_task *t);
 void ln__task_finish(ln_task *t, void *result);
+/* The worker lost the start to a cancel: wait until that canceller has
+ * finished (it holds t->mu while posting) before dropping the reference. */
+void ln__task_sync(ln_task *t);
 /* Cancel an item that never started (destroy, or a worker stopping):
  * QUEUED -> CANCELED; 1 if this call did it, 0 if it was already canceled. */
 int ln__task_cancel_queued(ln_task *t);
@@ -178,6 +182,8 @@ uint64_t ln__lane_submitted(ln_lane *lane);
 /* Account a batch that ended: taken items, of which ran ran (the rest were
  * canceled); wakes drainers when the lane becomes idle. No lock needed. */
 void ln__lane_account(ln_lane *lane, uint64_t taken, uint64_t ran);
+/* Raise the lane's peak queue depth to depth if higher (CAS; any thread). */
+void ln__lane_note_depth(ln_lane *lane, size_t depth);
 /* Wake one sleeping worker if none is already on its way. Takes mu. */
 void ln__lane_wake_one(ln_lane *lane);
 

@@ -60,14 +60,16 @@ int ln__task_start(ln_task *t) {
                                                    memory_order_relaxed);
 }
 
-/* Publish a final state and wake waiters; queue the completion if any. */
-static void make_final(ln_task *t, int state) {
-    pthread_mutex_lock(&t->mu);
+/* Publish a final state, wake waiters, queue the completion if any.
+ * Called with t->mu held: a canceller that wins the CAS finishes posting
+ * before anyone who lost to it (a worker, destroy's purge) can take t->mu
+ * and go on to drop the queue's reference -- and destroy frees the pool
+ * only after those. Lock order: t->mu -> pool->comp_mu. */
+static void finalize_locked(ln_task *t, int state) {
     /* release: the result (and the task function's writes) happen-before any
      * thread that acquires the final state. */
     atomic_store_explicit(&t->state, state, memory_order_release);
     if (t->waiters > 0) pthread_cond_broadcast(&t->cv);
-    pthread_mutex_unlock(&t->mu);
     if (t->done != NULL) {
         t->done_status = state == LN_TASK_DONE ? 0 : LN_ECANCELED;
         atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed); /* the list's */
@@ -76,19 +78,31 @@ static void make_final(ln_task *t, int state) {
 }
 
 void ln__task_finish(ln_task *t, void *result) {
-    t->result = result; /* published by make_final's release store */
-    make_final(t, LN_TASK_DONE);
+    pthread_mutex_lock(&t->mu);
+    t->result = result; /* published by finalize_locked's release store */
+    finalize_locked(t, LN_TASK_DONE);
+    pthread_mutex_unlock(&t->mu);
 }
 
 int ln__task_cancel_queued(ln_task *t) {
     int expected = LN_TASK_QUEUED;
-    /* relaxed: winning the CAS publishes nothing; make_final releases. */
+    pthread_mutex_lock(&t->mu);
+    /* relaxed: winning publishes nothing by itself (finalize_locked
+     * releases); losing under t->mu means a winning canceller is done. */
     if (!atomic_compare_exchange_strong_explicit(&t->state, &expected, LN_TASK_CANCELED,
                                                  memory_order_relaxed,
-                                                 memory_order_relaxed))
+                                                 memory_order_relaxed)) {
+        pthread_mutex_unlock(&t->mu);
         return 0;
-    make_final(t, LN_TASK_CANCELED);
+    }
+    finalize_locked(t, LN_TASK_CANCELED);
+    pthread_mutex_unlock(&t->mu);
     return 1;
+}
+
+void ln__task_sync(ln_task *t) {
+    pthread_mutex_lock(&t->mu);
+    pthread_mutex_unlock(&t->mu);
 }
 
 int ln_task_cancel(ln_task *task) {
@@ -98,7 +112,7 @@ int ln_task_cancel(ln_task *task) {
     return s == LN_TASK_CANCELED ? 0 : LN_EBUSY;
 }
 
-int ln_task_done(const ln_task *task) {
+int ln_task_done(const ln_task *task) { /* 1, 0, or LN_EINVAL */
     if (task == NULL) return LN_EINVAL;
     int s = atomic_load_explicit(&((ln_task *)task)->state, memory_order_acquire);
     return s == LN_TASK_DONE || s == LN_TASK_CANCELED;

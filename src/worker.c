@@ -101,6 +101,7 @@ static unsigned run_batch(ln_thread *self, ln_lane *l, ln_queue_item *b,
             continue;
         }
         if (task != NULL && !ln__task_start(task)) {
+            ln__task_sync(task);  /* its canceller has finished posting */
             ln__task_unref(task); /* canceled while queued: a tombstone */
             continue;
         }
@@ -148,8 +149,8 @@ static void spin(ln_lane *l, unsigned spin_us) {
     }
 }
 
-/* Keep the highest queue depth seen. Several workers may race: CAS. */
-static void note_depth(ln_lane *l, size_t depth) {
+/* Keep the highest queue depth seen. Several threads may race: CAS. */
+void ln__lane_note_depth(ln_lane *l, size_t depth) {
     /* relaxed: a statistic. */
     uint64_t peak = atomic_load_explicit(&l->peak, memory_order_relaxed);
     while (depth > peak &&
@@ -166,7 +167,7 @@ static unsigned take(ln_lane *l, ln_queue_item *b, unsigned batch_max) {
     size_t queue_n = atomic_load_explicit(&l->hint, memory_order_relaxed);
     size_t share = (ring_n + queue_n) / (l->max_threads ? l->max_threads : 1);
     unsigned want = share > batch_max ? batch_max : (share ? (unsigned)share : 1);
-    if (ring_n + queue_n > 0) note_depth(l, ring_n + queue_n);
+    if (ring_n + queue_n > 0) ln__lane_note_depth(l, ring_n + queue_n);
 
     unsigned n = 0;
     if (l->ring != NULL) n = ln__mpmc_pop(l->ring, b, want);

@@ -1,0 +1,1 @@
+ln_test(NAME test_pool_adversarial SOURCES test_pool_adversarial.c TIMEOUT 120)
