@@ -128,14 +128,14 @@ TEST(fixed_lane_backlog_keeps_order) {
     o.lanes[0].min_threads = o.lanes[0].max_threads = 1;
     ln_pool *p;
     CHECK_EQ(ln_pool_create(&p, &o), 0);
-    static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&gate);
-    CHECK_EQ(ln_submit(p, 0, order_gate, &gate, NULL), 0);
+    static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&held);
+    CHECK_EQ(ln_submit(p, 0, order_gate, &held, NULL), 0);
     for (uintptr_t i = 0; i < 5000; i++) CHECK_EQ(ln_submit(p, 0, order_record, (void *)i, NULL), 0);
     ln_lane_stats st;
     CHECK_EQ(ln_pool_stats(p, 0, &st), 0);
     CHECK(st.queued >= 4999);
-    pthread_mutex_unlock(&gate);
+    pthread_mutex_unlock(&held);
     CHECK_EQ(ln_pool_drain(p), 0);
     CHECK_EQ(order_next, 5000);
     CHECK_EQ(ln_pool_stats(p, 0, &st), 0);

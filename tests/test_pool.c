@@ -11,39 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A gate a task can block on until the test opens it. */
-typedef struct gate {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int open;
-    int entered;
-} gate;
-
-#define GATE_INIT {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0}
-
-static void *gate_task(void *arg) {
-    gate *g = arg;
-    pthread_mutex_lock(&g->mu);
-    g->entered++;
-    pthread_cond_broadcast(&g->cv);
-    while (!g->open) pthread_cond_wait(&g->cv, &g->mu);
-    pthread_mutex_unlock(&g->mu);
-    return (void *)(uintptr_t)0x600d;
-}
-
-static void gate_wait_entered(gate *g, int n) {
-    pthread_mutex_lock(&g->mu);
-    while (g->entered < n) pthread_cond_wait(&g->cv, &g->mu);
-    pthread_mutex_unlock(&g->mu);
-}
-
-static void gate_open(gate *g) {
-    pthread_mutex_lock(&g->mu);
-    g->open = 1;
-    pthread_cond_broadcast(&g->cv);
-    pthread_mutex_unlock(&g->mu);
-}
-
 static ln_pool *pool_with(unsigned cpu_threads, const ln_queue_ops *q, size_t max_queue) {
     ln_pool_opts o;
     ln_pool_opts_init(&o);

@@ -19,35 +19,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-typedef struct gate {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int open;
-    int entered;
-} gate;
-#define GATE_INIT {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0}
-
-static void *gate_task(void *arg) {
-    gate *g = arg;
-    pthread_mutex_lock(&g->mu);
-    g->entered++;
-    pthread_cond_broadcast(&g->cv);
-    while (!g->open) pthread_cond_wait(&g->cv, &g->mu);
-    pthread_mutex_unlock(&g->mu);
-    return NULL;
-}
-static void gate_wait_entered(gate *g, int n) {
-    pthread_mutex_lock(&g->mu);
-    while (g->entered < n) pthread_cond_wait(&g->cv, &g->mu);
-    pthread_mutex_unlock(&g->mu);
-}
-static void gate_open(gate *g) {
-    pthread_mutex_lock(&g->mu);
-    g->open = 1;
-    pthread_cond_broadcast(&g->cv);
-    pthread_mutex_unlock(&g->mu);
-}
-
 static void *count_task(void *arg) {
     atomic_fetch_add((_Atomic int *)arg, 1);
     return arg;

@@ -41,6 +41,29 @@ void ln_test_sleep_ms(unsigned ms) {
     }
 }
 
+void *gate_task(void *arg) {
+    gate *g = arg;
+    pthread_mutex_lock(&g->mu);
+    g->entered++;
+    pthread_cond_broadcast(&g->cv);
+    while (!g->open) pthread_cond_wait(&g->cv, &g->mu);
+    pthread_mutex_unlock(&g->mu);
+    return (void *)(uintptr_t)0x600d;
+}
+
+void gate_wait_entered(gate *g, int n) {
+    pthread_mutex_lock(&g->mu);
+    while (g->entered < n) pthread_cond_wait(&g->cv, &g->mu);
+    pthread_mutex_unlock(&g->mu);
+}
+
+void gate_open(gate *g) {
+    pthread_mutex_lock(&g->mu);
+    g->open = 1;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
 static double now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);

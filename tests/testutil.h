@@ -62,6 +62,20 @@ static inline uint64_t ln_test_rand(uint64_t *s) {
     return *s = x;
 }
 
+/* A gate tasks can block on until the test opens it: gate_task(&g) counts
+ * itself in g.entered and waits for gate_open(&g); it returns 0x600d. */
+#include <pthread.h>
+typedef struct gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int open;
+    int entered;
+} gate;
+#define GATE_INIT {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0}
+void *gate_task(void *arg);
+void gate_wait_entered(gate *g, int n); /* until n tasks entered */
+void gate_open(gate *g);
+
 /* Sleep for ms milliseconds. */
 void ln_test_sleep_ms(unsigned ms);
 
