@@ -147,11 +147,11 @@ TEST(same_lane_read_waits) {
 
 /* ---- loop liveness, cancel, close, bad arguments ------------------------ */
 
-static atomic_int gate_open;
+static atomic_int hold_released;
 
 static void gated_work(uv_work_t *req) {
     job *j = req->data;
-    while (!atomic_load(&gate_open)) ln_test_sleep_ms(1);
+    while (!atomic_load(&hold_released)) ln_test_sleep_ms(1);
     j->ran = 1;
 }
 
@@ -183,7 +183,7 @@ TEST(liveness_cancel_close) {
     queue(&uv, LN_LANE_CPU, &victim, noop_work);
     CHECK_EQ(ln_uv_close(&uv, NULL), UV_EBUSY); /* work pending */
     CHECK_EQ(ln_uv_cancel(&victim.req), 0);
-    atomic_store(&gate_open, 1);
+    atomic_store(&hold_released, 1);
     CHECK_EQ(uv_run(&loop, UV_RUN_DEFAULT), 0); /* alive until all three */
     CHECK_EQ(a.status, 0);
     CHECK_EQ(b.status, 0);
