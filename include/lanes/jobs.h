@@ -1,0 +1,403 @@
+/* lanes/jobs.h - durable job queues: add jobs from any process, run them in
+ * workers (C handlers on a lanes pool lane, or any program through
+ * `lanes worker --exec`), with leases, retries, stalled-job recovery and
+ * retention.
+ *
+ * A job is (queue, name, data JSON, options). Its states:
+ *
+ *   delayed --due--> waiting / prioritized --take--> active --+--> completed
+ *      ^                   ^                                  |
+ *      +---- retry with backoff (attempts left) --------------+--> failed
+ *                          +---- lease lapsed (stalled) -------+
+ *
+ * "paused" is what waiting and prioritized jobs of a paused queue report.
+ *
+ * The store is picked by URL:
+ *   sqlite:PATH[?sync=normal|full&busy_timeout=MS&reserve=BYTES]
+ *       embedded, one machine, many processes. Beside PATH live PATH-wal,
+ *       PATH-shm (SQLite's) and PATH-reserve: disk space (default 4 MiB,
+ *       reserve=0 disables) kept so that on a full disk adds fail with
+ *       LN_ENOSPC while the jobs already stored can still be finished.
+ *   redis://HOST[:PORT][/DB], unix:PATH
+ *       BullMQ-compatible, when built with hiredis.
+ *
+ * Guarantees: a job is never lost once ln_jobs_add() has returned 0 (for
+ * sqlite:...&sync=full also across power loss; with the default sync=normal
+ * across crashes of any process, but the last commits may roll back on an OS
+ * crash or power loss). Delivery is at least once: a job runs again only if
+ * a worker died, froze past its lease, or was stopped before it finished.
+ * A worker that lost its lease cannot complete or fail the job any more
+ * (LN_ESTALE), so every job reaches exactly one terminal state.
+ *
+ * Threads: an ln_jobs handle may be used by any number of threads at once;
+ * calls on one handle are serialised internally (one store connection per
+ * handle; open one handle per thread for parallel adds). A handle must not
+ * be used in a child process after fork(): every call there returns
+ * LN_EFORK (open a new handle in the child).
+ *
+ * Errors: negative LN_E* codes from <lanes.h>; ln_jobs_errmsg() has the
+ * detail of the last failure on a handle (which option, which SQLite error).
+ */
+#ifndef LANES_JOBS_H
+#define LANES_JOBS_H
+
+#include <lanes.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ln_jobs ln_jobs;
+typedef struct ln_job ln_job;
+typedef struct ln_worker ln_worker;
+
+/* Longest job id, queue name and job name, including the terminating NUL. */
+#define LN_JOB_ID_MAX 128
+#define LN_JOB_QUEUE_MAX 128
+#define LN_JOB_NAME_MAX 256
+/* Default limit of a job's data (and of a result) in bytes: 1 MiB. */
+#define LN_JOB_DATA_MAX_DEFAULT (1024 * 1024)
+/* Highest priority number (BullMQ's limit); lower numbers run first. */
+#define LN_JOB_PRIORITY_MAX 2097152
+
+/* ------------------------------------------------------------------------ */
+/* Opening a store                                                           */
+
+typedef struct ln_jobs_opts {
+    size_t max_data_size;      /* bytes of data JSON accepted by add and of a
+                                  result; default LN_JOB_DATA_MAX_DEFAULT */
+    unsigned busy_timeout_ms;  /* how long a write waits for another writer
+                                  before LN_EBACKEND; default 30000. URL
+                                  parameter busy_timeout overrides. */
+} ln_jobs_opts;
+
+LN_EXTERN void ln_jobs_opts_init(ln_jobs_opts *opts);
+
+/* Open the store named by url (NULL = "sqlite:lanes.db"), creating or
+ * migrating its schema. On success *out owns the handle (ln_jobs_close).
+ * LN_EINVAL: malformed URL or unknown URL parameter (see ln_jobs_errmsg);
+ * LN_ENOTSUP: backend not built in; LN_EACCES / LN_EIO: file cannot be
+ * opened or created; LN_ECORRUPT: not a database, or a newer schema;
+ * LN_ENOMEM; LN_EBACKEND for other store errors. On failure *out is
+ * unchanged; use ln_jobs_open_ex to get the detail. */
+LN_EXTERN int ln_jobs_open(ln_jobs **out, const char *url);
+
+/* Like ln_jobs_open with options (NULL = defaults). If errmsg is not NULL,
+ * a failure's detail is copied there (errmsg_size bytes, NUL-terminated),
+ * since no handle exists to ask. */
+LN_EXTERN int ln_jobs_open_ex(ln_jobs **out, const char *url,
+                              const ln_jobs_opts *opts, char *errmsg,
+                              size_t errmsg_size);
+
+/* Close the handle. Workers created on it must be destroyed first. In a
+ * child after fork() it only frees memory and leaves the parent's store
+ * connection alone. NULL is a no-op. */
+LN_EXTERN void ln_jobs_close(ln_jobs *jobs);
+
+/* Detail of the last failed call on this handle (from this or any thread),
+ * e.g. "data is not valid JSON: '[' or '{' expected near 'x' (line 1, col
+ * 1)". "" when none. Valid until the next call on the handle. */
+LN_EXTERN const char *ln_jobs_errmsg(const ln_jobs *jobs);
+
+/* ------------------------------------------------------------------------ */
+/* Adding jobs                                                               */
+
+enum { LN_BACKOFF_FIXED = 0, LN_BACKOFF_EXPONENTIAL = 1 };
+
+/* Retention of finished jobs (remove_on_complete / remove_on_fail). */
+enum {
+    LN_KEEP_ALL = 0,   /* keep every finished job (default) */
+    LN_KEEP_NONE = 1,  /* remove the job as soon as it finishes */
+    LN_KEEP_COUNT = 2, /* keep the newest 'value' finished jobs of the queue */
+    LN_KEEP_AGE = 3    /* keep finished jobs younger than 'value' ms */
+};
+typedef struct ln_job_keep {
+    int mode;       /* LN_KEEP_* */
+    int64_t value;  /* count or age in ms, >= 0 */
+} ln_job_keep;
+
+typedef struct ln_job_opts {
+    int64_t delay_ms;       /* >= 0; 0 = runnable now */
+    int priority;           /* 0 = none (runs before any prioritized job);
+                               1..LN_JOB_PRIORITY_MAX, lower runs first */
+    int attempts;           /* >= 1 runs in total before failed; default 1 */
+    int backoff;            /* LN_BACKOFF_FIXED or _EXPONENTIAL */
+    int64_t backoff_ms;     /* >= 0; delay before retry n is backoff_ms
+                               (fixed) or backoff_ms * 2^(n-1) (exponential) */
+    const char *job_id;     /* NULL = the store numbers the job. Otherwise
+                               1..LN_JOB_ID_MAX-1 printable characters, not
+                               all digits. Adding an id that exists changes
+                               nothing and returns that job's id. */
+    int lifo;               /* 1: run before older jobs of equal priority */
+    ln_job_keep remove_on_complete; /* default LN_KEEP_ALL. Applied to the
+                                       queue each time a job finishes;
+                                       LN_KEEP_COUNT costs O(count) then */
+    ln_job_keep remove_on_fail;     /* default LN_KEEP_ALL */
+    const char *traceparent; /* W3C trace context carried to the worker, or
+                                NULL; must be a valid version-00 traceparent */
+    const char *tracestate;  /* optional W3C tracestate, <= 512 bytes */
+} ln_job_opts;
+
+/* Defaults as listed above. */
+LN_EXTERN void ln_job_opts_init(ln_job_opts *opts);
+
+/* Add one job. queue and name: 1..LN_JOB_QUEUE_MAX-1 / LN_JOB_NAME_MAX-1
+ * bytes; data_json: valid JSON text of at most max_data_size bytes (NULL =
+ * "{}"); opts NULL = defaults. The new (or, with opts->job_id, existing)
+ * job's id is written to id (id_size >= LN_JOB_ID_MAX is always enough; id
+ * may be NULL). When 0 is returned the job is durable (see the guarantees
+ * above). LN_EINVAL (bad argument or option, data not JSON, data too
+ * large: ln_jobs_errmsg says which), LN_ERANGE (id_size too small; nothing
+ * added), LN_ENOSPC (disk full), LN_EFORK, LN_EBACKEND. On error nothing is
+ * stored. Any thread. */
+LN_EXTERN int ln_jobs_add(ln_jobs *jobs, const char *queue, const char *name,
+                          const char *data_json, const ln_job_opts *opts,
+                          char *id, size_t id_size);
+
+/* One job of a batch for ln_jobs_add_bulk. */
+typedef struct ln_job_spec {
+    const char *name;
+    const char *data_json;    /* NULL = "{}" */
+    const ln_job_opts *opts;  /* NULL = defaults */
+} ln_job_spec;
+
+/* Add n jobs to queue in one atomic step: either every job is stored or
+ * none is. ids, if not NULL, receives n ids of id_size bytes each (job i's
+ * id at ids + i * id_size). Errors as ln_jobs_add; a validation error names
+ * the index of the bad job in ln_jobs_errmsg. n = 0 returns 0. */
+LN_EXTERN int ln_jobs_add_bulk(ln_jobs *jobs, const char *queue,
+                               const ln_job_spec *specs, size_t n, char *ids,
+                               size_t id_size);
+
+/* ------------------------------------------------------------------------ */
+/* Inspecting and administering queues                                       */
+
+typedef enum ln_job_state {
+    LN_JOB_WAITING = 0,
+    LN_JOB_DELAYED = 1,
+    LN_JOB_PRIORITIZED = 2,
+    LN_JOB_ACTIVE = 3,
+    LN_JOB_COMPLETED = 4,
+    LN_JOB_FAILED = 5,
+    LN_JOB_PAUSED = 6,
+    LN_JOB_NSTATES = 7
+} ln_job_state;
+
+/* "waiting", "delayed", ... ; "unknown" for other values. Static. */
+LN_EXTERN const char *ln_job_state_name(int state);
+/* The state named s (as ln_job_state_name), or LN_EINVAL. */
+LN_EXTERN int ln_job_state_parse(const char *s);
+
+typedef struct ln_job_counts {
+    uint64_t waiting, delayed, prioritized, active, completed, failed, paused;
+} ln_job_counts;
+
+/* Number of jobs of queue in each state. A queue nobody used has all zero.
+ * Cost: an index-only count per state (linear in the jobs of that state,
+ * no table scan). 0, LN_EINVAL, LN_EFORK, LN_EBACKEND. */
+LN_EXTERN int ln_jobs_counts(ln_jobs *jobs, const char *queue,
+                             ln_job_counts *counts);
+
+/* Everything stored about one job. Strings are owned by the struct and
+ * freed by ln_job_info_clear(); NULL where there is nothing. */
+typedef struct ln_job_info {
+    char id[LN_JOB_ID_MAX];
+    int state;               /* ln_job_state */
+    char *name;
+    char *data;              /* JSON */
+    char *result;            /* JSON the handler stored, or NULL */
+    char *failed_reason;     /* reason of the last failure, or NULL */
+    char *progress;          /* JSON of the last progress update, or NULL */
+    char *traceparent;
+    char *tracestate;
+    int priority;
+    int lifo;
+    int attempts;            /* runs allowed (opts.attempts) */
+    int attempts_made;       /* runs that failed so far */
+    int attempts_started;    /* runs started so far (stalls included) */
+    int stalled;             /* times its lease lapsed */
+    int backoff;             /* LN_BACKOFF_* */
+    int64_t backoff_ms;
+    /* Store clock, ms since the Unix epoch; 0 = not yet. */
+    int64_t created_ms;      /* when added */
+    int64_t run_at_ms;       /* when it becomes (or became) runnable */
+    int64_t started_ms;      /* when the latest run started */
+    int64_t finished_ms;     /* when it completed or failed */
+} ln_job_info;
+
+/* Free the strings of *info and zero it. NULL is a no-op. */
+LN_EXTERN void ln_job_info_clear(ln_job_info *info);
+/* Clear and free an array from ln_jobs_list. */
+LN_EXTERN void ln_job_info_free_array(ln_job_info *infos, size_t n);
+
+/* Read one job. 0 and *info filled (clear it afterwards); LN_ENOENT if
+ * queue has no job id; LN_EINVAL, LN_ENOMEM, LN_EFORK, LN_EBACKEND. */
+LN_EXTERN int ln_jobs_get(ln_jobs *jobs, const char *queue, const char *id,
+                          ln_job_info *info);
+
+/* List jobs of one state, in the order they run (waiting, prioritized,
+ * paused), become due (delayed), started (active), or newest finished
+ * first (completed, failed); skip 'offset' of them and return at most
+ * 'limit' (1..10000). *out is a new array of *n entries (free with
+ * ln_job_info_free_array), NULL when *n is 0. */
+LN_EXTERN int ln_jobs_list(ln_jobs *jobs, const char *queue, int state,
+                           size_t offset, size_t limit, ln_job_info **out,
+                           size_t *n);
+
+/* Log lines a handler wrote with ln_job_log, oldest first, as a new
+ * NUL-terminated array of strings (*lines, *n) freed with
+ * ln_jobs_free_lines. LN_ENOENT if there is no such job. */
+LN_EXTERN int ln_jobs_logs(ln_jobs *jobs, const char *queue, const char *id,
+                           char ***lines, size_t *n);
+LN_EXTERN void ln_jobs_free_lines(char **lines, size_t n);
+
+/* Move a failed job back to waiting with a fresh attempt budget (its
+ * attempts_made restart at 0). LN_ENOENT: no such job; LN_EINVAL: the job
+ * is not failed. */
+LN_EXTERN int ln_jobs_retry(ln_jobs *jobs, const char *queue, const char *id);
+/* Retry every failed job of queue; *count (may be NULL) gets how many. */
+LN_EXTERN int ln_jobs_retry_all(ln_jobs *jobs, const char *queue,
+                                size_t *count);
+
+/* Remove a job and its logs. LN_ENOENT: no such job; LN_EBUSY: the job is
+ * active (a worker holds its lease). */
+LN_EXTERN int ln_jobs_remove(ln_jobs *jobs, const char *queue, const char *id);
+
+/* Remove completed or failed jobs (state) of queue that finished more than
+ * age_ms ago (age_ms < 0: any age) and are not among the newest 'keep' of
+ * that state (keep = 0: none is spared). *removed (may be NULL) gets the
+ * number removed. LN_EINVAL for another state. */
+LN_EXTERN int ln_jobs_clean(ln_jobs *jobs, const char *queue, int state,
+                            int64_t age_ms, uint64_t keep, size_t *removed);
+
+/* Pause: workers take no new job of queue (running ones finish); waiting
+ * jobs report LN_JOB_PAUSED. Resume undoes it. Adding still works. */
+LN_EXTERN int ln_jobs_pause(ln_jobs *jobs, const char *queue);
+LN_EXTERN int ln_jobs_resume(ln_jobs *jobs, const char *queue);
+/* *paused = 1 if queue is paused, else 0. */
+LN_EXTERN int ln_jobs_is_paused(ln_jobs *jobs, const char *queue, int *paused);
+
+/* Remove every waiting, prioritized and delayed job of queue (active and
+ * finished jobs stay). *removed (may be NULL) gets the number. */
+LN_EXTERN int ln_jobs_drain(ln_jobs *jobs, const char *queue, size_t *removed);
+
+/* ------------------------------------------------------------------------ */
+/* Workers                                                                   */
+
+/* Runs one job. Return 0 (completed; the result is what ln_job_set_result
+ * stored, else null) or a negative code (failed; the reason is what
+ * ln_job_fail stored, else ln_strerror(code)). Called on a thread of the
+ * worker's pool lane, several at once when concurrency > 1, never with a
+ * lanes lock held. The job is valid until the handler returns. */
+typedef int (*ln_job_handler)(ln_job *job, void *ctx);
+
+typedef struct ln_worker_opts {
+    unsigned concurrency;      /* jobs run at once, >= 1; default 1 */
+    ln_pool *pool;             /* run handlers on this pool (must outlive the
+                                  worker); NULL = a private pool with one lane
+                                  of 'concurrency' threads */
+    int lane;                  /* lane of 'pool'; default LN_LANE_IO */
+    unsigned lease_ms;         /* lease length, >= 100; renewed every
+                                  lease_ms / 2 while the handler runs;
+                                  default 30000 */
+    unsigned max_stalled;      /* a job whose lease lapsed more than this many
+                                  times fails; default 1 */
+    unsigned stalled_interval_ms; /* how often this worker looks for lapsed
+                                  leases (of any worker); 0 (default) =
+                                  every lease_ms */
+    unsigned poll_ms;          /* longest sleep while the queue is empty;
+                                  default 100 */
+    unsigned grace_ms;         /* on stop, how long running handlers may
+                                  finish before their jobs are released;
+                                  default 10000 */
+    int exit_when_empty;       /* 1: ln_worker_run returns once the queue has
+                                  no waiting, delayed, prioritized or active
+                                  job and nothing runs here (a paused queue
+                                  with waiting jobs is not empty) */
+    uint64_t max_jobs;         /* stop after taking this many; 0 = no limit */
+    unsigned batch;            /* most jobs taken per store transaction;
+                                  default = concurrency */
+} ln_worker_opts;
+
+LN_EXTERN void ln_worker_opts_init(ln_worker_opts *opts);
+
+/* Create a worker for queue on jobs (which must outlive it). fn(job, ctx)
+ * runs each job. opts NULL = defaults. 0, LN_EINVAL, LN_ENOMEM, LN_EAGAIN
+ * (threads), LN_EFORK. Nothing runs until ln_worker_run. */
+LN_EXTERN int ln_worker_create(ln_worker **out, ln_jobs *jobs,
+                               const char *queue, ln_job_handler fn,
+                               void *ctx, const ln_worker_opts *opts);
+
+/* Take and run jobs on the calling thread's behalf until ln_worker_stop, a
+ * limit (max_jobs) or, with exit_when_empty, an empty queue. On stop it
+ * takes nothing more, waits grace_ms for running handlers, then releases
+ * the jobs still running back to waiting (their handlers see
+ * ln_job_canceled() == 1 and their outcome is discarded) and returns once
+ * every handler has returned. Returns 0, or the store error that ended the
+ * run (LN_EBACKEND, LN_ENOSPC, ...; see ln_jobs_errmsg). Call from one
+ * thread at a time; it may be called again after it returned. */
+LN_EXTERN int ln_worker_run(ln_worker *w);
+
+/* Ask ln_worker_run to stop (a stop before ln_worker_run makes it return
+ * at once). Any thread; async-signal-safe (a SIGTERM handler may call it).
+ * NULL is a no-op. */
+LN_EXTERN void ln_worker_stop(ln_worker *w);
+
+/* What the worker has done so far (over all its runs). */
+typedef struct ln_worker_stats {
+    uint64_t taken;         /* jobs taken from the store */
+    uint64_t completed;     /* runs recorded as completed */
+    uint64_t failed;        /* runs that failed for good (no attempts left) */
+    uint64_t retried;       /* failed runs put back for a retry */
+    uint64_t stale;         /* outcomes or renewals refused: lease lost */
+    uint64_t stalled_found; /* lapsed leases this worker recovered */
+    uint64_t released;      /* jobs given back at a graceful stop */
+} ln_worker_stats;
+
+/* Copy the counters to *out. Any thread, also while the worker runs. */
+LN_EXTERN void ln_worker_get_stats(const ln_worker *w, ln_worker_stats *out);
+
+/* Free the worker (not while ln_worker_run runs). NULL is a no-op. */
+LN_EXTERN void ln_worker_destroy(ln_worker *w);
+
+/* ------------------------------------------------------------------------ */
+/* Inside a handler (the job's thread only, until the handler returns)       */
+
+LN_EXTERN const char *ln_job_id(const ln_job *job);
+LN_EXTERN const char *ln_job_name(const ln_job *job);
+LN_EXTERN const char *ln_job_queue(const ln_job *job);
+/* The data JSON text; owned by the job. */
+LN_EXTERN const char *ln_job_data(const ln_job *job);
+/* 1 on the first run, counting every run started (retries and stalls). */
+LN_EXTERN int ln_job_attempt(const ln_job *job);
+/* The traceparent / tracestate given at add, or NULL. */
+LN_EXTERN const char *ln_job_traceparent(const ln_job *job);
+LN_EXTERN const char *ln_job_tracestate(const ln_job *job);
+
+/* Store json (valid JSON, at most max_data_size) as the job's return value
+ * when the handler returns 0. Copies it. 0, LN_EINVAL (not JSON, too
+ * large, or bad argument), LN_ENOMEM. */
+LN_EXTERN int ln_job_set_result(ln_job *job, const char *json);
+
+/* Record why the job failed (copied; NULL = "failed") and return
+ * LN_EFAILED, so a handler can `return ln_job_fail(job, "no such user");`. */
+LN_EXTERN int ln_job_fail(ln_job *job, const char *reason);
+
+/* Store a progress value (JSON) now, visible to ln_jobs_get. 0,
+ * LN_EINVAL (not JSON or too large), LN_ESTALE (the lease was lost), LN_EBACKEND. */
+LN_EXTERN int ln_job_progress(ln_job *job, const char *json);
+
+/* Append a log line (<= 64 KiB) to the job now. Errors as ln_job_progress. */
+LN_EXTERN int ln_job_log(ln_job *job, const char *line);
+
+/* 1 once the worker gave the job up (stopped past its grace period, or the
+ * lease was lost): the handler should return soon; its outcome is ignored. */
+LN_EXTERN int ln_job_canceled(const ln_job *job);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LANES_JOBS_H */

@@ -1,0 +1,44 @@
+/* front.h - private to the jobs front (jobs.c, validate.c, worker.c): the
+ * handle, its locking, and the checks shared by add and the worker. */
+#ifndef LN_JOBS_FRONT_H
+#define LN_JOBS_FRONT_H
+
+#include "backend.h"
+
+#include <pthread.h>
+#include <sys/types.h>
+
+/* The handle. Every backend op runs with mu held (backend.h's "one op at a
+ * time"); errmsg is written only with mu held, except the LN_EFORK message
+ * in a forked child, which is single-threaded and must not take mu. */
+struct ln_jobs {
+    ln__jobs_be *be;
+    pthread_mutex_t mu;
+    pid_t pid;               /* process that opened it (fork detection) */
+    ln_jobs_opts opts;
+    char errmsg[LN__JOBS_ERRMSG_MAX];
+};
+
+/* Lock the handle for one operation: LN_EINVAL for NULL, LN_EFORK in a
+ * child after fork() (with errmsg), else 0 with mu held. */
+int ln__jobs_enter(ln_jobs *jobs);
+/* Unlock; if err < 0 and the backend wrote a detail, copy it to errmsg
+ * (a detail the front wrote itself is kept). Returns err. */
+int ln__jobs_leave(ln_jobs *jobs, int err);
+/* printf into jobs->errmsg (mu held) and return code. */
+int ln__jobs_err(ln_jobs *jobs, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Validation (validate.c). Each returns 0 or a code, writing the reason
+ * (prefixed by 'what', e.g. "job 3: ") to errmsg/errsize. */
+int ln__jobs_check_name(const char *s, size_t max, const char *what,
+                        char *err, size_t errsize);
+int ln__jobs_check_id(const char *id, char *err, size_t errsize);
+/* data must be JSON (any value) of at most max bytes, else LN_EINVAL with
+ * the reason in err. *len gets strlen(data). */
+int ln__jobs_check_json(const char *data, size_t max, size_t *len,
+                        const char *what, char *err, size_t errsize);
+int ln__jobs_check_opts(const ln_job_opts *o, char *err, size_t errsize);
+int ln__jobs_check_traceparent(const char *tp);
+
+#endif

@@ -1,0 +1,411 @@
+/* jobs.c - the backend-neutral front of the job queue: opening a store by
+ * URL, adding jobs (validated here, stored by the backend) and the
+ * administration calls. Every call checks its arguments, refuses to run in
+ * a forked child, then runs one backend op with the handle's mutex held. */
+#include "front.h"
+
+#include "../internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_URL "sqlite:lanes.db"
+#define LIST_LIMIT_MAX 10000
+/* The longest store-numbered id ("9223372036854775807") plus NUL. */
+#define NUMERIC_ID_SIZE 21
+
+/* ------------------------------------------------------------ the handle */
+
+int ln__jobs_enter(ln_jobs *jobs) {
+    if (jobs == NULL) return LN_EINVAL;
+    /* Before locking: in a child the mutex may have been copied while
+     * another thread of the parent held it. pid never changes after open. */
+    if (getpid() != jobs->pid) {
+        snprintf(jobs->errmsg, sizeof jobs->errmsg,
+                 "this handle was opened by process %ld; a child after "
+                 "fork() must open its own", (long)jobs->pid);
+        return LN_EFORK;
+    }
+    pthread_mutex_lock(&jobs->mu);
+    return 0;
+}
+
+int ln__jobs_leave(ln_jobs *jobs, int err) {
+    ln__jobs_be *be = jobs->be;
+    if (err < 0 && be->errmsg[0] != '\0')
+        memcpy(jobs->errmsg, be->errmsg, sizeof jobs->errmsg);
+    else if (err < 0 && jobs->errmsg[0] == '\0')
+        snprintf(jobs->errmsg, sizeof jobs->errmsg, "%s", ln_strerror(err));
+    be->errmsg[0] = '\0';
+    pthread_mutex_unlock(&jobs->mu);
+    return err;
+}
+
+int ln__jobs_err(ln_jobs *jobs, int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(jobs->errmsg, sizeof jobs->errmsg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* Enter, and fail with the validation message msg if code != 0. */
+static int enter_checked(ln_jobs *jobs, int code, const char *msg) {
+    int err = ln__jobs_enter(jobs);
+    if (err != 0) return err;
+    if (code != 0) {
+        ln__jobs_err(jobs, code, "%s", msg);
+        pthread_mutex_unlock(&jobs->mu);
+    }
+    return code;
+}
+
+void ln_jobs_opts_init(ln_jobs_opts *opts) {
+    if (opts == NULL) return;
+    memset(opts, 0, sizeof *opts);
+    opts->max_data_size = LN_JOB_DATA_MAX_DEFAULT;
+    opts->busy_timeout_ms = 30000;
+}
+
+int ln_jobs_open(ln_jobs **out, const char *url) {
+    return ln_jobs_open_ex(out, url, NULL, NULL, 0);
+}
+
+int ln_jobs_open_ex(ln_jobs **out, const char *url, const ln_jobs_opts *opts,
+                    char *errmsg, size_t errmsg_size) {
+    char scratch[LN__JOBS_ERRMSG_MAX];
+    if (errmsg == NULL || errmsg_size == 0) {
+        errmsg = scratch;
+        errmsg_size = sizeof scratch;
+    }
+    errmsg[0] = '\0';
+    if (out == NULL) {
+        snprintf(errmsg, errmsg_size, "out must not be NULL");
+        return LN_EINVAL;
+    }
+    ln_jobs_opts o;
+    ln_jobs_opts_init(&o);
+    if (opts != NULL) o = *opts;
+    if (o.max_data_size < 2 || o.max_data_size > (size_t)1 << 30) {
+        snprintf(errmsg, errmsg_size, "max_data_size must be 2..2^30 bytes");
+        return LN_EINVAL;
+    }
+    if (url == NULL) url = DEFAULT_URL;
+    ln__jobs_be *be = NULL;
+    int err;
+    if (strncmp(url, "sqlite:", 7) == 0) {
+        err = ln__jobs_sqlite_open(&be, url, &o, errmsg, errmsg_size);
+    } else if (strncmp(url, "redis://", 8) == 0 ||
+               strncmp(url, "rediss://", 9) == 0 ||
+               strncmp(url, "unix:", 5) == 0) {
+#ifdef LN_HAVE_REDIS
+        err = ln__jobs_redis_open(&be, url, &o, errmsg, errmsg_size);
+#else
+        snprintf(errmsg, errmsg_size,
+                 "'%s': built without Redis support (hiredis not found)", url);
+        err = LN_ENOTSUP;
+#endif
+    } else {
+        snprintf(errmsg, errmsg_size,
+                 "'%s': unknown store URL (use sqlite:PATH or "
+                 "redis://HOST:PORT/DB)", url);
+        err = LN_EINVAL;
+    }
+    if (err != 0) return err;
+    ln_jobs *jobs = ln__calloc(1, sizeof *jobs);
+    if (jobs == NULL || pthread_mutex_init(&jobs->mu, NULL) != 0) {
+        ln__free(jobs);
+        be->ops->close(be, 0);
+        snprintf(errmsg, errmsg_size, "out of memory");
+        return LN_ENOMEM;
+    }
+    jobs->be = be;
+    jobs->pid = getpid();
+    jobs->opts = o;
+    *out = jobs;
+    return 0;
+}
+
+void ln_jobs_close(ln_jobs *jobs) {
+    if (jobs == NULL) return;
+    int forked = getpid() != jobs->pid;
+    jobs->be->ops->close(jobs->be, forked);
+    if (!forked) pthread_mutex_destroy(&jobs->mu); /* see ln__jobs_enter */
+    ln__free(jobs);
+}
+
+const char *ln_jobs_errmsg(const ln_jobs *jobs) {
+    return jobs != NULL ? jobs->errmsg : "no handle";
+}
+
+/* ----------------------------------------------------------------- adding */
+
+void ln_job_opts_init(ln_job_opts *opts) {
+    if (opts == NULL) return;
+    memset(opts, 0, sizeof *opts);
+    opts->attempts = 1;
+    opts->backoff = LN_BACKOFF_FIXED;
+    opts->remove_on_complete.mode = LN_KEEP_ALL;
+    opts->remove_on_fail.mode = LN_KEEP_ALL;
+}
+
+/* Check spec i and fill nj. Returns 0 or a code with msg set. */
+static int prepare_job(const ln_jobs *jobs, const ln_job_spec *spec, size_t i,
+                       size_t n, size_t id_size, ln__job_new *nj, char *msg,
+                       size_t msgsize) {
+    char what[48], err[LN__JOBS_ERRMSG_MAX - 48];
+    if (n > 1)
+        snprintf(what, sizeof what, "job %zu: ", i);
+    else
+        what[0] = '\0';
+    int rc = ln__jobs_check_name(spec->name, LN_JOB_NAME_MAX, "job name", err,
+                                 sizeof err);
+    if (rc == 0) {
+        if (spec->opts != NULL) {
+            nj->opts = *spec->opts;
+        } else {
+            ln_job_opts_init(&nj->opts);
+        }
+        rc = ln__jobs_check_opts(&nj->opts, err, sizeof err);
+    }
+    if (rc == 0) {
+        nj->name = spec->name;
+        nj->data = spec->data_json != NULL ? spec->data_json : "{}";
+        rc = ln__jobs_check_json(nj->data, jobs->opts.max_data_size,
+                                 &nj->data_len, "data", err, sizeof err);
+    }
+    if (rc == 0 && id_size != 0) {
+        size_t need = nj->opts.job_id != NULL ? strlen(nj->opts.job_id) + 1
+                                              : NUMERIC_ID_SIZE;
+        if (need > id_size) {
+            snprintf(err, sizeof err, "id_size %zu is too small for the id "
+                     "(%zu bytes needed)", id_size, need);
+            rc = LN_ERANGE;
+        }
+    }
+    if (rc != 0) snprintf(msg, msgsize, "%s%s", what, err);
+    return rc;
+}
+
+int ln_jobs_add_bulk(ln_jobs *jobs, const char *queue,
+                     const ln_job_spec *specs, size_t n, char *ids,
+                     size_t id_size) {
+    if (jobs == NULL) return LN_EINVAL;
+    char msg[LN__JOBS_ERRMSG_MAX] = "";
+    int code = ln__jobs_check_name(queue, LN_JOB_QUEUE_MAX, "queue name", msg,
+                                   sizeof msg);
+    if (code == 0 && n > 0 && specs == NULL) {
+        snprintf(msg, sizeof msg, "specs must not be NULL");
+        code = LN_EINVAL;
+    }
+    if (code == 0 && ids != NULL && id_size == 0) {
+        snprintf(msg, sizeof msg, "id_size must not be 0");
+        code = LN_EINVAL;
+    }
+    if (code != 0) return enter_checked(jobs, code, msg);
+    if (n == 0) {
+        int err = ln__jobs_enter(jobs);
+        return err != 0 ? err : ln__jobs_leave(jobs, 0);
+    }
+    ln__job_new one;
+    ln__job_new *nj = &one;
+    if (n == 1)
+        memset(&one, 0, sizeof one);
+    else if ((nj = ln__calloc(n, sizeof *nj)) == NULL)
+        return enter_checked(jobs, LN_ENOMEM, "out of memory");
+    /* Validate outside the lock: parsing JSON must not hold up the other
+     * threads of the handle. */
+    for (size_t i = 0; i < n && code == 0; i++)
+        code = prepare_job(jobs, &specs[i], i, n, ids != NULL ? id_size : 0,
+                           &nj[i], msg, sizeof msg);
+    int err = enter_checked(jobs, code, msg);
+    if (err == 0) {
+        err = ln__jobs_leave(jobs, jobs->be->ops->add(jobs->be, queue, nj, n));
+        if (err == 0 && ids != NULL)
+            for (size_t i = 0; i < n; i++)
+                snprintf(ids + i * id_size, id_size, "%s", nj[i].id);
+    }
+    if (nj != &one) ln__free(nj);
+    return err;
+}
+
+int ln_jobs_add(ln_jobs *jobs, const char *queue, const char *name,
+                const char *data_json, const ln_job_opts *opts, char *id,
+                size_t id_size) {
+    ln_job_spec spec = {name, data_json, opts};
+    return ln_jobs_add_bulk(jobs, queue, &spec, 1, id, id_size);
+}
+
+/* --------------------------------------------------------- administration */
+
+/* Validate queue, then enter. */
+static int enter_q(ln_jobs *jobs, const char *queue) {
+    char msg[LN__JOBS_ERRMSG_MAX];
+    int code = ln__jobs_check_name(queue, LN_JOB_QUEUE_MAX, "queue name", msg,
+                                   sizeof msg);
+    return enter_checked(jobs, code, msg);
+}
+
+/* Validate queue and a job id (any id a job can have), then enter. */
+static int enter_qid(ln_jobs *jobs, const char *queue, const char *id) {
+    char msg[LN__JOBS_ERRMSG_MAX];
+    int code = ln__jobs_check_name(queue, LN_JOB_QUEUE_MAX, "queue name", msg,
+                                   sizeof msg);
+    if (code == 0)
+        code = ln__jobs_check_name(id, LN_JOB_ID_MAX, "job id", msg,
+                                   sizeof msg);
+    return enter_checked(jobs, code, msg);
+}
+
+int ln_jobs_counts(ln_jobs *jobs, const char *queue, ln_job_counts *counts) {
+    if (counts == NULL) return enter_checked(jobs, LN_EINVAL, "counts is NULL");
+    int err = enter_q(jobs, queue);
+    if (err != 0) return err;
+    return ln__jobs_leave(jobs, jobs->be->ops->counts(jobs->be, queue, counts));
+}
+
+int ln_jobs_get(ln_jobs *jobs, const char *queue, const char *id,
+                ln_job_info *info) {
+    if (info == NULL) return enter_checked(jobs, LN_EINVAL, "info is NULL");
+    memset(info, 0, sizeof *info);
+    int err = enter_qid(jobs, queue, id);
+    if (err != 0) return err;
+    return ln__jobs_leave(jobs, jobs->be->ops->get(jobs->be, queue, id, info));
+}
+
+int ln_jobs_list(ln_jobs *jobs, const char *queue, int state, size_t offset,
+                 size_t limit, ln_job_info **out, size_t *n) {
+    if (out == NULL || n == NULL)
+        return enter_checked(jobs, LN_EINVAL, "out and n must not be NULL");
+    *out = NULL;
+    *n = 0;
+    if (state < 0 || state >= LN_JOB_NSTATES)
+        return enter_checked(jobs, LN_EINVAL, "unknown job state");
+    if (limit < 1 || limit > LIST_LIMIT_MAX)
+        return enter_checked(jobs, LN_EINVAL, "limit must be 1..10000");
+    int err = enter_q(jobs, queue);
+    if (err != 0) return err;
+    return ln__jobs_leave(jobs, jobs->be->ops->list(jobs->be, queue, state,
+                                                    offset, limit, out, n));
+}
+
+int ln_jobs_logs(ln_jobs *jobs, const char *queue, const char *id,
+                 char ***lines, size_t *n) {
+    if (lines == NULL || n == NULL)
+        return enter_checked(jobs, LN_EINVAL, "lines and n must not be NULL");
+    *lines = NULL;
+    *n = 0;
+    int err = enter_qid(jobs, queue, id);
+    if (err != 0) return err;
+    return ln__jobs_leave(jobs,
+                          jobs->be->ops->logs(jobs->be, queue, id, lines, n));
+}
+
+void ln_jobs_free_lines(char **lines, size_t n) {
+    if (lines == NULL) return;
+    for (size_t i = 0; i < n; i++) ln__free(lines[i]);
+    ln__free(lines);
+}
+
+int ln_jobs_retry(ln_jobs *jobs, const char *queue, const char *id) {
+    size_t count;
+    int err = enter_qid(jobs, queue, id);
+    if (err != 0) return err;
+    return ln__jobs_leave(jobs,
+                          jobs->be->ops->retry(jobs->be, queue, id, &count));
+}
+
+int ln_jobs_retry_all(ln_jobs *jobs, const char *queue, size_t *count) {
+    size_t c = 0;
+    int err = enter_q(jobs, queue);
+    if (err != 0) return err;
+    err = ln__jobs_leave(jobs, jobs->be->ops->retry(jobs->be, queue, NULL, &c));
+    if (count != NULL) *count = err == 0 ? c : 0;
+    return err;
+}
+
+int ln_jobs_remove(ln_jobs *jobs, const char *queue, const char *id) {
+    int err = enter_qid(jobs, queue, id);
+    if (err != 0) return err;
+    return ln__jobs_leave(jobs, jobs->be->ops->remove(jobs->be, queue, id));
+}
+
+int ln_jobs_clean(ln_jobs *jobs, const char *queue, int state, int64_t age_ms,
+                  uint64_t keep, size_t *removed) {
+    size_t r = 0;
+    if (state != LN_JOB_COMPLETED && state != LN_JOB_FAILED)
+        return enter_checked(jobs, LN_EINVAL,
+                             "clean removes completed or failed jobs only");
+    int err = enter_q(jobs, queue);
+    if (err != 0) return err;
+    err = ln__jobs_leave(jobs, jobs->be->ops->clean(jobs->be, queue, state,
+                                                    age_ms, keep, &r));
+    if (removed != NULL) *removed = err == 0 ? r : 0;
+    return err;
+}
+
+static int set_paused(ln_jobs *jobs, const char *queue, int paused) {
+    int err = enter_q(jobs, queue);
+    if (err != 0) return err;
+    return ln__jobs_leave(jobs, jobs->be->ops->pause(jobs->be, queue, paused));
+}
+int ln_jobs_pause(ln_jobs *jobs, const char *queue) {
+    return set_paused(jobs, queue, 1);
+}
+int ln_jobs_resume(ln_jobs *jobs, const char *queue) {
+    return set_paused(jobs, queue, 0);
+}
+
+int ln_jobs_is_paused(ln_jobs *jobs, const char *queue, int *paused) {
+    if (paused == NULL) return enter_checked(jobs, LN_EINVAL, "paused is NULL");
+    int err = enter_q(jobs, queue);
+    if (err != 0) return err;
+    return ln__jobs_leave(jobs,
+                          jobs->be->ops->is_paused(jobs->be, queue, paused));
+}
+
+int ln_jobs_drain(ln_jobs *jobs, const char *queue, size_t *removed) {
+    size_t r = 0;
+    int err = enter_q(jobs, queue);
+    if (err != 0) return err;
+    err = ln__jobs_leave(jobs, jobs->be->ops->drain(jobs->be, queue, &r));
+    if (removed != NULL) *removed = err == 0 ? r : 0;
+    return err;
+}
+
+/* ------------------------------------------------------------ job records */
+
+static const char *const state_names[LN_JOB_NSTATES] = {
+    "waiting", "delayed", "prioritized", "active", "completed", "failed",
+    "paused"};
+
+const char *ln_job_state_name(int state) {
+    return state >= 0 && state < LN_JOB_NSTATES ? state_names[state]
+                                                : "unknown";
+}
+
+int ln_job_state_parse(const char *s) {
+    for (int i = 0; s != NULL && i < LN_JOB_NSTATES; i++)
+        if (strcmp(s, state_names[i]) == 0) return i;
+    return LN_EINVAL;
+}
+
+void ln_job_info_clear(ln_job_info *info) {
+    if (info == NULL) return;
+    ln__free(info->name);
+    ln__free(info->data);
+    ln__free(info->result);
+    ln__free(info->failed_reason);
+    ln__free(info->progress);
+    ln__free(info->traceparent);
+    ln__free(info->tracestate);
+    memset(info, 0, sizeof *info);
+}
+
+void ln_job_info_free_array(ln_job_info *infos, size_t n) {
+    if (infos == NULL) return;
+    for (size_t i = 0; i < n; i++) ln_job_info_clear(&infos[i]);
+    ln__free(infos);
+}

@@ -1,0 +1,618 @@
+/* sqlite.c - the SQLite job store: URL, connection, schema and migrations,
+ * the statement cache and error mapping. The ops are in sqlite_ops.c (add
+ * and administration) and sqlite_work.c (the worker path).
+ *
+ * DESIGN
+ * One table holds every job (lanes_jobs), keyed by an AUTOINCREMENT rowid
+ * that doubles as the public id of store-numbered jobs, so ids are never
+ * reused; caller ids live in 'cid' under a partial unique index. Each hot
+ * path has its own partial index (ready jobs by priority and order, delayed
+ * by due time, active by lease expiry, completed/failed by finish time), so
+ * add, take, complete, renew, promote and stalled recovery are each an
+ * O(log n) index operation. Every write runs in BEGIN IMMEDIATE under the
+ * connection's busy timeout: a writer waits for the lock up front instead
+ * of failing with SQLITE_BUSY when it upgrades. Times come from SQLite's
+ * clock (julianday('now') in ms), read once per transaction, so every
+ * process on the machine compares leases against the same clock.
+ * The database runs in WAL mode, synchronous=NORMAL by default (durable
+ * across process crashes, the last commits may roll back on power loss) or
+ * FULL with ?sync=full (the WAL is fsynced at every commit).
+ *
+ * Disk full (beanstalkd reserves room for a job's delete record; this is
+ * the same idea): next to the database a file PATH-reserve of ?reserve=
+ * BYTES (default 4 MiB) is kept allocated. Adds refuse with LN_ENOSPC
+ * unless the reserve is whole, so they never eat it. When a worker's write
+ * fails for lack of space, the reserve is freed and the write retried; the
+ * WAL auto-checkpoint is sized to the reserve (reserve / page size pages),
+ * so one checkpoint's worth of new pages always fits, and while the
+ * reserve is freed every worker write is followed by a checkpoint, which
+ * lets SQLite reuse the WAL from its start instead of growing it. Jobs
+ * already stored can therefore still be taken and finished on a full disk;
+ * once twice the reserve is free again, the next add restores it.
+ */
+#include "sqlite_int.h"
+
+#include "../internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+/* Schema version this code writes; stored in PRAGMA user_version. */
+#define SQ_SCHEMA_VERSION 1
+/* PRAGMA application_id of a lanes store: "LNJB". */
+#define SQ_APPLICATION_ID 0x4C4E4A42
+
+#define NOW_SQL "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
+
+/* Columns read into ln_job_info by sq_read_info (sqlite_ops.c), in order. */
+#define INFO_COLS                                                           \
+    "rid, cid, state, name, data, result, reason, progress, traceparent, "  \
+    "tracestate, priority, seq < 0, attempts, attempts_made, started, "     \
+    "stalled, backoff, backoff_ms, created_at, run_at, started_at, "        \
+    "finished_at, COALESCE((SELECT q.paused FROM lanes_queues q "           \
+    "WHERE q.name = j.queue), 0)"
+
+#define DONE_STMTS(st)                                                        \
+    "DELETE FROM lanes_jobs WHERE rid IN (SELECT rid FROM lanes_jobs "       \
+    "WHERE queue = ?1 AND state = " #st " ORDER BY finished_at DESC, rid DESC " \
+    "LIMIT -1 OFFSET ?2) AND finished_at < ?3"
+
+static const char *const sql_text[S_COUNT_] = {
+    [S_BEGIN_W] = "BEGIN IMMEDIATE",
+    [S_BEGIN_R] = "BEGIN",
+    [S_COMMIT] = "COMMIT",
+    [S_ROLLBACK] = "ROLLBACK",
+    [S_NOW] = "SELECT " NOW_SQL,
+    [S_ADD] =
+        "INSERT INTO lanes_jobs(queue, cid, name, data, state, priority, "
+        "run_at, delay, attempts, backoff, backoff_ms, keep_c_mode, "
+        "keep_c_val, keep_f_mode, keep_f_val, traceparent, tracestate, "
+        "created_at) VALUES(?1, ?2, ?3, ?4, CASE WHEN ?5 > 0 THEN 1 ELSE 0 "
+        "END, ?6, ?7 + ?5, ?5, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?7) "
+        "ON CONFLICT(queue, cid) WHERE cid IS NOT NULL DO NOTHING",
+    [S_ADD_LIFO] = "UPDATE lanes_jobs SET seq = -rid WHERE rid = ?1",
+    [S_GET_RID] = "SELECT " INFO_COLS
+                  " FROM lanes_jobs j WHERE rid = ?2 AND queue = ?1",
+    [S_GET_CID] = "SELECT " INFO_COLS
+                  " FROM lanes_jobs j WHERE queue = ?1 AND cid = ?2",
+    [S_RID_OF_CID] = "SELECT rid, state FROM lanes_jobs WHERE queue = ?1 AND "
+                     "cid = ?2",
+    [S_COUNTS] =
+        "SELECT (SELECT count(*) FROM lanes_jobs WHERE queue = ?1 AND "
+        "state = 0 AND priority = 0), (SELECT count(*) FROM lanes_jobs "
+        "WHERE queue = ?1 AND state = 0 AND priority > 0), (SELECT count(*) "
+        "FROM lanes_jobs WHERE queue = ?1 AND state = 1), (SELECT count(*) "
+        "FROM lanes_jobs WHERE queue = ?1 AND state = 3), (SELECT count(*) "
+        "FROM lanes_jobs WHERE queue = ?1 AND state = 4), (SELECT count(*) "
+        "FROM lanes_jobs WHERE queue = ?1 AND state = 5), COALESCE((SELECT "
+        "paused FROM lanes_queues WHERE name = ?1), 0)",
+    [S_LIST_WAITING] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue = "
+                       "?1 AND state = 0 AND priority = 0 ORDER BY seq, rid "
+                       "LIMIT ?2 OFFSET ?3",
+    [S_LIST_PRIORITIZED] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE "
+                           "queue = ?1 AND state = 0 AND priority > 0 ORDER "
+                           "BY priority, seq, rid LIMIT ?2 OFFSET ?3",
+    [S_LIST_READY] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue = ?1 "
+                     "AND state = 0 ORDER BY priority, seq, rid LIMIT ?2 "
+                     "OFFSET ?3",
+    [S_LIST_DELAYED] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue = "
+                       "?1 AND state = 1 ORDER BY run_at, rid LIMIT ?2 "
+                       "OFFSET ?3",
+    [S_LIST_ACTIVE] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue = "
+                      "?1 AND state = 3 ORDER BY lease_until, rid LIMIT ?2 "
+                      "OFFSET ?3",
+    [S_LIST_COMPLETED] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue "
+                         "= ?1 AND state = 4 ORDER BY finished_at DESC, rid "
+                         "DESC LIMIT ?2 OFFSET ?3",
+    [S_LIST_FAILED] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue = "
+                      "?1 AND state = 5 ORDER BY finished_at DESC, rid DESC "
+                      "LIMIT ?2 OFFSET ?3",
+    [S_LOGS] = "SELECT line FROM lanes_logs WHERE rid = ?1 ORDER BY seq",
+    [S_STATE_OF] = "SELECT rid, state FROM lanes_jobs WHERE rid = ?2 AND queue "
+                   "= ?1",
+    [S_RETRY_ONE] = "UPDATE lanes_jobs SET state = 0, attempts_made = 0, "
+                    "reason = NULL, finished_at = NULL, run_at = ?2 WHERE "
+                    "rid = ?1 AND state = 5",
+    [S_RETRY_ALL] = "UPDATE lanes_jobs SET state = 0, attempts_made = 0, "
+                    "reason = NULL, finished_at = NULL, run_at = ?2 WHERE "
+                    "queue = ?1 AND state = 5",
+    [S_REMOVE] = "DELETE FROM lanes_jobs WHERE rid = ?1 AND state <> 3",
+    [S_CLEAN_COMPLETED] = DONE_STMTS(4),
+    [S_CLEAN_FAILED] = DONE_STMTS(5),
+    [S_PAUSE] = "INSERT INTO lanes_queues(name, paused) VALUES(?1, ?2) ON "
+                "CONFLICT(name) DO UPDATE SET paused = excluded.paused",
+    [S_IS_PAUSED] = "SELECT paused FROM lanes_queues WHERE name = ?1",
+    [S_DRAIN_READY] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 0",
+    [S_DRAIN_DELAYED] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 1",
+    [S_COMPLETE] = "UPDATE lanes_jobs SET state = 4, result = ?4, finished_at "
+                   "= ?3, lease_until = NULL WHERE rid = ?1 AND token = ?2 "
+                   "AND state = 3 RETURNING keep_c_mode, keep_c_val",
+    [S_RETRY_RUN] = "UPDATE lanes_jobs SET state = CASE WHEN ?4 > 0 THEN 1 "
+                    "ELSE 0 END, run_at = ?3 + ?4, attempts_made = "
+                    "attempts_made + 1, reason = ?5, lease_until = NULL "
+                    "WHERE rid = ?1 AND token = ?2 AND state = 3",
+    [S_FAIL] = "UPDATE lanes_jobs SET state = 5, attempts_made = "
+               "attempts_made + 1, reason = ?4, finished_at = ?3, "
+               "lease_until = NULL WHERE rid = ?1 AND token = ?2 AND state "
+               "= 3 RETURNING keep_f_mode, keep_f_val",
+    [S_DELETE_RID] = "DELETE FROM lanes_jobs WHERE rid = ?1",
+    [S_TRIM_COUNT_C] = "DELETE FROM lanes_jobs WHERE rid IN (SELECT rid FROM "
+                       "lanes_jobs WHERE queue = ?1 AND state = 4 ORDER BY "
+                       "finished_at DESC, rid DESC LIMIT -1 OFFSET ?2)",
+    [S_TRIM_COUNT_F] = "DELETE FROM lanes_jobs WHERE rid IN (SELECT rid FROM "
+                       "lanes_jobs WHERE queue = ?1 AND state = 5 ORDER BY "
+                       "finished_at DESC, rid DESC LIMIT -1 OFFSET ?2)",
+    [S_TRIM_AGE_C] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 4 "
+                     "AND finished_at < ?2",
+    [S_TRIM_AGE_F] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 5 "
+                     "AND finished_at < ?2",
+    [S_RENEW] = "UPDATE lanes_jobs SET lease_until = ?3 WHERE rid = ?1 AND "
+                "token = ?2 AND state = 3",
+    [S_PROMOTE] = "UPDATE lanes_jobs SET state = 0 WHERE queue = ?1 AND "
+                  "state = 1 AND run_at <= ?2",
+    [S_TAKE] = "UPDATE lanes_jobs SET state = 3, token = token + 1, started = "
+               "started + 1, started_at = ?2, lease_until = ?2 + ?3 WHERE "
+               "rid IN (SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state "
+               "= 0 AND NOT EXISTS (SELECT 1 FROM lanes_queues q WHERE q.name "
+               "= ?1 AND q.paused) ORDER BY priority, seq, rid LIMIT ?4) "
+               "RETURNING rid, cid, name, data, token, started, "
+               "attempts_made, attempts, backoff, backoff_ms, traceparent, "
+               "tracestate, priority, seq",
+    [S_NEXT_DUE] = "SELECT MIN(run_at) - ?2 FROM lanes_jobs WHERE queue = ?1 "
+                   "AND state = 1",
+    [S_HAS_WORK] = "SELECT NOT EXISTS (SELECT 1 FROM lanes_queues q WHERE "
+                   "q.name = ?1 AND q.paused) AND (EXISTS (SELECT 1 FROM "
+                   "lanes_jobs WHERE queue = ?1 AND state = 0) OR EXISTS "
+                   "(SELECT 1 FROM lanes_jobs WHERE queue = ?1 AND state = 1 "
+                   "AND run_at <= " NOW_SQL "))",
+    [S_STALLED] =
+        "UPDATE lanes_jobs SET stalled = stalled + 1, token = token + 1, "
+        "lease_until = NULL, state = CASE WHEN stalled + 1 > ?3 THEN 5 ELSE 0 "
+        "END, attempts_made = CASE WHEN stalled + 1 > ?3 THEN attempts_made "
+        "+ 1 ELSE attempts_made END, reason = CASE WHEN stalled + 1 > ?3 THEN "
+        "?4 ELSE reason END, finished_at = CASE WHEN stalled + 1 > ?3 THEN ?2 "
+        "ELSE finished_at END WHERE queue = ?1 AND state = 3 AND lease_until "
+        "< ?2 RETURNING rid, state, keep_f_mode, keep_f_val",
+    [S_RELEASE] = "UPDATE lanes_jobs SET state = 0, lease_until = NULL, "
+                  "started = started - 1 WHERE rid = ?1 AND token = ?2 AND "
+                  "state = 3",
+    [S_PROGRESS] = "UPDATE lanes_jobs SET progress = ?3 WHERE rid = ?1 AND "
+                   "token = ?2 AND state = 3",
+    [S_LOG] = "INSERT INTO lanes_logs(rid, line) SELECT rid, ?3 FROM "
+              "lanes_jobs WHERE rid = ?1 AND token = ?2 AND state = 3",
+    [S_PENDING] = "SELECT EXISTS (SELECT 1 FROM lanes_jobs WHERE queue = ?1 "
+                  "AND state = 0) OR EXISTS (SELECT 1 FROM lanes_jobs WHERE "
+                  "queue = ?1 AND state = 1) OR EXISTS (SELECT 1 FROM "
+                  "lanes_jobs WHERE queue = ?1 AND state = 3)",
+};
+
+/* Migrations: steps[v] takes a store from user_version v to v + 1. All
+ * steps a store needs run in one transaction with the version bump. */
+static const char *const migrations[SQ_SCHEMA_VERSION] = {
+    /* 0 -> 1: the initial schema. */
+    "CREATE TABLE lanes_queues(name TEXT PRIMARY KEY NOT NULL, "
+    "  paused INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;"
+    "CREATE TABLE lanes_jobs("
+    "  rid INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  queue TEXT NOT NULL, cid TEXT, name TEXT NOT NULL, data TEXT NOT NULL,"
+    "  state INTEGER NOT NULL, priority INTEGER NOT NULL DEFAULT 0,"
+    "  seq INTEGER NOT NULL DEFAULT 0, run_at INTEGER NOT NULL,"
+    "  delay INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 1,"
+    "  attempts_made INTEGER NOT NULL DEFAULT 0,"
+    "  started INTEGER NOT NULL DEFAULT 0, stalled INTEGER NOT NULL DEFAULT 0,"
+    "  backoff INTEGER NOT NULL DEFAULT 0, backoff_ms INTEGER NOT NULL DEFAULT 0,"
+    "  token INTEGER NOT NULL DEFAULT 0, lease_until INTEGER,"
+    "  keep_c_mode INTEGER NOT NULL DEFAULT 0, keep_c_val INTEGER NOT NULL DEFAULT 0,"
+    "  keep_f_mode INTEGER NOT NULL DEFAULT 0, keep_f_val INTEGER NOT NULL DEFAULT 0,"
+    "  created_at INTEGER NOT NULL, started_at INTEGER, finished_at INTEGER,"
+    "  progress TEXT, result TEXT, reason TEXT, traceparent TEXT, tracestate TEXT);"
+    "CREATE UNIQUE INDEX lanes_jobs_cid ON lanes_jobs(queue, cid) "
+    "  WHERE cid IS NOT NULL;"
+    "CREATE INDEX lanes_jobs_ready ON lanes_jobs(queue, priority, seq) "
+    "  WHERE state = 0;"
+    "CREATE INDEX lanes_jobs_delayed ON lanes_jobs(queue, run_at) WHERE state = 1;"
+    "CREATE INDEX lanes_jobs_active ON lanes_jobs(queue, lease_until) "
+    "  WHERE state = 3;"
+    "CREATE INDEX lanes_jobs_completed ON lanes_jobs(queue, finished_at) "
+    "  WHERE state = 4;"
+    "CREATE INDEX lanes_jobs_failed ON lanes_jobs(queue, finished_at) "
+    "  WHERE state = 5;"
+    "CREATE TABLE lanes_logs(seq INTEGER PRIMARY KEY, rid INTEGER NOT NULL,"
+    "  line TEXT NOT NULL);"
+    "CREATE INDEX lanes_logs_rid ON lanes_logs(rid, seq);"
+    "CREATE TRIGGER lanes_jobs_gone AFTER DELETE ON lanes_jobs BEGIN "
+    "  DELETE FROM lanes_logs WHERE rid = old.rid; END;",
+};
+
+/* ---------------------------------------------------------------- errors */
+
+int ln__jobs_be_err(ln__jobs_be *be, int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(be->errmsg, sizeof be->errmsg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static int map_rc(sqlite3 *db, int rc) {
+    int sys = db != NULL ? sqlite3_system_errno(db) : 0;
+    switch (rc & 0xff) {
+    case SQLITE_FULL: return LN_ENOSPC;
+    case SQLITE_NOMEM: return LN_ENOMEM;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB: return LN_ECORRUPT;
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH: return LN_EACCES;
+    case SQLITE_CANTOPEN:
+        return sys == EACCES || sys == EPERM || sys == EROFS ? LN_EACCES
+                                                             : LN_EIO;
+    case SQLITE_IOERR: return sys == ENOSPC ? LN_ENOSPC : LN_EIO;
+    default: return LN_EBACKEND;
+    }
+}
+
+int sq_err(sq_be *be, int rc, const char *what) {
+    const char *msg = be->db != NULL ? sqlite3_errmsg(be->db) : sqlite3_errstr(rc);
+    int sys = be->db != NULL ? sqlite3_system_errno(be->db) : 0;
+    if (sys != 0 && (rc & 0xff) != SQLITE_BUSY)
+        return ln__jobs_be_err(&be->base, map_rc(be->db, rc),
+                               "sqlite: %s: %s (%s)", what, msg, strerror(sys));
+    return ln__jobs_be_err(&be->base, map_rc(be->db, rc), "sqlite: %s: %s",
+                           what, msg);
+}
+
+/* ------------------------------------------------------------ statements */
+
+const char *sq_sql_text(sq_stmt id) {
+    return id >= 0 && id < S_COUNT_ ? sql_text[id] : NULL;
+}
+
+sqlite3_stmt *sq_stmt_get(sq_be *be, sq_stmt id) {
+    sqlite3_stmt *s = be->st[id];
+    if (s != NULL) {
+        sqlite3_reset(s);
+        sqlite3_clear_bindings(s);
+        return s;
+    }
+    int rc = sqlite3_prepare_v3(be->db, sql_text[id], -1,
+                                SQLITE_PREPARE_PERSISTENT, &s, NULL);
+    if (rc != SQLITE_OK) {
+        sq_err(be, rc, "prepare");
+        return NULL;
+    }
+    be->st[id] = s;
+    return s;
+}
+
+int sq_run(sq_be *be, sqlite3_stmt *s, const char *what) {
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    }
+    if (rc != SQLITE_DONE) {
+        rc = sq_err(be, rc, what);
+        sqlite3_reset(s);
+        return rc;
+    }
+    sqlite3_reset(s);
+    return 0;
+}
+
+int sq_exec(sq_be *be, sq_stmt id) {
+    sqlite3_stmt *s = sq_stmt_get(be, id);
+    if (s == NULL) return LN_EBACKEND;
+    return sq_run(be, s, sql_text[id]);
+}
+
+int sq_begin_write(sq_be *be, int64_t *now_ms) {
+    int err = sq_exec(be, S_BEGIN_W);
+    if (err != 0) return err;
+    sqlite3_stmt *s = sq_stmt_get(be, S_NOW);
+    if (s == NULL || sqlite3_step(s) != SQLITE_ROW) {
+        err = s != NULL ? sq_err(be, sqlite3_errcode(be->db), "clock")
+                        : LN_EBACKEND;
+        sq_rollback(be);
+        return err;
+    }
+    *now_ms = sqlite3_column_int64(s, 0);
+    sqlite3_reset(s);
+    return 0;
+}
+
+int sq_commit(sq_be *be) {
+    int err = sq_exec(be, S_COMMIT);
+    if (err != 0) sq_rollback(be);
+    return err;
+}
+
+void sq_rollback(sq_be *be) {
+    if (sqlite3_get_autocommit(be->db)) return;
+    /* Keep the first error's text: ROLLBACK's own failure adds nothing. */
+    char saved[LN__JOBS_ERRMSG_MAX];
+    memcpy(saved, be->base.errmsg, sizeof saved);
+    sqlite3_exec(be->db, "ROLLBACK", NULL, NULL, NULL);
+    memcpy(be->base.errmsg, saved, sizeof saved);
+}
+
+int64_t sq_numeric_id(const char *id) {
+    int64_t v = 0;
+    if (*id == '\0' || *id == '0') return 0;
+    for (const char *p = id; *p; p++) {
+        if (*p < '0' || *p > '9' || v > (INT64_MAX - 9) / 10) return 0;
+        v = v * 10 + (*p - '0');
+    }
+    return v;
+}
+
+/* --------------------------------------------------------- space reserve */
+
+/* 4 MiB: about SQLite's default auto-checkpoint (1000 pages of 4 KiB), so
+ * the default checkpoint rhythm is kept. */
+#define RESERVE_DEFAULT (4 << 20)
+
+/* Bytes the reserve file holds now (its size: it is only ever fallocated
+ * whole or truncated to 0, and st_blocks would mislead on compressing file
+ * systems). */
+static int64_t reserve_held(sq_be *be) {
+    struct stat st;
+    return fstat(be->reserve_fd, &st) == 0 ? (int64_t)st.st_size : 0;
+}
+
+int sq_reserve_check(sq_be *be) {
+    if (be->reserve_fd < 0 || reserve_held(be) >= be->reserve_bytes) return 0;
+    /* Take the reserve back only with as much room again to spare: right
+     * after a worker freed it, the space is that worker's to use. */
+    struct statvfs vfs;
+    int rc = ENOSPC;
+    if (fstatvfs(be->reserve_fd, &vfs) == 0 &&
+        (uint64_t)vfs.f_bavail * vfs.f_frsize >= 2 * (uint64_t)be->reserve_bytes)
+        rc = posix_fallocate(be->reserve_fd, 0, (off_t)be->reserve_bytes);
+    if (rc == 0) return 0;
+    return ln__jobs_be_err(&be->base, LN_ENOSPC,
+                           "disk full: the %lld bytes kept for finishing "
+                           "stored jobs are in use (%s); adds resume when "
+                           "space is freed", (long long)be->reserve_bytes,
+                           strerror(rc));
+}
+
+int sq_reserve_release(sq_be *be) {
+    if (be->reserve_fd < 0 || reserve_held(be) == 0) return 0;
+    return ftruncate(be->reserve_fd, 0) == 0;
+}
+
+void sq_relieve(sq_be *be) {
+    if (be->reserve_fd >= 0 && reserve_held(be) < be->reserve_bytes)
+        sqlite3_wal_checkpoint_v2(be->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+                                  NULL, NULL);
+}
+
+/* ------------------------------------------------------------- open/close */
+
+static void sq_close(ln__jobs_be *b, int forked) {
+    sq_be *be = (sq_be *)b;
+    if (be->reserve_fd >= 0) close(be->reserve_fd);
+    if (!forked) {
+        for (int i = 0; i < S_COUNT_; i++) sqlite3_finalize(be->st[i]);
+        sqlite3_close_v2(be->db);
+    }
+    /* After fork() the connection belongs to the parent: finalizing or
+     * closing it here could checkpoint or unlink its WAL. It is leaked. */
+    ln__free(be);
+}
+
+static const ln__jobs_ops sq_ops = {
+    .version = LN__JOBS_BACKEND_VERSION,
+    .name = "sqlite",
+    .close = sq_close,
+    .add = sq_add,
+    .get = sq_get,
+    .counts = sq_counts,
+    .list = sq_list,
+    .logs = sq_logs,
+    .retry = sq_retry,
+    .remove = sq_remove,
+    .clean = sq_clean,
+    .pause = sq_pause,
+    .is_paused = sq_is_paused,
+    .drain = sq_drain,
+    .step = sq_step,
+    .recover_stalled = sq_recover_stalled,
+    .release = sq_release,
+    .progress = sq_progress,
+    .log = sq_log,
+    .pending = sq_pending,
+};
+
+/* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */
+static int parse_url(sq_be *be, const char *url, char **path,
+                     unsigned *busy_ms) {
+    const char *p = url + strlen("sqlite:");
+    if (strncmp(p, "//", 2) == 0) p += 2; /* sqlite:///abs/path */
+    const char *q = strchr(p, '?');
+    size_t plen = q != NULL ? (size_t)(q - p) : strlen(p);
+    if (plen == 0)
+        return ln__jobs_be_err(&be->base, LN_EINVAL,
+                               "sqlite URL '%s' has no file path", url);
+    while (q != NULL) {
+        const char *k = q + 1;
+        q = strchr(k, '&');
+        size_t klen = q != NULL ? (size_t)(q - k) : strlen(k);
+        char kv[64];
+        if (klen >= sizeof kv)
+            return ln__jobs_be_err(&be->base, LN_EINVAL,
+                                   "sqlite URL parameter too long in '%s'", url);
+        memcpy(kv, k, klen);
+        kv[klen] = '\0';
+        char *end;
+        if (strcmp(kv, "sync=normal") == 0) {
+            be->full_sync = 0;
+        } else if (strcmp(kv, "sync=full") == 0) {
+            be->full_sync = 1;
+        } else if (strncmp(kv, "busy_timeout=", 13) == 0 && kv[13] != '\0' &&
+                   strtoul(kv + 13, &end, 10) <= 3600000 && *end == '\0' &&
+                   kv[13] != '-') {
+            *busy_ms = (unsigned)strtoul(kv + 13, NULL, 10);
+        } else if (strncmp(kv, "reserve=", 8) == 0 && kv[8] >= '0' &&
+                   kv[8] <= '9' && strtoll(kv + 8, &end, 10) <= (1LL << 40) &&
+                   *end == '\0') {
+            be->reserve_bytes = strtoll(kv + 8, NULL, 10);
+        } else {
+            return ln__jobs_be_err(&be->base, LN_EINVAL,
+                                   "unknown or invalid sqlite URL parameter "
+                                   "'%s' (known: sync=normal|full, "
+                                   "busy_timeout=MS, reserve=BYTES)", kv);
+        }
+    }
+    *path = ln__malloc(plen + 1);
+    if (*path == NULL) return LN_ENOMEM;
+    memcpy(*path, p, plen);
+    (*path)[plen] = '\0';
+    return 0;
+}
+
+static int pragma_int(sq_be *be, const char *sql, int64_t *out) {
+    sqlite3_stmt *s;
+    int rc = sqlite3_prepare_v2(be->db, sql, -1, &s, NULL);
+    if (rc != SQLITE_OK) return sq_err(be, rc, sql);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) *out = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sq_err(be, rc, sql);
+}
+
+static int exec_sql(sq_be *be, const char *sql, const char *what) {
+    int rc = sqlite3_exec(be->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 0 : sq_err(be, rc, what);
+}
+
+/* Create or migrate the schema, all under one write lock. */
+static int migrate(sq_be *be) {
+    int err = exec_sql(be, "BEGIN IMMEDIATE", "begin schema check");
+    if (err != 0) return err;
+    int64_t version = 0, app = 0, tables = 0;
+    if ((err = pragma_int(be, "PRAGMA user_version", &version)) != 0 ||
+        (err = pragma_int(be, "PRAGMA application_id", &app)) != 0 ||
+        (err = pragma_int(be, "SELECT count(*) FROM sqlite_master WHERE "
+                              "name LIKE 'lanes\\_%' ESCAPE '\\'",
+                          &tables)) != 0)
+        goto fail;
+    if (app != 0 && app != SQ_APPLICATION_ID) {
+        err = ln__jobs_be_err(&be->base, LN_ECORRUPT,
+                              "not a lanes store: application_id is %lld",
+                              (long long)app);
+        goto fail;
+    }
+    if (version > SQ_SCHEMA_VERSION) {
+        err = ln__jobs_be_err(&be->base, LN_ECORRUPT,
+                              "store has schema version %lld; this lanes "
+                              "reads up to %d (upgrade lanes)",
+                              (long long)version, SQ_SCHEMA_VERSION);
+        goto fail;
+    }
+    if (version == 0 && tables != 0) {
+        err = ln__jobs_be_err(&be->base, LN_ECORRUPT,
+                              "store has lanes_* tables but no schema version");
+        goto fail;
+    }
+    for (int64_t v = version; v < SQ_SCHEMA_VERSION; v++)
+        if ((err = exec_sql(be, migrations[v], "schema migration")) != 0)
+            goto fail;
+    if (version < SQ_SCHEMA_VERSION) {
+        char sql[128];
+        snprintf(sql, sizeof sql,
+                 "PRAGMA user_version = %d; PRAGMA application_id = %d",
+                 SQ_SCHEMA_VERSION, SQ_APPLICATION_ID);
+        if ((err = exec_sql(be, sql, "schema version")) != 0) goto fail;
+    }
+    return exec_sql(be, "COMMIT", "commit schema");
+fail:
+    sqlite3_exec(be->db, "ROLLBACK", NULL, NULL, NULL);
+    return err;
+}
+
+static int open_reserve(sq_be *be, const char *path) {
+    if (be->reserve_bytes == 0) return 0;
+    char rpath[4200];
+    snprintf(rpath, sizeof rpath, "%s-reserve", path);
+    be->reserve_fd = open(rpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (be->reserve_fd < 0)
+        return ln__jobs_be_err(&be->base, errno == ENOSPC ? LN_ENOSPC : LN_EIO,
+                               "cannot create %s: %s", rpath, strerror(errno));
+    sq_reserve_check(be); /* a full disk here is no reason to refuse opening */
+    /* One auto-checkpoint's worth of WAL must fit in the reserve. */
+    int64_t page = 4096;
+    int err = pragma_int(be, "PRAGMA page_size", &page);
+    if (err != 0) return err;
+    int64_t pages = be->reserve_bytes / (page > 0 ? page : 4096);
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA wal_autocheckpoint=%lld",
+             (long long)(pages > 16 ? pages : 16));
+    return exec_sql(be, sql, "wal_autocheckpoint");
+}
+
+static int configure(sq_be *be, const char *path, unsigned busy_ms) {
+    int rc = sqlite3_open_v2(path, &be->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                 SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
+                             NULL);
+    if (rc != SQLITE_OK) {
+        int err = sq_err(be, rc, "open");
+        size_t len = strlen(be->base.errmsg);
+        snprintf(be->base.errmsg + len, sizeof be->base.errmsg - len,
+                 " [%s]", path);
+        return err;
+    }
+    sqlite3_busy_timeout(be->db, (int)busy_ms);
+    sqlite3_extended_result_codes(be->db, 1);
+    /* journal_mode=WAL returns the mode in effect; anything else means the
+     * file cannot do WAL (e.g. in-memory): refuse rather than run unsafely. */
+    sqlite3_stmt *s;
+    rc = sqlite3_prepare_v2(be->db, "PRAGMA journal_mode=WAL", -1, &s, NULL);
+    if (rc != SQLITE_OK) return sq_err(be, rc, "journal_mode");
+    rc = sqlite3_step(s);
+    int wal = rc == SQLITE_ROW &&
+              strcmp((const char *)sqlite3_column_text(s, 0), "wal") == 0;
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW) return sq_err(be, rc, "journal_mode");
+    if (!wal)
+        return ln__jobs_be_err(&be->base, LN_EINVAL,
+                               "sqlite: '%s' cannot use WAL mode", path);
+    int err = exec_sql(be, be->full_sync ? "PRAGMA synchronous=FULL"
+                                         : "PRAGMA synchronous=NORMAL",
+                       "synchronous");
+    if (err == 0) err = migrate(be);
+    if (err == 0) err = open_reserve(be, path);
+    return err;
+}
+
+int ln__jobs_sqlite_open(ln__jobs_be **out, const char *url,
+                         const ln_jobs_opts *opts, char *errmsg,
+                         size_t errmsg_size) {
+    sq_be *be = ln__calloc(1, sizeof *be);
+    if (be == NULL) {
+        snprintf(errmsg, errmsg_size, "out of memory");
+        return LN_ENOMEM;
+    }
+    be->base.ops = &sq_ops;
+    be->reserve_fd = -1;
+    be->reserve_bytes = RESERVE_DEFAULT;
+    char *path = NULL;
+    unsigned busy_ms = opts->busy_timeout_ms;
+    int err = parse_url(be, url, &path, &busy_ms);
+    if (err == 0) err = configure(be, path, busy_ms);
+    ln__free(path);
+    if (err != 0) {
+        snprintf(errmsg, errmsg_size, "%s", be->base.errmsg);
+        sq_close(&be->base, 0);
+        return err;
+    }
+    *out = &be->base;
+    return 0;
+}

@@ -1,0 +1,116 @@
+/* sqlite_int.h - private to the SQLite backend (sqlite.c, sqlite_ops.c,
+ * sqlite_work.c): the instance, the statement cache and the schema. */
+#ifndef LN_JOBS_SQLITE_INT_H
+#define LN_JOBS_SQLITE_INT_H
+
+#include "backend.h"
+
+#include <sqlite3.h>
+
+/* Job states as stored in lanes_jobs.state. "prioritized" and "paused" are
+ * not stored: a ready job with priority > 0 is prioritized, and ready jobs
+ * of a paused queue report paused. */
+enum { ST_READY = 0, ST_DELAYED = 1, ST_ACTIVE = 3, ST_COMPLETED = 4,
+       ST_FAILED = 5 };
+
+/* Every statement the backend runs, prepared once on first use and reused
+ * (SQLITE_PREPARE_PERSISTENT). The SQL lives in sqlite.c (sql_text). */
+typedef enum sq_stmt {
+    S_BEGIN_W, S_BEGIN_R, S_COMMIT, S_ROLLBACK, S_NOW,
+    S_ADD, S_ADD_LIFO,
+    S_GET_RID, S_GET_CID, S_RID_OF_CID,
+    S_COUNTS,
+    S_LIST_WAITING, S_LIST_PRIORITIZED, S_LIST_READY, S_LIST_DELAYED,
+    S_LIST_ACTIVE, S_LIST_COMPLETED, S_LIST_FAILED,
+    S_LOGS, S_STATE_OF,
+    S_RETRY_ONE, S_RETRY_ALL, S_REMOVE, S_CLEAN_COMPLETED, S_CLEAN_FAILED,
+    S_PAUSE, S_IS_PAUSED, S_DRAIN_READY, S_DRAIN_DELAYED,
+    S_COMPLETE, S_RETRY_RUN, S_FAIL, S_DELETE_RID,
+    S_TRIM_COUNT_C, S_TRIM_COUNT_F, S_TRIM_AGE_C, S_TRIM_AGE_F,
+    S_RENEW, S_PROMOTE, S_TAKE, S_NEXT_DUE, S_HAS_WORK,
+    S_STALLED, S_RELEASE, S_PROGRESS, S_LOG, S_PENDING,
+    S_COUNT_
+} sq_stmt;
+
+typedef struct sq_be {
+    ln__jobs_be base;           /* must be first */
+    sqlite3 *db;
+    sqlite3_stmt *st[S_COUNT_];
+    int full_sync;              /* ?sync=full */
+    int reserve_fd;             /* PATH-reserve, or -1 (see sqlite.c) */
+    int64_t reserve_bytes;      /* ?reserve=BYTES; 0 = no reserve */
+} sq_be;
+
+/* The disk-space reserve (sqlite.c). Adds call sq_reserve_check first:
+ * LN_ENOSPC unless the reserve is in place (it is restored when space came
+ * back). Worker writes that fail with LN_ENOSPC call sq_reserve_release
+ * (1: released now, retry the write; 0: nothing left to release), and
+ * while the reserve is released sq_relieve checkpoints after each write so
+ * the WAL is reused instead of growing. */
+int sq_reserve_check(sq_be *be);
+int sq_reserve_release(sq_be *be);
+void sq_relieve(sq_be *be);
+
+/* The SQL of a statement (tests check every one's query plan). */
+const char *sq_sql_text(sq_stmt id);
+
+/* The prepared statement id, reset and with bindings cleared, or NULL
+ * (be->base.errmsg set). */
+sqlite3_stmt *sq_stmt_get(sq_be *be, sq_stmt id);
+
+/* Map a SQLite result code to LN_E*, put "what: sqlite message" in errmsg. */
+int sq_err(sq_be *be, int rc, const char *what);
+
+/* Run a statement that returns no rows (BEGIN, COMMIT...). 0 or LN_E*. */
+int sq_exec(sq_be *be, sq_stmt id);
+
+/* Start a write transaction (BEGIN IMMEDIATE, waiting up to the busy
+ * timeout) and read the store clock into *now_ms. On error nothing is open. */
+int sq_begin_write(sq_be *be, int64_t *now_ms);
+/* COMMIT; on failure ROLLBACK. */
+int sq_commit(sq_be *be);
+/* ROLLBACK if a transaction is open; keeps be->base.errmsg. */
+void sq_rollback(sq_be *be);
+
+/* Step a statement that returns no rows or whose rows are ignored:
+ * 0 or LN_E*. */
+int sq_run(sq_be *be, sqlite3_stmt *s, const char *what);
+
+/* Parse a public job id: > 0 for a store-numbered id (decimal), 0 for a
+ * caller id. */
+int64_t sq_numeric_id(const char *id);
+
+/* Apply a queue's retention after a job of queue finished in 'state'
+ * (completed / failed) with the job's keep mode and value. */
+int sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
+                  int mode, int64_t value, int64_t now_ms);
+
+/* Ops implemented in sqlite_ops.c (admin) and sqlite_work.c (worker). */
+int sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n);
+int sq_get(ln__jobs_be *b, const char *queue, const char *id,
+           ln_job_info *info);
+int sq_counts(ln__jobs_be *b, const char *queue, ln_job_counts *c);
+int sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset,
+            size_t limit, ln_job_info **out, size_t *n);
+int sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines,
+            size_t *n);
+int sq_retry(ln__jobs_be *b, const char *queue, const char *id,
+             size_t *count);
+int sq_remove(ln__jobs_be *b, const char *queue, const char *id);
+int sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms,
+             uint64_t keep, size_t *removed);
+int sq_pause(ln__jobs_be *b, const char *queue, int paused);
+int sq_is_paused(ln__jobs_be *b, const char *queue, int *paused);
+int sq_drain(ln__jobs_be *b, const char *queue, size_t *removed);
+int sq_step(ln__jobs_be *b, const char *queue, ln__jobs_step *st);
+int sq_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stalled,
+                       const char *reason, size_t *requeued, size_t *failed);
+int sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs,
+               int *rc, size_t n);
+int sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
+                const char *json);
+int sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
+           const char *line);
+int sq_pending(ln__jobs_be *b, const char *queue, int *pending);
+
+#endif

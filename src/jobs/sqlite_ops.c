@@ -1,0 +1,439 @@
+/* sqlite_ops.c - SQLite backend: adding jobs and administering queues
+ * (get, counts, list, logs, retry, remove, clean, pause, drain). */
+#include "sqlite_int.h"
+
+#include "../internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define BIND_TEXT(s, i, v) sqlite3_bind_text((s), (i), (v), -1, SQLITE_STATIC)
+
+int sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
+    sq_be *be = (sq_be *)b;
+    int64_t now;
+    int err = sq_reserve_check(be); /* adds never use the space reserve */
+    if (err != 0) return err;
+    err = sq_begin_write(be, &now);
+    if (err != 0) return err;
+    for (size_t i = 0; i < n; i++) {
+        ln__job_new *j = &jobs[i];
+        const ln_job_opts *o = &j->opts;
+        sqlite3_stmt *s = sq_stmt_get(be, S_ADD);
+        if (s == NULL) goto fail_backend;
+        BIND_TEXT(s, 1, queue);
+        if (o->job_id != NULL) BIND_TEXT(s, 2, o->job_id);
+        BIND_TEXT(s, 3, j->name);
+        sqlite3_bind_text(s, 4, j->data, (int)j->data_len, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 5, o->delay_ms);
+        sqlite3_bind_int(s, 6, o->priority);
+        sqlite3_bind_int64(s, 7, now);
+        sqlite3_bind_int(s, 8, o->attempts);
+        sqlite3_bind_int(s, 9, o->backoff);
+        sqlite3_bind_int64(s, 10, o->backoff_ms);
+        sqlite3_bind_int(s, 11, o->remove_on_complete.mode);
+        sqlite3_bind_int64(s, 12, o->remove_on_complete.value);
+        sqlite3_bind_int(s, 13, o->remove_on_fail.mode);
+        sqlite3_bind_int64(s, 14, o->remove_on_fail.value);
+        if (o->traceparent != NULL) BIND_TEXT(s, 15, o->traceparent);
+        if (o->tracestate != NULL) BIND_TEXT(s, 16, o->tracestate);
+        if ((err = sq_run(be, s, "add")) != 0) goto fail;
+        if (sqlite3_changes(be->db) == 0) { /* the caller id exists */
+            j->existed = 1;
+            snprintf(j->id, sizeof j->id, "%s", o->job_id);
+            continue;
+        }
+        int64_t rid = sqlite3_last_insert_rowid(be->db);
+        j->existed = 0;
+        if (o->job_id != NULL)
+            snprintf(j->id, sizeof j->id, "%s", o->job_id);
+        else
+            snprintf(j->id, sizeof j->id, "%lld", (long long)rid);
+        if (o->lifo) {
+            if ((s = sq_stmt_get(be, S_ADD_LIFO)) == NULL) goto fail_backend;
+            sqlite3_bind_int64(s, 1, rid);
+            if ((err = sq_run(be, s, "add (lifo)")) != 0) goto fail;
+        }
+    }
+    return sq_commit(be);
+fail_backend:
+    err = LN_EBACKEND;
+fail:
+    sq_rollback(be);
+    return err;
+}
+
+/* Find a job by public id: its rowid and stored state. LN_ENOENT. */
+static int find_job(sq_be *be, const char *queue, const char *id,
+                    int64_t *rid, int *state) {
+    int64_t num = sq_numeric_id(id);
+    sqlite3_stmt *s = sq_stmt_get(be, num > 0 ? S_STATE_OF : S_RID_OF_CID);
+    if (s == NULL) return LN_EBACKEND;
+    BIND_TEXT(s, 1, queue);
+    if (num > 0)
+        sqlite3_bind_int64(s, 2, num);
+    else
+        BIND_TEXT(s, 2, id);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        *rid = sqlite3_column_int64(s, 0);
+        *state = sqlite3_column_int(s, 1);
+        sqlite3_reset(s);
+        return 0;
+    }
+    int err = rc == SQLITE_DONE
+                  ? ln__jobs_be_err(&be->base, LN_ENOENT,
+                                    "queue '%s' has no job '%s'", queue, id)
+                  : sq_err(be, rc, "find job");
+    sqlite3_reset(s);
+    return err;
+}
+
+static int dup_col(sqlite3_stmt *s, int col, char **out) {
+    const unsigned char *t = sqlite3_column_text(s, col);
+    if (t == NULL) {
+        *out = NULL;
+        return 0;
+    }
+    *out = ln__strdup((const char *)t);
+    return *out != NULL ? 0 : LN_ENOMEM;
+}
+
+/* Fill info from a row of INFO_COLS (see sqlite.c). */
+static int read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
+    memset(info, 0, sizeof *info);
+    const unsigned char *cid = sqlite3_column_text(s, 1);
+    if (cid != NULL)
+        snprintf(info->id, sizeof info->id, "%s", (const char *)cid);
+    else
+        snprintf(info->id, sizeof info->id, "%lld",
+                 (long long)sqlite3_column_int64(s, 0));
+    info->priority = sqlite3_column_int(s, 10);
+    switch (sqlite3_column_int(s, 2)) {
+    case ST_READY:
+        info->state = sqlite3_column_int(s, 22) ? LN_JOB_PAUSED
+                      : info->priority > 0      ? LN_JOB_PRIORITIZED
+                                                : LN_JOB_WAITING;
+        break;
+    case ST_DELAYED: info->state = LN_JOB_DELAYED; break;
+    case ST_ACTIVE: info->state = LN_JOB_ACTIVE; break;
+    case ST_COMPLETED: info->state = LN_JOB_COMPLETED; break;
+    default: info->state = LN_JOB_FAILED; break;
+    }
+    char **strs[] = {&info->name, &info->data, &info->result,
+                     &info->failed_reason, &info->progress,
+                     &info->traceparent, &info->tracestate};
+    for (int i = 0; i < 7; i++)
+        if (dup_col(s, 3 + i, strs[i]) != 0) {
+            ln_job_info_clear(info);
+            return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+        }
+    info->lifo = sqlite3_column_int(s, 11);
+    info->attempts = sqlite3_column_int(s, 12);
+    info->attempts_made = sqlite3_column_int(s, 13);
+    info->attempts_started = sqlite3_column_int(s, 14);
+    info->stalled = sqlite3_column_int(s, 15);
+    info->backoff = sqlite3_column_int(s, 16);
+    info->backoff_ms = sqlite3_column_int64(s, 17);
+    info->created_ms = sqlite3_column_int64(s, 18);
+    info->run_at_ms = sqlite3_column_int64(s, 19);
+    info->started_ms = sqlite3_column_int64(s, 20);
+    info->finished_ms = sqlite3_column_int64(s, 21);
+    return 0;
+}
+
+int sq_get(ln__jobs_be *b, const char *queue, const char *id,
+           ln_job_info *info) {
+    sq_be *be = (sq_be *)b;
+    int64_t num = sq_numeric_id(id);
+    sqlite3_stmt *s = sq_stmt_get(be, num > 0 ? S_GET_RID : S_GET_CID);
+    if (s == NULL) return LN_EBACKEND;
+    BIND_TEXT(s, 1, queue);
+    if (num > 0)
+        sqlite3_bind_int64(s, 2, num);
+    else
+        BIND_TEXT(s, 2, id);
+    int rc = sqlite3_step(s), err;
+    if (rc == SQLITE_ROW)
+        err = read_info(be, s, info);
+    else if (rc == SQLITE_DONE)
+        err = ln__jobs_be_err(&be->base, LN_ENOENT,
+                              "queue '%s' has no job '%s'", queue, id);
+    else
+        err = sq_err(be, rc, "get");
+    sqlite3_reset(s);
+    return err;
+}
+
+int sq_counts(ln__jobs_be *b, const char *queue, ln_job_counts *c) {
+    sq_be *be = (sq_be *)b;
+    sqlite3_stmt *s = sq_stmt_get(be, S_COUNTS);
+    if (s == NULL) return LN_EBACKEND;
+    BIND_TEXT(s, 1, queue);
+    int rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        int err = sq_err(be, rc, "counts");
+        sqlite3_reset(s);
+        return err;
+    }
+    memset(c, 0, sizeof *c);
+    c->waiting = (uint64_t)sqlite3_column_int64(s, 0);
+    c->prioritized = (uint64_t)sqlite3_column_int64(s, 1);
+    c->delayed = (uint64_t)sqlite3_column_int64(s, 2);
+    c->active = (uint64_t)sqlite3_column_int64(s, 3);
+    c->completed = (uint64_t)sqlite3_column_int64(s, 4);
+    c->failed = (uint64_t)sqlite3_column_int64(s, 5);
+    if (sqlite3_column_int(s, 6)) {
+        c->paused = c->waiting + c->prioritized;
+        c->waiting = c->prioritized = 0;
+    }
+    sqlite3_reset(s);
+    return 0;
+}
+
+int sq_is_paused(ln__jobs_be *b, const char *queue, int *paused) {
+    sq_be *be = (sq_be *)b;
+    sqlite3_stmt *s = sq_stmt_get(be, S_IS_PAUSED);
+    if (s == NULL) return LN_EBACKEND;
+    BIND_TEXT(s, 1, queue);
+    int rc = sqlite3_step(s);
+    *paused = rc == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
+    int err = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0
+                                                    : sq_err(be, rc, "paused");
+    sqlite3_reset(s);
+    return err;
+}
+
+int sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset,
+            size_t limit, ln_job_info **out, size_t *n) {
+    sq_be *be = (sq_be *)b;
+    static const sq_stmt by_state[LN_JOB_NSTATES] = {
+        [LN_JOB_WAITING] = S_LIST_WAITING,
+        [LN_JOB_DELAYED] = S_LIST_DELAYED,
+        [LN_JOB_PRIORITIZED] = S_LIST_PRIORITIZED,
+        [LN_JOB_ACTIVE] = S_LIST_ACTIVE,
+        [LN_JOB_COMPLETED] = S_LIST_COMPLETED,
+        [LN_JOB_FAILED] = S_LIST_FAILED,
+        [LN_JOB_PAUSED] = S_LIST_READY,
+    };
+    *out = NULL;
+    *n = 0;
+    int err = sq_exec(be, S_BEGIN_R); /* one snapshot for flag and rows */
+    if (err != 0) return err;
+    int paused = 0;
+    if ((err = sq_is_paused(b, queue, &paused)) != 0) goto done;
+    int ready = state == LN_JOB_WAITING || state == LN_JOB_PRIORITIZED;
+    if ((state == LN_JOB_PAUSED && !paused) || (ready && paused)) goto done;
+    sqlite3_stmt *s = sq_stmt_get(be, by_state[state]);
+    if (s == NULL) {
+        err = LN_EBACKEND;
+        goto done;
+    }
+    BIND_TEXT(s, 1, queue);
+    sqlite3_bind_int64(s, 2, (int64_t)limit);
+    sqlite3_bind_int64(s, 3, offset > INT64_MAX ? INT64_MAX : (int64_t)offset);
+    ln_job_info *arr = NULL;
+    size_t cap = 0, len = 0;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (len == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            ln_job_info *p = ln__realloc(arr, ncap * sizeof *arr);
+            if (p == NULL) {
+                err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+                break;
+            }
+            arr = p;
+            cap = ncap;
+        }
+        if ((err = read_info(be, s, &arr[len])) != 0) break;
+        len++;
+    }
+    if (err == 0 && rc != SQLITE_DONE) err = sq_err(be, rc, "list");
+    sqlite3_reset(s);
+    if (err != 0) {
+        ln_job_info_free_array(arr, len);
+    } else {
+        *out = arr; /* NULL when no row was read */
+        *n = len;
+    }
+done:
+    sq_exec(be, S_COMMIT);
+    return err;
+}
+
+int sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines,
+            size_t *n) {
+    sq_be *be = (sq_be *)b;
+    *lines = NULL;
+    *n = 0;
+    int64_t rid;
+    int state;
+    int err = sq_exec(be, S_BEGIN_R);
+    if (err != 0) return err;
+    if ((err = find_job(be, queue, id, &rid, &state)) != 0) goto done;
+    sqlite3_stmt *s = sq_stmt_get(be, S_LOGS);
+    if (s == NULL) {
+        err = LN_EBACKEND;
+        goto done;
+    }
+    sqlite3_bind_int64(s, 1, rid);
+    char **arr = NULL;
+    size_t cap = 0, len = 0;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (len == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            char **p = ln__realloc(arr, ncap * sizeof *arr);
+            if (p == NULL) break;
+            arr = p;
+            cap = ncap;
+        }
+        if ((arr[len] = ln__strdup((const char *)sqlite3_column_text(s, 0))) ==
+            NULL)
+            break;
+        len++;
+    }
+    if (rc == SQLITE_ROW)
+        err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+    else if (rc != SQLITE_DONE)
+        err = sq_err(be, rc, "logs");
+    sqlite3_reset(s);
+    if (err != 0) {
+        ln_jobs_free_lines(arr, len);
+    } else {
+        *lines = arr;
+        *n = len;
+    }
+done:
+    sq_exec(be, S_COMMIT);
+    return err;
+}
+
+int sq_retry(ln__jobs_be *b, const char *queue, const char *id,
+             size_t *count) {
+    sq_be *be = (sq_be *)b;
+    int64_t now, rid;
+    int state;
+    *count = 0;
+    int err = sq_begin_write(be, &now);
+    if (err != 0) return err;
+    sqlite3_stmt *s;
+    if (id != NULL) {
+        if ((err = find_job(be, queue, id, &rid, &state)) != 0) goto fail;
+        if (state != ST_FAILED) {
+            err = ln__jobs_be_err(&be->base, LN_EINVAL,
+                                  "job '%s' is not failed, nothing to retry",
+                                  id);
+            goto fail;
+        }
+        if ((s = sq_stmt_get(be, S_RETRY_ONE)) == NULL) goto fail_backend;
+        sqlite3_bind_int64(s, 1, rid);
+    } else {
+        if ((s = sq_stmt_get(be, S_RETRY_ALL)) == NULL) goto fail_backend;
+        BIND_TEXT(s, 1, queue);
+    }
+    sqlite3_bind_int64(s, 2, now);
+    if ((err = sq_run(be, s, "retry")) != 0) goto fail;
+    *count = (size_t)sqlite3_changes(be->db);
+    return sq_commit(be);
+fail_backend:
+    err = LN_EBACKEND;
+fail:
+    sq_rollback(be);
+    return err;
+}
+
+int sq_remove(ln__jobs_be *b, const char *queue, const char *id) {
+    sq_be *be = (sq_be *)b;
+    int64_t now, rid;
+    int state;
+    int err = sq_begin_write(be, &now);
+    if (err != 0) return err;
+    if ((err = find_job(be, queue, id, &rid, &state)) != 0) goto fail;
+    if (state == ST_ACTIVE) {
+        err = ln__jobs_be_err(&be->base, LN_EBUSY,
+                              "job '%s' is active; a worker holds it", id);
+        goto fail;
+    }
+    sqlite3_stmt *s = sq_stmt_get(be, S_REMOVE);
+    if (s == NULL) {
+        err = LN_EBACKEND;
+        goto fail;
+    }
+    sqlite3_bind_int64(s, 1, rid);
+    if ((err = sq_run(be, s, "remove")) != 0) goto fail;
+    return sq_commit(be);
+fail:
+    sq_rollback(be);
+    return err;
+}
+
+int sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms,
+             uint64_t keep, size_t *removed) {
+    sq_be *be = (sq_be *)b;
+    int64_t now;
+    *removed = 0;
+    int err = sq_begin_write(be, &now);
+    if (err != 0) return err;
+    sqlite3_stmt *s = sq_stmt_get(be, state == LN_JOB_COMPLETED
+                                          ? S_CLEAN_COMPLETED
+                                          : S_CLEAN_FAILED);
+    if (s == NULL) {
+        sq_rollback(be);
+        return LN_EBACKEND;
+    }
+    BIND_TEXT(s, 1, queue);
+    sqlite3_bind_int64(s, 2, keep > INT64_MAX ? INT64_MAX : (int64_t)keep);
+    sqlite3_bind_int64(s, 3, age_ms < 0 ? INT64_MAX : now - age_ms);
+    if ((err = sq_run(be, s, "clean")) != 0) {
+        sq_rollback(be);
+        return err;
+    }
+    *removed = (size_t)sqlite3_changes(be->db);
+    return sq_commit(be);
+}
+
+int sq_pause(ln__jobs_be *b, const char *queue, int paused) {
+    sq_be *be = (sq_be *)b;
+    int64_t now;
+    int err = sq_begin_write(be, &now);
+    if (err != 0) return err;
+    sqlite3_stmt *s = sq_stmt_get(be, S_PAUSE);
+    if (s == NULL) {
+        sq_rollback(be);
+        return LN_EBACKEND;
+    }
+    BIND_TEXT(s, 1, queue);
+    sqlite3_bind_int(s, 2, paused);
+    if ((err = sq_run(be, s, "pause")) != 0) {
+        sq_rollback(be);
+        return err;
+    }
+    return sq_commit(be);
+}
+
+int sq_drain(ln__jobs_be *b, const char *queue, size_t *removed) {
+    sq_be *be = (sq_be *)b;
+    int64_t now;
+    *removed = 0;
+    int err = sq_begin_write(be, &now);
+    if (err != 0) return err;
+    size_t total = 0;
+    const sq_stmt ids[] = {S_DRAIN_READY, S_DRAIN_DELAYED};
+    for (size_t i = 0; i < LN_ARRAY_SIZE(ids); i++) {
+        sqlite3_stmt *s = sq_stmt_get(be, ids[i]);
+        if (s == NULL) err = LN_EBACKEND;
+        if (err == 0) {
+            BIND_TEXT(s, 1, queue);
+            err = sq_run(be, s, "drain");
+        }
+        if (err != 0) {
+            sq_rollback(be);
+            return err;
+        }
+        total += (size_t)sqlite3_changes(be->db);
+    }
+    *removed = total;
+    return sq_commit(be);
+}

@@ -1,0 +1,431 @@
+/* sqlite_work.c - SQLite backend: the worker path (one transaction per
+ * step: record outcomes, renew leases, promote, take), stalled-job
+ * recovery, release, progress and logs.
+ *
+ * A lease token is the job's 'token' column, incremented by every take and
+ * by stalled recovery, so a token is never handed out twice for one job and
+ * every fenced statement is "... WHERE rid = ? AND token = ? AND state =
+ * active": a stale holder's write changes no row and reports LN_ESTALE.
+ *
+ * Every write here may use the disk-space reserve (see sqlite.c): out of
+ * space, it frees the reserve and runs once more. */
+#include "sqlite_int.h"
+
+#include "../internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bind the rowid and token of ref to parameters 1 and 2. */
+static void bind_ref(sqlite3_stmt *s, const ln__job_ref *ref) {
+    sqlite3_bind_int64(s, 1, (sqlite3_int64)ref->key);
+    sqlite3_bind_int64(s, 2, strtoll(ref->token, NULL, 10));
+}
+
+int sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
+                  int mode, int64_t value, int64_t now_ms) {
+    int done = state == ST_COMPLETED;
+    sqlite3_stmt *s;
+    switch (mode) {
+    case LN_KEEP_NONE:
+        if ((s = sq_stmt_get(be, S_DELETE_RID)) == NULL) return LN_EBACKEND;
+        sqlite3_bind_int64(s, 1, rid);
+        break;
+    case LN_KEEP_COUNT:
+        s = sq_stmt_get(be, done ? S_TRIM_COUNT_C : S_TRIM_COUNT_F);
+        if (s == NULL) return LN_EBACKEND;
+        sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, value);
+        break;
+    case LN_KEEP_AGE:
+        s = sq_stmt_get(be, done ? S_TRIM_AGE_C : S_TRIM_AGE_F);
+        if (s == NULL) return LN_EBACKEND;
+        sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, now_ms - value);
+        break;
+    default: return 0; /* LN_KEEP_ALL */
+    }
+    return sq_run(be, s, "retention");
+}
+
+/* Record one outcome; d->rc = LN_ESTALE if the lease is gone. */
+static int apply_done(sq_be *be, const char *queue, ln__job_done *d,
+                      int64_t now) {
+    sqlite3_stmt *s;
+    if (d->kind == LN__DONE_RETRY) {
+        if ((s = sq_stmt_get(be, S_RETRY_RUN)) == NULL) return LN_EBACKEND;
+        bind_ref(s, &d->ref);
+        sqlite3_bind_int64(s, 3, now);
+        sqlite3_bind_int64(s, 4, d->delay_ms);
+        sqlite3_bind_text(s, 5, d->reason, -1, SQLITE_STATIC);
+        int err = sq_run(be, s, "retry");
+        if (err != 0) return err;
+        d->rc = sqlite3_changes(be->db) == 1 ? 0 : LN_ESTALE;
+        return 0;
+    }
+    int complete = d->kind == LN__DONE_COMPLETE;
+    if ((s = sq_stmt_get(be, complete ? S_COMPLETE : S_FAIL)) == NULL)
+        return LN_EBACKEND;
+    bind_ref(s, &d->ref);
+    sqlite3_bind_int64(s, 3, now);
+    const char *text = complete ? d->result : d->reason;
+    if (text != NULL) sqlite3_bind_text(s, 4, text, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_DONE) { /* no row: the token is stale */
+        sqlite3_reset(s);
+        d->rc = LN_ESTALE;
+        return 0;
+    }
+    if (rc != SQLITE_ROW) {
+        int err = sq_err(be, rc, complete ? "complete" : "fail");
+        sqlite3_reset(s);
+        return err;
+    }
+    int mode = sqlite3_column_int(s, 0);
+    int64_t value = sqlite3_column_int64(s, 1);
+    int err = sq_run(be, s, "finish"); /* drain and reset */
+    if (err != 0) return err;
+    d->rc = 0;
+    return sq_apply_keep(be, queue, (int64_t)d->ref.key,
+                         complete ? ST_COMPLETED : ST_FAILED, mode, value, now);
+}
+
+static int dup_text(sqlite3_stmt *s, int col, char **out) {
+    const unsigned char *t = sqlite3_column_text(s, col);
+    *out = NULL;
+    if (t == NULL) return 0;
+    return (*out = ln__strdup((const char *)t)) != NULL ? 0 : LN_ENOMEM;
+}
+
+static void free_taken(ln__job_taken *t) {
+    ln__free(t->name);
+    ln__free(t->data);
+    ln__free(t->traceparent);
+    ln__free(t->tracestate);
+    memset(t, 0, sizeof *t);
+}
+
+/* Order taken[0..n) by (priority, seq, rid), the run order: RETURNING gives
+ * rows in the order SQLite updated them, which is not guaranteed. */
+static void sort_taken(ln__job_taken *t, int64_t (*key)[3], size_t n) {
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0; j--) {
+            int64_t *a = key[j - 1], *b = key[j];
+            int after = a[0] != b[0] ? a[0] > b[0]
+                      : a[1] != b[1] ? a[1] > b[1]
+                                     : a[2] > b[2];
+            if (!after) break;
+            ln__job_taken tt = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = tt;
+            int64_t k[3] = {a[0], a[1], a[2]};
+            memcpy(a, b, sizeof k);
+            memcpy(b, k, sizeof k);
+        }
+}
+
+static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
+    sqlite3_stmt *s = sq_stmt_get(be, S_PROMOTE);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, now);
+    int err = sq_run(be, s, "promote delayed");
+    if (err != 0) return err;
+
+    int64_t(*key)[3] = ln__malloc(st->want * sizeof *key);
+    if (key == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+    if ((s = sq_stmt_get(be, S_TAKE)) == NULL) {
+        ln__free(key);
+        return LN_EBACKEND;
+    }
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, now);
+    sqlite3_bind_int64(s, 3, st->lease_ms);
+    sqlite3_bind_int64(s, 4, (int64_t)st->want);
+    int rc = SQLITE_DONE;
+    while (err == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (st->ntaken == st->want) continue; /* cannot happen: LIMIT */
+        ln__job_taken *t = &st->taken[st->ntaken];
+        memset(t, 0, sizeof *t);
+        int64_t rid = sqlite3_column_int64(s, 0);
+        const unsigned char *cid = sqlite3_column_text(s, 1);
+        if (cid != NULL)
+            snprintf(t->ref.id, sizeof t->ref.id, "%s", (const char *)cid);
+        else
+            snprintf(t->ref.id, sizeof t->ref.id, "%lld", (long long)rid);
+        t->ref.key = (uint64_t)rid;
+        snprintf(t->ref.token, sizeof t->ref.token, "%lld",
+                 (long long)sqlite3_column_int64(s, 4));
+        if (dup_text(s, 2, &t->name) || dup_text(s, 3, &t->data) ||
+            dup_text(s, 10, &t->traceparent) ||
+            dup_text(s, 11, &t->tracestate)) {
+            free_taken(t);
+            err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+            break;
+        }
+        t->attempts_started = sqlite3_column_int(s, 5);
+        t->attempts_made = sqlite3_column_int(s, 6);
+        t->attempts = sqlite3_column_int(s, 7);
+        t->backoff = sqlite3_column_int(s, 8);
+        t->backoff_ms = sqlite3_column_int64(s, 9);
+        key[st->ntaken][0] = sqlite3_column_int64(s, 12);
+        key[st->ntaken][1] = sqlite3_column_int64(s, 13);
+        key[st->ntaken][2] = rid;
+        st->ntaken++;
+    }
+    if (err == 0 && rc != SQLITE_DONE) err = sq_err(be, rc, "take");
+    sqlite3_reset(s);
+    if (err == 0) sort_taken(st->taken, key, st->ntaken);
+    ln__free(key);
+    return err;
+}
+
+/* ms until the earliest delayed job of queue is due (0 if due), -1 if none. */
+static int next_due(sq_be *be, const char *queue, int64_t now, int64_t *out) {
+    sqlite3_stmt *s = sq_stmt_get(be, S_NEXT_DUE);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, now);
+    int rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        int err = sq_err(be, rc, "next due");
+        sqlite3_reset(s);
+        return err;
+    }
+    if (sqlite3_column_type(s, 0) == SQLITE_NULL) {
+        *out = -1;
+    } else {
+        int64_t d = sqlite3_column_int64(s, 0);
+        *out = d < 0 ? 0 : d;
+    }
+    sqlite3_reset(s);
+    return 0;
+}
+
+/* Without outcomes to record, look before locking: an idle poll then costs
+ * one read (no write lock, so it never delays producers or other workers). */
+static int idle_check(sq_be *be, const char *queue, ln__jobs_step *st,
+                      int *has_work) {
+    sqlite3_stmt *s = sq_stmt_get(be, S_HAS_WORK);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int err = rc == SQLITE_ROW ? 0 : sq_err(be, rc, "poll");
+    *has_work = rc == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
+    sqlite3_reset(s);
+    if (err != 0 || *has_work) return err;
+    if ((s = sq_stmt_get(be, S_NOW)) == NULL) return LN_EBACKEND;
+    rc = sqlite3_step(s);
+    int64_t now = sqlite3_column_int64(s, 0);
+    sqlite3_reset(s);
+    if (rc != SQLITE_ROW) return sq_err(be, rc, "clock");
+    return next_due(be, queue, now, &st->next_due_ms);
+}
+
+static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
+    st->ntaken = 0;
+    st->next_due_ms = -1;
+    if (st->ndone == 0 && st->nrenew == 0) {
+        int has_work = 0;
+        if (st->want == 0) return 0;
+        int err = idle_check(be, queue, st, &has_work);
+        if (err != 0 || !has_work) return err;
+    }
+    int64_t now;
+    int err = sq_begin_write(be, &now);
+    if (err != 0) return err;
+    for (size_t i = 0; i < st->ndone && err == 0; i++)
+        err = apply_done(be, queue, &st->done[i], now);
+    for (size_t i = 0; i < st->nrenew && err == 0; i++) {
+        sqlite3_stmt *s = sq_stmt_get(be, S_RENEW);
+        if (s == NULL) {
+            err = LN_EBACKEND;
+            break;
+        }
+        bind_ref(s, &st->renew[i]);
+        sqlite3_bind_int64(s, 3, now + st->lease_ms);
+        if ((err = sq_run(be, s, "renew lease")) == 0)
+            st->renew_rc[i] = sqlite3_changes(be->db) == 1 ? 0 : LN_ESTALE;
+    }
+    if (err == 0 && st->want > 0) {
+        err = take(be, queue, st, now);
+        if (err == 0 && st->ntaken < st->want)
+            err = next_due(be, queue, now, &st->next_due_ms);
+    }
+    if (err == 0) err = sq_commit(be);
+    else sq_rollback(be);
+    if (err != 0) {
+        for (size_t i = 0; i < st->ntaken; i++) free_taken(&st->taken[i]);
+        st->ntaken = 0;
+    }
+    return err;
+}
+
+/* A worker write failed with err: 1 if it was for lack of space and the
+ * reserve was just freed, so the caller runs the write again (a failed
+ * write changed nothing). */
+static int retry_for_space(sq_be *be, int err) {
+    if (err != LN_ENOSPC || !sq_reserve_release(be)) return 0;
+    sq_relieve(be);
+    return 1;
+}
+
+/* After a worker write: keep the WAL small while the reserve is in use. */
+static int relieved(sq_be *be, int err) {
+    if (err == 0) sq_relieve(be);
+    return err;
+}
+
+int sq_step(ln__jobs_be *b, const char *queue, ln__jobs_step *st) {
+    sq_be *be = (sq_be *)b;
+    int err = step_once(be, queue, st);
+    if (retry_for_space(be, err)) err = step_once(be, queue, st);
+    return relieved(be, err);
+}
+
+static int stalled_once(sq_be *be, const char *queue, unsigned max_stalled,
+                        const char *reason, size_t *requeued, size_t *failed) {
+    int64_t now;
+    *requeued = *failed = 0;
+    int err = sq_begin_write(be, &now);
+    if (err != 0) return err;
+    sqlite3_stmt *s = sq_stmt_get(be, S_STALLED);
+    if (s == NULL) {
+        sq_rollback(be);
+        return LN_EBACKEND;
+    }
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, now);
+    sqlite3_bind_int64(s, 3, max_stalled);
+    sqlite3_bind_text(s, 4, reason, -1, SQLITE_STATIC);
+    /* Failed jobs whose retention must run once the UPDATE is finished. */
+    struct keep { int64_t rid, value; int mode; } *keep = NULL;
+    size_t nkeep = 0, cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (sqlite3_column_int(s, 1) != ST_FAILED) {
+            (*requeued)++;
+            continue;
+        }
+        (*failed)++;
+        if (sqlite3_column_int(s, 2) == LN_KEEP_ALL) continue;
+        if (nkeep == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            struct keep *p = ln__realloc(keep, ncap * sizeof *p);
+            if (p == NULL) {
+                err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+                break;
+            }
+            keep = p;
+            cap = ncap;
+        }
+        keep[nkeep].rid = sqlite3_column_int64(s, 0);
+        keep[nkeep].mode = sqlite3_column_int(s, 2);
+        keep[nkeep].value = sqlite3_column_int64(s, 3);
+        nkeep++;
+    }
+    if (err == 0 && rc != SQLITE_DONE) err = sq_err(be, rc, "stalled");
+    sqlite3_reset(s);
+    for (size_t i = 0; i < nkeep && err == 0; i++)
+        err = sq_apply_keep(be, queue, keep[i].rid, ST_FAILED, keep[i].mode,
+                            keep[i].value, now);
+    ln__free(keep);
+    if (err == 0) return sq_commit(be);
+    sq_rollback(be);
+    *requeued = *failed = 0;
+    return err;
+}
+
+int sq_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stalled,
+                       const char *reason, size_t *requeued, size_t *failed) {
+    sq_be *be = (sq_be *)b;
+    int err = stalled_once(be, queue, max_stalled, reason, requeued, failed);
+    if (retry_for_space(be, err))
+        err = stalled_once(be, queue, max_stalled, reason, requeued, failed);
+    return relieved(be, err);
+}
+
+static int release_once(sq_be *be, const ln__job_ref *refs, int *rcs,
+                        size_t n) {
+    int64_t now;
+    int err = sq_begin_write(be, &now);
+    if (err != 0) return err;
+    for (size_t i = 0; i < n && err == 0; i++) {
+        sqlite3_stmt *s = sq_stmt_get(be, S_RELEASE);
+        if (s == NULL) {
+            err = LN_EBACKEND;
+            break;
+        }
+        bind_ref(s, &refs[i]);
+        if ((err = sq_run(be, s, "release")) == 0)
+            rcs[i] = sqlite3_changes(be->db) == 1 ? 0 : LN_ESTALE;
+    }
+    if (err == 0) return sq_commit(be);
+    sq_rollback(be);
+    return err;
+}
+
+int sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs,
+               int *rcs, size_t n) {
+    (void)queue;
+    sq_be *be = (sq_be *)b;
+    int err = release_once(be, refs, rcs, n);
+    if (retry_for_space(be, err)) err = release_once(be, refs, rcs, n);
+    return relieved(be, err);
+}
+
+/* progress and log: one fenced write of text to an active job. */
+static int fenced_write(sq_be *be, sq_stmt id, const ln__job_ref *ref,
+                        const char *text, const char *what) {
+    int64_t now;
+    int err = sq_begin_write(be, &now);
+    if (err != 0) return err;
+    sqlite3_stmt *s = sq_stmt_get(be, id);
+    if (s == NULL) {
+        sq_rollback(be);
+        return LN_EBACKEND;
+    }
+    bind_ref(s, ref);
+    sqlite3_bind_text(s, 3, text, -1, SQLITE_STATIC);
+    if ((err = sq_run(be, s, what)) != 0) {
+        sq_rollback(be);
+        return err;
+    }
+    int changed = sqlite3_changes(be->db);
+    if ((err = sq_commit(be)) != 0) return err;
+    return changed == 1 ? 0
+                        : ln__jobs_be_err(&be->base, LN_ESTALE,
+                                          "job '%s': lease lost", ref->id);
+}
+
+int sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
+                const char *json) {
+    (void)queue;
+    sq_be *be = (sq_be *)b;
+    int err = fenced_write(be, S_PROGRESS, ref, json, "progress");
+    if (retry_for_space(be, err))
+        err = fenced_write(be, S_PROGRESS, ref, json, "progress");
+    return relieved(be, err);
+}
+
+int sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
+           const char *line) {
+    (void)queue;
+    sq_be *be = (sq_be *)b;
+    int err = fenced_write(be, S_LOG, ref, line, "log");
+    if (retry_for_space(be, err)) err = fenced_write(be, S_LOG, ref, line, "log");
+    return relieved(be, err);
+}
+
+int sq_pending(ln__jobs_be *b, const char *queue, int *pending) {
+    sq_be *be = (sq_be *)b;
+    sqlite3_stmt *s = sq_stmt_get(be, S_PENDING);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int err = rc == SQLITE_ROW ? 0 : sq_err(be, rc, "pending");
+    *pending = rc == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
+    sqlite3_reset(s);
+    return err;
+}

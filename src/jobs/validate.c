@@ -1,0 +1,154 @@
+/* validate.c - checks of everything a caller hands the job queue: names,
+ * ids, JSON (with jansson), options and W3C trace context. Nothing invalid
+ * reaches a backend. */
+#include "front.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+/* 100 years in ms: the bound on delays and backoffs, so now + delay and
+ * backoff * 2^n stay far from int64 overflow. */
+#define MAX_SPAN_MS (100LL * 366 * 24 * 3600 * 1000)
+#define MAX_ATTEMPTS 1000000
+#define TRACESTATE_MAX 512
+
+static int has_control(const char *s) {
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f) return 1;
+    return 0;
+}
+
+int ln__jobs_check_name(const char *s, size_t max, const char *what,
+                        char *err, size_t errsize) {
+    if (s == NULL || *s == '\0') {
+        snprintf(err, errsize, "%s must not be empty", what);
+        return LN_EINVAL;
+    }
+    if (strnlen(s, max) >= max) {
+        snprintf(err, errsize, "%s is longer than %zu bytes", what, max - 1);
+        return LN_EINVAL;
+    }
+    if (has_control(s)) {
+        snprintf(err, errsize, "%s contains a control character", what);
+        return LN_EINVAL;
+    }
+    return 0;
+}
+
+int ln__jobs_check_id(const char *id, char *err, size_t errsize) {
+    int rc = ln__jobs_check_name(id, LN_JOB_ID_MAX, "job id", err, errsize);
+    if (rc != 0) return rc;
+    if (strspn(id, "0123456789") == strlen(id)) {
+        snprintf(err, errsize,
+                 "job id '%s' is all digits; those ids are the store's own "
+                 "(use a prefix, e.g. 'order-%s')", id, id);
+        return LN_EINVAL;
+    }
+    return 0;
+}
+
+int ln__jobs_check_json(const char *data, size_t max, size_t *len,
+                        const char *what, char *err, size_t errsize) {
+    size_t n = strnlen(data, max + 1);
+    if (n > max) {
+        snprintf(err, errsize, "%s is larger than the limit of %zu bytes",
+                 what, max);
+        return LN_EINVAL;
+    }
+    json_error_t jerr;
+    json_t *v = json_loadb(data, n, JSON_DECODE_ANY, &jerr);
+    if (v == NULL) {
+        snprintf(err, errsize, "%s is not valid JSON: %s (line %d, column %d)",
+                 what, jerr.text, jerr.line, jerr.column);
+        return LN_EINVAL;
+    }
+    json_decref(v);
+    *len = n;
+    return 0;
+}
+
+static int hex_field(const char *p, size_t n, int *all_zero) {
+    *all_zero = 1;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return 0;
+        if (c != '0') *all_zero = 0;
+    }
+    return 1;
+}
+
+int ln__jobs_check_traceparent(const char *tp) {
+    /* version "-" trace-id(32) "-" parent-id(16) "-" flags(2), lowercase */
+    int z1, z2, z3;
+    return strlen(tp) == 55 && strncmp(tp, "00-", 3) == 0 && tp[35] == '-' &&
+           tp[52] == '-' && hex_field(tp + 3, 32, &z1) && !z1 &&
+           hex_field(tp + 36, 16, &z2) && !z2 && hex_field(tp + 53, 2, &z3);
+}
+
+static int check_keep(const ln_job_keep *k, const char *what, char *err,
+                      size_t errsize) {
+    if (k->mode < LN_KEEP_ALL || k->mode > LN_KEEP_AGE) {
+        snprintf(err, errsize, "%s: unknown mode %d", what, k->mode);
+        return LN_EINVAL;
+    }
+    if (k->value < 0) {
+        snprintf(err, errsize, "%s: value must be >= 0 (got %lld)", what,
+                 (long long)k->value);
+        return LN_EINVAL;
+    }
+    return 0;
+}
+
+int ln__jobs_check_opts(const ln_job_opts *o, char *err, size_t errsize) {
+    if (o->delay_ms < 0 || o->delay_ms > MAX_SPAN_MS) {
+        snprintf(err, errsize, "delay must be 0..%lld ms (got %lld)",
+                 MAX_SPAN_MS, (long long)o->delay_ms);
+        return LN_EINVAL;
+    }
+    if (o->priority < 0 || o->priority > LN_JOB_PRIORITY_MAX) {
+        snprintf(err, errsize, "priority must be 0..%d (got %d)",
+                 LN_JOB_PRIORITY_MAX, o->priority);
+        return LN_EINVAL;
+    }
+    if (o->attempts < 1 || o->attempts > MAX_ATTEMPTS) {
+        snprintf(err, errsize, "attempts must be 1..%d (got %d)",
+                 MAX_ATTEMPTS, o->attempts);
+        return LN_EINVAL;
+    }
+    if (o->backoff != LN_BACKOFF_FIXED && o->backoff != LN_BACKOFF_EXPONENTIAL) {
+        snprintf(err, errsize, "unknown backoff type %d", o->backoff);
+        return LN_EINVAL;
+    }
+    if (o->backoff_ms < 0 || o->backoff_ms > MAX_SPAN_MS) {
+        snprintf(err, errsize, "backoff must be 0..%lld ms (got %lld)",
+                 MAX_SPAN_MS, (long long)o->backoff_ms);
+        return LN_EINVAL;
+    }
+    if (o->lifo != 0 && o->lifo != 1) {
+        snprintf(err, errsize, "lifo must be 0 or 1 (got %d)", o->lifo);
+        return LN_EINVAL;
+    }
+    int rc;
+    if (o->job_id != NULL && (rc = ln__jobs_check_id(o->job_id, err, errsize)))
+        return rc;
+    if ((rc = check_keep(&o->remove_on_complete, "remove_on_complete", err,
+                         errsize)) ||
+        (rc = check_keep(&o->remove_on_fail, "remove_on_fail", err, errsize)))
+        return rc;
+    if (o->traceparent != NULL && !ln__jobs_check_traceparent(o->traceparent)) {
+        snprintf(err, errsize,
+                 "traceparent is not a W3C version-00 traceparent "
+                 "(00-<32 hex>-<16 hex>-<2 hex>, lowercase, ids not zero)");
+        return LN_EINVAL;
+    }
+    if (o->tracestate != NULL &&
+        (strnlen(o->tracestate, TRACESTATE_MAX + 1) > TRACESTATE_MAX ||
+         has_control(o->tracestate))) {
+        snprintf(err, errsize,
+                 "tracestate must be at most %d printable bytes",
+                 TRACESTATE_MAX);
+        return LN_EINVAL;
+    }
+    return 0;
+}

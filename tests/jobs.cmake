@@ -1,0 +1,25 @@
+# Tests of the durable job queue (include/lanes/jobs.h, src/jobs, the
+# `lanes jobs` / `lanes worker` commands). Built when src/jobs is (sqlite3
+# and jansson found).
+if(NOT SQLITE3_FOUND OR NOT JANSSON_FOUND)
+  return()
+endif()
+
+# Store API, validation, admin operations, fencing, query plans.
+ln_test(NAME test_jobs_api SOURCES test_jobs_api.c
+        LIBS PkgConfig::SQLITE3 TIMEOUT 120 LABELS jobs)
+# The worker: retries, backoff, delays, leases, stalls, graceful stop.
+ln_test(NAME test_jobs_worker SOURCES test_jobs_worker.c
+        LIBS PkgConfig::SQLITE3 TIMEOUT 150 LABELS jobs)
+
+# Process-level tests fork, kill -9, SIGSTOP and run the `lanes` binary;
+# sanitizers only make their timing flaky, so they run in the plain tree.
+if(TARGET lanes_cli)
+  ln_test(NAME test_jobs_cli SOURCES test_jobs_cli.c
+          LIBS PkgConfig::JANSSON TIMEOUT 150 NO_SANITIZE LABELS jobs)
+  target_compile_definitions(test_jobs_cli PRIVATE
+                             LANES_BIN="$<TARGET_FILE:lanes_cli>")
+  add_dependencies(test_jobs_cli lanes_cli)
+endif()
+ln_test(NAME test_jobs_crash SOURCES test_jobs_crash.c
+        LIBS PkgConfig::SQLITE3 TIMEOUT 180 NO_SANITIZE LABELS jobs)

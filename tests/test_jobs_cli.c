@@ -1,0 +1,278 @@
+/* test_jobs_cli.c - `lanes jobs` and `lanes worker --exec` end to end: the
+ * real binary (LANES_BIN), its output, --json, exit codes, bad input, job
+ * data on stdin without a shell, results, failures, timeouts, SIGTERM. */
+#include "jobs/jobs_test.h"
+
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+/* File given to the next run_lanes as stdin (NULL: /dev/null). */
+static const char *stdin_path;
+
+/* Run LANES_BIN with args (NULL-terminated); stdout into out. Returns the
+ * exit code (128 + signal if killed). */
+static int run_lanes(char *out, size_t outsz, const char *const *args) {
+    int p[2];
+    CHECK_EQ(pipe(p), 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        const char *argv[32] = {LANES_BIN};
+        for (int i = 0; args[i] != NULL && i < 30; i++) argv[i + 1] = args[i];
+        dup2(p[1], 1);
+        close(p[0]), close(p[1]);
+        int in = open(stdin_path ? stdin_path : "/dev/null", O_RDONLY);
+        dup2(in, 0);
+        execv(LANES_BIN, (char *const *)argv);
+        _exit(127);
+    }
+    close(p[1]);
+    size_t len = 0;
+    ssize_t r;
+    char sink[4096];
+    while ((r = read(p[0], len + 1 < outsz ? out + len : sink,
+                     len + 1 < outsz ? outsz - len - 1 : sizeof sink)) > 0)
+        if (len + 1 < outsz) len += (size_t)r;
+    out[len] = '\0';
+    close(p[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+#define LANES(out, ...) \
+    run_lanes(out, sizeof out, (const char *const[]){__VA_ARGS__, NULL})
+
+static json_t *parse(const char *text) {
+    json_error_t e;
+    json_t *v = json_loads(text, JSON_DECODE_ANY, &e);
+    if (v == NULL) fprintf(stderr, "not JSON: %s\n", text);
+    CHECK(v != NULL);
+    return v;
+}
+
+static long long counts_of(const char *url, const char *queue,
+                           const char *state) {
+    char out[1024];
+    CHECK_EQ(LANES(out, "jobs", url, "counts", queue, "--json"), 0);
+    json_t *v = parse(out);
+    long long n = json_integer_value(json_object_get(v, state));
+    json_decref(v);
+    return n;
+}
+
+static json_t *get_job(const char *url, const char *queue, const char *id) {
+    char out[8192];
+    CHECK_EQ(LANES(out, "jobs", url, "get", queue, id, "--json"), 0);
+    return parse(out);
+}
+
+TEST(admin_commands_and_json) {
+    char url[512], out[8192];
+    snprintf(url, sizeof url, "%s", jt_url("a"));
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "mail", "{\"to\":1}"), 0);
+    CHECK(strcmp(out, "1\n") == 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "mail", "[]", "--priority",
+                   "2", "--json"), 0);
+    CHECK(strcmp(out, "{\"id\":\"2\"}\n") == 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "mail", "{}", "--id", "k-1",
+                   "--delay", "60000", "--attempts", "3", "--backoff",
+                   "exponential:100"), 0);
+    CHECK(strcmp(out, "k-1\n") == 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "mail", "{}", "--id", "k-1"), 0);
+    CHECK(strcmp(out, "k-1\n") == 0); /* dedup */
+    CHECK_EQ(counts_of(url, "q", "waiting"), 1);
+    CHECK_EQ(counts_of(url, "q", "prioritized"), 1);
+    CHECK_EQ(counts_of(url, "q", "delayed"), 1);
+    json_t *j = get_job(url, "q", "k-1");
+    CHECK(strcmp(json_string_value(json_object_get(j, "state")), "delayed") == 0);
+    CHECK_EQ(json_integer_value(json_object_get(j, "attempts")), 3);
+    json_decref(j);
+    CHECK_EQ(LANES(out, "jobs", url, "list", "q", "waiting", "--json"), 0);
+    j = parse(out);
+    CHECK_EQ(json_array_size(j), 1);
+    CHECK(json_integer_value(json_object_get(
+              json_object_get(json_array_get(j, 0), "data"), "to")) == 1);
+    json_decref(j);
+    CHECK_EQ(LANES(out, "jobs", url, "pause", "q"), 0);
+    CHECK_EQ(counts_of(url, "q", "paused"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "resume", "q"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "remove", "q", "2"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "remove", "q", "2"), 4);
+    CHECK_EQ(LANES(out, "jobs", url, "get", "q", "nope"), 4);
+    CHECK_EQ(LANES(out, "jobs", url, "drain", "q", "--json"), 0);
+    j = parse(out);
+    CHECK_EQ(json_integer_value(json_object_get(j, "count")), 2);
+    json_decref(j);
+    CHECK_EQ(LANES(out, "jobs", url, "clean", "q", "completed", "--keep",
+                   "5"), 0);
+    CHECK_EQ(LANES(out, "jobs", "--help"), 0);
+    CHECK(strstr(out, "exit codes") != NULL);
+    jt_cleanup();
+}
+
+TEST(bad_input_gives_clear_exit_codes) {
+    char url[512], out[4096];
+    snprintf(url, sizeof url, "%s", jt_url("b"));
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{not json"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--delay", "-1"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--delay", "x"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--colour", "r"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--backoff",
+                   "linear:5"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "frobnicate", "q"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "list", "q", "sleeping"), 2);
+    /* Oversized: a 2 MiB JSON string on stdin (default limit 1 MiB). */
+    FILE *f = fopen(jt_path("big.json"), "w");
+    fputc('"', f);
+    for (int i = 0; i < (2 << 20); i++) fputc('a', f);
+    fputc('"', f);
+    fclose(f);
+    stdin_path = jt_path("big.json");
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "-"), 2);
+    f = fopen(jt_path("small.json"), "w");
+    fputs("{\"from\":\"stdin\"}\n", f);
+    fclose(f);
+    stdin_path = jt_path("small.json");
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "-"), 0);
+    stdin_path = NULL;
+    CHECK_EQ(LANES(out, "jobs", url, "drain", "q"), 0);
+    CHECK_EQ(counts_of(url, "q", "waiting"), 0);
+    CHECK_EQ(LANES(out, "jobs", "sqlite:/nonexistent-lanes/x.db", "counts",
+                   "q"), 3);
+    f = fopen(jt_path("junk.db"), "w");
+    for (int i = 0; i < 5000; i++) fputc('z', f);
+    fclose(f);
+    snprintf(url, sizeof url, "sqlite:%s", jt_path("junk.db"));
+    CHECK_EQ(LANES(out, "jobs", url, "counts", "q"), 3);
+    CHECK_EQ(LANES(out, "jobs", "sqlite:x.db?mode=wild", "counts", "q"), 2);
+    CHECK_EQ(LANES(out, "worker", jt_url("b"), "q"), 2); /* no --exec */
+    CHECK_EQ(LANES(out, "worker", jt_url("b"), "q", "--concurrency", "0",
+                   "--exec", "true"), 2);
+    jt_cleanup();
+}
+
+/* A handler in sh: prints its environment and input as JSON, or fails. */
+static const char handler_sh[] =
+    "data=$(cat)\n"
+    "case \"$LANES_JOB_NAME\" in\n"
+    "  text) echo \"plain words\" ;;\n"
+    "  fail) echo \"first\" >&2; echo \"boom\" >&2; exit 3 ;;\n"
+    "  segv) kill -SEGV $$ ;;\n"
+    "  slow) sleep 30 ;;\n"
+    "  *) printf '{\"id\":\"%s\",\"name\":\"%s\",\"attempt\":%s,\"in\":%s}\\n'"
+    " \"$LANES_JOB_ID\" \"$LANES_JOB_NAME\" \"$LANES_JOB_ATTEMPT\" \"$data\" ;;\n"
+    "esac\n";
+
+TEST(worker_exec_results_and_failures) {
+    char url[512], out[8192];
+    snprintf(url, sizeof url, "%s", jt_url("c"));
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "echo", "{\"x\":[1,2]}"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "text", "{}"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "fail", "{}", "--attempts",
+                   "2"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "segv", "{}"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "slow", "{}"), 0);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--concurrency", "3",
+                   "--exit-when-empty", "--timeout", "1", "--json", "--exec",
+                   "/bin/sh", "-c", handler_sh, "handler"), 0);
+    json_t *st = parse(out);
+    CHECK_EQ(json_integer_value(json_object_get(st, "completed")), 2);
+    CHECK_EQ(json_integer_value(json_object_get(st, "failed")), 3);
+    CHECK_EQ(json_integer_value(json_object_get(st, "retried")), 1);
+    json_decref(st);
+    json_t *j = get_job(url, "q", "1");
+    json_t *r = json_object_get(j, "result");
+    CHECK(strcmp(json_string_value(json_object_get(r, "id")), "1") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(r, "name")), "echo") == 0);
+    CHECK_EQ(json_integer_value(json_object_get(r, "attempt")), 1);
+    CHECK_EQ(json_integer_value(json_array_get(
+                 json_object_get(json_object_get(r, "in"), "x"), 1)), 2);
+    json_decref(j);
+    j = get_job(url, "q", "2");
+    CHECK(strcmp(json_string_value(json_object_get(j, "result")),
+                 "plain words") == 0);
+    json_decref(j);
+    j = get_job(url, "q", "3");
+    CHECK(strcmp(json_string_value(json_object_get(j, "state")), "failed") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(j, "failed_reason")),
+                 "exit status 3: first\nboom") == 0);
+    CHECK_EQ(json_integer_value(json_object_get(j, "attempts_made")), 2);
+    json_decref(j);
+    j = get_job(url, "q", "4");
+    CHECK(strstr(json_string_value(json_object_get(j, "failed_reason")),
+                 "killed by signal 11") != NULL);
+    json_decref(j);
+    j = get_job(url, "q", "5");
+    CHECK(strstr(json_string_value(json_object_get(j, "failed_reason")),
+                 "timed out after 1 s") != NULL);
+    json_decref(j);
+    jt_cleanup();
+}
+
+TEST(worker_exec_never_uses_a_shell) {
+    char url[512], out[8192], marker[400], data[1400];
+    snprintf(url, sizeof url, "%s", jt_url("d"));
+    snprintf(marker, sizeof marker, "%s", jt_path("pwned"));
+    snprintf(data, sizeof data, "\"$(touch %s); `touch %s`; | touch %s\"",
+             marker, marker, marker);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "x; touch /tmp/nope", data), 0);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec",
+                   "cat"), 0);
+    CHECK(access(marker, F_OK) != 0);
+    json_t *j = get_job(url, "q", "1");
+    json_t *in = parse(data);
+    CHECK(json_equal(json_object_get(j, "result"), in));
+    json_decref(in);
+    json_decref(j);
+    /* A program that does not exist fails the job with the reason. */
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}"), 0);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec",
+                   "/nonexistent/prog"), 0);
+    j = get_job(url, "q", "2");
+    CHECK(strstr(json_string_value(json_object_get(j, "failed_reason")),
+                 "cannot run '/nonexistent/prog'") != NULL);
+    json_decref(j);
+    jt_cleanup();
+}
+
+TEST(worker_sigterm_releases_running_jobs) {
+    char url[512], out[1024];
+    snprintf(url, sizeof url, "%s", jt_url("e"));
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "slow", "{}"), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with a failed test case */
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        execl(LANES_BIN, LANES_BIN, "worker", url, "q", "--grace", "1",
+              "--exec", "/bin/sh", "-c", handler_sh, "h", (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 500 && counts_of(url, "q", "active") == 0; i++)
+        ln_test_sleep_ms(10);
+    CHECK_EQ(counts_of(url, "q", "active"), 1);
+    uint64_t t0 = ln_now_ns();
+    kill(pid, SIGTERM);
+    int status;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(ln_now_ns() - t0 < 10000000000u); /* the job sleeps 30 s */
+    CHECK_EQ(counts_of(url, "q", "waiting"), 1); /* released at once */
+    CHECK_EQ(counts_of(url, "q", "failed"), 0);
+    jt_cleanup();
+}
+
+int main(int argc, char **argv) {
+    signal(SIGPIPE, SIG_IGN);
+    return ln_test_run(argc, argv, (ln_test_case[]){
+        TESTCASE(admin_commands_and_json),
+        TESTCASE(bad_input_gives_clear_exit_codes),
+        TESTCASE(worker_exec_results_and_failures),
+        TESTCASE(worker_exec_never_uses_a_shell),
+        TESTCASE(worker_sigterm_releases_running_jobs),
+        {0}});
+}
