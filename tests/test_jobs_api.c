@@ -1,7 +1,8 @@
 /* test_jobs_api.c - the job store API on the SQLite backend: opening (and
  * refusing bad stores), adding with validation, every administration
- * operation, lease fencing at the backend level, fork refusal, query plans
- * and allocation failures. */
+ * operation, lease fencing at the backend level, fork refusal, query plans,
+ * the per-state counters and their schema upgrade, and allocation
+ * failures. */
 #include "jobs/jobs_test.h"
 
 #include "internal.h"
@@ -14,6 +15,21 @@
 #include <sys/wait.h>
 
 static ln_jobs *open_fresh(const char *name) { return jt_open(jt_url(name)); }
+
+/* The counters of store <name>.db agree with a COUNT(*) of its jobs. */
+static void check_counters(const char *name) {
+    char file[64];
+    snprintf(file, sizeof file, "%s.db", name);
+    sqlite3 *db;
+    CHECK_EQ(sqlite3_open(jt_path(file), &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    CHECK_EQ(sqlite3_prepare_v2(db, SQ_COUNTS_AUDIT_SQL, -1, &st, NULL),
+             SQLITE_OK);
+    CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
+    CHECK_EQ(sqlite3_column_int(st, 0), 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
 
 TEST(open_rejects_bad_urls_and_files) {
     ln_jobs *jobs = NULL;
@@ -85,7 +101,7 @@ TEST(open_refuses_newer_schema_and_foreign_db) {
     sqlite3_finalize(st);
     sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
     CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
-    CHECK_EQ(sqlite3_column_int(st, 0), 1);
+    CHECK_EQ(sqlite3_column_int(st, 0), 2);
     sqlite3_finalize(st);
     sqlite3_close(db);
     ln_jobs_close(jobs);
@@ -274,6 +290,7 @@ TEST(states_order_paging_pause) {
     CHECK_EQ(ln_jobs_remove(jobs, "q", "b"), LN_ENOENT);
     CHECK_EQ(ln_jobs_drain(jobs, "q", &removed), 0);
     CHECK_EQ(removed, 5);
+    check_counters("d");
     CHECK_EQ(jt_total(jobs, "q"), 0);
     ln_jobs_close(jobs);
     jt_cleanup();
@@ -336,6 +353,7 @@ TEST(lease_fencing_rejects_stale_tokens) {
     CHECK_EQ(st4.ntaken, 1);
     ln__free(taken[0].name), ln__free(taken[0].data);
     CHECK_EQ(ln_jobs_remove(jobs, "q", "1"), LN_EBUSY);
+    check_counters("e");
     ln_jobs_close(jobs);
     jt_cleanup();
 }
@@ -390,6 +408,7 @@ TEST(retry_clean_logs_progress) {
     CHECK_EQ(ln_jobs_clean(jobs, "q", LN_JOB_WAITING, -1, 0, &removed),
              LN_EINVAL);
     CHECK_EQ(ln_jobs_logs(jobs, "q", "1", &lines, &n), LN_ENOENT);
+    check_counters("f");
     ln_worker_destroy(w);
     ln_jobs_close(jobs);
     jt_cleanup();
@@ -424,6 +443,7 @@ TEST(remove_on_complete_and_fail) {
     CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
     CHECK_EQ(c.completed, 3);
     CHECK_EQ(jt_total(jobs, "q2"), 0);
+    check_counters("g");
     ln_jobs_close(jobs);
     jt_cleanup();
 }
@@ -475,7 +495,129 @@ TEST(every_statement_uses_an_index) {
         }
         sqlite3_finalize(st);
     }
+    /* Counts reads six counters and the pause flag by primary key, never
+     * lanes_jobs, however many jobs there are. (Counter changes are
+     * upserts on that primary key, in S_COUNT and the triggers.) */
+    char sql[4096];
+    snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN %s", sq_sql_text(S_COUNTS));
+    sqlite3_stmt *st;
+    CHECK_EQ(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    int searches = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *d = (const char *)sqlite3_column_text(st, 3);
+        CHECK(strstr(d, "lanes_jobs") == NULL);
+        CHECK(strncmp(d, "SCAN", 4) != 0 ||
+              strcmp(d, "SCAN CONSTANT ROW") == 0); /* SELECT (...), ... */
+        searches += strcmp(d, "SEARCH lanes_counts USING PRIMARY KEY "
+                              "(queue=? AND state=?)") == 0;
+    }
+    sqlite3_finalize(st);
+    CHECK_EQ(searches, 6);
     sqlite3_close(db);
+    jt_cleanup();
+}
+
+/* A store of schema 1 (before the counters) is upgraded when opened: the
+ * counters are counted once from the jobs it holds, then kept. The old
+ * store is made by hand: a new one, its counters dropped, its version set
+ * back, and jobs moved the way schema-1 code moved them (no counter). */
+TEST(counts_upgrade_from_schema_1) {
+    ln_jobs *jobs = open_fresh("u");
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    for (int i = 0; i < 5; i++) /* 1..5 waiting */
+        CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", NULL, NULL, 0), 0);
+    o.priority = 3; /* 6, 7 prioritized */
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", &o, NULL, 0), 0);
+    ln_job_opts_init(&o);
+    o.delay_ms = 3600000; /* 8 delayed */
+    CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", &o, NULL, 0), 0);
+    for (int i = 0; i < 2; i++) /* 9, 10 waiting in another queue */
+        CHECK_EQ(ln_jobs_add(jobs, "r", "n", "{}", NULL, NULL, 0), 0);
+    ln_jobs_close(jobs);
+
+    sqlite3 *db;
+    CHECK_EQ(sqlite3_open(jt_path("u.db"), &db), SQLITE_OK);
+    CHECK_EQ(sqlite3_exec(db,
+                          "DROP TRIGGER lanes_jobs_count_move;"
+                          "DROP TRIGGER lanes_jobs_count_delete;"
+                          "DROP TABLE lanes_counts;"
+                          "PRAGMA user_version = 1;"
+                          "UPDATE lanes_jobs SET state = 4, finished_at = "
+                          "  created_at WHERE rid IN (1, 2);"
+                          "UPDATE lanes_jobs SET state = 5, finished_at = "
+                          "  created_at WHERE rid = 3;"
+                          "DELETE FROM lanes_jobs WHERE rid = 4;"
+                          "UPDATE lanes_jobs SET state = 3, lease_until = "
+                          "  created_at + 60000 WHERE rid = 6;",
+                          NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+
+    jobs = open_fresh("u");
+    ln_job_counts c;
+    CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
+    CHECK_EQ(c.waiting, 1);
+    CHECK_EQ(c.prioritized, 1);
+    CHECK_EQ(c.delayed, 1);
+    CHECK_EQ(c.active, 1);
+    CHECK_EQ(c.completed, 2);
+    CHECK_EQ(c.failed, 1);
+    CHECK_EQ(jt_total(jobs, "r"), 2);
+    check_counters("u");
+    /* Upgraded: versioned, and the counters move with the jobs again. */
+    CHECK_EQ(sqlite3_open(jt_path("u.db"), &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    CHECK_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL),
+             SQLITE_OK);
+    CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
+    CHECK_EQ(sqlite3_column_int(st, 0), 2);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    size_t n = 0;
+    CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", NULL, NULL, 0), 0);
+    CHECK_EQ(ln_jobs_retry_all(jobs, "q", &n), 0);
+    CHECK_EQ(n, 1);
+    CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
+    CHECK_EQ(c.waiting, 3);
+    CHECK_EQ(c.failed, 0);
+    check_counters("u");
+    ln_jobs_close(jobs);
+    jt_cleanup();
+}
+
+static void *commit_later(void *arg) {
+    ln_test_sleep_ms(50);
+    return (void *)(intptr_t)sqlite3_exec(arg, "COMMIT", NULL, NULL, NULL);
+}
+
+/* A write that meets another connection's write lock waits for it (the
+ * busy handler), and gives up with LN_EBACKEND after busy_timeout. */
+TEST(writer_waits_for_the_lock_then_times_out) {
+    char url[600];
+    snprintf(url, sizeof url, "%s?busy_timeout=300", jt_url("b"));
+    ln_jobs *jobs = jt_open(url);
+    sqlite3 *db;
+    CHECK_EQ(sqlite3_open(jt_path("b.db"), &db), SQLITE_OK);
+    CHECK_EQ(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    uint64_t t0 = ln_now_ns();
+    CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", NULL, NULL, 0), LN_EBACKEND);
+    uint64_t waited_ms = (ln_now_ns() - t0) / 1000000;
+    CHECK(strstr(ln_jobs_errmsg(jobs), "locked") != NULL);
+    CHECK(waited_ms >= 290 && waited_ms < 10000);
+    /* The lock is released while the add waits: it goes through. */
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, commit_later, db), 0);
+    t0 = ln_now_ns();
+    CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", NULL, NULL, 0), 0);
+    waited_ms = (ln_now_ns() - t0) / 1000000;
+    void *rc;
+    pthread_join(t, &rc);
+    CHECK_EQ((int)(intptr_t)rc, SQLITE_OK);
+    CHECK(waited_ms >= 40);
+    CHECK_EQ(jt_total(jobs, "q"), 1);
+    sqlite3_close(db);
+    ln_jobs_close(jobs);
     jt_cleanup();
 }
 
@@ -548,6 +690,8 @@ int main(int argc, char **argv) {
         TESTCASE(remove_on_complete_and_fail),
         TESTCASE(handle_refused_after_fork),
         TESTCASE(every_statement_uses_an_index),
+        TESTCASE(counts_upgrade_from_schema_1),
+        TESTCASE(writer_waits_for_the_lock_then_times_out),
         TESTCASE(one_handle_many_threads),
         TESTCASE(allocation_failures_are_clean),
         {0}});

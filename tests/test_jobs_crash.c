@@ -1,8 +1,11 @@
 /* test_jobs_crash.c - reliability of the SQLite job store under process
  * failure: kill -9 of workers mid-run and of producers mid-batch, a worker
  * frozen past its lease (SIGSTOP), a poison job that crashes its worker,
- * many processes adding and taking at once, and a full disk. */
+ * many processes adding and taking at once, and a full disk. After each
+ * run the per-state counters must still equal a COUNT(*) of the jobs. */
 #include "jobs/jobs_test.h"
+
+#include "jobs/sqlite_int.h" /* SQ_COUNTS_AUDIT_SQL */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -179,6 +182,7 @@ TEST(kill9_workers_lose_nothing) {
     snprintf(db, sizeof db, "%s", jt_path("k.db"));
     check_integrity(db);
     CHECK_EQ(sql_int(db, "SELECT count(*) FROM lanes_jobs"), NJOBS);
+    CHECK_EQ(sql_int(db, SQ_COUNTS_AUDIT_SQL), 0);
     /* The side-effect log: each job at least once, few extra runs. */
     static int runs[NJOBS + 1];
     FILE *f = fopen(jt_path("runs.log"), "r");
@@ -257,6 +261,9 @@ TEST(kill9_producer_batches_are_atomic) {
     sqlite3_finalize(s);
     sqlite3_close(h);
     CHECK_EQ(next, nacked);
+    CHECK_EQ(sql_int(db, SQ_COUNTS_AUDIT_SQL), 0);
+    CHECK_EQ(sql_int(db, "SELECT n FROM lanes_counts WHERE queue = 'q' AND "
+                         "state = 0"), stored * 50);
     printf("  %d acknowledged batches, %d batches stored\n", nacked, stored);
     CHECK(nacked > 0);
     jt_cleanup();
@@ -378,6 +385,7 @@ TEST(many_processes_keep_the_store_consistent) {
     char db[400];
     snprintf(db, sizeof db, "%s", jt_path("m.db"));
     check_integrity(db);
+    CHECK_EQ(sql_int(db, SQ_COUNTS_AUDIT_SQL), 0);
     jt_cleanup();
 }
 

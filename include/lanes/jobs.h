@@ -196,8 +196,9 @@ typedef struct ln_job_counts {
 } ln_job_counts;
 
 /* Number of jobs of queue in each state. A queue nobody used has all zero.
- * Cost: an index-only count per state (linear in the jobs of that state,
- * no table scan). 0, LN_EINVAL, LN_EFORK, LN_EBACKEND. */
+ * Cost: a few O(log n) lookups (the SQLite store keeps a counter per queue
+ * and state; Redis reads the sizes of its lists and sets), never a count
+ * of jobs. 0, LN_EINVAL, LN_EFORK, LN_EBACKEND. */
 LN_EXTERN int ln_jobs_counts(ln_jobs *jobs, const char *queue,
                              ln_job_counts *counts);
 

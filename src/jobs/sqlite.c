@@ -9,11 +9,19 @@
  * path has its own partial index (ready jobs by priority and order, delayed
  * by due time, active by lease expiry, completed/failed by finish time), so
  * add, take, complete, renew, promote and stalled recovery are each an
- * O(log n) index operation. Every write runs in BEGIN IMMEDIATE under the
- * connection's busy timeout: a writer waits for the lock up front instead
- * of failing with SQLITE_BUSY when it upgrades. Times come from SQLite's
- * clock (julianday('now') in ms), read once per transaction, so every
- * process on the machine compares leases against the same clock.
+ * O(log n) index operation. Counts are not counted: lanes_counts keeps one
+ * row per (queue, state) with the number of jobs in it, changed in the
+ * same transaction as the jobs it counts, so ln_jobs_counts is six
+ * primary-key lookups. Triggers count state changes and deletes, whatever
+ * the statement; the three hot moves are counted by their code instead,
+ * once per transaction rather than once per job: adds (a trigger per
+ * inserted row cost batched adds a third of their rate), takes and
+ * completions (sqlite_int.h has the exact rule).
+ * Every write runs in BEGIN IMMEDIATE: a writer waits for the lock up front
+ * (busy_wait below) instead of failing with SQLITE_BUSY when it upgrades.
+ * Times come from SQLite's clock (julianday('now') in ms), read once per
+ * transaction, so every process on the machine compares leases against the
+ * same clock.
  * The database runs in WAL mode, synchronous=NORMAL by default (durable
  * across process crashes, the last commits may roll back on power loss) or
  * FULL with ?sync=full (the WAL is fsynced at every commit).
@@ -42,10 +50,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Schema version this code writes; stored in PRAGMA user_version. */
-#define SQ_SCHEMA_VERSION 1
+#define SQ_SCHEMA_VERSION 2
 /* PRAGMA application_id of a lanes store: "LNJB". */
 #define SQ_APPLICATION_ID 0x4C4E4A42
 
@@ -64,6 +73,10 @@
     "WHERE queue = ?1 AND state = " #st " ORDER BY finished_at DESC, rid DESC " \
     "LIMIT -1 OFFSET ?2) AND finished_at < ?3"
 
+/* Jobs of queue ?1 in ln_job_state k; NULL (read as 0) if never any. */
+#define COUNT_OF(k)                                                           \
+    "(SELECT n FROM lanes_counts WHERE queue = ?1 AND state = " #k ")"
+
 static const char *const sql_text[S_COUNT_] = {
     [S_BEGIN_W] = "BEGIN IMMEDIATE",
     [S_BEGIN_R] = "BEGIN",
@@ -78,21 +91,17 @@ static const char *const sql_text[S_COUNT_] = {
         "END, ?6, ?7 + ?5, ?5, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?7) "
         "ON CONFLICT(queue, cid) WHERE cid IS NOT NULL DO NOTHING",
     [S_ADD_LIFO] = "UPDATE lanes_jobs SET seq = -rid WHERE rid = ?1",
+    [S_COUNT] = "INSERT INTO lanes_counts(queue, state, n) VALUES(?1, ?2, ?3) "
+                "ON CONFLICT(queue, state) DO UPDATE SET n = n + excluded.n",
     [S_GET_RID] = "SELECT " INFO_COLS
                   " FROM lanes_jobs j WHERE rid = ?2 AND queue = ?1",
     [S_GET_CID] = "SELECT " INFO_COLS
                   " FROM lanes_jobs j WHERE queue = ?1 AND cid = ?2",
     [S_RID_OF_CID] = "SELECT rid, state FROM lanes_jobs WHERE queue = ?1 AND "
                      "cid = ?2",
-    [S_COUNTS] =
-        "SELECT (SELECT count(*) FROM lanes_jobs WHERE queue = ?1 AND "
-        "state = 0 AND priority = 0), (SELECT count(*) FROM lanes_jobs "
-        "WHERE queue = ?1 AND state = 0 AND priority > 0), (SELECT count(*) "
-        "FROM lanes_jobs WHERE queue = ?1 AND state = 1), (SELECT count(*) "
-        "FROM lanes_jobs WHERE queue = ?1 AND state = 3), (SELECT count(*) "
-        "FROM lanes_jobs WHERE queue = ?1 AND state = 4), (SELECT count(*) "
-        "FROM lanes_jobs WHERE queue = ?1 AND state = 5), COALESCE((SELECT "
-        "paused FROM lanes_queues WHERE name = ?1), 0)",
+    [S_COUNTS] = "SELECT " COUNT_OF(0) ", " COUNT_OF(1) ", " COUNT_OF(2) ", "
+                 COUNT_OF(3) ", " COUNT_OF(4) ", " COUNT_OF(5) ", (SELECT "
+                 "paused FROM lanes_queues WHERE name = ?1)",
     [S_LIST_WAITING] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue = "
                        "?1 AND state = 0 AND priority = 0 ORDER BY seq, rid "
                        "LIMIT ?2 OFFSET ?3",
@@ -131,6 +140,7 @@ static const char *const sql_text[S_COUNT_] = {
     [S_IS_PAUSED] = "SELECT paused FROM lanes_queues WHERE name = ?1",
     [S_DRAIN_READY] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 0",
     [S_DRAIN_DELAYED] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 1",
+    /* S_COMPLETE and S_TAKE: counted by their callers (sqlite_int.h). */
     [S_COMPLETE] = "UPDATE lanes_jobs SET state = 4, result = ?4, finished_at "
                    "= ?3, lease_until = NULL WHERE rid = ?1 AND token = ?2 "
                    "AND state = 3 RETURNING keep_c_mode, keep_c_val",
@@ -193,6 +203,12 @@ static const char *const sql_text[S_COUNT_] = {
                   "lanes_jobs WHERE queue = ?1 AND state = 3)",
 };
 
+/* A trigger's counter change: add d to the counter of row r's key. */
+#define COUNT_BY(r, d)                                                        \
+    "INSERT INTO lanes_counts(queue, state, n) VALUES(" r "queue, "           \
+    SQ_COUNT_KEY(r) ", " d ") ON CONFLICT(queue, state) DO UPDATE SET n = "   \
+    "n + excluded.n"
+
 /* Migrations: steps[v] takes a store from user_version v to v + 1. All
  * steps a store needs run in one transaction with the version bump. */
 static const char *const migrations[SQ_SCHEMA_VERSION] = {
@@ -229,6 +245,21 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "CREATE INDEX lanes_logs_rid ON lanes_logs(rid, seq);"
     "CREATE TRIGGER lanes_jobs_gone AFTER DELETE ON lanes_jobs BEGIN "
     "  DELETE FROM lanes_logs WHERE rid = old.rid; END;",
+    /* 1 -> 2: job counters per (queue, state), counted once from the jobs
+     * present (the only full scan, at upgrade time), then kept as
+     * sqlite_int.h says. Every change is an upsert adding +-1 (or +-k), so
+     * the changes of one transaction may come in any order. Rows whose n
+     * falls to 0 stay: one row per queue and state ever used. */
+    "CREATE TABLE lanes_counts(queue TEXT NOT NULL, state INTEGER NOT NULL,"
+    "  n INTEGER NOT NULL, PRIMARY KEY(queue, state)) WITHOUT ROWID;"
+    "INSERT INTO lanes_counts(queue, state, n) SELECT queue, " SQ_COUNT_KEY("")
+    "  , count(*) FROM lanes_jobs GROUP BY 1, 2;"
+    "CREATE TRIGGER lanes_jobs_count_move AFTER UPDATE OF state ON lanes_jobs "
+    "  WHEN new.state <> old.state AND NOT (old.state = 0 AND new.state = 3)"
+    "  AND NOT (old.state = 3 AND new.state = 4) BEGIN "
+    COUNT_BY("old.", "-1") ";" COUNT_BY("new.", "1") "; END;"
+    "CREATE TRIGGER lanes_jobs_count_delete AFTER DELETE ON lanes_jobs BEGIN "
+    COUNT_BY("old.", "-1") "; END;",
 };
 
 /* ---------------------------------------------------------------- errors */
@@ -324,6 +355,16 @@ int sq_begin_write(sq_be *be, int64_t *now_ms) {
     *now_ms = sqlite3_column_int64(s, 0);
     sqlite3_reset(s);
     return 0;
+}
+
+int sq_count(sq_be *be, const char *queue, int state, int64_t delta) {
+    if (delta == 0) return 0;
+    sqlite3_stmt *s = sq_stmt_get(be, S_COUNT);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 2, state);
+    sqlite3_bind_int64(s, 3, delta);
+    return sq_run(be, s, "count jobs");
 }
 
 int sq_commit(sq_be *be) {
@@ -546,7 +587,19 @@ static int open_reserve(sq_be *be, const char *path) {
         return ln__jobs_be_err(&be->base, errno == ENOSPC ? LN_ENOSPC : LN_EIO,
                                "cannot create %s: %s", rpath, strerror(errno));
     sq_reserve_check(be); /* a full disk here is no reason to refuse opening */
-    /* One auto-checkpoint's worth of WAL must fit in the reserve. */
+    /* One auto-checkpoint's worth of WAL must fit in the reserve.
+     *
+     * SQLite's automatic checkpoints stay on: they keep the WAL from
+     * growing without a separate process. One runs inside the write that
+     * commits the page past this threshold, after its COMMIT (the call
+     * returns later, the job is already durable). It is PASSIVE: it never
+     * waits for a lock and never calls busy_wait (sqlite3PagerCheckpoint
+     * passes no busy handler for PASSIVE), it copies only what no reader
+     * still needs and leaves the rest for the next one. So a checkpoint
+     * never makes an add wait for another process and adds nothing to the
+     * time spent waiting for locks, which busy_ms bounds; its own cost is
+     * bounded by one threshold of pages (4 MiB by default) copied and
+     * synced, once per that many pages written. */
     int64_t page = 4096;
     int err = pragma_int(be, "PRAGMA page_size", &page);
     if (err != 0) return err;
@@ -555,6 +608,35 @@ static int open_reserve(sq_be *be, const char *path) {
     snprintf(sql, sizeof sql, "PRAGMA wal_autocheckpoint=%lld",
              (long long)(pages > 16 ? pages : 16));
     return exec_sql(be, sql, "wal_autocheckpoint");
+}
+
+/* Waiting for a lock. SQLite calls this when another connection holds the
+ * lock a statement needs (in WAL mode: the write lock, taken by BEGIN
+ * IMMEDIATE), with count = 0, 1, 2, ... for the attempts of one wait; 1
+ * means "try again", 0 gives up with SQLITE_BUSY. sqlite3_busy_timeout's
+ * handler sleeps 1, 2, 5, 10, ... 100 ms between attempts: an add that
+ * meets a worker's 100 us transaction would sleep >= 1 ms, and with it
+ * every thread queued on the handle's mutex (a convoy the write-path
+ * service measured as a tail of tens of ms). Here the sleeps start at 50 us
+ * and double up to 2 ms: a writer notices a released lock within about the
+ * time it has waited so far, and never more than 2 ms late. The total stays
+ * bounded by busy_ms, measured from the first call of this wait. */
+#define BUSY_FIRST_NS 50000u  /* 50 us */
+#define BUSY_MAX_NS 2000000u  /* 2 ms */
+
+static int busy_wait(void *arg, int count) {
+    sq_be *be = arg;
+    uint64_t now = ln__now_ns();
+    if (count == 0) be->busy_since_ns = now;
+    uint64_t waited = now - be->busy_since_ns;
+    uint64_t limit = (uint64_t)be->busy_ms * 1000000u;
+    if (waited >= limit) return 0;
+    uint64_t step = count < 6 ? (uint64_t)BUSY_FIRST_NS << count : BUSY_MAX_NS;
+    if (step > BUSY_MAX_NS) step = BUSY_MAX_NS;
+    if (step > limit - waited) step = limit - waited;
+    struct timespec ts = {0, (long)step};
+    nanosleep(&ts, NULL); /* a signal only shortens one step */
+    return 1;
 }
 
 static int configure(sq_be *be, const char *path, unsigned busy_ms) {
@@ -569,7 +651,8 @@ static int configure(sq_be *be, const char *path, unsigned busy_ms) {
                  " [%s]", path);
         return err;
     }
-    sqlite3_busy_timeout(be->db, (int)busy_ms);
+    be->busy_ms = busy_ms;
+    sqlite3_busy_handler(be->db, busy_wait, be);
     sqlite3_extended_result_codes(be->db, 1);
     /* journal_mode=WAL returns the mode in effect; anything else means the
      * file cannot do WAL (e.g. in-memory): refuse rather than run unsafely. */

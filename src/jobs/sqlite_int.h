@@ -13,11 +13,40 @@
 enum { ST_READY = 0, ST_DELAYED = 1, ST_ACTIVE = 3, ST_COMPLETED = 4,
        ST_FAILED = 5 };
 
+/* Invariant: lanes_counts(queue, state).n is the number of lanes_jobs rows
+ * of that queue whose SQ_COUNT_KEY is state, at every commit. Who keeps it:
+ *  - INSERT (only S_ADD): sq_add, per batch;
+ *  - ready -> active (only S_TAKE): take() in sqlite_work.c, per step;
+ *  - active -> completed (only S_COMPLETE): step_once, per step;
+ *  - every other UPDATE OF state, and every DELETE: the triggers of
+ *    schema version 2 (sqlite.c), which skip exactly the two moves above.
+ * So a new statement that inserts jobs, takes them or completes them must
+ * call sq_count in the same transaction; any other statement is counted
+ * by the triggers. Counter changes commute (each adds to n), so their
+ * order within a transaction does not matter.
+ *
+ * The lanes_counts key of a lanes_jobs row, as SQL (r: the row's prefix,
+ * "new.", "old." or ""): its ln_job_state, stored state ST_READY split into
+ * waiting and prioritized by priority, which no statement changes once the
+ * job is inserted. */
+#define SQ_COUNT_KEY(r)                                                       \
+    "CASE WHEN " r "state = 0 AND " r "priority > 0 THEN 2 ELSE " r "state END"
+
+/* For tests: one row, the number of (queue, state) pairs whose counter in
+ * lanes_counts differs from a COUNT(*) of lanes_jobs (a full scan); 0 when
+ * every counter is exact. */
+#define SQ_COUNTS_AUDIT_SQL                                                   \
+    "WITH c AS (SELECT queue, state, n FROM lanes_counts WHERE n <> 0), "     \
+    "j AS (SELECT queue, " SQ_COUNT_KEY("") " AS state, count(*) AS n "       \
+    "FROM lanes_jobs GROUP BY 1, 2) "                                          \
+    "SELECT (SELECT count(*) FROM (SELECT * FROM c EXCEPT SELECT * FROM j)) " \
+    "+ (SELECT count(*) FROM (SELECT * FROM j EXCEPT SELECT * FROM c))"
+
 /* Every statement the backend runs, prepared once on first use and reused
  * (SQLITE_PREPARE_PERSISTENT). The SQL lives in sqlite.c (sql_text). */
 typedef enum sq_stmt {
     S_BEGIN_W, S_BEGIN_R, S_COMMIT, S_ROLLBACK, S_NOW,
-    S_ADD, S_ADD_LIFO,
+    S_ADD, S_ADD_LIFO, S_COUNT,
     S_GET_RID, S_GET_CID, S_RID_OF_CID,
     S_COUNTS,
     S_LIST_WAITING, S_LIST_PRIORITIZED, S_LIST_READY, S_LIST_DELAYED,
@@ -37,6 +66,9 @@ typedef struct sq_be {
     sqlite3 *db;
     sqlite3_stmt *st[S_COUNT_];
     int full_sync;              /* ?sync=full */
+    unsigned busy_ms;           /* how long a write waits for the lock */
+    uint64_t busy_since_ns;     /* start of the current wait (busy_wait,
+                                   which runs inside an op: mu held) */
     int reserve_fd;             /* PATH-reserve, or -1 (see sqlite.c) */
     int64_t reserve_bytes;      /* ?reserve=BYTES; 0 = no reserve */
 } sq_be;
@@ -75,6 +107,10 @@ void sq_rollback(sq_be *be);
 /* Step a statement that returns no rows or whose rows are ignored:
  * 0 or LN_E*. */
 int sq_run(sq_be *be, sqlite3_stmt *s, const char *what);
+
+/* Add delta (may be negative; 0 does nothing) to the counter of queue's
+ * jobs in ln_job_state state, inside the caller's write transaction. */
+int sq_count(sq_be *be, const char *queue, int state, int64_t delta);
 
 /* Parse a public job id: > 0 for a store-numbered id (decimal), 0 for a
  * caller id. */

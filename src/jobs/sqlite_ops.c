@@ -12,6 +12,7 @@
 int sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
     sq_be *be = (sq_be *)b;
     int64_t now;
+    int64_t added[3] = {0}; /* jobs inserted, by ln_job_state */
     int err = sq_reserve_check(be); /* adds never use the space reserve */
     if (err != 0) return err;
     err = sq_begin_write(be, &now);
@@ -44,6 +45,9 @@ int sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
             continue;
         }
         int64_t rid = sqlite3_last_insert_rowid(be->db);
+        added[o->delay_ms > 0   ? LN_JOB_DELAYED
+              : o->priority > 0 ? LN_JOB_PRIORITIZED
+                                : LN_JOB_WAITING]++; /* S_ADD's state */
         j->existed = 0;
         if (o->job_id != NULL)
             snprintf(j->id, sizeof j->id, "%s", o->job_id);
@@ -55,6 +59,8 @@ int sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
             if ((err = sq_run(be, s, "add (lifo)")) != 0) goto fail;
         }
     }
+    for (int k = 0; k < 3; k++) /* waiting, delayed, prioritized */
+        if ((err = sq_count(be, queue, k, added[k])) != 0) goto fail;
     return sq_commit(be);
 fail_backend:
     err = LN_EBACKEND;
@@ -165,6 +171,8 @@ int sq_get(ln__jobs_be *b, const char *queue, const char *id,
     return err;
 }
 
+/* S_COUNTS reads the counter of each ln_job_state 0..5 (columns 0..5, NULL
+ * for a state the queue never had) and the paused flag (column 6). */
 int sq_counts(ln__jobs_be *b, const char *queue, ln_job_counts *c) {
     sq_be *be = (sq_be *)b;
     sqlite3_stmt *s = sq_stmt_get(be, S_COUNTS);
@@ -177,12 +185,12 @@ int sq_counts(ln__jobs_be *b, const char *queue, ln_job_counts *c) {
         return err;
     }
     memset(c, 0, sizeof *c);
-    c->waiting = (uint64_t)sqlite3_column_int64(s, 0);
-    c->prioritized = (uint64_t)sqlite3_column_int64(s, 1);
-    c->delayed = (uint64_t)sqlite3_column_int64(s, 2);
-    c->active = (uint64_t)sqlite3_column_int64(s, 3);
-    c->completed = (uint64_t)sqlite3_column_int64(s, 4);
-    c->failed = (uint64_t)sqlite3_column_int64(s, 5);
+    c->waiting = (uint64_t)sqlite3_column_int64(s, LN_JOB_WAITING);
+    c->delayed = (uint64_t)sqlite3_column_int64(s, LN_JOB_DELAYED);
+    c->prioritized = (uint64_t)sqlite3_column_int64(s, LN_JOB_PRIORITIZED);
+    c->active = (uint64_t)sqlite3_column_int64(s, LN_JOB_ACTIVE);
+    c->completed = (uint64_t)sqlite3_column_int64(s, LN_JOB_COMPLETED);
+    c->failed = (uint64_t)sqlite3_column_int64(s, LN_JOB_FAILED);
     if (sqlite3_column_int(s, 6)) {
         c->paused = c->waiting + c->prioritized;
         c->waiting = c->prioritized = 0;

@@ -49,9 +49,10 @@ int sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
     return sq_run(be, s, "retention");
 }
 
-/* Record one outcome; d->rc = LN_ESTALE if the lease is gone. */
+/* Record one outcome; d->rc = LN_ESTALE if the lease is gone. A
+ * completion adds 1 to *completed, which the caller counts (sqlite_int.h). */
 static int apply_done(sq_be *be, const char *queue, ln__job_done *d,
-                      int64_t now) {
+                      int64_t now, int64_t *completed) {
     sqlite3_stmt *s;
     if (d->kind == LN__DONE_RETRY) {
         if ((s = sq_stmt_get(be, S_RETRY_RUN)) == NULL) return LN_EBACKEND;
@@ -87,6 +88,7 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d,
     int err = sq_run(be, s, "finish"); /* drain and reset */
     if (err != 0) return err;
     d->rc = 0;
+    *completed += complete;
     return sq_apply_keep(be, queue, (int64_t)d->ref.key,
                          complete ? ST_COMPLETED : ST_FAILED, mode, value, now);
 }
@@ -176,6 +178,13 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
     }
     if (err == 0 && rc != SQLITE_DONE) err = sq_err(be, rc, "take");
     sqlite3_reset(s);
+    /* Count the moves: ready (waiting or prioritized) -> active. */
+    int64_t prioritized = 0, taken = (int64_t)st->ntaken;
+    for (size_t i = 0; i < st->ntaken; i++) prioritized += key[i][0] > 0;
+    int64_t waiting = taken - prioritized;
+    if (err == 0) err = sq_count(be, queue, LN_JOB_WAITING, -waiting);
+    if (err == 0) err = sq_count(be, queue, LN_JOB_PRIORITIZED, -prioritized);
+    if (err == 0) err = sq_count(be, queue, LN_JOB_ACTIVE, taken);
     if (err == 0) sort_taken(st->taken, key, st->ntaken);
     ln__free(key);
     return err;
@@ -232,11 +241,13 @@ static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
         int err = idle_check(be, queue, st, &has_work);
         if (err != 0 || !has_work) return err;
     }
-    int64_t now;
+    int64_t now, completed = 0;
     int err = sq_begin_write(be, &now);
     if (err != 0) return err;
     for (size_t i = 0; i < st->ndone && err == 0; i++)
-        err = apply_done(be, queue, &st->done[i], now);
+        err = apply_done(be, queue, &st->done[i], now, &completed);
+    if (err == 0) err = sq_count(be, queue, LN_JOB_ACTIVE, -completed);
+    if (err == 0) err = sq_count(be, queue, LN_JOB_COMPLETED, completed);
     for (size_t i = 0; i < st->nrenew && err == 0; i++) {
         sqlite3_stmt *s = sq_stmt_get(be, S_RENEW);
         if (s == NULL) {
