@@ -20,7 +20,8 @@
  *
  * Prints the median (and min-max) of the repeats, ns per task and tasks per
  * second, and the ratio of each variant to the baseline.
- *   usage: bench_pool [--quick] [--repeats N] [--tasks N]
+ *   usage: bench_pool [--quick] [--repeats N] [--tasks N] [--only TEXT]
+ * (--only runs the variants whose name contains TEXT)
  */
 #include <lanes.h>
 
@@ -203,12 +204,14 @@ static summary summarize(double *v, int n) {
 
 int main(int argc, char **argv) {
     int repeats = 11;
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) repeats = 5;
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc) repeats = atoi(argv[++i]);
         else if (strcmp(argv[i], "--tasks") == 0 && i + 1 < argc) ntasks = (size_t)atol(argv[++i]);
         else {
-            fprintf(stderr, "usage: bench_pool [--quick] [--repeats N] [--tasks N]\n");
+            fprintf(stderr, "usage: bench_pool [--quick] [--repeats N] [--tasks N] [--only TEXT]\n");
             return 2;
         }
     }
@@ -243,7 +246,9 @@ int main(int argc, char **argv) {
     run_spsc();
     for (int r = 0; r < repeats; r++) {
         raw[r] = run_spsc();
-        for (int v = 0; v < NV; v++) ms[v][r] = run_pool(&variants[v]);
+        for (int v = 0; v < NV; v++)
+            if (only == NULL || strstr(variants[v].name, only) != NULL)
+                ms[v][r] = run_pool(&variants[v]);
     }
 
     summary base = summarize(raw, repeats);
@@ -252,11 +257,13 @@ int main(int argc, char **argv) {
     printf("%-36s %10.3f %6.3f-%-7.3f %10.1f %11.2fx\n", "raw SPSC ring (baseline)", base.median,
            base.min, base.max, base.median * 1e6 / (double)ntasks, 1.0);
     for (int v = 0; v < NV; v++) {
+        if (only != NULL && strstr(variants[v].name, only) == NULL) continue;
         summary s = summarize(ms[v], repeats);
         printf("%-36s %10.3f %6.3f-%-7.3f %10.1f %11.2fx\n", variants[v].name, s.median, s.min,
                s.max, s.median * 1e6 / (double)ntasks, s.median / base.median);
     }
-    printf("tasks/s (group, ring, 1 thread): %.0f\n",
-           (double)ntasks / (summarize(ms[0], repeats).median / 1e3));
+    if (only == NULL)
+        printf("tasks/s (group, ring, 1 thread): %.0f\n",
+               (double)ntasks / (summarize(ms[0], repeats).median / 1e3));
     return 0;
 }

@@ -123,6 +123,13 @@ size_t ln__mpmc_pushed(ln_mpmc *q) {
     return atomic_load_explicit(&q->tail, memory_order_acquire);
 }
 
+int ln__mpmc_peek(ln_mpmc *q) {
+    /* relaxed: a hint to stop spinning; the pop that follows is exact. */
+    size_t pos = atomic_load_explicit(&q->head, memory_order_relaxed);
+    size_t seq = atomic_load_explicit(&q->cells[pos & MASK].seq, memory_order_relaxed);
+    return seq == pos + 1;
+}
+
 int ln__mpmc_ready(ln_mpmc *q) {
     size_t pos = atomic_load_explicit(&q->head, memory_order_seq_cst);
     size_t seq = atomic_load_explicit(&q->cells[pos & MASK].seq, memory_order_seq_cst);

@@ -73,4 +73,9 @@ size_t ln__mpmc_pushed(ln_mpmc *q);
  * sleeping side of the protocol described above). */
 int ln__mpmc_ready(ln_mpmc *q);
 
+/* The same, relaxed, for polling: it reads head (consumers' line) and the
+ * next cell, never tail, so a spinning worker does not take the line every
+ * producer's CAS needs. */
+int ln__mpmc_peek(ln_mpmc *q);
+
 #endif

@@ -373,7 +373,34 @@ int ln__pool_submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, 
             ln__lane_wake_one(l);
     }
     int rc = 0;
-    while (done < n && (rc = ln__pool_submit_item(pool, lane, fn, args[done], owner, flags)) == 0)
+    if (l->ring != NULL && done < n) {
+        /* The ring is full (or a backlog exists): the rest joins the
+         * backlog under one lock. Fixed lanes are unbounded: no room wait. */
+        ln_queue_item it = {fn, NULL, owner, pool->timing ? ln__now_ns() : 0};
+        pthread_mutex_lock(&l->mu);
+        if (l->stopping) rc = LN_ESHUTDOWN;
+        size_t before = done;
+        while (rc == 0 && done < n) {
+            it.arg = args[done];
+            rc = l->qops->push(l->q, &it);
+            if (rc == 0) done++;
+            else if (rc > 0) rc = LN_ENOMEM;
+        }
+        if (done > before) {
+            l->slow_submitted += done - before;
+            size_t size = l->qops->size(l->q);
+            atomic_store_explicit(&l->hint, size, memory_order_relaxed); /* see pool.h */
+            ln__lane_note_depth(l, size);
+            unsigned nidle = atomic_load_explicit(&l->nidle, memory_order_relaxed);
+            if (l->nspinning == 0 && nidle > l->pending_wakes) {
+                l->pending_wakes++;
+                pthread_cond_signal(&l->work_cv);
+            }
+        }
+        pthread_mutex_unlock(&l->mu);
+    }
+    while (rc == 0 && done < n &&
+           (rc = ln__pool_submit_item(pool, lane, fn, args[done], owner, flags)) == 0)
         done++;
     *queued = done;
     return rc;

@@ -150,6 +150,10 @@ typedef struct ln_lane {
     /* Set once under mu by destroy; read relaxed between tasks by workers
      * to cancel what they have not started. */
     _Atomic int stop_hint;
+    /* The fields above are read on every submit and rarely written; the
+     * ones below are written after every batch. Apart, or each batch would
+     * cost the next submit a cache miss. */
+    char pad2_[LN_CACHE_LINE];
     /* Batch accounting by workers (and destroy). finished is seq_cst with
      * drain_waiters: a drainer increments drain_waiters then reads
      * finished, a worker adds to finished then reads drain_waiters, so one

@@ -137,7 +137,7 @@ static void spin(ln_lane *l, unsigned spin_us) {
     unsigned k = 0;
     /* relaxed: these only decide when to look again; taking is exact. */
     while (atomic_load_explicit(&l->hint, memory_order_relaxed) == 0 &&
-           (l->ring == NULL || ln__mpmc_size(l->ring) == 0) &&
+           (l->ring == NULL || !ln__mpmc_peek(l->ring)) &&
            !atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) {
         if ((++k & 63) == 0) {
             if (ln__now_ns() >= deadline) return;
@@ -162,8 +162,11 @@ void ln__lane_note_depth(ln_lane *l, size_t depth) {
 /* Take up to batch_max items (never more than this worker's share of the
  * backlog): from the ring first, then from the queue under the lock. */
 static unsigned take(ln_lane *l, ln_queue_item *b, unsigned batch_max) {
-    /* relaxed: sizes only shape the batch; the pops are exact. */
-    size_t ring_n = l->ring != NULL ? ln__mpmc_size(l->ring) : 0;
+    /* relaxed: sizes only shape the batch; the pops are exact. A lone
+     * worker has no one to leave a share for, and the ring's size reads
+     * tail, the producers' hot line: it looks only when it has company. */
+    size_t ring_n = 0;
+    if (l->ring != NULL) ring_n = l->max_threads > 1 ? ln__mpmc_size(l->ring) : batch_max;
     size_t queue_n = atomic_load_explicit(&l->hint, memory_order_relaxed);
     size_t share = (ring_n + queue_n) / (l->max_threads ? l->max_threads : 1);
     unsigned want = share > batch_max ? batch_max : (share ? (unsigned)share : 1);
@@ -185,8 +188,8 @@ static unsigned take(ln_lane *l, ln_queue_item *b, unsigned batch_max) {
             }
         }
         pthread_mutex_unlock(&l->mu);
-    } else if (n > 0 && ln__mpmc_size(l->ring) > 0 &&
-               atomic_load_explicit(&l->nidle, memory_order_relaxed) > 0) {
+    } else if (n > 0 && atomic_load_explicit(&l->nidle, memory_order_relaxed) > 0 &&
+               ln__mpmc_peek(l->ring)) {
         ln__lane_wake_one(l); /* chain wake-up on the lock-free path */
     }
     return n;
