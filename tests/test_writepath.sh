@@ -1,0 +1,234 @@
+#!/bin/sh
+# test_writepath.sh CASE WRITEPATH WORKER LOAD_LUA - end-to-end tests of the
+# write-path service (examples/writepath) over real HTTP. CASE is one of
+# lifecycle, validation, load, trace, redis (see tests/writepath.cmake). Every
+# process it starts is stopped by pid on exit; all files live in a fresh
+# temporary directory. Exit 0 pass, 1 fail, 77 skip (no curl or wrk).
+set -u
+case_=$1 app=$2 worker=$3 lua=$4
+
+for tool in curl wrk; do
+  command -v $tool >/dev/null 2>&1 || { echo "SKIP: $tool not installed"; exit 77; }
+done
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/writepath-test.XXXXXX")
+app_pid="" worker_pid="" port=""
+cleanup() {
+  for p in $app_pid $worker_pid; do kill -TERM "$p" 2>/dev/null; done
+  for p in $app_pid $worker_pid; do wait "$p" 2>/dev/null; done
+  if [ "${failed:-0}" = 1 ]; then
+    for f in "$dir"/*.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; }; done
+  fi
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+fail() { echo "FAIL: $*"; failed=1; exit 1; }
+pass() { echo "ok - $*"; }
+
+# start_app MODE [extra serve args]: start the service, wait for its port.
+start_app() {
+  mode=$1; shift
+  : >"$dir/app.out"
+  "$app" serve --db "$dir/data.db" --mode "$mode" --port 0 "$@" \
+    >"$dir/app.out" 2>>"$dir/app.err" &
+  app_pid=$!
+  i=0
+  while ! grep -q '^port=' "$dir/app.out"; do
+    i=$((i + 1))
+    [ $i -gt 200 ] && fail "service ($mode) did not print its port"
+    kill -0 "$app_pid" 2>/dev/null || fail "service ($mode) exited at start"
+    sleep 0.05
+  done
+  port=$(sed -n 's/^port=//p' "$dir/app.out")
+}
+
+start_worker() {
+  "$worker" --db "$dir/data.db" --concurrency 32 "$@" 2>>"$dir/worker.err" &
+  worker_pid=$!
+}
+
+# stop PID NAME: SIGTERM, then the exit status must be 0 within 10 s.
+stop() {
+  kill -TERM "$1" || fail "$2 is not running"
+  i=0
+  while kill -0 "$1" 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -gt 200 ] && fail "$2 did not stop within 10 s of SIGTERM"
+    sleep 0.05
+  done
+  wait "$1"
+  rc=$?
+  [ $rc -eq 0 ] || fail "$2 exited with $rc after SIGTERM"
+}
+stop_app() { stop "$app_pid" service; app_pid=""; }
+stop_worker() { stop "$worker_pid" worker; worker_pid=""; }
+
+# post PATH BODY [curl args]: prints the status code; the body goes to $dir/body.
+post() {
+  path=$1 body=$2; shift 2
+  printf '%s' "$body" | curl -s -o "$dir/body" -w '%{http_code}' -X POST \
+    -H 'Content-Type: application/json' --data-binary @- "$@" \
+    "http://127.0.0.1:$port$path"
+}
+
+# expect STATUS ERROR PATH BODY: a 4xx answer with {"error":"ERROR",...}.
+expect() {
+  got=$(post "$3" "$4")
+  [ "$got" = "$1" ] || fail "$3 $4: status $got, expected $1 ($(cat "$dir/body"))"
+  grep -q "\"error\":\"$2\"" "$dir/body" || fail "$3 $4: no JSON error $2: $(cat "$dir/body")"
+}
+
+# check_json KEY VALUE...: run the consistency check, require ok and each KEY=VALUE.
+check() {
+  "$app" check --db "$dir/data.db" --timeout 60 >"$dir/check.json" 2>>"$dir/check.err"
+  rc=$?
+  [ $rc -eq 0 ] || fail "consistency check failed: $(cat "$dir/check.json")"
+  while [ $# -gt 1 ]; do
+    grep -q "\"$1\":$2[,}]" "$dir/check.json" || fail "check: expected $1=$2: $(cat "$dir/check.json")"
+    shift 2
+  done
+}
+
+case_lifecycle() {
+  for mode in naive async; do
+    start_app $mode
+    [ "$mode" = async ] && start_worker
+    [ "$(post /comment '{"post_id":1,"user_id":5,"body":"hi"}')" = 201 ] \
+      || fail "$mode: POST /comment did not answer 201: $(cat "$dir/body")"
+    grep -q "\"mode\":\"$mode\"" "$dir/body" || fail "$mode: wrong mode in $(cat "$dir/body")"
+    check
+    stop_app
+    [ "$mode" = async ] && stop_worker
+    pass "$mode: starts on a free port, answers, stops cleanly on SIGTERM"
+  done
+  check comments 2 notifications 2
+  # A queue that cannot be opened: a clear message and exit status 1.
+  "$app" serve --db "$dir/data.db" --mode async --port 0 --queue "sqlite:$dir/no/such/dir/q.db" \
+    >/dev/null 2>"$dir/badqueue.err"
+  rc=$?
+  [ $rc -eq 1 ] || fail "bad queue URL: exit status $rc, expected 1"
+  grep -q "cannot open queue" "$dir/badqueue.err" || fail "bad queue URL: no message"
+  "$app" serve --db "$dir/data.db" --mode async --port 0 --queue "bogus://x" \
+    >/dev/null 2>"$dir/badqueue.err"
+  [ $? -eq 1 ] || fail "unknown queue URL scheme accepted"
+  pass "unusable --queue URLs are reported, exit status 1"
+}
+
+case_validation() {
+  big=$(head -c 20000 /dev/zero | tr '\0' 'a')
+  long=$(head -c 1001 /dev/zero | tr '\0' 'b')
+  for mode in naive async; do
+    start_app $mode
+    for path in /comment /like; do
+      expect 400 invalid_request $path '{"post_id":1,'
+      expect 400 invalid_request $path ''
+      expect 400 invalid_request $path '[1,2]'
+      expect 400 invalid_request $path '{"user_id":5,"body":"x"}'
+      expect 400 invalid_request $path '{"post_id":1,"body":"x"}'
+      expect 400 invalid_request $path '{"post_id":"1","user_id":5,"body":"x"}'
+      expect 400 invalid_request $path '{"post_id":-3,"user_id":5,"body":"x"}'
+      expect 404 unknown_post $path '{"post_id":100000,"user_id":5,"body":"x"}'
+      expect 404 unknown_user $path '{"post_id":1,"user_id":100000,"body":"x"}'
+      expect 413 too_large $path "{\"post_id\":1,\"user_id\":5,\"body\":\"$big\"}"
+    done
+    expect 400 invalid_request /comment '{"post_id":1,"user_id":5}'
+    expect 400 invalid_request /comment '{"post_id":1,"user_id":5,"body":""}'
+    expect 400 invalid_request /comment "{\"post_id\":1,\"user_id\":5,\"body\":\"$long\"}"
+    expect 400 invalid_request /comment '{"post_id":1,"user_id":5,"body":7}'
+    expect 404 not_found /nothing '{}'
+    got=$(curl -s -o "$dir/body" -w '%{http_code}' "http://127.0.0.1:$port/comment")
+    [ "$got" = 405 ] || fail "GET /comment: $got, expected 405"
+    stop_app
+    check comments 0 likes 0 notifications 0
+    pass "$mode: invalid JSON, missing and mistyped fields, unknown post/user, oversized body -> 4xx JSON, nothing written"
+  done
+  # A duplicate like is refused and changes nothing.
+  start_app naive
+  [ "$(post /like '{"post_id":2,"user_id":9}')" = 201 ] || fail "first like not 201"
+  expect 409 already_liked /like '{"post_id":2,"user_id":9}'
+  stop_app
+  check likes 1 notifications 1
+  pass "a duplicate like answers 409 and writes nothing"
+}
+
+# run_wrk SECONDS: a short load; require requests and no errors of any kind.
+run_wrk() {
+  wrk -t2 -c20 -d"$1"s -s "$lua" "http://127.0.0.1:$port" >"$dir/wrk.out" 2>&1 \
+    || fail "wrk failed: $(cat "$dir/wrk.out")"
+  line=$(sed -n 's/^WRK_JSON //p' "$dir/wrk.out")
+  [ -n "$line" ] || fail "no WRK_JSON line: $(cat "$dir/wrk.out")"
+  echo "$line" | grep -q '"errors":{"connect":0,"read":0,"write":0,"status":0,"timeout":0}' \
+    || fail "wrk saw errors: $line"
+  echo "$line" | grep -q '"requests":0,' && fail "wrk made no request: $line"
+  echo "  $line"
+}
+
+case_load() {
+  start_app naive
+  run_wrk 2
+  stop_app
+  check
+  pass "naive: 2 s of wrk (20 connections), no errors, consistent"
+  # The worker's push is shortened so the backlog of a few thousand jobs
+  # drains in seconds; the request path is the real one.
+  start_app async
+  start_worker --concurrency 64 --push-ms 2
+  run_wrk 2
+  stop_app
+  check uncounted 0 missing_notifications 0
+  stop_worker
+  pass "async: 2 s of wrk (20 connections), no errors; after the queue drained the counts and notifications are consistent"
+}
+
+case_trace() {
+  tid=4bf92f3577b34da6a3ce929d0e0e4736
+  start_app async --trace "$dir/trace.jsonl"
+  start_worker --trace "$dir/trace.jsonl"
+  got=$(post /comment '{"post_id":3,"user_id":11,"body":"traced"}' -D "$dir/headers" \
+    -H "traceparent: 00-$tid-00f067aa0ba902b7-01")
+  [ "$got" = 201 ] || fail "traced POST: $got"
+  grep -qi "^traceparent: 00-$tid-" "$dir/headers" || fail "response does not continue the trace"
+  check
+  stop_app
+  stop_worker
+  grep -q "writepath-worker.*\"traceId\":\"$tid\"" "$dir/trace.jsonl" \
+    || fail "no worker span with the request's trace id"
+  # The worker's job span is the child of the service's queue.add span.
+  enq=$(grep "writepath-app" "$dir/trace.jsonl" | grep -o '"spanId":"[0-9a-f]*","name":"queue.add"' \
+    | sed 's/"spanId":"\([0-9a-f]*\)".*/\1/')
+  [ -n "$enq" ] || fail "no queue.add span"
+  grep "writepath-worker" "$dir/trace.jsonl" | grep -q "\"name\":\"worker comment\".*\"parentSpanId\":\"$enq\"" \
+    || fail "the worker span is not a child of queue.add $enq"
+  # The request span continues the incoming traceparent.
+  grep -q "\"name\":\"POST /comment\".*\"parentSpanId\":\"00f067aa0ba902b7\"" "$dir/trace.jsonl" \
+    || fail "the request span is not a child of the incoming span"
+  "$app" waterfall "$dir/trace.jsonl" "$tid" >"$dir/w.svg" || fail "waterfall failed"
+  grep -q '^<svg' "$dir/w.svg" && grep -q 'stroke-dasharray' "$dir/w.svg" \
+    && grep -q 'worker comment' "$dir/w.svg" && grep -q 'push.send' "$dir/w.svg" \
+    || fail "waterfall SVG lacks rows or the boundary line"
+  "$app" boundary "$dir/trace.jsonl" >"$dir/b.json" || fail "boundary failed"
+  grep -q '"traces":1,"crossing_process":1,' "$dir/b.json" || fail "boundary: $(cat "$dir/b.json")"
+  pass "async trace: request -> queue.add -> worker job -> push in one trace; waterfall and boundary drawn"
+}
+
+# The same async service with its queue in Redis (the BullMQ-compatible
+# backend): a short load, then the check drains that queue.
+case_redis() {
+  [ -n "${LANES_TEST_REDIS_URL:-}" ] || { echo "SKIP: LANES_TEST_REDIS_URL not set"; exit 77; }
+  start_app async --queue "$LANES_TEST_REDIS_URL"
+  start_worker --queue "$LANES_TEST_REDIS_URL" --concurrency 64 --push-ms 2
+  run_wrk 2
+  stop_app
+  "$app" check --db "$dir/data.db" --queue "$LANES_TEST_REDIS_URL" --timeout 60 \
+    >"$dir/check.json" 2>>"$dir/check.err" || fail "check (redis): $(cat "$dir/check.json")"
+  stop_worker
+  pass "async with --queue $LANES_TEST_REDIS_URL: no errors, consistent after the drain"
+}
+
+case "$case_" in
+  lifecycle | validation | load | trace | redis) "case_$case_" ;;
+  *) echo "unknown case $case_"; exit 2 ;;
+esac
+exit 0

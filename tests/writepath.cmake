@@ -1,0 +1,35 @@
+# The write-path service of seed 003 (examples/writepath, issue 7).
+#
+# test_writepath_unit: traceparent parsing and formatting, and spans written
+# as OTLP/JSON read back (C, forked cases).
+# test_writepath_concurrency: the connection pool and the group commit of
+# job adds, from many threads.
+# test_writepath/<case>: the real programs over HTTP, driven by
+# test_writepath.sh (needs curl and wrk; exits 77 = skipped without them):
+#   lifecycle   start, answer, stop on SIGTERM in naive and async mode; a bad
+#               --queue URL is reported cleanly
+#   validation  each endpoint rejects bad input with a 4xx JSON error and
+#               writes nothing, in both modes
+#   load        a few seconds of wrk in each mode: no errors; the
+#               consistency check passes after the queue drains
+#   trace       one async request: the worker's span is in the request's
+#               trace, a child of its enqueue span; waterfall and boundary
+#   redis       the async load with the queue in Redis (LANES_TEST_REDIS_URL,
+#               set by scripts/with-services.sh; skipped without it)
+if(NOT TARGET writepath OR NOT TARGET writepath_worker)
+  return()
+endif()
+
+ln_test(NAME test_writepath_unit SOURCES test_writepath_unit.c
+        LIBS writepath_core TIMEOUT 60)
+ln_test(NAME test_writepath_concurrency SOURCES test_writepath_concurrency.c
+        LIBS writepath_core TIMEOUT 60)
+
+foreach(case lifecycle validation load trace redis)
+  add_test(NAME test_writepath/${case}
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_writepath.sh ${case}
+                   $<TARGET_FILE:writepath> $<TARGET_FILE:writepath_worker>
+                   ${PROJECT_SOURCE_DIR}/examples/writepath/load.lua)
+  set_tests_properties(test_writepath/${case} PROPERTIES TIMEOUT 90
+                       SKIP_RETURN_CODE 77 LABELS "plain;writepath")
+endforeach()
