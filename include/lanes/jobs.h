@@ -61,7 +61,7 @@ typedef struct ln_worker ln_worker;
 /* Default limit of a job's data (and of a result) in bytes: 1 MiB. */
 #define LN_JOB_DATA_MAX_DEFAULT (1024 * 1024)
 /* Highest priority number (BullMQ's limit); lower numbers run first. */
-#define LN_JOB_PRIORITY_MAX 2097152
+#define LN_JOB_PRIORITY_MAX 2097151 /* 2^21 - 1, BullMQ's limit */
 
 /* ------------------------------------------------------------------------ */
 /* Opening a store                                                           */

@@ -1,0 +1,409 @@
+-- lib.lua - helpers shared by every lanes Redis script.
+--
+-- scripts/embed-lua.sh prepends this file to each script, so each script
+-- stays one self-contained EVALSHA body. Layout: BullMQ 6.7, as described
+-- in research/bullmq-layout.md. KEYS[1] is the queue base "<prefix>:<queue>:"
+-- and every key a script touches is built from it, so all of a queue's
+-- keys share the slot of a {hash tag} placed in the prefix or queue name.
+-- Times are milliseconds since the epoch from the server's clock (TIME),
+-- so workers with skewed clocks agree; BullMQ's Node side uses its own
+-- clock for the same fields. Numbers written to Redis go through int_str
+-- so they are stored as plain integer text.
+
+local rcall = redis.call
+local B = KEYS[1]
+local K = {
+    wait = B .. 'wait', active = B .. 'active', paused = B .. 'paused',
+    delayed = B .. 'delayed', prioritized = B .. 'prioritized',
+    completed = B .. 'completed', failed = B .. 'failed',
+    stalled = B .. 'stalled', id = B .. 'id', pc = B .. 'pc', meta = B .. 'meta',
+    events = B .. 'events', marker = B .. 'marker', limiter = B .. 'limiter',
+}
+local TWO32 = 4294967296
+local T = rcall('TIME')
+local NOW = tonumber(T[1]) * 1000 + math.floor(tonumber(T[2]) / 1000)
+
+local function int_str(x)
+    return string.format('%.0f', x)
+end
+
+-- The events cap, written to meta the first time a queue is touched.
+local max_events_cache
+local function max_events()
+    if not max_events_cache then
+        max_events_cache = rcall('HGET', K.meta, 'opts.maxLenEvents')
+        if not max_events_cache then
+            max_events_cache = '10000'
+            rcall('HSET', K.meta, 'opts.maxLenEvents', max_events_cache)
+        end
+    end
+    return max_events_cache
+end
+
+-- XADD one event with BullMQ's field layout: event=<name>, then pairs.
+local function emit(name, ...)
+    rcall('XADD', K.events, 'MAXLEN', '~', max_events(), '*', 'event', name, ...)
+end
+
+-- BullMQ's "paused or maxed": meta.paused exists, or a global concurrency
+-- is set and reached.
+local function paused_or_maxed()
+    local m = rcall('HMGET', K.meta, 'paused', 'concurrency')
+    if m[1] then return true end
+    if m[2] and rcall('LLEN', K.active) >= tonumber(m[2]) then return true end
+    return false
+end
+
+local function wake_workers()
+    rcall('ZADD', K.marker, 0, '0')
+end
+
+-- Marker "1" carries the due time of the earliest delayed job.
+local function update_delay_marker()
+    local first = rcall('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
+    if first[2] then
+        rcall('ZADD', K.marker, tonumber(first[2]) / 4096, '1')
+    end
+end
+
+-- ms until the earliest delayed job is due (0 = due now), or -1 if none.
+local function next_due_in()
+    local first = rcall('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
+    if not first[2] then return -1 end
+    return math.max(0, math.floor(tonumber(first[2]) / 4096) - NOW)
+end
+
+-- delayed score: due*4096 + seq, seq keeping FIFO order within one ms.
+local function delayed_score(due)
+    local lo = due * 4096
+    local last = rcall('ZREVRANGEBYSCORE', K.delayed, int_str(lo + 4095),
+                       int_str(lo), 'WITHSCORES', 'LIMIT', 0, 1)
+    if last[2] then
+        return math.min(tonumber(last[2]) + 1, lo + 4095)
+    end
+    return lo
+end
+
+local function add_delayed(id, due)
+    rcall('ZADD', K.delayed, int_str(delayed_score(due)), id)
+    emit('delayed', 'jobId', id, 'delay', int_str(due))
+    update_delay_marker()
+end
+
+-- Make a job ready: prioritized (priority > 0) or wait. 'front' (LIFO)
+-- RPUSHes (served next), otherwise LPUSH (served last). BullMQ ignores LIFO
+-- for prioritized jobs; lanes serves them newest first within their
+-- priority with scores just below priority * 2^32 (BullMQ's own jobs of
+-- that priority sit at or above it, and ZPOPMIN takes the lowest score).
+local function push_ready(id, priority, front)
+    if priority > 0 then
+        local n = rcall('INCR', K.pc) % TWO32
+        local score = front and priority * TWO32 - n or priority * TWO32 + n
+        rcall('ZADD', K.prioritized, int_str(score), id)
+    elseif front then
+        rcall('RPUSH', K.wait, id)
+    else
+        rcall('LPUSH', K.wait, id)
+    end
+end
+
+-- Back to the front of its line: first in wait, or first of its priority.
+local function push_front(id, priority)
+    if priority > 0 then
+        rcall('ZADD', K.prioritized, int_str(priority * TWO32), id)
+    else
+        rcall('RPUSH', K.wait, id)
+    end
+end
+
+local function job_priority(jkey)
+    return tonumber(rcall('HGET', jkey, 'priority') or '0') or 0
+end
+
+local function decode_opts(raw)
+    if raw then
+        local ok, t = pcall(cjson.decode, raw)
+        if ok and type(t) == 'table' then return t end
+    end
+    return {}
+end
+
+local function job_opts(jkey)
+    return decode_opts(rcall('HGET', jkey, 'opts'))
+end
+
+-- Move every delayed job due now to wait/prioritized (at most 1000).
+local function promote_due()
+    local ids = rcall('ZRANGEBYSCORE', K.delayed, 0, int_str((NOW + 1) * 4096 - 1),
+                      'LIMIT', 0, 1000)
+    if #ids == 0 then return 0 end
+    for _, id in ipairs(ids) do
+        local jkey = B .. id
+        rcall('ZREM', K.delayed, id)
+        push_ready(id, job_priority(jkey), false)
+        rcall('HSET', jkey, 'delay', 0)
+        emit('waiting', 'jobId', id, 'prev', 'delayed')
+    end
+    if not paused_or_maxed() then wake_workers() end
+    return #ids
+end
+
+local function delete_job_keys(id)
+    local jkey = B .. id
+    rcall('DEL', jkey, jkey .. ':logs', jkey .. ':lock', jkey .. ':dependencies',
+          jkey .. ':processed', jkey .. ':failed', jkey .. ':unsuccessful')
+end
+
+-- The lease check of every move out of 'active', BullMQ's codes:
+-- 0 'token' holds the lock, -1 no such job, -2 lock missing (lapsed),
+-- -6 another token holds it. Token "0" means "no lock", as in BullMQ.
+local function check_lock(id, token)
+    if token ~= '0' then
+        local cur = rcall('GET', B .. id .. ':lock')
+        if cur == token then return 0 end -- a locked job is never removed
+        if rcall('EXISTS', B .. id) == 0 then return -1 end
+        return cur and -6 or -2
+    end
+    if rcall('EXISTS', B .. id) == 0 then return -1 end
+    return 0
+end
+
+-- Check and release the lock, then take the job out of 'active' (-3 if it
+-- was not there). On 0 the caller owns the job's next move.
+local function leave_active(id, token)
+    local rc = check_lock(id, token)
+    if rc < 0 then return rc end
+    if rcall('LREM', K.active, -1, id) == 0 then return -3 end
+    rcall('DEL', B .. id .. ':lock')
+    rcall('SREM', K.stalled, id)
+    return 0
+end
+
+-- removeOnComplete/removeOnFail -> count (-1 keeps all), age (s), limit.
+local function keep_spec(v)
+    if v == true then return 0, 0, 0 end
+    if type(v) == 'number' then return v, 0, 0 end
+    if type(v) == 'table' then
+        return tonumber(v.count) or -1, tonumber(v.age) or 0, tonumber(v.limit) or 1000
+    end
+    return -1, 0, 0
+end
+
+local function trim_finished(set, count, age, limit)
+    if age > 0 then
+        local old = rcall('ZRANGEBYSCORE', K[set], 0, int_str(NOW - age * 1000),
+                          'LIMIT', 0, limit)
+        for _, id in ipairs(old) do delete_job_keys(id) end
+        if #old > 0 then rcall('ZREM', K[set], unpack(old)) end
+    end
+    if count > 0 then
+        local extra = rcall('ZREVRANGE', K[set], count, -1)
+        for _, id in ipairs(extra) do delete_job_keys(id) end
+        if #extra > 0 then rcall('ZREMRANGEBYRANK', K[set], 0, -(count + 1)) end
+    end
+end
+
+-- Append one entry to the stacktrace JSON array, newest last, capped at
+-- opts.stackTraceLimit. An empty array is written as "[]" (cjson would
+-- write "{}").
+local function push_stacktrace(jkey, opts, entry)
+    local st = {}
+    local raw = rcall('HGET', jkey, 'stacktrace')
+    if raw then
+        local ok, t = pcall(cjson.decode, raw)
+        if ok and type(t) == 'table' then st = t end
+    end
+    st[#st + 1] = entry
+    local lim = tonumber(opts.stackTraceLimit)
+    if lim then
+        while #st > lim do table.remove(st, 1) end
+    end
+    rcall('HSET', jkey, 'stacktrace', #st == 0 and '[]' or cjson.encode(st))
+end
+
+local function emit_drained_if_idle()
+    if rcall('LLEN', K.wait) == 0 and rcall('LLEN', K.active) == 0
+            and rcall('ZCARD', K.prioritized) == 0 then
+        emit('drained')
+    end
+end
+
+-- Move a job that has left 'active' to completed or failed ('target'),
+-- BullMQ's moveToFinished steps 4-12. 'value' is the returnvalue JSON or
+-- the failedReason text.
+local function finish_job(id, target, value)
+    local jkey = B .. id
+    local f = rcall('HMGET', jkey, 'opts', 'deid', 'atm', 'attemptsMade')
+    local opts, deid = decode_opts(f[1]), f[2]
+    local atm = (tonumber(f[3] or f[4]) or 0) + 1
+    if deid then
+        local dkey = B .. 'de:' .. deid
+        if rcall('GET', dkey) == id and rcall('PTTL', dkey) == -1 then
+            rcall('DEL', dkey)
+        end
+    end
+    local keep
+    if target == 'completed' then keep = opts.removeOnComplete else keep = opts.removeOnFail end
+    local count, age, limit = keep_spec(keep)
+    if count == 0 then
+        delete_job_keys(id)
+    else
+        rcall('ZADD', K[target], int_str(NOW), id)
+        if target == 'completed' then
+            rcall('HSET', jkey, 'atm', atm, 'returnvalue', value, 'finishedOn', int_str(NOW))
+        else
+            rcall('HSET', jkey, 'atm', atm, 'failedReason', value, 'finishedOn', int_str(NOW))
+            push_stacktrace(jkey, opts, value)
+            rcall('HDEL', jkey, 'defa')
+        end
+        trim_finished(target, count, age, limit)
+    end
+    if target == 'completed' then
+        emit('completed', 'jobId', id, 'returnvalue', value, 'prev', 'active')
+    else
+        emit('failed', 'jobId', id, 'failedReason', value, 'prev', 'active')
+        if atm >= (tonumber(opts.attempts) or 0) then
+            emit('retries-exhausted', 'jobId', id, 'attemptsMade', atm)
+        end
+    end
+end
+
+-- A failed attempt that will run again (BullMQ moveToDelayed for a backoff
+-- delay > 0, retryJob without one), for a job that has left 'active'.
+local function retry_job(id, reason, delay)
+    local jkey = B .. id
+    local opts = job_opts(jkey)
+    rcall('HSET', jkey, 'failedReason', reason)
+    push_stacktrace(jkey, opts, reason)
+    rcall('HINCRBY', jkey, 'atm', 1)
+    if delay > 0 then
+        rcall('HSET', jkey, 'delay', delay)
+        add_delayed(id, NOW + delay)
+    else
+        push_ready(id, job_priority(jkey), opts.lifo == true)
+        if not paused_or_maxed() then wake_workers() end
+        emit('waiting', 'jobId', id, 'prev', 'active')
+    end
+end
+
+-- The trace context BullMQ's telemetry stores in opts.tm: a JSON text of
+-- the propagation carrier, {"traceparent":..., "tracestate":...}.
+local function trace_of(opts)
+    if type(opts.tm) == 'string' then
+        local ok, c = pcall(cjson.decode, opts.tm)
+        if ok and type(c) == 'table' then
+            local tp, ts = c.traceparent, c.tracestate
+            return type(tp) == 'string' and tp or false, type(ts) == 'string' and ts or false
+        end
+    end
+    return false, false
+end
+
+local function field_map(flat)
+    local h = {}
+    for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
+    return h
+end
+
+local function num(v)
+    return math.floor(tonumber(v) or 0)
+end
+
+-- A job as the C side reads it, one flat array (redis.c, V_* indexes):
+-- id, state, name, data, returnvalue, failedReason, progress, traceparent,
+-- tracestate, priority, lifo, attempts, failed runs, attemptsStarted,
+-- stalledCounter, backoff type (0 fixed, 1 exponential), backoff ms,
+-- timestamp, run at, processedOn, finishedOn. false = nothing stored.
+local function job_view(id, state, h)
+    local opts = decode_opts(h.opts)
+    local tp, ts = trace_of(opts)
+    local btype, bdelay = 0, 0
+    if type(opts.backoff) == 'table' then
+        btype = opts.backoff.type == 'exponential' and 1 or 0
+        bdelay = num(opts.backoff.delay)
+    elseif type(opts.backoff) == 'number' then
+        bdelay = num(opts.backoff)
+    end
+    local created = num(h.timestamp)
+    local run_at = created + num(h.delay)
+    if state == 'delayed' then
+        local score = rcall('ZSCORE', K.delayed, id)
+        if score then run_at = math.floor(tonumber(score) / 4096) end
+    end
+    -- BullMQ's attemptsMade counts the successful run too; lanes counts
+    -- failed runs only.
+    local failed_runs = num(h.atm or h.attemptsMade)
+    if state == 'completed' then failed_runs = math.max(0, failed_runs - 1) end
+    return {id, state, h.name or '', h.data or '{}', h.returnvalue or false,
+            h.failedReason or false, h.progress or false, tp, ts,
+            num(h.priority), opts.lifo == true and 1 or 0,
+            math.max(1, num(opts.attempts)), failed_runs,
+            num(h.ats), num(h.stc), btype, bdelay, created, run_at,
+            num(h.processedOn), num(h.finishedOn)}
+end
+
+-- Move the next ready job to 'active': wait first (from its right end),
+-- then prioritized. Returns its id, or nil.
+local function pop_ready()
+    local id = rcall('RPOPLPUSH', K.wait, K.active)
+    if id and string.sub(id, 1, 2) == '0:' then
+        rcall('LREM', K.active, 1, id) -- a BullMQ 4 marker entry
+        id = rcall('RPOPLPUSH', K.wait, K.active)
+    end
+    if id then return id end
+    local p = rcall('ZPOPMIN', K.prioritized)
+    if not p[1] then
+        rcall('DEL', K.pc)
+        return nil
+    end
+    rcall('LPUSH', K.active, p[1])
+    return p[1]
+end
+
+-- BullMQ's moveToActive for up to #tokens jobs: honour pause, global
+-- concurrency and the global rate limit, then take each job under the next
+-- token for lock_ms. A job carrying a deferred failure ('defa', set by
+-- BullMQ's stalled check) is failed here, as a Node worker would, without
+-- using a token. Returns the views of the jobs taken and, when the rate
+-- limit stopped it, the ms until it lifts (else 0).
+local function take_jobs(tokens, lock_ms, worker)
+    local m = rcall('HMGET', K.meta, 'paused', 'concurrency', 'max', 'duration')
+    local paused, concurrency, max_jobs = m[1], tonumber(m[2]), tonumber(m[3])
+    local taken, limited = {}, 0
+    while #taken < #tokens do
+        if max_jobs and (tonumber(rcall('GET', K.limiter)) or 0) >= max_jobs then
+            local ttl = rcall('PTTL', K.limiter)
+            if ttl > 0 then
+                limited = ttl
+                break
+            end
+            rcall('DEL', K.limiter)
+        end
+        if paused or (concurrency and rcall('LLEN', K.active) >= concurrency) then break end
+        local id = pop_ready()
+        if not id then break end
+        local jkey = B .. id
+        local h = field_map(rcall('HGETALL', jkey))
+        if max_jobs and not h.defa and rcall('INCR', K.limiter) == 1 then
+            rcall('PEXPIRE', K.limiter, math.floor(tonumber(m[4]) or 1000))
+        end
+        emit('active', 'jobId', id, 'prev', 'waiting')
+        h.processedOn, h.ats = int_str(NOW), (tonumber(h.ats) or 0) + 1
+        if worker ~= '' then
+            h.pb = worker
+            rcall('HSET', jkey, 'processedOn', h.processedOn, 'ats', h.ats, 'pb', worker)
+        else
+            rcall('HSET', jkey, 'processedOn', h.processedOn, 'ats', h.ats)
+        end
+        if h.defa then
+            rcall('LREM', K.active, -1, id)
+            finish_job(id, 'failed', h.defa)
+        else
+            local token = tokens[#taken + 1]
+            if token ~= '0' then rcall('SET', jkey .. ':lock', token, 'PX', lock_ms) end
+            taken[#taken + 1] = job_view(id, 'active', h)
+        end
+    end
+    if #taken > 0 then wake_workers() end -- the next idle worker looks too
+    return taken, limited
+end

@@ -1,0 +1,20 @@
+-- remove.lua - remove one job that no worker holds (BullMQ removeJob).
+--   ARGV[1] id
+-- Returns 0, or -1 no such job, -5 the job is locked by a worker.
+local id = ARGV[1]
+local jkey = B .. id
+if rcall('EXISTS', jkey) == 0 then return -1 end
+if rcall('EXISTS', jkey .. ':lock') == 1 then return -5 end
+local prev = 'unknown'
+for _, s in ipairs({'completed', 'failed', 'delayed', 'prioritized'}) do
+    if rcall('ZREM', K[s], id) == 1 then prev = s end
+end
+if rcall('LREM', K.wait, 0, id) > 0 then prev = 'waiting' end
+if rcall('LREM', K.active, 0, id) > 0 then prev = 'active' end
+rcall('LREM', K.paused, 0, id)
+rcall('SREM', K.stalled, id)
+local deid = rcall('HGET', jkey, 'deid')
+if deid and rcall('GET', B .. 'de:' .. deid) == id then rcall('DEL', B .. 'de:' .. deid) end
+delete_job_keys(id)
+emit('removed', 'jobId', id, 'prev', prev)
+return 0

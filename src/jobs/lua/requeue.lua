@@ -1,0 +1,25 @@
+-- requeue.lua - retry failed jobs by hand (BullMQ job.retry('failed') with
+-- resetAttemptsMade, and queue.retryJobs): each goes back to wait (or
+-- prioritized) with a fresh attempt budget.
+--   ARGV[1] id, or "" for the oldest failed jobs
+--   ARGV[2] most jobs moved by this call (when ARGV[1] is "")
+-- Returns the number moved, or -1 no such job, -4 the job is not failed.
+local id, limit = ARGV[1], tonumber(ARGV[2])
+local ids
+if id ~= '' then
+    if rcall('EXISTS', B .. id) == 0 then return -1 end
+    if not rcall('ZSCORE', K.failed, id) then return -4 end
+    ids = {id}
+else
+    ids = rcall('ZRANGE', K.failed, 0, limit - 1)
+end
+for _, jid in ipairs(ids) do
+    local jkey = B .. jid
+    rcall('ZREM', K.failed, jid)
+    rcall('HDEL', jkey, 'finishedOn', 'processedOn', 'failedReason', 'defa')
+    rcall('HSET', jkey, 'atm', 0)
+    push_ready(jid, job_priority(jkey), job_opts(jkey).lifo == true)
+    emit('waiting', 'jobId', jid, 'prev', 'failed')
+end
+if #ids > 0 and not paused_or_maxed() then wake_workers() end
+return #ids

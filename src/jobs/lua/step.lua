@@ -1,0 +1,61 @@
+-- step.lua - one worker round trip, atomically: record finished runs,
+-- renew leases, promote due delayed jobs, take new jobs. Every move out of
+-- 'active' checks the lock token in this same script.
+--   ARGV[1] lease ms   ARGV[2] worker name ("" = none, else stored as 'pb')
+--   ARGV[3] ndone   ARGV[4] nrenew   ARGV[5] want, then
+--   ndone groups of 5: id, token, kind ("c" complete, "r" retry, "f" fail),
+--                      returnvalue JSON or failedReason, retry delay ms
+--   nrenew pairs: id, token
+--   want fresh lock tokens, one per job to take
+-- Returns {done codes, renew codes, next due, job view, job view, ...}:
+-- a done code is 0 or BullMQ's -1/-2/-3/-6 (see leave_active); a renew code
+-- 1 renewed, 0 lost; next due = ms until the earliest delayed job is due
+-- (0 now, -1 none) or until the rate limit lifts.
+local lease, worker = ARGV[1], ARGV[2]
+local ndone, nrenew, want = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local a = 5
+
+local done_rc = {}
+for i = 1, ndone do
+    local id, token, kind, value = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
+    local rc = leave_active(id, token)
+    if rc == 0 then
+        if kind == 'c' then
+            finish_job(id, 'completed', value)
+        elseif kind == 'f' then
+            finish_job(id, 'failed', value)
+        else
+            retry_job(id, value, tonumber(ARGV[a + 5]))
+        end
+    end
+    done_rc[i] = rc
+    a = a + 5
+end
+if ndone > 0 then rcall('XTRIM', K.events, 'MAXLEN', '~', max_events()) end
+
+-- BullMQ's extendLocks: renewed only while the lock still holds our token.
+local renew_rc = {}
+for i = 1, nrenew do
+    local id, token = ARGV[a + 1], ARGV[a + 2]
+    local lkey = B .. id .. ':lock'
+    if rcall('GET', lkey) == token then
+        rcall('SET', lkey, token, 'PX', lease)
+        rcall('SREM', K.stalled, id)
+        renew_rc[i] = 1
+    else
+        renew_rc[i] = 0
+    end
+    a = a + 2
+end
+
+local out = {done_rc, renew_rc, -1}
+if want > 0 then
+    promote_due()
+    local tokens = {}
+    for i = 1, want do tokens[i] = ARGV[a + i] end
+    local taken, limited = take_jobs(tokens, lease, worker)
+    for _, job in ipairs(taken) do out[#out + 1] = job end
+    if #taken < want then out[3] = limited > 0 and limited or next_due_in() end
+end
+if ndone > 0 and #out == 3 then emit_drained_if_idle() end
+return out

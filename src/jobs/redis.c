@@ -1,0 +1,689 @@
+/* redis.c - the Redis backend of lanes jobs, wire-compatible with BullMQ 6.7:
+ * the same keys, job hash fields, scores and events, so BullMQ producers,
+ * workers and dashboards share queues with lanes (research/bullmq-layout.md).
+ *
+ * DESIGN
+ * Every op is one Lua script (src/jobs/lua/, embedded by
+ * scripts/embed-lua.sh into redis_scripts.c) run with EVALSHA on the
+ * instance's connection, so each move is atomic on the server and the
+ * lock-token check sits in the same script as the move out of 'active'.
+ * Scripts read the time with TIME, so leases and due times use the
+ * server's clock (backend.h). A queue's keys are "<prefix>:<queue>:<suffix>"
+ * (prefix "bull" unless the URL says ?prefix=); the scripts get the queue
+ * base as KEYS[1] and build the rest from it.
+ *
+ * Leases are BullMQ locks: the key <id>:lock holds the token with a PX
+ * expiry. A token is "<128 random bits in hex>:<per-instance counter>", so
+ * it is unique for every take ever. Once a lock lapsed, its holder can no
+ * longer finish the job (LN_ESTALE, BullMQ's "Missing lock").
+ *
+ * Connection failures: a dropped, killed or timed-out connection costs the
+ * op in flight (LN_EBACKEND) and a later op reconnects, with backoff
+ * (redis_conn.c), so ops fail fast while the server is down and the worker
+ * loop, which treats LN_EBACKEND as transient, rides out a restart. A step
+ * repeated after a lost reply is safe but not exact: outcomes it had
+ * already recorded report LN_ESTALE the second time, and jobs it had taken
+ * stay active until their lease lapses and the stalled check puts them
+ * back (at least once, never lost).
+ *
+ * Threads: the front serialises ops on an instance (backend.h), so the
+ * instance needs no lock of its own.
+ */
+#include "backend.h"
+#include "internal.h"
+#include "redis_conn.h"
+#include "redis_scripts.h"
+#include "redis_view.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#define PREFIX_MAX 256
+#define BASE_MAX (PREFIX_MAX + LN_JOB_QUEUE_MAX + 2)
+/* "<prefix>:<base64(queue)>:w:lanes-<pid>" */
+#define CLIENT_NAME_MAX (PREFIX_MAX + (LN_JOB_QUEUE_MAX + 2) / 3 * 4 + 32)
+#define BATCH 1000                  /* jobs per script call of retry-all and clean */
+#define BULLMQ_PRIORITY_MAX 2097151 /* 2^21 - 1 */
+
+typedef struct redis_be {
+    ln__jobs_be base;
+    ln__redis_cfg cfg;
+    ln__redis_conn conn;
+    char token_base[33];        /* hex of 16 random bytes */
+    uint64_t token_seq;         /* lock tokens are "<token_base>:<seq>" */
+    char key[BASE_MAX];         /* "<prefix>:<queue>:" of the op running */
+    char worker[24];            /* "lanes-<pid>": processedBy, client name */
+    char name[CLIENT_NAME_MAX]; /* CLIENT SETNAME, or "" before the first step */
+} redis_be;
+
+static redis_be *rbe(ln__jobs_be *be) {
+    return (redis_be *)be;
+}
+
+/* Once open, a lost or unreachable server is LN_EBACKEND, which the
+ * worker treats as transient (backend.h). */
+static int public_rc(int rc) {
+    return ln__redis_conn_lost(rc) ? LN_EBACKEND : rc;
+}
+
+/* The queue base "<prefix>:<queue>:" into r->key. BullMQ forbids ':' in
+ * queue names (it would make keys ambiguous). */
+static int set_queue(redis_be *r, const char *queue) {
+    if (strchr(queue, ':'))
+        return ln__jobs_be_err(&r->base, LN_EINVAL,
+                               "queue name '%s' contains ':' (BullMQ forbids it)", queue);
+    snprintf(r->key, sizeof r->key, "%s:%s:", r->cfg.prefix, queue);
+    return 0;
+}
+
+static redisReply *script(redis_be *r, int which, ln__redis_args *a, int *rc) {
+    if (a->oom) {
+        *rc = ln__jobs_be_err(&r->base, LN_ENOMEM, "out of memory");
+        return NULL;
+    }
+    return ln__redis_eval(&r->conn, which, r->key, (int)a->n, a->v, a->len, rc);
+}
+
+static redisReply *command(redis_be *r, int argc, const char **argv, int *rc) {
+    return ln__redis_command(&r->conn, argc, argv, NULL, rc);
+}
+
+static int bad_reply(redis_be *r, redisReply *rep, const char *what) {
+    if (rep) freeReplyObject(rep);
+    return ln__jobs_be_err(&r->base, LN_EBACKEND, "redis: unexpected reply to %s", what);
+}
+
+/* ------------------------------------------------------------------ add */
+
+/* BullMQ's producer rules for custom ids, beyond the front's checks: not
+ * an integer in JavaScript's eyes (it would clash with automatic ids), and
+ * no ':' unless the id has exactly three ':'-separated parts (the shape of
+ * job-scheduler ids), never starting with "0:". */
+static const char *bullmq_id_problem(const char *id) {
+    const char *d = id[0] == '-' ? id + 1 : id;
+    size_t nd = strspn(d, "0123456789");
+    if (nd > 0 && d[nd] == '\0' && (d[0] != '0' || nd == 1)) return "custom ids cannot be integers";
+    const char *c1 = strchr(id, ':');
+    if (c1) {
+        const char *c2 = strchr(c1 + 1, ':');
+        if (!c2 || strchr(c2 + 1, ':')) return "custom ids cannot contain ':'";
+        if (!strncmp(id, "0:", 2)) return "custom ids cannot start with '0:'";
+    }
+    return NULL;
+}
+
+static void push_keep(ln__redis_args *a, const ln_job_keep *k) {
+    ln__redis_args_i64(a, k->mode);
+    ln__redis_args_i64(a, k->value);
+}
+
+static int redis_add(ln__jobs_be *be, const char *queue, ln__job_new *jobs, size_t n) {
+    redis_be *r = rbe(be);
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    ln__redis_args a = {0};
+    ln__redis_args_i64(&a, (int64_t)n);
+    for (size_t i = 0; i < n; i++) {
+        const ln_job_opts *o = &jobs[i].opts;
+        const char *why = o->job_id ? bullmq_id_problem(o->job_id) : NULL;
+        if (why) {
+            ln__redis_args_free(&a);
+            return ln__jobs_be_err(be, LN_EINVAL, "job %zu: job id '%s': %s (BullMQ's rule)", i,
+                                   o->job_id, why);
+        }
+        if (o->priority > BULLMQ_PRIORITY_MAX) { /* keeps the score exact below 2^53 */
+            ln__redis_args_free(&a);
+            return ln__jobs_be_err(be, LN_EINVAL, "job %zu: priority %d is above BullMQ's %d", i,
+                                   o->priority, BULLMQ_PRIORITY_MAX);
+        }
+        ln__redis_args_str(&a, o->job_id ? o->job_id : "");
+        ln__redis_args_str(&a, jobs[i].name);
+        ln__redis_args_mem(&a, jobs[i].data, jobs[i].data_len);
+        ln__redis_args_i64(&a, o->delay_ms);
+        ln__redis_args_i64(&a, o->priority);
+        ln__redis_args_i64(&a, o->attempts);
+        int has_backoff = o->attempts > 1 && o->backoff_ms > 0;
+        ln__redis_args_str(&a, !has_backoff                           ? ""
+                               : o->backoff == LN_BACKOFF_EXPONENTIAL ? "exponential"
+                                                                      : "fixed");
+        ln__redis_args_i64(&a, o->backoff_ms);
+        ln__redis_args_str(&a, o->lifo ? "1" : "0");
+        push_keep(&a, &o->remove_on_complete);
+        push_keep(&a, &o->remove_on_fail);
+        ln__redis_args_str(&a, o->traceparent ? o->traceparent : "");
+        ln__redis_args_str(&a, o->tracestate ? o->tracestate : "");
+    }
+    redisReply *rep = script(r, LN__RS_ADD, &a, &rc);
+    ln__redis_args_free(&a);
+    if (!rep) return public_rc(rc);
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 * n) return bad_reply(r, rep, "add");
+    for (size_t i = 0; i < n; i++) {
+        const redisReply *id = rep->element[2 * i];
+        if (id->type != REDIS_REPLY_STRING || id->len >= LN_JOB_ID_MAX)
+            return bad_reply(r, rep, "add");
+        memcpy(jobs[i].id, id->str, id->len + 1);
+        jobs[i].existed = ln__redis_int_at(rep, 2 * i + 1) != 0;
+    }
+    freeReplyObject(rep);
+    return 0;
+}
+
+/* -------------------------------------------------------------- reading */
+
+static int redis_get(ln__jobs_be *be, const char *queue, const char *id, ln_job_info *info) {
+    redis_be *r = rbe(be);
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    ln__redis_args a = {0};
+    ln__redis_args_str(&a, id);
+    redisReply *rep = script(r, LN__RS_GET, &a, &rc);
+    ln__redis_args_free(&a);
+    if (!rep) return public_rc(rc);
+    if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 0) {
+        freeReplyObject(rep);
+        return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    }
+    if (!ln__redis_is_view(rep)) return bad_reply(r, rep, "get");
+    rc = ln__redis_view_info(rep, info);
+    freeReplyObject(rep);
+    return rc ? ln__jobs_be_err(be, rc, "out of memory") : 0;
+}
+
+static int redis_counts(ln__jobs_be *be, const char *queue, ln_job_counts *c) {
+    redis_be *r = rbe(be);
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    ln__redis_args a = {0};
+    redisReply *rep = script(r, LN__RS_COUNTS, &a, &rc);
+    if (!rep) return public_rc(rc);
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 7) return bad_reply(r, rep, "counts");
+    uint64_t *f[] = {&c->waiting,   &c->delayed, &c->prioritized, &c->active,
+                     &c->completed, &c->failed,  &c->paused};
+    for (size_t i = 0; i < 7; i++) *f[i] = (uint64_t)ln__redis_int_at(rep, i);
+    freeReplyObject(rep);
+    return 0;
+}
+
+static int redis_list(ln__jobs_be *be, const char *queue, int state, size_t offset, size_t limit,
+                      ln_job_info **out, size_t *n) {
+    redis_be *r = rbe(be);
+    *out = NULL;
+    *n = 0;
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    ln__redis_args a = {0};
+    ln__redis_args_str(&a, ln__redis_state_names[state]);
+    ln__redis_args_i64(&a, (int64_t)offset);
+    ln__redis_args_i64(&a, (int64_t)limit);
+    redisReply *rep = script(r, LN__RS_LIST, &a, &rc);
+    ln__redis_args_free(&a);
+    if (!rep) return public_rc(rc);
+    if (rep->type != REDIS_REPLY_ARRAY) return bad_reply(r, rep, "list");
+    for (size_t i = 0; i < rep->elements; i++)
+        if (!ln__redis_is_view(rep->element[i])) return bad_reply(r, rep, "list");
+    ln_job_info *infos = rep->elements ? ln__calloc(rep->elements, sizeof *infos) : NULL;
+    if (rep->elements && !infos) rc = LN_ENOMEM;
+    for (size_t i = 0; !rc && i < rep->elements; i++) {
+        if ((rc = ln__redis_view_info(rep->element[i], &infos[i])) < 0) {
+            ln_job_info_free_array(infos, i);
+            infos = NULL;
+        }
+    }
+    size_t count = rep->elements;
+    freeReplyObject(rep);
+    if (rc) return ln__jobs_be_err(be, rc, "out of memory");
+    *out = infos;
+    *n = count;
+    return 0;
+}
+
+static int redis_logs(ln__jobs_be *be, const char *queue, const char *id, char ***lines,
+                      size_t *n) {
+    redis_be *r = rbe(be);
+    *lines = NULL;
+    *n = 0;
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    char jkey[BASE_MAX + LN_JOB_ID_MAX], lkey[sizeof jkey + 5];
+    snprintf(jkey, sizeof jkey, "%s%s", r->key, id);
+    snprintf(lkey, sizeof lkey, "%s:logs", jkey);
+    redisReply *rep = command(r, 2, (const char *[]){"EXISTS", jkey}, &rc);
+    if (!rep) return public_rc(rc);
+    int exists = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
+    freeReplyObject(rep);
+    if (!exists) return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    if (!(rep = command(r, 4, (const char *[]){"LRANGE", lkey, "0", "-1"}, &rc)))
+        return public_rc(rc);
+    if (rep->type != REDIS_REPLY_ARRAY) return bad_reply(r, rep, "LRANGE");
+    char **out = rep->elements ? ln__calloc(rep->elements, sizeof *out) : NULL;
+    rc = rep->elements && !out ? LN_ENOMEM : 0;
+    for (size_t i = 0; !rc && i < rep->elements; i++) {
+        if ((rc = ln__redis_str_at(rep, i, &out[i])) == 0 && !out[i]) rc = LN_EBACKEND;
+    }
+    size_t count = rep->elements;
+    freeReplyObject(rep);
+    if (rc) {
+        for (size_t i = 0; i < count; i++) ln__free(out[i]);
+        ln__free(out);
+        return ln__jobs_be_err(be, rc, "reading the logs of job '%s' failed", id);
+    }
+    *lines = out;
+    *n = count;
+    return 0;
+}
+
+static int redis_is_paused(ln__jobs_be *be, const char *queue, int *paused) {
+    redis_be *r = rbe(be);
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    char meta[BASE_MAX + 8];
+    snprintf(meta, sizeof meta, "%smeta", r->key);
+    redisReply *rep = command(r, 3, (const char *[]){"HEXISTS", meta, "paused"}, &rc);
+    if (!rep) return public_rc(rc);
+    *paused = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
+    freeReplyObject(rep);
+    return 0;
+}
+
+static int redis_pending(ln__jobs_be *be, const char *queue, int *pending) {
+    redis_be *r = rbe(be);
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    static const char *const sets[] = {"wait", "prioritized", "delayed", "active"};
+    char keys[4][BASE_MAX + 16];
+    const char *argv[5] = {"EXISTS"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(keys[i], sizeof keys[i], "%s%s", r->key, sets[i]);
+        argv[i + 1] = keys[i];
+    }
+    redisReply *rep = command(r, 5, argv, &rc);
+    if (!rep) return public_rc(rc);
+    *pending = rep->type == REDIS_REPLY_INTEGER && rep->integer > 0;
+    freeReplyObject(rep);
+    return 0;
+}
+
+/* ------------------------------------------------------- administration */
+
+/* A script that returns one integer. */
+static int script_int(redis_be *r, int which, ln__redis_args *a, int64_t *out) {
+    int rc;
+    redisReply *rep = script(r, which, a, &rc);
+    ln__redis_args_free(a);
+    if (!rep) return public_rc(rc);
+    if (rep->type != REDIS_REPLY_INTEGER) return bad_reply(r, rep, ln__redis_scripts[which].name);
+    *out = rep->integer;
+    freeReplyObject(rep);
+    return 0;
+}
+
+static int redis_retry(ln__jobs_be *be, const char *queue, const char *id, size_t *count) {
+    redis_be *r = rbe(be);
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    *count = 0;
+    int64_t moved;
+    do {
+        ln__redis_args a = {0};
+        ln__redis_args_str(&a, id ? id : "");
+        ln__redis_args_i64(&a, BATCH);
+        if ((rc = script_int(r, LN__RS_REQUEUE, &a, &moved)) < 0) return rc;
+        if (moved == -1)
+            return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+        if (moved == -4) {
+            ln_job_info info = {0};
+            rc = redis_get(be, queue, id, &info);
+            const char *state = rc ? "not failed" : ln_job_state_name(info.state);
+            ln_job_info_clear(&info);
+            return ln__jobs_be_err(be, LN_EINVAL, "job '%s' is %s, not failed", id, state);
+        }
+        *count += (size_t)moved;
+    } while (!id && moved == BATCH);
+    return 0;
+}
+
+static int redis_remove(ln__jobs_be *be, const char *queue, const char *id) {
+    redis_be *r = rbe(be);
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    ln__redis_args a = {0};
+    ln__redis_args_str(&a, id);
+    int64_t res;
+    if ((rc = script_int(r, LN__RS_REMOVE, &a, &res)) < 0) return rc;
+    if (res == -1) return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    if (res == -5)
+        return ln__jobs_be_err(be, LN_EBUSY, "job '%s' is active (a worker holds its lock)", id);
+    return 0;
+}
+
+static int redis_clean(ln__jobs_be *be, const char *queue, int state, int64_t age_ms, uint64_t keep,
+                       size_t *removed) {
+    redis_be *r = rbe(be);
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    *removed = 0;
+    int64_t n;
+    do {
+        ln__redis_args a = {0};
+        ln__redis_args_str(&a, ln__redis_state_names[state]);
+        ln__redis_args_i64(&a, age_ms < 0 ? -1 : age_ms);
+        ln__redis_args_i64(&a, keep > INT64_MAX ? INT64_MAX : (int64_t)keep);
+        ln__redis_args_i64(&a, BATCH);
+        if ((rc = script_int(r, LN__RS_CLEAN, &a, &n)) < 0) return rc;
+        *removed += (size_t)n;
+    } while (n == BATCH);
+    return 0;
+}
+
+static int redis_pause(ln__jobs_be *be, const char *queue, int paused) {
+    redis_be *r = rbe(be);
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    ln__redis_args a = {0};
+    ln__redis_args_str(&a, paused ? "1" : "0");
+    int64_t ignored;
+    return script_int(r, LN__RS_PAUSE, &a, &ignored);
+}
+
+static int redis_drain(ln__jobs_be *be, const char *queue, size_t *removed) {
+    redis_be *r = rbe(be);
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    ln__redis_args a = {0};
+    int64_t n = 0;
+    rc = script_int(r, LN__RS_DRAIN, &a, &n);
+    *removed = rc ? 0 : (size_t)n;
+    return rc;
+}
+
+/* -------------------------------------------------------------- workers */
+
+static void base64(const char *in, char *out) {
+    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t n = strlen(in), o = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned char)in[i] << 16;
+        if (i + 1 < n) v |= (unsigned char)in[i + 1] << 8;
+        if (i + 2 < n) v |= (unsigned char)in[i + 2];
+        out[o++] = digits[v >> 18];
+        out[o++] = digits[(v >> 12) & 63];
+        out[o++] = i + 1 < n ? digits[(v >> 6) & 63] : '=';
+        out[o++] = i + 2 < n ? digits[v & 63] : '=';
+    }
+    out[o] = '\0';
+}
+
+/* Name the connection as BullMQ names a worker's,
+ * "<prefix>:<base64(queue)>:w:lanes-<pid>", so Queue.getWorkers() and Bull
+ * Board's workers panel list lanes workers; "lanes-<pid>" is also stored as
+ * the jobs' processedBy. The first queue a handle works on names it
+ * (reconnects keep the name). */
+static void name_connection(redis_be *r, const char *queue) {
+    if (r->name[0]) return;
+    char b64[(LN_JOB_QUEUE_MAX + 2) / 3 * 4 + 1];
+    base64(queue, b64);
+    snprintf(r->name, sizeof r->name, "%s:%s:w:%s", r->cfg.prefix, b64, r->worker);
+    r->conn.name = r->name;
+    int rc;
+    redisReply *rep = command(r, 3, (const char *[]){"CLIENT", "SETNAME", r->name}, &rc);
+    if (rep) freeReplyObject(rep); /* a refusal only costs the listing */
+}
+
+static void next_token(redis_be *r, char *out, size_t size) {
+    snprintf(out, size, "%s:%" PRIu64, r->token_base, ++r->token_seq);
+}
+
+static int stale_or_ok(int64_t code) {
+    return code == 0 ? 0 : LN_ESTALE; /* -1/-2/-3/-6: not ours any more */
+}
+
+static int redis_step(ln__jobs_be *be, const char *queue, ln__jobs_step *st) {
+    redis_be *r = rbe(be);
+    st->ntaken = 0;
+    st->next_due_ms = -1;
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    name_connection(r, queue);
+    char(*tokens)[LN__JOBS_TOKEN_MAX] = st->want ? ln__malloc(st->want * sizeof *tokens) : NULL;
+    if (st->want && !tokens) return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
+
+    ln__redis_args a = {0};
+    ln__redis_args_i64(&a, st->lease_ms);
+    ln__redis_args_str(&a, r->worker); /* stored as 'pb', BullMQ's processedBy */
+    ln__redis_args_i64(&a, (int64_t)st->ndone);
+    ln__redis_args_i64(&a, (int64_t)st->nrenew);
+    ln__redis_args_i64(&a, (int64_t)st->want);
+    for (size_t i = 0; i < st->ndone; i++) {
+        const ln__job_done *d = &st->done[i];
+        ln__redis_args_str(&a, d->ref.id);
+        ln__redis_args_str(&a, d->ref.token);
+        ln__redis_args_str(&a, d->kind == LN__DONE_COMPLETE ? "c"
+                               : d->kind == LN__DONE_RETRY  ? "r"
+                                                            : "f");
+        ln__redis_args_str(&a, d->kind == LN__DONE_COMPLETE ? (d->result ? d->result : "null")
+                                                            : d->reason);
+        ln__redis_args_i64(&a, d->kind == LN__DONE_RETRY ? d->delay_ms : 0);
+    }
+    for (size_t i = 0; i < st->nrenew; i++) {
+        ln__redis_args_str(&a, st->renew[i].id);
+        ln__redis_args_str(&a, st->renew[i].token);
+    }
+    for (size_t i = 0; i < st->want; i++) {
+        next_token(r, tokens[i], sizeof tokens[i]);
+        ln__redis_args_str(&a, tokens[i]);
+    }
+    redisReply *rep = script(r, LN__RS_STEP, &a, &rc);
+    ln__redis_args_free(&a);
+    if (!rep) {
+        ln__free(tokens);
+        return public_rc(rc);
+    }
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 ||
+        rep->element[0]->type != REDIS_REPLY_ARRAY || rep->element[0]->elements != st->ndone ||
+        rep->element[1]->type != REDIS_REPLY_ARRAY || rep->element[1]->elements != st->nrenew ||
+        rep->elements - 3 > st->want) {
+        ln__free(tokens);
+        return bad_reply(r, rep, "step");
+    }
+    for (size_t i = 0; i < st->ndone; i++)
+        st->done[i].rc = stale_or_ok(ln__redis_int_at(rep->element[0], i));
+    for (size_t i = 0; i < st->nrenew; i++)
+        st->renew_rc[i] = ln__redis_int_at(rep->element[1], i) == 1 ? 0 : LN_ESTALE;
+    st->next_due_ms = ln__redis_int_at(rep, 2);
+    for (size_t i = 3; i < rep->elements && !rc; i++) {
+        if (!ln__redis_is_view(rep->element[i])) {
+            rc = ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to step");
+        } else if ((rc = ln__redis_view_taken(rep->element[i], tokens[i - 3],
+                                              &st->taken[st->ntaken])) < 0) {
+            rc = ln__jobs_be_err(be, rc, "out of memory");
+        } else {
+            st->ntaken++;
+        }
+    }
+    /* Jobs not handed over stay active with our lock until it lapses; the
+     * stalled check then gives them back. */
+    if (rc) {
+        for (size_t i = 0; i < st->ntaken; i++) ln__redis_taken_clear(&st->taken[i]);
+        st->ntaken = 0;
+    }
+    freeReplyObject(rep);
+    ln__free(tokens);
+    return rc;
+}
+
+static int redis_recover_stalled(ln__jobs_be *be, const char *queue, unsigned max_stalled,
+                                 const char *reason, size_t *requeued, size_t *failed) {
+    redis_be *r = rbe(be);
+    *requeued = *failed = 0;
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    ln__redis_args a = {0};
+    ln__redis_args_i64(&a, max_stalled);
+    ln__redis_args_str(&a, reason);
+    redisReply *rep = script(r, LN__RS_RECOVER, &a, &rc);
+    ln__redis_args_free(&a);
+    if (!rep) return public_rc(rc);
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2) return bad_reply(r, rep, "recover");
+    *requeued = (size_t)ln__redis_int_at(rep, 0);
+    *failed = (size_t)ln__redis_int_at(rep, 1);
+    freeReplyObject(rep);
+    return 0;
+}
+
+static int redis_release(ln__jobs_be *be, const char *queue, const ln__job_ref *refs, int *rcs,
+                         size_t n) {
+    redis_be *r = rbe(be);
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    ln__redis_args a = {0};
+    for (size_t i = 0; i < n; i++) {
+        ln__redis_args_str(&a, refs[i].id);
+        ln__redis_args_str(&a, refs[i].token);
+    }
+    redisReply *rep = script(r, LN__RS_RELEASE, &a, &rc);
+    ln__redis_args_free(&a);
+    if (!rep) return public_rc(rc);
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != n) return bad_reply(r, rep, "release");
+    for (size_t i = 0; i < n; i++) rcs[i] = stale_or_ok(ln__redis_int_at(rep, i));
+    freeReplyObject(rep);
+    return 0;
+}
+
+static int touch(ln__jobs_be *be, const char *queue, const ln__job_ref *ref, const char *what,
+                 const char *value) {
+    redis_be *r = rbe(be);
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    ln__redis_args a = {0};
+    ln__redis_args_str(&a, ref->id);
+    ln__redis_args_str(&a, ref->token);
+    ln__redis_args_str(&a, what);
+    ln__redis_args_str(&a, value);
+    int64_t res;
+    if ((rc = script_int(r, LN__RS_TOUCH, &a, &res)) < 0) return rc;
+    if (res < 0)
+        return ln__jobs_be_err(be, LN_ESTALE, "job '%s': lock lost (%s)", ref->id,
+                               res == -1   ? "job removed"
+                               : res == -2 ? "lock expired"
+                                           : "another worker holds it");
+    return 0;
+}
+
+static int redis_progress(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
+                          const char *json) {
+    return touch(be, queue, ref, "progress", json);
+}
+
+static int redis_log(ln__jobs_be *be, const char *queue, const ln__job_ref *ref, const char *line) {
+    return touch(be, queue, ref, "log", line);
+}
+
+/* ----------------------------------------------------------- open/close */
+
+static void redis_close(ln__jobs_be *be, int forked) {
+    redis_be *r = rbe(be);
+    if (!r) return;
+    /* redisFree only closes the socket (no QUIT), so the child of a fork
+     * leaves the parent's connection alone either way. */
+    LN_UNUSED(forked);
+    ln__redis_disconnect(&r->conn);
+    ln__redis_cfg_free(&r->cfg);
+    ln__free(r);
+}
+
+static const ln__jobs_ops redis_ops = {
+    .version = LN__JOBS_BACKEND_VERSION,
+    .name = "redis",
+    .close = redis_close,
+    .add = redis_add,
+    .get = redis_get,
+    .counts = redis_counts,
+    .list = redis_list,
+    .logs = redis_logs,
+    .retry = redis_retry,
+    .remove = redis_remove,
+    .clean = redis_clean,
+    .pause = redis_pause,
+    .is_paused = redis_is_paused,
+    .drain = redis_drain,
+    .step = redis_step,
+    .recover_stalled = redis_recover_stalled,
+    .release = redis_release,
+    .progress = redis_progress,
+    .log = redis_log,
+    .pending = redis_pending,
+};
+
+/* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and
+ * maxmemory-policy noeviction (evicting a lock or job key corrupts a queue),
+ * which only earns a warning since hosted Redis may hide the setting. */
+static int check_server(redis_be *r) {
+    int rc;
+    redisReply *rep = command(r, 2, (const char *[]){"INFO", "server"}, &rc);
+    if (!rep) return public_rc(rc);
+    const char *v = rep->type == REDIS_REPLY_STRING ? strstr(rep->str, "redis_version:") : NULL;
+    int major = 0, minor = 0, patch = 0;
+    if (v) sscanf(v + 14, "%d.%d.%d", &major, &minor, &patch);
+    freeReplyObject(rep);
+    if (major * 10000 + minor * 100 + patch < 60006)
+        return ln__jobs_be_err(&r->base, LN_ENOTSUP,
+                               "redis %d.%d.%d is too old: lanes needs 6.0.6 or newer", major,
+                               minor, patch);
+    rep = command(r, 3, (const char *[]){"CONFIG", "GET", "maxmemory-policy"}, &rc);
+    if (!rep) return ln__redis_conn_lost(rc) ? public_rc(rc) : 0; /* CONFIG may be disabled */
+    if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
+        rep->element[1]->type == REDIS_REPLY_STRING && strcmp(rep->element[1]->str, "noeviction"))
+        fprintf(stderr,
+                "lanes: warning: redis maxmemory-policy is '%s'; it should be "
+                "'noeviction' (an evicted job or lock key corrupts a queue)\n",
+                rep->element[1]->str);
+    freeReplyObject(rep);
+    return 0;
+}
+
+int ln__jobs_redis_open(ln__jobs_be **out, const char *url, const ln_jobs_opts *opts, char *errmsg,
+                        size_t errmsg_size) {
+    LN_UNUSED(opts);
+    redis_be *r = ln__calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(errmsg, errmsg_size, "out of memory");
+        return LN_ENOMEM;
+    }
+    r->base.ops = &redis_ops;
+    int rc = ln__redis_cfg_parse(&r->cfg, url, errmsg, errmsg_size);
+    if (rc) {
+        ln__free(r);
+        return rc;
+    }
+    if (strlen(r->cfg.prefix) >= PREFIX_MAX) {
+        snprintf(errmsg, errmsg_size, "redis key prefix longer than %d bytes", PREFIX_MAX - 1);
+        rc = LN_EINVAL;
+        goto fail;
+    }
+    unsigned char rnd[16];
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+        snprintf(errmsg, errmsg_size, "getrandom failed: %s", strerror(errno));
+        rc = LN_EBACKEND;
+        goto fail;
+    }
+    for (int i = 0; i < 16; i++) snprintf(r->token_base + 2 * i, 3, "%02x", rnd[i]);
+    snprintf(r->worker, sizeof r->worker, "lanes-%d", (int)getpid());
+    r->conn.cfg = &r->cfg;
+    r->conn.err = r->base.errmsg;
+    r->conn.err_size = sizeof r->base.errmsg;
+    if ((rc = ln__redis_connect(&r->conn)) < 0 || (rc = check_server(r)) < 0) {
+        snprintf(errmsg, errmsg_size, "%s", r->base.errmsg);
+        if (rc == LN_EIO) rc = LN_EBACKEND;
+        goto fail;
+    }
+    *out = &r->base;
+    return 0;
+fail:
+    redis_close(&r->base, 0);
+    return rc;
+}

@@ -1,0 +1,125 @@
+/* redis_view.c - job views from the Redis backend's scripts into the
+ * front's structs (see redis_view.h). */
+#include "redis_view.h"
+
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A job as the scripts return it (job_view in lua/lib.lua). */
+enum {
+    V_ID,
+    V_STATE,
+    V_NAME,
+    V_DATA,
+    V_RESULT,
+    V_REASON,
+    V_PROGRESS,
+    V_TRACEPARENT,
+    V_TRACESTATE,
+    V_PRIORITY,
+    V_LIFO,
+    V_ATTEMPTS,
+    V_ATM,
+    V_ATS,
+    V_STC,
+    V_BACKOFF,
+    V_BACKOFF_MS,
+    V_CREATED,
+    V_RUN_AT,
+    V_STARTED,
+    V_FINISHED,
+    V_COUNT
+};
+
+const char *const ln__redis_state_names[LN_JOB_NSTATES] = {
+    [LN_JOB_WAITING] = "waiting",         [LN_JOB_DELAYED] = "delayed",
+    [LN_JOB_PRIORITIZED] = "prioritized", [LN_JOB_ACTIVE] = "active",
+    [LN_JOB_COMPLETED] = "completed",     [LN_JOB_FAILED] = "failed",
+    [LN_JOB_PAUSED] = "paused",
+};
+
+int64_t ln__redis_int_at(const redisReply *a, size_t i) {
+    const redisReply *e = a->element[i];
+    if (e->type == REDIS_REPLY_INTEGER) return e->integer;
+    if (e->type == REDIS_REPLY_STRING) return strtoll(e->str, NULL, 10);
+    return 0;
+}
+
+/* A copy of string element i in *out (NULL for nil). 0 or LN_ENOMEM. */
+int ln__redis_str_at(const redisReply *a, size_t i, char **out) {
+    const redisReply *e = a->element[i];
+    *out = NULL;
+    if (e->type != REDIS_REPLY_STRING) return 0;
+    if (!(*out = ln__malloc(e->len + 1))) return LN_ENOMEM;
+    memcpy(*out, e->str, e->len);
+    (*out)[e->len] = '\0';
+    return 0;
+}
+
+int ln__redis_is_view(const redisReply *v) {
+    return v->type == REDIS_REPLY_ARRAY && v->elements == V_COUNT &&
+           v->element[V_ID]->type == REDIS_REPLY_STRING && v->element[V_ID]->len < LN_JOB_ID_MAX;
+}
+
+static int state_of(const redisReply *v) {
+    const redisReply *s = v->element[V_STATE];
+    for (int i = 0; s->type == REDIS_REPLY_STRING && i < LN_JOB_NSTATES; i++)
+        if (!strcmp(s->str, ln__redis_state_names[i])) return i;
+    return LN_JOB_WAITING; /* "unknown": e.g. a BullMQ flow parent */
+}
+
+int ln__redis_view_info(const redisReply *v, ln_job_info *info) {
+    memcpy(info->id, v->element[V_ID]->str, v->element[V_ID]->len + 1);
+    info->state = state_of(v);
+    info->priority = (int)ln__redis_int_at(v, V_PRIORITY);
+    info->lifo = (int)ln__redis_int_at(v, V_LIFO);
+    info->attempts = (int)ln__redis_int_at(v, V_ATTEMPTS);
+    info->attempts_made = (int)ln__redis_int_at(v, V_ATM);
+    info->attempts_started = (int)ln__redis_int_at(v, V_ATS);
+    info->stalled = (int)ln__redis_int_at(v, V_STC);
+    info->backoff = ln__redis_int_at(v, V_BACKOFF) ? LN_BACKOFF_EXPONENTIAL : LN_BACKOFF_FIXED;
+    info->backoff_ms = ln__redis_int_at(v, V_BACKOFF_MS);
+    info->created_ms = ln__redis_int_at(v, V_CREATED);
+    info->run_at_ms = ln__redis_int_at(v, V_RUN_AT);
+    info->started_ms = ln__redis_int_at(v, V_STARTED);
+    info->finished_ms = ln__redis_int_at(v, V_FINISHED);
+    if (ln__redis_str_at(v, V_NAME, &info->name) || ln__redis_str_at(v, V_DATA, &info->data) ||
+        ln__redis_str_at(v, V_RESULT, &info->result) ||
+        ln__redis_str_at(v, V_REASON, &info->failed_reason) ||
+        ln__redis_str_at(v, V_PROGRESS, &info->progress) ||
+        ln__redis_str_at(v, V_TRACEPARENT, &info->traceparent) ||
+        ln__redis_str_at(v, V_TRACESTATE, &info->tracestate)) {
+        ln_job_info_clear(info);
+        return LN_ENOMEM;
+    }
+    return 0;
+}
+
+void ln__redis_taken_clear(ln__job_taken *t) {
+    ln__free(t->name);
+    ln__free(t->data);
+    ln__free(t->traceparent);
+    ln__free(t->tracestate);
+    memset(t, 0, sizeof *t);
+}
+
+int ln__redis_view_taken(const redisReply *v, const char *token, ln__job_taken *t) {
+    memset(t, 0, sizeof *t);
+    memcpy(t->ref.id, v->element[V_ID]->str, v->element[V_ID]->len + 1);
+    snprintf(t->ref.token, sizeof t->ref.token, "%s", token);
+    t->attempts_started = (int)ln__redis_int_at(v, V_ATS);
+    t->attempts_made = (int)ln__redis_int_at(v, V_ATM);
+    t->attempts = (int)ln__redis_int_at(v, V_ATTEMPTS);
+    t->backoff = ln__redis_int_at(v, V_BACKOFF) ? LN_BACKOFF_EXPONENTIAL : LN_BACKOFF_FIXED;
+    t->backoff_ms = ln__redis_int_at(v, V_BACKOFF_MS);
+    if (ln__redis_str_at(v, V_NAME, &t->name) || ln__redis_str_at(v, V_DATA, &t->data) ||
+        ln__redis_str_at(v, V_TRACEPARENT, &t->traceparent) ||
+        ln__redis_str_at(v, V_TRACESTATE, &t->tracestate)) {
+        ln__redis_taken_clear(t);
+        return LN_ENOMEM;
+    }
+    return 0;
+}

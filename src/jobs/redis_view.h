@@ -1,0 +1,38 @@
+/* redis_view.h - reading the replies of the Redis backend's scripts: a job
+ * "view" (job_view in lua/lib.lua) into ln_job_info or ln__job_taken, and
+ * typed access to reply arrays. Internal to src/jobs/redis*.c. */
+#ifndef LN_JOBS_REDIS_VIEW_H
+#define LN_JOBS_REDIS_VIEW_H
+
+#include "backend.h"
+
+#include <hiredis/hiredis.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* State names as the scripts spell them, indexed by ln_job_state. */
+extern const char *const ln__redis_state_names[LN_JOB_NSTATES];
+
+/* Element i of array reply a as an integer (integer or decimal string;
+ * 0 for anything else). */
+int64_t ln__redis_int_at(const redisReply *a, size_t i);
+
+/* A copy (ln__malloc) of string element i of a in *out, NULL for nil.
+ * 0 or LN_ENOMEM. */
+int ln__redis_str_at(const redisReply *a, size_t i, char **out);
+
+/* 1 if v has the shape of a job view. */
+int ln__redis_is_view(const redisReply *v);
+
+/* Fill *info (zeroed) from view v: 0, or LN_ENOMEM with *info cleared. */
+int ln__redis_view_info(const redisReply *v, ln_job_info *info);
+
+/* Fill *t from view v of a job just taken under token: 0, or LN_ENOMEM
+ * with *t cleared. The strings are ln__malloc'd (the front owns them). */
+int ln__redis_view_taken(const redisReply *v, const char *token, ln__job_taken *t);
+
+/* Free the strings of *t and zero it. */
+void ln__redis_taken_clear(ln__job_taken *t);
+
+#endif

@@ -1,0 +1,248 @@
+// interop.mjs - the BullMQ side of lanes' Redis interop tests
+// (tests/test_redis_interop.sh). Stock bullmq 6.7.0 from package-lock.json.
+//
+//   node interop.mjs <command> <queue> [args...]
+//
+// Redis comes from LANES_TEST_REDIS_URL (redis://HOST:PORT/DB). Every
+// command prints one JSON line on success and exits 0; a failed check
+// prints the reason on stderr and exits 1.
+import { Queue, Worker, QueueEvents } from 'bullmq';
+import { readFileSync, appendFileSync } from 'node:fs';
+
+const url = new URL(process.env.LANES_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+const connection = {
+  host: url.hostname,
+  port: Number(url.port || 6379),
+  db: Number(url.pathname.slice(1) || 0),
+  maxRetriesPerRequest: null,
+};
+
+function fail(msg, extra) {
+  console.error(`interop: ${msg}${extra === undefined ? '' : ' ' + JSON.stringify(extra)}`);
+  process.exit(1);
+}
+
+function check(cond, msg, extra) {
+  if (!cond) fail(msg, extra);
+}
+
+const sleep = ms => new Promise(r => setTimeout(r, ms));
+
+// The handler both sides implement (tests/redis_peer.c has the C twin):
+// "flaky" fails its first two attempts, "doomed" always fails, others
+// return {name, data}.
+async function handler(job) {
+  if (job.name === 'flaky' && job.attemptsMade < 2)
+    throw new Error(`flaky attempt ${job.attemptsMade + 1}`);
+  if (job.name === 'doomed') throw new Error('doomed');
+  return { name: job.name, data: job.data };
+}
+
+// The jobs of scenario 1, added the BullMQ way. Delays are short so the
+// run stays quick; backoff is exponential (100, 200 ms).
+async function produce(queue) {
+  const q = new Queue(queue, { connection });
+  const retry = { attempts: 3, backoff: { type: 'exponential', delay: 100 } };
+  await q.add('plain', { n: 1, s: 'héllo' });
+  await q.add('plain', [1, 2, 3]);
+  await q.add('custom', { c: 1 }, { jobId: 'cust-1' });
+  await q.add('custom', { c: 2 }, { jobId: 'cust-1' }); // duplicate: ignored
+  await q.add('later', { d: 1 }, { delay: 300 });
+  await q.add('prio', { p: 5 }, { priority: 5 });
+  await q.add('prio', { p: 1 }, { priority: 1 });
+  await q.add('lifo', 'a string payload', { lifo: true });
+  await q.add('flaky', { f: 1 }, retry);
+  await q.add('doomed', { x: 1 }, { attempts: 2, backoff: { type: 'fixed', delay: 50 } });
+  await q.add('gone', { g: 1 }, { removeOnComplete: true });
+  await q.addBulk([
+    { name: 'bulk', data: { b: 1 } },
+    { name: 'bulk', data: { b: 2 }, opts: { jobId: 'bulk-2' } },
+    { name: 'bulk', data: { b: 3 }, opts: { priority: 3 } },
+  ]);
+  await q.close();
+  console.log(JSON.stringify({ added: 14 }));
+}
+
+// Everything BullMQ reports about a finished queue, without what differs
+// between two runs (times, auto ids order is kept: ids are deterministic).
+async function summarize(queue) {
+  const q = new Queue(queue, { connection });
+  const counts = await q.getJobCounts();
+  const jobs = {};
+  for (const state of ['completed', 'failed']) {
+    for (const job of await q.getJobs([state], 0, -1, true)) {
+      jobs[job.id] = {
+        state,
+        name: job.name,
+        data: job.data,
+        returnvalue: job.returnvalue,
+        failedReason: job.failedReason || null,
+        attemptsMade: job.attemptsMade,
+        attemptsStarted: job.attemptsStarted,
+        finished: job.finishedOn >= job.timestamp && job.finishedOn >= job.processedOn,
+        stacktrace: (job.stacktrace || []).length,
+        stalledCounter: job.stalledCounter,
+      };
+    }
+  }
+  await q.close();
+  return { counts, jobs };
+}
+
+// Runs the stock BullMQ Worker until the queue is idle; prints the ids it
+// ran, in order. With a log file, appends "<id>\n" per run to it instead.
+async function work(queue, concurrency = 1, log = '', opts = {}) {
+  const order = [];
+  const w = new Worker(queue, async job => {
+    if (log) appendFileSync(log, `${job.id}\n`);
+    else order.push(job.id);
+    if (job.name === 'noop') return null;
+    return handler(job);
+  }, { connection, concurrency: Number(concurrency), drainDelay: 1, ...opts });
+  await waitIdle(queue);
+  await w.close();
+  console.log(JSON.stringify({ order }));
+}
+
+async function waitIdle(queue, timeoutMs = 90000) {
+  const q = new Queue(queue, { connection });
+  const t0 = Date.now();
+  for (;;) {
+    const c = await q.getJobCounts();
+    if (c.waiting + c.active + c.delayed + c.prioritized === 0) break;
+    if (Date.now() - t0 > timeoutMs) fail('queue not idle in time', c);
+    await sleep(50);
+  }
+  await q.close();
+}
+
+// Records the events stream of a queue (QueueEvents) until SIGTERM, then
+// prints, per job id, the list of event names it saw.
+async function events(queue) {
+  const qe = new QueueEvents(queue, { connection, autorun: false });
+  const seen = {};
+  const names = ['added', 'waiting', 'active', 'completed', 'failed', 'delayed',
+    'stalled', 'progress', 'retries-exhausted', 'duplicated'];
+  for (const name of names) {
+    qe.on(name, args => {
+      (seen[args.jobId] ??= []).push(name);
+      if (name === 'completed') JSON.stringify(args.returnvalue); // parsed by QueueEvents
+    });
+  }
+  qe.run();
+  await qe.waitUntilReady();
+  console.error('events: ready');
+  await new Promise(r => process.once('SIGTERM', r));
+  await sleep(200);
+  await qe.close();
+  console.log(JSON.stringify(seen));
+}
+
+// Two summarize outputs (files) must be equal.
+function compare(a, b) {
+  const norm = v => JSON.stringify(v, (k, x) => (x && typeof x === 'object' && !Array.isArray(x)
+    ? Object.fromEntries(Object.entries(x).sort(([p], [q]) => (p < q ? -1 : 1))) : x));
+  const [x, y] = [a, b].map(f => norm(JSON.parse(readFileSync(f, 'utf8'))));
+  if (x !== y) fail(`${a} and ${b} differ`, { [a]: JSON.parse(x), [b]: JSON.parse(y) });
+  console.log(JSON.stringify({ same: true }));
+}
+
+// Bull Board (@bull-board/api + express) on a loopback port: its HTTP API
+// must list the queue with the jobs and data lanes wrote.
+async function startBoard(queue) {
+  const express = (await import('express')).default;
+  const { createBullBoard } = await import('@bull-board/api');
+  const { BullMQAdapter } = await import('@bull-board/api/bullMQAdapter');
+  const { ExpressAdapter } = await import('@bull-board/express');
+  const q = new Queue(queue, { connection });
+  const serverAdapter = new ExpressAdapter();
+  serverAdapter.setBasePath('/ui');
+  createBullBoard({ queues: [new BullMQAdapter(q)], serverAdapter });
+  const app = express();
+  app.use('/ui', serverAdapter.getRouter());
+  const server = await new Promise(r => { const s = app.listen(0, '127.0.0.1', () => r(s)); });
+  const base = `http://127.0.0.1:${server.address().port}/ui`;
+  return { server, base, q };
+}
+
+async function board(queue, expectJobs) {
+  const { server, base, q } = await startBoard(queue);
+  try {
+    const res = await fetch(`${base}/api/queues?activeQueue=${queue}&status=latest&page=1&jobsPerPage=50`);
+    check(res.ok, `GET /api/queues: HTTP ${res.status}`);
+    const body = await res.json();
+    const entry = body.queues.find(x => x.name === queue);
+    check(entry, 'queue not listed', body.queues.map(x => x.name));
+    const total = Object.values(entry.counts).reduce((s, n) => s + n, 0);
+    check(total === Number(expectJobs), 'job counts', entry.counts);
+    check(entry.jobs.length === Number(expectJobs), 'jobs listed', entry.jobs.length);
+    const plain = entry.jobs.find(j => j.id === '1');
+    check(plain && plain.name === 'plain' && plain.data.s === 'héllo', 'job 1 data', plain);
+    const one = await (await fetch(`${base}/api/queues/${queue}/cust-1`)).json();
+    check(one.job && one.job.data.c === 1 && one.job.opts.jobId === 'cust-1', 'job cust-1', one);
+    console.log(JSON.stringify({ listed: entry.jobs.length, counts: entry.counts }));
+  } finally {
+    server.close();
+    await q.close();
+  }
+}
+
+// Bull Board's workers panel for a queue a C worker is running on.
+async function boardWorkers(queue) {
+  const { server, base, q } = await startBoard(queue);
+  try {
+    const res = await fetch(`${base}/api/queues/${queue}/workers`);
+    check(res.ok, `GET workers: HTTP ${res.status}`);
+    const { workers } = await res.json();
+    check(Array.isArray(workers) && workers.some(w => /^lanes-/.test(w.name ?? '')),
+      'no lanes worker listed', workers);
+    console.log(JSON.stringify({ workers: workers.map(w => w.name) }));
+  } finally {
+    server.close();
+    await q.close();
+  }
+}
+
+// Trace context across the queue, both ways: BullMQ's telemetry stores the
+// propagation carrier as opts.tm (JobsOptions.telemetry.metadata).
+async function traceProduce(queue, traceparent) {
+  const q = new Queue(queue, { connection });
+  const metadata = JSON.stringify({ traceparent, tracestate: 'lanes=test' });
+  const job = await q.add('trace', {}, { telemetry: { metadata } });
+  await q.close();
+  console.log(JSON.stringify({ id: job.id }));
+}
+
+async function traceCheck(queue, traceparent) {
+  const q = new Queue(queue, { connection });
+  const fromNode = await q.getJob('1');
+  check(fromNode?.returnvalue?.traceparent === traceparent, 'C worker saw', fromNode?.returnvalue);
+  check(fromNode.returnvalue.tracestate === 'lanes=test', 'tracestate', fromNode.returnvalue);
+  const fromC = await q.getJob('c-trace');
+  const carrier = JSON.parse(fromC?.opts?.telemetry?.metadata ?? '{}');
+  check(carrier.traceparent === traceparent, 'C job carrier', fromC?.opts);
+  await q.close();
+  console.log(JSON.stringify({ traceparent }));
+}
+
+const [cmd, queue, ...args] = process.argv.slice(2);
+check(queue, 'usage: node interop.mjs <command> <queue> [args]');
+switch (cmd) {
+  case 'produce': await produce(queue); break;
+  case 'summarize': console.log(JSON.stringify(await summarize(queue))); break;
+  case 'work': await work(queue, args[0], args[1], JSON.parse(args[2] ?? '{}')); break;
+  case 'counts': {
+    const q = new Queue(queue, { connection });
+    console.log(JSON.stringify(await q.getJobCounts()));
+    await q.close();
+    break;
+  }
+  case 'events': await events(queue); break;
+  case 'compare': compare(queue, args[0]); break;
+  case 'board': await board(queue, args[0]); break;
+  case 'board-workers': await boardWorkers(queue); break;
+  case 'trace-produce': await traceProduce(queue, args[0]); break;
+  case 'trace-check': await traceCheck(queue, args[0]); break;
+  default: fail(`unknown command ${cmd}`);
+}
+process.exit(0);

@@ -1,0 +1,40 @@
+# Redis backend of lanes jobs (issue 6): BullMQ 6.7 wire compatibility.
+#
+# test_redis_scripts   the Lua embedded in src/jobs/redis_scripts.[ch] is
+#                      what scripts/embed-lua.sh makes of src/jobs/lua/*.lua
+# test_redis_jobs      the backend through the public API, the stored layout
+#                      checked key by key (C, forked cases)
+# test_redis_interop/<case>  against stock BullMQ 6.7.0 in Node.js
+#                      (tests/interop, pinned by its package-lock.json), driven
+#                      by test_redis_interop.sh; redis_peer is the C side
+#
+# Tests needing Redis read LANES_TEST_REDIS_URL (scripts/with-services.sh
+# sets it in `make test`) and exit 77 (skipped) without it.
+add_test(NAME test_redis_scripts
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_scripts.sh
+                 ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_redis_scripts PROPERTIES TIMEOUT 30 LABELS "plain")
+
+if(NOT HIREDIS_FOUND OR NOT SQLITE3_FOUND OR NOT JANSSON_FOUND
+   OR NOT EXISTS ${PROJECT_SOURCE_DIR}/src/jobs/redis.c)
+  return()
+endif()
+
+ln_test(NAME test_redis_jobs SOURCES test_redis_jobs.c LIBS PkgConfig::HIREDIS m
+        TIMEOUT 120)
+
+add_executable(redis_peer redis_peer.c)
+target_link_libraries(redis_peer PRIVATE lanes_static)
+
+set(LN_REDIS_CLI "")
+if(TARGET lanes_cli)
+  set(LN_REDIS_CLI $<TARGET_FILE:lanes_cli>)
+endif()
+# Forking, kill -9 and server restarts: plain tree only (no sanitizer runs).
+foreach(case node_to_c c_to_node mixed kill9 renew restart trace board)
+  add_test(NAME test_redis_interop/${case}
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_interop.sh ${case}
+                   $<TARGET_FILE:redis_peer> ${LN_REDIS_CLI})
+  set_tests_properties(test_redis_interop/${case} PROPERTIES TIMEOUT 120
+                       SKIP_RETURN_CODE 77 LABELS "plain;redis")
+endforeach()

@@ -1,0 +1,307 @@
+#!/bin/sh
+# test_redis_interop.sh CASE PEER [LANES] - lanes' Redis backend against stock
+# BullMQ 6.7.0 (tests/interop, pinned by package-lock.json). PEER is
+# build/tests/redis_peer (the C side), LANES the `lanes` CLI if built.
+#
+#   node_to_c  BullMQ Queue.add/addBulk (plain, delayed, prioritized, LIFO,
+#              attempts + exponential backoff, custom ids) -> a C ln_worker
+#              (and `lanes worker --exec` when the CLI has it). BullMQ's
+#              getJobCounts/getJobs and QueueEvents must report exactly what
+#              they report for the same jobs run by a BullMQ Worker, and the
+#              jobs must run in the same order.
+#   c_to_node  the same jobs added with the C API (and `lanes jobs add`) ->
+#              a BullMQ Worker: same order, results, retries and events as
+#              for jobs BullMQ added itself.
+#   mixed      10,000 jobs, a BullMQ Worker and a C worker (concurrency 50
+#              each) on one queue: every job completes exactly once.
+#   kill9      kill -9 a C worker mid-job: lanes' stalled check (a second C
+#              worker) and BullMQ's (a Node Worker) each recover the job.
+#   renew      a C worker renews its lock while BullMQ's stalled check runs
+#              every 300 ms beside it: the job is not taken away.
+#   restart    a redis-server of our own with AOF: SHUTDOWN NOSAVE and a
+#              restart while a C worker runs 300 jobs: it reconnects and
+#              every job completes.
+#   trace      W3C trace context both ways: a BullMQ job's telemetry
+#              metadata (opts.tm) reaches a C handler (ln_job_traceparent),
+#              and a C job's traceparent is BullMQ's telemetry metadata.
+#   board      Bull Board (@bull-board/api + express) lists the queue and
+#              the jobs C added, with their data, over HTTP on loopback, and
+#              a running C worker in its workers panel.
+#
+# Exit 77 (skipped) without LANES_TEST_REDIS_URL, node or the npm packages.
+set -u
+what=$1
+peer=$2
+cli=${3:-}
+here=$(cd "$(dirname "$0")" && pwd)
+interop=$here/interop
+
+[ -n "${LANES_TEST_REDIS_URL:-}" ] || { echo "skipped: LANES_TEST_REDIS_URL not set"; exit 77; }
+command -v node >/dev/null 2>&1 || { echo "skipped: node not installed"; exit 77; }
+[ -d "$interop/node_modules/bullmq" ] ||
+    { echo "skipped: run 'npm ci' in tests/interop (scripts/install-deps.sh does)"; exit 77; }
+
+url=$LANES_TEST_REDIS_URL
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/lanes-interop.XXXXXX")
+q="it$$$what" # this run's queues: q-..., so parallel runs never meet
+pids=""
+redis_pid=""
+
+cleanup() {
+    for p in $pids; do kill "$p" 2>/dev/null; done
+    if [ -n "$redis_pid" ]; then
+        kill "$redis_pid" 2>/dev/null
+        wait "$redis_pid" 2>/dev/null
+    fi
+    # Drop this run's keys (redis-cli --scan walks, DEL in batches).
+    redis-cli -u "$url" --scan --pattern "bull:$q*" 2>/dev/null |
+        xargs -r -n 500 redis-cli -u "$url" del >/dev/null 2>&1
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+fail() {
+    echo "FAIL ($what): $*" >&2
+    exit 1
+}
+
+# Foreground only: a background job must run node itself, so that $! is
+# node's pid and the cleanup can stop it.
+js() { node "$interop/interop.mjs" "$@"; }
+
+# Record a queue's QueueEvents in the background into $tmp/ev-QUEUE.json.
+events_start() {
+    node "$interop/interop.mjs" events "$1" >"$tmp/ev-$1.json" 2>"$tmp/ev-$1.err" &
+    pids="$pids $!"
+    eval "ev_pid_$(echo "$1" | tr -c 'a-zA-Z0-9\n' _)=$!"
+    i=0
+    until grep -q ready "$tmp/ev-$1.err" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -le 200 ] || fail "QueueEvents for $1 did not start"
+        sleep 0.05
+    done
+}
+
+events_stop() {
+    eval "p=\$ev_pid_$(echo "$1" | tr -c 'a-zA-Z0-9\n' _)"
+    kill -TERM "$p"
+    wait "$p" || fail "QueueEvents for $1 failed: $(cat "$tmp/ev-$1.err")"
+}
+
+# First run of each job id, in order, without the ids whose timing varies
+# (delayed job 5, and the retries).
+first_runs() {
+    awk '!seen[$0]++' "$1" | grep -vx 5
+}
+
+# Both queues ran the scenario: the same summary, events and order
+# (third argument "exec": b ran under `lanes worker --exec`).
+same_outcome() {
+    a=$1 b=$2
+    js summarize "$a" >"$tmp/sum-$a.json" || fail "summarize $a"
+    js summarize "$b" >"$tmp/sum-$b.json" || fail "summarize $b"
+    # `lanes worker --exec` reports a failed program as "exit status N: <stderr>"
+    [ "${3:-}" = exec ] && sed -i 's/"failedReason":"exit status 1: /"failedReason":"/g' "$tmp/sum-$b.json"
+    js compare "$tmp/sum-$a.json" "$tmp/sum-$b.json" >/dev/null || fail "summaries differ"
+    js compare "$tmp/ev-$a.json" "$tmp/ev-$b.json" >/dev/null || fail "events differ"
+    first_runs "$tmp/order-$a.log" >"$tmp/first-$a"
+    first_runs "$tmp/order-$b.log" >"$tmp/first-$b"
+    cmp -s "$tmp/first-$a" "$tmp/first-$b" ||
+        fail "run order differs: $(tr '\n' ' ' <"$tmp/first-$a") vs $(tr '\n' ' ' <"$tmp/first-$b")"
+}
+
+wait_lines() { # FILE N: until FILE has N lines (10 s)
+    i=0
+    until [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; do
+        i=$((i + 1))
+        [ $i -le 200 ] || fail "$1 never reached $2 lines"
+        sleep 0.05
+    done
+}
+
+case $what in
+node_to_c)
+    events_start "$q-n"
+    events_start "$q-c"
+    js produce "$q-n" >/dev/null || fail "produce"
+    js work "$q-n" 1 "$tmp/order-$q-n.log" >/dev/null || fail "Node worker"
+    js produce "$q-c" >/dev/null || fail "produce"
+    "$peer" work "$url" "$q-c" --log "$tmp/order-$q-c.log" >"$tmp/peer.json" || fail "C worker"
+    events_stop "$q-n"
+    events_stop "$q-c"
+    same_outcome "$q-n" "$q-c"
+    grep -q '"completed":12,"failed":1,' "$tmp/peer.json" || fail "C worker stats $(cat "$tmp/peer.json")"
+    echo "BullMQ reports the same for jobs run by a C ln_worker as by a BullMQ Worker"
+    [ -n "$cli" ] || exit 0
+    events_start "$q-x"
+    js produce "$q-x" >/dev/null || fail "produce"
+    LANES_ORDER_LOG="$tmp/order-$q-x.log" "$cli" worker "$url" "$q-x" --exit-when-empty \
+        --exec sh -c 'echo "$LANES_JOB_ID" >>"$LANES_ORDER_LOG"; exec "$0"' \
+        "$interop/handler.sh" >/dev/null || fail "lanes worker --exec"
+    events_stop "$q-x"
+    same_outcome "$q-n" "$q-x" exec
+    echo "... and by \`lanes worker --exec\`"
+    ;;
+c_to_node)
+    events_start "$q-n"
+    events_start "$q-c"
+    js produce "$q-n" >/dev/null || fail "produce"
+    js work "$q-n" 1 "$tmp/order-$q-n.log" >/dev/null || fail "Node worker"
+    "$peer" add "$url" "$q-c" >/dev/null || fail "C add"
+    js work "$q-c" 1 "$tmp/order-$q-c.log" >/dev/null || fail "Node worker"
+    events_stop "$q-n"
+    events_stop "$q-c"
+    same_outcome "$q-n" "$q-c"
+    echo "a BullMQ Worker runs jobs the C API added exactly as jobs BullMQ added"
+    [ -n "$cli" ] || exit 0
+    events_start "$q-x"
+    qx="$q-x"
+    add() { "$cli" jobs "$url" add "$qx" "$@" >/dev/null || fail "lanes jobs add $*"; }
+    add plain '{"n":1,"s":"héllo"}'
+    add plain '[1,2,3]'
+    add custom '{"c":1}' --id cust-1
+    add custom '{"c":2}' --id cust-1
+    add later '{"d":1}' --delay 300
+    add prio '{"p":5}' --priority 5
+    add prio '{"p":1}' --priority 1
+    add lifo '"a string payload"' --lifo
+    add flaky '{"f":1}' --attempts 3 --backoff exponential:100
+    add doomed '{"x":1}' --attempts 2 --backoff fixed:50
+    add gone '{"g":1}' --remove-on-complete none
+    add bulk '{"b":1}'
+    add bulk '{"b":2}' --id bulk-2
+    add bulk '{"b":3}' --priority 3
+    js work "$qx" 1 "$tmp/order-$qx.log" >/dev/null || fail "Node worker"
+    events_stop "$qx"
+    same_outcome "$q-n" "$qx"
+    echo "... and jobs \`lanes jobs add\` added"
+    ;;
+mixed)
+    n=10000
+    "$peer" bulk "$url" "$q" $n >/dev/null || fail "C bulk add"
+    node "$interop/interop.mjs" work "$q" 50 "$tmp/node.log" >/dev/null &
+    node_pid=$!
+    pids="$pids $node_pid"
+    "$peer" work "$url" "$q" --concurrency 50 --log "$tmp/c.log" >/dev/null || fail "C worker"
+    wait "$node_pid" || fail "Node worker"
+    total=$(cat "$tmp/node.log" "$tmp/c.log" | wc -l)
+    dups=$(cat "$tmp/node.log" "$tmp/c.log" | sort | uniq -d | wc -l)
+    ran_node=$(wc -l <"$tmp/node.log")
+    ran_c=$(wc -l <"$tmp/c.log")
+    [ "$dups" -eq 0 ] || fail "$dups jobs ran twice"
+    [ "$total" -eq $n ] || fail "$total runs for $n jobs"
+    [ "$ran_node" -gt 0 ] && [ "$ran_c" -gt 0 ] || fail "one side ran nothing (node $ran_node, C $ran_c)"
+    js counts "$q" | grep -q "\"completed\":$n," || fail "counts: $(js counts "$q")"
+    echo "$n jobs, each completed exactly once (BullMQ Worker $ran_node, C worker $ran_c)"
+    ;;
+kill9)
+    for who in c node; do
+        qk="$q-$who"
+        events_start "$qk"
+        "$peer" one "$url" "$qk" sleep '{"k":1}' >/dev/null || fail "add"
+        "$peer" work "$url" "$qk" --lease-ms 1000 --sleep-ms 30000 --log "$tmp/k1-$who.log" \
+            >/dev/null 2>&1 &
+        victim=$!
+        wait_lines "$tmp/k1-$who.log" 1
+        kill -9 $victim
+        wait $victim 2>/dev/null
+        if [ $who = c ]; then # lanes' stalled check, in a new C worker
+            "$peer" work "$url" "$qk" --lease-ms 1000 --log "$tmp/k2-$who.log" >/dev/null ||
+                fail "recovering C worker"
+        else # BullMQ's stalled check, in a Node Worker
+            js work "$qk" 1 "$tmp/k2-$who.log" '{"stalledInterval":300,"lockDuration":1000}' \
+                >/dev/null || fail "recovering Node worker"
+        fi
+        events_stop "$qk"
+        js summarize "$qk" >"$tmp/sum.json" || fail "summarize"
+        grep -q '"1":{"state":"completed"' "$tmp/sum.json" || fail "$who: $(cat "$tmp/sum.json")"
+        grep -q '"stalledCounter":1' "$tmp/sum.json" || fail "$who: stalledCounter $(cat "$tmp/sum.json")"
+        grep -q '"stalled"' "$tmp/ev-$qk.json" || fail "$who: no stalled event $(cat "$tmp/ev-$qk.json")"
+        echo "kill -9 mid-job: recovered by the $who stalled check"
+    done
+    ;;
+renew)
+    events_start "$q"
+    "$peer" one "$url" "$q" sleep '{"r":1}' >/dev/null || fail "add"
+    "$peer" work "$url" "$q" --lease-ms 1000 --sleep-ms 3000 --log "$tmp/c.log" >/dev/null 2>&1 &
+    worker=$!
+    pids="$pids $worker"
+    wait_lines "$tmp/c.log" 1
+    # BullMQ's stalled check runs every 300 ms beside the 3 s job whose
+    # 1 s lock the C worker renews: it must not take the job away.
+    js work "$q" 1 "$tmp/node.log" '{"stalledInterval":300,"lockDuration":1000}' >/dev/null ||
+        fail "Node worker"
+    wait $worker || fail "C worker"
+    events_stop "$q"
+    js summarize "$q" >"$tmp/sum.json" || fail "summarize"
+    grep -q '"attemptsStarted":1,' "$tmp/sum.json" || fail "job ran twice: $(cat "$tmp/sum.json")"
+    grep -q '"stalledCounter":0}' "$tmp/sum.json" || fail "stalled: $(cat "$tmp/sum.json")"
+    ! grep -q stalled "$tmp/ev-$q.json" || fail "stalled event: $(cat "$tmp/ev-$q.json")"
+    [ ! -s "$tmp/node.log" ] || fail "the Node worker ran the job too"
+    echo "a C worker's renewed lock holds against BullMQ's stalled check"
+    ;;
+restart)
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    mkdir "$tmp/redis"
+    start_redis() {
+        redis-server --port "$port" --bind 127.0.0.1 --dir "$tmp/redis" --save "" \
+            --appendonly yes --appendfsync always --daemonize no \
+            --loglevel warning >>"$tmp/redis/log" 2>&1 &
+        redis_pid=$!
+        i=0
+        until redis-cli -p "$port" ping 2>/dev/null | grep -q PONG; do
+            i=$((i + 1))
+            [ $i -le 200 ] || fail "redis-server did not start: $(cat "$tmp/redis/log")"
+            sleep 0.05
+        done
+    }
+    start_redis
+    url2="redis://127.0.0.1:$port/0"
+    n=300
+    "$peer" bulk "$url2" "$q" $n sleep >/dev/null || fail "add"
+    "$peer" work "$url2" "$q" --concurrency 4 --sleep-ms 10 --lease-ms 5000 \
+        --log "$tmp/r.log" >"$tmp/peer.json" 2>"$tmp/peer.err" &
+    worker=$!
+    pids="$pids $worker"
+    wait_lines "$tmp/r.log" 60
+    redis-cli -p "$port" shutdown nosave >/dev/null 2>&1
+    wait "$redis_pid" 2>/dev/null
+    redis_pid=""
+    sleep 1
+    start_redis
+    wait "$worker" || fail "C worker did not survive the restart: $(cat "$tmp/peer.err")"
+    LANES_TEST_REDIS_URL=$url2 js counts "$q" >"$tmp/counts.json"
+    grep -q "\"completed\":$n," "$tmp/counts.json" || fail "after restart: $(cat "$tmp/counts.json")"
+    [ "$(sort -u "$tmp/r.log" | wc -l)" -eq $n ] || fail "not every job ran"
+    echo "redis SHUTDOWN NOSAVE + restart mid-run: worker reconnected, $n/$n completed"
+    ;;
+trace)
+    tp=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+    js trace-produce "$q" $tp >/dev/null || fail "Node add"
+    "$peer" trace "$url" "$q" $tp || fail "C add"
+    "$peer" work "$url" "$q" >/dev/null 2>&1 || fail "C worker"
+    js trace-check "$q" $tp || fail "trace context"
+    ;;
+board)
+    "$peer" add "$url" "$q" >/dev/null || fail "C add"
+    js board "$q" 13 || fail "Bull Board"
+    "$peer" work "$url" "$q" --forever >/dev/null 2>&1 &
+    worker=$!
+    pids="$pids $worker"
+    i=0
+    until js counts "$q" | grep -q '"completed":11,'; do # "gone" leaves no trace
+        i=$((i + 1))
+        [ $i -le 100 ] || fail "the C worker did not run the jobs"
+        sleep 0.1
+    done
+    js board-workers "$q" || fail "Bull Board workers panel"
+    kill -TERM $worker
+    wait $worker || fail "C worker did not stop cleanly on SIGTERM"
+    ;;
+*)
+    echo "unknown case $what" >&2
+    exit 2
+    ;;
+esac
+exit 0

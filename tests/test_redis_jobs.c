@@ -1,0 +1,832 @@
+/* test_redis_jobs.c - the Redis backend of lanes jobs through the public
+ * API, with the stored layout checked key by key against BullMQ 6.7's
+ * (research/bullmq-layout.md): hash fields, score encodings, list ends,
+ * marker, events, locks; plus leases, retries, retention, administration,
+ * lost connections and script reloads.
+ *
+ * Needs LANES_TEST_REDIS_URL (exit 77 = skipped without it). Each case
+ * uses its own key prefix, so cases and other tests can share the server.
+ */
+#include "testutil.h"
+
+#include <lanes.h>
+#include <lanes/jobs.h>
+
+#include <hiredis/hiredis.h>
+
+#include <arpa/inet.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *base_url;
+
+static uint64_t now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+static char url[512]; /* base_url?prefix=<this case's prefix> */
+static char prefix[64];
+static redisContext *raw; /* direct connection for layout checks */
+
+/* Open the store with a prefix of its own for the calling case. */
+static ln_jobs *open_case(const char *name) {
+    snprintf(prefix, sizeof prefix, "lt%d%s", (int)getpid(), name);
+    snprintf(url, sizeof url, "%s?prefix=%s", base_url, prefix);
+    ln_jobs *jobs = NULL;
+    char err[512];
+    int rc = ln_jobs_open_ex(&jobs, url, NULL, err, sizeof err);
+    if (rc) fprintf(stderr, "open %s: %s\n", url, err);
+    CHECK_EQ(rc, 0);
+    char host[256] = "127.0.0.1";
+    int port = 6379;
+    sscanf(base_url, "redis://%255[^:/]:%d", host, &port);
+    raw = redisConnect(host, port);
+    CHECK(raw && !raw->err);
+    int db = 0;
+    const char *slash = strrchr(base_url + 8, '/');
+    if (slash) db = atoi(slash + 1);
+    redisReply *r = redisCommand(raw, "SELECT %d", db);
+    CHECK(r && r->type != REDIS_REPLY_ERROR);
+    freeReplyObject(r);
+    return jobs;
+}
+
+/* A raw command whose reply the caller frees. */
+static redisReply *cmd(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(raw, fmt, ap);
+    va_end(ap);
+    CHECK(r != NULL);
+    CHECK(r->type != REDIS_REPLY_ERROR);
+    return r;
+}
+
+static long long cmd_int(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(raw, fmt, ap);
+    va_end(ap);
+    CHECK(r && r->type == REDIS_REPLY_INTEGER);
+    long long v = r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+/* HGET of <prefix>:<queue>:<id> as a string (caller frees), NULL if none. */
+static char *hget(const char *queue, const char *id, const char *field) {
+    redisReply *r = cmd("HGET %s:%s:%s %s", prefix, queue, id, field);
+    char *s = r->type == REDIS_REPLY_STRING ? strdup(r->str) : NULL;
+    freeReplyObject(r);
+    return s;
+}
+
+static long long hget_ll(const char *queue, const char *id, const char *field) {
+    char *s = hget(queue, id, field);
+    long long v = s ? atoll(s) : -1;
+    free(s);
+    return v;
+}
+
+static double zscore(const char *queue, const char *set, const char *id) {
+    redisReply *r = cmd("ZSCORE %s:%s:%s %s", prefix, queue, set, id);
+    double v = r->type == REDIS_REPLY_STRING ? strtod(r->str, NULL) : -1;
+    freeReplyObject(r);
+    return v;
+}
+
+/* The event names of the queue's stream, space-separated, in order. */
+static void event_names(const char *queue, char *out, size_t size) {
+    redisReply *r = cmd("XRANGE %s:%s:events - +", prefix, queue);
+    out[0] = '\0';
+    for (size_t i = 0; i < r->elements; i++) {
+        redisReply *fields = r->element[i]->element[1];
+        CHECK(!strcmp(fields->element[0]->str, "event"));
+        size_t n = strlen(out);
+        snprintf(out + n, size - n, "%s%s", n ? " " : "", fields->element[1]->str);
+    }
+    freeReplyObject(r);
+}
+
+static int has_event(const char *queue, const char *name, const char *id) {
+    redisReply *r = cmd("XRANGE %s:%s:events - +", prefix, queue);
+    int found = 0;
+    for (size_t i = 0; i < r->elements && !found; i++) {
+        redisReply *f = r->element[i]->element[1];
+        if (strcmp(f->element[1]->str, name)) continue;
+        for (size_t k = 2; k + 1 < f->elements; k += 2)
+            if (!strcmp(f->element[k]->str, "jobId") && !strcmp(f->element[k + 1]->str, id))
+                found = 1;
+    }
+    freeReplyObject(r);
+    return found;
+}
+
+static void add(ln_jobs *jobs, const char *queue, const char *name, const char *data,
+                const ln_job_opts *o, char *id) {
+    char buf[LN_JOB_ID_MAX];
+    int rc = ln_jobs_add(jobs, queue, name, data, o, id ? id : buf, LN_JOB_ID_MAX);
+    if (rc) fprintf(stderr, "add: %s\n", ln_jobs_errmsg(jobs));
+    CHECK_EQ(rc, 0);
+}
+
+static void done(ln_jobs *jobs) {
+    redisReply *r = redisCommand(raw, "EVAL %s 0 %s:*",
+                                 "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
+                                 "redis.call('DEL', k) end return 0",
+                                 prefix);
+    freeReplyObject(r);
+    redisFree(raw);
+    ln_jobs_close(jobs);
+}
+
+/* ------------------------------------------------------------------ cases */
+
+TEST(url_errors) {
+    ln_jobs *jobs = NULL;
+    char err[256];
+    const char *bad[] = {
+        "redis://",         "redis://host:0",    "redis://host:99999", "redis://host/abc",
+        "redis://h?nope=1", "redis://h?prefix=", "redis://:%zz@h",     "unix:",
+        "redis://h?db"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = ln_jobs_open_ex(&jobs, bad[i], NULL, err, sizeof err);
+        if (rc != LN_EINVAL) fprintf(stderr, "%s -> %d\n", bad[i], rc);
+        CHECK_EQ(rc, LN_EINVAL);
+        CHECK(err[0] != '\0');
+    }
+    CHECK_EQ(ln_jobs_open_ex(&jobs, "rediss://h", NULL, err, sizeof err), LN_ENOTSUP);
+    /* A port nobody listens on (the discard port is never open here). */
+    CHECK_EQ(ln_jobs_open_ex(&jobs, "redis://127.0.0.1:9", NULL, err, sizeof err), LN_ECONNREFUSED);
+    CHECK(strstr(err, "127.0.0.1:9") != NULL);
+    CHECK_EQ(ln_jobs_open_ex(&jobs, "unix:/nonexistent/redis.sock", NULL, err, sizeof err),
+             LN_ECONNREFUSED);
+    CHECK(jobs == NULL);
+}
+
+TEST(layout_add) {
+    ln_jobs *jobs = open_case("lay");
+    const char *q = "q1";
+    ln_job_opts o;
+    char id[LN_JOB_ID_MAX];
+
+    add(jobs, q, "A", "{\"a\":1}", NULL, id);
+    CHECK(!strcmp(id, "1"));
+    char *s = hget(q, "1", "name");
+    CHECK(s && !strcmp(s, "A"));
+    free(s);
+    s = hget(q, "1", "data");
+    CHECK(s && !strcmp(s, "{\"a\":1}"));
+    free(s);
+    s = hget(q, "1", "opts");
+    CHECK(s && !strcmp(s, "{\"attempts\":1}"));
+    free(s);
+    CHECK_EQ(hget_ll(q, "1", "delay"), 0);
+    CHECK_EQ(hget_ll(q, "1", "priority"), 0);
+    long long ts = hget_ll(q, "1", "timestamp");
+    CHECK(ts > 1600000000000LL);
+
+    ln_job_opts_init(&o);
+    o.delay_ms = 60000;
+    add(jobs, q, "D", "[1]", &o, id);
+    CHECK(!strcmp(id, "2"));
+    long long ts2 = hget_ll(q, "2", "timestamp");
+    CHECK_EQ(hget_ll(q, "2", "delay"), 60000);
+    CHECK(zscore(q, "delayed", "2") == (double)(ts2 + 60000) * 4096);
+    CHECK(fabs(zscore(q, "marker", "1") - (double)(ts2 + 60000)) < 1);
+
+    ln_job_opts_init(&o);
+    o.priority = 5;
+    add(jobs, q, "P5", "1", &o, NULL);
+    o.priority = 1;
+    add(jobs, q, "P1", "2", &o, NULL);
+    CHECK(zscore(q, "prioritized", "3") == 5 * 4294967296.0 + 1);
+    CHECK(zscore(q, "prioritized", "4") == 1 * 4294967296.0 + 2);
+    o.lifo = 1; /* lanes: newest first within its priority */
+    add(jobs, q, "P1L", "3", &o, id);
+    CHECK(zscore(q, "prioritized", id) == 1 * 4294967296.0 - 3);
+    redisReply *first = cmd("ZRANGE %s:%s:prioritized 0 0", prefix, q);
+    CHECK(!strcmp(first->element[0]->str, id));
+    freeReplyObject(first);
+
+    ln_job_opts_init(&o);
+    o.lifo = 1;
+    char lifo[LN_JOB_ID_MAX], last[LN_JOB_ID_MAX];
+    add(jobs, q, "L", "\"s\"", &o, lifo); /* served next */
+    add(jobs, q, "B", "{}", NULL, last);  /* served last */
+    redisReply *r = cmd("LRANGE %s:%s:wait 0 -1", prefix, q);
+    CHECK_EQ(r->elements, 3); /* BullMQ's orientation: head = last served */
+    CHECK(!strcmp(r->element[0]->str, last) && !strcmp(r->element[1]->str, "1") &&
+          !strcmp(r->element[2]->str, lifo));
+    freeReplyObject(r);
+    CHECK(zscore(q, "marker", "0") == 0);
+
+    done(jobs);
+}
+
+TEST(layout_opts_and_events) {
+    ln_jobs *jobs = open_case("opt");
+    const char *q = "q";
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "order-7";
+    o.attempts = 3;
+    o.backoff = LN_BACKOFF_EXPONENTIAL;
+    o.backoff_ms = 1000;
+    o.remove_on_complete.mode = LN_KEEP_NONE;
+    o.remove_on_fail.mode = LN_KEEP_AGE;
+    o.remove_on_fail.value = 3600000;
+    o.traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    o.tracestate = "k=v";
+    char id[LN_JOB_ID_MAX];
+    add(jobs, q, "C", "{}", &o, id);
+    add(jobs, q, "C2", "{\"x\":2}", &o, id);
+    CHECK(!strcmp(id, "order-7"));
+    char *s = hget(q, "order-7", "name");
+    CHECK(s && !strcmp(s, "C"));
+    free(s);
+    redisReply *r = cmd("GET %s:%s:id", prefix, q);
+    CHECK(r->type == REDIS_REPLY_STRING && !strcmp(r->str, "2"));
+    freeReplyObject(r);
+    /* opts in BullMQ's stored form (key order is cjson's). */
+    s = hget(q, "order-7", "opts");
+    CHECK(s != NULL);
+    CHECK(strstr(s, "\"jobId\":\"order-7\""));
+    CHECK(strstr(s, "\"attempts\":3"));
+    CHECK(strstr(s, "\"type\":\"exponential\""));
+    CHECK(strstr(s, "\"delay\":1000"));
+    CHECK(strstr(s, "\"removeOnComplete\":true"));
+    CHECK(strstr(s, "\"removeOnFail\":{\"age\":3600}"));
+    CHECK(strstr(s, "\"tm\":\"{"));
+    CHECK(strstr(s, "traceparent"));
+    free(s);
+
+    ln_job_info info;
+    memset(&info, 0, sizeof info);
+    CHECK_EQ(ln_jobs_get(jobs, q, "order-7", &info), 0);
+    CHECK(!strcmp(info.traceparent, o.traceparent));
+    CHECK(!strcmp(info.tracestate, "k=v"));
+    CHECK_EQ(info.attempts, 3);
+    CHECK_EQ(info.backoff, LN_BACKOFF_EXPONENTIAL);
+    CHECK_EQ(info.backoff_ms, 1000);
+    CHECK_EQ(info.state, LN_JOB_WAITING);
+    ln_job_info_clear(&info);
+
+    char names[256];
+    event_names(q, names, sizeof names);
+    CHECK(!strcmp(names, "added waiting duplicated"));
+    r = cmd("HGET %s:%s:meta opts.maxLenEvents", prefix, q);
+    CHECK(r->type == REDIS_REPLY_STRING && !strcmp(r->str, "10000"));
+    freeReplyObject(r);
+
+    /* Ids BullMQ's producer refuses, and queue names with ':'. */
+    o.job_id = "-12";
+    CHECK_EQ(ln_jobs_add(jobs, q, "x", "{}", &o, id, sizeof id), LN_EINVAL);
+    o.job_id = "a:b";
+    CHECK_EQ(ln_jobs_add(jobs, q, "x", "{}", &o, id, sizeof id), LN_EINVAL);
+    o.job_id = "repeat:s:1";
+    CHECK_EQ(ln_jobs_add(jobs, q, "x", "{}", &o, id, sizeof id), 0);
+    CHECK_EQ(ln_jobs_add(jobs, "a:b", "x", "{}", NULL, id, sizeof id), LN_EINVAL);
+    ln_job_opts_init(&o);
+    o.priority = 2097152; /* BullMQ's limit is 2^21 - 1 */
+    CHECK_EQ(ln_jobs_add(jobs, q, "x", "{}", &o, id, sizeof id), LN_EINVAL);
+    o.priority = 2097151;
+    CHECK_EQ(ln_jobs_add(jobs, q, "x", "{}", &o, id, sizeof id), 0);
+    done(jobs);
+}
+
+TEST(delayed_same_ms_and_bulk) {
+    ln_jobs *jobs = open_case("blk");
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.delay_ms = 50000;
+    ln_job_spec specs[3] = {{"d1", "{}", &o}, {"d2", "{}", &o}, {"plain", "{}", NULL}};
+    char ids[3][LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add_bulk(jobs, "q", specs, 3, ids[0], LN_JOB_ID_MAX), 0);
+    /* One script, one "now": same due ms, FIFO by the low 12 bits. */
+    double s1 = zscore("q", "delayed", ids[0]), s2 = zscore("q", "delayed", ids[1]);
+    CHECK(s2 == s1 + 1);
+    CHECK(fmod(s1, 4096) == 0);
+    ln_job_counts c;
+    CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
+    CHECK_EQ(c.delayed, 2);
+    CHECK_EQ(c.waiting, 1);
+    done(jobs);
+}
+
+/* ------------------------------------------------------------- workers */
+
+typedef struct handler_ctx {
+    redisContext *raw; /* for the lock-stealing case, else NULL */
+    const char *queue;
+    int steal_once; /* delete our own lock on the first attempt */
+} handler_ctx;
+
+/* "ok" -> {"ok":<data>}; "flaky" fails attempts 1 and 2; "bad" fails;
+ * "steal" (with steal_once) loses its lock on attempt 1, then completes. */
+static int handler(ln_job *job, void *vctx) {
+    handler_ctx *ctx = vctx;
+    const char *name = ln_job_name(job);
+    if (!strcmp(name, "flaky") && ln_job_attempt(job) <= 2) return ln_job_fail(job, "flaky");
+    if (!strcmp(name, "bad")) return ln_job_fail(job, "bad \"input\"");
+    if (!strcmp(name, "steal") && ctx && ctx->steal_once && ln_job_attempt(job) == 1) {
+        redisReply *r =
+            redisCommand(ctx->raw, "DEL %s:%s:%s:lock", prefix, ctx->queue, ln_job_id(job));
+        freeReplyObject(r);
+    }
+    if (!strcmp(name, "progress")) {
+        CHECK_EQ(ln_job_progress(job, "{\"pct\":50}"), 0);
+        CHECK_EQ(ln_job_log(job, "line one"), 0);
+        CHECK_EQ(ln_job_log(job, "line two"), 0);
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "{\"ok\":%s}", ln_job_data(job));
+    return ln_job_set_result(job, buf);
+}
+
+static ln_worker_stats run_worker(ln_jobs *jobs, const char *queue, handler_ctx *ctx,
+                                  unsigned lease_ms, unsigned concurrency) {
+    ln_worker_opts o;
+    ln_worker_opts_init(&o);
+    o.exit_when_empty = 1;
+    o.concurrency = concurrency;
+    if (lease_ms) {
+        o.lease_ms = lease_ms;
+        o.stalled_interval_ms = lease_ms;
+    }
+    ln_worker *w;
+    CHECK_EQ(ln_worker_create(&w, jobs, queue, handler, ctx, &o), 0);
+    int rc = ln_worker_run(w);
+    if (rc) fprintf(stderr, "worker: %s\n", ln_jobs_errmsg(jobs));
+    CHECK_EQ(rc, 0);
+    ln_worker_stats st;
+    ln_worker_get_stats(w, &st);
+    ln_worker_destroy(w);
+    return st;
+}
+
+TEST(worker_complete_layout) {
+    ln_jobs *jobs = open_case("wrk");
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.priority = 2;
+    add(jobs, "q", "ok", "{\"n\":1}", NULL, NULL);
+    add(jobs, "q", "ok", "[2]", &o, NULL);
+    add(jobs, "q", "progress", "3", NULL, NULL);
+    ln_worker_stats st = run_worker(jobs, "q", NULL, 0, 2);
+    CHECK_EQ(st.completed, 3);
+    CHECK_EQ(st.failed + st.stale + st.retried, 0);
+    char *rv = hget("q", "2", "returnvalue");
+    CHECK(rv && !strcmp(rv, "{\"ok\":[2]}"));
+    free(rv);
+    long long fin = hget_ll("q", "1", "finishedOn");
+    CHECK(fin >= hget_ll("q", "1", "processedOn"));
+    CHECK(zscore("q", "completed", "1") == (double)fin);
+    CHECK_EQ(hget_ll("q", "1", "atm"), 1);
+    CHECK_EQ(hget_ll("q", "1", "ats"), 1);
+    CHECK_EQ(cmd_int("EXISTS %s:q:1:lock", prefix), 0);
+    CHECK_EQ(cmd_int("LLEN %s:q:active", prefix), 0);
+    /* named like a BullMQ worker of queue "q" (base64 "cQ=="): getWorkers() */
+    redisReply *clients = cmd("CLIENT LIST");
+    char name[128];
+    snprintf(name, sizeof name, "name=%s:cQ==:w:lanes-", prefix);
+    CHECK(strstr(clients->str, name) != NULL);
+    freeReplyObject(clients);
+    char *pb = hget("q", "1", "pb");
+    CHECK(pb && !strncmp(pb, "lanes-", 6));
+    free(pb);
+    CHECK(has_event("q", "active", "1"));
+    CHECK(has_event("q", "completed", "2"));
+    CHECK(has_event("q", "progress", "3"));
+    char *progress = hget("q", "3", "progress");
+    CHECK(progress && !strcmp(progress, "{\"pct\":50}"));
+    free(progress);
+    char **lines;
+    size_t n;
+    CHECK_EQ(ln_jobs_logs(jobs, "q", "3", &lines, &n), 0);
+    CHECK_EQ(n, 2);
+    CHECK(!strcmp(lines[0], "line one") && !strcmp(lines[1], "line two"));
+    ln_jobs_free_lines(lines, n);
+    /* completed: newest finished first */
+    ln_job_info *infos;
+    CHECK_EQ(ln_jobs_list(jobs, "q", LN_JOB_COMPLETED, 0, 10, &infos, &n), 0);
+    CHECK_EQ(n, 3);
+    CHECK(infos[0].finished_ms >= infos[2].finished_ms);
+    CHECK(infos[0].result != NULL);
+    ln_job_info_free_array(infos, n);
+    done(jobs);
+}
+
+TEST(worker_retry_and_fail) {
+    ln_jobs *jobs = open_case("rty");
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.attempts = 3;
+    o.backoff = LN_BACKOFF_EXPONENTIAL;
+    o.backoff_ms = 20;
+    add(jobs, "q", "flaky", "{}", &o, NULL); /* 1: fails twice, completes */
+    add(jobs, "q", "bad", "{}", &o, NULL);   /* 2: fails three times */
+    ln_job_opts_init(&o);
+    add(jobs, "q", "bad", "{}", &o, NULL); /* 3: one attempt */
+    ln_worker_stats st = run_worker(jobs, "q", NULL, 0, 1);
+    CHECK_EQ(st.completed, 1);
+    CHECK_EQ(st.failed, 2);
+    CHECK_EQ(st.retried, 4);
+    CHECK_EQ(hget_ll("q", "1", "atm"), 3); /* BullMQ counts the success too */
+    ln_job_info info;
+    memset(&info, 0, sizeof info);
+    CHECK_EQ(ln_jobs_get(jobs, "q", "1", &info), 0);
+    CHECK_EQ(info.state, LN_JOB_COMPLETED);
+    CHECK_EQ(info.attempts_made, 2); /* lanes: failed runs */
+    CHECK_EQ(info.attempts_started, 3);
+    CHECK(info.result && !strcmp(info.result, "{\"ok\":{}}"));
+    CHECK(info.failed_reason && !strcmp(info.failed_reason, "flaky"));
+    ln_job_info_clear(&info);
+    char *s = hget("q", "1", "failedReason"); /* kept after the success */
+    CHECK(s && !strcmp(s, "flaky"));
+    free(s);
+    s = hget("q", "1", "stacktrace");
+    CHECK(s && !strcmp(s, "[\"flaky\",\"flaky\"]"));
+    free(s);
+    s = hget("q", "2", "failedReason"); /* raw text, not JSON */
+    CHECK(s && !strcmp(s, "bad \"input\""));
+    free(s);
+    CHECK(zscore("q", "failed", "2") > 0);
+    CHECK(has_event("q", "delayed", "1"));
+    CHECK(has_event("q", "retries-exhausted", "2"));
+    CHECK(has_event("q", "failed", "3"));
+    CHECK(!has_event("q", "failed", "1"));
+
+    /* Retry by hand: a fresh attempt budget. */
+    CHECK_EQ(ln_jobs_retry(jobs, "q", "1"), LN_EINVAL); /* completed */
+    CHECK_EQ(ln_jobs_retry(jobs, "q", "nope"), LN_ENOENT);
+    CHECK_EQ(ln_jobs_retry(jobs, "q", "3"), 0);
+    CHECK_EQ(hget_ll("q", "3", "atm"), 0);
+    CHECK_EQ(hget_ll("q", "3", "finishedOn"), -1);
+    size_t count = 0;
+    CHECK_EQ(ln_jobs_retry_all(jobs, "q", &count), 0);
+    CHECK_EQ(count, 1);
+    ln_job_counts c;
+    CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
+    CHECK_EQ(c.waiting, 2);
+    CHECK_EQ(c.failed, 0);
+    done(jobs);
+}
+
+TEST(retention) {
+    ln_jobs *jobs = open_case("ret");
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.remove_on_complete.mode = LN_KEEP_COUNT;
+    o.remove_on_complete.value = 2;
+    for (int i = 0; i < 4; i++) add(jobs, "q", "ok", "{}", &o, NULL);
+    ln_job_opts_init(&o);
+    o.remove_on_fail.mode = LN_KEEP_NONE;
+    add(jobs, "q", "bad", "{}", &o, NULL); /* 5 */
+    run_worker(jobs, "q", NULL, 0, 1);
+    CHECK_EQ(cmd_int("ZCARD %s:q:completed", prefix), 2);
+    CHECK_EQ(cmd_int("EXISTS %s:q:1", prefix), 0);
+    CHECK_EQ(cmd_int("EXISTS %s:q:4", prefix), 1);
+    CHECK_EQ(cmd_int("EXISTS %s:q:5", prefix), 0);
+    CHECK(has_event("q", "failed", "5"));
+
+    /* clean: keep the newest one */
+    size_t removed = 0;
+    CHECK_EQ(ln_jobs_clean(jobs, "q", LN_JOB_COMPLETED, -1, 1, &removed), 0);
+    CHECK_EQ(removed, 1);
+    CHECK_EQ(cmd_int("EXISTS %s:q:4", prefix), 1);
+    CHECK_EQ(ln_jobs_clean(jobs, "q", LN_JOB_COMPLETED, 3600000, 0, &removed), 0);
+    CHECK_EQ(removed, 0); /* too young */
+    done(jobs);
+}
+
+TEST(lost_lock_is_stale_then_recovered) {
+    ln_jobs *jobs = open_case("stl");
+    handler_ctx ctx = {.raw = raw, .queue = "q", .steal_once = 1};
+    add(jobs, "q", "steal", "{}", NULL, NULL);
+    ln_worker_stats st = run_worker(jobs, "q", &ctx, 300, 1);
+    /* Attempt 1 lost its lock: its completion was refused, the stalled
+     * check put the job back, attempt 2 completed it. */
+    CHECK(st.stale >= 1);
+    CHECK_EQ(st.completed, 1);
+    CHECK(st.stalled_found >= 1);
+    CHECK_EQ(hget_ll("q", "1", "stc"), 1);
+    CHECK_EQ(hget_ll("q", "1", "ats"), 2);
+    CHECK_EQ(hget_ll("q", "1", "atm"), 1);
+    CHECK(has_event("q", "stalled", "1"));
+    CHECK(zscore("q", "completed", "1") > 0);
+    done(jobs);
+}
+
+TEST(admin) {
+    ln_jobs *jobs = open_case("adm");
+    add(jobs, "q", "ok", "{}", NULL, NULL);
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.priority = 3;
+    add(jobs, "q", "ok", "{}", &o, NULL);
+    ln_job_opts_init(&o);
+    o.delay_ms = 100000;
+    add(jobs, "q", "ok", "{}", &o, NULL);
+
+    CHECK_EQ(ln_jobs_pause(jobs, "q"), 0);
+    int paused = 0;
+    CHECK_EQ(ln_jobs_is_paused(jobs, "q", &paused), 0);
+    CHECK_EQ(paused, 1);
+    CHECK_EQ(cmd_int("EXISTS %s:q:marker", prefix), 0);
+    ln_job_counts c;
+    CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
+    CHECK_EQ(c.paused, 2);
+    CHECK_EQ(c.waiting + c.prioritized, 0);
+    ln_job_info info;
+    memset(&info, 0, sizeof info);
+    CHECK_EQ(ln_jobs_get(jobs, "q", "1", &info), 0);
+    CHECK_EQ(info.state, LN_JOB_PAUSED);
+    ln_job_info_clear(&info);
+    ln_job_info *infos;
+    size_t n;
+    CHECK_EQ(ln_jobs_list(jobs, "q", LN_JOB_PAUSED, 0, 10, &infos, &n), 0);
+    CHECK_EQ(n, 2);
+    CHECK(!strcmp(infos[0].id, "1") && !strcmp(infos[1].id, "2"));
+    ln_job_info_free_array(infos, n);
+    CHECK_EQ(ln_jobs_resume(jobs, "q"), 0);
+    CHECK(zscore("q", "marker", "0") == 0);
+    char names[512];
+    event_names("q", names, sizeof names);
+    CHECK(strstr(names, "paused resumed"));
+
+    CHECK_EQ(ln_jobs_remove(jobs, "q", "1"), 0);
+    CHECK_EQ(ln_jobs_remove(jobs, "q", "1"), LN_ENOENT);
+    CHECK(has_event("q", "removed", "1"));
+    freeReplyObject(cmd("SET %s:q:2:lock tok", prefix));
+    CHECK_EQ(ln_jobs_remove(jobs, "q", "2"), LN_EBUSY); /* a worker holds it */
+    freeReplyObject(cmd("DEL %s:q:2:lock", prefix));
+    size_t removed = 0;
+    CHECK_EQ(ln_jobs_drain(jobs, "q", &removed), 0);
+    CHECK_EQ(removed, 2);
+    CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
+    CHECK_EQ(c.waiting + c.prioritized + c.delayed + c.paused, 0);
+    CHECK_EQ(cmd_int("EXISTS %s:q:3", prefix), 0);
+    done(jobs);
+}
+
+/* The server forgot our scripts (restart, SCRIPT FLUSH): EVALSHA says
+ * NOSCRIPT and the backend sends them again. */
+TEST(noscript_reload) {
+    ln_jobs *jobs = open_case("nos");
+    add(jobs, "q", "ok", "{}", NULL, NULL);
+    freeReplyObject(cmd("SCRIPT FLUSH"));
+    add(jobs, "q", "ok", "{}", NULL, NULL);
+    ln_job_counts c;
+    CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
+    CHECK_EQ(c.waiting, 2);
+    done(jobs);
+}
+
+typedef struct bg_worker {
+    ln_worker *w;
+    int rc;
+} bg_worker;
+
+static void *bg_run(void *arg) {
+    bg_worker *b = arg;
+    b->rc = ln_worker_run(b->w);
+    return NULL;
+}
+
+/* CLIENT KILL of the worker's connection while it idles, three times: the
+ * worker must not wedge; a job added afterwards still runs. The worker
+ * logs in as an ACL user of its own, so only its connections are killed
+ * (other tests share the server). */
+TEST(client_kill_no_wedge) {
+    ln_jobs *producer = open_case("kil");
+    char user[32], worker_url[700];
+    snprintf(user, sizeof user, "lanes-kill-%d", (int)getpid());
+    freeReplyObject(cmd("ACL SETUSER %s on >pw ~* &* +@all", user));
+    snprintf(worker_url, sizeof worker_url, "redis://%s:pw@%s?prefix=%s", user,
+             base_url + strlen("redis://"), prefix);
+    ln_jobs *jobs;
+    CHECK_EQ(ln_jobs_open(&jobs, worker_url), 0);
+    ln_worker_opts o;
+    ln_worker_opts_init(&o);
+    bg_worker b = {0};
+    CHECK_EQ(ln_worker_create(&b.w, jobs, "q", handler, NULL, &o), 0);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, bg_run, &b), 0);
+    long long killed = 0; /* each kill finds a connection the worker made again */
+    for (int i = 0; i < 100 && killed < 3; i++) {
+        ln_test_sleep_ms(50);
+        killed += cmd_int("CLIENT KILL USER %s", user);
+    }
+    CHECK_EQ(killed, 3);
+    add(producer, "q", "ok", "{}", NULL, NULL);
+    ln_job_counts c = {0};
+    for (int i = 0; i < 200 && c.completed == 0; i++) {
+        ln_test_sleep_ms(50);
+        if (ln_jobs_counts(producer, "q", &c)) memset(&c, 0, sizeof c);
+    }
+    CHECK_EQ(c.completed, 1);
+    ln_worker_stop(b.w);
+    pthread_join(t, NULL);
+    CHECK_EQ(b.rc, 0);
+    ln_worker_destroy(b.w);
+    ln_jobs_close(jobs);
+    freeReplyObject(cmd("ACL DELUSER %s", user));
+    done(producer);
+}
+
+/* A job BullMQ's stalled check marked with a deferred failure ('defa') is
+ * failed by the next worker that takes it, without running, as a Node
+ * worker does. */
+static atomic_int defa_runs;
+
+static int count_runs(ln_job *job, void *ctx) {
+    (void)job;
+    (void)ctx;
+    atomic_fetch_add(&defa_runs, 1);
+    return 0;
+}
+
+TEST(deferred_failure) {
+    ln_jobs *jobs = open_case("dfa");
+    add(jobs, "q", "x", "{}", NULL, NULL);
+    add(jobs, "q", "y", "{}", NULL, NULL);
+    freeReplyObject(cmd("HSET %s:q:1 defa %s", prefix, "job stalled more than allowable limit"));
+    ln_worker_opts o;
+    ln_worker_opts_init(&o);
+    o.exit_when_empty = 1;
+    ln_worker *w;
+    CHECK_EQ(ln_worker_create(&w, jobs, "q", count_runs, NULL, &o), 0);
+    CHECK_EQ(ln_worker_run(w), 0);
+    ln_worker_destroy(w);
+    CHECK_EQ(atomic_load(&defa_runs), 1); /* only job 2 ran */
+    char *s = hget("q", "1", "failedReason");
+    CHECK(s && !strcmp(s, "job stalled more than allowable limit"));
+    free(s);
+    CHECK_EQ(cmd_int("EXISTS %s:q:1:lock", prefix), 0);
+    CHECK(zscore("q", "failed", "1") > 0);
+    CHECK(zscore("q", "completed", "2") > 0);
+    CHECK(has_event("q", "retries-exhausted", "1"));
+    done(jobs);
+}
+
+/* BullMQ's global limits in meta are honoured: concurrency (at most that
+ * many active jobs across all workers) and pause. */
+static atomic_int in_flight, max_in_flight;
+
+static int slow(ln_job *job, void *ctx) {
+    (void)job;
+    (void)ctx;
+    int now = atomic_fetch_add(&in_flight, 1) + 1;
+    int seen = atomic_load(&max_in_flight);
+    while (now > seen && !atomic_compare_exchange_weak(&max_in_flight, &seen, now)) {
+    }
+    ln_test_sleep_ms(30);
+    atomic_fetch_sub(&in_flight, 1);
+    return 0;
+}
+
+TEST(global_concurrency_and_pause) {
+    ln_jobs *jobs = open_case("glb");
+    for (int i = 0; i < 6; i++) add(jobs, "q", "s", "{}", NULL, NULL);
+    freeReplyObject(cmd("HSET %s:q:meta concurrency 1", prefix));
+    ln_worker_opts o;
+    ln_worker_opts_init(&o);
+    o.concurrency = 4;
+    o.exit_when_empty = 1;
+    ln_worker *w;
+    CHECK_EQ(ln_worker_create(&w, jobs, "q", slow, NULL, &o), 0);
+    CHECK_EQ(ln_worker_run(w), 0);
+    ln_worker_destroy(w);
+    CHECK_EQ(cmd_int("ZCARD %s:q:completed", prefix), 6);
+    CHECK_EQ(atomic_load(&max_in_flight), 1);
+
+    /* paused: a worker takes nothing until resumed */
+    CHECK_EQ(ln_jobs_pause(jobs, "q"), 0);
+    add(jobs, "q", "s", "{}", NULL, NULL);
+    o.exit_when_empty = 0;
+    bg_worker b = {0};
+    CHECK_EQ(ln_worker_create(&b.w, jobs, "q", slow, NULL, &o), 0);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, bg_run, &b), 0);
+    ln_test_sleep_ms(300);
+    ln_worker_stats st;
+    ln_worker_get_stats(b.w, &st);
+    CHECK_EQ(st.taken, 0);
+    CHECK_EQ(ln_jobs_resume(jobs, "q"), 0);
+    for (int i = 0; i < 200 && cmd_int("ZCARD %s:q:completed", prefix) < 7; i++)
+        ln_test_sleep_ms(20);
+    CHECK_EQ(cmd_int("ZCARD %s:q:completed", prefix), 7);
+    ln_worker_stop(b.w);
+    pthread_join(t, NULL);
+    CHECK_EQ(b.rc, 0);
+    ln_worker_destroy(b.w);
+    done(jobs);
+}
+
+/* A server that accepts connections and never answers (frozen, or a
+ * half-open link): every call gives up after timeout_ms instead of hanging. */
+TEST(unresponsive_server_times_out) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    CHECK(fd >= 0);
+    CHECK_EQ(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    CHECK_EQ(listen(fd, 8), 0); /* the kernel completes connects; nobody reads */
+    CHECK_EQ(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    char silent[128], err[256];
+    snprintf(silent, sizeof silent, "redis://127.0.0.1:%d?timeout_ms=200", ntohs(a.sin_port));
+    ln_jobs *jobs = NULL;
+    uint64_t t0 = now_ms();
+    CHECK_EQ(ln_jobs_open_ex(&jobs, silent, NULL, err, sizeof err), LN_EBACKEND);
+    CHECK(strstr(err, "timeout") != NULL);
+    CHECK(now_ms() - t0 < 5000);
+    close(fd);
+}
+
+/* redis://USER:PASSWORD@... authenticates (Redis 6 ACL); a wrong password
+ * is LN_EACCES. */
+TEST(acl_auth) {
+    ln_jobs *jobs = open_case("acl");
+    char user[32], good[600], bad[600], err[256];
+    snprintf(user, sizeof user, "lanes-%d", (int)getpid());
+    freeReplyObject(cmd("ACL SETUSER %s on >p%%40ss ~* &* +@all", user));
+    const char *hostport = base_url + strlen("redis://");
+    snprintf(good, sizeof good, "redis://%s:p%%2540ss@%s", user, hostport);
+    snprintf(bad, sizeof bad, "redis://%s:nope@%s", user, hostport);
+    ln_jobs *other = NULL;
+    int rc_good = ln_jobs_open_ex(&other, good, NULL, err, sizeof err);
+    ln_jobs_close(other);
+    other = NULL;
+    int rc_bad = ln_jobs_open_ex(&other, bad, NULL, err, sizeof err);
+    freeReplyObject(cmd("ACL DELUSER %s", user));
+    CHECK_EQ(rc_good, 0);
+    CHECK_EQ(rc_bad, LN_EACCES);
+    CHECK(other == NULL);
+    done(jobs);
+}
+
+/* Opening warns on stderr when maxmemory-policy could evict keys. */
+TEST(eviction_policy_warning) {
+    ln_jobs *jobs = open_case("evp");
+    redisReply *r = cmd("CONFIG GET maxmemory-policy");
+    CHECK_EQ(r->elements, 2);
+    char old[64];
+    snprintf(old, sizeof old, "%s", r->element[1]->str);
+    freeReplyObject(r);
+    char path[] = "/tmp/lanes-evp-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    int saved = dup(2);
+    freeReplyObject(cmd("CONFIG SET maxmemory-policy allkeys-lru"));
+    dup2(fd, 2);
+    ln_jobs *other = NULL;
+    int rc = ln_jobs_open(&other, url);
+    dup2(saved, 2);
+    freeReplyObject(cmd("CONFIG SET maxmemory-policy %s", old));
+    CHECK_EQ(rc, 0);
+    ln_jobs_close(other);
+    char text[512] = "";
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    CHECK(n > 0);
+    CHECK(strstr(text, "maxmemory-policy is 'allkeys-lru'") != NULL);
+    close(fd);
+    unlink(path);
+    done(jobs);
+}
+
+int main(int argc, char **argv) {
+    base_url = getenv("LANES_TEST_REDIS_URL");
+    if (!base_url || !*base_url) {
+        fprintf(stderr, "LANES_TEST_REDIS_URL not set: skipped\n");
+        return 77;
+    }
+    return ln_test_run(argc, argv,
+                       (ln_test_case[]){TESTCASE(url_errors),
+                                        TESTCASE(layout_add),
+                                        TESTCASE(layout_opts_and_events),
+                                        TESTCASE(delayed_same_ms_and_bulk),
+                                        TESTCASE(worker_complete_layout),
+                                        TESTCASE(worker_retry_and_fail),
+                                        TESTCASE(retention),
+                                        TESTCASE(lost_lock_is_stale_then_recovered),
+                                        TESTCASE(admin),
+                                        TESTCASE(noscript_reload),
+                                        TESTCASE(client_kill_no_wedge),
+                                        TESTCASE(global_concurrency_and_pause),
+                                        TESTCASE(deferred_failure),
+                                        TESTCASE(eviction_policy_warning),
+                                        TESTCASE(acl_auth),
+                                        TESTCASE(unresponsive_server_times_out),
+                                        {0}});
+}
