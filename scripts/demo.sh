@@ -1,0 +1,26 @@
+#!/bin/sh
+# demo.sh BUILD_DIR - `make demo`: rerun every seed experiment quickly with
+# lanes and, where Node.js is present, the original library beside it, and
+# print the summary table. The quick results go to BUILD_DIR/demo-results
+# (the committed full run in results/ is left alone).
+set -eu
+cd "$(dirname "$0")/.."
+build=${1:-build}
+lanes=$build/cli/lanes
+[ -x "$lanes" ] || lanes=$build/lanes
+if [ ! -x "$lanes" ]; then
+  echo "demo.sh: no lanes binary in $build (run make first)" >&2
+  exit 2
+fi
+
+# The peers' pinned npm packages (npm ci: exactly the lockfile). Without
+# npm or the network, lanes runs alone and the results say so.
+if [ ! -d bench/peers/node_modules ] && command -v npm >/dev/null 2>&1; then
+  (cd bench/peers && npm ci --no-audit --no-fund --loglevel=error) ||
+    echo "demo.sh: npm ci failed in bench/peers; running lanes only" >&2
+fi
+
+echo "lanes bench --quick: every experiment at a reduced size (a check of the"
+echo "pipeline, not of the claims; 'make bench' runs them at full size)"
+echo
+exec "$lanes" bench --quick --out "$build/demo-results"

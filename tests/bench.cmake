@@ -1,0 +1,13 @@
+# lanes bench, end to end (tests/test_bench_cli.py, python3 standard library
+# only): quick runs of every experiment, the seed-001 schema of every JSON
+# written, well-formed SVG, and the command line's failure modes. Registered
+# for this tree only: it runs real workloads for seconds, and the sanitizer
+# trees test the same code through their own unit tests.
+find_package(Python3 COMPONENTS Interpreter)
+if(TARGET lanes_cli AND Python3_Interpreter_FOUND)
+  add_test(NAME test_bench_cli
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_cli.py
+                   $<TARGET_FILE:lanes_cli>)
+  set_tests_properties(test_bench_cli PROPERTIES TIMEOUT 180 LABELS "plain;bench"
+                       ENVIRONMENT "LANES_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+endif()

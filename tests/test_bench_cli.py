@@ -1,0 +1,357 @@
+#!/usr/bin/env python3
+"""test_bench_cli.py - `lanes bench` end to end (python3 standard library only).
+
+    test_bench_cli.py PATH/TO/lanes
+
+Runs `lanes bench --quick --repeats 1` for every experiment into a temporary
+directory, then checks every JSON file written against the schema of seed
+001 (field names and types; the checker is shown to fail on broken copies),
+every SVG for well-formed XML, the report, and the command line's failure
+modes: unknown experiment, bad flags, an unwritable --out, node missing from
+PATH, peers without node_modules, --no-peers. Never asserts a timing.
+"""
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+HEX64 = re.compile(r"^[0-9a-f]{64}$")
+ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+    return cond
+
+
+def run(lanes, *args, env=None):
+    proc = subprocess.run([lanes, "bench", *args], capture_output=True, text=True,
+                          env=env, timeout=600)
+    # A negative return code is a signal: a crash, never acceptable.
+    check(proc.returncode >= 0, f"bench {' '.join(args)}: killed by signal {-proc.returncode}")
+    return proc
+
+
+# ------------------------------------------------------------- the schema
+def is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def is_str(v):
+    return isinstance(v, str)
+
+
+def is_text(v):
+    return isinstance(v, dict) and is_str(v.get("ko")) and is_str(v.get("en"))
+
+
+def schema_errors(doc):
+    """Everything wrong with doc as a seed-001 document (plus lanes' additions)."""
+    errs = []
+
+    def need(obj, key, pred, where):
+        if not isinstance(obj, dict) or key not in obj:
+            errs.append(f"{where}.{key} missing")
+            return None
+        if not pred(obj[key]):
+            errs.append(f"{where}.{key} has the wrong type: {obj[key]!r:.60}")
+            return None
+        return obj[key]
+
+    need(doc, "schemaVersion", lambda v: is_int(v) and v == 1, "")
+    slug = need(doc, "slug", is_str, "")
+    tool = need(doc, "tool", lambda v: isinstance(v, dict), "")
+    for k in ("name", "repo", "version"):
+        need(tool, k, is_str, "tool")
+    env = need(doc, "environment", lambda v: isinstance(v, dict), "")
+    for k in ("arch", "cpu", "os", "runtime"):
+        need(env, k, is_str, "environment")
+    need(env, "memMB", is_int, "environment")
+    method = need(doc, "method", lambda v: isinstance(v, dict), "")
+    need(method, "hypothesis", is_str, "method")
+    need(method, "conditions", lambda v: isinstance(v, list) and all(map(is_str, v)), "method")
+    repeats = need(method, "repeats", is_int, "method")
+    need(doc, "script", is_str, "")
+    need(doc, "scriptSha256", lambda v: is_str(v) and HEX64.match(v), "")
+    runs = need(doc, "runs", lambda v: isinstance(v, list), "") or []
+    if repeats is not None and len(runs) != repeats:
+        errs.append(f"runs has {len(runs)} entries, method.repeats is {repeats}")
+    for i, r in enumerate(runs):
+        need(r, "run", is_int, f"runs[{i}]")
+        need(r, "wallMs", is_num, f"runs[{i}]")
+        for k, v in (r.items() if isinstance(r, dict) else []):
+            if not is_num(v):
+                errs.append(f"runs[{i}].{k} is not a number")
+    summary = need(doc, "summary", lambda v: isinstance(v, dict), "") or {}
+    need(summary, "speedup", is_num, "summary")
+    figures = {k: v for k, v in summary.items() if k != "speedup"}
+    if not figures:
+        errs.append("summary has no figures")
+    for k, st in figures.items():
+        for f in ("median", "min", "max"):
+            need(st, f, is_num, f"summary.{k}")
+        need(st, "unit", is_str, f"summary.{k}")
+        need(st, "better", lambda v: v in ("lower", "higher"), f"summary.{k}")
+        if isinstance(st, dict) and all(is_num(st.get(f)) for f in ("median", "min", "max")):
+            if not st["min"] <= st["median"] <= st["max"]:
+                errs.append(f"summary.{k}: median outside min..max")
+    for i, r in enumerate(runs):
+        for k in (r if isinstance(r, dict) else {}):
+            if k not in ("run", "wallMs") and k not in figures:
+                errs.append(f"runs[{i}].{k} has no summary")
+    chart = need(doc, "chart", lambda v: isinstance(v, dict), "") or {}
+    need(chart, "title", is_text, "chart")
+    series = need(chart, "series", lambda v: isinstance(v, list), "chart") or []
+    ids = set()
+    for i, s in enumerate(series):
+        ids.add(need(s, "id", is_str, f"chart.series[{i}]"))
+        need(s, "role", lambda v: v in ("target", "baseline", "reference"), f"chart.series[{i}]")
+        need(s, "label", is_text, f"chart.series[{i}]")
+        need(s, "short", is_text, f"chart.series[{i}]")
+    panels = need(chart, "panels", lambda v: isinstance(v, list) and v, "chart") or []
+    for i, p in enumerate(panels):
+        where = f"chart.panels[{i}]"
+        need(p, "title", is_text, where)
+        need(p, "unit", is_str, where)
+        need(p, "kind", is_str, where)
+        need(p, "better", lambda v: v in ("lower", "higher"), where)
+        keys = need(p, "keys", lambda v: isinstance(v, dict) and v, where) or {}
+        for sid, fig in keys.items():
+            if sid not in ids:
+                errs.append(f"{where}.keys: unknown series {sid}")
+            if fig not in figures:
+                errs.append(f"{where}.keys.{sid}: figure {fig} not in summary")
+    need(doc, "createdAt", lambda v: is_str(v) and ISO.match(v), "")
+    claim = need(doc, "claim", lambda v: isinstance(v, dict), "")
+    need(claim, "quote", is_str, "claim")
+    need(claim, "url", is_str, "claim")
+    need(claim, "numbers", lambda v: isinstance(v, list) and all(map(is_num, v)), "claim")
+    # lanes' additions
+    need(doc, "lanesOnly", lambda v: isinstance(v, bool), "")
+    need(doc, "peer", lambda v: v is None or isinstance(v, dict), "")
+    comps = need(doc, "comparisons", lambda v: isinstance(v, list) and v, "") or []
+    if sum(1 for c in comps if isinstance(c, dict) and c.get("headline") is True) != 1:
+        errs.append("comparisons: not exactly one headline")
+    for i, c in enumerate(comps):
+        need(c, "what", is_str, f"comparisons[{i}]")
+        need(c, "direction", is_str, f"comparisons[{i}]")
+        need(c, "ratio", lambda v: v is None or is_num(v), f"comparisons[{i}]")
+    need(doc, "limits", lambda v: isinstance(v, list) and all(map(is_str, v)), "")
+    need(doc, "errors", lambda v: isinstance(v, list), "")
+    if is_str(slug) and not errs and doc["errors"]:
+        errs.append(f"{slug}: errors recorded: {doc['errors']}")
+    return errs
+
+
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def stats_errors(doc):
+    """The summary and the comparisons must follow from the raw runs."""
+    errs = []
+    runs, summary = doc["runs"], doc["summary"]
+    for key, st in summary.items():
+        if key == "speedup":
+            continue
+        vals = [r[key] for r in runs if key in r]
+        for what, want in (("median", median(vals)), ("min", min(vals)), ("max", max(vals))):
+            if abs(st[what] - want) > 1e-6 * max(1.0, abs(want)):
+                errs.append(f"summary.{key}.{what} is {st[what]}, the runs give {want}")
+    headline = [c for c in doc["comparisons"] if c.get("headline")]
+    for c in doc["comparisons"]:
+        t, b = summary.get(c["target"]), summary.get(c["baseline"])
+        if not t or not b:
+            if c["ratio"] is not None:
+                errs.append(f"comparison {c['what']!r}: a ratio without both figures")
+            continue
+        lower = t.get("better") == "lower"
+        want = b["median"] / t["median"] if lower else t["median"] / b["median"]
+        if abs(c["ratio"] - want) > 1e-4 * want:
+            errs.append(f"comparison {c['what']!r}: ratio {c['ratio']}, medians give {want}")
+    if headline and abs(summary["speedup"] - headline[0]["ratio"]) > 1e-9:
+        errs.append("summary.speedup is not the headline comparison's ratio")
+    return errs
+
+
+def check_schema_can_fail(doc):
+    """The checker must reject a document with a field missing or mistyped."""
+    breakages = [
+        ("environment.memMB deleted", lambda d: d["environment"].pop("memMB")),
+        ("summary.speedup deleted", lambda d: d["summary"].pop("speedup")),
+        ("scriptSha256 deleted", lambda d: d.pop("scriptSha256")),
+        ("claim.numbers deleted", lambda d: d["claim"].pop("numbers")),
+        ("runs[0].wallMs deleted", lambda d: d["runs"][0].pop("wallMs")),
+        ("chart.panels[0].unit deleted", lambda d: d["chart"]["panels"][0].pop("unit")),
+        ("schemaVersion as a string", lambda d: d.__setitem__("schemaVersion", "1")),
+        ("method.repeats as a float", lambda d: d["method"].__setitem__("repeats", 1.5)),
+    ]
+    for what, breaker in breakages:
+        broken = copy.deepcopy(doc)
+        breaker(broken)
+        check(schema_errors(broken), f"schema check accepted a broken copy: {what}")
+
+
+def check_outputs(out, names, expect_lanes_only=None):
+    docs = {}
+    for name in names:
+        path = os.path.join(out, name + ".json")
+        if not check(os.path.exists(path), f"{path} not written"):
+            continue
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        docs[name] = doc
+        errs = schema_errors(doc)
+        for e in errs or stats_errors(doc):
+            check(False, f"{name}.json: {e}")
+        if expect_lanes_only is not None:
+            check(doc.get("lanesOnly") is expect_lanes_only,
+                  f"{name}.json: lanesOnly is {doc.get('lanesOnly')}, want {expect_lanes_only}")
+        svg = os.path.join(out, name + ".svg")
+        try:
+            root = ET.parse(svg).getroot()
+            check(root.tag == "{http://www.w3.org/2000/svg}svg", f"{svg}: root is {root.tag}")
+            texts = " ".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text"))
+            for panel in doc["chart"]["panels"]:
+                check(panel["title"]["en"] in texts, f"{svg}: no title for a panel")
+                check(f"{panel['kind']} ({panel['unit']}" in texts, f"{svg}: no axis label")
+        except (ET.ParseError, OSError) as e:
+            check(False, f"{svg}: not well-formed XML: {e}")
+    report = os.path.join(out, "README.md")
+    if check(os.path.exists(report), "README.md not written"):
+        text = open(report, encoding="utf-8").read()
+        for name in names:
+            check(f'<a id="{name}"></a>' in text, f"README.md has no section for {name}")
+    return docs
+
+
+def main():
+    lanes = os.path.abspath(sys.argv[1])
+    base_env = dict(os.environ)
+    tmp = tempfile.mkdtemp(prefix="lanes-bench-test.")
+
+    # --help and --list
+    p = run(lanes, "--help")
+    check(p.returncode == 0 and "usage: lanes bench" in p.stdout, "--help")
+    names = [line.split()[0] for line in run(lanes, "--list").stdout.splitlines() if line.strip()]
+    check({"fixedqueue", "rails", "starvation"} <= set(names), f"--list gives {names}")
+
+    # Command-line errors: clear message, exit 2 (usage) or 3 (unavailable).
+    p = run(lanes, "nosuch", "--out", tmp)
+    check(p.returncode == 2 and "unknown experiment 'nosuch'" in p.stderr
+          and "fixedqueue" in p.stderr, f"unknown experiment: {p.returncode} {p.stderr!r}")
+    p = run(lanes, "--bogus")
+    check(p.returncode == 2 and "unknown option '--bogus'" in p.stderr, f"bad flag: {p.stderr!r}")
+    for bad in ("0", "abc", "-3", "1001", ""):
+        p = run(lanes, "--repeats", bad, "--out", tmp)
+        check(p.returncode == 2 and "--repeats" in p.stderr, f"--repeats {bad!r}: {p.returncode}")
+    p = run(lanes, "--out")
+    check(p.returncode == 2 and "--out" in p.stderr, "--out without a value")
+    blocker = os.path.join(tmp, "a-file")
+    open(blocker, "w").close()
+    p = run(lanes, "fixedqueue", "--quick", "--repeats", "1", "--out",
+            os.path.join(blocker, "sub"))
+    check(p.returncode == 3 and "output directory unusable" in p.stderr,
+          f"unwritable --out: {p.returncode} {p.stderr!r}")
+
+    # Every experiment, quick, with the peers if node is here. stderr is a
+    # pipe, so no progress line may appear.
+    out = os.path.join(tmp, "all")
+    p = run(lanes, "--quick", "--repeats", "1", "--out", out)
+    check(p.returncode == 0, f"quick run exit {p.returncode}: {p.stderr}")
+    check("\r" not in p.stderr, "progress line written to a non-terminal")
+    for name in names:
+        check(re.search(rf"^{name}\s", p.stdout, re.M), f"summary table lacks {name}")
+    docs = check_outputs(out, names)
+    if "fixedqueue" in docs:
+        check_schema_can_fail(docs["fixedqueue"])
+        text = open(os.path.join(out, "README.md"), encoding="utf-8").read()
+        check("ArrayTaskQueue" in text and "README's comparison" in text,
+              "report does not name the README's comparison")
+    have_node = subprocess.run(["sh", "-c", "command -v node"], capture_output=True).returncode == 0
+    if have_node and "fixedqueue" in docs and not docs["fixedqueue"]["lanesOnly"]:
+        peer = docs["fixedqueue"]["peer"]
+        check(peer["status"] == "ran" and HEX64.match(peer["scriptSha256"]), "peer ran, hashed")
+
+    # Node missing from PATH: lanes-only results, marked, exit 0.
+    out2 = os.path.join(tmp, "no-node")
+    env = dict(base_env, PATH=os.path.join(tmp, "empty-bin"))
+    env.pop("LANES_NODE", None)
+    p = run(lanes, "fixedqueue", "--quick", "--repeats", "1", "--out", out2, env=env)
+    check(p.returncode == 0, f"no node: exit {p.returncode}: {p.stderr}")
+    check("node (Node.js) not found on PATH" in p.stderr, f"no node: message {p.stderr!r}")
+    check("lanes only" in p.stdout, "no node: table does not say lanes only")
+    doc = check_outputs(out2, ["fixedqueue"], expect_lanes_only=True).get("fixedqueue")
+    if doc:
+        check(doc["peer"]["status"] == "skipped" and "node" in doc["peer"]["reason"],
+              f"no node: peer {doc['peer']['status']} {doc['peer']['reason']}")
+        check(not any(k.startswith("piscina") for k in doc["summary"]), "peer figures invented")
+        check("lanes only" in open(os.path.join(out2, "README.md"), encoding="utf-8").read(),
+              "no node: report does not say lanes only")
+
+    # Peers without their scripts / node_modules, and --no-peers (with --json).
+    if have_node:
+        out3 = os.path.join(tmp, "no-modules")
+        env = dict(base_env, LANES_PEERS_DIR=os.path.join(tmp, "empty-peers"))
+        os.makedirs(env["LANES_PEERS_DIR"])
+        p = run(lanes, "fixedqueue", "--quick", "--repeats", "1", "--out", out3, env=env)
+        check(p.returncode == 0, f"no node_modules: exit {p.returncode}")
+        doc = check_outputs(out3, ["fixedqueue"], expect_lanes_only=True).get("fixedqueue")
+        check(doc and "not found" in (doc["peer"]["reason"] or ""), "no node_modules: reason")
+    # A peer that fails: exit 1, the failure recorded, the lanes figures kept.
+    if have_node:
+        bad = os.path.join(tmp, "failing-peers")
+        os.makedirs(os.path.join(bad, "node_modules", "piscina"))
+        with open(os.path.join(bad, "node_modules", "piscina", "package.json"), "w") as f:
+            f.write('{"version": "5.3.2"}')
+        with open(os.path.join(bad, "piscina.mjs"), "w") as f:
+            f.write('throw new Error("peer broke on purpose");\n')
+        open(os.path.join(bad, "piscina-worker.mjs"), "w").close()
+        out5 = os.path.join(tmp, "failing")
+        p = run(lanes, "fixedqueue", "--quick", "--repeats", "1", "--out", out5,
+                env=dict(base_env, LANES_PEERS_DIR=bad))
+        check(p.returncode == 1 and "peer broke on purpose" in p.stderr,
+              f"failing peer: exit {p.returncode}, {p.stderr[-200:]!r}")
+        try:
+            with open(os.path.join(out5, "fixedqueue.json"), encoding="utf-8") as f:
+                doc = json.load(f)
+            check(doc["peer"]["status"] == "failed" and doc["errors"], "failing peer: not recorded")
+            check("lanesRing1Ms" in doc["summary"], "failing peer: lanes figures lost")
+        except (OSError, ValueError, KeyError) as e:
+            check(False, f"failing peer: no usable JSON: {e}")
+
+    out4 = os.path.join(tmp, "no-peers")
+    p = run(lanes, "fixedqueue", "--quick", "--repeats", "1", "--no-peers", "--json",
+            "--out", out4)
+    check(p.returncode == 0, f"--no-peers --json: exit {p.returncode}")
+    try:
+        summary = json.loads(p.stdout)
+        check(summary["ok"] is True and summary["experiments"][0]["lanesOnly"] is True,
+              "--json summary")
+    except (ValueError, KeyError, IndexError) as e:
+        check(False, f"--json did not print a JSON summary: {e}")
+    check_outputs(out4, ["fixedqueue"], expect_lanes_only=True)
+
+    subprocess.run(["rm", "-rf", tmp])
+    if failures:
+        print(f"{len(failures)} check(s) failed", file=sys.stderr)
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
