@@ -1,17 +1,18 @@
 #!/bin/sh
-# embed-lua.sh - regenerate src/jobs/redis_scripts.[ch] from src/jobs/lua/*.lua.
+# embed-lua.sh - generate redis_scripts.[ch] from src/jobs/lua/*.lua; the
+# build runs it (src/jobs/CMakeLists.txt) into its own tree, so nothing
+# generated is kept in the source tree.
 #
 # The .lua files are the source of truth. Each script is embedded as one C
 # string: lib.lua (the shared helpers) followed by the script itself, with
 # the SHA1 Redis gives that body, so the backend can EVALSHA without a
-# SCRIPT LOAD round trip first. Run it after editing a .lua file; the test
-# test_redis_scripts fails while the embedded copy is stale.
+# SCRIPT LOAD round trip first.
 #
-#   scripts/embed-lua.sh [OUTDIR]   (default: src/jobs)
+#   scripts/embed-lua.sh OUTDIR
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 lua="$root/src/jobs/lua"
-out=${1:-"$root/src/jobs"}
+out=${1:?usage: embed-lua.sh OUTDIR}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -1,6 +1,6 @@
 # Redis backend of lanes jobs (issue 6): BullMQ 6.7 wire compatibility.
 #
-# test_redis_scripts   the Lua embedded in src/jobs/redis_scripts.[ch] is
+# test_redis_scripts   the Lua the build embedded (redis_scripts.[ch]) is
 #                      what scripts/embed-lua.sh makes of src/jobs/lua/*.lua
 # test_redis_jobs      the backend through the public API, the stored layout
 #                      checked key by key (C, forked cases)
@@ -10,15 +10,17 @@
 #
 # Tests needing Redis read LANES_TEST_REDIS_URL (scripts/with-services.sh
 # sets it in `make test`) and exit 77 (skipped) without it.
-add_test(NAME test_redis_scripts
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_scripts.sh
-                 ${PROJECT_SOURCE_DIR})
-set_tests_properties(test_redis_scripts PROPERTIES TIMEOUT 30 LABELS "plain")
 
 if(NOT HIREDIS_FOUND OR NOT SQLITE3_FOUND OR NOT JANSSON_FOUND
    OR NOT EXISTS ${PROJECT_SOURCE_DIR}/src/jobs/redis.c)
   return()
 endif()
+
+add_test(NAME test_redis_scripts
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_scripts.sh
+                 ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/src/jobs)
+set_tests_properties(test_redis_scripts PROPERTIES TIMEOUT 30 LABELS "plain")
+
 
 ln_test(NAME test_redis_jobs SOURCES test_redis_jobs.c LIBS PkgConfig::HIREDIS m
         TIMEOUT 120)
