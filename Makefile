@@ -6,7 +6,7 @@
 #                 TSan and ASan+UBSan trees, start redis-server on a free
 #                 loopback port, run every test in one CTest run
 #   make demo     rerun the experiments quickly and print the figures
-#   make bench    the benchmark programs at full size
+#   make bench    rerun every experiment at full size into results/
 #   make install  install the library, headers, pkg-config file and CLI
 
 JOBS     ?= 2
