@@ -425,8 +425,9 @@ TEST(remove_on_complete_and_fail) {
     ln_job_opts_init(&o);
     o.remove_on_complete.mode = LN_KEEP_COUNT;
     o.remove_on_complete.value = 3;
+    char ids[10][LN_JOB_ID_MAX];
     for (int i = 0; i < 10; i++)
-        CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", &o, NULL, 0), 0);
+        CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", &o, ids[i], sizeof ids[i]), 0);
     o.remove_on_complete.mode = LN_KEEP_NONE;
     CHECK_EQ(ln_jobs_add(jobs, "q2", "n", "{}", &o, NULL, 0), 0);
     ln_worker_opts wo;
@@ -442,6 +443,17 @@ TEST(remove_on_complete_and_fail) {
     ln_job_counts c;
     CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
     CHECK_EQ(c.completed, 3);
+    /* The newest three are kept (one worker, so jobs finish in order). */
+    ln_job_info *kept;
+    size_t nkept;
+    CHECK_EQ(ln_jobs_list(jobs, "q", LN_JOB_COMPLETED, 0, 10, &kept, &nkept), 0);
+    CHECK_EQ(nkept, 3);
+    for (size_t i = 0; i < nkept; i++) {
+        int newest = 0;
+        for (int k = 7; k < 10; k++) newest |= strcmp(kept[i].id, ids[k]) == 0;
+        CHECK(newest);
+    }
+    ln_job_info_free_array(kept, nkept);
     CHECK_EQ(jt_total(jobs, "q2"), 0);
     check_counters("g");
     ln_jobs_close(jobs);

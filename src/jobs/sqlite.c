@@ -153,12 +153,18 @@ static const char *const sql_text[S_COUNT_] = {
                "lease_until = NULL WHERE rid = ?1 AND token = ?2 AND state "
                "= 3 RETURNING keep_f_mode, keep_f_val",
     [S_DELETE_RID] = "DELETE FROM lanes_jobs WHERE rid = ?1",
+    /* Keep the newest ?2: delete the oldest (count + ?3 - ?2), where ?3 is
+     * this transaction's completions not yet in lanes_counts. The counter
+     * gives the excess in O(log n), so a finish costs O(log n + excess)
+     * instead of walking the ?2 rows kept. */
     [S_TRIM_COUNT_C] = "DELETE FROM lanes_jobs WHERE rid IN (SELECT rid FROM "
                        "lanes_jobs WHERE queue = ?1 AND state = 4 ORDER BY "
-                       "finished_at DESC, rid DESC LIMIT -1 OFFSET ?2)",
+                       "finished_at ASC, rid ASC LIMIT max(0, "
+                       "COALESCE(" COUNT_OF(4) ", 0) + ?3 - ?2))",
     [S_TRIM_COUNT_F] = "DELETE FROM lanes_jobs WHERE rid IN (SELECT rid FROM "
                        "lanes_jobs WHERE queue = ?1 AND state = 5 ORDER BY "
-                       "finished_at DESC, rid DESC LIMIT -1 OFFSET ?2)",
+                       "finished_at ASC, rid ASC LIMIT max(0, "
+                       "COALESCE(" COUNT_OF(5) ", 0) + ?3 - ?2))",
     [S_TRIM_AGE_C] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 4 "
                      "AND finished_at < ?2",
     [S_TRIM_AGE_F] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 5 "

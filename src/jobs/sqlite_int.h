@@ -117,9 +117,11 @@ int sq_count(sq_be *be, const char *queue, int state, int64_t delta);
 int64_t sq_numeric_id(const char *id);
 
 /* Apply a queue's retention after a job of queue finished in 'state'
- * (completed / failed) with the job's keep mode and value. */
+ * (completed / failed) with the job's keep mode and value. uncounted: jobs
+ * this transaction moved into 'state' that lanes_counts does not show yet
+ * (the inline-counted completions, see above); keep-count trims use it. */
 int sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
-                  int mode, int64_t value, int64_t now_ms);
+                  int mode, int64_t value, int64_t now_ms, int64_t uncounted);
 
 /* Ops implemented in sqlite_ops.c (admin) and sqlite_work.c (worker). */
 int sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n);

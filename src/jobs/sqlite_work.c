@@ -24,7 +24,7 @@ static void bind_ref(sqlite3_stmt *s, const ln__job_ref *ref) {
 }
 
 int sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
-                  int mode, int64_t value, int64_t now_ms) {
+                  int mode, int64_t value, int64_t now_ms, int64_t uncounted) {
     int done = state == ST_COMPLETED;
     sqlite3_stmt *s;
     switch (mode) {
@@ -37,6 +37,7 @@ int sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
         if (s == NULL) return LN_EBACKEND;
         sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
         sqlite3_bind_int64(s, 2, value);
+        sqlite3_bind_int64(s, 3, uncounted);
         break;
     case LN_KEEP_AGE:
         s = sq_stmt_get(be, done ? S_TRIM_AGE_C : S_TRIM_AGE_F);
@@ -89,8 +90,11 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d,
     if (err != 0) return err;
     d->rc = 0;
     *completed += complete;
+    /* Failures are counted by trigger at once; completions of this step
+     * are added to lanes_counts by the caller afterwards (sqlite_int.h). */
     return sq_apply_keep(be, queue, (int64_t)d->ref.key,
-                         complete ? ST_COMPLETED : ST_FAILED, mode, value, now);
+                         complete ? ST_COMPLETED : ST_FAILED, mode, value, now,
+                         complete ? *completed : 0);
 }
 
 static int dup_text(sqlite3_stmt *s, int col, char **out) {
@@ -340,7 +344,7 @@ static int stalled_once(sq_be *be, const char *queue, unsigned max_stalled,
     sqlite3_reset(s);
     for (size_t i = 0; i < nkeep && err == 0; i++)
         err = sq_apply_keep(be, queue, keep[i].rid, ST_FAILED, keep[i].mode,
-                            keep[i].value, now);
+                            keep[i].value, now, 0);
     ln__free(keep);
     if (err == 0) return sq_commit(be);
     sq_rollback(be);
