@@ -16,21 +16,6 @@
 
 static ln_jobs *open_fresh(const char *name) { return jt_open(jt_url(name)); }
 
-/* The counters of store <name>.db agree with a COUNT(*) of its jobs. */
-static void check_counters(const char *name) {
-    char file[64];
-    snprintf(file, sizeof file, "%s.db", name);
-    sqlite3 *db;
-    CHECK_EQ(sqlite3_open(jt_path(file), &db), SQLITE_OK);
-    sqlite3_stmt *st;
-    CHECK_EQ(sqlite3_prepare_v2(db, SQ_COUNTS_AUDIT_SQL, -1, &st, NULL),
-             SQLITE_OK);
-    CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
-    CHECK_EQ(sqlite3_column_int(st, 0), 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-}
-
 TEST(open_rejects_bad_urls_and_files) {
     ln_jobs *jobs = NULL;
     char msg[512];
@@ -290,7 +275,7 @@ TEST(states_order_paging_pause) {
     CHECK_EQ(ln_jobs_remove(jobs, "q", "b"), LN_ENOENT);
     CHECK_EQ(ln_jobs_drain(jobs, "q", &removed), 0);
     CHECK_EQ(removed, 5);
-    check_counters("d");
+    jt_check_counters("d");
     CHECK_EQ(jt_total(jobs, "q"), 0);
     ln_jobs_close(jobs);
     jt_cleanup();
@@ -353,7 +338,7 @@ TEST(lease_fencing_rejects_stale_tokens) {
     CHECK_EQ(st4.ntaken, 1);
     ln__free(taken[0].name), ln__free(taken[0].data);
     CHECK_EQ(ln_jobs_remove(jobs, "q", "1"), LN_EBUSY);
-    check_counters("e");
+    jt_check_counters("e");
     ln_jobs_close(jobs);
     jt_cleanup();
 }
@@ -408,7 +393,7 @@ TEST(retry_clean_logs_progress) {
     CHECK_EQ(ln_jobs_clean(jobs, "q", LN_JOB_WAITING, -1, 0, &removed),
              LN_EINVAL);
     CHECK_EQ(ln_jobs_logs(jobs, "q", "1", &lines, &n), LN_ENOENT);
-    check_counters("f");
+    jt_check_counters("f");
     ln_worker_destroy(w);
     ln_jobs_close(jobs);
     jt_cleanup();
@@ -455,7 +440,7 @@ TEST(remove_on_complete_and_fail) {
     }
     ln_job_info_free_array(kept, nkept);
     CHECK_EQ(jt_total(jobs, "q2"), 0);
-    check_counters("g");
+    jt_check_counters("g");
     ln_jobs_close(jobs);
     jt_cleanup();
 }
@@ -576,7 +561,7 @@ TEST(counts_upgrade_from_schema_1) {
     CHECK_EQ(c.completed, 2);
     CHECK_EQ(c.failed, 1);
     CHECK_EQ(jt_total(jobs, "r"), 2);
-    check_counters("u");
+    jt_check_counters("u");
     /* Upgraded: versioned, and the counters move with the jobs again. */
     CHECK_EQ(sqlite3_open(jt_path("u.db"), &db), SQLITE_OK);
     sqlite3_stmt *st;
@@ -593,7 +578,7 @@ TEST(counts_upgrade_from_schema_1) {
     CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
     CHECK_EQ(c.waiting, 3);
     CHECK_EQ(c.failed, 0);
-    check_counters("u");
+    jt_check_counters("u");
     ln_jobs_close(jobs);
     jt_cleanup();
 }

@@ -5,8 +5,6 @@
  * run the per-state counters must still equal a COUNT(*) of the jobs. */
 #include "jobs/jobs_test.h"
 
-#include "jobs/sqlite_int.h" /* SQ_COUNTS_AUDIT_SQL */
-
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>

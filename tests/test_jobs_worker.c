@@ -6,8 +6,6 @@
  * against a COUNT(*) of the jobs. */
 #include "jobs/jobs_test.h"
 
-#include "jobs/sqlite_int.h" /* SQ_COUNTS_AUDIT_SQL */
-
 #include <pthread.h>
 #include <sqlite3.h>
 #include <signal.h>
@@ -22,21 +20,6 @@ static int store_result(ln_job *job, void *ctx) {
     snprintf(buf, sizeof buf, "{\"id\":\"%s\",\"attempt\":%d}", ln_job_id(job),
              ln_job_attempt(job));
     return ln_job_set_result(job, buf);
-}
-
-/* The counters of store <name>.db agree with a COUNT(*) of its jobs. */
-static void check_counters(const char *name) {
-    char file[64];
-    snprintf(file, sizeof file, "%s.db", name);
-    sqlite3 *db;
-    CHECK_EQ(sqlite3_open(jt_path(file), &db), SQLITE_OK);
-    sqlite3_stmt *st;
-    CHECK_EQ(sqlite3_prepare_v2(db, SQ_COUNTS_AUDIT_SQL, -1, &st, NULL),
-             SQLITE_OK);
-    CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
-    CHECK_EQ(sqlite3_column_int(st, 0), 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
 }
 
 static ln_worker *make_worker(ln_jobs *jobs, const char *queue,
@@ -137,7 +120,7 @@ TEST(retries_with_fixed_and_exponential_backoff) {
     CHECK_EQ(ln_jobs_counts(jobs, "q2", &c), 0);
     CHECK_EQ(c.failed, 1);
     CHECK_EQ(jt_total(jobs, "q2"), 1);
-    check_counters("b");
+    jt_check_counters("b");
     ln_jobs_close(jobs);
     jt_cleanup();
 }
@@ -314,7 +297,7 @@ TEST(stalled_job_recovered_after_worker_dies) {
     CHECK(strstr(info.failed_reason, "stalled more than allowable") != NULL);
     ln_job_info_clear(&info);
     ln_worker_destroy(w);
-    check_counters("f");
+    jt_check_counters("f");
     ln_jobs_close(jobs);
     jt_cleanup();
 }

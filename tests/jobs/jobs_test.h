@@ -7,6 +7,10 @@
 
 #include <lanes/jobs.h>
 
+#include "jobs/sqlite_int.h" /* SQ_COUNTS_AUDIT_SQL */
+
+#include <sqlite3.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +66,21 @@ static inline uint64_t jt_total(ln_jobs *jobs, const char *queue) {
     CHECK_EQ(ln_jobs_counts(jobs, queue, &c), 0);
     return c.waiting + c.delayed + c.prioritized + c.active + c.completed +
            c.failed + c.paused;
+}
+
+/* The per-state counters of store <name>.db (in jt_tmpdir) agree with a
+ * COUNT(*) of its jobs. */
+static inline void jt_check_counters(const char *name) {
+    char file[64];
+    snprintf(file, sizeof file, "%s.db", name);
+    sqlite3 *db;
+    CHECK_EQ(sqlite3_open(jt_path(file), &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    CHECK_EQ(sqlite3_prepare_v2(db, SQ_COUNTS_AUDIT_SQL, -1, &st, NULL), SQLITE_OK);
+    CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
+    CHECK_EQ(sqlite3_column_int(st, 0), 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
 }
 
 #endif
