@@ -16,7 +16,7 @@ static double num(const json_t *o, const char *key) {
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static void fmt_value(char *buf, size_t size, double v) {
+void ln_bench_fmt_value(char *buf, size_t size, double v) {
     double a = fabs(v);
     if (isnan(v))
         snprintf(buf, size, "-");
@@ -96,7 +96,7 @@ static void figure_cell(char *buf, size_t size, const json_t *summary, const cha
         return;
     }
     char v[32];
-    fmt_value(v, sizeof v, num(s, "median"));
+    ln_bench_fmt_value(v, sizeof v, num(s, "median"));
     snprintf(buf, size, "%s %s", v, str(s, "unit"));
 }
 
@@ -181,9 +181,9 @@ static void section(FILE *f, const json_t *doc) {
     json_object_foreach((json_t *)summary, key, st) {
         if (!json_is_object(st)) continue;
         char md[32], mn[32], mx[32];
-        fmt_value(md, sizeof md, num(st, "median"));
-        fmt_value(mn, sizeof mn, num(st, "min"));
-        fmt_value(mx, sizeof mx, num(st, "max"));
+        ln_bench_fmt_value(md, sizeof md, num(st, "median"));
+        ln_bench_fmt_value(mn, sizeof mn, num(st, "min"));
+        ln_bench_fmt_value(mx, sizeof mx, num(st, "max"));
         fprintf(f, "| %s | %s | %s | %s | %s |\n", key, md, mn, mx, str(st, "unit"));
     }
     fputs("\n</details>\n\n", f);

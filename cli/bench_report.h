@@ -19,4 +19,8 @@ int ln_bench_report_write(json_t *const *docs, size_t n, const char *path, char 
 /* Print one line per comparison of docs[0..n-1] to f. */
 void ln_bench_print_table(FILE *f, json_t *const *docs, size_t n);
 
+/* A figure as the report, the table and the chart all print it: 3
+ * significant digits up to 100, whole numbers above, "-" for NaN. */
+void ln_bench_fmt_value(char *buf, size_t size, double v);
+
 #endif

@@ -1,6 +1,8 @@
 /* bench_svg.c - the chart of one experiment, drawn from its JSON. */
 #include "bench_svg.h"
 
+#include "bench_report.h" /* ln_bench_fmt_value */
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -46,17 +48,6 @@ static void put_text(FILE *f, const char *s) {
     }
 }
 
-static void fmt_value(char *buf, size_t size, double v) {
-    double a = fabs(v);
-    if (a >= 100)
-        snprintf(buf, size, "%.0f", v);
-    else if (a >= 10)
-        snprintf(buf, size, "%.1f", v);
-    else if (a >= 1)
-        snprintf(buf, size, "%.2f", v);
-    else
-        snprintf(buf, size, "%.3g", v);
-}
 
 static const char *str_or(const json_t *s) {
     return json_string_value(s) ? json_string_value(s) : "";
@@ -111,7 +102,7 @@ static void draw_axis(FILE *f, const axis *a, double y, const char *kind, const 
     if (a->log) {
         for (double v = a->lo; v <= a->hi * 1.0001; v *= 10) {
             double x = xpos(a, v);
-            fmt_value(label, sizeof label, v);
+            ln_bench_fmt_value(label, sizeof label, v);
             fprintf(f,
                     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                     "stroke=\"#444\"/>\n<text x=\"%.1f\" y=\"%.1f\" "
@@ -122,7 +113,7 @@ static void draw_axis(FILE *f, const axis *a, double y, const char *kind, const 
         double step = nice_step(a->hi - a->lo, 5);
         for (double v = a->lo; v <= a->hi + step / 1000; v += step) {
             double x = xpos(a, v);
-            fmt_value(label, sizeof label, v);
+            ln_bench_fmt_value(label, sizeof label, v);
             fprintf(f,
                     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                     "stroke=\"#444\"/>\n<text x=\"%.1f\" y=\"%.1f\" "
@@ -184,9 +175,9 @@ static void draw_row(FILE *f, const axis *a, double row_y, const char *label, co
             "stroke-width=\"3\"/>\n",
             xm, row_y - 2, xm, row_y + BAR_H + 2, color);
     char vm[32], vl[32], vh[32];
-    fmt_value(vm, sizeof vm, med);
-    fmt_value(vl, sizeof vl, mn);
-    fmt_value(vh, sizeof vh, mx);
+    ln_bench_fmt_value(vm, sizeof vm, med);
+    ln_bench_fmt_value(vl, sizeof vl, mn);
+    ln_bench_fmt_value(vh, sizeof vh, mx);
     fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"value\">%s [%s-%s] ", PLOT_X + PLOT_W + 8, cy + 4,
             vm, vl, vh);
     put_text(f, unit);
