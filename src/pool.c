@@ -279,6 +279,27 @@ int ln_pool_lane_index(const ln_pool *pool, const char *name) {
 
 /* ---- submit ---------------------------------------------------------------- */
 
+/* After n items were pushed into q (mu held): count them, publish the
+ * hint, keep the peak, wake a sleeper not already woken, and if sleepers,
+ * spinners and wake-ups on their way are fewer than the items waiting, grow
+ * the lane (a failed start is harmless here: the lane has threads that will
+ * get to it; fixed lanes never grow, they run max_threads already). */
+static void queued_locked(ln_lane *l, uint64_t n) {
+    l->slow_submitted += n;
+    size_t size = l->qops->size(l->q);
+    /* relaxed: a hint for spinners and submitters (see pool.h). */
+    atomic_store_explicit(&l->hint, size, memory_order_relaxed);
+    ln__lane_note_depth(l, size);
+    unsigned nidle = atomic_load_explicit(&l->nidle, memory_order_relaxed);
+    unsigned free_idle = nidle > l->pending_wakes ? nidle - l->pending_wakes : 0;
+    if (l->nspinning == 0 && free_idle > 0) {
+        l->pending_wakes++;
+        pthread_cond_signal(&l->work_cv);
+    } else if (size > (size_t)free_idle + l->nspinning && l->nthreads < l->max_threads) {
+        (void)ln__lane_spawn(l);
+    }
+}
+
 int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
                          void *owner, unsigned flags) {
     ln_lane *l = &pool->lanes[lane];
@@ -331,22 +352,7 @@ int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
         pthread_mutex_unlock(&l->mu);
         return rc < 0 ? rc : LN_ENOMEM;
     }
-    l->slow_submitted++;
-    size_t size = l->qops->size(l->q);
-    /* relaxed: a hint for spinners and submitters (see pool.h). */
-    atomic_store_explicit(&l->hint, size, memory_order_relaxed);
-    ln__lane_note_depth(l, size);
-    /* Wake a sleeper not already woken; if sleepers, spinners and wake-ups
-     * on their way are fewer than the items waiting, grow the lane (a failed
-     * start is harmless here: the lane has threads that will get to it). */
-    unsigned nidle = atomic_load_explicit(&l->nidle, memory_order_relaxed);
-    unsigned free_idle = nidle > l->pending_wakes ? nidle - l->pending_wakes : 0;
-    if (l->nspinning == 0 && free_idle > 0) {
-        l->pending_wakes++;
-        pthread_cond_signal(&l->work_cv);
-    } else if (size > (size_t)free_idle + l->nspinning && l->nthreads < l->max_threads) {
-        (void)ln__lane_spawn(l);
-    }
+    queued_locked(l, 1);
     pthread_mutex_unlock(&l->mu);
     return 0;
 shutdown:
@@ -386,17 +392,7 @@ int ln__pool_submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, 
             if (rc == 0) done++;
             else if (rc > 0) rc = LN_ENOMEM;
         }
-        if (done > before) {
-            l->slow_submitted += done - before;
-            size_t size = l->qops->size(l->q);
-            atomic_store_explicit(&l->hint, size, memory_order_relaxed); /* see pool.h */
-            ln__lane_note_depth(l, size);
-            unsigned nidle = atomic_load_explicit(&l->nidle, memory_order_relaxed);
-            if (l->nspinning == 0 && nidle > l->pending_wakes) {
-                l->pending_wakes++;
-                pthread_cond_signal(&l->work_cv);
-            }
-        }
+        if (done > before) queued_locked(l, done - before);
         pthread_mutex_unlock(&l->mu);
     }
     while (rc == 0 && done < n &&
