@@ -33,9 +33,10 @@ int ln__mpmc_push(ln_mpmc *q, const ln_queue_item *item) {
         }
     }
     c->item = *item;
-    /* seq_cst exchange: publishes the item (release semantics included) and
-     * orders it before the caller's seq_cst load of the sleeper count. */
-    atomic_exchange_explicit(&c->seq, pos + 1, memory_order_seq_cst);
+    /* release: publishes the item's bytes to the consumer that acquires
+     * seq. The caller's ln__barrier_light orders it before its read of the
+     * sleeper count (mpmc.h). */
+    atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
     return 1;
 }
 
@@ -68,10 +69,7 @@ size_t ln__mpmc_push_many(ln_mpmc *q, ln_fn fn, void *const *args, void *owner,
          * not yet published, so order is kept. */
         atomic_store_explicit(&c->seq, pos + i + 1, memory_order_release);
     }
-    /* seq_cst: the publications above come before the caller's seq_cst
-     * read of the sleeper count (the protocol in mpmc.h). */
-    atomic_thread_fence(memory_order_seq_cst);
-    return k;
+    return k; /* the caller's ln__barrier_light follows (mpmc.h) */
 }
 
 unsigned ln__mpmc_pop(ln_mpmc *q, ln_queue_item *out, unsigned max) {
@@ -131,6 +129,9 @@ int ln__mpmc_peek(ln_mpmc *q) {
 }
 
 int ln__mpmc_ready(ln_mpmc *q) {
+    /* seq_cst: the symmetric form of the sleep protocol (barrier.h) wants
+     * the look itself ordered after the caller's fence; it costs nothing
+     * extra on x86 and is off the hot path. */
     size_t pos = atomic_load_explicit(&q->head, memory_order_seq_cst);
     size_t seq = atomic_load_explicit(&q->cells[pos & MASK].seq, memory_order_seq_cst);
     return seq == pos + 1;

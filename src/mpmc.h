@@ -16,11 +16,11 @@
  * seq = pos + size. The release store of seq and the acquire load that
  * observes it order the item's bytes, which are plain memory.
  *
- * Publication uses a seq_cst exchange, not a release store: the submit
- * path reads the lane's sleeper count right after publishing, and a worker
- * going to sleep increments that count and then looks at the ring, both
- * seq_cst. In the single total order of seq_cst operations one of the two
- * sees the other, so an item is never left behind a sleeping worker.
+ * Publication is a release store. The submit path then reads the lane's
+ * sleeper count after ln__barrier_light(), and a worker going to sleep
+ * increments that count, calls ln__barrier_heavy() and looks at the ring
+ * (barrier.h): one of the two sees the other, so an item is never left
+ * behind a sleeping worker.
  *
  * Not lock-free in the strict sense: a producer preempted between its CAS
  * and its publication holds up consumers at that cell (they see it empty);
@@ -69,8 +69,8 @@ size_t ln__mpmc_size(ln_mpmc *q);
 /* Positions claimed by producers so far: the ring's share of "submitted". */
 size_t ln__mpmc_pushed(ln_mpmc *q);
 
-/* 1 if the next cell to consume holds a published item (seq_cst load: the
- * sleeping side of the protocol described above). */
+/* 1 if the next cell to consume holds a published item: the worker's last
+ * look before sleeping, after ln__barrier_heavy (see DESIGN). */
 int ln__mpmc_ready(ln_mpmc *q);
 
 /* The same, relaxed, for polling: it reads head (consumers' line) and the

@@ -7,12 +7,17 @@
  * and its own worker threads; lanes share nothing, so a long task on one
  * lane never delays the start of a task on another (the point of seed 004).
  *
- * Submitting takes the lane's mutex once: push the item, count it, and wake
- * a sleeping worker only when one sleeps and no wake-up is already on its way
- * (pending_wakes) and no worker is spinning (a spinning worker will see the
- * item by itself). Workers take items in batches (worker.c), so a stream of
- * short tasks costs the producer one uncontended lock per task and the
- * consumer one lock per batch.
+ * Submitting to a fixed lane (pool.h) is lock-free: the lane's first
+ * submitter pushes into a single-producer ring of its own (spmc.h: no
+ * read-modify-write at all), every other thread into a shared MPMC ring
+ * (mpmc.h: one CAS); then a compiler barrier and one read of the sleeper
+ * count decide whether to wake anyone (barrier.h). Other lanes, and fixed
+ * lanes with a backlog, take the lane's mutex once: push the item, count
+ * it, and wake a sleeping worker only when one sleeps and no wake-up is
+ * already on its way (pending_wakes) and no worker is spinning (a spinning
+ * worker will see the item by itself). Workers take items in batches
+ * (worker.c), so a stream of short tasks costs the consumer one claim (or
+ * lock) per batch.
  *
  * Every accepted item ends exactly once: it runs, or it is canceled (by
  * ln_task_cancel before it started, or by ln_pool_destroy). Counting is
@@ -49,7 +54,7 @@ void ln_pool_opts_init(ln_pool_opts *opts) {
     for (unsigned i = 2; i < LN_MAX_LANES; i++)
         opts->lanes[i] = (ln_lane_opts){NULL, 1, 1, 10000, NULL, 0};
     opts->when_full = LN_FULL_FAIL;
-    opts->timing = 1;
+    opts->timing = LN_TIMING_SAMPLED;
     opts->spin_us = 50;
 }
 
@@ -61,7 +66,7 @@ static int check_queue_ops(const ln_queue_ops *q) {
 static int check_opts(const ln_pool_opts *o) {
     if (o->nlanes < 1 || o->nlanes > LN_MAX_LANES) return LN_EINVAL;
     if (o->when_full != LN_FULL_FAIL && o->when_full != LN_FULL_BLOCK) return LN_EINVAL;
-    if (o->timing > 1 || o->spin_us > 1000000) return LN_EINVAL;
+    if (o->timing > LN_TIMING_ALL || o->spin_us > 1000000) return LN_EINVAL;
     for (unsigned i = 0; i < o->nlanes; i++) {
         const ln_lane_opts *l = &o->lanes[i];
         if (l->max_threads < 1 || l->max_threads > 4096) return LN_EINVAL;
@@ -71,6 +76,13 @@ static int check_opts(const ln_pool_opts *o) {
             return LN_EINVAL;
     }
     return 0;
+}
+
+static void free_rings(ln_lane *l) {
+    ln__free(l->ring);
+    ln__free(l->owned);
+    l->ring = NULL;
+    l->owned = NULL;
 }
 
 static int lane_init(ln_pool *pool, int index, const ln_lane_opts *o) {
@@ -86,6 +98,8 @@ static int lane_init(ln_pool *pool, int index, const ln_lane_opts *o) {
     l->idle_timeout_ms = o->idle_timeout_ms;
     atomic_init(&l->hint, 0);
     atomic_init(&l->stop_hint, 0);
+    atomic_init(&l->owner, 0);
+    atomic_init(&l->sample_mask, 0);
     atomic_init(&l->nidle, 0);
     atomic_init(&l->finished, 0);
     atomic_init(&l->completed, 0);
@@ -98,13 +112,17 @@ static int lane_init(ln_pool *pool, int index, const ln_lane_opts *o) {
     int fifo = l->qops == &ln_queue_ring || l->qops == &ln_queue_list;
     if (fifo && o->max_queue == 0 && o->min_threads == o->max_threads) {
         l->ring = ln__malloc(sizeof *l->ring);
-        if (l->ring == NULL) return LN_ENOMEM;
+        l->owned = ln__malloc(sizeof *l->owned);
+        if (l->ring == NULL || l->owned == NULL) {
+            free_rings(l);
+            return LN_ENOMEM;
+        }
         ln__mpmc_init(l->ring);
+        ln__spmc_init(l->owned);
     }
     int rc = l->qops->create(&l->q);
     if (rc != 0) {
-        ln__free(l->ring);
-        l->ring = NULL;
+        free_rings(l);
         return rc < 0 ? rc : LN_ENOMEM;
     }
     pthread_mutexattr_t ma;
@@ -129,8 +147,7 @@ fail_mu:
 fail_q:
     l->qops->destroy(l->q);
     l->q = NULL;
-    ln__free(l->ring);
-    l->ring = NULL;
+    free_rings(l);
     return LN_ENOMEM;
 }
 
@@ -142,16 +159,17 @@ static void lane_fini(ln_lane *l) {
     pthread_mutex_destroy(&l->mu);
     l->qops->destroy(l->q);
     l->q = NULL;
-    ln__free(l->ring);
-    l->ring = NULL;
+    free_rings(l);
 }
 
-/* Cancel whatever the ring holds. Safe beside running workers: the ring
- * is multi-consumer. */
+/* Cancel whatever the rings hold. Safe beside running workers: the rings
+ * are multi-consumer. */
 static void purge_ring(ln_lane *l) {
     ln_queue_item items[32];
     unsigned n;
-    while (l->ring != NULL && (n = ln__mpmc_pop(l->ring, items, 32)) > 0) {
+    if (l->ring == NULL) return;
+    while ((n = ln__mpmc_pop(l->ring, items, 32)) > 0 ||
+           (n = ln__spmc_pop(l->owned, items, 32)) > 0) {
         for (unsigned i = 0; i < n; i++) ln__item_cancel(l->pool, &items[i]);
         ln__lane_account(l, n, 0);
     }
@@ -204,6 +222,7 @@ int ln_pool_create(ln_pool **out, const ln_pool_opts *opts) {
     int rc = check_opts(opts);
     if (rc != 0) return rc;
 
+    ln__barrier_init(); /* before any submit can use it (barrier.h) */
     ln_pool *pool = ln__calloc(1, sizeof *pool);
     if (pool == NULL) return LN_ENOMEM;
     pool->timing = (int)opts->timing;
@@ -300,11 +319,37 @@ static void queued_locked(ln_lane *l, uint64_t n) {
     }
 }
 
+/* Pauses a submitter may spend waiting for room in its owned ring (a
+ * pause is 10-150 cycles, depending on the CPU): a few microseconds at most. */
+#define LN_ROOM_SPINS 64
+
+/* The calling thread's ring on fixed lane l: 'owned' if it owns the lane
+ * (claiming it if nobody has), else NULL (use 'ring'). */
+static ln_spmc *owned_ring(ln_lane *l) {
+    uint64_t me = ln__self_id();
+    /* relaxed: see 'owner' in pool.h. */
+    uint64_t cur = atomic_load_explicit(&l->owner, memory_order_relaxed);
+    if (cur == me) return l->owned;
+    if (cur == 0 && atomic_compare_exchange_strong_explicit(&l->owner, &cur, me,
+                                                            memory_order_relaxed,
+                                                            memory_order_relaxed))
+        return l->owned;
+    return NULL;
+}
+
+/* After a lock-free push: wake a sleeping worker if there is one. The
+ * light barrier orders the push before the read of nidle (barrier.h);
+ * relaxed load: the barrier pair is what makes it current enough. */
+static void after_lockfree_push(ln_lane *l) {
+    ln__barrier_light();
+    if (atomic_load_explicit(&l->nidle, memory_order_relaxed) > 0) ln__lane_wake_one(l);
+}
+
 int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
                          void *owner, unsigned flags) {
     ln_lane *l = &pool->lanes[lane];
     /* Stamp outside the lock: the wait histogram measures queue time. */
-    ln_queue_item it = {fn, arg, owner, pool->timing ? ln__now_ns() : 0};
+    ln_queue_item it = {fn, arg, owner, ln__enq_stamp(pool, l)};
 
     /* Fixed lanes: lock-free, unless a backlog exists (then the item joins
      * it, behind the older ones) or the ring is full. relaxed loads: both
@@ -312,9 +357,16 @@ int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
      * submits, which have no order anyway. */
     if (l->ring != NULL && atomic_load_explicit(&l->hint, memory_order_relaxed) == 0 &&
         !atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) {
-        if (ln__mpmc_push(l->ring, &it)) {
-            /* seq_cst: after the ring's seq_cst publication (mpmc.h). */
-            if (atomic_load_explicit(&l->nidle, memory_order_seq_cst) > 0) ln__lane_wake_one(l);
+        ln_spmc *mine = owned_ring(l);
+        /* A full owned ring whose consumer is busy taking batches has room
+         * again within a batch: wait that long (LN_ROOM_SPINS) rather than
+         * start a backlog, which would move every later submit and take
+         * under the lane's mutex. */
+        if (mine != NULL ? ln__spmc_push(mine, &it) ||
+                               (ln__spmc_wait_room(mine, LN_ROOM_SPINS) &&
+                                ln__spmc_push(mine, &it))
+                         : ln__mpmc_push(l->ring, &it)) {
+            after_lockfree_push(l);
             return 0;
         }
     }
@@ -369,20 +421,22 @@ int ln__pool_submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, 
      * through the ordinary path into the backlog, in order. */
     if (l->ring != NULL && atomic_load_explicit(&l->hint, memory_order_relaxed) == 0 &&
         !atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) {
-        uint64_t stamp = pool->timing ? ln__now_ns() : 0;
+        uint64_t stamp = ln__enq_stamp(pool, l);
+        ln_spmc *mine = owned_ring(l);
         size_t k;
         while (done < n &&
-               (k = ln__mpmc_push_many(l->ring, fn, args + done, owner, stamp, n - done)) > 0)
+               (k = mine != NULL
+                        ? ln__spmc_push_many(mine, fn, args + done, owner, stamp, n - done)
+                        : ln__mpmc_push_many(l->ring, fn, args + done, owner, stamp, n - done)) >
+                   0)
             done += k;
-        /* seq_cst: after push_many's fence (mpmc.h). */
-        if (done > 0 && atomic_load_explicit(&l->nidle, memory_order_seq_cst) > 0)
-            ln__lane_wake_one(l);
+        if (done > 0) after_lockfree_push(l);
     }
     int rc = 0;
     if (l->ring != NULL && done < n) {
         /* The ring is full (or a backlog exists): the rest joins the
          * backlog under one lock. Fixed lanes are unbounded: no room wait. */
-        ln_queue_item it = {fn, NULL, owner, pool->timing ? ln__now_ns() : 0};
+        ln_queue_item it = {fn, NULL, owner, ln__enq_stamp(pool, l)};
         pthread_mutex_lock(&l->mu);
         if (l->stopping) rc = LN_ESHUTDOWN;
         size_t before = done;
@@ -450,7 +504,8 @@ int ln_submit_cb(ln_pool *pool, int lane, ln_fn fn, void *arg,
 /* ---- accounting and statistics ----------------------------------------------- */
 
 uint64_t ln__lane_submitted(ln_lane *l) {
-    return l->slow_submitted + (l->ring != NULL ? ln__mpmc_pushed(l->ring) : 0);
+    if (l->ring == NULL) return l->slow_submitted;
+    return l->slow_submitted + ln__mpmc_pushed(l->ring) + ln__spmc_pushed(l->owned);
 }
 
 void ln__lane_account(ln_lane *l, uint64_t taken, uint64_t ran) {
@@ -497,7 +552,8 @@ int ln_pool_stats(ln_pool *pool, int lane, ln_lane_stats *out) {
     out->submitted = ln__lane_submitted(l);
     out->completed = atomic_load_explicit(&l->completed, memory_order_relaxed);
     out->canceled = atomic_load_explicit(&l->canceled, memory_order_relaxed);
-    out->queued = l->qops->size(l->q) + (l->ring != NULL ? ln__mpmc_size(l->ring) : 0);
+    out->queued = l->qops->size(l->q);
+    if (l->ring != NULL) out->queued += ln__mpmc_size(l->ring) + ln__spmc_size(l->owned);
     out->peak_queued = atomic_load_explicit(&l->peak, memory_order_relaxed);
     uint64_t busy = l->retired_busy_ns, alive = l->retired_alive_ns;
     ln__hist_merge(&h[0], &l->retired_wait);

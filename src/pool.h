@@ -11,9 +11,11 @@
 #ifndef LN_POOL_H
 #define LN_POOL_H
 
+#include "barrier.h"
 #include "histogram.h"
 #include "internal.h"
 #include "mpmc.h"
+#include "spmc.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -105,22 +107,29 @@ typedef struct ln_thread {
 
 /* A lane. Two kinds share this struct:
  *  - fixed lanes (min_threads == max_threads, unbounded, with a built-in
- *    FIFO queue: the default CPU lane) have a lock-free MPMC ring in front
- *    of their queue. Submit
- *    pushes into the ring without the mutex; the queue (ln_queue_ops) holds
- *    the backlog when the ring is full, and while it is non-empty submits
- *    go there too, so one producer's tasks stay in order.
+ *    FIFO queue: the default CPU lane) have two lock-free rings in front of
+ *    their queue: 'owned', into which only one thread (the first that
+ *    submits to the lane, its 'owner') pushes, without any read-modify-
+ *    write; and 'ring', shared by every other thread. Submit pushes
+ *    without the mutex; the queue (ln_queue_ops) holds the backlog when a
+ *    ring is full, and while it is non-empty submits go there too, so one
+ *    producer's tasks stay in order (each producer uses one ring only).
  *  - other lanes (bounded, or growing and retiring threads) use the queue
  *    under the mutex for everything.
  * Counters that workers update after each batch are atomics, so a worker
- * of a fixed lane touches the mutex only to sleep or to use the backlog. */
+ * of a fixed lane touches the mutex only to sleep or to use the backlog.
+ *
+ * The owner keeps its ring for the lane's life, even after it exits (its
+ * items are still taken; later threads use 'ring'). Thread ids are never
+ * reused (ln__self_id), so no other thread can pass for a dead owner. */
 typedef struct ln_lane {
     ln_pool *pool;
     int index;
     char name[32];
     const ln_queue_ops *qops;
     void *q;
-    struct ln_mpmc *ring; /* fixed lanes only, else NULL */
+    struct ln_mpmc *ring;  /* fixed lanes only, else NULL: any producer */
+    struct ln_spmc *owned; /* fixed lanes only, else NULL: the owner's */
     size_t max_queue;
     unsigned min_threads, max_threads, idle_timeout_ms;
 
@@ -139,9 +148,11 @@ typedef struct ln_lane {
     uint64_t retired_busy_ns, retired_alive_ns;
 
     char pad_[LN_CACHE_LINE]; /* keeps the atomics below off mu's line */
-    /* Workers sleeping on work_cv. Changed under mu with seq_cst RMWs and
-     * read without mu by fixed-lane submitters (seq_cst): with the ring's
-     * seq_cst publication this is the no-lost-wake-up protocol of mpmc.h. */
+    /* Workers sleeping on work_cv. Changed under mu; read without mu by
+     * fixed-lane submitters after a lock-free push. A worker increments it
+     * and calls ln__barrier_heavy before its last look at the rings; a
+     * submitter publishes, calls ln__barrier_light and reads it: the
+     * no-lost-wake-up protocol of barrier.h and mpmc.h. */
     _Atomic unsigned nidle;
     /* Items in q, stored (relaxed) under mu whenever q changes; read
      * without mu as a hint (a spinner's "look now", a fixed-lane submitter's
@@ -150,6 +161,16 @@ typedef struct ln_lane {
     /* Set once under mu by destroy; read relaxed between tasks by workers
      * to cancel what they have not started. */
     _Atomic int stop_hint;
+    /* The ln__self_id of the thread that owns 'owned', 0 until one claims
+     * it (one CAS, ever). relaxed: the id is the only thing it carries;
+     * the ring it guards is published with the pool itself. */
+    _Atomic uint64_t owner;
+    /* Which submits carry a timestamp: those whose per-thread sequence
+     * number has (seq & sample_mask) == 0. 0 (all) while tasks are long or
+     * rare; LN_SAMPLE_MASK while a worker runs batches of short tasks, so a
+     * stream of tiny tasks pays for 1 clock read in 16, not 2 per task.
+     * Written by workers only when it changes; relaxed: a hint. */
+    _Atomic unsigned sample_mask;
     /* The fields above are read on every submit and rarely written; the
      * ones below are written after every batch. Apart, or each batch would
      * cost the next submit a cache miss. */
@@ -162,9 +183,13 @@ typedef struct ln_lane {
     _Atomic unsigned drain_waiters, nbusy;
 } ln_lane;
 
+/* Timing: 1 in (LN_SAMPLE_MASK + 1) tasks while a lane is busy with short
+ * tasks (pool->timing == LN_TIMING_SAMPLED); every task otherwise. */
+#define LN_SAMPLE_MASK 15u
+
 struct ln_pool {
     unsigned nlanes;
-    int timing;
+    int timing; /* LN_TIMING_OFF, _SAMPLED or _ALL */
     unsigned spin_us;
     int when_full;
     ln_lane lanes[LN_MAX_LANES];
@@ -202,6 +227,33 @@ int ln__lane_spawn(ln_lane *lane);
 void ln__lane_reap(ln_lane *lane);
 /* Cancel one item that never ran: tell its owner. No lane lock held. */
 void ln__item_cancel(ln_pool *pool, const ln_queue_item *item);
+
+/* A nonzero id of the calling thread, unique in the process and never
+ * reused (pthread_t values are): who owns a lane's ring, or a group's
+ * submit counter. A thread-local read after the first call. */
+#if defined(__GNUC__)
+#define LN_TLS_FAST __attribute__((tls_model("initial-exec")))
+#else
+#define LN_TLS_FAST
+#endif
+extern _Thread_local uint64_t ln__tl_self_id LN_TLS_FAST;
+uint64_t ln__self_id_assign(void);
+static inline uint64_t ln__self_id(void) {
+    uint64_t id = ln__tl_self_id;
+    return id != 0 ? id : ln__self_id_assign();
+}
+
+/* The enqueue timestamp of an item about to be submitted on l: a clock
+ * read for the items that are timed (sample_mask, above), else 0 ("not
+ * timed": CLOCK_MONOTONIC is never 0 on a running system). */
+extern _Thread_local unsigned ln__tl_submits LN_TLS_FAST;
+static inline uint64_t ln__enq_stamp(const ln_pool *pool, ln_lane *l) {
+    if (pool->timing == LN_TIMING_OFF) return 0;
+    /* relaxed: a sampling hint (see sample_mask). */
+    unsigned mask = atomic_load_explicit(&l->sample_mask, memory_order_relaxed);
+    if ((ln__tl_submits++ & mask) != 0) return 0;
+    return ln__now_ns();
+}
 
 /* The pool and lane of the calling worker thread, or NULL / -1. */
 ln_pool *ln__current_pool(void);

@@ -16,6 +16,13 @@
  * one lane therefore must not wait for each other by means outside lanes
  * (lanes' own waits refuse that with LN_EBUSY).
  *
+ * Timing (pool->timing == LN_TIMING_SAMPLED): a worker that runs batches
+ * of 8 or more short tasks sets the lane's sample_mask, and submitters then
+ * stamp 1 item in 16; an item without a stamp is not timed, so a stream of
+ * tiny tasks costs one clock read per batch (busy time) instead of two per
+ * task. One long task sends the batch size, and the mask, back to "every
+ * task". LN_TIMING_ALL never samples.
+ *
  * Idle: a worker first spins for spin_us reading the lane's relaxed 'hint'
  * (no lock, no syscall), which keeps a producer that submits in a tight
  * loop from paying a futex wake per task; then it sleeps on work_cv. A
@@ -45,6 +52,15 @@
 
 static _Thread_local ln_pool *tl_pool;
 static _Thread_local int tl_lane = -1;
+_Thread_local uint64_t ln__tl_self_id LN_TLS_FAST;
+_Thread_local unsigned ln__tl_submits LN_TLS_FAST;
+
+uint64_t ln__self_id_assign(void) {
+    static _Atomic uint64_t next_id = 1;
+    /* relaxed: the ids only need to be distinct. */
+    ln__tl_self_id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
+    return ln__tl_self_id;
+}
 
 ln_pool *ln__current_pool(void) { return tl_pool; }
 int ln__current_lane(void) { return tl_lane; }
@@ -70,11 +86,14 @@ void ln__item_cancel(ln_pool *pool, const ln_queue_item *it) {
 }
 
 /* Run a batch. Returns how many items ran; the others were canceled (by
- * ln_task_cancel earlier, or now because the lane is stopping). */
+ * ln_task_cancel earlier, or now because the lane is stopping).
+ * Timing: an item with a timestamp (enq_ns != 0, see ln__enq_stamp) gets
+ * its wait and run recorded; 'now' is read once per timed task and reused
+ * as the next task's start when that one is timed too. */
 static unsigned run_batch(ln_thread *self, ln_lane *l, ln_queue_item *b,
                           unsigned n, uint64_t *elapsed_ns) {
-    const int timing = l->pool->timing;
     uint64_t t0 = ln__now_ns(), t = t0;
+    int t_fresh = 1; /* t is the end of the previous task (or t0) */
     unsigned ran = 0;
     ln_group *g = NULL; /* consecutive items of one group are reported once */
     uint64_t g_done = 0, g_canceled = 0;
@@ -105,13 +124,18 @@ static unsigned run_batch(ln_thread *self, ln_lane *l, ln_queue_item *b,
             ln__task_unref(task); /* canceled while queued: a tombstone */
             continue;
         }
-        if (timing) ln__hist_record(&self->wait, t - it->enq_ns);
+        const int timed = it->enq_ns != 0;
+        if (timed) {
+            if (!t_fresh) t = ln__now_ns();
+            ln__hist_record(&self->wait, t > it->enq_ns ? t - it->enq_ns : 0);
+        }
         void *result = it->fn(it->arg);
-        if (timing) {
+        if (timed) {
             uint64_t t2 = ln__now_ns();
             ln__hist_record(&self->run, t2 - t);
             t = t2;
         }
+        t_fresh = timed;
         ran++;
         if (task != NULL) {
             ln__task_finish(task, result);
@@ -121,7 +145,7 @@ static unsigned run_batch(ln_thread *self, ln_lane *l, ln_queue_item *b,
         }
     }
     if (g != NULL) ln__group_finished(g, g_done, g_canceled);
-    if (!timing) t = ln__now_ns();
+    if (!t_fresh) t = ln__now_ns();
     *elapsed_ns = t - t0;
     /* Single writer (this thread); relaxed: read only for statistics. */
     atomic_store_explicit(&self->busy_ns,
@@ -131,13 +155,18 @@ static unsigned run_batch(ln_thread *self, ln_lane *l, ln_queue_item *b,
     return ran;
 }
 
+/* 1 if either ring of a fixed lane has an item ready (relaxed peeks). */
+static int rings_peek(ln_lane *l) {
+    return ln__mpmc_peek(l->ring) || ln__spmc_peek(l->owned);
+}
+
 /* Spin up to spin_us waiting for work to show. No lock held. */
 static void spin(ln_lane *l, unsigned spin_us) {
     uint64_t deadline = ln__now_ns() + (uint64_t)spin_us * 1000u;
     unsigned k = 0;
     /* relaxed: these only decide when to look again; taking is exact. */
     while (atomic_load_explicit(&l->hint, memory_order_relaxed) == 0 &&
-           (l->ring == NULL || !ln__mpmc_peek(l->ring)) &&
+           (l->ring == NULL || !rings_peek(l)) &&
            !atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) {
         if ((++k & 63) == 0) {
             if (ln__now_ns() >= deadline) return;
@@ -160,20 +189,32 @@ void ln__lane_note_depth(ln_lane *l, size_t depth) {
 }
 
 /* Take up to batch_max items (never more than this worker's share of the
- * backlog): from the ring first, then from the queue under the lock. */
-static unsigned take(ln_lane *l, ln_queue_item *b, unsigned batch_max) {
+ * backlog): from the rings first -- the owner's and the shared one, which
+ * goes first alternating with 'turn', so neither producer side can starve
+ * the other -- then from the queue under the lock. */
+static unsigned take(ln_lane *l, ln_queue_item *b, unsigned batch_max, unsigned turn) {
     /* relaxed: sizes only shape the batch; the pops are exact. A lone
-     * worker has no one to leave a share for, and the ring's size reads
+     * worker has no one to leave a share for, and a ring's size reads
      * tail, the producers' hot line: it looks only when it has company. */
     size_t ring_n = 0;
-    if (l->ring != NULL) ring_n = l->max_threads > 1 ? ln__mpmc_size(l->ring) : batch_max;
+    if (l->ring != NULL)
+        ring_n = l->max_threads > 1 ? ln__mpmc_size(l->ring) + ln__spmc_size(l->owned)
+                                    : batch_max;
     size_t queue_n = atomic_load_explicit(&l->hint, memory_order_relaxed);
     size_t share = (ring_n + queue_n) / (l->max_threads ? l->max_threads : 1);
     unsigned want = share > batch_max ? batch_max : (share ? (unsigned)share : 1);
     if (ring_n + queue_n > 0) ln__lane_note_depth(l, ring_n + queue_n);
 
     unsigned n = 0;
-    if (l->ring != NULL) n = ln__mpmc_pop(l->ring, b, want);
+    if (l->ring != NULL) {
+        if (turn & 1) {
+            n = ln__spmc_pop(l->owned, b, want);
+            if (n < want) n += ln__mpmc_pop(l->ring, b + n, want - n);
+        } else {
+            n = ln__mpmc_pop(l->ring, b, want);
+            if (n < want) n += ln__spmc_pop(l->owned, b + n, want - n);
+        }
+    }
     if (n == 0 && (l->ring == NULL || queue_n > 0)) {
         pthread_mutex_lock(&l->mu);
         if (!l->stopping) {
@@ -189,7 +230,7 @@ static unsigned take(ln_lane *l, ln_queue_item *b, unsigned batch_max) {
         }
         pthread_mutex_unlock(&l->mu);
     } else if (n > 0 && atomic_load_explicit(&l->nidle, memory_order_relaxed) > 0 &&
-               ln__mpmc_peek(l->ring)) {
+               rings_peek(l)) {
         ln__lane_wake_one(l); /* chain wake-up on the lock-free path */
     }
     return n;
@@ -200,10 +241,13 @@ static unsigned take(ln_lane *l, ln_queue_item *b, unsigned batch_max) {
 static int sleep_or_exit(ln_lane *l) {
     pthread_mutex_lock(&l->mu);
     if (l->stopping) return 1;
-    /* seq_cst: announce ourselves before the last look at the ring, the
-     * counterpart of the submitter's publish-then-read (mpmc.h). */
+    /* Announce ourselves before the last look at the rings: the
+     * counterpart of the submitter's publish, light barrier, read of nidle
+     * (barrier.h). Lanes without rings take every submit under mu. */
     atomic_fetch_add_explicit(&l->nidle, 1, memory_order_seq_cst);
-    if ((l->ring != NULL && ln__mpmc_ready(l->ring)) || l->qops->size(l->q) > 0) {
+    if (l->ring != NULL) ln__barrier_heavy();
+    if ((l->ring != NULL && (ln__mpmc_ready(l->ring) || ln__spmc_ready(l->owned))) ||
+        l->qops->size(l->q) > 0) {
         atomic_fetch_sub_explicit(&l->nidle, 1, memory_order_relaxed);
         pthread_mutex_unlock(&l->mu);
         return 0;
@@ -222,6 +266,16 @@ static int sleep_or_exit(ln_lane *l) {
     if (timed_out && l->qops->size(l->q) == 0 && l->nthreads > l->min_threads) return 1;
     pthread_mutex_unlock(&l->mu);
     return 0;
+}
+
+/* Sample the lane's timestamps (pool.h, sample_mask) while this worker
+ * runs batches of short tasks; time every task again after a long one.
+ * relaxed: a hint; written only when it changes, so submitters keep the
+ * line shared. */
+static void note_sampling(ln_lane *l, unsigned batch_max) {
+    unsigned want = batch_max >= 8 ? LN_SAMPLE_MASK : 0;
+    if (atomic_load_explicit(&l->sample_mask, memory_order_relaxed) != want)
+        atomic_store_explicit(&l->sample_mask, want, memory_order_relaxed);
 }
 
 static void thread_exit(ln_thread *self, ln_lane *l) {
@@ -245,13 +299,14 @@ static void *worker_main(void *p) {
     ln_pool *pool = l->pool;
     ln_queue_item batch[LN_BATCH];
     unsigned batch_max = 1; /* grows while tasks prove short; see DESIGN */
+    unsigned turn = 0;      /* which ring take() looks at first */
     int spun = 0;
 
     ln__set_current(pool, l->index);
     for (;;) {
         unsigned taken = 0;
         if (!atomic_load_explicit(&l->stop_hint, memory_order_relaxed))
-            taken = take(l, batch, batch_max);
+            taken = take(l, batch, batch_max, turn++);
         if (taken > 0) {
             atomic_fetch_add_explicit(&l->nbusy, 1, memory_order_relaxed); /* statistic */
             uint64_t elapsed = 0;
@@ -262,6 +317,7 @@ static void *worker_main(void *p) {
                 batch_max = batch_max * 2 > LN_BATCH ? LN_BATCH : batch_max * 2;
             else if (ran > 0)
                 batch_max = 1;
+            if (pool->timing == LN_TIMING_SAMPLED) note_sampling(l, batch_max);
             spun = 0;
             continue;
         }

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static ln_pool *pool_with(unsigned cpu_threads, const ln_queue_ops *q, size_t max_queue) {
     ln_pool_opts o;
@@ -71,8 +72,9 @@ static void group_exactly_once(const ln_queue_ops *q, unsigned threads) {
     CHECK_EQ(st.canceled, 0);
     CHECK_EQ(st.queued, 0);
     CHECK(st.peak_queued >= 1);
-    CHECK_EQ(st.run.count, n);
-    CHECK_EQ(st.wait.count, n);
+    /* LN_TIMING_SAMPLED: every task, or at least 1 in 16 of them. */
+    CHECK(st.run.count >= (uint64_t)n / 16 && st.run.count <= (uint64_t)n);
+    CHECK_EQ(st.wait.count, st.run.count);
     CHECK(st.wait.p50_ns <= st.wait.p99_ns && st.wait.p99_ns <= st.wait.max_ns);
     CHECK(st.utilization >= 0.0 && st.utilization <= 1.0);
     CHECK(strcmp(st.name, "cpu") == 0);
@@ -453,23 +455,71 @@ TEST(extra_named_lanes) {
     ln_pool_destroy(p);
 }
 
-TEST(timing_off_keeps_counts) {
+/* Each timing mode: the counters are exact; the histograms hold every
+ * task (ALL), none (OFF), or a sample of at least 1 in 16 (SAMPLED). */
+static void timing_case(unsigned mode, long n, uint64_t min_timed, uint64_t max_timed) {
     ln_pool_opts o;
     ln_pool_opts_init(&o);
-    o.timing = 0;
+    o.timing = mode;
     o.spin_us = 0;
     ln_pool *p;
     CHECK_EQ(ln_pool_create(&p, &o), 0);
     ln_group *g;
     CHECK_EQ(ln_group_create(&g, p), 0);
-    for (int i = 0; i < 1000; i++) CHECK_EQ(ln_group_submit(g, 0, plus_one, NULL), 0);
+    for (long i = 0; i < n; i++) CHECK_EQ(ln_group_submit(g, 0, plus_one, NULL), 0);
     CHECK_EQ(ln_group_wait(g), 0);
     ln_group_destroy(g);
     CHECK_EQ(ln_pool_drain(p), 0);
     ln_lane_stats st;
     CHECK_EQ(ln_pool_stats(p, 0, &st), 0);
-    CHECK_EQ(st.completed, 1000);
-    CHECK_EQ(st.run.count, 0); /* no per-task timing */
+    CHECK_EQ(st.completed, (uint64_t)n);
+    CHECK(st.run.count >= min_timed && st.run.count <= max_timed);
+    CHECK_EQ(st.wait.count, st.run.count);
+    ln_pool_destroy(p);
+}
+
+TEST(timing_modes) {
+    long n = ln_test_scale(20000, 10);
+    timing_case(LN_TIMING_OFF, n, 0, 0);
+    timing_case(LN_TIMING_ALL, n, (uint64_t)n, (uint64_t)n);
+    timing_case(LN_TIMING_SAMPLED, n, (uint64_t)n / 16, (uint64_t)n);
+}
+
+/* A task after a stream of tiny ones is timed again once it proves long:
+ * sampling never hides a slow lane for long. */
+static void *sleep_2ms(void *arg) {
+    (void)arg;
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL);
+    return NULL;
+}
+
+TEST(sampling_returns_to_every_task) {
+    ln_pool_opts o;
+    ln_pool_opts_init(&o);
+    o.lanes[0].min_threads = o.lanes[0].max_threads = 1;
+    ln_pool *p;
+    CHECK_EQ(ln_pool_create(&p, &o), 0);
+    ln_group *g;
+    CHECK_EQ(ln_group_create(&g, p), 0);
+    for (int i = 0; i < 20000; i++) CHECK_EQ(ln_group_submit(g, 0, plus_one, NULL), 0);
+    CHECK_EQ(ln_group_wait(g), 0);
+    ln_lane_stats before, after;
+    CHECK_EQ(ln_pool_drain(p), 0);
+    CHECK_EQ(ln_pool_stats(p, 0, &before), 0);
+    /* Long tasks, one at a time: the worker's batches fall back to 1 and
+     * from then on every task is timed. */
+    for (int i = 0; i < 20; i++) {
+        CHECK_EQ(ln_group_submit(g, 0, sleep_2ms, NULL), 0);
+        CHECK_EQ(ln_group_wait(g), 0);
+    }
+    CHECK_EQ(ln_pool_drain(p), 0);
+    CHECK_EQ(ln_pool_stats(p, 0, &after), 0);
+    /* The first two may fall in the sampled stretch (the worker switches
+     * back after the first long batch, maybe after the second submit). */
+    CHECK(after.run.count - before.run.count >= 18);
+    CHECK(after.run.max_ns >= 2000000);
+    ln_group_destroy(g);
     ln_pool_destroy(p);
 }
 
@@ -553,7 +603,7 @@ int main(int argc, char **argv) {
                          TESTCASE(drain_waits_for_everything), TESTCASE(threads_grow_and_retire),
                          TESTCASE(completions_on_caller_thread), TESTCASE(cancel_submit_cb_task),
                          TESTCASE(user_queue_ops), TESTCASE(extra_named_lanes),
-                         TESTCASE(timing_off_keeps_counts), TESTCASE(batch_submit_fixed_lane),
+                         TESTCASE(timing_modes), TESTCASE(sampling_returns_to_every_task), TESTCASE(batch_submit_fixed_lane),
                          TESTCASE(batch_submit_bounded_lane),
                          TESTCASE(batch_submit_keeps_order_across_backlog), {0}});
 }

@@ -136,7 +136,7 @@ TEST(args_never_crash) {
     o.when_full = 7;
     CHECK_EQ(ln_pool_create(&bad, &o), LN_EINVAL);
     ln_pool_opts_init(&o);
-    o.timing = 2;
+    o.timing = LN_TIMING_ALL + 1;
     CHECK_EQ(ln_pool_create(&bad, &o), LN_EINVAL);
     ln_pool_opts_init(&o);
     o.lanes[0].name = "a-name-that-is-far-too-long-for-the-32-byte-field";

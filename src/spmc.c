@@ -1,0 +1,127 @@
+/* spmc.c - the single-producer multi-consumer ring; see spmc.h. */
+#include "spmc.h"
+
+#define MASK (LN_SPMC_SLOTS - 1)
+
+void ln__spmc_init(ln_spmc *q) {
+    atomic_init(&q->tail, 0);
+    atomic_init(&q->head, 0);
+    q->head_seen = 0;
+    for (size_t i = 0; i < LN_SPMC_SLOTS; i++) {
+        atomic_init(&q->fn[i], NULL);
+        atomic_init(&q->arg[i], NULL);
+        atomic_init(&q->owner[i], NULL);
+        atomic_init(&q->enq[i], 0);
+    }
+}
+
+/* Room for n more items from position t? Refreshes the producer's view of
+ * head only when its cached one says no (acquire: pairs with the
+ * consumers' release CAS, so their reads of the slots are done). */
+static size_t room(ln_spmc *q, size_t t) {
+    size_t free_slots = LN_SPMC_SLOTS - (t - q->head_seen);
+    if (free_slots == 0) {
+        q->head_seen = atomic_load_explicit(&q->head, memory_order_acquire);
+        free_slots = LN_SPMC_SLOTS - (t - q->head_seen);
+    }
+    return free_slots;
+}
+
+/* Write slot i. relaxed: tail's release store publishes them; skipping an
+ * unchanged value is safe (spmc.h). */
+static inline void put(ln_spmc *q, size_t i, ln_fn fn, void *arg, void *owner, uint64_t enq) {
+    if (atomic_load_explicit(&q->fn[i], memory_order_relaxed) != fn)
+        atomic_store_explicit(&q->fn[i], fn, memory_order_relaxed);
+    atomic_store_explicit(&q->arg[i], arg, memory_order_relaxed);
+    if (atomic_load_explicit(&q->owner[i], memory_order_relaxed) != owner)
+        atomic_store_explicit(&q->owner[i], owner, memory_order_relaxed);
+    if (atomic_load_explicit(&q->enq[i], memory_order_relaxed) != enq)
+        atomic_store_explicit(&q->enq[i], enq, memory_order_relaxed);
+}
+
+int ln__spmc_wait_room(ln_spmc *q, unsigned spins) {
+    size_t t = atomic_load_explicit(&q->tail, memory_order_relaxed); /* ours */
+    size_t seen = q->head_seen;
+    for (unsigned idle = 0; idle < spins; idle++) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        if (room(q, t) > 0) return 1;
+        if (q->head_seen != seen) { /* progress, but not enough yet */
+            seen = q->head_seen;
+            idle = 0;
+        }
+    }
+    return 0;
+}
+
+int ln__spmc_push(ln_spmc *q, const ln_queue_item *item) {
+    size_t t = atomic_load_explicit(&q->tail, memory_order_relaxed); /* ours */
+    if (room(q, t) == 0) return 0;
+    put(q, t & MASK, item->fn, item->arg, item->owner, item->enq_ns);
+    /* release: the slot's writes happen before a consumer that acquires
+     * tail reads them. */
+    atomic_store_explicit(&q->tail, t + 1, memory_order_release);
+    return 1;
+}
+
+size_t ln__spmc_push_many(ln_spmc *q, ln_fn fn, void *const *args, void *owner,
+                          uint64_t enq_ns, size_t n) {
+    size_t t = atomic_load_explicit(&q->tail, memory_order_relaxed); /* ours */
+    size_t k = room(q, t);
+    if (k > n) k = n;
+    for (size_t i = 0; i < k; i++) put(q, (t + i) & MASK, fn, args[i], owner, enq_ns);
+    if (k > 0) atomic_store_explicit(&q->tail, t + k, memory_order_release); /* as in push */
+    return k;
+}
+
+unsigned ln__spmc_pop(ln_spmc *q, ln_queue_item *out, unsigned max) {
+    size_t h = atomic_load_explicit(&q->head, memory_order_relaxed);
+    for (;;) {
+        /* acquire: pairs with the producer's release of tail, so the slots
+         * before it hold their items for us. */
+        size_t t = atomic_load_explicit(&q->tail, memory_order_acquire);
+        size_t avail = t - h;
+        if (avail == 0) return 0;
+        unsigned n = avail < max ? (unsigned)avail : max;
+        for (unsigned k = 0; k < n; k++) {
+            size_t i = (h + k) & MASK;
+            /* relaxed: valid once the claim below succeeds (spmc.h). */
+            out[k].fn = atomic_load_explicit(&q->fn[i], memory_order_relaxed);
+            out[k].arg = atomic_load_explicit(&q->arg[i], memory_order_relaxed);
+            out[k].owner = atomic_load_explicit(&q->owner[i], memory_order_relaxed);
+            out[k].enq_ns = atomic_load_explicit(&q->enq[i], memory_order_relaxed);
+        }
+        /* release on success: our reads above happen before the producer
+         * (which acquires head) overwrites these slots. On failure h gets
+         * the current head and we copy again. */
+        if (atomic_compare_exchange_weak_explicit(&q->head, &h, h + n, memory_order_release,
+                                                  memory_order_relaxed))
+            return n;
+    }
+}
+
+size_t ln__spmc_size(ln_spmc *q) {
+    /* relaxed: a statistic; head first so the difference is never negative
+     * (tail only grows, and head never passes it). */
+    size_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
+    size_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+    return tail - head;
+}
+
+size_t ln__spmc_pushed(ln_spmc *q) {
+    /* acquire: callers compare it with the consumers' finished count. */
+    return atomic_load_explicit(&q->tail, memory_order_acquire);
+}
+
+int ln__spmc_peek(ln_spmc *q) {
+    /* relaxed: a hint to stop spinning; the pop that follows is exact. */
+    return atomic_load_explicit(&q->head, memory_order_relaxed) !=
+           atomic_load_explicit(&q->tail, memory_order_relaxed);
+}
+
+int ln__spmc_ready(ln_spmc *q) {
+    /* seq_cst: as ln__mpmc_ready (the symmetric form of barrier.h). */
+    return atomic_load_explicit(&q->head, memory_order_seq_cst) !=
+           atomic_load_explicit(&q->tail, memory_order_seq_cst);
+}

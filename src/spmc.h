@@ -1,0 +1,90 @@
+/* spmc.h - a bounded single-producer multi-consumer ring of ln_queue_item:
+ * the ring a fixed lane keeps for its owner thread (pool.h).
+ *
+ * DESIGN
+ * What a queue of tiny tasks costs is mostly cache lines moving between
+ * the producer's core and the consumer's. This ring is laid out so that an
+ * item moves as few of them as possible:
+ *  - Structure of arrays: fn[], arg[], owner[] and enq[] are separate
+ *    arrays indexed by position, not an array of 32-byte cells.
+ *  - The producer writes a slot of fn[], owner[] or enq[] only when the
+ *    value changes from what the slot held a lap ago (it reads it first).
+ *    A stream of tasks with one function, one group and sampled
+ *    timestamps (mostly 0) then writes only arg[] and, once per lap, a few
+ *    enq[] slots: about 8 bytes per item, like a plain SPSC ring of
+ *    pointers. Reading a slot whose line is shared costs no transfer.
+ *  - Consumers never write a slot: no per-cell sequence to free.
+ * Positions are free-running (compared by difference). 'tail' is written
+ * by the producer only (release: the slots before it are written), 'head'
+ * by consumers with a CAS (release: their reads of the slots come before
+ * the producer reuses them, which it acquires).
+ *
+ * Consumers copy the slots first and claim them after, with the CAS; a
+ * consumer that lost the race (head moved) drops what it copied and
+ * retries. The slots are atomics read and written relaxed (plain moves on
+ * common hardware), so a loser's read of a slot the producer is already
+ * rewriting is not a data race, only a discarded value. A winner's copy
+ * is exact: the producer reuses a slot only after it saw head pass it.
+ *
+ * Why skipping an unchanged write is safe: the producer is the only writer
+ * of every slot, and its read of a slot happens before its release of
+ * tail, so a consumer that acquires tail reads that same value (or a later
+ * one -- only after head passed the slot, and then its claim fails).
+ *
+ * Progress: the producer never waits (full means "use the backlog"); a
+ * consumer retries only when another consumer made progress.
+ */
+#ifndef LN_SPMC_H
+#define LN_SPMC_H
+
+#include "internal.h"
+
+#include <stdatomic.h>
+
+#define LN_SPMC_SLOTS 1024u /* power of two */
+
+typedef struct ln_spmc {
+    _Atomic size_t tail;  /* next position to produce; written by the producer */
+    size_t head_seen;     /* the producer's last view of head (private) */
+    char pad1_[LN_CACHE_LINE - 2 * sizeof(size_t)];
+    _Atomic size_t head;  /* next position to consume; consumers' CAS */
+    char pad2_[LN_CACHE_LINE - sizeof(size_t)];
+    _Atomic(ln_fn) fn[LN_SPMC_SLOTS];
+    _Atomic(void *) arg[LN_SPMC_SLOTS];
+    _Atomic(void *) owner[LN_SPMC_SLOTS];
+    _Atomic uint64_t enq[LN_SPMC_SLOTS];
+} ln_spmc;
+
+void ln__spmc_init(ln_spmc *q);
+
+/* Producer (one thread only): append *item, 1 if stored, 0 if full. */
+int ln__spmc_push(ln_spmc *q, const ln_queue_item *item);
+
+/* Producer, after a push found the ring full: wait for room while the
+ * consumers make progress. Consumers take in batches, so while one is
+ * working room comes back within a batch. Gives up (0) after 'spins'
+ * pause instructions in a row without a consumer taking anything -- a
+ * consumer stuck in a long task costs the producer a few microseconds.
+ * 1 when there is room. */
+int ln__spmc_wait_room(ln_spmc *q, unsigned spins);
+
+/* Producer: append up to n items (fn, args[i], owner, enq_ns); the number
+ * stored (0 if full). */
+size_t ln__spmc_push_many(ln_spmc *q, ln_fn fn, void *const *args, void *owner,
+                          uint64_t enq_ns, size_t n);
+
+/* Any thread: take up to max (>= 1) items in order; the number taken. */
+unsigned ln__spmc_pop(ln_spmc *q, ln_queue_item *out, unsigned max);
+
+/* Items not yet taken (tail - head); exact when quiet. */
+size_t ln__spmc_size(ln_spmc *q);
+
+/* Positions produced so far (acquire): the ring's share of "submitted". */
+size_t ln__spmc_pushed(ln_spmc *q);
+
+/* 1 if an item is waiting: relaxed (peek, for polling) or seq_cst (ready,
+ * the worker's last look before sleeping; see barrier.h). */
+int ln__spmc_peek(ln_spmc *q);
+int ln__spmc_ready(ln_spmc *q);
+
+#endif
