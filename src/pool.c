@@ -416,20 +416,42 @@ int ln__pool_submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, 
                           void *owner, unsigned flags, size_t *queued) {
     ln_lane *l = &pool->lanes[lane];
     size_t done = 0;
-    /* Fixed lanes: claim ring slots many at a time (one CAS per claim and
-     * one clock read for the whole batch); the rest, if the ring fills, goes
-     * through the ordinary path into the backlog, in order. */
+    /* Fixed lanes: fill the ring many slots at a time (one claim per
+     * chunk, one clock read for the whole batch); the owner waits for room
+     * while a worker takes, as single submits do. The rest, if the ring
+     * stays full, goes through the ordinary path into the backlog, in
+     * order. While a lane samples its timing (pool.h), one item in
+     * sample_mask + 1 carries the stamp, as if submitted one by one. */
     if (l->ring != NULL && atomic_load_explicit(&l->hint, memory_order_relaxed) == 0 &&
         !atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) {
-        uint64_t stamp = ln__enq_stamp(pool, l);
         ln_spmc *mine = owned_ring(l);
-        size_t k;
-        while (done < n &&
-               (k = mine != NULL
-                        ? ln__spmc_push_many(mine, fn, args + done, owner, stamp, n - done)
-                        : ln__mpmc_push_many(l->ring, fn, args + done, owner, stamp, n - done)) >
-                   0)
-            done += k;
+        const int timed = pool->timing != LN_TIMING_OFF;
+        uint64_t stamp = timed ? ln__now_ns() : 0;
+        while (done < n) {
+            size_t want = n - done;
+            uint64_t s = stamp;
+            /* relaxed: a sampling hint (see pool.h), reread every chunk of
+             * 64: the workers start sampling once they see short tasks. */
+            size_t every = timed ? (size_t)atomic_load_explicit(&l->sample_mask,
+                                                                memory_order_relaxed) + 1
+                                 : 0;
+            if (every == 1 && want > 64) want = 64;
+            if (every > 1) {
+                size_t pos = done % every; /* 0: the stamped one */
+                if (pos == 0) want = 1;
+                else if (want > every - pos) want = every - pos;
+                if (pos != 0) s = 0;
+            }
+            size_t k = mine != NULL
+                           ? ln__spmc_push_many(mine, fn, args + done, owner, s, want)
+                           : ln__mpmc_push_many(l->ring, fn, args + done, owner, s, want);
+            if (k > 0) {
+                done += k;
+                continue;
+            }
+            after_lockfree_push(l); /* a sleeping worker must make the room */
+            if (mine == NULL || !ln__spmc_wait_room(mine, LN_ROOM_SPINS)) break;
+        }
         if (done > 0) after_lockfree_push(l);
     }
     int rc = 0;
