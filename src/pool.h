@@ -133,6 +133,11 @@ typedef struct ln_lane {
     size_t max_queue;
     unsigned min_threads, max_threads, idle_timeout_ms;
 
+    /* The fields above are read by every submit and never written after
+     * create; the mutex below is written by every lock. Apart, or a
+     * worker's lock (to spin, to sleep) would cost the next submit a miss. */
+    char pad0_[LN_CACHE_LINE];
+
     /* Guarded by mu. */
     pthread_mutex_t mu;
     pthread_cond_t work_cv;  /* workers wait for items */

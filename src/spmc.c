@@ -1,12 +1,18 @@
 /* spmc.c - the single-producer multi-consumer ring; see spmc.h. */
 #include "spmc.h"
 
+#include <string.h>
+
 #define MASK (LN_SPMC_SLOTS - 1)
 
 void ln__spmc_init(ln_spmc *q) {
     atomic_init(&q->tail, 0);
     atomic_init(&q->head, 0);
     q->head_seen = 0;
+    q->last_fn = NULL;
+    q->last_owner = NULL;
+    q->fn_since = q->owner_since = 0;
+    memset(q->stamped, 0, sizeof q->stamped);
     for (size_t i = 0; i < LN_SPMC_SLOTS; i++) {
         atomic_init(&q->fn[i], NULL);
         atomic_init(&q->arg[i], NULL);
@@ -27,16 +33,35 @@ static size_t room(ln_spmc *q, size_t t) {
     return free_slots;
 }
 
-/* Write slot i. relaxed: tail's release store publishes them; skipping an
- * unchanged value is safe (spmc.h). */
-static inline void put(ln_spmc *q, size_t i, ln_fn fn, void *arg, void *owner, uint64_t enq) {
-    if (atomic_load_explicit(&q->fn[i], memory_order_relaxed) != fn)
+/* Write position t. relaxed: tail's release store publishes the slots;
+ * a value the slot already holds is not written again (spmc.h). The slot
+ * at t was last written at t - LN_SPMC_SLOTS (or never, holding the
+ * initial NULL/0, which 'since' = 0 and the bitmap describe as well). */
+static inline void put(ln_spmc *q, size_t t, ln_fn fn, void *arg, void *owner, uint64_t enq) {
+    size_t i = t & MASK;
+    if (fn != q->last_fn) {
+        q->last_fn = fn;
+        q->fn_since = t;
         atomic_store_explicit(&q->fn[i], fn, memory_order_relaxed);
+    } else if (t - q->fn_since < LN_SPMC_SLOTS) {
+        atomic_store_explicit(&q->fn[i], fn, memory_order_relaxed); /* older lap differs */
+    }
     atomic_store_explicit(&q->arg[i], arg, memory_order_relaxed);
-    if (atomic_load_explicit(&q->owner[i], memory_order_relaxed) != owner)
+    if (owner != q->last_owner) {
+        q->last_owner = owner;
+        q->owner_since = t;
         atomic_store_explicit(&q->owner[i], owner, memory_order_relaxed);
-    if (atomic_load_explicit(&q->enq[i], memory_order_relaxed) != enq)
+    } else if (t - q->owner_since < LN_SPMC_SLOTS) {
+        atomic_store_explicit(&q->owner[i], owner, memory_order_relaxed);
+    }
+    uint64_t bit = (uint64_t)1 << (i & 63);
+    if (enq != 0) {
+        q->stamped[i / 64] |= bit;
         atomic_store_explicit(&q->enq[i], enq, memory_order_relaxed);
+    } else if (q->stamped[i / 64] & bit) {
+        q->stamped[i / 64] &= ~bit;
+        atomic_store_explicit(&q->enq[i], 0, memory_order_relaxed);
+    }
 }
 
 int ln__spmc_wait_room(ln_spmc *q, unsigned spins) {
@@ -58,7 +83,7 @@ int ln__spmc_wait_room(ln_spmc *q, unsigned spins) {
 int ln__spmc_push(ln_spmc *q, const ln_queue_item *item) {
     size_t t = atomic_load_explicit(&q->tail, memory_order_relaxed); /* ours */
     if (room(q, t) == 0) return 0;
-    put(q, t & MASK, item->fn, item->arg, item->owner, item->enq_ns);
+    put(q, t, item->fn, item->arg, item->owner, item->enq_ns);
     /* release: the slot's writes happen before a consumer that acquires
      * tail reads them. */
     atomic_store_explicit(&q->tail, t + 1, memory_order_release);
@@ -70,7 +95,7 @@ size_t ln__spmc_push_many(ln_spmc *q, ln_fn fn, void *const *args, void *owner,
     size_t t = atomic_load_explicit(&q->tail, memory_order_relaxed); /* ours */
     size_t k = room(q, t);
     if (k > n) k = n;
-    for (size_t i = 0; i < k; i++) put(q, (t + i) & MASK, fn, args[i], owner, enq_ns);
+    for (size_t i = 0; i < k; i++) put(q, t + i, fn, args[i], owner, enq_ns);
     if (k > 0) atomic_store_explicit(&q->tail, t + k, memory_order_release); /* as in push */
     return k;
 }

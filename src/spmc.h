@@ -8,7 +8,9 @@
  *  - Structure of arrays: fn[], arg[], owner[] and enq[] are separate
  *    arrays indexed by position, not an array of 32-byte cells.
  *  - The producer writes a slot of fn[], owner[] or enq[] only when the
- *    value changes from what the slot held a lap ago (it reads it first).
+ *    value changes from what the slot held a lap ago. It knows that value
+ *    without reading the slot: it remembers the fn and owner it wrote last
+ *    and since which position, and which slots hold a nonzero enq.
  *    A stream of tasks with one function, one group and sampled
  *    timestamps (mostly 0) then writes only arg[] and, once per lap, a few
  *    enq[] slots: about 8 bytes per item, like a plain SPSC ring of
@@ -27,9 +29,10 @@
  * is exact: the producer reuses a slot only after it saw head pass it.
  *
  * Why skipping an unchanged write is safe: the producer is the only writer
- * of every slot, and its read of a slot happens before its release of
- * tail, so a consumer that acquires tail reads that same value (or a later
- * one -- only after head passed the slot, and then its claim fails).
+ * of every slot, so the slot still holds what it last wrote there, and that
+ * write happens before its release of tail; a consumer that acquires tail
+ * reads that same value (or a later one -- only after head passed the
+ * slot, and then its claim fails).
  *
  * Progress: the producer never waits (full means "use the backlog"); a
  * consumer retries only when another consumer made progress.
@@ -45,8 +48,17 @@
 
 typedef struct ln_spmc {
     _Atomic size_t tail;  /* next position to produce; written by the producer */
-    size_t head_seen;     /* the producer's last view of head (private) */
-    char pad1_[LN_CACHE_LINE - 2 * sizeof(size_t)];
+    /* The producer's private state (see "unchanged" in DESIGN): its last
+     * view of head; the fn and owner it wrote last, and the positions from
+     * which every slot written holds them; one bit per slot whose enq is
+     * not 0. With these it knows a slot's fn, owner and enq without
+     * reading the shared arrays. */
+    size_t head_seen;
+    ln_fn last_fn;
+    void *last_owner;
+    size_t fn_since, owner_since;
+    uint64_t stamped[LN_SPMC_SLOTS / 64];
+    char pad1_[LN_CACHE_LINE];
     _Atomic size_t head;  /* next position to consume; consumers' CAS */
     char pad2_[LN_CACHE_LINE - sizeof(size_t)];
     _Atomic(ln_fn) fn[LN_SPMC_SLOTS];
