@@ -36,7 +36,9 @@ void ln__barrier_heavy(void) {
 #if defined(__linux__) && defined(SYS_membarrier)
     if (ln__barrier_asymmetric) {
         /* Documented not to fail once registered (the command was queried
-         * and registered in init_once). */
+         * and registered in init_once). The registration belongs to the
+         * address space: a forked child inherits it, and exec, which
+         * resets it, also resets this library's state. */
         (void)syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
         return;
     }
