@@ -455,6 +455,38 @@ TEST(extra_named_lanes) {
     ln_pool_destroy(p);
 }
 
+/* A group filled by its creator and by other threads at once (the two
+ * halves of its submitted count), through single and batch submits. */
+static ln_group *shared_group;
+static void *fill_shared(void *arg) {
+    static void *args[100];
+    long n = (long)(uintptr_t)arg;
+    for (long i = 0; i < n; i++) CHECK_EQ(ln_group_submit(shared_group, i % 2, count_hit, NULL), 0);
+    size_t queued = 0;
+    CHECK_EQ(ln_group_submit_batch(shared_group, 0, count_hit, args, 100, &queued), 0);
+    CHECK_EQ(queued, 100);
+    return NULL;
+}
+
+TEST(group_shared_by_threads) {
+    ln_pool *p = pool_with(2, NULL, 0);
+    CHECK_EQ(ln_group_create(&shared_group, p), 0);
+    atomic_store(&hits[0], 0);
+    long n = ln_test_scale(20000, 10);
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) pthread_create(&th[i], NULL, fill_shared, (void *)(uintptr_t)n);
+    fill_shared((void *)(uintptr_t)n); /* the creator too */
+    for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
+    CHECK_EQ(ln_group_wait(shared_group), 0);
+    uint64_t sub, fin;
+    CHECK_EQ(ln_group_counts(shared_group, &sub, &fin), 0);
+    CHECK_EQ(sub, 4 * ((uint64_t)n + 100));
+    CHECK_EQ(fin, sub);
+    CHECK_EQ(atomic_load(&hits[0]), (int)sub); /* every arg is NULL: index 0 */
+    ln_group_destroy(shared_group);
+    ln_pool_destroy(p);
+}
+
 /* Each timing mode: the counters are exact; the histograms hold every
  * task (ALL), none (OFF), or a sample of at least 1 in 16 (SAMPLED). */
 static void timing_case(unsigned mode, long n, uint64_t min_timed, uint64_t max_timed) {
@@ -603,7 +635,7 @@ int main(int argc, char **argv) {
                          TESTCASE(drain_waits_for_everything), TESTCASE(threads_grow_and_retire),
                          TESTCASE(completions_on_caller_thread), TESTCASE(cancel_submit_cb_task),
                          TESTCASE(user_queue_ops), TESTCASE(extra_named_lanes),
-                         TESTCASE(timing_modes), TESTCASE(sampling_returns_to_every_task), TESTCASE(batch_submit_fixed_lane),
+                         TESTCASE(group_shared_by_threads), TESTCASE(timing_modes), TESTCASE(sampling_returns_to_every_task), TESTCASE(batch_submit_fixed_lane),
                          TESTCASE(batch_submit_bounded_lane),
                          TESTCASE(batch_submit_keeps_order_across_backlog), {0}});
 }
