@@ -20,6 +20,12 @@ if [ ! -d bench/peers/node_modules ] && command -v npm >/dev/null 2>&1; then
     echo "demo.sh: npm ci failed in bench/peers; running lanes only" >&2
 fi
 
+# The core's cost per task against a raw SPSC handoff (issue 2's ratio).
+if [ -x "$build/bench/bench_pool" ]; then
+  "$build/bench/bench_pool" --quick
+  echo
+fi
+
 echo "lanes bench --quick: every experiment at a reduced size (a check of the"
 echo "pipeline, not of the claims; 'make bench' runs them at full size)"
 echo
