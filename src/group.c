@@ -61,7 +61,7 @@ int ln_group_create(ln_group **out, ln_pool *pool) {
 }
 
 /* Count n submits by the calling thread (negative: give them back). */
-static void count(ln_group *g, int64_t n) {
+static inline void count(ln_group *g, int64_t n) {
     if (ln__self_id() == g->creator) {
         /* relaxed load and store: this thread is the only writer. */
         uint64_t v = atomic_load_explicit(&g->own, memory_order_relaxed);
@@ -97,6 +97,7 @@ int ln_group_submit_ex(ln_group *group, int lane, ln_fn fn, void *arg, unsigned 
     /* Count first: a worker may finish the task before submit returns, and
      * finished must never overtake submitted. relaxed: see DESIGN. */
     count(group, 1);
+    if (ln__pool_submit_owned(pool, lane, fn, arg, ln__owner_group(group))) return 0;
     int rc = ln__pool_submit_item(pool, lane, fn, arg, ln__owner_group(group), flags);
     if (rc != 0) uncount(group, 1);
     return rc;

@@ -337,14 +337,6 @@ static ln_spmc *owned_ring(ln_lane *l) {
     return NULL;
 }
 
-/* After a lock-free push: wake a sleeping worker if there is one. The
- * light barrier orders the push before the read of nidle (barrier.h);
- * relaxed load: the barrier pair is what makes it current enough. */
-static void after_lockfree_push(ln_lane *l) {
-    ln__barrier_light();
-    if (atomic_load_explicit(&l->nidle, memory_order_relaxed) > 0) ln__lane_wake_one(l);
-}
-
 int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
                          void *owner, unsigned flags) {
     ln_lane *l = &pool->lanes[lane];
@@ -366,7 +358,7 @@ int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
                                (ln__spmc_wait_room(mine, LN_ROOM_SPINS) &&
                                 ln__spmc_push(mine, &it))
                          : ln__mpmc_push(l->ring, &it)) {
-            after_lockfree_push(l);
+            ln__lane_after_lockfree_push(l);
             return 0;
         }
     }
@@ -449,10 +441,10 @@ int ln__pool_submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, 
                 done += k;
                 continue;
             }
-            after_lockfree_push(l); /* a sleeping worker must make the room */
+            ln__lane_after_lockfree_push(l); /* a sleeping worker must make the room */
             if (mine == NULL || !ln__spmc_wait_room(mine, LN_ROOM_SPINS)) break;
         }
-        if (done > 0) after_lockfree_push(l);
+        if (done > 0) ln__lane_after_lockfree_push(l);
     }
     int rc = 0;
     if (l->ring != NULL && done < n) {

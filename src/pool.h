@@ -260,6 +260,33 @@ static inline uint64_t ln__enq_stamp(const ln_pool *pool, ln_lane *l) {
     return ln__now_ns();
 }
 
+/* After a lock-free push: wake a sleeping worker if there is one. The
+ * light barrier orders the push before the read of nidle (barrier.h);
+ * relaxed load: the barrier pair is what makes it current enough. */
+static inline void ln__lane_after_lockfree_push(ln_lane *l) {
+    ln__barrier_light();
+    if (atomic_load_explicit(&l->nidle, memory_order_relaxed) > 0) ln__lane_wake_one(l);
+}
+
+/* The common case of ln__pool_submit_item, inline for its callers: the
+ * lane's owner thread pushing into its own ring. 1 if the item is queued;
+ * 0 if the caller must take ln__pool_submit_item (not a fixed lane, not
+ * its owner yet, a backlog, stopping, or the ring full). relaxed loads:
+ * the same hints as in ln__pool_submit_item. */
+static inline int ln__pool_submit_owned(ln_pool *pool, int lane, ln_fn fn, void *arg,
+                                        void *owner) {
+    ln_lane *l = &pool->lanes[lane];
+    if (l->owned == NULL ||
+        atomic_load_explicit(&l->owner, memory_order_relaxed) != ln__self_id() ||
+        atomic_load_explicit(&l->hint, memory_order_relaxed) != 0 ||
+        atomic_load_explicit(&l->stop_hint, memory_order_relaxed))
+        return 0;
+    ln_queue_item it = {fn, arg, owner, ln__enq_stamp(pool, l)};
+    if (!ln__spmc_push(l->owned, &it)) return 0;
+    ln__lane_after_lockfree_push(l);
+    return 1;
+}
+
 /* The pool and lane of the calling worker thread, or NULL / -1. */
 ln_pool *ln__current_pool(void);
 int ln__current_lane(void);

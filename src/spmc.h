@@ -69,8 +69,62 @@ typedef struct ln_spmc {
 
 void ln__spmc_init(ln_spmc *q);
 
+/* ---- the producer's side, inline: it is every submit's path -------------- */
+
+/* Room for n more items from position t? Refreshes the producer's view of
+ * head only when its cached one says no (acquire: pairs with the
+ * consumers' release CAS, so their reads of the slots are done). */
+static inline size_t ln__spmc_room(ln_spmc *q, size_t t) {
+    size_t free_slots = LN_SPMC_SLOTS - (t - q->head_seen);
+    if (free_slots == 0) {
+        q->head_seen = atomic_load_explicit(&q->head, memory_order_acquire);
+        free_slots = LN_SPMC_SLOTS - (t - q->head_seen);
+    }
+    return free_slots;
+}
+
+/* Write position t. relaxed: tail's release store publishes the slots;
+ * a value the slot already holds is not written again (spmc.h). The slot
+ * at t was last written at t - LN_SPMC_SLOTS (or never, holding the
+ * initial NULL/0, which 'since' = 0 and the bitmap describe as well). */
+static inline void ln__spmc_put(ln_spmc *q, size_t t, ln_fn fn, void *arg, void *owner, uint64_t enq) {
+    size_t i = t & (LN_SPMC_SLOTS - 1);
+    if (fn != q->last_fn) {
+        q->last_fn = fn;
+        q->fn_since = t;
+        atomic_store_explicit(&q->fn[i], fn, memory_order_relaxed);
+    } else if (t - q->fn_since < LN_SPMC_SLOTS) {
+        atomic_store_explicit(&q->fn[i], fn, memory_order_relaxed); /* older lap differs */
+    }
+    atomic_store_explicit(&q->arg[i], arg, memory_order_relaxed);
+    if (owner != q->last_owner) {
+        q->last_owner = owner;
+        q->owner_since = t;
+        atomic_store_explicit(&q->owner[i], owner, memory_order_relaxed);
+    } else if (t - q->owner_since < LN_SPMC_SLOTS) {
+        atomic_store_explicit(&q->owner[i], owner, memory_order_relaxed);
+    }
+    uint64_t bit = (uint64_t)1 << (i & 63);
+    if (enq != 0) {
+        q->stamped[i / 64] |= bit;
+        atomic_store_explicit(&q->enq[i], enq, memory_order_relaxed);
+    } else if (q->stamped[i / 64] & bit) {
+        q->stamped[i / 64] &= ~bit;
+        atomic_store_explicit(&q->enq[i], 0, memory_order_relaxed);
+    }
+}
+
 /* Producer (one thread only): append *item, 1 if stored, 0 if full. */
-int ln__spmc_push(ln_spmc *q, const ln_queue_item *item);
+static inline int ln__spmc_push(ln_spmc *q, const ln_queue_item *item) {
+    size_t t = atomic_load_explicit(&q->tail, memory_order_relaxed); /* ours */
+    if (ln__spmc_room(q, t) == 0) return 0;
+    ln__spmc_put(q, t, item->fn, item->arg, item->owner, item->enq_ns);
+    /* release: the slot's writes happen before a consumer that acquires
+     * tail reads them. */
+    atomic_store_explicit(&q->tail, t + 1, memory_order_release);
+    return 1;
+}
+
 
 /* Producer, after a push found the ring full: wait for room while the
  * consumers make progress. Consumers take in batches, so while one is
