@@ -481,7 +481,10 @@ int ln_submit_ex(ln_pool *pool, int lane, ln_fn fn, void *arg, unsigned flags,
                  ln_task **task) {
     int rc = check_submit(pool, lane, fn, flags);
     if (rc != 0) return rc;
-    if (task == NULL) return ln__pool_submit_item(pool, lane, fn, arg, NULL, flags);
+    if (task == NULL) {
+        if (ln__pool_submit_owned(pool, lane, fn, arg, NULL)) return 0;
+        return ln__pool_submit_item(pool, lane, fn, arg, NULL, flags);
+    }
     ln_task *t = ln__task_new(pool, lane, NULL, NULL);
     if (t == NULL) return LN_ENOMEM;
     rc = ln__pool_submit_item(pool, lane, fn, arg, t, flags);
