@@ -135,7 +135,9 @@ static json_t *comparison(const ln_bench_run *run, const ln_exp_compare *c, int 
         if (c->kind == LN_CMP_BOUND)
             direction = "bound";
         else if (c->kind == LN_CMP_TARGET)
-            direction = r.of_medians >= 1 ? "target met" : "target missed";
+            direction = r.of_medians >= (c->published_ratio > 0 ? c->published_ratio : 1)
+                            ? "target met"
+                            : "target missed";
         else if (mixed)
             direction = "mixed";
         else if (c->published_ratio > 0)

@@ -180,6 +180,7 @@ int ln_peer_env_init(ln_peer_env *env, char *why, size_t whysize) {
         snprintf(env->dir, sizeof env->dir, "%s", dir);
     else
         snprintf(env->dir, sizeof env->dir, "%s/bench/peers", ln_source_dir());
+    snprintf(env->modules, sizeof env->modules, "%s", env->dir);
     if (find_node(env->node, sizeof env->node) != 0) {
         snprintf(why, whysize,
                  getenv("LANES_NODE") && *getenv("LANES_NODE")
@@ -202,6 +203,22 @@ int ln_peer_env_init(ln_peer_env *env, char *why, size_t whysize) {
     return ok ? 0 : -1;
 }
 
+int ln_peer_env_for(const ln_peer_env *base, const ln_exp_peer *peer, ln_peer_env *out, char *why,
+                    size_t whysize) {
+    *out = *base;
+    const char *src = ln_source_dir();
+    int n = 0;
+    if (peer->dir) n = snprintf(out->dir, sizeof out->dir, "%s/%s", src, peer->dir);
+    if (n >= 0 && (size_t)n < sizeof out->dir)
+        n = peer->modules ? snprintf(out->modules, sizeof out->modules, "%s/%s", src, peer->modules)
+                          : snprintf(out->modules, sizeof out->modules, "%s", out->dir);
+    if (n < 0 || (size_t)n >= sizeof out->modules) {
+        snprintf(why, whysize, "the peer's directories under %s make too long a path", src);
+        return -1;
+    }
+    return 0;
+}
+
 int ln_peer_check(const ln_peer_env *env, const ln_exp_peer *peer, char *version,
                   size_t versionsize, char *why, size_t whysize) {
     char path[8192];
@@ -214,7 +231,7 @@ int ln_peer_check(const ln_peer_env *env, const ln_exp_peer *peer, char *version
         }
     }
     if (!peer->package) return 0;
-    snprintf(path, sizeof path, "%s/node_modules/%s/package.json", env->dir, peer->package);
+    snprintf(path, sizeof path, "%s/node_modules/%s/package.json", env->modules, peer->package);
     json_t *pkg = json_load_file(path, 0, NULL);
     const char *installed = json_string_value(json_object_get(pkg, "version"));
     int rc = 0;
@@ -222,13 +239,13 @@ int ln_peer_check(const ln_peer_env *env, const ln_exp_peer *peer, char *version
         snprintf(why, whysize,
                  "npm package %s is not installed in %s "
                  "(run `npm ci` there)",
-                 peer->package, env->dir);
+                 peer->package, env->modules);
         rc = -1;
     } else if (peer->version && strcmp(installed, peer->version) != 0) {
         snprintf(why, whysize,
                  "%s %s is installed but %s is pinned "
                  "(run `npm ci` in %s)",
-                 peer->package, installed, peer->version, env->dir);
+                 peer->package, installed, peer->version, env->modules);
         rc = -1;
     } else {
         snprintf(version, versionsize, "%s", installed);

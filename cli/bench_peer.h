@@ -14,7 +14,8 @@
 typedef struct ln_peer_env {
     char node[4096];       /* the node executable */
     char node_version[32]; /* e.g. "v20.20.2" */
-    char dir[4096];        /* the peers directory */
+    char dir[4096];        /* the peers directory (the scripts) */
+    char modules[4096];    /* the directory whose node_modules/ is checked */
 } ln_peer_env;
 
 /* Find node ($LANES_NODE, else the first `node` on PATH) and ask its
@@ -22,8 +23,14 @@ typedef struct ln_peer_env {
  * <source dir>/bench/peers. Returns 0, or -1 with the reason in why. */
 int ln_peer_env_init(ln_peer_env *env, char *why, size_t whysize);
 
+/* *out = *base with dir and modules moved to the peer's own directories
+ * (relative to the source tree) where it declares them. 0, or -1 with the
+ * reason in why (a path too long). */
+int ln_peer_env_for(const ln_peer_env *base, const ln_exp_peer *peer, ln_peer_env *out, char *why,
+                    size_t whysize);
+
 /* Can peer run here? Its scripts exist in env->dir and its npm package is
- * installed in env->dir/node_modules with the pinned version (the installed
+ * installed in env->modules/node_modules with the pinned version (the installed
  * version goes to version, "" for a peer without a package). Returns 0, or
  * -1 with the reason in why. */
 int ln_peer_check(const ln_peer_env *env, const ln_exp_peer *peer, char *version,

@@ -1,8 +1,9 @@
-/* bench_runner.c - run an experiment: an untimed warm-up of the lanes
- * variants, then the repeats, each running every variant once, with the
- * lanes side and the peer side taking turns to go first so slow drifts of a
- * shared machine hit both alike. The figures come from inside the variants
- * (their own timed spans); the runner only stores them. */
+/* bench_runner.c - run an experiment: its setup (if it has one), an
+ * untimed warm-up of the lanes variants, then the repeats, each running
+ * every variant once, with the lanes side and the peer side taking turns to
+ * go first so slow drifts of a shared machine hit both alike, and its
+ * teardown. The figures come from inside the variants (their own timed
+ * spans); the runner only stores them. */
 #include "bench_runner.h"
 
 #include <lanes.h>
@@ -135,8 +136,7 @@ static int is_peer(const ln_exp_variant *v) {
 
 /* Run variant v once; its figures go to row (NULL: warm-up, dropped).
  * 0 or -1 (the error is recorded). */
-static int run_variant(ln_bench_run *run, const ln_bench_opts *opts, progress *pg,
-                       const ln_exp_variant *v, double *row) {
+static int run_variant(ln_bench_run *run, progress *pg, const ln_exp_variant *v, double *row) {
     const ln_experiment *exp = run->exp;
     pg->variant = v;
     progress_draw(pg);
@@ -149,7 +149,7 @@ static int run_variant(ln_bench_run *run, const ln_bench_opts *opts, progress *p
     } else {
         char why[1024] = "";
         ln_peer_tick tick = {progress_draw, pg};
-        json_t *obj = ln_peer_run(opts->peers, v, exp->params, run->params, run->nparams,
+        json_t *obj = ln_peer_run(&run->peer_env, v, exp->params, run->params, run->nparams,
                                   PEER_TIMEOUT_S, &tick, why, sizeof why);
         if (!obj) {
             add_error(run, "%s: %s", v->id, why);
@@ -176,12 +176,11 @@ static int run_variant(ln_bench_run *run, const ln_bench_opts *opts, progress *p
 }
 
 /* Run every variant of one side (peer or not) once. */
-static int run_side(ln_bench_run *run, const ln_bench_opts *opts, progress *pg, int peer_side,
-                    double *row) {
+static int run_side(ln_bench_run *run, progress *pg, int peer_side, double *row) {
     int rc = 0;
     for (size_t i = 0; i < LN_EXP_MAX_VARIANTS && run->exp->variants[i].id; i++) {
         const ln_exp_variant *v = &run->exp->variants[i];
-        if (is_peer(v) == peer_side && run_variant(run, opts, pg, v, row) != 0) rc = -1;
+        if (is_peer(v) == peer_side && run_variant(run, pg, v, row) != 0) rc = -1;
     }
     return rc;
 }
@@ -198,11 +197,13 @@ static void setup_peer(ln_bench_run *run, const ln_bench_opts *opts) {
                  opts->no_peer_reason ? opts->no_peer_reason : "peers disabled");
         return;
     }
-    if (ln_peer_check(opts->peers, peer, run->peer_version, sizeof run->peer_version,
+    if (ln_peer_env_for(opts->peers, peer, &run->peer_env, run->peer_reason,
+                        sizeof run->peer_reason) != 0 ||
+        ln_peer_check(&run->peer_env, peer, run->peer_version, sizeof run->peer_version,
                       run->peer_reason, sizeof run->peer_reason) != 0)
         return;
     snprintf(run->node_version, sizeof run->node_version, "%s", opts->peers->node_version);
-    ln_script_load(&run->peer_script, opts->peers->dir, peer->files, LN_EXP_MAX_FILES);
+    ln_script_load(&run->peer_script, run->peer_env.dir, peer->files, LN_EXP_MAX_FILES);
     run->peer_status = LN_PEER_RAN;
 }
 
@@ -239,19 +240,30 @@ int ln_bench_run_experiment(const ln_experiment *exp, const ln_bench_opts *opts,
     }
     for (size_t i = 0; i < cells; i++) run->values[i] = NAN;
 
+    char why[1024] = "";
+    if (exp->setup && exp->setup(why, sizeof why) != 0) {
+        add_error(run, "%s", why[0] ? why : "setup failed");
+        if (run->peer_status == LN_PEER_RAN) {
+            run->peer_status = LN_PEER_SKIPPED;
+            snprintf(run->peer_reason, sizeof run->peer_reason,
+                     "the experiment's setup failed, so nothing ran; see errors");
+        }
+        return -1;
+    }
     int rc = 0;
     progress pg = {opts, exp, 0, run->repeats, NULL, ln_now_ns()};
-    if (!exp->no_warmup && run_side(run, opts, &pg, 0, NULL) != 0) rc = -1;
+    if (!exp->no_warmup && run_side(run, &pg, 0, NULL) != 0) rc = -1;
     for (unsigned r = 0; r < run->repeats; r++) {
         double *row = run->values + (size_t)r * run->nfigures;
         uint64_t t0 = ln_now_ns();
         int peer_first = with_peer && r % 2 == 1;
         pg.repeat = r + 1;
-        if (peer_first && run_side(run, opts, &pg, 1, row) != 0) rc = -1;
-        if (run_side(run, opts, &pg, 0, row) != 0) rc = -1;
-        if (with_peer && !peer_first && run_side(run, opts, &pg, 1, row) != 0) rc = -1;
+        if (peer_first && run_side(run, &pg, 1, row) != 0) rc = -1;
+        if (run_side(run, &pg, 0, row) != 0) rc = -1;
+        if (with_peer && !peer_first && run_side(run, &pg, 1, row) != 0) rc = -1;
         run->wall_ms[r] = (double)(ln_now_ns() - t0) / 1e6;
     }
+    if (exp->teardown) exp->teardown();
     if (opts->progress)
         fprintf(stderr, "\r\033[K%s: %u repeat%s in %.1f s\n", exp->name, run->repeats,
                 run->repeats == 1 ? "" : "s", (double)(ln_now_ns() - pg.started_ns) / 1e9);

@@ -42,6 +42,7 @@ typedef struct ln_bench_run {
     ln_script script; /* the lanes code that ran */
     ln_peer_status peer_status;
     char peer_reason[512]; /* why it was skipped or failed */
+    ln_peer_env peer_env;  /* where the peer's scripts and packages are */
     ln_script peer_script; /* the peer scripts that ran */
     char node_version[32]; /* "v20.20.2", or "" */
     char peer_version[32]; /* installed package version, or "" */

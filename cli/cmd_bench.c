@@ -49,10 +49,14 @@ static void usage(FILE *f) {
           "  --json        print a JSON summary on stdout instead of the table\n"
           "  --list        list the experiments and exit\n"
           "  -h, --help    this text\n\n"
-          "Node.js peers live in bench/peers (run `npm ci` there once). Without node\n"
-          "or node_modules, lanes runs alone and the results say so.\n"
+          "Node.js peers live in bench/peers (run `npm ci` there once); bullmq's\n"
+          "BullMQ is tests/interop's (`npm ci` there). Without node or node_modules,\n"
+          "lanes runs alone and the results say so. bullmq uses the Redis server of\n"
+          "LANES_BENCH_REDIS_URL, else starts its own redis-server (no persistence,\n"
+          "a free 127.0.0.1 port) and stops it at the end.\n"
           "Environment: LANES_NODE (node executable), LANES_PEERS_DIR (peer scripts),\n"
-          "LANES_SOURCE_DIR (source tree, for the \"script\" field).\n\n"
+          "LANES_SOURCE_DIR (source tree, for the \"script\" field),\n"
+          "LANES_BENCH_REDIS_URL (redis://HOST:PORT/DB for bullmq).\n\n"
           "Exit status: 0 everything ran; 1 a run failed (results are still written);\n"
           "2 bad command line; 3 the output directory cannot be used.\n",
           f);

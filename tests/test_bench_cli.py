@@ -9,14 +9,23 @@ directory, then checks every JSON file written against the schema of seed
 every SVG for well-formed XML, the report, and the command line's failure
 modes: unknown experiment, bad flags, an unwritable --out, node missing from
 PATH, peers without node_modules, --no-peers. Never asserts a timing.
+
+The bullmq experiment needs Redis: LANES_TEST_REDIS_URL (passed on as
+LANES_BENCH_REDIS_URL), else a redis-server on PATH, which the experiment
+starts itself. Without either it is left out and said so; with it, its
+targets, its lanes-only fallback, an unreachable server and the stop of its
+own redis-server on SIGINT are checked too.
 """
 import copy
 import json
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -29,6 +38,33 @@ def check(cond, what):
         failures.append(what)
         print("FAIL:", what, file=sys.stderr)
     return cond
+
+
+def children(pid, name):
+    """Pids of the live processes called name whose parent is pid."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        comm = stat[stat.find("(") + 1:stat.rfind(")")]
+        fields = stat[stat.rfind(")") + 2:].split()
+        if comm == name and fields and fields[0] != "Z" and int(fields[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2:].split()[0] != "Z"
 
 
 def run(lanes, *args, env=None):
@@ -238,16 +274,114 @@ def check_outputs(out, names, expect_lanes_only=None):
     return docs
 
 
+def check_bullmq(lanes, tmp, doc, out, bench_env, have_node, own_server):
+    """The bullmq experiment: targets said honestly, its fallbacks, its server."""
+    report = open(os.path.join(out, "README.md"), encoding="utf-8").read()
+    comps = {c["target"]: c for c in doc["comparisons"]}
+    src = os.environ.get("LANES_SOURCE_DIR", "")
+    installed = os.path.exists(os.path.join(src, "tests", "interop", "node_modules", "bullmq",
+                                            "package.json"))
+    if have_node and installed:
+        check(doc["peer"]["status"] == "ran" and not doc["lanesOnly"],
+              f"bullmq: peer {doc['peer']['status']}: {doc['peer']['reason']}")
+    if not doc["lanesOnly"]:
+        for key, need in (("lanesWorkerJobsPerSec", 3), ("lanesAddJobsPerSec", 2)):
+            c = comps.get(key, {})
+            check(c.get("kind") == "target" and c.get("publishedRatio") == need,
+                  f"bullmq: {key} is not a {need}x target: {c}")
+            if not is_num(c.get("ratio")):
+                check(False, f"bullmq: {key}: no ratio")
+                continue
+            met = c["ratio"] >= need
+            check(c["direction"] == ("target met" if met else "target missed"),
+                  f"bullmq: {key}: ratio {c['ratio']} but direction {c['direction']}")
+            said = f"meets the {need:.2f}x target" if met else f"MISSES the {need:.2f}x target"
+            check(said in report, f"bullmq: report does not say '{said}'")
+        check(comps.get("lanesWorkerJobsPerSec", {}).get("headline") is True,
+              "bullmq: the worker comparison is not the headline")
+
+    # node missing: lanes only, exit 0, a headline all the same.
+    out2 = os.path.join(tmp, "bullmq-no-node")
+    env = dict(bench_env, LANES_NODE=os.path.join(tmp, "no-such-node"))
+    p = run(lanes, "bullmq", "--quick", "--repeats", "1", "--out", out2, env=env)
+    check(p.returncode == 0 and "LANES_NODE is not an executable" in p.stderr,
+          f"bullmq without node: exit {p.returncode}: {p.stderr[-300:]!r}")
+    d = check_outputs(out2, ["bullmq"], expect_lanes_only=True).get("bullmq")
+    if d:
+        check(not any(k.startswith("bullmq") for k in d["summary"]),
+              "bullmq: peer figures invented")
+        head = [c for c in d["comparisons"] if c["headline"]]
+        check(head and head[0]["target"] == "lanesBulkJobsPerSec", "bullmq lanes-only headline")
+
+    # An unreachable server: exit 1, said plainly, the JSON still written.
+    out3 = os.path.join(tmp, "bullmq-bad-url")
+    env = dict(bench_env, LANES_BENCH_REDIS_URL="redis://127.0.0.1:1/0")
+    p = run(lanes, "bullmq", "--quick", "--repeats", "1", "--no-peers", "--out", out3, env=env)
+    check(p.returncode == 1 and "cannot use LANES_BENCH_REDIS_URL=redis://127.0.0.1:1/0"
+          in p.stderr, f"bullmq, bad URL: exit {p.returncode}: {p.stderr[-300:]!r}")
+    try:
+        with open(os.path.join(out3, "bullmq.json"), encoding="utf-8") as f:
+            check(json.load(f)["errors"], "bullmq, bad URL: no error recorded")
+    except (OSError, ValueError, KeyError) as e:
+        check(False, f"bullmq, bad URL: no usable JSON: {e}")
+
+    # Its own redis-server dies with lanes: SIGINT to lanes alone.
+    if not own_server:
+        return
+    env = dict(bench_env)
+    env.pop("LANES_BENCH_REDIS_URL", None)
+    proc = subprocess.Popen([lanes, "bench", "bullmq", "--no-peers", "--out",
+                             os.path.join(tmp, "bullmq-sigint")], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    servers = []
+    deadline = time.monotonic() + 30
+    while not servers and proc.poll() is None and time.monotonic() < deadline:
+        servers = children(proc.pid, "redis-server")
+        time.sleep(0.02)
+    if not check(servers, "bullmq: no redis-server child seen"):
+        proc.kill()
+        proc.wait()
+        return
+    time.sleep(0.3)  # let it get into the runs
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while alive(servers[0]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not check(not alive(servers[0]), "bullmq: redis-server outlived lanes after SIGINT"):
+        os.kill(servers[0], signal.SIGKILL)
+
+
 def main():
     lanes = os.path.abspath(sys.argv[1])
     base_env = dict(os.environ)
     tmp = tempfile.mkdtemp(prefix="lanes-bench-test.")
+    # Work in tmp: an experiment that finds ./results (writepath's waterfalls)
+    # must not write into the caller's directory, e.g. the source tree.
+    if base_env.get("LANES_SOURCE_DIR"):
+        base_env["LANES_SOURCE_DIR"] = os.path.abspath(base_env["LANES_SOURCE_DIR"])
+        os.environ["LANES_SOURCE_DIR"] = base_env["LANES_SOURCE_DIR"]
+    start_dir = os.getcwd()
+    os.chdir(tmp)
 
     # --help and --list
     p = run(lanes, "--help")
     check(p.returncode == 0 and "usage: lanes bench" in p.stdout, "--help")
     names = [line.split()[0] for line in run(lanes, "--list").stdout.splitlines() if line.strip()]
-    check({"fixedqueue", "rails", "starvation"} <= set(names), f"--list gives {names}")
+    check({"fixedqueue", "rails", "starvation", "bullmq"} <= set(names), f"--list gives {names}")
+
+    # Redis for the bullmq experiment: a given server, or its own.
+    redis_url = base_env.get("LANES_BENCH_REDIS_URL") or base_env.get("LANES_TEST_REDIS_URL")
+    have_redis_server = shutil.which("redis-server") is not None
+    bench_env = dict(base_env)
+    bench_env.pop("LANES_BENCH_REDIS_URL", None)
+    if redis_url:
+        bench_env["LANES_BENCH_REDIS_URL"] = redis_url
+    have_redis = bool(redis_url) or have_redis_server
+    runnable = names if have_redis else [n for n in names if n != "bullmq"]
+    if not have_redis:
+        print("SKIP bullmq: neither LANES_TEST_REDIS_URL nor redis-server on PATH",
+              file=sys.stderr)
 
     # Command-line errors: clear message, exit 2 (usage) or 3 (unavailable).
     p = run(lanes, "nosuch", "--out", tmp)
@@ -270,18 +404,22 @@ def main():
     # Every experiment, quick, with the peers if node is here. stderr is a
     # pipe, so no progress line may appear.
     out = os.path.join(tmp, "all")
-    p = run(lanes, "--quick", "--repeats", "1", "--out", out)
+    p = run(lanes, *([] if runnable == names else runnable), "--quick", "--repeats", "1",
+            "--out", out, env=bench_env)
     check(p.returncode == 0, f"quick run exit {p.returncode}: {p.stderr}")
     check("\r" not in p.stderr, "progress line written to a non-terminal")
-    for name in names:
+    for name in runnable:
         check(re.search(rf"^{name}\s", p.stdout, re.M), f"summary table lacks {name}")
-    docs = check_outputs(out, names)
+    docs = check_outputs(out, runnable)
     if "fixedqueue" in docs:
         check_schema_can_fail(docs["fixedqueue"])
         text = open(os.path.join(out, "README.md"), encoding="utf-8").read()
         check("ArrayTaskQueue" in text and "README's comparison" in text,
               "report does not name the README's comparison")
     have_node = subprocess.run(["sh", "-c", "command -v node"], capture_output=True).returncode == 0
+    if "bullmq" in docs:
+        check_bullmq(lanes, tmp, docs["bullmq"], out, bench_env, have_node,
+                     have_redis_server and not redis_url)
     if have_node and "fixedqueue" in docs and not docs["fixedqueue"]["lanesOnly"]:
         peer = docs["fixedqueue"]["peer"]
         check(peer["status"] == "ran" and HEX64.match(peer["scriptSha256"]), "peer ran, hashed")
@@ -345,6 +483,7 @@ def main():
         check(False, f"--json did not print a JSON summary: {e}")
     check_outputs(out4, ["fixedqueue"], expect_lanes_only=True)
 
+    os.chdir(start_dir)
     subprocess.run(["rm", "-rf", tmp])
     if failures:
         print(f"{len(failures)} check(s) failed", file=sys.stderr)

@@ -4,12 +4,13 @@
  * `static const ln_experiment` and registers it with LN_EXPERIMENT(). The
  * declaration says which published claim it re-tests (quote, url, numbers),
  * the hypothesis and conditions, the variants that run once per repeat
- * (lanes functions in C, or Node.js peer scripts from bench/peers/), the
- * figures they yield, the comparisons to report, the limits of those
- * comparisons in plain words, and the chart. The runner (cli/bench_*.c)
- * does the rest: warm-up, repeats alternating lanes and peer, medians,
- * min/max, ratios and their spread, the environment, the JSON of seed 001,
- * the SVG chart and the Markdown report.
+ * (lanes functions in C, or Node.js peer scripts from bench/peers/ or the
+ * peer's own directory), the figures they yield, the comparisons to report,
+ * the limits of those comparisons in plain words, and the chart; optionally
+ * a setup and teardown around all runs (a server both sides use). The
+ * runner (cli/bench_*.c) does the rest: warm-up, repeats alternating lanes
+ * and peer, medians, min/max, ratios and their spread, the environment, the
+ * JSON of seed 001, the SVG chart and the Markdown report.
  *
  * Tables are fixed-capacity arrays ended by their first all-zero entry, so
  * a declaration lists its rows and nothing else.
@@ -110,7 +111,8 @@ typedef enum ln_cmp_kind {
     LN_CMP_COUNTERPART, /* the same question asked of lanes */
     LN_CMP_VERSUS,      /* lanes against the original library, same work */
     LN_CMP_BOUND,       /* a measured figure against its theoretical bound */
-    LN_CMP_TARGET       /* a measured figure against a figure it is required to reach */
+    LN_CMP_TARGET       /* a measured figure against a figure it is required to reach,
+                           or to beat by published_ratio (e.g. 3: three times) */
 } ln_cmp_kind;
 
 /* A ratio to report: baseline over target for lower-is-better figures
@@ -123,7 +125,8 @@ typedef struct ln_exp_compare {
     const char *baseline;   /* figure key */
     const char *what;       /* plain words */
     const char *published;  /* the claim's figure in words, or NULL */
-    double published_ratio; /* the same as a ratio (> 1: target better), 0 = none */
+    double published_ratio; /* the same as a ratio (> 1: target better), 0 = none;
+                               for LN_CMP_TARGET the ratio required (0: 1) */
 } ln_exp_compare;
 
 typedef struct ln_exp_series {
@@ -150,8 +153,14 @@ typedef struct ln_exp_peer {
     const char *name;                    /* "Piscina" */
     const char *repo;                    /* "piscinajs/piscina" */
     const char *package;                 /* npm package checked in node_modules, or NULL */
-    const char *version;                 /* the version pinned in bench/peers/package.json */
-    const char *files[LN_EXP_MAX_FILES]; /* scripts that run, in bench/peers/ */
+    const char *version;                 /* the version pinned in its package.json */
+    const char *files[LN_EXP_MAX_FILES]; /* scripts that run, in dir */
+    /* Where the scripts are, relative to the source tree; NULL: the peers
+     * directory (bench/peers, or $LANES_PEERS_DIR). */
+    const char *dir;
+    /* Whose node_modules/ holds package, relative to the source tree; NULL:
+     * the scripts' directory. */
+    const char *modules;
 } ln_exp_peer;
 
 typedef struct ln_experiment {
@@ -186,6 +195,13 @@ typedef struct ln_experiment {
         ln_exp_panel panels[LN_EXP_MAX_PANELS];
     } chart;
     ln_exp_peer peer; /* name NULL: lanes only */
+    /* Optional, around all runs of the experiment (warm-up included), on
+     * the runner's thread, e.g. to start a server both sides use. setup
+     * returns 0, or -1 with the reason in why: then nothing runs and the
+     * reason is the experiment's error. teardown runs after the last run
+     * whenever setup returned 0. */
+    int (*setup)(char *why, size_t whysize);
+    void (*teardown)(void);
 } ln_experiment;
 
 /* Add exp to the list `lanes bench` knows. Called by LN_EXPERIMENT before

@@ -1,0 +1,143 @@
+/* bullmq.c - the C side of issue 6's speed figures; see bullmq.h. */
+#include "workloads/bullmq.h"
+
+#include <lanes.h>
+#include <lanes/jobs.h>
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define NAME "noop"
+#define DATA "{}"
+
+static int fail(ln_bullmqbench_result *out, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(ln_bullmqbench_result *out, int err, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->errmsg, sizeof out->errmsg, fmt, ap);
+    va_end(ap);
+    return err;
+}
+
+static int open_store(const char *url, ln_jobs **jobs, ln_bullmqbench_result *out) {
+    char msg[200] = "";
+    int err = ln_jobs_open_ex(jobs, url, NULL, msg, sizeof msg);
+    return err == 0 ? 0 : fail(out, err, "open %s: %s (%s)", url, msg, ln_strerror(err));
+}
+
+/* Remove every job of queue a run leaves (waiting, completed, failed), so
+ * the next run starts from an empty queue and the server's memory stays
+ * flat. Its error, if any, is kept in out unless one is there already. */
+static int forget(ln_jobs *jobs, const char *queue, ln_bullmqbench_result *out) {
+    int err = ln_jobs_drain(jobs, queue, NULL);
+    if (err == 0) err = ln_jobs_clean(jobs, queue, LN_JOB_COMPLETED, -1, 0, NULL);
+    if (err == 0) err = ln_jobs_clean(jobs, queue, LN_JOB_FAILED, -1, 0, NULL);
+    if (err != 0 && out->errmsg[0] == '\0')
+        fail(out, err, "cleaning queue %s: %s", queue, ln_jobs_errmsg(jobs));
+    return err;
+}
+
+/* Add n jobs, batch per call (1: ln_jobs_add). */
+static int add_jobs(ln_jobs *jobs, const char *queue, size_t n, size_t batch,
+                    ln_bullmqbench_result *out) {
+    ln_job_spec specs[LN_BULLMQBENCH_BATCH];
+    for (size_t i = 0; i < batch; i++) specs[i] = (ln_job_spec){NAME, DATA, NULL};
+    for (size_t done = 0; done < n;) {
+        size_t k = n - done < batch ? n - done : batch;
+        int err = batch == 1 ? ln_jobs_add(jobs, queue, NAME, DATA, NULL, NULL, 0)
+                             : ln_jobs_add_bulk(jobs, queue, specs, k, NULL, 0);
+        if (err != 0) return fail(out, err, "add: %s", ln_jobs_errmsg(jobs));
+        done += k;
+    }
+    return 0;
+}
+
+/* The queue holds exactly 'waiting' waiting and 'completed' completed jobs
+ * and nothing else. */
+static int check_counts(ln_jobs *jobs, const char *queue, uint64_t waiting, uint64_t completed,
+                        ln_bullmqbench_result *out) {
+    ln_job_counts c;
+    int err = ln_jobs_counts(jobs, queue, &c);
+    if (err != 0) return fail(out, err, "counts: %s", ln_jobs_errmsg(jobs));
+    if (c.waiting != waiting || c.completed != completed ||
+        c.delayed + c.prioritized + c.active + c.failed + c.paused != 0)
+        return fail(out, LN_EFAILED,
+                    "queue %s holds %llu waiting and %llu completed jobs, expected %llu and %llu",
+                    queue, (unsigned long long)c.waiting, (unsigned long long)c.completed,
+                    (unsigned long long)waiting, (unsigned long long)completed);
+    return 0;
+}
+
+static int noop(ln_job *job, void *ctx) {
+    (void)job;
+    (void)ctx;
+    return 0;
+}
+
+int ln_bullmqbench_worker(const char *url, const char *queue, size_t jobs, unsigned concurrency,
+                          ln_bullmqbench_result *out) {
+    if (!out) return LN_EINVAL;
+    out->jobs_per_sec = 0;
+    out->errmsg[0] = '\0';
+    if (!url || !queue || jobs == 0 || concurrency == 0 || concurrency > 1000)
+        return fail(out, LN_EINVAL, "need a URL, a queue, jobs >= 1 and concurrency 1..1000");
+    ln_jobs *store;
+    int err = open_store(url, &store, out);
+    if (err != 0) return err;
+    ln_worker *w = NULL;
+    err = forget(store, queue, out);
+    if (err == 0) err = add_jobs(store, queue, jobs, LN_BULLMQBENCH_BATCH, out);
+    if (err == 0) {
+        ln_worker_opts o;
+        ln_worker_opts_init(&o);
+        o.concurrency = concurrency;
+        o.exit_when_empty = 1;
+        err = ln_worker_create(&w, store, queue, noop, NULL, &o);
+        if (err != 0) fail(out, err, "worker_create: %s", ln_strerror(err));
+    }
+    if (err == 0) {
+        uint64_t t0 = ln_now_ns();
+        err = ln_worker_run(w);
+        double secs = (double)(ln_now_ns() - t0) / 1e9;
+        ln_worker_stats st;
+        ln_worker_get_stats(w, &st);
+        if (err != 0)
+            fail(out, err, "worker_run: %s", ln_jobs_errmsg(store));
+        else if (st.completed != jobs)
+            err = fail(out, LN_EFAILED, "the worker completed %llu of %zu jobs",
+                       (unsigned long long)st.completed, jobs);
+        else
+            out->jobs_per_sec = (double)jobs / secs;
+    }
+    if (err == 0) err = check_counts(store, queue, 0, jobs, out);
+    ln_worker_destroy(w);
+    int cleaned = forget(store, queue, out);
+    ln_jobs_close(store);
+    return err != 0 ? err : cleaned;
+}
+
+int ln_bullmqbench_add(const char *url, const char *queue, size_t jobs, size_t batch,
+                       ln_bullmqbench_result *out) {
+    if (!out) return LN_EINVAL;
+    out->jobs_per_sec = 0;
+    out->errmsg[0] = '\0';
+    if (!url || !queue || jobs == 0 || batch == 0 || batch > LN_BULLMQBENCH_BATCH)
+        return fail(out, LN_EINVAL, "need a URL, a queue, jobs >= 1 and batch 1..%d",
+                    LN_BULLMQBENCH_BATCH);
+    ln_jobs *store;
+    int err = open_store(url, &store, out);
+    if (err != 0) return err;
+    err = forget(store, queue, out);
+    if (err == 0) {
+        uint64_t t0 = ln_now_ns();
+        err = add_jobs(store, queue, jobs, batch, out);
+        double secs = (double)(ln_now_ns() - t0) / 1e9;
+        if (err == 0) out->jobs_per_sec = (double)jobs / secs;
+    }
+    if (err == 0) err = check_counts(store, queue, jobs, 0, out);
+    int cleaned = forget(store, queue, out);
+    ln_jobs_close(store);
+    return err != 0 ? err : cleaned;
+}
