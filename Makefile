@@ -5,8 +5,9 @@
 #   make test     install missing Debian/npm packages, build the plain,
 #                 TSan and ASan+UBSan trees, start redis-server on a free
 #                 loopback port, run every test in one CTest run
-#   make demo     rerun the experiments quickly and print the figures
-#   make bench    rerun every experiment at full size into results/
+#   make demo     install what is missing, build, rerun the experiments
+#                 quickly and print the figures
+#   make bench    the same at full size, into results/
 #   make install  install the library, headers, pkg-config file and CLI
 
 JOBS     ?= 2
@@ -36,10 +37,12 @@ test: deps
 	$(CMAKE) --build $(BUILD) -j$(JOBS)
 	scripts/with-services.sh ctest --test-dir $(BUILD) -j$(JOBS) --output-on-failure
 
-demo: all
+demo: deps
+	$(MAKE) all
 	scripts/demo.sh $(BUILD)
 
-bench: all
+bench: deps
+	$(MAKE) all
 	scripts/bench.sh $(BUILD)
 
 install: all
