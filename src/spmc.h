@@ -71,8 +71,8 @@ void ln__spmc_init(ln_spmc *q);
 
 /* ---- the producer's side, inline: it is every submit's path -------------- */
 
-/* Room for n more items from position t? Refreshes the producer's view of
- * head only when its cached one says no (acquire: pairs with the
+/* Free slots from position t on. Refreshes the producer's view of head
+ * only when its cached one says there are none (acquire: pairs with the
  * consumers' release CAS, so their reads of the slots are done). */
 static inline size_t ln__spmc_room(ln_spmc *q, size_t t) {
     size_t free_slots = LN_SPMC_SLOTS - (t - q->head_seen);
@@ -84,7 +84,7 @@ static inline size_t ln__spmc_room(ln_spmc *q, size_t t) {
 }
 
 /* Write position t. relaxed: tail's release store publishes the slots;
- * a value the slot already holds is not written again (spmc.h). The slot
+ * a value the slot already holds is not written again (DESIGN). The slot
  * at t was last written at t - LN_SPMC_SLOTS (or never, holding the
  * initial NULL/0, which 'since' = 0 and the bitmap describe as well). */
 static inline void ln__spmc_put(ln_spmc *q, size_t t, ln_fn fn, void *arg, void *owner, uint64_t enq) {
@@ -124,7 +124,6 @@ static inline int ln__spmc_push(ln_spmc *q, const ln_queue_item *item) {
     atomic_store_explicit(&q->tail, t + 1, memory_order_release);
     return 1;
 }
-
 
 /* Producer, after a push found the ring full: wait for room while the
  * consumers make progress. Consumers take in batches, so while one is
