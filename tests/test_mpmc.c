@@ -203,7 +203,7 @@ static void *ident(void *a) { return a; }
 /* One submitter's rounds: submit, wait, sometimes drain. */
 static void *wakeup_rounds(void *arg) {
     ln_pool *p = arg;
-    long rounds = ln_test_scale(30000, 10);
+    long rounds = ln_test_scale(40000, 10);
     for (long i = 0; i < rounds; i++) {
         ln_task *t;
         CHECK_EQ(ln_submit(p, 0, ident, (void *)(uintptr_t)i, &t), 0);
@@ -216,9 +216,11 @@ static void *wakeup_rounds(void *arg) {
     return NULL;
 }
 
-TEST(fixed_lane_never_loses_a_wakeup_two_submitters) {
-    /* The first submitter owns the lane's single-producer ring, the other
-     * uses the shared ring: both sides of the sleep protocol, at once. */
+/* No spinning: every submit meets a worker that is asleep or about to be.
+ * A lost wake-up hangs one round and fails by timeout. With two
+ * submitters, the first owns the lane's single-producer ring and the other
+ * uses the shared ring: both sides of the sleep protocol, at once. */
+static void wakeup_case(int submitters) {
     ln_pool_opts o;
     ln_pool_opts_init(&o);
     o.spin_us = 0;
@@ -226,36 +228,17 @@ TEST(fixed_lane_never_loses_a_wakeup_two_submitters) {
     ln_pool *p;
     CHECK_EQ(ln_pool_create(&p, &o), 0);
     pthread_t other;
-    pthread_create(&other, NULL, wakeup_rounds, p);
+    if (submitters > 1) pthread_create(&other, NULL, wakeup_rounds, p);
     wakeup_rounds(p);
-    pthread_join(other, NULL);
+    if (submitters > 1) pthread_join(other, NULL);
     ln_lane_stats st;
     CHECK_EQ(ln_pool_stats(p, 0, &st), 0);
-    CHECK_EQ(st.submitted, 2 * (uint64_t)ln_test_scale(30000, 10));
+    CHECK_EQ(st.submitted, (uint64_t)submitters * (uint64_t)ln_test_scale(40000, 10));
     ln_pool_destroy(p);
 }
 
-TEST(fixed_lane_never_loses_a_wakeup) {
-    /* No spinning: every submit meets a worker that is asleep or about to
-     * be. A lost wake-up hangs one round and fails by timeout. */
-    ln_pool_opts o;
-    ln_pool_opts_init(&o);
-    o.spin_us = 0;
-    o.lanes[0].min_threads = o.lanes[0].max_threads = 2;
-    ln_pool *p;
-    CHECK_EQ(ln_pool_create(&p, &o), 0);
-    long rounds = ln_test_scale(50000, 10);
-    for (long i = 0; i < rounds; i++) {
-        ln_task *t;
-        CHECK_EQ(ln_submit(p, 0, ident, (void *)(uintptr_t)i, &t), 0);
-        void *r;
-        CHECK_EQ(ln_task_wait(t, &r), 0);
-        CHECK_EQ((uintptr_t)r, (uintptr_t)i);
-        ln_task_release(t);
-        if (i % 7 == 0) CHECK_EQ(ln_pool_drain(p), 0);
-    }
-    ln_pool_destroy(p);
-}
+TEST(fixed_lane_never_loses_a_wakeup) { wakeup_case(1); }
+TEST(fixed_lane_never_loses_a_wakeup_two_submitters) { wakeup_case(2); }
 
 static long order_next;
 static void *order_gate(void *arg) {
