@@ -10,3 +10,9 @@ if(OPENSSL_FOUND)
   ln_test(NAME test_starvation SOURCES test_starvation.c LIBS PkgConfig::OPENSSL)
 endif()
 ln_test(NAME test_pool_adversarial SOURCES test_pool_adversarial.c TIMEOUT 120)
+# The same ring and wake-up tests with the symmetric barrier (seq_cst fences
+# on both sides), the fallback where membarrier(2) is unavailable; the plain
+# run above uses membarrier, the TSan run a shared-word RMW (barrier.h).
+add_test(NAME test_mpmc_fences COMMAND test_mpmc)
+set_tests_properties(test_mpmc_fences PROPERTIES TIMEOUT 120 LABELS plain
+                     ENVIRONMENT "LANES_NO_MEMBARRIER=1")

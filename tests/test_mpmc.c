@@ -5,6 +5,7 @@
  * no-lost-wake-up protocol of a fixed lane under constant sleeping. */
 #include "testutil.h"
 
+#include "barrier.h"
 #include "mpmc.h"
 #include "spmc.h"
 
@@ -13,6 +14,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define PRODUCERS 2
 #define CONSUMERS 2
@@ -237,6 +239,17 @@ static void wakeup_case(int submitters) {
     ln_pool_destroy(p);
 }
 
+/* Which form of the sleep barrier this run tests (barrier.h): the
+ * fallback when LANES_NO_MEMBARRIER=1 (test_mpmc_fences), else membarrier
+ * where the kernel has it. */
+TEST(barrier_form) {
+    ln__barrier_init();
+    const char *off = getenv("LANES_NO_MEMBARRIER");
+    if (off != NULL && strcmp(off, "1") == 0) CHECK_EQ(ln__barrier_asymmetric, 0);
+    fprintf(stderr, "sleep barrier: %s\n",
+            ln__barrier_asymmetric ? "membarrier (asymmetric)" : "symmetric");
+}
+
 TEST(fixed_lane_never_loses_a_wakeup) { wakeup_case(1); }
 TEST(fixed_lane_never_loses_a_wakeup_two_submitters) { wakeup_case(2); }
 
@@ -281,6 +294,7 @@ int main(int argc, char **argv) {
                                         TESTCASE(ring_full_and_wraparound),
                                         TESTCASE(owned_ring_exactly_once_in_order),
                                         TESTCASE(owned_ring_full_and_wraparound),
+                                        TESTCASE(barrier_form),
                                         TESTCASE(fixed_lane_never_loses_a_wakeup_two_submitters),
                                         TESTCASE(fixed_lane_never_loses_a_wakeup),
                                         TESTCASE(fixed_lane_backlog_keeps_order), {0}});
