@@ -319,9 +319,24 @@ static void queued_locked(ln_lane *l, uint64_t n) {
     }
 }
 
-/* Pauses a submitter may spend waiting for room in its owned ring (a
- * pause is 10-150 cycles, depending on the CPU): a few microseconds at most. */
-#define LN_ROOM_SPINS 64
+/* How long a submitter waits for room in its full owned ring while no
+ * worker takes anything, before the lane starts a backlog (pool.h): short
+ * when every worker is busy (a long task may hold them), longer while one
+ * sleeps or is waking up (nidle > 0: a futex wake-up takes tens of us on a
+ * VM, sometimes milliseconds) -- a backlog costs every later submit and
+ * take the lane's mutex until it drains. */
+#define LN_ROOM_WAIT_NS 200000u
+#define LN_ROOM_WAKE_NS 2000000u
+
+static int owned_wait_room(ln_lane *l, ln_spmc *mine) {
+    for (uint64_t waited = 0;; waited += LN_ROOM_WAIT_NS) {
+        if (ln__spmc_wait_room(mine, LN_ROOM_WAIT_NS)) return 1;
+        /* relaxed: a hint; the cost of a wrong guess is a backlog. */
+        if (atomic_load_explicit(&l->nidle, memory_order_relaxed) == 0 ||
+            waited + LN_ROOM_WAIT_NS >= LN_ROOM_WAKE_NS)
+            return 0;
+    }
+}
 
 /* The calling thread's ring on fixed lane l: 'owned' if it owns the lane
  * (claiming it if nobody has), else NULL (use 'ring'). */
@@ -351,11 +366,11 @@ int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
         !atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) {
         ln_spmc *mine = owned_ring(l);
         /* A full owned ring whose consumer is busy taking batches has room
-         * again within a batch: wait that long (LN_ROOM_SPINS) rather than
+         * again within a batch: wait for it (owned_wait_room) rather than
          * start a backlog, which would move every later submit and take
          * under the lane's mutex. */
         if (mine != NULL ? ln__spmc_push(mine, &it) ||
-                               (ln__spmc_wait_room(mine, LN_ROOM_SPINS) &&
+                               (owned_wait_room(l, mine) &&
                                 ln__spmc_push(mine, &it))
                          : ln__mpmc_push(l->ring, &it)) {
             ln__lane_after_lockfree_push(l);
@@ -442,7 +457,7 @@ int ln__pool_submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, 
                 continue;
             }
             ln__lane_after_lockfree_push(l); /* a sleeping worker must make the room */
-            if (mine == NULL || !ln__spmc_wait_room(mine, LN_ROOM_SPINS)) break;
+            if (mine == NULL || !owned_wait_room(l, mine)) break;
         }
         if (done > 0) ln__lane_after_lockfree_push(l);
     }

@@ -21,20 +21,22 @@ void ln__spmc_init(ln_spmc *q) {
     }
 }
 
-int ln__spmc_wait_room(ln_spmc *q, unsigned spins) {
+int ln__spmc_wait_room(ln_spmc *q, uint64_t max_idle_ns) {
     size_t t = atomic_load_explicit(&q->tail, memory_order_relaxed); /* ours */
     size_t seen = q->head_seen;
-    for (unsigned idle = 0; idle < spins; idle++) {
+    uint64_t since = ln__now_ns();
+    for (unsigned k = 1;; k++) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
         if (ln__spmc_room(q, t) > 0) return 1;
         if (q->head_seen != seen) { /* progress, but not enough yet */
             seen = q->head_seen;
-            idle = 0;
+            since = ln__now_ns();
+        } else if ((k & 63) == 0 && ln__now_ns() - since >= max_idle_ns) {
+            return 0;
         }
     }
-    return 0;
 }
 
 size_t ln__spmc_push_many(ln_spmc *q, ln_fn fn, void *const *args, void *owner,

@@ -127,11 +127,11 @@ static inline int ln__spmc_push(ln_spmc *q, const ln_queue_item *item) {
 
 /* Producer, after a push found the ring full: wait for room while the
  * consumers make progress. Consumers take in batches, so while one is
- * working room comes back within a batch. Gives up (0) after 'spins'
- * pause instructions in a row without a consumer taking anything -- a
- * consumer stuck in a long task costs the producer a few microseconds.
- * 1 when there is room. */
-int ln__spmc_wait_room(ln_spmc *q, unsigned spins);
+ * working room comes back within a batch. Gives up (0) when no consumer
+ * took anything for max_idle_ns -- enough for a sleeping worker to wake
+ * up, short next to a long task that holds the only consumer. 1 when
+ * there is room. */
+int ln__spmc_wait_room(ln_spmc *q, uint64_t max_idle_ns);
 
 /* Producer: append up to n items (fn, args[i], owner, enq_ns); the number
  * stored (0 if full). */
