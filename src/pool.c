@@ -321,18 +321,19 @@ static void queued_locked(ln_lane *l, uint64_t n) {
 
 /* How long a submitter waits for room in its full owned ring while no
  * worker takes anything, before the lane starts a backlog (pool.h): short
- * when every worker is busy (a long task may hold them), longer while one
- * sleeps or is waking up (nidle > 0: a futex wake-up takes tens of us on a
- * VM, sometimes milliseconds) -- a backlog costs every later submit and
- * take the lane's mutex until it drains. */
+ * when a worker is inside a batch (a long task may hold it), longer while
+ * none is (they sleep, wake up -- a futex wake-up takes tens of us on a VM,
+ * sometimes milliseconds -- or were preempted between batches and will be
+ * back). A backlog costs every later submit and take the lane's mutex
+ * until it drains, so it is worth a wait. */
 #define LN_ROOM_WAIT_NS 200000u
-#define LN_ROOM_WAKE_NS 2000000u
+#define LN_ROOM_WAKE_NS 3000000u
 
 static int owned_wait_room(ln_lane *l, ln_spmc *mine) {
     for (uint64_t waited = 0;; waited += LN_ROOM_WAIT_NS) {
         if (ln__spmc_wait_room(mine, LN_ROOM_WAIT_NS)) return 1;
         /* relaxed: a hint; the cost of a wrong guess is a backlog. */
-        if (atomic_load_explicit(&l->nidle, memory_order_relaxed) == 0 ||
+        if (atomic_load_explicit(&l->nbusy, memory_order_relaxed) > 0 ||
             waited + LN_ROOM_WAIT_NS >= LN_ROOM_WAKE_NS)
             return 0;
     }
