@@ -184,8 +184,9 @@ enum { LN_FULL_FAIL = 0, LN_FULL_BLOCK = 1 };
 
 /* Per-pool task timing, for the wait and run histograms of ln_pool_stats.
  * SAMPLED (the default) times every task, except while a lane's workers
- * run batches of short tasks (under 20 us each on average): then one task
- * in 16 per submitting thread is timed, so a stream of tiny tasks does not
+ * run batches of short tasks (under 20 us each on average) or its locked
+ * queue holds 64 tasks or more: then one task in 16 per submitting thread
+ * is timed, so a stream of tiny tasks does not
  * pay two clock reads each. The histograms are then a sample (their count
  * is the number of tasks timed; their max is the largest sampled). ALL
  * times every task; OFF keeps the counters only. Busy time (utilization)

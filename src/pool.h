@@ -254,8 +254,13 @@ static inline uint64_t ln__self_id(void) {
 extern _Thread_local unsigned ln__tl_submits LN_TLS_FAST;
 static inline uint64_t ln__enq_stamp(const ln_pool *pool, ln_lane *l) {
     if (pool->timing == LN_TIMING_OFF) return 0;
-    /* relaxed: a sampling hint (see sample_mask). */
+    /* relaxed: sampling hints (see sample_mask). A deep backlog samples
+     * too: its items will wait long anyway, and a worker held up (the
+     * case that builds one) has not run batches to set the mask yet. */
     unsigned mask = atomic_load_explicit(&l->sample_mask, memory_order_relaxed);
+    if (pool->timing == LN_TIMING_SAMPLED &&
+        atomic_load_explicit(&l->hint, memory_order_relaxed) >= 64)
+        mask = LN_SAMPLE_MASK;
     if ((ln__tl_submits++ & mask) != 0) return 0;
     return ln__now_ns();
 }
