@@ -4,6 +4,8 @@
 #                      what scripts/embed-lua.sh makes of src/jobs/lua/*.lua
 # test_redis_jobs      the backend through the public API, the stored layout
 #                      checked key by key (C, forked cases)
+# test_redis_wait      idle workers block on BullMQ's marker (no polling),
+#                      counted on a private redis-server
 # test_redis_interop/<case>  against stock BullMQ 6.7.0 in Node.js
 #                      (tests/interop, pinned by its package-lock.json), driven
 #                      by test_redis_interop.sh; redis_peer is the C side
@@ -24,6 +26,8 @@ set_tests_properties(test_redis_scripts PROPERTIES TIMEOUT 30 LABELS "plain")
 
 ln_test(NAME test_redis_jobs SOURCES test_redis_jobs.c LIBS PkgConfig::HIREDIS m
         TIMEOUT 120)
+ln_test(NAME test_redis_wait SOURCES test_redis_wait.c LIBS PkgConfig::HIREDIS
+        TIMEOUT 120)
 
 add_executable(redis_peer redis_peer.c)
 target_link_libraries(redis_peer PRIVATE lanes_static)
@@ -33,7 +37,7 @@ if(TARGET lanes_cli)
   set(LN_REDIS_CLI $<TARGET_FILE:lanes_cli>)
 endif()
 # Forking, kill -9 and server restarts: plain tree only (no sanitizer runs).
-foreach(case node_to_c c_to_node mixed kill9 renew restart trace board)
+foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board)
   add_test(NAME test_redis_interop/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_interop.sh ${case}
                    $<TARGET_FILE:redis_peer> ${LN_REDIS_CLI})

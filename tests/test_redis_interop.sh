@@ -24,6 +24,11 @@
 #   trace      W3C trace context both ways: a BullMQ job's telemetry
 #              metadata (opts.tm) reaches a C handler (ln_job_traceparent),
 #              and a C job's traceparent is BullMQ's telemetry metadata.
+#   wake       a BullMQ Worker and a C worker idle on one empty queue, both
+#              blocked on the marker (BullMQ's default drainDelay, 5 s; the
+#              C worker's wait is capped at 5 s too): two slow jobs added at
+#              once start on both workers well before either wait's timeout
+#              (the first worker's take passes the wake-up on).
 #   board      Bull Board (@bull-board/api + express) lists the queue and
 #              the jobs C added, with their data, over HTTP on loopback, and
 #              a running C worker in its workers panel.
@@ -183,6 +188,14 @@ mixed)
     node "$interop/interop.mjs" work "$q" 50 "$tmp/node.log" >/dev/null &
     node_pid=$!
     pids="$pids $node_pid"
+    # The C worker starts once Node's runs (Node starts slower: the C worker
+    # alone would finish the queue first and the case would mix nothing).
+    i=0
+    until [ -s "$tmp/node.log" ]; do
+        i=$((i + 1))
+        [ $i -le 600 ] || fail "the BullMQ Worker ran nothing in 30 s"
+        sleep 0.05
+    done
     "$peer" work "$url" "$q" --concurrency 50 --log "$tmp/c.log" >/dev/null || fail "C worker"
     wait "$node_pid" || fail "Node worker"
     total=$(cat "$tmp/node.log" "$tmp/c.log" | wc -l)
@@ -275,6 +288,29 @@ restart)
     grep -q "\"completed\":$n," "$tmp/counts.json" || fail "after restart: $(cat "$tmp/counts.json")"
     [ "$(sort -u "$tmp/r.log" | wc -l)" -eq $n ] || fail "not every job ran"
     echo "redis SHUTDOWN NOSAVE + restart mid-run: worker reconnected, $n/$n completed"
+    ;;
+wake)
+    node "$interop/interop.mjs" serve "$q" "$tmp/node.log" 2>"$tmp/node.err" &
+    pids="$pids $!"
+    "$peer" work "$url" "$q" --forever --concurrency 1 --sleep-ms 500 \
+        --log "$tmp/c.log" >/dev/null 2>"$tmp/c.err" &
+    pids="$pids $!"
+    i=0
+    until grep -q ready "$tmp/node.err" 2>/dev/null && grep -q working "$tmp/c.err" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -le 400 ] || fail "workers did not start: $(cat "$tmp/node.err" "$tmp/c.err")"
+        sleep 0.05
+    done
+    sleep 1 # both are blocked on the marker now, with waits of 5 s
+    t0=$(date +%s%N)
+    "$peer" bulk "$url" "$q" 2 sleep >/dev/null || fail "C add"
+    i=0 # each must start a job within 2.5 s: half of either wait's timeout
+    until [ -s "$tmp/node.log" ] && [ -s "$tmp/c.log" ]; do
+        i=$((i + 1))
+        [ $i -le 50 ] || fail "not both woken in 2.5 s: node $(cat "$tmp/node.log" 2>/dev/null), C $(cat "$tmp/c.log" 2>/dev/null)"
+        sleep 0.05
+    done
+    echo "both idle workers woke at once: $(( ($(date +%s%N) - t0) / 1000000 )) ms for node $(cat "$tmp/node.log") and C $(cat "$tmp/c.log")"
     ;;
 trace)
     tp=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01

@@ -590,6 +590,12 @@ TEST(noscript_reload) {
     ln_job_counts c;
     CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
     CHECK_EQ(c.waiting, 2);
+    /* The worker's pipelined steps (a connection of their own) meet
+     * NOSCRIPT too: the step fails unrun and the next one sends the body. */
+    freeReplyObject(cmd("SCRIPT FLUSH"));
+    ln_worker_stats st = run_worker(jobs, "q", NULL, 0, 2);
+    CHECK_EQ(st.completed, 2);
+    CHECK_EQ(st.stale, 0);
     done(jobs);
 }
 
@@ -623,12 +629,17 @@ TEST(client_kill_no_wedge) {
     CHECK_EQ(ln_worker_create(&b.w, jobs, "q", handler, NULL, &o), 0);
     pthread_t t;
     CHECK_EQ(pthread_create(&t, NULL, bg_run, &b), 0);
-    long long killed = 0; /* each kill finds a connection the worker made again */
-    for (int i = 0; i < 100 && killed < 3; i++) {
+    /* Each kill finds the connections the worker made again (its step's and
+     * its blocking wait's, so a kill may end one or two). */
+    long long killed = 0, kills = 0;
+    for (int i = 0; i < 100 && kills < 3; i++) {
         ln_test_sleep_ms(50);
-        killed += cmd_int("CLIENT KILL USER %s", user);
+        long long k = cmd_int("CLIENT KILL USER %s", user);
+        killed += k;
+        kills += k > 0;
     }
-    CHECK_EQ(killed, 3);
+    CHECK_EQ(kills, 3);
+    CHECK(killed >= 3);
     add(producer, "q", "ok", "{}", NULL, NULL);
     ln_job_counts c = {0};
     for (int i = 0; i < 200 && c.completed == 0; i++) {

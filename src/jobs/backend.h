@@ -13,6 +13,10 @@
  * Calling rules (the front guarantees them; a backend may rely on them):
  *  - One op at a time per backend instance: the front holds the handle's
  *    mutex around every call. A backend needs no locking of its own.
+ *    Exception: the wait_* and pipe_* ops on a wait or pipe object (not
+ *    on the instance) run without the mutex, by one thread per object;
+ *    such an object has its own connection and touches no mutable state
+ *    of the instance.
  *  - Ops are never called in a process other than the one that opened the
  *    instance (the front returns LN_EFORK first); only close(be, 1) is.
  *  - Every string argument is non-NULL and NUL-terminated unless the op says
@@ -68,7 +72,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LN__JOBS_BACKEND_VERSION 1
+#define LN__JOBS_BACKEND_VERSION 2
 #define LN__JOBS_ERRMSG_MAX 512
 #define LN__JOBS_TOKEN_MAX 64
 
@@ -140,6 +144,34 @@ typedef struct ln__job_done {
     int rc;                  /* out: 0 or LN_ESTALE (job not active with
                                 that token any more: nothing changed) */
 } ln__job_done;
+
+/* A blocking wait for new work on one queue (the optional wait_* ops).
+ * The backend allocates its own struct with this at offset 0. Owned by one
+ * worker run: only that run's dispatcher thread calls the wait_* ops on it,
+ * one at a time, WITHOUT the handle's mutex and concurrently with the
+ * other ops of the instance (a backend gives each wait its own store
+ * connection and never touches the instance's mutable state from it). */
+typedef struct ln__jobs_wait {
+    const ln__jobs_ops *ops;
+} ln__jobs_wait;
+
+/* A pipe of worker steps on a connection of its own (the optional pipe_*
+ * ops): up to LN__PIPE_DEPTH steps sent before the first reply is read,
+ * so the store runs the next step while the worker handles the last
+ * reply. Owned by one worker run like a wait (called without the handle's
+ * mutex by its dispatcher only). errmsg: detail of the last failure. */
+#define LN__PIPE_DEPTH 2
+typedef struct ln__jobs_pipe {
+    const ln__jobs_ops *ops;
+    char errmsg[LN__JOBS_ERRMSG_MAX];
+} ln__jobs_pipe;
+
+/* What wait_read found. */
+enum {
+    LN__WAIT_PENDING = 0, /* no complete answer yet: poll the fd again */
+    LN__WAIT_TIMEOUT = 1, /* the wait's timeout passed with no signal */
+    LN__WAIT_WOKEN = 2    /* a signal: *due_in_ms says when to look */
+};
 
 /* One worker round trip: record outcomes, renew leases, promote due delayed
  * jobs, take new ones -- see the step op. */
@@ -276,6 +308,79 @@ struct ln__jobs_ops {
      * job (paused waiting jobs count), else 0. Must be cheap (an existence
      * check), it runs whenever an exit_when_empty worker is idle. */
     int (*pending)(ln__jobs_be *be, const char *queue, int *pending);
+
+    /* ---- Version 2: blocking wait (all five NULL, or all set). ----
+     * A worker that found its queue empty sleeps in poll() on its eventfd
+     * and on the fd of an armed wait instead of stepping every poll_ms. The
+     * store signals "a job may be ready" (added, promoted, released,
+     * resumed) or "the earliest delayed job is due at T"; a signal is
+     * consumed by ONE waiting worker (the store wakes the next one when
+     * that worker's take leaves jobs behind), and spurious signals are
+     * allowed. Without these ops (SQLite) the worker polls as before. */
+
+    /* Make a wait object for queue (called WITH the handle's mutex, at the
+     * start of a worker run). It must not connect or block; *out is owned
+     * by the caller until wait_close. LN_ENOMEM. */
+    int (*wait_open)(ln__jobs_be *be, const char *queue, ln__jobs_wait **out);
+
+    /* Start one wait of at most timeout_ms (>= 1) and return the fd the
+     * caller polls for POLLIN (valid until the wait ends) and *limit_ms:
+     * if no answer came that long from now, the connection is presumed
+     * dead and the caller calls wait_cancel. Must not be called while a
+     * wait is armed. Bounded: connects if needed within the store's
+     * connect timeout. An error (unreachable store, in reconnect backoff)
+     * means no wait is armed: the caller sleeps a little and steps. */
+    int (*wait_arm)(ln__jobs_wait *w, int64_t timeout_ms, int *fd, int64_t *limit_ms);
+
+    /* The fd is readable: read without blocking. LN__WAIT_PENDING (still
+     * armed), or the wait ended: LN__WAIT_TIMEOUT, LN__WAIT_WOKEN with
+     * *due_in_ms = 0 (look now) or ms until the signalled delayed job is
+     * due (estimated with the host clock; the step corrects it), or an
+     * error (connection lost or refused: dropped, the next arm
+     * reconnects with backoff). */
+    int (*wait_read)(ln__jobs_wait *w, int64_t *due_in_ms);
+
+    /* Abandon an armed wait (no answer by limit_ms): drop its connection
+     * so a late answer cannot desynchronise it. A signal the store had
+     * already handed to this wait is lost (others see the queue at their
+     * next timeout). No-op when not armed. */
+    void (*wait_cancel)(ln__jobs_wait *w);
+
+    /* Cancel if armed and free w (NULL is a no-op). */
+    void (*wait_close)(ln__jobs_wait *w);
+
+    /* ---- Version 2: pipelined steps (all five NULL, or all set). ----
+     * The step op, split in two so that steps overlap the worker's own
+     * work. Without these ops the worker calls step. */
+
+    /* Make a pipe for queue (WITH the handle's mutex, at the start of a
+     * worker run); must not connect or block. LN_ENOMEM. */
+    int (*pipe_open)(ln__jobs_be *be, const char *queue, ln__jobs_pipe **out);
+
+    /* Send step st (its inputs, as for step) without waiting for it. At
+     * most LN__PIPE_DEPTH sent and not yet received; steps run in the
+     * order sent, each as atomic as the step op. st and all it points to
+     * stay valid and unchanged until its pipe_recv. On error nothing was
+     * sent (the caller keeps its outcomes); p->errmsg says why. */
+    int (*pipe_send)(ln__jobs_pipe *p, ln__jobs_step *st);
+
+    /* Wait (at most the store's reply timeout) for the reply of the
+     * OLDEST step sent and fill its outputs, with the step op's return
+     * codes. After an error the step may or may not have happened (as
+     * for a failed step op: record its outcomes again, a repeat reports
+     * LN_ESTALE), and every step still in flight fails too (the
+     * connection is dropped; the next send reconnects). */
+    int (*pipe_recv)(ln__jobs_pipe *p, ln__jobs_step *st);
+
+    /* Without blocking, with a step in flight: 1 if pipe_recv would not
+     * wait for the store (the oldest reply is in, or an error is known),
+     * else 0 and *fd to poll for POLLIN before calling pipe_recv (which
+     * may still wait for the rest of a reply). */
+    int (*pipe_poll)(ln__jobs_pipe *p, int *fd);
+
+    /* Free p (NULL: no-op). Steps in flight are abandoned: their outcomes
+     * may or may not be recorded, their takes lapse into stalled jobs. */
+    void (*pipe_close)(ln__jobs_pipe *p);
 };
 
 /* Backend constructors. url is the whole URL the caller gave ("sqlite:..."

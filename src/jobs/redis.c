@@ -26,14 +26,24 @@
  * stay active until their lease lapses and the stalled check puts them
  * back (at least once, never lost).
  *
+ * Workers: a worker run gets two connections of its own besides the
+ * instance's: its steps go through a pipe (redis_pipe.c: up to two steps
+ * in flight, so Redis runs one while the worker starts the jobs of the
+ * last), and when idle it blocks in BZPOPMIN on BullMQ's marker
+ * (redis_wait.c) instead of polling, as BullMQ's Node workers do.
+ *
  * Threads: the front serialises ops on an instance (backend.h), so the
- * instance needs no lock of its own.
+ * instance needs no lock of its own; wait and pipe objects share only the
+ * instance's read-only configuration.
  */
 #include "backend.h"
 #include "internal.h"
 #include "redis_conn.h"
+#include "redis_pipe.h"
 #include "redis_scripts.h"
+#include "redis_step.h"
 #include "redis_view.h"
+#include "redis_wait.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -327,7 +337,7 @@ static int redis_retry(ln__jobs_be *be, const char *queue, const char *id, size_
     int rc = set_queue(r, queue);
     if (rc) return rc;
     *count = 0;
-    int64_t moved;
+    int64_t moved = 0;
     do {
         ln__redis_args a = {0};
         ln__redis_args_str(&a, id ? id : "");
@@ -353,7 +363,7 @@ static int redis_remove(ln__jobs_be *be, const char *queue, const char *id) {
     if (rc) return rc;
     ln__redis_args a = {0};
     ln__redis_args_str(&a, id);
-    int64_t res;
+    int64_t res = 0;
     if ((rc = script_int(r, LN__RS_REMOVE, &a, &res)) < 0) return rc;
     if (res == -1) return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
     if (res == -5)
@@ -367,7 +377,7 @@ static int redis_clean(ln__jobs_be *be, const char *queue, int state, int64_t ag
     int rc = set_queue(r, queue);
     if (rc) return rc;
     *removed = 0;
-    int64_t n;
+    int64_t n = 0;
     do {
         ln__redis_args a = {0};
         ln__redis_args_str(&a, ln__redis_state_names[state]);
@@ -386,7 +396,7 @@ static int redis_pause(ln__jobs_be *be, const char *queue, int paused) {
     if (rc) return rc;
     ln__redis_args a = {0};
     ln__redis_args_str(&a, paused ? "1" : "0");
-    int64_t ignored;
+    int64_t ignored = 0;
     return script_int(r, LN__RS_PAUSE, &a, &ignored);
 }
 
@@ -434,10 +444,6 @@ static void name_connection(redis_be *r, const char *queue) {
     if (rep) freeReplyObject(rep); /* a refusal only costs the listing */
 }
 
-static void next_token(redis_be *r, char *out, size_t size) {
-    snprintf(out, size, "%s:%" PRIu64, r->token_base, ++r->token_seq);
-}
-
 static int stale_or_ok(int64_t code) {
     return code == 0 ? 0 : LN_ESTALE; /* -1/-2/-3/-6: not ours any more */
 }
@@ -449,69 +455,19 @@ static int redis_step(ln__jobs_be *be, const char *queue, ln__jobs_step *st) {
     int rc = set_queue(r, queue);
     if (rc) return rc;
     name_connection(r, queue);
-    char(*tokens)[LN__JOBS_TOKEN_MAX] = st->want ? ln__malloc(st->want * sizeof *tokens) : NULL;
+    ln__redis_token *tokens = st->want ? ln__malloc(st->want * sizeof *tokens) : NULL;
     if (st->want && !tokens) return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
-
+    ln__redis_step_tokens(r->token_base, &r->token_seq, tokens, st->want);
     ln__redis_args a = {0};
-    ln__redis_args_i64(&a, st->lease_ms);
-    ln__redis_args_str(&a, r->worker); /* stored as 'pb', BullMQ's processedBy */
-    ln__redis_args_i64(&a, (int64_t)st->ndone);
-    ln__redis_args_i64(&a, (int64_t)st->nrenew);
-    ln__redis_args_i64(&a, (int64_t)st->want);
-    for (size_t i = 0; i < st->ndone; i++) {
-        const ln__job_done *d = &st->done[i];
-        ln__redis_args_str(&a, d->ref.id);
-        ln__redis_args_str(&a, d->ref.token);
-        ln__redis_args_str(&a, d->kind == LN__DONE_COMPLETE ? "c"
-                               : d->kind == LN__DONE_RETRY  ? "r"
-                                                            : "f");
-        ln__redis_args_str(&a, d->kind == LN__DONE_COMPLETE ? (d->result ? d->result : "null")
-                                                            : d->reason);
-        ln__redis_args_i64(&a, d->kind == LN__DONE_RETRY ? d->delay_ms : 0);
-    }
-    for (size_t i = 0; i < st->nrenew; i++) {
-        ln__redis_args_str(&a, st->renew[i].id);
-        ln__redis_args_str(&a, st->renew[i].token);
-    }
-    for (size_t i = 0; i < st->want; i++) {
-        next_token(r, tokens[i], sizeof tokens[i]);
-        ln__redis_args_str(&a, tokens[i]);
-    }
+    ln__redis_step_args(&a, st, r->worker, tokens);
     redisReply *rep = script(r, LN__RS_STEP, &a, &rc);
     ln__redis_args_free(&a);
-    if (!rep) {
-        ln__free(tokens);
-        return public_rc(rc);
+    if (rep) {
+        rc = ln__redis_step_reply(rep, st, tokens, be->errmsg, sizeof be->errmsg);
+        freeReplyObject(rep);
+    } else {
+        rc = public_rc(rc);
     }
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 ||
-        rep->element[0]->type != REDIS_REPLY_ARRAY || rep->element[0]->elements != st->ndone ||
-        rep->element[1]->type != REDIS_REPLY_ARRAY || rep->element[1]->elements != st->nrenew ||
-        rep->elements - 3 > st->want) {
-        ln__free(tokens);
-        return bad_reply(r, rep, "step");
-    }
-    for (size_t i = 0; i < st->ndone; i++)
-        st->done[i].rc = stale_or_ok(ln__redis_int_at(rep->element[0], i));
-    for (size_t i = 0; i < st->nrenew; i++)
-        st->renew_rc[i] = ln__redis_int_at(rep->element[1], i) == 1 ? 0 : LN_ESTALE;
-    st->next_due_ms = ln__redis_int_at(rep, 2);
-    for (size_t i = 3; i < rep->elements && !rc; i++) {
-        if (!ln__redis_is_view(rep->element[i])) {
-            rc = ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to step");
-        } else if ((rc = ln__redis_view_taken(rep->element[i], tokens[i - 3],
-                                              &st->taken[st->ntaken])) < 0) {
-            rc = ln__jobs_be_err(be, rc, "out of memory");
-        } else {
-            st->ntaken++;
-        }
-    }
-    /* Jobs not handed over stay active with our lock until it lapses; the
-     * stalled check then gives them back. */
-    if (rc) {
-        for (size_t i = 0; i < st->ntaken; i++) ln__redis_taken_clear(&st->taken[i]);
-        st->ntaken = 0;
-    }
-    freeReplyObject(rep);
     ln__free(tokens);
     return rc;
 }
@@ -564,7 +520,7 @@ static int touch(ln__jobs_be *be, const char *queue, const ln__job_ref *ref, con
     ln__redis_args_str(&a, ref->token);
     ln__redis_args_str(&a, what);
     ln__redis_args_str(&a, value);
-    int64_t res;
+    int64_t res = 0;
     if ((rc = script_int(r, LN__RS_TOUCH, &a, &res)) < 0) return rc;
     if (res < 0)
         return ln__jobs_be_err(be, LN_ESTALE, "job '%s': lock lost (%s)", ref->id,
@@ -581,6 +537,28 @@ static int redis_progress(ln__jobs_be *be, const char *queue, const ln__job_ref 
 
 static int redis_log(ln__jobs_be *be, const char *queue, const ln__job_ref *ref, const char *line) {
     return touch(be, queue, ref, "log", line);
+}
+
+/* The blocking wait (redis_wait.c) of a worker on queue. */
+static int redis_wait_open(ln__jobs_be *be, const char *queue, ln__jobs_wait **out) {
+    redis_be *r = rbe(be);
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    if ((rc = ln__redis_wait_open(&r->cfg, be->ops, r->key, out)) < 0)
+        return ln__jobs_be_err(be, rc, "out of memory");
+    return 0;
+}
+
+/* The pipelined steps (redis_pipe.c) of a worker on queue. The handle's
+ * own connection carries the worker's name, as when it steps itself. */
+static int redis_pipe_open(ln__jobs_be *be, const char *queue, ln__jobs_pipe **out) {
+    redis_be *r = rbe(be);
+    int rc = set_queue(r, queue);
+    if (rc) return rc;
+    name_connection(r, queue);
+    if ((rc = ln__redis_pipe_open(&r->cfg, be->ops, r->key, r->worker, out)) < 0)
+        return ln__jobs_be_err(be, rc, "cannot make a step pipe: %s", ln_strerror(rc));
+    return 0;
 }
 
 /* ----------------------------------------------------------- open/close */
@@ -617,6 +595,16 @@ static const ln__jobs_ops redis_ops = {
     .progress = redis_progress,
     .log = redis_log,
     .pending = redis_pending,
+    .wait_open = redis_wait_open,
+    .wait_arm = ln__redis_wait_arm,
+    .wait_read = ln__redis_wait_read,
+    .wait_cancel = ln__redis_wait_cancel,
+    .wait_close = ln__redis_wait_close,
+    .pipe_open = redis_pipe_open,
+    .pipe_send = ln__redis_pipe_send,
+    .pipe_recv = ln__redis_pipe_recv,
+    .pipe_poll = ln__redis_pipe_poll,
+    .pipe_close = ln__redis_pipe_close,
 };
 
 /* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and

@@ -11,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/time.h>
 
 #define CONNECT_TIMEOUT_MAX_MS 5000u
 #define BACKOFF_MIN_MS 100u
 #define BACKOFF_MAX_MS 1000u
+#define SPIN_US 60u /* see send_and_read */
 
 static void set_err(char *err, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -267,9 +269,29 @@ static int transient_error(const char *msg) {
 
 /* One command on a live context. Returns the reply (error replies
  * included), or NULL after an I/O failure, which drops the context. */
+/* Send a command and read its reply. Before blocking in read(2) it polls
+ * the socket for up to SPIN_US: a reply a loopback server sends within
+ * that time is read without putting this thread to sleep and waking it
+ * again, which is most of a short command's round trip. */
+static redisReply *send_and_read(redisContext *ctx, int argc, const char **argv,
+                                 const size_t *lens) {
+    if (redisAppendCommandArgv(ctx, argc, argv, lens) != REDIS_OK) return NULL;
+    int done = 0;
+    do {
+        if (redisBufferWrite(ctx, &done) != REDIS_OK) return NULL;
+    } while (!done);
+    uint64_t until = ln__now_ns() + SPIN_US * 1000u;
+    struct pollfd p = {.fd = ctx->fd, .events = POLLIN};
+    while (poll(&p, 1, 0) == 0 && ln__now_ns() < until) {
+    }
+    void *reply = NULL;
+    if (redisGetReply(ctx, &reply) != REDIS_OK) return NULL;
+    return reply;
+}
+
 static redisReply *run(ln__redis_conn *c, int argc, const char **argv, const size_t *lens,
                        int *rc) {
-    redisReply *r = redisCommandArgv(c->ctx, argc, argv, lens);
+    redisReply *r = send_and_read(c->ctx, argc, argv, lens);
     if (!r) {
         int timed_out = c->ctx->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
         set_err(c->err, c->err_size, "redis connection lost (%s)",

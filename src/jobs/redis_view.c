@@ -34,6 +34,22 @@ enum {
     V_COUNT
 };
 
+/* A job just taken (taken_view in lua/lib.lua). */
+enum {
+    T_ID,
+    T_NAME,
+    T_DATA,
+    T_TRACEPARENT,
+    T_TRACESTATE,
+    T_ATS,
+    T_ATM,
+    T_ATTEMPTS,
+    T_BACKOFF,
+    T_BACKOFF_MS,
+    T_HINT, /* finish_hint: handed back in the step that completes the job */
+    T_COUNT
+};
+
 const char *const ln__redis_state_names[LN_JOB_NSTATES] = {
     [LN_JOB_WAITING] = "waiting",         [LN_JOB_DELAYED] = "delayed",
     [LN_JOB_PRIORITIZED] = "prioritized", [LN_JOB_ACTIVE] = "active",
@@ -106,18 +122,24 @@ void ln__redis_taken_clear(ln__job_taken *t) {
     memset(t, 0, sizeof *t);
 }
 
+int ln__redis_is_taken_view(const redisReply *v) {
+    return v->type == REDIS_REPLY_ARRAY && v->elements == T_COUNT &&
+           v->element[T_ID]->type == REDIS_REPLY_STRING && v->element[T_ID]->len < LN_JOB_ID_MAX;
+}
+
 int ln__redis_view_taken(const redisReply *v, const char *token, ln__job_taken *t) {
     memset(t, 0, sizeof *t);
-    memcpy(t->ref.id, v->element[V_ID]->str, v->element[V_ID]->len + 1);
+    memcpy(t->ref.id, v->element[T_ID]->str, v->element[T_ID]->len + 1);
     snprintf(t->ref.token, sizeof t->ref.token, "%s", token);
-    t->attempts_started = (int)ln__redis_int_at(v, V_ATS);
-    t->attempts_made = (int)ln__redis_int_at(v, V_ATM);
-    t->attempts = (int)ln__redis_int_at(v, V_ATTEMPTS);
-    t->backoff = ln__redis_int_at(v, V_BACKOFF) ? LN_BACKOFF_EXPONENTIAL : LN_BACKOFF_FIXED;
-    t->backoff_ms = ln__redis_int_at(v, V_BACKOFF_MS);
-    if (ln__redis_str_at(v, V_NAME, &t->name) || ln__redis_str_at(v, V_DATA, &t->data) ||
-        ln__redis_str_at(v, V_TRACEPARENT, &t->traceparent) ||
-        ln__redis_str_at(v, V_TRACESTATE, &t->tracestate)) {
+    t->attempts_started = (int)ln__redis_int_at(v, T_ATS);
+    t->attempts_made = (int)ln__redis_int_at(v, T_ATM);
+    t->attempts = (int)ln__redis_int_at(v, T_ATTEMPTS);
+    t->backoff = ln__redis_int_at(v, T_BACKOFF) ? LN_BACKOFF_EXPONENTIAL : LN_BACKOFF_FIXED;
+    t->backoff_ms = ln__redis_int_at(v, T_BACKOFF_MS);
+    t->ref.key = (uint64_t)ln__redis_int_at(v, T_HINT);
+    if (ln__redis_str_at(v, T_NAME, &t->name) || ln__redis_str_at(v, T_DATA, &t->data) ||
+        ln__redis_str_at(v, T_TRACEPARENT, &t->traceparent) ||
+        ln__redis_str_at(v, T_TRACESTATE, &t->tracestate)) {
         ln__redis_taken_clear(t);
         return LN_ENOMEM;
     }

@@ -28,7 +28,10 @@ int ln__redis_is_view(const redisReply *v);
 /* Fill *info (zeroed) from view v: 0, or LN_ENOMEM with *info cleared. */
 int ln__redis_view_info(const redisReply *v, ln_job_info *info);
 
-/* Fill *t from view v of a job just taken under token: 0, or LN_ENOMEM
+/* 1 if v has the shape of a taken view (what a step returns per job). */
+int ln__redis_is_taken_view(const redisReply *v);
+
+/* Fill *t from taken view v of a job taken under token: 0, or LN_ENOMEM
  * with *t cleared. The strings are ln__malloc'd (the front owns them). */
 int ln__redis_view_taken(const redisReply *v, const char *token, ln__job_taken *t);
 

@@ -104,6 +104,22 @@ async function work(queue, concurrency = 1, log = '', opts = {}) {
   console.log(JSON.stringify({ order }));
 }
 
+// A Worker with BullMQ's defaults (drainDelay 5 s: an idle worker blocks
+// on the marker that long) until SIGTERM: appends "<id>\n" to log as each
+// job starts, and a job named "sleep" takes 500 ms. Says "ready" on stderr
+// once it runs.
+async function serve(queue, log) {
+  const w = new Worker(queue, async job => {
+    appendFileSync(log, `${job.id}\n`);
+    if (job.name === 'sleep') await sleep(500);
+    return null;
+  }, { connection, concurrency: 1 });
+  await w.waitUntilReady();
+  console.error('ready');
+  await new Promise(resolve => process.once('SIGTERM', resolve));
+  await w.close();
+}
+
 async function waitIdle(queue, timeoutMs = 90000) {
   const q = new Queue(queue, { connection });
   const t0 = Date.now();
@@ -231,6 +247,7 @@ switch (cmd) {
   case 'produce': await produce(queue); break;
   case 'summarize': console.log(JSON.stringify(await summarize(queue))); break;
   case 'work': await work(queue, args[0], args[1], JSON.parse(args[2] ?? '{}')); break;
+  case 'serve': await serve(queue, args[0]); break;
   case 'counts': {
     const q = new Queue(queue, { connection });
     console.log(JSON.stringify(await q.getJobCounts()));

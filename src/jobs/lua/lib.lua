@@ -26,6 +26,7 @@ local NOW = tonumber(T[1]) * 1000 + math.floor(tonumber(T[2]) / 1000)
 local function int_str(x)
     return string.format('%.0f', x)
 end
+local NOW_S = int_str(NOW)
 
 -- The events cap, written to meta the first time a queue is touched.
 local max_events_cache
@@ -168,14 +169,45 @@ local function check_lock(id, token)
     return 0
 end
 
+-- Work that several finishes of one script share, done once by
+-- flush_batch: lock keys to delete, ids to drop from 'stalled', ids to add
+-- to 'completed'/'failed' (scored NOW) and the trims that must follow.
+local function new_batch()
+    return {locks = {}, stalled = {}, completed = {}, failed = {}, trims = {}}
+end
+
+-- rcall(cmd, [key,] <items, each expanded by 'each'>) in chunks, so
+-- unpack stays far below Lua's stack limit.
+local function call_chunked(cmd, key, items, each)
+    local i = 1
+    while i <= #items do
+        local args = {key}
+        for k = i, math.min(i + 499, #items) do each(args, items[k]) end
+        rcall(cmd, unpack(args))
+        i = i + 500
+    end
+end
+
+local function add_item(args, x) args[#args + 1] = x end
+local function add_now_item(args, x)
+    args[#args + 1] = NOW_S
+    args[#args + 1] = x
+end
+
 -- Check and release the lock, then take the job out of 'active' (-3 if it
--- was not there). On 0 the caller owns the job's next move.
-local function leave_active(id, token)
+-- was not there). On 0 the caller owns the job's next move. With a batch,
+-- the lock's DEL and the SREM wait for flush_batch.
+local function leave_active(id, token, batch)
     local rc = check_lock(id, token)
     if rc < 0 then return rc end
     if rcall('LREM', K.active, -1, id) == 0 then return -3 end
-    rcall('DEL', B .. id .. ':lock')
-    rcall('SREM', K.stalled, id)
+    if batch then
+        batch.locks[#batch.locks + 1] = B .. id .. ':lock'
+        batch.stalled[#batch.stalled + 1] = id
+    else
+        rcall('DEL', B .. id .. ':lock')
+        rcall('SREM', K.stalled, id)
+    end
     return 0
 end
 
@@ -203,6 +235,15 @@ local function trim_finished(set, count, age, limit)
     end
 end
 
+local function flush_batch(batch)
+    if #batch.locks > 0 then call_chunked('DEL', nil, batch.locks, add_item) end
+    if #batch.stalled > 0 then call_chunked('SREM', K.stalled, batch.stalled, add_item) end
+    for _, target in ipairs({'completed', 'failed'}) do
+        if #batch[target] > 0 then call_chunked('ZADD', K[target], batch[target], add_now_item) end
+    end
+    for _, t in pairs(batch.trims) do trim_finished(t[1], t[2], t[3], t[4]) end
+end
+
 -- Append one entry to the stacktrace JSON array, newest last, capped at
 -- opts.stackTraceLimit. An empty array is written as "[]" (cjson would
 -- write "{}").
@@ -228,35 +269,70 @@ local function emit_drained_if_idle()
     end
 end
 
+-- What completing a job needs from its hash, read when it was taken (a
+-- worker holds the lock meanwhile, so it cannot change) and handed back by
+-- the worker: 1 + 2 * attemptsMade + 2^21 * (removeOnComplete count + 2),
+-- or 0 when the job needs the full path (a dedup id, an age-based
+-- removeOnComplete, out-of-range numbers).
+local HINT_ATM = 2097152 -- 2^21
+local function finish_hint(opts, h)
+    if h.deid then return 0 end
+    local count, age = keep_spec(opts.removeOnComplete)
+    local atm = math.floor(tonumber(h.atm or h.attemptsMade) or 0)
+    if age > 0 or count ~= math.floor(count) or count < -1 or count >= 1073741822
+            or atm < 0 or atm >= 1048576 then
+        return 0
+    end
+    return 1 + 2 * atm + HINT_ATM * (count + 2)
+end
+
 -- Move a job that has left 'active' to completed or failed ('target'),
 -- BullMQ's moveToFinished steps 4-12. 'value' is the returnvalue JSON or
--- the failedReason text.
-local function finish_job(id, target, value)
+-- the failedReason text. With a batch, the ZADD and the trim wait for
+-- flush_batch. A finish_hint (> 0, completed only) saves reading the hash.
+local function finish_job(id, target, value, batch, hint)
     local jkey = B .. id
-    local f = rcall('HMGET', jkey, 'opts', 'deid', 'atm', 'attemptsMade')
-    local opts, deid = decode_opts(f[1]), f[2]
-    local atm = (tonumber(f[3] or f[4]) or 0) + 1
-    if deid then
-        local dkey = B .. 'de:' .. deid
-        if rcall('GET', dkey) == id and rcall('PTTL', dkey) == -1 then
-            rcall('DEL', dkey)
+    local opts, atm, count, age, limit
+    if hint and hint > 0 and target == 'completed' then
+        opts, age, limit = {}, 0, 0
+        count = math.floor(hint / HINT_ATM) - 2
+        atm = math.floor((hint % HINT_ATM) / 2) + 1
+    else
+        local f = rcall('HMGET', jkey, 'opts', 'deid', 'atm', 'attemptsMade')
+        local deid = f[2]
+        opts = decode_opts(f[1])
+        atm = (tonumber(f[3] or f[4]) or 0) + 1
+        if deid then
+            local dkey = B .. 'de:' .. deid
+            if rcall('GET', dkey) == id and rcall('PTTL', dkey) == -1 then
+                rcall('DEL', dkey)
+            end
         end
+        local keep
+        if target == 'completed' then keep = opts.removeOnComplete else keep = opts.removeOnFail end
+        count, age, limit = keep_spec(keep)
     end
-    local keep
-    if target == 'completed' then keep = opts.removeOnComplete else keep = opts.removeOnFail end
-    local count, age, limit = keep_spec(keep)
     if count == 0 then
         delete_job_keys(id)
     else
-        rcall('ZADD', K[target], int_str(NOW), id)
         if target == 'completed' then
-            rcall('HSET', jkey, 'atm', atm, 'returnvalue', value, 'finishedOn', int_str(NOW))
+            rcall('HSET', jkey, 'atm', atm, 'returnvalue', value, 'finishedOn', NOW_S)
         else
-            rcall('HSET', jkey, 'atm', atm, 'failedReason', value, 'finishedOn', int_str(NOW))
+            rcall('HSET', jkey, 'atm', atm, 'failedReason', value, 'finishedOn', NOW_S)
             push_stacktrace(jkey, opts, value)
             rcall('HDEL', jkey, 'defa')
         end
-        trim_finished(target, count, age, limit)
+        if batch then
+            local list = batch[target]
+            list[#list + 1] = id
+            if count > 0 or age > 0 then
+                batch.trims[target .. ':' .. count .. ':' .. age .. ':' .. limit] =
+                    {target, count, age, limit}
+            end
+        else
+            rcall('ZADD', K[target], NOW_S, id)
+            trim_finished(target, count, age, limit)
+        end
     end
     if target == 'completed' then
         emit('completed', 'jobId', id, 'returnvalue', value, 'prev', 'active')
@@ -314,16 +390,20 @@ end
 -- tracestate, priority, lifo, attempts, failed runs, attemptsStarted,
 -- stalledCounter, backoff type (0 fixed, 1 exponential), backoff ms,
 -- timestamp, run at, processedOn, finishedOn. false = nothing stored.
+-- opts.backoff -> type (0 fixed, 1 exponential), delay ms.
+local function backoff_of(opts)
+    if type(opts.backoff) == 'table' then
+        return opts.backoff.type == 'exponential' and 1 or 0, num(opts.backoff.delay)
+    elseif type(opts.backoff) == 'number' then
+        return 0, num(opts.backoff)
+    end
+    return 0, 0
+end
+
 local function job_view(id, state, h)
     local opts = decode_opts(h.opts)
     local tp, ts = trace_of(opts)
-    local btype, bdelay = 0, 0
-    if type(opts.backoff) == 'table' then
-        btype = opts.backoff.type == 'exponential' and 1 or 0
-        bdelay = num(opts.backoff.delay)
-    elseif type(opts.backoff) == 'number' then
-        bdelay = num(opts.backoff)
-    end
+    local btype, bdelay = backoff_of(opts)
     local created = num(h.timestamp)
     local run_at = created + num(h.delay)
     if state == 'delayed' then
@@ -340,6 +420,18 @@ local function job_view(id, state, h)
             math.max(1, num(opts.attempts)), failed_runs,
             num(h.ats), num(h.stc), btype, bdelay, created, run_at,
             num(h.processedOn), num(h.finishedOn)}
+end
+
+-- A job just taken, as a worker reads it (redis_view.c, T_* indexes): id,
+-- name, data, traceparent, tracestate, attemptsStarted, failed runs,
+-- attempts, backoff type, backoff ms, finish hint. Half a job_view: the
+-- step returns one per job it takes.
+local function taken_view(id, h)
+    local opts = decode_opts(h.opts)
+    local tp, ts = trace_of(opts)
+    local btype, bdelay = backoff_of(opts)
+    return {id, h.name or '', h.data or '{}', tp, ts, num(h.ats), num(h.atm or h.attemptsMade),
+            math.max(1, num(opts.attempts)), btype, bdelay, finish_hint(opts, h)}
 end
 
 -- Move the next ready job to 'active': wait first (from its right end),
@@ -383,12 +475,15 @@ local function take_jobs(tokens, lock_ms, worker)
         local id = pop_ready()
         if not id then break end
         local jkey = B .. id
-        local h = field_map(rcall('HGETALL', jkey))
+        local f = rcall('HMGET', jkey, 'name', 'data', 'opts', 'ats', 'atm', 'attemptsMade',
+                        'defa', 'deid')
+        local h = {name = f[1], data = f[2], opts = f[3], ats = f[4], atm = f[5],
+                   attemptsMade = f[6], defa = f[7], deid = f[8]}
         if max_jobs and not h.defa and rcall('INCR', K.limiter) == 1 then
             rcall('PEXPIRE', K.limiter, math.floor(tonumber(m[4]) or 1000))
         end
         emit('active', 'jobId', id, 'prev', 'waiting')
-        h.processedOn, h.ats = int_str(NOW), (tonumber(h.ats) or 0) + 1
+        h.processedOn, h.ats = NOW_S, (tonumber(h.ats) or 0) + 1
         if worker ~= '' then
             h.pb = worker
             rcall('HSET', jkey, 'processedOn', h.processedOn, 'ats', h.ats, 'pb', worker)
@@ -401,9 +496,12 @@ local function take_jobs(tokens, lock_ms, worker)
         else
             local token = tokens[#taken + 1]
             if token ~= '0' then rcall('SET', jkey .. ':lock', token, 'PX', lock_ms) end
-            taken[#taken + 1] = job_view(id, 'active', h)
+            taken[#taken + 1] = taken_view(id, h)
         end
     end
-    if #taken > 0 then wake_workers() end -- the next idle worker looks too
+    -- Took all it asked for: there may be more, the next idle worker (C or
+    -- Node) looks too. Fewer means nothing is left to take right now
+    -- (empty, paused, at the global concurrency or rate limit).
+    if #taken > 0 and #taken == #tokens then wake_workers() end
     return taken, limited
 end

@@ -3,11 +3,12 @@
 -- 'active' checks the lock token in this same script.
 --   ARGV[1] lease ms   ARGV[2] worker name ("" = none, else stored as 'pb')
 --   ARGV[3] ndone   ARGV[4] nrenew   ARGV[5] want, then
---   ndone groups of 5: id, token, kind ("c" complete, "r" retry, "f" fail),
---                      returnvalue JSON or failedReason, retry delay ms
+--   ndone groups of 6: id, token, kind ("c" complete, "r" retry, "f" fail),
+--                      returnvalue JSON or failedReason, retry delay ms,
+--                      the finish hint the take returned (0 = none)
 --   nrenew pairs: id, token
 --   want fresh lock tokens, one per job to take
--- Returns {done codes, renew codes, next due, job view, job view, ...}:
+-- Returns {done codes, renew codes, next due, taken view, taken view, ...}:
 -- a done code is 0 or BullMQ's -1/-2/-3/-6 (see leave_active); a renew code
 -- 1 renewed, 0 lost; next due = ms until the earliest delayed job is due
 -- (0 now, -1 none) or until the rate limit lifts.
@@ -15,23 +16,23 @@ local lease, worker = ARGV[1], ARGV[2]
 local ndone, nrenew, want = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local a = 5
 
-local done_rc = {}
+local done_rc, batch = {}, new_batch()
 for i = 1, ndone do
     local id, token, kind, value = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
-    local rc = leave_active(id, token)
+    local rc = leave_active(id, token, batch)
     if rc == 0 then
         if kind == 'c' then
-            finish_job(id, 'completed', value)
+            finish_job(id, 'completed', value, batch, tonumber(ARGV[a + 6]))
         elseif kind == 'f' then
-            finish_job(id, 'failed', value)
+            finish_job(id, 'failed', value, batch)
         else
             retry_job(id, value, tonumber(ARGV[a + 5]))
         end
     end
     done_rc[i] = rc
-    a = a + 5
+    a = a + 6
 end
-if ndone > 0 then rcall('XTRIM', K.events, 'MAXLEN', '~', max_events()) end
+flush_batch(batch) -- (every XADD caps the stream itself: MAXLEN ~)
 
 -- BullMQ's extendLocks: renewed only while the lock still holds our token.
 local renew_rc = {}
