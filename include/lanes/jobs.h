@@ -309,8 +309,12 @@ typedef struct ln_worker_opts {
     unsigned stalled_interval_ms; /* how often this worker looks for lapsed
                                   leases (of any worker); 0 (default) =
                                   every lease_ms */
-    unsigned poll_ms;          /* longest sleep while the queue is empty;
-                                  default 100 */
+    unsigned poll_ms;          /* SQLite: longest sleep while the queue
+                                  is empty. Redis: idle workers block on
+                                  BullMQ's marker instead (woken at once
+                                  by an add); poll_ms paces retries while
+                                  Redis is unreachable and the emptiness
+                                  checks of exit_when_empty. Default 100 */
     unsigned grace_ms;         /* on stop, how long running handlers may
                                   finish before their jobs are released;
                                   default 10000 */
