@@ -387,6 +387,32 @@ TEST(many_processes_keep_the_store_consistent) {
     jt_cleanup();
 }
 
+/* Several processes opening the same NEW store at once: each open
+ * succeeds (switching a new file to WAL once failed at once with "database
+ * is locked" for the losers, without waiting) and the schema is made once. */
+TEST(concurrent_first_opens_all_succeed) {
+    for (int round = 0; round < 50; round++) {
+        char name[32];
+        snprintf(name, sizeof name, "first%d", round);
+        const char *url = jt_url(name);
+        pid_t p[6];
+        for (int i = 0; i < 6; i++) {
+            if ((p[i] = fork()) == 0) {
+                ln_jobs *j;
+                if (ln_jobs_open(&j, url) != 0) _exit(2);
+                if (ln_jobs_add(j, "q", "n", "{}", NULL, NULL, 0) != 0) _exit(3);
+                ln_jobs_close(j);
+                _exit(0);
+            }
+        }
+        for (int i = 0; i < 6; i++) CHECK_EQ(wait_exit(p[i]), 0);
+        ln_jobs *jobs = jt_open(url);
+        CHECK_EQ(jt_total(jobs, "q"), 6);
+        ln_jobs_close(jobs);
+    }
+    jt_cleanup();
+}
+
 /* A full disk (a small tmpfs; needs root, else skipped): adds fail with
  * LN_ENOSPC and store nothing, the jobs already stored still run to the end
  * (the store's space reserve), and adds work again once space returns. */
@@ -454,6 +480,7 @@ int main(int argc, char **argv) {
         TESTCASE(sigstop_past_lease_stale_completion_rejected),
         TESTCASE(poison_job_fails_without_crash_loop),
         TESTCASE(many_processes_keep_the_store_consistent),
+        TESTCASE(concurrent_first_opens_all_succeed),
         TESTCASE(disk_full_fails_adds_and_finishes_jobs),
         {0}});
 }

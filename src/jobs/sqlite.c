@@ -661,14 +661,26 @@ static int configure(sq_be *be, const char *path, unsigned busy_ms) {
     sqlite3_busy_handler(be->db, busy_wait, be);
     sqlite3_extended_result_codes(be->db, 1);
     /* journal_mode=WAL returns the mode in effect; anything else means the
-     * file cannot do WAL (e.g. in-memory): refuse rather than run unsafely. */
+     * file cannot do WAL (e.g. in-memory): refuse rather than run unsafely.
+     * Switching a new file to WAL needs it to itself, and SQLite reports
+     * "database is locked" at once, without the busy handler, while another
+     * process is opening the same new file: retry for up to busy_ms. */
     sqlite3_stmt *s;
-    rc = sqlite3_prepare_v2(be->db, "PRAGMA journal_mode=WAL", -1, &s, NULL);
-    if (rc != SQLITE_OK) return sq_err(be, rc, "journal_mode");
-    rc = sqlite3_step(s);
-    int wal = rc == SQLITE_ROW &&
-              strcmp((const char *)sqlite3_column_text(s, 0), "wal") == 0;
-    sqlite3_finalize(s);
+    int wal = 0;
+    uint64_t give_up = ln__now_ns() + (uint64_t)busy_ms * 1000000u;
+    for (;;) {
+        rc = sqlite3_prepare_v2(be->db, "PRAGMA journal_mode=WAL", -1, &s, NULL);
+        if (rc == SQLITE_OK) {
+            rc = sqlite3_step(s);
+            wal = rc == SQLITE_ROW &&
+                  strcmp((const char *)sqlite3_column_text(s, 0), "wal") == 0;
+            sqlite3_finalize(s);
+        }
+        int busy = (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
+        if (!busy || ln__now_ns() >= give_up) break;
+        struct timespec pause = {0, 1000000}; /* 1 ms */
+        nanosleep(&pause, NULL);
+    }
     if (rc != SQLITE_ROW) return sq_err(be, rc, "journal_mode");
     if (!wal)
         return ln__jobs_be_err(&be->base, LN_EINVAL,
