@@ -329,13 +329,70 @@ static void queued_locked(ln_lane *l, uint64_t n) {
 #define LN_ROOM_WAIT_NS 200000u
 #define LN_ROOM_WAKE_NS 3000000u
 
+/* The lane has a backlog (hint > 0). Its owner may have items in it, so
+ * it cannot use its ring again until the backlog is empty -- and while it
+ * pushes into the backlog under the mutex, the workers that drain it under
+ * the same mutex barely outpace it: a burst that overflowed once would go
+ * through the backlog to its end. Instead the owner waits while the
+ * workers drain it (hint falling), with the patience of owned_wait_room.
+ * 1 when the backlog is empty: the ring may be used. Other threads (and
+ * the owner, after a wait without progress) join the backlog. */
+static int owned_wait_backlog(ln_lane *l) {
+    if (l->owned == NULL ||
+        atomic_load_explicit(&l->owner, memory_order_relaxed) != ln__self_id())
+        return 0;
+    /* relaxed loads: hints; the backlog's state is decided under mu. */
+    size_t last = atomic_load_explicit(&l->hint, memory_order_relaxed);
+    if (l->owned->gave_up) { /* waited in vain once: join until it drains */
+        if (last != 0) return 0;
+        l->owned->gave_up = 0;
+        return 1;
+    }
+    uint64_t since = ln__now_ns();
+    for (unsigned k = 1;; k++) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        size_t h = atomic_load_explicit(&l->hint, memory_order_relaxed);
+        if (h == 0) return 1;
+        if (atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) return 0;
+        if (h < last) { /* progress */
+            last = h;
+            since = ln__now_ns();
+        } else if ((k & 63) == 0) {
+            uint64_t patience =
+                atomic_load_explicit(&l->nbusy, memory_order_relaxed) > 0 ? LN_ROOM_WAIT_NS
+                                                                         : LN_ROOM_WAKE_NS;
+            if (ln__now_ns() - since >= patience) {
+                l->owned->gave_up = 1;
+                return 0;
+            }
+        }
+    }
+}
+
+/* May a submit to l use the lock-free rings? Only on a fixed lane that is
+ * not stopping and has no backlog (then the item must join the backlog,
+ * behind the older ones) -- except that its owner waits for the backlog
+ * to drain (owned_wait_backlog). relaxed loads: hints, see pool.h; a stale
+ * 0 backlog only reorders concurrent submits, which have no order anyway. */
+static int lockfree_ok(ln_lane *l) {
+    if (l->ring == NULL || atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) return 0;
+    if (atomic_load_explicit(&l->hint, memory_order_relaxed) != 0) return owned_wait_backlog(l);
+    if (atomic_load_explicit(&l->owner, memory_order_relaxed) == ln__self_id())
+        l->owned->gave_up = 0; /* no backlog: the owner may wait again */
+    return 1;
+}
+
 static int owned_wait_room(ln_lane *l, ln_spmc *mine) {
     for (uint64_t waited = 0;; waited += LN_ROOM_WAIT_NS) {
         if (ln__spmc_wait_room(mine, LN_ROOM_WAIT_NS)) return 1;
         /* relaxed: a hint; the cost of a wrong guess is a backlog. */
         if (atomic_load_explicit(&l->nbusy, memory_order_relaxed) > 0 ||
-            waited + LN_ROOM_WAIT_NS >= LN_ROOM_WAKE_NS)
+            waited + LN_ROOM_WAIT_NS >= LN_ROOM_WAKE_NS) {
+            mine->gave_up = 1; /* the item goes to the backlog */
             return 0;
+        }
     }
 }
 
@@ -359,12 +416,9 @@ int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
     /* Stamp outside the lock: the wait histogram measures queue time. */
     ln_queue_item it = {fn, arg, owner, ln__enq_stamp(pool, l)};
 
-    /* Fixed lanes: lock-free, unless a backlog exists (then the item joins
-     * it, behind the older ones) or the ring is full. relaxed loads: both
-     * are hints, see pool.h; a stale 0 backlog only reorders concurrent
-     * submits, which have no order anyway. */
-    if (l->ring != NULL && atomic_load_explicit(&l->hint, memory_order_relaxed) == 0 &&
-        !atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) {
+    /* Fixed lanes: lock-free, unless a backlog exists or the ring is full
+     * (lockfree_ok, owned_wait_room). */
+    if (lockfree_ok(l)) {
         ln_spmc *mine = owned_ring(l);
         /* A full owned ring whose consumer is busy taking batches has room
          * again within a batch: wait for it (owned_wait_room) rather than
@@ -430,8 +484,7 @@ int ln__pool_submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, 
      * stays full, goes through the ordinary path into the backlog, in
      * order. While a lane samples its timing (pool.h), one item in
      * sample_mask + 1 carries the stamp, as if submitted one by one. */
-    if (l->ring != NULL && atomic_load_explicit(&l->hint, memory_order_relaxed) == 0 &&
-        !atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) {
+    if (lockfree_ok(l)) {
         ln_spmc *mine = owned_ring(l);
         const int timed = pool->timing != LN_TIMING_OFF;
         uint64_t stamp = timed ? ln__now_ns() : 0;

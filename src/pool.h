@@ -288,6 +288,7 @@ static inline int ln__pool_submit_owned(ln_pool *pool, int lane, ln_fn fn, void 
         return 0;
     ln_queue_item it = {fn, arg, owner, ln__enq_stamp(pool, l)};
     if (!ln__spmc_push(l->owned, &it)) return 0;
+    l->owned->gave_up = 0; /* no backlog now (pool.c, lockfree_ok) */
     ln__lane_after_lockfree_push(l);
     return 1;
 }

@@ -12,6 +12,7 @@ void ln__spmc_init(ln_spmc *q) {
     q->last_fn = NULL;
     q->last_owner = NULL;
     q->fn_since = q->owner_since = 0;
+    q->gave_up = 0;
     memset(q->stamped, 0, sizeof q->stamped);
     for (size_t i = 0; i < LN_SPMC_SLOTS; i++) {
         atomic_init(&q->fn[i], NULL);

@@ -58,6 +58,10 @@ typedef struct ln_spmc {
     void *last_owner;
     size_t fn_since, owner_since;
     uint64_t stamped[LN_SPMC_SLOTS / 64];
+    /* For the lane (pool.c): 1 once the owner gave up waiting and joined
+     * the lane's backlog; it does not wait again until the backlog is
+     * empty. Private to the producer, like the fields above. */
+    int gave_up;
     char pad1_[LN_CACHE_LINE];
     _Atomic size_t head;  /* next position to consume; consumers' CAS */
     char pad2_[LN_CACHE_LINE - sizeof(size_t)];
