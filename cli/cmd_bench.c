@@ -220,6 +220,13 @@ int cmd_bench(int argc, char **argv) {
         fprintf(stderr, "lanes bench: output directory unusable: %s\n", why);
         return LN_EXIT_UNAVAILABLE;
     }
+    /* Experiments that draw extra files (writepath's waterfalls) put them
+     * beside the JSON: tell them where, so a run with --out never writes
+     * into a ./results of the working directory. */
+    if (setenv("LANES_BENCH_OUT", a.out, 1) != 0) {
+        fprintf(stderr, "lanes bench: setenv: %s\n", strerror(errno));
+        return LN_EXIT_UNAVAILABLE;
+    }
 
     ln_peer_env peers;
     if (a.no_peers) {

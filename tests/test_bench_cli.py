@@ -404,9 +404,17 @@ def main():
     # Every experiment, quick, with the peers if node is here. stderr is a
     # pipe, so no progress line may appear.
     out = os.path.join(tmp, "all")
+    # A ./results in the working directory must stay untouched when --out
+    # names another directory (writepath once drew its waterfalls there).
+    decoy = os.path.join(tmp, "results")
+    os.makedirs(decoy, exist_ok=True)
     p = run(lanes, *([] if runnable == names else runnable), "--quick", "--repeats", "1",
             "--out", out, env=bench_env)
     check(p.returncode == 0, f"quick run exit {p.returncode}: {p.stderr}")
+    check(os.listdir(decoy) == [], f"--out {out} also wrote into ./results: {os.listdir(decoy)}")
+    if "writepath" in runnable:
+        check(os.path.exists(os.path.join(out, "waterfall-async.svg")),
+              "writepath's waterfalls are not beside its JSON")
     check("\r" not in p.stderr, "progress line written to a non-terminal")
     for name in runnable:
         check(re.search(rf"^{name}\s", p.stdout, re.M), f"summary table lacks {name}")
