@@ -27,6 +27,7 @@
  */
 #include "pool.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,10 +364,12 @@ static int owned_wait_backlog(ln_lane *l) {
             uint64_t patience =
                 atomic_load_explicit(&l->nbusy, memory_order_relaxed) > 0 ? LN_ROOM_WAIT_NS
                                                                          : LN_ROOM_WAKE_NS;
-            if (ln__now_ns() - since >= patience) {
+            uint64_t idle = ln__now_ns() - since;
+            if (idle >= patience) {
                 l->owned->gave_up = 1;
                 return 0;
             }
+            if (idle >= 20000) sched_yield(); /* as in ln__spmc_wait_room */
         }
     }
 }

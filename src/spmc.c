@@ -1,6 +1,7 @@
 /* spmc.c - the single-producer multi-consumer ring; see spmc.h. */
 #include "spmc.h"
 
+#include <sched.h>
 #include <string.h>
 
 #define MASK (LN_SPMC_SLOTS - 1)
@@ -34,8 +35,13 @@ int ln__spmc_wait_room(ln_spmc *q, uint64_t max_idle_ns) {
         if (q->head_seen != seen) { /* progress, but not enough yet */
             seen = q->head_seen;
             since = ln__now_ns();
-        } else if ((k & 63) == 0 && ln__now_ns() - since >= max_idle_ns) {
-            return 0;
+        } else if ((k & 63) == 0) {
+            uint64_t idle = ln__now_ns() - since;
+            if (idle >= max_idle_ns) return 0;
+            /* No progress for a while: the consumer may be waiting for
+             * this very CPU (a worker the scheduler put beside its
+             * producer). Let it run. */
+            if (idle >= 20000) sched_yield();
         }
     }
 }
