@@ -330,6 +330,13 @@ static void queued_locked(ln_lane *l, uint64_t n) {
 #define LN_ROOM_WAIT_NS 200000u
 #define LN_ROOM_WAKE_NS 3000000u
 
+/* The patience above for lane l now. relaxed: a hint; the cost of a wrong
+ * guess is a backlog. */
+static uint64_t owner_patience(ln_lane *l) {
+    return atomic_load_explicit(&l->nbusy, memory_order_relaxed) > 0 ? LN_ROOM_WAIT_NS
+                                                                     : LN_ROOM_WAKE_NS;
+}
+
 /* The lane has a backlog (hint > 0). Its owner may have items in it, so
  * it cannot use its ring again until the backlog is empty -- and while it
  * pushes into the backlog under the mutex, the workers that drain it under
@@ -361,15 +368,12 @@ static int owned_wait_backlog(ln_lane *l) {
             last = h;
             since = ln__now_ns();
         } else if ((k & 63) == 0) {
-            uint64_t patience =
-                atomic_load_explicit(&l->nbusy, memory_order_relaxed) > 0 ? LN_ROOM_WAIT_NS
-                                                                         : LN_ROOM_WAKE_NS;
             uint64_t idle = ln__now_ns() - since;
-            if (idle >= patience) {
+            if (idle >= owner_patience(l)) {
                 l->owned->gave_up = 1;
                 return 0;
             }
-            if (idle >= 20000) sched_yield(); /* as in ln__spmc_wait_room */
+            if (idle >= LN_SPMC_YIELD_AFTER_NS) sched_yield(); /* see spmc.h */
         }
     }
 }
@@ -390,9 +394,7 @@ static int lockfree_ok(ln_lane *l) {
 static int owned_wait_room(ln_lane *l, ln_spmc *mine) {
     for (uint64_t waited = 0;; waited += LN_ROOM_WAIT_NS) {
         if (ln__spmc_wait_room(mine, LN_ROOM_WAIT_NS)) return 1;
-        /* relaxed: a hint; the cost of a wrong guess is a backlog. */
-        if (atomic_load_explicit(&l->nbusy, memory_order_relaxed) > 0 ||
-            waited + LN_ROOM_WAIT_NS >= LN_ROOM_WAKE_NS) {
+        if (waited + LN_ROOM_WAIT_NS >= owner_patience(l)) {
             mine->gave_up = 1; /* the item goes to the backlog */
             return 0;
         }

@@ -38,10 +38,7 @@ int ln__spmc_wait_room(ln_spmc *q, uint64_t max_idle_ns) {
         } else if ((k & 63) == 0) {
             uint64_t idle = ln__now_ns() - since;
             if (idle >= max_idle_ns) return 0;
-            /* No progress for a while: the consumer may be waiting for
-             * this very CPU (a worker the scheduler put beside its
-             * producer). Let it run. */
-            if (idle >= 20000) sched_yield();
+            if (idle >= LN_SPMC_YIELD_AFTER_NS) sched_yield(); /* see spmc.h */
         }
     }
 }

@@ -137,6 +137,13 @@ static inline int ln__spmc_push(ln_spmc *q, const ln_queue_item *item) {
  * there is room. */
 int ln__spmc_wait_room(ln_spmc *q, uint64_t max_idle_ns);
 
+/* After this long without progress a waiting producer yields the CPU
+ * every 64 pauses: the consumer it waits for may be waiting for this very
+ * CPU (a worker the scheduler put beside its producer). A consumer on
+ * another CPU makes progress every batch, so the normal path never yields.
+ * pool.c's backlog wait uses the same rule. */
+#define LN_SPMC_YIELD_AFTER_NS 20000u
+
 /* Producer: append up to n items (fn, args[i], owner, enq_ns); the number
  * stored (0 if full). */
 size_t ln__spmc_push_many(ln_spmc *q, ln_fn fn, void *const *args, void *owner,
