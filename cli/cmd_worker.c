@@ -57,7 +57,7 @@ static const char usage_text[] =
     "  3 the store could not be opened or used.\n";
 
 typedef struct exec_ctx {
-    char **argv;       /* CMD ARG... (NULL-terminated) */
+    char **argv; /* CMD ARG... (NULL-terminated) */
     unsigned timeout_s;
 } exec_ctx;
 
@@ -134,8 +134,7 @@ static char **make_env(ln_job *job, char extra[5][512]) {
     return env;
 }
 
-static pid_t spawn(ln_job *job, exec_ctx *x, int in[2], int out[2],
-                   int err[2], int *spawn_err) {
+static pid_t spawn(ln_job *job, exec_ctx *x, int in[2], int out[2], int err[2], int *spawn_err) {
     char extra[5][512];
     char **env = make_env(job, extra);
     posix_spawn_file_actions_t fa;
@@ -156,13 +155,10 @@ static pid_t spawn(ln_job *job, exec_ctx *x, int in[2], int out[2],
     posix_spawnattr_setsigmask(&at, &none);
     posix_spawnattr_setsigdefault(&at, &dflt);
     posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF |
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
                                       POSIX_SPAWN_SETPGROUP);
     pid_t pid = -1;
-    *spawn_err = env == NULL ? ENOMEM
-                             : posix_spawnp(&pid, x->argv[0], &fa, &at,
-                                            x->argv, env);
+    *spawn_err = env == NULL ? ENOMEM : posix_spawnp(&pid, x->argv[0], &fa, &at, x->argv, env);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     free(env);
@@ -171,8 +167,7 @@ static pid_t spawn(ln_job *job, exec_ctx *x, int in[2], int out[2],
 
 /* Store stdout as the result: JSON as is, other text as a JSON string. */
 static int set_output(ln_job *job, buf *out) {
-    while (out->len > 0 && (out->p[out->len - 1] == '\n' ||
-                            out->p[out->len - 1] == '\r' ||
+    while (out->len > 0 && (out->p[out->len - 1] == '\n' || out->p[out->len - 1] == '\r' ||
                             out->p[out->len - 1] == ' '))
         out->p[--out->len] = '\0';
     if (out->len == 0) return 0;
@@ -193,8 +188,7 @@ static int set_output(ln_job *job, buf *out) {
         json_decref(s);
     }
     /* The text is valid JSON by now, so LN_EINVAL can only mean too large. */
-    if (rc == LN_EINVAL)
-        return ln_job_fail(job, "stdout is larger than the result size limit");
+    if (rc == LN_EINVAL) return ln_job_fail(job, "stdout is larger than the result size limit");
     return rc;
 }
 
@@ -216,8 +210,7 @@ static int run_exec(ln_job *job, void *arg) {
     if (pid < 0) {
         close(in[1]), close(out[0]), close(err[0]);
         char reason[512];
-        snprintf(reason, sizeof reason, "cannot run '%s': %s", x->argv[0],
-                 strerror(serr));
+        snprintf(reason, sizeof reason, "cannot run '%s': %s", x->argv[0], strerror(serr));
         return ln_job_fail(job, reason);
     }
     fcntl(in[1], F_SETFL, O_NONBLOCK);
@@ -229,8 +222,7 @@ static int run_exec(ln_job *job, void *arg) {
     int timed_out = 0, killed = 0;
     if (dlen == 0) close(fin), fin = -1;
     while (fout >= 0 || ferr >= 0) {
-        struct pollfd p[3] = {{fin, POLLOUT, 0}, {fout, POLLIN, 0},
-                              {ferr, POLLIN, 0}};
+        struct pollfd p[3] = {{fin, POLLOUT, 0}, {fout, POLLIN, 0}, {ferr, POLLIN, 0}};
         if (poll(p, 3, 100) < 0 && errno != EINTR) break;
         if (fin >= 0 && (p[0].revents & (POLLOUT | POLLERR | POLLHUP))) {
             ssize_t w = write(fin, data + sent, dlen - sent);
@@ -240,8 +232,7 @@ static int run_exec(ln_job *job, void *arg) {
         char chunk[8192];
         int fds[2] = {fout, ferr};
         for (int i = 0; i < 2; i++) {
-            if (fds[i] < 0 || !(p[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
+            if (fds[i] < 0 || !(p[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             ssize_t r = read(fds[i], chunk, sizeof chunk);
             if (r > 0) {
                 /* stdout beyond the result limit is dropped (the job then
@@ -251,7 +242,10 @@ static int run_exec(ln_job *job, void *arg) {
                 if (i == 1) buf_tail(&be);
             } else if (r == 0 || errno != EINTR) {
                 close(fds[i]);
-                if (i == 0) fout = -1; else ferr = -1;
+                if (i == 0)
+                    fout = -1;
+                else
+                    ferr = -1;
             }
         }
         if (!killed && deadline > 0 && mono_s() > deadline) timed_out = 1;
@@ -284,23 +278,21 @@ static int run_exec(ln_job *job, void *arg) {
     char reason[STDERR_TAIL + 128];
     if (be.p != NULL) {
         sanitize(be.p);
-        while (be.len > 0 && (be.p[be.len - 1] == '\n' ||
-                              be.p[be.len - 1] == ' '))
+        while (be.len > 0 && (be.p[be.len - 1] == '\n' || be.p[be.len - 1] == ' '))
             be.p[--be.len] = '\0';
     }
     const char *tail = be.p ? be.p : "";
     if (timed_out) {
-        snprintf(reason, sizeof reason, "timed out after %u s%s%s",
-                 x->timeout_s, *tail ? ": " : "", tail);
+        snprintf(reason, sizeof reason, "timed out after %u s%s%s", x->timeout_s, *tail ? ": " : "",
+                 tail);
         rc = ln_job_fail(job, reason);
     } else if (WIFSIGNALED(status)) {
-        snprintf(reason, sizeof reason, "killed by signal %d (%s)%s%s",
-                 WTERMSIG(status), strsignal(WTERMSIG(status)),
-                 *tail ? ": " : "", tail);
+        snprintf(reason, sizeof reason, "killed by signal %d (%s)%s%s", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)), *tail ? ": " : "", tail);
         rc = ln_job_fail(job, reason);
     } else if (WEXITSTATUS(status) != 0) {
-        snprintf(reason, sizeof reason, "exit status %d%s%s",
-                 WEXITSTATUS(status), *tail ? ": " : "", tail);
+        snprintf(reason, sizeof reason, "exit status %d%s%s", WEXITSTATUS(status),
+                 *tail ? ": " : "", tail);
         rc = ln_job_fail(job, reason);
     } else {
         rc = bo.p != NULL ? set_output(job, &bo) : 0;
@@ -314,7 +306,7 @@ static int usage_error(const char *fmt, const char *arg) {
     fprintf(stderr, "lanes worker: ");
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\n(see 'lanes worker --help')\n");
-    return LN_EXIT_USAGE;
+    return CLI_EXIT_USAGE;
 }
 
 static int parse_u(const char *s, unsigned long long lo, unsigned long long hi,
@@ -329,14 +321,13 @@ static int parse_u(const char *s, unsigned long long lo, unsigned long long hi,
 }
 
 int cmd_worker(int argc, char **argv) {
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
-                      strcmp(argv[1], "-h") == 0)) {
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         fputs(usage_text, stdout);
-        return LN_EXIT_OK;
+        return CLI_EXIT_OK;
     }
     if (argc < 3) {
         fputs(usage_text, stderr);
-        return LN_EXIT_USAGE;
+        return CLI_EXIT_USAGE;
     }
     const char *url = argv[1], *queue = argv[2];
     ln_worker_opts o;
@@ -368,30 +359,45 @@ int cmd_worker(int argc, char **argv) {
             unsigned long long lo, hi, scale;
             int field;
         } num[] = {
-            {"--concurrency", 1, 4096, 1, 0},   {"--lease", 100, 86400000, 1, 1},
+            {"--concurrency", 1, 4096, 1, 0},    {"--lease", 100, 86400000, 1, 1},
             {"--max-stalled", 0, 1000000, 1, 2}, {"--stalled-interval", 0, 86400000, 1, 3},
             {"--max-jobs", 1, UINT64_MAX, 1, 4}, {"--timeout", 1, 31536000, 1, 5},
             {"--grace", 0, 86400, 1000, 6},      {"--poll", 1, 60000, 1, 7},
         };
         size_t k = 0;
         while (k < sizeof num / sizeof num[0] && strcmp(s, num[k].name) != 0) k++;
-        if (k == sizeof num / sizeof num[0])
-            return usage_error("unknown option '%s'", s);
+        if (k == sizeof num / sizeof num[0]) return usage_error("unknown option '%s'", s);
         if (parse_u(val, num[k].lo, num[k].hi, &v) != 0) {
-            fprintf(stderr, "lanes worker: %s must be %llu..%llu, not '%s'\n",
-                    s, num[k].lo, num[k].hi, val);
-            return LN_EXIT_USAGE;
+            fprintf(stderr, "lanes worker: %s must be %llu..%llu, not '%s'\n", s, num[k].lo,
+                    num[k].hi, val);
+            return CLI_EXIT_USAGE;
         }
         v *= num[k].scale;
         switch (num[k].field) {
-        case 0: o.concurrency = (unsigned)v; break;
-        case 1: o.lease_ms = (unsigned)v; break;
-        case 2: o.max_stalled = (unsigned)v; break;
-        case 3: o.stalled_interval_ms = (unsigned)v; break;
-        case 4: o.max_jobs = v; break;
-        case 5: x.timeout_s = (unsigned)v; break;
-        case 6: o.grace_ms = (unsigned)v; break;
-        default: o.poll_ms = (unsigned)v; break;
+        case 0:
+            o.concurrency = (unsigned)v;
+            break;
+        case 1:
+            o.lease_ms = (unsigned)v;
+            break;
+        case 2:
+            o.max_stalled = (unsigned)v;
+            break;
+        case 3:
+            o.stalled_interval_ms = (unsigned)v;
+            break;
+        case 4:
+            o.max_jobs = v;
+            break;
+        case 5:
+            x.timeout_s = (unsigned)v;
+            break;
+        case 6:
+            o.grace_ms = (unsigned)v;
+            break;
+        default:
+            o.poll_ms = (unsigned)v;
+            break;
         }
     }
     if (x.argv == NULL) return usage_error("%s", "--exec CMD is required");
@@ -400,16 +406,14 @@ int cmd_worker(int argc, char **argv) {
     char msg[512];
     int err = ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg);
     if (err != 0) {
-        fprintf(stderr, "lanes worker: cannot open '%s': %s: %s\n", url,
-                ln_err_name(err), msg);
-        return err == LN_EINVAL ? LN_EXIT_USAGE : LN_EXIT_UNAVAILABLE;
+        fprintf(stderr, "lanes worker: cannot open '%s': %s: %s\n", url, ln_err_name(err), msg);
+        return err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
     }
     ln_worker *w;
     if ((err = ln_worker_create(&w, jobs, queue, run_exec, &x, &o)) != 0) {
-        fprintf(stderr, "lanes worker: %s: %s\n", ln_err_name(err),
-                ln_jobs_errmsg(jobs));
+        fprintf(stderr, "lanes worker: %s: %s\n", ln_err_name(err), ln_jobs_errmsg(jobs));
         ln_jobs_close(jobs);
-        return err == LN_EINVAL ? LN_EXIT_USAGE : LN_EXIT_FAILURE;
+        return err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
     }
     g_worker = w;
     struct sigaction sa;
@@ -423,26 +427,23 @@ int cmd_worker(int argc, char **argv) {
     err = ln_worker_run(w);
     ln_worker_stats st;
     ln_worker_get_stats(w, &st);
-    if (err != 0)
-        fprintf(stderr, "lanes worker: %s: %s\n", ln_err_name(err),
-                ln_jobs_errmsg(jobs));
+    if (err != 0) fprintf(stderr, "lanes worker: %s: %s\n", ln_err_name(err), ln_jobs_errmsg(jobs));
     if (json)
         printf("{\"taken\":%llu,\"completed\":%llu,\"failed\":%llu,"
                "\"retried\":%llu,\"stale\":%llu,\"stalled_found\":%llu,"
                "\"released\":%llu}\n",
                (unsigned long long)st.taken, (unsigned long long)st.completed,
                (unsigned long long)st.failed, (unsigned long long)st.retried,
-               (unsigned long long)st.stale,
-               (unsigned long long)st.stalled_found,
+               (unsigned long long)st.stale, (unsigned long long)st.stalled_found,
                (unsigned long long)st.released);
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     g_worker = NULL;
     ln_worker_destroy(w);
     ln_jobs_close(jobs);
-    if (err == 0) return LN_EXIT_OK;
-    return err == LN_EBACKEND || err == LN_ECORRUPT || err == LN_EACCES ||
-                   err == LN_EIO || err == LN_ENOSPC
-               ? LN_EXIT_UNAVAILABLE
-               : LN_EXIT_FAILURE;
+    if (err == 0) return CLI_EXIT_OK;
+    return err == LN_EBACKEND || err == LN_ECORRUPT || err == LN_EACCES || err == LN_EIO ||
+                   err == LN_ENOSPC
+               ? CLI_EXIT_UNAVAILABLE
+               : CLI_EXIT_FAILURE;
 }
