@@ -4,7 +4,12 @@
  * as the return value, anything else fails it with the tail of stderr. The
  * program is started with posix_spawnp (no shell: job data can never be
  * interpreted as a command line) in its own process group, so a Ctrl-C
- * stops the worker gracefully instead of killing running jobs. */
+ * stops the worker gracefully instead of killing running jobs.
+ *
+ * Before it takes a job the worker checks that CMD can be run (resolved
+ * through PATH the way posix_spawnp does), so a typo exits 2 instead of
+ * failing every job of the queue; and a worker whose runs keep failing says
+ * so once on stderr (FAIL_STREAK). */
 #include "cli.h"
 
 #include <lanes.h>
@@ -13,12 +18,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +34,12 @@
 extern char **environ;
 
 #define STDERR_TAIL 2048
+/* After this many failed runs in a row (no completed run between them) the
+ * worker prints one line on stderr: the queue is likely being emptied
+ * into failed by a broken program. */
+#define FAIL_STREAK 10
+/* Longest part of a failure reason quoted in that line. */
+#define STREAK_REASON_MAX 300
 
 static const char usage_text[] =
     "usage: lanes worker URL QUEUE [options] --exec CMD [ARG...]\n"
@@ -53,12 +67,21 @@ static const char usage_text[] =
     "  --poll MS            longest sleep while the queue is empty (default 100)\n"
     "  --json               print the final counts as JSON on stdout\n"
     "\n"
-    "exit codes: 0 stopped or done; 1 the worker failed; 2 bad command line;\n"
-    "  3 the store could not be opened or used.\n";
+    "CMD is checked before the first job is taken (found in PATH when it has\n"
+    "no '/', executable); when it cannot be run the worker exits 2. After\n"
+    "10 failed runs in a row it says so once on stderr.\n"
+    "\n"
+    "exit codes: 0 stopped or done; 1 the worker failed; 2 bad command line\n"
+    "  or CMD cannot be run; 3 the store could not be opened or used.\n";
 
 typedef struct exec_ctx {
     char **argv; /* CMD ARG... (NULL-terminated) */
     unsigned timeout_s;
+    /* Failed runs since the last completed one. Handlers run on several
+     * pool threads: only the count itself is shared, so relaxed order is
+     * enough (the line it triggers is printed by the thread that reached
+     * FAIL_STREAK, and a completion racing with it only resets the count). */
+    atomic_uint fail_streak;
 } exec_ctx;
 
 static ln_worker *g_worker; /* for the signal handler */
@@ -165,8 +188,93 @@ static pid_t spawn(ln_job *job, exec_ctx *x, int in[2], int out[2], int err[2], 
     return *spawn_err == 0 ? pid : -1;
 }
 
+/* A run failed with reason: count it toward FAIL_STREAK, then fail the
+ * job. A run cut short because the worker is stopping does not count. */
+static int fail_run(ln_job *job, exec_ctx *x, const char *reason) {
+    if (!ln_job_canceled(job) &&
+        atomic_fetch_add_explicit(&x->fail_streak, 1, memory_order_relaxed) + 1 == FAIL_STREAK) {
+        /* One line: the reason's newlines become spaces, and it is cut at
+         * STREAK_REASON_MAX bytes (not inside a UTF-8 sequence). */
+        char shown[STREAK_REASON_MAX + 1];
+        size_t n = 0;
+        for (const char *r = reason; *r && n < STREAK_REASON_MAX; r++)
+            shown[n++] = *r == '\n' || *r == '\r' ? ' ' : *r;
+        if (reason[n] != '\0')
+            while (n > 0 && ((unsigned char)reason[n] & 0xc0) == 0x80) n--;
+        shown[n] = '\0';
+        fprintf(stderr,
+                "lanes worker: the last %d runs of '%s' all failed (the latest: %s%s); "
+                "still taking jobs\n",
+                FAIL_STREAK, x->argv[0], shown, reason[n] ? "..." : "");
+    }
+    return ln_job_fail(job, reason);
+}
+
+/* A run completed: the streak of failures is over. */
+static void run_completed(exec_ctx *x) {
+    atomic_store_explicit(&x->fail_streak, 0, memory_order_relaxed);
+}
+
+/* Check the file posix_spawnp would run for cmd: it exists, is a regular
+ * file and we may execute it. 0, or -1 with the reason in why. */
+static int check_file(const char *path, const char *cmd, char *why, size_t whysize) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(why, whysize, "cannot run '%s': %s", cmd, strerror(errno));
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(why, whysize, "cannot run '%s': it is a directory", cmd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, whysize, "cannot run '%s': not a regular file", cmd);
+        return -1;
+    }
+    if (access(path, X_OK) != 0) {
+        snprintf(why, whysize, "cannot run '%s': not executable (%s)", cmd, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether CMD can be run: a name with a '/' is a path; any other name is
+ * looked up in each directory of PATH in turn (an empty entry is the
+ * current directory; no PATH: /bin:/usr/bin), as execvp and posix_spawnp
+ * do. 0, or -1 with the reason in why. Runs before any thread starts. */
+static int check_program(const char *cmd, char *why, size_t whysize) {
+    if (*cmd == '\0') {
+        snprintf(why, whysize, "the program name given to --exec is empty");
+        return -1;
+    }
+    if (strchr(cmd, '/') != NULL) return check_file(cmd, cmd, why, whysize);
+    const char *path = getenv("PATH");
+    if (path == NULL) path = "/bin:/usr/bin";
+    int refused = 0; /* a file of that name was found, but cannot run */
+    char full[PATH_MAX], msg[PATH_MAX + 128];
+    for (const char *dir = path;;) {
+        const char *end = strchrnul(dir, ':');
+        int n = (int)(end - dir);
+        int len = n == 0 ? snprintf(full, sizeof full, "%s", cmd)
+                         : snprintf(full, sizeof full, "%.*s/%s", n, dir, cmd);
+        if (len > 0 && (size_t)len < sizeof full) {
+            struct stat st;
+            if (stat(full, &st) == 0) {
+                /* The first refusal is the one reported. */
+                char *dst = refused ? msg : why;
+                if (check_file(full, full, dst, refused ? sizeof msg : whysize) == 0) return 0;
+                refused = 1;
+            }
+        }
+        if (*end == '\0') break;
+        dir = end + 1;
+    }
+    if (!refused) snprintf(why, whysize, "cannot run '%s': not found in PATH (%s)", cmd, path);
+    return -1;
+}
+
 /* Store stdout as the result: JSON as is, other text as a JSON string. */
-static int set_output(ln_job *job, buf *out) {
+static int set_output(ln_job *job, exec_ctx *x, buf *out) {
     while (out->len > 0 && (out->p[out->len - 1] == '\n' || out->p[out->len - 1] == '\r' ||
                             out->p[out->len - 1] == ' '))
         out->p[--out->len] = '\0';
@@ -188,21 +296,21 @@ static int set_output(ln_job *job, buf *out) {
         json_decref(s);
     }
     /* The text is valid JSON by now, so LN_EINVAL can only mean too large. */
-    if (rc == LN_EINVAL) return ln_job_fail(job, "stdout is larger than the result size limit");
+    if (rc == LN_EINVAL) return fail_run(job, x, "stdout is larger than the result size limit");
     return rc;
 }
 
 static int run_exec(ln_job *job, void *arg) {
     exec_ctx *x = arg;
     int in[2], out[2], err[2];
-    if (pipe2(in, O_CLOEXEC) != 0) return ln_job_fail(job, "pipe failed");
+    if (pipe2(in, O_CLOEXEC) != 0) return fail_run(job, x, "pipe failed");
     if (pipe2(out, O_CLOEXEC) != 0) {
         close(in[0]), close(in[1]);
-        return ln_job_fail(job, "pipe failed");
+        return fail_run(job, x, "pipe failed");
     }
     if (pipe2(err, O_CLOEXEC) != 0) {
         close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-        return ln_job_fail(job, "pipe failed");
+        return fail_run(job, x, "pipe failed");
     }
     int serr;
     pid_t pid = spawn(job, x, in, out, err, &serr);
@@ -211,7 +319,7 @@ static int run_exec(ln_job *job, void *arg) {
         close(in[1]), close(out[0]), close(err[0]);
         char reason[512];
         snprintf(reason, sizeof reason, "cannot run '%s': %s", x->argv[0], strerror(serr));
-        return ln_job_fail(job, reason);
+        return fail_run(job, x, reason);
     }
     fcntl(in[1], F_SETFL, O_NONBLOCK);
     const char *data = ln_job_data(job);
@@ -285,17 +393,18 @@ static int run_exec(ln_job *job, void *arg) {
     if (timed_out) {
         snprintf(reason, sizeof reason, "timed out after %u s%s%s", x->timeout_s, *tail ? ": " : "",
                  tail);
-        rc = ln_job_fail(job, reason);
+        rc = fail_run(job, x, reason);
     } else if (WIFSIGNALED(status)) {
         snprintf(reason, sizeof reason, "killed by signal %d (%s)%s%s", WTERMSIG(status),
                  strsignal(WTERMSIG(status)), *tail ? ": " : "", tail);
-        rc = ln_job_fail(job, reason);
+        rc = fail_run(job, x, reason);
     } else if (WEXITSTATUS(status) != 0) {
         snprintf(reason, sizeof reason, "exit status %d%s%s", WEXITSTATUS(status),
                  *tail ? ": " : "", tail);
-        rc = ln_job_fail(job, reason);
+        rc = fail_run(job, x, reason);
     } else {
-        rc = bo.p != NULL ? set_output(job, &bo) : 0;
+        rc = bo.p != NULL ? set_output(job, x, &bo) : 0;
+        if (rc == 0) run_completed(x);
     }
     free(bo.p);
     free(be.p);
@@ -332,7 +441,7 @@ int cmd_worker(int argc, char **argv) {
     const char *url = argv[1], *queue = argv[2];
     ln_worker_opts o;
     ln_worker_opts_init(&o);
-    exec_ctx x = {NULL, 0};
+    exec_ctx x = {NULL, 0, 0};
     int json = 0;
     for (int i = 3; i < argc; i++) {
         const char *s = argv[i];
@@ -401,6 +510,11 @@ int cmd_worker(int argc, char **argv) {
         }
     }
     if (x.argv == NULL) return usage_error("%s", "--exec CMD is required");
+    char why[PATH_MAX + 256];
+    if (check_program(x.argv[0], why, sizeof why) != 0) {
+        fprintf(stderr, "lanes worker: %s\n", why);
+        return CLI_EXIT_USAGE;
+    }
 
     ln_jobs *jobs;
     char msg[512];
