@@ -170,9 +170,10 @@ static void print_json(json_t *v) {
     json_decref(v);
 }
 
-/* All of stdin as a string (malloc'd), or NULL. At most 1 GiB is read;
+/* All of stdin as a string (malloc'd) and its length in *len (the text
+ * may hold NUL bytes: the caller checks), or NULL. At most 1 GiB is read;
  * the store's own size limit is checked by ln_jobs_add. */
-static char *read_stdin(void) {
+static char *read_stdin(size_t *lenp) {
     size_t len = 0, cap = 1 << 16;
     char *p = malloc(cap);
     while (p != NULL) {
@@ -191,6 +192,7 @@ static char *read_stdin(void) {
         return NULL;
     }
     p[len] = '\0';
+    *lenp = len;
     return p;
 }
 
@@ -231,9 +233,22 @@ static int cmd_add(ln_jobs *jobs, args *a) {
     char id[LN_JOB_ID_MAX], *input = NULL;
     const char *data = a->npos == 3 ? a->pos[2] : NULL;
     if (data != NULL && strcmp(data, "-") == 0) {
-        if ((input = read_stdin()) == NULL) {
+        size_t len;
+        if ((input = read_stdin(&len)) == NULL) {
             fprintf(stderr, "lanes jobs add: cannot read the data from stdin\n");
             return CLI_EXIT_FAILURE;
+        }
+        /* The data is a C string from here on: a NUL byte would silently
+         * cut it short, so refuse it (JSON text never holds one; a NUL
+         * inside a string is written \u0000). */
+        const char *nul = memchr(input, '\0', len);
+        if (nul != NULL) {
+            fprintf(stderr,
+                    "lanes jobs add: the data on stdin contains a NUL byte (at byte %zu); "
+                    "job data must be JSON text\n",
+                    (size_t)(nul - input));
+            free(input);
+            return CLI_EXIT_USAGE;
         }
         data = input;
     }

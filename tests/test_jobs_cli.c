@@ -155,6 +155,14 @@ TEST(bad_input_gives_clear_exit_codes) {
     fclose(f);
     stdin_path = jt_path("small.json");
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "-"), 0);
+    /* A NUL byte on stdin is refused, not a cut at it ({"a":1} stored). */
+    static const char with_nul[] = "{\"a\":1}\0{\"evil\":2}";
+    f = fopen(jt_path("nul.json"), "wb");
+    CHECK_EQ(fwrite(with_nul, 1, sizeof with_nul - 1, f), sizeof with_nul - 1);
+    fclose(f);
+    stdin_path = jt_path("nul.json");
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "-"), 2);
+    CHECK_EQ(counts_of(url, "q", "waiting"), 1); /* small.json's only */
     stdin_path = NULL;
     CHECK_EQ(LANES(out, "jobs", url, "drain", "q"), 0);
     CHECK_EQ(counts_of(url, "q", "waiting"), 0);
