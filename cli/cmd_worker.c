@@ -117,18 +117,68 @@ static int buf_add(buf *b, const char *s, size_t n) {
     return 0;
 }
 
-/* Keep only the last STDERR_TAIL bytes of b. */
+/* Keep only the last STDERR_TAIL bytes of b, less the continuation bytes
+ * (at most 3) of a UTF-8 sequence the cut went through. */
 static void buf_tail(buf *b) {
     if (b->len <= STDERR_TAIL) return;
-    memmove(b->p, b->p + b->len - STDERR_TAIL, STDERR_TAIL);
-    b->len = STDERR_TAIL;
+    size_t from = b->len - STDERR_TAIL, skip = 0;
+    while (skip < 3 && ((unsigned char)b->p[from + skip] & 0xc0) == 0x80) skip++;
+    from += skip;
+    memmove(b->p, b->p + from, b->len - from);
+    b->len -= from;
     b->p[b->len] = '\0';
 }
 
-/* Make text safe for a reason string: printable ASCII, newlines, tabs. */
-static void sanitize(char *s) {
-    for (unsigned char *p = (unsigned char *)s; *p; p++)
-        if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p >= 0x7f) *p = '?';
+/* Length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629: no
+ * overlong form, no surrogate, nothing above U+10FFFF), or 0 when there is
+ * none; then *bad is the length of its maximal subpart (>= 1), the bytes
+ * one U+FFFD replaces (Unicode's recommended practice). */
+static size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad) {
+    unsigned char c = s[0], lo = 0x80, hi = 0xbf; /* range of the 2nd byte */
+    size_t need;
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) {
+        need = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        need = 3;
+        if (c == 0xe0) lo = 0xa0; /* overlong */
+        if (c == 0xed) hi = 0x9f; /* surrogates */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        need = 4;
+        if (c == 0xf0) lo = 0x90; /* overlong */
+        if (c == 0xf4) hi = 0x8f; /* above U+10FFFF */
+    } else {
+        *bad = 1;
+        return 0;
+    }
+    size_t i = 1;
+    while (i < need && i < n && s[i] >= (i == 1 ? lo : 0x80) && s[i] <= (i == 1 ? hi : 0xbf)) i++;
+    if (i == need) return need;
+    *bad = i;
+    return 0;
+}
+
+/* Append text[0..n) to out as valid UTF-8: well-formed sequences as they
+ * are, each ill-formed one as U+FFFD. With controls set (a failure
+ * reason), ASCII control characters other than newline and tab become
+ * '?'. 0, or -1 when out of memory. */
+static int utf8_clean(buf *out, const char *text, size_t n, int controls) {
+    const unsigned char *s = (const unsigned char *)text;
+    size_t run = 0, i = 0; /* text[run..i) is copied as it is */
+    while (i < n) {
+        size_t bad = 0, k = utf8_seq(s + i, n - i, &bad);
+        int ctl =
+            controls && k == 1 && ((s[i] < 0x20 && s[i] != '\n' && s[i] != '\t') || s[i] == 0x7f);
+        if (k != 0 && !ctl) {
+            i += k;
+            continue;
+        }
+        if (buf_add(out, text + run, i - run) != 0) return -1;
+        if (buf_add(out, ctl ? "?" : "\xef\xbf\xbd", ctl ? 1 : 3) != 0) return -1;
+        i += ctl ? 1 : bad;
+        run = i;
+    }
+    return buf_add(out, text + run, i - run);
 }
 
 /* The child's environment: ours without stale LANES_JOB_* / TRACEPARENT,
@@ -275,28 +325,38 @@ static int check_program(const char *cmd, char *why, size_t whysize) {
 
 /* Store stdout as the result: JSON as is, other text as a JSON string. */
 static int set_output(ln_job *job, exec_ctx *x, buf *out) {
+    /* The result is handed on as a C string: a NUL byte would cut it. */
+    if (memchr(out->p, '\0', out->len) != NULL)
+        return fail_run(job, x, "stdout contains a NUL byte");
     while (out->len > 0 && (out->p[out->len - 1] == '\n' || out->p[out->len - 1] == '\r' ||
                             out->p[out->len - 1] == ' '))
         out->p[--out->len] = '\0';
     if (out->len == 0) return 0;
     json_t *v = json_loadb(out->p, out->len, JSON_DECODE_ANY, NULL);
     int rc;
+    size_t stored; /* bytes of the JSON text given to the store */
     if (v != NULL) {
         json_decref(v);
         rc = ln_job_set_result(job, out->p);
+        stored = out->len;
     } else {
         json_t *s = json_stringn(out->p, out->len);
-        if (s == NULL) { /* not UTF-8 */
-            sanitize(out->p);
-            s = json_stringn(out->p, out->len);
+        if (s == NULL) { /* not UTF-8: replace only what is not */
+            buf clean = {0};
+            if (utf8_clean(&clean, out->p, out->len, 0) == 0)
+                s = json_stringn(clean.p ? clean.p : "", clean.len);
+            free(clean.p);
         }
         char *text = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
         rc = text ? ln_job_set_result(job, text) : LN_ENOMEM;
+        stored = text ? strlen(text) : 0;
         free(text);
         json_decref(s);
     }
-    /* The text is valid JSON by now, so LN_EINVAL can only mean too large. */
-    if (rc == LN_EINVAL) return fail_run(job, x, "stdout is larger than the result size limit");
+    /* The command opens its store with the default limits. */
+    if (rc == LN_EINVAL && stored > LN_JOB_DATA_MAX_DEFAULT)
+        return fail_run(job, x, "stdout is larger than the result size limit");
+    if (rc == LN_EINVAL) return fail_run(job, x, "stdout was refused as a result by the store");
     return rc;
 }
 
@@ -383,13 +443,14 @@ static int run_exec(ln_job *job, void *arg) {
         }
     }
     int rc;
-    char reason[STDERR_TAIL + 128];
-    if (be.p != NULL) {
-        sanitize(be.p);
-        while (be.len > 0 && (be.p[be.len - 1] == '\n' || be.p[be.len - 1] == ' '))
-            be.p[--be.len] = '\0';
+    /* Each invalid byte of the tail may become a 3-byte U+FFFD. */
+    char reason[3 * STDERR_TAIL + 128];
+    buf ce = {0}; /* the tail of stderr as valid UTF-8 */
+    if (be.p != NULL && utf8_clean(&ce, be.p, be.len, 1) == 0 && ce.p != NULL) {
+        while (ce.len > 0 && (ce.p[ce.len - 1] == '\n' || ce.p[ce.len - 1] == ' '))
+            ce.p[--ce.len] = '\0';
     }
-    const char *tail = be.p ? be.p : "";
+    const char *tail = ce.p ? ce.p : "";
     if (timed_out) {
         snprintf(reason, sizeof reason, "timed out after %u s%s%s", x->timeout_s, *tail ? ": " : "",
                  tail);
@@ -408,6 +469,7 @@ static int run_exec(ln_job *job, void *arg) {
     }
     free(bo.p);
     free(be.p);
+    free(ce.p);
     return rc;
 }
 

@@ -256,6 +256,55 @@ TEST(worker_exec_never_uses_a_shell) {
     jt_cleanup();
 }
 
+/* What --exec makes of bytes: stdout with a NUL byte fails for that
+ * reason; stderr (the failure reason) and non-UTF-8 stdout keep their
+ * valid UTF-8 and only ill-formed sequences become U+FFFD. */
+static const char bytes_sh[] =
+    "case \"$LANES_JOB_NAME\" in\n"
+    "  nul) echo a; head -c 1 /dev/zero; echo b ;;\n"
+    "  utf8) printf 'Fehler \\303\\274 \\377 x \\342\\202y \\355\\240\\200z\\001\\n' >&2;"
+    " exit 1 ;;\n"
+    "  cut) i=0; while [ $i -lt 1500 ]; do printf '\\303\\274'; i=$((i+1)); done >&2;"
+    " printf x >&2; exit 1 ;;\n"
+    "  text) printf 'ok \\303\\274 \\377\\n' ;;\n"
+    "esac\n";
+
+#define FFFD "\xef\xbf\xbd"
+
+TEST(worker_exec_keeps_utf8_and_names_a_nul) {
+    char url[512], out[8192];
+    snprintf(url, sizeof url, "%s", jt_url("u"));
+    const char *names[] = {"nul", "utf8", "cut", "text"};
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ(LANES(out, "jobs", url, "add", "q", names[i], "{}"), 0);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec",
+                   "/bin/sh", "-c", bytes_sh, "bytes"), 0);
+    json_t *j = get_job(url, "q", "1");
+    CHECK(strcmp(json_string_value(json_object_get(j, "failed_reason")),
+                 "stdout contains a NUL byte") == 0);
+    json_decref(j);
+    j = get_job(url, "q", "2");
+    const char *r = json_string_value(json_object_get(j, "failed_reason"));
+    /* \377: one U+FFFD; \342\202 (a 3-byte sequence cut short): one;
+     * \355\240\200 (a surrogate): three; \001: '?' as before. */
+    CHECK(strcmp(r, "exit status 1: Fehler \xc3\xbc " FFFD " x " FFFD "y " FFFD FFFD
+                    FFFD "z?") == 0);
+    json_decref(j);
+    /* The tail of a long stderr does not start inside a character. */
+    j = get_job(url, "q", "3");
+    r = json_string_value(json_object_get(j, "failed_reason"));
+    CHECK(strncmp(r, "exit status 1: \xc3\xbc", 17) == 0);
+    CHECK(strstr(r, FFFD) == NULL);
+    /* 2048 bytes cut one into a character: "exit status 1: ", 1023 x ü, "x" */
+    CHECK_EQ(strlen(r), 15 + 1023 * 2 + 1);
+    json_decref(j);
+    j = get_job(url, "q", "4");
+    CHECK(strcmp(json_string_value(json_object_get(j, "result")),
+                 "ok \xc3\xbc " FFFD) == 0);
+    json_decref(j);
+    jt_cleanup();
+}
+
 /* A program that cannot be run is refused before any job is taken: exit
  * 2 with the reason on stderr, and the queue is left as it was. */
 TEST(worker_exec_checks_the_program_first) {
@@ -360,6 +409,7 @@ int main(int argc, char **argv) {
         TESTCASE(bad_input_gives_clear_exit_codes),
         TESTCASE(worker_exec_results_and_failures),
         TESTCASE(worker_exec_never_uses_a_shell),
+        TESTCASE(worker_exec_keeps_utf8_and_names_a_nul),
         TESTCASE(worker_exec_checks_the_program_first),
         TESTCASE(worker_exec_reports_a_streak_of_failures),
         TESTCASE(worker_sigterm_releases_running_jobs),
