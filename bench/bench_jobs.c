@@ -4,7 +4,7 @@
  *              [--quick]
  *
  * Measures, each as the median (min..max) of R repeats on a fresh store,
- * with the workloads of bench/workloads/jobs.h (shared with `lanes bench
+ * with the workloads of bench/workloads/jobs_load.h (shared with `lanes bench
  * jobs`):
  *   add-1      N jobs added one by one (one transaction each): jobs/s and
  *              the latency of one ln_jobs_add (p50/p99);
@@ -14,11 +14,11 @@
  *              take->complete latency from the store's own timestamps;
  *   e2e        a producer adding batches of 1,000 while a worker
  *              (concurrency 8) runs them: jobs/s from the first add to the
- *              last completion, the issue's "end to end with batching".
+ *              last completion (E5 in docs/experiments.md).
  * --quick: 5,000 jobs, 1 repeat. Figures depend on the machine and its
  * load; this program prints them and asserts nothing.
  */
-#include "workloads/jobs.h"
+#include "workloads/jobs_load.h"
 
 #include <lanes.h>
 
@@ -42,7 +42,7 @@ typedef struct bench_case {
 
 static const bench_case cases[] = {
     {"add-1", ADD, 1, 0, "add us"},
-    {"add-1000", ADD, LN_JOBSBENCH_BATCH, 0, "batch us"},
+    {"add-1000", ADD, BENCH_JOBS_BATCH, 0, "batch us"},
     {"run c1 p1", RUN, 1, 1, "take->done ms"},
     {"run c8 p1", RUN, 8, 1, "take->done ms"},
     {"run c50 p1", RUN, 50, 1, "take->done ms"},
@@ -63,18 +63,18 @@ static double median(double *v, int n) {
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static int run_case(const ln_jobsbench_opts *o, const bench_case *c, ln_jobsbench_result *r) {
+static int run_case(const bench_jobs_opts *o, const bench_case *c, bench_jobs_result *r) {
     switch (c->kind) {
     case ADD:
-        return ln_jobsbench_add(o, c->arg, r);
+        return bench_jobs_add(o, c->arg, r);
     case RUN:
-        return ln_jobsbench_run(o, c->arg, c->procs, r);
+        return bench_jobs_run(o, c->arg, c->procs, r);
     default:
-        return ln_jobsbench_e2e(o, c->arg, r);
+        return bench_jobs_e2e(o, c->arg, r);
     }
 }
 
-static void report(const bench_case *c, const ln_jobsbench_result *r, int n) {
+static void report(const bench_case *c, const bench_jobs_result *r, int n) {
     double rate[MAX_REPEATS], p50[MAX_REPEATS], p99[MAX_REPEATS], mean[MAX_REPEATS];
     for (int i = 0; i < n; i++) {
         rate[i] = r[i].jobs_per_sec;
@@ -98,8 +98,8 @@ static int usage(void) {
 }
 
 int main(int argc, char **argv) {
-    ln_jobsbench_opts o;
-    ln_jobsbench_opts_init(&o);
+    bench_jobs_opts o;
+    bench_jobs_opts_init(&o);
     int repeats = 3;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
@@ -126,7 +126,7 @@ int main(int argc, char **argv) {
            o.jobs, repeats, o.sync, o.dir, sysconf(_SC_NPROCESSORS_ONLN), ln_version_string(),
            sqlite3_libversion());
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-        ln_jobsbench_result r[MAX_REPEATS];
+        bench_jobs_result r[MAX_REPEATS];
         for (int i = 0; i < repeats; i++) {
             int err = run_case(&o, &cases[k], &r[i]);
             if (err != 0) {

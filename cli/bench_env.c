@@ -65,7 +65,7 @@ static long cgroup_mem_mb(void) {
     return bytes >= (1ull << 60) ? 0 : (long)(bytes >> 20); /* "unlimited" */
 }
 
-void ln_bench_env_read(ln_bench_env *env) {
+void cli_bench_env_read(cli_bench_env *env) {
     memset(env, 0, sizeof *env);
     struct utsname u;
     int have_uname = uname(&u) == 0;

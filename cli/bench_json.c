@@ -1,4 +1,4 @@
-/* bench_json.c - build and write the seed-001 JSON of one experiment. */
+/* bench_json.c - build and write the results JSON of one experiment. */
 #include "bench_json.h"
 
 #include <lanes.h>
@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
-double ln_bench_round6(double x) {
+double cli_bench_round6(double x) {
     return round(x * 1e6) / 1e6;
 }
 
-static json_t *text(ln_text t) {
+static json_t *text(exp_text t) {
     return json_pack("{s:s, s:s}", "ko", t.ko ? t.ko : t.en, "en", t.en);
 }
 
@@ -20,49 +20,49 @@ static json_t *str_or_null(const char *s) {
     return s ? json_string(s) : json_null();
 }
 
-static const char *better_name(ln_better b) {
-    return b == LN_HIGHER_IS_BETTER ? "higher" : "lower";
+static const char *better_name(exp_better b) {
+    return b == EXP_HIGHER_IS_BETTER ? "higher" : "lower";
 }
 
-static const char *kind_name(ln_cmp_kind k) {
+static const char *kind_name(exp_cmp_kind k) {
     switch (k) {
-    case LN_CMP_CLAIM:
+    case EXP_CMP_CLAIM:
         return "claim";
-    case LN_CMP_COUNTERPART:
+    case EXP_CMP_COUNTERPART:
         return "counterpart";
-    case LN_CMP_VERSUS:
+    case EXP_CMP_VERSUS:
         return "versus";
-    case LN_CMP_BOUND:
+    case EXP_CMP_BOUND:
         return "bound";
-    case LN_CMP_TARGET:
+    case EXP_CMP_TARGET:
         return "target";
     }
     return "unknown";
 }
 
-static const char *peer_status_name(ln_peer_status s) {
+static const char *peer_status_name(cli_peer_status s) {
     switch (s) {
-    case LN_PEER_RAN:
+    case CLI_PEER_RAN:
         return "ran";
-    case LN_PEER_FAILED:
+    case CLI_PEER_FAILED:
         return "failed";
-    case LN_PEER_SKIPPED:
+    case CLI_PEER_SKIPPED:
         return "skipped";
-    case LN_PEER_NONE:
+    case CLI_PEER_NONE:
         break;
     }
     return "none";
 }
 
-static int measured(const ln_bench_run *run, const char *key) {
-    int f = ln_bench_figure_index(run->exp, key);
-    return f >= 0 && ln_bench_figure_stats(run, (size_t)f).n > 0;
+static int measured(const cli_bench_run *run, const char *key) {
+    int f = cli_bench_figure_index(run->exp, key);
+    return f >= 0 && cli_bench_figure_stats(run, (size_t)f).n > 0;
 }
 
-static json_t *method(const ln_bench_run *run) {
-    const ln_experiment *exp = run->exp;
+static json_t *method(const cli_bench_run *run) {
+    const exp_experiment *exp = run->exp;
     json_t *conds = json_array();
-    for (size_t i = 0; i < LN_EXP_MAX_TEXTS && exp->conditions[i]; i++)
+    for (size_t i = 0; i < EXP_MAX_TEXTS && exp->conditions[i]; i++)
         json_array_append_new(conds, json_string(exp->conditions[i]));
     char line[1024];
     int n = snprintf(line, sizeof line, "Scale:");
@@ -89,7 +89,7 @@ static json_t *method(const ln_bench_run *run) {
                  run->script.missing);
         json_array_append_new(conds, json_string(line));
     }
-    if (run->peer_status == LN_PEER_SKIPPED) {
+    if (run->peer_status == CLI_PEER_SKIPPED) {
         snprintf(line, sizeof line, "Peer %s not run: %s. Only lanes was measured.", exp->peer.name,
                  run->peer_reason);
         json_array_append_new(conds, json_string(line));
@@ -98,7 +98,7 @@ static json_t *method(const ln_bench_run *run) {
                      "repeats", (json_int_t)run->repeats);
 }
 
-static json_t *runs(const ln_bench_run *run) {
+static json_t *runs(const cli_bench_run *run) {
     json_t *arr = json_array();
     for (unsigned r = 0; r < run->repeats; r++) {
         json_t *o = json_pack("{s:I}", "run", (json_int_t)r + 1);
@@ -112,29 +112,29 @@ static json_t *runs(const ln_bench_run *run) {
     return arr;
 }
 
-/* {median, min, max}, rounded like the seed's summary. */
-static json_t *stats_json(ln_stats s) {
-    return json_pack("{s:f, s:f, s:f}", "median", ln_bench_round6(s.median), "min",
-                     ln_bench_round6(s.min), "max", ln_bench_round6(s.max));
+/* {median, min, max}, rounded like the base schema's summary. */
+static json_t *stats_json(cli_stats s) {
+    return json_pack("{s:f, s:f, s:f}", "median", cli_bench_round6(s.median), "min",
+                     cli_bench_round6(s.min), "max", cli_bench_round6(s.max));
 }
 
 /* One comparison. The first one measured is the headline: it sets
  * *headline_taken and *speedup. */
-static json_t *comparison(const ln_bench_run *run, const ln_exp_compare *c, int *headline_taken,
+static json_t *comparison(const cli_bench_run *run, const exp_compare *c, int *headline_taken,
                           double *speedup) {
-    ln_ratio r;
-    int ok = ln_bench_compare(run, c, &r) == 0;
+    cli_ratio r;
+    int ok = cli_bench_compare(run, c, &r) == 0;
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o}", "kind", kind_name(c->kind), "what",
                           c->what, "target", c->target, "baseline", c->baseline, "published",
                           str_or_null(c->published), "publishedRatio",
-                          c->published_ratio > 0 ? json_real(ln_bench_round6(c->published_ratio))
+                          c->published_ratio > 0 ? json_real(cli_bench_round6(c->published_ratio))
                                                  : json_null());
     const char *direction = "not measured";
     if (ok) {
         int mixed = r.per_repeat.min < 1 && r.per_repeat.max > 1;
-        if (c->kind == LN_CMP_BOUND)
+        if (c->kind == EXP_CMP_BOUND)
             direction = "bound";
-        else if (c->kind == LN_CMP_TARGET)
+        else if (c->kind == EXP_CMP_TARGET)
             direction = r.of_medians >= (c->published_ratio > 0 ? c->published_ratio : 1)
                             ? "target met"
                             : "target missed";
@@ -144,7 +144,7 @@ static json_t *comparison(const ln_bench_run *run, const ln_exp_compare *c, int 
             direction = (c->published_ratio > 1) == (r.of_medians > 1) ? "same" : "opposite";
         else
             direction = r.of_medians > 1 ? "target better" : "baseline better";
-        json_object_set_new(o, "ratio", json_real(ln_bench_round6(r.of_medians)));
+        json_object_set_new(o, "ratio", json_real(cli_bench_round6(r.of_medians)));
         json_t *per_repeat = stats_json(r.per_repeat);
         json_object_set_new(per_repeat, "n", json_integer((json_int_t)r.per_repeat.n));
         json_object_set_new(o, "perRepeat", per_repeat);
@@ -161,10 +161,10 @@ static json_t *comparison(const ln_bench_run *run, const ln_exp_compare *c, int 
     return o;
 }
 
-static json_t *summary(const ln_bench_run *run, json_t **comparisons) {
+static json_t *summary(const cli_bench_run *run, json_t **comparisons) {
     json_t *sum = json_object();
     for (size_t f = 0; f < run->nfigures; f++) {
-        ln_stats s = ln_bench_figure_stats(run, f);
+        cli_stats s = cli_bench_figure_stats(run, f);
         if (s.n == 0) continue;
         json_t *o = stats_json(s);
         json_object_set_new(o, "unit", json_string(run->exp->figures[f].unit));
@@ -177,23 +177,23 @@ static json_t *summary(const ln_bench_run *run, json_t **comparisons) {
     for (size_t i = 0; i < run->ncompares; i++)
         json_array_append_new(*comparisons,
                               comparison(run, &run->exp->compares[i], &taken, &speedup));
-    json_object_set_new(sum, "speedup", taken ? json_real(ln_bench_round6(speedup)) : json_null());
+    json_object_set_new(sum, "speedup", taken ? json_real(cli_bench_round6(speedup)) : json_null());
     return sum;
 }
 
 /* The chart declaration, keeping only series and keys that were measured
  * so a reader can draw it from this file alone. */
-static json_t *chart(const ln_bench_run *run) {
-    const ln_experiment *exp = run->exp;
+static json_t *chart(const cli_bench_run *run) {
+    const exp_experiment *exp = run->exp;
     json_t *panels = json_array();
-    int used[LN_EXP_MAX_SERIES] = {0};
-    for (size_t p = 0; p < LN_EXP_MAX_PANELS && exp->chart.panels[p].unit; p++) {
-        const ln_exp_panel *pn = &exp->chart.panels[p];
+    int used[EXP_MAX_SERIES] = {0};
+    for (size_t p = 0; p < EXP_MAX_PANELS && exp->chart.panels[p].unit; p++) {
+        const exp_panel *pn = &exp->chart.panels[p];
         json_t *keys = json_object();
-        for (size_t k = 0; k < LN_EXP_MAX_SERIES && pn->keys[k].series; k++) {
+        for (size_t k = 0; k < EXP_MAX_SERIES && pn->keys[k].series; k++) {
             if (!measured(run, pn->keys[k].figure)) continue;
             json_object_set_new(keys, pn->keys[k].series, json_string(pn->keys[k].figure));
-            for (size_t s = 0; s < LN_EXP_MAX_SERIES && exp->chart.series[s].id; s++)
+            for (size_t s = 0; s < EXP_MAX_SERIES && exp->chart.series[s].id; s++)
                 if (strcmp(exp->chart.series[s].id, pn->keys[k].series) == 0) used[s] = 1;
         }
         if (json_object_size(keys) == 0) {
@@ -205,8 +205,8 @@ static json_t *chart(const ln_bench_run *run) {
                                                 "better", better_name(pn->better), "keys", keys));
     }
     json_t *series = json_array();
-    for (size_t s = 0; s < LN_EXP_MAX_SERIES && exp->chart.series[s].id; s++) {
-        const ln_exp_series *se = &exp->chart.series[s];
+    for (size_t s = 0; s < EXP_MAX_SERIES && exp->chart.series[s].id; s++) {
+        const exp_series *se = &exp->chart.series[s];
         if (used[s])
             json_array_append_new(series,
                                   json_pack("{s:s, s:s, s:o, s:o}", "id", se->id, "role", se->role,
@@ -216,13 +216,13 @@ static json_t *chart(const ln_bench_run *run) {
                      panels);
 }
 
-static json_t *peer(const ln_bench_run *run) {
-    const ln_exp_peer *p = &run->exp->peer;
-    if (run->peer_status == LN_PEER_NONE) return json_null();
+static json_t *peer(const cli_bench_run *run) {
+    const exp_peer *p = &run->exp->peer;
+    if (run->peer_status == CLI_PEER_NONE) return json_null();
     json_t *files = json_array();
-    for (size_t i = 0; i < LN_EXP_MAX_FILES && p->files[i]; i++)
+    for (size_t i = 0; i < EXP_MAX_FILES && p->files[i]; i++)
         json_array_append_new(files, json_string(p->files[i]));
-    int ran = run->peer_status == LN_PEER_RAN || run->peer_status == LN_PEER_FAILED;
+    int ran = run->peer_status == CLI_PEER_RAN || run->peer_status == CLI_PEER_FAILED;
     char runtime[128] = "";
     if (ran) snprintf(runtime, sizeof runtime, "Node.js %s", run->node_version);
     return json_pack("{s:s, s:s, s:o, s:o, s:s, s:o, s:s, s:o, s:s, s:s}", "name", p->name, "repo",
@@ -235,11 +235,11 @@ static json_t *peer(const ln_bench_run *run) {
                      ran ? run->peer_script.sha256 : "");
 }
 
-static json_t *environment(const ln_bench_run *run, const ln_bench_env *env) {
+static json_t *environment(const cli_bench_run *run, const cli_bench_env *env) {
     char runtime[512];
     int n = snprintf(runtime, sizeof runtime, "C11 (%s) + lanes %s", env->compiler,
                      ln_version_string());
-    int ran = run->peer_status == LN_PEER_RAN || run->peer_status == LN_PEER_FAILED;
+    int ran = run->peer_status == CLI_PEER_RAN || run->peer_status == CLI_PEER_FAILED;
     if (ran && n > 0 && (size_t)n < sizeof runtime) {
         if (run->exp->peer.package)
             snprintf(runtime + n, sizeof runtime - (size_t)n, "; Node.js %s + %s %s",
@@ -258,14 +258,14 @@ static void put(json_t *obj, const char *key, json_t *value, int *ok) {
     if (!obj || json_object_set_new(obj, key, value) != 0) *ok = 0;
 }
 
-json_t *ln_bench_json(const ln_bench_run *run, const ln_bench_env *env) {
-    const ln_experiment *exp = run->exp;
+json_t *cli_bench_json(const cli_bench_run *run, const cli_bench_env *env) {
+    const exp_experiment *exp = run->exp;
     if (!run->values || !run->wall_ms) return NULL;
     json_t *numbers = json_array(), *limits = json_array(), *errors = json_array();
     json_t *params = json_object();
-    for (size_t i = 0; i < exp->claim.nnumbers && i < LN_EXP_MAX_NUMBERS; i++)
+    for (size_t i = 0; i < exp->claim.nnumbers && i < EXP_MAX_NUMBERS; i++)
         json_array_append_new(numbers, json_real(exp->claim.numbers[i]));
-    for (size_t i = 0; i < LN_EXP_MAX_TEXTS && exp->limits[i]; i++)
+    for (size_t i = 0; i < EXP_MAX_TEXTS && exp->limits[i]; i++)
         json_array_append_new(limits, json_string(exp->limits[i]));
     for (size_t i = 0; i < run->nerrors; i++)
         json_array_append_new(errors, json_string(run->errors[i]));
@@ -304,7 +304,8 @@ json_t *ln_bench_json(const ln_bench_run *run, const ln_bench_env *env) {
         &ok);
     put(doc, "peer", peer(run), &ok);
     put(doc, "lanesOnly",
-        json_boolean(run->peer_status == LN_PEER_SKIPPED || run->peer_status == LN_PEER_NONE), &ok);
+        json_boolean(run->peer_status == CLI_PEER_SKIPPED || run->peer_status == CLI_PEER_NONE),
+        &ok);
     put(doc, "comparisons", comparisons, &ok);
     put(doc, "limits", limits, &ok);
     put(doc, "errors", errors, &ok);
@@ -315,7 +316,7 @@ json_t *ln_bench_json(const ln_bench_run *run, const ln_bench_env *env) {
     return doc;
 }
 
-int ln_bench_json_write(const json_t *doc, const char *path, char *why, size_t whysize) {
+int cli_bench_json_write(const json_t *doc, const char *path, char *why, size_t whysize) {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     if (json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) != 0) {

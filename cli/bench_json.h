@@ -1,10 +1,10 @@
-/* bench_json.h - an experiment's results as the JSON document of seed 001
- * (schemaVersion 1), with lanes' additions. The chart (bench_svg.c) and the
- * report (bench_report.c) are drawn from this document alone, so every
+/* bench_json.h - an experiment's results as the results JSON document
+ * (schemaVersion 1, described in docs/experiments.md), with lanes' additions. The chart
+ * (bench_svg.c) and the report (bench_report.c) are drawn from this document alone, so every
  * published figure can be traced to the raw data beside it.
  *
- * Seed-001 fields: schemaVersion, slug, tool{name,repo,version},
- * environment{arch,cpu,memMB,os,runtime}, method{hypothesis,conditions[],
+ * Base fields (shared with the results of the re-tested claims): schemaVersion, slug,
+ * tool{name,repo,version}, environment{arch,cpu,memMB,os,runtime}, method{hypothesis,conditions[],
  * repeats}, script, scriptSha256, runs[]{run,<figure>...,wallMs},
  * summary{<figure>{median,min,max,unit}..., speedup}, chart{title{ko,en},
  * series[]{id,role,label,short}, panels[]{title,unit,kind,better,keys}},
@@ -21,8 +21,8 @@
  * "not measured". lanesOnly is true when the file holds no figure of the
  * original library: its peer was skipped (peer.reason says why), or the
  * experiment has none (peer is null). */
-#ifndef LN_CLI_BENCH_JSON_H
-#define LN_CLI_BENCH_JSON_H
+#ifndef CLI_BENCH_JSON_H
+#define CLI_BENCH_JSON_H
 
 #include "bench_env.h"
 #include "bench_runner.h"
@@ -33,13 +33,13 @@
 
 /* Build the document for run on env. NULL only if out of memory. The
  * caller owns the reference. */
-json_t *ln_bench_json(const ln_bench_run *run, const ln_bench_env *env);
+json_t *cli_bench_json(const cli_bench_run *run, const cli_bench_env *env);
 
 /* Write doc to path (through a temporary file and rename). 0, or -1 with
  * the reason in why. */
-int ln_bench_json_write(const json_t *doc, const char *path, char *why, size_t whysize);
+int cli_bench_json_write(const json_t *doc, const char *path, char *why, size_t whysize);
 
-/* Round to 6 decimals, as the seed's summary does. */
-double ln_bench_round6(double x);
+/* Round to 6 decimals, as the base schema's summary does. */
+double cli_bench_round6(double x);
 
 #endif

@@ -65,7 +65,7 @@ static int keep_out(capture *c, const char *buf, size_t n) {
  * about once a second meanwhile. 0, or -1 with errno when it could not be
  * started. */
 static int run_capture(char *const argv[], char *const envp[], unsigned timeout_s,
-                       const ln_peer_tick *tick, capture *c) {
+                       const cli_peer_tick *tick, capture *c) {
     memset(c, 0, sizeof *c);
     int out[2] = {-1, -1}, err[2] = {-1, -1};
     if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
@@ -173,13 +173,13 @@ static int find_node(char *out, size_t size) {
     return -1;
 }
 
-int ln_peer_env_init(ln_peer_env *env, char *why, size_t whysize) {
+int cli_peer_env_init(cli_peer_env *env, char *why, size_t whysize) {
     memset(env, 0, sizeof *env);
     const char *dir = getenv("LANES_PEERS_DIR");
     if (dir && *dir)
         snprintf(env->dir, sizeof env->dir, "%s", dir);
     else
-        snprintf(env->dir, sizeof env->dir, "%s/bench/peers", ln_source_dir());
+        snprintf(env->dir, sizeof env->dir, "%s/bench/peers", cli_source_dir());
     snprintf(env->modules, sizeof env->modules, "%s", env->dir);
     if (find_node(env->node, sizeof env->node) != 0) {
         snprintf(why, whysize,
@@ -203,10 +203,10 @@ int ln_peer_env_init(ln_peer_env *env, char *why, size_t whysize) {
     return ok ? 0 : -1;
 }
 
-int ln_peer_env_for(const ln_peer_env *base, const ln_exp_peer *peer, ln_peer_env *out, char *why,
-                    size_t whysize) {
+int cli_peer_env_for(const cli_peer_env *base, const exp_peer *peer, cli_peer_env *out, char *why,
+                     size_t whysize) {
     *out = *base;
-    const char *src = ln_source_dir();
+    const char *src = cli_source_dir();
     int n = 0;
     if (peer->dir) n = snprintf(out->dir, sizeof out->dir, "%s/%s", src, peer->dir);
     if (n >= 0 && (size_t)n < sizeof out->dir)
@@ -219,11 +219,11 @@ int ln_peer_env_for(const ln_peer_env *base, const ln_exp_peer *peer, ln_peer_en
     return 0;
 }
 
-int ln_peer_check(const ln_peer_env *env, const ln_exp_peer *peer, char *version,
-                  size_t versionsize, char *why, size_t whysize) {
+int cli_peer_check(const cli_peer_env *env, const exp_peer *peer, char *version, size_t versionsize,
+                   char *why, size_t whysize) {
     char path[8192];
     version[0] = '\0';
-    for (size_t i = 0; i < LN_EXP_MAX_FILES && peer->files[i]; i++) {
+    for (size_t i = 0; i < EXP_MAX_FILES && peer->files[i]; i++) {
         snprintf(path, sizeof path, "%s/%s", env->dir, peer->files[i]);
         if (access(path, R_OK) != 0) {
             snprintf(why, whysize, "peer script %s not found", path);
@@ -269,18 +269,18 @@ static char **env_with(const char *extra) {
     return envp;
 }
 
-json_t *ln_peer_run(const ln_peer_env *env, const ln_exp_variant *v, const ln_exp_scale *params,
-                    const long *values, size_t nparams, unsigned timeout_s,
-                    const ln_peer_tick *tick, char *why, size_t whysize) {
+json_t *cli_peer_run(const cli_peer_env *env, const exp_variant *v, const exp_scale *params,
+                     const long *values, size_t nparams, unsigned timeout_s,
+                     const cli_peer_tick *tick, char *why, size_t whysize) {
     char script[8192];
-    char opts[LN_EXP_MAX_PARAMS][128];
-    char *argv[2 + LN_EXP_MAX_ARGS + LN_EXP_MAX_PARAMS + 1];
+    char opts[EXP_MAX_PARAMS][128];
+    char *argv[2 + EXP_MAX_ARGS + EXP_MAX_PARAMS + 1];
     size_t argc = 0;
     snprintf(script, sizeof script, "%s/%s", env->dir, v->script);
     argv[argc++] = (char *)env->node;
     argv[argc++] = script;
-    for (size_t i = 0; i < LN_EXP_MAX_ARGS && v->args[i]; i++) argv[argc++] = (char *)v->args[i];
-    for (size_t i = 0; i < nparams && i < LN_EXP_MAX_PARAMS; i++) {
+    for (size_t i = 0; i < EXP_MAX_ARGS && v->args[i]; i++) argv[argc++] = (char *)v->args[i];
+    for (size_t i = 0; i < nparams && i < EXP_MAX_PARAMS; i++) {
         snprintf(opts[i], sizeof opts[i], "--%s=%ld", params[i].name, values[i]);
         argv[argc++] = opts[i];
     }

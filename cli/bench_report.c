@@ -16,7 +16,7 @@ static double num(const json_t *o, const char *key) {
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-void ln_bench_fmt_value(char *buf, size_t size, double v) {
+void cli_bench_fmt_value(char *buf, size_t size, double v) {
     double a = fabs(v);
     if (isnan(v))
         snprintf(buf, size, "-");
@@ -105,7 +105,7 @@ static void figure_cell(char *buf, size_t size, const json_t *summary, const cha
         return;
     }
     char v[32];
-    ln_bench_fmt_value(v, sizeof v, num(s, "median"));
+    cli_bench_fmt_value(v, sizeof v, num(s, "median"));
     snprintf(buf, size, "%s %s", v, str(s, "unit"));
 }
 
@@ -191,9 +191,9 @@ static void section(FILE *f, const json_t *doc) {
     json_object_foreach((json_t *)summary, key, st) {
         if (!json_is_object(st)) continue;
         char md[32], mn[32], mx[32];
-        ln_bench_fmt_value(md, sizeof md, num(st, "median"));
-        ln_bench_fmt_value(mn, sizeof mn, num(st, "min"));
-        ln_bench_fmt_value(mx, sizeof mx, num(st, "max"));
+        cli_bench_fmt_value(md, sizeof md, num(st, "median"));
+        cli_bench_fmt_value(mn, sizeof mn, num(st, "min"));
+        cli_bench_fmt_value(mx, sizeof mx, num(st, "max"));
         fprintf(f, "| %s | %s | %s | %s | %s |\n", key, md, mn, mx, str(st, "unit"));
     }
     fputs("\n</details>\n\n", f);
@@ -252,8 +252,8 @@ static int write_report(FILE *f, json_t *const *docs, size_t n) {
     return ferror(f) ? -1 : 0;
 }
 
-int ln_bench_report_write(json_t *const *docs, size_t n, const char *path, char *why,
-                          size_t whysize) {
+int cli_bench_report_write(json_t *const *docs, size_t n, const char *path, char *why,
+                           size_t whysize) {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
@@ -270,7 +270,7 @@ int ln_bench_report_write(json_t *const *docs, size_t n, const char *path, char 
     return 0;
 }
 
-void ln_bench_print_table(FILE *f, json_t *const *docs, size_t n) {
+void cli_bench_print_table(FILE *f, json_t *const *docs, size_t n) {
     fprintf(f, "%-12s %-9s %-19s %-36s %s\n", "EXPERIMENT", "RATIO", "PER REPEAT", "DIRECTION",
             "COMPARISON (first vs second; published)");
     for (size_t i = 0; i < n; i++) {

@@ -20,10 +20,10 @@
 
 /* ---------------------------------------------------------------- registry */
 
-static const ln_experiment *registry[MAX_EXPERIMENTS];
+static const exp_experiment *registry[MAX_EXPERIMENTS];
 static size_t registered;
 
-void ln_experiment_register(const ln_experiment *exp) {
+void exp_register(const exp_experiment *exp) {
     if (registered == MAX_EXPERIMENTS) {
         fprintf(stderr, "lanes bench: more than %d experiments; %s ignored\n", MAX_EXPERIMENTS,
                 exp->name);
@@ -38,15 +38,15 @@ void ln_experiment_register(const ln_experiment *exp) {
     registry[i] = exp;
 }
 
-size_t ln_experiment_count(void) {
+size_t exp_count(void) {
     return registered;
 }
 
-const ln_experiment *ln_experiment_at(size_t i) {
+const exp_experiment *exp_at(size_t i) {
     return i < registered ? registry[i] : NULL;
 }
 
-const ln_experiment *ln_experiment_find(const char *name) {
+const exp_experiment *exp_find(const char *name) {
     for (size_t i = 0; i < registered; i++)
         if (strcmp(registry[i]->name, name) == 0) return registry[i];
     return NULL;
@@ -54,29 +54,29 @@ const ln_experiment *ln_experiment_find(const char *name) {
 
 /* ------------------------------------------------- the experiment's side */
 
-struct ln_exp_ctx {
-    const ln_experiment *exp;
-    const ln_exp_variant *variant;
+struct exp_ctx {
+    const exp_experiment *exp;
+    const exp_variant *variant;
     const long *params;
     double *row; /* this repeat's figures; NULL while warming up */
     char error[512];
     int failed;
 };
 
-long ln_exp_param(const ln_exp_ctx *ctx, size_t index) {
-    return index < LN_EXP_MAX_PARAMS ? ctx->params[index] : 0;
+long exp_param(const exp_ctx *ctx, size_t index) {
+    return index < EXP_MAX_PARAMS ? ctx->params[index] : 0;
 }
 
-void ln_exp_put(ln_exp_ctx *ctx, const char *name, double value) {
-    for (size_t f = 0; f < LN_EXP_MAX_FIGURES && ctx->exp->figures[f].key; f++) {
-        const ln_exp_figure *fig = &ctx->exp->figures[f];
+void exp_put(exp_ctx *ctx, const char *name, double value) {
+    for (size_t f = 0; f < EXP_MAX_FIGURES && ctx->exp->figures[f].key; f++) {
+        const exp_figure *fig = &ctx->exp->figures[f];
         if (ctx->row && strcmp(fig->variant, ctx->variant->id) == 0 &&
             strcmp(fig->value, name) == 0)
             ctx->row[f] = value;
     }
 }
 
-int ln_exp_fail(ln_exp_ctx *ctx, const char *fmt, ...) {
+int exp_fail(exp_ctx *ctx, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
@@ -87,10 +87,10 @@ int ln_exp_fail(ln_exp_ctx *ctx, const char *fmt, ...) {
 
 /* ------------------------------------------------------------- the runner */
 
-static void add_error(ln_bench_run *run, const char *fmt, ...)
+static void add_error(cli_bench_run *run, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-static void add_error(ln_bench_run *run, const char *fmt, ...) {
+static void add_error(cli_bench_run *run, const char *fmt, ...) {
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -111,10 +111,10 @@ static void add_error(ln_bench_run *run, const char *fmt, ...) {
 /* What the progress line shows. It is redrawn when a variant starts and,
  * while a peer runs, about once a second. */
 typedef struct progress {
-    const ln_bench_opts *opts;
-    const ln_experiment *exp;
+    const cli_bench_opts *opts;
+    const exp_experiment *exp;
     unsigned repeat, repeats; /* repeat 0: the warm-up */
-    const ln_exp_variant *variant;
+    const exp_variant *variant;
     uint64_t started_ns;
 } progress;
 
@@ -130,34 +130,34 @@ static void progress_draw(void *arg) {
     fflush(stderr);
 }
 
-static int is_peer(const ln_exp_variant *v) {
+static int is_peer(const exp_variant *v) {
     return v->script != NULL;
 }
 
 /* Run variant v once; its figures go to row (NULL: warm-up, dropped).
  * 0 or -1 (the error is recorded). */
-static int run_variant(ln_bench_run *run, progress *pg, const ln_exp_variant *v, double *row) {
-    const ln_experiment *exp = run->exp;
+static int run_variant(cli_bench_run *run, progress *pg, const exp_variant *v, double *row) {
+    const exp_experiment *exp = run->exp;
     pg->variant = v;
     progress_draw(pg);
     if (!is_peer(v)) {
-        ln_exp_ctx ctx = {exp, v, run->params, row, "", 0};
+        exp_ctx ctx = {exp, v, run->params, row, "", 0};
         if (v->run(&ctx, v->arg) != 0 || ctx.failed) {
             add_error(run, "%s: %s", v->id, ctx.error[0] ? ctx.error : "failed");
             return -1;
         }
     } else {
         char why[1024] = "";
-        ln_peer_tick tick = {progress_draw, pg};
-        json_t *obj = ln_peer_run(&run->peer_env, v, exp->params, run->params, run->nparams,
-                                  PEER_TIMEOUT_S, &tick, why, sizeof why);
+        cli_peer_tick tick = {progress_draw, pg};
+        json_t *obj = cli_peer_run(&run->peer_env, v, exp->params, run->params, run->nparams,
+                                   PEER_TIMEOUT_S, &tick, why, sizeof why);
         if (!obj) {
             add_error(run, "%s: %s", v->id, why);
-            run->peer_status = LN_PEER_FAILED;
+            run->peer_status = CLI_PEER_FAILED;
             return -1;
         }
         for (size_t f = 0; f < run->nfigures; f++) {
-            const ln_exp_figure *fig = &exp->figures[f];
+            const exp_figure *fig = &exp->figures[f];
             json_t *val = json_object_get(obj, fig->value);
             if (strcmp(fig->variant, v->id) == 0 && json_is_number(val))
                 row[f] = json_number_value(val);
@@ -166,7 +166,7 @@ static int run_variant(ln_bench_run *run, progress *pg, const ln_exp_variant *v,
     }
     int rc = 0;
     for (size_t f = 0; row && f < run->nfigures; f++) {
-        const ln_exp_figure *fig = &exp->figures[f];
+        const exp_figure *fig = &exp->figures[f];
         if (strcmp(fig->variant, v->id) == 0 && isnan(row[f])) {
             add_error(run, "%s: yielded no value \"%s\" for %s", v->id, fig->value, fig->key);
             rc = -1;
@@ -176,60 +176,60 @@ static int run_variant(ln_bench_run *run, progress *pg, const ln_exp_variant *v,
 }
 
 /* Run every variant of one side (peer or not) once. */
-static int run_side(ln_bench_run *run, progress *pg, int peer_side, double *row) {
+static int run_side(cli_bench_run *run, progress *pg, int peer_side, double *row) {
     int rc = 0;
-    for (size_t i = 0; i < LN_EXP_MAX_VARIANTS && run->exp->variants[i].id; i++) {
-        const ln_exp_variant *v = &run->exp->variants[i];
+    for (size_t i = 0; i < EXP_MAX_VARIANTS && run->exp->variants[i].id; i++) {
+        const exp_variant *v = &run->exp->variants[i];
         if (is_peer(v) == peer_side && run_variant(run, pg, v, row) != 0) rc = -1;
     }
     return rc;
 }
 
-static void setup_peer(ln_bench_run *run, const ln_bench_opts *opts) {
-    const ln_exp_peer *peer = &run->exp->peer;
+static void setup_peer(cli_bench_run *run, const cli_bench_opts *opts) {
+    const exp_peer *peer = &run->exp->peer;
     if (!peer->name) {
-        run->peer_status = LN_PEER_NONE;
+        run->peer_status = CLI_PEER_NONE;
         return;
     }
-    run->peer_status = LN_PEER_SKIPPED;
+    run->peer_status = CLI_PEER_SKIPPED;
     if (!opts->peers) {
         snprintf(run->peer_reason, sizeof run->peer_reason, "%s",
                  opts->no_peer_reason ? opts->no_peer_reason : "peers disabled");
         return;
     }
-    if (ln_peer_env_for(opts->peers, peer, &run->peer_env, run->peer_reason,
-                        sizeof run->peer_reason) != 0 ||
-        ln_peer_check(&run->peer_env, peer, run->peer_version, sizeof run->peer_version,
-                      run->peer_reason, sizeof run->peer_reason) != 0)
+    if (cli_peer_env_for(opts->peers, peer, &run->peer_env, run->peer_reason,
+                         sizeof run->peer_reason) != 0 ||
+        cli_peer_check(&run->peer_env, peer, run->peer_version, sizeof run->peer_version,
+                       run->peer_reason, sizeof run->peer_reason) != 0)
         return;
     snprintf(run->node_version, sizeof run->node_version, "%s", opts->peers->node_version);
-    ln_script_load(&run->peer_script, run->peer_env.dir, peer->files, LN_EXP_MAX_FILES);
-    run->peer_status = LN_PEER_RAN;
+    cli_script_load(&run->peer_script, run->peer_env.dir, peer->files, EXP_MAX_FILES);
+    run->peer_status = CLI_PEER_RAN;
 }
 
-int ln_bench_run_experiment(const ln_experiment *exp, const ln_bench_opts *opts,
-                            ln_bench_run *run) {
+int cli_bench_run_experiment(const exp_experiment *exp, const cli_bench_opts *opts,
+                             cli_bench_run *run) {
     memset(run, 0, sizeof *run);
     run->exp = exp;
     run->quick = opts->quick;
     run->repeats = opts->repeats ? opts->repeats : opts->quick ? 3 : 5;
-    while (run->nparams < LN_EXP_MAX_PARAMS && exp->params[run->nparams].name) {
-        const ln_exp_scale *p = &exp->params[run->nparams];
+    while (run->nparams < EXP_MAX_PARAMS && exp->params[run->nparams].name) {
+        const exp_scale *p = &exp->params[run->nparams];
         run->params[run->nparams++] = opts->quick ? p->quick : p->full;
     }
-    while (run->nfigures < LN_EXP_MAX_FIGURES && exp->figures[run->nfigures].key) run->nfigures++;
-    while (run->ncompares < LN_EXP_MAX_COMPARES && exp->compares[run->ncompares].target)
+    while (run->nfigures < EXP_MAX_FIGURES && exp->figures[run->nfigures].key) run->nfigures++;
+    while (run->ncompares < EXP_MAX_COMPARES && exp->compares[run->ncompares].target)
         run->ncompares++;
     time_t now = time(NULL);
     strftime(run->created_at, sizeof run->created_at, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 
-    if (ln_script_load(&run->script, ln_source_dir(), exp->sources, LN_EXP_MAX_FILES) != 0)
+    if (cli_script_load(&run->script, cli_source_dir(), exp->sources, EXP_MAX_FILES) != 0)
         fprintf(stderr,
                 "lanes bench: %s: source %s not found; \"script\" left "
                 "incomplete (set LANES_SOURCE_DIR)\n",
                 exp->name, run->script.missing[0] ? run->script.missing : "?");
     setup_peer(run, opts);
-    int with_peer = run->peer_status == LN_PEER_RAN;
+    int with_peer = run->peer_status == CLI_PEER_RAN;
 
     size_t cells = (size_t)run->repeats * (run->nfigures ? run->nfigures : 1);
     run->values = malloc(cells * sizeof *run->values);
@@ -243,8 +243,8 @@ int ln_bench_run_experiment(const ln_experiment *exp, const ln_bench_opts *opts,
     char why[1024] = "";
     if (exp->setup && exp->setup(why, sizeof why) != 0) {
         add_error(run, "%s", why[0] ? why : "setup failed");
-        if (run->peer_status == LN_PEER_RAN) {
-            run->peer_status = LN_PEER_SKIPPED;
+        if (run->peer_status == CLI_PEER_RAN) {
+            run->peer_status = CLI_PEER_SKIPPED;
             snprintf(run->peer_reason, sizeof run->peer_reason,
                      "the experiment's setup failed, so nothing ran; see errors");
         }
@@ -267,18 +267,18 @@ int ln_bench_run_experiment(const ln_experiment *exp, const ln_bench_opts *opts,
     if (opts->progress)
         fprintf(stderr, "\r\033[K%s: %u repeat%s in %.1f s\n", exp->name, run->repeats,
                 run->repeats == 1 ? "" : "s", (double)(ln_now_ns() - pg.started_ns) / 1e9);
-    if (run->peer_status == LN_PEER_FAILED)
+    if (run->peer_status == CLI_PEER_FAILED)
         snprintf(run->peer_reason, sizeof run->peer_reason,
                  "at least one peer run failed (see errors)");
     return rc;
 }
 
-void ln_bench_run_free(ln_bench_run *run) {
+void cli_bench_run_free(cli_bench_run *run) {
     if (!run) return;
     free(run->values);
     free(run->wall_ms);
-    ln_script_free(&run->script);
-    ln_script_free(&run->peer_script);
+    cli_script_free(&run->script);
+    cli_script_free(&run->peer_script);
     for (size_t i = 0; i < run->nerrors; i++) free(run->errors[i]);
     free(run->errors);
     memset(run, 0, sizeof *run);
@@ -286,8 +286,8 @@ void ln_bench_run_free(ln_bench_run *run) {
 
 /* ------------------------------------------------------------- statistics */
 
-int ln_bench_figure_index(const ln_experiment *exp, const char *key) {
-    for (int f = 0; f < LN_EXP_MAX_FIGURES && exp->figures[f].key; f++)
+int cli_bench_figure_index(const exp_experiment *exp, const char *key) {
+    for (int f = 0; f < EXP_MAX_FIGURES && exp->figures[f].key; f++)
         if (strcmp(exp->figures[f].key, key) == 0) return f;
     return -1;
 }
@@ -298,11 +298,11 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* Stats of the n values of v that are not NaN; v is reordered. */
-static ln_stats stats_of(double *v, size_t n) {
+static cli_stats stats_of(double *v, size_t n) {
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (!isnan(v[i])) v[k++] = v[i];
-    ln_stats s = {k, NAN, NAN, NAN};
+    cli_stats s = {k, NAN, NAN, NAN};
     if (k == 0) return s;
     qsort(v, k, sizeof *v, cmp_double);
     s.min = v[0];
@@ -311,7 +311,7 @@ static ln_stats stats_of(double *v, size_t n) {
     return s;
 }
 
-ln_stats ln_bench_figure_stats(const ln_bench_run *run, size_t f) {
+cli_stats cli_bench_figure_stats(const cli_bench_run *run, size_t f) {
     double buf[1024];
     size_t n = run->repeats < 1024 ? run->repeats : 1024;
     for (size_t r = 0; r < n; r++) buf[r] = run->values[r * run->nfigures + f];
@@ -319,18 +319,18 @@ ln_stats ln_bench_figure_stats(const ln_bench_run *run, size_t f) {
 }
 
 /* "target better" ratio of one pair of values. */
-static double ratio(const ln_exp_figure *target, double t, double b) {
-    return target->better == LN_LOWER_IS_BETTER ? b / t : t / b;
+static double ratio(const exp_figure *target, double t, double b) {
+    return target->better == EXP_LOWER_IS_BETTER ? b / t : t / b;
 }
 
-int ln_bench_compare(const ln_bench_run *run, const ln_exp_compare *cmp, ln_ratio *out) {
-    int t = ln_bench_figure_index(run->exp, cmp->target);
-    int b = ln_bench_figure_index(run->exp, cmp->baseline);
+int cli_bench_compare(const cli_bench_run *run, const exp_compare *cmp, cli_ratio *out) {
+    int t = cli_bench_figure_index(run->exp, cmp->target);
+    int b = cli_bench_figure_index(run->exp, cmp->baseline);
     if (t < 0 || b < 0) return -1;
-    ln_stats st = ln_bench_figure_stats(run, (size_t)t);
-    ln_stats sb = ln_bench_figure_stats(run, (size_t)b);
+    cli_stats st = cli_bench_figure_stats(run, (size_t)t);
+    cli_stats sb = cli_bench_figure_stats(run, (size_t)b);
     if (st.n == 0 || sb.n == 0) return -1;
-    const ln_exp_figure *fig = &run->exp->figures[t];
+    const exp_figure *fig = &run->exp->figures[t];
     double buf[1024];
     size_t n = run->repeats < 1024 ? run->repeats : 1024;
     for (size_t r = 0; r < n; r++)

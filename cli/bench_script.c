@@ -11,12 +11,12 @@
 #define LN_SOURCE_DIR "."
 #endif
 
-const char *ln_source_dir(void) {
+const char *cli_source_dir(void) {
     const char *dir = getenv("LANES_SOURCE_DIR");
     return dir && *dir ? dir : LN_SOURCE_DIR;
 }
 
-void ln_sha256_hex(const void *data, size_t len, char hex[65]) {
+void cli_sha256_hex(const void *data, size_t len, char hex[65]) {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
     hex[0] = '\0';
@@ -57,7 +57,7 @@ static int append_text(char **buf, size_t *len, const char *text) {
     return 0;
 }
 
-int ln_script_load(ln_script *s, const char *dir, const char *const *files, size_t max) {
+int cli_script_load(cli_script *s, const char *dir, const char *const *files, size_t max) {
     memset(s, 0, sizeof *s);
     size_t count = 0;
     while (count < max && files[count]) count++;
@@ -79,11 +79,11 @@ int ln_script_load(ln_script *s, const char *dir, const char *const *files, size
         }
     }
     s->text = buf;
-    if (buf) ln_sha256_hex(buf, len, s->sha256);
+    if (buf) cli_sha256_hex(buf, len, s->sha256);
     return rc;
 }
 
-void ln_script_free(ln_script *s) {
+void cli_script_free(cli_script *s) {
     if (!s) return;
     free(s->text);
     s->text = NULL;

@@ -1,7 +1,7 @@
 /* bench_svg.c - the chart of one experiment, drawn from its JSON. */
 #include "bench_svg.h"
 
-#include "bench_report.h" /* ln_bench_fmt_value */
+#include "bench_report.h" /* cli_bench_fmt_value */
 
 #include <errno.h>
 #include <math.h>
@@ -47,7 +47,6 @@ static void put_text(FILE *f, const char *s) {
         }
     }
 }
-
 
 static const char *str_or(const json_t *s) {
     return json_string_value(s) ? json_string_value(s) : "";
@@ -102,7 +101,7 @@ static void draw_axis(FILE *f, const axis *a, double y, const char *kind, const 
     if (a->log) {
         for (double v = a->lo; v <= a->hi * 1.0001; v *= 10) {
             double x = xpos(a, v);
-            ln_bench_fmt_value(label, sizeof label, v);
+            cli_bench_fmt_value(label, sizeof label, v);
             fprintf(f,
                     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                     "stroke=\"#444\"/>\n<text x=\"%.1f\" y=\"%.1f\" "
@@ -113,7 +112,7 @@ static void draw_axis(FILE *f, const axis *a, double y, const char *kind, const 
         double step = nice_step(a->hi - a->lo, 5);
         for (double v = a->lo; v <= a->hi + step / 1000; v += step) {
             double x = xpos(a, v);
-            ln_bench_fmt_value(label, sizeof label, v);
+            cli_bench_fmt_value(label, sizeof label, v);
             fprintf(f,
                     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                     "stroke=\"#444\"/>\n<text x=\"%.1f\" y=\"%.1f\" "
@@ -175,9 +174,9 @@ static void draw_row(FILE *f, const axis *a, double row_y, const char *label, co
             "stroke-width=\"3\"/>\n",
             xm, row_y - 2, xm, row_y + BAR_H + 2, color);
     char vm[32], vl[32], vh[32];
-    ln_bench_fmt_value(vm, sizeof vm, med);
-    ln_bench_fmt_value(vl, sizeof vl, mn);
-    ln_bench_fmt_value(vh, sizeof vh, mx);
+    cli_bench_fmt_value(vm, sizeof vm, med);
+    cli_bench_fmt_value(vl, sizeof vl, mn);
+    cli_bench_fmt_value(vh, sizeof vh, mx);
     fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"value\">%s [%s-%s] ", PLOT_X + PLOT_W + 8, cy + 4,
             vm, vl, vh);
     put_text(f, unit);
@@ -305,7 +304,7 @@ static int write_svg(FILE *f, const json_t *doc) {
     return ferror(f) ? -1 : 0;
 }
 
-int ln_bench_svg_write(const json_t *doc, const char *path, char *why, size_t whysize) {
+int cli_bench_svg_write(const json_t *doc, const char *path, char *why, size_t whysize) {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");

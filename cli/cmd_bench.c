@@ -22,9 +22,9 @@
 #define MAX_REPEATS 1000
 
 typedef struct bench_args {
-    const ln_experiment *selected[32];
+    const exp_experiment *selected[32];
     size_t nselected;
-    ln_bench_opts opts;
+    cli_bench_opts opts;
     const char *out;
     int no_peers;
     int json;
@@ -39,7 +39,7 @@ static void usage(FILE *f) {
           "repeat's raw figures), DIR/NAME.svg (chart) and DIR/README.md (report).\n\n"
           "  NAME          experiments to run (default: all):",
           f);
-    for (size_t i = 0; i < ln_experiment_count(); i++) fprintf(f, " %s", ln_experiment_at(i)->name);
+    for (size_t i = 0; i < exp_count(); i++) fprintf(f, " %s", exp_at(i)->name);
     fputs("\n"
           "  --quick       smaller workloads and 3 repeats: checks the pipeline in\n"
           "                seconds, does not test the claims\n"
@@ -62,7 +62,7 @@ static void usage(FILE *f) {
           f);
 }
 
-/* Report a bad command line; returns LN_EXIT_USAGE. */
+/* Report a bad command line; returns CLI_EXIT_USAGE. */
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static int usage_error(const char *fmt, ...) {
@@ -72,7 +72,7 @@ static int usage_error(const char *fmt, ...) {
     vfprintf(stderr, fmt, ap);
     fputs("\n(try 'lanes bench --help')\n", stderr);
     va_end(ap);
-    return LN_EXIT_USAGE;
+    return CLI_EXIT_USAGE;
 }
 
 /* The value of --opt (next argument, or after '=' in --opt=value). */
@@ -115,12 +115,12 @@ static int parse_args(int argc, char **argv, bench_args *a) {
         } else if (arg[0] == '-') {
             return usage_error("unknown option '%s'", arg);
         } else {
-            const ln_experiment *exp = ln_experiment_find(arg);
+            const exp_experiment *exp = exp_find(arg);
             if (!exp) {
                 char known[512] = "";
-                for (size_t k = 0; k < ln_experiment_count(); k++) {
+                for (size_t k = 0; k < exp_count(); k++) {
                     strncat(known, k ? ", " : "", sizeof known - strlen(known) - 1);
-                    strncat(known, ln_experiment_at(k)->name, sizeof known - strlen(known) - 1);
+                    strncat(known, exp_at(k)->name, sizeof known - strlen(known) - 1);
                 }
                 return usage_error("unknown experiment '%s' (known: %s)", arg, known);
             }
@@ -131,8 +131,7 @@ static int parse_args(int argc, char **argv, bench_args *a) {
         }
     }
     if (a->nselected == 0)
-        for (size_t k = 0; k < ln_experiment_count() && k < 32; k++)
-            a->selected[a->nselected++] = ln_experiment_at(k);
+        for (size_t k = 0; k < exp_count() && k < 32; k++) a->selected[a->nselected++] = exp_at(k);
     return 0;
 }
 
@@ -166,7 +165,7 @@ static int prepare_out(const char *dir, char *why, size_t whysize) {
 }
 
 /* A previous run's document for exp in dir, if it is one of ours. */
-static json_t *load_previous(const char *dir, const ln_experiment *exp) {
+static json_t *load_previous(const char *dir, const exp_experiment *exp) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.json", dir, exp->name);
     json_t *doc = json_load_file(path, 0, NULL);
@@ -208,30 +207,29 @@ static void print_json_summary(const char *out, json_t *const *docs, size_t n, i
 int cmd_bench(int argc, char **argv) {
     bench_args a;
     int rc = parse_args(argc, argv, &a);
-    if (rc != 0) return rc < 0 ? LN_EXIT_OK : rc;
+    if (rc != 0) return rc < 0 ? CLI_EXIT_OK : rc;
     if (a.list) {
-        for (size_t i = 0; i < ln_experiment_count(); i++)
-            printf("%-12s seed %-9s %s\n", ln_experiment_at(i)->name, ln_experiment_at(i)->seeds,
-                   ln_experiment_at(i)->title);
-        return LN_EXIT_OK;
+        for (size_t i = 0; i < exp_count(); i++)
+            printf("%-12s seed %-9s %s\n", exp_at(i)->name, exp_at(i)->seeds, exp_at(i)->title);
+        return CLI_EXIT_OK;
     }
     char why[1024];
     if (prepare_out(a.out, why, sizeof why) != 0) {
         fprintf(stderr, "lanes bench: output directory unusable: %s\n", why);
-        return LN_EXIT_UNAVAILABLE;
+        return CLI_EXIT_UNAVAILABLE;
     }
     /* Experiments that draw extra files (writepath's waterfalls) put them
      * beside the JSON: tell them where, so a run with --out never writes
      * into a ./results of the working directory. */
     if (setenv("LANES_BENCH_OUT", a.out, 1) != 0) {
         fprintf(stderr, "lanes bench: setenv: %s\n", strerror(errno));
-        return LN_EXIT_UNAVAILABLE;
+        return CLI_EXIT_UNAVAILABLE;
     }
 
-    ln_peer_env peers;
+    cli_peer_env peers;
     if (a.no_peers) {
         a.opts.no_peer_reason = "--no-peers was given";
-    } else if (ln_peer_env_init(&peers, why, sizeof why) != 0) {
+    } else if (cli_peer_env_init(&peers, why, sizeof why) != 0) {
         fprintf(stderr,
                 "lanes bench: %s; running lanes only (results are marked "
                 "lanes-only)\n",
@@ -242,14 +240,14 @@ int cmd_bench(int argc, char **argv) {
     }
     a.opts.progress = !a.json && isatty(STDERR_FILENO);
 
-    ln_bench_env env;
-    ln_bench_env_read(&env);
+    cli_bench_env env;
+    cli_bench_env_read(&env);
     json_t *docs[32] = {NULL}; /* every experiment's latest, for the report */
     json_t *ran[32] = {NULL};  /* those run now, for the table */
     size_t ndocs = 0, nran = 0;
     int failed = 0, unwritable = 0;
-    for (size_t i = 0; i < ln_experiment_count() && ndocs < 32; i++) {
-        const ln_experiment *exp = ln_experiment_at(i);
+    for (size_t i = 0; i < exp_count() && ndocs < 32; i++) {
+        const exp_experiment *exp = exp_at(i);
         int chosen = 0;
         for (size_t k = 0; k < a.nselected; k++) chosen |= a.selected[k] == exp;
         if (!chosen) { /* keep the report whole: reuse an earlier run's file */
@@ -257,16 +255,16 @@ int cmd_bench(int argc, char **argv) {
             ndocs += docs[ndocs] != NULL;
             continue;
         }
-        ln_bench_run run;
-        if (ln_bench_run_experiment(exp, &a.opts, &run) != 0) {
+        cli_bench_run run;
+        if (cli_bench_run_experiment(exp, &a.opts, &run) != 0) {
             failed = 1;
             for (size_t e = 0; e < run.nerrors; e++)
                 fprintf(stderr, "lanes bench: %s: %s\n", exp->name, run.errors[e]);
         }
-        if (run.peer_status == LN_PEER_SKIPPED && a.opts.peers)
+        if (run.peer_status == CLI_PEER_SKIPPED && a.opts.peers)
             fprintf(stderr, "lanes bench: %s: peer not run: %s\n", exp->name, run.peer_reason);
-        json_t *doc = ln_bench_json(&run, &env);
-        ln_bench_run_free(&run);
+        json_t *doc = cli_bench_json(&run, &env);
+        cli_bench_run_free(&run);
         if (!doc) {
             fprintf(stderr, "lanes bench: %s: out of memory\n", exp->name);
             failed = 1;
@@ -274,9 +272,9 @@ int cmd_bench(int argc, char **argv) {
         }
         char path[4096];
         snprintf(path, sizeof path, "%s/%s.json", a.out, exp->name);
-        int wrote = ln_bench_json_write(doc, path, why, sizeof why) == 0;
+        int wrote = cli_bench_json_write(doc, path, why, sizeof why) == 0;
         snprintf(path, sizeof path, "%s/%s.svg", a.out, exp->name);
-        wrote = wrote && ln_bench_svg_write(doc, path, why, sizeof why) == 0;
+        wrote = wrote && cli_bench_svg_write(doc, path, why, sizeof why) == 0;
         if (!wrote) {
             fprintf(stderr, "lanes bench: %s\n", why);
             unwritable = 1;
@@ -287,16 +285,16 @@ int cmd_bench(int argc, char **argv) {
 
     char path[4096];
     snprintf(path, sizeof path, "%s/README.md", a.out);
-    if (ln_bench_report_write(docs, ndocs, path, why, sizeof why) != 0) {
+    if (cli_bench_report_write(docs, ndocs, path, why, sizeof why) != 0) {
         fprintf(stderr, "lanes bench: %s\n", why);
         unwritable = 1;
     }
     if (a.json) {
         print_json_summary(a.out, ran, nran, !failed && !unwritable);
     } else {
-        ln_bench_print_table(stdout, ran, nran);
+        cli_bench_print_table(stdout, ran, nran);
         printf("\nResults: %s/README.md (report), %s/<experiment>.json and .svg\n", a.out, a.out);
     }
     for (size_t i = 0; i < ndocs; i++) json_decref(docs[i]);
-    return unwritable ? LN_EXIT_UNAVAILABLE : failed ? LN_EXIT_FAILURE : LN_EXIT_OK;
+    return unwritable ? CLI_EXIT_UNAVAILABLE : failed ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }

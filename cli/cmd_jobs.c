@@ -45,23 +45,26 @@ static const char usage_text[] =
     "  3 the store could not be opened or used; 4 no such job.\n";
 
 typedef struct args {
-    const char *pos[4];   /* positional arguments after the command */
+    const char *pos[4]; /* positional arguments after the command */
     int npos;
     int json, all, lifo;
-    const char *delay, *priority, *attempts, *backoff, *id, *limit, *offset,
-        *age, *keep, *traceparent, *on_complete, *on_fail;
+    const char *delay, *priority, *attempts, *backoff, *id, *limit, *offset, *age, *keep,
+        *traceparent, *on_complete, *on_fail;
 } args;
 
 static int usage_error(const char *fmt, const char *arg) {
     fprintf(stderr, "lanes jobs: ");
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\n(see 'lanes jobs --help')\n");
-    return LN_EXIT_USAGE;
+    return CLI_EXIT_USAGE;
 }
 
 /* Options that take a value, and where it goes. */
 static const char **value_slot(args *a, const char *opt) {
-    static const struct { const char *name; size_t off; } opts[] = {
+    static const struct {
+        const char *name;
+        size_t off;
+    } opts[] = {
         {"--delay", offsetof(args, delay)},
         {"--priority", offsetof(args, priority)},
         {"--attempts", offsetof(args, attempts)},
@@ -76,8 +79,7 @@ static const char **value_slot(args *a, const char *opt) {
         {"--remove-on-fail", offsetof(args, on_fail)},
     };
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
-        if (strcmp(opt, opts[i].name) == 0)
-            return (const char **)((char *)a + opts[i].off);
+        if (strcmp(opt, opts[i].name) == 0) return (const char **)((char *)a + opts[i].off);
     return NULL;
 }
 
@@ -137,23 +139,26 @@ static int parse_keep(const char *s, ln_job_keep *k) {
 /* Exit code for a library error. */
 static int exit_for(int err) {
     switch (err) {
-    case LN_ENOENT: return EXIT_NOT_FOUND;
+    case LN_ENOENT:
+        return EXIT_NOT_FOUND;
     case LN_EINVAL:
-    case LN_ERANGE: return LN_EXIT_USAGE;
+    case LN_ERANGE:
+        return CLI_EXIT_USAGE;
     case LN_EBACKEND:
     case LN_ECORRUPT:
     case LN_EACCES:
     case LN_EIO:
     case LN_ENOSPC:
     case LN_ENOTSUP:
-    case LN_ECONNREFUSED: return LN_EXIT_UNAVAILABLE;
-    default: return LN_EXIT_FAILURE;
+    case LN_ECONNREFUSED:
+        return CLI_EXIT_UNAVAILABLE;
+    default:
+        return CLI_EXIT_FAILURE;
     }
 }
 
 static int fail(ln_jobs *jobs, const char *what, int err) {
-    fprintf(stderr, "lanes jobs %s: %s: %s\n", what, ln_err_name(err),
-            ln_jobs_errmsg(jobs));
+    fprintf(stderr, "lanes jobs %s: %s: %s\n", what, ln_err_name(err), ln_jobs_errmsg(jobs));
     return exit_for(err);
 }
 
@@ -165,9 +170,10 @@ static void print_json(json_t *v) {
     json_decref(v);
 }
 
-/* All of stdin as a string (malloc'd), or NULL. At most 1 GiB is read;
+/* All of stdin as a string (malloc'd) and its length in *len (the text
+ * may hold NUL bytes: the caller checks), or NULL. At most 1 GiB is read;
  * the store's own size limit is checked by ln_jobs_add. */
-static char *read_stdin(void) {
+static char *read_stdin(size_t *lenp) {
     size_t len = 0, cap = 1 << 16;
     char *p = malloc(cap);
     while (p != NULL) {
@@ -186,12 +192,12 @@ static char *read_stdin(void) {
         return NULL;
     }
     p[len] = '\0';
+    *lenp = len;
     return p;
 }
 
 static int cmd_add(ln_jobs *jobs, args *a) {
-    if (a->npos < 2 || a->npos > 3)
-        return usage_error("%s", "add needs QUEUE NAME [JSON]");
+    if (a->npos < 2 || a->npos > 3) return usage_error("%s", "add needs QUEUE NAME [JSON]");
     ln_job_opts o;
     ln_job_opts_init(&o);
     long long v;
@@ -212,27 +218,37 @@ static int cmd_add(ln_jobs *jobs, args *a) {
         else if (colon && n == 11 && strncmp(a->backoff, "exponential", 11) == 0)
             o.backoff = LN_BACKOFF_EXPONENTIAL;
         else
-            return usage_error("--backoff '%s': use fixed:MS or exponential:MS",
-                               a->backoff);
+            return usage_error("--backoff '%s': use fixed:MS or exponential:MS", a->backoff);
         if (parse_ll(colon + 1, -(1LL << 62), 1LL << 62, &v) < 0)
             return usage_error("--backoff '%s': MS is not a number", a->backoff);
         o.backoff_ms = v;
     }
     if (a->on_complete && parse_keep(a->on_complete, &o.remove_on_complete))
-        return usage_error("--remove-on-complete '%s': all, none, N or age:S",
-                           a->on_complete);
+        return usage_error("--remove-on-complete '%s': all, none, N or age:S", a->on_complete);
     if (a->on_fail && parse_keep(a->on_fail, &o.remove_on_fail))
-        return usage_error("--remove-on-fail '%s': all, none, N or age:S",
-                           a->on_fail);
+        return usage_error("--remove-on-fail '%s': all, none, N or age:S", a->on_fail);
     o.job_id = a->id;
     o.lifo = a->lifo;
     o.traceparent = a->traceparent;
     char id[LN_JOB_ID_MAX], *input = NULL;
     const char *data = a->npos == 3 ? a->pos[2] : NULL;
     if (data != NULL && strcmp(data, "-") == 0) {
-        if ((input = read_stdin()) == NULL) {
+        size_t len;
+        if ((input = read_stdin(&len)) == NULL) {
             fprintf(stderr, "lanes jobs add: cannot read the data from stdin\n");
-            return LN_EXIT_FAILURE;
+            return CLI_EXIT_FAILURE;
+        }
+        /* The data is a C string from here on: a NUL byte would silently
+         * cut it short, so refuse it (JSON text never holds one; a NUL
+         * inside a string is written \u0000). */
+        const char *nul = memchr(input, '\0', len);
+        if (nul != NULL) {
+            fprintf(stderr,
+                    "lanes jobs add: the data on stdin contains a NUL byte (at byte %zu); "
+                    "job data must be JSON text\n",
+                    (size_t)(nul - input));
+            free(input);
+            return CLI_EXIT_USAGE;
         }
         data = input;
     }
@@ -243,7 +259,7 @@ static int cmd_add(ln_jobs *jobs, args *a) {
         print_json(json_pack("{s:s}", "id", id));
     else
         puts(id);
-    return LN_EXIT_OK;
+    return CLI_EXIT_OK;
 }
 
 static int cmd_counts(ln_jobs *jobs, args *a) {
@@ -251,10 +267,10 @@ static int cmd_counts(ln_jobs *jobs, args *a) {
     ln_job_counts c;
     int err = ln_jobs_counts(jobs, a->pos[0], &c);
     if (err != 0) return fail(jobs, "counts", err);
-    const char *names[] = {"waiting", "delayed", "prioritized", "active",
-                           "completed", "failed", "paused"};
-    uint64_t vals[] = {c.waiting, c.delayed, c.prioritized, c.active,
-                       c.completed, c.failed, c.paused};
+    const char *names[] = {"waiting",   "delayed", "prioritized", "active",
+                           "completed", "failed",  "paused"};
+    uint64_t vals[] = {c.waiting,   c.delayed, c.prioritized, c.active,
+                       c.completed, c.failed,  c.paused};
     json_t *o = a->json ? json_object() : NULL;
     for (int i = 0; i < 7; i++) {
         if (o != NULL)
@@ -263,7 +279,7 @@ static int cmd_counts(ln_jobs *jobs, args *a) {
             printf("%-12s %llu\n", names[i], (unsigned long long)vals[i]);
     }
     if (o != NULL) print_json(o);
-    return LN_EXIT_OK;
+    return CLI_EXIT_OK;
 }
 
 /* JSON text -> value (embedded as JSON), or null. */
@@ -275,37 +291,32 @@ static json_t *embed(const char *text) {
 
 static json_t *info_json(const ln_job_info *i) {
     json_t *o = json_pack(
-        "{s:s,s:s,s:s?,s:o,s:i,s:b,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:I}", "id",
-        i->id, "state", ln_job_state_name(i->state), "name", i->name, "data",
-        embed(i->data), "priority", i->priority, "lifo", i->lifo, "attempts",
-        i->attempts, "attempts_made", i->attempts_made, "attempts_started",
-        i->attempts_started, "stalled", i->stalled, "created_ms",
-        (json_int_t)i->created_ms, "run_at_ms", (json_int_t)i->run_at_ms,
-        "started_ms", (json_int_t)i->started_ms, "finished_ms",
-        (json_int_t)i->finished_ms);
+        "{s:s,s:s,s:s?,s:o,s:i,s:b,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:I}", "id", i->id, "state",
+        ln_job_state_name(i->state), "name", i->name, "data", embed(i->data), "priority",
+        i->priority, "lifo", i->lifo, "attempts", i->attempts, "attempts_made", i->attempts_made,
+        "attempts_started", i->attempts_started, "stalled", i->stalled, "created_ms",
+        (json_int_t)i->created_ms, "run_at_ms", (json_int_t)i->run_at_ms, "started_ms",
+        (json_int_t)i->started_ms, "finished_ms", (json_int_t)i->finished_ms);
     if (o == NULL) return json_null();
     json_object_set_new(o, "result", embed(i->result));
     json_object_set_new(o, "progress", embed(i->progress));
-    json_object_set_new(o, "failed_reason", i->failed_reason
-                                                ? json_string(i->failed_reason)
-                                                : json_null());
-    json_object_set_new(o, "traceparent", i->traceparent
-                                              ? json_string(i->traceparent)
-                                              : json_null());
+    json_object_set_new(o, "failed_reason",
+                        i->failed_reason ? json_string(i->failed_reason) : json_null());
+    json_object_set_new(o, "traceparent",
+                        i->traceparent ? json_string(i->traceparent) : json_null());
     return o;
 }
 
 static void print_info_text(const ln_job_info *i, int full) {
     if (!full) {
-        printf("%-20s %-11s %-20s %s\n", i->id, ln_job_state_name(i->state),
-               i->name, i->data);
+        printf("%-20s %-11s %-20s %s\n", i->id, ln_job_state_name(i->state), i->name, i->data);
         return;
     }
     printf("id           %s\nstate        %s\nname         %s\ndata         %s\n"
            "priority     %d\nattempts     %d made, %d started, %d allowed\n"
            "stalled      %d\n",
-           i->id, ln_job_state_name(i->state), i->name, i->data, i->priority,
-           i->attempts_made, i->attempts_started, i->attempts, i->stalled);
+           i->id, ln_job_state_name(i->state), i->name, i->data, i->priority, i->attempts_made,
+           i->attempts_started, i->attempts, i->stalled);
     if (i->result) printf("result       %s\n", i->result);
     if (i->failed_reason) printf("failed       %s\n", i->failed_reason);
     if (i->progress) printf("progress     %s\n", i->progress);
@@ -322,7 +333,7 @@ static int cmd_get(ln_jobs *jobs, args *a) {
     else
         print_info_text(&info, 1);
     ln_job_info_clear(&info);
-    return LN_EXIT_OK;
+    return CLI_EXIT_OK;
 }
 
 static int cmd_list(ln_jobs *jobs, args *a) {
@@ -336,8 +347,7 @@ static int cmd_list(ln_jobs *jobs, args *a) {
         return usage_error("--offset '%s' must be >= 0", a->offset);
     ln_job_info *infos;
     size_t n;
-    int err = ln_jobs_list(jobs, a->pos[0], state, (size_t)offset,
-                           (size_t)limit, &infos, &n);
+    int err = ln_jobs_list(jobs, a->pos[0], state, (size_t)offset, (size_t)limit, &infos, &n);
     if (err != 0) return fail(jobs, "list", err);
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
@@ -346,10 +356,12 @@ static int cmd_list(ln_jobs *jobs, args *a) {
         else
             print_info_text(&infos[i], 0);
     }
-    if (a->json) print_json(arr);
-    else json_decref(arr);
+    if (a->json)
+        print_json(arr);
+    else
+        json_decref(arr);
     ln_job_info_free_array(infos, n);
-    return LN_EXIT_OK;
+    return CLI_EXIT_OK;
 }
 
 static int cmd_logs(ln_jobs *jobs, args *a) {
@@ -365,10 +377,12 @@ static int cmd_logs(ln_jobs *jobs, args *a) {
         else
             puts(lines[i]);
     }
-    if (a->json) print_json(arr);
-    else json_decref(arr);
+    if (a->json)
+        print_json(arr);
+    else
+        json_decref(arr);
     ln_jobs_free_lines(lines, n);
-    return LN_EXIT_OK;
+    return CLI_EXIT_OK;
 }
 
 /* retry, remove, clean, pause, resume, drain: an action and a count. */
@@ -387,15 +401,14 @@ static int cmd_action(ln_jobs *jobs, const char *cmd, args *a) {
         if (a->npos != 2) return usage_error("%s", "clean needs QUEUE STATE");
         int state = ln_job_state_parse(a->pos[1]);
         if (state != LN_JOB_COMPLETED && state != LN_JOB_FAILED)
-            return usage_error("clean: state '%s' must be completed or failed",
-                               a->pos[1]);
+            return usage_error("clean: state '%s' must be completed or failed", a->pos[1]);
         long long age = -1, keep = 0;
         if (a->age && parse_ll(a->age, 0, 1LL << 40, &age) < 0)
             return usage_error("--age '%s' must be seconds >= 0", a->age);
         if (a->keep && parse_ll(a->keep, 0, 1LL << 62, &keep) < 0)
             return usage_error("--keep '%s' must be >= 0", a->keep);
-        err = ln_jobs_clean(jobs, a->pos[0], state, age < 0 ? -1 : age * 1000,
-                            (uint64_t)keep, &count);
+        err = ln_jobs_clean(jobs, a->pos[0], state, age < 0 ? -1 : age * 1000, (uint64_t)keep,
+                            &count);
     } else if (strcmp(cmd, "drain") == 0) {
         if (a->npos != 1) return usage_error("%s", "drain needs QUEUE");
         err = ln_jobs_drain(jobs, a->pos[0], &count);
@@ -409,26 +422,23 @@ static int cmd_action(ln_jobs *jobs, const char *cmd, args *a) {
         print_json(json_pack("{s:b,s:I}", "ok", 1, "count", (json_int_t)count));
     else if (strcmp(cmd, "pause") != 0 && strcmp(cmd, "resume") != 0)
         printf("%zu\n", count);
-    return LN_EXIT_OK;
+    return CLI_EXIT_OK;
 }
 
 int cmd_jobs(int argc, char **argv) {
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
-                      strcmp(argv[1], "-h") == 0)) {
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         fputs(usage_text, stdout);
-        return LN_EXIT_OK;
+        return CLI_EXIT_OK;
     }
     if (argc < 3) {
         fputs(usage_text, stderr);
-        return LN_EXIT_USAGE;
+        return CLI_EXIT_USAGE;
     }
     const char *url = argv[1], *cmd = argv[2];
-    static const char *const known[] = {"add", "counts", "list", "get",
-                                        "logs", "retry", "remove", "clean",
-                                        "pause", "resume", "drain"};
+    static const char *const known[] = {"add",    "counts", "list",  "get",    "logs", "retry",
+                                        "remove", "clean",  "pause", "resume", "drain"};
     int ok = 0;
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-        ok |= strcmp(cmd, known[i]) == 0;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) ok |= strcmp(cmd, known[i]) == 0;
     if (!ok) return usage_error("unknown command '%s'", cmd);
     args a;
     int rc = parse_args(argc - 3, argv + 3, &a);
@@ -437,16 +447,21 @@ int cmd_jobs(int argc, char **argv) {
     char msg[512];
     int err = ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg);
     if (err != 0) {
-        fprintf(stderr, "lanes jobs: cannot open '%s': %s: %s\n", url,
-                ln_err_name(err), msg);
-        return err == LN_EINVAL ? LN_EXIT_USAGE : LN_EXIT_UNAVAILABLE;
+        fprintf(stderr, "lanes jobs: cannot open '%s': %s: %s\n", url, ln_err_name(err), msg);
+        return err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
     }
-    if (strcmp(cmd, "add") == 0) rc = cmd_add(jobs, &a);
-    else if (strcmp(cmd, "counts") == 0) rc = cmd_counts(jobs, &a);
-    else if (strcmp(cmd, "list") == 0) rc = cmd_list(jobs, &a);
-    else if (strcmp(cmd, "get") == 0) rc = cmd_get(jobs, &a);
-    else if (strcmp(cmd, "logs") == 0) rc = cmd_logs(jobs, &a);
-    else rc = cmd_action(jobs, cmd, &a);
+    if (strcmp(cmd, "add") == 0)
+        rc = cmd_add(jobs, &a);
+    else if (strcmp(cmd, "counts") == 0)
+        rc = cmd_counts(jobs, &a);
+    else if (strcmp(cmd, "list") == 0)
+        rc = cmd_list(jobs, &a);
+    else if (strcmp(cmd, "get") == 0)
+        rc = cmd_get(jobs, &a);
+    else if (strcmp(cmd, "logs") == 0)
+        rc = cmd_logs(jobs, &a);
+    else
+        rc = cmd_action(jobs, cmd, &a);
     ln_jobs_close(jobs);
     return rc;
 }

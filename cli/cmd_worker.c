@@ -4,7 +4,12 @@
  * as the return value, anything else fails it with the tail of stderr. The
  * program is started with posix_spawnp (no shell: job data can never be
  * interpreted as a command line) in its own process group, so a Ctrl-C
- * stops the worker gracefully instead of killing running jobs. */
+ * stops the worker gracefully instead of killing running jobs.
+ *
+ * Before it takes a job the worker checks that CMD can be run (resolved
+ * through PATH the way posix_spawnp does), so a typo exits 2 instead of
+ * failing every job of the queue; and a worker whose runs keep failing says
+ * so once on stderr (FAIL_STREAK). */
 #include "cli.h"
 
 #include <lanes.h>
@@ -13,12 +18,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +34,12 @@
 extern char **environ;
 
 #define STDERR_TAIL 2048
+/* After this many failed runs in a row (no completed run between them) the
+ * worker prints one line on stderr: the queue is likely being emptied
+ * into failed by a broken program. */
+#define FAIL_STREAK 10
+/* Longest part of a failure reason quoted in that line. */
+#define STREAK_REASON_MAX 300
 
 static const char usage_text[] =
     "usage: lanes worker URL QUEUE [options] --exec CMD [ARG...]\n"
@@ -53,12 +67,21 @@ static const char usage_text[] =
     "  --poll MS            longest sleep while the queue is empty (default 100)\n"
     "  --json               print the final counts as JSON on stdout\n"
     "\n"
-    "exit codes: 0 stopped or done; 1 the worker failed; 2 bad command line;\n"
-    "  3 the store could not be opened or used.\n";
+    "CMD is checked before the first job is taken (found in PATH when it has\n"
+    "no '/', executable); when it cannot be run the worker exits 2. After\n"
+    "10 failed runs in a row it says so once on stderr.\n"
+    "\n"
+    "exit codes: 0 stopped or done; 1 the worker failed; 2 bad command line\n"
+    "  or CMD cannot be run; 3 the store could not be opened or used.\n";
 
 typedef struct exec_ctx {
-    char **argv;       /* CMD ARG... (NULL-terminated) */
+    char **argv; /* CMD ARG... (NULL-terminated) */
     unsigned timeout_s;
+    /* Failed runs since the last completed one. Handlers run on several
+     * pool threads: only the count itself is shared, so relaxed order is
+     * enough (the line it triggers is printed by the thread that reached
+     * FAIL_STREAK, and a completion racing with it only resets the count). */
+    atomic_uint fail_streak;
 } exec_ctx;
 
 static ln_worker *g_worker; /* for the signal handler */
@@ -94,18 +117,68 @@ static int buf_add(buf *b, const char *s, size_t n) {
     return 0;
 }
 
-/* Keep only the last STDERR_TAIL bytes of b. */
+/* Keep only the last STDERR_TAIL bytes of b, less the continuation bytes
+ * (at most 3) of a UTF-8 sequence the cut went through. */
 static void buf_tail(buf *b) {
     if (b->len <= STDERR_TAIL) return;
-    memmove(b->p, b->p + b->len - STDERR_TAIL, STDERR_TAIL);
-    b->len = STDERR_TAIL;
+    size_t from = b->len - STDERR_TAIL, skip = 0;
+    while (skip < 3 && ((unsigned char)b->p[from + skip] & 0xc0) == 0x80) skip++;
+    from += skip;
+    memmove(b->p, b->p + from, b->len - from);
+    b->len -= from;
     b->p[b->len] = '\0';
 }
 
-/* Make text safe for a reason string: printable ASCII, newlines, tabs. */
-static void sanitize(char *s) {
-    for (unsigned char *p = (unsigned char *)s; *p; p++)
-        if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p >= 0x7f) *p = '?';
+/* Length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629: no
+ * overlong form, no surrogate, nothing above U+10FFFF), or 0 when there is
+ * none; then *bad is the length of its maximal subpart (>= 1), the bytes
+ * one U+FFFD replaces (Unicode's recommended practice). */
+static size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad) {
+    unsigned char c = s[0], lo = 0x80, hi = 0xbf; /* range of the 2nd byte */
+    size_t need;
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) {
+        need = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        need = 3;
+        if (c == 0xe0) lo = 0xa0; /* overlong */
+        if (c == 0xed) hi = 0x9f; /* surrogates */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        need = 4;
+        if (c == 0xf0) lo = 0x90; /* overlong */
+        if (c == 0xf4) hi = 0x8f; /* above U+10FFFF */
+    } else {
+        *bad = 1;
+        return 0;
+    }
+    size_t i = 1;
+    while (i < need && i < n && s[i] >= (i == 1 ? lo : 0x80) && s[i] <= (i == 1 ? hi : 0xbf)) i++;
+    if (i == need) return need;
+    *bad = i;
+    return 0;
+}
+
+/* Append text[0..n) to out as valid UTF-8: well-formed sequences as they
+ * are, each ill-formed one as U+FFFD. With controls set (a failure
+ * reason), ASCII control characters other than newline and tab become
+ * '?'. 0, or -1 when out of memory. */
+static int utf8_clean(buf *out, const char *text, size_t n, int controls) {
+    const unsigned char *s = (const unsigned char *)text;
+    size_t run = 0, i = 0; /* text[run..i) is copied as it is */
+    while (i < n) {
+        size_t bad = 0, k = utf8_seq(s + i, n - i, &bad);
+        int ctl =
+            controls && k == 1 && ((s[i] < 0x20 && s[i] != '\n' && s[i] != '\t') || s[i] == 0x7f);
+        if (k != 0 && !ctl) {
+            i += k;
+            continue;
+        }
+        if (buf_add(out, text + run, i - run) != 0) return -1;
+        if (buf_add(out, ctl ? "?" : "\xef\xbf\xbd", ctl ? 1 : 3) != 0) return -1;
+        i += ctl ? 1 : bad;
+        run = i;
+    }
+    return buf_add(out, text + run, i - run);
 }
 
 /* The child's environment: ours without stale LANES_JOB_* / TRACEPARENT,
@@ -134,8 +207,7 @@ static char **make_env(ln_job *job, char extra[5][512]) {
     return env;
 }
 
-static pid_t spawn(ln_job *job, exec_ctx *x, int in[2], int out[2],
-                   int err[2], int *spawn_err) {
+static pid_t spawn(ln_job *job, exec_ctx *x, int in[2], int out[2], int err[2], int *spawn_err) {
     char extra[5][512];
     char **env = make_env(job, extra);
     posix_spawn_file_actions_t fa;
@@ -156,59 +228,149 @@ static pid_t spawn(ln_job *job, exec_ctx *x, int in[2], int out[2],
     posix_spawnattr_setsigmask(&at, &none);
     posix_spawnattr_setsigdefault(&at, &dflt);
     posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF |
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
                                       POSIX_SPAWN_SETPGROUP);
     pid_t pid = -1;
-    *spawn_err = env == NULL ? ENOMEM
-                             : posix_spawnp(&pid, x->argv[0], &fa, &at,
-                                            x->argv, env);
+    *spawn_err = env == NULL ? ENOMEM : posix_spawnp(&pid, x->argv[0], &fa, &at, x->argv, env);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     free(env);
     return *spawn_err == 0 ? pid : -1;
 }
 
+/* A run failed with reason: count it toward FAIL_STREAK, then fail the
+ * job. A run cut short because the worker is stopping does not count. */
+static int fail_run(ln_job *job, exec_ctx *x, const char *reason) {
+    if (!ln_job_canceled(job) &&
+        atomic_fetch_add_explicit(&x->fail_streak, 1, memory_order_relaxed) + 1 == FAIL_STREAK) {
+        /* One line: the reason's newlines become spaces, and it is cut at
+         * STREAK_REASON_MAX bytes (not inside a UTF-8 sequence). */
+        char shown[STREAK_REASON_MAX + 1];
+        size_t n = 0;
+        for (const char *r = reason; *r && n < STREAK_REASON_MAX; r++)
+            shown[n++] = *r == '\n' || *r == '\r' ? ' ' : *r;
+        if (reason[n] != '\0')
+            while (n > 0 && ((unsigned char)reason[n] & 0xc0) == 0x80) n--;
+        shown[n] = '\0';
+        fprintf(stderr,
+                "lanes worker: the last %d runs of '%s' all failed (the latest: %s%s); "
+                "still taking jobs\n",
+                FAIL_STREAK, x->argv[0], shown, reason[n] ? "..." : "");
+    }
+    return ln_job_fail(job, reason);
+}
+
+/* A run completed: the streak of failures is over. */
+static void run_completed(exec_ctx *x) {
+    atomic_store_explicit(&x->fail_streak, 0, memory_order_relaxed);
+}
+
+/* Check the file posix_spawnp would run for cmd: it exists, is a regular
+ * file and we may execute it. 0, or -1 with the reason in why. */
+static int check_file(const char *path, const char *cmd, char *why, size_t whysize) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(why, whysize, "cannot run '%s': %s", cmd, strerror(errno));
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(why, whysize, "cannot run '%s': it is a directory", cmd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, whysize, "cannot run '%s': not a regular file", cmd);
+        return -1;
+    }
+    if (access(path, X_OK) != 0) {
+        snprintf(why, whysize, "cannot run '%s': not executable (%s)", cmd, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether CMD can be run: a name with a '/' is a path; any other name is
+ * looked up in each directory of PATH in turn (an empty entry is the
+ * current directory; no PATH: /bin:/usr/bin), as execvp and posix_spawnp
+ * do. 0, or -1 with the reason in why. Runs before any thread starts. */
+static int check_program(const char *cmd, char *why, size_t whysize) {
+    if (*cmd == '\0') {
+        snprintf(why, whysize, "the program name given to --exec is empty");
+        return -1;
+    }
+    if (strchr(cmd, '/') != NULL) return check_file(cmd, cmd, why, whysize);
+    const char *path = getenv("PATH");
+    if (path == NULL) path = "/bin:/usr/bin";
+    int refused = 0; /* a file of that name was found, but cannot run */
+    char full[PATH_MAX], msg[PATH_MAX + 128];
+    for (const char *dir = path;;) {
+        const char *end = strchrnul(dir, ':');
+        int n = (int)(end - dir);
+        int len = n == 0 ? snprintf(full, sizeof full, "%s", cmd)
+                         : snprintf(full, sizeof full, "%.*s/%s", n, dir, cmd);
+        if (len > 0 && (size_t)len < sizeof full) {
+            struct stat st;
+            if (stat(full, &st) == 0) {
+                /* The first refusal is the one reported. */
+                char *dst = refused ? msg : why;
+                if (check_file(full, full, dst, refused ? sizeof msg : whysize) == 0) return 0;
+                refused = 1;
+            }
+        }
+        if (*end == '\0') break;
+        dir = end + 1;
+    }
+    if (!refused) snprintf(why, whysize, "cannot run '%s': not found in PATH (%s)", cmd, path);
+    return -1;
+}
+
 /* Store stdout as the result: JSON as is, other text as a JSON string. */
-static int set_output(ln_job *job, buf *out) {
-    while (out->len > 0 && (out->p[out->len - 1] == '\n' ||
-                            out->p[out->len - 1] == '\r' ||
+static int set_output(ln_job *job, exec_ctx *x, buf *out) {
+    /* The result is handed on as a C string: a NUL byte would cut it. */
+    if (memchr(out->p, '\0', out->len) != NULL)
+        return fail_run(job, x, "stdout contains a NUL byte");
+    while (out->len > 0 && (out->p[out->len - 1] == '\n' || out->p[out->len - 1] == '\r' ||
                             out->p[out->len - 1] == ' '))
         out->p[--out->len] = '\0';
     if (out->len == 0) return 0;
     json_t *v = json_loadb(out->p, out->len, JSON_DECODE_ANY, NULL);
     int rc;
+    size_t stored; /* bytes of the JSON text given to the store */
     if (v != NULL) {
         json_decref(v);
         rc = ln_job_set_result(job, out->p);
+        stored = out->len;
     } else {
         json_t *s = json_stringn(out->p, out->len);
-        if (s == NULL) { /* not UTF-8 */
-            sanitize(out->p);
-            s = json_stringn(out->p, out->len);
+        if (s == NULL) { /* not UTF-8: replace only what is not */
+            buf clean = {0};
+            if (utf8_clean(&clean, out->p, out->len, 0) == 0)
+                s = json_stringn(clean.p ? clean.p : "", clean.len);
+            free(clean.p);
         }
         char *text = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
         rc = text ? ln_job_set_result(job, text) : LN_ENOMEM;
+        stored = text ? strlen(text) : 0;
         free(text);
         json_decref(s);
     }
-    /* The text is valid JSON by now, so LN_EINVAL can only mean too large. */
-    if (rc == LN_EINVAL)
-        return ln_job_fail(job, "stdout is larger than the result size limit");
+    /* The command opens its store with the default limits. */
+    if (rc == LN_EINVAL && stored > LN_JOB_DATA_MAX_DEFAULT)
+        return fail_run(job, x, "stdout is larger than the result size limit");
+    if (rc == LN_EINVAL) return fail_run(job, x, "stdout was refused as a result by the store");
     return rc;
 }
 
 static int run_exec(ln_job *job, void *arg) {
     exec_ctx *x = arg;
     int in[2], out[2], err[2];
-    if (pipe2(in, O_CLOEXEC) != 0) return ln_job_fail(job, "pipe failed");
+    if (pipe2(in, O_CLOEXEC) != 0) return fail_run(job, x, "pipe failed");
     if (pipe2(out, O_CLOEXEC) != 0) {
         close(in[0]), close(in[1]);
-        return ln_job_fail(job, "pipe failed");
+        return fail_run(job, x, "pipe failed");
     }
     if (pipe2(err, O_CLOEXEC) != 0) {
         close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-        return ln_job_fail(job, "pipe failed");
+        return fail_run(job, x, "pipe failed");
     }
     int serr;
     pid_t pid = spawn(job, x, in, out, err, &serr);
@@ -216,9 +378,8 @@ static int run_exec(ln_job *job, void *arg) {
     if (pid < 0) {
         close(in[1]), close(out[0]), close(err[0]);
         char reason[512];
-        snprintf(reason, sizeof reason, "cannot run '%s': %s", x->argv[0],
-                 strerror(serr));
-        return ln_job_fail(job, reason);
+        snprintf(reason, sizeof reason, "cannot run '%s': %s", x->argv[0], strerror(serr));
+        return fail_run(job, x, reason);
     }
     fcntl(in[1], F_SETFL, O_NONBLOCK);
     const char *data = ln_job_data(job);
@@ -229,8 +390,7 @@ static int run_exec(ln_job *job, void *arg) {
     int timed_out = 0, killed = 0;
     if (dlen == 0) close(fin), fin = -1;
     while (fout >= 0 || ferr >= 0) {
-        struct pollfd p[3] = {{fin, POLLOUT, 0}, {fout, POLLIN, 0},
-                              {ferr, POLLIN, 0}};
+        struct pollfd p[3] = {{fin, POLLOUT, 0}, {fout, POLLIN, 0}, {ferr, POLLIN, 0}};
         if (poll(p, 3, 100) < 0 && errno != EINTR) break;
         if (fin >= 0 && (p[0].revents & (POLLOUT | POLLERR | POLLHUP))) {
             ssize_t w = write(fin, data + sent, dlen - sent);
@@ -240,8 +400,7 @@ static int run_exec(ln_job *job, void *arg) {
         char chunk[8192];
         int fds[2] = {fout, ferr};
         for (int i = 0; i < 2; i++) {
-            if (fds[i] < 0 || !(p[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
+            if (fds[i] < 0 || !(p[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             ssize_t r = read(fds[i], chunk, sizeof chunk);
             if (r > 0) {
                 /* stdout beyond the result limit is dropped (the job then
@@ -251,7 +410,10 @@ static int run_exec(ln_job *job, void *arg) {
                 if (i == 1) buf_tail(&be);
             } else if (r == 0 || errno != EINTR) {
                 close(fds[i]);
-                if (i == 0) fout = -1; else ferr = -1;
+                if (i == 0)
+                    fout = -1;
+                else
+                    ferr = -1;
             }
         }
         if (!killed && deadline > 0 && mono_s() > deadline) timed_out = 1;
@@ -281,32 +443,33 @@ static int run_exec(ln_job *job, void *arg) {
         }
     }
     int rc;
-    char reason[STDERR_TAIL + 128];
-    if (be.p != NULL) {
-        sanitize(be.p);
-        while (be.len > 0 && (be.p[be.len - 1] == '\n' ||
-                              be.p[be.len - 1] == ' '))
-            be.p[--be.len] = '\0';
+    /* Each invalid byte of the tail may become a 3-byte U+FFFD. */
+    char reason[3 * STDERR_TAIL + 128];
+    buf ce = {0}; /* the tail of stderr as valid UTF-8 */
+    if (be.p != NULL && utf8_clean(&ce, be.p, be.len, 1) == 0 && ce.p != NULL) {
+        while (ce.len > 0 && (ce.p[ce.len - 1] == '\n' || ce.p[ce.len - 1] == ' '))
+            ce.p[--ce.len] = '\0';
     }
-    const char *tail = be.p ? be.p : "";
+    const char *tail = ce.p ? ce.p : "";
     if (timed_out) {
-        snprintf(reason, sizeof reason, "timed out after %u s%s%s",
-                 x->timeout_s, *tail ? ": " : "", tail);
-        rc = ln_job_fail(job, reason);
+        snprintf(reason, sizeof reason, "timed out after %u s%s%s", x->timeout_s, *tail ? ": " : "",
+                 tail);
+        rc = fail_run(job, x, reason);
     } else if (WIFSIGNALED(status)) {
-        snprintf(reason, sizeof reason, "killed by signal %d (%s)%s%s",
-                 WTERMSIG(status), strsignal(WTERMSIG(status)),
-                 *tail ? ": " : "", tail);
-        rc = ln_job_fail(job, reason);
+        snprintf(reason, sizeof reason, "killed by signal %d (%s)%s%s", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)), *tail ? ": " : "", tail);
+        rc = fail_run(job, x, reason);
     } else if (WEXITSTATUS(status) != 0) {
-        snprintf(reason, sizeof reason, "exit status %d%s%s",
-                 WEXITSTATUS(status), *tail ? ": " : "", tail);
-        rc = ln_job_fail(job, reason);
+        snprintf(reason, sizeof reason, "exit status %d%s%s", WEXITSTATUS(status),
+                 *tail ? ": " : "", tail);
+        rc = fail_run(job, x, reason);
     } else {
-        rc = bo.p != NULL ? set_output(job, &bo) : 0;
+        rc = bo.p != NULL ? set_output(job, x, &bo) : 0;
+        if (rc == 0) run_completed(x);
     }
     free(bo.p);
     free(be.p);
+    free(ce.p);
     return rc;
 }
 
@@ -314,7 +477,7 @@ static int usage_error(const char *fmt, const char *arg) {
     fprintf(stderr, "lanes worker: ");
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\n(see 'lanes worker --help')\n");
-    return LN_EXIT_USAGE;
+    return CLI_EXIT_USAGE;
 }
 
 static int parse_u(const char *s, unsigned long long lo, unsigned long long hi,
@@ -329,19 +492,18 @@ static int parse_u(const char *s, unsigned long long lo, unsigned long long hi,
 }
 
 int cmd_worker(int argc, char **argv) {
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
-                      strcmp(argv[1], "-h") == 0)) {
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         fputs(usage_text, stdout);
-        return LN_EXIT_OK;
+        return CLI_EXIT_OK;
     }
     if (argc < 3) {
         fputs(usage_text, stderr);
-        return LN_EXIT_USAGE;
+        return CLI_EXIT_USAGE;
     }
     const char *url = argv[1], *queue = argv[2];
     ln_worker_opts o;
     ln_worker_opts_init(&o);
-    exec_ctx x = {NULL, 0};
+    exec_ctx x = {NULL, 0, 0};
     int json = 0;
     for (int i = 3; i < argc; i++) {
         const char *s = argv[i];
@@ -368,48 +530,66 @@ int cmd_worker(int argc, char **argv) {
             unsigned long long lo, hi, scale;
             int field;
         } num[] = {
-            {"--concurrency", 1, 4096, 1, 0},   {"--lease", 100, 86400000, 1, 1},
+            {"--concurrency", 1, 4096, 1, 0},    {"--lease", 100, 86400000, 1, 1},
             {"--max-stalled", 0, 1000000, 1, 2}, {"--stalled-interval", 0, 86400000, 1, 3},
             {"--max-jobs", 1, UINT64_MAX, 1, 4}, {"--timeout", 1, 31536000, 1, 5},
             {"--grace", 0, 86400, 1000, 6},      {"--poll", 1, 60000, 1, 7},
         };
         size_t k = 0;
         while (k < sizeof num / sizeof num[0] && strcmp(s, num[k].name) != 0) k++;
-        if (k == sizeof num / sizeof num[0])
-            return usage_error("unknown option '%s'", s);
+        if (k == sizeof num / sizeof num[0]) return usage_error("unknown option '%s'", s);
         if (parse_u(val, num[k].lo, num[k].hi, &v) != 0) {
-            fprintf(stderr, "lanes worker: %s must be %llu..%llu, not '%s'\n",
-                    s, num[k].lo, num[k].hi, val);
-            return LN_EXIT_USAGE;
+            fprintf(stderr, "lanes worker: %s must be %llu..%llu, not '%s'\n", s, num[k].lo,
+                    num[k].hi, val);
+            return CLI_EXIT_USAGE;
         }
         v *= num[k].scale;
         switch (num[k].field) {
-        case 0: o.concurrency = (unsigned)v; break;
-        case 1: o.lease_ms = (unsigned)v; break;
-        case 2: o.max_stalled = (unsigned)v; break;
-        case 3: o.stalled_interval_ms = (unsigned)v; break;
-        case 4: o.max_jobs = v; break;
-        case 5: x.timeout_s = (unsigned)v; break;
-        case 6: o.grace_ms = (unsigned)v; break;
-        default: o.poll_ms = (unsigned)v; break;
+        case 0:
+            o.concurrency = (unsigned)v;
+            break;
+        case 1:
+            o.lease_ms = (unsigned)v;
+            break;
+        case 2:
+            o.max_stalled = (unsigned)v;
+            break;
+        case 3:
+            o.stalled_interval_ms = (unsigned)v;
+            break;
+        case 4:
+            o.max_jobs = v;
+            break;
+        case 5:
+            x.timeout_s = (unsigned)v;
+            break;
+        case 6:
+            o.grace_ms = (unsigned)v;
+            break;
+        default:
+            o.poll_ms = (unsigned)v;
+            break;
         }
     }
     if (x.argv == NULL) return usage_error("%s", "--exec CMD is required");
+    char why[PATH_MAX + 256];
+    if (check_program(x.argv[0], why, sizeof why) != 0) {
+        fprintf(stderr, "lanes worker: %s\n", why);
+        return CLI_EXIT_USAGE;
+    }
 
     ln_jobs *jobs;
     char msg[512];
     int err = ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg);
     if (err != 0) {
-        fprintf(stderr, "lanes worker: cannot open '%s': %s: %s\n", url,
-                ln_err_name(err), msg);
-        return err == LN_EINVAL ? LN_EXIT_USAGE : LN_EXIT_UNAVAILABLE;
+        fprintf(stderr, "lanes worker: cannot open '%s': %s: %s\n", url, ln_err_name(err), msg);
+        return err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
     }
     ln_worker *w;
     if ((err = ln_worker_create(&w, jobs, queue, run_exec, &x, &o)) != 0) {
-        fprintf(stderr, "lanes worker: %s: %s\n", ln_err_name(err),
-                ln_jobs_errmsg(jobs));
+        fprintf(stderr, "lanes worker: %s: %s\n", ln_err_name(err), ln_jobs_errmsg(jobs));
         ln_jobs_close(jobs);
-        return err == LN_EINVAL ? LN_EXIT_USAGE : LN_EXIT_FAILURE;
+        return err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
     }
     g_worker = w;
     struct sigaction sa;
@@ -423,26 +603,23 @@ int cmd_worker(int argc, char **argv) {
     err = ln_worker_run(w);
     ln_worker_stats st;
     ln_worker_get_stats(w, &st);
-    if (err != 0)
-        fprintf(stderr, "lanes worker: %s: %s\n", ln_err_name(err),
-                ln_jobs_errmsg(jobs));
+    if (err != 0) fprintf(stderr, "lanes worker: %s: %s\n", ln_err_name(err), ln_jobs_errmsg(jobs));
     if (json)
         printf("{\"taken\":%llu,\"completed\":%llu,\"failed\":%llu,"
                "\"retried\":%llu,\"stale\":%llu,\"stalled_found\":%llu,"
                "\"released\":%llu}\n",
                (unsigned long long)st.taken, (unsigned long long)st.completed,
                (unsigned long long)st.failed, (unsigned long long)st.retried,
-               (unsigned long long)st.stale,
-               (unsigned long long)st.stalled_found,
+               (unsigned long long)st.stale, (unsigned long long)st.stalled_found,
                (unsigned long long)st.released);
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     g_worker = NULL;
     ln_worker_destroy(w);
     ln_jobs_close(jobs);
-    if (err == 0) return LN_EXIT_OK;
-    return err == LN_EBACKEND || err == LN_ECORRUPT || err == LN_EACCES ||
-                   err == LN_EIO || err == LN_ENOSPC
-               ? LN_EXIT_UNAVAILABLE
-               : LN_EXIT_FAILURE;
+    if (err == 0) return CLI_EXIT_OK;
+    return err == LN_EBACKEND || err == LN_ECORRUPT || err == LN_EACCES || err == LN_EIO ||
+                   err == LN_ENOSPC
+               ? CLI_EXIT_UNAVAILABLE
+               : CLI_EXIT_FAILURE;
 }

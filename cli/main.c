@@ -27,21 +27,20 @@ static void usage(FILE *f) {
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
-        return LN_EXIT_USAGE;
+        return CLI_EXIT_USAGE;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(stdout);
-        return LN_EXIT_OK;
+        return CLI_EXIT_OK;
     }
     if (strcmp(argv[1], "--version") == 0) {
         printf("lanes %s\n", ln_version_string());
-        return LN_EXIT_OK;
+        return CLI_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].fn(argc - 1, argv + 1);
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "lanes: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
-    return LN_EXIT_USAGE;
+    return CLI_EXIT_USAGE;
 }

@@ -4,8 +4,8 @@
     test_bench_cli.py PATH/TO/lanes
 
 Runs `lanes bench --quick --repeats 1` for every experiment into a temporary
-directory, then checks every JSON file written against the schema of seed
-001 (field names and types; the checker is shown to fail on broken copies),
+directory, then checks every JSON file written against the results schema
+(cli/bench_json.h, docs/experiments.md: field names and types; the checker is shown to fail on broken copies),
 every SVG for well-formed XML, the report, and the command line's failure
 modes: unknown experiment, bad flags, an unwritable --out, node missing from
 PATH, peers without node_modules, --no-peers. Never asserts a timing.
@@ -93,7 +93,7 @@ def is_text(v):
 
 
 def schema_errors(doc):
-    """Everything wrong with doc as a seed-001 document (plus lanes' additions)."""
+    """Everything wrong with doc as a results document (plus lanes' additions)."""
     errs = []
 
     def need(obj, key, pred, where):

@@ -7,10 +7,13 @@
 #include <jansson.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 /* File given to the next run_lanes as stdin (NULL: /dev/null). */
 static const char *stdin_path;
+/* File the next run_lanes writes its stderr to (NULL: the test's). */
+static const char *stderr_path;
 
 /* Run LANES_BIN with args (NULL-terminated); stdout into out. Returns the
  * exit code (128 + signal if killed). */
@@ -26,6 +29,10 @@ static int run_lanes(char *out, size_t outsz, const char *const *args) {
         close(p[0]), close(p[1]);
         int in = open(stdin_path ? stdin_path : "/dev/null", O_RDONLY);
         dup2(in, 0);
+        if (stderr_path != NULL) {
+            int e = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            dup2(e, 2);
+        }
         execv(LANES_BIN, (char *const *)argv);
         _exit(127);
     }
@@ -45,6 +52,16 @@ static int run_lanes(char *out, size_t outsz, const char *const *args) {
 
 #define LANES(out, ...) \
     run_lanes(out, sizeof out, (const char *const[]){__VA_ARGS__, NULL})
+
+/* The contents of path (at most size - 1 bytes) as a string in buf. */
+static const char *slurp(const char *path, char *buf, size_t size) {
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    size_t n = fread(buf, 1, size - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
 
 static json_t *parse(const char *text) {
     json_error_t e;
@@ -138,6 +155,14 @@ TEST(bad_input_gives_clear_exit_codes) {
     fclose(f);
     stdin_path = jt_path("small.json");
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "-"), 0);
+    /* A NUL byte on stdin is refused, not a cut at it ({"a":1} stored). */
+    static const char with_nul[] = "{\"a\":1}\0{\"evil\":2}";
+    f = fopen(jt_path("nul.json"), "wb");
+    CHECK_EQ(fwrite(with_nul, 1, sizeof with_nul - 1, f), sizeof with_nul - 1);
+    fclose(f);
+    stdin_path = jt_path("nul.json");
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "-"), 2);
+    CHECK_EQ(counts_of(url, "q", "waiting"), 1); /* small.json's only */
     stdin_path = NULL;
     CHECK_EQ(LANES(out, "jobs", url, "drain", "q"), 0);
     CHECK_EQ(counts_of(url, "q", "waiting"), 0);
@@ -228,14 +253,125 @@ TEST(worker_exec_never_uses_a_shell) {
     CHECK(json_equal(json_object_get(j, "result"), in));
     json_decref(in);
     json_decref(j);
-    /* A program that does not exist fails the job with the reason. */
-    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}"), 0);
+    jt_cleanup();
+}
+
+/* What --exec makes of bytes: stdout with a NUL byte fails for that
+ * reason; stderr (the failure reason) and non-UTF-8 stdout keep their
+ * valid UTF-8 and only ill-formed sequences become U+FFFD. */
+static const char bytes_sh[] =
+    "case \"$LANES_JOB_NAME\" in\n"
+    "  nul) echo a; head -c 1 /dev/zero; echo b ;;\n"
+    "  utf8) printf 'Fehler \\303\\274 \\377 x \\342\\202y \\355\\240\\200z\\001\\n' >&2;"
+    " exit 1 ;;\n"
+    "  cut) i=0; while [ $i -lt 1500 ]; do printf '\\303\\274'; i=$((i+1)); done >&2;"
+    " printf x >&2; exit 1 ;;\n"
+    "  text) printf 'ok \\303\\274 \\377\\n' ;;\n"
+    "esac\n";
+
+#define FFFD "\xef\xbf\xbd"
+
+TEST(worker_exec_keeps_utf8_and_names_a_nul) {
+    char url[512], out[8192];
+    snprintf(url, sizeof url, "%s", jt_url("u"));
+    const char *names[] = {"nul", "utf8", "cut", "text"};
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ(LANES(out, "jobs", url, "add", "q", names[i], "{}"), 0);
     CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec",
-                   "/nonexistent/prog"), 0);
-    j = get_job(url, "q", "2");
-    CHECK(strstr(json_string_value(json_object_get(j, "failed_reason")),
-                 "cannot run '/nonexistent/prog'") != NULL);
+                   "/bin/sh", "-c", bytes_sh, "bytes"), 0);
+    json_t *j = get_job(url, "q", "1");
+    CHECK(strcmp(json_string_value(json_object_get(j, "failed_reason")),
+                 "stdout contains a NUL byte") == 0);
     json_decref(j);
+    j = get_job(url, "q", "2");
+    const char *r = json_string_value(json_object_get(j, "failed_reason"));
+    /* \377: one U+FFFD; \342\202 (a 3-byte sequence cut short): one;
+     * \355\240\200 (a surrogate): three; \001: '?' as before. */
+    CHECK(strcmp(r, "exit status 1: Fehler \xc3\xbc " FFFD " x " FFFD "y " FFFD FFFD
+                    FFFD "z?") == 0);
+    json_decref(j);
+    /* The tail of a long stderr does not start inside a character. */
+    j = get_job(url, "q", "3");
+    r = json_string_value(json_object_get(j, "failed_reason"));
+    CHECK(strncmp(r, "exit status 1: \xc3\xbc", 17) == 0);
+    CHECK(strstr(r, FFFD) == NULL);
+    /* 2048 bytes cut one into a character: "exit status 1: ", 1023 x ü, "x" */
+    CHECK_EQ(strlen(r), 15 + 1023 * 2 + 1);
+    json_decref(j);
+    j = get_job(url, "q", "4");
+    CHECK(strcmp(json_string_value(json_object_get(j, "result")),
+                 "ok \xc3\xbc " FFFD) == 0);
+    json_decref(j);
+    jt_cleanup();
+}
+
+/* A program that cannot be run is refused before any job is taken: exit
+ * 2 with the reason on stderr, and the queue is left as it was. */
+TEST(worker_exec_checks_the_program_first) {
+    char url[512], out[4096], err[4096], noexec[400], dir[400], path_env[900];
+    snprintf(url, sizeof url, "%s", jt_url("p"));
+    snprintf(noexec, sizeof noexec, "%s", jt_path("noexec.sh"));
+    snprintf(dir, sizeof dir, "%s", jt_path("bin"));
+    FILE *f = fopen(noexec, "w");
+    fputs("#!/bin/sh\nexit 0\n", f);
+    fclose(f);
+    CHECK_EQ(chmod(noexec, 0644), 0);
+    CHECK_EQ(mkdir(dir, 0755), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}"), 0);
+    stderr_path = jt_path("stderr.txt");
+    const char *bad[][2] = {
+        {"./hadnler.sh", "cannot run './hadnler.sh': No such file"},
+        {"/nonexistent/prog", "cannot run '/nonexistent/prog': No such file"},
+        {"lanes-no-such-program", "cannot run 'lanes-no-such-program': not found in PATH"},
+        {noexec, "not executable"},
+        {dir, "is a directory"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec",
+                       bad[i][0]), 2);
+        slurp(stderr_path, err, sizeof err);
+        if (strstr(err, bad[i][1]) == NULL) fprintf(stderr, "stderr: %s\n", err);
+        CHECK(strstr(err, bad[i][1]) != NULL);
+    }
+    /* Found through PATH but not executable: refused too, like execvp. */
+    const char *old_path = getenv("PATH");
+    snprintf(path_env, sizeof path_env, "%s", old_path ? old_path : "");
+    CHECK_EQ(setenv("PATH", jt_tmpdir(), 1), 0);
+    int rc = LANES(out, "worker", url, "q", "--exit-when-empty", "--exec",
+                   "noexec.sh");
+    CHECK_EQ(setenv("PATH", path_env, 1), 0);
+    CHECK_EQ(rc, 2);
+    CHECK(strstr(slurp(stderr_path, err, sizeof err), "not executable") != NULL);
+    stderr_path = NULL;
+    CHECK_EQ(counts_of(url, "q", "waiting"), 1);
+    json_t *j = get_job(url, "q", "1");
+    CHECK_EQ(json_integer_value(json_object_get(j, "attempts_made")), 0);
+    json_decref(j);
+    /* A name found in PATH still runs. */
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec",
+                   "true"), 0);
+    CHECK_EQ(counts_of(url, "q", "completed"), 1);
+    jt_cleanup();
+}
+
+/* A worker whose runs all fail says so once on stderr, not once a job. */
+TEST(worker_exec_reports_a_streak_of_failures) {
+    char url[512], out[4096], err[8192];
+    snprintf(url, sizeof url, "%s", jt_url("s"));
+    for (int i = 0; i < 25; i++)
+        CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}"), 0);
+    stderr_path = jt_path("stderr.txt");
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--concurrency",
+                   "2", "--exec", "/bin/sh", "-c", "echo broken >&2; exit 1"), 0);
+    stderr_path = NULL;
+    slurp(jt_path("stderr.txt"), err, sizeof err);
+    int lines = 0;
+    for (const char *c = err; *c; c++) lines += *c == '\n';
+    if (lines != 1) fprintf(stderr, "stderr: %s\n", err);
+    CHECK_EQ(lines, 1);
+    CHECK(strstr(err, "the last 10 runs of '/bin/sh' all failed") != NULL);
+    CHECK(strstr(err, "exit status 1: broken") != NULL);
+    CHECK_EQ(counts_of(url, "q", "failed"), 25);
     jt_cleanup();
 }
 
@@ -273,6 +409,9 @@ int main(int argc, char **argv) {
         TESTCASE(bad_input_gives_clear_exit_codes),
         TESTCASE(worker_exec_results_and_failures),
         TESTCASE(worker_exec_never_uses_a_shell),
+        TESTCASE(worker_exec_keeps_utf8_and_names_a_nul),
+        TESTCASE(worker_exec_checks_the_program_first),
+        TESTCASE(worker_exec_reports_a_streak_of_failures),
         TESTCASE(worker_sigterm_releases_running_jobs),
         {0}});
 }

@@ -1,5 +1,5 @@
 // bench.mjs - the BullMQ side of `lanes bench bullmq`
-// (bench/experiments/bullmq.c): stock bullmq 6.7.0 and ioredis, from
+// (bench/experiments/exp_bullmq.c): stock bullmq 6.7.0 and ioredis, from
 // tests/interop's pinned install (its package-lock.json).
 //
 //   node bench.mjs worker --workerJobs=N --concurrency=C ...

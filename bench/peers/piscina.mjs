@@ -2,7 +2,7 @@
 //
 //   node piscina.mjs <fixed|default|array> <threads> --tasks=N
 //
-// The seed's method (seeds 000/001): create the pool, run one warm-up task,
+// The method of the claim E1 re-tests (docs/experiments.md): create the pool, run one warm-up task,
 // then time submitting N tasks of `value + 1` and awaiting every result;
 // pool creation and worker start stay outside the timed span. Checks the
 // result count and the last value. Prints one JSON line of figures.

@@ -4,7 +4,7 @@
 //   node promise-pool.mjs <chunked|pool> --tasks=N --concurrency=C --scaleDiv=D --seed=S
 //
 // Seed 002's method: the durations are getRandomTime(500, 2000) ms; here
-// they come from the same generator as bench/workloads/rails.c (splitmix64
+// they come from the same generator as bench/workloads/rails_load.c (splitmix64
 // seeded with S, 500 + floor(u * 1501) ms, times 1/D, rounded to whole ms,
 // at least 1), so lanes and this script sleep exactly the same plan.
 // `chunked` awaits Promise.all over each chunk of C in turn; `pool` runs
@@ -27,7 +27,7 @@ const seed = option('seed');
 if (!['chunked', 'pool'].includes(mode) || !(tasks >= 1) || !(concurrency >= 1) || !(scale > 0))
   throw new Error('usage: promise-pool.mjs <chunked|pool> --tasks=N --concurrency=C --scaleDiv=D --seed=S');
 
-// splitmix64 (Steele, Lea, Flood 2014), as in bench/workloads/rails.c.
+// splitmix64 (Steele, Lea, Flood 2014), as in bench/workloads/rails_load.c.
 function plan(n, minMs, maxMs) {
   const mask = (1n << 64n) - 1n;
   let state = BigInt(seed) & mask;

@@ -1,5 +1,5 @@
-/* jobs.c - the job-queue workloads; see jobs.h. */
-#include "workloads/jobs.h"
+/* jobs_load.c - the job-queue workloads; see jobs_load.h. */
+#include "workloads/jobs_load.h"
 
 #include <lanes.h>
 #include <lanes/jobs.h>
@@ -18,16 +18,16 @@
 #define MAX_PROCS 8
 #define HOLD_ID "lanes-bench-hold" /* e2e's placeholder job */
 
-void ln_jobsbench_opts_init(ln_jobsbench_opts *opts) {
+void bench_jobs_opts_init(bench_jobs_opts *opts) {
     const char *tmp = getenv("TMPDIR");
     opts->jobs = 100000;
     opts->dir = tmp != NULL && *tmp != '\0' ? tmp : "/tmp";
     opts->sync = "normal";
 }
 
-static int fail(ln_jobsbench_result *out, int err, const char *fmt, ...)
+static int fail(bench_jobs_result *out, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static int fail(ln_jobsbench_result *out, int err, const char *fmt, ...) {
+static int fail(bench_jobs_result *out, int err, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(out->errmsg, sizeof out->errmsg, fmt, ap);
@@ -41,7 +41,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* p50, p99 and mean of v[0..n) (sorted here) into out; -1 when n is 0. */
-static void percentiles(double *v, size_t n, ln_jobsbench_result *out) {
+static void percentiles(double *v, size_t n, bench_jobs_result *out) {
     out->p50 = out->p99 = out->mean = -1;
     if (n == 0) return;
     qsort(v, n, sizeof *v, cmp_double);
@@ -74,7 +74,7 @@ static void store_remove(const store *s) {
 }
 
 /* A path no earlier run of this process used, with no leftover files. */
-static int store_make(const ln_jobsbench_opts *o, store *s, ln_jobsbench_result *out) {
+static int store_make(const bench_jobs_opts *o, store *s, bench_jobs_result *out) {
     static unsigned seq; /* one workload at a time (jobs.h) */
     if (o->jobs == 0 || o->dir == NULL || o->sync == NULL ||
         (strcmp(o->sync, "normal") != 0 && strcmp(o->sync, "full") != 0))
@@ -88,18 +88,18 @@ static int store_make(const ln_jobsbench_opts *o, store *s, ln_jobsbench_result 
     return 0;
 }
 
-static int store_open(const store *s, ln_jobs **jobs, ln_jobsbench_result *out) {
+static int store_open(const store *s, ln_jobs **jobs, bench_jobs_result *out) {
     char msg[200];
     int err = ln_jobs_open_ex(jobs, s->url, NULL, msg, sizeof msg);
     return err == 0 ? 0 : fail(out, err, "open %s: %s", s->url, msg);
 }
 
-/* Add n jobs in batches of LN_JOBSBENCH_BATCH. */
-static int add_batches(ln_jobs *jobs, size_t n, ln_jobsbench_result *out) {
-    ln_job_spec specs[LN_JOBSBENCH_BATCH];
-    for (size_t i = 0; i < LN_JOBSBENCH_BATCH; i++) specs[i] = (ln_job_spec){"bench", DATA, NULL};
+/* Add n jobs in batches of BENCH_JOBS_BATCH. */
+static int add_batches(ln_jobs *jobs, size_t n, bench_jobs_result *out) {
+    ln_job_spec specs[BENCH_JOBS_BATCH];
+    for (size_t i = 0; i < BENCH_JOBS_BATCH; i++) specs[i] = (ln_job_spec){"bench", DATA, NULL};
     for (size_t done = 0; done < n;) {
-        size_t k = n - done < LN_JOBSBENCH_BATCH ? n - done : LN_JOBSBENCH_BATCH;
+        size_t k = n - done < BENCH_JOBS_BATCH ? n - done : BENCH_JOBS_BATCH;
         int err = ln_jobs_add_bulk(jobs, QUEUE, specs, k, NULL, 0);
         if (err != 0) return fail(out, err, "add_bulk: %s", ln_jobs_errmsg(jobs));
         done += k;
@@ -108,7 +108,7 @@ static int add_batches(ln_jobs *jobs, size_t n, ln_jobsbench_result *out) {
 }
 
 /* Every job of the run is completed and none is anywhere else. */
-static int check_completed(ln_jobs *jobs, size_t n, ln_jobsbench_result *out) {
+static int check_completed(ln_jobs *jobs, size_t n, bench_jobs_result *out) {
     ln_job_counts c;
     int err = ln_jobs_counts(jobs, QUEUE, &c);
     if (err != 0) return fail(out, err, "counts: %s", ln_jobs_errmsg(jobs));
@@ -121,10 +121,10 @@ static int check_completed(ln_jobs *jobs, size_t n, ln_jobsbench_result *out) {
 
 /* ------------------------------------------------------------------ adds */
 
-int ln_jobsbench_add(const ln_jobsbench_opts *o, size_t batch, ln_jobsbench_result *out) {
+int bench_jobs_add(const bench_jobs_opts *o, size_t batch, bench_jobs_result *out) {
     memset(out, 0, sizeof *out);
-    if (batch < 1 || batch > LN_JOBSBENCH_BATCH)
-        return fail(out, LN_EINVAL, "batch must be 1..%d", LN_JOBSBENCH_BATCH);
+    if (batch < 1 || batch > BENCH_JOBS_BATCH)
+        return fail(out, LN_EINVAL, "batch must be 1..%d", BENCH_JOBS_BATCH);
     store s;
     ln_jobs *jobs = NULL;
     int err = store_make(o, &s, out);
@@ -132,7 +132,7 @@ int ln_jobsbench_add(const ln_jobsbench_opts *o, size_t batch, ln_jobsbench_resu
     if (err != 0) return err;
     size_t calls = (o->jobs + batch - 1) / batch;
     double *lat = malloc(calls * sizeof *lat);
-    ln_job_spec specs[LN_JOBSBENCH_BATCH];
+    ln_job_spec specs[BENCH_JOBS_BATCH];
     for (size_t i = 0; i < batch; i++) specs[i] = (ln_job_spec){"bench", DATA, NULL};
     if (lat == NULL) err = fail(out, LN_ENOMEM, "out of memory");
 
@@ -166,8 +166,7 @@ static int noop(ln_job *job, void *ctx) {
     return 0;
 }
 
-static int worker_make(ln_jobs *jobs, unsigned concurrency, ln_worker **w,
-                       ln_jobsbench_result *out) {
+static int worker_make(ln_jobs *jobs, unsigned concurrency, ln_worker **w, bench_jobs_result *out) {
     ln_worker_opts wo;
     ln_worker_opts_init(&wo);
     wo.concurrency = concurrency;
@@ -180,7 +179,7 @@ static int worker_make(ln_jobs *jobs, unsigned concurrency, ln_worker **w,
 /* A worker process: its own handle and worker; exit status 0 when every
  * call succeeded. */
 static void worker_process(const store *s, unsigned concurrency) {
-    ln_jobsbench_result r;
+    bench_jobs_result r;
     ln_jobs *jobs = NULL;
     ln_worker *w = NULL;
     int err = store_open(s, &jobs, &r);
@@ -194,8 +193,7 @@ static void worker_process(const store *s, unsigned concurrency) {
     _exit(err == 0 ? 0 : 1);
 }
 
-static int run_procs(const store *s, unsigned concurrency, unsigned procs,
-                     ln_jobsbench_result *out) {
+static int run_procs(const store *s, unsigned concurrency, unsigned procs, bench_jobs_result *out) {
     pid_t pid[MAX_PROCS];
     unsigned started = 0;
     while (started < procs) {
@@ -212,7 +210,7 @@ static int run_procs(const store *s, unsigned concurrency, unsigned procs,
 }
 
 /* take -> complete of every completed job, in ms, from the store. */
-static int run_latency(ln_jobs *jobs, size_t n, ln_jobsbench_result *out) {
+static int run_latency(ln_jobs *jobs, size_t n, bench_jobs_result *out) {
     double *ms = malloc(n * sizeof *ms);
     if (ms == NULL) return fail(out, LN_ENOMEM, "out of memory");
     size_t got = 0;
@@ -234,8 +232,8 @@ static int run_latency(ln_jobs *jobs, size_t n, ln_jobsbench_result *out) {
     return err;
 }
 
-int ln_jobsbench_run(const ln_jobsbench_opts *o, unsigned concurrency, unsigned procs,
-                     ln_jobsbench_result *out) {
+int bench_jobs_run(const bench_jobs_opts *o, unsigned concurrency, unsigned procs,
+                   bench_jobs_result *out) {
     memset(out, 0, sizeof *out);
     if (concurrency < 1 || procs < 1 || procs > MAX_PROCS)
         return fail(out, LN_EINVAL,
@@ -274,7 +272,7 @@ typedef struct producer {
     ln_worker *w;  /* stopped if the producer fails */
     size_t n;
     int err;
-    ln_jobsbench_result out; /* the producer's error message */
+    bench_jobs_result out; /* the producer's error message */
 } producer;
 
 static void *produce(void *arg) {
@@ -289,7 +287,7 @@ static void *produce(void *arg) {
     return NULL;
 }
 
-int ln_jobsbench_e2e(const ln_jobsbench_opts *o, unsigned concurrency, ln_jobsbench_result *out) {
+int bench_jobs_e2e(const bench_jobs_opts *o, unsigned concurrency, bench_jobs_result *out) {
     memset(out, 0, sizeof *out);
     store s;
     ln_jobs *jobs = NULL;

@@ -1,14 +1,14 @@
-/* rails.h - the E2 "rails" workload of seed 002 (chunked Promise.all vs a
+/* rails_load.h - the E2 "rails" workload (docs/experiments.md; chunked Promise.all vs a
  * promise pool), shared by bench/bench_rails.c and `lanes bench rails`.
  *
  * A plan is N task durations drawn from a fixed seed. It is run three ways,
  * each returning the wall time of the scheduled work only (loop, pool and
  * timer setup stay outside the span):
  *   chunked  N/C chunks of C timers on a libuv loop, each chunk waiting for
- *            its slowest task (the seed's `for (chunk) await Promise.all`);
+ *            its slowest task (the claim's `for (chunk) await Promise.all`);
  *   limiter  the same timers through an ln_limiter of concurrency C: each
  *            start arms a uv_timer, the timer callback calls ln_done, which
- *            starts the next queued task at once (the seed's PromisePool);
+ *            starts the next queued task at once (the claim's PromisePool);
  *   map      ln_map with concurrency C on a pool lane of C threads, each
  *            item a nanosleep of its duration (blocking work on threads).
  * and compared with figures computed from the same durations: the lower
@@ -32,66 +32,66 @@
  * variants when lanes was built without libuv. Not thread-safe with each
  * other (they time themselves; run one at a time).
  */
-#ifndef LN_BENCH_RAILS_H
-#define LN_BENCH_RAILS_H
+#ifndef BENCH_RAILS_LOAD_H
+#define BENCH_RAILS_LOAD_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define LN_RAILS_SEED 0x5eed0002u /* "seed 002" */
+#define BENCH_RAILS_SEED 0x5eed0002u /* "seed 002" */
 
-typedef struct ln_rails_opts {
+typedef struct bench_rails_opts {
     unsigned tasks;       /* 1000 */
     unsigned concurrency; /* 50: the chunk size and the number of rails */
     unsigned min_ms;      /* 500: nominal, before scaling */
     unsigned max_ms;      /* 2000 */
     double time_scale;    /* 0.01: 500-2000 ms become 5-20 ms */
-    uint64_t seed;        /* LN_RAILS_SEED */
-} ln_rails_opts;
+    uint64_t seed;        /* BENCH_RAILS_SEED */
+} bench_rails_opts;
 
-void ln_rails_opts_init(ln_rails_opts *opts);
+void bench_rails_opts_init(bench_rails_opts *opts);
 
 /* The durations of one workload, in scaled whole milliseconds. */
-typedef struct ln_rails_plan {
+typedef struct bench_rails_plan {
     unsigned tasks, concurrency;
     uint32_t *ms; /* tasks entries, owned by the plan */
-} ln_rails_plan;
+} bench_rails_plan;
 
 /* Draw the durations. 0, LN_EINVAL (tasks or concurrency 0, min > max,
- * scale <= 0), LN_ENOMEM. Free with ln_rails_plan_free. */
-int ln_rails_plan_make(ln_rails_plan *plan, const ln_rails_opts *opts);
-void ln_rails_plan_free(ln_rails_plan *plan);
+ * scale <= 0), LN_ENOMEM. Free with bench_rails_plan_free. */
+int bench_rails_plan_make(bench_rails_plan *plan, const bench_rails_opts *opts);
+void bench_rails_plan_free(bench_rails_plan *plan);
 
 /* Figures computed from the plan, in ms. */
-typedef struct ln_rails_bounds {
+typedef struct bench_rails_bounds {
     double sum_ms;           /* all durations */
     double max_ms;           /* the longest */
     double lower_bound_ms;   /* max(sum / C, max) */
     double greedy_ms;        /* ideal in-order greedy makespan on C rails */
     double chunked_ideal_ms; /* sum of each chunk's longest */
-} ln_rails_bounds;
+} bench_rails_bounds;
 
-void ln_rails_bounds_of(const ln_rails_plan *plan, ln_rails_bounds *out);
+void bench_rails_bounds_of(const bench_rails_plan *plan, bench_rails_bounds *out);
 
 /* Measured runs: *ms is the wall time of the scheduled work. */
-int ln_rails_run_chunked(const ln_rails_plan *plan, double *ms);
-int ln_rails_run_limiter(const ln_rails_plan *plan, double *ms);
-int ln_rails_run_map(const ln_rails_plan *plan, double *ms);
+int bench_rails_run_chunked(const bench_rails_plan *plan, double *ms);
+int bench_rails_run_limiter(const bench_rails_plan *plan, double *ms);
+int bench_rails_run_map(const bench_rails_plan *plan, double *ms);
 
 /* One repeat of everything E2 reports. */
-typedef struct ln_rails_result {
-    ln_rails_bounds bounds;
+typedef struct bench_rails_result {
+    bench_rails_bounds bounds;
     double chunked_ms, limiter_ms, map_ms; /* measured */
-} ln_rails_result;
+} bench_rails_result;
 
-int ln_rails_run_all(const ln_rails_plan *plan, ln_rails_result *out);
+int bench_rails_run_all(const bench_rails_plan *plan, bench_rails_result *out);
 
 /* Overhead: ops operations that finish inside start, through an ln_limiter
- * of the given concurrency (the issue's 1,000,000 at 1,000). */
-int ln_rails_limiter_overhead(size_t ops, unsigned concurrency, double *ns_per_op);
+ * of the given concurrency (E2 measures 1,000,000 at 1,000). */
+int bench_rails_limiter_overhead(size_t ops, unsigned concurrency, double *ns_per_op);
 
 /* Overhead: items no-op items through ln_map on the CPU lane of a default
  * pool (concurrency 0 = the lane's threads), codes collected per index. */
-int ln_rails_map_overhead(size_t items, double *ns_per_item);
+int bench_rails_map_overhead(size_t items, double *ns_per_item);
 
 #endif

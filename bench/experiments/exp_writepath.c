@@ -1,4 +1,4 @@
-/* writepath.c - E3 (seed 003): a comment-write endpoint that does all its
+/* exp_writepath.c - E3 (docs/experiments.md): a comment-write endpoint that does all its
  * work before answering (naive) against one that inserts, adds a job and
  * answers while a worker process does the rest (async). Real programs over
  * real HTTP: the examples/writepath service (libmicrohttpd + SQLite + the
@@ -157,7 +157,7 @@ static void path_in(const wp_run *r, const char *name, char *out, size_t size) {
 
 /* Find the programs: LANES_WRITEPATH_DIR, else beside this build's lanes
  * binary (BUILD/cli/lanes -> BUILD/examples/writepath/). */
-static int locate(wp_run *r, ln_exp_ctx *ctx) {
+static int locate(wp_run *r, exp_ctx *ctx) {
     char dir[PATH_MAX], self[PATH_MAX];
     const char *env = getenv("LANES_WRITEPATH_DIR");
     const char *src = getenv("LANES_SOURCE_DIR");
@@ -167,7 +167,7 @@ static int locate(wp_run *r, ln_exp_ctx *ctx) {
         bad |= join(dir, sizeof dir, env, "");
     } else {
         ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        if (n <= 0) return ln_exp_fail(ctx, "cannot read /proc/self/exe");
+        if (n <= 0) return exp_fail(ctx, "cannot read /proc/self/exe");
         self[n] = '\0';
         char *slash = strrchr(self, '/');
         if (slash) *slash = '\0';
@@ -188,21 +188,20 @@ static int locate(wp_run *r, ln_exp_ctx *ctx) {
         bad |= join(r->results, sizeof r->results, "results", "");
     else
         r->results[0] = '\0';
-    if (bad) return ln_exp_fail(ctx, "path too long");
+    if (bad) return exp_fail(ctx, "path too long");
     if (access(r->app, X_OK) || access(r->worker, X_OK))
-        return ln_exp_fail(ctx,
-                           "%s and writepath_worker not found: build the writepath "
-                           "example or set LANES_WRITEPATH_DIR",
-                           r->app);
+        return exp_fail(ctx,
+                        "%s and writepath_worker not found: build the writepath "
+                        "example or set LANES_WRITEPATH_DIR",
+                        r->app);
     if (access(r->lua, R_OK) || access(r->probe_lua, R_OK))
-        return ln_exp_fail(ctx, "%s or probe.lua not found", r->lua);
+        return exp_fail(ctx, "%s or probe.lua not found", r->lua);
     return 0;
 }
 
 /* Start the service (mode, trace file, sampling) and, for async, the
  * worker; wait for the port. 0 or -1 (failed, recorded). */
-static int start(wp_run *r, ln_exp_ctx *ctx, const wp_mode *m, const char *trace,
-                 const char *sample) {
+static int start(wp_run *r, exp_ctx *ctx, const wp_mode *m, const char *trace, const char *sample) {
     char db[128], out[128], err[128], werr[128];
     path_in(r, "data.db", db, sizeof db);
     path_in(r, "app.out", out, sizeof out);
@@ -213,12 +212,12 @@ static int start(wp_run *r, ln_exp_ctx *ctx, const wp_mode *m, const char *trace
                    (char *)m->name, "--port",       "0",    "--trace", (char *)trace,
                    "--sample",      (char *)sample, NULL};
     r->app_pid = spawn(app, out, err);
-    if (r->app_pid < 0) return ln_exp_fail(ctx, "cannot start %s", r->app);
+    if (r->app_pid < 0) return exp_fail(ctx, "cannot start %s", r->app);
     if (m->async) {
         char *worker[] = {r->worker, "--db",        db,  "--concurrency", "64",
                           "--trace", (char *)trace, NULL};
         r->worker_pid = spawn(worker, NULL, werr);
-        if (r->worker_pid < 0) return ln_exp_fail(ctx, "cannot start %s", r->worker);
+        if (r->worker_pid < 0) return exp_fail(ctx, "cannot start %s", r->worker);
     }
     for (int i = 0; i < 1000; i++) {
         char *text = slurp(out);
@@ -232,16 +231,16 @@ static int start(wp_run *r, ln_exp_ctx *ctx, const wp_mode *m, const char *trace
         int status;
         if (waitpid(r->app_pid, &status, WNOHANG) == r->app_pid) {
             r->app_pid = 0;
-            return ln_exp_fail(ctx, "the %s service exited at start (see %s)", m->name, err);
+            return exp_fail(ctx, "the %s service exited at start (see %s)", m->name, err);
         }
         usleep(10 * 1000);
     }
-    return ln_exp_fail(ctx, "the %s service printed no port within 10 s", m->name);
+    return exp_fail(ctx, "the %s service printed no port within 10 s", m->name);
 }
 
 /* Load with wrk running script; the WRK_JSON object it prints, or NULL
  * (recorded). */
-static json_t *wrk(wp_run *r, ln_exp_ctx *ctx, const char *script, long seconds, long connections) {
+static json_t *wrk(wp_run *r, exp_ctx *ctx, const char *script, long seconds, long connections) {
     char out[128], dur[32], conns[32], threads[16];
     path_in(r, "wrk.out", out, sizeof out);
     unlink(out);
@@ -252,7 +251,7 @@ static json_t *wrk(wp_run *r, ln_exp_ctx *ctx, const char *script, long seconds,
                     "--timeout", "10s", "-s",    (char *)script, r->url, NULL};
     int rc = run_to_end(argv, out, out, (int)seconds + 30);
     json_t *j = rc == 0 ? json_in_file(out, "WRK_JSON ") : NULL;
-    if (!j) ln_exp_fail(ctx, "wrk failed (exit %d; is wrk installed?), see %s", rc, out);
+    if (!j) exp_fail(ctx, "wrk failed (exit %d; is wrk installed?), see %s", rc, out);
     return j;
 }
 
@@ -263,7 +262,7 @@ static double num(json_t *obj, const char *a, const char *b) {
 }
 
 /* `writepath check`: 0 when consistent (figures put), -1 otherwise. */
-static int check(wp_run *r, ln_exp_ctx *ctx, int put) {
+static int check(wp_run *r, exp_ctx *ctx, int put) {
     char db[128], out[128], err[128];
     path_in(r, "data.db", db, sizeof db);
     path_in(r, "check.json", out, sizeof out);
@@ -274,27 +273,27 @@ static int check(wp_run *r, ln_exp_ctx *ctx, int put) {
     json_t *j = json_in_file(out, "");
     int ok = rc == 0 && json_is_true(json_object_get(j, "ok"));
     if (put) {
-        ln_exp_put(ctx, "consistent", ok ? 1 : 0);
+        exp_put(ctx, "consistent", ok ? 1 : 0);
         json_t *q = json_object_get(j, "queue");
-        ln_exp_put(ctx, "drainS", q ? num(q, "waited_s", NULL) : 0);
+        exp_put(ctx, "drainS", q ? num(q, "waited_s", NULL) : 0);
     }
     json_decref(j);
-    if (!ok) return ln_exp_fail(ctx, "consistency check failed, see %s", out);
+    if (!ok) return exp_fail(ctx, "consistency check failed, see %s", out);
     return 0;
 }
 
 /* The unloaded probe: boundary figures and the waterfall of the median
  * trace. 0 or -1 (recorded). */
-static int probe(wp_run *r, ln_exp_ctx *ctx, const wp_mode *m) {
+static int probe(wp_run *r, exp_ctx *ctx, const wp_mode *m) {
     char trace[128], out[128];
     path_in(r, "probe.jsonl", trace, sizeof trace);
     path_in(r, "boundary.json", out, sizeof out);
     if (start(r, ctx, m, trace, "1")) return -1;
-    json_t *w = wrk(r, ctx, r->probe_lua, ln_exp_param(ctx, P_PROBE), 1);
+    json_t *w = wrk(r, ctx, r->probe_lua, exp_param(ctx, P_PROBE), 1);
     json_decref(w);
-    if (stop(&r->app_pid) != 0) return ln_exp_fail(ctx, "the service did not stop cleanly");
+    if (stop(&r->app_pid) != 0) return exp_fail(ctx, "the service did not stop cleanly");
     if (!w || check(r, ctx, 0)) return -1;
-    if (stop(&r->worker_pid) != 0) return ln_exp_fail(ctx, "the worker did not stop cleanly");
+    if (stop(&r->worker_pid) != 0) return exp_fail(ctx, "the worker did not stop cleanly");
 
     char *argv[] = {r->app, "boundary", trace, NULL};
     json_t *b = run_to_end(argv, out, NULL, 120) == 0 ? json_in_file(out, "") : NULL;
@@ -302,10 +301,10 @@ static int probe(wp_run *r, ln_exp_ctx *ctx, const wp_mode *m) {
     const char *median = json_string_value(json_object_get(b, "median_trace"));
     if (!b || isnan(boundary) || !median) {
         json_decref(b);
-        return ln_exp_fail(ctx, "no traced request in %s", trace);
+        return exp_fail(ctx, "no traced request in %s", trace);
     }
-    ln_exp_put(ctx, "boundaryMs", boundary);
-    ln_exp_put(ctx, "doneMs", done);
+    exp_put(ctx, "boundaryMs", boundary);
+    exp_put(ctx, "doneMs", done);
     /* The median request of the last repeat is the one drawn. */
     char trace_id[40];
     snprintf(trace_id, sizeof trace_id, "%s", median);
@@ -313,37 +312,36 @@ static int probe(wp_run *r, ln_exp_ctx *ctx, const wp_mode *m) {
     if (!r->results[0]) return 0;
     char svg[PATH_MAX], name[64];
     snprintf(name, sizeof name, "/waterfall-%s.svg", m->name);
-    if (join(svg, sizeof svg, r->results, name)) return ln_exp_fail(ctx, "path too long");
+    if (join(svg, sizeof svg, r->results, name)) return exp_fail(ctx, "path too long");
     char *draw[] = {r->app, "waterfall", trace, trace_id, NULL};
     unlink(svg);
     int rc = run_to_end(draw, svg, NULL, 60);
-    return rc == 0 ? 0 : ln_exp_fail(ctx, "waterfall of %s failed", trace_id);
+    return rc == 0 ? 0 : exp_fail(ctx, "waterfall of %s failed", trace_id);
 }
 
-static int writepath_run(ln_exp_ctx *ctx, const void *arg) {
+static int writepath_run(exp_ctx *ctx, const void *arg) {
     const wp_mode *m = arg;
     wp_run r;
     memset(&r, 0, sizeof r);
     if (locate(&r, ctx)) return -1;
     snprintf(r.dir, sizeof r.dir, "/tmp/lanes-writepath.XXXXXX");
-    if (!mkdtemp(r.dir)) return ln_exp_fail(ctx, "mkdtemp: %s", strerror(errno));
+    if (!mkdtemp(r.dir)) return exp_fail(ctx, "mkdtemp: %s", strerror(errno));
 
     char trace[128];
     path_in(&r, "load.jsonl", trace, sizeof trace);
     int rc = start(&r, ctx, m, trace, "100");
     json_t *load = NULL;
     if (rc == 0) {
-        json_t *warm =
-            wrk(&r, ctx, r.lua, ln_exp_param(ctx, P_WARMUP), ln_exp_param(ctx, P_CONNECTIONS));
+        json_t *warm = wrk(&r, ctx, r.lua, exp_param(ctx, P_WARMUP), exp_param(ctx, P_CONNECTIONS));
         rc = warm ? 0 : -1;
         json_decref(warm);
     }
     if (rc == 0) {
-        load = wrk(&r, ctx, r.lua, ln_exp_param(ctx, P_SECONDS), ln_exp_param(ctx, P_CONNECTIONS));
+        load = wrk(&r, ctx, r.lua, exp_param(ctx, P_SECONDS), exp_param(ctx, P_CONNECTIONS));
         rc = load ? 0 : -1;
     }
     if (stop(&r.app_pid) != 0 && rc == 0)
-        rc = ln_exp_fail(ctx, "the %s service did not stop cleanly on SIGTERM", m->name);
+        rc = exp_fail(ctx, "the %s service did not stop cleanly on SIGTERM", m->name);
     if (load) {
         double requests = num(load, "requests", NULL);
         double secs = num(load, "duration_us", NULL) / 1e6;
@@ -352,18 +350,18 @@ static int writepath_run(ln_exp_ctx *ctx, const void *arg) {
         const char *kinds[] = {"connect", "read", "write", "timeout"};
         for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
             socket += num(load, "errors", kinds[i]);
-        ln_exp_put(ctx, "rps", requests / secs);
-        ln_exp_put(ctx, "p50Ms", num(load, "latency_us", "p50") / 1e3);
-        ln_exp_put(ctx, "p95Ms", num(load, "latency_us", "p95") / 1e3);
-        ln_exp_put(ctx, "p99Ms", num(load, "latency_us", "p99") / 1e3);
-        ln_exp_put(ctx, "meanMs", num(load, "latency_us", "mean") / 1e3);
-        ln_exp_put(ctx, "errorPct",
-                   requests + socket > 0 ? 100.0 * (status + socket) / (requests + socket) : 100);
+        exp_put(ctx, "rps", requests / secs);
+        exp_put(ctx, "p50Ms", num(load, "latency_us", "p50") / 1e3);
+        exp_put(ctx, "p95Ms", num(load, "latency_us", "p95") / 1e3);
+        exp_put(ctx, "p99Ms", num(load, "latency_us", "p99") / 1e3);
+        exp_put(ctx, "meanMs", num(load, "latency_us", "mean") / 1e3);
+        exp_put(ctx, "errorPct",
+                requests + socket > 0 ? 100.0 * (status + socket) / (requests + socket) : 100);
         json_decref(load);
     }
     if (rc == 0) rc = check(&r, ctx, 1);
     if (stop(&r.worker_pid) != 0 && rc == 0)
-        rc = ln_exp_fail(ctx, "the worker did not stop cleanly on SIGTERM");
+        rc = exp_fail(ctx, "the worker did not stop cleanly on SIGTERM");
     if (rc == 0) rc = probe(&r, ctx, m);
     stop(&r.app_pid);
     stop(&r.worker_pid);
@@ -391,7 +389,7 @@ static const wp_mode naive = {"naive", 0}, async = {"async", 1};
         }                                                                                          \
     }
 
-static const ln_experiment writepath = {
+static const exp_experiment writepath = {
     .name = "writepath",
     .title = "A comment write path: everything before answering vs insert, enqueue, answer",
     .seeds = "003",
@@ -464,7 +462,7 @@ static const ln_experiment writepath = {
             "long the check waited for it. Async answers sooner, the follow-up work "
             "is not done sooner.",
         },
-    .sources = {"bench/experiments/writepath.c", "examples/writepath/serve.c",
+    .sources = {"bench/experiments/exp_writepath.c", "examples/writepath/serve.c",
                 "examples/writepath/writes.c", "examples/writepath/writepath_worker.c"},
     .no_warmup = 1, /* each run warms its own service with wrk */
     .params = {{"seconds", 30, 5},
@@ -473,37 +471,36 @@ static const ln_experiment writepath = {
                {"probeSeconds", 2, 1}},
     .variants =
         {
-            LN_EXP_LANES("naive", "naive service: everything before answering", writepath_run,
-                         &naive),
-            LN_EXP_LANES("async", "async service + worker: insert, enqueue, answer", writepath_run,
-                         &async),
+            EXP_LANES("naive", "naive service: everything before answering", writepath_run, &naive),
+            EXP_LANES("async", "async service + worker: insert, enqueue, answer", writepath_run,
+                      &async),
         },
     .figures =
         {
-            BOTH("Rps", "req/s", LN_HIGHER_IS_BETTER, "rps"),
-            BOTH("P50Ms", "ms", LN_LOWER_IS_BETTER, "p50Ms"),
-            BOTH("P95Ms", "ms", LN_LOWER_IS_BETTER, "p95Ms"),
-            BOTH("P99Ms", "ms", LN_LOWER_IS_BETTER, "p99Ms"),
-            BOTH("MeanMs", "ms", LN_LOWER_IS_BETTER, "meanMs"),
-            BOTH("ErrorPct", "%", LN_LOWER_IS_BETTER, "errorPct"),
-            BOTH("Consistent", "bool", LN_HIGHER_IS_BETTER, "consistent"),
-            BOTH("BoundaryMs", "ms", LN_LOWER_IS_BETTER, "boundaryMs"),
-            BOTH("DoneMs", "ms", LN_LOWER_IS_BETTER, "doneMs"),
-            FIG("asyncDrainS", "s", LN_LOWER_IS_BETTER, "async", "drainS"),
+            BOTH("Rps", "req/s", EXP_HIGHER_IS_BETTER, "rps"),
+            BOTH("P50Ms", "ms", EXP_LOWER_IS_BETTER, "p50Ms"),
+            BOTH("P95Ms", "ms", EXP_LOWER_IS_BETTER, "p95Ms"),
+            BOTH("P99Ms", "ms", EXP_LOWER_IS_BETTER, "p99Ms"),
+            BOTH("MeanMs", "ms", EXP_LOWER_IS_BETTER, "meanMs"),
+            BOTH("ErrorPct", "%", EXP_LOWER_IS_BETTER, "errorPct"),
+            BOTH("Consistent", "bool", EXP_HIGHER_IS_BETTER, "consistent"),
+            BOTH("BoundaryMs", "ms", EXP_LOWER_IS_BETTER, "boundaryMs"),
+            BOTH("DoneMs", "ms", EXP_LOWER_IS_BETTER, "doneMs"),
+            FIG("asyncDrainS", "s", EXP_LOWER_IS_BETTER, "async", "drainS"),
         },
     .compares =
         {
-            {LN_CMP_COUNTERPART, "asyncRps", "naiveRps", "throughput: async vs naive",
+            {EXP_CMP_COUNTERPART, "asyncRps", "naiveRps", "throughput: async vs naive",
              "126.4 vs 509.3 req/s (4.03x)", 509.3 / 126.4},
-            {LN_CMP_COUNTERPART, "asyncP99Ms", "naiveP99Ms", "p99 latency: async vs naive",
+            {EXP_CMP_COUNTERPART, "asyncP99Ms", "naiveP99Ms", "p99 latency: async vs naive",
              "543.9 vs 193.5 ms (64.4% lower)", 543.9 / 193.5},
-            {LN_CMP_COUNTERPART, "asyncP50Ms", "naiveP50Ms", "p50 latency: async vs naive",
+            {EXP_CMP_COUNTERPART, "asyncP50Ms", "naiveP50Ms", "p50 latency: async vs naive",
              "382.6 vs 89.9 ms (76.5% lower)", 382.6 / 89.9},
-            {LN_CMP_COUNTERPART, "asyncP95Ms", "naiveP95Ms", "p95 latency: async vs naive",
+            {EXP_CMP_COUNTERPART, "asyncP95Ms", "naiveP95Ms", "p95 latency: async vs naive",
              "493.2 vs 145.1 ms (70.6% lower)", 493.2 / 145.1},
-            {LN_CMP_COUNTERPART, "asyncMeanMs", "naiveMeanMs", "mean latency: async vs naive",
+            {EXP_CMP_COUNTERPART, "asyncMeanMs", "naiveMeanMs", "mean latency: async vs naive",
              "392.9 vs 97.9 ms (75.1% lower)", 392.9 / 97.9},
-            {LN_CMP_COUNTERPART, "asyncBoundaryMs", "naiveBoundaryMs",
+            {EXP_CMP_COUNTERPART, "asyncBoundaryMs", "naiveBoundaryMs",
              "response boundary of one unloaded request: async vs naive", "61.7 vs 10.3 ms",
              61.7 / 10.3},
         },
@@ -522,27 +519,27 @@ static const ln_experiment writepath = {
                     {{"처리량", "Throughput"},
                      "req/s",
                      "rate",
-                     LN_HIGHER_IS_BETTER,
+                     EXP_HIGHER_IS_BETTER,
                      {{"async", "asyncRps"}, {"naive", "naiveRps"}}},
                     {{"p99 지연", "p99 latency"},
                      "ms",
                      "time",
-                     LN_LOWER_IS_BETTER,
+                     EXP_LOWER_IS_BETTER,
                      {{"async", "asyncP99Ms"}, {"naive", "naiveP99Ms"}}},
                     {{"p50 지연", "p50 latency"},
                      "ms",
                      "time",
-                     LN_LOWER_IS_BETTER,
+                     EXP_LOWER_IS_BETTER,
                      {{"async", "asyncP50Ms"}, {"naive", "naiveP50Ms"}}},
                     {{"응답 경계 (무부하)", "Response boundary (unloaded)"},
                      "ms",
                      "time",
-                     LN_LOWER_IS_BETTER,
+                     EXP_LOWER_IS_BETTER,
                      {{"async", "asyncBoundaryMs"}, {"naive", "naiveBoundaryMs"}}},
                 },
         },
 };
 
-LN_EXPERIMENT(writepath)
+EXP_REGISTER(writepath)
 
 #endif /* jansson */

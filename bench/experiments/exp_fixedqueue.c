@@ -1,4 +1,4 @@
-/* fixedqueue.c - E1 (seeds 000, 001): does a ring of fixed chunks drain
+/* exp_fixedqueue.c - E1 (docs/experiments.md): does a ring of fixed chunks drain
  * 100,000 queued tasks faster than the alternative queue? Piscina 5.3.2
  * with FixedQueue, its default and ArrayTaskQueue, beside lanes with its
  * ring and list queues on 1 and 2 worker threads. */
@@ -38,7 +38,7 @@ static int by_group(ln_group *group, slot *slots, size_t n) {
 }
 
 /* Submit n tasks keeping each one's future in tasks[], then wait for each
- * in order and release it: the shape of the seed's Promise.all. */
+ * in order and release it: the shape of the claim's Promise.all. */
 static int by_futures(ln_pool *pool, slot *slots, ln_task **tasks, size_t n) {
     int err = 0;
     size_t submitted = 0;
@@ -55,11 +55,11 @@ static int by_futures(ln_pool *pool, slot *slots, ln_task **tasks, size_t n) {
 }
 
 /* Pool creation, worker start and one warm-up task are outside the timed
- * span; then submit every task and wait for all of them, as the seed's
+ * span; then submit every task and wait for all of them, as the claim's
  * script does with pool.run() and Promise.all. */
-static int drain(ln_exp_ctx *ctx, const void *arg) {
+static int drain(exp_ctx *ctx, const void *arg) {
     const queue_case *qc = arg;
-    size_t n = (size_t)ln_exp_param(ctx, P_TASKS);
+    size_t n = (size_t)exp_param(ctx, P_TASKS);
     ln_pool_opts opts;
     ln_pool_opts_init(&opts);
     opts.lanes[LN_LANE_CPU].min_threads = qc->threads;
@@ -89,11 +89,10 @@ static int drain(ln_exp_ctx *ctx, const void *arg) {
     free(tasks);
     free(slots);
 
-    if (err != 0) return ln_exp_fail(ctx, "lanes: %s", ln_strerror(err));
+    if (err != 0) return exp_fail(ctx, "lanes: %s", ln_strerror(err));
     if (correct != n || last != (long)n)
-        return ln_exp_fail(ctx, "unexpected result: %zu of %zu correct, last %ld", correct, n,
-                           last);
-    ln_exp_put(ctx, "ms", (double)elapsed / 1e6);
+        return exp_fail(ctx, "unexpected result: %zu of %zu correct, last %ld", correct, n, last);
+    exp_put(ctx, "ms", (double)elapsed / 1e6);
     return 0;
 }
 
@@ -105,7 +104,7 @@ static const queue_case ring2 = {&ln_queue_ring, 2, 0}, list2 = {&ln_queue_list,
 /* clang-format off */
 #define SERIES(id_, role_, ko_, en_) {id_, role_, {ko_, en_}, {ko_, en_}}
 
-static const ln_experiment fixedqueue = {
+static const exp_experiment fixedqueue = {
     .name = "fixedqueue",
     .title = "Draining 100,000 queued tasks: chunked ring queue vs the alternative",
     .seeds = "000, 001",
@@ -158,55 +157,55 @@ static const ln_experiment fixedqueue = {
         "Two vCPUs shared with other work: the main thread and the workers "
         "compete for the same cores, more so with two workers.",
     },
-    .sources = {"bench/experiments/fixedqueue.c"},
+    .sources = {"bench/experiments/exp_fixedqueue.c"},
     .params = {{"tasks", 100000, 20000}},
     .variants = {
-        LN_EXP_LANES("lanes-ring-1", "lanes ring queue, 1 thread", drain, &ring1),
-        LN_EXP_LANES("lanes-list-1", "lanes list queue, 1 thread", drain, &list1),
-        LN_EXP_LANES("lanes-ring-2", "lanes ring queue, 2 threads", drain, &ring2),
-        LN_EXP_LANES("lanes-list-2", "lanes list queue, 2 threads", drain, &list2),
-        LN_EXP_LANES("lanes-future-1", "lanes ring queue, a future per task, 1 thread", drain,
+        EXP_LANES("lanes-ring-1", "lanes ring queue, 1 thread", drain, &ring1),
+        EXP_LANES("lanes-list-1", "lanes list queue, 1 thread", drain, &list1),
+        EXP_LANES("lanes-ring-2", "lanes ring queue, 2 threads", drain, &ring2),
+        EXP_LANES("lanes-list-2", "lanes list queue, 2 threads", drain, &list2),
+        EXP_LANES("lanes-future-1", "lanes ring queue, a future per task, 1 thread", drain,
                      &future1),
-        LN_EXP_PEER("piscina-fixed-1", "Piscina FixedQueue, 1 thread", NULL, "piscina.mjs",
+        EXP_PEER("piscina-fixed-1", "Piscina FixedQueue, 1 thread", NULL, "piscina.mjs",
                     "fixed", "1"),
-        LN_EXP_PEER("piscina-default-1", "Piscina default queue, 1 thread", NULL, "piscina.mjs",
+        EXP_PEER("piscina-default-1", "Piscina default queue, 1 thread", NULL, "piscina.mjs",
                     "default", "1"),
-        LN_EXP_PEER("piscina-array-1", "Piscina ArrayTaskQueue, 1 thread", NULL, "piscina.mjs",
+        EXP_PEER("piscina-array-1", "Piscina ArrayTaskQueue, 1 thread", NULL, "piscina.mjs",
                     "array", "1"),
-        LN_EXP_PEER("piscina-fixed-2", "Piscina FixedQueue, 2 threads", NULL, "piscina.mjs",
+        EXP_PEER("piscina-fixed-2", "Piscina FixedQueue, 2 threads", NULL, "piscina.mjs",
                     "fixed", "2"),
     },
     .figures = {
-        {"lanesRing1Ms", "ms", LN_LOWER_IS_BETTER, "lanes-ring-1", "ms"},
-        {"lanesList1Ms", "ms", LN_LOWER_IS_BETTER, "lanes-list-1", "ms"},
-        {"lanesRing2Ms", "ms", LN_LOWER_IS_BETTER, "lanes-ring-2", "ms"},
-        {"lanesList2Ms", "ms", LN_LOWER_IS_BETTER, "lanes-list-2", "ms"},
-        {"lanesFuture1Ms", "ms", LN_LOWER_IS_BETTER, "lanes-future-1", "ms"},
-        {"piscinaFixed1Ms", "ms", LN_LOWER_IS_BETTER, "piscina-fixed-1", "ms"},
-        {"piscinaDefault1Ms", "ms", LN_LOWER_IS_BETTER, "piscina-default-1", "ms"},
-        {"piscinaArray1Ms", "ms", LN_LOWER_IS_BETTER, "piscina-array-1", "ms"},
-        {"piscinaFixed2Ms", "ms", LN_LOWER_IS_BETTER, "piscina-fixed-2", "ms"},
+        {"lanesRing1Ms", "ms", EXP_LOWER_IS_BETTER, "lanes-ring-1", "ms"},
+        {"lanesList1Ms", "ms", EXP_LOWER_IS_BETTER, "lanes-list-1", "ms"},
+        {"lanesRing2Ms", "ms", EXP_LOWER_IS_BETTER, "lanes-ring-2", "ms"},
+        {"lanesList2Ms", "ms", EXP_LOWER_IS_BETTER, "lanes-list-2", "ms"},
+        {"lanesFuture1Ms", "ms", EXP_LOWER_IS_BETTER, "lanes-future-1", "ms"},
+        {"piscinaFixed1Ms", "ms", EXP_LOWER_IS_BETTER, "piscina-fixed-1", "ms"},
+        {"piscinaDefault1Ms", "ms", EXP_LOWER_IS_BETTER, "piscina-default-1", "ms"},
+        {"piscinaArray1Ms", "ms", EXP_LOWER_IS_BETTER, "piscina-array-1", "ms"},
+        {"piscinaFixed2Ms", "ms", EXP_LOWER_IS_BETTER, "piscina-fixed-2", "ms"},
     },
     .compares = {
-        {LN_CMP_CLAIM, "piscinaFixed1Ms", "piscinaArray1Ms",
+        {EXP_CMP_CLAIM, "piscinaFixed1Ms", "piscinaArray1Ms",
          "Piscina FixedQueue vs ArrayTaskQueue, 1 thread (the README's comparison)",
          "up to 6x faster", 6.0},
-        {LN_CMP_CLAIM, "piscinaFixed1Ms", "piscinaDefault1Ms",
+        {EXP_CMP_CLAIM, "piscinaFixed1Ms", "piscinaDefault1Ms",
          "Piscina FixedQueue vs default queue, 1 thread (the seed's comparison; "
          "the default is FixedQueue)",
          "seed: 5871.8 vs 5695.2 ms (0.97x)", 5695.225011 / 5871.809709},
-        {LN_CMP_COUNTERPART, "lanesRing1Ms", "lanesList1Ms",
+        {EXP_CMP_COUNTERPART, "lanesRing1Ms", "lanesList1Ms",
          "lanes ring vs list queue, 1 thread", "up to 6x faster", 6.0},
-        {LN_CMP_COUNTERPART, "lanesRing2Ms", "lanesList2Ms",
+        {EXP_CMP_COUNTERPART, "lanesRing2Ms", "lanesList2Ms",
          "lanes ring vs list queue, 2 threads", "up to 6x faster", 6.0},
-        {LN_CMP_VERSUS, "lanesRing1Ms", "piscinaFixed1Ms",
+        {EXP_CMP_VERSUS, "lanesRing1Ms", "piscinaFixed1Ms",
          "lanes ring vs Piscina FixedQueue, 1 thread", NULL, 0},
-        {LN_CMP_VERSUS, "lanesRing2Ms", "piscinaFixed2Ms",
+        {EXP_CMP_VERSUS, "lanesRing2Ms", "piscinaFixed2Ms",
          "lanes ring vs Piscina FixedQueue, 2 threads", NULL, 0},
-        {LN_CMP_VERSUS, "lanesFuture1Ms", "piscinaFixed1Ms",
+        {EXP_CMP_VERSUS, "lanesFuture1Ms", "piscinaFixed1Ms",
          "lanes ring with a future per task vs Piscina FixedQueue (a promise per task), "
          "1 thread", NULL, 0},
-        {LN_CMP_COUNTERPART, "lanesRing1Ms", "lanesFuture1Ms",
+        {EXP_CMP_COUNTERPART, "lanesRing1Ms", "lanesFuture1Ms",
          "lanes: one group for all tasks vs a future per task, 1 thread", NULL, 0},
     },
     .chart = {
@@ -223,11 +222,11 @@ static const ln_experiment fixedqueue = {
                    "Piscina ArrayTaskQueue"),
         },
         .panels = {
-            {{"워커 스레드 1개", "1 worker thread"}, "ms", "time", LN_LOWER_IS_BETTER,
+            {{"워커 스레드 1개", "1 worker thread"}, "ms", "time", EXP_LOWER_IS_BETTER,
              {{"lanes-ring", "lanesRing1Ms"}, {"lanes-list", "lanesList1Ms"},
               {"lanes-future", "lanesFuture1Ms"}, {"piscina-fixed", "piscinaFixed1Ms"},
               {"piscina-default", "piscinaDefault1Ms"}, {"piscina-array", "piscinaArray1Ms"}}},
-            {{"워커 스레드 2개", "2 worker threads"}, "ms", "time", LN_LOWER_IS_BETTER,
+            {{"워커 스레드 2개", "2 worker threads"}, "ms", "time", EXP_LOWER_IS_BETTER,
              {{"lanes-ring", "lanesRing2Ms"}, {"lanes-list", "lanesList2Ms"},
               {"piscina-fixed", "piscinaFixed2Ms"}}},
         },
@@ -238,4 +237,4 @@ static const ln_experiment fixedqueue = {
 
 /* clang-format on */
 
-LN_EXPERIMENT(fixedqueue)
+EXP_REGISTER(fixedqueue)

@@ -1,13 +1,13 @@
-/* jobs.c - E5 (issue 5, seed 003): how fast is the embedded job queue?
+/* exp_jobs.c - E5 (docs/experiments.md): how fast is the embedded job queue?
  * Jobs added one by one and in batches of 1,000, and end to end (batched
  * adds while a worker of 8 no-op handlers runs them), on a SQLite store
- * with sync=normal in a temporary directory. lanes only: the issue's
- * targets and its BullMQ figure are drawn for scale, not measured here
+ * with sync=normal in a temporary directory. lanes only: the targets the
+ * store was built to and the BullMQ figure they assumed are drawn for scale, not measured here
  * (`lanes bench bullmq` measures BullMQ itself). The workloads are those of
- * bench/bench_jobs.c, in bench/workloads/jobs.c. */
+ * bench/bench_jobs.c, in bench/workloads/jobs_load.c. */
 #include "experiments/experiment.h"
 
-#include "workloads/jobs.h"
+#include "workloads/jobs_load.h"
 
 #include <lanes.h>
 
@@ -17,44 +17,44 @@
 
 enum { P_JOBS };
 
-#define TARGET_SINGLE 5000.0 /* the issue: adds one by one, jobs/s */
-#define TARGET_E2E 20000.0   /* the issue: end to end with batching */
-#define BULLMQ_ISSUE 5000.0  /* the issue's BullMQ figure, not measured */
+#define TARGET_SINGLE 5000.0 /* target: adds one by one, jobs/s */
+#define TARGET_E2E 20000.0   /* target: end to end with batching */
+#define BULLMQ_ISSUE 5000.0  /* the assumed BullMQ figure, not measured */
 
 typedef enum { ADD_ONE, ADD_BATCH, END_TO_END } jobs_case;
 
-static int measure(ln_exp_ctx *ctx, const void *arg) {
+static int measure(exp_ctx *ctx, const void *arg) {
     jobs_case c = *(const jobs_case *)arg;
     const char *tmp = getenv("TMPDIR");
     char dir[512];
     snprintf(dir, sizeof dir, "%s/lanes-bench-jobs-XXXXXX",
              tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
-    if (mkdtemp(dir) == NULL) return ln_exp_fail(ctx, "cannot make a directory in %s", dir);
-    ln_jobsbench_opts o;
-    ln_jobsbench_opts_init(&o);
-    o.jobs = (size_t)ln_exp_param(ctx, P_JOBS);
+    if (mkdtemp(dir) == NULL) return exp_fail(ctx, "cannot make a directory in %s", dir);
+    bench_jobs_opts o;
+    bench_jobs_opts_init(&o);
+    o.jobs = (size_t)exp_param(ctx, P_JOBS);
     o.dir = dir;
     o.sync = "normal";
-    ln_jobsbench_result r;
-    int err = c == ADD_ONE     ? ln_jobsbench_add(&o, 1, &r)
-              : c == ADD_BATCH ? ln_jobsbench_add(&o, LN_JOBSBENCH_BATCH, &r)
-                               : ln_jobsbench_e2e(&o, 8, &r);
+    bench_jobs_result r;
+    int err = c == ADD_ONE     ? bench_jobs_add(&o, 1, &r)
+              : c == ADD_BATCH ? bench_jobs_add(&o, BENCH_JOBS_BATCH, &r)
+                               : bench_jobs_e2e(&o, 8, &r);
     rmdir(dir); /* the workload removed the store's files */
-    if (err != 0) return ln_exp_fail(ctx, "lanes: %s (%s)", r.errmsg, ln_strerror(err));
-    ln_exp_put(ctx, "jobsPerSec", r.jobs_per_sec);
+    if (err != 0) return exp_fail(ctx, "lanes: %s (%s)", r.errmsg, ln_strerror(err));
+    exp_put(ctx, "jobsPerSec", r.jobs_per_sec);
     switch (c) {
     case ADD_ONE:
-        ln_exp_put(ctx, "p50Us", r.p50);
-        ln_exp_put(ctx, "p99Us", r.p99);
-        ln_exp_put(ctx, "target", TARGET_SINGLE);
+        exp_put(ctx, "p50Us", r.p50);
+        exp_put(ctx, "p99Us", r.p99);
+        exp_put(ctx, "target", TARGET_SINGLE);
         break;
     case ADD_BATCH:
-        ln_exp_put(ctx, "p50Us", r.p50);
-        ln_exp_put(ctx, "p99Us", r.p99);
+        exp_put(ctx, "p50Us", r.p50);
+        exp_put(ctx, "p99Us", r.p99);
         break;
     case END_TO_END:
-        ln_exp_put(ctx, "target", TARGET_E2E);
-        ln_exp_put(ctx, "bullmqIssue", BULLMQ_ISSUE);
+        exp_put(ctx, "target", TARGET_E2E);
+        exp_put(ctx, "bullmqIssue", BULLMQ_ISSUE);
         break;
     }
     return 0;
@@ -64,11 +64,11 @@ static const jobs_case add_one = ADD_ONE, add_batch = ADD_BATCH, end_to_end = EN
 
 /* The declaration tables read best as written. */
 /* clang-format off */
-#define RATE(key, variant, value) {key, "jobs/s", LN_HIGHER_IS_BETTER, variant, value}
-#define LATENCY(key, variant, value) {key, "us", LN_LOWER_IS_BETTER, variant, value}
+#define RATE(key, variant, value) {key, "jobs/s", EXP_HIGHER_IS_BETTER, variant, value}
+#define LATENCY(key, variant, value) {key, "us", EXP_LOWER_IS_BETTER, variant, value}
 #define SERIES(id_, role_, ko_, en_, sko_, sen_) {id_, role_, {ko_, en_}, {sko_, sen_}}
 
-static const ln_experiment jobs_experiment = {
+static const exp_experiment jobs_experiment = {
     .name = "jobs",
     .title = "The embedded job queue: adds one by one, in batches, and end to end",
     .seeds = "003",
@@ -116,13 +116,13 @@ static const ln_experiment jobs_experiment = {
         "fsync happens per commit, so the figures say little about power-loss-durable "
         "rates (bench_jobs --sync full measures those).",
     },
-    .sources = {"bench/experiments/jobs.c", "bench/workloads/jobs.c", "bench/workloads/jobs.h"},
+    .sources = {"bench/experiments/exp_jobs.c", "bench/workloads/jobs_load.c", "bench/workloads/jobs_load.h"},
     .params = {{"jobs", 100000, 20000}},
     .variants = {
-        LN_EXP_LANES("add-one", "lanes, ln_jobs_add one by one", measure, &add_one),
-        LN_EXP_LANES("add-batch", "lanes, ln_jobs_add_bulk, 1,000 per batch", measure,
+        EXP_LANES("add-one", "lanes, ln_jobs_add one by one", measure, &add_one),
+        EXP_LANES("add-batch", "lanes, ln_jobs_add_bulk, 1,000 per batch", measure,
                      &add_batch),
-        LN_EXP_LANES("e2e-8", "lanes, batched adds + a worker of concurrency 8", measure,
+        EXP_LANES("e2e-8", "lanes, batched adds + a worker of concurrency 8", measure,
                      &end_to_end),
     },
     .figures = {
@@ -138,11 +138,11 @@ static const ln_experiment jobs_experiment = {
         RATE("bullmqIssueJobsPerSec", "e2e-8", "bullmqIssue"),
     },
     .compares = {
-        {LN_CMP_COUNTERPART, "e2eJobsPerSec", "targetE2eJobsPerSec",
+        {EXP_CMP_COUNTERPART, "e2eJobsPerSec", "targetE2eJobsPerSec",
          "end to end vs the issue's target of 20,000 jobs/s (> 1: met)", NULL, 0},
-        {LN_CMP_COUNTERPART, "addOneJobsPerSec", "targetAddOneJobsPerSec",
+        {EXP_CMP_COUNTERPART, "addOneJobsPerSec", "targetAddOneJobsPerSec",
          "adds one by one vs the issue's target of 5,000 jobs/s (> 1: met)", NULL, 0},
-        {LN_CMP_COUNTERPART, "addBatchJobsPerSec", "addOneJobsPerSec",
+        {EXP_CMP_COUNTERPART, "addBatchJobsPerSec", "addOneJobsPerSec",
          "adds in batches of 1,000 vs one by one", NULL, 0},
     },
     .chart = {
@@ -161,15 +161,15 @@ static const ln_experiment jobs_experiment = {
                    "BullMQ, the issue's figure (not measured here)", "BullMQ", "BullMQ"),
         },
         .panels = {
-            {{"작업 추가", "Adding jobs"}, "jobs/s", "rate", LN_HIGHER_IS_BETTER,
+            {{"작업 추가", "Adding jobs"}, "jobs/s", "rate", EXP_HIGHER_IS_BETTER,
              {{"single", "addOneJobsPerSec"}, {"batch", "addBatchJobsPerSec"},
               {"goal", "targetAddOneJobsPerSec"}}},
             {{"끝에서 끝까지 (동시성 8)", "End to end (concurrency 8)"}, "jobs/s", "rate",
-             LN_HIGHER_IS_BETTER,
+             EXP_HIGHER_IS_BETTER,
              {{"e2e", "e2eJobsPerSec"}, {"goal", "targetE2eJobsPerSec"},
               {"bullmq", "bullmqIssueJobsPerSec"}}},
             {{"한 건 추가 지연 p99", "p99 latency of one add"}, "us", "time",
-             LN_LOWER_IS_BETTER, {{"single", "addOneP99Us"}}},
+             EXP_LOWER_IS_BETTER, {{"single", "addOneP99Us"}}},
         },
     },
     /* No .peer: lanes only. */
@@ -177,4 +177,4 @@ static const ln_experiment jobs_experiment = {
 
 /* clang-format on */
 
-LN_EXPERIMENT(jobs_experiment)
+EXP_REGISTER(jobs_experiment)

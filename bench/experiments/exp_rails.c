@@ -1,61 +1,61 @@
-/* rails.c - E2 (seed 002): N tasks of random duration at concurrency C,
+/* exp_rails.c - E2 (docs/experiments.md): N tasks of random duration at concurrency C,
  * run in chunks (each chunk waits for its slowest task, like chunked
  * Promise.all) or on C rolling rails (each free rail takes the next task,
  * like @supercharge/promise-pool). lanes runs the workload of
- * bench/workloads/rails.h with ln_limiter (libuv timers, no thread per
+ * bench/workloads/rails_load.h with ln_limiter (libuv timers, no thread per
  * task) and with ln_map (a sleeping task per item on a lane of C threads). */
 #include "experiments/experiment.h"
 
-#include "workloads/rails.h"
+#include "workloads/rails_load.h"
 
 #include <lanes.h>
 
 enum { P_TASKS, P_CONCURRENCY, P_SCALE_DIV, P_SEED };
 
-typedef int (*rails_fn)(const ln_rails_plan *plan, double *ms);
+typedef int (*rails_fn)(const bench_rails_plan *plan, double *ms);
 
-static int make_plan(ln_exp_ctx *ctx, ln_rails_plan *plan) {
-    ln_rails_opts opts;
-    ln_rails_opts_init(&opts);
-    opts.tasks = (unsigned)ln_exp_param(ctx, P_TASKS);
-    opts.concurrency = (unsigned)ln_exp_param(ctx, P_CONCURRENCY);
-    opts.time_scale = 1.0 / (double)ln_exp_param(ctx, P_SCALE_DIV);
-    opts.seed = (uint64_t)ln_exp_param(ctx, P_SEED);
-    return ln_rails_plan_make(plan, &opts);
+static int make_plan(exp_ctx *ctx, bench_rails_plan *plan) {
+    bench_rails_opts opts;
+    bench_rails_opts_init(&opts);
+    opts.tasks = (unsigned)exp_param(ctx, P_TASKS);
+    opts.concurrency = (unsigned)exp_param(ctx, P_CONCURRENCY);
+    opts.time_scale = 1.0 / (double)exp_param(ctx, P_SCALE_DIV);
+    opts.seed = (uint64_t)exp_param(ctx, P_SEED);
+    return bench_rails_plan_make(plan, &opts);
 }
 
 /* One scheduled run of the plan; arg is the rails_fn. The bounds computed
  * from the same durations are put too, so every repeat carries them. */
-static int rails(ln_exp_ctx *ctx, const void *arg) {
+static int rails(exp_ctx *ctx, const void *arg) {
     const rails_fn *run = arg;
-    ln_rails_plan plan;
+    bench_rails_plan plan;
     int err = make_plan(ctx, &plan);
-    if (err != 0) return ln_exp_fail(ctx, "plan: %s", ln_strerror(err));
+    if (err != 0) return exp_fail(ctx, "plan: %s", ln_strerror(err));
     double ms = 0;
     err = (*run)(&plan, &ms);
-    ln_rails_bounds b;
-    ln_rails_bounds_of(&plan, &b);
-    ln_rails_plan_free(&plan);
-    if (err == LN_ENOTSUP) return ln_exp_fail(ctx, "lanes was built without libuv");
-    if (err != 0) return ln_exp_fail(ctx, "lanes: %s", ln_strerror(err));
-    ln_exp_put(ctx, "ms", ms);
-    ln_exp_put(ctx, "lowerBoundMs", b.lower_bound_ms);
-    ln_exp_put(ctx, "greedyMs", b.greedy_ms);
-    ln_exp_put(ctx, "chunkedIdealMs", b.chunked_ideal_ms);
+    bench_rails_bounds b;
+    bench_rails_bounds_of(&plan, &b);
+    bench_rails_plan_free(&plan);
+    if (err == LN_ENOTSUP) return exp_fail(ctx, "lanes was built without libuv");
+    if (err != 0) return exp_fail(ctx, "lanes: %s", ln_strerror(err));
+    exp_put(ctx, "ms", ms);
+    exp_put(ctx, "lowerBoundMs", b.lower_bound_ms);
+    exp_put(ctx, "greedyMs", b.greedy_ms);
+    exp_put(ctx, "chunkedIdealMs", b.chunked_ideal_ms);
     return 0;
 }
 
-static const rails_fn chunked = ln_rails_run_chunked;
-static const rails_fn limiter = ln_rails_run_limiter;
-static const rails_fn map = ln_rails_run_map;
+static const rails_fn chunked = bench_rails_run_chunked;
+static const rails_fn limiter = bench_rails_run_limiter;
+static const rails_fn map = bench_rails_run_map;
 
 /* The declaration tables read best as written. */
 /* clang-format off */
-#define FIGURE(key, variant, value) {key, "ms", LN_LOWER_IS_BETTER, variant, value}
+#define FIGURE(key, variant, value) {key, "ms", EXP_LOWER_IS_BETTER, variant, value}
 #define SERIES(id_, role_, ko_, en_) {id_, role_, {ko_, en_}, {ko_, en_}}
 #define PUBLISHED "26.4 s vs 39.4 s (1.49x, \"33% faster\")"
 
-static const ln_experiment rails_experiment = {
+static const exp_experiment rails_experiment = {
     .name = "rails",
     .title = "1,000 tasks of 0.5-2 s at concurrency 50: chunks vs rolling rails",
     .seeds = "002",
@@ -111,20 +111,20 @@ static const ln_experiment rails_experiment = {
         "lanes against PromisePool compares two schedulers that wait on timers; "
         "a ratio near 1 is the expected answer.",
     },
-    .sources = {"bench/experiments/rails.c", "bench/workloads/rails.c"},
+    .sources = {"bench/experiments/exp_rails.c", "bench/workloads/rails_load.c"},
     .params = {
         {"tasks", 1000, 250},
         {"concurrency", 50, 50},
         {"scaleDiv", 100, 100},
-        {"seed", LN_RAILS_SEED, LN_RAILS_SEED},
+        {"seed", BENCH_RAILS_SEED, BENCH_RAILS_SEED},
     },
     .variants = {
-        LN_EXP_LANES("lanes-chunked", "lanes chunked (libuv timers)", rails, &chunked),
-        LN_EXP_LANES("lanes-limiter", "lanes ln_limiter (libuv timers)", rails, &limiter),
-        LN_EXP_LANES("lanes-map", "lanes ln_map (50 threads)", rails, &map),
-        LN_EXP_PEER("node-chunked", "Node.js chunked Promise.all", NULL, "promise-pool.mjs",
+        EXP_LANES("lanes-chunked", "lanes chunked (libuv timers)", rails, &chunked),
+        EXP_LANES("lanes-limiter", "lanes ln_limiter (libuv timers)", rails, &limiter),
+        EXP_LANES("lanes-map", "lanes ln_map (50 threads)", rails, &map),
+        EXP_PEER("node-chunked", "Node.js chunked Promise.all", NULL, "promise-pool.mjs",
                     "chunked"),
-        LN_EXP_PEER("node-pool", "Node.js @supercharge/promise-pool", NULL, "promise-pool.mjs",
+        EXP_PEER("node-pool", "Node.js @supercharge/promise-pool", NULL, "promise-pool.mjs",
                     "pool"),
     },
     .figures = {
@@ -138,25 +138,25 @@ static const ln_experiment rails_experiment = {
         FIGURE("idealChunkedMs", "lanes-limiter", "chunkedIdealMs"),
     },
     .compares = {
-        {LN_CMP_CLAIM, "nodePoolMs", "nodeChunkedMs",
+        {EXP_CMP_CLAIM, "nodePoolMs", "nodeChunkedMs",
          "Node.js PromisePool vs chunked Promise.all", PUBLISHED, 39.4 / 26.4},
-        {LN_CMP_COUNTERPART, "lanesLimiterMs", "lanesChunkedMs", "lanes ln_limiter vs chunked",
+        {EXP_CMP_COUNTERPART, "lanesLimiterMs", "lanesChunkedMs", "lanes ln_limiter vs chunked",
          PUBLISHED, 39.4 / 26.4},
-        {LN_CMP_COUNTERPART, "lanesMapMs", "lanesChunkedMs", "lanes ln_map vs chunked",
+        {EXP_CMP_COUNTERPART, "lanesMapMs", "lanesChunkedMs", "lanes ln_map vs chunked",
          PUBLISHED, 39.4 / 26.4},
-        {LN_CMP_BOUND, "lanesLimiterMs", "lowerBoundMs",
+        {EXP_CMP_BOUND, "lanesLimiterMs", "lowerBoundMs",
          "lanes ln_limiter vs the lower bound max(sum / 50, longest)", NULL, 0},
-        {LN_CMP_BOUND, "lanesLimiterMs", "idealGreedyMs",
+        {EXP_CMP_BOUND, "lanesLimiterMs", "idealGreedyMs",
          "lanes ln_limiter vs the ideal greedy schedule", NULL, 0},
-        {LN_CMP_BOUND, "lanesMapMs", "idealGreedyMs",
+        {EXP_CMP_BOUND, "lanesMapMs", "idealGreedyMs",
          "lanes ln_map vs the ideal greedy schedule", NULL, 0},
-        {LN_CMP_BOUND, "nodePoolMs", "idealGreedyMs",
+        {EXP_CMP_BOUND, "nodePoolMs", "idealGreedyMs",
          "Node.js PromisePool vs the ideal greedy schedule", NULL, 0},
-        {LN_CMP_BOUND, "lanesChunkedMs", "idealChunkedMs",
+        {EXP_CMP_BOUND, "lanesChunkedMs", "idealChunkedMs",
          "lanes chunked vs the ideal chunked schedule", NULL, 0},
-        {LN_CMP_BOUND, "nodeChunkedMs", "idealChunkedMs",
+        {EXP_CMP_BOUND, "nodeChunkedMs", "idealChunkedMs",
          "Node.js chunked Promise.all vs the ideal chunked schedule", NULL, 0},
-        {LN_CMP_VERSUS, "lanesLimiterMs", "nodePoolMs",
+        {EXP_CMP_VERSUS, "lanesLimiterMs", "nodePoolMs",
          "lanes ln_limiter vs Node.js PromisePool", NULL, 0},
     },
     .chart = {
@@ -179,7 +179,7 @@ static const ln_experiment rails_experiment = {
             {{"전체 처리 시간", "Total time"},
              "ms",
              "time",
-             LN_LOWER_IS_BETTER,
+             EXP_LOWER_IS_BETTER,
              {{"lanes-chunked", "lanesChunkedMs"},
               {"node-chunked", "nodeChunkedMs"},
               {"ideal-chunked", "idealChunkedMs"},
@@ -196,4 +196,4 @@ static const ln_experiment rails_experiment = {
 
 /* clang-format on */
 
-LN_EXPERIMENT(rails_experiment)
+EXP_REGISTER(rails_experiment)

@@ -1,5 +1,6 @@
-/* bullmq.c - the C side of issue 6's speed figures; see bullmq.h. */
-#include "workloads/bullmq.h"
+/* bullmq_load.c - the C side of E6, the Redis store's speed figures; see
+ * bullmq_load.h. */
+#include "workloads/bullmq_load.h"
 
 #include <lanes.h>
 #include <lanes/jobs.h>
@@ -11,9 +12,9 @@
 #define NAME "noop"
 #define DATA "{}"
 
-static int fail(ln_bullmqbench_result *out, int err, const char *fmt, ...)
+static int fail(bench_bullmq_result *out, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static int fail(ln_bullmqbench_result *out, int err, const char *fmt, ...) {
+static int fail(bench_bullmq_result *out, int err, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(out->errmsg, sizeof out->errmsg, fmt, ap);
@@ -21,7 +22,7 @@ static int fail(ln_bullmqbench_result *out, int err, const char *fmt, ...) {
     return err;
 }
 
-static int open_store(const char *url, ln_jobs **jobs, ln_bullmqbench_result *out) {
+static int open_store(const char *url, ln_jobs **jobs, bench_bullmq_result *out) {
     char msg[200] = "";
     int err = ln_jobs_open_ex(jobs, url, NULL, msg, sizeof msg);
     return err == 0 ? 0 : fail(out, err, "open %s: %s (%s)", url, msg, ln_strerror(err));
@@ -30,7 +31,7 @@ static int open_store(const char *url, ln_jobs **jobs, ln_bullmqbench_result *ou
 /* Remove every job of queue a run leaves (waiting, completed, failed), so
  * the next run starts from an empty queue and the server's memory stays
  * flat. Its error, if any, is kept in out unless one is there already. */
-static int forget(ln_jobs *jobs, const char *queue, ln_bullmqbench_result *out) {
+static int forget(ln_jobs *jobs, const char *queue, bench_bullmq_result *out) {
     int err = ln_jobs_drain(jobs, queue, NULL);
     if (err == 0) err = ln_jobs_clean(jobs, queue, LN_JOB_COMPLETED, -1, 0, NULL);
     if (err == 0) err = ln_jobs_clean(jobs, queue, LN_JOB_FAILED, -1, 0, NULL);
@@ -41,8 +42,8 @@ static int forget(ln_jobs *jobs, const char *queue, ln_bullmqbench_result *out) 
 
 /* Add n jobs, batch per call (1: ln_jobs_add). */
 static int add_jobs(ln_jobs *jobs, const char *queue, size_t n, size_t batch,
-                    ln_bullmqbench_result *out) {
-    ln_job_spec specs[LN_BULLMQBENCH_BATCH];
+                    bench_bullmq_result *out) {
+    ln_job_spec specs[BENCH_BULLMQ_BATCH];
     for (size_t i = 0; i < batch; i++) specs[i] = (ln_job_spec){NAME, DATA, NULL};
     for (size_t done = 0; done < n;) {
         size_t k = n - done < batch ? n - done : batch;
@@ -57,7 +58,7 @@ static int add_jobs(ln_jobs *jobs, const char *queue, size_t n, size_t batch,
 /* The queue holds exactly 'waiting' waiting and 'completed' completed jobs
  * and nothing else. */
 static int check_counts(ln_jobs *jobs, const char *queue, uint64_t waiting, uint64_t completed,
-                        ln_bullmqbench_result *out) {
+                        bench_bullmq_result *out) {
     ln_job_counts c;
     int err = ln_jobs_counts(jobs, queue, &c);
     if (err != 0) return fail(out, err, "counts: %s", ln_jobs_errmsg(jobs));
@@ -76,8 +77,8 @@ static int noop(ln_job *job, void *ctx) {
     return 0;
 }
 
-int ln_bullmqbench_worker(const char *url, const char *queue, size_t jobs, unsigned concurrency,
-                          ln_bullmqbench_result *out) {
+int bench_bullmq_worker(const char *url, const char *queue, size_t jobs, unsigned concurrency,
+                        bench_bullmq_result *out) {
     if (!out) return LN_EINVAL;
     out->jobs_per_sec = 0;
     out->errmsg[0] = '\0';
@@ -88,7 +89,7 @@ int ln_bullmqbench_worker(const char *url, const char *queue, size_t jobs, unsig
     if (err != 0) return err;
     ln_worker *w = NULL;
     err = forget(store, queue, out);
-    if (err == 0) err = add_jobs(store, queue, jobs, LN_BULLMQBENCH_BATCH, out);
+    if (err == 0) err = add_jobs(store, queue, jobs, BENCH_BULLMQ_BATCH, out);
     if (err == 0) {
         ln_worker_opts o;
         ln_worker_opts_init(&o);
@@ -118,14 +119,14 @@ int ln_bullmqbench_worker(const char *url, const char *queue, size_t jobs, unsig
     return err != 0 ? err : cleaned;
 }
 
-int ln_bullmqbench_add(const char *url, const char *queue, size_t jobs, size_t batch,
-                       ln_bullmqbench_result *out) {
+int bench_bullmq_add(const char *url, const char *queue, size_t jobs, size_t batch,
+                     bench_bullmq_result *out) {
     if (!out) return LN_EINVAL;
     out->jobs_per_sec = 0;
     out->errmsg[0] = '\0';
-    if (!url || !queue || jobs == 0 || batch == 0 || batch > LN_BULLMQBENCH_BATCH)
+    if (!url || !queue || jobs == 0 || batch == 0 || batch > BENCH_BULLMQ_BATCH)
         return fail(out, LN_EINVAL, "need a URL, a queue, jobs >= 1 and batch 1..%d",
-                    LN_BULLMQBENCH_BATCH);
+                    BENCH_BULLMQ_BATCH);
     ln_jobs *store;
     int err = open_store(url, &store, out);
     if (err != 0) return err;

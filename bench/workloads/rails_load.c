@@ -1,5 +1,5 @@
-/* rails.c - the E2 "rails" workload (see rails.h). */
-#include "rails.h"
+/* rails_load.c - the E2 "rails" workload (see rails_load.h). */
+#include "rails_load.h"
 
 #include <lanes.h>
 
@@ -9,18 +9,18 @@
 
 #if defined(__has_include)
 #if __has_include(<uv.h>)
-#define LN_RAILS_HAVE_UV 1
+#define BENCH_RAILS_HAVE_UV 1
 #include <uv.h>
 #endif
 #endif
 
-void ln_rails_opts_init(ln_rails_opts *opts) {
+void bench_rails_opts_init(bench_rails_opts *opts) {
     opts->tasks = 1000;
     opts->concurrency = 50;
     opts->min_ms = 500;
     opts->max_ms = 2000;
     opts->time_scale = 0.01;
-    opts->seed = LN_RAILS_SEED;
+    opts->seed = BENCH_RAILS_SEED;
 }
 
 /* splitmix64: one 64-bit state, add the golden-ratio increment, mix. */
@@ -31,7 +31,7 @@ static uint64_t splitmix64(uint64_t *state) {
     return z ^ (z >> 31);
 }
 
-int ln_rails_plan_make(ln_rails_plan *plan, const ln_rails_opts *opts) {
+int bench_rails_plan_make(bench_rails_plan *plan, const bench_rails_opts *opts) {
     if (plan == NULL || opts == NULL || opts->tasks == 0 || opts->concurrency == 0 ||
         opts->min_ms > opts->max_ms || !(opts->time_scale > 0))
         return LN_EINVAL;
@@ -51,13 +51,13 @@ int ln_rails_plan_make(ln_rails_plan *plan, const ln_rails_opts *opts) {
     return 0;
 }
 
-void ln_rails_plan_free(ln_rails_plan *plan) {
+void bench_rails_plan_free(bench_rails_plan *plan) {
     if (plan == NULL) return;
     free(plan->ms);
     plan->ms = NULL;
 }
 
-void ln_rails_bounds_of(const ln_rails_plan *plan, ln_rails_bounds *out) {
+void bench_rails_bounds_of(const bench_rails_plan *plan, bench_rails_bounds *out) {
     const unsigned n = plan->tasks, c = plan->concurrency;
     double sum = 0, max = 0, chunked = 0, chunk_max = 0;
     for (unsigned i = 0; i < n; i++) {
@@ -98,7 +98,7 @@ static double ms_since(uint64_t t0) {
 
 /* ---- timers on a libuv loop: chunked and limiter ------------------------ */
 
-#ifdef LN_RAILS_HAVE_UV
+#ifdef BENCH_RAILS_HAVE_UV
 
 typedef struct timer_task {
     uv_timer_t timer;
@@ -109,14 +109,14 @@ typedef struct timer_task {
 
 typedef struct timer_run {
     uv_loop_t loop;
-    const ln_rails_plan *plan;
+    const bench_rails_plan *plan;
     timer_task *tasks;
     ln_limiter *lim;
     unsigned fired;
     unsigned next_chunk, chunk_left; /* chunked variant */
 } timer_run;
 
-static int timers_open(timer_run *run, const ln_rails_plan *plan) {
+static int timers_open(timer_run *run, const bench_rails_plan *plan) {
     memset(run, 0, sizeof(*run));
     run->plan = plan;
     run->tasks = calloc(plan->tasks, sizeof(*run->tasks));
@@ -164,7 +164,7 @@ static void chunk_start(timer_run *run) {
         uv_timer_start(&run->tasks[i].timer, on_chunk_timer, run->tasks[i].ms, 0);
 }
 
-int ln_rails_run_chunked(const ln_rails_plan *plan, double *ms) {
+int bench_rails_run_chunked(const bench_rails_plan *plan, double *ms) {
     if (plan == NULL || ms == NULL) return LN_EINVAL;
     timer_run run;
     int rc = timers_open(&run, plan);
@@ -194,7 +194,7 @@ static void limited_start(void *arg, ln_done_token *token) {
     uv_timer_start(&task->timer, on_limited_timer, task->ms, 0);
 }
 
-int ln_rails_run_limiter(const ln_rails_plan *plan, double *ms) {
+int bench_rails_run_limiter(const bench_rails_plan *plan, double *ms) {
     if (plan == NULL || ms == NULL) return LN_EINVAL;
     timer_run run;
     int rc = timers_open(&run, plan);
@@ -219,13 +219,13 @@ int ln_rails_run_limiter(const ln_rails_plan *plan, double *ms) {
 
 #else /* no libuv */
 
-int ln_rails_run_chunked(const ln_rails_plan *plan, double *ms) {
+int bench_rails_run_chunked(const bench_rails_plan *plan, double *ms) {
     (void)plan;
     (void)ms;
     return LN_ENOTSUP;
 }
 
-int ln_rails_run_limiter(const ln_rails_plan *plan, double *ms) {
+int bench_rails_run_limiter(const bench_rails_plan *plan, double *ms) {
     (void)plan;
     (void)ms;
     return LN_ENOTSUP;
@@ -236,7 +236,7 @@ int ln_rails_run_limiter(const ln_rails_plan *plan, double *ms) {
 /* ---- ln_map on a lane of C threads ------------------------------------- */
 
 static int sleep_item(size_t index, void *ctx) {
-    const ln_rails_plan *plan = ctx;
+    const bench_rails_plan *plan = ctx;
     uint64_t ns = (uint64_t)plan->ms[index] * 1000000u;
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
     while (nanosleep(&ts, &ts) != 0) {
@@ -244,7 +244,7 @@ static int sleep_item(size_t index, void *ctx) {
     return 0;
 }
 
-int ln_rails_run_map(const ln_rails_plan *plan, double *ms) {
+int bench_rails_run_map(const bench_rails_plan *plan, double *ms) {
     if (plan == NULL || ms == NULL) return LN_EINVAL;
     ln_pool_opts po;
     ln_pool_opts_init(&po);
@@ -269,12 +269,12 @@ int ln_rails_run_map(const ln_rails_plan *plan, double *ms) {
     return rc;
 }
 
-int ln_rails_run_all(const ln_rails_plan *plan, ln_rails_result *out) {
+int bench_rails_run_all(const bench_rails_plan *plan, bench_rails_result *out) {
     if (plan == NULL || out == NULL) return LN_EINVAL;
-    ln_rails_bounds_of(plan, &out->bounds);
-    int rc = ln_rails_run_chunked(plan, &out->chunked_ms);
-    if (rc == 0) rc = ln_rails_run_limiter(plan, &out->limiter_ms);
-    if (rc == 0) rc = ln_rails_run_map(plan, &out->map_ms);
+    bench_rails_bounds_of(plan, &out->bounds);
+    int rc = bench_rails_run_chunked(plan, &out->chunked_ms);
+    if (rc == 0) rc = bench_rails_run_limiter(plan, &out->limiter_ms);
+    if (rc == 0) rc = bench_rails_run_map(plan, &out->map_ms);
     return rc;
 }
 
@@ -285,7 +285,7 @@ static void immediate_start(void *arg, ln_done_token *token) {
     ln_done(token, 0);
 }
 
-int ln_rails_limiter_overhead(size_t ops, unsigned concurrency, double *ns_per_op) {
+int bench_rails_limiter_overhead(size_t ops, unsigned concurrency, double *ns_per_op) {
     if (ops == 0 || ns_per_op == NULL) return LN_EINVAL;
     ln_limiter *lim = NULL;
     int rc = ln_limiter_create(&lim, concurrency);
@@ -304,7 +304,7 @@ static int noop_item(size_t index, void *ctx) {
     return 0;
 }
 
-int ln_rails_map_overhead(size_t items, double *ns_per_item) {
+int bench_rails_map_overhead(size_t items, double *ns_per_item) {
     if (items == 0 || ns_per_item == NULL) return LN_EINVAL;
     int *codes = malloc(items * sizeof(*codes));
     if (codes == NULL) return LN_ENOMEM;

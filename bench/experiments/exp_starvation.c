@@ -1,4 +1,4 @@
-/* starvation.c - E4 (seed 004): does a short file read wait behind long
+/* exp_starvation.c - E4 (docs/experiments.md): does a short file read wait behind long
  * CPU work? PBKDF2 hashes and one small read, in Node.js's single libuv
  * pool (UV_THREADPOOL_SIZE 4 and 5) and in lanes, where the read has its
  * own I/O lane (and, as a control, where it shares the CPU lane). */
@@ -30,7 +30,7 @@ typedef struct hash_job {
     unsigned char key[512];
 } hash_job;
 
-/* crypto.pbkdf2('a', 'b', iterations, 512, 'sha512') of the seed. */
+/* crypto.pbkdf2('a', 'b', iterations, 512, 'sha512') of the claim. */
 static void *hash_task(void *arg) {
     hash_job *h = arg;
     h->ok = PKCS5_PBKDF2_HMAC("a", 1, (const unsigned char *)"b", 1, h->iterations, EVP_sha512(),
@@ -64,7 +64,7 @@ static double timed_read(ln_pool *pool, int lane) {
     return err == 0 && (intptr_t)bytes > 0 ? ms : -1;
 }
 
-static int starve(ln_exp_ctx *ctx, const void *arg) {
+static int starve(exp_ctx *ctx, const void *arg) {
     const starve_case *sc = arg;
     ln_pool_opts opts;
     ln_pool_opts_init(&opts);
@@ -72,7 +72,7 @@ static int starve(ln_exp_ctx *ctx, const void *arg) {
     opts.lanes[LN_LANE_CPU].max_threads = CPU_THREADS;
     ln_pool *pool = NULL;
     int err = ln_pool_create(&pool, &opts);
-    if (err != 0) return ln_exp_fail(ctx, "lanes: %s", ln_strerror(err));
+    if (err != 0) return exp_fail(ctx, "lanes: %s", ln_strerror(err));
 
     hash_job jobs[MAX_HASHES] = {{0}};
     ln_task *tasks[MAX_HASHES] = {NULL};
@@ -82,7 +82,7 @@ static int starve(ln_exp_ctx *ctx, const void *arg) {
     uint64_t t0 = ln_now_ns();
     unsigned submitted = 0;
     while (err == 0 && submitted < sc->hashes) {
-        jobs[submitted].iterations = (int)ln_exp_param(ctx, P_ITERATIONS);
+        jobs[submitted].iterations = (int)exp_param(ctx, P_ITERATIONS);
         err = ln_submit(pool, LN_LANE_CPU, hash_task, &jobs[submitted], &tasks[submitted]);
         submitted += err == 0;
     }
@@ -97,14 +97,13 @@ static int starve(ln_exp_ctx *ctx, const void *arg) {
     }
     ln_pool_destroy(pool);
 
-    if (err != 0) return ln_exp_fail(ctx, "lanes: %s", ln_strerror(err));
-    if (warm < 0 || alone < 0 || loaded < 0)
-        return ln_exp_fail(ctx, "reading %s failed", READ_FILE);
-    if (!hashes_ok) return ln_exp_fail(ctx, "a PBKDF2 hash failed");
-    ln_exp_put(ctx, "readAloneMs", alone);
-    ln_exp_put(ctx, "readLoadedMs", loaded);
-    ln_exp_put(ctx, "hashFirstMs", (double)(first - t0) / 1e6);
-    ln_exp_put(ctx, "hashLastMs", (double)(last - t0) / 1e6);
+    if (err != 0) return exp_fail(ctx, "lanes: %s", ln_strerror(err));
+    if (warm < 0 || alone < 0 || loaded < 0) return exp_fail(ctx, "reading %s failed", READ_FILE);
+    if (!hashes_ok) return exp_fail(ctx, "a PBKDF2 hash failed");
+    exp_put(ctx, "readAloneMs", alone);
+    exp_put(ctx, "readLoadedMs", loaded);
+    exp_put(ctx, "hashFirstMs", (double)(first - t0) / 1e6);
+    exp_put(ctx, "hashLastMs", (double)(last - t0) / 1e6);
     return 0;
 }
 
@@ -116,19 +115,19 @@ static const starve_case one4 = {4, LN_LANE_CPU}, one8 = {8, LN_LANE_CPU};
 
 /* The figures of one variant with n hashes; keys are <prefix><what><n>Ms. */
 #define FIGURES(variant, prefix, n)                                                  \
-    {prefix "ReadUnder" #n "Ms", "ms", LN_LOWER_IS_BETTER, variant, "readLoadedMs"}, \
-    {prefix "FirstHash" #n "Ms", "ms", LN_LOWER_IS_BETTER, variant, "hashFirstMs"},  \
-    {prefix "LastHash" #n "Ms", "ms", LN_LOWER_IS_BETTER, variant, "hashLastMs"}
+    {prefix "ReadUnder" #n "Ms", "ms", EXP_LOWER_IS_BETTER, variant, "readLoadedMs"}, \
+    {prefix "FirstHash" #n "Ms", "ms", EXP_LOWER_IS_BETTER, variant, "hashFirstMs"},  \
+    {prefix "LastHash" #n "Ms", "ms", EXP_LOWER_IS_BETTER, variant, "hashLastMs"}
 #define READ_ALONE(variant, prefix) \
-    {prefix "ReadAloneMs", "ms", LN_LOWER_IS_BETTER, variant, "readAloneMs"}
+    {prefix "ReadAloneMs", "ms", EXP_LOWER_IS_BETTER, variant, "readAloneMs"}
 #define SERIES(id_, role_, ko_, en_, sko_, sen_) {id_, role_, {ko_, en_}, {sko_, sen_}}
 /* A panel of one figure, <series prefix><what>, for each of the four series. */
 #define PANEL(ko_, en_, what)                                                  \
-    {{ko_, en_}, "ms", "time", LN_LOWER_IS_BETTER,                             \
+    {{ko_, en_}, "ms", "time", EXP_LOWER_IS_BETTER,                             \
      {{"lanes", "lanes" what}, {"one-lane", "oneLane" what},                   \
       {"node-uv4", "nodeUv4" what}, {"node-uv5", "nodeUv5" what}}}
 
-static const ln_experiment starvation = {
+static const exp_experiment starvation = {
     .name = "starvation",
     .title = "A short file read behind long CPU work: one shared pool vs lanes",
     .seeds = "004",
@@ -180,21 +179,21 @@ static const ln_experiment starvation = {
         "A fifth libuv thread only helps while the hashes leave one thread free; "
         "with 8 hashes it does not, which is why the 8-hash rows exist.",
     },
-    .sources = {"bench/experiments/starvation.c"},
+    .sources = {"bench/experiments/exp_starvation.c"},
     .no_warmup = 1, /* each run warms its own read; hashes need no warm-up */
     .params = {{"iterations", 100000, 10000}},
     .variants = {
-        LN_EXP_LANES("lanes-4", "lanes, read on the I/O lane, 4 hashes", starve, &lanes4),
-        LN_EXP_LANES("lanes-8", "lanes, read on the I/O lane, 8 hashes", starve, &lanes8),
-        LN_EXP_LANES("one-lane-4", "lanes, read on the CPU lane, 4 hashes", starve, &one4),
-        LN_EXP_LANES("one-lane-8", "lanes, read on the CPU lane, 8 hashes", starve, &one8),
-        LN_EXP_PEER("node-uv4-4", "Node.js, UV_THREADPOOL_SIZE=4, 4 hashes",
+        EXP_LANES("lanes-4", "lanes, read on the I/O lane, 4 hashes", starve, &lanes4),
+        EXP_LANES("lanes-8", "lanes, read on the I/O lane, 8 hashes", starve, &lanes8),
+        EXP_LANES("one-lane-4", "lanes, read on the CPU lane, 4 hashes", starve, &one4),
+        EXP_LANES("one-lane-8", "lanes, read on the CPU lane, 8 hashes", starve, &one8),
+        EXP_PEER("node-uv4-4", "Node.js, UV_THREADPOOL_SIZE=4, 4 hashes",
                     "UV_THREADPOOL_SIZE=4", "libuv.cjs", "4", READ_FILE),
-        LN_EXP_PEER("node-uv4-8", "Node.js, UV_THREADPOOL_SIZE=4, 8 hashes",
+        EXP_PEER("node-uv4-8", "Node.js, UV_THREADPOOL_SIZE=4, 8 hashes",
                     "UV_THREADPOOL_SIZE=4", "libuv.cjs", "8", READ_FILE),
-        LN_EXP_PEER("node-uv5-4", "Node.js, UV_THREADPOOL_SIZE=5, 4 hashes",
+        EXP_PEER("node-uv5-4", "Node.js, UV_THREADPOOL_SIZE=5, 4 hashes",
                     "UV_THREADPOOL_SIZE=5", "libuv.cjs", "4", READ_FILE),
-        LN_EXP_PEER("node-uv5-8", "Node.js, UV_THREADPOOL_SIZE=5, 8 hashes",
+        EXP_PEER("node-uv5-8", "Node.js, UV_THREADPOOL_SIZE=5, 8 hashes",
                     "UV_THREADPOOL_SIZE=5", "libuv.cjs", "8", READ_FILE),
     },
     .figures = {
@@ -212,25 +211,25 @@ static const ln_experiment starvation = {
         FIGURES("node-uv5-8", "nodeUv5", 8),
     },
     .compares = {
-        {LN_CMP_CLAIM, "nodeUv5ReadUnder4Ms", "nodeUv4ReadUnder4Ms",
+        {EXP_CMP_CLAIM, "nodeUv5ReadUnder4Ms", "nodeUv4ReadUnder4Ms",
          "Node.js read under 4 hashes: UV_THREADPOOL_SIZE 5 vs 4",
          "66 ms vs 852-922 ms (13-14x)", 852.0 / 66.0},
-        {LN_CMP_CLAIM, "nodeUv5ReadUnder8Ms", "nodeUv4ReadUnder8Ms",
+        {EXP_CMP_CLAIM, "nodeUv5ReadUnder8Ms", "nodeUv4ReadUnder8Ms",
          "Node.js read under 8 hashes: UV_THREADPOOL_SIZE 5 vs 4", NULL, 0},
-        {LN_CMP_COUNTERPART, "lanesReadUnder4Ms", "oneLaneReadUnder4Ms",
+        {EXP_CMP_COUNTERPART, "lanesReadUnder4Ms", "oneLaneReadUnder4Ms",
          "lanes read under 4 hashes: own I/O lane vs sharing the CPU lane",
          "66 ms vs 852-922 ms (13-14x)", 852.0 / 66.0},
-        {LN_CMP_COUNTERPART, "lanesReadUnder8Ms", "oneLaneReadUnder8Ms",
+        {EXP_CMP_COUNTERPART, "lanesReadUnder8Ms", "oneLaneReadUnder8Ms",
          "lanes read under 8 hashes: own I/O lane vs sharing the CPU lane", NULL, 0},
-        {LN_CMP_VERSUS, "lanesReadUnder4Ms", "nodeUv4ReadUnder4Ms",
+        {EXP_CMP_VERSUS, "lanesReadUnder4Ms", "nodeUv4ReadUnder4Ms",
          "read under 4 hashes: lanes vs Node.js with 4 threads", NULL, 0},
-        {LN_CMP_VERSUS, "lanesReadUnder8Ms", "nodeUv5ReadUnder8Ms",
+        {EXP_CMP_VERSUS, "lanesReadUnder8Ms", "nodeUv5ReadUnder8Ms",
          "read under 8 hashes: lanes vs Node.js with 5 threads", NULL, 0},
-        {LN_CMP_VERSUS, "lanesReadAloneMs", "nodeUv4ReadAloneMs",
+        {EXP_CMP_VERSUS, "lanesReadAloneMs", "nodeUv4ReadAloneMs",
          "read alone: lanes vs Node.js", NULL, 0},
-        {LN_CMP_VERSUS, "lanesLastHash4Ms", "nodeUv4LastHash4Ms",
+        {EXP_CMP_VERSUS, "lanesLastHash4Ms", "nodeUv4LastHash4Ms",
          "4 hashes done: lanes vs Node.js with 4 threads (same OpenSSL work)", NULL, 0},
-        {LN_CMP_VERSUS, "lanesLastHash8Ms", "nodeUv4LastHash8Ms",
+        {EXP_CMP_VERSUS, "lanesLastHash8Ms", "nodeUv4LastHash8Ms",
          "8 hashes done: lanes vs Node.js with 4 threads (same OpenSSL work)", NULL, 0},
     },
     .chart = {
@@ -258,4 +257,4 @@ static const ln_experiment starvation = {
 
 /* clang-format on */
 
-LN_EXPERIMENT(starvation)
+EXP_REGISTER(starvation)

@@ -1,10 +1,11 @@
-/* bullmq.c - issue 6's speed figures: on one redis-server, no-op jobs,
+/* exp_bullmq.c - E6 (docs/experiments.md), the Redis store's speed
+ * figures: on one redis-server, no-op jobs,
  * concurrency 50, the jobs per second of lanes' C worker against BullMQ
  * 6.7's Node worker, and of jobs added one by one and in bulk, C against
- * BullMQ, in the same run, checked against the issue's targets (C worker
- * >= 3x, C single adds >= 2x).
+ * BullMQ, in the same run, checked against the targets the Redis store was
+ * built to (C worker >= 3x, C single adds >= 2x).
  *
- * The C side is bench/workloads/bullmq.c, the BullMQ side
+ * The C side is bench/workloads/bullmq_load.c, the BullMQ side
  * bench/peers-bullmq/bench.mjs with tests/interop's pinned npm install.
  * Both talk to one server: $LANES_BENCH_REDIS_URL when set, else a
  * redis-server this experiment starts (setup) on a free 127.0.0.1 port with
@@ -15,7 +16,7 @@
  */
 #include "experiments/experiment.h"
 
-#include "workloads/bullmq.h"
+#include "workloads/bullmq_load.h"
 
 #include <lanes.h>
 #include <lanes/jobs.h>
@@ -35,7 +36,9 @@
 #include <unistd.h>
 
 #define URL_ENV "LANES_BENCH_REDIS_URL"
-#define ISSUE_BULLMQ 5000.0 /* the issue's figure for BullMQ's worker, not measured */
+#define ISSUE_BULLMQ                                                                               \
+    5000.0 /* the assumed BullMQ worker rate the targets were set                                  \
+               against, not measured */
 
 enum { P_WORKER_JOBS, P_ADD_JOBS, P_BULK_JOBS, P_CONCURRENCY };
 
@@ -201,23 +204,23 @@ typedef enum { CASE_WORKER, CASE_ADD, CASE_BULK } bq_case;
 
 static const char *const case_names[] = {"worker", "add", "bulk"};
 
-static int measure(ln_exp_ctx *ctx, const void *arg) {
+static int measure(exp_ctx *ctx, const void *arg) {
     bq_case c = *(const bq_case *)arg;
     char queue[64];
     snprintf(queue, sizeof queue, "lanes-bench-c-%ld-%s", (long)getpid(), case_names[c]);
-    ln_bullmqbench_result r;
+    bench_bullmq_result r;
     int err;
     if (c == CASE_WORKER)
-        err = ln_bullmqbench_worker(server.url, queue, (size_t)ln_exp_param(ctx, P_WORKER_JOBS),
-                                    (unsigned)ln_exp_param(ctx, P_CONCURRENCY), &r);
+        err = bench_bullmq_worker(server.url, queue, (size_t)exp_param(ctx, P_WORKER_JOBS),
+                                  (unsigned)exp_param(ctx, P_CONCURRENCY), &r);
     else if (c == CASE_ADD)
-        err = ln_bullmqbench_add(server.url, queue, (size_t)ln_exp_param(ctx, P_ADD_JOBS), 1, &r);
+        err = bench_bullmq_add(server.url, queue, (size_t)exp_param(ctx, P_ADD_JOBS), 1, &r);
     else
-        err = ln_bullmqbench_add(server.url, queue, (size_t)ln_exp_param(ctx, P_BULK_JOBS),
-                                 LN_BULLMQBENCH_BATCH, &r);
-    if (err != 0) return ln_exp_fail(ctx, "lanes %s: %s", case_names[c], r.errmsg);
-    ln_exp_put(ctx, "jobsPerSec", r.jobs_per_sec);
-    if (c == CASE_WORKER) ln_exp_put(ctx, "issueBullmq", ISSUE_BULLMQ);
+        err = bench_bullmq_add(server.url, queue, (size_t)exp_param(ctx, P_BULK_JOBS),
+                               BENCH_BULLMQ_BATCH, &r);
+    if (err != 0) return exp_fail(ctx, "lanes %s: %s", case_names[c], r.errmsg);
+    exp_put(ctx, "jobsPerSec", r.jobs_per_sec);
+    if (c == CASE_WORKER) exp_put(ctx, "issueBullmq", ISSUE_BULLMQ);
     return 0;
 }
 
@@ -225,10 +228,10 @@ static const bq_case worker_case = CASE_WORKER, add_case = CASE_ADD, bulk_case =
 
 /* The declaration tables read best as written. */
 /* clang-format off */
-#define RATE(key, variant, value) {key, "jobs/s", LN_HIGHER_IS_BETTER, variant, value}
+#define RATE(key, variant, value) {key, "jobs/s", EXP_HIGHER_IS_BETTER, variant, value}
 #define SERIES(id_, role_, ko_, en_, sko_, sen_) {id_, role_, {ko_, en_}, {sko_, sen_}}
 
-static const ln_experiment bullmq_experiment = {
+static const exp_experiment bullmq_experiment = {
     .name = "bullmq",
     .title = "lanes' Redis backend vs BullMQ 6.7 on one redis-server: worker, single and "
              "bulk adds",
@@ -288,21 +291,21 @@ static const ln_experiment bullmq_experiment = {
         "lanes' variants all run in the one lanes process; each BullMQ variant starts its "
         "own node process (its start-up is outside the timed part).",
     },
-    .sources = {"bench/experiments/bullmq.c", "bench/workloads/bullmq.c",
-                "bench/workloads/bullmq.h"},
+    .sources = {"bench/experiments/exp_bullmq.c", "bench/workloads/bullmq_load.c",
+                "bench/workloads/bullmq_load.h"},
     .params = {{"workerJobs", 20000, 5000},
                {"addJobs", 5000, 2000},
                {"bulkJobs", 50000, 10000},
                {"concurrency", 50, 50}},
     .variants = {
-        LN_EXP_LANES("lanes-worker", "lanes C worker, concurrency 50", measure, &worker_case),
-        LN_EXP_LANES("lanes-add", "lanes ln_jobs_add, one by one", measure, &add_case),
-        LN_EXP_LANES("lanes-bulk", "lanes ln_jobs_add_bulk, 1,000 per call", measure,
+        EXP_LANES("lanes-worker", "lanes C worker, concurrency 50", measure, &worker_case),
+        EXP_LANES("lanes-add", "lanes ln_jobs_add, one by one", measure, &add_case),
+        EXP_LANES("lanes-bulk", "lanes ln_jobs_add_bulk, 1,000 per call", measure,
                      &bulk_case),
-        LN_EXP_PEER("bullmq-worker", "BullMQ Worker, concurrency 50", NULL, "bench.mjs",
+        EXP_PEER("bullmq-worker", "BullMQ Worker, concurrency 50", NULL, "bench.mjs",
                     "worker"),
-        LN_EXP_PEER("bullmq-add", "BullMQ Queue.add, one by one", NULL, "bench.mjs", "add"),
-        LN_EXP_PEER("bullmq-bulk", "BullMQ Queue.addBulk, 1,000 per call", NULL, "bench.mjs",
+        EXP_PEER("bullmq-add", "BullMQ Queue.add, one by one", NULL, "bench.mjs", "add"),
+        EXP_PEER("bullmq-bulk", "BullMQ Queue.addBulk, 1,000 per call", NULL, "bench.mjs",
                     "bulk"),
     },
     .figures = {
@@ -315,15 +318,15 @@ static const ln_experiment bullmq_experiment = {
         RATE("issueBullmqWorkerJobsPerSec", "lanes-worker", "issueBullmq"),
     },
     .compares = {
-        {LN_CMP_TARGET, "lanesWorkerJobsPerSec", "bullmqWorkerJobsPerSec",
+        {EXP_CMP_TARGET, "lanesWorkerJobsPerSec", "bullmqWorkerJobsPerSec",
          "worker, no-op jobs, concurrency 50: C vs BullMQ (the issue's target: at least 3x)",
          "issue 6: C >= 3x BullMQ's Node worker", 3},
-        {LN_CMP_TARGET, "lanesAddJobsPerSec", "bullmqAddJobsPerSec",
+        {EXP_CMP_TARGET, "lanesAddJobsPerSec", "bullmqAddJobsPerSec",
          "single adds, one awaited call per job: C vs BullMQ (the issue's target: at least 2x)",
          "issue 6: C >= 2x BullMQ", 2},
-        {LN_CMP_VERSUS, "lanesBulkJobsPerSec", "bullmqBulkJobsPerSec",
+        {EXP_CMP_VERSUS, "lanesBulkJobsPerSec", "bullmqBulkJobsPerSec",
          "bulk adds, 1,000 per call: C vs BullMQ", NULL, 0},
-        {LN_CMP_COUNTERPART, "lanesBulkJobsPerSec", "lanesAddJobsPerSec",
+        {EXP_CMP_COUNTERPART, "lanesBulkJobsPerSec", "lanesAddJobsPerSec",
          "lanes: bulk adds vs single adds", NULL, 0},
     },
     .chart = {
@@ -338,13 +341,13 @@ static const ln_experiment bullmq_experiment = {
         },
         .panels = {
             {{"워커, 동시성 50", "Worker, concurrency 50"}, "jobs/s", "rate",
-             LN_HIGHER_IS_BETTER,
+             EXP_HIGHER_IS_BETTER,
              {{"lanes", "lanesWorkerJobsPerSec"}, {"bullmq", "bullmqWorkerJobsPerSec"},
               {"issue", "issueBullmqWorkerJobsPerSec"}}},
-            {{"한 건씩 추가", "Single adds"}, "jobs/s", "rate", LN_HIGHER_IS_BETTER,
+            {{"한 건씩 추가", "Single adds"}, "jobs/s", "rate", EXP_HIGHER_IS_BETTER,
              {{"lanes", "lanesAddJobsPerSec"}, {"bullmq", "bullmqAddJobsPerSec"}}},
             {{"1,000건씩 묶음 추가", "Bulk adds, 1,000 per call"}, "jobs/s", "rate",
-             LN_HIGHER_IS_BETTER,
+             EXP_HIGHER_IS_BETTER,
              {{"lanes", "lanesBulkJobsPerSec"}, {"bullmq", "bullmqBulkJobsPerSec"}}},
         },
     },
@@ -357,4 +360,4 @@ static const ln_experiment bullmq_experiment = {
 
 /* clang-format on */
 
-LN_EXPERIMENT(bullmq_experiment)
+EXP_REGISTER(bullmq_experiment)

@@ -1,8 +1,7 @@
-/* bullmq.h - the C side of issue 6's speed figures, on lanes' Redis backend
- * (BullMQ 6.7's layout): a worker running no-op jobs, and jobs added one by
- * one or in bulk. Used by `lanes bench bullmq` (bench/experiments/bullmq.c),
- * whose Node.js side does the same with stock BullMQ
- * (bench/peers-bullmq/bench.mjs).
+/* bullmq_load.h - the C side of E6 (docs/experiments.md), the speed figures, on lanes' Redis
+ * backend (BullMQ 6.7's layout): a worker running no-op jobs, and jobs added one by one or in bulk.
+ * Used by `lanes bench bullmq` (bench/experiments/exp_bullmq.c), whose Node.js side does the same
+ * with stock BullMQ (bench/peers-bullmq/bench.mjs).
  *
  * Each function opens its own handle on url (a redis:// or unix: URL of
  * <lanes/jobs.h>), runs one measured workload on queue through the public
@@ -17,29 +16,29 @@
  * (LN_EINVAL for bad arguments). Call them from one thread at a time: they
  * time themselves and share the machine with the Redis server.
  */
-#ifndef LN_BENCH_BULLMQ_H
-#define LN_BENCH_BULLMQ_H
+#ifndef BENCH_BULLMQ_LOAD_H
+#define BENCH_BULLMQ_LOAD_H
 
 #include <stddef.h>
 
-#define LN_BULLMQBENCH_BATCH 1000 /* jobs per ln_jobs_add_bulk call */
+#define BENCH_BULLMQ_BATCH 1000 /* jobs per ln_jobs_add_bulk call */
 
-typedef struct ln_bullmqbench_result {
+typedef struct bench_bullmq_result {
     double jobs_per_sec;
     char errmsg[256];
-} ln_bullmqbench_result;
+} bench_bullmq_result;
 
 /* Add 'jobs' jobs in batches (untimed), then run them all with a worker of
  * 'concurrency' (1..1000) no-op handlers and exit_when_empty, timed from
  * ln_worker_run's start to its return. Fails unless the worker completed
  * exactly 'jobs' jobs. */
-int ln_bullmqbench_worker(const char *url, const char *queue, size_t jobs, unsigned concurrency,
-                          ln_bullmqbench_result *out);
+int bench_bullmq_worker(const char *url, const char *queue, size_t jobs, unsigned concurrency,
+                        bench_bullmq_result *out);
 
-/* Add 'jobs' jobs, 'batch' (1..LN_BULLMQBENCH_BATCH) per call on one
+/* Add 'jobs' jobs, 'batch' (1..BENCH_BULLMQ_BATCH) per call on one
  * connection: batch 1 is one awaited ln_jobs_add per job, larger ones
  * ln_jobs_add_bulk. Fails unless the queue then holds 'jobs' waiting jobs. */
-int ln_bullmqbench_add(const char *url, const char *queue, size_t jobs, size_t batch,
-                       ln_bullmqbench_result *out);
+int bench_bullmq_add(const char *url, const char *queue, size_t jobs, size_t batch,
+                     bench_bullmq_result *out);
 
 #endif
