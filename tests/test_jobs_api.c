@@ -478,7 +478,7 @@ TEST(every_statement_uses_an_index) {
     CHECK_EQ(sqlite3_open(jt_path("i.db"), &db), SQLITE_OK);
     for (int id = 0; id < S_COUNT_; id++) {
         char sql[4096];
-        snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN %s", sq_sql_text(id));
+        snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN %s", ln__sq_sql_text(id));
         sqlite3_stmt *st;
         CHECK_EQ(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
         while (sqlite3_step(st) == SQLITE_ROW) {
@@ -486,7 +486,7 @@ TEST(every_statement_uses_an_index) {
             if (strncmp(d, "SCAN lanes_jobs", 15) == 0 ||
                 strncmp(d, "SCAN j", 6) == 0) {
                 fprintf(stderr, "statement %d scans: %s\n  %s\n", id, d,
-                        sq_sql_text(id));
+                        ln__sq_sql_text(id));
                 CHECK(0);
             }
         }
@@ -496,7 +496,7 @@ TEST(every_statement_uses_an_index) {
      * lanes_jobs, however many jobs there are. (Counter changes are
      * upserts on that primary key, in S_COUNT and the triggers.) */
     char sql[4096];
-    snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN %s", sq_sql_text(S_COUNTS));
+    snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN %s", ln__sq_sql_text(S_COUNTS));
     sqlite3_stmt *st;
     CHECK_EQ(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
     int searches = 0;
