@@ -441,6 +441,8 @@ int cmd_jobs(int argc, char **argv) {
                 ln_err_name(err), msg);
         return err == LN_EINVAL ? LN_EXIT_USAGE : LN_EXIT_UNAVAILABLE;
     }
+    if (ln_jobs_warning(jobs) != NULL) /* the library never prints */
+        fprintf(stderr, "lanes: warning: %s\n", ln_jobs_warning(jobs));
     if (strcmp(cmd, "add") == 0) rc = cmd_add(jobs, &a);
     else if (strcmp(cmd, "counts") == 0) rc = cmd_counts(jobs, &a);
     else if (strcmp(cmd, "list") == 0) rc = cmd_list(jobs, &a);

@@ -288,14 +288,14 @@ TEST(lease_fencing_rejects_stale_tokens) {
     ln__jobs_be *be = jobs->be;
     ln__job_taken taken[1];
     ln__jobs_step st = {.want = 1, .lease_ms = 30, .taken = taken};
-    CHECK_EQ(be->ops->step(be, "q", &st), 0);
+    CHECK_EQ(be->methods->step(be, "q", &st), 0);
     CHECK_EQ(st.ntaken, 1);
     ln__job_ref old = taken[0].ref;
     CHECK_EQ(taken[0].attempts_started, 1);
     ln__free(taken[0].name), ln__free(taken[0].data);
     ln_test_sleep_ms(80); /* lease lapses */
     size_t requeued, failed;
-    CHECK_EQ(be->ops->recover_stalled(be, "q", 1, "stalled", &requeued,
+    CHECK_EQ(be->methods->recover_stalled(be, "q", 1, "stalled", &requeued,
                                       &failed), 0);
     CHECK_EQ(requeued, 1);
     CHECK_EQ(failed, 0);
@@ -304,11 +304,11 @@ TEST(lease_fencing_rejects_stale_tokens) {
     int rrc = 0;
     ln__jobs_step st2 = {.done = &d, .ndone = 1, .renew = &old,
                          .renew_rc = &rrc, .nrenew = 1, .lease_ms = 30000};
-    CHECK_EQ(be->ops->step(be, "q", &st2), 0);
+    CHECK_EQ(be->methods->step(be, "q", &st2), 0);
     CHECK_EQ(d.rc, LN_ESTALE);
     CHECK_EQ(rrc, LN_ESTALE);
-    CHECK_EQ(be->ops->progress(be, "q", &old, "1"), LN_ESTALE);
-    CHECK_EQ(be->ops->log(be, "q", &old, "x"), LN_ESTALE);
+    CHECK_EQ(be->methods->progress(be, "q", &old, "1"), LN_ESTALE);
+    CHECK_EQ(be->methods->log(be, "q", &old, "x"), LN_ESTALE);
     ln_job_info info;
     CHECK_EQ(ln_jobs_get(jobs, "q", "1", &info), 0);
     CHECK_EQ(info.state, LN_JOB_WAITING);
@@ -316,14 +316,14 @@ TEST(lease_fencing_rejects_stale_tokens) {
     ln_job_info_clear(&info);
     /* A new take gets a new token that works. */
     ln__jobs_step st3 = {.want = 1, .lease_ms = 30, .taken = taken};
-    CHECK_EQ(be->ops->step(be, "q", &st3), 0);
+    CHECK_EQ(be->methods->step(be, "q", &st3), 0);
     CHECK_EQ(st3.ntaken, 1);
     CHECK(strcmp(taken[0].ref.token, old.token) != 0);
     CHECK_EQ(taken[0].attempts_started, 2);
     ln__free(taken[0].name), ln__free(taken[0].data);
     /* Stalls past max_stalled fail the job with a clear reason. */
     ln_test_sleep_ms(80);
-    CHECK_EQ(be->ops->recover_stalled(be, "q", 1, "stalled too often",
+    CHECK_EQ(be->methods->recover_stalled(be, "q", 1, "stalled too often",
                                       &requeued, &failed), 0);
     CHECK_EQ(failed, 1);
     CHECK_EQ(ln_jobs_get(jobs, "q", "1", &info), 0);
@@ -334,7 +334,7 @@ TEST(lease_fencing_rejects_stale_tokens) {
     CHECK_EQ(ln_jobs_retry(jobs, "q", "1"), 0);
     CHECK_EQ(ln_jobs_retry(jobs, "q", "1"), LN_EINVAL);
     ln__jobs_step st4 = {.want = 1, .lease_ms = 30000, .taken = taken};
-    CHECK_EQ(be->ops->step(be, "q", &st4), 0);
+    CHECK_EQ(be->methods->step(be, "q", &st4), 0);
     CHECK_EQ(st4.ntaken, 1);
     ln__free(taken[0].name), ln__free(taken[0].data);
     CHECK_EQ(ln_jobs_remove(jobs, "q", "1"), LN_EBUSY);

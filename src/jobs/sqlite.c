@@ -270,14 +270,6 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
 
 /* ---------------------------------------------------------------- errors */
 
-int ln__jobs_be_err(ln__jobs_be *be, int code, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(be->errmsg, sizeof be->errmsg, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
 static int map_rc(sqlite3 *db, int rc) {
     int sys = db != NULL ? sqlite3_system_errno(db) : 0;
     switch (rc & 0xff) {
@@ -299,9 +291,10 @@ static int map_rc(sqlite3 *db, int rc) {
 int ln__sq_err(sq_be *be, int rc, const char *what) {
     const char *msg = be->db != NULL ? sqlite3_errmsg(be->db) : sqlite3_errstr(rc);
     int sys = be->db != NULL ? sqlite3_system_errno(be->db) : 0;
+    char ebuf[128];
     if (sys != 0 && (rc & 0xff) != SQLITE_BUSY)
-        return ln__jobs_be_err(&be->base, map_rc(be->db, rc),
-                               "sqlite: %s: %s (%s)", what, msg, strerror(sys));
+        return ln__jobs_be_err(&be->base, map_rc(be->db, rc), "sqlite: %s: %s (%s)", what, msg,
+                               strerror_r(sys, ebuf, sizeof ebuf));
     return ln__jobs_be_err(&be->base, map_rc(be->db, rc), "sqlite: %s: %s",
                            what, msg);
 }
@@ -422,11 +415,12 @@ int ln__sq_reserve_check(sq_be *be) {
         (uint64_t)vfs.f_bavail * vfs.f_frsize >= 2 * (uint64_t)be->reserve_bytes)
         rc = posix_fallocate(be->reserve_fd, 0, (off_t)be->reserve_bytes);
     if (rc == 0) return 0;
+    char ebuf[128];
     return ln__jobs_be_err(&be->base, LN_ENOSPC,
                            "disk full: the %lld bytes kept for finishing "
                            "stored jobs are in use (%s); adds resume when "
                            "space is freed", (long long)be->reserve_bytes,
-                           strerror(rc));
+                           strerror_r(rc, ebuf, sizeof ebuf));
 }
 
 int ln__sq_reserve_release(sq_be *be) {
@@ -454,8 +448,10 @@ static void sq_close(ln__jobs_be *b, int forked) {
     ln__free(be);
 }
 
-static const ln__jobs_ops sq_ops = {
-    .version = LN__JOBS_BACKEND_VERSION,
+/* No wait_open / pipe_open: idle workers poll, and the front gives the
+ * worker its synchronous pipe (store.c). */
+static const ln__store_methods sq_methods = {
+    .version = LN__STORE_METHODS_VERSION,
     .name = "sqlite",
     .close = sq_close,
     .add = ln__sq_add,
@@ -589,9 +585,12 @@ static int open_reserve(sq_be *be, const char *path) {
     char rpath[4200];
     snprintf(rpath, sizeof rpath, "%s-reserve", path);
     be->reserve_fd = open(rpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (be->reserve_fd < 0)
-        return ln__jobs_be_err(&be->base, errno == ENOSPC ? LN_ENOSPC : LN_EIO,
-                               "cannot create %s: %s", rpath, strerror(errno));
+    if (be->reserve_fd < 0) {
+        int e = errno;
+        char ebuf[128];
+        return ln__jobs_be_err(&be->base, e == ENOSPC ? LN_ENOSPC : LN_EIO, "cannot create %s: %s",
+                               rpath, strerror_r(e, ebuf, sizeof ebuf));
+    }
     ln__sq_reserve_check(be); /* a full disk here is no reason to refuse opening */
     /* One auto-checkpoint's worth of WAL must fit in the reserve.
      *
@@ -701,7 +700,7 @@ int ln__jobs_sqlite_open(ln__jobs_be **out, const char *url,
         snprintf(errmsg, errmsg_size, "out of memory");
         return LN_ENOMEM;
     }
-    be->base.ops = &sq_ops;
+    be->base.methods = &sq_methods;
     be->reserve_fd = -1;
     be->reserve_bytes = RESERVE_DEFAULT;
     char *path = NULL;

@@ -104,14 +104,6 @@ static int dup_text(sqlite3_stmt *s, int col, char **out) {
     return (*out = ln__strdup((const char *)t)) != NULL ? 0 : LN_ENOMEM;
 }
 
-static void free_taken(ln__job_taken *t) {
-    ln__free(t->name);
-    ln__free(t->data);
-    ln__free(t->traceparent);
-    ln__free(t->tracestate);
-    memset(t, 0, sizeof *t);
-}
-
 /* Order taken[0..n) by (priority, seq, rid), the run order: RETURNING gives
  * rows in the order SQLite updated them, which is not guaranteed. */
 static void sort_taken(ln__job_taken *t, int64_t (*key)[3], size_t n) {
@@ -166,7 +158,7 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
         if (dup_text(s, 2, &t->name) || dup_text(s, 3, &t->data) ||
             dup_text(s, 10, &t->traceparent) ||
             dup_text(s, 11, &t->tracestate)) {
-            free_taken(t);
+            ln__job_taken_free(t);
             err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
             break;
         }
@@ -271,7 +263,7 @@ static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
     if (err == 0) err = ln__sq_commit(be);
     else ln__sq_rollback(be);
     if (err != 0) {
-        for (size_t i = 0; i < st->ntaken; i++) free_taken(&st->taken[i]);
+        for (size_t i = 0; i < st->ntaken; i++) ln__job_taken_free(&st->taken[i]);
         st->ntaken = 0;
     }
     return err;
