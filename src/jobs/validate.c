@@ -76,8 +76,9 @@ int ln__jobs_check_id(const char *id, char *err, size_t errsize) {
     if (rc != 0) return rc;
     if (is_integer(id)) {
         snprintf(err, errsize,
-                 "job id '%s' is an integer; those ids are the store's own "
-                 "(use a prefix, e.g. 'order-%s')", id, id);
+                 "job id '%s' is an integer (the store numbers its own jobs "
+                 "so, and BullMQ refuses them): use a prefix, e.g. 'order-%s'",
+                 id, id);
         return LN_EINVAL;
     }
     const char *why = colon_problem(id);
