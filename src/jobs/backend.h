@@ -74,20 +74,20 @@ enum {
  * delayed jobs, take new ones (the step method). */
 typedef struct ln__jobs_step {
     /* in */
-    ln__job_done *done;   /* outcomes to record, may be NULL if ndone 0 */
+    ln__job_done *done; /* outcomes to record, may be NULL if ndone 0 */
     size_t ndone;
-    ln__job_ref *renew;   /* leases to extend by lease_ms */
-    int *renew_rc;        /* out, one per renew: 0 or LN_ESTALE */
+    ln__job_ref *renew; /* leases to extend by lease_ms */
+    int *renew_rc;      /* out, one per renew: 0 or LN_ESTALE */
     size_t nrenew;
-    size_t want;          /* take at most this many (0 = take none) */
-    int64_t lease_ms;     /* lease of taken and renewed jobs, > 0 */
+    size_t want;      /* take at most this many (0 = take none) */
+    int64_t lease_ms; /* lease of taken and renewed jobs, > 0 */
     /* out */
     ln__job_taken *taken; /* array of capacity 'want' given by the front */
     size_t ntaken;
-    int64_t next_due_ms;  /* ms until the earliest delayed job of the queue
-                             is due (0 = now), or -1 if none. Only required
-                             when ntaken < want; backends that cannot tell
-                             cheaply report -1. */
+    int64_t next_due_ms; /* ms until the earliest delayed job of the queue
+                            is due (0 = now), or -1 if none. Only required
+                            when ntaken < want; backends that cannot tell
+                            cheaply report -1. */
 } ln__jobs_step;
 
 /* ---- Store methods (the instance). WITH the handle's mutex. ---- */
@@ -102,31 +102,27 @@ struct ln__store_methods {
     /* Add n >= 1 jobs, all or nothing; fill jobs[i].id and .existed (an
      * existing opts.job_id is not changed). delay_ms > 0: delayed; else
      * priority > 0: prioritized; else waiting. */
-    int (*add)(ln__jobs_be *be, const char *queue, ln__job_new *jobs,
-               size_t n);
+    int (*add)(ln__jobs_be *be, const char *queue, ln__job_new *jobs, size_t n);
     /* Fill *info (zeroed) for job id; LN_ENOENT if none. */
-    int (*get)(ln__jobs_be *be, const char *queue, const char *id,
-               ln_job_info *info);
+    int (*get)(ln__jobs_be *be, const char *queue, const char *id, ln_job_info *info);
     /* Jobs per state (waiting/prioritized of a paused queue count as
      * paused); an unknown queue gives zeros. */
     int (*counts)(ln__jobs_be *be, const char *queue, ln_job_counts *counts);
     /* Up to limit (1..10000) jobs of state after offset, in jobs.h's
      * ln_jobs_list order; *out ln__malloc'd (NULL if *n == 0). */
-    int (*list)(ln__jobs_be *be, const char *queue, int state, size_t offset,
-                size_t limit, ln_job_info **out, size_t *n);
+    int (*list)(ln__jobs_be *be, const char *queue, int state, size_t offset, size_t limit,
+                ln_job_info **out, size_t *n);
     /* A job's log lines, oldest first (ln__malloc'd); LN_ENOENT. */
-    int (*logs)(ln__jobs_be *be, const char *queue, const char *id,
-                char ***lines, size_t *n);
+    int (*logs)(ln__jobs_be *be, const char *queue, const char *id, char ***lines, size_t *n);
     /* Failed job id (or every failed job when id is NULL) back to waiting
      * with attempts_made = 0; LN_ENOENT, LN_EINVAL (not failed). */
-    int (*retry)(ln__jobs_be *be, const char *queue, const char *id,
-                 size_t *count);
+    int (*retry)(ln__jobs_be *be, const char *queue, const char *id, size_t *count);
     /* Remove a job and its logs; LN_ENOENT, LN_EBUSY (active). */
     int (*remove)(ln__jobs_be *be, const char *queue, const char *id);
     /* Remove completed or failed jobs finished over age_ms ago (< 0: any)
      * but the newest 'keep'. */
-    int (*clean)(ln__jobs_be *be, const char *queue, int state,
-                 int64_t age_ms, uint64_t keep, size_t *removed);
+    int (*clean)(ln__jobs_be *be, const char *queue, int state, int64_t age_ms, uint64_t keep,
+                 size_t *removed);
     /* Set or clear the paused flag (idempotent); read it. */
     int (*pause)(ln__jobs_be *be, const char *queue, int paused);
     int (*is_paused)(ln__jobs_be *be, const char *queue, int *paused);
@@ -141,19 +137,15 @@ struct ln__store_methods {
     int (*step)(ln__jobs_be *be, const char *queue, ln__jobs_step *st);
     /* Active jobs whose lease expired: stalled + 1, then failed with
      * reason past max_stalled, else back to waiting. */
-    int (*recover_stalled)(ln__jobs_be *be, const char *queue,
-                           unsigned max_stalled, const char *reason,
-                           size_t *requeued, size_t *failed);
+    int (*recover_stalled)(ln__jobs_be *be, const char *queue, unsigned max_stalled,
+                           const char *reason, size_t *requeued, size_t *failed);
     /* Give up n active jobs (graceful stop), one transaction; rc[i] is 0
      * or LN_ESTALE. */
-    int (*release)(ln__jobs_be *be, const char *queue, const ln__job_ref *refs,
-                   int *rc, size_t n);
+    int (*release)(ln__jobs_be *be, const char *queue, const ln__job_ref *refs, int *rc, size_t n);
     /* Progress JSON or a log line on a job holding ref's token;
      * LN_ESTALE. */
-    int (*progress)(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
-                    const char *json);
-    int (*log)(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
-               const char *line);
+    int (*progress)(ln__jobs_be *be, const char *queue, const ln__job_ref *ref, const char *json);
+    int (*log)(ln__jobs_be *be, const char *queue, const ln__job_ref *ref, const char *line);
     /* *pending = 1 if any waiting, prioritized, delayed or active job;
      * cheap (an existence check). */
     int (*pending)(ln__jobs_be *be, const char *queue, int *pending);
@@ -171,8 +163,7 @@ struct ln__wait_methods {
     /* Start one wait of at most timeout_ms (>= 1): *fd to poll for POLLIN,
      * *limit_ms after which no answer means a dead connection (cancel).
      * Not while armed. An error: no wait is armed. */
-    int (*arm)(ln__jobs_wait *w, int64_t timeout_ms, int *fd,
-               int64_t *limit_ms);
+    int (*arm)(ln__jobs_wait *w, int64_t timeout_ms, int *fd, int64_t *limit_ms);
     /* The fd is readable: LN__WAIT_PENDING (still armed), _TIMEOUT, _WOKEN
      * with *due_in_ms (0: look now), or an error (connection dropped). */
     int (*read)(ln__jobs_wait *w, int64_t *due_in_ms);
@@ -203,12 +194,10 @@ struct ln__pipe_methods {
 /* Backend constructors. url is the caller's whole URL; opts is complete.
  * On failure *out is untouched, the detail is in errmsg and a negative
  * code returned (LN_EINVAL: malformed URL or unknown parameter). */
-int ln__jobs_sqlite_open(ln__jobs_be **out, const char *url,
-                         const ln_jobs_opts *opts, char *errmsg,
+int ln__jobs_sqlite_open(ln__jobs_be **out, const char *url, const ln_jobs_opts *opts, char *errmsg,
                          size_t errmsg_size);
 /* Only when LN_HAVE_REDIS is defined (built with hiredis). */
-int ln__jobs_redis_open(ln__jobs_be **out, const char *url,
-                        const ln_jobs_opts *opts, char *errmsg,
+int ln__jobs_redis_open(ln__jobs_be **out, const char *url, const ln_jobs_opts *opts, char *errmsg,
                         size_t errmsg_size);
 
 #endif /* LN_JOBS_BACKEND_H */

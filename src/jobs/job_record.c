@@ -18,8 +18,7 @@ static const char *const state_names[LN_JOB_NSTATES] = {
 };
 
 const char *ln_job_state_name(int state) {
-    return state >= 0 && state < LN_JOB_NSTATES ? state_names[state]
-                                                : "unknown";
+    return state >= 0 && state < LN_JOB_NSTATES ? state_names[state] : "unknown";
 }
 
 int ln_job_state_parse(const char *s) {

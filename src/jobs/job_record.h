@@ -26,10 +26,10 @@ typedef struct ln__job_ref {
 /* One job to add (validated by the front). */
 typedef struct ln__job_new {
     const char *name;
-    const char *data;       /* valid JSON */
-    size_t data_len;        /* strlen(data) */
-    ln_job_opts opts;       /* complete: defaults filled, checked; job_id,
-                               traceparent, tracestate may be NULL */
+    const char *data; /* valid JSON */
+    size_t data_len;  /* strlen(data) */
+    ln_job_opts opts; /* complete: defaults filled, checked; job_id,
+                         traceparent, tracestate may be NULL */
     /* out */
     char id[LN_JOB_ID_MAX]; /* the new or existing job's id */
     int existed;            /* 1 if opts.job_id already existed (no-op) */

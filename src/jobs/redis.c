@@ -335,7 +335,8 @@ static int redis_remove(ln__jobs_be *be, const char *queue, const char *id) {
     ln__redis_args_str(&a, id);
     int64_t res = 0;
     if ((rc = script_int(r, LN__RS_REMOVE, &a, &res)) < 0) return rc;
-    if (res == LN__RC_JOB_NOT_EXIST) return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    if (res == LN__RC_JOB_NOT_EXIST)
+        return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
     if (res == LN__RC_LOCKED)
         return ln__jobs_be_err(be, LN_EBUSY, "job '%s' is active (a worker holds its lock)", id);
     return 0;

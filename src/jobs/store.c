@@ -43,8 +43,7 @@ int ln__store_release(ln_jobs *jobs, const char *queue, const ln__job_ref *refs,
     return ln__jobs_leave(jobs, jobs->be->methods->release(jobs->be, queue, refs, rc, n));
 }
 
-int ln__store_progress(ln_jobs *jobs, const char *queue, const ln__job_ref *ref,
-                       const char *json) {
+int ln__store_progress(ln_jobs *jobs, const char *queue, const ln__job_ref *ref, const char *json) {
     int err = ln__jobs_enter(jobs);
     if (err != 0) return err;
     return ln__jobs_leave(jobs, jobs->be->methods->progress(jobs->be, queue, ref, json));
