@@ -22,6 +22,8 @@
 /* ------------------------------------------------------------ store ops */
 
 int ln__store_step(ln_jobs *jobs, const char *queue, ln__jobs_step *st) {
+    st->ntaken = 0; /* also when the handle refuses (a forked child) */
+    st->next_due_ms = -1;
     int err = ln__jobs_enter(jobs);
     if (err != 0) return err;
     return ln__jobs_leave(jobs, jobs->be->methods->step(jobs->be, queue, st));
@@ -29,6 +31,7 @@ int ln__store_step(ln_jobs *jobs, const char *queue, ln__jobs_step *st) {
 
 int ln__store_recover_stalled(ln_jobs *jobs, const char *queue, unsigned max_stalled,
                               const char *reason, size_t *requeued, size_t *failed) {
+    *requeued = *failed = 0;
     int err = ln__jobs_enter(jobs);
     if (err != 0) return err;
     ln__jobs_be *be = jobs->be;
