@@ -450,6 +450,8 @@ int cmd_jobs(int argc, char **argv) {
         fprintf(stderr, "lanes jobs: cannot open '%s': %s: %s\n", url, ln_err_name(err), msg);
         return err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
     }
+    if (ln_jobs_warning(jobs) != NULL) /* the library never prints */
+        fprintf(stderr, "lanes: warning: %s\n", ln_jobs_warning(jobs));
     if (strcmp(cmd, "add") == 0)
         rc = cmd_add(jobs, &a);
     else if (strcmp(cmd, "counts") == 0)

@@ -585,6 +585,8 @@ int cmd_worker(int argc, char **argv) {
         fprintf(stderr, "lanes worker: cannot open '%s': %s: %s\n", url, ln_err_name(err), msg);
         return err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
     }
+    if (ln_jobs_warning(jobs) != NULL) /* the library never prints */
+        fprintf(stderr, "lanes: warning: %s\n", ln_jobs_warning(jobs));
     ln_worker *w;
     if ((err = ln_worker_create(&w, jobs, queue, run_exec, &x, &o)) != 0) {
         fprintf(stderr, "lanes worker: %s: %s\n", ln_err_name(err), ln_jobs_errmsg(jobs));

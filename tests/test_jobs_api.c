@@ -288,14 +288,14 @@ TEST(lease_fencing_rejects_stale_tokens) {
     ln__jobs_be *be = jobs->be;
     ln__job_taken taken[1];
     ln__jobs_step st = {.want = 1, .lease_ms = 30, .taken = taken};
-    CHECK_EQ(be->ops->step(be, "q", &st), 0);
+    CHECK_EQ(be->methods->step(be, "q", &st), 0);
     CHECK_EQ(st.ntaken, 1);
     ln__job_ref old = taken[0].ref;
     CHECK_EQ(taken[0].attempts_started, 1);
     ln__free(taken[0].name), ln__free(taken[0].data);
     ln_test_sleep_ms(80); /* lease lapses */
     size_t requeued, failed;
-    CHECK_EQ(be->ops->recover_stalled(be, "q", 1, "stalled", &requeued,
+    CHECK_EQ(be->methods->recover_stalled(be, "q", 1, "stalled", &requeued,
                                       &failed), 0);
     CHECK_EQ(requeued, 1);
     CHECK_EQ(failed, 0);
@@ -304,11 +304,11 @@ TEST(lease_fencing_rejects_stale_tokens) {
     int rrc = 0;
     ln__jobs_step st2 = {.done = &d, .ndone = 1, .renew = &old,
                          .renew_rc = &rrc, .nrenew = 1, .lease_ms = 30000};
-    CHECK_EQ(be->ops->step(be, "q", &st2), 0);
+    CHECK_EQ(be->methods->step(be, "q", &st2), 0);
     CHECK_EQ(d.rc, LN_ESTALE);
     CHECK_EQ(rrc, LN_ESTALE);
-    CHECK_EQ(be->ops->progress(be, "q", &old, "1"), LN_ESTALE);
-    CHECK_EQ(be->ops->log(be, "q", &old, "x"), LN_ESTALE);
+    CHECK_EQ(be->methods->progress(be, "q", &old, "1"), LN_ESTALE);
+    CHECK_EQ(be->methods->log(be, "q", &old, "x"), LN_ESTALE);
     ln_job_info info;
     CHECK_EQ(ln_jobs_get(jobs, "q", "1", &info), 0);
     CHECK_EQ(info.state, LN_JOB_WAITING);
@@ -316,14 +316,14 @@ TEST(lease_fencing_rejects_stale_tokens) {
     ln_job_info_clear(&info);
     /* A new take gets a new token that works. */
     ln__jobs_step st3 = {.want = 1, .lease_ms = 30, .taken = taken};
-    CHECK_EQ(be->ops->step(be, "q", &st3), 0);
+    CHECK_EQ(be->methods->step(be, "q", &st3), 0);
     CHECK_EQ(st3.ntaken, 1);
     CHECK(strcmp(taken[0].ref.token, old.token) != 0);
     CHECK_EQ(taken[0].attempts_started, 2);
     ln__free(taken[0].name), ln__free(taken[0].data);
     /* Stalls past max_stalled fail the job with a clear reason. */
     ln_test_sleep_ms(80);
-    CHECK_EQ(be->ops->recover_stalled(be, "q", 1, "stalled too often",
+    CHECK_EQ(be->methods->recover_stalled(be, "q", 1, "stalled too often",
                                       &requeued, &failed), 0);
     CHECK_EQ(failed, 1);
     CHECK_EQ(ln_jobs_get(jobs, "q", "1", &info), 0);
@@ -334,7 +334,7 @@ TEST(lease_fencing_rejects_stale_tokens) {
     CHECK_EQ(ln_jobs_retry(jobs, "q", "1"), 0);
     CHECK_EQ(ln_jobs_retry(jobs, "q", "1"), LN_EINVAL);
     ln__jobs_step st4 = {.want = 1, .lease_ms = 30000, .taken = taken};
-    CHECK_EQ(be->ops->step(be, "q", &st4), 0);
+    CHECK_EQ(be->methods->step(be, "q", &st4), 0);
     CHECK_EQ(st4.ntaken, 1);
     ln__free(taken[0].name), ln__free(taken[0].data);
     CHECK_EQ(ln_jobs_remove(jobs, "q", "1"), LN_EBUSY);
@@ -478,7 +478,7 @@ TEST(every_statement_uses_an_index) {
     CHECK_EQ(sqlite3_open(jt_path("i.db"), &db), SQLITE_OK);
     for (int id = 0; id < S_COUNT_; id++) {
         char sql[4096];
-        snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN %s", sq_sql_text(id));
+        snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN %s", ln__sq_sql_text(id));
         sqlite3_stmt *st;
         CHECK_EQ(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
         while (sqlite3_step(st) == SQLITE_ROW) {
@@ -486,7 +486,7 @@ TEST(every_statement_uses_an_index) {
             if (strncmp(d, "SCAN lanes_jobs", 15) == 0 ||
                 strncmp(d, "SCAN j", 6) == 0) {
                 fprintf(stderr, "statement %d scans: %s\n  %s\n", id, d,
-                        sq_sql_text(id));
+                        ln__sq_sql_text(id));
                 CHECK(0);
             }
         }
@@ -496,7 +496,7 @@ TEST(every_statement_uses_an_index) {
      * lanes_jobs, however many jobs there are. (Counter changes are
      * upserts on that primary key, in S_COUNT and the triggers.) */
     char sql[4096];
-    snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN %s", sq_sql_text(S_COUNTS));
+    snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN %s", ln__sq_sql_text(S_COUNTS));
     sqlite3_stmt *st;
     CHECK_EQ(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
     int searches = 0;

@@ -37,6 +37,21 @@
  *
  * Errors: negative LN_E* codes from <lanes.h>; ln_jobs_errmsg() has the
  * detail of the last failure on a handle (which option, which SQLite error).
+ * The library never prints: a risky store setting found at open is for
+ * the caller to show (ln_jobs_warning).
+ *
+ * Names, the same for every store (so a queue moves between stores, and
+ * BullMQ, whose rules these are, shares Redis queues with lanes):
+ *  - a queue name is 1..LN_JOB_QUEUE_MAX-1 bytes without control
+ *    characters and without ':' (it separates the parts of Redis keys);
+ *  - a job name likewise, 1..LN_JOB_NAME_MAX-1 bytes (':' allowed);
+ *  - a custom job id (ln_job_opts.job_id) is 1..LN_JOB_ID_MAX-1 bytes
+ *    without control characters, is not an integer (all digits, or '-'
+ *    and digits without a leading zero: the store numbers its own jobs so),
+ *    and contains ':' only in the three-part form "a:b:c", never starting
+ *    with "0:".
+ * A call given a name or id that breaks these returns LN_EINVAL and stores
+ * nothing.
  */
 #ifndef LANES_JOBS_H
 #define LANES_JOBS_H
@@ -102,6 +117,14 @@ LN_EXTERN void ln_jobs_close(ln_jobs *jobs);
  * 1)". "" when none. Valid until the next call on the handle. */
 LN_EXTERN const char *ln_jobs_errmsg(const ln_jobs *jobs);
 
+/* A warning about the store found when the handle was opened, or NULL when
+ * none (and for a NULL handle): a setting that does not stop the store
+ * from working but puts its jobs at risk, e.g. "redis maxmemory-policy is
+ * 'allkeys-lru'; it should be 'noeviction' (...)". The library never
+ * prints it; show or log it as you see fit. Fixed for the handle's life:
+ * valid until ln_jobs_close, any thread. */
+LN_EXTERN const char *ln_jobs_warning(const ln_jobs *jobs);
+
 /* ------------------------------------------------------------------------ */
 /* Adding jobs                                                               */
 
@@ -128,9 +151,10 @@ typedef struct ln_job_opts {
     int64_t backoff_ms;     /* >= 0; delay before retry n is backoff_ms
                                (fixed) or backoff_ms * 2^(n-1) (exponential) */
     const char *job_id;     /* NULL = the store numbers the job. Otherwise
-                               1..LN_JOB_ID_MAX-1 printable characters, not
-                               all digits. Adding an id that exists changes
-                               nothing and returns that job's id. */
+                               a custom id (see "Names" above: printable,
+                               not an integer, ':' only as "a:b:c").
+                               Adding an id that exists changes nothing
+                               and returns that job's id. */
     int lifo;               /* 1: run before older jobs of equal priority */
     ln_job_keep remove_on_complete; /* default LN_KEEP_ALL. Applied to the
                                        queue each time a job finishes;
@@ -144,8 +168,7 @@ typedef struct ln_job_opts {
 /* Defaults as listed above. */
 LN_EXTERN void ln_job_opts_init(ln_job_opts *opts);
 
-/* Add one job. queue and name: 1..LN_JOB_QUEUE_MAX-1 / LN_JOB_NAME_MAX-1
- * bytes; data_json: valid JSON text of at most max_data_size bytes (NULL =
+/* Add one job. queue and name: see "Names" above; data_json: valid JSON text of at most max_data_size bytes (NULL =
  * "{}"); opts NULL = defaults. The new (or, with opts->job_id, existing)
  * job's id is written to id (id_size >= LN_JOB_ID_MAX is always enough; id
  * may be NULL). When 0 is returned the job is durable (see the guarantees

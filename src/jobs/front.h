@@ -1,5 +1,6 @@
-/* front.h - private to the jobs front (jobs.c, validate.c, worker.c): the
- * handle, its locking, and the checks shared by add and the worker. */
+/* front.h - private to the jobs front (front.c, store.c, validate.c and
+ * the worker, worker*.c): the handle, its locking, and the checks shared
+ * by add and the worker. */
 #ifndef LN_JOBS_FRONT_H
 #define LN_JOBS_FRONT_H
 
@@ -17,6 +18,8 @@ struct ln_jobs {
     pid_t pid;               /* process that opened it (fork detection) */
     ln_jobs_opts opts;
     char errmsg[LN__JOBS_ERRMSG_MAX];
+    char warning[LN__JOBS_ERRMSG_MAX]; /* from the backend's open; then
+                                          read-only (ln_jobs_warning) */
 };
 
 /* Lock the handle for one operation: LN_EINVAL for NULL, LN_EFORK in a
@@ -33,6 +36,10 @@ int ln__jobs_err(ln_jobs *jobs, int code, const char *fmt, ...)
  * (prefixed by 'what', e.g. "job 3: ") to errmsg/errsize. */
 int ln__jobs_check_name(const char *s, size_t max, const char *what,
                         char *err, size_t errsize);
+/* A queue name: a name of < LN_JOB_QUEUE_MAX bytes without ':' (jobs.h). */
+int ln__jobs_check_queue(const char *queue, char *err, size_t errsize);
+/* A caller's job id at add: a name, not an integer, and ':' only in the
+ * three-part form (jobs.h's rule, BullMQ's). */
 int ln__jobs_check_id(const char *id, char *err, size_t errsize);
 /* data must be JSON (any value) of at most max bytes, else LN_EINVAL with
  * the reason in err. *len gets strlen(data). */

@@ -1,6 +1,6 @@
 /* redis.c - the Redis backend of lanes jobs, wire-compatible with BullMQ 6.7:
  * the same keys, job hash fields, scores and events, so BullMQ producers,
- * workers and dashboards share queues with lanes (research/bullmq-layout.md).
+ * workers and dashboards share queues with lanes (docs/internals/redis-layout.md).
  *
  * DESIGN
  * Every op is one Lua script (src/jobs/lua/, embedded by
@@ -38,6 +38,7 @@
  */
 #include "backend.h"
 #include "internal.h"
+#include "redis_codes.h"
 #include "redis_conn.h"
 #include "redis_pipe.h"
 #include "redis_scripts.h"
@@ -57,8 +58,7 @@
 #define BASE_MAX (PREFIX_MAX + LN_JOB_QUEUE_MAX + 2)
 /* "<prefix>:<base64(queue)>:w:lanes-<pid>" */
 #define CLIENT_NAME_MAX (PREFIX_MAX + (LN_JOB_QUEUE_MAX + 2) / 3 * 4 + 32)
-#define BATCH 1000                  /* jobs per script call of retry-all and clean */
-#define BULLMQ_PRIORITY_MAX 2097151 /* 2^21 - 1 */
+#define BATCH 1000 /* jobs per script call of retry-all and clean */
 
 typedef struct redis_be {
     ln__jobs_be base;
@@ -81,14 +81,10 @@ static int public_rc(int rc) {
     return ln__redis_conn_lost(rc) ? LN_EBACKEND : rc;
 }
 
-/* The queue base "<prefix>:<queue>:" into r->key. BullMQ forbids ':' in
- * queue names (it would make keys ambiguous). */
-static int set_queue(redis_be *r, const char *queue) {
-    if (strchr(queue, ':'))
-        return ln__jobs_be_err(&r->base, LN_EINVAL,
-                               "queue name '%s' contains ':' (BullMQ forbids it)", queue);
+/* The queue base "<prefix>:<queue>:" into r->key. The front refuses ':'
+ * in queue names for every store (it would make these keys ambiguous). */
+static void set_queue(redis_be *r, const char *queue) {
     snprintf(r->key, sizeof r->key, "%s:%s:", r->cfg.prefix, queue);
-    return 0;
 }
 
 static redisReply *script(redis_be *r, int which, ln__redis_args *a, int *rc) {
@@ -110,23 +106,6 @@ static int bad_reply(redis_be *r, redisReply *rep, const char *what) {
 
 /* ------------------------------------------------------------------ add */
 
-/* BullMQ's producer rules for custom ids, beyond the front's checks: not
- * an integer in JavaScript's eyes (it would clash with automatic ids), and
- * no ':' unless the id has exactly three ':'-separated parts (the shape of
- * job-scheduler ids), never starting with "0:". */
-static const char *bullmq_id_problem(const char *id) {
-    const char *d = id[0] == '-' ? id + 1 : id;
-    size_t nd = strspn(d, "0123456789");
-    if (nd > 0 && d[nd] == '\0' && (d[0] != '0' || nd == 1)) return "custom ids cannot be integers";
-    const char *c1 = strchr(id, ':');
-    if (c1) {
-        const char *c2 = strchr(c1 + 1, ':');
-        if (!c2 || strchr(c2 + 1, ':')) return "custom ids cannot contain ':'";
-        if (!strncmp(id, "0:", 2)) return "custom ids cannot start with '0:'";
-    }
-    return NULL;
-}
-
 static void push_keep(ln__redis_args *a, const ln_job_keep *k) {
     ln__redis_args_i64(a, k->mode);
     ln__redis_args_i64(a, k->value);
@@ -134,23 +113,14 @@ static void push_keep(ln__redis_args *a, const ln_job_keep *k) {
 
 static int redis_add(ln__jobs_be *be, const char *queue, ln__job_new *jobs, size_t n) {
     redis_be *r = rbe(be);
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
+    int rc = 0;
+    set_queue(r, queue);
     ln__redis_args a = {0};
     ln__redis_args_i64(&a, (int64_t)n);
+    /* The front checked ids and priorities by BullMQ's rules (jobs.h);
+     * LN_JOB_PRIORITY_MAX keeps the score exact below 2^53. */
     for (size_t i = 0; i < n; i++) {
         const ln_job_opts *o = &jobs[i].opts;
-        const char *why = o->job_id ? bullmq_id_problem(o->job_id) : NULL;
-        if (why) {
-            ln__redis_args_free(&a);
-            return ln__jobs_be_err(be, LN_EINVAL, "job %zu: job id '%s': %s (BullMQ's rule)", i,
-                                   o->job_id, why);
-        }
-        if (o->priority > BULLMQ_PRIORITY_MAX) { /* keeps the score exact below 2^53 */
-            ln__redis_args_free(&a);
-            return ln__jobs_be_err(be, LN_EINVAL, "job %zu: priority %d is above BullMQ's %d", i,
-                                   o->priority, BULLMQ_PRIORITY_MAX);
-        }
         ln__redis_args_str(&a, o->job_id ? o->job_id : "");
         ln__redis_args_str(&a, jobs[i].name);
         ln__redis_args_mem(&a, jobs[i].data, jobs[i].data_len);
@@ -187,8 +157,8 @@ static int redis_add(ln__jobs_be *be, const char *queue, ln__job_new *jobs, size
 
 static int redis_get(ln__jobs_be *be, const char *queue, const char *id, ln_job_info *info) {
     redis_be *r = rbe(be);
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
+    int rc = 0;
+    set_queue(r, queue);
     ln__redis_args a = {0};
     ln__redis_args_str(&a, id);
     redisReply *rep = script(r, LN__RS_GET, &a, &rc);
@@ -206,8 +176,8 @@ static int redis_get(ln__jobs_be *be, const char *queue, const char *id, ln_job_
 
 static int redis_counts(ln__jobs_be *be, const char *queue, ln_job_counts *c) {
     redis_be *r = rbe(be);
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
+    int rc = 0;
+    set_queue(r, queue);
     ln__redis_args a = {0};
     redisReply *rep = script(r, LN__RS_COUNTS, &a, &rc);
     if (!rep) return public_rc(rc);
@@ -224,10 +194,10 @@ static int redis_list(ln__jobs_be *be, const char *queue, int state, size_t offs
     redis_be *r = rbe(be);
     *out = NULL;
     *n = 0;
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
+    int rc = 0;
+    set_queue(r, queue);
     ln__redis_args a = {0};
-    ln__redis_args_str(&a, ln__redis_state_names[state]);
+    ln__redis_args_str(&a, ln_job_state_name(state));
     ln__redis_args_i64(&a, (int64_t)offset);
     ln__redis_args_i64(&a, (int64_t)limit);
     redisReply *rep = script(r, LN__RS_LIST, &a, &rc);
@@ -257,8 +227,8 @@ static int redis_logs(ln__jobs_be *be, const char *queue, const char *id, char *
     redis_be *r = rbe(be);
     *lines = NULL;
     *n = 0;
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
+    int rc = 0;
+    set_queue(r, queue);
     char jkey[BASE_MAX + LN_JOB_ID_MAX], lkey[sizeof jkey + 5];
     snprintf(jkey, sizeof jkey, "%s%s", r->key, id);
     snprintf(lkey, sizeof lkey, "%s:logs", jkey);
@@ -289,8 +259,8 @@ static int redis_logs(ln__jobs_be *be, const char *queue, const char *id, char *
 
 static int redis_is_paused(ln__jobs_be *be, const char *queue, int *paused) {
     redis_be *r = rbe(be);
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
+    int rc = 0;
+    set_queue(r, queue);
     char meta[BASE_MAX + 8];
     snprintf(meta, sizeof meta, "%smeta", r->key);
     redisReply *rep = command(r, 3, (const char *[]){"HEXISTS", meta, "paused"}, &rc);
@@ -302,8 +272,8 @@ static int redis_is_paused(ln__jobs_be *be, const char *queue, int *paused) {
 
 static int redis_pending(ln__jobs_be *be, const char *queue, int *pending) {
     redis_be *r = rbe(be);
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
+    int rc = 0;
+    set_queue(r, queue);
     static const char *const sets[] = {"wait", "prioritized", "delayed", "active"};
     char keys[4][BASE_MAX + 16];
     const char *argv[5] = {"EXISTS"};
@@ -334,8 +304,8 @@ static int script_int(redis_be *r, int which, ln__redis_args *a, int64_t *out) {
 
 static int redis_retry(ln__jobs_be *be, const char *queue, const char *id, size_t *count) {
     redis_be *r = rbe(be);
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
+    int rc = 0;
+    set_queue(r, queue);
     *count = 0;
     int64_t moved = 0;
     do {
@@ -343,9 +313,9 @@ static int redis_retry(ln__jobs_be *be, const char *queue, const char *id, size_
         ln__redis_args_str(&a, id ? id : "");
         ln__redis_args_i64(&a, BATCH);
         if ((rc = script_int(r, LN__RS_REQUEUE, &a, &moved)) < 0) return rc;
-        if (moved == -1)
+        if (moved == LN__RC_JOB_NOT_EXIST)
             return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
-        if (moved == -4) {
+        if (moved == LN__RC_NOT_FAILED) {
             ln_job_info info = {0};
             rc = redis_get(be, queue, id, &info);
             const char *state = rc ? "not failed" : ln_job_state_name(info.state);
@@ -359,14 +329,15 @@ static int redis_retry(ln__jobs_be *be, const char *queue, const char *id, size_
 
 static int redis_remove(ln__jobs_be *be, const char *queue, const char *id) {
     redis_be *r = rbe(be);
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
+    int rc = 0;
+    set_queue(r, queue);
     ln__redis_args a = {0};
     ln__redis_args_str(&a, id);
     int64_t res = 0;
     if ((rc = script_int(r, LN__RS_REMOVE, &a, &res)) < 0) return rc;
-    if (res == -1) return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
-    if (res == -5)
+    if (res == LN__RC_JOB_NOT_EXIST)
+        return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    if (res == LN__RC_LOCKED)
         return ln__jobs_be_err(be, LN_EBUSY, "job '%s' is active (a worker holds its lock)", id);
     return 0;
 }
@@ -374,13 +345,13 @@ static int redis_remove(ln__jobs_be *be, const char *queue, const char *id) {
 static int redis_clean(ln__jobs_be *be, const char *queue, int state, int64_t age_ms, uint64_t keep,
                        size_t *removed) {
     redis_be *r = rbe(be);
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
+    int rc = 0;
+    set_queue(r, queue);
     *removed = 0;
     int64_t n = 0;
     do {
         ln__redis_args a = {0};
-        ln__redis_args_str(&a, ln__redis_state_names[state]);
+        ln__redis_args_str(&a, ln_job_state_name(state));
         ln__redis_args_i64(&a, age_ms < 0 ? -1 : age_ms);
         ln__redis_args_i64(&a, keep > INT64_MAX ? INT64_MAX : (int64_t)keep);
         ln__redis_args_i64(&a, BATCH);
@@ -392,8 +363,7 @@ static int redis_clean(ln__jobs_be *be, const char *queue, int state, int64_t ag
 
 static int redis_pause(ln__jobs_be *be, const char *queue, int paused) {
     redis_be *r = rbe(be);
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
+    set_queue(r, queue);
     ln__redis_args a = {0};
     ln__redis_args_str(&a, paused ? "1" : "0");
     int64_t ignored = 0;
@@ -402,8 +372,8 @@ static int redis_pause(ln__jobs_be *be, const char *queue, int paused) {
 
 static int redis_drain(ln__jobs_be *be, const char *queue, size_t *removed) {
     redis_be *r = rbe(be);
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
+    int rc = 0;
+    set_queue(r, queue);
     ln__redis_args a = {0};
     int64_t n = 0;
     rc = script_int(r, LN__RS_DRAIN, &a, &n);
@@ -444,16 +414,17 @@ static void name_connection(redis_be *r, const char *queue) {
     if (rep) freeReplyObject(rep); /* a refusal only costs the listing */
 }
 
+/* 0, or a leave_active code (LN__RC_*): not ours any more. */
 static int stale_or_ok(int64_t code) {
-    return code == 0 ? 0 : LN_ESTALE; /* -1/-2/-3/-6: not ours any more */
+    return code == 0 ? 0 : LN_ESTALE;
 }
 
 static int redis_step(ln__jobs_be *be, const char *queue, ln__jobs_step *st) {
     redis_be *r = rbe(be);
     st->ntaken = 0;
     st->next_due_ms = -1;
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
+    int rc = 0;
+    set_queue(r, queue);
     name_connection(r, queue);
     ln__redis_token *tokens = st->want ? ln__malloc(st->want * sizeof *tokens) : NULL;
     if (st->want && !tokens) return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
@@ -476,8 +447,8 @@ static int redis_recover_stalled(ln__jobs_be *be, const char *queue, unsigned ma
                                  const char *reason, size_t *requeued, size_t *failed) {
     redis_be *r = rbe(be);
     *requeued = *failed = 0;
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
+    int rc = 0;
+    set_queue(r, queue);
     ln__redis_args a = {0};
     ln__redis_args_i64(&a, max_stalled);
     ln__redis_args_str(&a, reason);
@@ -494,8 +465,8 @@ static int redis_recover_stalled(ln__jobs_be *be, const char *queue, unsigned ma
 static int redis_release(ln__jobs_be *be, const char *queue, const ln__job_ref *refs, int *rcs,
                          size_t n) {
     redis_be *r = rbe(be);
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
+    int rc = 0;
+    set_queue(r, queue);
     ln__redis_args a = {0};
     for (size_t i = 0; i < n; i++) {
         ln__redis_args_str(&a, refs[i].id);
@@ -513,8 +484,8 @@ static int redis_release(ln__jobs_be *be, const char *queue, const ln__job_ref *
 static int touch(ln__jobs_be *be, const char *queue, const ln__job_ref *ref, const char *what,
                  const char *value) {
     redis_be *r = rbe(be);
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
+    int rc = 0;
+    set_queue(r, queue);
     ln__redis_args a = {0};
     ln__redis_args_str(&a, ref->id);
     ln__redis_args_str(&a, ref->token);
@@ -524,8 +495,8 @@ static int touch(ln__jobs_be *be, const char *queue, const ln__job_ref *ref, con
     if ((rc = script_int(r, LN__RS_TOUCH, &a, &res)) < 0) return rc;
     if (res < 0)
         return ln__jobs_be_err(be, LN_ESTALE, "job '%s': lock lost (%s)", ref->id,
-                               res == -1   ? "job removed"
-                               : res == -2 ? "lock expired"
+                               res == LN__RC_JOB_NOT_EXIST    ? "job removed"
+                               : res == LN__RC_LOCK_NOT_EXIST ? "lock expired"
                                            : "another worker holds it");
     return 0;
 }
@@ -542,9 +513,9 @@ static int redis_log(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
 /* The blocking wait (redis_wait.c) of a worker on queue. */
 static int redis_wait_open(ln__jobs_be *be, const char *queue, ln__jobs_wait **out) {
     redis_be *r = rbe(be);
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
-    if ((rc = ln__redis_wait_open(&r->cfg, be->ops, r->key, out)) < 0)
+    int rc = 0;
+    set_queue(r, queue);
+    if ((rc = ln__redis_wait_open(&r->cfg, r->key, out)) < 0)
         return ln__jobs_be_err(be, rc, "out of memory");
     return 0;
 }
@@ -553,10 +524,10 @@ static int redis_wait_open(ln__jobs_be *be, const char *queue, ln__jobs_wait **o
  * own connection carries the worker's name, as when it steps itself. */
 static int redis_pipe_open(ln__jobs_be *be, const char *queue, ln__jobs_pipe **out) {
     redis_be *r = rbe(be);
-    int rc = set_queue(r, queue);
-    if (rc) return rc;
+    int rc = 0;
+    set_queue(r, queue);
     name_connection(r, queue);
-    if ((rc = ln__redis_pipe_open(&r->cfg, be->ops, r->key, r->worker, out)) < 0)
+    if ((rc = ln__redis_pipe_open(&r->cfg, r->key, r->worker, out)) < 0)
         return ln__jobs_be_err(be, rc, "cannot make a step pipe: %s", ln_strerror(rc));
     return 0;
 }
@@ -574,8 +545,8 @@ static void redis_close(ln__jobs_be *be, int forked) {
     ln__free(r);
 }
 
-static const ln__jobs_ops redis_ops = {
-    .version = LN__JOBS_BACKEND_VERSION,
+static const ln__store_methods redis_methods = {
+    .version = LN__STORE_METHODS_VERSION,
     .name = "redis",
     .close = redis_close,
     .add = redis_add,
@@ -596,20 +567,13 @@ static const ln__jobs_ops redis_ops = {
     .log = redis_log,
     .pending = redis_pending,
     .wait_open = redis_wait_open,
-    .wait_arm = ln__redis_wait_arm,
-    .wait_read = ln__redis_wait_read,
-    .wait_cancel = ln__redis_wait_cancel,
-    .wait_close = ln__redis_wait_close,
     .pipe_open = redis_pipe_open,
-    .pipe_send = ln__redis_pipe_send,
-    .pipe_recv = ln__redis_pipe_recv,
-    .pipe_poll = ln__redis_pipe_poll,
-    .pipe_close = ln__redis_pipe_close,
 };
 
 /* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and
  * maxmemory-policy noeviction (evicting a lock or job key corrupts a queue),
- * which only earns a warning since hosted Redis may hide the setting. */
+ * which only earns a warning (r->base.warning, ln_jobs_warning) since
+ * hosted Redis may hide the setting. */
 static int check_server(redis_be *r) {
     int rc;
     redisReply *rep = command(r, 2, (const char *[]){"INFO", "server"}, &rc);
@@ -626,10 +590,10 @@ static int check_server(redis_be *r) {
     if (!rep) return ln__redis_conn_lost(rc) ? public_rc(rc) : 0; /* CONFIG may be disabled */
     if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
         rep->element[1]->type == REDIS_REPLY_STRING && strcmp(rep->element[1]->str, "noeviction"))
-        fprintf(stderr,
-                "lanes: warning: redis maxmemory-policy is '%s'; it should be "
-                "'noeviction' (an evicted job or lock key corrupts a queue)\n",
-                rep->element[1]->str);
+        snprintf(r->base.warning, sizeof r->base.warning,
+                 "redis maxmemory-policy is '%s'; it should be 'noeviction' (an evicted job "
+                 "or lock key corrupts a queue)",
+                 rep->element[1]->str);
     freeReplyObject(rep);
     return 0;
 }
@@ -642,7 +606,7 @@ int ln__jobs_redis_open(ln__jobs_be **out, const char *url, const ln_jobs_opts *
         snprintf(errmsg, errmsg_size, "out of memory");
         return LN_ENOMEM;
     }
-    r->base.ops = &redis_ops;
+    r->base.methods = &redis_methods;
     int rc = ln__redis_cfg_parse(&r->cfg, url, errmsg, errmsg_size);
     if (rc) {
         ln__free(r);
@@ -655,7 +619,9 @@ int ln__jobs_redis_open(ln__jobs_be **out, const char *url, const ln_jobs_opts *
     }
     unsigned char rnd[16];
     if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
-        snprintf(errmsg, errmsg_size, "getrandom failed: %s", strerror(errno));
+        char ebuf[128];
+        snprintf(errmsg, errmsg_size, "getrandom failed: %s",
+                 strerror_r(errno, ebuf, sizeof ebuf));
         rc = LN_EBACKEND;
         goto fail;
     }

@@ -51,23 +51,26 @@ static redis_pipe *rp(ln__jobs_pipe *p) {
     return (redis_pipe *)p;
 }
 
-int ln__redis_pipe_open(const ln__redis_cfg *cfg, const ln__jobs_ops *ops, const char *base,
-                        const char *worker, ln__jobs_pipe **out) {
+static const ln__pipe_methods pipe_methods;
+static void pipe_close(ln__jobs_pipe *base);
+
+int ln__redis_pipe_open(const ln__redis_cfg *cfg, const char *base, const char *worker,
+                        ln__jobs_pipe **out) {
     redis_pipe *p = ln__calloc(1, sizeof *p);
     if (!p) return LN_ENOMEM;
-    p->base.ops = ops;
+    p->base.methods = &pipe_methods;
     p->conn.cfg = cfg;
     p->conn.err = p->base.errmsg;
     p->conn.err_size = sizeof p->base.errmsg;
     p->key = ln__strdup(base);
     p->worker = ln__strdup(worker);
     if (!p->key || !p->worker) {
-        ln__redis_pipe_close(&p->base);
+        pipe_close(&p->base);
         return LN_ENOMEM;
     }
     unsigned char rnd[16];
     if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
-        ln__redis_pipe_close(&p->base);
+        pipe_close(&p->base);
         return LN_EBACKEND;
     }
     for (int i = 0; i < 16; i++) snprintf(p->token_base + 2 * i, 3, "%02x", rnd[i]);
@@ -85,7 +88,7 @@ static void drop(redis_pipe *p) {
     }
 }
 
-int ln__redis_pipe_send(ln__jobs_pipe *base, ln__jobs_step *st) {
+static int pipe_send(ln__jobs_pipe *base, ln__jobs_step *st) {
     redis_pipe *p = rp(base);
     if (p->count == LN__PIPE_DEPTH) return LN_EINVAL; /* the caller's bug */
     if (p->lost) { /* replies of the old connection are still owed */
@@ -144,7 +147,7 @@ static int reply_code(redis_pipe *p, const char *msg) {
     return LN_EBACKEND;
 }
 
-int ln__redis_pipe_recv(ln__jobs_pipe *base, ln__jobs_step *st) {
+static int pipe_recv(ln__jobs_pipe *base, ln__jobs_step *st) {
     redis_pipe *p = rp(base);
     st->ntaken = 0;
     st->next_due_ms = -1;
@@ -180,7 +183,7 @@ int ln__redis_pipe_recv(ln__jobs_pipe *base, ln__jobs_step *st) {
     return rc;
 }
 
-int ln__redis_pipe_poll(ln__jobs_pipe *base, int *fd) {
+static int pipe_poll(ln__jobs_pipe *base, int *fd) {
     redis_pipe *p = rp(base);
     if (p->count == 0) return LN_EINVAL;
     if (p->lost || p->ready) return 1;
@@ -194,7 +197,7 @@ int ln__redis_pipe_poll(ln__jobs_pipe *base, int *fd) {
     return 0;
 }
 
-void ln__redis_pipe_close(ln__jobs_pipe *base) {
+static void pipe_close(ln__jobs_pipe *base) {
     if (!base) return;
     redis_pipe *p = rp(base);
     if (p->ready) freeReplyObject(p->ready);
@@ -204,3 +207,12 @@ void ln__redis_pipe_close(ln__jobs_pipe *base) {
     ln__free(p->worker);
     ln__free(p);
 }
+
+static const ln__pipe_methods pipe_methods = {
+    .version = LN__PIPE_METHODS_VERSION,
+    .depth = LN__PIPE_DEPTH,
+    .send = pipe_send,
+    .recv = pipe_recv,
+    .poll = pipe_poll,
+    .close = pipe_close,
+};

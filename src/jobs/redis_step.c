@@ -38,8 +38,9 @@ void ln__redis_step_args(ln__redis_args *a, const ln__jobs_step *st, const char 
     for (size_t i = 0; i < st->want; i++) ln__redis_args_str(a, tokens[i]);
 }
 
+/* 0, or a leave_active code (LN__RC_*, redis_codes.h): not ours any more. */
 static int stale_or_ok(int64_t code) {
-    return code == 0 ? 0 : LN_ESTALE; /* -1/-2/-3/-6: not ours any more */
+    return code == 0 ? 0 : LN_ESTALE;
 }
 
 int ln__redis_step_reply(const redisReply *rep, ln__jobs_step *st, const ln__redis_token *tokens,
@@ -71,7 +72,7 @@ int ln__redis_step_reply(const redisReply *rep, ln__jobs_step *st, const ln__red
         }
     }
     if (rc) {
-        for (size_t i = 0; i < st->ntaken; i++) ln__redis_taken_clear(&st->taken[i]);
+        for (size_t i = 0; i < st->ntaken; i++) ln__job_taken_free(&st->taken[i]);
         st->ntaken = 0;
     }
     return rc;

@@ -50,13 +50,6 @@ enum {
     T_COUNT
 };
 
-const char *const ln__redis_state_names[LN_JOB_NSTATES] = {
-    [LN_JOB_WAITING] = "waiting",         [LN_JOB_DELAYED] = "delayed",
-    [LN_JOB_PRIORITIZED] = "prioritized", [LN_JOB_ACTIVE] = "active",
-    [LN_JOB_COMPLETED] = "completed",     [LN_JOB_FAILED] = "failed",
-    [LN_JOB_PAUSED] = "paused",
-};
-
 int64_t ln__redis_int_at(const redisReply *a, size_t i) {
     const redisReply *e = a->element[i];
     if (e->type == REDIS_REPLY_INTEGER) return e->integer;
@@ -80,11 +73,11 @@ int ln__redis_is_view(const redisReply *v) {
            v->element[V_ID]->type == REDIS_REPLY_STRING && v->element[V_ID]->len < LN_JOB_ID_MAX;
 }
 
+/* The scripts spell states as ln_job_state_name does. */
 static int state_of(const redisReply *v) {
     const redisReply *s = v->element[V_STATE];
-    for (int i = 0; s->type == REDIS_REPLY_STRING && i < LN_JOB_NSTATES; i++)
-        if (!strcmp(s->str, ln__redis_state_names[i])) return i;
-    return LN_JOB_WAITING; /* "unknown": e.g. a BullMQ flow parent */
+    int state = s->type == REDIS_REPLY_STRING ? ln_job_state_parse(s->str) : LN_EINVAL;
+    return state >= 0 ? state : LN_JOB_WAITING; /* "unknown": e.g. a BullMQ flow parent */
 }
 
 int ln__redis_view_info(const redisReply *v, ln_job_info *info) {
@@ -114,14 +107,6 @@ int ln__redis_view_info(const redisReply *v, ln_job_info *info) {
     return 0;
 }
 
-void ln__redis_taken_clear(ln__job_taken *t) {
-    ln__free(t->name);
-    ln__free(t->data);
-    ln__free(t->traceparent);
-    ln__free(t->tracestate);
-    memset(t, 0, sizeof *t);
-}
-
 int ln__redis_is_taken_view(const redisReply *v) {
     return v->type == REDIS_REPLY_ARRAY && v->elements == T_COUNT &&
            v->element[T_ID]->type == REDIS_REPLY_STRING && v->element[T_ID]->len < LN_JOB_ID_MAX;
@@ -140,7 +125,7 @@ int ln__redis_view_taken(const redisReply *v, const char *token, ln__job_taken *
     if (ln__redis_str_at(v, T_NAME, &t->name) || ln__redis_str_at(v, T_DATA, &t->data) ||
         ln__redis_str_at(v, T_TRACEPARENT, &t->traceparent) ||
         ln__redis_str_at(v, T_TRACESTATE, &t->tracestate)) {
-        ln__redis_taken_clear(t);
+        ln__job_taken_free(t);
         return LN_ENOMEM;
     }
     return 0;

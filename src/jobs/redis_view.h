@@ -11,9 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* State names as the scripts spell them, indexed by ln_job_state. */
-extern const char *const ln__redis_state_names[LN_JOB_NSTATES];
-
 /* Element i of array reply a as an integer (integer or decimal string;
  * 0 for anything else). */
 int64_t ln__redis_int_at(const redisReply *a, size_t i);
@@ -32,10 +29,8 @@ int ln__redis_view_info(const redisReply *v, ln_job_info *info);
 int ln__redis_is_taken_view(const redisReply *v);
 
 /* Fill *t from taken view v of a job taken under token: 0, or LN_ENOMEM
- * with *t cleared. The strings are ln__malloc'd (the front owns them). */
+ * with *t cleared. The strings are ln__malloc'd (the front owns them;
+ * ln__job_taken_free frees them). */
 int ln__redis_view_taken(const redisReply *v, const char *token, ln__job_taken *t);
-
-/* Free the strings of *t and zero it. */
-void ln__redis_taken_clear(ln__job_taken *t);
 
 #endif

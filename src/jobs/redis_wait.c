@@ -4,8 +4,8 @@
  * sends one command per timeout instead of a step every poll_ms.
  *
  * DESIGN
- * The marker is a sorted set of at most two members (bullmq-layout.md
- * §3.4): "0" with score 0 means "a job may be ready", "1" scored with the
+ * The marker is a sorted set of at most two members (docs/internals/
+ * redis-layout.md): "0" with score 0 means "a job may be ready", "1" scored with the
  * due time (ms, server clock) of the earliest delayed job. BZPOPMIN hands
  * the lowest one to ONE blocked client; whoever takes jobs and leaves some
  * behind writes "0" again (take_jobs in lib.lua), which wakes the next
@@ -57,11 +57,12 @@ static redis_wait *rw(ln__jobs_wait *w) {
     return (redis_wait *)w;
 }
 
-int ln__redis_wait_open(const ln__redis_cfg *cfg, const ln__jobs_ops *ops, const char *base,
-                        ln__jobs_wait **out) {
+static const ln__wait_methods wait_methods;
+
+int ln__redis_wait_open(const ln__redis_cfg *cfg, const char *base, ln__jobs_wait **out) {
     redis_wait *w = ln__calloc(1, sizeof *w);
     if (!w) return LN_ENOMEM;
-    w->base.ops = ops;
+    w->base.methods = &wait_methods;
     w->conn.cfg = cfg;
     w->conn.err = w->errmsg;
     w->conn.err_size = sizeof w->errmsg;
@@ -75,7 +76,7 @@ static void drop(redis_wait *w) {
     w->armed = 0;
 }
 
-int ln__redis_wait_arm(ln__jobs_wait *base, int64_t timeout_ms, int *fd, int64_t *limit_ms) {
+static int wait_arm(ln__jobs_wait *base, int64_t timeout_ms, int *fd, int64_t *limit_ms) {
     redis_wait *w = rw(base);
     if (w->armed) return LN_EINVAL; /* the caller's bug: one wait at a time */
     if (ln__now_ns() < w->hold_until_ns) return LN_EBACKEND;
@@ -112,7 +113,7 @@ static double realtime_ms(void) {
     return (double)t.tv_sec * 1000.0 + (double)t.tv_nsec / 1e6;
 }
 
-int ln__redis_wait_read(ln__jobs_wait *base, int64_t *due_in_ms) {
+static int wait_read(ln__jobs_wait *base, int64_t *due_in_ms) {
     redis_wait *w = rw(base);
     *due_in_ms = 0;
     if (!w->armed) return LN_EINVAL;
@@ -146,13 +147,21 @@ int ln__redis_wait_read(ln__jobs_wait *base, int64_t *due_in_ms) {
     return rc;
 }
 
-void ln__redis_wait_cancel(ln__jobs_wait *base) {
+static void wait_cancel(ln__jobs_wait *base) {
     redis_wait *w = rw(base);
     if (w->armed) drop(w);
 }
 
-void ln__redis_wait_close(ln__jobs_wait *base) {
+static void wait_close(ln__jobs_wait *base) {
     if (!base) return;
     drop(rw(base));
     ln__free(base);
 }
+
+static const ln__wait_methods wait_methods = {
+    .version = LN__WAIT_METHODS_VERSION,
+    .arm = wait_arm,
+    .read = wait_read,
+    .cancel = wait_cancel,
+    .close = wait_close,
+};

@@ -44,7 +44,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,14 +269,6 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
 
 /* ---------------------------------------------------------------- errors */
 
-int ln__jobs_be_err(ln__jobs_be *be, int code, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(be->errmsg, sizeof be->errmsg, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
 static int map_rc(sqlite3 *db, int rc) {
     int sys = db != NULL ? sqlite3_system_errno(db) : 0;
     switch (rc & 0xff) {
@@ -296,23 +287,24 @@ static int map_rc(sqlite3 *db, int rc) {
     }
 }
 
-int sq_err(sq_be *be, int rc, const char *what) {
+int ln__sq_err(sq_be *be, int rc, const char *what) {
     const char *msg = be->db != NULL ? sqlite3_errmsg(be->db) : sqlite3_errstr(rc);
     int sys = be->db != NULL ? sqlite3_system_errno(be->db) : 0;
+    char ebuf[128];
     if (sys != 0 && (rc & 0xff) != SQLITE_BUSY)
-        return ln__jobs_be_err(&be->base, map_rc(be->db, rc),
-                               "sqlite: %s: %s (%s)", what, msg, strerror(sys));
+        return ln__jobs_be_err(&be->base, map_rc(be->db, rc), "sqlite: %s: %s (%s)", what, msg,
+                               strerror_r(sys, ebuf, sizeof ebuf));
     return ln__jobs_be_err(&be->base, map_rc(be->db, rc), "sqlite: %s: %s",
                            what, msg);
 }
 
 /* ------------------------------------------------------------ statements */
 
-const char *sq_sql_text(sq_stmt id) {
+const char *ln__sq_sql_text(sq_stmt id) {
     return id >= 0 && id < S_COUNT_ ? sql_text[id] : NULL;
 }
 
-sqlite3_stmt *sq_stmt_get(sq_be *be, sq_stmt id) {
+sqlite3_stmt *ln__sq_stmt_get(sq_be *be, sq_stmt id) {
     sqlite3_stmt *s = be->st[id];
     if (s != NULL) {
         sqlite3_reset(s);
@@ -322,19 +314,19 @@ sqlite3_stmt *sq_stmt_get(sq_be *be, sq_stmt id) {
     int rc = sqlite3_prepare_v3(be->db, sql_text[id], -1,
                                 SQLITE_PREPARE_PERSISTENT, &s, NULL);
     if (rc != SQLITE_OK) {
-        sq_err(be, rc, "prepare");
+        ln__sq_err(be, rc, "prepare");
         return NULL;
     }
     be->st[id] = s;
     return s;
 }
 
-int sq_run(sq_be *be, sqlite3_stmt *s, const char *what) {
+int ln__sq_run(sq_be *be, sqlite3_stmt *s, const char *what) {
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
     }
     if (rc != SQLITE_DONE) {
-        rc = sq_err(be, rc, what);
+        rc = ln__sq_err(be, rc, what);
         sqlite3_reset(s);
         return rc;
     }
@@ -342,20 +334,20 @@ int sq_run(sq_be *be, sqlite3_stmt *s, const char *what) {
     return 0;
 }
 
-int sq_exec(sq_be *be, sq_stmt id) {
-    sqlite3_stmt *s = sq_stmt_get(be, id);
+int ln__sq_exec(sq_be *be, sq_stmt id) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, id);
     if (s == NULL) return LN_EBACKEND;
-    return sq_run(be, s, sql_text[id]);
+    return ln__sq_run(be, s, sql_text[id]);
 }
 
-int sq_begin_write(sq_be *be, int64_t *now_ms) {
-    int err = sq_exec(be, S_BEGIN_W);
+int ln__sq_begin_write(sq_be *be, int64_t *now_ms) {
+    int err = ln__sq_exec(be, S_BEGIN_W);
     if (err != 0) return err;
-    sqlite3_stmt *s = sq_stmt_get(be, S_NOW);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_NOW);
     if (s == NULL || sqlite3_step(s) != SQLITE_ROW) {
-        err = s != NULL ? sq_err(be, sqlite3_errcode(be->db), "clock")
+        err = s != NULL ? ln__sq_err(be, sqlite3_errcode(be->db), "clock")
                         : LN_EBACKEND;
-        sq_rollback(be);
+        ln__sq_rollback(be);
         return err;
     }
     *now_ms = sqlite3_column_int64(s, 0);
@@ -363,23 +355,23 @@ int sq_begin_write(sq_be *be, int64_t *now_ms) {
     return 0;
 }
 
-int sq_count(sq_be *be, const char *queue, int state, int64_t delta) {
+int ln__sq_count(sq_be *be, const char *queue, int state, int64_t delta) {
     if (delta == 0) return 0;
-    sqlite3_stmt *s = sq_stmt_get(be, S_COUNT);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_COUNT);
     if (s == NULL) return LN_EBACKEND;
     sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
     sqlite3_bind_int(s, 2, state);
     sqlite3_bind_int64(s, 3, delta);
-    return sq_run(be, s, "count jobs");
+    return ln__sq_run(be, s, "count jobs");
 }
 
-int sq_commit(sq_be *be) {
-    int err = sq_exec(be, S_COMMIT);
-    if (err != 0) sq_rollback(be);
+int ln__sq_commit(sq_be *be) {
+    int err = ln__sq_exec(be, S_COMMIT);
+    if (err != 0) ln__sq_rollback(be);
     return err;
 }
 
-void sq_rollback(sq_be *be) {
+void ln__sq_rollback(sq_be *be) {
     if (sqlite3_get_autocommit(be->db)) return;
     /* Keep the first error's text: ROLLBACK's own failure adds nothing. */
     char saved[LN__JOBS_ERRMSG_MAX];
@@ -388,7 +380,7 @@ void sq_rollback(sq_be *be) {
     memcpy(be->base.errmsg, saved, sizeof saved);
 }
 
-int64_t sq_numeric_id(const char *id) {
+int64_t ln__sq_numeric_id(const char *id) {
     int64_t v = 0;
     if (*id == '\0' || *id == '0') return 0;
     for (const char *p = id; *p; p++) {
@@ -412,7 +404,7 @@ static int64_t reserve_held(sq_be *be) {
     return fstat(be->reserve_fd, &st) == 0 ? (int64_t)st.st_size : 0;
 }
 
-int sq_reserve_check(sq_be *be) {
+int ln__sq_reserve_check(sq_be *be) {
     if (be->reserve_fd < 0 || reserve_held(be) >= be->reserve_bytes) return 0;
     /* Take the reserve back only with as much room again to spare: right
      * after a worker freed it, the space is that worker's to use. */
@@ -422,19 +414,20 @@ int sq_reserve_check(sq_be *be) {
         (uint64_t)vfs.f_bavail * vfs.f_frsize >= 2 * (uint64_t)be->reserve_bytes)
         rc = posix_fallocate(be->reserve_fd, 0, (off_t)be->reserve_bytes);
     if (rc == 0) return 0;
+    char ebuf[128];
     return ln__jobs_be_err(&be->base, LN_ENOSPC,
                            "disk full: the %lld bytes kept for finishing "
                            "stored jobs are in use (%s); adds resume when "
                            "space is freed", (long long)be->reserve_bytes,
-                           strerror(rc));
+                           strerror_r(rc, ebuf, sizeof ebuf));
 }
 
-int sq_reserve_release(sq_be *be) {
+int ln__sq_reserve_release(sq_be *be) {
     if (be->reserve_fd < 0 || reserve_held(be) == 0) return 0;
     return ftruncate(be->reserve_fd, 0) == 0;
 }
 
-void sq_relieve(sq_be *be) {
+void ln__sq_relieve(sq_be *be) {
     if (be->reserve_fd >= 0 && reserve_held(be) < be->reserve_bytes)
         sqlite3_wal_checkpoint_v2(be->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
                                   NULL, NULL);
@@ -454,27 +447,29 @@ static void sq_close(ln__jobs_be *b, int forked) {
     ln__free(be);
 }
 
-static const ln__jobs_ops sq_ops = {
-    .version = LN__JOBS_BACKEND_VERSION,
+/* No wait_open / pipe_open: idle workers poll, and the front gives the
+ * worker its synchronous pipe (store.c). */
+static const ln__store_methods sq_methods = {
+    .version = LN__STORE_METHODS_VERSION,
     .name = "sqlite",
     .close = sq_close,
-    .add = sq_add,
-    .get = sq_get,
-    .counts = sq_counts,
-    .list = sq_list,
-    .logs = sq_logs,
-    .retry = sq_retry,
-    .remove = sq_remove,
-    .clean = sq_clean,
-    .pause = sq_pause,
-    .is_paused = sq_is_paused,
-    .drain = sq_drain,
-    .step = sq_step,
-    .recover_stalled = sq_recover_stalled,
-    .release = sq_release,
-    .progress = sq_progress,
-    .log = sq_log,
-    .pending = sq_pending,
+    .add = ln__sq_add,
+    .get = ln__sq_get,
+    .counts = ln__sq_counts,
+    .list = ln__sq_list,
+    .logs = ln__sq_logs,
+    .retry = ln__sq_retry,
+    .remove = ln__sq_remove,
+    .clean = ln__sq_clean,
+    .pause = ln__sq_pause,
+    .is_paused = ln__sq_is_paused,
+    .drain = ln__sq_drain,
+    .step = ln__sq_step,
+    .recover_stalled = ln__sq_recover_stalled,
+    .release = ln__sq_release,
+    .progress = ln__sq_progress,
+    .log = ln__sq_log,
+    .pending = ln__sq_pending,
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */
@@ -527,16 +522,16 @@ static int parse_url(sq_be *be, const char *url, char **path,
 static int pragma_int(sq_be *be, const char *sql, int64_t *out) {
     sqlite3_stmt *s;
     int rc = sqlite3_prepare_v2(be->db, sql, -1, &s, NULL);
-    if (rc != SQLITE_OK) return sq_err(be, rc, sql);
+    if (rc != SQLITE_OK) return ln__sq_err(be, rc, sql);
     rc = sqlite3_step(s);
     if (rc == SQLITE_ROW) *out = sqlite3_column_int64(s, 0);
     sqlite3_finalize(s);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sq_err(be, rc, sql);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, sql);
 }
 
 static int exec_sql(sq_be *be, const char *sql, const char *what) {
     int rc = sqlite3_exec(be->db, sql, NULL, NULL, NULL);
-    return rc == SQLITE_OK ? 0 : sq_err(be, rc, what);
+    return rc == SQLITE_OK ? 0 : ln__sq_err(be, rc, what);
 }
 
 /* Create or migrate the schema, all under one write lock. */
@@ -589,10 +584,13 @@ static int open_reserve(sq_be *be, const char *path) {
     char rpath[4200];
     snprintf(rpath, sizeof rpath, "%s-reserve", path);
     be->reserve_fd = open(rpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (be->reserve_fd < 0)
-        return ln__jobs_be_err(&be->base, errno == ENOSPC ? LN_ENOSPC : LN_EIO,
-                               "cannot create %s: %s", rpath, strerror(errno));
-    sq_reserve_check(be); /* a full disk here is no reason to refuse opening */
+    if (be->reserve_fd < 0) {
+        int e = errno;
+        char ebuf[128];
+        return ln__jobs_be_err(&be->base, e == ENOSPC ? LN_ENOSPC : LN_EIO, "cannot create %s: %s",
+                               rpath, strerror_r(e, ebuf, sizeof ebuf));
+    }
+    ln__sq_reserve_check(be); /* a full disk here is no reason to refuse opening */
     /* One auto-checkpoint's worth of WAL must fit in the reserve.
      *
      * SQLite's automatic checkpoints stay on: they keep the WAL from
@@ -651,7 +649,7 @@ static int configure(sq_be *be, const char *path, unsigned busy_ms) {
                                  SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
                              NULL);
     if (rc != SQLITE_OK) {
-        int err = sq_err(be, rc, "open");
+        int err = ln__sq_err(be, rc, "open");
         size_t len = strlen(be->base.errmsg);
         snprintf(be->base.errmsg + len, sizeof be->base.errmsg - len,
                  " [%s]", path);
@@ -681,7 +679,7 @@ static int configure(sq_be *be, const char *path, unsigned busy_ms) {
         struct timespec pause = {0, 1000000}; /* 1 ms */
         nanosleep(&pause, NULL);
     }
-    if (rc != SQLITE_ROW) return sq_err(be, rc, "journal_mode");
+    if (rc != SQLITE_ROW) return ln__sq_err(be, rc, "journal_mode");
     if (!wal)
         return ln__jobs_be_err(&be->base, LN_EINVAL,
                                "sqlite: '%s' cannot use WAL mode", path);
@@ -701,7 +699,7 @@ int ln__jobs_sqlite_open(ln__jobs_be **out, const char *url,
         snprintf(errmsg, errmsg_size, "out of memory");
         return LN_ENOMEM;
     }
-    be->base.ops = &sq_ops;
+    be->base.methods = &sq_methods;
     be->reserve_fd = -1;
     be->reserve_bytes = RESERVE_DEFAULT;
     char *path = NULL;

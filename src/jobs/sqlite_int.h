@@ -15,13 +15,13 @@ enum { ST_READY = 0, ST_DELAYED = 1, ST_ACTIVE = 3, ST_COMPLETED = 4,
 
 /* Invariant: lanes_counts(queue, state).n is the number of lanes_jobs rows
  * of that queue whose SQ_COUNT_KEY is state, at every commit. Who keeps it:
- *  - INSERT (only S_ADD): sq_add, per batch;
+ *  - INSERT (only S_ADD): ln__sq_add, per batch;
  *  - ready -> active (only S_TAKE): take() in sqlite_work.c, per step;
  *  - active -> completed (only S_COMPLETE): step_once, per step;
  *  - every other UPDATE OF state, and every DELETE: the triggers of
  *    schema version 2 (sqlite.c), which skip exactly the two moves above.
  * So a new statement that inserts jobs, takes them or completes them must
- * call sq_count in the same transaction; any other statement is counted
+ * call ln__sq_count in the same transaction; any other statement is counted
  * by the triggers. Counter changes commute (each adds to n), so their
  * order within a transaction does not matter.
  *
@@ -73,82 +73,82 @@ typedef struct sq_be {
     int64_t reserve_bytes;      /* ?reserve=BYTES; 0 = no reserve */
 } sq_be;
 
-/* The disk-space reserve (sqlite.c). Adds call sq_reserve_check first:
+/* The disk-space reserve (sqlite.c). Adds call ln__sq_reserve_check first:
  * LN_ENOSPC unless the reserve is in place (it is restored when space came
- * back). Worker writes that fail with LN_ENOSPC call sq_reserve_release
+ * back). Worker writes that fail with LN_ENOSPC call ln__sq_reserve_release
  * (1: released now, retry the write; 0: nothing left to release), and
- * while the reserve is released sq_relieve checkpoints after each write so
+ * while the reserve is released ln__sq_relieve checkpoints after each write so
  * the WAL is reused instead of growing. */
-int sq_reserve_check(sq_be *be);
-int sq_reserve_release(sq_be *be);
-void sq_relieve(sq_be *be);
+int ln__sq_reserve_check(sq_be *be);
+int ln__sq_reserve_release(sq_be *be);
+void ln__sq_relieve(sq_be *be);
 
 /* The SQL of a statement (tests check every one's query plan). */
-const char *sq_sql_text(sq_stmt id);
+const char *ln__sq_sql_text(sq_stmt id);
 
 /* The prepared statement id, reset and with bindings cleared, or NULL
  * (be->base.errmsg set). */
-sqlite3_stmt *sq_stmt_get(sq_be *be, sq_stmt id);
+sqlite3_stmt *ln__sq_stmt_get(sq_be *be, sq_stmt id);
 
 /* Map a SQLite result code to LN_E*, put "what: sqlite message" in errmsg. */
-int sq_err(sq_be *be, int rc, const char *what);
+int ln__sq_err(sq_be *be, int rc, const char *what);
 
 /* Run a statement that returns no rows (BEGIN, COMMIT...). 0 or LN_E*. */
-int sq_exec(sq_be *be, sq_stmt id);
+int ln__sq_exec(sq_be *be, sq_stmt id);
 
 /* Start a write transaction (BEGIN IMMEDIATE, waiting up to the busy
  * timeout) and read the store clock into *now_ms. On error nothing is open. */
-int sq_begin_write(sq_be *be, int64_t *now_ms);
+int ln__sq_begin_write(sq_be *be, int64_t *now_ms);
 /* COMMIT; on failure ROLLBACK. */
-int sq_commit(sq_be *be);
+int ln__sq_commit(sq_be *be);
 /* ROLLBACK if a transaction is open; keeps be->base.errmsg. */
-void sq_rollback(sq_be *be);
+void ln__sq_rollback(sq_be *be);
 
 /* Step a statement that returns no rows or whose rows are ignored:
  * 0 or LN_E*. */
-int sq_run(sq_be *be, sqlite3_stmt *s, const char *what);
+int ln__sq_run(sq_be *be, sqlite3_stmt *s, const char *what);
 
 /* Add delta (may be negative; 0 does nothing) to the counter of queue's
  * jobs in ln_job_state state, inside the caller's write transaction. */
-int sq_count(sq_be *be, const char *queue, int state, int64_t delta);
+int ln__sq_count(sq_be *be, const char *queue, int state, int64_t delta);
 
 /* Parse a public job id: > 0 for a store-numbered id (decimal), 0 for a
  * caller id. */
-int64_t sq_numeric_id(const char *id);
+int64_t ln__sq_numeric_id(const char *id);
 
 /* Apply a queue's retention after a job of queue finished in 'state'
  * (completed / failed) with the job's keep mode and value. uncounted: jobs
  * this transaction moved into 'state' that lanes_counts does not show yet
  * (the inline-counted completions, see above); keep-count trims use it. */
-int sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
+int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
                   int mode, int64_t value, int64_t now_ms, int64_t uncounted);
 
 /* Ops implemented in sqlite_ops.c (admin) and sqlite_work.c (worker). */
-int sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n);
-int sq_get(ln__jobs_be *b, const char *queue, const char *id,
+int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n);
+int ln__sq_get(ln__jobs_be *b, const char *queue, const char *id,
            ln_job_info *info);
-int sq_counts(ln__jobs_be *b, const char *queue, ln_job_counts *c);
-int sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset,
+int ln__sq_counts(ln__jobs_be *b, const char *queue, ln_job_counts *c);
+int ln__sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset,
             size_t limit, ln_job_info **out, size_t *n);
-int sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines,
+int ln__sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines,
             size_t *n);
-int sq_retry(ln__jobs_be *b, const char *queue, const char *id,
+int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id,
              size_t *count);
-int sq_remove(ln__jobs_be *b, const char *queue, const char *id);
-int sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms,
+int ln__sq_remove(ln__jobs_be *b, const char *queue, const char *id);
+int ln__sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms,
              uint64_t keep, size_t *removed);
-int sq_pause(ln__jobs_be *b, const char *queue, int paused);
-int sq_is_paused(ln__jobs_be *b, const char *queue, int *paused);
-int sq_drain(ln__jobs_be *b, const char *queue, size_t *removed);
-int sq_step(ln__jobs_be *b, const char *queue, ln__jobs_step *st);
-int sq_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stalled,
+int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused);
+int ln__sq_is_paused(ln__jobs_be *b, const char *queue, int *paused);
+int ln__sq_drain(ln__jobs_be *b, const char *queue, size_t *removed);
+int ln__sq_step(ln__jobs_be *b, const char *queue, ln__jobs_step *st);
+int ln__sq_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stalled,
                        const char *reason, size_t *requeued, size_t *failed);
-int sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs,
+int ln__sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs,
                int *rc, size_t n);
-int sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
+int ln__sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
                 const char *json);
-int sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
+int ln__sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
            const char *line);
-int sq_pending(ln__jobs_be *b, const char *queue, int *pending);
+int ln__sq_pending(ln__jobs_be *b, const char *queue, int *pending);
 
 #endif

@@ -9,18 +9,18 @@
 
 #define BIND_TEXT(s, i, v) sqlite3_bind_text((s), (i), (v), -1, SQLITE_STATIC)
 
-int sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
+int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
     sq_be *be = (sq_be *)b;
     int64_t now;
     int64_t added[3] = {0}; /* jobs inserted, by ln_job_state */
-    int err = sq_reserve_check(be); /* adds never use the space reserve */
+    int err = ln__sq_reserve_check(be); /* adds never use the space reserve */
     if (err != 0) return err;
-    err = sq_begin_write(be, &now);
+    err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
     for (size_t i = 0; i < n; i++) {
         ln__job_new *j = &jobs[i];
         const ln_job_opts *o = &j->opts;
-        sqlite3_stmt *s = sq_stmt_get(be, S_ADD);
+        sqlite3_stmt *s = ln__sq_stmt_get(be, S_ADD);
         if (s == NULL) goto fail_backend;
         BIND_TEXT(s, 1, queue);
         if (o->job_id != NULL) BIND_TEXT(s, 2, o->job_id);
@@ -38,7 +38,7 @@ int sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
         sqlite3_bind_int64(s, 14, o->remove_on_fail.value);
         if (o->traceparent != NULL) BIND_TEXT(s, 15, o->traceparent);
         if (o->tracestate != NULL) BIND_TEXT(s, 16, o->tracestate);
-        if ((err = sq_run(be, s, "add")) != 0) goto fail;
+        if ((err = ln__sq_run(be, s, "add")) != 0) goto fail;
         if (sqlite3_changes(be->db) == 0) { /* the caller id exists */
             j->existed = 1;
             snprintf(j->id, sizeof j->id, "%s", o->job_id);
@@ -54,26 +54,26 @@ int sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
         else
             snprintf(j->id, sizeof j->id, "%lld", (long long)rid);
         if (o->lifo) {
-            if ((s = sq_stmt_get(be, S_ADD_LIFO)) == NULL) goto fail_backend;
+            if ((s = ln__sq_stmt_get(be, S_ADD_LIFO)) == NULL) goto fail_backend;
             sqlite3_bind_int64(s, 1, rid);
-            if ((err = sq_run(be, s, "add (lifo)")) != 0) goto fail;
+            if ((err = ln__sq_run(be, s, "add (lifo)")) != 0) goto fail;
         }
     }
     for (int k = 0; k < 3; k++) /* waiting, delayed, prioritized */
-        if ((err = sq_count(be, queue, k, added[k])) != 0) goto fail;
-    return sq_commit(be);
+        if ((err = ln__sq_count(be, queue, k, added[k])) != 0) goto fail;
+    return ln__sq_commit(be);
 fail_backend:
     err = LN_EBACKEND;
 fail:
-    sq_rollback(be);
+    ln__sq_rollback(be);
     return err;
 }
 
 /* Find a job by public id: its rowid and stored state. LN_ENOENT. */
 static int find_job(sq_be *be, const char *queue, const char *id,
                     int64_t *rid, int *state) {
-    int64_t num = sq_numeric_id(id);
-    sqlite3_stmt *s = sq_stmt_get(be, num > 0 ? S_STATE_OF : S_RID_OF_CID);
+    int64_t num = ln__sq_numeric_id(id);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, num > 0 ? S_STATE_OF : S_RID_OF_CID);
     if (s == NULL) return LN_EBACKEND;
     BIND_TEXT(s, 1, queue);
     if (num > 0)
@@ -90,7 +90,7 @@ static int find_job(sq_be *be, const char *queue, const char *id,
     int err = rc == SQLITE_DONE
                   ? ln__jobs_be_err(&be->base, LN_ENOENT,
                                     "queue '%s' has no job '%s'", queue, id)
-                  : sq_err(be, rc, "find job");
+                  : ln__sq_err(be, rc, "find job");
     sqlite3_reset(s);
     return err;
 }
@@ -148,11 +148,11 @@ static int read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
     return 0;
 }
 
-int sq_get(ln__jobs_be *b, const char *queue, const char *id,
+int ln__sq_get(ln__jobs_be *b, const char *queue, const char *id,
            ln_job_info *info) {
     sq_be *be = (sq_be *)b;
-    int64_t num = sq_numeric_id(id);
-    sqlite3_stmt *s = sq_stmt_get(be, num > 0 ? S_GET_RID : S_GET_CID);
+    int64_t num = ln__sq_numeric_id(id);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, num > 0 ? S_GET_RID : S_GET_CID);
     if (s == NULL) return LN_EBACKEND;
     BIND_TEXT(s, 1, queue);
     if (num > 0)
@@ -166,21 +166,21 @@ int sq_get(ln__jobs_be *b, const char *queue, const char *id,
         err = ln__jobs_be_err(&be->base, LN_ENOENT,
                               "queue '%s' has no job '%s'", queue, id);
     else
-        err = sq_err(be, rc, "get");
+        err = ln__sq_err(be, rc, "get");
     sqlite3_reset(s);
     return err;
 }
 
 /* S_COUNTS reads the counter of each ln_job_state 0..5 (columns 0..5, NULL
  * for a state the queue never had) and the paused flag (column 6). */
-int sq_counts(ln__jobs_be *b, const char *queue, ln_job_counts *c) {
+int ln__sq_counts(ln__jobs_be *b, const char *queue, ln_job_counts *c) {
     sq_be *be = (sq_be *)b;
-    sqlite3_stmt *s = sq_stmt_get(be, S_COUNTS);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_COUNTS);
     if (s == NULL) return LN_EBACKEND;
     BIND_TEXT(s, 1, queue);
     int rc = sqlite3_step(s);
     if (rc != SQLITE_ROW) {
-        int err = sq_err(be, rc, "counts");
+        int err = ln__sq_err(be, rc, "counts");
         sqlite3_reset(s);
         return err;
     }
@@ -199,20 +199,20 @@ int sq_counts(ln__jobs_be *b, const char *queue, ln_job_counts *c) {
     return 0;
 }
 
-int sq_is_paused(ln__jobs_be *b, const char *queue, int *paused) {
+int ln__sq_is_paused(ln__jobs_be *b, const char *queue, int *paused) {
     sq_be *be = (sq_be *)b;
-    sqlite3_stmt *s = sq_stmt_get(be, S_IS_PAUSED);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_IS_PAUSED);
     if (s == NULL) return LN_EBACKEND;
     BIND_TEXT(s, 1, queue);
     int rc = sqlite3_step(s);
     *paused = rc == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
     int err = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0
-                                                    : sq_err(be, rc, "paused");
+                                                    : ln__sq_err(be, rc, "paused");
     sqlite3_reset(s);
     return err;
 }
 
-int sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset,
+int ln__sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset,
             size_t limit, ln_job_info **out, size_t *n) {
     sq_be *be = (sq_be *)b;
     static const sq_stmt by_state[LN_JOB_NSTATES] = {
@@ -226,13 +226,13 @@ int sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset,
     };
     *out = NULL;
     *n = 0;
-    int err = sq_exec(be, S_BEGIN_R); /* one snapshot for flag and rows */
+    int err = ln__sq_exec(be, S_BEGIN_R); /* one snapshot for flag and rows */
     if (err != 0) return err;
     int paused = 0;
-    if ((err = sq_is_paused(b, queue, &paused)) != 0) goto done;
+    if ((err = ln__sq_is_paused(b, queue, &paused)) != 0) goto done;
     int ready = state == LN_JOB_WAITING || state == LN_JOB_PRIORITIZED;
     if ((state == LN_JOB_PAUSED && !paused) || (ready && paused)) goto done;
-    sqlite3_stmt *s = sq_stmt_get(be, by_state[state]);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, by_state[state]);
     if (s == NULL) {
         err = LN_EBACKEND;
         goto done;
@@ -257,7 +257,7 @@ int sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset,
         if ((err = read_info(be, s, &arr[len])) != 0) break;
         len++;
     }
-    if (err == 0 && rc != SQLITE_DONE) err = sq_err(be, rc, "list");
+    if (err == 0 && rc != SQLITE_DONE) err = ln__sq_err(be, rc, "list");
     sqlite3_reset(s);
     if (err != 0) {
         ln_job_info_free_array(arr, len);
@@ -266,21 +266,21 @@ int sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset,
         *n = len;
     }
 done:
-    sq_exec(be, S_COMMIT);
+    ln__sq_exec(be, S_COMMIT);
     return err;
 }
 
-int sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines,
+int ln__sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines,
             size_t *n) {
     sq_be *be = (sq_be *)b;
     *lines = NULL;
     *n = 0;
     int64_t rid;
     int state;
-    int err = sq_exec(be, S_BEGIN_R);
+    int err = ln__sq_exec(be, S_BEGIN_R);
     if (err != 0) return err;
     if ((err = find_job(be, queue, id, &rid, &state)) != 0) goto done;
-    sqlite3_stmt *s = sq_stmt_get(be, S_LOGS);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_LOGS);
     if (s == NULL) {
         err = LN_EBACKEND;
         goto done;
@@ -305,7 +305,7 @@ int sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines,
     if (rc == SQLITE_ROW)
         err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
     else if (rc != SQLITE_DONE)
-        err = sq_err(be, rc, "logs");
+        err = ln__sq_err(be, rc, "logs");
     sqlite3_reset(s);
     if (err != 0) {
         ln_jobs_free_lines(arr, len);
@@ -314,17 +314,17 @@ int sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines,
         *n = len;
     }
 done:
-    sq_exec(be, S_COMMIT);
+    ln__sq_exec(be, S_COMMIT);
     return err;
 }
 
-int sq_retry(ln__jobs_be *b, const char *queue, const char *id,
+int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id,
              size_t *count) {
     sq_be *be = (sq_be *)b;
     int64_t now, rid;
     int state;
     *count = 0;
-    int err = sq_begin_write(be, &now);
+    int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
     sqlite3_stmt *s;
     if (id != NULL) {
@@ -335,28 +335,28 @@ int sq_retry(ln__jobs_be *b, const char *queue, const char *id,
                                   id);
             goto fail;
         }
-        if ((s = sq_stmt_get(be, S_RETRY_ONE)) == NULL) goto fail_backend;
+        if ((s = ln__sq_stmt_get(be, S_RETRY_ONE)) == NULL) goto fail_backend;
         sqlite3_bind_int64(s, 1, rid);
     } else {
-        if ((s = sq_stmt_get(be, S_RETRY_ALL)) == NULL) goto fail_backend;
+        if ((s = ln__sq_stmt_get(be, S_RETRY_ALL)) == NULL) goto fail_backend;
         BIND_TEXT(s, 1, queue);
     }
     sqlite3_bind_int64(s, 2, now);
-    if ((err = sq_run(be, s, "retry")) != 0) goto fail;
+    if ((err = ln__sq_run(be, s, "retry")) != 0) goto fail;
     *count = (size_t)sqlite3_changes(be->db);
-    return sq_commit(be);
+    return ln__sq_commit(be);
 fail_backend:
     err = LN_EBACKEND;
 fail:
-    sq_rollback(be);
+    ln__sq_rollback(be);
     return err;
 }
 
-int sq_remove(ln__jobs_be *b, const char *queue, const char *id) {
+int ln__sq_remove(ln__jobs_be *b, const char *queue, const char *id) {
     sq_be *be = (sq_be *)b;
     int64_t now, rid;
     int state;
-    int err = sq_begin_write(be, &now);
+    int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
     if ((err = find_job(be, queue, id, &rid, &state)) != 0) goto fail;
     if (state == ST_ACTIVE) {
@@ -364,84 +364,84 @@ int sq_remove(ln__jobs_be *b, const char *queue, const char *id) {
                               "job '%s' is active; a worker holds it", id);
         goto fail;
     }
-    sqlite3_stmt *s = sq_stmt_get(be, S_REMOVE);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_REMOVE);
     if (s == NULL) {
         err = LN_EBACKEND;
         goto fail;
     }
     sqlite3_bind_int64(s, 1, rid);
-    if ((err = sq_run(be, s, "remove")) != 0) goto fail;
-    return sq_commit(be);
+    if ((err = ln__sq_run(be, s, "remove")) != 0) goto fail;
+    return ln__sq_commit(be);
 fail:
-    sq_rollback(be);
+    ln__sq_rollback(be);
     return err;
 }
 
-int sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms,
+int ln__sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms,
              uint64_t keep, size_t *removed) {
     sq_be *be = (sq_be *)b;
     int64_t now;
     *removed = 0;
-    int err = sq_begin_write(be, &now);
+    int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
-    sqlite3_stmt *s = sq_stmt_get(be, state == LN_JOB_COMPLETED
+    sqlite3_stmt *s = ln__sq_stmt_get(be, state == LN_JOB_COMPLETED
                                           ? S_CLEAN_COMPLETED
                                           : S_CLEAN_FAILED);
     if (s == NULL) {
-        sq_rollback(be);
+        ln__sq_rollback(be);
         return LN_EBACKEND;
     }
     BIND_TEXT(s, 1, queue);
     sqlite3_bind_int64(s, 2, keep > INT64_MAX ? INT64_MAX : (int64_t)keep);
     sqlite3_bind_int64(s, 3, age_ms < 0 ? INT64_MAX : now - age_ms);
-    if ((err = sq_run(be, s, "clean")) != 0) {
-        sq_rollback(be);
+    if ((err = ln__sq_run(be, s, "clean")) != 0) {
+        ln__sq_rollback(be);
         return err;
     }
     *removed = (size_t)sqlite3_changes(be->db);
-    return sq_commit(be);
+    return ln__sq_commit(be);
 }
 
-int sq_pause(ln__jobs_be *b, const char *queue, int paused) {
+int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused) {
     sq_be *be = (sq_be *)b;
     int64_t now;
-    int err = sq_begin_write(be, &now);
+    int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
-    sqlite3_stmt *s = sq_stmt_get(be, S_PAUSE);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_PAUSE);
     if (s == NULL) {
-        sq_rollback(be);
+        ln__sq_rollback(be);
         return LN_EBACKEND;
     }
     BIND_TEXT(s, 1, queue);
     sqlite3_bind_int(s, 2, paused);
-    if ((err = sq_run(be, s, "pause")) != 0) {
-        sq_rollback(be);
+    if ((err = ln__sq_run(be, s, "pause")) != 0) {
+        ln__sq_rollback(be);
         return err;
     }
-    return sq_commit(be);
+    return ln__sq_commit(be);
 }
 
-int sq_drain(ln__jobs_be *b, const char *queue, size_t *removed) {
+int ln__sq_drain(ln__jobs_be *b, const char *queue, size_t *removed) {
     sq_be *be = (sq_be *)b;
     int64_t now;
     *removed = 0;
-    int err = sq_begin_write(be, &now);
+    int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
     size_t total = 0;
     const sq_stmt ids[] = {S_DRAIN_READY, S_DRAIN_DELAYED};
     for (size_t i = 0; i < LN_ARRAY_SIZE(ids); i++) {
-        sqlite3_stmt *s = sq_stmt_get(be, ids[i]);
+        sqlite3_stmt *s = ln__sq_stmt_get(be, ids[i]);
         if (s == NULL) err = LN_EBACKEND;
         if (err == 0) {
             BIND_TEXT(s, 1, queue);
-            err = sq_run(be, s, "drain");
+            err = ln__sq_run(be, s, "drain");
         }
         if (err != 0) {
-            sq_rollback(be);
+            ln__sq_rollback(be);
             return err;
         }
         total += (size_t)sqlite3_changes(be->db);
     }
     *removed = total;
-    return sq_commit(be);
+    return ln__sq_commit(be);
 }

@@ -23,31 +23,31 @@ static void bind_ref(sqlite3_stmt *s, const ln__job_ref *ref) {
     sqlite3_bind_int64(s, 2, strtoll(ref->token, NULL, 10));
 }
 
-int sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
+int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
                   int mode, int64_t value, int64_t now_ms, int64_t uncounted) {
     int done = state == ST_COMPLETED;
     sqlite3_stmt *s;
     switch (mode) {
     case LN_KEEP_NONE:
-        if ((s = sq_stmt_get(be, S_DELETE_RID)) == NULL) return LN_EBACKEND;
+        if ((s = ln__sq_stmt_get(be, S_DELETE_RID)) == NULL) return LN_EBACKEND;
         sqlite3_bind_int64(s, 1, rid);
         break;
     case LN_KEEP_COUNT:
-        s = sq_stmt_get(be, done ? S_TRIM_COUNT_C : S_TRIM_COUNT_F);
+        s = ln__sq_stmt_get(be, done ? S_TRIM_COUNT_C : S_TRIM_COUNT_F);
         if (s == NULL) return LN_EBACKEND;
         sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
         sqlite3_bind_int64(s, 2, value);
         sqlite3_bind_int64(s, 3, uncounted);
         break;
     case LN_KEEP_AGE:
-        s = sq_stmt_get(be, done ? S_TRIM_AGE_C : S_TRIM_AGE_F);
+        s = ln__sq_stmt_get(be, done ? S_TRIM_AGE_C : S_TRIM_AGE_F);
         if (s == NULL) return LN_EBACKEND;
         sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
         sqlite3_bind_int64(s, 2, now_ms - value);
         break;
     default: return 0; /* LN_KEEP_ALL */
     }
-    return sq_run(be, s, "retention");
+    return ln__sq_run(be, s, "retention");
 }
 
 /* Record one outcome; d->rc = LN_ESTALE if the lease is gone. A
@@ -56,18 +56,18 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d,
                       int64_t now, int64_t *completed) {
     sqlite3_stmt *s;
     if (d->kind == LN__DONE_RETRY) {
-        if ((s = sq_stmt_get(be, S_RETRY_RUN)) == NULL) return LN_EBACKEND;
+        if ((s = ln__sq_stmt_get(be, S_RETRY_RUN)) == NULL) return LN_EBACKEND;
         bind_ref(s, &d->ref);
         sqlite3_bind_int64(s, 3, now);
         sqlite3_bind_int64(s, 4, d->delay_ms);
         sqlite3_bind_text(s, 5, d->reason, -1, SQLITE_STATIC);
-        int err = sq_run(be, s, "retry");
+        int err = ln__sq_run(be, s, "retry");
         if (err != 0) return err;
         d->rc = sqlite3_changes(be->db) == 1 ? 0 : LN_ESTALE;
         return 0;
     }
     int complete = d->kind == LN__DONE_COMPLETE;
-    if ((s = sq_stmt_get(be, complete ? S_COMPLETE : S_FAIL)) == NULL)
+    if ((s = ln__sq_stmt_get(be, complete ? S_COMPLETE : S_FAIL)) == NULL)
         return LN_EBACKEND;
     bind_ref(s, &d->ref);
     sqlite3_bind_int64(s, 3, now);
@@ -80,19 +80,19 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d,
         return 0;
     }
     if (rc != SQLITE_ROW) {
-        int err = sq_err(be, rc, complete ? "complete" : "fail");
+        int err = ln__sq_err(be, rc, complete ? "complete" : "fail");
         sqlite3_reset(s);
         return err;
     }
     int mode = sqlite3_column_int(s, 0);
     int64_t value = sqlite3_column_int64(s, 1);
-    int err = sq_run(be, s, "finish"); /* drain and reset */
+    int err = ln__sq_run(be, s, "finish"); /* drain and reset */
     if (err != 0) return err;
     d->rc = 0;
     *completed += complete;
     /* Failures are counted by trigger at once; completions of this step
      * are added to lanes_counts by the caller afterwards (sqlite_int.h). */
-    return sq_apply_keep(be, queue, (int64_t)d->ref.key,
+    return ln__sq_apply_keep(be, queue, (int64_t)d->ref.key,
                          complete ? ST_COMPLETED : ST_FAILED, mode, value, now,
                          complete ? *completed : 0);
 }
@@ -102,14 +102,6 @@ static int dup_text(sqlite3_stmt *s, int col, char **out) {
     *out = NULL;
     if (t == NULL) return 0;
     return (*out = ln__strdup((const char *)t)) != NULL ? 0 : LN_ENOMEM;
-}
-
-static void free_taken(ln__job_taken *t) {
-    ln__free(t->name);
-    ln__free(t->data);
-    ln__free(t->traceparent);
-    ln__free(t->tracestate);
-    memset(t, 0, sizeof *t);
 }
 
 /* Order taken[0..n) by (priority, seq, rid), the run order: RETURNING gives
@@ -132,16 +124,16 @@ static void sort_taken(ln__job_taken *t, int64_t (*key)[3], size_t n) {
 }
 
 static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
-    sqlite3_stmt *s = sq_stmt_get(be, S_PROMOTE);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_PROMOTE);
     if (s == NULL) return LN_EBACKEND;
     sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, now);
-    int err = sq_run(be, s, "promote delayed");
+    int err = ln__sq_run(be, s, "promote delayed");
     if (err != 0) return err;
 
     int64_t(*key)[3] = ln__malloc(st->want * sizeof *key);
     if (key == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
-    if ((s = sq_stmt_get(be, S_TAKE)) == NULL) {
+    if ((s = ln__sq_stmt_get(be, S_TAKE)) == NULL) {
         ln__free(key);
         return LN_EBACKEND;
     }
@@ -166,7 +158,7 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
         if (dup_text(s, 2, &t->name) || dup_text(s, 3, &t->data) ||
             dup_text(s, 10, &t->traceparent) ||
             dup_text(s, 11, &t->tracestate)) {
-            free_taken(t);
+            ln__job_taken_free(t);
             err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
             break;
         }
@@ -180,15 +172,15 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
         key[st->ntaken][2] = rid;
         st->ntaken++;
     }
-    if (err == 0 && rc != SQLITE_DONE) err = sq_err(be, rc, "take");
+    if (err == 0 && rc != SQLITE_DONE) err = ln__sq_err(be, rc, "take");
     sqlite3_reset(s);
     /* Count the moves: ready (waiting or prioritized) -> active. */
     int64_t prioritized = 0, taken = (int64_t)st->ntaken;
     for (size_t i = 0; i < st->ntaken; i++) prioritized += key[i][0] > 0;
     int64_t waiting = taken - prioritized;
-    if (err == 0) err = sq_count(be, queue, LN_JOB_WAITING, -waiting);
-    if (err == 0) err = sq_count(be, queue, LN_JOB_PRIORITIZED, -prioritized);
-    if (err == 0) err = sq_count(be, queue, LN_JOB_ACTIVE, taken);
+    if (err == 0) err = ln__sq_count(be, queue, LN_JOB_WAITING, -waiting);
+    if (err == 0) err = ln__sq_count(be, queue, LN_JOB_PRIORITIZED, -prioritized);
+    if (err == 0) err = ln__sq_count(be, queue, LN_JOB_ACTIVE, taken);
     if (err == 0) sort_taken(st->taken, key, st->ntaken);
     ln__free(key);
     return err;
@@ -196,13 +188,13 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
 
 /* ms until the earliest delayed job of queue is due (0 if due), -1 if none. */
 static int next_due(sq_be *be, const char *queue, int64_t now, int64_t *out) {
-    sqlite3_stmt *s = sq_stmt_get(be, S_NEXT_DUE);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_NEXT_DUE);
     if (s == NULL) return LN_EBACKEND;
     sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, now);
     int rc = sqlite3_step(s);
     if (rc != SQLITE_ROW) {
-        int err = sq_err(be, rc, "next due");
+        int err = ln__sq_err(be, rc, "next due");
         sqlite3_reset(s);
         return err;
     }
@@ -220,19 +212,19 @@ static int next_due(sq_be *be, const char *queue, int64_t now, int64_t *out) {
  * one read (no write lock, so it never delays producers or other workers). */
 static int idle_check(sq_be *be, const char *queue, ln__jobs_step *st,
                       int *has_work) {
-    sqlite3_stmt *s = sq_stmt_get(be, S_HAS_WORK);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_HAS_WORK);
     if (s == NULL) return LN_EBACKEND;
     sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
     int rc = sqlite3_step(s);
-    int err = rc == SQLITE_ROW ? 0 : sq_err(be, rc, "poll");
+    int err = rc == SQLITE_ROW ? 0 : ln__sq_err(be, rc, "poll");
     *has_work = rc == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
     sqlite3_reset(s);
     if (err != 0 || *has_work) return err;
-    if ((s = sq_stmt_get(be, S_NOW)) == NULL) return LN_EBACKEND;
+    if ((s = ln__sq_stmt_get(be, S_NOW)) == NULL) return LN_EBACKEND;
     rc = sqlite3_step(s);
     int64_t now = sqlite3_column_int64(s, 0);
     sqlite3_reset(s);
-    if (rc != SQLITE_ROW) return sq_err(be, rc, "clock");
+    if (rc != SQLITE_ROW) return ln__sq_err(be, rc, "clock");
     return next_due(be, queue, now, &st->next_due_ms);
 }
 
@@ -246,21 +238,21 @@ static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
         if (err != 0 || !has_work) return err;
     }
     int64_t now, completed = 0;
-    int err = sq_begin_write(be, &now);
+    int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
     for (size_t i = 0; i < st->ndone && err == 0; i++)
         err = apply_done(be, queue, &st->done[i], now, &completed);
-    if (err == 0) err = sq_count(be, queue, LN_JOB_ACTIVE, -completed);
-    if (err == 0) err = sq_count(be, queue, LN_JOB_COMPLETED, completed);
+    if (err == 0) err = ln__sq_count(be, queue, LN_JOB_ACTIVE, -completed);
+    if (err == 0) err = ln__sq_count(be, queue, LN_JOB_COMPLETED, completed);
     for (size_t i = 0; i < st->nrenew && err == 0; i++) {
-        sqlite3_stmt *s = sq_stmt_get(be, S_RENEW);
+        sqlite3_stmt *s = ln__sq_stmt_get(be, S_RENEW);
         if (s == NULL) {
             err = LN_EBACKEND;
             break;
         }
         bind_ref(s, &st->renew[i]);
         sqlite3_bind_int64(s, 3, now + st->lease_ms);
-        if ((err = sq_run(be, s, "renew lease")) == 0)
+        if ((err = ln__sq_run(be, s, "renew lease")) == 0)
             st->renew_rc[i] = sqlite3_changes(be->db) == 1 ? 0 : LN_ESTALE;
     }
     if (err == 0 && st->want > 0) {
@@ -268,10 +260,10 @@ static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
         if (err == 0 && st->ntaken < st->want)
             err = next_due(be, queue, now, &st->next_due_ms);
     }
-    if (err == 0) err = sq_commit(be);
-    else sq_rollback(be);
+    if (err == 0) err = ln__sq_commit(be);
+    else ln__sq_rollback(be);
     if (err != 0) {
-        for (size_t i = 0; i < st->ntaken; i++) free_taken(&st->taken[i]);
+        for (size_t i = 0; i < st->ntaken; i++) ln__job_taken_free(&st->taken[i]);
         st->ntaken = 0;
     }
     return err;
@@ -281,18 +273,18 @@ static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
  * reserve was just freed, so the caller runs the write again (a failed
  * write changed nothing). */
 static int retry_for_space(sq_be *be, int err) {
-    if (err != LN_ENOSPC || !sq_reserve_release(be)) return 0;
-    sq_relieve(be);
+    if (err != LN_ENOSPC || !ln__sq_reserve_release(be)) return 0;
+    ln__sq_relieve(be);
     return 1;
 }
 
 /* After a worker write: keep the WAL small while the reserve is in use. */
 static int relieved(sq_be *be, int err) {
-    if (err == 0) sq_relieve(be);
+    if (err == 0) ln__sq_relieve(be);
     return err;
 }
 
-int sq_step(ln__jobs_be *b, const char *queue, ln__jobs_step *st) {
+int ln__sq_step(ln__jobs_be *b, const char *queue, ln__jobs_step *st) {
     sq_be *be = (sq_be *)b;
     int err = step_once(be, queue, st);
     if (retry_for_space(be, err)) err = step_once(be, queue, st);
@@ -303,11 +295,11 @@ static int stalled_once(sq_be *be, const char *queue, unsigned max_stalled,
                         const char *reason, size_t *requeued, size_t *failed) {
     int64_t now;
     *requeued = *failed = 0;
-    int err = sq_begin_write(be, &now);
+    int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
-    sqlite3_stmt *s = sq_stmt_get(be, S_STALLED);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_STALLED);
     if (s == NULL) {
-        sq_rollback(be);
+        ln__sq_rollback(be);
         return LN_EBACKEND;
     }
     sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
@@ -340,19 +332,19 @@ static int stalled_once(sq_be *be, const char *queue, unsigned max_stalled,
         keep[nkeep].value = sqlite3_column_int64(s, 3);
         nkeep++;
     }
-    if (err == 0 && rc != SQLITE_DONE) err = sq_err(be, rc, "stalled");
+    if (err == 0 && rc != SQLITE_DONE) err = ln__sq_err(be, rc, "stalled");
     sqlite3_reset(s);
     for (size_t i = 0; i < nkeep && err == 0; i++)
-        err = sq_apply_keep(be, queue, keep[i].rid, ST_FAILED, keep[i].mode,
+        err = ln__sq_apply_keep(be, queue, keep[i].rid, ST_FAILED, keep[i].mode,
                             keep[i].value, now, 0);
     ln__free(keep);
-    if (err == 0) return sq_commit(be);
-    sq_rollback(be);
+    if (err == 0) return ln__sq_commit(be);
+    ln__sq_rollback(be);
     *requeued = *failed = 0;
     return err;
 }
 
-int sq_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stalled,
+int ln__sq_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stalled,
                        const char *reason, size_t *requeued, size_t *failed) {
     sq_be *be = (sq_be *)b;
     int err = stalled_once(be, queue, max_stalled, reason, requeued, failed);
@@ -364,24 +356,24 @@ int sq_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stalled,
 static int release_once(sq_be *be, const ln__job_ref *refs, int *rcs,
                         size_t n) {
     int64_t now;
-    int err = sq_begin_write(be, &now);
+    int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
     for (size_t i = 0; i < n && err == 0; i++) {
-        sqlite3_stmt *s = sq_stmt_get(be, S_RELEASE);
+        sqlite3_stmt *s = ln__sq_stmt_get(be, S_RELEASE);
         if (s == NULL) {
             err = LN_EBACKEND;
             break;
         }
         bind_ref(s, &refs[i]);
-        if ((err = sq_run(be, s, "release")) == 0)
+        if ((err = ln__sq_run(be, s, "release")) == 0)
             rcs[i] = sqlite3_changes(be->db) == 1 ? 0 : LN_ESTALE;
     }
-    if (err == 0) return sq_commit(be);
-    sq_rollback(be);
+    if (err == 0) return ln__sq_commit(be);
+    ln__sq_rollback(be);
     return err;
 }
 
-int sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs,
+int ln__sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs,
                int *rcs, size_t n) {
     (void)queue;
     sq_be *be = (sq_be *)b;
@@ -394,27 +386,27 @@ int sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs,
 static int fenced_write(sq_be *be, sq_stmt id, const ln__job_ref *ref,
                         const char *text, const char *what) {
     int64_t now;
-    int err = sq_begin_write(be, &now);
+    int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
-    sqlite3_stmt *s = sq_stmt_get(be, id);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, id);
     if (s == NULL) {
-        sq_rollback(be);
+        ln__sq_rollback(be);
         return LN_EBACKEND;
     }
     bind_ref(s, ref);
     sqlite3_bind_text(s, 3, text, -1, SQLITE_STATIC);
-    if ((err = sq_run(be, s, what)) != 0) {
-        sq_rollback(be);
+    if ((err = ln__sq_run(be, s, what)) != 0) {
+        ln__sq_rollback(be);
         return err;
     }
     int changed = sqlite3_changes(be->db);
-    if ((err = sq_commit(be)) != 0) return err;
+    if ((err = ln__sq_commit(be)) != 0) return err;
     return changed == 1 ? 0
                         : ln__jobs_be_err(&be->base, LN_ESTALE,
                                           "job '%s': lease lost", ref->id);
 }
 
-int sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
+int ln__sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
                 const char *json) {
     (void)queue;
     sq_be *be = (sq_be *)b;
@@ -424,7 +416,7 @@ int sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
     return relieved(be, err);
 }
 
-int sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
+int ln__sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
            const char *line) {
     (void)queue;
     sq_be *be = (sq_be *)b;
@@ -433,13 +425,13 @@ int sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
     return relieved(be, err);
 }
 
-int sq_pending(ln__jobs_be *b, const char *queue, int *pending) {
+int ln__sq_pending(ln__jobs_be *b, const char *queue, int *pending) {
     sq_be *be = (sq_be *)b;
-    sqlite3_stmt *s = sq_stmt_get(be, S_PENDING);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_PENDING);
     if (s == NULL) return LN_EBACKEND;
     sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
     int rc = sqlite3_step(s);
-    int err = rc == SQLITE_ROW ? 0 : sq_err(be, rc, "pending");
+    int err = rc == SQLITE_ROW ? 0 : ln__sq_err(be, rc, "pending");
     *pending = rc == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
     sqlite3_reset(s);
     return err;

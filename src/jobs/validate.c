@@ -36,13 +36,54 @@ int ln__jobs_check_name(const char *s, size_t max, const char *what,
     return 0;
 }
 
+int ln__jobs_check_queue(const char *queue, char *err, size_t errsize) {
+    int rc = ln__jobs_check_name(queue, LN_JOB_QUEUE_MAX, "queue name", err,
+                                 errsize);
+    if (rc == 0 && strchr(queue, ':') != NULL) {
+        snprintf(err, errsize,
+                 "queue name '%s' contains ':' (BullMQ forbids it: it would "
+                 "make the store's keys ambiguous)", queue);
+        return LN_EINVAL;
+    }
+    return rc;
+}
+
+/* BullMQ's test is `${parseInt(id, 10)}` === id: an optional '-' and
+ * decimal digits without a leading zero. Ids made only of digits are
+ * refused whatever their zeros: those are the store's own numbers. */
+static int is_integer(const char *id) {
+    const char *d = id[0] == '-' ? id + 1 : id;
+    size_t nd = strspn(d, "0123456789");
+    if (nd == 0 || d[nd] != '\0') return 0;
+    return d == id || d[0] != '0' || nd == 1;
+}
+
+/* BullMQ's rule for ':' in custom ids: none, unless the id has exactly
+ * three ':'-separated parts (the shape of job-scheduler ids), and never
+ * starting with "0:" (BullMQ's Queue refuses those). */
+static const char *colon_problem(const char *id) {
+    const char *c1 = strchr(id, ':');
+    if (c1 == NULL) return NULL;
+    const char *c2 = strchr(c1 + 1, ':');
+    if (c2 == NULL || strchr(c2 + 1, ':') != NULL)
+        return "contains ':' (allowed only in the three-part form a:b:c)";
+    if (strncmp(id, "0:", 2) == 0) return "starts with '0:'";
+    return NULL;
+}
+
 int ln__jobs_check_id(const char *id, char *err, size_t errsize) {
     int rc = ln__jobs_check_name(id, LN_JOB_ID_MAX, "job id", err, errsize);
     if (rc != 0) return rc;
-    if (strspn(id, "0123456789") == strlen(id)) {
+    if (is_integer(id)) {
         snprintf(err, errsize,
-                 "job id '%s' is all digits; those ids are the store's own "
-                 "(use a prefix, e.g. 'order-%s')", id, id);
+                 "job id '%s' is an integer (the store numbers its own jobs "
+                 "so, and BullMQ refuses them): use a prefix, e.g. 'order-%s'",
+                 id, id);
+        return LN_EINVAL;
+    }
+    const char *why = colon_problem(id);
+    if (why != NULL) {
+        snprintf(err, errsize, "job id '%s' %s", id, why);
         return LN_EINVAL;
     }
     return 0;

@@ -11,6 +11,8 @@
  */
 #include "worker_int.h"
 
+#include "store.h"
+
 #include "../internal.h"
 
 #include <stdio.h>
@@ -107,8 +109,7 @@ int ln_worker_create(ln_worker **out, ln_jobs *jobs, const char *queue,
     int err = ln__jobs_enter(jobs); /* NULL and fork() checks */
     if (err != 0) return err;
     char msg[LN__JOBS_ERRMSG_MAX] = "";
-    err = ln__jobs_check_name(queue, LN_JOB_QUEUE_MAX, "queue name", msg,
-                              sizeof msg);
+    err = ln__jobs_check_queue(queue, msg, sizeof msg);
     if (err == 0 && (out == NULL || fn == NULL)) {
         snprintf(msg, sizeof msg, "out and fn must not be NULL");
         err = LN_EINVAL;
@@ -258,12 +259,8 @@ int ln_job_fail(ln_job *job, const char *reason) {
 /* progress and log: a fenced write through the handle. */
 static int job_write(ln_job *job, const char *text, int is_log) {
     ln_jobs *jobs = job->w->jobs;
-    int err = ln__jobs_enter(jobs);
-    if (err != 0) return err;
-    ln__jobs_be *be = jobs->be;
-    err = is_log ? be->ops->log(be, job->w->queue, &job->t.ref, text)
-                 : be->ops->progress(be, job->w->queue, &job->t.ref, text);
-    return ln__jobs_leave(jobs, err);
+    return is_log ? ln__store_log(jobs, job->w->queue, &job->t.ref, text)
+                  : ln__store_progress(jobs, job->w->queue, &job->t.ref, text);
 }
 
 int ln_job_progress(ln_job *job, const char *json) {

@@ -60,6 +60,8 @@
  */
 #include "worker_int.h"
 
+#include "store.h"
+
 #include "../internal.h"
 
 #include <poll.h>
@@ -76,10 +78,7 @@
 /* ------------------------------------------------------------ dispatcher */
 
 static void job_free(ln_job *job) {
-    ln__free(job->t.name);
-    ln__free(job->t.data);
-    ln__free(job->t.traceparent);
-    ln__free(job->t.tracestate);
+    ln__job_taken_free(&job->t);
     ln__free(job->result);
     ln__free(job->reason);
     ln__free(job);
@@ -143,10 +142,9 @@ static void release_jobs(ln_worker *w, ln_job **jobs, size_t n) {
         w->refs[i] = jobs[i]->t.ref;
         atomic_store_explicit(&jobs[i]->canceled, 1, memory_order_relaxed);
     }
-    if (n == 0 || ln__jobs_enter(w->jobs) != 0) return;
-    ln__jobs_be *be = w->jobs->be;
-    int err = be->ops->release(be, w->queue, w->refs, w->rcs, n);
-    ln__jobs_leave(w->jobs, err); /* on error the leases lapse instead */
+    if (n == 0) return;
+    /* on error the leases lapse instead */
+    int err = ln__store_release(w->jobs, w->queue, w->refs, w->rcs, n);
     pthread_mutex_lock(&w->mu);
     w->stats.released += err == 0 ? n : 0;
     pthread_mutex_unlock(&w->mu);
@@ -160,15 +158,9 @@ static void start_taken(ln_worker *w, ln__job_taken *taken, size_t ntaken) {
         ln_job *job = ln__calloc(1, sizeof *job);
         if (job == NULL) {
             ln__job_taken *t = &taken[i];
-            ln__free(t->name);
-            ln__free(t->data);
-            ln__free(t->traceparent);
-            ln__free(t->tracestate);
             w->refs[0] = t->ref;
-            if (ln__jobs_enter(w->jobs) == 0)
-                ln__jobs_leave(w->jobs, w->jobs->be->ops->release(
-                                            w->jobs->be, w->queue, w->refs,
-                                            w->rcs, 1));
+            ln__job_taken_free(t);
+            (void)ln__store_release(w->jobs, w->queue, w->refs, w->rcs, 1);
             continue;
         }
         job->w = w;
@@ -212,7 +204,7 @@ static int send_step(ln_worker *w, int renew, size_t want) {
                             .renew_rc = f->rcs, .nrenew = nr, .want = want,
                             .lease_ms = w->opts.lease_ms, .taken = f->taken};
     if (w->pipe != NULL) {
-        int err = w->pipe->ops->pipe_send(w->pipe, &f->st);
+        int err = ln__pipe_send(w->pipe, &f->st);
         if (err != 0) return err;
     }
     w->nunrecorded = 0;
@@ -225,7 +217,7 @@ static int send_step(ln_worker *w, int renew, size_t want) {
 /* A pipe's failure in the handle's errmsg, for ln_jobs_errmsg. */
 static int pipe_failed(ln_worker *w, int err) {
     if (ln__jobs_enter(w->jobs) == 0) {
-        ln__jobs_err(w->jobs, err, "%s", w->pipe->errmsg);
+        ln__jobs_err(w->jobs, err, "%s", ln__pipe_errmsg(w->pipe));
         ln__jobs_leave(w->jobs, err);
     }
     return err;
@@ -238,12 +230,10 @@ static int recv_step(ln_worker *w, size_t *ntaken, int64_t *next_due,
                      size_t *want) {
     flight *f = &w->fl[w->fl_head];
     int err;
-    if (w->pipe != NULL) {
-        err = w->pipe->ops->pipe_recv(w->pipe, &f->st);
-    } else if ((err = ln__jobs_enter(w->jobs)) == 0) {
-        err = ln__jobs_leave(w->jobs, w->jobs->be->ops->step(w->jobs->be,
-                                                              w->queue, &f->st));
-    }
+    if (w->pipe != NULL)
+        err = ln__pipe_recv(w->pipe, &f->st);
+    else
+        err = ln__store_step(w->jobs, w->queue, &f->st);
     size_t nd = f->st.ndone, nr = f->st.nrenew;
     w->fl_head = (w->fl_head + 1) % LN__PIPE_DEPTH;
     w->fl_count--;
@@ -302,13 +292,8 @@ static int recover_stalled(ln_worker *w) {
     char reason[128];
     snprintf(reason, sizeof reason, "%s (max_stalled=%u)", STALLED_REASON,
              w->opts.max_stalled);
-    int err = ln__jobs_enter(w->jobs);
-    if (err != 0) return err;
-    ln__jobs_be *be = w->jobs->be;
-    err = ln__jobs_leave(w->jobs,
-                         be->ops->recover_stalled(be, w->queue,
-                                                  w->opts.max_stalled, reason,
-                                                  &requeued, &failed));
+    int err = ln__store_recover_stalled(w->jobs, w->queue, w->opts.max_stalled,
+                                        reason, &requeued, &failed);
     pthread_mutex_lock(&w->mu);
     w->stats.stalled_found += requeued + failed;
     pthread_mutex_unlock(&w->mu);
@@ -316,11 +301,7 @@ static int recover_stalled(ln_worker *w) {
 }
 
 static int queue_pending(ln_worker *w, int *pending) {
-    int err = ln__jobs_enter(w->jobs);
-    if (err != 0) return err;
-    return ln__jobs_leave(w->jobs,
-                          w->jobs->be->ops->pending(w->jobs->be, w->queue,
-                                                    pending));
+    return ln__store_pending(w->jobs, w->queue, pending);
 }
 
 /* Sleep until the eventfd fires, fd (if >= 0) is readable, or the
@@ -379,30 +360,25 @@ typedef struct idle_wait {
 static void idle_wait_open(ln_worker *w, idle_wait *iw) {
     memset(iw, 0, sizeof *iw);
     iw->fd = -1;
-    ln__jobs_be *be = w->jobs->be;
-    if (be->ops->wait_open == NULL || ln__jobs_enter(w->jobs) != 0) return;
-    int err = be->ops->wait_open(be, w->queue, &iw->wt);
-    ln__jobs_leave(w->jobs, 0); /* without one the worker polls */
-    if (err != 0) iw->wt = NULL;
+    /* without one the worker polls */
+    if (ln__store_wait_open(w->jobs, w->queue, &iw->wt) != 0) iw->wt = NULL;
 }
 
 static void idle_wait_close(ln_worker *w, idle_wait *iw) {
-    if (iw->wt != NULL) w->jobs->be->ops->wait_close(iw->wt);
+    (void)w;
+    ln__wait_close(iw->wt);
     iw->wt = NULL;
 }
 
 /* The step pipe of one run, if the backend has one (NULL: synchronous). */
 static void pipe_open(ln_worker *w) {
-    ln__jobs_be *be = w->jobs->be;
-    w->pipe = NULL;
-    if (be->ops->pipe_open == NULL || ln__jobs_enter(w->jobs) != 0) return;
-    int err = be->ops->pipe_open(be, w->queue, &w->pipe);
-    ln__jobs_leave(w->jobs, 0); /* without one, steps are synchronous */
-    if (err != 0) w->pipe = NULL;
+    /* the store's, or the front's synchronous one; NULL only without
+     * memory: then steps are synchronous here */
+    if (ln__store_pipe_open(w->jobs, w->queue, &w->pipe) != 0) w->pipe = NULL;
 }
 
 static void pipe_close(ln_worker *w) {
-    if (w->pipe != NULL) w->pipe->ops->pipe_close(w->pipe);
+    ln__pipe_close(w->pipe);
     w->pipe = NULL;
 }
 
@@ -417,7 +393,6 @@ int ln_worker_run(ln_worker *w) {
     ln__jobs_leave(w->jobs, 0);
     w->running = 1;
     const ln_worker_opts *o = &w->opts;
-    const ln__jobs_ops *ops = w->jobs->be->ops;
     const uint64_t ms = 1000000u, never = UINT64_MAX;
     uint64_t now = ln__now_ns();
     uint64_t renew_every = (uint64_t)o->lease_ms / 2 * ms;
@@ -436,7 +411,7 @@ int ln_worker_run(ln_worker *w) {
     idle_wait iw;
     idle_wait_open(w, &iw);
     pipe_open(w);
-    const unsigned depth = w->pipe != NULL ? LN__PIPE_DEPTH : 1;
+    const unsigned depth = w->pipe != NULL ? ln__pipe_depth(w->pipe) : 1;
 
     for (;;) {
         now = ln__now_ns();
@@ -496,7 +471,7 @@ int ln_worker_run(ln_worker *w) {
         if (err == 0 && w->fl_count > 0 && w->fl_count < depth && !sent) {
             int fd = -1;
             uint64_t until = now + REPLY_POLL_MS * ms;
-            if (w->pipe->ops->pipe_poll(w->pipe, &fd) == 0 &&
+            if (ln__pipe_poll(w->pipe, &fd) == 0 &&
                 !wait_fd_until(w, until, fd) && ln__now_ns() < until)
                 continue; /* a handler finished: send its outcome */
             /* else the reply is in, or is late: recv waits out its timeout */
@@ -563,7 +538,7 @@ int ln_worker_run(ln_worker *w) {
                 if (o->exit_when_empty) block = min_u64(block, o->poll_ms);
                 if (due_at != never) block = min_u64(block, ms_until(now, due_at));
                 int64_t limit_ms = 0;
-                if (ops->wait_arm(iw.wt, block > 0 ? (int64_t)block : 1, &iw.fd,
+                if (ln__wait_arm(iw.wt, block > 0 ? (int64_t)block : 1, &iw.fd,
                                   &limit_ms) == 0) {
                     iw.armed = 1;
                     iw.limit = now + (uint64_t)limit_ms * ms;
@@ -588,7 +563,7 @@ int ln_worker_run(ln_worker *w) {
         if (wfd < 0) continue;
         if (readable) {
             int64_t due_in = 0;
-            int got = ops->wait_read(iw.wt, &due_in);
+            int got = ln__wait_read(iw.wt, &due_in);
             if (got == LN__WAIT_PENDING) continue;
             iw.armed = 0;
             if (got == LN__WAIT_WOKEN && due_in > 0) /* a delayed job, later */
@@ -596,7 +571,7 @@ int ln_worker_run(ln_worker *w) {
             else /* a job may be ready; or the wait ended: look anyway */
                 may_take = 1;
         } else if (ln__now_ns() >= iw.limit) { /* no answer: dead link */
-            ops->wait_cancel(iw.wt);
+            ln__wait_cancel(iw.wt);
             iw.armed = 0;
             may_take = 1;
         }

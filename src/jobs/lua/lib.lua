@@ -1,8 +1,9 @@
 -- lib.lua - helpers shared by every lanes Redis script.
 --
--- scripts/embed-lua.sh prepends this file to each script, so each script
--- stays one self-contained EVALSHA body. Layout: BullMQ 6.7, as described
--- in research/bullmq-layout.md. KEYS[1] is the queue base "<prefix>:<queue>:"
+-- scripts/embed-lua.sh prepends this file (after codes.lua, the return
+-- codes RC) to each script, so each script stays one self-contained
+-- EVALSHA body. Layout: BullMQ 6.7, as described in
+-- docs/internals/redis-layout.md. KEYS[1] is the queue base "<prefix>:<queue>:"
 -- and every key a script touches is built from it, so all of a queue's
 -- keys share the slot of a {hash tag} placed in the prefix or queue name.
 -- Times are milliseconds since the epoch from the server's clock (TIME),
@@ -155,17 +156,17 @@ local function delete_job_keys(id)
           jkey .. ':processed', jkey .. ':failed', jkey .. ':unsuccessful')
 end
 
--- The lease check of every move out of 'active', BullMQ's codes:
--- 0 'token' holds the lock, -1 no such job, -2 lock missing (lapsed),
--- -6 another token holds it. Token "0" means "no lock", as in BullMQ.
+-- The lease check of every move out of 'active', BullMQ's codes (RC):
+-- 0 'token' holds the lock, JOB_NOT_EXIST, LOCK_NOT_EXIST (lapsed), or
+-- LOCK_MISMATCH (another token holds it). Token "0" means "no lock", as in BullMQ.
 local function check_lock(id, token)
     if token ~= '0' then
         local cur = rcall('GET', B .. id .. ':lock')
         if cur == token then return 0 end -- a locked job is never removed
-        if rcall('EXISTS', B .. id) == 0 then return -1 end
-        return cur and -6 or -2
+        if rcall('EXISTS', B .. id) == 0 then return RC.JOB_NOT_EXIST end
+        return cur and RC.LOCK_MISMATCH or RC.LOCK_NOT_EXIST
     end
-    if rcall('EXISTS', B .. id) == 0 then return -1 end
+    if rcall('EXISTS', B .. id) == 0 then return RC.JOB_NOT_EXIST end
     return 0
 end
 
@@ -194,13 +195,13 @@ local function add_now_item(args, x)
     args[#args + 1] = x
 end
 
--- Check and release the lock, then take the job out of 'active' (-3 if it
--- was not there). On 0 the caller owns the job's next move. With a batch,
+-- Check and release the lock, then take the job out of 'active'
+-- (RC.JOB_NOT_IN_STATE if it was not there). On 0 the caller owns the job's next move. With a batch,
 -- the lock's DEL and the SREM wait for flush_batch.
 local function leave_active(id, token, batch)
     local rc = check_lock(id, token)
     if rc < 0 then return rc end
-    if rcall('LREM', K.active, -1, id) == 0 then return -3 end
+    if rcall('LREM', K.active, -1, id) == 0 then return RC.JOB_NOT_IN_STATE end
     if batch then
         batch.locks[#batch.locks + 1] = B .. id .. ':lock'
         batch.stalled[#batch.stalled + 1] = id

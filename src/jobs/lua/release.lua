@@ -2,7 +2,7 @@
 -- line, when a worker stops (BullMQ moveJobFromActiveToWait); the run does
 -- not count as started.
 --   ARGV: pairs of id, lock token
--- Returns one code per job: 0, or BullMQ's -1/-2/-3/-6 (see leave_active).
+-- Returns one code per job: 0, or an RC of leave_active.
 local out = {}
 local moved = false
 for i = 1, #ARGV, 2 do

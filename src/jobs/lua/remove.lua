@@ -1,10 +1,10 @@
 -- remove.lua - remove one job that no worker holds (BullMQ removeJob).
 --   ARGV[1] id
--- Returns 0, or -1 no such job, -5 the job is locked by a worker.
+-- Returns 0, or RC.JOB_NOT_EXIST, or RC.LOCKED (a worker holds the job).
 local id = ARGV[1]
 local jkey = B .. id
-if rcall('EXISTS', jkey) == 0 then return -1 end
-if rcall('EXISTS', jkey .. ':lock') == 1 then return -5 end
+if rcall('EXISTS', jkey) == 0 then return RC.JOB_NOT_EXIST end
+if rcall('EXISTS', jkey .. ':lock') == 1 then return RC.LOCKED end
 local prev = 'unknown'
 for _, s in ipairs({'completed', 'failed', 'delayed', 'prioritized'}) do
     if rcall('ZREM', K[s], id) == 1 then prev = s end

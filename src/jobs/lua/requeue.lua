@@ -3,12 +3,12 @@
 -- prioritized) with a fresh attempt budget.
 --   ARGV[1] id, or "" for the oldest failed jobs
 --   ARGV[2] most jobs moved by this call (when ARGV[1] is "")
--- Returns the number moved, or -1 no such job, -4 the job is not failed.
+-- Returns the number moved, or RC.JOB_NOT_EXIST, or RC.NOT_FAILED.
 local id, limit = ARGV[1], tonumber(ARGV[2])
 local ids
 if id ~= '' then
-    if rcall('EXISTS', B .. id) == 0 then return -1 end
-    if not rcall('ZSCORE', K.failed, id) then return -4 end
+    if rcall('EXISTS', B .. id) == 0 then return RC.JOB_NOT_EXIST end
+    if not rcall('ZSCORE', K.failed, id) then return RC.NOT_FAILED end
     ids = {id}
 else
     ids = rcall('ZRANGE', K.failed, 0, limit - 1)

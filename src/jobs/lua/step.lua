@@ -9,7 +9,7 @@
 --   nrenew pairs: id, token
 --   want fresh lock tokens, one per job to take
 -- Returns {done codes, renew codes, next due, taken view, taken view, ...}:
--- a done code is 0 or BullMQ's -1/-2/-3/-6 (see leave_active); a renew code
+-- a done code is 0 or an RC of leave_active; a renew code
 -- 1 renewed, 0 lost; next due = ms until the earliest delayed job is due
 -- (0 now, -1 none) or until the rate limit lifts.
 local lease, worker = ARGV[1], ARGV[2]

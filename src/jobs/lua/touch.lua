@@ -2,7 +2,7 @@
 -- the caller still holds its lock (BullMQ updateProgress / addLog).
 --   ARGV[1] id   ARGV[2] lock token
 --   ARGV[3] "progress" (ARGV[4] = JSON) | "log" (ARGV[4] = line)
--- Returns 0, or BullMQ's -1/-2/-6 (see check_lock).
+-- Returns 0, or an RC of check_lock.
 local id = ARGV[1]
 local rc = check_lock(id, ARGV[2])
 if rc < 0 then return rc end

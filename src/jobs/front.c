@@ -1,7 +1,9 @@
-/* jobs.c - the backend-neutral front of the job queue: opening a store by
- * URL, adding jobs (validated here, stored by the backend) and the
- * administration calls. Every call checks its arguments, refuses to run in
- * a forked child, then runs one backend op with the handle's mutex held. */
+/* front.c - the backend-neutral front of the job queue: the handle,
+ * opening a store by URL, adding jobs (validated here, stored by the
+ * backend) and the administration calls. Every call checks its arguments
+ * (validate.c: the same rules for every store), refuses to run in a forked
+ * child, then runs one store method with the handle's mutex held
+ * (docs/internals/backend.md). The worker's calls are in store.c. */
 #include "front.h"
 
 #include "../internal.h"
@@ -114,16 +116,23 @@ int ln_jobs_open_ex(ln_jobs **out, const char *url, const ln_jobs_opts *opts,
         err = LN_EINVAL;
     }
     if (err != 0) return err;
+    if (be->methods->version != LN__STORE_METHODS_VERSION) { /* a stale build */
+        snprintf(errmsg, errmsg_size, "'%s': backend '%s' has store methods version %u, not %u",
+                 url, be->methods->name, be->methods->version, LN__STORE_METHODS_VERSION);
+        be->methods->close(be, 0);
+        return LN_ENOTSUP;
+    }
     ln_jobs *jobs = ln__calloc(1, sizeof *jobs);
     if (jobs == NULL || pthread_mutex_init(&jobs->mu, NULL) != 0) {
         ln__free(jobs);
-        be->ops->close(be, 0);
+        be->methods->close(be, 0);
         snprintf(errmsg, errmsg_size, "out of memory");
         return LN_ENOMEM;
     }
     jobs->be = be;
     jobs->pid = getpid();
     jobs->opts = o;
+    memcpy(jobs->warning, be->warning, sizeof jobs->warning);
     *out = jobs;
     return 0;
 }
@@ -131,13 +140,17 @@ int ln_jobs_open_ex(ln_jobs **out, const char *url, const ln_jobs_opts *opts,
 void ln_jobs_close(ln_jobs *jobs) {
     if (jobs == NULL) return;
     int forked = getpid() != jobs->pid;
-    jobs->be->ops->close(jobs->be, forked);
+    jobs->be->methods->close(jobs->be, forked);
     if (!forked) pthread_mutex_destroy(&jobs->mu); /* see ln__jobs_enter */
     ln__free(jobs);
 }
 
 const char *ln_jobs_errmsg(const ln_jobs *jobs) {
     return jobs != NULL ? jobs->errmsg : "no handle";
+}
+
+const char *ln_jobs_warning(const ln_jobs *jobs) {
+    return jobs != NULL && jobs->warning[0] != '\0' ? jobs->warning : NULL;
 }
 
 /* ----------------------------------------------------------------- adding */
@@ -194,8 +207,7 @@ int ln_jobs_add_bulk(ln_jobs *jobs, const char *queue,
                      size_t id_size) {
     if (jobs == NULL) return LN_EINVAL;
     char msg[LN__JOBS_ERRMSG_MAX] = "";
-    int code = ln__jobs_check_name(queue, LN_JOB_QUEUE_MAX, "queue name", msg,
-                                   sizeof msg);
+    int code = ln__jobs_check_queue(queue, msg, sizeof msg);
     if (code == 0 && n > 0 && specs == NULL) {
         snprintf(msg, sizeof msg, "specs must not be NULL");
         code = LN_EINVAL;
@@ -222,7 +234,7 @@ int ln_jobs_add_bulk(ln_jobs *jobs, const char *queue,
                            &nj[i], msg, sizeof msg);
     int err = enter_checked(jobs, code, msg);
     if (err == 0) {
-        err = ln__jobs_leave(jobs, jobs->be->ops->add(jobs->be, queue, nj, n));
+        err = ln__jobs_leave(jobs, jobs->be->methods->add(jobs->be, queue, nj, n));
         if (err == 0 && ids != NULL)
             for (size_t i = 0; i < n; i++)
                 snprintf(ids + i * id_size, id_size, "%s", nj[i].id);
@@ -243,16 +255,14 @@ int ln_jobs_add(ln_jobs *jobs, const char *queue, const char *name,
 /* Validate queue, then enter. */
 static int enter_q(ln_jobs *jobs, const char *queue) {
     char msg[LN__JOBS_ERRMSG_MAX];
-    int code = ln__jobs_check_name(queue, LN_JOB_QUEUE_MAX, "queue name", msg,
-                                   sizeof msg);
+    int code = ln__jobs_check_queue(queue, msg, sizeof msg);
     return enter_checked(jobs, code, msg);
 }
 
 /* Validate queue and a job id (any id a job can have), then enter. */
 static int enter_qid(ln_jobs *jobs, const char *queue, const char *id) {
     char msg[LN__JOBS_ERRMSG_MAX];
-    int code = ln__jobs_check_name(queue, LN_JOB_QUEUE_MAX, "queue name", msg,
-                                   sizeof msg);
+    int code = ln__jobs_check_queue(queue, msg, sizeof msg);
     if (code == 0)
         code = ln__jobs_check_name(id, LN_JOB_ID_MAX, "job id", msg,
                                    sizeof msg);
@@ -263,7 +273,7 @@ int ln_jobs_counts(ln_jobs *jobs, const char *queue, ln_job_counts *counts) {
     if (counts == NULL) return enter_checked(jobs, LN_EINVAL, "counts is NULL");
     int err = enter_q(jobs, queue);
     if (err != 0) return err;
-    return ln__jobs_leave(jobs, jobs->be->ops->counts(jobs->be, queue, counts));
+    return ln__jobs_leave(jobs, jobs->be->methods->counts(jobs->be, queue, counts));
 }
 
 int ln_jobs_get(ln_jobs *jobs, const char *queue, const char *id,
@@ -272,7 +282,7 @@ int ln_jobs_get(ln_jobs *jobs, const char *queue, const char *id,
     memset(info, 0, sizeof *info);
     int err = enter_qid(jobs, queue, id);
     if (err != 0) return err;
-    return ln__jobs_leave(jobs, jobs->be->ops->get(jobs->be, queue, id, info));
+    return ln__jobs_leave(jobs, jobs->be->methods->get(jobs->be, queue, id, info));
 }
 
 int ln_jobs_list(ln_jobs *jobs, const char *queue, int state, size_t offset,
@@ -287,7 +297,7 @@ int ln_jobs_list(ln_jobs *jobs, const char *queue, int state, size_t offset,
         return enter_checked(jobs, LN_EINVAL, "limit must be 1..10000");
     int err = enter_q(jobs, queue);
     if (err != 0) return err;
-    return ln__jobs_leave(jobs, jobs->be->ops->list(jobs->be, queue, state,
+    return ln__jobs_leave(jobs, jobs->be->methods->list(jobs->be, queue, state,
                                                     offset, limit, out, n));
 }
 
@@ -300,13 +310,7 @@ int ln_jobs_logs(ln_jobs *jobs, const char *queue, const char *id,
     int err = enter_qid(jobs, queue, id);
     if (err != 0) return err;
     return ln__jobs_leave(jobs,
-                          jobs->be->ops->logs(jobs->be, queue, id, lines, n));
-}
-
-void ln_jobs_free_lines(char **lines, size_t n) {
-    if (lines == NULL) return;
-    for (size_t i = 0; i < n; i++) ln__free(lines[i]);
-    ln__free(lines);
+                          jobs->be->methods->logs(jobs->be, queue, id, lines, n));
 }
 
 int ln_jobs_retry(ln_jobs *jobs, const char *queue, const char *id) {
@@ -314,14 +318,14 @@ int ln_jobs_retry(ln_jobs *jobs, const char *queue, const char *id) {
     int err = enter_qid(jobs, queue, id);
     if (err != 0) return err;
     return ln__jobs_leave(jobs,
-                          jobs->be->ops->retry(jobs->be, queue, id, &count));
+                          jobs->be->methods->retry(jobs->be, queue, id, &count));
 }
 
 int ln_jobs_retry_all(ln_jobs *jobs, const char *queue, size_t *count) {
     size_t c = 0;
     int err = enter_q(jobs, queue);
     if (err != 0) return err;
-    err = ln__jobs_leave(jobs, jobs->be->ops->retry(jobs->be, queue, NULL, &c));
+    err = ln__jobs_leave(jobs, jobs->be->methods->retry(jobs->be, queue, NULL, &c));
     if (count != NULL) *count = err == 0 ? c : 0;
     return err;
 }
@@ -329,7 +333,7 @@ int ln_jobs_retry_all(ln_jobs *jobs, const char *queue, size_t *count) {
 int ln_jobs_remove(ln_jobs *jobs, const char *queue, const char *id) {
     int err = enter_qid(jobs, queue, id);
     if (err != 0) return err;
-    return ln__jobs_leave(jobs, jobs->be->ops->remove(jobs->be, queue, id));
+    return ln__jobs_leave(jobs, jobs->be->methods->remove(jobs->be, queue, id));
 }
 
 int ln_jobs_clean(ln_jobs *jobs, const char *queue, int state, int64_t age_ms,
@@ -340,7 +344,7 @@ int ln_jobs_clean(ln_jobs *jobs, const char *queue, int state, int64_t age_ms,
                              "clean removes completed or failed jobs only");
     int err = enter_q(jobs, queue);
     if (err != 0) return err;
-    err = ln__jobs_leave(jobs, jobs->be->ops->clean(jobs->be, queue, state,
+    err = ln__jobs_leave(jobs, jobs->be->methods->clean(jobs->be, queue, state,
                                                     age_ms, keep, &r));
     if (removed != NULL) *removed = err == 0 ? r : 0;
     return err;
@@ -349,7 +353,7 @@ int ln_jobs_clean(ln_jobs *jobs, const char *queue, int state, int64_t age_ms,
 static int set_paused(ln_jobs *jobs, const char *queue, int paused) {
     int err = enter_q(jobs, queue);
     if (err != 0) return err;
-    return ln__jobs_leave(jobs, jobs->be->ops->pause(jobs->be, queue, paused));
+    return ln__jobs_leave(jobs, jobs->be->methods->pause(jobs->be, queue, paused));
 }
 int ln_jobs_pause(ln_jobs *jobs, const char *queue) {
     return set_paused(jobs, queue, 1);
@@ -363,49 +367,14 @@ int ln_jobs_is_paused(ln_jobs *jobs, const char *queue, int *paused) {
     int err = enter_q(jobs, queue);
     if (err != 0) return err;
     return ln__jobs_leave(jobs,
-                          jobs->be->ops->is_paused(jobs->be, queue, paused));
+                          jobs->be->methods->is_paused(jobs->be, queue, paused));
 }
 
 int ln_jobs_drain(ln_jobs *jobs, const char *queue, size_t *removed) {
     size_t r = 0;
     int err = enter_q(jobs, queue);
     if (err != 0) return err;
-    err = ln__jobs_leave(jobs, jobs->be->ops->drain(jobs->be, queue, &r));
+    err = ln__jobs_leave(jobs, jobs->be->methods->drain(jobs->be, queue, &r));
     if (removed != NULL) *removed = err == 0 ? r : 0;
     return err;
-}
-
-/* ------------------------------------------------------------ job records */
-
-static const char *const state_names[LN_JOB_NSTATES] = {
-    "waiting", "delayed", "prioritized", "active", "completed", "failed",
-    "paused"};
-
-const char *ln_job_state_name(int state) {
-    return state >= 0 && state < LN_JOB_NSTATES ? state_names[state]
-                                                : "unknown";
-}
-
-int ln_job_state_parse(const char *s) {
-    for (int i = 0; s != NULL && i < LN_JOB_NSTATES; i++)
-        if (strcmp(s, state_names[i]) == 0) return i;
-    return LN_EINVAL;
-}
-
-void ln_job_info_clear(ln_job_info *info) {
-    if (info == NULL) return;
-    ln__free(info->name);
-    ln__free(info->data);
-    ln__free(info->result);
-    ln__free(info->failed_reason);
-    ln__free(info->progress);
-    ln__free(info->traceparent);
-    ln__free(info->tracestate);
-    memset(info, 0, sizeof *info);
-}
-
-void ln_job_info_free_array(ln_job_info *infos, size_t n) {
-    if (infos == NULL) return;
-    for (size_t i = 0; i < n; i++) ln_job_info_clear(&infos[i]);
-    ln__free(infos);
 }

@@ -1,0 +1,86 @@
+/* job_record.h - the records a store and the front pass each other: a job
+ * to add, a taken job, an outcome, and the helpers that make and free them
+ * (job_record.c, a leaf: it calls nothing of the jobs layer). Not API.
+ * docs/internals/backend.md describes the fields' contract. */
+#ifndef LN_JOBS_JOB_RECORD_H
+#define LN_JOBS_JOB_RECORD_H
+
+#include <lanes.h>
+#include <lanes/jobs.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LN__JOBS_ERRMSG_MAX 512
+#define LN__JOBS_TOKEN_MAX 64
+
+typedef struct ln__jobs_be ln__jobs_be; /* backend.h */
+
+/* How a job is addressed after take: id, backend key, lease token. */
+typedef struct ln__job_ref {
+    char id[LN_JOB_ID_MAX];
+    uint64_t key;                   /* backend-private; 0 = none */
+    char token[LN__JOBS_TOKEN_MAX]; /* NUL-terminated lease token */
+} ln__job_ref;
+
+/* One job to add (validated by the front). */
+typedef struct ln__job_new {
+    const char *name;
+    const char *data; /* valid JSON */
+    size_t data_len;  /* strlen(data) */
+    ln_job_opts opts; /* complete: defaults filled, checked; job_id,
+                         traceparent, tracestate may be NULL */
+    /* out */
+    char id[LN_JOB_ID_MAX]; /* the new or existing job's id */
+    int existed;            /* 1 if opts.job_id already existed (no-op) */
+} ln__job_new;
+
+/* One job handed out by take. The backend fills every field; strings are
+ * ln__malloc'd and owned by the front afterwards (tracestate/traceparent
+ * may be NULL). Freed by ln__job_taken_free, and only by it. */
+typedef struct ln__job_taken {
+    ln__job_ref ref;
+    char *name;
+    char *data;
+    char *traceparent;
+    char *tracestate;
+    int attempts_started; /* including this run: 1 on the first run */
+    int attempts_made;    /* failed runs before this one */
+    int attempts;         /* opts.attempts at add */
+    int backoff;          /* LN_BACKOFF_* */
+    int64_t backoff_ms;
+} ln__job_taken;
+
+/* What the front decided for a finished run. */
+enum {
+    LN__DONE_COMPLETE = 0, /* -> completed, store result; apply
+                              remove_on_complete */
+    LN__DONE_RETRY = 1,    /* -> delayed for delay_ms (or waiting when 0),
+                              attempts_made + 1, store reason */
+    LN__DONE_FAIL = 2      /* -> failed, attempts_made + 1, store reason;
+                              apply remove_on_fail */
+};
+
+typedef struct ln__job_done {
+    ln__job_ref ref;
+    int kind;           /* LN__DONE_* */
+    const char *result; /* COMPLETE: JSON, or NULL for no result */
+    const char *reason; /* RETRY / FAIL: non-NULL text */
+    int64_t delay_ms;   /* RETRY: >= 0 */
+    int rc;             /* out: 0 or LN_ESTALE (job not active with that
+                           token any more: nothing changed) */
+} ln__job_done;
+
+/* Free the strings of a taken job and zero it (NULL: no-op). */
+void ln__job_taken_free(ln__job_taken *t);
+
+/* Write printf-style detail to be->errmsg and return code (for
+ * `return ln__jobs_be_err(be, LN_EBACKEND, "...: %s", sqlite3_errmsg(db));`). */
+int ln__jobs_be_err(ln__jobs_be *be, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ln_job_state_name, ln_job_state_parse, ln_job_info_clear,
+ * ln_job_info_free_array and ln_jobs_free_lines (jobs.h) live in
+ * job_record.c too. */
+
+#endif /* LN_JOBS_JOB_RECORD_H */

@@ -1,0 +1,14 @@
+-- codes.lua - the return codes the scripts and the C side share, the ONE
+-- source of both: scripts/embed-lua.sh puts this file first in every
+-- script body (before lib.lua) and turns each `NAME = value, -- meaning`
+-- line below into LN__RC_NAME of the generated redis_codes.h. -1, -2, -3
+-- and -6 are BullMQ's own (its ErrorCode enum), so they mean the same to
+-- BullMQ's scripts; -4 and -5 are lanes' meanings.
+local RC = {
+    JOB_NOT_EXIST = -1, -- no such job
+    LOCK_NOT_EXIST = -2, -- the job's lock is missing (it lapsed)
+    JOB_NOT_IN_STATE = -3, -- the job is not in the state the move needs
+    NOT_FAILED = -4, -- requeue: the job is not failed
+    LOCKED = -5, -- remove: a worker holds the job's lock
+    LOCK_MISMATCH = -6, -- another lock token holds the job
+}
