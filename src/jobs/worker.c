@@ -1,7 +1,7 @@
 /* worker.c - ln_worker: options, create/stop/destroy, the handler side
  * of a job (its pool task, and what a handler may call: ln_job_*). The
- * dispatcher that takes, records, renews and waits is worker_run.c, whose
- * header describes the design; the shared state is worker_int.h.
+ * dispatcher that takes, records, renews and waits is worker_run.c and
+ * the files worker_int.h lists; the design is docs/internals/worker-loop.md.
  *
  * Threads: ln_job_* are called by the job's handler on a pool thread;
  * ln_job_progress / ln_job_log go through the handle's mutex. A finished
@@ -10,8 +10,6 @@
  * signal handler (an atomic store and a write(2)).
  */
 #include "worker_int.h"
-
-#include "../internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -72,7 +70,7 @@ static void free_arrays(ln_worker *w) {
     ln__free(w->renewing);
     ln__free(w->rcs);
     for (int i = 0; i < LN__PIPE_DEPTH; i++) {
-        flight *f = &w->fl[i];
+        ln__flight *f = &w->fl[i];
         ln__free(f->done);
         ln__free(f->jobs);
         ln__free(f->refs);
@@ -134,7 +132,7 @@ int ln_worker_create(ln_worker **out, ln_jobs *jobs, const char *queue,
     if (!w->slots || !w->unrecorded || !w->refs || !w->renewing || !w->rcs)
         goto fail;
     for (int i = 0; i < LN__PIPE_DEPTH; i++) {
-        flight *f = &w->fl[i];
+        ln__flight *f = &w->fl[i];
         f->done = ln__calloc(c, sizeof *f->done);
         f->jobs = ln__calloc(c, sizeof *f->jobs);
         f->refs = ln__calloc(c, sizeof *f->refs);
@@ -257,13 +255,9 @@ int ln_job_fail(ln_job *job, const char *reason) {
 
 /* progress and log: a fenced write through the handle. */
 static int job_write(ln_job *job, const char *text, int is_log) {
-    ln_jobs *jobs = job->w->jobs;
-    int err = ln__jobs_enter(jobs);
-    if (err != 0) return err;
-    ln__jobs_be *be = jobs->be;
-    err = is_log ? be->ops->log(be, job->w->queue, &job->t.ref, text)
-                 : be->ops->progress(be, job->w->queue, &job->t.ref, text);
-    return ln__jobs_leave(jobs, err);
+    ln_worker *w = job->w;
+    return is_log ? ln__store_log(w->jobs, w->queue, &job->t.ref, text)
+                  : ln__store_progress(w->jobs, w->queue, &job->t.ref, text);
 }
 
 int ln_job_progress(ln_job *job, const char *json) {
