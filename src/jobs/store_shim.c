@@ -20,34 +20,28 @@ int ln__store_step(ln_jobs *jobs, const char *queue, ln__jobs_step *st) {
     return ln__jobs_leave(jobs, jobs->be->ops->step(jobs->be, queue, st));
 }
 
-int ln__store_recover_stalled(ln_jobs *jobs, const char *queue,
-                              unsigned max_stalled, const char *reason,
-                              size_t *requeued, size_t *failed) {
+int ln__store_recover_stalled(ln_jobs *jobs, const char *queue, unsigned max_stalled,
+                              const char *reason, size_t *requeued, size_t *failed) {
     int err = ln__jobs_enter(jobs);
     if (err != 0) return err;
-    return ln__jobs_leave(jobs, jobs->be->ops->recover_stalled(
-                                    jobs->be, queue, max_stalled, reason,
-                                    requeued, failed));
+    return ln__jobs_leave(jobs, jobs->be->ops->recover_stalled(jobs->be, queue, max_stalled, reason,
+                                                               requeued, failed));
 }
 
-int ln__store_release(ln_jobs *jobs, const char *queue,
-                      const ln__job_ref *refs, int *rc, size_t n) {
+int ln__store_release(ln_jobs *jobs, const char *queue, const ln__job_ref *refs, int *rc,
+                      size_t n) {
     int err = ln__jobs_enter(jobs);
     if (err != 0) return err;
-    return ln__jobs_leave(jobs,
-                          jobs->be->ops->release(jobs->be, queue, refs, rc, n));
+    return ln__jobs_leave(jobs, jobs->be->ops->release(jobs->be, queue, refs, rc, n));
 }
 
-int ln__store_progress(ln_jobs *jobs, const char *queue,
-                       const ln__job_ref *ref, const char *json) {
+int ln__store_progress(ln_jobs *jobs, const char *queue, const ln__job_ref *ref, const char *json) {
     int err = ln__jobs_enter(jobs);
     if (err != 0) return err;
-    return ln__jobs_leave(jobs,
-                          jobs->be->ops->progress(jobs->be, queue, ref, json));
+    return ln__jobs_leave(jobs, jobs->be->ops->progress(jobs->be, queue, ref, json));
 }
 
-int ln__store_log(ln_jobs *jobs, const char *queue, const ln__job_ref *ref,
-                  const char *line) {
+int ln__store_log(ln_jobs *jobs, const char *queue, const ln__job_ref *ref, const char *line) {
     int err = ln__jobs_enter(jobs);
     if (err != 0) return err;
     return ln__jobs_leave(jobs, jobs->be->ops->log(jobs->be, queue, ref, line));
@@ -70,8 +64,7 @@ int ln__store_wait_open(ln_jobs *jobs, const char *queue, ln__jobs_wait **out) {
     return err;
 }
 
-int ln__wait_arm(ln__jobs_wait *w, int64_t timeout_ms, int *fd,
-                 int64_t *limit_ms) {
+int ln__wait_arm(ln__jobs_wait *w, int64_t timeout_ms, int *fd, int64_t *limit_ms) {
     return w->ops->wait_arm(w, timeout_ms, fd, limit_ms);
 }
 
@@ -79,7 +72,9 @@ int ln__wait_read(ln__jobs_wait *w, int64_t *due_in_ms) {
     return w->ops->wait_read(w, due_in_ms);
 }
 
-void ln__wait_cancel(ln__jobs_wait *w) { w->ops->wait_cancel(w); }
+void ln__wait_cancel(ln__jobs_wait *w) {
+    w->ops->wait_cancel(w);
+}
 
 void ln__wait_close(ln__jobs_wait *w) {
     if (w != NULL) w->ops->wait_close(w);
@@ -108,8 +103,7 @@ static int sync_send(ln__jobs_pipe *p, ln__jobs_step *st) {
     sp->err = jobs->be->ops->step(jobs->be, sp->queue, st);
     if (sp->err != 0)
         snprintf(p->errmsg, sizeof p->errmsg, "%s",
-                 jobs->be->errmsg[0] != '\0' ? jobs->be->errmsg
-                                             : ln_strerror(sp->err));
+                 jobs->be->errmsg[0] != '\0' ? jobs->be->errmsg : ln_strerror(sp->err));
     ln__jobs_leave(jobs, sp->err);
     return 0;
 }
@@ -127,7 +121,9 @@ static int sync_poll(ln__jobs_pipe *p, int *fd) {
     return 1;
 }
 
-static void sync_close(ln__jobs_pipe *p) { ln__free(p); }
+static void sync_close(ln__jobs_pipe *p) {
+    ln__free(p);
+}
 
 static const ln__jobs_ops sync_ops = {
     .version = LN__JOBS_BACKEND_VERSION,
@@ -166,9 +162,13 @@ int ln__pipe_recv(ln__jobs_pipe *p, ln__jobs_step *st) {
     return p->ops->pipe_recv(p, st);
 }
 
-int ln__pipe_poll(ln__jobs_pipe *p, int *fd) { return p->ops->pipe_poll(p, fd); }
+int ln__pipe_poll(ln__jobs_pipe *p, int *fd) {
+    return p->ops->pipe_poll(p, fd);
+}
 
-const char *ln__pipe_errmsg(const ln__jobs_pipe *p) { return p->errmsg; }
+const char *ln__pipe_errmsg(const ln__jobs_pipe *p) {
+    return p->errmsg;
+}
 
 void ln__pipe_close(ln__jobs_pipe *p) {
     if (p != NULL) p->ops->pipe_close(p);

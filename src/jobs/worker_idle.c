@@ -20,7 +20,9 @@
 #define WAIT_MAX_MS 5000 /* longest blocking wait (BullMQ: drainDelay 5 s) */
 #define NEVER UINT64_MAX
 
-static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static uint64_t min_u64(uint64_t a, uint64_t b) {
+    return a < b ? a : b;
+}
 
 static uint64_t ms_until(uint64_t now, uint64_t t) {
     return t <= now ? 0 : (t - now + 999999) / 1000000;
@@ -68,8 +70,7 @@ static void wait_after_step(ln__run *r) {
     if (rd->asked > rd->ntaken) { /* seen empty: wait for a signal */
         int64_t due = rd->next_due;
         id->may_take = 0;
-        id->due_at = due < 0 ? NEVER
-                             : r->now + (uint64_t)(due > 0 ? due : 1) * LN__MS;
+        id->due_at = due < 0 ? NEVER : r->now + (uint64_t)(due > 0 ? due : 1) * LN__MS;
     } else if (rd->asked > 0) { /* a later step found more after all */
         id->may_take = 1;
     }
@@ -86,8 +87,7 @@ static void wait_arm(ln__run *r) {
     if (o->exit_when_empty) block = min_u64(block, o->poll_ms);
     if (id->due_at != NEVER) block = min_u64(block, ms_until(r->now, id->due_at));
     int64_t limit_ms = 0;
-    if (ln__wait_arm(id->wt, block > 0 ? (int64_t)block : 1, &id->fd,
-                     &limit_ms) == 0) {
+    if (ln__wait_arm(id->wt, block > 0 ? (int64_t)block : 1, &id->fd, &limit_ms) == 0) {
         id->armed = 1;
         id->limit = r->now + (uint64_t)limit_ms * LN__MS;
     } else { /* unreachable: look again after poll_ms */
@@ -163,8 +163,7 @@ void ln__idle_phase(ln__run *r) {
      * stack that wrote no new one: collect before sleeping. Acquire pairs
      * with the release push; that wake-up's read came after the push's
      * write (eventfd), so the load sees the push. */
-    if (atomic_load_explicit(&w->finished, memory_order_acquire) != NULL)
-        return;
+    if (atomic_load_explicit(&w->finished, memory_order_acquire) != NULL) return;
     uint64_t deadline = r->now + 3600000ull * LN__MS;
     if (w->nslots > 0) deadline = min_u64(deadline, r->next_renew);
     if (!rd->no_take) deadline = min_u64(deadline, r->next_stall);

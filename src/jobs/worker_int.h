@@ -48,9 +48,9 @@ struct ln_job {
 typedef struct ln__flight {
     ln__jobs_step st;
     ln__job_done *done;
-    ln_job **jobs;         /* the job of each done[] entry */
-    ln__job_ref *refs;     /* leases renewed */
-    ln_job **renewing;     /* the job of each refs[] entry */
+    ln_job **jobs;     /* the job of each done[] entry */
+    ln__job_ref *refs; /* leases renewed */
+    ln_job **renewing; /* the job of each refs[] entry */
     int *rcs;
     ln__job_taken *taken;
 } ln__flight;
@@ -63,35 +63,35 @@ struct ln_worker {
     ln_worker_opts opts;
     ln_pool *pool;
     int own_pool;
-    int efd;               /* eventfd: a handler finished, or stop */
+    int efd;                    /* eventfd: a handler finished, or stop */
     _Atomic(ln_job *) finished; /* stack of jobs whose handler returned,
                                    linked by next_finished
                                    (ln__worker_run_job) */
-    atomic_uint tasks;     /* pool tasks submitted and not yet past their
-                              last touch of w (the wake-up after the push):
-                              ln_worker_run returns only at 0, so w may be
-                              destroyed then. Release decrement, acquire
-                              load. */
-    atomic_int stop;       /* relaxed: a flag carrying no data; the efd write
-                              that follows wakes the dispatcher, which reads
-                              it again */
-    int running;           /* ln_worker_run active (dispatcher only) */
+    atomic_uint tasks;          /* pool tasks submitted and not yet past their
+                                   last touch of w (the wake-up after the push):
+                                   ln_worker_run returns only at 0, so w may be
+                                   destroyed then. Release decrement, acquire
+                                   load. */
+    atomic_int stop;            /* relaxed: a flag carrying no data; the efd write
+                                   that follows wakes the dispatcher, which reads
+                                   it again */
+    int running;                /* ln_worker_run active (dispatcher only) */
 
-    pthread_mutex_t mu;    /* guards stats */
+    pthread_mutex_t mu; /* guards stats */
     ln_worker_stats stats;
 
     /* Dispatcher-only state, arrays sized 'concurrency'. */
-    ln_job **slots;        /* every job taken and not yet freed */
+    ln_job **slots; /* every job taken and not yet freed */
     size_t nslots;
-    ln_job **unrecorded;   /* collected outcomes no step in flight carries */
+    ln_job **unrecorded; /* collected outcomes no step in flight carries */
     size_t nunrecorded;
-    ln__job_ref *refs;     /* scratch: jobs to release */
-    ln_job **renewing;     /* scratch: jobs to release */
+    ln__job_ref *refs; /* scratch: jobs to release */
+    ln_job **renewing; /* scratch: jobs to release */
     int *rcs;
     ln__flight fl[LN__PIPE_DEPTH]; /* steps sent, not yet received: a FIFO */
     unsigned fl_head, fl_count;
-    size_t fl_done, fl_want;   /* outcomes and takes of the steps in flight */
-    ln__jobs_pipe *pipe;       /* this run's (ln__store_pipe_open) */
+    size_t fl_done, fl_want; /* outcomes and takes of the steps in flight */
+    ln__jobs_pipe *pipe;     /* this run's (ln__store_pipe_open) */
 };
 
 /* ---- The run state of one ln_worker_run (dispatcher only). ---- */
@@ -102,38 +102,38 @@ typedef struct ln__run ln__run;
  * blocking wait) or polls is decided once, at ln__idle_open, by choosing
  * the two strategy functions. */
 typedef struct ln__idle {
-    void (*after_step)(ln__run *r); /* a step was received */
+    void (*after_step)(ln__run *r);               /* a step was received */
     void (*sleep)(ln__run *r, uint64_t deadline); /* nothing to do now */
-    ln__jobs_wait *wt;  /* the blocking wait, or NULL: polling */
-    int may_take;       /* steps ask for jobs. Cleared (waiting only) when a
-                           step found too few; set again by a signal, a
-                           wait's end, or due_at passing */
-    uint64_t due_at;    /* a delayed job is due (monotonic ns), or never */
-    int armed;          /* a wait is armed on fd */
+    ln__jobs_wait *wt;                            /* the blocking wait, or NULL: polling */
+    int may_take;    /* steps ask for jobs. Cleared (waiting only) when a
+                        step found too few; set again by a signal, a
+                        wait's end, or due_at passing */
+    uint64_t due_at; /* a delayed job is due (monotonic ns), or never */
+    int armed;       /* a wait is armed on fd */
     int fd;
-    uint64_t limit;     /* the armed wait's answer expected by then (ns) */
-    unsigned idle_ms;   /* polling: the next backoff (1 ms .. poll_ms) */
+    uint64_t limit;   /* the armed wait's answer expected by then (ns) */
+    unsigned idle_ms; /* polling: the next backoff (1 ms .. poll_ms) */
 } ln__idle;
 
 /* What one round of the loop saw and did (reset by the collect phase). */
 typedef struct ln__round {
-    int stopping;       /* ln_worker_stop was called */
-    int no_take;        /* stopping, or max_jobs reached: take no more */
-    size_t running;     /* handlers not returned yet (the rest of slots[]
-                           are outcomes, unrecorded or in flight) */
-    int renew;          /* leases are due for renewal */
-    int sent;           /* a step was sent */
-    int received;       /* a step was received */
-    int err;            /* the send or receive failed */
-    size_t asked;       /* the received step's want */
-    size_t ntaken;      /* what it took */
-    int64_t next_due;   /* its next_due_ms */
+    int stopping;     /* ln_worker_stop was called */
+    int no_take;      /* stopping, or max_jobs reached: take no more */
+    size_t running;   /* handlers not returned yet (the rest of slots[]
+                         are outcomes, unrecorded or in flight) */
+    int renew;        /* leases are due for renewal */
+    int sent;         /* a step was sent */
+    int received;     /* a step was received */
+    int err;          /* the send or receive failed */
+    size_t asked;     /* the received step's want */
+    size_t ntaken;    /* what it took */
+    int64_t next_due; /* its next_due_ms */
 } ln__round;
 
 struct ln__run {
     ln_worker *w;
-    unsigned depth;         /* steps in flight at most: ln__pipe_depth */
-    uint64_t now;           /* monotonic ns, read at each round's start */
+    unsigned depth; /* steps in flight at most: ln__pipe_depth */
+    uint64_t now;   /* monotonic ns, read at each round's start */
     uint64_t renew_every, next_renew;
     uint64_t stall_every, next_stall;
     uint64_t grace_end;     /* 0: not stopping yet */

@@ -25,14 +25,13 @@ void ln__worker_slot_remove(ln_worker *w, ln_job *job) {
 void ln__worker_collect(ln_worker *w) {
     /* Acquire: pairs with the release push of ln__worker_run_job, so rc,
      * result, reason and next_finished of every job taken are visible. */
-    ln_job *next = atomic_exchange_explicit(&w->finished, NULL,
-                                            memory_order_acquire);
+    ln_job *next = atomic_exchange_explicit(&w->finished, NULL, memory_order_acquire);
     while (next != NULL) {
         ln_job *job = next;
         next = job->next_finished;
         LN_ASSERT(!job->collected); /* a handler returns once */
         if (atomic_load_explicit(&job->canceled, memory_order_relaxed)) {
-            LN_ASSERT(!job->renew_sent); /* no step refers to it */
+            LN_ASSERT(!job->renew_sent);    /* no step refers to it */
             ln__worker_slot_remove(w, job); /* given up: nothing to record */
             ln__worker_job_free(job);
         } else {

@@ -21,15 +21,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#define REPLY_POLL_MS 1000 /* then a step's reply is read blocking (its own
-                              timeout bounds it) */
+#define REPLY_POLL_MS                                                                              \
+    1000 /* then a step's reply is read blocking (its own                                          \
+            timeout bounds it) */
 #define STALLED_REASON "job stalled more than allowable limit"
 
 enum { NEXT, AGAIN, END };
 
 static int transient(int err) {
-    return err == LN_EBACKEND || err == LN_ENOSPC || err == LN_EIO ||
-           err == LN_ENOMEM;
+    return err == LN_EBACKEND || err == LN_ENOSPC || err == LN_EIO || err == LN_ENOMEM;
 }
 
 /* ---------------------------------------------------------------- collect */
@@ -76,10 +76,9 @@ static int phase_stop(ln__run *r) {
 static int recover_stalled(ln_worker *w) {
     size_t requeued = 0, failed = 0;
     char reason[128];
-    snprintf(reason, sizeof reason, "%s (max_stalled=%u)", STALLED_REASON,
-             w->opts.max_stalled);
-    int err = ln__store_recover_stalled(w->jobs, w->queue, w->opts.max_stalled,
-                                        reason, &requeued, &failed);
+    snprintf(reason, sizeof reason, "%s (max_stalled=%u)", STALLED_REASON, w->opts.max_stalled);
+    int err = ln__store_recover_stalled(w->jobs, w->queue, w->opts.max_stalled, reason, &requeued,
+                                        &failed);
     pthread_mutex_lock(&w->mu);
     w->stats.stalled_found += requeued + failed;
     pthread_mutex_unlock(&w->mu);
@@ -121,8 +120,7 @@ static void phase_send(ln__run *r) {
     ln_worker *w = r->w;
     ln__round *rd = &r->rd;
     size_t want = want_now(r);
-    if (w->fl_count >= r->depth || (w->nunrecorded == 0 && !rd->renew && want == 0))
-        return;
+    if (w->fl_count >= r->depth || (w->nunrecorded == 0 && !rd->renew && want == 0)) return;
     if ((rd->err = ln__steps_send(w, rd->renew, want)) == 0) {
         rd->sent = 1;
         if (rd->renew) r->next_renew = r->now + r->renew_every;
@@ -137,8 +135,8 @@ static void phase_send(ln__run *r) {
 static int reply_or_late(ln__run *r) {
     int fd = -1;
     uint64_t until = r->now + REPLY_POLL_MS * LN__MS;
-    return ln__pipe_poll(r->w->pipe, &fd) != 0 ||
-           ln__worker_sleep(r->w, until, fd) || ln__now_ns() >= until;
+    return ln__pipe_poll(r->w->pipe, &fd) != 0 || ln__worker_sleep(r->w, until, fd) ||
+           ln__now_ns() >= until;
 }
 
 /* A send or receive failed: steps behind it fail too (a lost connection
@@ -160,8 +158,7 @@ static int step_failed(ln__run *r) {
 static int phase_receive(ln__run *r) {
     ln_worker *w = r->w;
     ln__round *rd = &r->rd;
-    if (rd->err == 0 && w->fl_count > 0 && w->fl_count < r->depth && !rd->sent &&
-        !reply_or_late(r))
+    if (rd->err == 0 && w->fl_count > 0 && w->fl_count < r->depth && !rd->sent && !reply_or_late(r))
         return AGAIN; /* a handler finished: send its outcome */
     if (rd->err == 0 && w->fl_count > 0 && (w->fl_count == r->depth || !rd->sent)) {
         rd->err = ln__steps_recv(w, rd);
@@ -183,8 +180,7 @@ static int phase_receive(ln__run *r) {
 static int phase_empty(ln__run *r) {
     ln_worker *w = r->w;
     const ln__round *rd = &r->rd;
-    if (!w->opts.exit_when_empty || rd->no_take || rd->ntaken != 0 || w->nslots != 0)
-        return NEXT;
+    if (!w->opts.exit_when_empty || rd->no_take || rd->ntaken != 0 || w->nslots != 0) return NEXT;
     int pending = 1;
     int err = ln__store_pending(w->jobs, w->queue, &pending);
     if (err != 0 && !transient(err)) {
@@ -220,8 +216,8 @@ static int run_open(ln__run *r, ln_worker *w) {
     r->now = ln__now_ns();
     r->renew_every = (uint64_t)o->lease_ms / 2 * LN__MS;
     r->next_renew = r->now + r->renew_every;
-    r->stall_every = (uint64_t)(o->stalled_interval_ms != 0 ? o->stalled_interval_ms
-                                                             : o->lease_ms) * LN__MS;
+    r->stall_every =
+        (uint64_t)(o->stalled_interval_ms != 0 ? o->stalled_interval_ms : o->lease_ms) * LN__MS;
     r->next_stall = r->now; /* a restarted worker recovers at once */
     return 0;
 }

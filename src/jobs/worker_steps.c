@@ -59,9 +59,14 @@ int ln__steps_send(ln_worker *w, int renew, size_t want) {
         f->renewing[nr] = job;
         f->refs[nr++] = job->t.ref;
     }
-    f->st = (ln__jobs_step){.done = f->done, .ndone = nd, .renew = f->refs,
-                            .renew_rc = f->rcs, .nrenew = nr, .want = want,
-                            .lease_ms = w->opts.lease_ms, .taken = f->taken};
+    f->st = (ln__jobs_step){.done = f->done,
+                            .ndone = nd,
+                            .renew = f->refs,
+                            .renew_rc = f->rcs,
+                            .nrenew = nr,
+                            .want = want,
+                            .lease_ms = w->opts.lease_ms,
+                            .taken = f->taken};
     int err = ln__pipe_send(w->pipe, &f->st);
     if (err != 0) {
         for (size_t i = 0; i < nr; i++) f->renewing[i]->renew_sent = 0;
@@ -86,10 +91,14 @@ int ln__steps_failed(ln_worker *w, int err) {
 static void count_step(ln_worker *w, const ln__flight *f) {
     ln_worker_stats d = {0};
     for (size_t i = 0; i < f->st.ndone; i++) {
-        if (f->done[i].rc != 0) d.stale++;
-        else if (f->done[i].kind == LN__DONE_COMPLETE) d.completed++;
-        else if (f->done[i].kind == LN__DONE_RETRY) d.retried++;
-        else d.failed++;
+        if (f->done[i].rc != 0)
+            d.stale++;
+        else if (f->done[i].kind == LN__DONE_COMPLETE)
+            d.completed++;
+        else if (f->done[i].kind == LN__DONE_RETRY)
+            d.retried++;
+        else
+            d.failed++;
     }
     for (size_t i = 0; i < f->st.nrenew; i++)
         if (f->rcs[i] != 0) d.stale++;
@@ -116,8 +125,7 @@ int ln__steps_recv(ln_worker *w, ln__round *rd) {
     rd->next_due = -1;
     for (size_t i = 0; i < nr; i++) f->renewing[i]->renew_sent = 0;
     if (err != 0) { /* recorded again by a later step (a repeat is stale) */
-        for (size_t i = 0; i < nd; i++)
-            w->unrecorded[w->nunrecorded++] = f->jobs[i];
+        for (size_t i = 0; i < nd; i++) w->unrecorded[w->nunrecorded++] = f->jobs[i];
         return err;
     }
     LN_ASSERT(f->st.ntaken <= f->st.want);
@@ -128,8 +136,7 @@ int ln__steps_recv(ln_worker *w, ln__round *rd) {
     }
     for (size_t i = 0; i < nr; i++) /* lease lost: the outcome is refused */
         if (f->rcs[i] != 0)
-            atomic_store_explicit(&f->renewing[i]->canceled, 1,
-                                  memory_order_relaxed);
+            atomic_store_explicit(&f->renewing[i]->canceled, 1, memory_order_relaxed);
     /* Before its takes arrive (docs/internals/worker-loop.md). */
     LN_ASSERT(w->nslots + f->st.ntaken <= w->opts.concurrency);
     rd->ntaken = f->st.ntaken;
