@@ -1,7 +1,7 @@
 /* worker.c - ln_worker: options, create/stop/destroy, the handler side
  * of a job (its pool task, and what a handler may call: ln_job_*). The
- * dispatcher that takes, records, renews and waits is worker_run.c, whose
- * header describes the design; the shared state is worker_int.h.
+ * dispatcher that takes, records, renews and waits is worker_run.c and
+ * the files worker_int.h lists; the design is docs/internals/worker-loop.md.
  *
  * Threads: ln_job_* are called by the job's handler on a pool thread;
  * ln_job_progress / ln_job_log go through the handle's mutex. A finished
@@ -10,10 +10,6 @@
  * signal handler (an atomic store and a write(2)).
  */
 #include "worker_int.h"
-
-#include "store.h"
-
-#include "../internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -41,8 +37,7 @@ void *ln__worker_run_job(void *arg) {
     ln_job *top = atomic_load_explicit(&w->finished, memory_order_relaxed);
     do {
         job->next_finished = top;
-    } while (!atomic_compare_exchange_weak_explicit(&w->finished, &top, job,
-                                                    memory_order_release,
+    } while (!atomic_compare_exchange_weak_explicit(&w->finished, &top, job, memory_order_release,
                                                     memory_order_relaxed));
     /* The job may be freed from here on: do not touch it. The push onto an
      * empty stack wakes the dispatcher: every later push before its next
@@ -74,7 +69,7 @@ static void free_arrays(ln_worker *w) {
     ln__free(w->renewing);
     ln__free(w->rcs);
     for (int i = 0; i < LN__PIPE_DEPTH; i++) {
-        flight *f = &w->fl[i];
+        ln__flight *f = &w->fl[i];
         ln__free(f->done);
         ln__free(f->jobs);
         ln__free(f->refs);
@@ -91,17 +86,15 @@ static int check_worker_opts(const ln_worker_opts *o, char *msg, size_t size) {
         snprintf(msg, size, "lease_ms must be >= 100");
     else if (o->poll_ms < 1)
         snprintf(msg, size, "poll_ms must be >= 1");
-    else if (o->pool != NULL &&
-             (o->lane < 0 || o->lane >= ln_pool_lanes(o->pool)))
+    else if (o->pool != NULL && (o->lane < 0 || o->lane >= ln_pool_lanes(o->pool)))
         snprintf(msg, size, "lane %d does not exist in the pool", o->lane);
     else
         return 0;
     return LN_EINVAL;
 }
 
-int ln_worker_create(ln_worker **out, ln_jobs *jobs, const char *queue,
-                     ln_job_handler fn, void *ctx,
-                     const ln_worker_opts *opts) {
+int ln_worker_create(ln_worker **out, ln_jobs *jobs, const char *queue, ln_job_handler fn,
+                     void *ctx, const ln_worker_opts *opts) {
     ln_worker_opts o;
     ln_worker_opts_init(&o);
     if (opts != NULL) o = *opts;
@@ -132,18 +125,16 @@ int ln_worker_create(ln_worker **out, ln_jobs *jobs, const char *queue,
     w->renewing = ln__calloc(c, sizeof *w->renewing);
     w->rcs = ln__calloc(c, sizeof *w->rcs);
     err = LN_ENOMEM;
-    if (!w->slots || !w->unrecorded || !w->refs || !w->renewing || !w->rcs)
-        goto fail;
+    if (!w->slots || !w->unrecorded || !w->refs || !w->renewing || !w->rcs) goto fail;
     for (int i = 0; i < LN__PIPE_DEPTH; i++) {
-        flight *f = &w->fl[i];
+        ln__flight *f = &w->fl[i];
         f->done = ln__calloc(c, sizeof *f->done);
         f->jobs = ln__calloc(c, sizeof *f->jobs);
         f->refs = ln__calloc(c, sizeof *f->refs);
         f->renewing = ln__calloc(c, sizeof *f->renewing);
         f->rcs = ln__calloc(c, sizeof *f->rcs);
         f->taken = ln__calloc(c, sizeof *f->taken);
-        if (!f->done || !f->jobs || !f->refs || !f->renewing || !f->rcs || !f->taken)
-            goto fail;
+        if (!f->done || !f->jobs || !f->refs || !f->renewing || !f->rcs || !f->taken) goto fail;
     }
     if ((w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
         err = LN_EAGAIN;
@@ -162,8 +153,7 @@ int ln_worker_create(ln_worker **out, ln_jobs *jobs, const char *queue,
          * threads already awake instead of waking a sleeper per job, which
          * cost more than the jobs (no-op jobs at concurrency 50 on Redis:
          * about 2x the jobs/s of min = max threads without spinning). */
-        po.lanes[0] = (ln_lane_opts){"jobs", 1, o.concurrency,
-                                     10000, NULL, 0};
+        po.lanes[0] = (ln_lane_opts){"jobs", 1, o.concurrency, 10000, NULL, 0};
         if ((err = ln_pool_create(&w->pool, &po)) != 0) goto fail_mu;
         w->own_pool = 1;
         w->opts.lane = 0;
@@ -227,17 +217,15 @@ const char *ln_job_tracestate(const ln_job *job) {
     return job != NULL ? job->t.tracestate : NULL;
 }
 int ln_job_canceled(const ln_job *job) {
-    return job != NULL &&
-           atomic_load_explicit(&((ln_job *)job)->canceled,
-                                memory_order_relaxed);
+    return job != NULL && atomic_load_explicit(&((ln_job *)job)->canceled, memory_order_relaxed);
 }
 
 int ln_job_set_result(ln_job *job, const char *json) {
     if (job == NULL || json == NULL) return LN_EINVAL;
     char msg[LN__JOBS_ERRMSG_MAX];
     size_t len;
-    int err = ln__jobs_check_json(json, job->w->jobs->opts.max_data_size, &len,
-                                  "result", msg, sizeof msg);
+    int err = ln__jobs_check_json(json, job->w->jobs->opts.max_data_size, &len, "result", msg,
+                                  sizeof msg);
     if (err != 0) return err;
     char *copy = ln__strdup(json);
     if (copy == NULL) return LN_ENOMEM;
@@ -258,22 +246,21 @@ int ln_job_fail(ln_job *job, const char *reason) {
 
 /* progress and log: a fenced write through the handle. */
 static int job_write(ln_job *job, const char *text, int is_log) {
-    ln_jobs *jobs = job->w->jobs;
-    return is_log ? ln__store_log(jobs, job->w->queue, &job->t.ref, text)
-                  : ln__store_progress(jobs, job->w->queue, &job->t.ref, text);
+    ln_worker *w = job->w;
+    return is_log ? ln__store_log(w->jobs, w->queue, &job->t.ref, text)
+                  : ln__store_progress(w->jobs, w->queue, &job->t.ref, text);
 }
 
 int ln_job_progress(ln_job *job, const char *json) {
     if (job == NULL || json == NULL) return LN_EINVAL;
     char msg[LN__JOBS_ERRMSG_MAX];
     size_t len;
-    int err = ln__jobs_check_json(json, job->w->jobs->opts.max_data_size, &len,
-                                  "progress", msg, sizeof msg);
+    int err = ln__jobs_check_json(json, job->w->jobs->opts.max_data_size, &len, "progress", msg,
+                                  sizeof msg);
     return err != 0 ? err : job_write(job, json, 0);
 }
 
 int ln_job_log(ln_job *job, const char *line) {
-    if (job == NULL || line == NULL || strnlen(line, 65537) > 65536)
-        return LN_EINVAL;
+    if (job == NULL || line == NULL || strnlen(line, 65537) > 65536) return LN_EINVAL;
     return job_write(job, line, 1);
 }

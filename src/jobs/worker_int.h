@@ -1,13 +1,30 @@
-/* worker_int.h - private to the worker (worker.c: lifecycle and the
- * handler side; worker_run.c: the dispatcher): the worker's and a job's
- * state. See worker_run.c for the design and the invariants. */
+/* worker_int.h - private to the job worker: a worker's and a job's state,
+ * the run state of ln_worker_run, and the functions its files share.
+ *
+ *   worker.c         lifecycle, the handler side (pool task, ln_job_*)
+ *   worker_run.c     ln_worker_run: the loop of phases
+ *   worker_jobs.c    the jobs held: collect, start, release, abandon
+ *   worker_steps.c   the steps in flight: send, receive, drain
+ *   worker_idle.c    the idle phase: blocking wait or polling, the sleep
+ *
+ * The design, the phases and the invariants: docs/internals/worker-loop.md.
+ * The worker reaches a store only through the front (store.h).
+ */
 #ifndef LN_JOBS_WORKER_INT_H
 #define LN_JOBS_WORKER_INT_H
 
 #include "front.h"
+#include "store.h"
+
+#include "../internal.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+
+#ifndef LN_ASSERT /* until internal.h has it: checked in debug builds */
+#include <assert.h>
+#define LN_ASSERT(c) assert(c)
+#endif
 
 struct ln_job {
     ln_worker *w;
@@ -22,18 +39,21 @@ struct ln_job {
     size_t slot;           /* index in w->slots (dispatcher only) */
     int collected;         /* in unrecorded[] or a step's done list
                               (dispatcher only) */
+    int renew_sent;        /* a step in flight renews its lease: at most one
+                              does, so the job freed after a lost lease is
+                              referred to by no step (dispatcher only) */
 };
 
 /* One step sent and not yet received (arrays of 'concurrency' entries). */
-typedef struct flight {
+typedef struct ln__flight {
     ln__jobs_step st;
     ln__job_done *done;
-    ln_job **jobs;         /* the job of each done[] entry */
-    ln__job_ref *refs;     /* leases renewed */
-    ln_job **renewing;     /* the job of each refs[] entry */
+    ln_job **jobs;     /* the job of each done[] entry */
+    ln__job_ref *refs; /* leases renewed */
+    ln_job **renewing; /* the job of each refs[] entry */
     int *rcs;
     ln__job_taken *taken;
-} flight;
+} ln__flight;
 
 struct ln_worker {
     ln_jobs *jobs;
@@ -43,39 +63,138 @@ struct ln_worker {
     ln_worker_opts opts;
     ln_pool *pool;
     int own_pool;
-    int efd;               /* eventfd: a handler finished, or stop */
+    int efd;                    /* eventfd: a handler finished, or stop */
     _Atomic(ln_job *) finished; /* stack of jobs whose handler returned,
                                    linked by next_finished
                                    (ln__worker_run_job) */
-    atomic_uint tasks;     /* pool tasks submitted and not yet past their
-                              last touch of w (the wake-up after the push):
-                              ln_worker_run returns only at 0, so w may be
-                              destroyed then. Release decrement, acquire
-                              load. */
-    atomic_int stop;       /* relaxed: a flag carrying no data; the efd write
-                              that follows wakes the dispatcher, which reads
-                              it again */
-    int running;           /* ln_worker_run active (dispatcher only) */
+    atomic_uint tasks;          /* pool tasks submitted and not yet past their
+                                   last touch of w (the wake-up after the push):
+                                   ln_worker_run returns only at 0, so w may be
+                                   destroyed then. Release decrement, acquire
+                                   load. */
+    atomic_int stop;            /* relaxed: a flag carrying no data; the efd write
+                                   that follows wakes the dispatcher, which reads
+                                   it again */
+    int running;                /* ln_worker_run active (dispatcher only) */
 
-    pthread_mutex_t mu;    /* guards stats */
+    pthread_mutex_t mu; /* guards stats */
     ln_worker_stats stats;
 
-    /* Dispatcher-only state, sized 'concurrency'. */
-    ln_job **slots;
+    /* Dispatcher-only state, arrays sized 'concurrency'. */
+    ln_job **slots; /* every job taken and not yet freed */
     size_t nslots;
-    ln_job **unrecorded;
+    ln_job **unrecorded; /* collected outcomes no step in flight carries */
     size_t nunrecorded;
-    ln__job_ref *refs;     /* scratch: jobs to release */
-    ln_job **renewing;     /* scratch: jobs to release */
+    ln__job_ref *refs; /* scratch: jobs to release */
+    ln_job **renewing; /* scratch: jobs to release */
     int *rcs;
-    flight fl[LN__PIPE_DEPTH]; /* steps sent, not yet received: a FIFO */
+    ln__flight fl[LN__PIPE_DEPTH]; /* steps sent, not yet received: a FIFO */
     unsigned fl_head, fl_count;
-    size_t fl_done, fl_want;   /* outcomes and takes of the steps in flight */
-    ln__jobs_pipe *pipe;       /* this run's, or NULL: steps are synchronous */
+    size_t fl_done, fl_want; /* outcomes and takes of the steps in flight */
+    ln__jobs_pipe *pipe;     /* this run's (ln__store_pipe_open) */
 };
 
+/* ---- The run state of one ln_worker_run (dispatcher only). ---- */
+
+typedef struct ln__run ln__run;
+
+/* The idle phase's state. Whether the worker waits (the store has a
+ * blocking wait) or polls is decided once, at ln__idle_open, by choosing
+ * the two strategy functions. */
+typedef struct ln__idle {
+    void (*after_step)(ln__run *r);               /* a step was received */
+    void (*sleep)(ln__run *r, uint64_t deadline); /* nothing to do now */
+    ln__jobs_wait *wt;                            /* the blocking wait, or NULL: polling */
+    int may_take;    /* steps ask for jobs. Cleared (waiting only) when a
+                        step found too few; set again by a signal, a
+                        wait's end, or due_at passing */
+    uint64_t due_at; /* a delayed job is due (monotonic ns), or never */
+    int armed;       /* a wait is armed on fd */
+    int fd;
+    uint64_t limit;   /* the armed wait's answer expected by then (ns) */
+    unsigned idle_ms; /* polling: the next backoff (1 ms .. poll_ms) */
+} ln__idle;
+
+/* What one round of the loop saw and did (reset by the collect phase). */
+typedef struct ln__round {
+    int stopping;     /* ln_worker_stop was called */
+    int no_take;      /* stopping, or max_jobs reached: take no more */
+    size_t running;   /* handlers not returned yet (the rest of slots[]
+                         are outcomes, unrecorded or in flight) */
+    int renew;        /* leases are due for renewal */
+    int sent;         /* a step was sent */
+    int received;     /* a step was received */
+    int err;          /* the send or receive failed */
+    size_t asked;     /* the received step's want */
+    size_t ntaken;    /* what it took */
+    int64_t next_due; /* its next_due_ms */
+} ln__round;
+
+struct ln__run {
+    ln_worker *w;
+    unsigned depth; /* steps in flight at most: ln__pipe_depth */
+    uint64_t now;   /* monotonic ns, read at each round's start */
+    uint64_t renew_every, next_renew;
+    uint64_t stall_every, next_stall;
+    uint64_t grace_end;     /* 0: not stopping yet */
+    uint64_t failing_since; /* first failure of a failing streak, or 0 */
+    int released;           /* the jobs still running at grace_end were
+                               given back */
+    int result;             /* what ln_worker_run returns */
+    ln__idle idle;
+    ln__round rd;
+};
+
+#define LN__MS ((uint64_t)1000000) /* ns per ms */
+
+/* ---- worker.c ---- */
+
 /* The pool task of one job: runs the handler, then pushes the job on the
- * finished stack and wakes the dispatcher (worker.c). */
+ * finished stack and wakes the dispatcher. */
 void *ln__worker_run_job(void *arg);
+
+/* ---- worker_jobs.c: the jobs held (slots[], unrecorded[]) ---- */
+
+/* Free a job (its taken record, result and reason). */
+void ln__worker_job_free(ln_job *job);
+/* Take a job out of slots[] (it is not freed). */
+void ln__worker_slot_remove(ln_worker *w, ln_job *job);
+/* Move what handlers finished to unrecorded[]; free given-up jobs. */
+void ln__worker_collect(ln_worker *w);
+/* Give jobs back to the store at once, marking them canceled. */
+void ln__worker_release(ln_worker *w, ln_job **jobs, size_t n);
+/* Start the handlers of freshly taken jobs (a job that cannot start goes
+ * back to the store at once). */
+void ln__worker_start_taken(ln_worker *w, ln__job_taken *taken, size_t n);
+/* Give every job up locally after a store error and wait for their
+ * handlers: receives every step in flight first. */
+void ln__worker_abandon(ln_worker *w);
+
+/* ---- worker_steps.c: the steps in flight (the FIFO fl[]) ---- */
+
+/* Send a step: record unrecorded[], renew leases if renew, take up to
+ * want. On error nothing was sent and unrecorded[] stays. */
+int ln__steps_send(ln_worker *w, int renew, size_t want);
+/* Receive the oldest step in flight into r->rd (asked, ntaken, next_due):
+ * free the jobs it recorded, mark lost leases, start the jobs it took. On
+ * error its outcomes go back to unrecorded[]. */
+int ln__steps_recv(ln_worker *w, ln__round *rd);
+/* Receive every step in flight, whatever the outcome. */
+void ln__steps_drain(ln_worker *w);
+/* Put the pipe's last failure in the handle's errmsg; returns err. */
+int ln__steps_failed(ln_worker *w, int err);
+
+/* ---- worker_idle.c: the idle phase ---- */
+
+/* Choose waiting or polling for this run; ln__idle_close ends it. */
+void ln__idle_open(ln__run *r);
+void ln__idle_close(ln__run *r);
+/* At each round's start: a delayed job's due time passing allows takes. */
+void ln__idle_tick(ln__run *r);
+/* Nothing left to do this round: sleep until the next thing to do. */
+void ln__idle_phase(ln__run *r);
+/* Sleep until the eventfd fires, fd (if >= 0) is readable, or the
+ * monotonic deadline (ns) passes. Returns 1 if fd is readable. */
+int ln__worker_sleep(ln_worker *w, uint64_t deadline, int fd);
 
 #endif

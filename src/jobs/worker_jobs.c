@@ -1,0 +1,108 @@
+/* worker_jobs.c - the jobs a worker holds (slots[], unrecorded[]): collect
+ * finished handlers, start taken jobs, give jobs back, abandon them.
+ * Dispatcher only. The invariants: docs/internals/worker-loop.md.
+ *
+ * Every job taken and not yet freed is in slots[]; only these functions
+ * and ln__steps_recv (after a step stored the outcome) free jobs, and a
+ * job is freed only once its handler returned (or never started).
+ */
+#include "worker_int.h"
+
+void ln__worker_job_free(ln_job *job) {
+    ln__job_taken_free(&job->t);
+    ln__free(job->result);
+    ln__free(job->reason);
+    ln__free(job);
+}
+
+void ln__worker_slot_remove(ln_worker *w, ln_job *job) {
+    size_t i = job->slot;
+    LN_ASSERT(i < w->nslots && w->slots[i] == job);
+    w->slots[i] = w->slots[--w->nslots];
+    w->slots[i]->slot = i;
+}
+
+void ln__worker_collect(ln_worker *w) {
+    /* Acquire: pairs with the release push of ln__worker_run_job, so rc,
+     * result, reason and next_finished of every job taken are visible. */
+    ln_job *next = atomic_exchange_explicit(&w->finished, NULL, memory_order_acquire);
+    while (next != NULL) {
+        ln_job *job = next;
+        next = job->next_finished;
+        LN_ASSERT(!job->collected); /* a handler returns once */
+        if (atomic_load_explicit(&job->canceled, memory_order_relaxed)) {
+            LN_ASSERT(!job->renew_sent);    /* no step refers to it */
+            ln__worker_slot_remove(w, job); /* given up: nothing to record */
+            ln__worker_job_free(job);
+        } else {
+            job->collected = 1;
+            LN_ASSERT(w->nunrecorded < w->opts.concurrency);
+            w->unrecorded[w->nunrecorded++] = job;
+        }
+    }
+}
+
+/* Graceful stop, or a job that could not be started here. On a store
+ * error the leases lapse instead (stalled recovery requeues the jobs). */
+void ln__worker_release(ln_worker *w, ln_job **jobs, size_t n) {
+    if (n == 0) return;
+    for (size_t i = 0; i < n; i++) {
+        w->refs[i] = jobs[i]->t.ref;
+        atomic_store_explicit(&jobs[i]->canceled, 1, memory_order_relaxed);
+    }
+    int err = ln__store_release(w->jobs, w->queue, w->refs, w->rcs, n);
+    pthread_mutex_lock(&w->mu);
+    w->stats.released += err == 0 ? n : 0;
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* A taken job without memory for its ln_job: back to the store at once. */
+static void give_back_taken(ln_worker *w, ln__job_taken *t) {
+    w->refs[0] = t->ref;
+    ln__job_taken_free(t);
+    (void)ln__store_release(w->jobs, w->queue, w->refs, w->rcs, 1);
+}
+
+void ln__worker_start_taken(ln_worker *w, ln__job_taken *taken, size_t n) {
+    size_t nfailed = 0; /* collected in renewing[], free scratch here */
+    for (size_t i = 0; i < n; i++) {
+        ln_job *job = ln__calloc(1, sizeof *job);
+        if (job == NULL) {
+            give_back_taken(w, &taken[i]);
+            continue;
+        }
+        job->w = w;
+        job->t = taken[i];
+        job->slot = w->nslots;
+        LN_ASSERT(w->nslots < w->opts.concurrency);
+        w->slots[w->nslots++] = job;
+        /* relaxed: the submit publishes the job; only the count matters */
+        atomic_fetch_add_explicit(&w->tasks, 1, memory_order_relaxed);
+        if (ln_submit(w->pool, w->opts.lane, ln__worker_run_job, job, NULL) != 0) {
+            atomic_fetch_sub_explicit(&w->tasks, 1, memory_order_relaxed);
+            w->renewing[nfailed++] = job;
+        }
+    }
+    if (nfailed == 0) return;
+    ln__worker_release(w, w->renewing, nfailed);
+    for (size_t i = 0; i < nfailed; i++) {
+        ln__worker_slot_remove(w, w->renewing[i]);
+        ln__worker_job_free(w->renewing[i]);
+    }
+}
+
+void ln__worker_abandon(ln_worker *w) {
+    ln__steps_drain(w); /* no step in flight may refer to a freed job */
+    for (size_t i = 0; i < w->nunrecorded; i++) {
+        ln__worker_slot_remove(w, w->unrecorded[i]);
+        ln__worker_job_free(w->unrecorded[i]);
+    }
+    w->nunrecorded = 0;
+    for (size_t i = 0; i < w->nslots; i++)
+        atomic_store_explicit(&w->slots[i]->canceled, 1, memory_order_relaxed);
+    /* Every job left is running: collect() frees each when it returns. */
+    while (w->nslots > 0) {
+        ln__worker_collect(w);
+        if (w->nslots > 0) (void)ln__worker_sleep(w, ln__now_ns() + 100 * LN__MS, -1);
+    }
+}

@@ -1,0 +1,153 @@
+/* worker_steps.c - the steps a worker has in flight: what a finished run
+ * stores (the retry policy), sending a step down the run's pipe and
+ * receiving it. Dispatcher only; docs/internals/worker-loop.md.
+ *
+ * The steps sent and not yet received are a FIFO fl[] of at most the
+ * pipe's depth (1 for a synchronous store, up to LN__PIPE_DEPTH). fl_done
+ * and fl_want sum the outcomes and takes of the steps in flight: a step's
+ * takes count against concurrency from the moment it is sent. A job that a
+ * step in flight refers to (its outcome or its renewal) is never freed
+ * before that step is received.
+ */
+#include "worker_int.h"
+
+#include <string.h>
+
+/* Delay before the retry that follows failed run number attempts_made + 1. */
+static int64_t backoff_delay(const ln__job_taken *t) {
+    if (t->backoff == LN_BACKOFF_FIXED) return t->backoff_ms;
+    const int64_t cap = 100LL * 366 * 24 * 3600 * 1000;
+    int shift = t->attempts_made < 40 ? t->attempts_made : 40;
+    return t->backoff_ms > (cap >> shift) ? cap : t->backoff_ms << shift;
+}
+
+/* The front's retry policy: what to store for a finished run. */
+static void decide(const ln_job *job, ln__job_done *d) {
+    memset(d, 0, sizeof *d);
+    d->ref = job->t.ref;
+    if (job->rc == 0) {
+        d->kind = LN__DONE_COMPLETE;
+        d->result = job->result;
+        return;
+    }
+    d->reason = job->reason != NULL ? job->reason
+                : job->rc < 0       ? ln_strerror(job->rc)
+                                    : "handler returned a positive value";
+    if (job->t.attempts_made + 1 < job->t.attempts) {
+        d->kind = LN__DONE_RETRY;
+        d->delay_ms = backoff_delay(&job->t);
+    } else {
+        d->kind = LN__DONE_FAIL;
+    }
+}
+
+int ln__steps_send(ln_worker *w, int renew, size_t want) {
+    LN_ASSERT(w->fl_count < ln__pipe_depth(w->pipe));
+    ln__flight *f = &w->fl[(w->fl_head + w->fl_count) % LN__PIPE_DEPTH];
+    size_t nd = w->nunrecorded, nr = 0;
+    for (size_t i = 0; i < nd; i++) {
+        LN_ASSERT(w->unrecorded[i]->collected);
+        decide(w->unrecorded[i], &f->done[i]);
+        f->jobs[i] = w->unrecorded[i];
+    }
+    for (size_t i = 0; renew && i < w->nslots; i++) {
+        ln_job *job = w->slots[i];
+        if (job->collected || job->renew_sent ||
+            atomic_load_explicit(&job->canceled, memory_order_relaxed))
+            continue;
+        job->renew_sent = 1;
+        f->renewing[nr] = job;
+        f->refs[nr++] = job->t.ref;
+    }
+    f->st = (ln__jobs_step){.done = f->done,
+                            .ndone = nd,
+                            .renew = f->refs,
+                            .renew_rc = f->rcs,
+                            .nrenew = nr,
+                            .want = want,
+                            .lease_ms = w->opts.lease_ms,
+                            .taken = f->taken};
+    int err = ln__pipe_send(w->pipe, &f->st);
+    if (err != 0) {
+        for (size_t i = 0; i < nr; i++) f->renewing[i]->renew_sent = 0;
+        return err;
+    }
+    w->nunrecorded = 0;
+    w->fl_count++;
+    w->fl_done += nd;
+    w->fl_want += want;
+    return 0;
+}
+
+int ln__steps_failed(ln_worker *w, int err) {
+    if (ln__jobs_enter(w->jobs) == 0) {
+        ln__jobs_err(w->jobs, err, "%s", ln__pipe_errmsg(w->pipe));
+        ln__jobs_leave(w->jobs, err);
+    }
+    return err;
+}
+
+/* Count a received step's outcomes and lost leases in the stats. */
+static void count_step(ln_worker *w, const ln__flight *f) {
+    ln_worker_stats d = {0};
+    for (size_t i = 0; i < f->st.ndone; i++) {
+        if (f->done[i].rc != 0)
+            d.stale++;
+        else if (f->done[i].kind == LN__DONE_COMPLETE)
+            d.completed++;
+        else if (f->done[i].kind == LN__DONE_RETRY)
+            d.retried++;
+        else
+            d.failed++;
+    }
+    for (size_t i = 0; i < f->st.nrenew; i++)
+        if (f->rcs[i] != 0) d.stale++;
+    pthread_mutex_lock(&w->mu);
+    w->stats.taken += f->st.ntaken;
+    w->stats.completed += d.completed;
+    w->stats.failed += d.failed;
+    w->stats.retried += d.retried;
+    w->stats.stale += d.stale;
+    pthread_mutex_unlock(&w->mu);
+}
+
+int ln__steps_recv(ln_worker *w, ln__round *rd) {
+    LN_ASSERT(w->fl_count > 0);
+    ln__flight *f = &w->fl[w->fl_head];
+    int err = ln__pipe_recv(w->pipe, &f->st);
+    size_t nd = f->st.ndone, nr = f->st.nrenew;
+    w->fl_head = (w->fl_head + 1) % LN__PIPE_DEPTH;
+    w->fl_count--;
+    w->fl_done -= nd;
+    w->fl_want -= f->st.want;
+    rd->asked = f->st.want;
+    rd->ntaken = 0;
+    rd->next_due = -1;
+    for (size_t i = 0; i < nr; i++) f->renewing[i]->renew_sent = 0;
+    if (err != 0) { /* recorded again by a later step (a repeat is stale) */
+        for (size_t i = 0; i < nd; i++) w->unrecorded[w->nunrecorded++] = f->jobs[i];
+        return err;
+    }
+    LN_ASSERT(f->st.ntaken <= f->st.want);
+    count_step(w, f);
+    for (size_t i = 0; i < nd; i++) { /* stored: the outcomes leave slots[] */
+        ln__worker_slot_remove(w, f->jobs[i]);
+        ln__worker_job_free(f->jobs[i]);
+    }
+    for (size_t i = 0; i < nr; i++) /* lease lost: the outcome is refused */
+        if (f->rcs[i] != 0)
+            atomic_store_explicit(&f->renewing[i]->canceled, 1, memory_order_relaxed);
+    /* Before its takes arrive (docs/internals/worker-loop.md). */
+    LN_ASSERT(w->nslots + f->st.ntaken <= w->opts.concurrency);
+    rd->ntaken = f->st.ntaken;
+    rd->next_due = f->st.next_due_ms;
+    ln__worker_start_taken(w, f->taken, f->st.ntaken);
+    return 0;
+}
+
+void ln__steps_drain(ln_worker *w) {
+    while (w->fl_count > 0) {
+        ln__round scratch;
+        (void)ln__steps_recv(w, &scratch);
+    }
+}
