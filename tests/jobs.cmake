@@ -5,12 +5,11 @@ if(NOT SQLITE3_FOUND OR NOT JANSSON_FOUND)
   return()
 endif()
 
-# Store API, validation, admin operations, fencing, query plans.
+# The SQLite store from inside: bad files, schema versions and upgrades,
+# query plans, counters, lock waits, backend-level fencing, allocation
+# failures. (What every store promises is in the conformance suite below.)
 ln_test(NAME test_jobs_api SOURCES test_jobs_api.c
         LIBS PkgConfig::SQLITE3 TIMEOUT 120 LABELS jobs)
-# The worker: retries, backoff, delays, leases, stalls, graceful stop.
-ln_test(NAME test_jobs_worker SOURCES test_jobs_worker.c
-        LIBS PkgConfig::SQLITE3 TIMEOUT 150 LABELS jobs)
 
 # The conformance suite of the jobs contract: one program, one set of cases
 # (tests/conformance/conf_*.c), run once per store. The redis run needs

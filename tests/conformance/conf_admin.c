@@ -189,6 +189,9 @@ static void case_clean_by_age_and_keep(conf_ctx *c) {
     CHECK_EQ(removed, 1);
     CHECK_EQ(conf_state(c, q2, old), LN_ENOENT);
     CHECK_EQ(conf_state(c, q2, young), LN_JOB_COMPLETED);
+    char **lines; /* its logs went with it */
+    size_t nlines;
+    CHECK_EQ(ln_jobs_logs(c->jobs, q2, old, &lines, &nlines), LN_ENOENT);
     conf_check_counts(c, c->queue);
     conf_check_counts(c, q2);
 }
