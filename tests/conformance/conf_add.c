@@ -247,6 +247,7 @@ static void case_add_bulk_all_or_nothing(conf_ctx *c) {
 }
 
 static void case_get_missing_job(conf_ctx *c) {
+    CONF_CHECK_STR(ln_jobs_errmsg(c->jobs), ""); /* nothing failed yet */
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "n", "{}", NULL, id);
     ln_job_info info;

@@ -167,6 +167,13 @@ static void case_clean_by_age_and_keep(conf_ctx *c) {
     CHECK_EQ(infos[0].finished_ms, newest_ms);
     (void)newest; /* jobs that finished in the same ms may tie */
     ln_job_info_free_array(infos, n);
+    /* Failed jobs are listed newest finished first too. */
+    CHECK_EQ(ln_jobs_list(c->jobs, c->queue, LN_JOB_FAILED, 0, 10, &infos, &n), 0);
+    CHECK_EQ(n, 3);
+    for (size_t i = 1; i < n; i++)
+        CHECK(infos[i - 1].finished_ms >= infos[i].finished_ms);
+    CONF_CHECK_STR(infos[0].failed_reason, "nope");
+    ln_job_info_free_array(infos, n);
     /* Failed jobs apart: a keep larger than the set removes none. */
     CHECK_EQ(ln_jobs_clean(c->jobs, c->queue, LN_JOB_FAILED, -1, 10, &removed),
              0);

@@ -16,7 +16,8 @@
 /* A child process running a worker on queue with a 100 ms lease, whose
  * handler writes one byte to 'started' when it runs and then blocks until
  * a byte arrives on 'go' (or forever). With max_jobs = 1 the child exits
- * after that job: 0 if its outcome was refused as stale, 1 if not. */
+ * after that job: 0 if its outcome, progress and log were refused as
+ * stale, 1 (outcome accepted) or 7 (progress or log accepted) if not. */
 typedef struct child {
     pid_t pid;
     int started[2], go[2];
@@ -26,11 +27,15 @@ typedef struct child_ctx {
     int started_fd, go_fd;
 } child_ctx;
 
+static int late_writes_stale; /* the child's: progress and log refused */
+
 static int child_handler(ln_job *job, void *ctx) {
     child_ctx *cc = ctx;
     if (write(cc->started_fd, "s", 1) != 1) _exit(5);
     char b;
     if (read(cc->go_fd, &b, 1) != 1) _exit(6);
+    late_writes_stale = ln_job_progress(job, "{\"late\":1}") == LN_ESTALE &&
+                        ln_job_log(job, "late") == LN_ESTALE;
     return ln_job_set_result(job, "\"from the frozen worker\"");
 }
 
@@ -60,7 +65,7 @@ static void child_start(conf_ctx *c, const char *queue, child *ch) {
     ln_worker_get_stats(w, &st);
     ln_worker_destroy(w);
     ln_jobs_close(jobs);
-    _exit(rc != 0 ? 4 : st.stale >= 1 ? 0 : 1);
+    _exit(rc != 0 ? 4 : st.stale < 1 ? 1 : !late_writes_stale ? 7 : 0);
 }
 
 /* A worker that finds lapsed leases (of others) quickly; its own lease is
@@ -142,6 +147,7 @@ static void case_stale_completion_refused(conf_ctx *c) {
     CHECK_EQ(ln_jobs_get(c->jobs, c->queue, id, &info), 0);
     CHECK_EQ(info.state, LN_JOB_COMPLETED);
     CONF_CHECK_STR(info.result, "{\"ok\":{\"by\":\"second\"}}");
+    CHECK(info.progress == NULL);
     CHECK_EQ(info.stalled, 1);
     CHECK_EQ(info.attempts_started, 2);
     ln_job_info_clear(&info);

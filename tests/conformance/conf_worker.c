@@ -455,6 +455,13 @@ static void case_worker_progress_and_logs(conf_ctx *c) {
 
 /* ------------------------------------------------------------ retention */
 
+/* The by-name handler, 2 ms slow: jobs run one by one finish in distinct
+ * milliseconds of the store clock, so "newest" is never a tie. */
+static int spaced_handler(ln_job *job, void *ctx) {
+    ln_test_sleep_ms(2);
+    return conf_handler_by_name(job, ctx);
+}
+
 /* Add n jobs named 'name' with the given retention, run them one by one;
  * their ids go to ids (in finishing order). */
 static void add_run(conf_ctx *c, const char *queue, const char *name, int n,
@@ -468,7 +475,7 @@ static void add_run(conf_ctx *c, const char *queue, const char *name, int n,
     ln_worker_opts wo;
     conf_worker_opts(&wo);
     wo.batch = 1;
-    conf_run(c, queue, conf_handler_by_name, NULL, &wo);
+    conf_run(c, queue, spaced_handler, NULL, &wo);
 }
 
 /* remove_on_complete / remove_on_fail by count keep the newest. */
