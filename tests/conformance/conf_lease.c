@@ -120,6 +120,40 @@ static void case_stalled_job_recovered(conf_ctx *c) {
     close(b.started[0]), close(b.started[1]), close(b.go[0]), close(b.go[1]);
 }
 
+/* Two holders die one after the other (the second recovered the job from
+ * the first): with the default max_stalled = 1 the second lapse fails
+ * the job, which does not run again. */
+static void case_stalled_twice_fails(conf_ctx *c) {
+    char id[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "ok", "{}", NULL, id);
+    child a, b;
+    child_start(c, c->queue, &a);
+    kill(a.pid, SIGKILL);
+    CHECK_EQ(waitpid(a.pid, NULL, 0), a.pid);
+    child_start(c, c->queue, &b); /* its worker recovers the job, runs it */
+    kill(b.pid, SIGKILL);
+    CHECK_EQ(waitpid(b.pid, NULL, 0), b.pid);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, id, &info), 0);
+    CHECK_EQ(info.stalled, 1);
+    CHECK_EQ(info.attempts_started, 2);
+    ln_job_info_clear(&info);
+
+    atomic_int runs = 0;
+    ln_worker_opts o;
+    recovering_opts(&o);
+    ln_worker_stats st = conf_run(c, c->queue, conf_handler_by_name, &runs, &o);
+    CHECK_EQ(atomic_load(&runs), 0);
+    CHECK_EQ(st.stalled_found, 1);
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, id, &info), 0);
+    CHECK_EQ(info.state, LN_JOB_FAILED);
+    CONF_CHECK_HAS(info.failed_reason, "stalled");
+    ln_job_info_clear(&info);
+    conf_check_counts(c, c->queue);
+    close(a.started[0]), close(a.started[1]), close(a.go[0]), close(a.go[1]);
+    close(b.started[0]), close(b.started[1]), close(b.go[0]), close(b.go[1]);
+}
+
 /* The holder freezes past its lease; another worker recovers and
  * completes the job; the holder, thawed, finishes its handler: its
  * outcome is refused (LN_ESTALE, counted as stale) and the job keeps the
@@ -270,6 +304,7 @@ static void case_graceful_stop_releases_after_grace(conf_ctx *c) {
 
 const conf_case conf_lease_cases[] = {
     CONF_CASE(stalled_job_recovered),
+    CONF_CASE(stalled_twice_fails),
     CONF_CASE(stale_completion_refused),
     CONF_CASE(lease_renewed_while_running),
     CONF_CASE(graceful_stop_finishes_within_grace),
