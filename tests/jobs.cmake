@@ -5,12 +5,31 @@ if(NOT SQLITE3_FOUND OR NOT JANSSON_FOUND)
   return()
 endif()
 
-# Store API, validation, admin operations, fencing, query plans.
+# The SQLite store from inside: bad files, schema versions and upgrades,
+# query plans, counters, lock waits, backend-level fencing, allocation
+# failures. (What every store promises is in the conformance suite below.)
 ln_test(NAME test_jobs_api SOURCES test_jobs_api.c
         LIBS PkgConfig::SQLITE3 TIMEOUT 120 LABELS jobs)
-# The worker: retries, backoff, delays, leases, stalls, graceful stop.
-ln_test(NAME test_jobs_worker SOURCES test_jobs_worker.c
-        LIBS PkgConfig::SQLITE3 TIMEOUT 150 LABELS jobs)
+
+# The conformance suite of the jobs contract: one program, one set of cases
+# (tests/conformance/conf_*.c), run once per store. The redis run needs
+# LANES_TEST_REDIS_URL (scripts/with-services.sh) and skips without it.
+set(LN_CONF_SOURCES
+    conformance/conf_main.c conformance/conf_util.c conformance/conf_add.c
+    conformance/conf_admin.c conformance/conf_worker.c
+    conformance/conf_lease.c conformance/conf_badinput.c
+    conformance/conf_rules.c)
+set(LN_CONF_LIBS "")
+if(HIREDIS_FOUND)
+  set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it
+endif()
+ln_test(NAME test_conformance TEST conformance/sqlite SOURCES ${LN_CONF_SOURCES}
+        LIBS ${LN_CONF_LIBS} ARGS sqlite TIMEOUT 120 LABELS "jobs;conformance")
+if(HIREDIS_FOUND)
+  target_compile_definitions(test_conformance PRIVATE CONF_HAVE_HIREDIS=1)
+  ln_test(NAME test_conformance TEST conformance/redis ARGS redis TIMEOUT 120
+          LABELS "jobs;redis;conformance")
+endif()
 
 # Process-level tests fork, kill -9, SIGSTOP and run the `lanes` binary;
 # sanitizers only make their timing flaky, so they run in the plain tree.

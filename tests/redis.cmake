@@ -1,4 +1,7 @@
 # Redis backend of lanes jobs (issue 6): BullMQ 6.7 wire compatibility.
+# What every store promises is checked by the conformance suite
+# (tests/conformance, registered in jobs.cmake as conformance/redis); the
+# tests here are Redis's own: layout, BullMQ interop, connection faults.
 #
 # test_redis_scripts   the Lua the build embedded (redis_scripts.[ch]) is
 #                      what scripts/embed-lua.sh makes of src/jobs/lua/*.lua
