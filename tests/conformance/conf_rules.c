@@ -81,11 +81,12 @@ static void case_rules_job_id_colons(conf_ctx *c) {
     }
 }
 
-/* Custom ids that are all digits are refused; other shapes of numbers
- * are ids like any other. */
+/* Custom ids that are integers (jobs.h: all digits, or '-' and digits
+ * without a leading zero) are refused; other shapes of numbers are ids
+ * like any other. */
 static void case_rules_job_id_digits(conf_ctx *c) {
-    const char *refused[] = {"1", "42", "007", "0"};
-    const char *allowed[] = {"-12", "1.5", "12a", "a12", "+7", "1e3"};
+    const char *refused[] = {"1", "42", "007", "0", "-12", "-1"};
+    const char *allowed[] = {"-012", "1.5", "12a", "a12", "+7", "1e3"};
     char id[LN_JOB_ID_MAX];
     for (size_t i = 0; i < CONF_NELEM(refused); i++) {
         ln_job_opts o;
