@@ -12,6 +12,8 @@
  */
 #include "pool.h"
 
+#include "task.h"
+
 #include <errno.h>
 #include <sys/eventfd.h>
 #include <unistd.h>

@@ -19,7 +19,9 @@
  * destroy path takes it too, so a worker never touches a freed group: its
  * last access is the unlock of a report that destroy waits behind.
  */
-#include "pool.h"
+#include "submit.h"
+#include "task.h"
+#include "thread_local.h"
 
 #include <string.h>
 

@@ -40,7 +40,7 @@
  * contended atomics per item). It never exceeds R, and the number of calls
  * in flight never exceeds it.
  */
-#include "pool.h" /* ln__current_pool / ln__current_lane: the EBUSY guard */
+#include "thread_local.h" /* ln__current_pool / ln__current_lane: the EBUSY guard */
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -35,6 +35,7 @@
 #include <stdatomic.h>
 
 #define LN_MPMC_SLOTS 1024u /* power of two */
+_Static_assert(LN_IS_POW2(LN_MPMC_SLOTS), "LN_MPMC_SLOTS must be a power of two");
 
 typedef struct ln_mpmc_cell {
     _Atomic size_t seq;
@@ -48,6 +49,9 @@ typedef struct ln_mpmc {
     char pad2_[LN_CACHE_LINE - sizeof(size_t)];
     ln_mpmc_cell cells[LN_MPMC_SLOTS];
 } ln_mpmc;
+
+_Static_assert(LN_LINES_APART(ln_mpmc, tail, head), "mpmc producer and consumer lines meet");
+_Static_assert(LN_LINES_APART(ln_mpmc, head, cells), "mpmc head shares a line with the cells");
 
 void ln__mpmc_init(ln_mpmc *q);
 

@@ -13,7 +13,6 @@ void ln__spmc_init(ln_spmc *q) {
     q->last_fn = NULL;
     q->last_owner = NULL;
     q->fn_since = q->owner_since = 0;
-    q->gave_up = 0;
     memset(q->stamped, 0, sizeof q->stamped);
     for (size_t i = 0; i < LN_SPMC_SLOTS; i++) {
         atomic_init(&q->fn[i], NULL);
@@ -23,7 +22,7 @@ void ln__spmc_init(ln_spmc *q) {
     }
 }
 
-int ln__spmc_wait_room(ln_spmc *q, uint64_t max_idle_ns) {
+int ln__spmc_wait_room(ln_spmc *q, uint64_t max_idle_ns, uint64_t yield_after_ns) {
     size_t t = atomic_load_explicit(&q->tail, memory_order_relaxed); /* ours */
     size_t seen = q->head_seen;
     uint64_t since = ln__now_ns();
@@ -38,7 +37,7 @@ int ln__spmc_wait_room(ln_spmc *q, uint64_t max_idle_ns) {
         } else if ((k & 63) == 0) {
             uint64_t idle = ln__now_ns() - since;
             if (idle >= max_idle_ns) return 0;
-            if (idle >= LN_SPMC_YIELD_AFTER_NS) sched_yield(); /* see spmc.h */
+            if (idle >= yield_after_ns) sched_yield(); /* see spmc.h */
         }
     }
 }

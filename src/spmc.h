@@ -1,5 +1,5 @@
 /* spmc.h - a bounded single-producer multi-consumer ring of ln_queue_item:
- * the ring a fixed lane keeps for its owner thread (pool.h).
+ * the ring a fixed lane keeps for its owner thread (lane.h).
  *
  * DESIGN
  * What a queue of tiny tasks costs is mostly cache lines moving between
@@ -45,6 +45,8 @@
 #include <stdatomic.h>
 
 #define LN_SPMC_SLOTS 1024u /* power of two */
+_Static_assert(LN_IS_POW2(LN_SPMC_SLOTS), "LN_SPMC_SLOTS must be a power of two");
+_Static_assert(LN_SPMC_SLOTS % 64 == 0, "the stamped bitmap holds 64 slots a word");
 
 typedef struct ln_spmc {
     _Atomic size_t tail;  /* next position to produce; written by the producer */
@@ -58,10 +60,6 @@ typedef struct ln_spmc {
     void *last_owner;
     size_t fn_since, owner_since;
     uint64_t stamped[LN_SPMC_SLOTS / 64];
-    /* For the lane (pool.c): 1 once the owner gave up waiting and joined
-     * the lane's backlog; it does not wait again until the backlog is
-     * empty. Private to the producer, like the fields above. */
-    int gave_up;
     char pad1_[LN_CACHE_LINE];
     _Atomic size_t head;  /* next position to consume; consumers' CAS */
     char pad2_[LN_CACHE_LINE - sizeof(size_t)];
@@ -70,6 +68,11 @@ typedef struct ln_spmc {
     _Atomic(void *) owner[LN_SPMC_SLOTS];
     _Atomic uint64_t enq[LN_SPMC_SLOTS];
 } ln_spmc;
+
+/* The producer's line (tail and its private state), the consumers' (head)
+ * and the slots are apart. */
+_Static_assert(LN_LINES_APART(ln_spmc, stamped, head), "spmc producer and consumer lines meet");
+_Static_assert(LN_LINES_APART(ln_spmc, head, fn), "spmc head shares a line with the slots");
 
 void ln__spmc_init(ln_spmc *q);
 
@@ -132,17 +135,10 @@ static inline int ln__spmc_push(ln_spmc *q, const ln_queue_item *item) {
 /* Producer, after a push found the ring full: wait for room while the
  * consumers make progress. Consumers take in batches, so while one is
  * working room comes back within a batch. Gives up (0) when no consumer
- * took anything for max_idle_ns -- enough for a sleeping worker to wake
- * up, short next to a long task that holds the only consumer. 1 when
- * there is room. */
-int ln__spmc_wait_room(ln_spmc *q, uint64_t max_idle_ns);
-
-/* After this long without progress a waiting producer yields the CPU
- * every 64 pauses: the consumer it waits for may be waiting for this very
- * CPU (a worker the scheduler put beside its producer). A consumer on
- * another CPU makes progress every batch, so the normal path never yields.
- * pool.c's backlog wait uses the same rule. */
-#define LN_SPMC_YIELD_AFTER_NS 20000u
+ * took anything for max_idle_ns; after yield_after_ns without progress it
+ * yields the CPU every 64 pauses (the consumer may be waiting for this
+ * CPU). 1 when there is room. The caller chooses both (submit.c). */
+int ln__spmc_wait_room(ln_spmc *q, uint64_t max_idle_ns, uint64_t yield_after_ns);
 
 /* Producer: append up to n items (fn, args[i], owner, enq_ns); the number
  * stored (0 if full). */

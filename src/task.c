@@ -17,7 +17,10 @@
  * tombstone); the worker that reaches it drops it. References keep the
  * struct alive for the queue, the handle and a pending completion.
  */
+#include "task.h"
+
 #include "pool.h"
+#include "thread_local.h"
 
 #include <errno.h>
 

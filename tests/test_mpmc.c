@@ -122,13 +122,13 @@ static void *spmc_producer(void *arg) {
             size_t n = ln__spmc_push_many(&sring, fn_of(i), args, owner_of(i), 0, 37);
             for (long k = (long)n; k < 37; k++) atomic_fetch_sub(&spmc_seen[i + k], 2);
             i += (long)n;
-            if (n == 0 && !ln__spmc_wait_room(&sring, 20000)) sched_yield();
+            if (n == 0 && !ln__spmc_wait_room(&sring, 20000, 20000)) sched_yield();
             continue;
         }
         ln_queue_item it = {fn_of(i), (void *)(uintptr_t)i, owner_of(i), enq_of(i)};
         if (ln__spmc_push(&sring, &it)) {
             i++;
-        } else if (!ln__spmc_wait_room(&sring, 20000)) {
+        } else if (!ln__spmc_wait_room(&sring, 20000, 20000)) {
             sched_yield();
         }
     }
@@ -185,7 +185,7 @@ TEST(owned_ring_full_and_wraparound) {
             CHECK_EQ(ln__spmc_push(&sring, &it), 1);
         }
         CHECK_EQ(ln__spmc_push(&sring, &it), 0); /* full */
-        CHECK_EQ(ln__spmc_wait_room(&sring, 100000), 0); /* and nobody takes */
+        CHECK_EQ(ln__spmc_wait_room(&sring, 100000, 20000), 0); /* and nobody takes */
         CHECK_EQ(ln__spmc_ready(&sring), 1);
         CHECK_EQ(ln__spmc_pop(&sring, out, LN_SPMC_SLOTS), LN_SPMC_SLOTS);
         for (unsigned i = 0; i < LN_SPMC_SLOTS; i++) {
