@@ -40,6 +40,9 @@ struct ln_group {
     uint64_t wake_at;  /* smallest target of a waiter, UINT64_MAX if none */
 };
 
+_Static_assert(LN_LINES_APART(struct ln_group, others, mu),
+               "a group's submit counters share a line with its mutex");
+
 int ln_group_create(ln_group **out, ln_pool *pool) {
     if (out == NULL || pool == NULL) return LN_EINVAL;
     ln_group *g = ln__calloc(1, sizeof *g);
@@ -132,6 +135,8 @@ void ln__group_finished(ln_group *g, uint64_t n, uint64_t c) {
     pthread_mutex_lock(&g->mu);
     g->finished += n;
     g->canceled += c;
+    /* Submitters count before they push (ln_group_submit_ex). */
+    LN_ASSERT(c <= n && g->finished <= submitted(g));
     if (g->finished >= g->wake_at) {
         g->wake_at = UINT64_MAX;
         pthread_cond_broadcast(&g->cv);

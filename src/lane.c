@@ -231,6 +231,7 @@ uint64_t ln__lane_submitted(ln_lane *l) {
 }
 
 void ln__lane_account(ln_lane *l, uint64_t taken, uint64_t ran) {
+    LN_ASSERT(ran <= taken);
     if (taken == 0) return;
     /* relaxed: statistics. */
     if (ran > 0) atomic_fetch_add_explicit(&l->completed, ran, memory_order_relaxed);
@@ -358,6 +359,7 @@ int ln__lane_sleep(ln_lane *l) {
     } else {
         pthread_cond_wait(&l->work_cv, &l->mu);
     }
+    LN_ASSERT(atomic_load_explicit(&l->nidle, memory_order_relaxed) > 0);
     atomic_fetch_sub_explicit(&l->nidle, 1, memory_order_relaxed);
     if (l->pending_wakes > 0) l->pending_wakes--;
     if (l->stopping) return 1;
@@ -369,8 +371,12 @@ int ln__lane_sleep(ln_lane *l) {
 
 void ln__lane_thread_exit(ln_lane *l, ln_thread *self) {
     /* Unlink from 'threads', fold statistics into the lane, become a zombie. */
+    LN_ASSERT(l->nthreads > 0);
     ln_thread **pp = &l->threads;
-    while (*pp != self) pp = &(*pp)->next;
+    while (*pp != self) {
+        LN_ASSERT(*pp != NULL); /* a live thread is on the list */
+        pp = &(*pp)->next;
+    }
     *pp = self->next;
     ln__hist_merge(&l->retired_wait, &self->wait);
     ln__hist_merge(&l->retired_run, &self->run);

@@ -154,6 +154,7 @@ static unsigned take(ln_lane *l, ln_queue_item *b, unsigned batch_max, unsigned 
     size_t queue_n = atomic_load_explicit(&l->hint, memory_order_relaxed);
     size_t share = (ring_n + queue_n) / (l->max_threads ? l->max_threads : 1);
     unsigned want = share > batch_max ? batch_max : (share ? (unsigned)share : 1);
+    LN_ASSERT(want >= 1 && want <= LN_BATCH); /* fits the caller's batch */
     if (ring_n + queue_n > 0) ln__lane_note_depth(l, ring_n + queue_n);
 
     unsigned n = 0;

@@ -76,6 +76,9 @@ typedef struct map_run {
     atomic_uint active, max_active;
 } map_run;
 
+_Static_assert(LN_LINES_APART(map_run, rails, next), "the claim counter shares a read-only line");
+_Static_assert(LN_LINES_APART(map_run, next, halted), "the claim counter shares a line");
+
 void ln_map_opts_init(ln_map_opts *opts) {
     if (opts == NULL) return;
     opts->lane = LN_LANE_CPU;

@@ -73,6 +73,7 @@ size_t ln__mpmc_push_many(ln_mpmc *q, ln_fn fn, void *const *args, void *owner,
 }
 
 unsigned ln__mpmc_pop(ln_mpmc *q, ln_queue_item *out, unsigned max) {
+    LN_ASSERT(max >= 1);
     size_t pos = atomic_load_explicit(&q->head, memory_order_relaxed);
     unsigned n;
     for (;;) {

@@ -1,5 +1,5 @@
 /* mpmc.h - a bounded multi-producer multi-consumer ring of ln_queue_item,
- * the lock-free front of a fixed-size lane (see pool.h).
+ * the lock-free front of a fixed-size lane (see lane.h).
  *
  * DESIGN (after Dmitry Vyukov's bounded MPMC queue, in the style of
  * Concurrency Kit's rings: power-of-two size, free-running positions
@@ -16,11 +16,10 @@
  * seq = pos + size. The release store of seq and the acquire load that
  * observes it order the item's bytes, which are plain memory.
  *
- * Publication is a release store. The submit path then reads the lane's
- * sleeper count after ln__barrier_light(), and a worker going to sleep
- * increments that count, calls ln__barrier_heavy() and looks at the ring
- * (barrier.h): one of the two sees the other, so an item is never left
- * behind a sleeping worker.
+ * Publication is a release store; the submit path then reads the lane's
+ * sleeper count after ln__barrier_light(), the counterpart of a worker's
+ * ln__barrier_heavy() before its last look (ln__mpmc_ready): no item is
+ * left behind a sleeping worker (barrier.h, docs/internals/wakeup.md).
  *
  * Not lock-free in the strict sense: a producer preempted between its CAS
  * and its publication holds up consumers at that cell (they see it empty);

@@ -53,6 +53,7 @@ size_t ln__spmc_push_many(ln_spmc *q, ln_fn fn, void *const *args, void *owner,
 }
 
 unsigned ln__spmc_pop(ln_spmc *q, ln_queue_item *out, unsigned max) {
+    LN_ASSERT(max >= 1);
     size_t h = atomic_load_explicit(&q->head, memory_order_relaxed);
     for (;;) {
         /* acquire: pairs with the producer's release of tail, so the slots

@@ -87,6 +87,7 @@ static inline size_t ln__spmc_room(ln_spmc *q, size_t t) {
         q->head_seen = atomic_load_explicit(&q->head, memory_order_acquire);
         free_slots = LN_SPMC_SLOTS - (t - q->head_seen);
     }
+    LN_ASSERT(free_slots <= LN_SPMC_SLOTS); /* head never passes tail */
     return free_slots;
 }
 

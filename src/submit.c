@@ -119,6 +119,7 @@ static ln_spmc *owned_ring(ln_lane *l) {
 
 int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
                          void *owner, unsigned flags) {
+    LN_ASSERT(lane >= 0 && (unsigned)lane < pool->nlanes); /* checked by the callers */
     ln_lane *l = &pool->lanes[lane];
     /* Stamp outside the lock: the wait histogram measures queue time. */
     ln_queue_item it = {fn, arg, owner, ln__enq_stamp(pool, l)};
@@ -183,6 +184,7 @@ shutdown:
 
 int ln__pool_submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, size_t n,
                           void *owner, unsigned flags, size_t *queued) {
+    LN_ASSERT(lane >= 0 && (unsigned)lane < pool->nlanes);
     ln_lane *l = &pool->lanes[lane];
     size_t done = 0;
     /* Fixed lanes: fill the ring many slots at a time (one claim per

@@ -48,7 +48,9 @@ ln_task *ln__task_new(ln_pool *pool, int lane, ln_complete_fn done, void *done_a
 void ln__task_unref(ln_task *t) {
     /* acq_rel: the last owner must see every write the others made to the
      * task before it frees it (release by each, acquire by the last). */
-    if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1) return;
+    int old = atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel);
+    LN_ASSERT(old >= 1);
+    if (old != 1) return;
     pthread_cond_destroy(&t->cv);
     pthread_mutex_destroy(&t->mu);
     ln__free(t);
@@ -82,6 +84,8 @@ static void finalize_locked(ln_task *t, int state) {
 
 void ln__task_finish(ln_task *t, void *result) {
     pthread_mutex_lock(&t->mu);
+    /* Only the worker that won ln__task_start finishes it. */
+    LN_ASSERT(atomic_load_explicit(&t->state, memory_order_relaxed) == LN_TASK_RUNNING);
     t->result = result; /* published by finalize_locked's release store */
     finalize_locked(t, LN_TASK_DONE);
     pthread_mutex_unlock(&t->mu);
