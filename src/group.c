@@ -102,8 +102,8 @@ int ln_group_submit_ex(ln_group *group, int lane, ln_fn fn, void *arg, unsigned 
     /* Count first: a worker may finish the task before submit returns, and
      * finished must never overtake submitted. relaxed: see DESIGN. */
     count(group, 1);
-    if (ln__pool_submit_owned(pool, lane, fn, arg, ln__owner_group(group))) return 0;
-    int rc = ln__pool_submit_item(pool, lane, fn, arg, ln__owner_group(group), flags);
+    if (ln__submit_owned(pool, lane, fn, arg, ln__owner_group(group))) return 0;
+    int rc = ln__submit_item(pool, lane, fn, arg, ln__owner_group(group), flags);
     if (rc != 0) uncount(group, 1);
     return rc;
 }
@@ -119,7 +119,7 @@ int ln_group_submit_batch(ln_group *group, int lane, ln_fn fn, void *const *args
      * back what was not accepted. relaxed: see DESIGN. */
     count(group, (int64_t)n);
     size_t done = 0;
-    int rc = ln__pool_submit_batch(pool, lane, fn, args, n, ln__owner_group(group),
+    int rc = ln__submit_batch(pool, lane, fn, args, n, ln__owner_group(group),
                                    LN_SUBMIT_DEFAULT, &done);
     if (done < n) uncount(group, n - done);
     if (queued != NULL) *queued = done;

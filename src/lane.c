@@ -35,14 +35,14 @@
 
 /* ---- life ---------------------------------------------------------------- */
 
-static void free_rings(ln_lane *l) {
+static void free_rings(ln__lane *l) {
     ln__free(l->ring);
     ln__free(l->owned);
     l->ring = NULL;
     l->owned = NULL;
 }
 
-int ln__lane_init(ln_lane *l, ln_pool *pool, int index, const ln_lane_opts *o) {
+int ln__lane_init(ln__lane *l, ln_pool *pool, int index, const ln_lane_opts *o) {
     l->pool = pool;
     l->index = index;
     if (o->name != NULL) snprintf(l->name, sizeof l->name, "%s", o->name);
@@ -108,7 +108,7 @@ fail_q:
     return LN_ENOMEM;
 }
 
-void ln__lane_fini(ln_lane *l) {
+void ln__lane_fini(ln__lane *l) {
     if (l->q == NULL) return;
     pthread_cond_destroy(&l->idle_cv);
     pthread_cond_destroy(&l->room_cv);
@@ -119,7 +119,7 @@ void ln__lane_fini(ln_lane *l) {
     free_rings(l);
 }
 
-int ln__lane_start(ln_lane *l) {
+int ln__lane_start(ln__lane *l) {
     int rc = 0;
     pthread_mutex_lock(&l->mu);
     while (rc == 0 && l->nthreads < l->min_threads) rc = ln__lane_spawn(l);
@@ -144,7 +144,7 @@ static void item_cancel(const ln_queue_item *it) {
 
 /* Cancel whatever the rings hold. Safe beside running workers: the rings
  * are multi-consumer. */
-void ln__lane_purge_rings(ln_lane *l) {
+void ln__lane_purge_rings(ln__lane *l) {
     ln_queue_item items[32];
     unsigned n;
     if (l->ring == NULL) return;
@@ -160,7 +160,7 @@ void ln__lane_purge_rings(ln_lane *l) {
  * of their batch (they read stop_hint between tasks). Every lane gets this
  * before any lane is waited for, so no queued task of one lane starts while
  * destroy waits for a running task of another. */
-void ln__lane_begin_stop(ln_lane *l) {
+void ln__lane_begin_stop(ln__lane *l) {
     ln_queue_item it;
     pthread_mutex_lock(&l->mu);
     l->stopping = 1;
@@ -184,7 +184,7 @@ void ln__lane_begin_stop(ln_lane *l) {
 
 /* Second half: wait for blocked submitters to leave and every worker to
  * exit (both signal idle_cv when stopping), and join them. */
-void ln__lane_finish_stop(ln_lane *l) {
+void ln__lane_finish_stop(ln__lane *l) {
     pthread_mutex_lock(&l->mu);
     while (l->room_waiters > 0 || l->nthreads > 0)
         pthread_cond_wait(&l->idle_cv, &l->mu);
@@ -192,7 +192,7 @@ void ln__lane_finish_stop(ln_lane *l) {
     pthread_mutex_unlock(&l->mu);
 }
 
-void ln__lane_wait_idle(ln_lane *l) {
+void ln__lane_wait_idle(ln__lane *l) {
     pthread_mutex_lock(&l->mu);
     /* seq_cst with the workers' update of finished: see lane.h. */
     atomic_fetch_add_explicit(&l->drain_waiters, 1, memory_order_seq_cst);
@@ -209,7 +209,7 @@ void ln__lane_wait_idle(ln_lane *l) {
  * spinners and wake-ups on their way are fewer than the items waiting, grow
  * the lane (a failed start is harmless here: the lane has threads that will
  * get to it; fixed lanes never grow, they run max_threads already). */
-void ln__lane_queued_locked(ln_lane *l, uint64_t n) {
+void ln__lane_queued_locked(ln__lane *l, uint64_t n) {
     l->slow_submitted += n;
     size_t size = l->qops->size(l->q);
     /* relaxed: a hint for spinners and submitters (see lane.h). */
@@ -225,12 +225,12 @@ void ln__lane_queued_locked(ln_lane *l, uint64_t n) {
     }
 }
 
-uint64_t ln__lane_submitted(ln_lane *l) {
+uint64_t ln__lane_submitted(ln__lane *l) {
     if (l->ring == NULL) return l->slow_submitted;
     return l->slow_submitted + ln__mpmc_pushed(l->ring) + ln__spmc_pushed(l->owned);
 }
 
-void ln__lane_account(ln_lane *l, uint64_t taken, uint64_t ran) {
+void ln__lane_account(ln__lane *l, uint64_t taken, uint64_t ran) {
     LN_ASSERT(ran <= taken);
     if (taken == 0) return;
     /* relaxed: statistics. */
@@ -246,7 +246,7 @@ void ln__lane_account(ln_lane *l, uint64_t taken, uint64_t ran) {
     }
 }
 
-void ln__lane_wake_one(ln_lane *l) {
+void ln__lane_wake_one(ln__lane *l) {
     pthread_mutex_lock(&l->mu);
     if (atomic_load_explicit(&l->nidle, memory_order_relaxed) > l->pending_wakes) {
         l->pending_wakes++;
@@ -256,7 +256,7 @@ void ln__lane_wake_one(ln_lane *l) {
 }
 
 /* Keep the highest queue depth seen. Several threads may race: CAS. */
-void ln__lane_note_depth(ln_lane *l, size_t depth) {
+void ln__lane_note_depth(ln__lane *l, size_t depth) {
     /* relaxed: a statistic. */
     uint64_t peak = atomic_load_explicit(&l->peak, memory_order_relaxed);
     while (depth > peak &&
@@ -267,9 +267,9 @@ void ln__lane_note_depth(ln_lane *l, size_t depth) {
 
 /* ---- statistics ------------------------------------------------------------ */
 
-int ln__lane_stats(ln_lane *l, ln_lane_stats *out) {
+int ln__lane_stats(ln__lane *l, ln_lane_stats *out) {
     /* Merged histograms are big (2 x ~4 KiB): keep them off small stacks. */
-    ln_hist *h = ln__calloc(2, sizeof *h);
+    ln__hist *h = ln__calloc(2, sizeof *h);
     if (h == NULL) return LN_ENOMEM;
     memset(out, 0, sizeof *out);
 
@@ -290,7 +290,7 @@ int ln__lane_stats(ln_lane *l, ln_lane_stats *out) {
     uint64_t busy = l->retired_busy_ns, alive = l->retired_alive_ns;
     ln__hist_merge(&h[0], &l->retired_wait);
     ln__hist_merge(&h[1], &l->retired_run);
-    for (ln_thread *t = l->threads; t != NULL; t = t->next) {
+    for (ln__thread *t = l->threads; t != NULL; t = t->next) {
         busy += atomic_load_explicit(&t->busy_ns, memory_order_relaxed);
         alive += now - t->born_ns;
         ln__hist_merge(&h[0], &t->wait);
@@ -308,7 +308,7 @@ int ln__lane_stats(ln_lane *l, ln_lane_stats *out) {
 
 /* ---- threads ---------------------------------------------------------------- */
 
-unsigned ln__lane_take_locked(ln_lane *l, ln_queue_item *b, unsigned want) {
+unsigned ln__lane_take_locked(ln__lane *l, ln_queue_item *b, unsigned want) {
     unsigned n = 0;
     pthread_mutex_lock(&l->mu);
     if (!l->stopping) {
@@ -326,7 +326,7 @@ unsigned ln__lane_take_locked(ln_lane *l, ln_queue_item *b, unsigned want) {
     return n;
 }
 
-void ln__lane_set_spinning(ln_lane *l, int on) {
+void ln__lane_set_spinning(ln__lane *l, int on) {
     pthread_mutex_lock(&l->mu);
     if (on) {
         l->nspinning++;
@@ -338,7 +338,7 @@ void ln__lane_set_spinning(ln_lane *l, int on) {
 }
 
 /* The worker's side of the no-lost-wake-up protocol (wakeup.md). */
-int ln__lane_sleep(ln_lane *l) {
+int ln__lane_sleep(ln__lane *l) {
     pthread_mutex_lock(&l->mu);
     if (l->stopping) return 1;
     /* Announce ourselves before the last look at the rings: the
@@ -369,10 +369,10 @@ int ln__lane_sleep(ln_lane *l) {
     return 0;
 }
 
-void ln__lane_thread_exit(ln_lane *l, ln_thread *self) {
+void ln__lane_thread_exit(ln__lane *l, ln__thread *self) {
     /* Unlink from 'threads', fold statistics into the lane, become a zombie. */
     LN_ASSERT(l->nthreads > 0);
-    ln_thread **pp = &l->threads;
+    ln__thread **pp = &l->threads;
     while (*pp != self) {
         LN_ASSERT(*pp != NULL); /* a live thread is on the list */
         pp = &(*pp)->next;
@@ -389,11 +389,11 @@ void ln__lane_thread_exit(ln_lane *l, ln_thread *self) {
     pthread_mutex_unlock(&l->mu);
 }
 
-void ln__lane_reap(ln_lane *l) {
-    ln_thread *z = l->zombies;
+void ln__lane_reap(ln__lane *l) {
+    ln__thread *z = l->zombies;
     l->zombies = NULL;
     while (z != NULL) {
-        ln_thread *next = z->next;
+        ln__thread *next = z->next;
         /* The zombie released mu for the last time before we could take it
          * and touches nothing shared afterwards: joining under mu is safe. */
         pthread_join(z->tid, NULL);
@@ -402,9 +402,9 @@ void ln__lane_reap(ln_lane *l) {
     }
 }
 
-int ln__lane_spawn(ln_lane *l) {
+int ln__lane_spawn(ln__lane *l) {
     ln__lane_reap(l);
-    ln_thread *t = ln__calloc(1, sizeof *t);
+    ln__thread *t = ln__calloc(1, sizeof *t);
     if (t == NULL) return LN_ENOMEM;
     t->lane = l;
     t->born_ns = ln__now_ns();

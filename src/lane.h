@@ -28,15 +28,15 @@
 #include <stdatomic.h>
 
 /* A worker thread of a lane (lane_thread.c). */
-typedef struct ln_thread {
-    struct ln_thread *next; /* lane->threads or lane->zombies list */
-    struct ln_lane *lane;
+typedef struct ln__thread {
+    struct ln__thread *next; /* lane->threads or lane->zombies list */
+    struct ln__lane *lane;
     pthread_t tid;
     uint64_t born_ns;
     _Atomic uint64_t busy_ns; /* single writer: this thread */
-    ln_hist wait;             /* single writer: this thread */
-    ln_hist run;
-} ln_thread;
+    ln__hist wait;             /* single writer: this thread */
+    ln__hist run;
+} ln__thread;
 
 /* The owner-ring submit policy's state (submit.c). Written only by the
  * lane's owner thread, on every push into its ring: it sits on a cache line
@@ -48,14 +48,14 @@ typedef struct ln__owner_policy {
     int gave_up;
 } ln__owner_policy;
 
-typedef struct ln_lane {
+typedef struct ln__lane {
     ln_pool *pool;
     int index;
     char name[32];
     const ln_queue_ops *qops;
     void *q;
-    struct ln_mpmc *ring;  /* fixed lanes only, else NULL: any producer */
-    struct ln_spmc *owned; /* fixed lanes only, else NULL: the owner's */
+    struct ln__mpmc *ring;  /* fixed lanes only, else NULL: any producer */
+    struct ln__spmc *owned; /* fixed lanes only, else NULL: the owner's */
     size_t max_queue;
     unsigned min_threads, max_threads, idle_timeout_ms;
 
@@ -74,10 +74,10 @@ typedef struct ln_lane {
     unsigned nthreads, nspinning, pending_wakes, room_waiters;
     int stopping;
     uint64_t slow_submitted; /* items accepted into q (the rings count their own) */
-    ln_thread *threads;      /* alive */
-    ln_thread *zombies;      /* exited, not yet joined */
-    ln_hist retired_wait;    /* merged from exited threads */
-    ln_hist retired_run;
+    ln__thread *threads;      /* alive */
+    ln__thread *zombies;      /* exited, not yet joined */
+    ln__hist retired_wait;    /* merged from exited threads */
+    ln__hist retired_run;
     uint64_t retired_busy_ns, retired_alive_ns;
 
     char pad_[LN_CACHE_LINE]; /* keeps the atomics below off mu's line */
@@ -121,17 +121,17 @@ typedef struct ln_lane {
     char pad3_[LN_CACHE_LINE];
     ln__owner_policy policy;
     char pad4_[LN_CACHE_LINE];
-} ln_lane;
+} ln__lane;
 
-_Static_assert(LN_LINES_APART(ln_lane, idle_timeout_ms, mu),
+_Static_assert(LN_LINES_APART(ln__lane, idle_timeout_ms, mu),
                "read-mostly lane fields share a line with mu");
-_Static_assert(LN_LINES_APART(ln_lane, retired_alive_ns, nidle),
+_Static_assert(LN_LINES_APART(ln__lane, retired_alive_ns, nidle),
                "mu-guarded lane fields share a line with the submit hints");
-_Static_assert(LN_LINES_APART(ln_lane, sample_mask, finished),
+_Static_assert(LN_LINES_APART(ln__lane, sample_mask, finished),
                "submit hints share a line with the batch counters");
-_Static_assert(LN_LINES_APART(ln_lane, nbusy, policy),
+_Static_assert(LN_LINES_APART(ln__lane, nbusy, policy),
                "the owner's policy shares a line with the batch counters");
-_Static_assert(sizeof(ln_lane) >= offsetof(ln_lane, policy) + sizeof(ln__owner_policy) +
+_Static_assert(sizeof(ln__lane) >= offsetof(ln__lane, policy) + sizeof(ln__owner_policy) +
                                       LN_CACHE_LINE,
                "the owner's policy shares a line with the next lane");
 
@@ -144,44 +144,44 @@ _Static_assert(LN_IS_POW2(LN_SAMPLE_MASK + 1), "LN_SAMPLE_MASK + 1 must be a pow
 
 /* Set up lane index of pool from o (checked): queue, rings for a fixed
  * lane, mutex and condition variables. 0 or LN_ENOMEM (nothing to undo). */
-int ln__lane_init(ln_lane *l, ln_pool *pool, int index, const ln_lane_opts *o);
+int ln__lane_init(ln__lane *l, ln_pool *pool, int index, const ln_lane_opts *o);
 /* Free what init made; a lane init never made or already finished is a
  * no-op. Every thread is joined and every item ended. */
-void ln__lane_fini(ln_lane *l);
+void ln__lane_fini(ln__lane *l);
 /* Start the lane's min_threads. 0 or LN_EAGAIN/LN_ENOMEM. */
-int ln__lane_start(ln_lane *l);
+int ln__lane_start(ln__lane *l);
 /* Stop, first half: refuse new items, cancel what is queued, wake
  * everyone. Second half: wait for blocked submitters to leave and every
  * worker to exit, and join them. */
-void ln__lane_begin_stop(ln_lane *l);
-void ln__lane_finish_stop(ln_lane *l);
+void ln__lane_begin_stop(ln__lane *l);
+void ln__lane_finish_stop(ln__lane *l);
 /* Cancel whatever the rings hold (beside running workers: the rings are
  * multi-consumer). */
-void ln__lane_purge_rings(ln_lane *l);
+void ln__lane_purge_rings(ln__lane *l);
 /* Wait until the lane holds nothing and runs nothing (ln_pool_drain). */
-void ln__lane_wait_idle(ln_lane *l);
+void ln__lane_wait_idle(ln__lane *l);
 /* Fill *out for ln_pool_stats. 0 or LN_ENOMEM (*out untouched). */
-int ln__lane_stats(ln_lane *l, ln_lane_stats *out);
+int ln__lane_stats(ln__lane *l, ln_lane_stats *out);
 
 /* ---- accounting and wake-ups (lane.c) -------------------------------------- */
 
 /* After n items were pushed into q (mu held): count them, publish the
  * hint, wake a worker or grow the lane. */
-void ln__lane_queued_locked(ln_lane *l, uint64_t n);
+void ln__lane_queued_locked(ln__lane *l, uint64_t n);
 /* Items accepted so far: the queue's (under mu) plus the rings'. */
-uint64_t ln__lane_submitted(ln_lane *lane);
+uint64_t ln__lane_submitted(ln__lane *lane);
 /* Account a batch that ended: taken items, of which ran ran (the rest were
  * canceled); wakes drainers when the lane becomes idle. No lock needed. */
-void ln__lane_account(ln_lane *lane, uint64_t taken, uint64_t ran);
+void ln__lane_account(ln__lane *lane, uint64_t taken, uint64_t ran);
 /* Raise the lane's peak queue depth to depth if higher (CAS; any thread). */
-void ln__lane_note_depth(ln_lane *lane, size_t depth);
+void ln__lane_note_depth(ln__lane *lane, size_t depth);
 /* Wake one sleeping worker if none is already on its way. Takes mu. */
-void ln__lane_wake_one(ln_lane *lane);
+void ln__lane_wake_one(ln__lane *lane);
 
 /* After a lock-free push: wake a sleeping worker if there is one. The
  * light barrier orders the push before the read of nidle (barrier.h);
  * relaxed load: the barrier pair is what makes it current enough. */
-static inline void ln__lane_after_lockfree_push(ln_lane *l) {
+static inline void ln__lane_after_lockfree_push(ln__lane *l) {
     ln__barrier_light();
     if (atomic_load_explicit(&l->nidle, memory_order_relaxed) > 0) ln__lane_wake_one(l);
 }
@@ -189,22 +189,22 @@ static inline void ln__lane_after_lockfree_push(ln_lane *l) {
 /* ---- threads (lane.c, for lane_thread.c) ----------------------------------- */
 
 /* Start one worker thread on lane (mu held). 0 or LN_EAGAIN/ENOMEM. */
-int ln__lane_spawn(ln_lane *lane);
+int ln__lane_spawn(ln__lane *lane);
 /* Join the threads of lane->zombies (mu held). */
-void ln__lane_reap(ln_lane *lane);
+void ln__lane_reap(ln__lane *lane);
 /* Move up to want items from q into b under mu (nothing once stopping);
  * passes a wake-up on when more are left. The number taken. */
-unsigned ln__lane_take_locked(ln_lane *l, ln_queue_item *b, unsigned want);
+unsigned ln__lane_take_locked(ln__lane *l, ln_queue_item *b, unsigned want);
 /* Count the caller among the spinning workers (on) or not (off). */
-void ln__lane_set_spinning(ln_lane *l, int on);
+void ln__lane_set_spinning(ln__lane *l, int on);
 /* Sleep until woken (or the idle timeout, for a surplus thread). Returns 1
  * when the thread should exit, with mu held; else 0 with mu released. */
-int ln__lane_sleep(ln_lane *l);
+int ln__lane_sleep(ln__lane *l);
 /* The calling worker leaves (mu held, and released here): it is unlinked,
  * its statistics folded into the lane, and it becomes a zombie. */
-void ln__lane_thread_exit(ln_lane *l, ln_thread *self);
+void ln__lane_thread_exit(ln__lane *l, ln__thread *self);
 
-/* The worker thread's body (lane_thread.c); p is its ln_thread. */
+/* The worker thread's body (lane_thread.c); p is its ln__thread. */
 void *ln__lane_thread_main(void *p);
 
 #endif

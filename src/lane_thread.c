@@ -50,7 +50,7 @@
  * *t_last: in, the end of the previous batch when this one follows it
  * directly (the take in between counts as busy), else 0; out, the end of
  * this one. One clock read per batch of untimed tasks. */
-static unsigned run_batch(ln_thread *self, ln_lane *l, ln_queue_item *b,
+static unsigned run_batch(ln__thread *self, ln__lane *l, ln_queue_item *b,
                           unsigned n, uint64_t *t_last, uint64_t *elapsed_ns) {
     uint64_t t0 = *t_last != 0 ? *t_last : ln__now_ns(), t = t0;
     int t_fresh = 1; /* t is the end of the previous task (or t0) */
@@ -117,12 +117,12 @@ static unsigned run_batch(ln_thread *self, ln_lane *l, ln_queue_item *b,
 }
 
 /* 1 if either ring of a fixed lane has an item ready (relaxed peeks). */
-static int rings_peek(ln_lane *l) {
+static int rings_peek(ln__lane *l) {
     return ln__mpmc_peek(l->ring) || ln__spmc_peek(l->owned);
 }
 
 /* Spin up to spin_us waiting for work to show. No lock held. */
-static void spin(ln_lane *l, unsigned spin_us) {
+static void spin(ln__lane *l, unsigned spin_us) {
     uint64_t deadline = ln__now_ns() + (uint64_t)spin_us * 1000u;
     unsigned k = 0;
     /* relaxed: these only decide when to look again; taking is exact. */
@@ -143,7 +143,7 @@ static void spin(ln_lane *l, unsigned spin_us) {
  * backlog): from the rings first -- the owner's and the shared one, which
  * goes first alternating with 'turn', so neither producer side can starve
  * the other -- then from the queue under the lock. */
-static unsigned take(ln_lane *l, ln_queue_item *b, unsigned batch_max, unsigned turn) {
+static unsigned take(ln__lane *l, ln_queue_item *b, unsigned batch_max, unsigned turn) {
     /* relaxed: sizes only shape the batch; the pops are exact. A lone
      * worker has no one to leave a share for, and a ring's size reads
      * tail, the producers' hot line: it looks only when it has company. */
@@ -180,15 +180,15 @@ static unsigned take(ln_lane *l, ln_queue_item *b, unsigned batch_max, unsigned 
  * runs batches of short tasks; time every task again after a long one.
  * relaxed: a hint; written only when it changes, so submitters keep the
  * line shared. */
-static void note_sampling(ln_lane *l, unsigned batch_max) {
+static void note_sampling(ln__lane *l, unsigned batch_max) {
     unsigned want = batch_max >= 8 ? LN_SAMPLE_MASK : 0;
     if (atomic_load_explicit(&l->sample_mask, memory_order_relaxed) != want)
         atomic_store_explicit(&l->sample_mask, want, memory_order_relaxed);
 }
 
 void *ln__lane_thread_main(void *p) {
-    ln_thread *self = p;
-    ln_lane *l = self->lane;
+    ln__thread *self = p;
+    ln__lane *l = self->lane;
     ln_pool *pool = l->pool;
     ln_queue_item batch[LN_BATCH];
     unsigned batch_max = 1; /* grows while tasks prove short; see DESIGN */

@@ -55,7 +55,7 @@ static int check_opts(const ln_pool_opts *o) {
         if (l->max_threads < 1 || l->max_threads > 4096) return LN_EINVAL;
         if (l->min_threads > l->max_threads) return LN_EINVAL;
         if (l->queue != NULL && !check_queue_ops(l->queue)) return LN_EINVAL;
-        if (l->name != NULL && strlen(l->name) >= sizeof(((ln_lane *)0)->name))
+        if (l->name != NULL && strlen(l->name) >= sizeof(((ln__lane *)0)->name))
             return LN_EINVAL;
     }
     return 0;

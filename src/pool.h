@@ -21,7 +21,7 @@ struct ln_pool {
     int timing; /* LN_TIMING_OFF, _SAMPLED or _ALL */
     unsigned spin_us;
     int when_full;
-    ln_lane lanes[LN_MAX_LANES];
+    ln__lane lanes[LN_MAX_LANES];
 
     /* Completions for ln_submit_cb tasks (completion.c). */
     pthread_mutex_t comp_mu;

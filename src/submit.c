@@ -36,7 +36,7 @@
 
 /* The patience above for lane l now. relaxed: a hint; the cost of a wrong
  * guess is a backlog. */
-static uint64_t owner_patience(ln_lane *l) {
+static uint64_t owner_patience(ln__lane *l) {
     return atomic_load_explicit(&l->nbusy, memory_order_relaxed) > 0 ? LN_ROOM_WAIT_NS
                                                                      : LN_ROOM_WAKE_NS;
 }
@@ -47,7 +47,7 @@ static uint64_t owner_patience(ln_lane *l) {
  * with the patience of owned_wait_room (wakeup.md). 1 when the backlog is
  * empty: the ring may be used. Other threads (and the owner, after a wait
  * without progress) join the backlog. */
-static int owned_wait_backlog(ln_lane *l) {
+static int owned_wait_backlog(ln__lane *l) {
     if (l->owned == NULL ||
         atomic_load_explicit(&l->owner, memory_order_relaxed) != ln__self_id())
         return 0;
@@ -85,7 +85,7 @@ static int owned_wait_backlog(ln_lane *l) {
  * behind the older ones) -- except that its owner waits for the backlog
  * to drain (owned_wait_backlog). relaxed loads: hints, see lane.h; a stale
  * 0 backlog only reorders concurrent submits, which have no order anyway. */
-static int lockfree_ok(ln_lane *l) {
+static int lockfree_ok(ln__lane *l) {
     if (l->ring == NULL || atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) return 0;
     if (atomic_load_explicit(&l->hint, memory_order_relaxed) != 0) return owned_wait_backlog(l);
     if (atomic_load_explicit(&l->owner, memory_order_relaxed) == ln__self_id())
@@ -93,7 +93,7 @@ static int lockfree_ok(ln_lane *l) {
     return 1;
 }
 
-static int owned_wait_room(ln_lane *l, ln_spmc *mine) {
+static int owned_wait_room(ln__lane *l, ln__spmc *mine) {
     for (uint64_t waited = 0;; waited += LN_ROOM_WAIT_NS) {
         if (ln__spmc_wait_room(mine, LN_ROOM_WAIT_NS, LN_OWNER_YIELD_NS)) return 1;
         if (waited + LN_ROOM_WAIT_NS >= owner_patience(l)) {
@@ -105,7 +105,7 @@ static int owned_wait_room(ln_lane *l, ln_spmc *mine) {
 
 /* The calling thread's ring on fixed lane l: 'owned' if it owns the lane
  * (claiming it if nobody has), else NULL (use 'ring'). */
-static ln_spmc *owned_ring(ln_lane *l) {
+static ln__spmc *owned_ring(ln__lane *l) {
     uint64_t me = ln__self_id();
     /* relaxed: see 'owner' in lane.h. */
     uint64_t cur = atomic_load_explicit(&l->owner, memory_order_relaxed);
@@ -117,17 +117,17 @@ static ln_spmc *owned_ring(ln_lane *l) {
     return NULL;
 }
 
-int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
+int ln__submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
                          void *owner, unsigned flags) {
     LN_ASSERT(lane >= 0 && (unsigned)lane < pool->nlanes); /* checked by the callers */
-    ln_lane *l = &pool->lanes[lane];
+    ln__lane *l = &pool->lanes[lane];
     /* Stamp outside the lock: the wait histogram measures queue time. */
     ln_queue_item it = {fn, arg, owner, ln__enq_stamp(pool, l)};
 
     /* Fixed lanes: lock-free, unless a backlog exists or the ring is full
      * (lockfree_ok, owned_wait_room). */
     if (lockfree_ok(l)) {
-        ln_spmc *mine = owned_ring(l);
+        ln__spmc *mine = owned_ring(l);
         /* A full owned ring whose consumer is busy taking batches has room
          * again within a batch: wait for it (owned_wait_room) rather than
          * start a backlog, which would move every later submit and take
@@ -182,10 +182,10 @@ shutdown:
     return LN_ESHUTDOWN;
 }
 
-int ln__pool_submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, size_t n,
+int ln__submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, size_t n,
                           void *owner, unsigned flags, size_t *queued) {
     LN_ASSERT(lane >= 0 && (unsigned)lane < pool->nlanes);
-    ln_lane *l = &pool->lanes[lane];
+    ln__lane *l = &pool->lanes[lane];
     size_t done = 0;
     /* Fixed lanes: fill the ring many slots at a time (one claim per
      * chunk, one clock read for the whole batch); the owner waits for room
@@ -194,7 +194,7 @@ int ln__pool_submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, 
      * order. While a lane samples its timing (lane.h), one item in
      * sample_mask + 1 carries the stamp, as if submitted one by one. */
     if (lockfree_ok(l)) {
-        ln_spmc *mine = owned_ring(l);
+        ln__spmc *mine = owned_ring(l);
         const int timed = pool->timing != LN_TIMING_OFF;
         uint64_t stamp = timed ? ln__now_ns() : 0;
         while (done < n) {
@@ -242,7 +242,7 @@ int ln__pool_submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, 
         pthread_mutex_unlock(&l->mu);
     }
     while (rc == 0 && done < n &&
-           (rc = ln__pool_submit_item(pool, lane, fn, args[done], owner, flags)) == 0)
+           (rc = ln__submit_item(pool, lane, fn, args[done], owner, flags)) == 0)
         done++;
     *queued = done;
     return rc;
@@ -260,12 +260,12 @@ int ln_submit_ex(ln_pool *pool, int lane, ln_fn fn, void *arg, unsigned flags,
     int rc = check_submit(pool, lane, fn, flags);
     if (rc != 0) return rc;
     if (task == NULL) {
-        if (ln__pool_submit_owned(pool, lane, fn, arg, NULL)) return 0;
-        return ln__pool_submit_item(pool, lane, fn, arg, NULL, flags);
+        if (ln__submit_owned(pool, lane, fn, arg, NULL)) return 0;
+        return ln__submit_item(pool, lane, fn, arg, NULL, flags);
     }
     ln_task *t = ln__task_new(pool, lane, NULL, NULL);
     if (t == NULL) return LN_ENOMEM;
-    rc = ln__pool_submit_item(pool, lane, fn, arg, t, flags);
+    rc = ln__submit_item(pool, lane, fn, arg, t, flags);
     if (rc != 0) {
         ln__task_unref(t); /* the queue's reference */
         ln__task_unref(t); /* the handle's */
@@ -285,7 +285,7 @@ int ln_submit_cb(ln_pool *pool, int lane, ln_fn fn, void *arg,
     if (rc != 0 || done == NULL) return LN_EINVAL;
     ln_task *t = ln__task_new(pool, lane, done, arg);
     if (t == NULL) return LN_ENOMEM;
-    rc = ln__pool_submit_item(pool, lane, fn, arg, t, LN_SUBMIT_DEFAULT);
+    rc = ln__submit_item(pool, lane, fn, arg, t, LN_SUBMIT_DEFAULT);
     if (rc != 0) {
         ln__task_unref(t);
         ln__task_unref(t);

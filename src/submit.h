@@ -14,18 +14,18 @@
 /* Queue one item (fn, arg, owner) on lane: the one submit path behind
  * ln_submit*, ln_group_submit* and ln_submit_cb. Arguments already checked.
  * 0, LN_EAGAIN, LN_ESHUTDOWN, LN_ENOMEM. */
-int ln__pool_submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
+int ln__submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
                          void *owner, unsigned flags);
 
 /* Queue n items (fn, args[i], owner) on lane; *queued gets how many were
  * accepted (in order, from args[0]) before an error. 0 when all were. */
-int ln__pool_submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, size_t n,
+int ln__submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, size_t n,
                           void *owner, unsigned flags, size_t *queued);
 
 /* The enqueue timestamp of an item about to be submitted on l: a clock
  * read for the items that are timed (sample_mask, lane.h), else 0 ("not
  * timed": CLOCK_MONOTONIC is never 0 on a running system). */
-static inline uint64_t ln__enq_stamp(const ln_pool *pool, ln_lane *l) {
+static inline uint64_t ln__enq_stamp(const ln_pool *pool, ln__lane *l) {
     if (pool->timing == LN_TIMING_OFF) return 0;
     /* relaxed: sampling hints (see sample_mask). A deep backlog samples
      * too: its items will wait long anyway, and a worker held up (the
@@ -38,14 +38,14 @@ static inline uint64_t ln__enq_stamp(const ln_pool *pool, ln_lane *l) {
     return ln__now_ns();
 }
 
-/* The common case of ln__pool_submit_item, inline for its callers: the
+/* The common case of ln__submit_item, inline for its callers: the
  * lane's owner thread pushing into its own ring. 1 if the item is queued;
- * 0 if the caller must take ln__pool_submit_item (not a fixed lane, not
+ * 0 if the caller must take ln__submit_item (not a fixed lane, not
  * its owner yet, a backlog, stopping, or the ring full). relaxed loads:
- * the same hints as in ln__pool_submit_item. */
-static inline int ln__pool_submit_owned(ln_pool *pool, int lane, ln_fn fn, void *arg,
+ * the same hints as in ln__submit_item. */
+static inline int ln__submit_owned(ln_pool *pool, int lane, ln_fn fn, void *arg,
                                         void *owner) {
-    ln_lane *l = &pool->lanes[lane];
+    ln__lane *l = &pool->lanes[lane];
     if (l->owned == NULL ||
         atomic_load_explicit(&l->owner, memory_order_relaxed) != ln__self_id() ||
         atomic_load_explicit(&l->hint, memory_order_relaxed) != 0 ||

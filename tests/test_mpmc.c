@@ -19,7 +19,7 @@
 #define PRODUCERS 2
 #define CONSUMERS 2
 
-static ln_mpmc ring;
+static ln__mpmc ring;
 static long per_producer;
 static atomic_int *seen; /* [producer * per_producer + seq] */
 static atomic_long consumed;
@@ -94,7 +94,7 @@ TEST(ring_full_and_wraparound) {
  * what changed" path is taken and skipped in every combination; a consumer
  * that saw a stale slot would see a field that does not match its arg. */
 
-static ln_spmc sring;
+static ln__spmc sring;
 static long spmc_total;
 static atomic_long spmc_taken;
 static atomic_int *spmc_seen;

@@ -101,7 +101,7 @@ TEST(histogram_buckets) {
 }
 
 TEST(histogram_percentiles) {
-    static ln_hist h;
+    static ln__hist h;
     for (uint64_t v = 1; v <= 1000; v++) ln__hist_record(&h, v * 1000);
     ln_latency l;
     ln__hist_summary(&h, &l);
