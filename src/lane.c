@@ -27,6 +27,7 @@
  */
 #include "lane.h"
 
+#include "group.h"
 #include "task.h"
 
 #include <errno.h>

@@ -34,6 +34,7 @@
 #include "lane.h"
 
 #include "pool.h"
+#include "group.h"
 #include "task.h"
 #include "thread_local.h"
 

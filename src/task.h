@@ -1,5 +1,4 @@
-/* task.h - futures (task.c), the owners of queue items, and what a worker
- * reports to a group (group.c). Not API. */
+/* task.h - futures (task.c) and the owners of queue items. Not API. */
 #ifndef LN_TASK_H
 #define LN_TASK_H
 
@@ -68,10 +67,5 @@ void ln__task_sync(ln_task *t);
 /* Cancel an item that never started (destroy, or a worker stopping):
  * QUEUED -> CANCELED; 1 if this call did it, 0 if it was already canceled. */
 int ln__task_cancel_queued(ln_task *t);
-
-/* ---- groups (group.c) ---------------------------------------------------- */
-
-/* Report n tasks of g finished, c of them canceled (one lock per batch). */
-void ln__group_finished(ln_group *g, uint64_t n, uint64_t c);
 
 #endif
