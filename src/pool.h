@@ -11,6 +11,7 @@
 #ifndef LN_POOL_H
 #define LN_POOL_H
 
+#include "completion.h"
 #include "internal.h"
 #include "lane.h"
 
@@ -23,18 +24,10 @@ struct ln_pool {
     int when_full;
     ln__lane lanes[LN_MAX_LANES];
 
-    /* Completions for ln_submit_cb tasks (completion.c). */
+    /* Completions, e.g. of ln_submit_cb tasks (completion.c). */
     pthread_mutex_t comp_mu;
-    ln_task *comp_head, *comp_tail;
+    ln__completion *comp_head, *comp_tail;
     int comp_fd; /* eventfd */
 };
-
-/* ---- completions (completion.c) ------------------------------------------ */
-
-int ln__completions_init(ln_pool *pool);
-void ln__completions_fini(ln_pool *pool);
-/* Hand a finished or canceled ln_submit_cb task to the loop thread. Takes
- * over one reference of t. */
-void ln__completion_post(ln_pool *pool, ln_task *t);
 
 #endif

@@ -19,10 +19,17 @@
  */
 #include "task.h"
 
-#include "pool.h"
 #include "thread_local.h"
 
 #include <errno.h>
+
+/* An ln_submit_cb task's completion, on the loop thread: call done, then
+ * drop the list's reference. */
+static void run_completion(ln__completion *c) {
+    ln_task *t = (ln_task *)(void *)((char *)c - offsetof(ln_task, comp));
+    t->done(t->done_arg, t->done_status == 0 ? t->result : NULL, t->done_status);
+    ln__task_unref(t);
+}
 
 ln_task *ln__task_new(ln_pool *pool, int lane, ln_complete_fn done, void *done_arg) {
     ln_task *t = ln__calloc(1, sizeof *t);
@@ -42,6 +49,7 @@ ln_task *ln__task_new(ln_pool *pool, int lane, ln_complete_fn done, void *done_a
     t->lane = lane;
     t->done = done;
     t->done_arg = done_arg;
+    t->comp.run = run_completion;
     return t;
 }
 
@@ -78,7 +86,7 @@ static void finalize_locked(ln_task *t, int state) {
     if (t->done != NULL) {
         t->done_status = state == LN_TASK_DONE ? 0 : LN_ECANCELED;
         atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed); /* the list's */
-        ln__completion_post(t->pool, t);
+        ln__completion_post(t->pool, &t->comp);
     }
 }
 

@@ -2,6 +2,7 @@
 #ifndef LN_TASK_H
 #define LN_TASK_H
 
+#include "completion.h"
 #include "internal.h"
 
 #include <pthread.h>
@@ -49,7 +50,7 @@ struct ln_task {
     ln_complete_fn done;     /* ln_submit_cb completion, or NULL */
     void *done_arg;
     int done_status;         /* 0 or LN_ECANCELED, set before queuing done */
-    struct ln_task *next;    /* completion list link (pool->comp_mu) */
+    ln__completion comp;     /* runs done on the loop thread (completion.h) */
     pthread_mutex_t mu;      /* guards waiters; pairs with cv */
     pthread_cond_t cv;
     unsigned waiters;
