@@ -256,16 +256,6 @@ void ln__lane_wake_one(ln__lane *l) {
     pthread_mutex_unlock(&l->mu);
 }
 
-/* Keep the highest queue depth seen. Several threads may race: CAS. */
-void ln__lane_note_depth(ln__lane *l, size_t depth) {
-    /* relaxed: a statistic. */
-    uint64_t peak = atomic_load_explicit(&l->peak, memory_order_relaxed);
-    while (depth > peak &&
-           !atomic_compare_exchange_weak_explicit(&l->peak, &peak, depth, memory_order_relaxed,
-                                                  memory_order_relaxed)) {
-    }
-}
-
 /* ---- statistics ------------------------------------------------------------ */
 
 int ln__lane_stats(ln__lane *l, ln_lane_stats *out) {

@@ -173,8 +173,16 @@ uint64_t ln__lane_submitted(ln__lane *lane);
 /* Account a batch that ended: taken items, of which ran ran (the rest were
  * canceled); wakes drainers when the lane becomes idle. No lock needed. */
 void ln__lane_account(ln__lane *lane, uint64_t taken, uint64_t ran);
-/* Raise the lane's peak queue depth to depth if higher (CAS; any thread). */
-void ln__lane_note_depth(ln__lane *lane, size_t depth);
+/* Raise the lane's peak queue depth to depth if higher. Several threads
+ * may race: CAS. Inline: every take of a worker calls it. */
+static inline void ln__lane_note_depth(ln__lane *l, size_t depth) {
+    /* relaxed: a statistic. */
+    uint64_t peak = atomic_load_explicit(&l->peak, memory_order_relaxed);
+    while (depth > peak &&
+           !atomic_compare_exchange_weak_explicit(&l->peak, &peak, depth, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+    }
+}
 /* Wake one sleeping worker if none is already on its way. Takes mu. */
 void ln__lane_wake_one(ln__lane *lane);
 
