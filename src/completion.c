@@ -38,8 +38,10 @@ void ln__completion_post(ln_pool *pool, ln__completion *c) {
     pthread_mutex_lock(&pool->comp_mu);
     int was_empty = pool->comp_head == NULL;
     c->next = NULL;
-    if (pool->comp_tail != NULL) pool->comp_tail->next = c;
-    else pool->comp_head = c;
+    if (pool->comp_tail != NULL)
+        pool->comp_tail->next = c;
+    else
+        pool->comp_head = c;
     pool->comp_tail = c;
     pthread_mutex_unlock(&pool->comp_mu);
     if (was_empty) {

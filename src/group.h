@@ -20,13 +20,13 @@
 
 struct ln_group {
     ln_pool *pool;
-    uint64_t creator;       /* ln__self_id of the creating thread */
+    uint64_t creator;        /* ln__self_id of the creating thread */
     _Atomic uint64_t own;    /* submitted by the creator (its only writer) */
     _Atomic uint64_t others; /* submitted by any other thread */
     /* Padding, not _Alignas: the allocator hook promises only malloc's
      * alignment. It keeps submitters' and workers' cache lines apart. */
     char pad_[LN_CACHE_LINE];
-    pthread_mutex_t mu;         /* taken by workers once per batch */
+    pthread_mutex_t mu; /* taken by workers once per batch */
     pthread_cond_t cv;
     uint64_t finished; /* ran or canceled; under mu */
     uint64_t canceled; /* under mu */

@@ -14,7 +14,8 @@
 #include <stdint.h>
 
 #define LN_HIST_SUB_BITS 3
-#define LN_HIST_BUCKETS ((64 - LN_HIST_SUB_BITS) * (1 << LN_HIST_SUB_BITS) + (1 << LN_HIST_SUB_BITS))
+#define LN_HIST_BUCKETS                                                                            \
+    ((64 - LN_HIST_SUB_BITS) * (1 << LN_HIST_SUB_BITS) + (1 << LN_HIST_SUB_BITS))
 
 typedef struct ln__hist {
     _Atomic uint64_t count;

@@ -46,8 +46,10 @@ static void free_rings(ln__lane *l) {
 int ln__lane_init(ln__lane *l, ln_pool *pool, int index, const ln_lane_opts *o) {
     l->pool = pool;
     l->index = index;
-    if (o->name != NULL) snprintf(l->name, sizeof l->name, "%s", o->name);
-    else snprintf(l->name, sizeof l->name, "lane%d", index);
+    if (o->name != NULL)
+        snprintf(l->name, sizeof l->name, "%s", o->name);
+    else
+        snprintf(l->name, sizeof l->name, "lane%d", index);
     l->qops = o->queue != NULL ? o->queue : &ln_queue_ring;
     l->max_queue = o->max_queue;
     l->min_threads = o->min_threads;
@@ -187,8 +189,7 @@ void ln__lane_begin_stop(ln__lane *l) {
  * exit (both signal idle_cv when stopping), and join them. */
 void ln__lane_finish_stop(ln__lane *l) {
     pthread_mutex_lock(&l->mu);
-    while (l->room_waiters > 0 || l->nthreads > 0)
-        pthread_cond_wait(&l->idle_cv, &l->mu);
+    while (l->room_waiters > 0 || l->nthreads > 0) pthread_cond_wait(&l->idle_cv, &l->mu);
     ln__lane_reap(l);
     pthread_mutex_unlock(&l->mu);
 }

@@ -34,7 +34,7 @@ typedef struct ln__thread {
     pthread_t tid;
     uint64_t born_ns;
     _Atomic uint64_t busy_ns; /* single writer: this thread */
-    ln__hist wait;             /* single writer: this thread */
+    ln__hist wait;            /* single writer: this thread */
     ln__hist run;
 } ln__thread;
 
@@ -66,17 +66,17 @@ typedef struct ln__lane {
 
     /* Guarded by mu. */
     pthread_mutex_t mu;
-    pthread_cond_t work_cv;  /* workers wait for items */
-    pthread_cond_t room_cv;  /* LN_SUBMIT_WAIT submitters wait for room */
-    pthread_cond_t idle_cv;  /* drain and destroy wait here */
+    pthread_cond_t work_cv; /* workers wait for items */
+    pthread_cond_t room_cv; /* LN_SUBMIT_WAIT submitters wait for room */
+    pthread_cond_t idle_cv; /* drain and destroy wait here */
     /* pending_wakes: signals sent to work_cv and not yet consumed by a
      * waking worker; never more than nidle when sent (wakeup.md). */
     unsigned nthreads, nspinning, pending_wakes, room_waiters;
     int stopping;
     uint64_t slow_submitted; /* items accepted into q (the rings count their own) */
-    ln__thread *threads;      /* alive */
-    ln__thread *zombies;      /* exited, not yet joined */
-    ln__hist retired_wait;    /* merged from exited threads */
+    ln__thread *threads;     /* alive */
+    ln__thread *zombies;     /* exited, not yet joined */
+    ln__hist retired_wait;   /* merged from exited threads */
     ln__hist retired_run;
     uint64_t retired_busy_ns, retired_alive_ns;
 
@@ -131,8 +131,8 @@ _Static_assert(LN_LINES_APART(ln__lane, sample_mask, finished),
                "submit hints share a line with the batch counters");
 _Static_assert(LN_LINES_APART(ln__lane, nbusy, policy),
                "the owner's policy shares a line with the batch counters");
-_Static_assert(sizeof(ln__lane) >= offsetof(ln__lane, policy) + sizeof(ln__owner_policy) +
-                                      LN_CACHE_LINE,
+_Static_assert(sizeof(ln__lane) >=
+                   offsetof(ln__lane, policy) + sizeof(ln__owner_policy) + LN_CACHE_LINE,
                "the owner's policy shares a line with the next lane");
 
 /* Timing: 1 in (LN_SAMPLE_MASK + 1) tasks while a lane is busy with short

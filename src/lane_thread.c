@@ -51,8 +51,8 @@
  * *t_last: in, the end of the previous batch when this one follows it
  * directly (the take in between counts as busy), else 0; out, the end of
  * this one. One clock read per batch of untimed tasks. */
-static unsigned run_batch(ln__thread *self, ln__lane *l, ln_queue_item *b,
-                          unsigned n, uint64_t *t_last, uint64_t *elapsed_ns) {
+static unsigned run_batch(ln__thread *self, ln__lane *l, ln_queue_item *b, unsigned n,
+                          uint64_t *t_last, uint64_t *elapsed_ns) {
     uint64_t t0 = *t_last != 0 ? *t_last : ln__now_ns(), t = t0;
     int t_fresh = 1; /* t is the end of the previous task (or t0) */
     unsigned ran = 0;
@@ -111,8 +111,7 @@ static unsigned run_batch(ln__thread *self, ln__lane *l, ln_queue_item *b,
     *t_last = t;
     /* Single writer (this thread); relaxed: read only for statistics. */
     atomic_store_explicit(&self->busy_ns,
-                          atomic_load_explicit(&self->busy_ns, memory_order_relaxed) +
-                              (t - t0),
+                          atomic_load_explicit(&self->busy_ns, memory_order_relaxed) + (t - t0),
                           memory_order_relaxed);
     return ran;
 }
@@ -150,8 +149,7 @@ static unsigned take(ln__lane *l, ln_queue_item *b, unsigned batch_max, unsigned
      * tail, the producers' hot line: it looks only when it has company. */
     size_t ring_n = 0;
     if (l->ring != NULL)
-        ring_n = l->max_threads > 1 ? ln__mpmc_size(l->ring) + ln__spmc_size(l->owned)
-                                    : batch_max;
+        ring_n = l->max_threads > 1 ? ln__mpmc_size(l->ring) + ln__spmc_size(l->owned) : batch_max;
     size_t queue_n = atomic_load_explicit(&l->hint, memory_order_relaxed);
     size_t share = (ring_n + queue_n) / (l->max_threads ? l->max_threads : 1);
     unsigned want = share > batch_max ? batch_max : (share ? (unsigned)share : 1);

@@ -22,8 +22,7 @@ int ln__mpmc_push(ln__mpmc *q, const ln_queue_item *item) {
         intptr_t dif = (intptr_t)seq - (intptr_t)pos;
         if (dif == 0) {
             /* relaxed: claiming the position orders nothing by itself. */
-            if (atomic_compare_exchange_weak_explicit(&q->tail, &pos, pos + 1,
-                                                      memory_order_relaxed,
+            if (atomic_compare_exchange_weak_explicit(&q->tail, &pos, pos + 1, memory_order_relaxed,
                                                       memory_order_relaxed))
                 break;
         } else if (dif < 0) {
@@ -40,8 +39,8 @@ int ln__mpmc_push(ln__mpmc *q, const ln_queue_item *item) {
     return 1;
 }
 
-size_t ln__mpmc_push_many(ln__mpmc *q, ln_fn fn, void *const *args, void *owner,
-                          uint64_t enq_ns, size_t n) {
+size_t ln__mpmc_push_many(ln__mpmc *q, ln_fn fn, void *const *args, void *owner, uint64_t enq_ns,
+                          size_t n) {
     size_t pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
     size_t k;
     for (;;) {
@@ -81,8 +80,8 @@ unsigned ln__mpmc_pop(ln__mpmc *q, ln_queue_item *out, unsigned max) {
          * with the producers' publication, so the items' bytes are visible. */
         n = 0;
         while (n < max) {
-            size_t seq = atomic_load_explicit(&q->cells[(pos + n) & MASK].seq,
-                                              memory_order_acquire);
+            size_t seq =
+                atomic_load_explicit(&q->cells[(pos + n) & MASK].seq, memory_order_acquire);
             if (seq != pos + n + 1) break;
             n++;
         }
@@ -94,8 +93,7 @@ unsigned ln__mpmc_pop(ln__mpmc *q, ln_queue_item *out, unsigned max) {
             continue;
         }
         /* relaxed: the acquire loads above already ordered the items. */
-        if (atomic_compare_exchange_weak_explicit(&q->head, &pos, pos + n,
-                                                  memory_order_relaxed,
+        if (atomic_compare_exchange_weak_explicit(&q->head, &pos, pos + n, memory_order_relaxed,
                                                   memory_order_relaxed))
             break;
     }

@@ -59,8 +59,8 @@ int ln__mpmc_push(ln__mpmc *q, const ln_queue_item *item);
 
 /* Append up to n items (fn, args[i], owner, enq_ns) with one claim:
  * the number stored (0 if full). Any thread. */
-size_t ln__mpmc_push_many(ln__mpmc *q, ln_fn fn, void *const *args, void *owner,
-                          uint64_t enq_ns, size_t n);
+size_t ln__mpmc_push_many(ln__mpmc *q, ln_fn fn, void *const *args, void *owner, uint64_t enq_ns,
+                          size_t n);
 
 /* Take up to max (>= 1) items in order into out: the number taken, 0 if
  * empty. Any thread. */

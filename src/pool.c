@@ -42,8 +42,8 @@ void ln_pool_opts_init(ln_pool_opts *opts) {
 }
 
 static int check_queue_ops(const ln_queue_ops *q) {
-    return q->version == LN_QUEUE_OPS_VERSION && q->create && q->destroy &&
-           q->push && q->shift && q->size;
+    return q->version == LN_QUEUE_OPS_VERSION && q->create && q->destroy && q->push && q->shift &&
+           q->size;
 }
 
 static int check_opts(const ln_pool_opts *o) {
@@ -55,8 +55,7 @@ static int check_opts(const ln_pool_opts *o) {
         if (l->max_threads < 1 || l->max_threads > 4096) return LN_EINVAL;
         if (l->min_threads > l->max_threads) return LN_EINVAL;
         if (l->queue != NULL && !check_queue_ops(l->queue)) return LN_EINVAL;
-        if (l->name != NULL && strlen(l->name) >= sizeof(((ln__lane *)0)->name))
-            return LN_EINVAL;
+        if (l->name != NULL && strlen(l->name) >= sizeof(((ln__lane *)0)->name)) return LN_EINVAL;
     }
     return 0;
 }
@@ -131,7 +130,6 @@ int ln_pool_lane_index(const ln_pool *pool, const char *name) {
 }
 
 int ln_pool_stats(ln_pool *pool, int lane, ln_lane_stats *out) {
-    if (pool == NULL || out == NULL || lane < 0 || (unsigned)lane >= pool->nlanes)
-        return LN_EINVAL;
+    if (pool == NULL || out == NULL || lane < 0 || (unsigned)lane >= pool->nlanes) return LN_EINVAL;
     return ln__lane_stats(&pool->lanes[lane], out);
 }

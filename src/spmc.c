@@ -42,8 +42,8 @@ int ln__spmc_wait_room(ln__spmc *q, uint64_t max_idle_ns, uint64_t yield_after_n
     }
 }
 
-size_t ln__spmc_push_many(ln__spmc *q, ln_fn fn, void *const *args, void *owner,
-                          uint64_t enq_ns, size_t n) {
+size_t ln__spmc_push_many(ln__spmc *q, ln_fn fn, void *const *args, void *owner, uint64_t enq_ns,
+                          size_t n) {
     size_t t = atomic_load_explicit(&q->tail, memory_order_relaxed); /* ours */
     size_t k = ln__spmc_room(q, t);
     if (k > n) k = n;

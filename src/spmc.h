@@ -49,7 +49,7 @@ _Static_assert(LN_IS_POW2(LN_SPMC_SLOTS), "LN_SPMC_SLOTS must be a power of two"
 _Static_assert(LN_SPMC_SLOTS % 64 == 0, "the stamped bitmap holds 64 slots a word");
 
 typedef struct ln__spmc {
-    _Atomic size_t tail;  /* next position to produce; written by the producer */
+    _Atomic size_t tail; /* next position to produce; written by the producer */
     /* The producer's private state (see "unchanged" in DESIGN): its last
      * view of head; the fn and owner it wrote last, and the positions from
      * which every slot written holds them; one bit per slot whose enq is
@@ -61,7 +61,7 @@ typedef struct ln__spmc {
     size_t fn_since, owner_since;
     uint64_t stamped[LN_SPMC_SLOTS / 64];
     char pad1_[LN_CACHE_LINE];
-    _Atomic size_t head;  /* next position to consume; consumers' CAS */
+    _Atomic size_t head; /* next position to consume; consumers' CAS */
     char pad2_[LN_CACHE_LINE - sizeof(size_t)];
     _Atomic(ln_fn) fn[LN_SPMC_SLOTS];
     _Atomic(void *) arg[LN_SPMC_SLOTS];
@@ -95,7 +95,8 @@ static inline size_t ln__spmc_room(ln__spmc *q, size_t t) {
  * a value the slot already holds is not written again (DESIGN). The slot
  * at t was last written at t - LN_SPMC_SLOTS (or never, holding the
  * initial NULL/0, which 'since' = 0 and the bitmap describe as well). */
-static inline void ln__spmc_put(ln__spmc *q, size_t t, ln_fn fn, void *arg, void *owner, uint64_t enq) {
+static inline void ln__spmc_put(ln__spmc *q, size_t t, ln_fn fn, void *arg, void *owner,
+                                uint64_t enq) {
     size_t i = t & (LN_SPMC_SLOTS - 1);
     if (fn != q->last_fn) {
         q->last_fn = fn;
@@ -143,8 +144,8 @@ int ln__spmc_wait_room(ln__spmc *q, uint64_t max_idle_ns, uint64_t yield_after_n
 
 /* Producer: append up to n items (fn, args[i], owner, enq_ns); the number
  * stored (0 if full). */
-size_t ln__spmc_push_many(ln__spmc *q, ln_fn fn, void *const *args, void *owner,
-                          uint64_t enq_ns, size_t n);
+size_t ln__spmc_push_many(ln__spmc *q, ln_fn fn, void *const *args, void *owner, uint64_t enq_ns,
+                          size_t n);
 
 /* Any thread: take up to max (>= 1) items in order; the number taken. */
 unsigned ln__spmc_pop(ln__spmc *q, ln_queue_item *out, unsigned max);

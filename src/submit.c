@@ -50,8 +50,7 @@ static uint64_t owner_patience(ln__lane *l) {
  * empty: the ring may be used. Other threads (and the owner, after a wait
  * without progress) join the backlog. */
 static int owned_wait_backlog(ln__lane *l) {
-    if (l->owned == NULL ||
-        atomic_load_explicit(&l->owner, memory_order_relaxed) != ln__self_id())
+    if (l->owned == NULL || atomic_load_explicit(&l->owner, memory_order_relaxed) != ln__self_id())
         return 0;
     /* relaxed loads: hints; the backlog's state is decided under mu. */
     size_t last = atomic_load_explicit(&l->hint, memory_order_relaxed);
@@ -112,15 +111,13 @@ static ln__spmc *owned_ring(ln__lane *l) {
     /* relaxed: see 'owner' in lane.h. */
     uint64_t cur = atomic_load_explicit(&l->owner, memory_order_relaxed);
     if (cur == me) return l->owned;
-    if (cur == 0 && atomic_compare_exchange_strong_explicit(&l->owner, &cur, me,
-                                                            memory_order_relaxed,
-                                                            memory_order_relaxed))
+    if (cur == 0 && atomic_compare_exchange_strong_explicit(
+                        &l->owner, &cur, me, memory_order_relaxed, memory_order_relaxed))
         return l->owned;
     return NULL;
 }
 
-int ln__submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
-                         void *owner, unsigned flags) {
+int ln__submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg, void *owner, unsigned flags) {
     LN_ASSERT(lane >= 0 && (unsigned)lane < pool->nlanes); /* checked by the callers */
     ln__lane *l = &pool->lanes[lane];
     /* Stamp outside the lock: the wait histogram measures queue time. */
@@ -134,10 +131,9 @@ int ln__submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
          * again within a batch: wait for it (owned_wait_room) rather than
          * start a backlog, which would move every later submit and take
          * under the lane's mutex. */
-        if (mine != NULL ? ln__spmc_push(mine, &it) ||
-                               (owned_wait_room(l, mine) &&
-                                ln__spmc_push(mine, &it))
-                         : ln__mpmc_push(l->ring, &it)) {
+        if (mine != NULL
+                ? ln__spmc_push(mine, &it) || (owned_wait_room(l, mine) && ln__spmc_push(mine, &it))
+                : ln__mpmc_push(l->ring, &it)) {
             ln__lane_after_lockfree_push(l);
             return 0;
         }
@@ -184,8 +180,8 @@ shutdown:
     return LN_ESHUTDOWN;
 }
 
-int ln__submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, size_t n,
-                          void *owner, unsigned flags, size_t *queued) {
+int ln__submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, size_t n, void *owner,
+                     unsigned flags, size_t *queued) {
     LN_ASSERT(lane >= 0 && (unsigned)lane < pool->nlanes);
     ln__lane *l = &pool->lanes[lane];
     size_t done = 0;
@@ -204,19 +200,19 @@ int ln__submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, size_
             uint64_t s = stamp;
             /* relaxed: a sampling hint (see lane.h), reread every chunk of
              * 64: the workers start sampling once they see short tasks. */
-            size_t every = timed ? (size_t)atomic_load_explicit(&l->sample_mask,
-                                                                memory_order_relaxed) + 1
-                                 : 0;
+            size_t every =
+                timed ? (size_t)atomic_load_explicit(&l->sample_mask, memory_order_relaxed) + 1 : 0;
             if (every == 1 && want > 64) want = 64;
             if (every > 1) {
                 size_t pos = done % every; /* 0: the stamped one */
-                if (pos == 0) want = 1;
-                else if (want > every - pos) want = every - pos;
+                if (pos == 0)
+                    want = 1;
+                else if (want > every - pos)
+                    want = every - pos;
                 if (pos != 0) s = 0;
             }
-            size_t k = mine != NULL
-                           ? ln__spmc_push_many(mine, fn, args + done, owner, s, want)
-                           : ln__mpmc_push_many(l->ring, fn, args + done, owner, s, want);
+            size_t k = mine != NULL ? ln__spmc_push_many(mine, fn, args + done, owner, s, want)
+                                    : ln__mpmc_push_many(l->ring, fn, args + done, owner, s, want);
             if (k > 0) {
                 done += k;
                 continue;
@@ -237,8 +233,10 @@ int ln__submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, size_
         while (rc == 0 && done < n) {
             it.arg = args[done];
             rc = l->qops->push(l->q, &it);
-            if (rc == 0) done++;
-            else if (rc > 0) rc = LN_ENOMEM;
+            if (rc == 0)
+                done++;
+            else if (rc > 0)
+                rc = LN_ENOMEM;
         }
         if (done > before) ln__lane_queued_locked(l, done - before);
         pthread_mutex_unlock(&l->mu);
@@ -257,8 +255,7 @@ static int check_submit(ln_pool *pool, int lane, ln_fn fn, unsigned flags) {
     return 0;
 }
 
-int ln_submit_ex(ln_pool *pool, int lane, ln_fn fn, void *arg, unsigned flags,
-                 ln_task **task) {
+int ln_submit_ex(ln_pool *pool, int lane, ln_fn fn, void *arg, unsigned flags, ln_task **task) {
     int rc = check_submit(pool, lane, fn, flags);
     if (rc != 0) return rc;
     if (task == NULL) {
@@ -281,8 +278,8 @@ int ln_submit(ln_pool *pool, int lane, ln_fn fn, void *arg, ln_task **task) {
     return ln_submit_ex(pool, lane, fn, arg, LN_SUBMIT_DEFAULT, task);
 }
 
-int ln_submit_cb(ln_pool *pool, int lane, ln_fn fn, void *arg,
-                 ln_complete_fn done, ln_task **task) {
+int ln_submit_cb(ln_pool *pool, int lane, ln_fn fn, void *arg, ln_complete_fn done,
+                 ln_task **task) {
     int rc = check_submit(pool, lane, fn, LN_SUBMIT_DEFAULT);
     if (rc != 0 || done == NULL) return LN_EINVAL;
     ln_task *t = ln__task_new(pool, lane, done, arg);
@@ -293,8 +290,10 @@ int ln_submit_cb(ln_pool *pool, int lane, ln_fn fn, void *arg,
         ln__task_unref(t);
         return rc;
     }
-    if (task != NULL) *task = t;
-    else ln__task_unref(t);
+    if (task != NULL)
+        *task = t;
+    else
+        ln__task_unref(t);
     return 0;
 }
 
@@ -324,8 +323,8 @@ int ln_group_submit_batch(ln_group *group, int lane, ln_fn fn, void *const *args
      * back what was not accepted. relaxed: see group.h. */
     ln__group_count(group, (int64_t)n);
     size_t done = 0;
-    int rc = ln__submit_batch(pool, lane, fn, args, n, ln__owner_group(group),
-                                   LN_SUBMIT_DEFAULT, &done);
+    int rc =
+        ln__submit_batch(pool, lane, fn, args, n, ln__owner_group(group), LN_SUBMIT_DEFAULT, &done);
     if (done < n) ln__group_uncount(group, n - done);
     if (queued != NULL) *queued = done;
     return rc;

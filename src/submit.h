@@ -14,13 +14,12 @@
 /* Queue one item (fn, arg, owner) on lane: the one submit path behind
  * ln_submit*, ln_group_submit* and ln_submit_cb. Arguments already checked.
  * 0, LN_EAGAIN, LN_ESHUTDOWN, LN_ENOMEM. */
-int ln__submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg,
-                         void *owner, unsigned flags);
+int ln__submit_item(ln_pool *pool, int lane, ln_fn fn, void *arg, void *owner, unsigned flags);
 
 /* Queue n items (fn, args[i], owner) on lane; *queued gets how many were
  * accepted (in order, from args[0]) before an error. 0 when all were. */
-int ln__submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, size_t n,
-                          void *owner, unsigned flags, size_t *queued);
+int ln__submit_batch(ln_pool *pool, int lane, ln_fn fn, void *const *args, size_t n, void *owner,
+                     unsigned flags, size_t *queued);
 
 /* The enqueue timestamp of an item about to be submitted on l: a clock
  * read for the items that are timed (sample_mask, lane.h), else 0 ("not
@@ -43,8 +42,7 @@ static inline uint64_t ln__enq_stamp(const ln_pool *pool, ln__lane *l) {
  * 0 if the caller must take ln__submit_item (not a fixed lane, not
  * its owner yet, a backlog, stopping, or the ring full). relaxed loads:
  * the same hints as in ln__submit_item. */
-static inline int ln__submit_owned(ln_pool *pool, int lane, ln_fn fn, void *arg,
-                                        void *owner) {
+static inline int ln__submit_owned(ln_pool *pool, int lane, ln_fn fn, void *arg, void *owner) {
     ln__lane *l = &pool->lanes[lane];
     if (l->owned == NULL ||
         atomic_load_explicit(&l->owner, memory_order_relaxed) != ln__self_id() ||

@@ -69,8 +69,7 @@ int ln__task_start(ln_task *t) {
     /* acquire on success: pairs with nothing user-visible yet, but keeps the
      * run after the claim; relaxed on failure (canceled, nothing to read). */
     return atomic_compare_exchange_strong_explicit(&t->state, &expected, LN_TASK_RUNNING,
-                                                   memory_order_acquire,
-                                                   memory_order_relaxed);
+                                                   memory_order_acquire, memory_order_relaxed);
 }
 
 /* Publish a final state, wake waiters, queue the completion if any.
@@ -105,8 +104,7 @@ int ln__task_cancel_queued(ln_task *t) {
     /* relaxed: winning publishes nothing by itself (finalize_locked
      * releases); losing under t->mu means a winning canceller is done. */
     if (!atomic_compare_exchange_strong_explicit(&t->state, &expected, LN_TASK_CANCELED,
-                                                 memory_order_relaxed,
-                                                 memory_order_relaxed)) {
+                                                 memory_order_relaxed, memory_order_relaxed)) {
         pthread_mutex_unlock(&t->mu);
         return 0;
     }
@@ -170,7 +168,9 @@ static int wait_until(ln_task *t, uint64_t deadline_ns, void **result) {
     return result_of(t, s, result);
 }
 
-int ln_task_wait(ln_task *task, void **result) { return wait_until(task, 0, result); }
+int ln_task_wait(ln_task *task, void **result) {
+    return wait_until(task, 0, result);
+}
 
 int ln_task_wait_for(ln_task *task, unsigned timeout_ms, void **result) {
     if (task == NULL) return LN_EINVAL;

@@ -21,9 +21,8 @@ static inline void *ln__owner_group(ln_group *g) {
     return (void *)((uintptr_t)g | LN_OWNER_GROUP);
 }
 static inline ln_group *ln__as_group(void *owner) {
-    return ((uintptr_t)owner & LN_OWNER_GROUP)
-               ? (ln_group *)((uintptr_t)owner & ~LN_OWNER_GROUP)
-               : NULL;
+    return ((uintptr_t)owner & LN_OWNER_GROUP) ? (ln_group *)((uintptr_t)owner & ~LN_OWNER_GROUP)
+                                               : NULL;
 }
 static inline ln_task *ln__as_task(void *owner) {
     return ((uintptr_t)owner & LN_OWNER_GROUP) ? NULL : (ln_task *)owner;
@@ -42,16 +41,16 @@ struct ln_task {
      * the item), the caller's handle (until ln_task_release), and the
      * completion list (until the completion ran). Freed at zero. */
     _Atomic int refs;
-    ln_pool *pool;           /* where it was queued; compared, and used to post
-                                the completion, never read after the pool is
-                                gone (a handle may outlive its pool) */
+    ln_pool *pool; /* where it was queued; compared, and used to post
+                      the completion, never read after the pool is
+                      gone (a handle may outlive its pool) */
     int lane;
-    void *result;            /* written before state becomes DONE */
-    ln_complete_fn done;     /* ln_submit_cb completion, or NULL */
+    void *result;        /* written before state becomes DONE */
+    ln_complete_fn done; /* ln_submit_cb completion, or NULL */
     void *done_arg;
-    int done_status;         /* 0 or LN_ECANCELED, set before queuing done */
-    ln__completion comp;     /* runs done on the loop thread (completion.h) */
-    pthread_mutex_t mu;      /* guards waiters; pairs with cv */
+    int done_status;     /* 0 or LN_ECANCELED, set before queuing done */
+    ln__completion comp; /* runs done on the loop thread (completion.h) */
+    pthread_mutex_t mu;  /* guards waiters; pairs with cv */
     pthread_cond_t cv;
     unsigned waiters;
 };

@@ -16,8 +16,12 @@ uint64_t ln__self_id_assign(void) {
     return ln__tl_self_id;
 }
 
-ln_pool *ln__current_pool(void) { return tl_pool; }
-int ln__current_lane(void) { return tl_lane; }
+ln_pool *ln__current_pool(void) {
+    return tl_pool;
+}
+int ln__current_lane(void) {
+    return tl_lane;
+}
 void ln__set_current(ln_pool *pool, int lane) {
     tl_pool = pool;
     tl_lane = lane;
