@@ -11,8 +11,7 @@ static ln_realloc_fn a_realloc = realloc;
 static ln_calloc_fn a_calloc = calloc;
 static ln_free_fn a_free = free;
 
-int ln_set_allocator(ln_malloc_fn m, ln_realloc_fn r, ln_calloc_fn c,
-                     ln_free_fn f) {
+int ln_set_allocator(ln_malloc_fn m, ln_realloc_fn r, ln_calloc_fn c, ln_free_fn f) {
     if (m == NULL || r == NULL || c == NULL || f == NULL) return LN_EINVAL;
     a_malloc = m;
     a_realloc = r;
@@ -28,11 +27,15 @@ void ln_reset_allocator(void) {
     a_free = free;
 }
 
-void *ln__malloc(size_t size) { return a_malloc(size ? size : 1); }
+void *ln__malloc(size_t size) {
+    return a_malloc(size ? size : 1);
+}
 void *ln__calloc(size_t count, size_t size) {
     return a_calloc(count ? count : 1, size ? size : 1);
 }
-void *ln__realloc(void *ptr, size_t size) { return a_realloc(ptr, size ? size : 1); }
+void *ln__realloc(void *ptr, size_t size) {
+    return a_realloc(ptr, size ? size : 1);
+}
 void ln__free(void *ptr) {
     if (ptr != NULL) a_free(ptr);
 }

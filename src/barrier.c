@@ -27,7 +27,9 @@ static void init_once(void) {
 #endif
 }
 
-void ln__barrier_init(void) { pthread_once(&once, init_once); }
+void ln__barrier_init(void) {
+    pthread_once(&once, init_once);
+}
 
 void ln__barrier_heavy(void) {
 #if defined(LN_BARRIER_TSAN)

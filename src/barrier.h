@@ -6,25 +6,13 @@
  * The no-lost-wake-up protocol of a lane is a Dekker pattern:
  *     submitter: publish item;      [full barrier]; read the sleeper count
  *     worker:    sleepers += 1;     [full barrier]; look for items
- * Each side needs a StoreLoad barrier, which costs a locked instruction or
- * an mfence on x86 -- on every submit. Linux's membarrier(2) with
- * MEMBARRIER_CMD_PRIVATE_EXPEDITED makes every running thread of the
- * process execute a full barrier before it returns, so the worker side can
- * pay for both: the submitter then needs only a compiler barrier. Whatever
- * point of the submitter's instruction stream the forced barrier lands on,
- * either the submitter's publication is visible to the worker's look
- * (barrier after the publication) or the submitter's read comes after the
- * barrier and sees the worker's increment (barrier before the read).
- *
- * Where membarrier is not available (not Linux, too old, or filtered by a
- * seccomp profile) both sides use a seq_cst fence, the symmetric form of
- * the same protocol (C11 fence rule: of two seq_cst fences one precedes
- * the other in the total order S, and the load after the later one sees
- * the store before the earlier one). ThreadSanitizer sees neither
- * membarrier nor fences, so TSan builds use a seq_cst read-modify-write of
- * one shared word on both sides instead: RMWs of one location are totally
- * ordered and each reads from the one before, so whichever side comes
- * second synchronizes with the first and sees what it wrote before.
+ * so that one side sees the other. Invariant: ln__barrier_light on one side
+ * and ln__barrier_heavy on the other together act as a full barrier pair.
+ * Three forms, chosen once by ln__barrier_init: membarrier(2) on the heavy
+ * side and a compiler barrier on the light one; seq_cst fences on both
+ * (no membarrier, or LANES_NO_MEMBARRIER=1); a seq_cst RMW of one shared
+ * word on both (TSan builds, which see neither). Why each is enough:
+ * docs/internals/wakeup.md.
  *
  * ln__barrier_init must have returned before either barrier is used; pool
  * creation calls it, and every thread that submits got the pool from a

@@ -10,7 +10,9 @@ uint64_t ln__now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t ln_now_ns(void) { return ln__now_ns(); }
+uint64_t ln_now_ns(void) {
+    return ln__now_ns();
+}
 
 int ln__cond_init_monotonic(pthread_cond_t *cond) {
     pthread_condattr_t attr;
@@ -22,10 +24,8 @@ int ln__cond_init_monotonic(pthread_cond_t *cond) {
     return rc;
 }
 
-int ln__cond_timedwait_ns(pthread_cond_t *cond, pthread_mutex_t *mu,
-                          uint64_t deadline_ns) {
-    struct timespec ts = {(time_t)(deadline_ns / 1000000000u),
-                          (long)(deadline_ns % 1000000000u)};
+int ln__cond_timedwait_ns(pthread_cond_t *cond, pthread_mutex_t *mu, uint64_t deadline_ns) {
+    struct timespec ts = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
     int rc = pthread_cond_timedwait(cond, mu, &ts);
     return rc == ETIMEDOUT ? ETIMEDOUT : 0;
 }

@@ -1,8 +1,8 @@
-/* completion.c - completions of ln_submit_cb tasks, delivered on the
- * caller's (event loop's) thread through an eventfd.
+/* completion.c - completions (those of ln_submit_cb tasks, task.c),
+ * delivered on the caller's (event loop's) thread through an eventfd.
  *
  * DESIGN
- * Workers append finished tasks to a FIFO list under comp_mu and make the
+ * Workers append completions to a FIFO list under comp_mu and make the
  * eventfd readable by adding 1 to it; only the writer that finds the list
  * empty needs to write, since the reader drains the whole list each time.
  * ln_pool_run_completions reads (clears) the eventfd first and then takes
@@ -10,6 +10,8 @@
  * list or leaves the fd readable for the next round: none is lost, and the
  * callbacks run with no lock held.
  */
+#include "completion.h"
+
 #include "pool.h"
 
 #include <errno.h>
@@ -31,13 +33,16 @@ void ln__completions_fini(ln_pool *pool) {
     pthread_mutex_destroy(&pool->comp_mu);
 }
 
-void ln__completion_post(ln_pool *pool, ln_task *t) {
+void ln__completion_post(ln_pool *pool, ln__completion *c) {
+    LN_ASSERT(c->run != NULL);
     pthread_mutex_lock(&pool->comp_mu);
     int was_empty = pool->comp_head == NULL;
-    t->next = NULL;
-    if (pool->comp_tail != NULL) pool->comp_tail->next = t;
-    else pool->comp_head = t;
-    pool->comp_tail = t;
+    c->next = NULL;
+    if (pool->comp_tail != NULL)
+        pool->comp_tail->next = c;
+    else
+        pool->comp_head = c;
+    pool->comp_tail = c;
     pthread_mutex_unlock(&pool->comp_mu);
     if (was_empty) {
         uint64_t one = 1;
@@ -57,15 +62,14 @@ int ln_pool_run_completions(ln_pool *pool) {
     while (read(pool->comp_fd, &v, sizeof v) < 0 && errno == EINTR) {
     }
     pthread_mutex_lock(&pool->comp_mu);
-    ln_task *t = pool->comp_head;
+    ln__completion *c = pool->comp_head;
     pool->comp_head = pool->comp_tail = NULL;
     pthread_mutex_unlock(&pool->comp_mu);
     int n = 0;
-    while (t != NULL) {
-        ln_task *next = t->next;
-        t->done(t->done_arg, t->done_status == 0 ? t->result : NULL, t->done_status);
-        ln__task_unref(t);
-        t = next;
+    while (c != NULL) {
+        ln__completion *next = c->next; /* run may free c */
+        c->run(c);
+        c = next;
         n++;
     }
     return n;

@@ -25,7 +25,7 @@ static inline void bump(_Atomic uint64_t *c, uint64_t by) {
                           memory_order_relaxed);
 }
 
-void ln__hist_record(ln_hist *h, uint64_t ns) {
+void ln__hist_record(ln__hist *h, uint64_t ns) {
     bump(&h->buckets[ln__hist_index(ns)], 1);
     bump(&h->count, 1);
     bump(&h->sum_ns, ns);
@@ -33,7 +33,7 @@ void ln__hist_record(ln_hist *h, uint64_t ns) {
         atomic_store_explicit(&h->max_ns, ns, memory_order_relaxed);
 }
 
-void ln__hist_merge(ln_hist *dst, const ln_hist *src) {
+void ln__hist_merge(ln__hist *dst, const ln__hist *src) {
     for (unsigned i = 0; i < LN_HIST_BUCKETS; i++) {
         uint64_t n = atomic_load_explicit(&src->buckets[i], memory_order_relaxed);
         if (n) bump(&dst->buckets[i], n);
@@ -45,7 +45,7 @@ void ln__hist_merge(ln_hist *dst, const ln_hist *src) {
         atomic_store_explicit(&dst->max_ns, m, memory_order_relaxed);
 }
 
-static uint64_t percentile(const ln_hist *h, uint64_t total, double p) {
+static uint64_t percentile(const ln__hist *h, uint64_t total, double p) {
     uint64_t rank = (uint64_t)(p * (double)total + 0.999999);
     if (rank == 0) rank = 1;
     uint64_t seen = 0;
@@ -56,7 +56,7 @@ static uint64_t percentile(const ln_hist *h, uint64_t total, double p) {
     return atomic_load_explicit(&h->max_ns, memory_order_relaxed);
 }
 
-void ln__hist_summary(const ln_hist *h, ln_latency *out) {
+void ln__hist_summary(const ln__hist *h, ln_latency *out) {
     uint64_t total = 0;
     for (unsigned i = 0; i < LN_HIST_BUCKETS; i++)
         total += atomic_load_explicit(&h->buckets[i], memory_order_relaxed);

@@ -14,21 +14,22 @@
 #include <stdint.h>
 
 #define LN_HIST_SUB_BITS 3
-#define LN_HIST_BUCKETS ((64 - LN_HIST_SUB_BITS) * (1 << LN_HIST_SUB_BITS) + (1 << LN_HIST_SUB_BITS))
+#define LN_HIST_BUCKETS                                                                            \
+    ((64 - LN_HIST_SUB_BITS) * (1 << LN_HIST_SUB_BITS) + (1 << LN_HIST_SUB_BITS))
 
-typedef struct ln_hist {
+typedef struct ln__hist {
     _Atomic uint64_t count;
     _Atomic uint64_t sum_ns;
     _Atomic uint64_t max_ns;
     _Atomic uint64_t buckets[LN_HIST_BUCKETS];
-} ln_hist;
+} ln__hist;
 
 /* Single-writer record. */
-void ln__hist_record(ln_hist *h, uint64_t ns);
+void ln__hist_record(ln__hist *h, uint64_t ns);
 /* dst += src (dst must not be written concurrently; src may be). */
-void ln__hist_merge(ln_hist *dst, const ln_hist *src);
+void ln__hist_merge(ln__hist *dst, const ln__hist *src);
 /* Percentiles of h into *out. */
-void ln__hist_summary(const ln_hist *h, ln_latency *out);
+void ln__hist_summary(const ln__hist *h, ln_latency *out);
 
 /* Bucket index for a value, and the highest value of a bucket (exposed
  * for the unit test). */

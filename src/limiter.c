@@ -93,6 +93,11 @@ struct ln_limiter {
     uint64_t gen;          /* bumped by each wake-up of idle */
 };
 
+_Static_assert(LN_LINES_APART(ln_limiter, when_full, state),
+               "the limiter's hot word shares a line with its read-only fields");
+_Static_assert(LN_LINES_APART(ln_limiter, failed, mu),
+               "the limiter's hot word shares a line with its mutex");
+
 /* A dispatch frame: this thread is running hand-offs for lim and owes
  * `owed` more of them. Frames live on the stack of handoff(). */
 typedef struct frame {
@@ -167,6 +172,7 @@ static int ring_reserve(ln_limiter *lim) {
 }
 
 static void ring_push(ln_limiter *lim, ln_start_fn start, void *arg) {
+    LN_ASSERT(lim->len < lim->cap && LN_IS_POW2(lim->cap)); /* ring_reserve ran */
     pending_op *op = &lim->ring[(lim->head + lim->len) & (lim->cap - 1)];
     op->start = start;
     op->arg = arg;
@@ -174,6 +180,7 @@ static void ring_push(ln_limiter *lim, ln_start_fn start, void *arg) {
 }
 
 static pending_op ring_shift(ln_limiter *lim) {
+    LN_ASSERT(lim->len > 0 && LN_IS_POW2(lim->cap));
     pending_op op = lim->ring[lim->head];
     lim->head = (lim->head + 1) & (lim->cap - 1);
     lim->len--;
@@ -186,6 +193,9 @@ static pending_op ring_shift(ln_limiter *lim) {
  * one blocked submitter, since pending just shrank by one. */
 static pending_op take_pending(ln_limiter *lim) {
     pthread_mutex_lock(&lim->mu);
+    /* The invariant (DESIGN): the decrement that called us saw more than
+     * C outstanding, so at least one op is in the ring. */
+    LN_ASSERT(lim->len > 0);
     pending_op op = ring_shift(lim);
     if (lim->blocked > 0) pthread_cond_signal(&lim->room);
     pthread_mutex_unlock(&lim->mu);
@@ -288,6 +298,7 @@ void ln_done(ln_done_token *token, int err) {
      * before whatever acquires state later: the next start on this rail and
      * ln_limiter_wait. */
     size_t old = atomic_fetch_sub_explicit(&lim->state, ONE, memory_order_release);
+    LN_ASSERT((old >> 1) >= 1); /* one ln_done per started operation */
     if ((old >> 1) > conc) {
         /* Someone is queued (see DESIGN). The count stays >= C >= 1 until
          * the op we start finishes, so the limiter cannot be destroyed under

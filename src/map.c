@@ -40,7 +40,7 @@
  * contended atomics per item). It never exceeds R, and the number of calls
  * in flight never exceeds it.
  */
-#include "pool.h" /* ln__current_pool / ln__current_lane: the EBUSY guard */
+#include "thread_local.h" /* ln__current_pool / ln__current_lane: the EBUSY guard */
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -75,6 +75,9 @@ typedef struct map_run {
     atomic_size_t ran, failed, skipped; /* added once per rail */
     atomic_uint active, max_active;
 } map_run;
+
+_Static_assert(LN_LINES_APART(map_run, rails, next), "the claim counter shares a read-only line");
+_Static_assert(LN_LINES_APART(map_run, next, halted), "the claim counter shares a line");
 
 void ln_map_opts_init(ln_map_opts *opts) {
     if (opts == NULL) return;

@@ -37,8 +37,10 @@ static int list_push(void *state, const ln_queue_item *item) {
     if (n == NULL) return LN_ENOMEM;
     n->next = NULL;
     n->item = *item;
-    if (l->tail != NULL) l->tail->next = n;
-    else l->head = n;
+    if (l->tail != NULL)
+        l->tail->next = n;
+    else
+        l->head = n;
     l->tail = n;
     l->size++;
     return 0;
@@ -56,9 +58,10 @@ static int list_shift(void *state, ln_queue_item *out) {
     return 1;
 }
 
-static size_t list_size(const void *state) { return ((const list *)state)->size; }
+static size_t list_size(const void *state) {
+    return ((const list *)state)->size;
+}
 
 const ln_queue_ops ln_queue_list = {
-    LN_QUEUE_OPS_VERSION, "list", list_create, list_destroy,
-    list_push,            list_shift, list_size,
+    LN_QUEUE_OPS_VERSION, "list", list_create, list_destroy, list_push, list_shift, list_size,
 };

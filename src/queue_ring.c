@@ -92,8 +92,10 @@ static int ring_shift(void *state, ln_queue_item *out) {
         }
         /* head is drained and a newer chunk exists: retire head. */
         r->head = h->next;
-        if (r->spare == NULL) r->spare = h;
-        else ln__free(h);
+        if (r->spare == NULL)
+            r->spare = h;
+        else
+            ln__free(h);
         h = r->head;
     }
     *out = h->items[h->head_pos++];
@@ -101,9 +103,10 @@ static int ring_shift(void *state, ln_queue_item *out) {
     return 1;
 }
 
-static size_t ring_size(const void *state) { return ((const ring *)state)->size; }
+static size_t ring_size(const void *state) {
+    return ((const ring *)state)->size;
+}
 
 const ln_queue_ops ln_queue_ring = {
-    LN_QUEUE_OPS_VERSION, "ring", ring_create, ring_destroy,
-    ring_push,            ring_shift, ring_size,
+    LN_QUEUE_OPS_VERSION, "ring", ring_create, ring_destroy, ring_push, ring_shift, ring_size,
 };

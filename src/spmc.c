@@ -6,14 +6,13 @@
 
 #define MASK (LN_SPMC_SLOTS - 1)
 
-void ln__spmc_init(ln_spmc *q) {
+void ln__spmc_init(ln__spmc *q) {
     atomic_init(&q->tail, 0);
     atomic_init(&q->head, 0);
     q->head_seen = 0;
     q->last_fn = NULL;
     q->last_owner = NULL;
     q->fn_since = q->owner_since = 0;
-    q->gave_up = 0;
     memset(q->stamped, 0, sizeof q->stamped);
     for (size_t i = 0; i < LN_SPMC_SLOTS; i++) {
         atomic_init(&q->fn[i], NULL);
@@ -23,7 +22,7 @@ void ln__spmc_init(ln_spmc *q) {
     }
 }
 
-int ln__spmc_wait_room(ln_spmc *q, uint64_t max_idle_ns) {
+int ln__spmc_wait_room(ln__spmc *q, uint64_t max_idle_ns, uint64_t yield_after_ns) {
     size_t t = atomic_load_explicit(&q->tail, memory_order_relaxed); /* ours */
     size_t seen = q->head_seen;
     uint64_t since = ln__now_ns();
@@ -38,13 +37,13 @@ int ln__spmc_wait_room(ln_spmc *q, uint64_t max_idle_ns) {
         } else if ((k & 63) == 0) {
             uint64_t idle = ln__now_ns() - since;
             if (idle >= max_idle_ns) return 0;
-            if (idle >= LN_SPMC_YIELD_AFTER_NS) sched_yield(); /* see spmc.h */
+            if (idle >= yield_after_ns) sched_yield(); /* see spmc.h */
         }
     }
 }
 
-size_t ln__spmc_push_many(ln_spmc *q, ln_fn fn, void *const *args, void *owner,
-                          uint64_t enq_ns, size_t n) {
+size_t ln__spmc_push_many(ln__spmc *q, ln_fn fn, void *const *args, void *owner, uint64_t enq_ns,
+                          size_t n) {
     size_t t = atomic_load_explicit(&q->tail, memory_order_relaxed); /* ours */
     size_t k = ln__spmc_room(q, t);
     if (k > n) k = n;
@@ -53,7 +52,8 @@ size_t ln__spmc_push_many(ln_spmc *q, ln_fn fn, void *const *args, void *owner,
     return k;
 }
 
-unsigned ln__spmc_pop(ln_spmc *q, ln_queue_item *out, unsigned max) {
+unsigned ln__spmc_pop(ln__spmc *q, ln_queue_item *out, unsigned max) {
+    LN_ASSERT(max >= 1);
     size_t h = atomic_load_explicit(&q->head, memory_order_relaxed);
     for (;;) {
         /* acquire: pairs with the producer's release of tail, so the slots
@@ -79,7 +79,7 @@ unsigned ln__spmc_pop(ln_spmc *q, ln_queue_item *out, unsigned max) {
     }
 }
 
-size_t ln__spmc_size(ln_spmc *q) {
+size_t ln__spmc_size(ln__spmc *q) {
     /* relaxed: a statistic; head first so the difference is never negative
      * (tail only grows, and head never passes it). */
     size_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
@@ -87,18 +87,18 @@ size_t ln__spmc_size(ln_spmc *q) {
     return tail - head;
 }
 
-size_t ln__spmc_pushed(ln_spmc *q) {
+size_t ln__spmc_pushed(ln__spmc *q) {
     /* acquire: callers compare it with the consumers' finished count. */
     return atomic_load_explicit(&q->tail, memory_order_acquire);
 }
 
-int ln__spmc_peek(ln_spmc *q) {
+int ln__spmc_peek(ln__spmc *q) {
     /* relaxed: a hint to stop spinning; the pop that follows is exact. */
     return atomic_load_explicit(&q->head, memory_order_relaxed) !=
            atomic_load_explicit(&q->tail, memory_order_relaxed);
 }
 
-int ln__spmc_ready(ln_spmc *q) {
+int ln__spmc_ready(ln__spmc *q) {
     /* seq_cst: as ln__mpmc_ready (the symmetric form of barrier.h). */
     return atomic_load_explicit(&q->head, memory_order_seq_cst) !=
            atomic_load_explicit(&q->tail, memory_order_seq_cst);

@@ -1,5 +1,5 @@
 /* spmc.h - a bounded single-producer multi-consumer ring of ln_queue_item:
- * the ring a fixed lane keeps for its owner thread (pool.h).
+ * the ring a fixed lane keeps for its owner thread (lane.h).
  *
  * DESIGN
  * What a queue of tiny tasks costs is mostly cache lines moving between
@@ -45,9 +45,11 @@
 #include <stdatomic.h>
 
 #define LN_SPMC_SLOTS 1024u /* power of two */
+_Static_assert(LN_IS_POW2(LN_SPMC_SLOTS), "LN_SPMC_SLOTS must be a power of two");
+_Static_assert(LN_SPMC_SLOTS % 64 == 0, "the stamped bitmap holds 64 slots a word");
 
-typedef struct ln_spmc {
-    _Atomic size_t tail;  /* next position to produce; written by the producer */
+typedef struct ln__spmc {
+    _Atomic size_t tail; /* next position to produce; written by the producer */
     /* The producer's private state (see "unchanged" in DESIGN): its last
      * view of head; the fn and owner it wrote last, and the positions from
      * which every slot written holds them; one bit per slot whose enq is
@@ -58,32 +60,34 @@ typedef struct ln_spmc {
     void *last_owner;
     size_t fn_since, owner_since;
     uint64_t stamped[LN_SPMC_SLOTS / 64];
-    /* For the lane (pool.c): 1 once the owner gave up waiting and joined
-     * the lane's backlog; it does not wait again until the backlog is
-     * empty. Private to the producer, like the fields above. */
-    int gave_up;
     char pad1_[LN_CACHE_LINE];
-    _Atomic size_t head;  /* next position to consume; consumers' CAS */
+    _Atomic size_t head; /* next position to consume; consumers' CAS */
     char pad2_[LN_CACHE_LINE - sizeof(size_t)];
     _Atomic(ln_fn) fn[LN_SPMC_SLOTS];
     _Atomic(void *) arg[LN_SPMC_SLOTS];
     _Atomic(void *) owner[LN_SPMC_SLOTS];
     _Atomic uint64_t enq[LN_SPMC_SLOTS];
-} ln_spmc;
+} ln__spmc;
 
-void ln__spmc_init(ln_spmc *q);
+/* The producer's line (tail and its private state), the consumers' (head)
+ * and the slots are apart. */
+_Static_assert(LN_LINES_APART(ln__spmc, stamped, head), "spmc producer and consumer lines meet");
+_Static_assert(LN_LINES_APART(ln__spmc, head, fn), "spmc head shares a line with the slots");
+
+void ln__spmc_init(ln__spmc *q);
 
 /* ---- the producer's side, inline: it is every submit's path -------------- */
 
 /* Free slots from position t on. Refreshes the producer's view of head
  * only when its cached one says there are none (acquire: pairs with the
  * consumers' release CAS, so their reads of the slots are done). */
-static inline size_t ln__spmc_room(ln_spmc *q, size_t t) {
+static inline size_t ln__spmc_room(ln__spmc *q, size_t t) {
     size_t free_slots = LN_SPMC_SLOTS - (t - q->head_seen);
     if (free_slots == 0) {
         q->head_seen = atomic_load_explicit(&q->head, memory_order_acquire);
         free_slots = LN_SPMC_SLOTS - (t - q->head_seen);
     }
+    LN_ASSERT(free_slots <= LN_SPMC_SLOTS); /* head never passes tail */
     return free_slots;
 }
 
@@ -91,7 +95,8 @@ static inline size_t ln__spmc_room(ln_spmc *q, size_t t) {
  * a value the slot already holds is not written again (DESIGN). The slot
  * at t was last written at t - LN_SPMC_SLOTS (or never, holding the
  * initial NULL/0, which 'since' = 0 and the bitmap describe as well). */
-static inline void ln__spmc_put(ln_spmc *q, size_t t, ln_fn fn, void *arg, void *owner, uint64_t enq) {
+static inline void ln__spmc_put(ln__spmc *q, size_t t, ln_fn fn, void *arg, void *owner,
+                                uint64_t enq) {
     size_t i = t & (LN_SPMC_SLOTS - 1);
     if (fn != q->last_fn) {
         q->last_fn = fn;
@@ -119,7 +124,7 @@ static inline void ln__spmc_put(ln_spmc *q, size_t t, ln_fn fn, void *arg, void 
 }
 
 /* Producer (one thread only): append *item, 1 if stored, 0 if full. */
-static inline int ln__spmc_push(ln_spmc *q, const ln_queue_item *item) {
+static inline int ln__spmc_push(ln__spmc *q, const ln_queue_item *item) {
     size_t t = atomic_load_explicit(&q->tail, memory_order_relaxed); /* ours */
     if (ln__spmc_room(q, t) == 0) return 0;
     ln__spmc_put(q, t, item->fn, item->arg, item->owner, item->enq_ns);
@@ -132,35 +137,28 @@ static inline int ln__spmc_push(ln_spmc *q, const ln_queue_item *item) {
 /* Producer, after a push found the ring full: wait for room while the
  * consumers make progress. Consumers take in batches, so while one is
  * working room comes back within a batch. Gives up (0) when no consumer
- * took anything for max_idle_ns -- enough for a sleeping worker to wake
- * up, short next to a long task that holds the only consumer. 1 when
- * there is room. */
-int ln__spmc_wait_room(ln_spmc *q, uint64_t max_idle_ns);
-
-/* After this long without progress a waiting producer yields the CPU
- * every 64 pauses: the consumer it waits for may be waiting for this very
- * CPU (a worker the scheduler put beside its producer). A consumer on
- * another CPU makes progress every batch, so the normal path never yields.
- * pool.c's backlog wait uses the same rule. */
-#define LN_SPMC_YIELD_AFTER_NS 20000u
+ * took anything for max_idle_ns; after yield_after_ns without progress it
+ * yields the CPU every 64 pauses (the consumer may be waiting for this
+ * CPU). 1 when there is room. The caller chooses both (submit.c). */
+int ln__spmc_wait_room(ln__spmc *q, uint64_t max_idle_ns, uint64_t yield_after_ns);
 
 /* Producer: append up to n items (fn, args[i], owner, enq_ns); the number
  * stored (0 if full). */
-size_t ln__spmc_push_many(ln_spmc *q, ln_fn fn, void *const *args, void *owner,
-                          uint64_t enq_ns, size_t n);
+size_t ln__spmc_push_many(ln__spmc *q, ln_fn fn, void *const *args, void *owner, uint64_t enq_ns,
+                          size_t n);
 
 /* Any thread: take up to max (>= 1) items in order; the number taken. */
-unsigned ln__spmc_pop(ln_spmc *q, ln_queue_item *out, unsigned max);
+unsigned ln__spmc_pop(ln__spmc *q, ln_queue_item *out, unsigned max);
 
 /* Items not yet taken (tail - head); exact when quiet. */
-size_t ln__spmc_size(ln_spmc *q);
+size_t ln__spmc_size(ln__spmc *q);
 
 /* Positions produced so far (acquire): the ring's share of "submitted". */
-size_t ln__spmc_pushed(ln_spmc *q);
+size_t ln__spmc_pushed(ln__spmc *q);
 
 /* 1 if an item is waiting: relaxed (peek, for polling) or seq_cst (ready,
  * the worker's last look before sleeping; see barrier.h). */
-int ln__spmc_peek(ln_spmc *q);
-int ln__spmc_ready(ln_spmc *q);
+int ln__spmc_peek(ln__spmc *q);
+int ln__spmc_ready(ln__spmc *q);
 
 #endif

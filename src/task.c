@@ -17,9 +17,19 @@
  * tombstone); the worker that reaches it drops it. References keep the
  * struct alive for the queue, the handle and a pending completion.
  */
-#include "pool.h"
+#include "task.h"
+
+#include "thread_local.h"
 
 #include <errno.h>
+
+/* An ln_submit_cb task's completion, on the loop thread: call done, then
+ * drop the list's reference. */
+static void run_completion(ln__completion *c) {
+    ln_task *t = (ln_task *)(void *)((char *)c - offsetof(ln_task, comp));
+    t->done(t->done_arg, t->done_status == 0 ? t->result : NULL, t->done_status);
+    ln__task_unref(t);
+}
 
 ln_task *ln__task_new(ln_pool *pool, int lane, ln_complete_fn done, void *done_arg) {
     ln_task *t = ln__calloc(1, sizeof *t);
@@ -39,13 +49,16 @@ ln_task *ln__task_new(ln_pool *pool, int lane, ln_complete_fn done, void *done_a
     t->lane = lane;
     t->done = done;
     t->done_arg = done_arg;
+    t->comp.run = run_completion;
     return t;
 }
 
 void ln__task_unref(ln_task *t) {
     /* acq_rel: the last owner must see every write the others made to the
      * task before it frees it (release by each, acquire by the last). */
-    if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1) return;
+    int old = atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel);
+    LN_ASSERT(old >= 1);
+    if (old != 1) return;
     pthread_cond_destroy(&t->cv);
     pthread_mutex_destroy(&t->mu);
     ln__free(t);
@@ -56,8 +69,7 @@ int ln__task_start(ln_task *t) {
     /* acquire on success: pairs with nothing user-visible yet, but keeps the
      * run after the claim; relaxed on failure (canceled, nothing to read). */
     return atomic_compare_exchange_strong_explicit(&t->state, &expected, LN_TASK_RUNNING,
-                                                   memory_order_acquire,
-                                                   memory_order_relaxed);
+                                                   memory_order_acquire, memory_order_relaxed);
 }
 
 /* Publish a final state, wake waiters, queue the completion if any.
@@ -73,12 +85,14 @@ static void finalize_locked(ln_task *t, int state) {
     if (t->done != NULL) {
         t->done_status = state == LN_TASK_DONE ? 0 : LN_ECANCELED;
         atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed); /* the list's */
-        ln__completion_post(t->pool, t);
+        ln__completion_post(t->pool, &t->comp);
     }
 }
 
 void ln__task_finish(ln_task *t, void *result) {
     pthread_mutex_lock(&t->mu);
+    /* Only the worker that won ln__task_start finishes it. */
+    LN_ASSERT(atomic_load_explicit(&t->state, memory_order_relaxed) == LN_TASK_RUNNING);
     t->result = result; /* published by finalize_locked's release store */
     finalize_locked(t, LN_TASK_DONE);
     pthread_mutex_unlock(&t->mu);
@@ -90,8 +104,7 @@ int ln__task_cancel_queued(ln_task *t) {
     /* relaxed: winning publishes nothing by itself (finalize_locked
      * releases); losing under t->mu means a winning canceller is done. */
     if (!atomic_compare_exchange_strong_explicit(&t->state, &expected, LN_TASK_CANCELED,
-                                                 memory_order_relaxed,
-                                                 memory_order_relaxed)) {
+                                                 memory_order_relaxed, memory_order_relaxed)) {
         pthread_mutex_unlock(&t->mu);
         return 0;
     }
@@ -155,7 +168,9 @@ static int wait_until(ln_task *t, uint64_t deadline_ns, void **result) {
     return result_of(t, s, result);
 }
 
-int ln_task_wait(ln_task *task, void **result) { return wait_until(task, 0, result); }
+int ln_task_wait(ln_task *task, void **result) {
+    return wait_until(task, 0, result);
+}
 
 int ln_task_wait_for(ln_task *task, unsigned timeout_ms, void **result) {
     if (task == NULL) return LN_EINVAL;

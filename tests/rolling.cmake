@@ -1,4 +1,4 @@
-# Rolling concurrency (issue 3): ln_limiter, ln_map, and the libuv adapter.
+# Rolling concurrency: ln_limiter, ln_map, and the libuv adapter.
 ln_test(NAME test_limiter SOURCES test_limiter.c)
 ln_test(NAME test_map SOURCES test_map.c)
 if(LIBUV_FOUND AND OPENSSL_FOUND)

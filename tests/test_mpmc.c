@@ -19,7 +19,7 @@
 #define PRODUCERS 2
 #define CONSUMERS 2
 
-static ln_mpmc ring;
+static ln__mpmc ring;
 static long per_producer;
 static atomic_int *seen; /* [producer * per_producer + seq] */
 static atomic_long consumed;
@@ -94,16 +94,26 @@ TEST(ring_full_and_wraparound) {
  * what changed" path is taken and skipped in every combination; a consumer
  * that saw a stale slot would see a field that does not match its arg. */
 
-static ln_spmc sring;
+static ln__spmc sring;
 static long spmc_total;
 static atomic_long spmc_taken;
 static atomic_int *spmc_seen;
 
-static void *fn_a(void *a) { return a; }
-static void *fn_b(void *a) { return a; }
-static ln_fn fn_of(long i) { return (i / 200) % 2 ? fn_b : fn_a; }
-static void *owner_of(long i) { return (void *)(uintptr_t)(i / 100 * 8); }
-static uint64_t enq_of(long i) { return i % 16 == 0 ? (uint64_t)i + 1 : 0; }
+static void *fn_a(void *a) {
+    return a;
+}
+static void *fn_b(void *a) {
+    return a;
+}
+static ln_fn fn_of(long i) {
+    return (i / 200) % 2 ? fn_b : fn_a;
+}
+static void *owner_of(long i) {
+    return (void *)(uintptr_t)(i / 100 * 8);
+}
+static uint64_t enq_of(long i) {
+    return i % 16 == 0 ? (uint64_t)i + 1 : 0;
+}
 
 static void *spmc_producer(void *arg) {
     (void)arg;
@@ -122,13 +132,13 @@ static void *spmc_producer(void *arg) {
             size_t n = ln__spmc_push_many(&sring, fn_of(i), args, owner_of(i), 0, 37);
             for (long k = (long)n; k < 37; k++) atomic_fetch_sub(&spmc_seen[i + k], 2);
             i += (long)n;
-            if (n == 0 && !ln__spmc_wait_room(&sring, 20000)) sched_yield();
+            if (n == 0 && !ln__spmc_wait_room(&sring, 20000, 20000)) sched_yield();
             continue;
         }
         ln_queue_item it = {fn_of(i), (void *)(uintptr_t)i, owner_of(i), enq_of(i)};
         if (ln__spmc_push(&sring, &it)) {
             i++;
-        } else if (!ln__spmc_wait_room(&sring, 20000)) {
+        } else if (!ln__spmc_wait_room(&sring, 20000, 20000)) {
             sched_yield();
         }
     }
@@ -184,8 +194,8 @@ TEST(owned_ring_full_and_wraparound) {
             it.enq_ns = lap % 2 ? i : 0;
             CHECK_EQ(ln__spmc_push(&sring, &it), 1);
         }
-        CHECK_EQ(ln__spmc_push(&sring, &it), 0); /* full */
-        CHECK_EQ(ln__spmc_wait_room(&sring, 100000), 0); /* and nobody takes */
+        CHECK_EQ(ln__spmc_push(&sring, &it), 0);                /* full */
+        CHECK_EQ(ln__spmc_wait_room(&sring, 100000, 20000), 0); /* and nobody takes */
         CHECK_EQ(ln__spmc_ready(&sring), 1);
         CHECK_EQ(ln__spmc_pop(&sring, out, LN_SPMC_SLOTS), LN_SPMC_SLOTS);
         for (unsigned i = 0; i < LN_SPMC_SLOTS; i++) {
@@ -200,7 +210,9 @@ TEST(owned_ring_full_and_wraparound) {
 
 /* ---- fixed lanes --------------------------------------------------------- */
 
-static void *ident(void *a) { return a; }
+static void *ident(void *a) {
+    return a;
+}
 
 /* One submitter's rounds: submit, wait, sometimes drain. */
 static void *wakeup_rounds(void *arg) {
@@ -250,8 +262,12 @@ TEST(barrier_form) {
             ln__barrier_asymmetric ? "membarrier (asymmetric)" : "symmetric");
 }
 
-TEST(fixed_lane_never_loses_a_wakeup) { wakeup_case(1); }
-TEST(fixed_lane_never_loses_a_wakeup_two_submitters) { wakeup_case(2); }
+TEST(fixed_lane_never_loses_a_wakeup) {
+    wakeup_case(1);
+}
+TEST(fixed_lane_never_loses_a_wakeup_two_submitters) {
+    wakeup_case(2);
+}
 
 static long order_next;
 static void *order_gate(void *arg) {
@@ -276,7 +292,8 @@ TEST(fixed_lane_backlog_keeps_order) {
     static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
     pthread_mutex_lock(&held);
     CHECK_EQ(ln_submit(p, 0, order_gate, &held, NULL), 0);
-    for (uintptr_t i = 0; i < 5000; i++) CHECK_EQ(ln_submit(p, 0, order_record, (void *)i, NULL), 0);
+    for (uintptr_t i = 0; i < 5000; i++)
+        CHECK_EQ(ln_submit(p, 0, order_record, (void *)i, NULL), 0);
     ln_lane_stats st;
     CHECK_EQ(ln_pool_stats(p, 0, &st), 0);
     CHECK(st.queued >= 4999);
@@ -297,5 +314,6 @@ int main(int argc, char **argv) {
                                         TESTCASE(barrier_form),
                                         TESTCASE(fixed_lane_never_loses_a_wakeup_two_submitters),
                                         TESTCASE(fixed_lane_never_loses_a_wakeup),
-                                        TESTCASE(fixed_lane_backlog_keeps_order), {0}});
+                                        TESTCASE(fixed_lane_backlog_keeps_order),
+                                        {0}});
 }

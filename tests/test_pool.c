@@ -23,7 +23,9 @@ static ln_pool *pool_with(unsigned cpu_threads, const ln_queue_ops *q, size_t ma
     return p;
 }
 
-static void *plus_one(void *arg) { return (void *)((uintptr_t)arg + 1); }
+static void *plus_one(void *arg) {
+    return (void *)((uintptr_t)arg + 1);
+}
 
 TEST(futures_return_results) {
     ln_pool *p = pool_with(2, NULL, 0);
@@ -36,7 +38,7 @@ TEST(futures_return_results) {
         CHECK_EQ((uintptr_t)r, i + 1);
         CHECK_EQ(ln_task_done(t[i]), 1);
         CHECK_EQ(ln_task_cancel(t[i]), LN_EBUSY); /* finished: too late */
-        CHECK_EQ(ln_task_wait(t[i], &r), 0);     /* waiting again is fine */
+        CHECK_EQ(ln_task_wait(t[i], &r), 0);      /* waiting again is fine */
         ln_task_release(t[i]);
     }
     ln_pool_destroy(p);
@@ -55,7 +57,8 @@ static void group_exactly_once(const ln_queue_ops *q, unsigned threads) {
     CHECK_EQ(ln_group_create(&g, p), 0);
     long n = ln_test_scale(100000, 10);
     for (long i = 0; i < n; i++) atomic_store(&hits[i], 0);
-    for (long i = 0; i < n; i++) CHECK_EQ(ln_group_submit(g, 0, count_hit, (void *)(uintptr_t)i), 0);
+    for (long i = 0; i < n; i++)
+        CHECK_EQ(ln_group_submit(g, 0, count_hit, (void *)(uintptr_t)i), 0);
     CHECK_EQ(ln_group_wait(g), 0);
     for (long i = 0; i < n; i++) CHECK_EQ(atomic_load(&hits[i]), 1);
     uint64_t sub, fin;
@@ -81,9 +84,15 @@ static void group_exactly_once(const ln_queue_ops *q, unsigned threads) {
     ln_pool_destroy(p);
 }
 
-TEST(group_ring_1_thread) { group_exactly_once(NULL, 1); }
-TEST(group_ring_2_threads) { group_exactly_once(&ln_queue_ring, 2); }
-TEST(group_list_2_threads) { group_exactly_once(&ln_queue_list, 2); }
+TEST(group_ring_1_thread) {
+    group_exactly_once(NULL, 1);
+}
+TEST(group_ring_2_threads) {
+    group_exactly_once(&ln_queue_ring, 2);
+}
+TEST(group_list_2_threads) {
+    group_exactly_once(&ln_queue_list, 2);
+}
 
 TEST(cancel_before_start) {
     ln_pool *p = pool_with(1, NULL, 0);
@@ -385,7 +394,9 @@ static int st_create(void **s) {
     *s = calloc(1, sizeof(stack));
     return *s ? 0 : LN_ENOMEM;
 }
-static void st_destroy(void *s) { free(s); }
+static void st_destroy(void *s) {
+    free(s);
+}
 static int st_push(void *s, const ln_queue_item *it) {
     stack *k = s;
     if (k->n == 64) return LN_ENOMEM;
@@ -398,9 +409,11 @@ static int st_shift(void *s, ln_queue_item *out) {
     *out = k->items[--k->n];
     return 1;
 }
-static size_t st_size(const void *s) { return ((const stack *)s)->n; }
-static const ln_queue_ops lifo = {LN_QUEUE_OPS_VERSION, "lifo", st_create, st_destroy,
-                                  st_push, st_shift, st_size};
+static size_t st_size(const void *s) {
+    return ((const stack *)s)->n;
+}
+static const ln_queue_ops lifo = {
+    LN_QUEUE_OPS_VERSION, "lifo", st_create, st_destroy, st_push, st_shift, st_size};
 
 static int order[16], order_n;
 static void *record(void *arg) {
@@ -591,8 +604,12 @@ static void batch_case(unsigned threads, size_t max_queue, long n) {
     free(args);
 }
 
-TEST(batch_submit_fixed_lane) { batch_case(2, 0, ln_test_scale(100000, 10)); }
-TEST(batch_submit_bounded_lane) { batch_case(1, 16, 5000); }
+TEST(batch_submit_fixed_lane) {
+    batch_case(2, 0, ln_test_scale(100000, 10));
+}
+TEST(batch_submit_bounded_lane) {
+    batch_case(1, 16, 5000);
+}
 
 static int batch_order[3000], batch_order_n;
 static void *batch_record(void *arg) {
@@ -623,19 +640,28 @@ TEST(batch_submit_keeps_order_across_backlog) {
 }
 
 int main(int argc, char **argv) {
-    return ln_test_run(
-        argc, argv,
-        (ln_test_case[]){TESTCASE(futures_return_results), TESTCASE(group_ring_1_thread),
-                         TESTCASE(group_ring_2_threads), TESTCASE(group_list_2_threads),
-                         TESTCASE(cancel_before_start),
-                         TESTCASE(destroy_runs_started_cancels_queued),
-                         TESTCASE(destroy_releases_blocked_submitter),
-                         TESTCASE(backpressure_block_and_eagain), TESTCASE(lanes_are_independent),
-                         TESTCASE(drain_and_wait_from_worker_refused),
-                         TESTCASE(drain_waits_for_everything), TESTCASE(threads_grow_and_retire),
-                         TESTCASE(completions_on_caller_thread), TESTCASE(cancel_submit_cb_task),
-                         TESTCASE(user_queue_ops), TESTCASE(extra_named_lanes),
-                         TESTCASE(group_shared_by_threads), TESTCASE(timing_modes), TESTCASE(sampling_returns_to_every_task), TESTCASE(batch_submit_fixed_lane),
-                         TESTCASE(batch_submit_bounded_lane),
-                         TESTCASE(batch_submit_keeps_order_across_backlog), {0}});
+    return ln_test_run(argc, argv,
+                       (ln_test_case[]){TESTCASE(futures_return_results),
+                                        TESTCASE(group_ring_1_thread),
+                                        TESTCASE(group_ring_2_threads),
+                                        TESTCASE(group_list_2_threads),
+                                        TESTCASE(cancel_before_start),
+                                        TESTCASE(destroy_runs_started_cancels_queued),
+                                        TESTCASE(destroy_releases_blocked_submitter),
+                                        TESTCASE(backpressure_block_and_eagain),
+                                        TESTCASE(lanes_are_independent),
+                                        TESTCASE(drain_and_wait_from_worker_refused),
+                                        TESTCASE(drain_waits_for_everything),
+                                        TESTCASE(threads_grow_and_retire),
+                                        TESTCASE(completions_on_caller_thread),
+                                        TESTCASE(cancel_submit_cb_task),
+                                        TESTCASE(user_queue_ops),
+                                        TESTCASE(extra_named_lanes),
+                                        TESTCASE(group_shared_by_threads),
+                                        TESTCASE(timing_modes),
+                                        TESTCASE(sampling_returns_to_every_task),
+                                        TESTCASE(batch_submit_fixed_lane),
+                                        TESTCASE(batch_submit_bounded_lane),
+                                        TESTCASE(batch_submit_keeps_order_across_backlog),
+                                        {0}});
 }

@@ -23,7 +23,9 @@ static void *count_task(void *arg) {
     atomic_fetch_add((_Atomic int *)arg, 1);
     return arg;
 }
-static void *noop_task(void *arg) { return arg; }
+static void *noop_task(void *arg) {
+    return arg;
+}
 
 /* Per-task record for exactly-once checks. */
 typedef struct rec {
@@ -40,8 +42,10 @@ static void rec_done(void *arg, void *result, int status) {
     rec *r = arg;
     atomic_fetch_add(&r->completions, 1);
     atomic_store(&r->status, status);
-    if (status == 0) CHECK(result == arg);
-    else CHECK(result == NULL);
+    if (status == 0)
+        CHECK(result == arg);
+    else
+        CHECK(result == NULL);
 }
 
 static ln_pool *make_pool(unsigned nlanes, const ln_lane_opts *lanes, int when_full,
@@ -247,8 +251,10 @@ typedef struct sub_ctx {
 
 static void *blocked_submitter(void *arg) {
     sub_ctx *s = arg;
-    if (s->use_cb) s->rc = ln_submit_cb(s->pool, 0, rec_task, &s->r, rec_done, &s->t);
-    else s->rc = ln_submit_ex(s->pool, 0, rec_task, &s->r, LN_SUBMIT_WAIT, &s->t);
+    if (s->use_cb)
+        s->rc = ln_submit_cb(s->pool, 0, rec_task, &s->r, rec_done, &s->t);
+    else
+        s->rc = ln_submit_ex(s->pool, 0, rec_task, &s->r, LN_SUBMIT_WAIT, &s->t);
     return NULL;
 }
 
@@ -318,7 +324,8 @@ TEST(destroy_runs_pending_completions_once) {
     int n = (int)ln_test_scale(5000, 5);
     rec *r = calloc((size_t)n, sizeof *r);
     ln_pool *p = make_pool(2, l, LN_FULL_FAIL, 10);
-    for (int i = 0; i < n; i++) CHECK_EQ(ln_submit_cb(p, i & 1, rec_task, &r[i], rec_done, NULL), 0);
+    for (int i = 0; i < n; i++)
+        CHECK_EQ(ln_submit_cb(p, i & 1, rec_task, &r[i], rec_done, NULL), 0);
     ln_pool_destroy(p);
     for (int i = 0; i < n; i++) {
         CHECK_EQ(atomic_load(&r[i].completions), 1);
@@ -350,7 +357,8 @@ TEST(destroy_cancels_queued_on_all_lanes) {
     gate g = GATE_INIT;
     CHECK_EQ(ln_submit(p, 0, gate_task, &g, NULL), 0);
     gate_wait_entered(&g, 1);
-    for (int i = 0; i < 40; i++) CHECK_EQ(ln_submit(p, 1, lane1_task, (void *)(uintptr_t)10, NULL), 0);
+    for (int i = 0; i < 40; i++)
+        CHECK_EQ(ln_submit(p, 1, lane1_task, (void *)(uintptr_t)10, NULL), 0);
     ln_test_sleep_ms(5);
     pthread_t opener; /* the running lane-0 task ends 50 ms into destroy */
     CHECK_EQ(pthread_create(&opener, NULL, open_later, &g), 0);
@@ -358,7 +366,8 @@ TEST(destroy_cancels_queued_on_all_lanes) {
     ln_pool_destroy(p);
     pthread_join(opener, NULL);
     int late = atomic_load(&started_after_destroy);
-    if (late > 1) fprintf(stderr, "%d lane-1 tasks queued before destroy started during it\n", late);
+    if (late > 1)
+        fprintf(stderr, "%d lane-1 tasks queued before destroy started during it\n", late);
     CHECK(late <= 1);
 }
 
@@ -612,8 +621,10 @@ static void *retire_submitter(void *arg) {
             c->fails++;
             continue;
         }
-        if (ln_task_wait_for(t, 10000, NULL) != 0) c->fails++;
-        else if (atomic_load(&hit) != 1) c->fails++;
+        if (ln_task_wait_for(t, 10000, NULL) != 0)
+            c->fails++;
+        else if (atomic_load(&hit) != 1)
+            c->fails++;
         ln_task_release(t);
         unsigned r = (unsigned)(ln_test_rand(&seed) % 4);
         if (r) ln_test_sleep_ms(r); /* around the 1 ms idle timeout */
@@ -811,8 +822,10 @@ static void *xl_task(void *arg) {
     atomic_store(&c->go, 1);
     for (long i = 0; i < 200000; i++) {
         int rc = ln_submit_cb(c->pool, 0, noop_task, c, xl_done, NULL);
-        if (rc == 0) atomic_fetch_add(&c->accepted, 1);
-        else if (rc == LN_ESHUTDOWN) break;
+        if (rc == 0)
+            atomic_fetch_add(&c->accepted, 1);
+        else if (rc == LN_ESHUTDOWN)
+            break;
         /* Keep the target's ring from filling (a backlog would route
          * submits through the locked path, which checks 'stopping'). */
         if ((i & 7) == 0) sched_yield();
@@ -860,7 +873,8 @@ TEST(cancel_during_destroy) {
         static rec r[N];
         static ln_task *t[N];
         memset(r, 0, sizeof r);
-        for (int i = 0; i < N; i++) CHECK_EQ(ln_submit_cb(p, 0, rec_task, &r[i], rec_done, &t[i]), 0);
+        for (int i = 0; i < N; i++)
+            CHECK_EQ(ln_submit_cb(p, 0, rec_task, &r[i], rec_done, &t[i]), 0);
         cd_ctx c = {t, N};
         pthread_t th;
         CHECK_EQ(pthread_create(&th, NULL, cancel_all, &c), 0);
@@ -873,7 +887,6 @@ TEST(cancel_during_destroy) {
         CHECK_EQ(missing, 0);
     }
 }
-
 
 /* ---- 14. a growing lane grows when its idle worker is already claimed ----
  * lanes.h: max_threads "grown on demand". Two long tasks submitted back to
@@ -908,7 +921,8 @@ TEST(growing_lane_grows_for_second_task) {
             ln_pool_destroy(p);
         }
     }
-    if (failures) fprintf(stderr, "%d of 10 rounds: 2nd task did not start while the 1st ran\n", failures);
+    if (failures)
+        fprintf(stderr, "%d of 10 rounds: 2nd task did not start while the 1st ran\n", failures);
     CHECK_EQ(failures, 0);
 }
 

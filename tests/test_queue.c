@@ -36,8 +36,12 @@ static void fifo_model(const ln_queue_ops *ops) {
     ops->destroy(q);
 }
 
-TEST(ring_fifo) { fifo_model(&ln_queue_ring); }
-TEST(list_fifo) { fifo_model(&ln_queue_list); }
+TEST(ring_fifo) {
+    fifo_model(&ln_queue_ring);
+}
+TEST(list_fifo) {
+    fifo_model(&ln_queue_list);
+}
 
 static void burst(const ln_queue_ops *ops) {
     void *q;
@@ -56,8 +60,12 @@ static void burst(const ln_queue_ops *ops) {
     ops->destroy(q); /* leaks would show under ASan */
 }
 
-TEST(ring_burst) { burst(&ln_queue_ring); }
-TEST(list_burst) { burst(&ln_queue_list); }
+TEST(ring_burst) {
+    burst(&ln_queue_ring);
+}
+TEST(list_burst) {
+    burst(&ln_queue_list);
+}
 
 TEST(destroy_nonempty) {
     void *q;
@@ -101,7 +109,7 @@ TEST(histogram_buckets) {
 }
 
 TEST(histogram_percentiles) {
-    static ln_hist h;
+    static ln__hist h;
     for (uint64_t v = 1; v <= 1000; v++) ln__hist_record(&h, v * 1000);
     ln_latency l;
     ln__hist_summary(&h, &l);
@@ -115,9 +123,13 @@ TEST(histogram_percentiles) {
 
 int main(int argc, char **argv) {
     return ln_test_run(argc, argv,
-                       (ln_test_case[]){TESTCASE(ring_fifo), TESTCASE(list_fifo),
-                                        TESTCASE(ring_burst), TESTCASE(list_burst),
-                                        TESTCASE(destroy_nonempty), TESTCASE(ring_push_enomem),
+                       (ln_test_case[]){TESTCASE(ring_fifo),
+                                        TESTCASE(list_fifo),
+                                        TESTCASE(ring_burst),
+                                        TESTCASE(list_burst),
+                                        TESTCASE(destroy_nonempty),
+                                        TESTCASE(ring_push_enomem),
                                         TESTCASE(histogram_buckets),
-                                        TESTCASE(histogram_percentiles), {0}});
+                                        TESTCASE(histogram_percentiles),
+                                        {0}});
 }

@@ -1,5 +1,6 @@
-/* worker.c - a lane's worker threads: take items in batches, run them,
- * account for them, spin briefly, sleep, retire when idle.
+/* lane_thread.c - a lane's worker threads: take items in batches, run them,
+ * account for them, spin briefly, sleep, retire when idle. What they do
+ * under the lane's mutex is in lane.c.
  *
  * DESIGN
  * A worker holds its lane's mutex only to move items from the queue into
@@ -25,65 +26,22 @@
  *
  * Idle: a worker first spins for spin_us reading the lane's relaxed 'hint'
  * (no lock, no syscall), which keeps a producer that submits in a tight
- * loop from paying a futex wake per task; then it sleeps on work_cv. A
- * surplus worker (more than min_threads alive) sleeps with a timeout and
- * exits after idle_timeout_ms without work.
- *
- * Wake-ups: pending_wakes counts signals sent and not yet consumed by a
- * waking worker; producers signal only while nidle > pending_wakes, so a
- * burst does not send one futex wake per item to a worker already waking.
- * A worker that wakes to a backlog passes the wake on (chain wake-up).
- * pending_wakes can only under-count what is really on its way (a timed-out
- * worker consumes one), which costs at most an extra signal, never a lost
- * wake-up: a sleeping worker with work queued always has a signal coming.
- *
- * Exit: an exiting worker moves itself from 'threads' to 'zombies' under the
- * mutex and does not touch the lane afterwards; zombies are joined by the
- * next spawn or by destroy, which waits for nthreads == 0 first.
+ * loop from paying a futex wake per task; then it sleeps on work_cv
+ * (ln__lane_sleep). A surplus worker (more than min_threads alive) sleeps
+ * with a timeout and exits after idle_timeout_ms without work. How sleeping
+ * and waking fit together: docs/internals/wakeup.md.
  */
-#include "pool.h"
+#include "lane.h"
 
-#include <errno.h>
+#include "pool.h"
+#include "group.h"
+#include "task.h"
+#include "thread_local.h"
+
 #include <sched.h>
-#include <string.h>
 
 #define LN_BATCH 32
 #define LN_LONG_TASK_NS 20000u
-
-static _Thread_local ln_pool *tl_pool;
-static _Thread_local int tl_lane = -1;
-_Thread_local uint64_t ln__tl_self_id LN_TLS_FAST;
-_Thread_local unsigned ln__tl_submits LN_TLS_FAST;
-
-uint64_t ln__self_id_assign(void) {
-    static _Atomic uint64_t next_id = 1;
-    /* relaxed: the ids only need to be distinct. */
-    ln__tl_self_id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
-    return ln__tl_self_id;
-}
-
-ln_pool *ln__current_pool(void) { return tl_pool; }
-int ln__current_lane(void) { return tl_lane; }
-void ln__set_current(ln_pool *pool, int lane) {
-    tl_pool = pool;
-    tl_lane = lane;
-}
-
-/* Cancel an item that will never run, telling its owner (no lane lock
- * needed; allowed under one by the lock order). */
-void ln__item_cancel(ln_pool *pool, const ln_queue_item *it) {
-    LN_UNUSED(pool);
-    ln_group *g = ln__as_group(it->owner);
-    if (g != NULL) {
-        ln__group_finished(g, 1, 1);
-        return;
-    }
-    ln_task *t = ln__as_task(it->owner);
-    if (t != NULL) {
-        ln__task_cancel_queued(t);
-        ln__task_unref(t); /* the queue's reference */
-    }
-}
 
 /* Run a batch. Returns how many items ran; the others were canceled (by
  * ln_task_cancel earlier, or now because the lane is stopping).
@@ -93,8 +51,8 @@ void ln__item_cancel(ln_pool *pool, const ln_queue_item *it) {
  * *t_last: in, the end of the previous batch when this one follows it
  * directly (the take in between counts as busy), else 0; out, the end of
  * this one. One clock read per batch of untimed tasks. */
-static unsigned run_batch(ln_thread *self, ln_lane *l, ln_queue_item *b,
-                          unsigned n, uint64_t *t_last, uint64_t *elapsed_ns) {
+static unsigned run_batch(ln__thread *self, ln__lane *l, ln_queue_item *b, unsigned n,
+                          uint64_t *t_last, uint64_t *elapsed_ns) {
     uint64_t t0 = *t_last != 0 ? *t_last : ln__now_ns(), t = t0;
     int t_fresh = 1; /* t is the end of the previous task (or t0) */
     unsigned ran = 0;
@@ -153,19 +111,18 @@ static unsigned run_batch(ln_thread *self, ln_lane *l, ln_queue_item *b,
     *t_last = t;
     /* Single writer (this thread); relaxed: read only for statistics. */
     atomic_store_explicit(&self->busy_ns,
-                          atomic_load_explicit(&self->busy_ns, memory_order_relaxed) +
-                              (t - t0),
+                          atomic_load_explicit(&self->busy_ns, memory_order_relaxed) + (t - t0),
                           memory_order_relaxed);
     return ran;
 }
 
 /* 1 if either ring of a fixed lane has an item ready (relaxed peeks). */
-static int rings_peek(ln_lane *l) {
+static int rings_peek(ln__lane *l) {
     return ln__mpmc_peek(l->ring) || ln__spmc_peek(l->owned);
 }
 
 /* Spin up to spin_us waiting for work to show. No lock held. */
-static void spin(ln_lane *l, unsigned spin_us) {
+static void spin(ln__lane *l, unsigned spin_us) {
     uint64_t deadline = ln__now_ns() + (uint64_t)spin_us * 1000u;
     unsigned k = 0;
     /* relaxed: these only decide when to look again; taking is exact. */
@@ -182,31 +139,21 @@ static void spin(ln_lane *l, unsigned spin_us) {
     }
 }
 
-/* Keep the highest queue depth seen. Several threads may race: CAS. */
-void ln__lane_note_depth(ln_lane *l, size_t depth) {
-    /* relaxed: a statistic. */
-    uint64_t peak = atomic_load_explicit(&l->peak, memory_order_relaxed);
-    while (depth > peak &&
-           !atomic_compare_exchange_weak_explicit(&l->peak, &peak, depth, memory_order_relaxed,
-                                                  memory_order_relaxed)) {
-    }
-}
-
 /* Take up to batch_max items (never more than this worker's share of the
  * backlog): from the rings first -- the owner's and the shared one, which
  * goes first alternating with 'turn', so neither producer side can starve
  * the other -- then from the queue under the lock. */
-static unsigned take(ln_lane *l, ln_queue_item *b, unsigned batch_max, unsigned turn) {
+static unsigned take(ln__lane *l, ln_queue_item *b, unsigned batch_max, unsigned turn) {
     /* relaxed: sizes only shape the batch; the pops are exact. A lone
      * worker has no one to leave a share for, and a ring's size reads
      * tail, the producers' hot line: it looks only when it has company. */
     size_t ring_n = 0;
     if (l->ring != NULL)
-        ring_n = l->max_threads > 1 ? ln__mpmc_size(l->ring) + ln__spmc_size(l->owned)
-                                    : batch_max;
+        ring_n = l->max_threads > 1 ? ln__mpmc_size(l->ring) + ln__spmc_size(l->owned) : batch_max;
     size_t queue_n = atomic_load_explicit(&l->hint, memory_order_relaxed);
     size_t share = (ring_n + queue_n) / (l->max_threads ? l->max_threads : 1);
     unsigned want = share > batch_max ? batch_max : (share ? (unsigned)share : 1);
+    LN_ASSERT(want >= 1 && want <= LN_BATCH); /* fits the caller's batch */
     if (ring_n + queue_n > 0) ln__lane_note_depth(l, ring_n + queue_n);
 
     unsigned n = 0;
@@ -220,19 +167,7 @@ static unsigned take(ln_lane *l, ln_queue_item *b, unsigned batch_max, unsigned 
         }
     }
     if (n == 0 && (l->ring == NULL || queue_n > 0)) {
-        pthread_mutex_lock(&l->mu);
-        if (!l->stopping) {
-            while (n < want && l->qops->shift(l->q, &b[n]) == 1) n++;
-            size_t left = l->qops->size(l->q);
-            atomic_store_explicit(&l->hint, left, memory_order_relaxed); /* see pool.h */
-            if (n > 0 && l->room_waiters > 0) pthread_cond_broadcast(&l->room_cv);
-            /* Chain wake-up: more work than this worker takes. */
-            if (left > 0 && atomic_load_explicit(&l->nidle, memory_order_relaxed) > l->pending_wakes) {
-                l->pending_wakes++;
-                pthread_cond_signal(&l->work_cv);
-            }
-        }
-        pthread_mutex_unlock(&l->mu);
+        n = ln__lane_take_locked(l, b, want);
     } else if (n > 0 && atomic_load_explicit(&l->nidle, memory_order_relaxed) > 0 &&
                rings_peek(l)) {
         ln__lane_wake_one(l); /* chain wake-up on the lock-free path */
@@ -240,66 +175,19 @@ static unsigned take(ln_lane *l, ln_queue_item *b, unsigned batch_max, unsigned 
     return n;
 }
 
-/* Sleep until woken (or the idle timeout, for a surplus thread). Returns 1
- * when the thread should exit, with mu held; else 0 with mu released. */
-static int sleep_or_exit(ln_lane *l) {
-    pthread_mutex_lock(&l->mu);
-    if (l->stopping) return 1;
-    /* Announce ourselves before the last look at the rings: the
-     * counterpart of the submitter's publish, light barrier, read of nidle
-     * (barrier.h). Lanes without rings take every submit under mu. */
-    atomic_fetch_add_explicit(&l->nidle, 1, memory_order_seq_cst);
-    if (l->ring != NULL) ln__barrier_heavy();
-    if ((l->ring != NULL && (ln__mpmc_ready(l->ring) || ln__spmc_ready(l->owned))) ||
-        l->qops->size(l->q) > 0) {
-        atomic_fetch_sub_explicit(&l->nidle, 1, memory_order_relaxed);
-        pthread_mutex_unlock(&l->mu);
-        return 0;
-    }
-    int timed_out = 0;
-    if (l->nthreads > l->min_threads) {
-        uint64_t deadline = ln__now_ns() + (uint64_t)l->idle_timeout_ms * 1000000u;
-        timed_out = ln__cond_timedwait_ns(&l->work_cv, &l->mu, deadline) == ETIMEDOUT;
-    } else {
-        pthread_cond_wait(&l->work_cv, &l->mu);
-    }
-    atomic_fetch_sub_explicit(&l->nidle, 1, memory_order_relaxed);
-    if (l->pending_wakes > 0) l->pending_wakes--;
-    if (l->stopping) return 1;
-    /* Surplus threads (never on fixed lanes) retire after an idle timeout. */
-    if (timed_out && l->qops->size(l->q) == 0 && l->nthreads > l->min_threads) return 1;
-    pthread_mutex_unlock(&l->mu);
-    return 0;
-}
-
-/* Sample the lane's timestamps (pool.h, sample_mask) while this worker
+/* Sample the lane's timestamps (lane.h, sample_mask) while this worker
  * runs batches of short tasks; time every task again after a long one.
  * relaxed: a hint; written only when it changes, so submitters keep the
  * line shared. */
-static void note_sampling(ln_lane *l, unsigned batch_max) {
+static void note_sampling(ln__lane *l, unsigned batch_max) {
     unsigned want = batch_max >= 8 ? LN_SAMPLE_MASK : 0;
     if (atomic_load_explicit(&l->sample_mask, memory_order_relaxed) != want)
         atomic_store_explicit(&l->sample_mask, want, memory_order_relaxed);
 }
 
-static void thread_exit(ln_thread *self, ln_lane *l) {
-    /* Unlink from 'threads', fold statistics into the lane, become a zombie. */
-    ln_thread **pp = &l->threads;
-    while (*pp != self) pp = &(*pp)->next;
-    *pp = self->next;
-    ln__hist_merge(&l->retired_wait, &self->wait);
-    ln__hist_merge(&l->retired_run, &self->run);
-    l->retired_busy_ns += atomic_load_explicit(&self->busy_ns, memory_order_relaxed);
-    l->retired_alive_ns += ln__now_ns() - self->born_ns;
-    self->next = l->zombies;
-    l->zombies = self;
-    l->nthreads--;
-    if (l->stopping) pthread_cond_broadcast(&l->idle_cv);
-}
-
-static void *worker_main(void *p) {
-    ln_thread *self = p;
-    ln_lane *l = self->lane;
+void *ln__lane_thread_main(void *p) {
+    ln__thread *self = p;
+    ln__lane *l = self->lane;
     ln_pool *pool = l->pool;
     ln_queue_item batch[LN_BATCH];
     unsigned batch_max = 1; /* grows while tasks prove short; see DESIGN */
@@ -330,54 +218,14 @@ static void *worker_main(void *p) {
         if (pool->spin_us > 0 && !spun &&
             !atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) {
             spun = 1;
-            pthread_mutex_lock(&l->mu);
-            l->nspinning++;
-            pthread_mutex_unlock(&l->mu);
+            ln__lane_set_spinning(l, 1);
             spin(l, pool->spin_us);
-            pthread_mutex_lock(&l->mu);
-            l->nspinning--;
-            pthread_mutex_unlock(&l->mu);
+            ln__lane_set_spinning(l, 0);
             continue;
         }
         spun = 0;
-        if (sleep_or_exit(l)) break; /* mu held */
+        if (ln__lane_sleep(l)) break; /* mu held */
     }
-    thread_exit(self, l);
-    pthread_mutex_unlock(&l->mu);
+    ln__lane_thread_exit(l, self); /* releases mu */
     return NULL;
-}
-
-void ln__lane_reap(ln_lane *l) {
-    ln_thread *z = l->zombies;
-    l->zombies = NULL;
-    while (z != NULL) {
-        ln_thread *next = z->next;
-        /* The zombie released mu for the last time before we could take it
-         * and touches nothing shared afterwards: joining under mu is safe. */
-        pthread_join(z->tid, NULL);
-        ln__free(z);
-        z = next;
-    }
-}
-
-int ln__lane_spawn(ln_lane *l) {
-    ln__lane_reap(l);
-    ln_thread *t = ln__calloc(1, sizeof *t);
-    if (t == NULL) return LN_ENOMEM;
-    t->lane = l;
-    t->born_ns = ln__now_ns();
-    atomic_init(&t->busy_ns, 0);
-    /* The thread blocks on mu (held by our caller) until we return, so it
-     * is linked before it first looks at the lane. */
-    t->next = l->threads;
-    l->threads = t;
-    l->nthreads++;
-    int rc = pthread_create(&t->tid, NULL, worker_main, t);
-    if (rc != 0) {
-        l->threads = t->next;
-        l->nthreads--;
-        ln__free(t);
-        return rc == ENOMEM ? LN_ENOMEM : LN_EAGAIN;
-    }
-    return 0;
 }

@@ -1,0 +1,417 @@
+/* lane.c - everything done under a lane's mutex: init and fini, stop,
+ * the worker threads' spawn, sleep, exit and reap, the wake-ups, and the
+ * accounting that drain and the statistics read.
+ *
+ * DESIGN
+ * Each lane owns a task queue (ln_queue_ops), a mutex that guards the queue
+ * and the lane's counters, and its own worker threads; lanes share
+ * nothing, so a long task on one lane never delays the start of a task on
+ * another.
+ *
+ * A push into the queue (ln__lane_queued_locked) wakes a sleeping worker
+ * only when one sleeps, no wake-up is already on its way (pending_wakes)
+ * and no worker is spinning (a spinning worker will see the item by
+ * itself); it grows a lane that has fewer workers on their way than items.
+ * docs/internals/wakeup.md explains why no wake-up is lost.
+ *
+ * Every accepted item ends exactly once: it runs, or it is canceled (by
+ * ln_task_cancel before it started, or by ln_pool_destroy). Counting is
+ * done where items leave the lane -- in the worker after a batch, or in
+ * stop when it purges the queue -- so submitted == finished exactly when
+ * the lane holds nothing and runs nothing; ln__lane_wait_idle waits for
+ * that.
+ *
+ * Exit: an exiting worker moves itself from 'threads' to 'zombies' under
+ * the mutex and does not touch the lane afterwards; zombies are joined by
+ * the next spawn or by stop, which waits for nthreads == 0 first.
+ */
+#include "lane.h"
+
+#include "group.h"
+#include "task.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- life ---------------------------------------------------------------- */
+
+static void free_rings(ln__lane *l) {
+    ln__free(l->ring);
+    ln__free(l->owned);
+    l->ring = NULL;
+    l->owned = NULL;
+}
+
+int ln__lane_init(ln__lane *l, ln_pool *pool, int index, const ln_lane_opts *o) {
+    l->pool = pool;
+    l->index = index;
+    if (o->name != NULL)
+        snprintf(l->name, sizeof l->name, "%s", o->name);
+    else
+        snprintf(l->name, sizeof l->name, "lane%d", index);
+    l->qops = o->queue != NULL ? o->queue : &ln_queue_ring;
+    l->max_queue = o->max_queue;
+    l->min_threads = o->min_threads;
+    l->max_threads = o->max_threads;
+    l->idle_timeout_ms = o->idle_timeout_ms;
+    atomic_init(&l->hint, 0);
+    atomic_init(&l->stop_hint, 0);
+    atomic_init(&l->owner, 0);
+    atomic_init(&l->sample_mask, 0);
+    atomic_init(&l->nidle, 0);
+    atomic_init(&l->finished, 0);
+    atomic_init(&l->completed, 0);
+    atomic_init(&l->canceled, 0);
+    atomic_init(&l->peak, 0);
+    atomic_init(&l->drain_waiters, 0);
+    atomic_init(&l->nbusy, 0);
+    l->policy.gave_up = 0;
+    /* The lock-free front keeps FIFO order, so it may only stand before a
+     * FIFO queue: the built-in ones. A user queue defines its own order. */
+    int fifo = l->qops == &ln_queue_ring || l->qops == &ln_queue_list;
+    if (fifo && o->max_queue == 0 && o->min_threads == o->max_threads) {
+        l->ring = ln__malloc(sizeof *l->ring);
+        l->owned = ln__malloc(sizeof *l->owned);
+        if (l->ring == NULL || l->owned == NULL) {
+            free_rings(l);
+            return LN_ENOMEM;
+        }
+        ln__mpmc_init(l->ring);
+        ln__spmc_init(l->owned);
+    }
+    int rc = l->qops->create(&l->q);
+    if (rc != 0) {
+        free_rings(l);
+        return rc < 0 ? rc : LN_ENOMEM;
+    }
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
+    /* Hold times are tens of ns: spin briefly before sleeping in the kernel. */
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+    int mrc = pthread_mutex_init(&l->mu, &ma);
+    pthread_mutexattr_destroy(&ma);
+    if (mrc != 0) goto fail_q;
+    if (ln__cond_init_monotonic(&l->work_cv) != 0) goto fail_mu;
+    if (pthread_cond_init(&l->room_cv, NULL) != 0) goto fail_work;
+    if (pthread_cond_init(&l->idle_cv, NULL) != 0) goto fail_room;
+    return 0;
+fail_room:
+    pthread_cond_destroy(&l->room_cv);
+fail_work:
+    pthread_cond_destroy(&l->work_cv);
+fail_mu:
+    pthread_mutex_destroy(&l->mu);
+fail_q:
+    l->qops->destroy(l->q);
+    l->q = NULL;
+    free_rings(l);
+    return LN_ENOMEM;
+}
+
+void ln__lane_fini(ln__lane *l) {
+    if (l->q == NULL) return;
+    pthread_cond_destroy(&l->idle_cv);
+    pthread_cond_destroy(&l->room_cv);
+    pthread_cond_destroy(&l->work_cv);
+    pthread_mutex_destroy(&l->mu);
+    l->qops->destroy(l->q);
+    l->q = NULL;
+    free_rings(l);
+}
+
+int ln__lane_start(ln__lane *l) {
+    int rc = 0;
+    pthread_mutex_lock(&l->mu);
+    while (rc == 0 && l->nthreads < l->min_threads) rc = ln__lane_spawn(l);
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+/* Cancel an item that will never run, telling its owner (no lane lock
+ * needed; allowed under one by the lock order). */
+static void item_cancel(const ln_queue_item *it) {
+    ln_group *g = ln__as_group(it->owner);
+    if (g != NULL) {
+        ln__group_finished(g, 1, 1);
+        return;
+    }
+    ln_task *t = ln__as_task(it->owner);
+    if (t != NULL) {
+        ln__task_cancel_queued(t);
+        ln__task_unref(t); /* the queue's reference */
+    }
+}
+
+/* Cancel whatever the rings hold. Safe beside running workers: the rings
+ * are multi-consumer. */
+void ln__lane_purge_rings(ln__lane *l) {
+    ln_queue_item items[32];
+    unsigned n;
+    if (l->ring == NULL) return;
+    while ((n = ln__mpmc_pop(l->ring, items, 32)) > 0 ||
+           (n = ln__spmc_pop(l->owned, items, 32)) > 0) {
+        for (unsigned i = 0; i < n; i++) item_cancel(&items[i]);
+        ln__lane_account(l, n, 0);
+    }
+}
+
+/* Stop a lane, first half: refuse new items, cancel what is queued, wake
+ * everyone. Workers finish the task they are running and cancel the rest
+ * of their batch (they read stop_hint between tasks). Every lane gets this
+ * before any lane is waited for, so no queued task of one lane starts while
+ * destroy waits for a running task of another. */
+void ln__lane_begin_stop(ln__lane *l) {
+    ln_queue_item it;
+    pthread_mutex_lock(&l->mu);
+    l->stopping = 1;
+    /* relaxed: workers and fixed-lane submitters read it as a hint; the
+     * authoritative 'stopping' is read under mu. */
+    atomic_store_explicit(&l->stop_hint, 1, memory_order_relaxed);
+    uint64_t purged = 0;
+    /* Canceling under mu is allowed by the lock order (lane -> task/group/
+     * completion) and runs no user code. */
+    while (l->qops->shift(l->q, &it) == 1) {
+        item_cancel(&it);
+        purged++;
+    }
+    atomic_store_explicit(&l->hint, 0, memory_order_relaxed);
+    pthread_cond_broadcast(&l->work_cv);
+    pthread_cond_broadcast(&l->room_cv);
+    pthread_mutex_unlock(&l->mu);
+    ln__lane_account(l, purged, 0);
+    ln__lane_purge_rings(l);
+}
+
+/* Second half: wait for blocked submitters to leave and every worker to
+ * exit (both signal idle_cv when stopping), and join them. */
+void ln__lane_finish_stop(ln__lane *l) {
+    pthread_mutex_lock(&l->mu);
+    while (l->room_waiters > 0 || l->nthreads > 0) pthread_cond_wait(&l->idle_cv, &l->mu);
+    ln__lane_reap(l);
+    pthread_mutex_unlock(&l->mu);
+}
+
+void ln__lane_wait_idle(ln__lane *l) {
+    pthread_mutex_lock(&l->mu);
+    /* seq_cst with the workers' update of finished: see lane.h. */
+    atomic_fetch_add_explicit(&l->drain_waiters, 1, memory_order_seq_cst);
+    while (atomic_load_explicit(&l->finished, memory_order_seq_cst) != ln__lane_submitted(l))
+        pthread_cond_wait(&l->idle_cv, &l->mu);
+    atomic_fetch_sub_explicit(&l->drain_waiters, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* ---- accounting and wake-ups ---------------------------------------------- */
+
+/* After n items were pushed into q (mu held): count them, publish the
+ * hint, keep the peak, wake a sleeper not already woken, and if sleepers,
+ * spinners and wake-ups on their way are fewer than the items waiting, grow
+ * the lane (a failed start is harmless here: the lane has threads that will
+ * get to it; fixed lanes never grow, they run max_threads already). */
+void ln__lane_queued_locked(ln__lane *l, uint64_t n) {
+    l->slow_submitted += n;
+    size_t size = l->qops->size(l->q);
+    /* relaxed: a hint for spinners and submitters (see lane.h). */
+    atomic_store_explicit(&l->hint, size, memory_order_relaxed);
+    ln__lane_note_depth(l, size);
+    unsigned nidle = atomic_load_explicit(&l->nidle, memory_order_relaxed);
+    unsigned free_idle = nidle > l->pending_wakes ? nidle - l->pending_wakes : 0;
+    if (l->nspinning == 0 && free_idle > 0) {
+        l->pending_wakes++;
+        pthread_cond_signal(&l->work_cv);
+    } else if (size > (size_t)free_idle + l->nspinning && l->nthreads < l->max_threads) {
+        (void)ln__lane_spawn(l);
+    }
+}
+
+uint64_t ln__lane_submitted(ln__lane *l) {
+    if (l->ring == NULL) return l->slow_submitted;
+    return l->slow_submitted + ln__mpmc_pushed(l->ring) + ln__spmc_pushed(l->owned);
+}
+
+void ln__lane_account(ln__lane *l, uint64_t taken, uint64_t ran) {
+    LN_ASSERT(ran <= taken);
+    if (taken == 0) return;
+    /* relaxed: statistics. */
+    if (ran > 0) atomic_fetch_add_explicit(&l->completed, ran, memory_order_relaxed);
+    if (taken > ran) atomic_fetch_add_explicit(&l->canceled, taken - ran, memory_order_relaxed);
+    /* seq_cst pair with drain_waiters: see lane.h. Also releases the
+     * batch's effects to a drainer that acquires finished. */
+    atomic_fetch_add_explicit(&l->finished, taken, memory_order_seq_cst);
+    if (atomic_load_explicit(&l->drain_waiters, memory_order_seq_cst) > 0) {
+        pthread_mutex_lock(&l->mu);
+        pthread_cond_broadcast(&l->idle_cv);
+        pthread_mutex_unlock(&l->mu);
+    }
+}
+
+void ln__lane_wake_one(ln__lane *l) {
+    pthread_mutex_lock(&l->mu);
+    if (atomic_load_explicit(&l->nidle, memory_order_relaxed) > l->pending_wakes) {
+        l->pending_wakes++;
+        pthread_cond_signal(&l->work_cv);
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* ---- statistics ------------------------------------------------------------ */
+
+int ln__lane_stats(ln__lane *l, ln_lane_stats *out) {
+    /* Merged histograms are big (2 x ~4 KiB): keep them off small stacks. */
+    ln__hist *h = ln__calloc(2, sizeof *h);
+    if (h == NULL) return LN_ENOMEM;
+    memset(out, 0, sizeof *out);
+
+    pthread_mutex_lock(&l->mu);
+    /* After the lock: a thread born before we read 'now' is in the list. */
+    uint64_t now = ln__now_ns();
+    snprintf(out->name, sizeof out->name, "%s", l->name);
+    out->threads = l->nthreads;
+    out->busy = atomic_load_explicit(&l->nbusy, memory_order_relaxed);
+    out->min_threads = l->min_threads;
+    out->max_threads = l->max_threads;
+    out->submitted = ln__lane_submitted(l);
+    out->completed = atomic_load_explicit(&l->completed, memory_order_relaxed);
+    out->canceled = atomic_load_explicit(&l->canceled, memory_order_relaxed);
+    out->queued = l->qops->size(l->q);
+    if (l->ring != NULL) out->queued += ln__mpmc_size(l->ring) + ln__spmc_size(l->owned);
+    out->peak_queued = atomic_load_explicit(&l->peak, memory_order_relaxed);
+    uint64_t busy = l->retired_busy_ns, alive = l->retired_alive_ns;
+    ln__hist_merge(&h[0], &l->retired_wait);
+    ln__hist_merge(&h[1], &l->retired_run);
+    for (ln__thread *t = l->threads; t != NULL; t = t->next) {
+        busy += atomic_load_explicit(&t->busy_ns, memory_order_relaxed);
+        alive += now - t->born_ns;
+        ln__hist_merge(&h[0], &t->wait);
+        ln__hist_merge(&h[1], &t->run);
+    }
+    pthread_mutex_unlock(&l->mu);
+
+    out->utilization = alive > 0 ? (double)busy / (double)alive : 0.0;
+    if (out->utilization > 1.0) out->utilization = 1.0;
+    ln__hist_summary(&h[0], &out->wait);
+    ln__hist_summary(&h[1], &out->run);
+    ln__free(h);
+    return 0;
+}
+
+/* ---- threads ---------------------------------------------------------------- */
+
+unsigned ln__lane_take_locked(ln__lane *l, ln_queue_item *b, unsigned want) {
+    unsigned n = 0;
+    pthread_mutex_lock(&l->mu);
+    if (!l->stopping) {
+        while (n < want && l->qops->shift(l->q, &b[n]) == 1) n++;
+        size_t left = l->qops->size(l->q);
+        atomic_store_explicit(&l->hint, left, memory_order_relaxed); /* see lane.h */
+        if (n > 0 && l->room_waiters > 0) pthread_cond_broadcast(&l->room_cv);
+        /* Chain wake-up: more work than this worker takes. */
+        if (left > 0 && atomic_load_explicit(&l->nidle, memory_order_relaxed) > l->pending_wakes) {
+            l->pending_wakes++;
+            pthread_cond_signal(&l->work_cv);
+        }
+    }
+    pthread_mutex_unlock(&l->mu);
+    return n;
+}
+
+void ln__lane_set_spinning(ln__lane *l, int on) {
+    pthread_mutex_lock(&l->mu);
+    if (on) {
+        l->nspinning++;
+    } else {
+        LN_ASSERT(l->nspinning > 0);
+        l->nspinning--;
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* The worker's side of the no-lost-wake-up protocol (wakeup.md). */
+int ln__lane_sleep(ln__lane *l) {
+    pthread_mutex_lock(&l->mu);
+    if (l->stopping) return 1;
+    /* Announce ourselves before the last look at the rings: the
+     * counterpart of the submitter's publish, light barrier, read of nidle
+     * (barrier.h). Lanes without rings take every submit under mu. */
+    atomic_fetch_add_explicit(&l->nidle, 1, memory_order_seq_cst);
+    if (l->ring != NULL) ln__barrier_heavy();
+    if ((l->ring != NULL && (ln__mpmc_ready(l->ring) || ln__spmc_ready(l->owned))) ||
+        l->qops->size(l->q) > 0) {
+        atomic_fetch_sub_explicit(&l->nidle, 1, memory_order_relaxed);
+        pthread_mutex_unlock(&l->mu);
+        return 0;
+    }
+    int timed_out = 0;
+    if (l->nthreads > l->min_threads) {
+        uint64_t deadline = ln__now_ns() + (uint64_t)l->idle_timeout_ms * 1000000u;
+        timed_out = ln__cond_timedwait_ns(&l->work_cv, &l->mu, deadline) == ETIMEDOUT;
+    } else {
+        pthread_cond_wait(&l->work_cv, &l->mu);
+    }
+    LN_ASSERT(atomic_load_explicit(&l->nidle, memory_order_relaxed) > 0);
+    atomic_fetch_sub_explicit(&l->nidle, 1, memory_order_relaxed);
+    if (l->pending_wakes > 0) l->pending_wakes--;
+    if (l->stopping) return 1;
+    /* Surplus threads (never on fixed lanes) retire after an idle timeout. */
+    if (timed_out && l->qops->size(l->q) == 0 && l->nthreads > l->min_threads) return 1;
+    pthread_mutex_unlock(&l->mu);
+    return 0;
+}
+
+void ln__lane_thread_exit(ln__lane *l, ln__thread *self) {
+    /* Unlink from 'threads', fold statistics into the lane, become a zombie. */
+    LN_ASSERT(l->nthreads > 0);
+    ln__thread **pp = &l->threads;
+    while (*pp != self) {
+        LN_ASSERT(*pp != NULL); /* a live thread is on the list */
+        pp = &(*pp)->next;
+    }
+    *pp = self->next;
+    ln__hist_merge(&l->retired_wait, &self->wait);
+    ln__hist_merge(&l->retired_run, &self->run);
+    l->retired_busy_ns += atomic_load_explicit(&self->busy_ns, memory_order_relaxed);
+    l->retired_alive_ns += ln__now_ns() - self->born_ns;
+    self->next = l->zombies;
+    l->zombies = self;
+    l->nthreads--;
+    if (l->stopping) pthread_cond_broadcast(&l->idle_cv);
+    pthread_mutex_unlock(&l->mu);
+}
+
+void ln__lane_reap(ln__lane *l) {
+    ln__thread *z = l->zombies;
+    l->zombies = NULL;
+    while (z != NULL) {
+        ln__thread *next = z->next;
+        /* The zombie released mu for the last time before we could take it
+         * and touches nothing shared afterwards: joining under mu is safe. */
+        pthread_join(z->tid, NULL);
+        ln__free(z);
+        z = next;
+    }
+}
+
+int ln__lane_spawn(ln__lane *l) {
+    ln__lane_reap(l);
+    ln__thread *t = ln__calloc(1, sizeof *t);
+    if (t == NULL) return LN_ENOMEM;
+    t->lane = l;
+    t->born_ns = ln__now_ns();
+    atomic_init(&t->busy_ns, 0);
+    /* The thread blocks on mu (held by our caller) until we return, so it
+     * is linked before it first looks at the lane. */
+    t->next = l->threads;
+    l->threads = t;
+    l->nthreads++;
+    int rc = pthread_create(&t->tid, NULL, ln__lane_thread_main, t);
+    if (rc != 0) {
+        l->threads = t->next;
+        l->nthreads--;
+        ln__free(t);
+        return rc == ENOMEM ? LN_ENOMEM : LN_EAGAIN;
+    }
+    return 0;
+}
