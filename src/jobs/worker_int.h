@@ -21,11 +21,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#ifndef LN_ASSERT /* until internal.h has it: checked in debug builds */
-#include <assert.h>
-#define LN_ASSERT(c) assert(c)
-#endif
-
 struct ln_job {
     ln_worker *w;
     ln__job_taken t;
