@@ -8,6 +8,8 @@
 #   - with the job queue: tests/test_install_jobs.c builds against
 #     `pkg-config lanes-jobs`, shared and (liblanes*.a + --static) static,
 #     and runs
+#   - a CMake project finds both with find_package(lanes) (lanes::lanes,
+#     lanes::jobs_static)
 # LD_LIBRARY_PATH points the programs at the temporary prefix.
 #
 #   test_install.sh SRCDIR BUILDDIR LIBDIR WITH_JOBS(0|1) CC
@@ -160,6 +162,40 @@ if [ "$with_jobs" = 1 ]; then
   out=$("$prefix/bin/lanes" --version 2>&1)
   [ "$out" = "lanes $version" ] || fail "installed 'lanes --version' printed: $out"
   ok "lanes --version: $out"
+fi
+
+# ---- find_package(lanes) from a CMake project outside the tree
+mkdir -p "$tmp/consumer"
+cat >"$tmp/consumer/CMakeLists.txt" <<EOF
+cmake_minimum_required(VERSION 3.16)
+project(lanes_consumer C)
+find_package(lanes $version REQUIRED)
+add_executable(quickstart "$src/examples/quickstart.c")
+target_link_libraries(quickstart PRIVATE lanes::lanes)
+if(lanes_HAVE_JOBS)
+  add_executable(jobs_static "$src/tests/test_install_jobs.c")
+  target_link_libraries(jobs_static PRIVATE lanes::jobs_static)
+endif()
+EOF
+if cmake -S "$tmp/consumer" -B "$tmp/consumer/build" -DCMAKE_PREFIX_PATH="$prefix" \
+     -DCMAKE_C_COMPILER="$cc" >"$tmp/consumer.log" 2>&1 &&
+   cmake --build "$tmp/consumer/build" >>"$tmp/consumer.log" 2>&1; then
+  out=$("$tmp/consumer/build/quickstart" 2>&1)
+  case $out in
+    *"12 squared is 144"*) ok "find_package(lanes): lanes::lanes: $out" ;;
+    *) fail "find_package(lanes) quickstart printed: $out" ;;
+  esac
+  if [ "$with_jobs" = 1 ]; then
+    mkdir -p "$tmp/cmake"
+    if out=$("$tmp/consumer/build/jobs_static" "$tmp/cmake" 2>&1); then
+      ok "find_package(lanes): lanes::jobs_static: $out"
+    else
+      fail "find_package(lanes) jobs program: $out"
+    fi
+  fi
+else
+  cat "$tmp/consumer.log"
+  fail "a CMake project cannot use find_package(lanes) and its targets"
 fi
 
 if [ "$fails" -gt 0 ]; then
