@@ -3,12 +3,17 @@
 #
 #   make          build (build/)
 #   make test     install missing Debian/npm packages, build the plain,
-#                 TSan and ASan+UBSan trees, start redis-server on a free
-#                 loopback port, run every test in one CTest run
+#                 TSan and ASan+UBSan trees (the sanitizer trees with the
+#                 debug checks, LN_DEBUG), start redis-server on a free
+#                 loopback port, run every test in one CTest run (the
+#                 format check and the install test included)
 #   make demo     install what is missing, build, rerun the experiments
 #                 quickly and print the figures
 #   make bench    the same at full size, into results/
-#   make install  install the library, headers, pkg-config file and CLI
+#   make install  install liblanes and liblanes-jobs, the headers, lanes.pc,
+#                 lanes-jobs.pc and the `lanes` command (PREFIX=/usr/local)
+#   make format   apply .clang-format to the files `make test` checks
+#                 (scripts/check-format.sh)
 
 JOBS     ?= 2
 BUILD    ?= build
@@ -49,8 +54,7 @@ install: all
 	$(CMAKE) --install $(BUILD)
 
 format:
-	clang-format -i include/*.h include/lanes/*.h src/*.c src/*.h src/*/*.c src/*/*.h \
-	  tests/*.c tests/*.h bench/*.c cli/*.c 2>/dev/null || true
+	scripts/check-format.sh --fix
 
 clean:
 	rm -rf build build-tsan build-asan

@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef LN_SOURCE_DIR
-#define LN_SOURCE_DIR "."
+#ifndef CLI_SOURCE_DIR
+#define CLI_SOURCE_DIR "."
 #endif
 
 const char *cli_source_dir(void) {
     const char *dir = getenv("LANES_SOURCE_DIR");
-    return dir && *dir ? dir : LN_SOURCE_DIR;
+    return dir && *dir ? dir : CLI_SOURCE_DIR;
 }
 
 void cli_sha256_hex(const void *data, size_t len, char hex[65]) {

@@ -12,7 +12,7 @@ typedef struct cli_script {
 } cli_script;
 
 /* The source tree the experiments were built from: $LANES_SOURCE_DIR, else
- * the LN_SOURCE_DIR of the build. Static storage or the environment. */
+ * the CLI_SOURCE_DIR of the build. Static storage or the environment. */
 const char *cli_source_dir(void);
 
 /* Read files[0..] (up to the first NULL or max entries), relative to dir,

@@ -7,14 +7,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The functions declared here are LN_EXTERN: liblanes.so exports them under
+ * their ln__ names (no installed header declares them) because
+ * liblanes-jobs.so calls them, and must share the core's allocator state
+ * rather than compile a copy (src/jobs/CMakeLists.txt). Everything else
+ * internal to liblanes is hidden. */
+
 /* The allocator chosen with ln_set_allocator (libc by default). Every
  * allocation inside liblanes goes through these, so a test can fail the Nth
  * one and check for LN_ENOMEM and no leak. */
-void *ln__malloc(size_t size);
-void *ln__calloc(size_t count, size_t size);
-void *ln__realloc(void *ptr, size_t size);
-void ln__free(void *ptr);
-char *ln__strdup(const char *s); /* NULL for NULL or no memory */
+LN_EXTERN void *ln__malloc(size_t size);
+LN_EXTERN void *ln__calloc(size_t count, size_t size);
+LN_EXTERN void *ln__realloc(void *ptr, size_t size);
+LN_EXTERN void ln__free(void *ptr);
+LN_EXTERN char *ln__strdup(const char *s); /* NULL for NULL or no memory */
 
 /* Cache line size used to keep producer and consumer fields apart. */
 #define LN_CACHE_LINE 64
@@ -47,13 +53,14 @@ void ln__assert_fail(const char *expr, const char *file, int line);
 #define LN_UNUSED(x) ((void)(x))
 
 /* Monotonic time in ns (CLOCK_MONOTONIC). */
-uint64_t ln__now_ns(void);
+LN_EXTERN uint64_t ln__now_ns(void);
 
 /* pthread_cond_t bound to CLOCK_MONOTONIC, for timed waits. */
 #include <pthread.h>
-int ln__cond_init_monotonic(pthread_cond_t *cond);
+LN_EXTERN int ln__cond_init_monotonic(pthread_cond_t *cond);
 /* Timed wait until an absolute CLOCK_MONOTONIC deadline in ns: 0 or
  * ETIMEDOUT (positive errno, as pthread returns). */
-int ln__cond_timedwait_ns(pthread_cond_t *cond, pthread_mutex_t *mu, uint64_t deadline_ns);
+LN_EXTERN int ln__cond_timedwait_ns(pthread_cond_t *cond, pthread_mutex_t *mu,
+                                    uint64_t deadline_ns);
 
 #endif

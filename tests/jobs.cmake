@@ -1,9 +1,6 @@
 # Tests of the durable job queue (include/lanes/jobs.h, src/jobs, the
 # `lanes jobs` / `lanes worker` commands). Built when src/jobs is (sqlite3
-# and jansson found).
-if(NOT SQLITE3_FOUND OR NOT JANSSON_FOUND)
-  return()
-endif()
+# and jansson found; tests/CMakeLists.txt includes this area only then).
 
 # The SQLite store from inside: bad files, schema versions and upgrades,
 # query plans, counters, lock waits, backend-level fencing, allocation
@@ -20,12 +17,12 @@ set(LN_CONF_SOURCES
     conformance/conf_lease.c conformance/conf_badinput.c
     conformance/conf_rules.c)
 set(LN_CONF_LIBS "")
-if(HIREDIS_FOUND)
+if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it
 endif()
 ln_test(NAME test_conformance TEST conformance/sqlite SOURCES ${LN_CONF_SOURCES}
         LIBS ${LN_CONF_LIBS} ARGS sqlite TIMEOUT 120 LABELS "jobs;conformance")
-if(HIREDIS_FOUND)
+if(LN_HAVE_REDIS)
   target_compile_definitions(test_conformance PRIVATE CONF_HAVE_HIREDIS=1)
   ln_test(NAME test_conformance TEST conformance/redis ARGS redis TIMEOUT 120
           LABELS "jobs;redis;conformance")

@@ -16,8 +16,7 @@
 # Tests needing Redis read LANES_TEST_REDIS_URL (scripts/with-services.sh
 # sets it in `make test`) and exit 77 (skipped) without it.
 
-if(NOT HIREDIS_FOUND OR NOT SQLITE3_FOUND OR NOT JANSSON_FOUND
-   OR NOT EXISTS ${PROJECT_SOURCE_DIR}/src/jobs/redis.c)
+if(NOT LN_HAVE_REDIS)
   return()
 endif()
 
@@ -33,7 +32,7 @@ ln_test(NAME test_redis_wait SOURCES test_redis_wait.c LIBS PkgConfig::HIREDIS
         TIMEOUT 120)
 
 add_executable(redis_peer redis_peer.c)
-target_link_libraries(redis_peer PRIVATE lanes_static)
+target_link_libraries(redis_peer PRIVATE lanes_jobs_static)
 
 set(LN_REDIS_CLI "")
 if(TARGET lanes_cli)

@@ -25,7 +25,11 @@ ln_test(NAME test_writepath_unit SOURCES test_writepath_unit.c
 ln_test(NAME test_writepath_concurrency SOURCES test_writepath_concurrency.c
         LIBS writepath_core TIMEOUT 60)
 
-foreach(case lifecycle validation load trace redis)
+set(LN_WRITEPATH_CASES lifecycle validation load trace)
+if(LN_HAVE_REDIS) # the queue in Redis needs liblanes-jobs' Redis store
+  list(APPEND LN_WRITEPATH_CASES redis)
+endif()
+foreach(case ${LN_WRITEPATH_CASES})
   add_test(NAME test_writepath/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_writepath.sh ${case}
                    $<TARGET_FILE:writepath> $<TARGET_FILE:writepath_worker>

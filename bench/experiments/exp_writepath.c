@@ -39,8 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef LN_SOURCE_DIR
-#define LN_SOURCE_DIR "."
+#ifndef CLI_SOURCE_DIR
+#define CLI_SOURCE_DIR "."
 #endif
 
 extern char **environ;
@@ -161,7 +161,7 @@ static int locate(wp_run *r, exp_ctx *ctx) {
     char dir[PATH_MAX], self[PATH_MAX];
     const char *env = getenv("LANES_WRITEPATH_DIR");
     const char *src = getenv("LANES_SOURCE_DIR");
-    src = src && *src ? src : LN_SOURCE_DIR;
+    src = src && *src ? src : CLI_SOURCE_DIR;
     int bad = 0;
     if (env && *env) {
         bad |= join(dir, sizeof dir, env, "");

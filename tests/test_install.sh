@@ -1,0 +1,205 @@
+#!/bin/sh
+# test_install.sh - install a build tree into a temporary prefix and use it
+# the way a program outside the tree would (tests/install.cmake):
+#   - the libraries, headers, .pc files and the `lanes` command are there;
+#     the .pc files name the prefix installed into and lanes.h's version
+#   - examples/quickstart.c builds with `pkg-config --cflags --libs lanes`
+#     and runs; liblanes.so needs no store library (readelf -d)
+#   - with the job queue: tests/test_install_jobs.c builds against
+#     `pkg-config lanes-jobs`, shared and (liblanes*.a + --static) static,
+#     and runs
+#   - a CMake project finds both with find_package(lanes) (lanes::lanes,
+#     lanes::jobs_static)
+# LD_LIBRARY_PATH points the programs at the temporary prefix.
+#
+#   test_install.sh SRCDIR BUILDDIR LIBDIR WITH_JOBS(0|1) CC
+set -u
+src=${1:?usage: test_install.sh SRCDIR BUILDDIR LIBDIR WITH_JOBS CC}
+build=${2:?}
+libdir_rel=${3:?}
+with_jobs=${4:?}
+cc=${5:?}
+
+for tool in pkg-config readelf cmake; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "SKIP: $tool not found"
+    exit 77
+  fi
+done
+case $libdir_rel in
+  /*) echo "SKIP: CMAKE_INSTALL_LIBDIR is absolute ($libdir_rel): --prefix cannot move it"; exit 77 ;;
+esac
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/lanes-install.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+prefix=$tmp/prefix
+libdir=$prefix/$libdir_rel
+fails=0
+fail() {
+  echo "FAIL: $*"
+  fails=$((fails + 1))
+}
+ok() { echo "ok: $*"; }
+
+version=$(sed -n 's/^#define LN_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' \
+          "$src/include/lanes.h" | paste -sd. -)
+major=${version%%.*}
+
+if ! cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1; then
+  cat "$tmp/install.log"
+  echo "FAIL: cmake --install $build --prefix $prefix"
+  exit 1
+fi
+ok "cmake --install into $prefix"
+
+# ---- what is installed
+expect="include/lanes.h include/lanes/uv.h bin/lanes
+        $libdir_rel/liblanes.so $libdir_rel/liblanes.so.$major $libdir_rel/liblanes.a
+        $libdir_rel/pkgconfig/lanes.pc"
+unexpected=""
+if [ "$with_jobs" = 1 ]; then
+  expect="$expect include/lanes/jobs.h $libdir_rel/liblanes-jobs.so
+          $libdir_rel/liblanes-jobs.so.$major $libdir_rel/liblanes-jobs.a
+          $libdir_rel/pkgconfig/lanes-jobs.pc"
+else
+  # a core-only build installs neither the job queue nor the CLI
+  expect=$(echo "$expect" | sed 's| bin/lanes||')
+  unexpected="include/lanes/jobs.h $libdir_rel/pkgconfig/lanes-jobs.pc bin/lanes"
+fi
+for f in $expect; do
+  [ -e "$prefix/$f" ] || fail "not installed: $f"
+done
+for f in $unexpected; do
+  [ ! -e "$prefix/$f" ] || fail "installed without the job queue: $f"
+done
+ok "installed files"
+
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# ---- lanes.pc
+[ "$(pkg-config --modversion lanes)" = "$version" ] ||
+  fail "lanes.pc Version $(pkg-config --modversion lanes), lanes.h says $version"
+[ "$(pkg-config --variable=prefix lanes)" = "$prefix" ] ||
+  fail "lanes.pc prefix $(pkg-config --variable=prefix lanes), installed into $prefix"
+if pkg-config --print-requires --print-requires-private lanes | grep -q .; then
+  fail "lanes.pc requires: $(pkg-config --print-requires --print-requires-private lanes | tr '\n' ' ')"
+fi
+ok "lanes.pc: version $version, prefix, no Requires"
+
+# ---- liblanes.so needs no store library
+needed=$(readelf -d "$libdir/liblanes.so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+echo "liblanes.so NEEDED: $(echo $needed)"
+if echo "$needed" | grep -Eiq 'sqlite|jansson|hiredis|crypto|ssl|uv'; then
+  fail "liblanes.so needs a library beyond libc/pthreads: $(echo $needed)"
+fi
+readelf -d "$libdir/liblanes.so" | grep -q "SONAME.*\[liblanes\.so\.$major\]" ||
+  fail "liblanes.so has no SONAME liblanes.so.$major"
+
+# ---- quickstart against pkg-config lanes
+# shellcheck disable=SC2046
+if $cc -o "$tmp/quickstart" "$src/examples/quickstart.c" $(pkg-config --cflags --libs lanes) \
+     2>"$tmp/cc.log"; then
+  out=$("$tmp/quickstart" 2>&1)
+  case $out in
+    *"12 squared is 144"*) ok "quickstart built with pkg-config lanes: $out" ;;
+    *) fail "quickstart printed: $out" ;;
+  esac
+  if readelf -d "$tmp/quickstart" | grep NEEDED | grep -Eiq 'sqlite|jansson|hiredis|lanes-jobs'; then
+    fail "quickstart links a store library"
+  fi
+else
+  cat "$tmp/cc.log"
+  fail "quickstart does not build with pkg-config lanes"
+fi
+
+if [ "$with_jobs" = 1 ]; then
+  # ---- lanes-jobs.pc
+  [ "$(pkg-config --modversion lanes-jobs)" = "$version" ] ||
+    fail "lanes-jobs.pc Version $(pkg-config --modversion lanes-jobs), lanes.h says $version"
+  pkg-config --print-requires lanes-jobs | grep -q '^lanes' ||
+    fail "lanes-jobs.pc does not require lanes"
+  ok "lanes-jobs.pc: requires $(pkg-config --print-requires lanes-jobs | tr '\n' ' ');" \
+     "private $(pkg-config --print-requires-private lanes-jobs | tr '\n' ' ')"
+  jneeded=$(readelf -d "$libdir/liblanes-jobs.so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+  echo "liblanes-jobs.so NEEDED: $(echo $jneeded)"
+  echo "$jneeded" | grep -q "^liblanes\.so\.$major$" ||
+    fail "liblanes-jobs.so does not need liblanes.so.$major"
+
+  # shared
+  # shellcheck disable=SC2046
+  if $cc -o "$tmp/jobs_shared" "$src/tests/test_install_jobs.c" \
+       $(pkg-config --cflags --libs lanes-jobs) 2>"$tmp/cc.log"; then
+    mkdir -p "$tmp/shared"
+    if out=$("$tmp/jobs_shared" "$tmp/shared" 2>&1); then
+      ok "jobs program built with pkg-config lanes-jobs: $out"
+    else
+      fail "jobs program (shared): $out"
+    fi
+  else
+    cat "$tmp/cc.log"
+    fail "jobs program does not build with pkg-config lanes-jobs"
+  fi
+
+  # static: the two archives, then what --static says they need
+  libs=$(pkg-config --static --libs lanes-jobs | sed -e 's/-llanes-jobs//' -e 's/-llanes\b//')
+  # shellcheck disable=SC2046,SC2086
+  if $cc -o "$tmp/jobs_static" "$src/tests/test_install_jobs.c" \
+       $(pkg-config --cflags lanes-jobs) "$libdir/liblanes-jobs.a" "$libdir/liblanes.a" \
+       $libs 2>"$tmp/cc.log"; then
+    mkdir -p "$tmp/static"
+    if out=$(env -u LD_LIBRARY_PATH "$tmp/jobs_static" "$tmp/static" 2>&1); then
+      ok "jobs program linked statically (pkg-config --static lanes-jobs): $out"
+    else
+      fail "jobs program (static): $out"
+    fi
+  else
+    cat "$tmp/cc.log"
+    fail "jobs program does not link with liblanes-jobs.a and pkg-config --static lanes-jobs"
+  fi
+
+  # ---- the command
+  out=$("$prefix/bin/lanes" --version 2>&1)
+  [ "$out" = "lanes $version" ] || fail "installed 'lanes --version' printed: $out"
+  ok "lanes --version: $out"
+fi
+
+# ---- find_package(lanes) from a CMake project outside the tree
+mkdir -p "$tmp/consumer"
+cat >"$tmp/consumer/CMakeLists.txt" <<EOF
+cmake_minimum_required(VERSION 3.16)
+project(lanes_consumer C)
+find_package(lanes $version REQUIRED)
+add_executable(quickstart "$src/examples/quickstart.c")
+target_link_libraries(quickstart PRIVATE lanes::lanes)
+if(lanes_HAVE_JOBS)
+  add_executable(jobs_static "$src/tests/test_install_jobs.c")
+  target_link_libraries(jobs_static PRIVATE lanes::jobs_static)
+endif()
+EOF
+if cmake -S "$tmp/consumer" -B "$tmp/consumer/build" -DCMAKE_PREFIX_PATH="$prefix" \
+     -DCMAKE_C_COMPILER="$cc" >"$tmp/consumer.log" 2>&1 &&
+   cmake --build "$tmp/consumer/build" >>"$tmp/consumer.log" 2>&1; then
+  out=$("$tmp/consumer/build/quickstart" 2>&1)
+  case $out in
+    *"12 squared is 144"*) ok "find_package(lanes): lanes::lanes: $out" ;;
+    *) fail "find_package(lanes) quickstart printed: $out" ;;
+  esac
+  if [ "$with_jobs" = 1 ]; then
+    mkdir -p "$tmp/cmake"
+    if out=$("$tmp/consumer/build/jobs_static" "$tmp/cmake" 2>&1); then
+      ok "find_package(lanes): lanes::jobs_static: $out"
+    else
+      fail "find_package(lanes) jobs program: $out"
+    fi
+  fi
+else
+  cat "$tmp/consumer.log"
+  fail "a CMake project cannot use find_package(lanes) and its targets"
+fi
+
+if [ "$fails" -gt 0 ]; then
+  echo "$fails check(s) failed"
+  exit 1
+fi
+echo "all install checks passed"
