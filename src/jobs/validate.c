@@ -96,7 +96,8 @@ int ln__jobs_check_id(const char *id, char *err, size_t errsize) {
  * (integers past 64 bits, 1e400, lone surrogate escapes). It checks no
  * UTF-8, which jansson's json_stringn() does. It is the slow path (a
  * private in-memory connection per call, ~13 us): only texts jansson
- * refused get here. 1 = valid, 0 = not, -1 = SQLite failed. */
+ * refused get here. data holds no NUL byte (the callers see to it).
+ * 1 = valid, 0 = not, -1 = SQLite failed. */
 static int rfc8259_valid(const char *data, size_t n) {
     json_t *utf8 = json_stringn(data, n);
     if (utf8 == NULL) return 0;
@@ -139,6 +140,16 @@ int ln__jobs_check_json(const char *data, size_t max, size_t *len,
     json_decref(v);
     *len = n;
     return 0;
+}
+
+/* A NUL byte is never part of a JSON text (both libraries would stop at
+ * it and take the text before). */
+int ln_jobs_json_valid(const char *text, size_t len) {
+    if (text == NULL || memchr(text, '\0', len) != NULL) return 0;
+    json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+    int ok = v != NULL || rfc8259_valid(text, len) == 1;
+    json_decref(v);
+    return ok;
 }
 
 static int hex_field(const char *p, size_t n, int *all_zero) {

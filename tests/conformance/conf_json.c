@@ -155,7 +155,22 @@ static void case_json_result_and_progress_byte_for_byte(conf_ctx *c) {
     free(deep);
 }
 
+/* ln_jobs_json_valid says what the stores take, for any length. */
+static void case_json_valid_agrees(conf_ctx *c) {
+    (void)c;
+    for (size_t i = 0; i < CONF_NELEM(accepted); i++)
+        CHECK(ln_jobs_json_valid(accepted[i], strlen(accepted[i])));
+    for (size_t i = 0; i < CONF_NELEM(refused); i++)
+        CHECK(!ln_jobs_json_valid(refused[i], strlen(refused[i])));
+    CHECK(!ln_jobs_json_valid("1\0", 2));
+    CHECK(!ln_jobs_json_valid("1e400\0", 6));
+    CHECK(!ln_jobs_json_valid("\"\\ud800\0\"", 9));
+    CHECK(ln_jobs_json_valid("[1e400]x", 7));
+    CHECK(!ln_jobs_json_valid(NULL, 0));
+}
+
 const conf_case conf_json_cases[] = {
+    CONF_CASE(json_valid_agrees),
     CONF_CASE(json_data_byte_for_byte),
     CONF_CASE(json_data_refused),
     CONF_CASE(json_result_and_progress_byte_for_byte),
