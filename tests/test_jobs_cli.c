@@ -340,6 +340,15 @@ TEST(worker_exec_json_stdout_as_printed) {
         ln_job_info_clear(&info);
     }
     ln_jobs_close(jobs);
+    /* `lanes jobs get/list --json` hand the stored text back as it is. */
+    CHECK_EQ(LANES(out, "jobs", url, "get", "q", "1", "--json"), 0);
+    CHECK(strstr(out, ",\"result\":{\"total\":100000000000000000000,\"ok\":true}") != NULL);
+    CHECK(ln_jobs_json_valid(out, strlen(out)));
+    CHECK_EQ(LANES(out, "jobs", url, "list", "q", "completed", "--json"), 0);
+    CHECK(ln_jobs_json_valid(out, strlen(out)));
+    CHECK(strstr(out, ",\"result\":[1e400, -0],") != NULL);
+    CHECK(strstr(out, ",\"result\":\"\\ud800\",") != NULL);
+    CHECK(strstr(out, ",\"result\":\"[1,]\",") != NULL);
     jt_cleanup();
 }
 
