@@ -282,29 +282,58 @@ static int cmd_counts(ln_jobs *jobs, args *a) {
     return CLI_EXIT_OK;
 }
 
-/* JSON text -> value (embedded as JSON), or null. */
-static json_t *embed(const char *text) {
-    if (text == NULL) return json_null();
-    json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
-    return v != NULL ? v : json_string(text);
-}
-
-static json_t *info_json(const ln_job_info *i) {
+/* The fields of a job jansson writes: all but data, result and progress
+ * (print_info_json writes those as stored). */
+static json_t *info_fields(const ln_job_info *i) {
     json_t *o = json_pack(
-        "{s:s,s:s,s:s?,s:o,s:i,s:b,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:I}", "id", i->id, "state",
-        ln_job_state_name(i->state), "name", i->name, "data", embed(i->data), "priority",
+        "{s:s,s:s,s:s?,s:i,s:b,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:I}", "id", i->id, "state",
+        ln_job_state_name(i->state), "name", i->name, "priority",
         i->priority, "lifo", i->lifo, "attempts", i->attempts, "attempts_made", i->attempts_made,
         "attempts_started", i->attempts_started, "stalled", i->stalled, "created_ms",
         (json_int_t)i->created_ms, "run_at_ms", (json_int_t)i->run_at_ms, "started_ms",
         (json_int_t)i->started_ms, "finished_ms", (json_int_t)i->finished_ms);
-    if (o == NULL) return json_null();
-    json_object_set_new(o, "result", embed(i->result));
-    json_object_set_new(o, "progress", embed(i->progress));
+    if (o == NULL) return NULL;
     json_object_set_new(o, "failed_reason",
                         i->failed_reason ? json_string(i->failed_reason) : json_null());
     json_object_set_new(o, "traceparent",
                         i->traceparent ? json_string(i->traceparent) : json_null());
     return o;
+}
+
+/* A stored JSON text as a member value: as stored (jansson would turn
+ * 100000000000000000000 or "\ud800" into something else), without the
+ * whitespace around it; text that is not JSON as a JSON string. */
+static void print_embedded(const char *key, const char *text) {
+    printf(",\"%s\":", key);
+    if (text == NULL) {
+        fputs("null", stdout);
+        return;
+    }
+    const char *ws = " \t\n\r";
+    size_t skip = strspn(text, ws), len = strlen(text + skip);
+    while (len > 0 && strchr(ws, text[skip + len - 1]) != NULL) len--;
+    if (ln_jobs_json_valid(text + skip, len)) {
+        fwrite(text + skip, 1, len, stdout);
+        return;
+    }
+    json_t *s = json_string(text);
+    char *out = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
+    fputs(out ? out : "null", stdout);
+    free(out);
+    json_decref(s);
+}
+
+/* A job as one compact JSON object (no newline). */
+static void print_info_json(const ln_job_info *i) {
+    json_t *o = info_fields(i);
+    char *fields = o ? json_dumps(o, JSON_COMPACT | JSON_EMBED) : NULL;
+    json_decref(o);
+    printf("{%s", fields ? fields : "\"id\":null");
+    free(fields);
+    print_embedded("data", i->data);
+    print_embedded("result", i->result);
+    print_embedded("progress", i->progress);
+    putchar('}');
 }
 
 static void print_info_text(const ln_job_info *i, int full) {
@@ -328,9 +357,10 @@ static int cmd_get(ln_jobs *jobs, args *a) {
     ln_job_info info;
     int err = ln_jobs_get(jobs, a->pos[0], a->pos[1], &info);
     if (err != 0) return fail(jobs, "get", err);
-    if (a->json)
-        print_json(info_json(&info));
-    else
+    if (a->json) {
+        print_info_json(&info);
+        putchar('\n');
+    } else
         print_info_text(&info, 1);
     ln_job_info_clear(&info);
     return CLI_EXIT_OK;
@@ -349,17 +379,16 @@ static int cmd_list(ln_jobs *jobs, args *a) {
     size_t n;
     int err = ln_jobs_list(jobs, a->pos[0], state, (size_t)offset, (size_t)limit, &infos, &n);
     if (err != 0) return fail(jobs, "list", err);
-    json_t *arr = json_array();
+    if (a->json) putchar('[');
     for (size_t i = 0; i < n; i++) {
-        if (a->json)
-            json_array_append_new(arr, info_json(&infos[i]));
-        else
+        if (a->json) {
+            if (i > 0) putchar(',');
+            print_info_json(&infos[i]);
+        } else {
             print_info_text(&infos[i], 0);
+        }
     }
-    if (a->json)
-        print_json(arr);
-    else
-        json_decref(arr);
+    if (a->json) puts("]");
     ln_job_info_free_array(infos, n);
     return CLI_EXIT_OK;
 }

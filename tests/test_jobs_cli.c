@@ -305,6 +305,53 @@ TEST(worker_exec_keeps_utf8_and_names_a_nul) {
     jt_cleanup();
 }
 
+/* Stdout that is JSON (RFC 8259, as JSON.parse reads it) is the result as
+ * printed, even where jansson cannot hold it: past 64 bits, 1e400, a lone
+ * surrogate escape. Only other text becomes a JSON string. */
+static const char json_sh[] =
+    "case \"$LANES_JOB_NAME\" in\n"
+    "  big) printf '{\"total\":100000000000000000000,\"ok\":true}\\n' ;;\n"
+    "  huge) printf '[1e400, -0]' ;;\n"
+    "  lone) printf '\"\\\\ud800\"' ;;\n"
+    "  comma) printf '[1,]' ;;\n"
+    "esac\n";
+
+TEST(worker_exec_json_stdout_as_printed) {
+    char url[512], out[4096];
+    snprintf(url, sizeof url, "%s", jt_url("j"));
+    const char *names[] = {"big", "huge", "lone", "comma"};
+    const char *want[] = {"{\"total\":100000000000000000000,\"ok\":true}",
+                          "[1e400, -0]", "\"\\ud800\"", "\"[1,]\""};
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ(LANES(out, "jobs", url, "add", "q", names[i], "{}"), 0);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec",
+                   "/bin/sh", "-c", json_sh, "json"), 0);
+    ln_jobs *jobs = jt_open(url);
+    for (int i = 0; i < 4; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "%d", i + 1);
+        ln_job_info info;
+        CHECK_EQ(ln_jobs_get(jobs, "q", id, &info), 0);
+        CHECK_EQ(info.state, LN_JOB_COMPLETED);
+        if (info.result == NULL || strcmp(info.result, want[i]) != 0)
+            fprintf(stderr, "%s: result %s, expected %s\n", names[i],
+                    info.result ? info.result : "NULL", want[i]);
+        CHECK(info.result != NULL && strcmp(info.result, want[i]) == 0);
+        ln_job_info_clear(&info);
+    }
+    ln_jobs_close(jobs);
+    /* `lanes jobs get/list --json` hand the stored text back as it is. */
+    CHECK_EQ(LANES(out, "jobs", url, "get", "q", "1", "--json"), 0);
+    CHECK(strstr(out, ",\"result\":{\"total\":100000000000000000000,\"ok\":true}") != NULL);
+    CHECK(ln_jobs_json_valid(out, strlen(out)));
+    CHECK_EQ(LANES(out, "jobs", url, "list", "q", "completed", "--json"), 0);
+    CHECK(ln_jobs_json_valid(out, strlen(out)));
+    CHECK(strstr(out, ",\"result\":[1e400, -0],") != NULL);
+    CHECK(strstr(out, ",\"result\":\"\\ud800\",") != NULL);
+    CHECK(strstr(out, ",\"result\":\"[1,]\",") != NULL);
+    jt_cleanup();
+}
+
 /* A program that cannot be run is refused before any job is taken: exit
  * 2 with the reason on stderr, and the queue is left as it was. */
 TEST(worker_exec_checks_the_program_first) {
@@ -410,6 +457,7 @@ int main(int argc, char **argv) {
         TESTCASE(worker_exec_results_and_failures),
         TESTCASE(worker_exec_never_uses_a_shell),
         TESTCASE(worker_exec_keeps_utf8_and_names_a_nul),
+        TESTCASE(worker_exec_json_stdout_as_printed),
         TESTCASE(worker_exec_checks_the_program_first),
         TESTCASE(worker_exec_reports_a_streak_of_failures),
         TESTCASE(worker_sigterm_releases_running_jobs),

@@ -32,6 +32,11 @@
 #   board      Bull Board (@bull-board/api + express) lists the queue and
 #              the jobs C added, with their data, over HTTP on loopback, and
 #              a running C worker in its workers panel.
+#   json       BullMQ data {x: 1e20, s: "\ud800"} (JSON.parse's grammar, not
+#              jansson's) comes back unchanged in the returnvalue of a C
+#              ln_worker and of `lanes worker --exec`; an --exec program
+#              printing {"total":100000000000000000000,"ok":true} gives
+#              job.returnvalue.ok === true.
 #
 # Exit 77 (skipped) without LANES_TEST_REDIS_URL, node or the npm packages.
 set -u
@@ -334,6 +339,20 @@ board)
     js board-workers "$q" || fail "Bull Board workers panel"
     kill -TERM $worker
     wait $worker || fail "C worker did not stop cleanly on SIGTERM"
+    ;;
+json)
+    js json-produce "$q-c" >/dev/null || fail "Node add"
+    "$peer" work "$url" "$q-c" >/dev/null 2>&1 || fail "C worker"
+    js json-check "$q-c" c || fail "C worker result"
+    echo "JSON past jansson's range: unchanged through a C worker"
+    [ -n "$cli" ] || exit 0
+    js json-produce "$q-x" >/dev/null || fail "Node add"
+    "$cli" worker "$url" "$q-x" --exit-when-empty --exec sh -c \
+        'if [ "$LANES_JOB_NAME" = big ]; then
+             printf "{\"total\":100000000000000000000,\"ok\":true}\n"
+         else cat; fi' >/dev/null || fail "lanes worker --exec"
+    js json-check "$q-x" exec || fail "--exec result"
+    echo "... and through \`lanes worker --exec\`"
     ;;
 *)
     echo "unknown case $what" >&2

@@ -21,6 +21,16 @@
  *   redis://HOST[:PORT][/DB], unix:PATH
  *       BullMQ-compatible, when built with hiredis.
  *
+ * JSON (data, results, progress) is any JSON text JSON.parse takes, in
+ * UTF-8 (RFC 8259): any value at top level, whitespace around it, numbers
+ * of any size and exponent (100000000000000000000, 1e400), any escape
+ * (\u0000, lone surrogates such as "\ud800"). It is stored byte for byte
+ * and handed back unchanged; lanes never converts it. Refused: what
+ * JSON.parse refuses (trailing commas, NaN, comments, single quotes,
+ * leading zeros, a BOM, an empty text) and text that is not UTF-8.
+ * Nesting up to 1000 levels is always taken; deeper may be refused (the
+ * bound of the JSON libraries used, about 2000).
+ *
  * Guarantees: a job is never lost once ln_jobs_add() has returned 0 (for
  * sqlite:...&sync=full also across power loss; with the default sync=normal
  * across crashes of any process, but the last commits may roll back on an OS
@@ -208,6 +218,10 @@ typedef enum ln_job_state {
     LN_JOB_PAUSED = 6,
     LN_JOB_NSTATES = 7
 } ln_job_state;
+
+/* 1 if the len bytes at text are a JSON text the jobs store takes (see
+ * "JSON" above), else 0. Any thread. */
+LN_EXTERN int ln_jobs_json_valid(const char *text, size_t len);
 
 /* "waiting", "delayed", ... ; "unknown" for other values. Static. */
 LN_EXTERN const char *ln_job_state_name(int state);

@@ -1,9 +1,11 @@
 /* validate.c - checks of everything a caller hands the job queue: names,
- * ids, JSON (with jansson), options and W3C trace context. Nothing invalid
+ * ids, JSON (with jansson and SQLite's json_valid), options and W3C trace context. Nothing invalid
  * reaches a backend. */
 #include "front.h"
 
 #include <jansson.h>
+#include <limits.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -89,6 +91,37 @@ int ln__jobs_check_id(const char *id, char *err, size_t errsize) {
     return 0;
 }
 
+/* SQLite's json_valid() follows RFC 8259's grammar alone: it does not
+ * convert numbers or decode escapes, so it takes what jansson cannot hold
+ * (integers past 64 bits, 1e400, lone surrogate escapes). It checks no
+ * UTF-8, which jansson's json_stringn() does. It is the slow path (a
+ * private in-memory connection per call, ~13 us): only texts jansson
+ * refused get here. data holds no NUL byte (the callers see to it).
+ * 1 = valid, 0 = not, -1 = SQLite failed. */
+static int rfc8259_valid(const char *data, size_t n) {
+    json_t *utf8 = json_stringn(data, n);
+    if (utf8 == NULL) return 0;
+    json_decref(utf8);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int valid = -1;
+    if (n <= INT_MAX &&
+        sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY,
+                        NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT json_valid(?1)", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_bind_text(st, 1, data, (int)n, SQLITE_STATIC) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        valid = sqlite3_column_int(st, 0) != 0;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return valid;
+}
+
+/* A JSON text is what JSON.parse takes, in UTF-8 (RFC 8259): any value at
+ * top level, whitespace around it, numbers of any size, any escape. It is
+ * stored as given; nothing here converts it. jansson decides first (fast,
+ * and what it takes is valid); what it refuses gets rfc8259_valid(). Both
+ * bound the nesting (2000 levels and more; 1000 is always taken). */
 int ln__jobs_check_json(const char *data, size_t max, size_t *len,
                         const char *what, char *err, size_t errsize) {
     size_t n = strnlen(data, max + 1);
@@ -98,8 +131,8 @@ int ln__jobs_check_json(const char *data, size_t max, size_t *len,
         return LN_EINVAL;
     }
     json_error_t jerr;
-    json_t *v = json_loadb(data, n, JSON_DECODE_ANY, &jerr);
-    if (v == NULL) {
+    json_t *v = json_loadb(data, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+    if (v == NULL && rfc8259_valid(data, n) != 1) {
         snprintf(err, errsize, "%s is not valid JSON: %s (line %d, column %d)",
                  what, jerr.text, jerr.line, jerr.column);
         return LN_EINVAL;
@@ -107,6 +140,16 @@ int ln__jobs_check_json(const char *data, size_t max, size_t *len,
     json_decref(v);
     *len = n;
     return 0;
+}
+
+/* A NUL byte is never part of a JSON text (both libraries would stop at
+ * it and take the text before). */
+int ln_jobs_json_valid(const char *text, size_t len) {
+    if (text == NULL || memchr(text, '\0', len) != NULL) return 0;
+    json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+    int ok = v != NULL || rfc8259_valid(text, len) == 1;
+    json_decref(v);
+    return ok;
 }
 
 static int hex_field(const char *p, size_t n, int *all_zero) {

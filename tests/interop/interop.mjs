@@ -241,6 +241,38 @@ async function traceCheck(queue, traceparent) {
   console.log(JSON.stringify({ traceparent }));
 }
 
+// JSON that only JSON.parse's grammar bounds: a number past 64 bits and a
+// lone surrogate (JSON.stringify writes 100000000000000000000, "\ud800").
+const jsonData = { x: 1e20, s: '\ud800' };
+
+async function jsonProduce(queue) {
+  const q = new Queue(queue, { connection });
+  await q.add('echo', jsonData, { jobId: 'echo' });
+  await q.add('big', {}, { jobId: 'big' });
+  await q.close();
+  console.log(JSON.stringify({ added: 2 }));
+}
+
+// mode "c": redis_peer's handler returned {name, data}; "exec": `lanes
+// worker --exec` echoed the data and printed a big-number object for "big".
+async function jsonCheck(queue, mode) {
+  const q = new Queue(queue, { connection });
+  const echo = await q.getJob('echo');
+  check(await echo?.getState() === 'completed', 'echo not completed', echo?.failedReason);
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  check(same(echo.data, jsonData), 'data changed', echo.data);
+  const rv = mode === 'exec' ? echo.returnvalue : echo.returnvalue?.data;
+  check(same(rv, jsonData), 'returnvalue is not the data', echo.returnvalue);
+  check(rv.s === '\ud800' && rv.x === 1e20, 'returnvalue fields', rv);
+  if (mode === 'exec') {
+    const big = await q.getJob('big');
+    check(big?.returnvalue?.ok === true, 'big: returnvalue.ok', big?.returnvalue);
+    check(big.returnvalue.total === 1e20, 'big: returnvalue.total', big.returnvalue);
+  }
+  await q.close();
+  console.log(JSON.stringify({ mode, returnvalue: rv }));
+}
+
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
 switch (cmd) {
@@ -260,6 +292,8 @@ switch (cmd) {
   case 'board-workers': await boardWorkers(queue); break;
   case 'trace-produce': await traceProduce(queue, args[0]); break;
   case 'trace-check': await traceCheck(queue, args[0]); break;
+  case 'json-produce': await jsonProduce(queue); break;
+  case 'json-check': await jsonCheck(queue, args[0]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);
