@@ -364,8 +364,8 @@ static void more_notice(ln_jobs *jobs, const char *queue, int state, long long s
         json_decref(v);
     } else {
         fprintf(stderr,
-                "%s: %lld jobs shown (the --limit), more follow; next page: --offset %lld\n", prog,
-                shown, next);
+                "%s: %lld jobs shown (--limit %lld), more follow; next page: --offset %lld\n", prog,
+                shown, shown, next);
     }
 }
 
