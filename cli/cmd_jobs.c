@@ -158,7 +158,9 @@ static int exit_for(int err) {
     }
 }
 
-static int fail(ln_jobs *jobs, int err) {
+/* The library's error err of command what, on stderr; its exit code. */
+static int fail(ln_jobs *jobs, const char *what, int err) {
+    snprintf(prog, sizeof prog, "lanes jobs %s", what);
     if (cli_err_is_json())
         return cli_error(exit_for(err), prog, ln_err_name(err), NULL, "%s", ln_jobs_errmsg(jobs));
     return cli_error(exit_for(err), prog, ln_err_name(err), NULL, "%s: %s", ln_err_name(err),
@@ -264,7 +266,7 @@ static int cmd_add(ln_jobs *jobs, args *a) {
     }
     int err = ln_jobs_add(jobs, a->pos[0], a->pos[1], data, &o, id, sizeof id);
     free(input);
-    if (err != 0) return fail(jobs, err);
+    if (err != 0) return fail(jobs, "add", err);
     if (a->json)
         print_json(json_pack("{s:s}", "id", id));
     else
@@ -276,7 +278,7 @@ static int cmd_counts(ln_jobs *jobs, args *a) {
     if (a->npos != 1) return usage_error("%s", "counts needs QUEUE");
     ln_job_counts c;
     int err = ln_jobs_counts(jobs, a->pos[0], &c);
-    if (err != 0) return fail(jobs, err);
+    if (err != 0) return fail(jobs, "counts", err);
     const char *names[] = {"waiting",   "delayed", "prioritized", "active",
                            "completed", "failed",  "paused"};
     uint64_t vals[] = {c.waiting,   c.delayed, c.prioritized, c.active,
@@ -337,7 +339,7 @@ static int cmd_get(ln_jobs *jobs, args *a) {
     if (a->npos != 2) return usage_error("%s", "get needs QUEUE ID");
     ln_job_info info;
     int err = ln_jobs_get(jobs, a->pos[0], a->pos[1], &info);
-    if (err != 0) return fail(jobs, err);
+    if (err != 0) return fail(jobs, "get", err);
     if (a->json)
         print_json(info_json(&info));
     else
@@ -381,7 +383,7 @@ static int cmd_list(ln_jobs *jobs, args *a) {
     ln_job_info *infos;
     size_t n;
     int err = ln_jobs_list(jobs, a->pos[0], state, (size_t)offset, (size_t)limit, &infos, &n);
-    if (err != 0) return fail(jobs, err);
+    if (err != 0) return fail(jobs, "list", err);
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
         if (a->json)
@@ -403,7 +405,7 @@ static int cmd_logs(ln_jobs *jobs, args *a) {
     char **lines;
     size_t n;
     int err = ln_jobs_logs(jobs, a->pos[0], a->pos[1], &lines, &n);
-    if (err != 0) return fail(jobs, err);
+    if (err != 0) return fail(jobs, "logs", err);
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
         if (a->json)
@@ -420,8 +422,7 @@ static int cmd_logs(ln_jobs *jobs, args *a) {
 }
 
 /* retry, remove, clean, pause, resume, drain: an action and a count. */
-static int cmd_action(ln_jobs *jobs, args *a) {
-    const char *cmd = a->cmd->name;
+static int cmd_action(ln_jobs *jobs, const char *cmd, args *a) {
     int err;
     size_t count = 1;
     if (strcmp(cmd, "retry") == 0) {
@@ -452,7 +453,7 @@ static int cmd_action(ln_jobs *jobs, args *a) {
         err = strcmp(cmd, "pause") == 0 ? ln_jobs_pause(jobs, a->pos[0])
                                         : ln_jobs_resume(jobs, a->pos[0]);
     }
-    if (err != 0) return fail(jobs, err);
+    if (err != 0) return fail(jobs, cmd, err);
     if (a->json)
         print_json(json_pack("{s:b,s:I}", "ok", 1, "count", (json_int_t)count));
     else if (strcmp(cmd, "pause") != 0 && strcmp(cmd, "resume") != 0)
@@ -557,7 +558,7 @@ int cmd_jobs(int argc, char **argv) {
     else if (strcmp(cmd, "logs") == 0)
         rc = cmd_logs(jobs, &a);
     else
-        rc = cmd_action(jobs, &a);
+        rc = cmd_action(jobs, cmd, &a);
     ln_jobs_close(jobs);
     return rc;
 }
