@@ -612,12 +612,6 @@ int main(int argc, char **argv) {
     return ln_test_run(argc, argv, (ln_test_case[]){
         TESTCASE(admin_commands_and_json),
         TESTCASE(bad_input_gives_clear_exit_codes),
-        TESTCASE(worker_exec_results_and_failures),
-        TESTCASE(worker_exec_never_uses_a_shell),
-        TESTCASE(worker_exec_keeps_utf8_and_names_a_nul),
-        TESTCASE(worker_exec_checks_the_program_first),
-        TESTCASE(worker_exec_reports_a_streak_of_failures),
-        TESTCASE(worker_sigterm_releases_running_jobs),
         TESTCASE(jobs_help_on_every_subcommand),
         TESTCASE(jobs_errors_are_json_under_json),
         TESTCASE(jobs_list_says_when_more_follow),
@@ -625,5 +619,11 @@ int main(int argc, char **argv) {
         TESTCASE(jobs_remove_on_complete_says_what_is_removed),
         TESTCASE(jobs_no_store_is_created_on_a_mistyped_path),
         TESTCASE(jobs_stdin_keeps_no_trailing_newline),
+        TESTCASE(worker_exec_results_and_failures),
+        TESTCASE(worker_exec_never_uses_a_shell),
+        TESTCASE(worker_exec_keeps_utf8_and_names_a_nul),
+        TESTCASE(worker_exec_checks_the_program_first),
+        TESTCASE(worker_exec_reports_a_streak_of_failures),
+        TESTCASE(worker_sigterm_releases_running_jobs),
         {0}});
 }
