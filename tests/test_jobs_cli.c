@@ -433,6 +433,10 @@ TEST(jobs_help_on_every_subcommand) {
     CHECK(strncmp(out, "usage: lanes worker", 19) == 0);
     CHECK_EQ(LANES(out, "worker", url, "q", "--concurrency", "2", "-h"), 0);
     CHECK(strncmp(out, "usage: lanes worker", 19) == 0);
+    CHECK_EQ(LANES(out, "help", "jobs"), 0);
+    CHECK(strncmp(out, "usage: lanes jobs URL COMMAND", 29) == 0);
+    CHECK_EQ(LANES(out, "help", "worker"), 0);
+    CHECK(strncmp(out, "usage: lanes worker", 19) == 0);
     CHECK_EQ(LANES(out, "bench", "--help"), 0);
     CHECK(strncmp(out, "usage: lanes bench", 18) == 0);
     CHECK(access(url + 7, F_OK) != 0); /* --help opened no store */
