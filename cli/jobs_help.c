@@ -53,7 +53,8 @@ static const cli_jobs_cmd cmds[] = {
      "  --keep N    keep the newest N jobs (default 0)\n"},
     {"pause", "QUEUE", "", "Stop workers taking jobs from the queue.\n"},
     {"resume", "QUEUE", "", "Let workers take jobs from the queue again.\n"},
-    {"drain", "QUEUE", "", "Delete the waiting, prioritized and delayed jobs; prints how many went.\n"},
+    {"drain", "QUEUE", "",
+     "Delete the waiting, prioritized and delayed jobs; prints how many went.\n"},
 };
 
 const cli_jobs_cmd *cli_jobs_cmd_find(const char *name) {
