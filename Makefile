@@ -11,7 +11,10 @@
 #                 quickly and print the figures
 #   make bench    the same at full size, into results/
 #   make install  install liblanes and liblanes-jobs, the headers, lanes.pc,
-#                 lanes-jobs.pc and the `lanes` command (PREFIX=/usr/local)
+#                 lanes-jobs.pc and the `lanes` command (PREFIX=/usr/local);
+#                 a PREFIX outside the loader's directories gets an rpath
+#                 in the .pc files, a system one runs ldconfig as root
+#                 (docs/build.md)
 #   make format   apply .clang-format to the files `make test` checks
 #                 (scripts/check-format.sh)
 

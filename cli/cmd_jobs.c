@@ -1,62 +1,46 @@
 /* cmd_jobs.c - `lanes jobs URL COMMAND ...`: add jobs and administer queues
  * of a durable job store from the shell, with --json output for scripts. */
 #include "cli.h"
+#include "cli_err.h"
+#include "jobs_help.h"
 
 #include <lanes.h>
 #include <lanes/jobs.h>
 
+#include <errno.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Exit code for "no such job" (get/remove/retry/logs of an unknown id). */
 #define EXIT_NOT_FOUND 4
 
-static const char usage_text[] =
-    "usage: lanes jobs URL COMMAND [ARGS] [--json]\n"
-    "\n"
-    "URL: sqlite:PATH[?sync=normal|full&busy_timeout=MS&reserve=BYTES],\n"
-    "     e.g. sqlite:lanes.db, or redis://HOST:PORT/DB when built with\n"
-    "     hiredis.\n"
-    "\n"
-    "commands:\n"
-    "  add QUEUE NAME [JSON|-] [--delay MS] [--priority N] [--attempts N]\n"
-    "      [--backoff fixed:MS|exponential:MS] [--id ID] [--lifo]\n"
-    "      [--traceparent TP] [--remove-on-complete all|none|N|age:S]\n"
-    "      [--remove-on-fail all|none|N|age:S]   prints the job id;\n"
-    "      JSON '-' reads the data from stdin\n"
-    "  counts QUEUE                      jobs per state\n"
-    "  list QUEUE STATE [--limit N] [--offset N]\n"
-    "      STATE: waiting delayed prioritized active completed failed paused\n"
-    "  get QUEUE ID                      one job, all fields\n"
-    "  logs QUEUE ID                     log lines a handler wrote\n"
-    "  retry QUEUE ID|--all              failed job(s) back to waiting\n"
-    "  remove QUEUE ID                   delete a job (not while active)\n"
-    "  clean QUEUE completed|failed [--age S] [--keep N]\n"
-    "  pause QUEUE | resume QUEUE        stop / restart taking jobs\n"
-    "  drain QUEUE                       delete waiting and delayed jobs\n"
-    "\n"
-    "--json prints a JSON object (or array for list) instead of text.\n"
-    "\n"
-    "exit codes: 0 done; 1 the operation failed (e.g. job active);\n"
-    "  2 bad command line or bad input (invalid JSON, negative delay, ...);\n"
-    "  3 the store could not be opened or used; 4 no such job.\n";
-
 typedef struct args {
+    const cli_jobs_cmd *cmd;
     const char *pos[4]; /* positional arguments after the command */
     int npos;
-    int json, all, lifo;
+    int json, all, lifo, create;
     const char *delay, *priority, *attempts, *backoff, *id, *limit, *offset, *age, *keep,
         *traceparent, *on_complete, *on_fail;
 } args;
 
-static int usage_error(const char *fmt, const char *arg) {
-    fprintf(stderr, "lanes jobs: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(see 'lanes jobs --help')\n");
-    return CLI_EXIT_USAGE;
+/* "lanes jobs" or "lanes jobs CMD": who speaks in messages. */
+static char prog[64] = "lanes jobs";
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...) {
+    char msg[768], hint[96];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(hint, sizeof hint, "(see '%s --help')", prog);
+    return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", hint, "%s", msg);
 }
 
 /* Options that take a value, and where it goes. */
@@ -83,22 +67,34 @@ static const char **value_slot(args *a, const char *opt) {
     return NULL;
 }
 
+/* The flags, and where each goes. */
+static int *flag_slot(args *a, const char *opt) {
+    if (strcmp(opt, "--json") == 0) return &a->json;
+    if (strcmp(opt, "--all") == 0) return &a->all;
+    if (strcmp(opt, "--lifo") == 0) return &a->lifo;
+    if (strcmp(opt, "--create") == 0) return &a->create;
+    return NULL;
+}
+
+/* argv after the command into a; an option the command does not take is
+ * an error, not ignored. */
 static int parse_args(int argc, char **argv, args *a) {
-    memset(a, 0, sizeof *a);
     for (int i = 0; i < argc; i++) {
         const char *s = argv[i];
-        const char **slot;
-        if (strcmp(s, "--json") == 0) {
-            a->json = 1;
-        } else if (strcmp(s, "--all") == 0) {
-            a->all = 1;
-        } else if (strcmp(s, "--lifo") == 0) {
-            a->lifo = 1;
-        } else if (strncmp(s, "--", 2) == 0 && (slot = value_slot(a, s))) {
+        const char **slot = NULL;
+        int *flag = NULL;
+        if (strncmp(s, "--", 2) == 0 && (flag = flag_slot(a, s)) == NULL &&
+            (slot = value_slot(a, s)) == NULL)
+            return usage_error("unknown option '%s'", s);
+        if (flag != NULL || slot != NULL) {
+            if (!cli_jobs_opt_applies(a->cmd, s))
+                return usage_error("option '%s' does not apply to '%s'", s, a->cmd->name);
+            if (flag != NULL) {
+                *flag = 1;
+                continue;
+            }
             if (i + 1 >= argc) return usage_error("%s needs a value", s);
             *slot = argv[++i];
-        } else if (strncmp(s, "--", 2) == 0) {
-            return usage_error("unknown option '%s'", s);
         } else if (a->npos < 4) {
             a->pos[a->npos++] = s;
         } else {
@@ -118,16 +114,21 @@ static int parse_ll(const char *s, long long lo, long long hi, long long *out) {
     return 0;
 }
 
+/* --remove-on-complete / --remove-on-fail WHAT: the value says which
+ * finished jobs are removed. "none" removes none (LN_KEEP_ALL), "all"
+ * removes each one as it finishes (LN_KEEP_NONE), "keep:N" (or a bare N,
+ * BullMQ's number) keeps the newest N, "age:S" removes those older than S
+ * seconds. */
 static int parse_keep(const char *s, ln_job_keep *k) {
     long long v;
-    if (strcmp(s, "all") == 0) {
+    if (strcmp(s, "none") == 0) {
         k->mode = LN_KEEP_ALL;
-    } else if (strcmp(s, "none") == 0) {
+    } else if (strcmp(s, "all") == 0) {
         k->mode = LN_KEEP_NONE;
     } else if (strncmp(s, "age:", 4) == 0 && parse_ll(s + 4, 0, 1LL << 40, &v) == 0) {
         k->mode = LN_KEEP_AGE;
         k->value = v * 1000;
-    } else if (parse_ll(s, 0, 1LL << 40, &v) == 0) {
+    } else if (parse_ll(strncmp(s, "keep:", 5) == 0 ? s + 5 : s, 0, 1LL << 40, &v) == 0) {
         k->mode = LN_KEEP_COUNT;
         k->value = v;
     } else {
@@ -157,9 +158,13 @@ static int exit_for(int err) {
     }
 }
 
+/* The library's error err of command what, on stderr; its exit code. */
 static int fail(ln_jobs *jobs, const char *what, int err) {
-    fprintf(stderr, "lanes jobs %s: %s: %s\n", what, ln_err_name(err), ln_jobs_errmsg(jobs));
-    return exit_for(err);
+    snprintf(prog, sizeof prog, "lanes jobs %s", what);
+    if (cli_err_is_json())
+        return cli_error(exit_for(err), prog, ln_err_name(err), NULL, "%s", ln_jobs_errmsg(jobs));
+    return cli_error(exit_for(err), prog, ln_err_name(err), NULL, "%s: %s", ln_err_name(err),
+                     ln_jobs_errmsg(jobs));
 }
 
 /* Print v (stolen) as one line of JSON. */
@@ -224,9 +229,9 @@ static int cmd_add(ln_jobs *jobs, args *a) {
         o.backoff_ms = v;
     }
     if (a->on_complete && parse_keep(a->on_complete, &o.remove_on_complete))
-        return usage_error("--remove-on-complete '%s': all, none, N or age:S", a->on_complete);
+        return usage_error("--remove-on-complete '%s': none, all, keep:N or age:S", a->on_complete);
     if (a->on_fail && parse_keep(a->on_fail, &o.remove_on_fail))
-        return usage_error("--remove-on-fail '%s': all, none, N or age:S", a->on_fail);
+        return usage_error("--remove-on-fail '%s': none, all, keep:N or age:S", a->on_fail);
     o.job_id = a->id;
     o.lifo = a->lifo;
     o.traceparent = a->traceparent;
@@ -234,21 +239,28 @@ static int cmd_add(ln_jobs *jobs, args *a) {
     const char *data = a->npos == 3 ? a->pos[2] : NULL;
     if (data != NULL && strcmp(data, "-") == 0) {
         size_t len;
-        if ((input = read_stdin(&len)) == NULL) {
-            fprintf(stderr, "lanes jobs add: cannot read the data from stdin\n");
-            return CLI_EXIT_FAILURE;
-        }
+        if ((input = read_stdin(&len)) == NULL)
+            return cli_error(CLI_EXIT_FAILURE, prog, "LN_EIO", NULL,
+                             "cannot read the data from stdin");
         /* The data is a C string from here on: a NUL byte would silently
          * cut it short, so refuse it (JSON text never holds one; a NUL
          * inside a string is written \u0000). */
         const char *nul = memchr(input, '\0', len);
         if (nul != NULL) {
-            fprintf(stderr,
-                    "lanes jobs add: the data on stdin contains a NUL byte (at byte %zu); "
-                    "job data must be JSON text\n",
-                    (size_t)(nul - input));
+            size_t at = (size_t)(nul - input);
             free(input);
-            return CLI_EXIT_USAGE;
+            return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", NULL,
+                             "the data on stdin contains a NUL byte (at byte %zu); "
+                             "job data must be JSON text",
+                             at);
+        }
+        /* `echo '{...}' | lanes jobs URL add q n -` means the JSON, not the
+         * newline echo ends it with: drop exactly one trailing "\n" or
+         * "\r\n" (docs/cli.md); anything else is kept as it came. */
+        if (len > 0 && input[len - 1] == '\n') {
+            len--;
+            if (len > 0 && input[len - 1] == '\r') len--;
+            input[len] = '\0';
         }
         data = input;
     }
@@ -366,6 +378,29 @@ static int cmd_get(ln_jobs *jobs, args *a) {
     return CLI_EXIT_OK;
 }
 
+/* A full page: if a job follows it, say so on stderr with the --offset of
+ * the next page (stdout stays the list, parseable). */
+static void more_notice(ln_jobs *jobs, const char *queue, int state, long long shown,
+                        long long next) {
+    ln_job_info *infos;
+    size_t n;
+    if (ln_jobs_list(jobs, queue, state, (size_t)next, 1, &infos, &n) != 0) return;
+    ln_job_info_free_array(infos, n);
+    if (n == 0) return;
+    if (cli_err_is_json()) {
+        json_t *v = json_pack("{s:b,s:I,s:I}", "more", 1, "shown", (json_int_t)shown, "next_offset",
+                              (json_int_t)next);
+        char *text = v != NULL ? json_dumps(v, JSON_COMPACT) : NULL;
+        if (text != NULL) fprintf(stderr, "%s\n", text);
+        free(text);
+        json_decref(v);
+    } else {
+        fprintf(stderr,
+                "%s: %lld jobs shown (--limit %lld), more follow; next page: --offset %lld\n", prog,
+                shown, shown, next);
+    }
+}
+
 static int cmd_list(ln_jobs *jobs, args *a) {
     if (a->npos != 2) return usage_error("%s", "list needs QUEUE STATE");
     int state = ln_job_state_parse(a->pos[1]);
@@ -390,6 +425,7 @@ static int cmd_list(ln_jobs *jobs, args *a) {
     }
     if (a->json) puts("]");
     ln_job_info_free_array(infos, n);
+    if (n == (size_t)limit) more_notice(jobs, a->pos[0], state, limit, offset + limit);
     return CLI_EXIT_OK;
 }
 
@@ -454,33 +490,92 @@ static int cmd_action(ln_jobs *jobs, const char *cmd, args *a) {
     return CLI_EXIT_OK;
 }
 
-int cmd_jobs(int argc, char **argv) {
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        fputs(usage_text, stdout);
-        return CLI_EXIT_OK;
+/* The path of a sqlite: URL (without "//" and "?..."), copied to buf, or
+ * NULL for another kind of store or a path that does not fit. */
+static const char *sqlite_path(const char *url, char *buf, size_t size) {
+    if (strncmp(url, "sqlite:", 7) != 0) return NULL;
+    const char *p = url + 7;
+    if (strncmp(p, "//", 2) == 0) p += 2; /* sqlite:///abs/path */
+    size_t n = strcspn(p, "?");
+    if (n == 0 || n >= size) return NULL;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* Only `add` and --create make a new sqlite: store: a mistyped PATH is
+ * refused rather than silently becoming an empty store. 0 to go on, or an
+ * exit code: 2 when the file is missing (--create would make it), 3 when
+ * its directory is (nothing could be opened). */
+static int check_store_exists(const char *url, const args *a) {
+    char path[4096];
+    struct stat st;
+    if (a->create || strcmp(a->cmd->name, "add") == 0) return 0;
+    if (sqlite_path(url, path, sizeof path) == NULL) return 0;
+    if (stat(path, &st) == 0 || errno != ENOENT) return 0; /* the library says the rest */
+    char *slash = strrchr(path, '/');
+    if (slash != NULL) {
+        *slash = '\0';
+        if (stat(slash == path ? "/" : path, &st) != 0)
+            return cli_error(CLI_EXIT_UNAVAILABLE, prog, "LN_ENOENT", NULL,
+                             "no store at %s/%s: directory '%s' does not exist", path, slash + 1,
+                             slash == path ? "/" : path);
+        *slash = '/';
     }
+    return cli_error(CLI_EXIT_USAGE, prog, "LN_ENOENT", NULL,
+                     "no store at %s (add --create, or add a job, to make one)", path);
+}
+
+static int is_help(const char *s) {
+    return strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0;
+}
+
+/* --help anywhere: `lanes jobs --help`, `lanes jobs URL --help`, `lanes
+ * jobs URL CMD ... --help` or `lanes jobs CMD --help` print the usage to
+ * stdout. 1 if it did. */
+static int help_asked(int argc, char **argv) {
+    int asked = 0;
+    for (int i = 1; i < argc; i++) asked |= is_help(argv[i]);
+    if (!asked) return 0;
+    const cli_jobs_cmd *c = argc > 2 ? cli_jobs_cmd_find(argv[2]) : NULL;
+    if (c == NULL && argc > 1) c = cli_jobs_cmd_find(argv[1]);
+    if (c != NULL)
+        cli_jobs_cmd_usage(stdout, c);
+    else
+        cli_jobs_usage(stdout);
+    return 1;
+}
+
+int cmd_jobs(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--json") == 0) cli_err_json(1);
+    if (help_asked(argc, argv)) return CLI_EXIT_OK;
     if (argc < 3) {
-        fputs(usage_text, stderr);
+        if (cli_err_is_json())
+            return usage_error("%s", "usage: lanes jobs URL COMMAND [ARGS] [--json]");
+        cli_jobs_usage(stderr);
         return CLI_EXIT_USAGE;
     }
-    const char *url = argv[1], *cmd = argv[2];
-    static const char *const known[] = {"add",    "counts", "list",  "get",    "logs", "retry",
-                                        "remove", "clean",  "pause", "resume", "drain"};
-    int ok = 0;
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) ok |= strcmp(cmd, known[i]) == 0;
-    if (!ok) return usage_error("unknown command '%s'", cmd);
+    const char *url = argv[1];
     args a;
+    memset(&a, 0, sizeof a);
+    a.cmd = cli_jobs_cmd_find(argv[2]);
+    if (a.cmd == NULL) return usage_error("unknown command '%s'", argv[2]);
+    snprintf(prog, sizeof prog, "lanes jobs %s", a.cmd->name);
     int rc = parse_args(argc - 3, argv + 3, &a);
+    if (rc == 0) rc = check_store_exists(url, &a);
     if (rc != 0) return rc;
     ln_jobs *jobs;
     char msg[512];
     int err = ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg);
-    if (err != 0) {
-        fprintf(stderr, "lanes jobs: cannot open '%s': %s: %s\n", url, ln_err_name(err), msg);
-        return err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
-    }
+    if (err != 0)
+        return cli_error(err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE, prog,
+                         ln_err_name(err), NULL, "cannot open '%s': %s%s%s", url,
+                         cli_err_is_json() ? "" : ln_err_name(err), cli_err_is_json() ? "" : ": ",
+                         msg);
     if (ln_jobs_warning(jobs) != NULL) /* the library never prints */
-        fprintf(stderr, "lanes: warning: %s\n", ln_jobs_warning(jobs));
+        cli_warning("lanes", ln_jobs_warning(jobs));
+    const char *cmd = a.cmd->name;
     if (strcmp(cmd, "add") == 0)
         rc = cmd_add(jobs, &a);
     else if (strcmp(cmd, "counts") == 0)

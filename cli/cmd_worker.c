@@ -490,9 +490,12 @@ static int parse_u(const char *s, unsigned long long lo, unsigned long long hi,
 }
 
 int cmd_worker(int argc, char **argv) {
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        fputs(usage_text, stdout);
-        return CLI_EXIT_OK;
+    /* --help anywhere before --exec (what follows --exec is CMD's). */
+    for (int i = 1; i < argc && strcmp(argv[i], "--exec") != 0; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_text, stdout);
+            return CLI_EXIT_OK;
+        }
     }
     if (argc < 3) {
         fputs(usage_text, stderr);

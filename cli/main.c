@@ -20,14 +20,19 @@ static void usage(FILE *f) {
     fprintf(f, "usage: lanes <command> [args...]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n'lanes <command> --help' describes one command; "
-               "'lanes --version' prints the version.\n");
+    fprintf(f, "\n'lanes <command> --help' (or 'lanes help <command>') describes one "
+               "command;\n'lanes --version' prints the version.\n");
 }
 
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
         return CLI_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "help") == 0 && argc > 2) { /* `lanes help jobs` */
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (strcmp(argv[2], commands[i].name) == 0)
+                return commands[i].fn(2, (char *[]){argv[2], "--help", NULL});
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {

@@ -10,7 +10,10 @@
 #     and runs
 #   - a CMake project finds both with find_package(lanes) (lanes::lanes,
 #     lanes::jobs_static)
-# LD_LIBRARY_PATH points the programs at the temporary prefix.
+# The programs run WITHOUT LD_LIBRARY_PATH: a prefix outside the loader's
+# directories gets an rpath in the .pc files' Libs (docs/build.md), so a
+# program built with pkg-config finds its libraries where they were
+# installed.
 #
 #   test_install.sh SRCDIR BUILDDIR LIBDIR WITH_JOBS(0|1) CC
 set -u
@@ -75,7 +78,7 @@ done
 ok "installed files"
 
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
-export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+unset LD_LIBRARY_PATH
 
 # ---- lanes.pc
 [ "$(pkg-config --modversion lanes)" = "$version" ] ||
@@ -86,6 +89,10 @@ if pkg-config --print-requires --print-requires-private lanes | grep -q .; then
   fail "lanes.pc requires: $(pkg-config --print-requires --print-requires-private lanes | tr '\n' ' ')"
 fi
 ok "lanes.pc: version $version, prefix, no Requires"
+case " $(pkg-config --libs lanes) " in
+  *" -Wl,-rpath,$libdir "*) ok "lanes.pc Libs: an rpath to $libdir (not a system directory)" ;;
+  *) fail "lanes.pc Libs has no -Wl,-rpath,$libdir: $(pkg-config --libs lanes)" ;;
+esac
 
 # ---- liblanes.so needs no store library
 needed=$(readelf -d "$libdir/liblanes.so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
@@ -148,7 +155,7 @@ if [ "$with_jobs" = 1 ]; then
        $(pkg-config --cflags lanes-jobs) "$libdir/liblanes-jobs.a" "$libdir/liblanes.a" \
        $libs 2>"$tmp/cc.log"; then
     mkdir -p "$tmp/static"
-    if out=$(env -u LD_LIBRARY_PATH "$tmp/jobs_static" "$tmp/static" 2>&1); then
+    if out=$("$tmp/jobs_static" "$tmp/static" 2>&1); then
       ok "jobs program linked statically (pkg-config --static lanes-jobs): $out"
     else
       fail "jobs program (static): $out"
@@ -162,6 +169,23 @@ if [ "$with_jobs" = 1 ]; then
   out=$("$prefix/bin/lanes" --version 2>&1)
   [ "$out" = "lanes $version" ] || fail "installed 'lanes --version' printed: $out"
   ok "lanes --version: $out"
+fi
+
+# ---- a system prefix: no rpath (the loader finds the libraries; the
+# install runs ldconfig as root, but not under DESTDIR, as here)
+if DESTDIR="$tmp/destdir" cmake --install "$build" --prefix /usr >"$tmp/install2.log" 2>&1; then
+  pc="$tmp/destdir/usr/$libdir_rel/pkgconfig/lanes.pc"
+  if grep -q rpath "$pc"; then
+    fail "lanes.pc for prefix /usr has an rpath: $(grep '^Libs:' "$pc")"
+  else
+    ok "lanes.pc for prefix /usr: $(grep '^Libs:' "$pc")"
+  fi
+  if grep -q "Running: .*ldconfig" "$tmp/install2.log"; then
+    fail "an install under DESTDIR ran ldconfig"
+  fi
+else
+  cat "$tmp/install2.log"
+  fail "DESTDIR=... cmake --install --prefix /usr"
 fi
 
 # ---- find_package(lanes) from a CMake project outside the tree

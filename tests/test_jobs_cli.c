@@ -449,11 +449,227 @@ TEST(worker_sigterm_releases_running_jobs) {
     jt_cleanup();
 }
 
+/* ---- a command line that talks (docs/cli.md) */
+
+/* What the next LANES wrote on stderr (stderr_path must be set). */
+static const char *err_text(char *buf, size_t size) {
+    return slurp(stderr_path, buf, size);
+}
+
+TEST(jobs_help_on_every_subcommand) {
+    char url[512], out[8192];
+    snprintf(url, sizeof url, "%s", jt_url("h"));
+    const char *cmds[] = {"add",    "counts", "list",  "get",    "logs", "retry",
+                          "remove", "clean",  "pause", "resume", "drain"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "usage: lanes jobs URL %s ", cmds[i]);
+        CHECK_EQ(LANES(out, "jobs", url, cmds[i], "--help"), 0);
+        if (strncmp(out, want, strlen(want)) != 0) fprintf(stderr, "%s --help: %s\n", cmds[i], out);
+        CHECK(strncmp(out, want, strlen(want)) == 0);
+        CHECK_EQ(LANES(out, "jobs", url, cmds[i], "q", "x", "-h"), 0);
+        CHECK(strncmp(out, want, strlen(want)) == 0);
+        CHECK_EQ(LANES(out, "jobs", cmds[i], "--help"), 0); /* no URL */
+        CHECK(strncmp(out, want, strlen(want)) == 0);
+    }
+    CHECK_EQ(LANES(out, "jobs", url, "--help"), 0);
+    CHECK(strstr(out, "exit codes") != NULL);
+    CHECK_EQ(LANES(out, "--help"), 0);
+    CHECK(strstr(out, "jobs") != NULL);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--help"), 0);
+    CHECK(strncmp(out, "usage: lanes worker", 19) == 0);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--concurrency", "2", "-h"), 0);
+    CHECK(strncmp(out, "usage: lanes worker", 19) == 0);
+    CHECK_EQ(LANES(out, "help", "jobs"), 0);
+    CHECK(strncmp(out, "usage: lanes jobs URL COMMAND", 29) == 0);
+    CHECK_EQ(LANES(out, "help", "worker"), 0);
+    CHECK(strncmp(out, "usage: lanes worker", 19) == 0);
+    CHECK_EQ(LANES(out, "bench", "--help"), 0);
+    CHECK(strncmp(out, "usage: lanes bench", 18) == 0);
+    CHECK(access(url + 7, F_OK) != 0); /* --help opened no store */
+    jt_cleanup();
+}
+
+TEST(jobs_errors_are_json_under_json) {
+    char url[512], out[4096], err[4096];
+    snprintf(url, sizeof url, "%s", jt_url("j"));
+    stderr_path = jt_path("stderr.txt");
+    struct {
+        const char *args[8];
+        int rc;
+        const char *code;
+    } cases[] = {
+        {{"add", "q", "n", "{not json", "--json"}, 2, "LN_EINVAL"},
+        {{"add", "q", "n", "{}", "--colour", "red", "--json"}, 2, "LN_EINVAL"},
+        {{"get", "q", "nope", "--json"}, 4, "LN_ENOENT"},
+        {{"frobnicate", "q", "--json"}, 2, "LN_EINVAL"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char **a = cases[i].args;
+        CHECK_EQ(LANES(out, "jobs", url, a[0], a[1], a[2], a[3], a[4], a[5], a[6]), cases[i].rc);
+        CHECK(out[0] == '\0'); /* stdout holds results only */
+        json_t *v = parse(err_text(err, sizeof err));
+        json_t *e = json_object_get(v, "error");
+        CHECK(strcmp(json_string_value(json_object_get(e, "code")), cases[i].code) == 0);
+        CHECK(strlen(json_string_value(json_object_get(e, "message"))) > 0);
+        json_decref(v);
+    }
+    /* Without --json: text, and the same exit code. */
+    CHECK_EQ(LANES(out, "jobs", url, "get", "q", "nope"), 4);
+    CHECK(strncmp(err_text(err, sizeof err), "lanes jobs get: LN_ENOENT: ", 27) == 0);
+    stderr_path = NULL;
+    jt_cleanup();
+}
+
+TEST(jobs_list_says_when_more_follow) {
+    char url[512], out[8192], err[4096];
+    snprintf(url, sizeof url, "%s", jt_url("l"));
+    for (int i = 0; i < 3; i++) CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}"), 0);
+    stderr_path = jt_path("stderr.txt");
+    CHECK_EQ(LANES(out, "jobs", url, "list", "q", "waiting", "--limit", "2"), 0);
+    if (strstr(err_text(err, sizeof err), "next page: --offset 2") == NULL)
+        fprintf(stderr, "stderr: %s\n", err);
+    CHECK(strstr(err, "2 jobs shown") != NULL && strstr(err, "next page: --offset 2") != NULL);
+    CHECK_EQ(LANES(out, "jobs", url, "list", "q", "waiting", "--limit", "2", "--offset", "2"), 0);
+    CHECK(err_text(err, sizeof err)[0] == '\0'); /* the last page */
+    CHECK_EQ(LANES(out, "jobs", url, "list", "q", "waiting", "--limit", "3"), 0);
+    CHECK(err_text(err, sizeof err)[0] == '\0'); /* full, but nothing follows */
+    CHECK_EQ(LANES(out, "jobs", url, "list", "q", "waiting", "--limit", "2", "--json"), 0);
+    json_t *v = parse(out);
+    CHECK_EQ(json_array_size(v), 2); /* stdout stays the list */
+    json_decref(v);
+    v = parse(err_text(err, sizeof err));
+    CHECK(json_is_true(json_object_get(v, "more")));
+    CHECK_EQ(json_integer_value(json_object_get(v, "next_offset")), 2);
+    json_decref(v);
+    stderr_path = NULL;
+    jt_cleanup();
+}
+
+TEST(jobs_options_that_do_not_apply_are_errors) {
+    char url[512], out[4096], err[4096];
+    snprintf(url, sizeof url, "%s", jt_url("o"));
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}"), 0);
+    stderr_path = jt_path("stderr.txt");
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--limit", "5"), 2);
+    CHECK(strstr(err_text(err, sizeof err), "'--limit' does not apply to 'add'") != NULL);
+    CHECK_EQ(LANES(out, "jobs", url, "counts", "q", "--all"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "list", "q", "waiting", "--keep", "1"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "get", "q", "1", "--delay", "5"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "clean", "q", "failed", "--priority", "1"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "retry", "q", "1", "--lifo"), 2);
+    stderr_path = NULL;
+    CHECK_EQ(counts_of(url, "q", "waiting"), 1); /* the refused add added nothing */
+    jt_cleanup();
+}
+
+/* The value of --remove-on-complete / --remove-on-fail says which jobs go:
+ * "none" keeps the job, "all" removes it. */
+TEST(jobs_remove_on_complete_says_what_is_removed) {
+    char url[512], out[4096];
+    snprintf(url, sizeof url, "%s", jt_url("r"));
+    CHECK_EQ(LANES(out, "jobs", url, "add", "ok", "n", "{}", "--id", "kept", "--remove-on-complete",
+                   "none"),
+             0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "ok", "n", "{}", "--id", "gone", "--remove-on-complete",
+                   "all"),
+             0);
+    CHECK_EQ(LANES(out, "worker", url, "ok", "--exit-when-empty", "--exec", "true"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "get", "ok", "kept"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "get", "ok", "gone"), 4);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "bad", "n", "{}", "--id", "kept", "--remove-on-fail",
+                   "none"),
+             0);
+    CHECK_EQ(
+        LANES(out, "jobs", url, "add", "bad", "n", "{}", "--id", "gone", "--remove-on-fail", "all"),
+        0);
+    CHECK_EQ(LANES(out, "worker", url, "bad", "--exit-when-empty", "--exec", "false"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "get", "bad", "kept"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "get", "bad", "gone"), 4);
+    /* keep:N keeps the newest N */
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(LANES(out, "jobs", url, "add", "k", "n", "{}", "--remove-on-complete", "keep:1"),
+                 0);
+    CHECK_EQ(LANES(out, "worker", url, "k", "--exit-when-empty", "--exec", "true"), 0);
+    CHECK_EQ(counts_of(url, "k", "completed"), 1);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "k", "n", "{}", "--remove-on-complete", "some"), 2);
+    jt_cleanup();
+}
+
+TEST(jobs_no_store_is_created_on_a_mistyped_path) {
+    char url[512], out[4096], err[4096], path[512];
+    snprintf(url, sizeof url, "%s", jt_url("typo"));
+    snprintf(path, sizeof path, "%s", url + 7);
+    stderr_path = jt_path("stderr.txt");
+    const char *cmds[][3] = {{"counts", "q", NULL}, {"list", "q", "waiting"},
+                             {"get", "q", "1"},     {"pause", "q", NULL},
+                             {"drain", "q", NULL},  {"clean", "q", "failed"}};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        CHECK_EQ(LANES(out, "jobs", url, cmds[i][0], cmds[i][1], cmds[i][2]), 2);
+        CHECK(access(path, F_OK) != 0);
+        CHECK(strstr(err_text(err, sizeof err), "no store at") != NULL);
+        CHECK(strstr(err, "--create") != NULL);
+    }
+    stderr_path = NULL;
+    CHECK_EQ(LANES(out, "jobs", url, "counts", "q", "--create"), 0);
+    CHECK(access(path, F_OK) == 0);
+    CHECK_EQ(unlink(path), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}"), 0); /* add makes one */
+    CHECK_EQ(counts_of(url, "q", "waiting"), 1);
+    jt_cleanup();
+}
+
+/* The data a job got from `lanes jobs URL add q n -` with this stdin. */
+static char *added_from_stdin(const char *url, const char *text, size_t len) {
+    char out[256];
+    FILE *f = fopen(jt_path("in.json"), "wb");
+    CHECK_EQ(fwrite(text, 1, len, f), len);
+    fclose(f);
+    stdin_path = jt_path("in.json");
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "-"), 0);
+    stdin_path = NULL;
+    out[strcspn(out, "\n")] = '\0';
+    ln_jobs *jobs = jt_open(url);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(jobs, "q", out, &info), 0);
+    char *data = strdup(info.data);
+    ln_job_info_clear(&info);
+    ln_jobs_close(jobs);
+    return data;
+}
+
+TEST(jobs_stdin_keeps_no_trailing_newline) {
+    char url[512];
+    snprintf(url, sizeof url, "%s", jt_url("n"));
+    static const struct {
+        const char *in, *stored;
+    } cases[] = {
+        {"{\"a\":1}\n", "{\"a\":1}"},     {"{\"a\":1}\r\n", "{\"a\":1}"},
+        {"{\"a\":1}", "{\"a\":1}"},       {"{\"a\":1}\n\n", "{\"a\":1}\n"}, /* exactly one */
+        {"{\"a\":\n1}\n", "{\"a\":\n1}"}, /* an inner newline stays */
+        {"[1,\r\n2]", "[1,\r\n2]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = added_from_stdin(url, cases[i].in, strlen(cases[i].in));
+        if (strcmp(got, cases[i].stored) != 0) fprintf(stderr, "case %zu: '%s'\n", i, got);
+        CHECK(strcmp(got, cases[i].stored) == 0);
+        free(got);
+    }
+    jt_cleanup();
+}
+
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     return ln_test_run(argc, argv, (ln_test_case[]){
         TESTCASE(admin_commands_and_json),
         TESTCASE(bad_input_gives_clear_exit_codes),
+        TESTCASE(jobs_help_on_every_subcommand),
+        TESTCASE(jobs_errors_are_json_under_json),
+        TESTCASE(jobs_list_says_when_more_follow),
+        TESTCASE(jobs_options_that_do_not_apply_are_errors),
+        TESTCASE(jobs_remove_on_complete_says_what_is_removed),
+        TESTCASE(jobs_no_store_is_created_on_a_mistyped_path),
+        TESTCASE(jobs_stdin_keeps_no_trailing_newline),
         TESTCASE(worker_exec_results_and_failures),
         TESTCASE(worker_exec_never_uses_a_shell),
         TESTCASE(worker_exec_keeps_utf8_and_names_a_nul),

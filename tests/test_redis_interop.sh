@@ -178,7 +178,7 @@ c_to_node)
     add lifo '"a string payload"' --lifo
     add flaky '{"f":1}' --attempts 3 --backoff exponential:100
     add doomed '{"x":1}' --attempts 2 --backoff fixed:50
-    add gone '{"g":1}' --remove-on-complete none
+    add gone '{"g":1}' --remove-on-complete all
     add bulk '{"b":1}'
     add bulk '{"b":2}' --id bulk-2
     add bulk '{"b":3}' --priority 3

@@ -1,0 +1,61 @@
+/* cli_err.c - errors and warnings of the `lanes` command on stderr, as
+ * text or as JSON objects (cli_err.h). */
+#include "cli_err.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int json_errors;
+
+void cli_err_json(int on) {
+    json_errors = on;
+}
+
+int cli_err_is_json(void) {
+    return json_errors;
+}
+
+/* msg as a JSON string; bytes of text that is not UTF-8 (a path, an
+ * argument) become '?' rather than losing the whole message. */
+static json_t *text(char *msg) {
+    json_t *v = json_string(msg);
+    if (v != NULL) return v;
+    for (char *p = msg; *p; p++)
+        if ((unsigned char)*p >= 0x80) *p = '?';
+    return json_string(msg);
+}
+
+/* Print v (stolen) as one line on stderr. */
+static void put_json(json_t *v) {
+    char *s = v != NULL ? json_dumps(v, JSON_COMPACT) : NULL;
+    if (s != NULL) fprintf(stderr, "%s\n", s);
+    free(s);
+    json_decref(v);
+}
+
+int cli_error(int exit_code, const char *prog, const char *code, const char *hint, const char *fmt,
+              ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (json_errors) {
+        put_json(json_pack("{s:{s:s,s:o}}", "error", "code", code, "message", text(msg)));
+    } else {
+        fprintf(stderr, "%s: %s\n", prog, msg);
+        if (hint != NULL) fprintf(stderr, "%s\n", hint);
+    }
+    return exit_code;
+}
+
+void cli_warning(const char *prog, const char *msg) {
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", msg);
+    if (json_errors)
+        put_json(json_pack("{s:o}", "warning", text(copy)));
+    else
+        fprintf(stderr, "%s: warning: %s\n", prog, msg);
+}

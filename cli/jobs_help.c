@@ -1,0 +1,104 @@
+/* jobs_help.c - the table of `lanes jobs` subcommands: which options each
+ * takes and what `--help` prints for it. */
+#include "jobs_help.h"
+
+#include <string.h>
+
+#define RETENTION                                                                                  \
+    "      none     remove no job: keep every finished job (the default)\n"                        \
+    "      all      remove every job as soon as it finishes\n"                                     \
+    "      keep:N   keep the newest N finished jobs of the queue, remove older ones\n"             \
+    "               (a bare N means the same, as in BullMQ)\n"                                     \
+    "      age:S    remove finished jobs older than S seconds\n"
+
+static const cli_jobs_cmd cmds[] = {
+    {"add", "QUEUE NAME [JSON|-] [options]",
+     "--delay --priority --attempts --backoff --id --lifo --traceparent "
+     "--remove-on-complete --remove-on-fail ",
+     "Add a job and print its id. JSON is the job's data (default {});\n"
+     "'-' reads it from stdin, where one trailing newline (\\n or \\r\\n) is\n"
+     "dropped, so `echo '{\"a\":1}' | lanes jobs URL add q n -` stores {\"a\":1}.\n"
+     "A sqlite: store that does not exist yet is created.\n"
+     "\n"
+     "  --delay MS              run no sooner than MS milliseconds from now\n"
+     "  --priority N            1..2097151, lower runs first (0: none)\n"
+     "  --attempts N            runs in total before the job fails (default 1)\n"
+     "  --backoff fixed:MS|exponential:MS   delay before a retry\n"
+     "  --id ID                 a custom id; adding an existing id changes nothing\n"
+     "  --lifo                  run before older jobs of equal priority\n"
+     "  --traceparent TP        W3C trace context carried to the worker\n"
+     "  --remove-on-complete WHAT   which completed jobs to remove:\n" RETENTION
+     "  --remove-on-fail WHAT       which failed jobs to remove (same values)\n"},
+    {"counts", "QUEUE", "", "Print the number of jobs in each state.\n"},
+    {"list", "QUEUE STATE [--limit N] [--offset N]", "--limit --offset ",
+     "List the jobs in one state: waiting delayed prioritized active completed\n"
+     "failed paused.\n"
+     "\n"
+     "  --limit N     at most N jobs, 1..10000 (default 100)\n"
+     "  --offset N    skip the first N jobs (default 0)\n"
+     "\n"
+     "When more jobs remain after the page, a line on stderr says so and\n"
+     "gives the --offset of the next page (a JSON object under --json:\n"
+     "{\"more\":true,\"shown\":N,\"next_offset\":N}); stdout stays the list.\n"},
+    {"get", "QUEUE ID", "", "Print one job with all its fields.\n"},
+    {"logs", "QUEUE ID", "", "Print the log lines a handler wrote for a job.\n"},
+    {"retry", "QUEUE ID | QUEUE --all", "--all ",
+     "Move a failed job (or, with --all, every failed job) back to waiting.\n"
+     "Prints how many moved.\n"},
+    {"remove", "QUEUE ID", "", "Delete a job (not while it is active).\n"},
+    {"clean", "QUEUE completed|failed [--age S] [--keep N]", "--age --keep ",
+     "Delete finished jobs in one state; prints how many went.\n"
+     "\n"
+     "  --age S     only jobs that finished more than S seconds ago\n"
+     "  --keep N    keep the newest N jobs (default 0)\n"},
+    {"pause", "QUEUE", "", "Stop workers taking jobs from the queue.\n"},
+    {"resume", "QUEUE", "", "Let workers take jobs from the queue again.\n"},
+    {"drain", "QUEUE", "",
+     "Delete the waiting, prioritized and delayed jobs; prints how many went.\n"},
+};
+
+const cli_jobs_cmd *cli_jobs_cmd_find(const char *name) {
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (strcmp(cmds[i].name, name) == 0) return &cmds[i];
+    return NULL;
+}
+
+int cli_jobs_opt_applies(const cli_jobs_cmd *cmd, const char *opt) {
+    if (strcmp(opt, "--json") == 0 || strcmp(opt, "--create") == 0 || strcmp(opt, "--help") == 0 ||
+        strcmp(opt, "-h") == 0)
+        return 1;
+    size_t n = strlen(opt);
+    for (const char *p = cmd->options; (p = strstr(p, opt)) != NULL; p += n)
+        if ((p == cmd->options || p[-1] == ' ') && p[n] == ' ') return 1;
+    return 0;
+}
+
+static const char common_text[] =
+    "URL: sqlite:PATH[?sync=normal|full&busy_timeout=MS&reserve=BYTES],\n"
+    "     e.g. sqlite:lanes.db, or redis://HOST:PORT/DB when built with\n"
+    "     hiredis. Only `add` creates a sqlite: store; every other command\n"
+    "     refuses a PATH with no store unless given --create.\n"
+    "\n"
+    "options of every command:\n"
+    "  --json      print JSON (an object, or an array for list and logs);\n"
+    "              errors become {\"error\":{\"code\":...,\"message\":...}} on stderr\n"
+    "  --create    create a sqlite: store that does not exist yet\n"
+    "  -h, --help  describe the command\n"
+    "\n"
+    "exit codes: 0 done; 1 the operation failed (e.g. job active);\n"
+    "  2 bad command line or bad input (invalid JSON, negative delay, an option\n"
+    "    the command does not take, no store at a sqlite: PATH, ...);\n"
+    "  3 the store could not be opened or used; 4 no such job.\n";
+
+void cli_jobs_usage(FILE *f) {
+    fputs("usage: lanes jobs URL COMMAND [ARGS] [--json]\n\ncommands:\n", f);
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        fprintf(f, "  %s %s\n", cmds[i].name, cmds[i].synopsis);
+    fputs("\n'lanes jobs URL COMMAND --help' describes one command.\n\n", f);
+    fputs(common_text, f);
+}
+
+void cli_jobs_cmd_usage(FILE *f, const cli_jobs_cmd *cmd) {
+    fprintf(f, "usage: lanes jobs URL %s %s [--json]\n\n%s\n", cmd->name, cmd->synopsis, cmd->help);
+    fputs(common_text, f);
+}
