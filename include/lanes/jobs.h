@@ -135,7 +135,10 @@ enum {
     LN_KEEP_ALL = 0,   /* keep every finished job (default) */
     LN_KEEP_NONE = 1,  /* remove the job as soon as it finishes */
     LN_KEEP_COUNT = 2, /* keep the newest 'value' finished jobs of the queue */
-    LN_KEEP_AGE = 3    /* keep finished jobs younger than 'value' ms */
+    LN_KEEP_AGE = 3    /* keep finished jobs younger than 'value' ms: a
+                          job 'value' ms old or older goes (BullMQ's
+                          {age}), so 0 keeps none, not even the job
+                          finishing */
 };
 typedef struct ln_job_keep {
     int mode;       /* LN_KEEP_* */

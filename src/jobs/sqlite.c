@@ -165,9 +165,9 @@ static const char *const sql_text[S_COUNT_] = {
                        "finished_at ASC, rid ASC LIMIT max(0, "
                        "COALESCE(" COUNT_OF(5) ", 0) + ?3 - ?2))",
     [S_TRIM_AGE_C] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 4 "
-                     "AND finished_at < ?2",
+                     "AND finished_at <= ?2",
     [S_TRIM_AGE_F] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 5 "
-                     "AND finished_at < ?2",
+                     "AND finished_at <= ?2",
     [S_RENEW] = "UPDATE lanes_jobs SET lease_until = ?3 WHERE rid = ?1 AND "
                 "token = ?2 AND state = 3",
     [S_PROMOTE] = "UPDATE lanes_jobs SET state = 0 WHERE queue = ?1 AND "

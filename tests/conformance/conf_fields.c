@@ -1,0 +1,39 @@
+/* conf_fields.c - what the stores report about a job's fields and
+ * retention where they once disagreed: keep-by-age 0, empty or lone trace
+ * context, started_ms after a manual retry, run_at_ms after a run. */
+#include "conf.h"
+
+/* Run every job of queue once, one per store transaction. */
+static void run_all(conf_ctx *c, const char *queue) {
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    wo.batch = 1;
+    conf_run(c, queue, conf_handler_by_name, NULL, &wo);
+}
+
+/* LN_KEEP_AGE keeps finished jobs younger than 'value' ms (BullMQ's {age}):
+ * with 0 none is, not even the job that just finished. */
+static void case_retention_age_zero_keeps_none(conf_ctx *c) {
+    ln_job_keep zero = {LN_KEEP_AGE, 0}, hour = {LN_KEEP_AGE, 3600000};
+    char gone_ok[LN_JOB_ID_MAX], gone_bad[LN_JOB_ID_MAX], kept[LN_JOB_ID_MAX];
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.remove_on_complete = hour;
+    conf_add(c, c->queue, "ok", "{}", &o, kept);
+    run_all(c, c->queue);
+    o.remove_on_complete = zero;
+    o.remove_on_fail = zero;
+    conf_add(c, c->queue, "ok", "{}", &o, gone_ok);
+    conf_add(c, c->queue, "bad", "{}", &o, gone_bad);
+    run_all(c, c->queue);
+    CHECK_EQ(conf_state(c, c->queue, gone_ok), LN_ENOENT);
+    CHECK_EQ(conf_state(c, c->queue, gone_bad), LN_ENOENT);
+    /* the age-0 finish trimmed the older completed job too */
+    CHECK_EQ(conf_state(c, c->queue, kept), LN_ENOENT);
+    conf_check_counts(c, c->queue);
+}
+
+const conf_case conf_fields_cases[] = {
+    CONF_CASE(retention_age_zero_keeps_none),
+    {0},
+};
