@@ -250,7 +250,11 @@ typedef struct ln_job_info {
     int64_t backoff_ms;
     /* Store clock, ms since the Unix epoch; 0 = not yet. */
     int64_t created_ms;      /* when added */
-    int64_t run_at_ms;       /* when it becomes (or became) runnable */
+    int64_t run_at_ms;       /* while delayed: when it becomes due (after
+                                its delay or a retry's backoff); in any
+                                other state: when it was first due,
+                                created_ms + the delay_ms it was added
+                                with (BullMQ keeps no later due time) */
     int64_t started_ms;      /* when the latest run started */
     int64_t finished_ms;     /* when it completed or failed */
 } ln_job_info;

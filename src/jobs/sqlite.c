@@ -63,7 +63,8 @@
 #define INFO_COLS                                                           \
     "rid, cid, state, name, data, result, reason, progress, traceparent, "  \
     "tracestate, priority, seq < 0, attempts, attempts_made, started, "     \
-    "stalled, backoff, backoff_ms, created_at, run_at, started_at, "        \
+    "stalled, backoff, backoff_ms, created_at, CASE WHEN state = 1 THEN "   \
+    "run_at ELSE created_at + delay END, started_at, "                      \
     "finished_at, COALESCE((SELECT q.paused FROM lanes_queues q "           \
     "WHERE q.name = j.queue), 0)"
 

@@ -33,7 +33,48 @@ static void case_retention_age_zero_keeps_none(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
+/* run_at_ms of a job that left delayed is when it was first due, created_ms
+ * + its delay_ms, also after a retry waited out its backoff. */
+static atomic_int fail_first_runs;
+static int fail_first(ln_job *job, void *ctx) {
+    (void)ctx;
+    if (ln_job_attempt(job) == 1) {
+        atomic_fetch_add(&fail_first_runs, 1);
+        return ln_job_fail(job, "first run fails");
+    }
+    return 0;
+}
+
+static void case_run_at_first_due_after_retry(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.delay_ms = 30;
+    o.attempts = 2;
+    o.backoff_ms = 60;
+    char id[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "n", "{}", &o, id);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, id, &info), 0);
+    int64_t first_due = info.run_at_ms;
+    CHECK(first_due - info.created_ms >= 30);
+    ln_job_info_clear(&info);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, c->queue, fail_first, NULL, &wo);
+    CHECK_EQ(atomic_load(&fail_first_runs), 1);
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, id, &info), 0);
+    CHECK_EQ(info.state, LN_JOB_COMPLETED);
+    CHECK(info.started_ms - first_due >= 60); /* the retry waited */
+    if (info.run_at_ms != first_due)
+        fprintf(stderr, "run_at_ms: first due created + %lld, now created + %lld\n",
+                (long long)(first_due - info.created_ms),
+                (long long)(info.run_at_ms - info.created_ms));
+    CHECK_EQ(info.run_at_ms, first_due);
+    ln_job_info_clear(&info);
+}
+
 const conf_case conf_fields_cases[] = {
     CONF_CASE(retention_age_zero_keeps_none),
+    CONF_CASE(run_at_first_due_after_retry),
     {0},
 };

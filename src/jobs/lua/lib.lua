@@ -409,8 +409,12 @@ local function job_view(id, state, h)
     local opts = decode_opts(h.opts)
     local tp, ts = trace_of(opts)
     local btype, bdelay = backoff_of(opts)
+    -- run_at: the due time while delayed, else when the job was first
+    -- due (timestamp + opts.delay). The hash's 'delay' cannot tell: every
+    -- promotion (BullMQ's too) sets it to 0, and a Node retry's backoff
+    -- leaves no due time once promoted; opts.delay nobody changes.
     local created = num(h.timestamp)
-    local run_at = created + num(h.delay)
+    local run_at = created + math.max(0, num(opts.delay))
     if state == 'delayed' then
         local score = rcall('ZSCORE', K.delayed, id)
         if score then run_at = math.floor(tonumber(score) / 4096) end
