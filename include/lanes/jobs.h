@@ -48,8 +48,10 @@
  *  - a custom job id (ln_job_opts.job_id) is 1..LN_JOB_ID_MAX-1 bytes
  *    without control characters, is not an integer (all digits, or '-'
  *    and digits without a leading zero: the store numbers its own jobs so),
- *    and contains ':' only in the three-part form "a:b:c", never starting
- *    with "0:".
+ *    and contains ':' only in the three-part form "a:b:c": exactly two
+ *    ':', parts may be empty ("a::c", "::"), and the first part is not
+ *    "0" ("0:a:b" is refused, as BullMQ's Queue refuses ids starting with
+ *    "0:"; "00:a:b" and "a:0:b" are ids like any other).
  * A call given a name or id that breaks these returns LN_EINVAL and stores
  * nothing.
  */
