@@ -280,9 +280,10 @@ LN_EXTERN int ln_jobs_list(ln_jobs *jobs, const char *queue, int state,
                            size_t offset, size_t limit, ln_job_info **out,
                            size_t *n);
 
-/* Log lines a handler wrote with ln_job_log, oldest first, as a new
- * NUL-terminated array of strings (*lines, *n) freed with
- * ln_jobs_free_lines. LN_ENOENT if there is no such job. */
+/* Log lines a handler wrote with ln_job_log, oldest first: *lines gets a
+ * new array of *n NUL-terminated strings (no NULL entry after the last;
+ * NULL when *n is 0), freed with ln_jobs_free_lines(*lines, *n).
+ * LN_ENOENT if there is no such job. */
 LN_EXTERN int ln_jobs_logs(ln_jobs *jobs, const char *queue, const char *id,
                            char ***lines, size_t *n);
 LN_EXTERN void ln_jobs_free_lines(char **lines, size_t n);
