@@ -167,7 +167,9 @@ typedef struct ln_job_opts {
     ln_job_keep remove_on_fail;     /* default LN_KEEP_ALL */
     const char *traceparent; /* W3C trace context carried to the worker, or
                                 NULL; must be a valid version-00 traceparent */
-    const char *tracestate;  /* optional W3C tracestate, <= 512 bytes */
+    const char *tracestate;  /* optional W3C tracestate, <= 512 bytes; kept
+                                only with a traceparent, and "" is none
+                                (both read back as NULL) */
 } ln_job_opts;
 
 /* Defaults as listed above. */
@@ -257,7 +259,8 @@ typedef struct ln_job_info {
                                 other state: when it was first due,
                                 created_ms + the delay_ms it was added
                                 with (BullMQ keeps no later due time) */
-    int64_t started_ms;      /* when the latest run started */
+    int64_t started_ms;      /* when the latest run started (0 again after
+                                ln_jobs_retry) */
     int64_t finished_ms;     /* when it completed or failed */
 } ln_job_info;
 
@@ -289,8 +292,9 @@ LN_EXTERN int ln_jobs_logs(ln_jobs *jobs, const char *queue, const char *id,
 LN_EXTERN void ln_jobs_free_lines(char **lines, size_t n);
 
 /* Move a failed job back to waiting with a fresh attempt budget (its
- * attempts_made restart at 0). LN_ENOENT: no such job; LN_EINVAL: the job
- * is not failed. */
+ * attempts_made restart at 0; started_ms, finished_ms and failed_reason are
+ * cleared, as BullMQ's job.retry does; attempts_started keeps counting).
+ * LN_ENOENT: no such job; LN_EINVAL: the job is not failed. */
 LN_EXTERN int ln_jobs_retry(ln_jobs *jobs, const char *queue, const char *id);
 /* Retry every failed job of queue; *count (may be NULL) gets how many. */
 LN_EXTERN int ln_jobs_retry_all(ln_jobs *jobs, const char *queue,

@@ -127,10 +127,12 @@ static const char *const sql_text[S_COUNT_] = {
     [S_STATE_OF] = "SELECT rid, state FROM lanes_jobs WHERE rid = ?2 AND queue "
                    "= ?1",
     [S_RETRY_ONE] = "UPDATE lanes_jobs SET state = 0, attempts_made = 0, "
-                    "reason = NULL, finished_at = NULL, run_at = ?2 WHERE "
+                    "reason = NULL, started_at = NULL, finished_at = NULL, "
+                    "run_at = ?2 WHERE "
                     "rid = ?1 AND state = 5",
     [S_RETRY_ALL] = "UPDATE lanes_jobs SET state = 0, attempts_made = 0, "
-                    "reason = NULL, finished_at = NULL, run_at = ?2 WHERE "
+                    "reason = NULL, started_at = NULL, finished_at = NULL, "
+                    "run_at = ?2 WHERE "
                     "queue = ?1 AND state = 5",
     [S_REMOVE] = "DELETE FROM lanes_jobs WHERE rid = ?1 AND state <> 3",
     [S_CLEAN_COMPLETED] = DONE_STMTS(4),
