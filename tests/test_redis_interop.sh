@@ -29,6 +29,12 @@
 #              C worker's wait is capped at 5 s too): two slow jobs added at
 #              once start on both workers well before either wait's timeout
 #              (the first worker's take passes the wake-up on).
+#   gconc      queue.setGlobalConcurrency(1) and a C worker of concurrency 4
+#              (idle on the marker, 5 s waits): 6 jobs of 300 ms run one
+#              at a time, back to back (under 2x the ideal 1.8 s; a worker
+#              that slept out its wait after each job took ~5 s a job).
+#   obliterate queue.obliterate({force: true}) while a C worker holds a job
+#              (and after it finished it): no key of the queue is left.
 #   board      Bull Board (@bull-board/api + express) lists the queue and
 #              the jobs C added, with their data, over HTTP on loopback, and
 #              a running C worker in its workers panel.
@@ -311,6 +317,39 @@ wake)
         sleep 0.05
     done
     echo "both idle workers woke at once: $(( ($(date +%s%N) - t0) / 1000000 )) ms for node $(cat "$tmp/node.log") and C $(cat "$tmp/c.log")"
+    ;;
+gconc)
+    "$peer" work "$url" "$q" --forever --concurrency 4 --sleep-ms 300 \
+        --log "$tmp/c.log" >/dev/null 2>"$tmp/c.err" &
+    pids="$pids $!"
+    i=0
+    until grep -q working "$tmp/c.err" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -le 200 ] || fail "C worker did not start: $(cat "$tmp/c.err")"
+        sleep 0.05
+    done
+    sleep 0.5 # idle on the marker now
+    js global-concurrency "$q" 1 6 >"$tmp/gc.json" || fail "global concurrency run"
+    ms=$(sed 's/.*"ms":\([0-9]*\).*/\1/' "$tmp/gc.json")
+    grep -q '"maxActive":1}' "$tmp/gc.json" || fail "limit broken: $(cat "$tmp/gc.json")"
+    [ "$ms" -lt 3600 ] || fail "6 jobs of 300 ms took $ms ms (ideal 1800)"
+    [ "$(sort -u "$tmp/c.log" | wc -l)" -eq 6 ] || fail "the C worker ran $(wc -l <"$tmp/c.log") runs"
+    echo "global concurrency 1, C worker of concurrency 4: 6 jobs of 300 ms in $ms ms, one at a time"
+    ;;
+obliterate)
+    # a C worker holding a job (3 s) when the queue is obliterated; the
+    # check looks again after the job's end (its outcome is refused).
+    "$peer" one "$url" "$q" sleep '{}' >/dev/null || fail "add"
+    "$peer" work "$url" "$q" --forever --sleep-ms 3000 --lease-ms 2000 \
+        --log "$tmp/c.log" >/dev/null 2>"$tmp/c.err" &
+    worker=$!
+    pids="$pids $worker"
+    js obliterate "$q" 4000 || fail "keys left: $(cat "$tmp/c.err")"
+    kill -TERM $worker
+    wait $worker || fail "C worker failed: $(cat "$tmp/c.err")"
+    left=$(redis-cli -u "$url" --scan --pattern "bull:$q:*" | wc -l)
+    [ "$left" -eq 0 ] || fail "$left keys left after the worker stopped"
+    echo "obliterate while a C worker held a job: nothing of the queue left"
     ;;
 trace)
     tp=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01

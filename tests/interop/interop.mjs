@@ -241,6 +241,53 @@ async function traceCheck(queue, traceparent) {
   console.log(JSON.stringify({ traceparent }));
 }
 
+// Global concurrency: set the queue's limit, add n "sleep" jobs at once and
+// sample the active count every 5 ms until all completed; prints the time
+// from the add to the last completion and the most jobs seen active.
+async function globalConcurrency(queue, limit, n, timeoutMs = 60000) {
+  const q = new Queue(queue, { connection });
+  await q.setGlobalConcurrency(Number(limit));
+  const t0 = Date.now();
+  await q.addBulk(Array.from({ length: Number(n) }, (_, i) => ({ name: 'sleep', data: { i } })));
+  let maxActive = 0;
+  for (;;) {
+    const c = await q.getJobCounts('active', 'completed');
+    maxActive = Math.max(maxActive, c.active);
+    if (c.completed >= Number(n)) break;
+    if (Date.now() - t0 > timeoutMs) fail('jobs not done in time', { c, maxActive });
+    await sleep(5);
+  }
+  const ms = Date.now() - t0;
+  await q.close();
+  console.log(JSON.stringify({ ms, maxActive }));
+}
+
+// What a queue left in Redis: its keys, without the prefix.
+async function keysOf(queue) {
+  const q = new Queue(queue, { connection });
+  const client = await q.client;
+  const keys = (await client.keys(`bull:${queue}:*`)).map(k => k.slice(`bull:${queue}:`.length));
+  await q.close();
+  return keys.sort();
+}
+
+// Obliterate (force) a queue while a C worker holds a job: afterwards the
+// queue has no key left, also once the worker finished or gave the job up.
+async function obliterate(queue, settleMs) {
+  const q = new Queue(queue, { connection });
+  const t0 = Date.now();
+  while ((await q.getActiveCount()) === 0) {
+    if (Date.now() - t0 > 10000) fail('no job became active');
+    await sleep(10);
+  }
+  await q.obliterate({ force: true });
+  await q.close();
+  await sleep(Number(settleMs));
+  const left = await keysOf(queue);
+  check(left.length === 0, 'keys left after obliterate', left);
+  console.log(JSON.stringify({ left }));
+}
+
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
 switch (cmd) {
@@ -260,6 +307,8 @@ switch (cmd) {
   case 'board-workers': await boardWorkers(queue); break;
   case 'trace-produce': await traceProduce(queue, args[0]); break;
   case 'trace-check': await traceCheck(queue, args[0]); break;
+  case 'global-concurrency': await globalConcurrency(queue, args[0], args[1]); break;
+  case 'obliterate': await obliterate(queue, args[0]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

@@ -60,6 +60,21 @@ local function wake_workers()
     rcall('ZADD', K.marker, 0, '0')
 end
 
+-- After jobs finished: if a global concurrency is set and no longer
+-- reached while jobs are ready, wake a worker. Adds and takes skip the
+-- marker while the queue is maxed, so without this a worker whose free
+-- slots sleep on the marker (a C worker of higher concurrency than the
+-- limit) would wait out its block timeout. BullMQ's finishing Node worker
+-- fetches its next job in moveToFinished, and that take writes the marker.
+local function wake_if_slot_freed()
+    local m = rcall('HMGET', K.meta, 'paused', 'concurrency')
+    if m[1] or not m[2] then return end
+    if rcall('LLEN', K.active) >= (tonumber(m[2]) or 0) then return end
+    if rcall('LLEN', K.wait) > 0 or rcall('ZCARD', K.prioritized) > 0 then
+        wake_workers()
+    end
+end
+
 -- Marker "1" carries the due time of the earliest delayed job.
 local function update_delay_marker()
     local first = rcall('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')

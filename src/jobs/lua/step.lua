@@ -58,5 +58,8 @@ if want > 0 then
     for _, job in ipairs(taken) do out[#out + 1] = job end
     if #taken < want then out[3] = limited > 0 and limited or next_due_in() end
 end
-if ndone > 0 and #out == 3 then emit_drained_if_idle() end
+if ndone > 0 then
+    if #out == 3 then emit_drained_if_idle() end
+    wake_if_slot_freed()
+end
 return out
