@@ -35,6 +35,9 @@
 #              that slept out its wait after each job took ~5 s a job).
 #   obliterate queue.obliterate({force: true}) while a C worker holds a job
 #              (and after it finished it): no key of the queue is left.
+#   runat      a BullMQ job with a delay, promoted and retried (backoff) by
+#              a BullMQ Worker: \`lanes jobs get\` reports run_at_ms as
+#              created_ms + its delay, as for jobs lanes ran (jobs.h).
 #   board      Bull Board (@bull-board/api + express) lists the queue and
 #              the jobs C added, with their data, over HTTP on loopback, and
 #              a running C worker in its workers panel.
@@ -353,6 +356,20 @@ obliterate)
     left=$(redis-cli -u "$url" --scan --pattern "bull:$q:*" | sort | tr '\n' ' ')
     [ -z "$left" ] || fail "keys left after the worker stopped: $left"
     echo "obliterate while a C worker held a job: nothing of the queue left"
+    ;;
+runat)
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    js add-one "$q" flaky '{}' '{"delay":200,"attempts":3,"backoff":{"type":"fixed","delay":100}}' \
+        >/dev/null || fail "Node add"
+    js work "$q" 1 "$tmp/n.log" >/dev/null || fail "Node worker"
+    "$cli" jobs "$url" get "$q" 1 --json >"$tmp/get.json" || fail "lanes jobs get"
+    python3 - "$tmp/get.json" <<'PY' || fail "run_at_ms: $(cat "$tmp/get.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["state"] == "completed" and j["attempts_made"] == 2, j
+assert j["run_at_ms"] - j["created_ms"] == 200, j
+PY
+    echo "a job BullMQ delayed, promoted and retried: run_at_ms = created_ms + 200"
     ;;
 trace)
     tp=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01

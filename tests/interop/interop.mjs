@@ -262,6 +262,14 @@ async function globalConcurrency(queue, limit, n, timeoutMs = 60000) {
   console.log(JSON.stringify({ ms, maxActive }));
 }
 
+// One job added the BullMQ way: name, data JSON, JobsOptions JSON.
+async function addOne(queue, name, data, opts) {
+  const q = new Queue(queue, { connection });
+  const job = await q.add(name, JSON.parse(data), JSON.parse(opts ?? '{}'));
+  await q.close();
+  console.log(JSON.stringify({ id: job.id }));
+}
+
 // Obliterate (force) a queue once a job of it is active.
 async function obliterate(queue) {
   const q = new Queue(queue, { connection });
@@ -296,6 +304,7 @@ switch (cmd) {
   case 'trace-check': await traceCheck(queue, args[0]); break;
   case 'global-concurrency': await globalConcurrency(queue, args[0], args[1]); break;
   case 'obliterate': await obliterate(queue); break;
+  case 'add-one': await addOne(queue, args[0], args[1], args[2]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);
