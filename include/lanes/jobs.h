@@ -46,8 +46,9 @@
  *    characters and without ':' (it separates the parts of Redis keys);
  *  - a job name likewise, 1..LN_JOB_NAME_MAX-1 bytes (':' allowed);
  *  - a custom job id (ln_job_opts.job_id) is 1..LN_JOB_ID_MAX-1 bytes
- *    without control characters, is not an integer (all digits, or '-'
- *    and digits without a leading zero: the store numbers its own jobs so),
+ *    without control characters, is not an integer (all digits, as "0"
+ *    or "007", or '-' and digits without a leading zero, as "-12" or
+ *    "-0"; "-012" is an id: the store numbers its own jobs so),
  *    and contains ':' only in the three-part form "a:b:c": exactly two
  *    ':', parts may be empty ("a::c", "::"), and the first part is not
  *    "0" ("0:a:b" is refused, as BullMQ's Queue refuses ids starting with
