@@ -29,6 +29,15 @@
 #              C worker's wait is capped at 5 s too): two slow jobs added at
 #              once start on both workers well before either wait's timeout
 #              (the first worker's take passes the wake-up on).
+#   gconc      queue.setGlobalConcurrency(1) and a C worker of concurrency 4
+#              (idle on the marker, 5 s waits): 6 jobs of 300 ms run one
+#              at a time, back to back (under 2x the ideal 1.8 s; a worker
+#              that slept out its wait after each job took ~5 s a job).
+#   obliterate queue.obliterate({force: true}) while a C worker holds a job
+#              (and after it finished it): no key of the queue is left.
+#   runat      a BullMQ job with a delay, promoted and retried (backoff) by
+#              a BullMQ Worker: \`lanes jobs get\` reports run_at_ms as
+#              created_ms + its delay, as for jobs lanes ran (jobs.h).
 #   board      Bull Board (@bull-board/api + express) lists the queue and
 #              the jobs C added, with their data, over HTTP on loopback, and
 #              a running C worker in its workers panel.
@@ -316,6 +325,56 @@ wake)
         sleep 0.05
     done
     echo "both idle workers woke at once: $(( ($(date +%s%N) - t0) / 1000000 )) ms for node $(cat "$tmp/node.log") and C $(cat "$tmp/c.log")"
+    ;;
+gconc)
+    "$peer" work "$url" "$q" --forever --concurrency 4 --sleep-ms 300 \
+        --log "$tmp/c.log" >/dev/null 2>"$tmp/c.err" &
+    pids="$pids $!"
+    i=0
+    until grep -q working "$tmp/c.err" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -le 200 ] || fail "C worker did not start: $(cat "$tmp/c.err")"
+        sleep 0.05
+    done
+    sleep 0.5 # idle on the marker now
+    js global-concurrency "$q" 1 6 >"$tmp/gc.json" || fail "global concurrency run"
+    ms=$(sed 's/.*"ms":\([0-9]*\).*/\1/' "$tmp/gc.json")
+    grep -q '"maxActive":1}' "$tmp/gc.json" || fail "limit broken: $(cat "$tmp/gc.json")"
+    [ "$ms" -lt 3600 ] || fail "6 jobs of 300 ms took $ms ms (ideal 1800)"
+    [ "$(sort -u "$tmp/c.log" | wc -l)" -eq 6 ] || fail "the C worker ran $(wc -l <"$tmp/c.log") runs"
+    echo "global concurrency 1, C worker of concurrency 4: 6 jobs of 300 ms in $ms ms, one at a time"
+    ;;
+obliterate)
+    # a C worker holding a job (3 s) when the queue is obliterated; the
+    # check looks again after the job's end (its outcome is refused).
+    "$peer" one "$url" "$q" sleep '{}' >/dev/null || fail "add"
+    "$peer" work "$url" "$q" --forever --sleep-ms 3000 \
+        --log "$tmp/c.log" >/dev/null 2>"$tmp/c.err" &
+    worker=$!
+    pids="$pids $worker"
+    js obliterate "$q" >/dev/null || fail "obliterate"
+    sleep 4 # the job ends, its outcome is refused; renewals and takes go on
+    left=$(redis-cli -u "$url" --scan --pattern "bull:$q:*" | sort | tr '\n' ' ')
+    [ -z "$left" ] || fail "keys left while the worker runs: $left"
+    kill -TERM $worker
+    wait $worker || fail "C worker failed: $(cat "$tmp/c.err")"
+    left=$(redis-cli -u "$url" --scan --pattern "bull:$q:*" | sort | tr '\n' ' ')
+    [ -z "$left" ] || fail "keys left after the worker stopped: $left"
+    echo "obliterate while a C worker held a job: nothing of the queue left"
+    ;;
+runat)
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    js add-one "$q" flaky '{}' '{"delay":200,"attempts":3,"backoff":{"type":"fixed","delay":100}}' \
+        >/dev/null || fail "Node add"
+    js work "$q" 1 "$tmp/n.log" >/dev/null || fail "Node worker"
+    "$cli" jobs "$url" get "$q" 1 --json >"$tmp/get.json" || fail "lanes jobs get"
+    python3 - "$tmp/get.json" <<'PY' || fail "run_at_ms: $(cat "$tmp/get.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["state"] == "completed" and j["attempts_made"] == 2, j
+assert j["run_at_ms"] - j["created_ms"] == 200, j
+PY
+    echo "a job BullMQ delayed, promoted and retried: run_at_ms = created_ms + 200"
     ;;
 trace)
     tp=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01

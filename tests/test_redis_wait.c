@@ -4,7 +4,9 @@
  * it blocks is picked up long before the wait's timeout, a delayed job
  * wakes it when due without steps in between, a blocked worker passes the
  * wake-up on to the next one, and a killed blocking connection does not
- * wedge it. Also counted here: one add is exactly one EVALSHA.
+ * wedge it; under BullMQ's global concurrency a finish that frees the slot
+ * wakes it, and a finish refused because the queue's keys are gone writes
+ * none back. Also counted here: one add is exactly one EVALSHA.
  *
  * Counting commands needs a server nobody else uses, so this test starts
  * its own redis-server (no persistence) on a free loopback port; like the
@@ -174,6 +176,7 @@ typedef struct started {
     atomic_int n;
     atomic_ullong at_ms; /* when the last handler started */
     unsigned sleep_ms;
+    atomic_int running, most_running; /* handlers at once, and the peak */
 } started;
 
 static int handler(ln_job *job, void *vctx) {
@@ -181,7 +184,12 @@ static int handler(ln_job *job, void *vctx) {
     started *s = vctx;
     atomic_store(&s->at_ms, now_ms());
     atomic_fetch_add(&s->n, 1);
+    int now = atomic_fetch_add(&s->running, 1) + 1;
+    int peak = atomic_load(&s->most_running);
+    while (now > peak && !atomic_compare_exchange_weak(&s->most_running, &peak, now)) {
+    }
     if (s->sleep_ms) ln_test_sleep_ms(s->sleep_ms);
+    atomic_fetch_sub(&s->running, 1);
     return 0;
 }
 
@@ -333,6 +341,60 @@ TEST(killed_wait_connection_no_wedge) {
     ln_jobs_close(producer);
 }
 
+/* BullMQ's global concurrency 1 and a worker of concurrency 4 blocked on
+ * the marker: each finish frees the queue's one slot and must wake the
+ * worker for the next job (adds and takes leave the marker alone while the
+ * queue is maxed), not leave it to the wait's 5 s timeout. */
+TEST(global_slot_freed_wakes_worker) {
+    ln_jobs *producer = open_case("gconc");
+    freeReplyObject(cmd("HSET lwgconc:q:meta concurrency 1"));
+    started s = {.sleep_ms = 100};
+    bg b;
+    bg_start(&b, "q", &s, 4);
+    wait_blocked(1);
+    ln_job_spec specs[6];
+    for (int i = 0; i < 6; i++) specs[i] = (ln_job_spec){"j", "{}", NULL};
+    uint64_t t0 = now_ms();
+    CHECK_EQ(ln_jobs_add_bulk(producer, "q", specs, 6, NULL, 0), 0);
+    wait_started(&s, 6, 5 * 100 + PROMPT_MS); /* ideal: the 6th at 500 ms */
+    fprintf(stderr, "6th of 6 jobs of 100 ms started after %llu ms, at most %d at once\n",
+            (unsigned long long)(atomic_load(&s.at_ms) - t0), atomic_load(&s.most_running));
+    CHECK_EQ(atomic_load(&s.most_running), 1);
+    bg_stop(&b);
+    ln_jobs_close(producer);
+}
+
+/* The queue's keys deleted while a worker holds a job (what BullMQ's
+ * obliterate({force: true}) does): the refused completion writes nothing,
+ * so no key of the queue comes back ('events', 'meta' did, by a 'drained'). */
+TEST(refused_outcome_writes_nothing) {
+    ln_jobs *producer = open_case("obl");
+    started s = {.sleep_ms = 300};
+    bg b;
+    bg_start(&b, "q", &s, 1);
+    add(producer, "q", 0);
+    wait_started(&s, 1, PROMPT_MS);
+    freeReplyObject(cmd("EVAL %s 0 %s", "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
+                        "redis.call('DEL', k) end return 0", "lwobl:q:*"));
+    ln_worker_stats st = {0};
+    uint64_t t0 = now_ms();
+    while (st.stale == 0) { /* the completion, refused */
+        CHECK(now_ms() - t0 < PROMPT_MS);
+        ln_test_sleep_ms(10);
+        ln_worker_get_stats(b.w, &st);
+    }
+    ln_test_sleep_ms(100); /* the worker's next steps and wait */
+    redisReply *r = cmd("KEYS lwobl:q:*");
+    for (size_t i = 0; i < r->elements; i++) fprintf(stderr, "left: %s\n", r->element[i]->str);
+    CHECK_EQ(r->elements, 0);
+    freeReplyObject(r);
+    bg_stop(&b);
+    r = cmd("KEYS lwobl:q:*");
+    CHECK_EQ(r->elements, 0);
+    freeReplyObject(r);
+    ln_jobs_close(producer);
+}
+
 /* One add is one round trip: MONITOR on the private server sees exactly
  * one top-level command per ln_jobs_add, an EVALSHA (the script's own
  * redis.call()s show as "[... lua]" and are not counted). */
@@ -389,6 +451,8 @@ int main(int argc, char **argv) {
                                           TESTCASE(wakeup_passes_to_next_worker),
                                           TESTCASE(killed_wait_connection_no_wedge),
                                           TESTCASE(add_is_one_evalsha),
+                                          TESTCASE(global_slot_freed_wakes_worker),
+                                          TESTCASE(refused_outcome_writes_nothing),
                                           {0}});
     stop_server();
     return rc;

@@ -56,10 +56,13 @@
  *    characters and without ':' (it separates the parts of Redis keys);
  *  - a job name likewise, 1..LN_JOB_NAME_MAX-1 bytes (':' allowed);
  *  - a custom job id (ln_job_opts.job_id) is 1..LN_JOB_ID_MAX-1 bytes
- *    without control characters, is not an integer (all digits, or '-'
- *    and digits without a leading zero: the store numbers its own jobs so),
- *    and contains ':' only in the three-part form "a:b:c", never starting
- *    with "0:".
+ *    without control characters, is not an integer (all digits, as "0"
+ *    or "007", or '-' and digits without a leading zero, as "-12" or
+ *    "-0"; "-012" is an id: the store numbers its own jobs so),
+ *    and contains ':' only in the three-part form "a:b:c": exactly two
+ *    ':', parts may be empty ("a::c", "::"), and the first part is not
+ *    "0" ("0:a:b" is refused, as BullMQ's Queue refuses ids starting with
+ *    "0:"; "00:a:b" and "a:0:b" are ids like any other).
  * A call given a name or id that breaks these returns LN_EINVAL and stores
  * nothing.
  */
@@ -145,7 +148,10 @@ enum {
     LN_KEEP_ALL = 0,   /* keep every finished job (default) */
     LN_KEEP_NONE = 1,  /* remove the job as soon as it finishes */
     LN_KEEP_COUNT = 2, /* keep the newest 'value' finished jobs of the queue */
-    LN_KEEP_AGE = 3    /* keep finished jobs younger than 'value' ms */
+    LN_KEEP_AGE = 3    /* keep finished jobs younger than 'value' ms: a
+                          job 'value' ms old or older goes (BullMQ's
+                          {age}), so 0 keeps none, not even the job
+                          finishing */
 };
 typedef struct ln_job_keep {
     int mode;       /* LN_KEEP_* */
@@ -172,7 +178,9 @@ typedef struct ln_job_opts {
     ln_job_keep remove_on_fail;     /* default LN_KEEP_ALL */
     const char *traceparent; /* W3C trace context carried to the worker, or
                                 NULL; must be a valid version-00 traceparent */
-    const char *tracestate;  /* optional W3C tracestate, <= 512 bytes */
+    const char *tracestate;  /* optional W3C tracestate, <= 512 bytes; kept
+                                only with a traceparent, and "" is none
+                                (both read back as NULL) */
 } ln_job_opts;
 
 /* Defaults as listed above. */
@@ -261,8 +269,13 @@ typedef struct ln_job_info {
     int64_t backoff_ms;
     /* Store clock, ms since the Unix epoch; 0 = not yet. */
     int64_t created_ms;      /* when added */
-    int64_t run_at_ms;       /* when it becomes (or became) runnable */
-    int64_t started_ms;      /* when the latest run started */
+    int64_t run_at_ms;       /* while delayed: when it becomes due (after
+                                its delay or a retry's backoff); in any
+                                other state: when it was first due,
+                                created_ms + the delay_ms it was added
+                                with (BullMQ keeps no later due time) */
+    int64_t started_ms;      /* when the latest run started (0 again after
+                                ln_jobs_retry) */
     int64_t finished_ms;     /* when it completed or failed */
 } ln_job_info;
 
@@ -285,16 +298,18 @@ LN_EXTERN int ln_jobs_list(ln_jobs *jobs, const char *queue, int state,
                            size_t offset, size_t limit, ln_job_info **out,
                            size_t *n);
 
-/* Log lines a handler wrote with ln_job_log, oldest first, as a new
- * NUL-terminated array of strings (*lines, *n) freed with
- * ln_jobs_free_lines. LN_ENOENT if there is no such job. */
+/* Log lines a handler wrote with ln_job_log, oldest first: *lines gets a
+ * new array of *n NUL-terminated strings (no NULL entry after the last;
+ * NULL when *n is 0), freed with ln_jobs_free_lines(*lines, *n).
+ * LN_ENOENT if there is no such job. */
 LN_EXTERN int ln_jobs_logs(ln_jobs *jobs, const char *queue, const char *id,
                            char ***lines, size_t *n);
 LN_EXTERN void ln_jobs_free_lines(char **lines, size_t n);
 
 /* Move a failed job back to waiting with a fresh attempt budget (its
- * attempts_made restart at 0). LN_ENOENT: no such job; LN_EINVAL: the job
- * is not failed. */
+ * attempts_made restart at 0; started_ms, finished_ms and failed_reason are
+ * cleared, as BullMQ's job.retry does; attempts_started keeps counting).
+ * LN_ENOENT: no such job; LN_EINVAL: the job is not failed. */
 LN_EXTERN int ln_jobs_retry(ln_jobs *jobs, const char *queue, const char *id);
 /* Retry every failed job of queue; *count (may be NULL) gets how many. */
 LN_EXTERN int ln_jobs_retry_all(ln_jobs *jobs, const char *queue,

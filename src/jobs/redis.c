@@ -127,7 +127,9 @@ static int redis_add(ln__jobs_be *be, const char *queue, ln__job_new *jobs, size
         ln__redis_args_i64(&a, o->delay_ms);
         ln__redis_args_i64(&a, o->priority);
         ln__redis_args_i64(&a, o->attempts);
-        int has_backoff = o->attempts > 1 && o->backoff_ms > 0;
+        /* Stored as given (BullMQ keeps any backoff a caller passes), so
+         * ln_jobs_get reports it; only the default fixed/0 stays out. */
+        int has_backoff = o->backoff != LN_BACKOFF_FIXED || o->backoff_ms != 0;
         ln__redis_args_str(&a, !has_backoff                           ? ""
                                : o->backoff == LN_BACKOFF_EXPONENTIAL ? "exponential"
                                                                       : "fixed");

@@ -63,7 +63,8 @@
 #define INFO_COLS                                                           \
     "rid, cid, state, name, data, result, reason, progress, traceparent, "  \
     "tracestate, priority, seq < 0, attempts, attempts_made, started, "     \
-    "stalled, backoff, backoff_ms, created_at, run_at, started_at, "        \
+    "stalled, backoff, backoff_ms, created_at, CASE WHEN state = 1 THEN "   \
+    "run_at ELSE created_at + delay END, started_at, "                      \
     "finished_at, COALESCE((SELECT q.paused FROM lanes_queues q "           \
     "WHERE q.name = j.queue), 0)"
 
@@ -126,10 +127,12 @@ static const char *const sql_text[S_COUNT_] = {
     [S_STATE_OF] = "SELECT rid, state FROM lanes_jobs WHERE rid = ?2 AND queue "
                    "= ?1",
     [S_RETRY_ONE] = "UPDATE lanes_jobs SET state = 0, attempts_made = 0, "
-                    "reason = NULL, finished_at = NULL, run_at = ?2 WHERE "
+                    "reason = NULL, started_at = NULL, finished_at = NULL, "
+                    "run_at = ?2 WHERE "
                     "rid = ?1 AND state = 5",
     [S_RETRY_ALL] = "UPDATE lanes_jobs SET state = 0, attempts_made = 0, "
-                    "reason = NULL, finished_at = NULL, run_at = ?2 WHERE "
+                    "reason = NULL, started_at = NULL, finished_at = NULL, "
+                    "run_at = ?2 WHERE "
                     "queue = ?1 AND state = 5",
     [S_REMOVE] = "DELETE FROM lanes_jobs WHERE rid = ?1 AND state <> 3",
     [S_CLEAN_COMPLETED] = DONE_STMTS(4),
@@ -165,9 +168,9 @@ static const char *const sql_text[S_COUNT_] = {
                        "finished_at ASC, rid ASC LIMIT max(0, "
                        "COALESCE(" COUNT_OF(5) ", 0) + ?3 - ?2))",
     [S_TRIM_AGE_C] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 4 "
-                     "AND finished_at < ?2",
+                     "AND finished_at <= ?2",
     [S_TRIM_AGE_F] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 5 "
-                     "AND finished_at < ?2",
+                     "AND finished_at <= ?2",
     [S_RENEW] = "UPDATE lanes_jobs SET lease_until = ?3 WHERE rid = ?1 AND "
                 "token = ?2 AND state = 3",
     [S_PROMOTE] = "UPDATE lanes_jobs SET state = 0 WHERE queue = ?1 AND "

@@ -37,7 +37,9 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
         sqlite3_bind_int(s, 13, o->remove_on_fail.mode);
         sqlite3_bind_int64(s, 14, o->remove_on_fail.value);
         if (o->traceparent != NULL) BIND_TEXT(s, 15, o->traceparent);
-        if (o->tracestate != NULL) BIND_TEXT(s, 16, o->tracestate);
+        /* jobs.h: a tracestate only with its traceparent; "" is none */
+        if (o->traceparent != NULL && o->tracestate != NULL && o->tracestate[0])
+            BIND_TEXT(s, 16, o->tracestate);
         if ((err = ln__sq_run(be, s, "add")) != 0) goto fail;
         if (sqlite3_changes(be->db) == 0) { /* the caller id exists */
             j->existed = 1;

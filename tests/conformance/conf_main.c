@@ -19,6 +19,7 @@ static const conf_case *const tables[] = {
     conf_add_cases,  conf_admin_cases,    conf_worker_cases,
     conf_lease_cases, conf_badinput_cases, conf_rules_cases,
     conf_json_cases,
+    conf_fields_cases,
 };
 
 static char store_url[1024];

@@ -48,10 +48,10 @@ static void case_rules_queue_name_colon_refused(conf_ctx *c) {
     }
 }
 
-/* Custom ids: ':' only in exactly three parts. */
+/* Custom ids: ':' only in exactly three parts, the first not "0". */
 static void case_rules_job_id_colons(conf_ctx *c) {
     const char *refused[] = {"a:b", ":", "a:", ":b", "a:b:c:d", "x::y::z",
-                             "a:b:c:"};
+                             "a:b:c:", "0:a:b", "0::", "0:a", "0:a:b:c"};
     char id[LN_JOB_ID_MAX];
     for (size_t i = 0; i < CONF_NELEM(refused); i++) {
         ln_job_opts o;
@@ -67,7 +67,9 @@ static void case_rules_job_id_colons(conf_ctx *c) {
                  LN_EINVAL);
     }
     CHECK_EQ(conf_total(c, c->queue), 0);
-    const char *allowed[] = {"repeat:s:1", "a:b:c", "sched:every-5m:job"};
+    const char *allowed[] = {"repeat:s:1", "a:b:c", "sched:every-5m:job",
+                             "a::c", "::", ":a:b", "00:a:b", "a:0:b",
+                             "x0:a:b", "a:b:0"};
     for (size_t i = 0; i < CONF_NELEM(allowed); i++) {
         ln_job_opts o;
         ln_job_opts_init(&o);
@@ -79,6 +81,12 @@ static void case_rules_job_id_colons(conf_ctx *c) {
         CONF_CHECK_STR(id, allowed[i]);
         CHECK_EQ(conf_state(c, c->queue, allowed[i]), LN_JOB_WAITING);
     }
+    /* and each runs (a Redis worker skips only BullMQ 4's "0:" markers) */
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    for (size_t i = 0; i < CONF_NELEM(allowed); i++)
+        CHECK_EQ(conf_state(c, c->queue, allowed[i]), LN_JOB_COMPLETED);
 }
 
 /* Custom ids that are integers (jobs.h: all digits, or '-' and digits

@@ -273,6 +273,48 @@ async function jsonCheck(queue, mode) {
   console.log(JSON.stringify({ mode, returnvalue: rv }));
 }
 
+// Global concurrency: set the queue's limit, add n "sleep" jobs at once and
+// sample the active count every 5 ms until all completed; prints the time
+// from the add to the last completion and the most jobs seen active.
+async function globalConcurrency(queue, limit, n, timeoutMs = 60000) {
+  const q = new Queue(queue, { connection });
+  await q.setGlobalConcurrency(Number(limit));
+  const t0 = Date.now();
+  await q.addBulk(Array.from({ length: Number(n) }, (_, i) => ({ name: 'sleep', data: { i } })));
+  let maxActive = 0;
+  for (;;) {
+    const c = await q.getJobCounts('active', 'completed');
+    maxActive = Math.max(maxActive, c.active);
+    if (c.completed >= Number(n)) break;
+    if (Date.now() - t0 > timeoutMs) fail('jobs not done in time', { c, maxActive });
+    await sleep(5);
+  }
+  const ms = Date.now() - t0;
+  await q.close();
+  console.log(JSON.stringify({ ms, maxActive }));
+}
+
+// One job added the BullMQ way: name, data JSON, JobsOptions JSON.
+async function addOne(queue, name, data, opts) {
+  const q = new Queue(queue, { connection });
+  const job = await q.add(name, JSON.parse(data), JSON.parse(opts ?? '{}'));
+  await q.close();
+  console.log(JSON.stringify({ id: job.id }));
+}
+
+// Obliterate (force) a queue once a job of it is active.
+async function obliterate(queue) {
+  const q = new Queue(queue, { connection });
+  const t0 = Date.now();
+  while ((await q.getActiveCount()) === 0) {
+    if (Date.now() - t0 > 10000) fail('no job became active');
+    await sleep(10);
+  }
+  await q.obliterate({ force: true });
+  await q.close();
+  console.log(JSON.stringify({ obliterated: queue }));
+}
+
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
 switch (cmd) {
@@ -294,6 +336,9 @@ switch (cmd) {
   case 'trace-check': await traceCheck(queue, args[0]); break;
   case 'json-produce': await jsonProduce(queue); break;
   case 'json-check': await jsonCheck(queue, args[0]); break;
+  case 'global-concurrency': await globalConcurrency(queue, args[0], args[1]); break;
+  case 'obliterate': await obliterate(queue); break;
+  case 'add-one': await addOne(queue, args[0], args[1], args[2]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

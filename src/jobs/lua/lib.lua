@@ -60,6 +60,21 @@ local function wake_workers()
     rcall('ZADD', K.marker, 0, '0')
 end
 
+-- After jobs finished: if a global concurrency is set and no longer
+-- reached while jobs are ready, wake a worker. Adds and takes skip the
+-- marker while the queue is maxed, so without this a worker whose free
+-- slots sleep on the marker (a C worker of higher concurrency than the
+-- limit) would wait out its block timeout. BullMQ's finishing Node worker
+-- fetches its next job in moveToFinished, and that take writes the marker.
+local function wake_if_slot_freed()
+    local m = rcall('HMGET', K.meta, 'paused', 'concurrency')
+    if m[1] or not m[2] then return end
+    if rcall('LLEN', K.active) >= (tonumber(m[2]) or 0) then return end
+    if rcall('LLEN', K.wait) > 0 or rcall('ZCARD', K.prioritized) > 0 then
+        wake_workers()
+    end
+end
+
 -- Marker "1" carries the due time of the earliest delayed job.
 local function update_delay_marker()
     local first = rcall('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
@@ -212,18 +227,22 @@ local function leave_active(id, token, batch)
     return 0
 end
 
--- removeOnComplete/removeOnFail -> count (-1 keeps all), age (s), limit.
+-- removeOnComplete/removeOnFail -> count (-1 keeps all), age (s; -1 =
+-- none), limit. An age of 0 is BullMQ's too: it keeps no finished job,
+-- not even the one finishing now (its score is NOW, at the cut-off).
 local function keep_spec(v)
-    if v == true then return 0, 0, 0 end
-    if type(v) == 'number' then return v, 0, 0 end
+    if v == true then return 0, -1, 0 end
+    if type(v) == 'number' then return v, -1, 0 end
     if type(v) == 'table' then
-        return tonumber(v.count) or -1, tonumber(v.age) or 0, tonumber(v.limit) or 1000
+        return tonumber(v.count) or -1, tonumber(v.age) or -1, tonumber(v.limit) or 1000
     end
-    return -1, 0, 0
+    return -1, -1, 0
 end
 
+-- Remove the finished jobs of 'set' as old as age s or older (score <=
+-- NOW - age: "keep those younger than age"), then all but the newest count.
 local function trim_finished(set, count, age, limit)
-    if age > 0 then
+    if age >= 0 then
         local old = rcall('ZRANGEBYSCORE', K[set], 0, int_str(NOW - age * 1000),
                           'LIMIT', 0, limit)
         for _, id in ipairs(old) do delete_job_keys(id) end
@@ -280,7 +299,7 @@ local function finish_hint(opts, h)
     if h.deid then return 0 end
     local count, age = keep_spec(opts.removeOnComplete)
     local atm = math.floor(tonumber(h.atm or h.attemptsMade) or 0)
-    if age > 0 or count ~= math.floor(count) or count < -1 or count >= 1073741822
+    if age >= 0 or count ~= math.floor(count) or count < -1 or count >= 1073741822
             or atm < 0 or atm >= 1048576 then
         return 0
     end
@@ -295,7 +314,7 @@ local function finish_job(id, target, value, batch, hint)
     local jkey = B .. id
     local opts, atm, count, age, limit
     if hint and hint > 0 and target == 'completed' then
-        opts, age, limit = {}, 0, 0
+        opts, age, limit = {}, -1, 0
         count = math.floor(hint / HINT_ATM) - 2
         atm = math.floor((hint % HINT_ATM) / 2) + 1
     else
@@ -326,7 +345,7 @@ local function finish_job(id, target, value, batch, hint)
         if batch then
             local list = batch[target]
             list[#list + 1] = id
-            if count > 0 or age > 0 then
+            if count > 0 or age >= 0 then
                 batch.trims[target .. ':' .. count .. ':' .. age .. ':' .. limit] =
                     {target, count, age, limit}
             end
@@ -405,8 +424,12 @@ local function job_view(id, state, h)
     local opts = decode_opts(h.opts)
     local tp, ts = trace_of(opts)
     local btype, bdelay = backoff_of(opts)
+    -- run_at: the due time while delayed, else when the job was first
+    -- due (timestamp + opts.delay). The hash's 'delay' cannot tell: every
+    -- promotion (BullMQ's too) sets it to 0, and a Node retry's backoff
+    -- leaves no due time once promoted; opts.delay nobody changes.
     local created = num(h.timestamp)
-    local run_at = created + num(h.delay)
+    local run_at = created + math.max(0, num(opts.delay))
     if state == 'delayed' then
         local score = rcall('ZSCORE', K.delayed, id)
         if score then run_at = math.floor(tonumber(score) / 4096) end

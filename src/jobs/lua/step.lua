@@ -17,10 +17,12 @@ local ndone, nrenew, want = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[
 local a = 5
 
 local done_rc, batch = {}, new_batch()
+local nfinished = 0 -- outcomes recorded (the lease still held)
 for i = 1, ndone do
     local id, token, kind, value = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
     local rc = leave_active(id, token, batch)
     if rc == 0 then
+        nfinished = nfinished + 1
         if kind == 'c' then
             finish_job(id, 'completed', value, batch, tonumber(ARGV[a + 6]))
         elseif kind == 'f' then
@@ -58,5 +60,10 @@ if want > 0 then
     for _, job in ipairs(taken) do out[#out + 1] = job end
     if #taken < want then out[3] = limited > 0 and limited or next_due_in() end
 end
-if ndone > 0 and #out == 3 then emit_drained_if_idle() end
+-- Only recorded outcomes write anything: a refused one (the job is gone,
+-- e.g. its queue obliterated) must not recreate 'events' and 'meta'.
+if nfinished > 0 then
+    if #out == 3 then emit_drained_if_idle() end
+    wake_if_slot_freed()
+end
 return out
