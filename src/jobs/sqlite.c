@@ -61,7 +61,8 @@
 
 /* Columns read into ln_job_info by sq_read_info (sqlite_ops.c), in order. */
 #define INFO_COLS                                                           \
-    "rid, cid, state, name, data, result, reason, progress, traceparent, "  \
+    "rid, cid, state, name, data, CASE WHEN state = 4 THEN "               \
+    "COALESCE(result, 'null') ELSE result END, reason, progress, traceparent, "  \
     "tracestate, priority, seq < 0, attempts, attempts_made, started, "     \
     "stalled, backoff, backoff_ms, created_at, run_at, started_at, "        \
     "finished_at, COALESCE((SELECT q.paused FROM lanes_queues q "           \
@@ -140,9 +141,11 @@ static const char *const sql_text[S_COUNT_] = {
     [S_DRAIN_READY] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 0",
     [S_DRAIN_DELAYED] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 1",
     /* S_COMPLETE and S_TAKE: counted by their callers (sqlite_int.h). */
-    [S_COMPLETE] = "UPDATE lanes_jobs SET state = 4, result = ?4, finished_at "
-                   "= ?3, lease_until = NULL WHERE rid = ?1 AND token = ?2 "
-                   "AND state = 3 RETURNING keep_c_mode, keep_c_val",
+    /* A handler that set no result completes with the JSON null (jobs.h). */
+    [S_COMPLETE] = "UPDATE lanes_jobs SET state = 4, result = COALESCE(?4, "
+                   "'null'), finished_at = ?3, lease_until = NULL WHERE rid "
+                   "= ?1 AND token = ?2 AND state = 3 RETURNING keep_c_mode, "
+                   "keep_c_val",
     [S_RETRY_RUN] = "UPDATE lanes_jobs SET state = CASE WHEN ?4 > 0 THEN 1 "
                     "ELSE 0 END, run_at = ?3 + ?4, attempts_made = "
                     "attempts_made + 1, reason = ?5, lease_until = NULL "
