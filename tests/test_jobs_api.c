@@ -93,6 +93,79 @@ TEST(open_refuses_newer_schema_and_foreign_db) {
     jt_cleanup();
 }
 
+/* FNV-1a of a whole file; 0 if it cannot be read. */
+static uint64_t file_hash(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return 0;
+    uint64_t h = 1469598103934665603ull;
+    int c;
+    while ((c = fgetc(f)) != EOF) h = (h ^ (uint64_t)c) * 1099511628211ull;
+    fclose(f);
+    return h;
+}
+
+/* Make jt_path(name).db with sql (a journal_mode=DELETE database), open it
+ * as a store: LN_ECORRUPT with 'expect' in the message, and the file is
+ * exactly as it was, with no -wal, -shm or -reserve beside it. */
+static void check_foreign_refused(const char *name, const char *sql,
+                                  const char *expect) {
+    char file[64], path[600], side[640];
+    snprintf(file, sizeof file, "%s.db", name);
+    snprintf(path, sizeof path, "%s", jt_path(file));
+    sqlite3 *db;
+    CHECK_EQ(sqlite3_open(path, &db), SQLITE_OK);
+    CHECK_EQ(sqlite3_exec(db, sql, 0, 0, 0), SQLITE_OK);
+    sqlite3_close(db);
+    uint64_t before = file_hash(path);
+    struct stat st0, st1;
+    CHECK_EQ(stat(path, &st0), 0);
+    for (int round = 0; round < 2; round++) { /* the API, then the CLI path */
+        ln_jobs *jobs = NULL;
+        char msg[512];
+        CHECK_EQ(ln_jobs_open_ex(&jobs, jt_url(name), NULL, msg, sizeof msg),
+                 LN_ECORRUPT);
+        CHECK(jobs == NULL);
+        if (strstr(msg, expect) == NULL) printf("  message: %s\n", msg);
+        CHECK(strstr(msg, expect) != NULL);
+    }
+    CHECK_EQ(file_hash(path), before);
+    CHECK_EQ(stat(path, &st1), 0);
+    CHECK_EQ(st1.st_size, st0.st_size);
+    const char *sides[] = {"-wal", "-shm", "-reserve", "-journal"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(side, sizeof side, "%s%s", path, sides[i]);
+        CHECK(access(side, F_OK) != 0);
+    }
+}
+
+/* Another application's database is refused and left byte for byte as it
+ * was (no lanes tables, no reserve, no switch to WAL); so is a file that
+ * claims a lanes schema version but lacks the lanes tables. An empty
+ * database (no tables) still becomes a store. */
+TEST(open_refuses_foreign_database_untouched) {
+    check_foreign_refused("app", "CREATE TABLE users(id INTEGER PRIMARY KEY, "
+                          "name TEXT); INSERT INTO users VALUES(1, 'ann');",
+                          "not a lanes store");
+    check_foreign_refused("app_idx", "CREATE TABLE t(x); CREATE INDEX t_x ON "
+                          "t(x); CREATE VIEW v AS SELECT * FROM t;",
+                          "not a lanes store");
+    check_foreign_refused("v1", "PRAGMA user_version = 1",
+                          "table lanes_queues is missing");
+    check_foreign_refused("v2", "CREATE TABLE users(id); "
+                          "PRAGMA user_version = 2",
+                          "user_version is 2 but table");
+    /* An empty SQLite database is no other application's: lanes uses it. */
+    sqlite3 *db;
+    CHECK_EQ(sqlite3_open(jt_path("empty.db"), &db), SQLITE_OK);
+    CHECK_EQ(sqlite3_exec(db, "PRAGMA user_version = 0; VACUUM", 0, 0, 0),
+             SQLITE_OK);
+    sqlite3_close(db);
+    ln_jobs *jobs = open_fresh("empty");
+    CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", NULL, NULL, 0), 0);
+    ln_jobs_close(jobs);
+    jt_cleanup();
+}
+
 /* Drive the backend directly: take, stall, complete with a stale token. */
 TEST(lease_fencing_rejects_stale_tokens) {
     ln_jobs *jobs = open_fresh("e");
@@ -335,6 +408,7 @@ int main(int argc, char **argv) {
     return ln_test_run(argc, argv, (ln_test_case[]){
         TESTCASE(open_rejects_bad_urls_and_files),
         TESTCASE(open_refuses_newer_schema_and_foreign_db),
+        TESTCASE(open_refuses_foreign_database_untouched),
         TESTCASE(lease_fencing_rejects_stale_tokens),
         TESTCASE(every_statement_uses_an_index),
         TESTCASE(counts_upgrade_from_schema_1),

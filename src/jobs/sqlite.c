@@ -537,35 +537,71 @@ static int exec_sql(sq_be *be, const char *sql, const char *what) {
     return rc == SQLITE_OK ? 0 : ln__sq_err(be, rc, what);
 }
 
-/* Create or migrate the schema, all under one write lock. */
-static int migrate(sq_be *be) {
-    int err = exec_sql(be, "BEGIN IMMEDIATE", "begin schema check");
-    if (err != 0) return err;
-    int64_t version = 0, app = 0, tables = 0;
-    if ((err = pragma_int(be, "PRAGMA user_version", &version)) != 0 ||
+/* Tables each schema version has; a store claiming version v lacks none
+ * of lanes_tables[0 .. lanes_ntables[v]). */
+static const char *const lanes_tables[] = {"lanes_queues", "lanes_jobs",
+                                           "lanes_logs", "lanes_counts"};
+static const int lanes_ntables[SQ_SCHEMA_VERSION + 1] = {0, 3, 4};
+
+/* Is this file a lanes store (or new and empty), so lanes may write to it?
+ * Only reads: run before anything changes the file (the WAL switch, the
+ * schema, the reserve), so a database lanes refuses is left as it was.
+ * *version: its schema version. LN_ECORRUPT for a foreign database. */
+static int check_schema(sq_be *be, int64_t *version) {
+    int64_t app = 0, lanes = 0, other = 0;
+    int err;
+    *version = 0;
+    if ((err = pragma_int(be, "PRAGMA user_version", version)) != 0 ||
         (err = pragma_int(be, "PRAGMA application_id", &app)) != 0 ||
         (err = pragma_int(be, "SELECT count(*) FROM sqlite_master WHERE "
                               "name LIKE 'lanes\\_%' ESCAPE '\\'",
-                          &tables)) != 0)
-        goto fail;
-    if (app != 0 && app != SQ_APPLICATION_ID) {
-        err = ln__jobs_be_err(&be->base, LN_ECORRUPT,
-                              "not a lanes store: application_id is %lld",
-                              (long long)app);
-        goto fail;
+                          &lanes)) != 0 ||
+        (err = pragma_int(be, "SELECT count(*) FROM sqlite_master WHERE "
+                              "name NOT LIKE 'lanes\\_%' ESCAPE '\\' AND "
+                              "name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+                          &other)) != 0)
+        return err;
+    if (app != 0 && app != SQ_APPLICATION_ID)
+        return ln__jobs_be_err(&be->base, LN_ECORRUPT,
+                               "not a lanes store: application_id is %lld",
+                               (long long)app);
+    if (*version > SQ_SCHEMA_VERSION)
+        return ln__jobs_be_err(&be->base, LN_ECORRUPT,
+                               "store has schema version %lld; this lanes "
+                               "reads up to %d (upgrade lanes)",
+                               (long long)*version, SQ_SCHEMA_VERSION);
+    if (*version == 0 && lanes != 0)
+        return ln__jobs_be_err(&be->base, LN_ECORRUPT,
+                               "store has lanes_* tables but no schema version");
+    if (*version == 0 && other != 0)
+        return ln__jobs_be_err(&be->base, LN_ECORRUPT,
+                               "not a lanes store: the database has %lld "
+                               "tables or indexes of another application "
+                               "and no lanes schema (lanes creates its store "
+                               "only in a new or empty database; left "
+                               "unchanged)", (long long)other);
+    for (int i = 0; i < lanes_ntables[*version]; i++) {
+        char sql[128];
+        int64_t n = 0;
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM sqlite_master WHERE "
+                 "type = 'table' AND name = '%s'", lanes_tables[i]);
+        if ((err = pragma_int(be, sql, &n)) != 0) return err;
+        if (n == 0)
+            return ln__jobs_be_err(&be->base, LN_ECORRUPT,
+                                   "not a lanes store: user_version is %lld "
+                                   "but table %s is missing (left unchanged)",
+                                   (long long)*version, lanes_tables[i]);
     }
-    if (version > SQ_SCHEMA_VERSION) {
-        err = ln__jobs_be_err(&be->base, LN_ECORRUPT,
-                              "store has schema version %lld; this lanes "
-                              "reads up to %d (upgrade lanes)",
-                              (long long)version, SQ_SCHEMA_VERSION);
-        goto fail;
-    }
-    if (version == 0 && tables != 0) {
-        err = ln__jobs_be_err(&be->base, LN_ECORRUPT,
-                              "store has lanes_* tables but no schema version");
-        goto fail;
-    }
+    return 0;
+}
+
+/* Create or migrate the schema, all under one write lock (the check runs
+ * again inside it: another process may have created the store since). */
+static int migrate(sq_be *be) {
+    int err = exec_sql(be, "BEGIN IMMEDIATE", "begin schema check");
+    if (err != 0) return err;
+    int64_t version = 0;
+    if ((err = check_schema(be, &version)) != 0) goto fail;
     for (int64_t v = version; v < SQ_SCHEMA_VERSION; v++)
         if ((err = exec_sql(be, migrations[v], "schema migration")) != 0)
             goto fail;
@@ -661,6 +697,9 @@ static int configure(sq_be *be, const char *path, unsigned busy_ms) {
     be->busy_ms = busy_ms;
     sqlite3_busy_handler(be->db, busy_wait, be);
     sqlite3_extended_result_codes(be->db, 1);
+    int64_t version;
+    int err = check_schema(be, &version); /* before anything writes */
+    if (err != 0) return err;
     /* journal_mode=WAL returns the mode in effect; anything else means the
      * file cannot do WAL (e.g. in-memory): refuse rather than run unsafely.
      * Switching a new file to WAL needs it to itself, and SQLite reports
@@ -686,7 +725,7 @@ static int configure(sq_be *be, const char *path, unsigned busy_ms) {
     if (!wal)
         return ln__jobs_be_err(&be->base, LN_EINVAL,
                                "sqlite: '%s' cannot use WAL mode", path);
-    int err = exec_sql(be, be->full_sync ? "PRAGMA synchronous=FULL"
+    err = exec_sql(be, be->full_sync ? "PRAGMA synchronous=FULL"
                                          : "PRAGMA synchronous=NORMAL",
                        "synchronous");
     if (err == 0) err = migrate(be);
