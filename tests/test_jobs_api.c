@@ -11,6 +11,9 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
+#include <errno.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -90,6 +93,41 @@ TEST(open_refuses_newer_schema_and_foreign_db) {
     sqlite3_finalize(st);
     sqlite3_close(db);
     ln_jobs_close(jobs);
+    jt_cleanup();
+}
+
+/* A new store in a directory that refuses new files is LN_EACCES with a
+ * message naming the directory and the cause, not LN_EIO "No such file or
+ * directory" (SQLite's read-only retry). Root ignores permission bits, so
+ * as root the directory is a read-only tmpfs in a private mount
+ * namespace; without root, a mode-0500 directory. */
+TEST(open_in_read_only_directory_is_eacces) {
+    char dir[400], url[500];
+    snprintf(dir, sizeof dir, "%s", jt_path("rodir"));
+    CHECK_EQ(mkdir(dir, 0755), 0);
+    if (geteuid() == 0) {
+        if (unshare(CLONE_NEWNS) != 0 ||
+            mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+            mount("tmpfs", dir, "tmpfs", MS_RDONLY, "size=1m") != 0) {
+            printf("  skipped: running as root and cannot mount a read-only "
+                   "tmpfs: %s\n", strerror(errno));
+            jt_cleanup();
+            _exit(77);
+        }
+    } else {
+        CHECK_EQ(chmod(dir, 0500), 0);
+    }
+    snprintf(url, sizeof url, "sqlite:%s/new.db", dir);
+    ln_jobs *jobs = NULL;
+    char msg[512];
+    CHECK_EQ(ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg), LN_EACCES);
+    printf("  %s\n", msg);
+    CHECK(strstr(msg, dir) != NULL);
+    CHECK(strstr(msg, "No such file") == NULL);
+    CHECK(strstr(msg, "Read-only file system") != NULL ||
+          strstr(msg, "Permission denied") != NULL);
+    if (geteuid() == 0) umount2(dir, MNT_DETACH);
+    else chmod(dir, 0755);
     jt_cleanup();
 }
 
@@ -409,6 +447,7 @@ int main(int argc, char **argv) {
         TESTCASE(open_rejects_bad_urls_and_files),
         TESTCASE(open_refuses_newer_schema_and_foreign_db),
         TESTCASE(open_refuses_foreign_database_untouched),
+        TESTCASE(open_in_read_only_directory_is_eacces),
         TESTCASE(lease_fencing_rejects_stale_tokens),
         TESTCASE(every_statement_uses_an_index),
         TESTCASE(counts_upgrade_from_schema_1),

@@ -626,7 +626,10 @@ static int open_reserve(sq_be *be, const char *path) {
     if (be->reserve_fd < 0) {
         int e = errno;
         char ebuf[128];
-        return ln__jobs_be_err(&be->base, e == ENOSPC ? LN_ENOSPC : LN_EIO, "cannot create %s: %s",
+        int code = e == ENOSPC                              ? LN_ENOSPC
+                   : e == EACCES || e == EPERM || e == EROFS ? LN_EACCES
+                                                              : LN_EIO;
+        return ln__jobs_be_err(&be->base, code, "cannot create %s: %s",
                                rpath, strerror_r(e, ebuf, sizeof ebuf));
     }
     ln__sq_reserve_check(be); /* a full disk here is no reason to refuse opening */
@@ -682,13 +685,40 @@ static int busy_wait(void *arg, int count) {
     return 1;
 }
 
+/* The open of a new store failed: if its directory is there but refuses
+ * new files (permissions, a read-only mount), say so with LN_EACCES.
+ * SQLite retries a failed read-write open read-only, so the errno it
+ * reports is that retry's ENOENT, not why the file could not be created.
+ * 0 when that is not the cause. */
+static int open_denied(sq_be *be, const char *path) {
+    struct stat st;
+    if (stat(path, &st) == 0 || errno != ENOENT) return 0;
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir) slash[1] = '\0';
+    else if (slash != NULL) *slash = '\0';
+    else snprintf(dir, sizeof dir, ".");
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
+        access(dir, W_OK | X_OK) == 0)
+        return 0;
+    int e = errno;
+    if (e != EACCES && e != EPERM && e != EROFS) return 0;
+    char ebuf[128];
+    return ln__jobs_be_err(&be->base, LN_EACCES,
+                           "cannot create the store %s: directory %s: %s",
+                           path, dir, strerror_r(e, ebuf, sizeof ebuf));
+}
+
 static int configure(sq_be *be, const char *path, unsigned busy_ms) {
     int rc = sqlite3_open_v2(path, &be->db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                                  SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
                              NULL);
     if (rc != SQLITE_OK) {
-        int err = ln__sq_err(be, rc, "open");
+        int err = open_denied(be, path);
+        if (err != 0) return err;
+        err = ln__sq_err(be, rc, "open");
         size_t len = strlen(be->base.errmsg);
         snprintf(be->base.errmsg + len, sizeof be->base.errmsg - len,
                  " [%s]", path);
