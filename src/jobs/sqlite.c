@@ -727,8 +727,12 @@ static int configure(sq_be *be, const char *path, unsigned busy_ms) {
     be->busy_ms = busy_ms;
     sqlite3_busy_handler(be->db, busy_wait, be);
     sqlite3_extended_result_codes(be->db, 1);
+    /* Before anything writes, in one read transaction: one snapshot for
+     * every check, while another process may be creating the store. */
     int64_t version;
-    int err = check_schema(be, &version); /* before anything writes */
+    int err = exec_sql(be, "BEGIN", "begin store check");
+    if (err == 0) err = check_schema(be, &version);
+    sqlite3_exec(be->db, "COMMIT", NULL, NULL, NULL);
     if (err != 0) return err;
     /* journal_mode=WAL returns the mode in effect; anything else means the
      * file cannot do WAL (e.g. in-memory): refuse rather than run unsafely.
