@@ -52,11 +52,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Schema version this code writes; stored in PRAGMA user_version. */
-#define SQ_SCHEMA_VERSION 2
-/* PRAGMA application_id of a lanes store: "LNJB". */
-#define SQ_APPLICATION_ID 0x4C4E4A42
-
 #define NOW_SQL "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
 
 /* Columns read into ln_job_info by sq_read_info (sqlite_ops.c), in order. */
@@ -183,6 +178,10 @@ static const char *const sql_text[S_COUNT_] = {
                "RETURNING rid, cid, name, data, token, started, "
                "attempts_made, attempts, backoff, backoff_ms, traceparent, "
                "tracestate, priority, seq",
+    /* Only from the index (no table row is read): checks S_TAKE. */
+    [S_READY_ANY] = "SELECT EXISTS (SELECT 1 FROM lanes_jobs WHERE queue = ?1 "
+                    "AND state = 0) AND NOT EXISTS (SELECT 1 FROM lanes_queues "
+                    "q WHERE q.name = ?1 AND q.paused)",
     [S_NEXT_DUE] = "SELECT MIN(run_at) - ?2 FROM lanes_jobs WHERE queue = ?1 "
                    "AND state = 1",
     [S_HAS_WORK] = "SELECT NOT EXISTS (SELECT 1 FROM lanes_queues q WHERE "
@@ -288,6 +287,14 @@ static int map_rc(sqlite3 *db, int rc) {
     case SQLITE_IOERR: return sys == ENOSPC ? LN_ENOSPC : LN_EIO;
     default: return LN_EBACKEND;
     }
+}
+
+int ln__sq_corrupt(sq_be *be, const char *what, long long rid) {
+    char row[48] = "";
+    if (rid != 0) snprintf(row, sizeof row, " (job row %lld)", rid);
+    return ln__jobs_be_err(&be->base, LN_ECORRUPT,
+                           "store is corrupt: %s%s; restore it from a copy "
+                           "(PRAGMA integrity_check says more)", what, row);
 }
 
 int ln__sq_err(sq_be *be, int rc, const char *what) {
@@ -522,7 +529,7 @@ static int parse_url(sq_be *be, const char *url, char **path,
     return 0;
 }
 
-static int pragma_int(sq_be *be, const char *sql, int64_t *out) {
+int ln__sq_pragma_int(sq_be *be, const char *sql, int64_t *out) {
     sqlite3_stmt *s;
     int rc = sqlite3_prepare_v2(be->db, sql, -1, &s, NULL);
     if (rc != SQLITE_OK) return ln__sq_err(be, rc, sql);
@@ -537,71 +544,13 @@ static int exec_sql(sq_be *be, const char *sql, const char *what) {
     return rc == SQLITE_OK ? 0 : ln__sq_err(be, rc, what);
 }
 
-/* Tables each schema version has; a store claiming version v lacks none
- * of lanes_tables[0 .. lanes_ntables[v]). */
-static const char *const lanes_tables[] = {"lanes_queues", "lanes_jobs",
-                                           "lanes_logs", "lanes_counts"};
-static const int lanes_ntables[SQ_SCHEMA_VERSION + 1] = {0, 3, 4};
-
-/* Is this file a lanes store (or new and empty), so lanes may write to it?
- * Only reads: run before anything changes the file (the WAL switch, the
- * schema, the reserve), so a database lanes refuses is left as it was.
- * *version: its schema version. LN_ECORRUPT for a foreign database. */
-static int check_schema(sq_be *be, int64_t *version) {
-    int64_t app = 0, lanes = 0, other = 0;
-    int err;
-    *version = 0;
-    if ((err = pragma_int(be, "PRAGMA user_version", version)) != 0 ||
-        (err = pragma_int(be, "PRAGMA application_id", &app)) != 0 ||
-        (err = pragma_int(be, "SELECT count(*) FROM sqlite_master WHERE "
-                              "name LIKE 'lanes\\_%' ESCAPE '\\'",
-                          &lanes)) != 0 ||
-        (err = pragma_int(be, "SELECT count(*) FROM sqlite_master WHERE "
-                              "name NOT LIKE 'lanes\\_%' ESCAPE '\\' AND "
-                              "name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
-                          &other)) != 0)
-        return err;
-    if (app != 0 && app != SQ_APPLICATION_ID)
-        return ln__jobs_be_err(&be->base, LN_ECORRUPT,
-                               "not a lanes store: application_id is %lld",
-                               (long long)app);
-    if (*version > SQ_SCHEMA_VERSION)
-        return ln__jobs_be_err(&be->base, LN_ECORRUPT,
-                               "store has schema version %lld; this lanes "
-                               "reads up to %d (upgrade lanes)",
-                               (long long)*version, SQ_SCHEMA_VERSION);
-    if (*version == 0 && lanes != 0)
-        return ln__jobs_be_err(&be->base, LN_ECORRUPT,
-                               "store has lanes_* tables but no schema version");
-    if (*version == 0 && other != 0)
-        return ln__jobs_be_err(&be->base, LN_ECORRUPT,
-                               "not a lanes store: the database has %lld "
-                               "tables or indexes of another application "
-                               "and no lanes schema (lanes creates its store "
-                               "only in a new or empty database; left "
-                               "unchanged)", (long long)other);
-    for (int i = 0; i < lanes_ntables[*version]; i++) {
-        char sql[128];
-        int64_t n = 0;
-        snprintf(sql, sizeof sql, "SELECT count(*) FROM sqlite_master WHERE "
-                 "type = 'table' AND name = '%s'", lanes_tables[i]);
-        if ((err = pragma_int(be, sql, &n)) != 0) return err;
-        if (n == 0)
-            return ln__jobs_be_err(&be->base, LN_ECORRUPT,
-                                   "not a lanes store: user_version is %lld "
-                                   "but table %s is missing (left unchanged)",
-                                   (long long)*version, lanes_tables[i]);
-    }
-    return 0;
-}
-
 /* Create or migrate the schema, all under one write lock (the check runs
  * again inside it: another process may have created the store since). */
 static int migrate(sq_be *be) {
     int err = exec_sql(be, "BEGIN IMMEDIATE", "begin schema check");
     if (err != 0) return err;
     int64_t version = 0;
-    if ((err = check_schema(be, &version)) != 0) goto fail;
+    if ((err = ln__sq_check_schema(be, &version)) != 0) goto fail;
     for (int64_t v = version; v < SQ_SCHEMA_VERSION; v++)
         if ((err = exec_sql(be, migrations[v], "schema migration")) != 0)
             goto fail;
@@ -647,7 +596,7 @@ static int open_reserve(sq_be *be, const char *path) {
      * bounded by one threshold of pages (4 MiB by default) copied and
      * synced, once per that many pages written. */
     int64_t page = 4096;
-    int err = pragma_int(be, "PRAGMA page_size", &page);
+    int err = ln__sq_pragma_int(be, "PRAGMA page_size", &page);
     if (err != 0) return err;
     int64_t pages = be->reserve_bytes / (page > 0 ? page : 4096);
     char sql[64];
@@ -685,38 +634,13 @@ static int busy_wait(void *arg, int count) {
     return 1;
 }
 
-/* The open of a new store failed: if its directory is there but refuses
- * new files (permissions, a read-only mount), say so with LN_EACCES.
- * SQLite retries a failed read-write open read-only, so the errno it
- * reports is that retry's ENOENT, not why the file could not be created.
- * 0 when that is not the cause. */
-static int open_denied(sq_be *be, const char *path) {
-    struct stat st;
-    if (stat(path, &st) == 0 || errno != ENOENT) return 0;
-    char dir[4200];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir) slash[1] = '\0';
-    else if (slash != NULL) *slash = '\0';
-    else snprintf(dir, sizeof dir, ".");
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
-        access(dir, W_OK | X_OK) == 0)
-        return 0;
-    int e = errno;
-    if (e != EACCES && e != EPERM && e != EROFS) return 0;
-    char ebuf[128];
-    return ln__jobs_be_err(&be->base, LN_EACCES,
-                           "cannot create the store %s: directory %s: %s",
-                           path, dir, strerror_r(e, ebuf, sizeof ebuf));
-}
-
 static int configure(sq_be *be, const char *path, unsigned busy_ms) {
     int rc = sqlite3_open_v2(path, &be->db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                                  SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
                              NULL);
     if (rc != SQLITE_OK) {
-        int err = open_denied(be, path);
+        int err = ln__sq_open_denied(be, path);
         if (err != 0) return err;
         err = ln__sq_err(be, rc, "open");
         size_t len = strlen(be->base.errmsg);
@@ -731,7 +655,8 @@ static int configure(sq_be *be, const char *path, unsigned busy_ms) {
      * every check, while another process may be creating the store. */
     int64_t version;
     int err = exec_sql(be, "BEGIN", "begin store check");
-    if (err == 0) err = check_schema(be, &version);
+    if (err == 0) err = ln__sq_check_schema(be, &version);
+    if (err == 0) err = ln__sq_check_pages(be, path);
     sqlite3_exec(be->db, "COMMIT", NULL, NULL, NULL);
     if (err != 0) return err;
     /* journal_mode=WAL returns the mode in effect; anything else means the

@@ -7,6 +7,11 @@
 
 #include <sqlite3.h>
 
+/* Schema version this code writes; stored in PRAGMA user_version. */
+#define SQ_SCHEMA_VERSION 2
+/* PRAGMA application_id of a lanes store: "LNJB". */
+#define SQ_APPLICATION_ID 0x4C4E4A42
+
 /* Job states as stored in lanes_jobs.state. "prioritized" and "paused" are
  * not stored: a ready job with priority > 0 is prioritized, and ready jobs
  * of a paused queue report paused. */
@@ -56,7 +61,7 @@ typedef enum sq_stmt {
     S_PAUSE, S_IS_PAUSED, S_DRAIN_READY, S_DRAIN_DELAYED,
     S_COMPLETE, S_RETRY_RUN, S_FAIL, S_DELETE_RID,
     S_TRIM_COUNT_C, S_TRIM_COUNT_F, S_TRIM_AGE_C, S_TRIM_AGE_F,
-    S_RENEW, S_PROMOTE, S_TAKE, S_NEXT_DUE, S_HAS_WORK,
+    S_RENEW, S_PROMOTE, S_TAKE, S_READY_ANY, S_NEXT_DUE, S_HAS_WORK,
     S_STALLED, S_RELEASE, S_PROGRESS, S_LOG, S_PENDING,
     S_COUNT_
 } sq_stmt;
@@ -83,12 +88,33 @@ int ln__sq_reserve_check(sq_be *be);
 int ln__sq_reserve_release(sq_be *be);
 void ln__sq_relieve(sq_be *be);
 
+/* The checks of a file at open (sqlite_file.c), each read-only; 0 or
+ * LN_E* with errmsg set. check_schema: a lanes store or an empty database
+ * (*version: its schema version), else LN_ECORRUPT. check_pages: PRAGMA
+ * quick_check for files up to ln__sq_quick_check_max bytes (what it costs
+ * is in sqlite_file.c; tests set it to 0 to reach the checks of the run).
+ * open_denied: after a failed open, LN_EACCES if the directory refuses a
+ * new file, else 0. */
+int ln__sq_check_schema(sq_be *be, int64_t *version);
+int ln__sq_check_pages(sq_be *be, const char *path);
+int ln__sq_open_denied(sq_be *be, const char *path);
+extern int64_t ln__sq_quick_check_max;
+
+/* A one-row, one-column query's value into *out (left as is without a
+ * row). 0 or LN_E*. */
+int ln__sq_pragma_int(sq_be *be, const char *sql, int64_t *out);
+
 /* The SQL of a statement (tests check every one's query plan). */
 const char *ln__sq_sql_text(sq_stmt id);
 
 /* The prepared statement id, reset and with bindings cleared, or NULL
  * (be->base.errmsg set). */
 sqlite3_stmt *ln__sq_stmt_get(sq_be *be, sq_stmt id);
+
+/* LN_ECORRUPT with "store is corrupt: <what>" in errmsg: for a row that
+ * cannot be (a NULL in a NOT NULL column, an unknown state), or indexes
+ * that disagree with their table. */
+int ln__sq_corrupt(sq_be *be, const char *what, long long rid);
 
 /* Map a SQLite result code to LN_E*, put "what: sqlite message" in errmsg. */
 int ln__sq_err(sq_be *be, int rc, const char *what);

@@ -124,8 +124,16 @@ static int read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
     case ST_DELAYED: info->state = LN_JOB_DELAYED; break;
     case ST_ACTIVE: info->state = LN_JOB_ACTIVE; break;
     case ST_COMPLETED: info->state = LN_JOB_COMPLETED; break;
-    default: info->state = LN_JOB_FAILED; break;
+    case ST_FAILED: info->state = LN_JOB_FAILED; break;
+    default: /* NULL or a state no lanes writes */
+        return ln__sq_corrupt(be, "a job with no valid state",
+                              sqlite3_column_int64(s, 0));
     }
+    if (sqlite3_column_type(s, 2) == SQLITE_NULL ||
+        sqlite3_column_type(s, 3) == SQLITE_NULL ||
+        sqlite3_column_type(s, 4) == SQLITE_NULL) /* NOT NULL columns */
+        return ln__sq_corrupt(be, "a job with no state, name or data",
+                              sqlite3_column_int64(s, 0));
     char **strs[] = {&info->name, &info->data, &info->result,
                      &info->failed_reason, &info->progress,
                      &info->traceparent, &info->tracestate};

@@ -123,6 +123,24 @@ static void sort_taken(ln__job_taken *t, int64_t (*key)[3], size_t n) {
         }
 }
 
+/* S_TAKE took nothing: then no job may be ready, or the ready index names
+ * jobs the table does not have (a damaged file), and every later step
+ * would find work it cannot take: an idle worker that never ends. Within
+ * the write transaction nobody else can have taken them. One index probe,
+ * only on a step that took nothing. */
+static int check_none_ready(sq_be *be, const char *queue) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_READY_ANY);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int err = rc == SQLITE_ROW ? 0 : ln__sq_err(be, rc, "take (check)");
+    if (err == 0 && sqlite3_column_int(s, 0) != 0)
+        err = ln__sq_corrupt(be, "the ready index lists jobs that cannot be "
+                                 "taken", 0);
+    sqlite3_reset(s);
+    return err;
+}
+
 static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_PROMOTE);
     if (s == NULL) return LN_EBACKEND;
@@ -155,6 +173,11 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
         t->ref.key = (uint64_t)rid;
         snprintf(t->ref.token, sizeof t->ref.token, "%lld",
                  (long long)sqlite3_column_int64(s, 4));
+        if (sqlite3_column_type(s, 2) == SQLITE_NULL ||
+            sqlite3_column_type(s, 3) == SQLITE_NULL) { /* NOT NULL columns */
+            err = ln__sq_corrupt(be, "a job without name or data", rid);
+            break;
+        }
         if (dup_text(s, 2, &t->name) || dup_text(s, 3, &t->data) ||
             dup_text(s, 10, &t->traceparent) ||
             dup_text(s, 11, &t->tracestate)) {
@@ -174,6 +197,7 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
     }
     if (err == 0 && rc != SQLITE_DONE) err = ln__sq_err(be, rc, "take");
     sqlite3_reset(s);
+    if (err == 0 && st->ntaken == 0) err = check_none_ready(be, queue);
     /* Count the moves: ready (waiting or prioritized) -> active. */
     int64_t prioritized = 0, taken = (int64_t)st->ntaken;
     for (size_t i = 0; i < st->ntaken; i++) prioritized += key[i][0] > 0;

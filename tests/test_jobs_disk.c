@@ -1,0 +1,255 @@
+/* test_jobs_disk.c - the SQLite store's file under damage: a store with
+ * bytes overwritten or cut off fails loudly (LN_ECORRUPT, at open or during
+ * the run) and never stalls, and a full disk (a small tmpfs) still lets the
+ * stored jobs be finished, failed, cleaned and removed. */
+#include "jobs/jobs_test.h"
+
+#include "jobs/sqlite_int.h" /* ln__sq_quick_check_max */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+/* ------------------------------------------------------------ helpers */
+
+static int quick_handler(ln_job *job, void *ctx) {
+    (void)ctx;
+    return ln_job_set_result(job, "{\"ok\":true}");
+}
+
+/* Add n jobs of about 150 bytes to queue q of url, in batches. */
+static void fill(const char *url, int n) {
+    ln_jobs *jobs = jt_open(url);
+    ln_job_spec specs[100];
+    char data[100][160];
+    for (int i = 0; i < n; i += 100) {
+        int k = n - i < 100 ? n - i : 100;
+        for (int j = 0; j < k; j++) {
+            snprintf(data[j], sizeof data[j],
+                     "{\"user\":%d,\"text\":\"%0120d\"}", i + j, i + j);
+            specs[j] = (ln_job_spec){"n", data[j], NULL};
+        }
+        CHECK_EQ(ln_jobs_add_bulk(jobs, "q", specs, (size_t)k, NULL, 0), 0);
+    }
+    ln_jobs_close(jobs);
+}
+
+static char *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n);
+    CHECK(buf != NULL);
+    CHECK_EQ(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+static void write_all(const char *path, const char *buf, size_t len) {
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    CHECK_EQ(fwrite(buf, 1, len, f), len);
+    fclose(f);
+}
+
+/* What one damaged store did (see run_damaged). */
+typedef struct outcome {
+    int open_rc;    /* ln_jobs_open_ex */
+    int run_rc;     /* ln_worker_run, if it opened */
+    int left;       /* jobs not completed afterwards, -1 if unknown */
+    int intact;     /* PRAGMA integrity_check said ok afterwards */
+} outcome;
+
+/* In a child (so a hang is caught by alarm(): the test fails rather than
+ * sits): open url, run a worker with exit_when_empty, count what is left,
+ * then check the file. */
+static outcome run_damaged(const char *url, const char *path) {
+    int fds[2];
+    CHECK_EQ(pipe(fds), 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        alarm(10);
+        outcome o = {0, 0, -1, 0};
+        ln_jobs *jobs = NULL;
+        char msg[512];
+        o.open_rc = ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg);
+        if (o.open_rc != 0) {
+            printf("    open: %s: %s\n", ln_err_name(o.open_rc), msg);
+        } else {
+            ln_worker_opts wo;
+            ln_worker_opts_init(&wo);
+            wo.concurrency = 4;
+            wo.poll_ms = 10;
+            wo.lease_ms = 2000;
+            wo.exit_when_empty = 1;
+            ln_worker *w = NULL;
+            if (ln_worker_create(&w, jobs, "q", quick_handler, NULL, &wo) != 0)
+                _exit(3);
+            o.run_rc = ln_worker_run(w);
+            if (o.run_rc != 0)
+                printf("    run: %s: %s\n", ln_err_name(o.run_rc),
+                       ln_jobs_errmsg(jobs));
+            ln_worker_destroy(w);
+            ln_job_counts c;
+            if (ln_jobs_counts(jobs, "q", &c) == 0)
+                o.left = (int)(c.waiting + c.active + c.prioritized +
+                               c.delayed + c.failed + c.paused);
+            ln_jobs_close(jobs);
+        }
+        sqlite3 *db;
+        sqlite3_stmt *s;
+        if (sqlite3_open(path, &db) == SQLITE_OK &&
+            sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, NULL) ==
+                SQLITE_OK) {
+            o.intact = sqlite3_step(s) == SQLITE_ROW &&
+                       strcmp((const char *)sqlite3_column_text(s, 0), "ok") == 0;
+            sqlite3_finalize(s);
+        }
+        sqlite3_close(db);
+        fflush(stdout);
+        if (write(fds[1], &o, sizeof o) != (ssize_t)sizeof o) _exit(4);
+        _exit(0);
+    }
+    close(fds[1]);
+    outcome o = {0, 0, -2, 0};
+    ssize_t got = read(fds[0], &o, sizeof o);
+    close(fds[0]);
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status))
+        printf("    the worker did not end: signal %d (a stall)\n",
+               WTERMSIG(status));
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_EQ(got, (ssize_t)sizeof o);
+    return o;
+}
+
+/* Loud or harmless: the damage was reported as LN_ECORRUPT (at open or by
+ * the run), or it changed nothing that matters (every job completed and
+ * the file checks out). Never a stall, never a silent success on a file
+ * that fails integrity_check. */
+static void check_loud(const outcome *o) {
+    if (o->open_rc != 0) {
+        CHECK_EQ(o->open_rc, LN_ECORRUPT);
+        return;
+    }
+    if (o->run_rc != 0) {
+        CHECK_EQ(o->run_rc, LN_ECORRUPT);
+        return;
+    }
+    CHECK_EQ(o->left, 0);
+    CHECK(o->intact);
+}
+
+#define NCORRUPT 3000
+
+/* Random bytes over the middle of a closed store, at several places: each
+ * run is loud (LN_ECORRUPT) or harmless, and none hangs. checked: with the
+ * quick_check at open (all of them are then caught there), else only what
+ * the statements of the run find. */
+static void corrupt_at_offsets(int checked) {
+    if (!checked) ln__sq_quick_check_max = 0;
+    const char *url = jt_url("c");
+    char path[400];
+    snprintf(path, sizeof path, "%s", jt_path("c.db"));
+    fill(url, NCORRUPT);
+    size_t len;
+    char *pristine = read_all(path, &len);
+    char *buf = malloc(len);
+    CHECK(buf != NULL);
+    unsigned seed = 12345;
+    int loud = 0;
+    for (int k = 1; k <= 12; k++) {
+        memcpy(buf, pristine, len);
+        size_t off = len * (size_t)k / 13;
+        off -= off % 512;
+        for (size_t i = 0; i < 256 && off + i < len; i++) {
+            seed = seed * 1103515245u + 12345u;
+            buf[off + i] = (char)(seed >> 16);
+        }
+        write_all(path, buf, len);
+        unlink(jt_path("c.db-wal"));
+        unlink(jt_path("c.db-shm"));
+        printf("  256 random bytes at %zu of %zu:\n", off, len);
+        outcome o = run_damaged(url, path);
+        printf("    open %s, run %s, %d left, integrity %s\n",
+               ln_err_name(o.open_rc), ln_err_name(o.run_rc), o.left,
+               o.intact ? "ok" : "FAILS");
+        check_loud(&o);
+        if (checked) CHECK_EQ(o.open_rc, LN_ECORRUPT);
+        loud += o.open_rc != 0 || o.run_rc != 0;
+    }
+    CHECK(loud > 0);
+    free(buf);
+    free(pristine);
+    jt_cleanup();
+}
+
+TEST(corrupt_store_fails_loudly) { corrupt_at_offsets(1); }
+
+TEST(corrupt_store_fails_loudly_during_the_run) { corrupt_at_offsets(0); }
+
+/* A store cut short (1,234 bytes off its end, then a page and more): loud
+ * or harmless, never rows with a NULL state, never a hang. */
+static void truncate_by(int checked) {
+    if (!checked) ln__sq_quick_check_max = 0;
+    const char *url = jt_url("t");
+    char path[400];
+    snprintf(path, sizeof path, "%s", jt_path("t.db"));
+    fill(url, NCORRUPT);
+    size_t len;
+    char *pristine = read_all(path, &len);
+    const size_t cuts[] = {1234, 4096, 20000, len / 2};
+    for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
+        write_all(path, pristine, len - cuts[k]);
+        unlink(jt_path("t.db-wal"));
+        unlink(jt_path("t.db-shm"));
+        printf("  %zu of %zu bytes cut off:\n", cuts[k], len);
+        if (!checked && k == 0) { /* listing never shows a stateless job */
+            ln_jobs *jobs = jt_open(url);
+            int corrupt = 0;
+            for (int state = 0; state < LN_JOB_NSTATES; state++) {
+                ln_job_info *rows = NULL;
+                size_t n = 0;
+                int rc = ln_jobs_list(jobs, "q", state, 0, 10000, &rows, &n);
+                if (rc != 0) CHECK_EQ(rc, LN_ECORRUPT);
+                corrupt += rc == LN_ECORRUPT;
+                for (size_t i = 0; i < n; i++) CHECK_EQ(rows[i].state, state);
+                ln_job_info_free_array(rows, n);
+            }
+            CHECK(corrupt > 0);
+            ln_jobs_close(jobs);
+            write_all(path, pristine, len - cuts[k]);
+        }
+        outcome o = run_damaged(url, path);
+        printf("    open %s, run %s, %d left, integrity %s\n",
+               ln_err_name(o.open_rc), ln_err_name(o.run_rc), o.left,
+               o.intact ? "ok" : "FAILS");
+        check_loud(&o);
+        CHECK(o.open_rc != 0 || o.run_rc != 0); /* a cut store is damaged */
+    }
+    free(pristine);
+    jt_cleanup();
+}
+
+TEST(truncated_store_fails_loudly) { truncate_by(1); }
+
+TEST(truncated_store_fails_loudly_during_the_run) { truncate_by(0); }
+
+int main(int argc, char **argv) {
+    return ln_test_run(argc, argv, (ln_test_case[]){
+        TESTCASE(corrupt_store_fails_loudly),
+        TESTCASE(corrupt_store_fails_loudly_during_the_run),
+        TESTCASE(truncated_store_fails_loudly),
+        TESTCASE(truncated_store_fails_loudly_during_the_run),
+        {0}});
+}
