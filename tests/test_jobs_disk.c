@@ -245,11 +245,150 @@ TEST(truncated_store_fails_loudly) { truncate_by(1); }
 
 TEST(truncated_store_fails_loudly_during_the_run) { truncate_by(0); }
 
+/* ------------------------------------------------------------ full disk */
+
+/* A tmpfs of size at dir, in a private mount namespace (it vanishes with
+ * this test's process). 0, or skips the case when that is not possible. */
+static void mount_small(const char *dir, const char *size) {
+    char opts[64];
+    snprintf(opts, sizeof opts, "size=%s", size);
+    CHECK_EQ(mkdir(dir, 0755), 0);
+    if (geteuid() != 0 || unshare(CLONE_NEWNS) != 0 ||
+        mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount("tmpfs", dir, "tmpfs", 0, opts) != 0) {
+        printf("  skipped: a small tmpfs needs root and a mount namespace "
+               "(%s)\n", geteuid() != 0 ? "not root" : strerror(errno));
+        jt_cleanup();
+        _exit(77);
+    }
+}
+
+/* Fill the rest of the volume with a file of its own. */
+static void fill_volume(const char *dir) {
+    char path[500];
+    snprintf(path, sizeof path, "%s/filler", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    CHECK(fd >= 0);
+    static char block[4096];
+    while (write(fd, block, sizeof block) > 0) {
+    }
+    while (write(fd, block, 1) > 0) {
+    }
+    close(fd);
+}
+
+static int add_until_full(ln_jobs *jobs, int max, int *rc) {
+    char data[600];
+    int added = 0;
+    while (added < max) {
+        snprintf(data, sizeof data, "{\"n\":%d,\"pad\":\"%0500d\"}", added, 0);
+        if ((*rc = ln_jobs_add(jobs, "q", "n", data, NULL, NULL, 0)) != 0) break;
+        added++;
+    }
+    return added;
+}
+
+static int result_handler(ln_job *job, void *ctx) {
+    (void)ctx;
+    return ln_job_set_result(job, "{\"status\":\"sent\",\"provider\":"
+                                  "\"example\",\"message_id\":"
+                                  "\"0123456789abcdef0123456789abcdef\"}");
+}
+
+static int run_worker(ln_jobs *jobs, ln_job_handler fn) {
+    ln_worker_opts wo;
+    ln_worker_opts_init(&wo);
+    wo.concurrency = 4;
+    wo.poll_ms = 10;
+    wo.exit_when_empty = 1;
+    wo.lease_ms = 1000; /* a worker retries a full disk for up to a lease */
+    ln_worker *w = NULL;
+    CHECK_EQ(ln_worker_create(&w, jobs, "q", fn, NULL, &wo), 0);
+    int rc = ln_worker_run(w);
+    if (rc != 0)
+        printf("  worker: %s: %s\n", ln_err_name(rc), ln_jobs_errmsg(jobs));
+    ln_worker_destroy(w);
+    return rc;
+}
+
+/* One small volume through a full disk, default reserve (sized to the
+ * volume): adds work until the disk is full and then say so; a store
+ * closed while the disk filled up opens again; the stored jobs all run to
+ * the end even though their results add data; clean and remove work on
+ * the full disk; adds come back once space does. */
+static void full_disk_lifecycle(const char *size) {
+    char dir[400], url[500];
+    snprintf(dir, sizeof dir, "%s", jt_path("vol"));
+    mount_small(dir, size);
+    snprintf(url, sizeof url, "sqlite:%s/q.db", dir);
+    ln_jobs *jobs = jt_open(url);
+    int rc = 0;
+    int added = add_until_full(jobs, 100000, &rc);
+    printf("  %s volume: %d jobs added, then %s: %s\n", size, added,
+           ln_err_name(rc), ln_jobs_errmsg(jobs));
+    CHECK_EQ(rc, LN_ENOSPC);
+    CHECK(added >= 500); /* the reserve leaves the volume to the jobs */
+    CHECK(strstr(ln_jobs_errmsg(jobs), "disk full") != NULL);
+    CHECK_EQ(jt_total(jobs, "q"), (uint64_t)added);
+    ln_jobs_close(jobs);
+    /* The disk fills up to the last byte while the store is closed. */
+    fill_volume(dir);
+    char msg[512];
+    CHECK_EQ(ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg), 0);
+    CHECK_EQ(jt_total(jobs, "q"), (uint64_t)added);
+    rc = ln_jobs_add(jobs, "q", "n", "{}", NULL, NULL, 0);
+    printf("  full: add %s: %s\n", ln_err_name(rc), ln_jobs_errmsg(jobs));
+    CHECK_EQ(rc, LN_ENOSPC);
+    CHECK(strstr(ln_jobs_errmsg(jobs), "disk full") != NULL);
+    /* The stored jobs finish, with results that add data (about a fifth
+     * of their data). The reserve is 1/6 of the volume: it holds the
+     * results of most of them; if it is used up, the worker says so. */
+    rc = run_worker(jobs, result_handler);
+    ln_job_counts c;
+    CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
+    printf("  worker on the full disk: %llu of %d completed\n",
+           (unsigned long long)c.completed, added);
+    CHECK(c.completed > (uint64_t)added * 2 / 3);
+    if (rc != 0) {
+        CHECK_EQ(rc, LN_ENOSPC);
+        CHECK(strstr(ln_jobs_errmsg(jobs), "used up") != NULL);
+    }
+    /* Cleaning works on the full disk and makes room: the rest finish. */
+    size_t removed = 0;
+    CHECK_EQ(ln_jobs_clean(jobs, "q", LN_JOB_COMPLETED, -1, 10, &removed), 0);
+    CHECK_EQ(removed, (size_t)c.completed - 10);
+    CHECK_EQ(run_worker(jobs, result_handler), 0);
+    uint64_t done = c.completed;
+    CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
+    CHECK_EQ(c.completed + removed, (uint64_t)added);
+    printf("  after clean: the other %llu completed\n",
+           (unsigned long long)(added - done));
+    /* Removing works on the full disk. */
+    ln_job_info *rows = NULL;
+    size_t n = 0;
+    CHECK_EQ(ln_jobs_list(jobs, "q", LN_JOB_COMPLETED, 0, 1, &rows, &n), 0);
+    CHECK_EQ(n, 1u);
+    CHECK_EQ(ln_jobs_remove(jobs, "q", rows[0].id), 0);
+    ln_job_info_free_array(rows, n);
+    /* Space comes back: adds work again. */
+    CHECK_EQ(mount("tmpfs", dir, "tmpfs", MS_REMOUNT, "size=16m"), 0);
+    CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", NULL, NULL, 0), 0);
+    ln_jobs_close(jobs);
+    umount2(dir, MNT_DETACH);
+    jt_cleanup();
+}
+
+TEST(full_disk_on_a_2m_volume) { full_disk_lifecycle("2m"); }
+
+TEST(full_disk_on_a_6m_volume) { full_disk_lifecycle("6m"); }
+
 int main(int argc, char **argv) {
     return ln_test_run(argc, argv, (ln_test_case[]){
         TESTCASE(corrupt_store_fails_loudly),
         TESTCASE(corrupt_store_fails_loudly_during_the_run),
         TESTCASE(truncated_store_fails_loudly),
         TESTCASE(truncated_store_fails_loudly_during_the_run),
+        TESTCASE(full_disk_on_a_2m_volume),
+        TESTCASE(full_disk_on_a_6m_volume),
         {0}});
 }

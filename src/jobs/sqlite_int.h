@@ -58,6 +58,7 @@ typedef enum sq_stmt {
     S_LIST_ACTIVE, S_LIST_COMPLETED, S_LIST_FAILED,
     S_LOGS, S_STATE_OF,
     S_RETRY_ONE, S_RETRY_ALL, S_REMOVE, S_CLEAN_COMPLETED, S_CLEAN_FAILED,
+    S_CLEAN_CHUNK_C, S_CLEAN_CHUNK_F,
     S_PAUSE, S_IS_PAUSED, S_DRAIN_READY, S_DRAIN_DELAYED,
     S_COMPLETE, S_RETRY_RUN, S_FAIL, S_DELETE_RID,
     S_TRIM_COUNT_C, S_TRIM_COUNT_F, S_TRIM_AGE_C, S_TRIM_AGE_F,
@@ -75,18 +76,31 @@ typedef struct sq_be {
     uint64_t busy_since_ns;     /* start of the current wait (busy_wait,
                                    which runs inside an op: mu held) */
     int reserve_fd;             /* PATH-reserve, or -1 (see sqlite.c) */
-    int64_t reserve_bytes;      /* ?reserve=BYTES; 0 = no reserve */
+    int64_t reserve_bytes;      /* ?reserve=BYTES; 0 = no reserve, -1 (until
+                                   the open) = sized to the volume */
 } sq_be;
 
-/* The disk-space reserve (sqlite.c). Adds call ln__sq_reserve_check first:
- * LN_ENOSPC unless the reserve is in place (it is restored when space came
- * back). Worker writes that fail with LN_ENOSPC call ln__sq_reserve_release
- * (1: released now, retry the write; 0: nothing left to release), and
- * while the reserve is released ln__sq_relieve checkpoints after each write so
- * the WAL is reused instead of growing. */
+/* The disk-space reserve (sqlite_reserve.c has the design). reserve_open:
+ * open or create PATH-reserve and size the WAL to it (at open). Adds call
+ * reserve_check first: LN_ENOSPC unless the reserve is in place (it is
+ * restored when space came back). reserve_free: at open, before the store
+ * is configured, free PATH-reserve (1 if it held space). A write that
+ * finishes, fails or deletes stored jobs runs as
+ *     err = once(); if (ln__sq_retry_for_space(be, err, 0)) err = once();
+ *     return ln__sq_relieved(be, err);
+ * retry_for_space: 1 if err is LN_ENOSPC and (part of) the reserve was
+ * just freed: a quarter stays for writes that delete jobs (for_delete 1);
+ * relieved: after a successful write with the reserve freed, checkpoint so
+ * the WAL is reused instead of growing; returns err. */
+int ln__sq_reserve_open(sq_be *be, const char *path);
 int ln__sq_reserve_check(sq_be *be);
-int ln__sq_reserve_release(sq_be *be);
+/* An add failed with LN_ENOSPC from SQLite: say so truthfully. */
+int ln__sq_add_full(sq_be *be);
+int ln__sq_reserve_free(const char *path);
+int ln__sq_reserve_release(sq_be *be, int for_delete);
 void ln__sq_relieve(sq_be *be);
+int ln__sq_retry_for_space(sq_be *be, int err, int for_delete);
+int ln__sq_relieved(sq_be *be, int err);
 
 /* The checks of a file at open (sqlite_file.c), each read-only; 0 or
  * LN_E* with errmsg set. check_schema: a lanes store or an empty database

@@ -7,7 +7,7 @@
  * every fenced statement is "... WHERE rid = ? AND token = ? AND state =
  * active": a stale holder's write changes no row and reports LN_ESTALE.
  *
- * Every write here may use the disk-space reserve (see sqlite.c): out of
+ * Every write here may use the disk-space reserve (see sqlite_reserve.c): out of
  * space, it frees the reserve and runs once more. */
 #include "sqlite_int.h"
 
@@ -293,26 +293,11 @@ static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
     return err;
 }
 
-/* A worker write failed with err: 1 if it was for lack of space and the
- * reserve was just freed, so the caller runs the write again (a failed
- * write changed nothing). */
-static int retry_for_space(sq_be *be, int err) {
-    if (err != LN_ENOSPC || !ln__sq_reserve_release(be)) return 0;
-    ln__sq_relieve(be);
-    return 1;
-}
-
-/* After a worker write: keep the WAL small while the reserve is in use. */
-static int relieved(sq_be *be, int err) {
-    if (err == 0) ln__sq_relieve(be);
-    return err;
-}
-
 int ln__sq_step(ln__jobs_be *b, const char *queue, ln__jobs_step *st) {
     sq_be *be = (sq_be *)b;
     int err = step_once(be, queue, st);
-    if (retry_for_space(be, err)) err = step_once(be, queue, st);
-    return relieved(be, err);
+    if (ln__sq_retry_for_space(be, err, 0)) err = step_once(be, queue, st);
+    return ln__sq_relieved(be, err);
 }
 
 static int stalled_once(sq_be *be, const char *queue, unsigned max_stalled,
@@ -372,9 +357,9 @@ int ln__sq_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stall
                        const char *reason, size_t *requeued, size_t *failed) {
     sq_be *be = (sq_be *)b;
     int err = stalled_once(be, queue, max_stalled, reason, requeued, failed);
-    if (retry_for_space(be, err))
+    if (ln__sq_retry_for_space(be, err, 0))
         err = stalled_once(be, queue, max_stalled, reason, requeued, failed);
-    return relieved(be, err);
+    return ln__sq_relieved(be, err);
 }
 
 static int release_once(sq_be *be, const ln__job_ref *refs, int *rcs,
@@ -402,8 +387,8 @@ int ln__sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs,
     (void)queue;
     sq_be *be = (sq_be *)b;
     int err = release_once(be, refs, rcs, n);
-    if (retry_for_space(be, err)) err = release_once(be, refs, rcs, n);
-    return relieved(be, err);
+    if (ln__sq_retry_for_space(be, err, 0)) err = release_once(be, refs, rcs, n);
+    return ln__sq_relieved(be, err);
 }
 
 /* progress and log: one fenced write of text to an active job. */
@@ -435,9 +420,9 @@ int ln__sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
     (void)queue;
     sq_be *be = (sq_be *)b;
     int err = fenced_write(be, S_PROGRESS, ref, json, "progress");
-    if (retry_for_space(be, err))
+    if (ln__sq_retry_for_space(be, err, 0))
         err = fenced_write(be, S_PROGRESS, ref, json, "progress");
-    return relieved(be, err);
+    return ln__sq_relieved(be, err);
 }
 
 int ln__sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
@@ -445,8 +430,8 @@ int ln__sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
     (void)queue;
     sq_be *be = (sq_be *)b;
     int err = fenced_write(be, S_LOG, ref, line, "log");
-    if (retry_for_space(be, err)) err = fenced_write(be, S_LOG, ref, line, "log");
-    return relieved(be, err);
+    if (ln__sq_retry_for_space(be, err, 0)) err = fenced_write(be, S_LOG, ref, line, "log");
+    return ln__sq_relieved(be, err);
 }
 
 int ln__sq_pending(ln__jobs_be *b, const char *queue, int *pending) {
