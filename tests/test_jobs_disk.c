@@ -282,7 +282,8 @@ static int add_until_full(ln_jobs *jobs, int max, int *rc) {
     int added = 0;
     while (added < max) {
         snprintf(data, sizeof data, "{\"n\":%d,\"pad\":\"%0500d\"}", added, 0);
-        if ((*rc = ln_jobs_add(jobs, "q", "n", data, NULL, NULL, 0)) != 0) break;
+        const char *name = added % 10 == 9 ? "fail" : "n"; /* a tenth fail */
+        if ((*rc = ln_jobs_add(jobs, "q", name, data, NULL, NULL, 0)) != 0) break;
         added++;
     }
     return added;
@@ -290,6 +291,8 @@ static int add_until_full(ln_jobs *jobs, int max, int *rc) {
 
 static int result_handler(ln_job *job, void *ctx) {
     (void)ctx;
+    if (strcmp(ln_job_name(job), "fail") == 0)
+        return ln_job_fail(job, "the provider refused the message");
     return ln_job_set_result(job, "{\"status\":\"sent\",\"provider\":"
                                   "\"example\",\"message_id\":"
                                   "\"0123456789abcdef0123456789abcdef\"}");
@@ -313,9 +316,10 @@ static int run_worker(ln_jobs *jobs, ln_job_handler fn) {
 
 /* One small volume through a full disk, default reserve (sized to the
  * volume): adds work until the disk is full and then say so; a store
- * closed while the disk filled up opens again; the stored jobs all run to
- * the end even though their results add data; clean and remove work on
- * the full disk; adds come back once space does. */
+ * closed while the disk filled up opens again; the stored jobs finish
+ * (complete with a result, or a tenth fail with a reason), most on the
+ * reserve and the rest once a clean on the full disk made room; remove
+ * works on the full disk; adds come back once space does. */
 static void full_disk_lifecycle(const char *size) {
     char dir[400], url[500];
     snprintf(dir, sizeof dir, "%s", jt_path("vol"));
@@ -346,9 +350,10 @@ static void full_disk_lifecycle(const char *size) {
     rc = run_worker(jobs, result_handler);
     ln_job_counts c;
     CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
-    printf("  worker on the full disk: %llu of %d completed\n",
-           (unsigned long long)c.completed, added);
-    CHECK(c.completed > (uint64_t)added * 2 / 3);
+    printf("  worker on the full disk: %llu of %d completed, %llu failed\n",
+           (unsigned long long)c.completed, added,
+           (unsigned long long)c.failed);
+    CHECK(c.completed + c.failed > (uint64_t)added * 2 / 3);
     if (rc != 0) {
         CHECK_EQ(rc, LN_ENOSPC);
         CHECK(strstr(ln_jobs_errmsg(jobs), "used up") != NULL);
@@ -358,10 +363,11 @@ static void full_disk_lifecycle(const char *size) {
     CHECK_EQ(ln_jobs_clean(jobs, "q", LN_JOB_COMPLETED, -1, 10, &removed), 0);
     CHECK_EQ(removed, (size_t)c.completed - 10);
     CHECK_EQ(run_worker(jobs, result_handler), 0);
-    uint64_t done = c.completed;
+    uint64_t done = c.completed + c.failed;
     CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
-    CHECK_EQ(c.completed + removed, (uint64_t)added);
-    printf("  after clean: the other %llu completed\n",
+    CHECK_EQ(c.completed + c.failed + removed, (uint64_t)added);
+    CHECK_EQ(c.failed, (uint64_t)added / 10); /* each failed, none lost */
+    printf("  after clean: the other %llu finished\n",
            (unsigned long long)(added - done));
     /* Removing works on the full disk. */
     ln_job_info *rows = NULL;
