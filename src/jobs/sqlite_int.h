@@ -89,7 +89,7 @@ typedef struct sq_be {
  *     err = once(); if (ln__sq_retry_for_space(be, err, 0)) err = once();
  *     return ln__sq_relieved(be, err);
  * retry_for_space: 1 if err is LN_ENOSPC and (part of) the reserve was
- * just freed: a quarter stays for writes that delete jobs (for_delete 1);
+ * just freed: an eighth stays for writes that delete jobs (for_delete 1);
  * relieved: after a successful write with the reserve freed, checkpoint so
  * the WAL is reused instead of growing; returns err. */
 int ln__sq_reserve_open(sq_be *be, const char *path);

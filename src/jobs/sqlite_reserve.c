@@ -4,17 +4,19 @@
  * DESIGN
  * (beanstalkd reserves room for a job's delete record; this is the same
  * idea.) Next to the database a file PATH-reserve is kept allocated:
- * ?reserve=BYTES, or by default min(4 MiB, 1/8 of the volume), at least 64
- * KiB, so a 2 MiB volume keeps 256 KiB and anything from 32 MiB up keeps 4
- * MiB. What may use which space:
+ * ?reserve=BYTES, or by default min(4 MiB, 1/6 of the volume), at least
+ * 64 KiB, so a 2 MiB volume keeps 340 KiB and anything from 24 MiB up
+ * keeps 4 MiB. What may use which space:
  *  - adds refuse with LN_ENOSPC unless the reserve is whole, so they never
  *    eat it: the volume minus the reserve is theirs;
- *  - every write that finishes, fails, releases, cleans or removes stored
- *    jobs (the worker's steps, stalled recovery, progress and logs,
- *    remove, clean, drain, retry) that fails for lack of space frees the
- *    reserve and runs once more (a failed write changed nothing). From then
- *    on each such write is followed by a checkpoint, so SQLite reuses the
- *    WAL from its start instead of growing it, and journal_size_limit
+ *  - every write that finishes, fails or releases stored jobs (the
+ *    worker's steps, stalled recovery, progress and logs,
+ *    retry) that fails for lack of space frees the reserve down to an
+ *    eighth (at least 32 KiB) and runs once more (a failed write changed
+ *    nothing); remove, clean and drain may free that last eighth too, and
+ *    a clean still too big for the room runs in small transactions. From
+ *    then on each such write is followed by a checkpoint, so SQLite reuses
+ *    the WAL from its start instead of growing it, and journal_size_limit
  *    (one reserve) gives back what a WAL grew beyond that at its next
  *    reset. What is left of the reserve goes to the data those writes add
  *    (results, reasons, logs); deletes (clean, remove, retention) put
