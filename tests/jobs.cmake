@@ -39,3 +39,9 @@ if(TARGET lanes_cli)
 endif()
 ln_test(NAME test_jobs_crash SOURCES test_jobs_crash.c
         LIBS PkgConfig::SQLITE3 TIMEOUT 180 NO_SANITIZE LABELS jobs)
+
+# The SQLite store's file under damage and on a full disk: corrupt and
+# truncated stores fail with LN_ECORRUPT instead of stalling; a small tmpfs
+# (root in a private mount namespace, else skipped) fills up.
+ln_test(NAME test_jobs_disk SOURCES test_jobs_disk.c
+        LIBS PkgConfig::SQLITE3 TIMEOUT 120 LABELS jobs)

@@ -11,6 +11,9 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
+#include <errno.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -89,6 +92,114 @@ TEST(open_refuses_newer_schema_and_foreign_db) {
     CHECK_EQ(sqlite3_column_int(st, 0), 2);
     sqlite3_finalize(st);
     sqlite3_close(db);
+    ln_jobs_close(jobs);
+    jt_cleanup();
+}
+
+/* A new store in a directory that refuses new files is LN_EACCES with a
+ * message naming the directory and the cause, not LN_EIO "No such file or
+ * directory" (SQLite's read-only retry). Root ignores permission bits, so
+ * as root the directory is a read-only tmpfs in a private mount
+ * namespace; without root, a mode-0500 directory. */
+TEST(open_in_read_only_directory_is_eacces) {
+    char dir[400], url[500];
+    snprintf(dir, sizeof dir, "%s", jt_path("rodir"));
+    CHECK_EQ(mkdir(dir, 0755), 0);
+    if (geteuid() == 0) {
+        if (unshare(CLONE_NEWNS) != 0 ||
+            mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+            mount("tmpfs", dir, "tmpfs", MS_RDONLY, "size=1m") != 0) {
+            printf("  skipped: running as root and cannot mount a read-only "
+                   "tmpfs: %s\n", strerror(errno));
+            jt_cleanup();
+            _exit(77);
+        }
+    } else {
+        CHECK_EQ(chmod(dir, 0500), 0);
+    }
+    snprintf(url, sizeof url, "sqlite:%s/new.db", dir);
+    ln_jobs *jobs = NULL;
+    char msg[512];
+    CHECK_EQ(ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg), LN_EACCES);
+    printf("  %s\n", msg);
+    CHECK(strstr(msg, dir) != NULL);
+    CHECK(strstr(msg, "No such file") == NULL);
+    CHECK(strstr(msg, "Read-only file system") != NULL ||
+          strstr(msg, "Permission denied") != NULL);
+    if (geteuid() == 0) umount2(dir, MNT_DETACH);
+    else chmod(dir, 0755);
+    jt_cleanup();
+}
+
+/* FNV-1a of a whole file; 0 if it cannot be read. */
+static uint64_t file_hash(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return 0;
+    uint64_t h = 1469598103934665603ull;
+    int c;
+    while ((c = fgetc(f)) != EOF) h = (h ^ (uint64_t)c) * 1099511628211ull;
+    fclose(f);
+    return h;
+}
+
+/* Make jt_path(name).db with sql (a journal_mode=DELETE database), open it
+ * as a store: LN_ECORRUPT with 'expect' in the message, and the file is
+ * exactly as it was, with no -wal, -shm or -reserve beside it. */
+static void check_foreign_refused(const char *name, const char *sql,
+                                  const char *expect) {
+    char file[64], path[600], side[640];
+    snprintf(file, sizeof file, "%s.db", name);
+    snprintf(path, sizeof path, "%s", jt_path(file));
+    sqlite3 *db;
+    CHECK_EQ(sqlite3_open(path, &db), SQLITE_OK);
+    CHECK_EQ(sqlite3_exec(db, sql, 0, 0, 0), SQLITE_OK);
+    sqlite3_close(db);
+    uint64_t before = file_hash(path);
+    struct stat st0, st1;
+    CHECK_EQ(stat(path, &st0), 0);
+    for (int round = 0; round < 2; round++) { /* the API, then the CLI path */
+        ln_jobs *jobs = NULL;
+        char msg[512];
+        CHECK_EQ(ln_jobs_open_ex(&jobs, jt_url(name), NULL, msg, sizeof msg),
+                 LN_ECORRUPT);
+        CHECK(jobs == NULL);
+        if (strstr(msg, expect) == NULL) printf("  message: %s\n", msg);
+        CHECK(strstr(msg, expect) != NULL);
+    }
+    CHECK_EQ(file_hash(path), before);
+    CHECK_EQ(stat(path, &st1), 0);
+    CHECK_EQ(st1.st_size, st0.st_size);
+    const char *sides[] = {"-wal", "-shm", "-reserve", "-journal"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(side, sizeof side, "%s%s", path, sides[i]);
+        CHECK(access(side, F_OK) != 0);
+    }
+}
+
+/* Another application's database is refused and left byte for byte as it
+ * was (no lanes tables, no reserve, no switch to WAL); so is a file that
+ * claims a lanes schema version but lacks the lanes tables. An empty
+ * database (no tables) still becomes a store. */
+TEST(open_refuses_foreign_database_untouched) {
+    check_foreign_refused("app", "CREATE TABLE users(id INTEGER PRIMARY KEY, "
+                          "name TEXT); INSERT INTO users VALUES(1, 'ann');",
+                          "not a lanes store");
+    check_foreign_refused("app_idx", "CREATE TABLE t(x); CREATE INDEX t_x ON "
+                          "t(x); CREATE VIEW v AS SELECT * FROM t;",
+                          "not a lanes store");
+    check_foreign_refused("v1", "PRAGMA user_version = 1",
+                          "table lanes_queues is missing");
+    check_foreign_refused("v2", "CREATE TABLE users(id); "
+                          "PRAGMA user_version = 2",
+                          "user_version is 2 but table");
+    /* An empty SQLite database is no other application's: lanes uses it. */
+    sqlite3 *db;
+    CHECK_EQ(sqlite3_open(jt_path("empty.db"), &db), SQLITE_OK);
+    CHECK_EQ(sqlite3_exec(db, "PRAGMA user_version = 0; VACUUM", 0, 0, 0),
+             SQLITE_OK);
+    sqlite3_close(db);
+    ln_jobs *jobs = open_fresh("empty");
+    CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", NULL, NULL, 0), 0);
     ln_jobs_close(jobs);
     jt_cleanup();
 }
@@ -335,6 +446,8 @@ int main(int argc, char **argv) {
     return ln_test_run(argc, argv, (ln_test_case[]){
         TESTCASE(open_rejects_bad_urls_and_files),
         TESTCASE(open_refuses_newer_schema_and_foreign_db),
+        TESTCASE(open_refuses_foreign_database_untouched),
+        TESTCASE(open_in_read_only_directory_is_eacces),
         TESTCASE(lease_fencing_rejects_stale_tokens),
         TESTCASE(every_statement_uses_an_index),
         TESTCASE(counts_upgrade_from_schema_1),

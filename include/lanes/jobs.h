@@ -15,9 +15,10 @@
  * The store is picked by URL:
  *   sqlite:PATH[?sync=normal|full&busy_timeout=MS&reserve=BYTES]
  *       embedded, one machine, many processes. Beside PATH live PATH-wal,
- *       PATH-shm (SQLite's) and PATH-reserve: disk space (default 4 MiB,
- *       reserve=0 disables) kept so that on a full disk adds fail with
- *       LN_ENOSPC while the jobs already stored can still be finished.
+ *       PATH-shm (SQLite's) and PATH-reserve: disk space (default
+ *       min(4 MiB, 1/6 of the volume), reserve=0 disables) kept so that on
+ *       a full disk adds fail with LN_ENOSPC while the jobs already stored
+ *       can still be finished, failed, cleaned and removed.
  *   redis://HOST[:PORT][/DB], unix:PATH
  *       BullMQ-compatible, when built with hiredis.
  *

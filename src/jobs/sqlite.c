@@ -26,17 +26,9 @@
  * across process crashes, the last commits may roll back on power loss) or
  * FULL with ?sync=full (the WAL is fsynced at every commit).
  *
- * Disk full (beanstalkd reserves room for a job's delete record; this is
- * the same idea): next to the database a file PATH-reserve of ?reserve=
- * BYTES (default 4 MiB) is kept allocated. Adds refuse with LN_ENOSPC
- * unless the reserve is whole, so they never eat it. When a worker's write
- * fails for lack of space, the reserve is freed and the write retried; the
- * WAL auto-checkpoint is sized to the reserve (reserve / page size pages),
- * so one checkpoint's worth of new pages always fits, and while the
- * reserve is freed every worker write is followed by a checkpoint, which
- * lets SQLite reuse the WAL from its start instead of growing it. Jobs
- * already stored can therefore still be taken and finished on a full disk;
- * once twice the reserve is free again, the next add restores it.
+ * Disk full: a reserve of disk space beside the database keeps finishing,
+ * failing, cleaning and removing stored jobs possible on a full disk
+ * (sqlite_reserve.c has the design).
  */
 #include "sqlite_int.h"
 
@@ -52,16 +44,12 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Schema version this code writes; stored in PRAGMA user_version. */
-#define SQ_SCHEMA_VERSION 2
-/* PRAGMA application_id of a lanes store: "LNJB". */
-#define SQ_APPLICATION_ID 0x4C4E4A42
-
 #define NOW_SQL "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
 
 /* Columns read into ln_job_info by sq_read_info (sqlite_ops.c), in order. */
 #define INFO_COLS                                                           \
-    "rid, cid, state, name, data, result, reason, progress, traceparent, "  \
+    "rid, cid, state, name, data, CASE WHEN state = 4 THEN "               \
+    "COALESCE(result, 'null') ELSE result END, reason, progress, traceparent, "  \
     "tracestate, priority, seq < 0, attempts, attempts_made, started, "     \
     "stalled, backoff, backoff_ms, created_at, CASE WHEN state = 1 THEN "   \
     "run_at ELSE created_at + delay END, started_at, "                      \
@@ -72,6 +60,15 @@
     "DELETE FROM lanes_jobs WHERE rid IN (SELECT rid FROM lanes_jobs "       \
     "WHERE queue = ?1 AND state = " #st " ORDER BY finished_at DESC, rid DESC " \
     "LIMIT -1 OFFSET ?2) AND finished_at < ?3"
+
+/* DONE_STMTS for at most ?4 jobs (clean on a full disk, one small
+ * transaction at a time): the newest ?2 are skipped before the age filter,
+ * as there, so each chunk deletes jobs the whole statement would have. */
+#define CHUNK_STMTS(st)                                                       \
+    "DELETE FROM lanes_jobs WHERE rid IN (SELECT rid FROM (SELECT rid, "     \
+    "finished_at FROM lanes_jobs WHERE queue = ?1 AND state = " #st " ORDER " \
+    "BY finished_at DESC, rid DESC LIMIT -1 OFFSET ?2) WHERE finished_at < " \
+    "?3 LIMIT ?4)"
 
 /* Jobs of queue ?1 in ln_job_state k; NULL (read as 0) if never any. */
 #define COUNT_OF(k)                                                           \
@@ -137,15 +134,19 @@ static const char *const sql_text[S_COUNT_] = {
     [S_REMOVE] = "DELETE FROM lanes_jobs WHERE rid = ?1 AND state <> 3",
     [S_CLEAN_COMPLETED] = DONE_STMTS(4),
     [S_CLEAN_FAILED] = DONE_STMTS(5),
+    [S_CLEAN_CHUNK_C] = CHUNK_STMTS(4),
+    [S_CLEAN_CHUNK_F] = CHUNK_STMTS(5),
     [S_PAUSE] = "INSERT INTO lanes_queues(name, paused) VALUES(?1, ?2) ON "
                 "CONFLICT(name) DO UPDATE SET paused = excluded.paused",
     [S_IS_PAUSED] = "SELECT paused FROM lanes_queues WHERE name = ?1",
     [S_DRAIN_READY] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 0",
     [S_DRAIN_DELAYED] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 1",
     /* S_COMPLETE and S_TAKE: counted by their callers (sqlite_int.h). */
-    [S_COMPLETE] = "UPDATE lanes_jobs SET state = 4, result = ?4, finished_at "
-                   "= ?3, lease_until = NULL WHERE rid = ?1 AND token = ?2 "
-                   "AND state = 3 RETURNING keep_c_mode, keep_c_val",
+    /* A handler that set no result completes with the JSON null (jobs.h). */
+    [S_COMPLETE] = "UPDATE lanes_jobs SET state = 4, result = COALESCE(?4, "
+                   "'null'), finished_at = ?3, lease_until = NULL WHERE rid "
+                   "= ?1 AND token = ?2 AND state = 3 RETURNING keep_c_mode, "
+                   "keep_c_val",
     [S_RETRY_RUN] = "UPDATE lanes_jobs SET state = CASE WHEN ?4 > 0 THEN 1 "
                     "ELSE 0 END, run_at = ?3 + ?4, attempts_made = "
                     "attempts_made + 1, reason = ?5, lease_until = NULL "
@@ -183,6 +184,10 @@ static const char *const sql_text[S_COUNT_] = {
                "RETURNING rid, cid, name, data, token, started, "
                "attempts_made, attempts, backoff, backoff_ms, traceparent, "
                "tracestate, priority, seq",
+    /* Only from the index (no table row is read): checks S_TAKE. */
+    [S_READY_ANY] = "SELECT EXISTS (SELECT 1 FROM lanes_jobs WHERE queue = ?1 "
+                    "AND state = 0) AND NOT EXISTS (SELECT 1 FROM lanes_queues "
+                    "q WHERE q.name = ?1 AND q.paused)",
     [S_NEXT_DUE] = "SELECT MIN(run_at) - ?2 FROM lanes_jobs WHERE queue = ?1 "
                    "AND state = 1",
     [S_HAS_WORK] = "SELECT NOT EXISTS (SELECT 1 FROM lanes_queues q WHERE "
@@ -290,6 +295,14 @@ static int map_rc(sqlite3 *db, int rc) {
     }
 }
 
+int ln__sq_corrupt(sq_be *be, const char *what, long long rid) {
+    char row[48] = "";
+    if (rid != 0) snprintf(row, sizeof row, " (job row %lld)", rid);
+    return ln__jobs_be_err(&be->base, LN_ECORRUPT,
+                           "store is corrupt: %s%s; restore it from a copy "
+                           "(PRAGMA integrity_check says more)", what, row);
+}
+
 int ln__sq_err(sq_be *be, int rc, const char *what) {
     const char *msg = be->db != NULL ? sqlite3_errmsg(be->db) : sqlite3_errstr(rc);
     int sys = be->db != NULL ? sqlite3_system_errno(be->db) : 0;
@@ -393,49 +406,6 @@ int64_t ln__sq_numeric_id(const char *id) {
     return v;
 }
 
-/* --------------------------------------------------------- space reserve */
-
-/* 4 MiB: about SQLite's default auto-checkpoint (1000 pages of 4 KiB), so
- * the default checkpoint rhythm is kept. */
-#define RESERVE_DEFAULT (4 << 20)
-
-/* Bytes the reserve file holds now (its size: it is only ever fallocated
- * whole or truncated to 0, and st_blocks would mislead on compressing file
- * systems). */
-static int64_t reserve_held(sq_be *be) {
-    struct stat st;
-    return fstat(be->reserve_fd, &st) == 0 ? (int64_t)st.st_size : 0;
-}
-
-int ln__sq_reserve_check(sq_be *be) {
-    if (be->reserve_fd < 0 || reserve_held(be) >= be->reserve_bytes) return 0;
-    /* Take the reserve back only with as much room again to spare: right
-     * after a worker freed it, the space is that worker's to use. */
-    struct statvfs vfs;
-    int rc = ENOSPC;
-    if (fstatvfs(be->reserve_fd, &vfs) == 0 &&
-        (uint64_t)vfs.f_bavail * vfs.f_frsize >= 2 * (uint64_t)be->reserve_bytes)
-        rc = posix_fallocate(be->reserve_fd, 0, (off_t)be->reserve_bytes);
-    if (rc == 0) return 0;
-    char ebuf[128];
-    return ln__jobs_be_err(&be->base, LN_ENOSPC,
-                           "disk full: the %lld bytes kept for finishing "
-                           "stored jobs are in use (%s); adds resume when "
-                           "space is freed", (long long)be->reserve_bytes,
-                           strerror_r(rc, ebuf, sizeof ebuf));
-}
-
-int ln__sq_reserve_release(sq_be *be) {
-    if (be->reserve_fd < 0 || reserve_held(be) == 0) return 0;
-    return ftruncate(be->reserve_fd, 0) == 0;
-}
-
-void ln__sq_relieve(sq_be *be) {
-    if (be->reserve_fd >= 0 && reserve_held(be) < be->reserve_bytes)
-        sqlite3_wal_checkpoint_v2(be->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
-                                  NULL, NULL);
-}
-
 /* ------------------------------------------------------------- open/close */
 
 static void sq_close(ln__jobs_be *b, int forked) {
@@ -522,7 +492,7 @@ static int parse_url(sq_be *be, const char *url, char **path,
     return 0;
 }
 
-static int pragma_int(sq_be *be, const char *sql, int64_t *out) {
+int ln__sq_pragma_int(sq_be *be, const char *sql, int64_t *out) {
     sqlite3_stmt *s;
     int rc = sqlite3_prepare_v2(be->db, sql, -1, &s, NULL);
     if (rc != SQLITE_OK) return ln__sq_err(be, rc, sql);
@@ -537,35 +507,13 @@ static int exec_sql(sq_be *be, const char *sql, const char *what) {
     return rc == SQLITE_OK ? 0 : ln__sq_err(be, rc, what);
 }
 
-/* Create or migrate the schema, all under one write lock. */
+/* Create or migrate the schema, all under one write lock (the check runs
+ * again inside it: another process may have created the store since). */
 static int migrate(sq_be *be) {
     int err = exec_sql(be, "BEGIN IMMEDIATE", "begin schema check");
     if (err != 0) return err;
-    int64_t version = 0, app = 0, tables = 0;
-    if ((err = pragma_int(be, "PRAGMA user_version", &version)) != 0 ||
-        (err = pragma_int(be, "PRAGMA application_id", &app)) != 0 ||
-        (err = pragma_int(be, "SELECT count(*) FROM sqlite_master WHERE "
-                              "name LIKE 'lanes\\_%' ESCAPE '\\'",
-                          &tables)) != 0)
-        goto fail;
-    if (app != 0 && app != SQ_APPLICATION_ID) {
-        err = ln__jobs_be_err(&be->base, LN_ECORRUPT,
-                              "not a lanes store: application_id is %lld",
-                              (long long)app);
-        goto fail;
-    }
-    if (version > SQ_SCHEMA_VERSION) {
-        err = ln__jobs_be_err(&be->base, LN_ECORRUPT,
-                              "store has schema version %lld; this lanes "
-                              "reads up to %d (upgrade lanes)",
-                              (long long)version, SQ_SCHEMA_VERSION);
-        goto fail;
-    }
-    if (version == 0 && tables != 0) {
-        err = ln__jobs_be_err(&be->base, LN_ECORRUPT,
-                              "store has lanes_* tables but no schema version");
-        goto fail;
-    }
+    int64_t version = 0;
+    if ((err = ln__sq_check_schema(be, &version)) != 0) goto fail;
     for (int64_t v = version; v < SQ_SCHEMA_VERSION; v++)
         if ((err = exec_sql(be, migrations[v], "schema migration")) != 0)
             goto fail;
@@ -580,41 +528,6 @@ static int migrate(sq_be *be) {
 fail:
     sqlite3_exec(be->db, "ROLLBACK", NULL, NULL, NULL);
     return err;
-}
-
-static int open_reserve(sq_be *be, const char *path) {
-    if (be->reserve_bytes == 0) return 0;
-    char rpath[4200];
-    snprintf(rpath, sizeof rpath, "%s-reserve", path);
-    be->reserve_fd = open(rpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (be->reserve_fd < 0) {
-        int e = errno;
-        char ebuf[128];
-        return ln__jobs_be_err(&be->base, e == ENOSPC ? LN_ENOSPC : LN_EIO, "cannot create %s: %s",
-                               rpath, strerror_r(e, ebuf, sizeof ebuf));
-    }
-    ln__sq_reserve_check(be); /* a full disk here is no reason to refuse opening */
-    /* One auto-checkpoint's worth of WAL must fit in the reserve.
-     *
-     * SQLite's automatic checkpoints stay on: they keep the WAL from
-     * growing without a separate process. One runs inside the write that
-     * commits the page past this threshold, after its COMMIT (the call
-     * returns later, the job is already durable). It is PASSIVE: it never
-     * waits for a lock and never calls busy_wait (sqlite3PagerCheckpoint
-     * passes no busy handler for PASSIVE), it copies only what no reader
-     * still needs and leaves the rest for the next one. So a checkpoint
-     * never makes an add wait for another process and adds nothing to the
-     * time spent waiting for locks, which busy_ms bounds; its own cost is
-     * bounded by one threshold of pages (4 MiB by default) copied and
-     * synced, once per that many pages written. */
-    int64_t page = 4096;
-    int err = pragma_int(be, "PRAGMA page_size", &page);
-    if (err != 0) return err;
-    int64_t pages = be->reserve_bytes / (page > 0 ? page : 4096);
-    char sql[64];
-    snprintf(sql, sizeof sql, "PRAGMA wal_autocheckpoint=%lld",
-             (long long)(pages > 16 ? pages : 16));
-    return exec_sql(be, sql, "wal_autocheckpoint");
 }
 
 /* Waiting for a lock. SQLite calls this when another connection holds the
@@ -646,29 +559,34 @@ static int busy_wait(void *arg, int count) {
     return 1;
 }
 
-static int configure(sq_be *be, const char *path, unsigned busy_ms) {
+static int open_db(sq_be *be, const char *path) {
     int rc = sqlite3_open_v2(path, &be->db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                                  SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
                              NULL);
     if (rc != SQLITE_OK) {
-        int err = ln__sq_err(be, rc, "open");
+        int err = ln__sq_open_denied(be, path);
+        if (err != 0) return err;
+        err = ln__sq_err(be, rc, "open");
         size_t len = strlen(be->base.errmsg);
         snprintf(be->base.errmsg + len, sizeof be->base.errmsg - len,
                  " [%s]", path);
         return err;
     }
-    be->busy_ms = busy_ms;
     sqlite3_busy_handler(be->db, busy_wait, be);
     sqlite3_extended_result_codes(be->db, 1);
-    /* journal_mode=WAL returns the mode in effect; anything else means the
-     * file cannot do WAL (e.g. in-memory): refuse rather than run unsafely.
-     * Switching a new file to WAL needs it to itself, and SQLite reports
-     * "database is locked" at once, without the busy handler, while another
-     * process is opening the same new file: retry for up to busy_ms. */
+    return 0;
+}
+
+/* journal_mode=WAL returns the mode in effect; anything else means the
+ * file cannot do WAL (e.g. in-memory): refuse rather than run unsafely.
+ * Switching a new file to WAL needs it to itself, and SQLite reports
+ * "database is locked" at once, without the busy handler, while another
+ * process is opening the same new file: retry for up to busy_ms. */
+static int switch_to_wal(sq_be *be, const char *path) {
     sqlite3_stmt *s;
-    int wal = 0;
-    uint64_t give_up = ln__now_ns() + (uint64_t)busy_ms * 1000000u;
+    int wal = 0, rc;
+    uint64_t give_up = ln__now_ns() + (uint64_t)be->busy_ms * 1000000u;
     for (;;) {
         rc = sqlite3_prepare_v2(be->db, "PRAGMA journal_mode=WAL", -1, &s, NULL);
         if (rc == SQLITE_OK) {
@@ -686,11 +604,40 @@ static int configure(sq_be *be, const char *path, unsigned busy_ms) {
     if (!wal)
         return ln__jobs_be_err(&be->base, LN_EINVAL,
                                "sqlite: '%s' cannot use WAL mode", path);
-    int err = exec_sql(be, be->full_sync ? "PRAGMA synchronous=FULL"
+    return 0;
+}
+
+/* Everything after the open: checks, WAL, schema. */
+static int setup(sq_be *be, const char *path) {
+    /* Before anything writes, in one read transaction: one snapshot for
+     * every check, while another process may be creating the store. */
+    int64_t version;
+    int err = exec_sql(be, "BEGIN", "begin store check");
+    if (err == 0) err = ln__sq_check_schema(be, &version);
+    if (err == 0) err = ln__sq_check_pages(be, path);
+    sqlite3_exec(be->db, "COMMIT", NULL, NULL, NULL);
+    if (err == 0) err = switch_to_wal(be, path);
+    if (err == 0)
+        err = exec_sql(be, be->full_sync ? "PRAGMA synchronous=FULL"
                                          : "PRAGMA synchronous=NORMAL",
                        "synchronous");
     if (err == 0) err = migrate(be);
-    if (err == 0) err = open_reserve(be, path);
+    return err;
+}
+
+static int configure(sq_be *be, const char *path, unsigned busy_ms) {
+    be->busy_ms = busy_ms;
+    int err = open_db(be, path);
+    if (err == 0) err = setup(be, path);
+    /* A store closed while its disk filled up may need room even to be
+     * read (SQLite's PATH-shm): that is what the reserve is for. */
+    if (err == LN_ENOSPC && ln__sq_reserve_free(path)) {
+        sqlite3_close_v2(be->db);
+        be->db = NULL;
+        err = open_db(be, path);
+        if (err == 0) err = setup(be, path);
+    }
+    if (err == 0) err = ln__sq_reserve_open(be, path);
     return err;
 }
 
@@ -704,7 +651,7 @@ int ln__jobs_sqlite_open(ln__jobs_be **out, const char *url,
     }
     be->base.methods = &sq_methods;
     be->reserve_fd = -1;
-    be->reserve_bytes = RESERVE_DEFAULT;
+    be->reserve_bytes = -1; /* sized to the volume */
     char *path = NULL;
     unsigned busy_ms = opts->busy_timeout_ms;
     int err = parse_url(be, url, &path, &busy_ms);

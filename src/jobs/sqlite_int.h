@@ -7,6 +7,11 @@
 
 #include <sqlite3.h>
 
+/* Schema version this code writes; stored in PRAGMA user_version. */
+#define SQ_SCHEMA_VERSION 2
+/* PRAGMA application_id of a lanes store: "LNJB". */
+#define SQ_APPLICATION_ID 0x4C4E4A42
+
 /* Job states as stored in lanes_jobs.state. "prioritized" and "paused" are
  * not stored: a ready job with priority > 0 is prioritized, and ready jobs
  * of a paused queue report paused. */
@@ -53,10 +58,11 @@ typedef enum sq_stmt {
     S_LIST_ACTIVE, S_LIST_COMPLETED, S_LIST_FAILED,
     S_LOGS, S_STATE_OF,
     S_RETRY_ONE, S_RETRY_ALL, S_REMOVE, S_CLEAN_COMPLETED, S_CLEAN_FAILED,
+    S_CLEAN_CHUNK_C, S_CLEAN_CHUNK_F,
     S_PAUSE, S_IS_PAUSED, S_DRAIN_READY, S_DRAIN_DELAYED,
     S_COMPLETE, S_RETRY_RUN, S_FAIL, S_DELETE_RID,
     S_TRIM_COUNT_C, S_TRIM_COUNT_F, S_TRIM_AGE_C, S_TRIM_AGE_F,
-    S_RENEW, S_PROMOTE, S_TAKE, S_NEXT_DUE, S_HAS_WORK,
+    S_RENEW, S_PROMOTE, S_TAKE, S_READY_ANY, S_NEXT_DUE, S_HAS_WORK,
     S_STALLED, S_RELEASE, S_PROGRESS, S_LOG, S_PENDING,
     S_COUNT_
 } sq_stmt;
@@ -70,18 +76,47 @@ typedef struct sq_be {
     uint64_t busy_since_ns;     /* start of the current wait (busy_wait,
                                    which runs inside an op: mu held) */
     int reserve_fd;             /* PATH-reserve, or -1 (see sqlite.c) */
-    int64_t reserve_bytes;      /* ?reserve=BYTES; 0 = no reserve */
+    int64_t reserve_bytes;      /* ?reserve=BYTES; 0 = no reserve, -1 (until
+                                   the open) = sized to the volume */
 } sq_be;
 
-/* The disk-space reserve (sqlite.c). Adds call ln__sq_reserve_check first:
- * LN_ENOSPC unless the reserve is in place (it is restored when space came
- * back). Worker writes that fail with LN_ENOSPC call ln__sq_reserve_release
- * (1: released now, retry the write; 0: nothing left to release), and
- * while the reserve is released ln__sq_relieve checkpoints after each write so
- * the WAL is reused instead of growing. */
+/* The disk-space reserve (sqlite_reserve.c has the design). reserve_open:
+ * open or create PATH-reserve and size the WAL to it (at open). Adds call
+ * reserve_check first: LN_ENOSPC unless the reserve is in place (it is
+ * restored when space came back). reserve_free: at open, before the store
+ * is configured, free PATH-reserve (1 if it held space). A write that
+ * finishes, fails or deletes stored jobs runs as
+ *     err = once(); if (ln__sq_retry_for_space(be, err, 0)) err = once();
+ *     return ln__sq_relieved(be, err);
+ * retry_for_space: 1 if err is LN_ENOSPC and (part of) the reserve was
+ * just freed: an eighth stays for writes that delete jobs (for_delete 1);
+ * relieved: after a successful write with the reserve freed, checkpoint so
+ * the WAL is reused instead of growing; returns err. */
+int ln__sq_reserve_open(sq_be *be, const char *path);
 int ln__sq_reserve_check(sq_be *be);
-int ln__sq_reserve_release(sq_be *be);
+/* An add failed with LN_ENOSPC from SQLite: say so truthfully. */
+int ln__sq_add_full(sq_be *be);
+int ln__sq_reserve_free(const char *path);
+int ln__sq_reserve_release(sq_be *be, int for_delete);
 void ln__sq_relieve(sq_be *be);
+int ln__sq_retry_for_space(sq_be *be, int err, int for_delete);
+int ln__sq_relieved(sq_be *be, int err);
+
+/* The checks of a file at open (sqlite_file.c), each read-only; 0 or
+ * LN_E* with errmsg set. check_schema: a lanes store or an empty database
+ * (*version: its schema version), else LN_ECORRUPT. check_pages: PRAGMA
+ * quick_check for files up to ln__sq_quick_check_max bytes (what it costs
+ * is in sqlite_file.c; tests set it to 0 to reach the checks of the run).
+ * open_denied: after a failed open, LN_EACCES if the directory refuses a
+ * new file, else 0. */
+int ln__sq_check_schema(sq_be *be, int64_t *version);
+int ln__sq_check_pages(sq_be *be, const char *path);
+int ln__sq_open_denied(sq_be *be, const char *path);
+extern int64_t ln__sq_quick_check_max;
+
+/* A one-row, one-column query's value into *out (left as is without a
+ * row). 0 or LN_E*. */
+int ln__sq_pragma_int(sq_be *be, const char *sql, int64_t *out);
 
 /* The SQL of a statement (tests check every one's query plan). */
 const char *ln__sq_sql_text(sq_stmt id);
@@ -89,6 +124,11 @@ const char *ln__sq_sql_text(sq_stmt id);
 /* The prepared statement id, reset and with bindings cleared, or NULL
  * (be->base.errmsg set). */
 sqlite3_stmt *ln__sq_stmt_get(sq_be *be, sq_stmt id);
+
+/* LN_ECORRUPT with "store is corrupt: <what>" in errmsg: for a row that
+ * cannot be (a NULL in a NOT NULL column, an unknown state), or indexes
+ * that disagree with their table. */
+int ln__sq_corrupt(sq_be *be, const char *what, long long rid);
 
 /* Map a SQLite result code to LN_E*, put "what: sqlite message" in errmsg. */
 int ln__sq_err(sq_be *be, int rc, const char *what);

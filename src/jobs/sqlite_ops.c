@@ -63,12 +63,13 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
     }
     for (int k = 0; k < 3; k++) /* waiting, delayed, prioritized */
         if ((err = ln__sq_count(be, queue, k, added[k])) != 0) goto fail;
-    return ln__sq_commit(be);
+    err = ln__sq_commit(be);
+    return err == LN_ENOSPC ? ln__sq_add_full(be) : err;
 fail_backend:
     err = LN_EBACKEND;
 fail:
     ln__sq_rollback(be);
-    return err;
+    return err == LN_ENOSPC ? ln__sq_add_full(be) : err;
 }
 
 /* Find a job by public id: its rowid and stored state. LN_ENOENT. */
@@ -126,8 +127,16 @@ static int read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
     case ST_DELAYED: info->state = LN_JOB_DELAYED; break;
     case ST_ACTIVE: info->state = LN_JOB_ACTIVE; break;
     case ST_COMPLETED: info->state = LN_JOB_COMPLETED; break;
-    default: info->state = LN_JOB_FAILED; break;
+    case ST_FAILED: info->state = LN_JOB_FAILED; break;
+    default: /* NULL or a state no lanes writes */
+        return ln__sq_corrupt(be, "a job with no valid state",
+                              sqlite3_column_int64(s, 0));
     }
+    if (sqlite3_column_type(s, 2) == SQLITE_NULL ||
+        sqlite3_column_type(s, 3) == SQLITE_NULL ||
+        sqlite3_column_type(s, 4) == SQLITE_NULL) /* NOT NULL columns */
+        return ln__sq_corrupt(be, "a job with no state, name or data",
+                              sqlite3_column_int64(s, 0));
     char **strs[] = {&info->name, &info->data, &info->result,
                      &info->failed_reason, &info->progress,
                      &info->traceparent, &info->tracestate};
@@ -320,9 +329,8 @@ done:
     return err;
 }
 
-int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id,
+static int retry_once(sq_be *be, const char *queue, const char *id,
              size_t *count) {
-    sq_be *be = (sq_be *)b;
     int64_t now, rid;
     int state;
     *count = 0;
@@ -354,8 +362,15 @@ fail:
     return err;
 }
 
-int ln__sq_remove(ln__jobs_be *b, const char *queue, const char *id) {
+int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id,
+             size_t *count) {
     sq_be *be = (sq_be *)b;
+    int err = retry_once(be, queue, id, count);
+    if (ln__sq_retry_for_space(be, err, 0)) err = retry_once(be, queue, id, count);
+    return ln__sq_relieved(be, err);
+}
+
+static int remove_once(sq_be *be, const char *queue, const char *id) {
     int64_t now, rid;
     int state;
     int err = ln__sq_begin_write(be, &now);
@@ -379,9 +394,15 @@ fail:
     return err;
 }
 
-int ln__sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms,
-             uint64_t keep, size_t *removed) {
+int ln__sq_remove(ln__jobs_be *b, const char *queue, const char *id) {
     sq_be *be = (sq_be *)b;
+    int err = remove_once(be, queue, id);
+    if (ln__sq_retry_for_space(be, err, 1)) err = remove_once(be, queue, id);
+    return ln__sq_relieved(be, err);
+}
+
+static int clean_once(sq_be *be, const char *queue, int state, int64_t age_ms,
+             uint64_t keep, size_t *removed) {
     int64_t now;
     *removed = 0;
     int err = ln__sq_begin_write(be, &now);
@@ -404,6 +425,52 @@ int ln__sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms,
     return ln__sq_commit(be);
 }
 
+/* clean on a full disk: CLEAN_CHUNK jobs per transaction, each followed
+ * by a checkpoint, so the WAL is reused and never needs more room than one
+ * chunk's pages. Not atomic as a whole: each chunk is. */
+#define CLEAN_CHUNK 32
+
+static int clean_chunked(sq_be *be, const char *queue, int state,
+                         int64_t age_ms, uint64_t keep, size_t *removed) {
+    *removed = 0;
+    for (;;) {
+        int64_t now;
+        int err = ln__sq_begin_write(be, &now);
+        if (err != 0) return err;
+        sqlite3_stmt *s = ln__sq_stmt_get(be, state == LN_JOB_COMPLETED
+                                              ? S_CLEAN_CHUNK_C
+                                              : S_CLEAN_CHUNK_F);
+        if (s == NULL) {
+            ln__sq_rollback(be);
+            return LN_EBACKEND;
+        }
+        BIND_TEXT(s, 1, queue);
+        sqlite3_bind_int64(s, 2, keep > INT64_MAX ? INT64_MAX : (int64_t)keep);
+        sqlite3_bind_int64(s, 3, age_ms < 0 ? INT64_MAX : now - age_ms);
+        sqlite3_bind_int(s, 4, CLEAN_CHUNK);
+        if ((err = ln__sq_run(be, s, "clean")) != 0) {
+            ln__sq_rollback(be);
+            return err;
+        }
+        size_t n = (size_t)sqlite3_changes(be->db);
+        if ((err = ln__sq_commit(be)) != 0) return err;
+        *removed += n;
+        ln__sq_relieve(be);
+        if (n < CLEAN_CHUNK) return 0;
+    }
+}
+
+int ln__sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms,
+             uint64_t keep, size_t *removed) {
+    sq_be *be = (sq_be *)b;
+    int err = clean_once(be, queue, state, age_ms, keep, removed);
+    if (ln__sq_retry_for_space(be, err, 1))
+        err = clean_once(be, queue, state, age_ms, keep, removed);
+    if (err == LN_ENOSPC) /* too big a transaction for the room left */
+        err = clean_chunked(be, queue, state, age_ms, keep, removed);
+    return ln__sq_relieved(be, err);
+}
+
 int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused) {
     sq_be *be = (sq_be *)b;
     int64_t now;
@@ -423,8 +490,7 @@ int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused) {
     return ln__sq_commit(be);
 }
 
-int ln__sq_drain(ln__jobs_be *b, const char *queue, size_t *removed) {
-    sq_be *be = (sq_be *)b;
+static int drain_once(sq_be *be, const char *queue, size_t *removed) {
     int64_t now;
     *removed = 0;
     int err = ln__sq_begin_write(be, &now);
@@ -446,4 +512,11 @@ int ln__sq_drain(ln__jobs_be *b, const char *queue, size_t *removed) {
     }
     *removed = total;
     return ln__sq_commit(be);
+}
+
+int ln__sq_drain(ln__jobs_be *b, const char *queue, size_t *removed) {
+    sq_be *be = (sq_be *)b;
+    int err = drain_once(be, queue, removed);
+    if (ln__sq_retry_for_space(be, err, 1)) err = drain_once(be, queue, removed);
+    return ln__sq_relieved(be, err);
 }

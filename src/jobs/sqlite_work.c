@@ -7,7 +7,7 @@
  * every fenced statement is "... WHERE rid = ? AND token = ? AND state =
  * active": a stale holder's write changes no row and reports LN_ESTALE.
  *
- * Every write here may use the disk-space reserve (see sqlite.c): out of
+ * Every write here may use the disk-space reserve (see sqlite_reserve.c): out of
  * space, it frees the reserve and runs once more. */
 #include "sqlite_int.h"
 
@@ -123,6 +123,24 @@ static void sort_taken(ln__job_taken *t, int64_t (*key)[3], size_t n) {
         }
 }
 
+/* S_TAKE took nothing: then no job may be ready, or the ready index names
+ * jobs the table does not have (a damaged file), and every later step
+ * would find work it cannot take: an idle worker that never ends. Within
+ * the write transaction nobody else can have taken them. One index probe,
+ * only on a step that took nothing. */
+static int check_none_ready(sq_be *be, const char *queue) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_READY_ANY);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int err = rc == SQLITE_ROW ? 0 : ln__sq_err(be, rc, "take (check)");
+    if (err == 0 && sqlite3_column_int(s, 0) != 0)
+        err = ln__sq_corrupt(be, "the ready index lists jobs that cannot be "
+                                 "taken", 0);
+    sqlite3_reset(s);
+    return err;
+}
+
 static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_PROMOTE);
     if (s == NULL) return LN_EBACKEND;
@@ -155,6 +173,11 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
         t->ref.key = (uint64_t)rid;
         snprintf(t->ref.token, sizeof t->ref.token, "%lld",
                  (long long)sqlite3_column_int64(s, 4));
+        if (sqlite3_column_type(s, 2) == SQLITE_NULL ||
+            sqlite3_column_type(s, 3) == SQLITE_NULL) { /* NOT NULL columns */
+            err = ln__sq_corrupt(be, "a job without name or data", rid);
+            break;
+        }
         if (dup_text(s, 2, &t->name) || dup_text(s, 3, &t->data) ||
             dup_text(s, 10, &t->traceparent) ||
             dup_text(s, 11, &t->tracestate)) {
@@ -174,6 +197,7 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
     }
     if (err == 0 && rc != SQLITE_DONE) err = ln__sq_err(be, rc, "take");
     sqlite3_reset(s);
+    if (err == 0 && st->ntaken == 0) err = check_none_ready(be, queue);
     /* Count the moves: ready (waiting or prioritized) -> active. */
     int64_t prioritized = 0, taken = (int64_t)st->ntaken;
     for (size_t i = 0; i < st->ntaken; i++) prioritized += key[i][0] > 0;
@@ -269,26 +293,11 @@ static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
     return err;
 }
 
-/* A worker write failed with err: 1 if it was for lack of space and the
- * reserve was just freed, so the caller runs the write again (a failed
- * write changed nothing). */
-static int retry_for_space(sq_be *be, int err) {
-    if (err != LN_ENOSPC || !ln__sq_reserve_release(be)) return 0;
-    ln__sq_relieve(be);
-    return 1;
-}
-
-/* After a worker write: keep the WAL small while the reserve is in use. */
-static int relieved(sq_be *be, int err) {
-    if (err == 0) ln__sq_relieve(be);
-    return err;
-}
-
 int ln__sq_step(ln__jobs_be *b, const char *queue, ln__jobs_step *st) {
     sq_be *be = (sq_be *)b;
     int err = step_once(be, queue, st);
-    if (retry_for_space(be, err)) err = step_once(be, queue, st);
-    return relieved(be, err);
+    if (ln__sq_retry_for_space(be, err, 0)) err = step_once(be, queue, st);
+    return ln__sq_relieved(be, err);
 }
 
 static int stalled_once(sq_be *be, const char *queue, unsigned max_stalled,
@@ -348,9 +357,9 @@ int ln__sq_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stall
                        const char *reason, size_t *requeued, size_t *failed) {
     sq_be *be = (sq_be *)b;
     int err = stalled_once(be, queue, max_stalled, reason, requeued, failed);
-    if (retry_for_space(be, err))
+    if (ln__sq_retry_for_space(be, err, 0))
         err = stalled_once(be, queue, max_stalled, reason, requeued, failed);
-    return relieved(be, err);
+    return ln__sq_relieved(be, err);
 }
 
 static int release_once(sq_be *be, const ln__job_ref *refs, int *rcs,
@@ -378,8 +387,8 @@ int ln__sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs,
     (void)queue;
     sq_be *be = (sq_be *)b;
     int err = release_once(be, refs, rcs, n);
-    if (retry_for_space(be, err)) err = release_once(be, refs, rcs, n);
-    return relieved(be, err);
+    if (ln__sq_retry_for_space(be, err, 0)) err = release_once(be, refs, rcs, n);
+    return ln__sq_relieved(be, err);
 }
 
 /* progress and log: one fenced write of text to an active job. */
@@ -411,9 +420,9 @@ int ln__sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
     (void)queue;
     sq_be *be = (sq_be *)b;
     int err = fenced_write(be, S_PROGRESS, ref, json, "progress");
-    if (retry_for_space(be, err))
+    if (ln__sq_retry_for_space(be, err, 0))
         err = fenced_write(be, S_PROGRESS, ref, json, "progress");
-    return relieved(be, err);
+    return ln__sq_relieved(be, err);
 }
 
 int ln__sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
@@ -421,8 +430,8 @@ int ln__sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
     (void)queue;
     sq_be *be = (sq_be *)b;
     int err = fenced_write(be, S_LOG, ref, line, "log");
-    if (retry_for_space(be, err)) err = fenced_write(be, S_LOG, ref, line, "log");
-    return relieved(be, err);
+    if (ln__sq_retry_for_space(be, err, 0)) err = fenced_write(be, S_LOG, ref, line, "log");
+    return ln__sq_relieved(be, err);
 }
 
 int ln__sq_pending(ln__jobs_be *b, const char *queue, int *pending) {
