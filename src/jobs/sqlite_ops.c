@@ -38,6 +38,7 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
         sqlite3_bind_int64(s, 14, o->remove_on_fail.value);
         if (o->traceparent != NULL) BIND_TEXT(s, 15, o->traceparent);
         if (o->tracestate != NULL) BIND_TEXT(s, 16, o->tracestate);
+        sqlite3_bind_int64(s, 17, o->timeout_ms);
         if ((err = ln__sq_run(be, s, "add")) != 0) goto fail;
         if (sqlite3_changes(be->db) == 0) { /* the caller id exists */
             j->existed = 1;

@@ -47,7 +47,8 @@ static void phase_collect(ln__run *r) {
     rd->no_take = rd->stopping || at_limit;
     ln__idle_tick(r);
     ln__worker_collect(w);
-    rd->running = w->nslots - w->nunrecorded - w->fl_done;
+    ln__worker_timeouts(w, r->now);
+    rd->running = ln__worker_running(w);
     /* Takes in flight and running handlers never exceed concurrency. */
     LN_ASSERT(rd->running + w->fl_want <= o->concurrency);
 }
@@ -208,6 +209,7 @@ static int run_open(ln__run *r, ln_worker *w) {
     const ln_worker_opts *o = &w->opts;
     memset(r, 0, sizeof *r);
     r->w = w;
+    w->next_timeout = UINT64_MAX; /* no job held between runs */
     int err = ln__store_pipe_open(w->jobs, w->queue, &w->pipe);
     if (err != 0) return err;
     r->depth = ln__pipe_depth(w->pipe);
