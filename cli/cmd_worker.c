@@ -73,6 +73,9 @@ static const char usage_text[] =
     "  --grace S            on SIGTERM, let running jobs finish for S seconds,\n"
     "                       then kill them and release the jobs (default 10)\n"
     "  --poll MS            longest sleep while the queue is empty (default 100)\n"
+    "  --store-retry MS     how long to keep retrying a store that fails (e.g.\n"
+    "                       Redis unreachable) before giving up (default: the\n"
+    "                       lease); the worker then exits 3, saying it gave up\n"
     "  --json               print the final counts as JSON on stdout\n"
     "\n"
     "CMD is checked before the first job is taken (found in PATH when it has\n"
@@ -545,6 +548,7 @@ int cmd_worker(int argc, char **argv) {
             {"--max-stalled", 0, 1000000, 1, 2}, {"--stalled-interval", 0, 86400000, 1, 3},
             {"--max-jobs", 1, UINT64_MAX, 1, 4}, {"--timeout", 1, 2147483, 1000, 5},
             {"--grace", 0, 86400, 1000, 6},      {"--poll", 1, 60000, 1, 7},
+            {"--store-retry", 0, 86400000, 1, 8},
         };
         size_t k = 0;
         while (k < sizeof num / sizeof num[0] && strcmp(s, num[k].name) != 0) k++;
@@ -577,8 +581,11 @@ int cmd_worker(int argc, char **argv) {
         case 6:
             o.grace_ms = (unsigned)v;
             break;
-        default:
+        case 7:
             o.poll_ms = (unsigned)v;
+            break;
+        default:
+            o.store_retry_ms = (unsigned)v;
             break;
         }
     }

@@ -358,6 +358,15 @@ typedef struct ln_worker_opts {
                                   (default) = none. A job's own
                                   ln_job_opts.timeout_ms overrides it. See
                                   "Timeouts" below */
+    unsigned store_retry_ms;   /* how long ln_worker_run keeps retrying a
+                                  store that fails transiently (unreachable,
+                                  connection lost, I/O error, disk full), every
+                                  poll_ms, before it gives up and returns the
+                                  error; 0 (default) = lease_ms (by then the
+                                  leases of the jobs it holds have lapsed).
+                                  The error's message then says "gave up
+                                  after N ms of store failures in a row" and
+                                  the last failure */
 } ln_worker_opts;
 
 /* Timeouts. When a run's timeout (the job's timeout_ms, else the worker's)

@@ -161,6 +161,12 @@ struct ln__run {
 
 #define LN__MS ((uint64_t)1000000) /* ns per ms */
 
+/* How long a run retries a store failing transiently: store_retry_ms, 0 =
+ * lease_ms. */
+static inline unsigned ln__worker_retry_ms(const ln_worker_opts *o) {
+    return o->store_retry_ms != 0 ? o->store_retry_ms : o->lease_ms;
+}
+
 /* ---- worker.c ---- */
 
 /* The pool task of one job: runs the handler, then pushes the job on the
@@ -206,8 +212,10 @@ int ln__steps_send(ln_worker *w, int renew, size_t want);
 int ln__steps_recv(ln_worker *w, ln__round *rd);
 /* Receive every step in flight, whatever the outcome. */
 void ln__steps_drain(ln_worker *w);
-/* Put the pipe's last failure in the handle's errmsg; returns err. */
-int ln__steps_failed(ln_worker *w, int err);
+/* Put the pipe's last failure in the handle's errmsg; returns err. With
+ * failing_ms > 0 the run gives up after that long of transient failures
+ * in a row, and the message says so. */
+int ln__steps_failed(ln_worker *w, int err, uint64_t failing_ms);
 
 /* ---- worker_idle.c: the idle phase ---- */
 

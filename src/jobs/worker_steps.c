@@ -83,9 +83,16 @@ int ln__steps_send(ln_worker *w, int renew, size_t want) {
     return 0;
 }
 
-int ln__steps_failed(ln_worker *w, int err) {
+int ln__steps_failed(ln_worker *w, int err, uint64_t failing_ms) {
     if (ln__jobs_enter(w->jobs) == 0) {
-        ln__jobs_err(w->jobs, err, "%s", ln__pipe_errmsg(w->pipe));
+        if (failing_ms > 0)
+            ln__jobs_err(w->jobs, err,
+                         "gave up after %llu ms of store failures in a row "
+                         "(store_retry_ms %u ms); the last: %s",
+                         (unsigned long long)failing_ms, ln__worker_retry_ms(&w->opts),
+                         ln__pipe_errmsg(w->pipe));
+        else
+            ln__jobs_err(w->jobs, err, "%s", ln__pipe_errmsg(w->pipe));
         ln__jobs_leave(w->jobs, err);
     }
     return err;
