@@ -43,3 +43,12 @@ if(TARGET lanes_cli)
 endif()
 ln_test(NAME test_jobs_crash SOURCES test_jobs_crash.c
         LIBS PkgConfig::SQLITE3 TIMEOUT 180 NO_SANITIZE LABELS jobs)
+# Chaos on every store (kill -9, SIGSTOP past the lease, SIGTERM storms),
+# through the public API; the redis run skips without LANES_TEST_REDIS_URL.
+ln_test(NAME test_chaos TEST chaos/sqlite SOURCES test_chaos.c LIBS ${LN_CONF_LIBS}
+        ARGS sqlite TIMEOUT 120 NO_SANITIZE LABELS jobs)
+if(HIREDIS_FOUND)
+  target_compile_definitions(test_chaos PRIVATE CHAOS_HAVE_HIREDIS=1)
+  ln_test(NAME test_chaos TEST chaos/redis ARGS redis TIMEOUT 120 NO_SANITIZE
+          LABELS "jobs;redis")
+endif()
