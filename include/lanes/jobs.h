@@ -382,8 +382,8 @@ typedef struct ln_worker_opts {
  * stored they return LN_ESTALE. A handler is never interrupted: until it returns, its pool
  * thread stays busy, the job's ln_job stays valid (freed only after the
  * return) and its place counts against concurrency, so a handler that never
- * returns takes one place for good, and ln_worker_run (on stop) returns only
- * once it has. `lanes worker --exec` kills the program's process group
+ * returns takes one place for good, and ln_worker_run (on stop, or with
+ * exit_when_empty) returns only once it has. `lanes worker --exec` kills the program's process group
  * (SIGTERM, then SIGKILL after a grace) when a run times out. */
 
 LN_EXTERN void ln_worker_opts_init(ln_worker_opts *opts);
