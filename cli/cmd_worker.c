@@ -544,10 +544,10 @@ int cmd_worker(int argc, char **argv) {
             unsigned long long lo, hi, scale;
             int field;
         } num[] = {
-            {"--concurrency", 1, 4096, 1, 0},    {"--lease", 100, 86400000, 1, 1},
-            {"--max-stalled", 0, 1000000, 1, 2}, {"--stalled-interval", 0, 86400000, 1, 3},
-            {"--max-jobs", 1, UINT64_MAX, 1, 4}, {"--timeout", 1, 2147483, 1000, 5},
-            {"--grace", 0, 86400, 1000, 6},      {"--poll", 1, 60000, 1, 7},
+            {"--concurrency", 1, 4096, 1, 0},     {"--lease", 100, 86400000, 1, 1},
+            {"--max-stalled", 0, 1000000, 1, 2},  {"--stalled-interval", 0, 86400000, 1, 3},
+            {"--max-jobs", 1, UINT64_MAX, 1, 4},  {"--timeout", 1, 2147483, 1000, 5},
+            {"--grace", 0, 86400, 1000, 6},       {"--poll", 1, 60000, 1, 7},
             {"--store-retry", 0, 86400000, 1, 8},
         };
         size_t k = 0;

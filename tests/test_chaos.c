@@ -268,7 +268,8 @@ static void sigstop_and_sigterm_storms(void) {
     CHECK_EQ(ln_jobs_open(&jobs, store_url), 0);
     ln_job_spec specs[100];
     for (int i = 0; i < 100; i++) specs[i] = (ln_job_spec){"s", "{}", NULL};
-    for (int k = 0; k < NJOBS / 100; k++) CHECK_EQ(ln_jobs_add_bulk(jobs, q, specs, 100, NULL, 0), 0);
+    for (int k = 0; k < NJOBS / 100; k++)
+        CHECK_EQ(ln_jobs_add_bulk(jobs, q, specs, 100, NULL, 0), 0);
     ln_jobs_close(jobs); /* no handle is held across the forks */
 
     int sp[2];
@@ -313,9 +314,8 @@ static void sigstop_and_sigterm_storms(void) {
     close(sp[0]);
     close(sp[1]);
     CHECK_EQ(reports, 4 * NW);
-    printf("     completed %llu, stale %llu, released %llu\n",
-           (unsigned long long)sum.completed, (unsigned long long)sum.stale,
-           (unsigned long long)sum.released);
+    printf("     completed %llu, stale %llu, released %llu\n", (unsigned long long)sum.completed,
+           (unsigned long long)sum.stale, (unsigned long long)sum.released);
     CHECK_EQ(check_all_completed(jobs, q), NJOBS);
     CHECK_EQ(sum.completed, NJOBS); /* exactly one accepted completion each */
     CHECK_EQ(sum.failed, 0);
@@ -343,8 +343,8 @@ static int setup_store(const char *arg) {
             return 77;
         }
         snprintf(redis_prefix, sizeof redis_prefix, "lchaos%s", run_tag);
-        snprintf(store_url, sizeof store_url, "%s%cprefix=%s", base,
-                 strchr(base, '?') ? '&' : '?', redis_prefix);
+        snprintf(store_url, sizeof store_url, "%s%cprefix=%s", base, strchr(base, '?') ? '&' : '?',
+                 redis_prefix);
     } else {
         snprintf(store_url, sizeof store_url, "%s", arg);
     }

@@ -334,8 +334,8 @@ int ln__redis_connect(ln__redis_conn *c) {
     if (c->ctx) return 0;
     uint64_t now = ln__now_ns();
     if (now < c->retry_at_ns) { /* what happened, not what may come */
-        set_err(c->err, c->err_size, "redis unreachable: %s (last attempt %u ms ago)",
-                c->last_err, (unsigned)((now - c->last_try_ns) / 1000000u));
+        set_err(c->err, c->err_size, "redis unreachable: %s (last attempt %u ms ago)", c->last_err,
+                (unsigned)((now - c->last_try_ns) / 1000000u));
         return LN_ECONNREFUSED;
     }
     int rc = try_connect(c);

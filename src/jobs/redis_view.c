@@ -46,7 +46,7 @@ enum {
     T_ATTEMPTS,
     T_BACKOFF,
     T_BACKOFF_MS,
-    T_HINT, /* finish_hint: handed back in the step that completes the job */
+    T_HINT,    /* finish_hint: handed back in the step that completes the job */
     T_TIMEOUT, /* opts.lanesTimeout (ms), 0 = none */
     T_COUNT
 };

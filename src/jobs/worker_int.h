@@ -42,13 +42,13 @@ struct ln_job {
      * (timeout_reason), never rc/result/reason, which its handler may
      * still be writing; the job is freed once both 'recorded' and
      * 'returned' hold, whichever comes last. */
-    uint64_t deadline;     /* monotonic ns the run times out; 0 = never */
-    int64_t timeout_ms;    /* the timeout that applies (for the reason) */
-    int timed_out;         /* the timeout fired: canceled and collected are
-                              set, the outcome is a failure */
-    int returned;          /* timed_out: the handler has returned */
-    int recorded;          /* timed_out: the outcome was stored (or given
-                              up); only the handler's return is awaited */
+    uint64_t deadline;  /* monotonic ns the run times out; 0 = never */
+    int64_t timeout_ms; /* the timeout that applies (for the reason) */
+    int timed_out;      /* the timeout fired: canceled and collected are
+                           set, the outcome is a failure */
+    int returned;       /* timed_out: the handler has returned */
+    int recorded;       /* timed_out: the outcome was stored (or given
+                           up); only the handler's return is awaited */
     char timeout_reason[48];
 };
 

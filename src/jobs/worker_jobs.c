@@ -85,7 +85,7 @@ void ln__worker_collect(ln_worker *w) {
         ln_job *job = next;
         next = job->next_finished;
         LN_ASSERT(!job->returned); /* a handler returns once */
-        if (job->timed_out) { /* its outcome is the timeout, whatever rc */
+        if (job->timed_out) {      /* its outcome is the timeout, whatever rc */
             job->returned = 1;
             if (job->recorded) {
                 ln__worker_slot_remove(w, job);
@@ -164,7 +164,7 @@ void ln__worker_start_taken(ln_worker *w, ln__job_taken *taken, size_t n) {
 }
 
 void ln__worker_abandon(ln_worker *w) {
-    ln__steps_drain(w); /* no step in flight may refer to a freed job */
+    ln__steps_drain(w);                         /* no step in flight may refer to a freed job */
     for (size_t i = 0; i < w->nunrecorded; i++) /* given up: the lease lapses */
         ln__worker_outcome_done(w, w->unrecorded[i]);
     w->nunrecorded = 0;

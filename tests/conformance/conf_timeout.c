@@ -182,8 +182,7 @@ static void case_in_time_is_unaffected(conf_ctx *c) {
     CHECK_EQ(st.completed, 3);
     CHECK_EQ(st.failed + st.retried + st.stale, 0);
     CHECK_EQ(atomic_load(&t.early_flag), 0);
-    for (int i = 0; i < 3; i++)
-        check_job(c, ids[i], LN_JOB_COMPLETED, "{\"slept\":30}", NULL, 0);
+    for (int i = 0; i < 3; i++) check_job(c, ids[i], LN_JOB_COMPLETED, "{\"slept\":30}", NULL, 0);
 }
 
 /* What the handler does after its timeout (a result, success) does not
