@@ -34,6 +34,10 @@
 extern char **environ;
 
 #define STDERR_TAIL 2048
+/* A canceled run (timed out, or the worker stopped past its grace): its
+ * process group gets SIGTERM, and SIGKILL this long after if it is still
+ * there. */
+#define KILL_GRACE_S 2.0
 /* After this many failed runs in a row (no completed run between them) the
  * worker prints one line on stderr: the queue is likely being emptied
  * into failed by a broken program. */
@@ -49,9 +53,12 @@ static const char usage_text[] =
     "LANES_JOB_ID, LANES_JOB_NAME, LANES_JOB_QUEUE, LANES_JOB_ATTEMPT (and\n"
     "TRACEPARENT when the job has one) in the environment. No shell is used.\n"
     "Exit 0 completes the job; stdout becomes its return value (JSON if it\n"
-    "parses, else a JSON string). A non-zero exit, a signal or the timeout\n"
-    "fails it with the tail of stderr as the reason (retried while the job\n"
-    "has attempts left). SIGTERM or SIGINT stop the worker gracefully.\n"
+    "parses, else a JSON string). A non-zero exit or a signal fails it with\n"
+    "the tail of stderr as the reason (retried while the job has attempts\n"
+    "left). A run past its timeout (the job's own timeout, else --timeout)\n"
+    "fails with \"timed out after N ms\"; CMD's process group then gets\n"
+    "SIGTERM, and SIGKILL 2 s later. SIGTERM or SIGINT stop the worker\n"
+    "gracefully.\n"
     "\n"
     "options:\n"
     "  --concurrency N      jobs run at once (default 1)\n"
@@ -61,10 +68,14 @@ static const char usage_text[] =
     "                       the lease)\n"
     "  --exit-when-empty    exit once the queue has nothing left to run\n"
     "  --max-jobs N         exit after taking N jobs\n"
-    "  --timeout S          kill CMD after S seconds (fails the run)\n"
+    "  --timeout S          fail a run after S seconds and kill CMD (jobs\n"
+    "                       added with a timeout of their own use theirs)\n"
     "  --grace S            on SIGTERM, let running jobs finish for S seconds,\n"
     "                       then kill them and release the jobs (default 10)\n"
     "  --poll MS            longest sleep while the queue is empty (default 100)\n"
+    "  --store-retry MS     how long to keep retrying a store that fails (e.g.\n"
+    "                       Redis unreachable) before giving up (default: the\n"
+    "                       lease); the worker then exits 3, saying it gave up\n"
     "  --json               print the final counts as JSON on stdout\n"
     "\n"
     "CMD is checked before the first job is taken (found in PATH when it has\n"
@@ -76,7 +87,6 @@ static const char usage_text[] =
 
 typedef struct exec_ctx {
     char **argv; /* CMD ARG... (NULL-terminated) */
-    unsigned timeout_s;
     /* Failed runs since the last completed one. Handlers run on several
      * pool threads: only the count itself is shared, so relaxed order is
      * enough (the line it triggers is printed by the thread that reached
@@ -384,8 +394,11 @@ static int run_exec(ln_job *job, void *arg) {
     size_t dlen = strlen(data), sent = 0;
     buf bo = {0}, be = {0};
     int fin = in[1], fout = out[0], ferr = err[0];
-    double deadline = x->timeout_s ? mono_s() + x->timeout_s : 0;
-    int timed_out = 0, killed = 0;
+    /* The worker cancels the run when it times out (ln_worker_opts and
+     * ln_job_opts timeout_ms) or is stopped past its grace: then the
+     * group gets SIGTERM at term_at, SIGKILL KILL_GRACE_S later. */
+    double term_at = 0;
+    int killed = 0;
     if (dlen == 0) close(fin), fin = -1;
     while (fout >= 0 || ferr >= 0) {
         struct pollfd p[3] = {{fin, POLLOUT, 0}, {fout, POLLIN, 0}, {ferr, POLLIN, 0}};
@@ -414,32 +427,35 @@ static int run_exec(ln_job *job, void *arg) {
                     ferr = -1;
             }
         }
-        if (!killed && deadline > 0 && mono_s() > deadline) timed_out = 1;
-        if (!killed && (timed_out || ln_job_canceled(job))) {
-            kill(-pid, SIGKILL); /* its whole process group */
-            killed = 1;
+        if (ln_job_canceled(job)) {
+            kill(-pid, SIGTERM); /* its whole process group */
+            term_at = mono_s();
+            break; /* a grandchild may hold the pipes open */
         }
-        if (killed) break; /* a grandchild may hold the pipes open */
     }
     if (fin >= 0) close(fin);
     if (fout >= 0) close(fout);
     if (ferr >= 0) close(ferr);
-    /* The child may outlive its pipes: the timeout and a cancel still
-     * apply while we wait for it. */
+    /* The child may outlive its pipes: a cancel still applies while we
+     * wait for it. */
     int status = 0;
     for (;;) {
-        pid_t r = waitpid(pid, &status, killed ? 0 : WNOHANG);
+        pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid || (r < 0 && errno != EINTR)) break;
-        if (r == 0) {
-            if (deadline > 0 && mono_s() > deadline) timed_out = 1;
-            if (timed_out || ln_job_canceled(job)) {
-                kill(-pid, SIGKILL); /* its whole process group */
-                killed = 1;
-            } else {
-                poll(NULL, 0, 10);
-            }
+        if (r != 0) continue;
+        if (term_at == 0 && ln_job_canceled(job)) {
+            kill(-pid, SIGTERM);
+            term_at = mono_s();
         }
+        if (term_at > 0 && !killed && mono_s() > term_at + KILL_GRACE_S) {
+            kill(-pid, SIGKILL);
+            killed = 1;
+        }
+        poll(NULL, 0, 10);
     }
+    /* What is left of a canceled run's group (children of CMD that
+     * outlived it, or ignored SIGTERM) goes too. */
+    if (term_at > 0) kill(-pid, SIGKILL);
     int rc;
     /* Each invalid byte of the tail may become a 3-byte U+FFFD. */
     char reason[3 * STDERR_TAIL + 128];
@@ -449,10 +465,8 @@ static int run_exec(ln_job *job, void *arg) {
             ce.p[--ce.len] = '\0';
     }
     const char *tail = ce.p ? ce.p : "";
-    if (timed_out) {
-        snprintf(reason, sizeof reason, "timed out after %u s%s%s", x->timeout_s, *tail ? ": " : "",
-                 tail);
-        rc = fail_run(job, x, reason);
+    if (term_at > 0) { /* the worker recorded the outcome already */
+        rc = fail_run(job, x, "canceled");
     } else if (WIFSIGNALED(status)) {
         snprintf(reason, sizeof reason, "killed by signal %d (%s)%s%s", WTERMSIG(status),
                  strsignal(WTERMSIG(status)), *tail ? ": " : "", tail);
@@ -504,7 +518,7 @@ int cmd_worker(int argc, char **argv) {
     const char *url = argv[1], *queue = argv[2];
     ln_worker_opts o;
     ln_worker_opts_init(&o);
-    exec_ctx x = {NULL, 0, 0};
+    exec_ctx x = {NULL, 0};
     int json = 0;
     for (int i = 3; i < argc; i++) {
         const char *s = argv[i];
@@ -531,10 +545,11 @@ int cmd_worker(int argc, char **argv) {
             unsigned long long lo, hi, scale;
             int field;
         } num[] = {
-            {"--concurrency", 1, 4096, 1, 0},    {"--lease", 100, 86400000, 1, 1},
-            {"--max-stalled", 0, 1000000, 1, 2}, {"--stalled-interval", 0, 86400000, 1, 3},
-            {"--max-jobs", 1, UINT64_MAX, 1, 4}, {"--timeout", 1, 31536000, 1, 5},
-            {"--grace", 0, 86400, 1000, 6},      {"--poll", 1, 60000, 1, 7},
+            {"--concurrency", 1, 4096, 1, 0},     {"--lease", 100, 86400000, 1, 1},
+            {"--max-stalled", 0, 1000000, 1, 2},  {"--stalled-interval", 0, 86400000, 1, 3},
+            {"--max-jobs", 1, UINT64_MAX, 1, 4},  {"--timeout", 1, 2147483, 1000, 5},
+            {"--grace", 0, 86400, 1000, 6},       {"--poll", 1, 60000, 1, 7},
+            {"--store-retry", 0, 86400000, 1, 8},
         };
         size_t k = 0;
         while (k < sizeof num / sizeof num[0] && strcmp(s, num[k].name) != 0) k++;
@@ -562,13 +577,16 @@ int cmd_worker(int argc, char **argv) {
             o.max_jobs = v;
             break;
         case 5:
-            x.timeout_s = (unsigned)v;
+            o.timeout_ms = (unsigned)v;
             break;
         case 6:
             o.grace_ms = (unsigned)v;
             break;
-        default:
+        case 7:
             o.poll_ms = (unsigned)v;
+            break;
+        default:
+            o.store_retry_ms = (unsigned)v;
             break;
         }
     }

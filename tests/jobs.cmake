@@ -15,7 +15,8 @@ set(LN_CONF_SOURCES
     conformance/conf_main.c conformance/conf_util.c conformance/conf_add.c
     conformance/conf_admin.c conformance/conf_worker.c
     conformance/conf_lease.c conformance/conf_badinput.c
-    conformance/conf_rules.c conformance/conf_json.c conformance/conf_fields.c)
+    conformance/conf_rules.c conformance/conf_json.c conformance/conf_fields.c
+    conformance/conf_timeout.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it
@@ -45,3 +46,13 @@ ln_test(NAME test_jobs_crash SOURCES test_jobs_crash.c
 # (root in a private mount namespace, else skipped) fills up.
 ln_test(NAME test_jobs_disk SOURCES test_jobs_disk.c
         LIBS PkgConfig::SQLITE3 TIMEOUT 120 LABELS jobs)
+
+# Chaos on every store (kill -9, SIGSTOP past the lease, SIGTERM storms),
+# through the public API; the redis run skips without LANES_TEST_REDIS_URL.
+ln_test(NAME test_chaos TEST chaos/sqlite SOURCES test_chaos.c LIBS ${LN_CONF_LIBS}
+        ARGS sqlite TIMEOUT 120 NO_SANITIZE LABELS jobs)
+if(LN_HAVE_REDIS)
+  target_compile_definitions(test_chaos PRIVATE CHAOS_HAVE_HIREDIS=1)
+  ln_test(NAME test_chaos TEST chaos/redis ARGS redis TIMEOUT 120 NO_SANITIZE
+          LABELS "jobs;redis")
+endif()

@@ -3,6 +3,7 @@
  * data on stdin without a shell, results, failures, timeouts, SIGTERM. */
 #include "jobs/jobs_test.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
@@ -233,7 +234,7 @@ TEST(worker_exec_results_and_failures) {
     json_decref(j);
     j = get_job(url, "q", "5");
     CHECK(strstr(json_string_value(json_object_get(j, "failed_reason")),
-                 "timed out after 1 s") != NULL);
+                 "timed out after 1000 ms") != NULL);
     json_decref(j);
     jt_cleanup();
 }
@@ -419,6 +420,80 @@ TEST(worker_exec_reports_a_streak_of_failures) {
     CHECK(strstr(err, "the last 10 runs of '/bin/sh' all failed") != NULL);
     CHECK(strstr(err, "exit status 1: broken") != NULL);
     CHECK_EQ(counts_of(url, "q", "failed"), 25);
+    jt_cleanup();
+}
+
+/* A program that never ends, run for jobs with a timeout of their own
+ * (the worker has none): each run fails "timed out after 300 ms" and the
+ * program's whole process group is gone, also when it ignores SIGTERM
+ * (SIGKILL follows). Each run writes its group id to pg.<job id>. */
+static const char forever_sh[] =
+    "echo $$ > \"$0/pg.$LANES_JOB_ID\"\n"
+    "[ \"$LANES_JOB_NAME\" = stubborn ] && trap '' TERM\n"
+    "sleep 1000 &\n"
+    "while :; do wait; done\n";
+
+/* Live (not zombie) processes of process group pg, from /proc: an
+ * orphan killed here may stay a zombie until init reaps it. */
+static int group_alive(long pg) {
+    DIR *d = opendir("/proc");
+    CHECK(d != NULL);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        char path[300], text[1024];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL) continue;
+        size_t len = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[len] = '\0';
+        const char *p = strrchr(text, ')'); /* after "pid (comm)" */
+        char state;
+        long ppid, pgrp;
+        if (p != NULL && sscanf(p + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 &&
+            pgrp == pg && state != 'Z')
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+TEST(worker_exec_job_timeout_kills_the_group) {
+    char url[512], out[8192], dir[512];
+    snprintf(url, sizeof url, "%s", jt_url("t"));
+    snprintf(dir, sizeof dir, "%s", jt_tmpdir());
+    ln_jobs *jobs;
+    CHECK_EQ(ln_jobs_open(&jobs, url), 0);
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.timeout_ms = 300;
+    char ids[2][LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add(jobs, "q", "plain", "{}", &o, ids[0], sizeof ids[0]), 0);
+    CHECK_EQ(ln_jobs_add(jobs, "q", "stubborn", "{}", &o, ids[1], sizeof ids[1]), 0);
+    ln_jobs_close(jobs);
+    uint64_t t0 = ln_now_ns();
+    CHECK_EQ(LANES(out, "worker", url, "q", "--concurrency", "2", "--exit-when-empty",
+                   "--json", "--exec", "/bin/sh", "-c", forever_sh, dir),
+             0);
+    CHECK(ln_now_ns() - t0 < 20000000000u); /* SIGKILL after 2 s */
+    json_t *st = parse(out);
+    CHECK_EQ(json_integer_value(json_object_get(st, "failed")), 2);
+    json_decref(st);
+    for (int i = 0; i < 2; i++) {
+        json_t *j = get_job(url, "q", ids[i]);
+        CHECK(strcmp(json_string_value(json_object_get(j, "state")), "failed") == 0);
+        CHECK(strcmp(json_string_value(json_object_get(j, "failed_reason")),
+                     "timed out after 300 ms") == 0);
+        json_decref(j);
+        char path[1024], text[64];
+        snprintf(path, sizeof path, "%s/pg.%s", dir, ids[i]);
+        long pg = atol(slurp(path, text, sizeof text));
+        CHECK(pg > 1);
+        for (int k = 0; k < 100 && group_alive(pg) > 0; k++) ln_test_sleep_ms(10);
+        CHECK_EQ(group_alive(pg), 0); /* the group is gone */
+    }
     jt_cleanup();
 }
 
@@ -677,5 +752,6 @@ int main(int argc, char **argv) {
         TESTCASE(worker_exec_checks_the_program_first),
         TESTCASE(worker_exec_reports_a_streak_of_failures),
         TESTCASE(worker_sigterm_releases_running_jobs),
+        TESTCASE(worker_exec_job_timeout_kills_the_group),
         {0}});
 }

@@ -6,7 +6,9 @@
  * wake-up on to the next one, and a killed blocking connection does not
  * wedge it; under BullMQ's global concurrency a finish that frees the slot
  * wakes it, and a finish refused because the queue's keys are gone writes
- * none back. Also counted here: one add is exactly one EVALSHA.
+ * none back. Also counted here: one add is exactly one EVALSHA. And a
+ * server that goes away: a worker rides out an outage shorter than its
+ * store_retry_ms and gives up, saying so, after a longer one.
  *
  * Counting commands needs a server nobody else uses, so this test starts
  * its own redis-server (no persistence) on a free loopback port; like the
@@ -395,6 +397,132 @@ TEST(refused_outcome_writes_nothing) {
     ln_jobs_close(producer);
 }
 
+/* ------------------------------------------------ outages of a server */
+
+/* A redis-server of the calling case alone on port p (the shared one
+ * stays up for the other cases): its pid once it answers PING. */
+static pid_t own_server(int p) {
+    char ps[16];
+    snprintf(ps, sizeof ps, "%d", p);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) dup2(devnull, 1), dup2(devnull, 2);
+        execlp("redis-server", "redis-server", "--port", ps, "--bind", "127.0.0.1", "--save", "",
+               "--appendonly", "no", "--dir", "/tmp", (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 200; i++) {
+        redisContext *c = redisConnect("127.0.0.1", p);
+        int ok = 0;
+        if (c && !c->err) {
+            redisReply *r = redisCommand(c, "PING");
+            ok = r && r->type == REDIS_REPLY_STATUS;
+            if (r) freeReplyObject(r);
+        }
+        if (c) redisFree(c);
+        if (ok) return pid;
+        ln_test_sleep_ms(50);
+    }
+    CHECK(!"own redis-server did not start");
+    return -1;
+}
+
+static void kill_own(pid_t pid) {
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+}
+
+typedef struct outage {
+    int port;
+    pid_t pid;
+    char url[128];
+    ln_jobs *jobs;
+    ln_worker *w;
+    pthread_t t;
+    atomic_int done;
+    int rc;
+    started s;
+} outage;
+
+static void *outage_run(void *arg) {
+    outage *o = arg;
+    o->rc = ln_worker_run(o->w);
+    atomic_store(&o->done, 1);
+    return NULL;
+}
+
+/* A worker (lease lease_ms, store_retry_ms retry_ms) on a server of its
+ * own, running on a thread. */
+static void outage_start(outage *o, unsigned lease_ms, unsigned retry_ms) {
+    memset(o, 0, sizeof *o);
+    CHECK((o->port = free_port()) > 0);
+    o->pid = own_server(o->port);
+    snprintf(o->url, sizeof o->url, "redis://127.0.0.1:%d/0", o->port);
+    CHECK_EQ(ln_jobs_open(&o->jobs, o->url), 0);
+    ln_worker_opts wo;
+    ln_worker_opts_init(&wo);
+    wo.lease_ms = lease_ms;
+    wo.store_retry_ms = retry_ms;
+    wo.poll_ms = 50;
+    CHECK_EQ(ln_worker_create(&o->w, o->jobs, "q", handler, &o->s, &wo), 0);
+    CHECK_EQ(pthread_create(&o->t, NULL, outage_run, o), 0);
+    add(o->jobs, "q", 0); /* it works before the outage */
+    wait_started(&o->s, 1, PROMPT_MS);
+}
+
+/* The server is down for longer than the worker retries (by default a
+ * lease): the run ends with the error, and the message says the worker
+ * gave up, how long it tried, and the last failure, not a next attempt
+ * that will never come. */
+TEST(outage_longer_than_the_bound_gives_up) {
+    outage o;
+    outage_start(&o, 1000, 0);
+    kill_own(o.pid);
+    uint64_t t0 = now_ms();
+    while (!atomic_load(&o.done) && now_ms() - t0 < 15000) ln_test_sleep_ms(10);
+    CHECK(atomic_load(&o.done));
+    uint64_t took = now_ms() - t0;
+    pthread_join(o.t, NULL);
+    const char *msg = ln_jobs_errmsg(o.jobs);
+    fprintf(stderr, "after %llu ms: %s: %s\n", (unsigned long long)took, ln_err_name(o.rc), msg);
+    CHECK(o.rc == LN_EBACKEND);
+    CHECK(took >= 900); /* it retried for the bound, a lease */
+    CHECK(strstr(msg, "gave up after") != NULL);
+    CHECK(strstr(msg, "1000 ms") != NULL);
+    CHECK(strstr(msg, "next connection attempt") == NULL);
+    CHECK(strstr(msg, "cannot connect to redis at 127.0.0.1") != NULL);
+    ln_worker_destroy(o.w);
+    ln_jobs_close(o.jobs);
+}
+
+/* A shorter outage is ridden out: the server comes back on its port
+ * within store_retry_ms (longer than the lease here) and the same run
+ * takes the next job. */
+TEST(outage_within_the_bound_is_ridden_out) {
+    outage o;
+    outage_start(&o, 500, 4000);
+    kill_own(o.pid);
+    ln_test_sleep_ms(1500); /* three leases */
+    CHECK(!atomic_load(&o.done));
+    o.pid = own_server(o.port); /* empty: the first job is gone with it */
+    ln_jobs *producer;
+    CHECK_EQ(ln_jobs_open(&producer, o.url), 0);
+    add(producer, "q", 0);
+    wait_started(&o.s, 2, 10000);
+    CHECK(!atomic_load(&o.done));
+    ln_worker_stop(o.w);
+    pthread_join(o.t, NULL);
+    CHECK_EQ(o.rc, 0);
+    ln_worker_destroy(o.w);
+    ln_jobs_close(o.jobs);
+    ln_jobs_close(producer);
+    kill_own(o.pid);
+}
+
 /* One add is one round trip: MONITOR on the private server sees exactly
  * one top-level command per ln_jobs_add, an EVALSHA (the script's own
  * redis.call()s show as "[... lua]" and are not counted). */
@@ -453,6 +581,8 @@ int main(int argc, char **argv) {
                                           TESTCASE(add_is_one_evalsha),
                                           TESTCASE(global_slot_freed_wakes_worker),
                                           TESTCASE(refused_outcome_writes_nothing),
+                                          TESTCASE(outage_longer_than_the_bound_gives_up),
+                                          TESTCASE(outage_within_the_bound_is_ridden_out),
                                           {0}});
     stop_server();
     return rc;

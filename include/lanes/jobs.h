@@ -182,6 +182,12 @@ typedef struct ln_job_opts {
     const char *tracestate;  /* optional W3C tracestate, <= 512 bytes; kept
                                 only with a traceparent, and "" is none
                                 (both read back as NULL) */
+    int64_t timeout_ms;      /* 0 (default) = the worker's timeout_ms;
+                                1..2^31-1: this job's runs time out after
+                                that long instead (see ln_worker_opts).
+                                Stored with the job: on Redis as
+                                opts.lanesTimeout, which BullMQ keeps and
+                                ignores (a Node worker does not apply it) */
 } ln_job_opts;
 
 /* Defaults as listed above. */
@@ -378,7 +384,37 @@ typedef struct ln_worker_opts {
     uint64_t max_jobs;         /* stop after taking this many; 0 = no limit */
     unsigned batch;            /* most jobs taken per store transaction;
                                   default = concurrency */
+    unsigned timeout_ms;       /* longest run of a job, from its start; 0
+                                  (default) = none. A job's own
+                                  ln_job_opts.timeout_ms overrides it. See
+                                  "Timeouts" below */
+    unsigned store_retry_ms;   /* how long ln_worker_run keeps retrying a
+                                  store that fails transiently (unreachable,
+                                  connection lost, I/O error, disk full), every
+                                  poll_ms, before it gives up and returns the
+                                  error; 0 (default) = lease_ms (by then the
+                                  leases of the jobs it holds have lapsed).
+                                  The error's message then says "gave up
+                                  after N ms of store failures in a row" and
+                                  the last failure */
 } ln_worker_opts;
+
+/* Timeouts. When a run's timeout (the job's timeout_ms, else the worker's)
+ * passes before its handler returned, the worker at once
+ *  - records the run as failed with the reason "timed out after N ms"
+ *    (retried with the job's backoff while attempts remain, like any
+ *    failure; a retry gets the full timeout again),
+ *  - stops renewing the job's lease, and
+ *  - sets ln_job_canceled() to 1 for the handler, which should return soon.
+ * What the handler returns later (its result, ln_job_fail reason, return
+ * code) is ignored: the recorded outcome stays. ln_job_progress and
+ * ln_job_log may still be called until it returns; once the failure is
+ * stored they return LN_ESTALE. A handler is never interrupted: until it returns, its pool
+ * thread stays busy, the job's ln_job stays valid (freed only after the
+ * return) and its place counts against concurrency, so a handler that never
+ * returns takes one place for good, and ln_worker_run (on stop, or with
+ * exit_when_empty) returns only once it has. `lanes worker --exec` kills the program's process group
+ * (SIGTERM, then SIGKILL after a grace) when a run times out. */
 
 LN_EXTERN void ln_worker_opts_init(ln_worker_opts *opts);
 
@@ -451,8 +487,9 @@ LN_EXTERN int ln_job_progress(ln_job *job, const char *json);
 /* Append a log line (<= 64 KiB) to the job now. Errors as ln_job_progress. */
 LN_EXTERN int ln_job_log(ln_job *job, const char *line);
 
-/* 1 once the worker gave the job up (stopped past its grace period, or the
- * lease was lost): the handler should return soon; its outcome is ignored. */
+/* 1 once the worker gave the job up (stopped past its grace period, the
+ * lease was lost, or the run timed out: see "Timeouts"): the handler
+ * should return soon; its outcome is ignored. */
 LN_EXTERN int ln_job_canceled(const ln_job *job);
 
 #ifdef __cplusplus

@@ -49,6 +49,7 @@ typedef struct ln__job_taken {
     int attempts;         /* opts.attempts at add */
     int backoff;          /* LN_BACKOFF_* */
     int64_t backoff_ms;
+    int64_t timeout_ms; /* opts.timeout_ms at add; 0 = the worker's */
 } ln__job_taken;
 
 /* What the front decided for a finished run. */

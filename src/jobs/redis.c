@@ -139,6 +139,7 @@ static int redis_add(ln__jobs_be *be, const char *queue, ln__job_new *jobs, size
         push_keep(&a, &o->remove_on_fail);
         ln__redis_args_str(&a, o->traceparent ? o->traceparent : "");
         ln__redis_args_str(&a, o->tracestate ? o->tracestate : "");
+        ln__redis_args_i64(&a, o->timeout_ms);
     }
     redisReply *rep = script(r, LN__RS_ADD, &a, &rc);
     ln__redis_args_free(&a);

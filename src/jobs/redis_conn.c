@@ -333,9 +333,9 @@ static int try_connect(ln__redis_conn *c);
 int ln__redis_connect(ln__redis_conn *c) {
     if (c->ctx) return 0;
     uint64_t now = ln__now_ns();
-    if (now < c->retry_at_ns) {
-        set_err(c->err, c->err_size, "redis unreachable; next connection attempt in %u ms",
-                (unsigned)((c->retry_at_ns - now) / 1000000u) + 1);
+    if (now < c->retry_at_ns) { /* what happened, not what may come */
+        set_err(c->err, c->err_size, "redis unreachable: %s (last attempt %u ms ago)", c->last_err,
+                (unsigned)((now - c->last_try_ns) / 1000000u));
         return LN_ECONNREFUSED;
     }
     int rc = try_connect(c);
@@ -343,6 +343,8 @@ int ln__redis_connect(ln__redis_conn *c) {
         c->backoff_ms = 0;
         c->retry_at_ns = 0;
     } else if (rc == LN_ECONNREFUSED || rc == LN_EIO) {
+        snprintf(c->last_err, sizeof c->last_err, "%s", c->err);
+        c->last_try_ns = now;
         c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_MIN_MS;
         if (c->backoff_ms > BACKOFF_MAX_MS) c->backoff_ms = BACKOFF_MAX_MS;
         c->retry_at_ns = now + (uint64_t)c->backoff_ms * 1000000u;

@@ -47,6 +47,9 @@ typedef struct ln__redis_conn {
     char *err;            /* where failures are described (the backend's
                              errmsg buffer) */
     size_t err_size;
+    char last_err[192];   /* why the last connection attempt failed: what a
+                             call during the backoff reports */
+    uint64_t last_try_ns; /* when that attempt was made (monotonic) */
 } ln__redis_conn;
 
 /* Connect if not connected: 0, LN_ECONNREFUSED (unreachable, or a failed

@@ -46,7 +46,8 @@ enum {
     T_ATTEMPTS,
     T_BACKOFF,
     T_BACKOFF_MS,
-    T_HINT, /* finish_hint: handed back in the step that completes the job */
+    T_HINT,    /* finish_hint: handed back in the step that completes the job */
+    T_TIMEOUT, /* opts.lanesTimeout (ms), 0 = none */
     T_COUNT
 };
 
@@ -122,6 +123,7 @@ int ln__redis_view_taken(const redisReply *v, const char *token, ln__job_taken *
     t->backoff = ln__redis_int_at(v, T_BACKOFF) ? LN_BACKOFF_EXPONENTIAL : LN_BACKOFF_FIXED;
     t->backoff_ms = ln__redis_int_at(v, T_BACKOFF_MS);
     t->ref.key = (uint64_t)ln__redis_int_at(v, T_HINT);
+    t->timeout_ms = ln__redis_int_at(v, T_TIMEOUT);
     if (ln__redis_str_at(v, T_NAME, &t->name) || ln__redis_str_at(v, T_DATA, &t->data) ||
         ln__redis_str_at(v, T_TRACEPARENT, &t->traceparent) ||
         ln__redis_str_at(v, T_TRACESTATE, &t->tracestate)) {

@@ -84,8 +84,9 @@ static const char *const sql_text[S_COUNT_] = {
         "INSERT INTO lanes_jobs(queue, cid, name, data, state, priority, "
         "run_at, delay, attempts, backoff, backoff_ms, keep_c_mode, "
         "keep_c_val, keep_f_mode, keep_f_val, traceparent, tracestate, "
-        "created_at) VALUES(?1, ?2, ?3, ?4, CASE WHEN ?5 > 0 THEN 1 ELSE 0 "
-        "END, ?6, ?7 + ?5, ?5, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?7) "
+        "created_at, timeout_ms) VALUES(?1, ?2, ?3, ?4, CASE WHEN ?5 > 0 THEN "
+        "1 ELSE 0 END, ?6, ?7 + ?5, ?5, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+        "?16, ?7, ?17) "
         "ON CONFLICT(queue, cid) WHERE cid IS NOT NULL DO NOTHING",
     [S_ADD_LIFO] = "UPDATE lanes_jobs SET seq = -rid WHERE rid = ?1",
     [S_COUNT] = "INSERT INTO lanes_counts(queue, state, n) VALUES(?1, ?2, ?3) "
@@ -183,7 +184,7 @@ static const char *const sql_text[S_COUNT_] = {
                "= ?1 AND q.paused) ORDER BY priority, seq, rid LIMIT ?4) "
                "RETURNING rid, cid, name, data, token, started, "
                "attempts_made, attempts, backoff, backoff_ms, traceparent, "
-               "tracestate, priority, seq",
+               "tracestate, priority, seq, timeout_ms",
     /* Only from the index (no table row is read): checks S_TAKE. */
     [S_READY_ANY] = "SELECT EXISTS (SELECT 1 FROM lanes_jobs WHERE queue = ?1 "
                     "AND state = 0) AND NOT EXISTS (SELECT 1 FROM lanes_queues "
@@ -273,6 +274,9 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     COUNT_BY("old.", "-1") ";" COUNT_BY("new.", "1") "; END;"
     "CREATE TRIGGER lanes_jobs_count_delete AFTER DELETE ON lanes_jobs BEGIN "
     COUNT_BY("old.", "-1") "; END;",
+    /* 2 -> 3: a job's own run timeout (ln_job_opts.timeout_ms; 0 = the
+     * worker's). */
+    "ALTER TABLE lanes_jobs ADD COLUMN timeout_ms INTEGER NOT NULL DEFAULT 0;",
 };
 
 /* ---------------------------------------------------------------- errors */

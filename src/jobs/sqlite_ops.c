@@ -40,6 +40,7 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
         /* jobs.h: a tracestate only with its traceparent; "" is none */
         if (o->traceparent != NULL && o->tracestate != NULL && o->tracestate[0])
             BIND_TEXT(s, 16, o->tracestate);
+        sqlite3_bind_int64(s, 17, o->timeout_ms);
         if ((err = ln__sq_run(be, s, "add")) != 0) goto fail;
         if (sqlite3_changes(be->db) == 0) { /* the caller id exists */
             j->existed = 1;

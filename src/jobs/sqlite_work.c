@@ -190,6 +190,7 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
         t->attempts = sqlite3_column_int(s, 7);
         t->backoff = sqlite3_column_int(s, 8);
         t->backoff_ms = sqlite3_column_int64(s, 9);
+        t->timeout_ms = sqlite3_column_int64(s, 14);
         key[st->ntaken][0] = sqlite3_column_int64(s, 12);
         key[st->ntaken][1] = sqlite3_column_int64(s, 13);
         key[st->ntaken][2] = rid;

@@ -209,6 +209,11 @@ int ln__jobs_check_opts(const ln_job_opts *o, char *err, size_t errsize) {
                  MAX_SPAN_MS, (long long)o->backoff_ms);
         return LN_EINVAL;
     }
+    if (o->timeout_ms < 0 || o->timeout_ms > INT32_MAX) {
+        snprintf(err, errsize, "timeout must be 0..%d ms (got %lld)", INT32_MAX,
+                 (long long)o->timeout_ms);
+        return LN_EINVAL;
+    }
     if (o->lifo != 0 && o->lifo != 1) {
         snprintf(err, errsize, "lifo must be 0 or 1 (got %d)", o->lifo);
         return LN_EINVAL;

@@ -84,6 +84,8 @@ static int check_worker_opts(const ln_worker_opts *o, char *msg, size_t size) {
         snprintf(msg, size, "concurrency must be 1..%d", MAX_CONCURRENCY);
     else if (o->lease_ms < 100)
         snprintf(msg, size, "lease_ms must be >= 100");
+    else if (o->timeout_ms > INT32_MAX)
+        snprintf(msg, size, "timeout_ms must be 0..%d", INT32_MAX);
     else if (o->poll_ms < 1)
         snprintf(msg, size, "poll_ms must be >= 1");
     else if (o->pool != NULL && (o->lane < 0 || o->lane >= ln_pool_lanes(o->pool)))
@@ -118,6 +120,7 @@ int ln_worker_create(ln_worker **out, ln_jobs *jobs, const char *queue, ln_job_h
     w->ctx = ctx;
     w->opts = o;
     w->efd = -1;
+    w->next_timeout = UINT64_MAX;
     size_t c = o.concurrency;
     w->slots = ln__calloc(c, sizeof *w->slots);
     w->unrecorded = ln__calloc(c, sizeof *w->unrecorded);

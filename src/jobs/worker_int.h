@@ -37,6 +37,19 @@ struct ln_job {
     int renew_sent;        /* a step in flight renews its lease: at most one
                               does, so the job freed after a lost lease is
                               referred to by no step (dispatcher only) */
+    /* Timeouts (dispatcher only; docs/internals/worker-loop.md
+     * "Timeouts"). A timed-out job's outcome is the dispatcher's own
+     * (timeout_reason), never rc/result/reason, which its handler may
+     * still be writing; the job is freed once both 'recorded' and
+     * 'returned' hold, whichever comes last. */
+    uint64_t deadline;  /* monotonic ns the run times out; 0 = never */
+    int64_t timeout_ms; /* the timeout that applies (for the reason) */
+    int timed_out;      /* the timeout fired: canceled and collected are
+                           set, the outcome is a failure */
+    int returned;       /* timed_out: the handler has returned */
+    int recorded;       /* timed_out: the outcome was stored (or given
+                           up); only the handler's return is awaited */
+    char timeout_reason[48];
 };
 
 /* One step sent and not yet received (arrays of 'concurrency' entries). */
@@ -87,6 +100,12 @@ struct ln_worker {
     unsigned fl_head, fl_count;
     size_t fl_done, fl_want; /* outcomes and takes of the steps in flight */
     ln__jobs_pipe *pipe;     /* this run's (ln__store_pipe_open) */
+    uint64_t next_timeout;   /* earliest deadline of a running job (ns),
+                                UINT64_MAX: none */
+    size_t nhung_out;        /* timed-out jobs whose handler has not
+                                returned and whose outcome is in
+                                unrecorded[] or in flight: they still hold
+                                a place (see ln__worker_running) */
 };
 
 /* ---- The run state of one ln_worker_run (dispatcher only). ---- */
@@ -142,6 +161,12 @@ struct ln__run {
 
 #define LN__MS ((uint64_t)1000000) /* ns per ms */
 
+/* How long a run retries a store failing transiently: store_retry_ms, 0 =
+ * lease_ms. */
+static inline unsigned ln__worker_retry_ms(const ln_worker_opts *o) {
+    return o->store_retry_ms != 0 ? o->store_retry_ms : o->lease_ms;
+}
+
 /* ---- worker.c ---- */
 
 /* The pool task of one job: runs the handler, then pushes the job on the
@@ -150,6 +175,17 @@ void *ln__worker_run_job(void *arg);
 
 /* ---- worker_jobs.c: the jobs held (slots[], unrecorded[]) ---- */
 
+/* Handlers that hold a place: not returned, or timed out and not
+ * returned. Outcomes waiting to be recorded do not count, except those of
+ * timed-out jobs whose handler still runs (their slot is not freed when
+ * the outcome is stored). */
+size_t ln__worker_running(const ln_worker *w);
+/* Fire the timeouts due by now (monotonic ns): each such job is canceled
+ * and its failure goes to unrecorded[]. Updates next_timeout. */
+void ln__worker_timeouts(ln_worker *w, uint64_t now);
+/* A step stored (or a store error gave up) job's outcome: free it, or,
+ * for a timed-out job whose handler still runs, leave it to collect(). */
+void ln__worker_outcome_done(ln_worker *w, ln_job *job);
 /* Free a job (its taken record, result and reason). */
 void ln__worker_job_free(ln_job *job);
 /* Take a job out of slots[] (it is not freed). */
@@ -176,8 +212,10 @@ int ln__steps_send(ln_worker *w, int renew, size_t want);
 int ln__steps_recv(ln_worker *w, ln__round *rd);
 /* Receive every step in flight, whatever the outcome. */
 void ln__steps_drain(ln_worker *w);
-/* Put the pipe's last failure in the handle's errmsg; returns err. */
-int ln__steps_failed(ln_worker *w, int err);
+/* Put the pipe's last failure in the handle's errmsg; returns err. With
+ * failing_ms > 0 the run gives up after that long of transient failures
+ * in a row, and the message says so. */
+int ln__steps_failed(ln_worker *w, int err, uint64_t failing_ms);
 
 /* ---- worker_idle.c: the idle phase ---- */
 

@@ -5,8 +5,18 @@
  * Every job taken and not yet freed is in slots[]; only these functions
  * and ln__steps_recv (after a step stored the outcome) free jobs, and a
  * job is freed only once its handler returned (or never started).
+ *
+ * Timeouts: a job past its deadline is canceled and its failure is
+ * recorded like any outcome, while its handler may still run. Such a job
+ * ("hung") is freed by whichever of collect() (the handler returned) and
+ * ln__worker_outcome_done (the outcome was stored) comes second; until
+ * then it stays in slots[] and counts as running, so takes never exceed
+ * concurrency while its pool thread is busy. Invariant:
+ *   nhung_out == #{ job in slots[] : timed_out && !returned && !recorded }
  */
 #include "worker_int.h"
+
+#include <stdio.h>
 
 void ln__worker_job_free(ln_job *job) {
     ln__job_taken_free(&job->t);
@@ -22,6 +32,51 @@ void ln__worker_slot_remove(ln_worker *w, ln_job *job) {
     w->slots[i]->slot = i;
 }
 
+size_t ln__worker_running(const ln_worker *w) {
+    LN_ASSERT(w->nunrecorded + w->fl_done <= w->nslots + w->nhung_out);
+    return w->nslots + w->nhung_out - w->nunrecorded - w->fl_done;
+}
+
+void ln__worker_outcome_done(ln_worker *w, ln_job *job) {
+    if (job->timed_out && !job->returned) { /* collect() frees it */
+        LN_ASSERT(!job->recorded && w->nhung_out > 0);
+        job->recorded = 1;
+        w->nhung_out--;
+        return;
+    }
+    ln__worker_slot_remove(w, job);
+    ln__worker_job_free(job);
+}
+
+static void fire_timeout(ln_worker *w, ln_job *job) {
+    /* relaxed: advisory, as every store of canceled */
+    atomic_store_explicit(&job->canceled, 1, memory_order_relaxed);
+    job->timed_out = 1;
+    job->collected = 1;
+    snprintf(job->timeout_reason, sizeof job->timeout_reason, "timed out after %lld ms",
+             (long long)job->timeout_ms);
+    LN_ASSERT(w->nunrecorded < w->opts.concurrency);
+    w->unrecorded[w->nunrecorded++] = job;
+    w->nhung_out++;
+}
+
+void ln__worker_timeouts(ln_worker *w, uint64_t now) {
+    if (now < w->next_timeout) return;
+    uint64_t next = UINT64_MAX;
+    for (size_t i = 0; i < w->nslots; i++) {
+        ln_job *job = w->slots[i];
+        /* An outcome already collected, or a job given up, is not timed. */
+        if (job->deadline == 0 || job->collected ||
+            atomic_load_explicit(&job->canceled, memory_order_relaxed))
+            continue;
+        if (job->deadline <= now)
+            fire_timeout(w, job);
+        else if (job->deadline < next)
+            next = job->deadline;
+    }
+    w->next_timeout = next;
+}
+
 void ln__worker_collect(ln_worker *w) {
     /* Acquire: pairs with the release push of ln__worker_run_job, so rc,
      * result, reason and next_finished of every job taken are visible. */
@@ -29,7 +84,19 @@ void ln__worker_collect(ln_worker *w) {
     while (next != NULL) {
         ln_job *job = next;
         next = job->next_finished;
-        LN_ASSERT(!job->collected); /* a handler returns once */
+        LN_ASSERT(!job->returned); /* a handler returns once */
+        if (job->timed_out) {      /* its outcome is the timeout, whatever rc */
+            job->returned = 1;
+            if (job->recorded) {
+                ln__worker_slot_remove(w, job);
+                ln__worker_job_free(job);
+            } else { /* its outcome frees it when stored */
+                LN_ASSERT(w->nhung_out > 0);
+                w->nhung_out--;
+            }
+            continue;
+        }
+        LN_ASSERT(!job->collected);
         if (atomic_load_explicit(&job->canceled, memory_order_relaxed)) {
             LN_ASSERT(!job->renew_sent);    /* no step refers to it */
             ln__worker_slot_remove(w, job); /* given up: nothing to record */
@@ -73,6 +140,11 @@ void ln__worker_start_taken(ln_worker *w, ln__job_taken *taken, size_t n) {
         }
         job->w = w;
         job->t = taken[i];
+        job->timeout_ms = job->t.timeout_ms > 0 ? job->t.timeout_ms : w->opts.timeout_ms;
+        if (job->timeout_ms > 0) {
+            job->deadline = ln__now_ns() + (uint64_t)job->timeout_ms * LN__MS;
+            if (job->deadline < w->next_timeout) w->next_timeout = job->deadline;
+        }
         job->slot = w->nslots;
         LN_ASSERT(w->nslots < w->opts.concurrency);
         w->slots[w->nslots++] = job;
@@ -92,12 +164,11 @@ void ln__worker_start_taken(ln_worker *w, ln__job_taken *taken, size_t n) {
 }
 
 void ln__worker_abandon(ln_worker *w) {
-    ln__steps_drain(w); /* no step in flight may refer to a freed job */
-    for (size_t i = 0; i < w->nunrecorded; i++) {
-        ln__worker_slot_remove(w, w->unrecorded[i]);
-        ln__worker_job_free(w->unrecorded[i]);
-    }
+    ln__steps_drain(w);                         /* no step in flight may refer to a freed job */
+    for (size_t i = 0; i < w->nunrecorded; i++) /* given up: the lease lapses */
+        ln__worker_outcome_done(w, w->unrecorded[i]);
     w->nunrecorded = 0;
+    LN_ASSERT(w->nhung_out == 0);
     for (size_t i = 0; i < w->nslots; i++)
         atomic_store_explicit(&w->slots[i]->canceled, 1, memory_order_relaxed);
     /* Every job left is running: collect() frees each when it returns. */

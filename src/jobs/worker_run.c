@@ -47,7 +47,8 @@ static void phase_collect(ln__run *r) {
     rd->no_take = rd->stopping || at_limit;
     ln__idle_tick(r);
     ln__worker_collect(w);
-    rd->running = w->nslots - w->nunrecorded - w->fl_done;
+    ln__worker_timeouts(w, r->now);
+    rd->running = ln__worker_running(w);
     /* Takes in flight and running handlers never exceed concurrency. */
     LN_ASSERT(rd->running + w->fl_want <= o->concurrency);
 }
@@ -141,14 +142,20 @@ static int reply_or_late(ln__run *r) {
 
 /* A send or receive failed: steps behind it fail too (a lost connection
  * loses their replies), so take all their outcomes back; retry a
- * transient failure for up to a lease, else end the run. */
+ * transient failure every poll_ms for up to store_retry_ms (default: a
+ * lease), else end the run, saying that it gave up. */
 static int step_failed(ln__run *r) {
     ln_worker *w = r->w;
     int err = r->rd.err;
     ln__steps_drain(w);
     if (r->failing_since == 0) r->failing_since = r->now;
-    if (!transient(err) || r->now - r->failing_since > w->opts.lease_ms * LN__MS) {
-        r->result = ln__steps_failed(w, err);
+    uint64_t failing = r->now - r->failing_since;
+    if (!transient(err)) {
+        r->result = ln__steps_failed(w, err, 0);
+        return END;
+    }
+    if (failing > ln__worker_retry_ms(&w->opts) * LN__MS) {
+        r->result = ln__steps_failed(w, err, failing / LN__MS);
         return END;
     }
     (void)ln__worker_sleep(w, r->now + w->opts.poll_ms * LN__MS, -1);
@@ -208,6 +215,7 @@ static int run_open(ln__run *r, ln_worker *w) {
     const ln_worker_opts *o = &w->opts;
     memset(r, 0, sizeof *r);
     r->w = w;
+    w->next_timeout = UINT64_MAX; /* no job held between runs */
     int err = ln__store_pipe_open(w->jobs, w->queue, &w->pipe);
     if (err != 0) return err;
     r->depth = ln__pipe_depth(w->pipe);

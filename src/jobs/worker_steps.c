@@ -25,14 +25,18 @@ static int64_t backoff_delay(const ln__job_taken *t) {
 static void decide(const ln_job *job, ln__job_done *d) {
     memset(d, 0, sizeof *d);
     d->ref = job->t.ref;
-    if (job->rc == 0) {
+    if (job->timed_out) { /* rc, result, reason: the handler's, maybe still
+                             being written; the outcome is the timeout */
+        d->reason = job->timeout_reason;
+    } else if (job->rc == 0) {
         d->kind = LN__DONE_COMPLETE;
         d->result = job->result;
         return;
+    } else {
+        d->reason = job->reason != NULL ? job->reason
+                    : job->rc < 0       ? ln_strerror(job->rc)
+                                        : "handler returned a positive value";
     }
-    d->reason = job->reason != NULL ? job->reason
-                : job->rc < 0       ? ln_strerror(job->rc)
-                                    : "handler returned a positive value";
     if (job->t.attempts_made + 1 < job->t.attempts) {
         d->kind = LN__DONE_RETRY;
         d->delay_ms = backoff_delay(&job->t);
@@ -79,9 +83,16 @@ int ln__steps_send(ln_worker *w, int renew, size_t want) {
     return 0;
 }
 
-int ln__steps_failed(ln_worker *w, int err) {
+int ln__steps_failed(ln_worker *w, int err, uint64_t failing_ms) {
     if (ln__jobs_enter(w->jobs) == 0) {
-        ln__jobs_err(w->jobs, err, "%s", ln__pipe_errmsg(w->pipe));
+        if (failing_ms > 0)
+            ln__jobs_err(w->jobs, err,
+                         "gave up after %llu ms of store failures in a row "
+                         "(store_retry_ms %u ms); the last: %s",
+                         (unsigned long long)failing_ms, ln__worker_retry_ms(&w->opts),
+                         ln__pipe_errmsg(w->pipe));
+        else
+            ln__jobs_err(w->jobs, err, "%s", ln__pipe_errmsg(w->pipe));
         ln__jobs_leave(w->jobs, err);
     }
     return err;
@@ -130,10 +141,8 @@ int ln__steps_recv(ln_worker *w, ln__round *rd) {
     }
     LN_ASSERT(f->st.ntaken <= f->st.want);
     count_step(w, f);
-    for (size_t i = 0; i < nd; i++) { /* stored: the outcomes leave slots[] */
-        ln__worker_slot_remove(w, f->jobs[i]);
-        ln__worker_job_free(f->jobs[i]);
-    }
+    for (size_t i = 0; i < nd; i++) /* stored: the outcomes leave slots[] */
+        ln__worker_outcome_done(w, f->jobs[i]);
     for (size_t i = 0; i < nr; i++) /* lease lost: the outcome is refused */
         if (f->rcs[i] != 0)
             atomic_store_explicit(&f->renewing[i]->canceled, 1, memory_order_relaxed);

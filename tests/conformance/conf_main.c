@@ -20,6 +20,7 @@ static const conf_case *const tables[] = {
     conf_lease_cases, conf_badinput_cases, conf_rules_cases,
     conf_json_cases,
     conf_fields_cases,
+    conf_timeout_cases,
 };
 
 static char store_url[1024];

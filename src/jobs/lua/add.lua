@@ -1,14 +1,16 @@
 -- add.lua - add one or more jobs, all or nothing (BullMQ addStandardJob,
 -- addDelayedJob and addPrioritizedJob; the front has validated everything).
---   ARGV[1] number of jobs n, then n groups of 15:
+--   ARGV[1] number of jobs n, then n groups of 16:
 --     custom id ("" = next value of the id counter), name, data (JSON),
 --     delay ms, priority, attempts, backoff type ("", "fixed",
 --     "exponential"), backoff ms, lifo ("1"/"0"), remove-on-complete mode
 --     and value, remove-on-fail mode and value (LN_KEEP_*: 0 all, 1 none,
---     2 newest count, 3 age in ms), traceparent, tracestate ("" = none)
+--     2 newest count, 3 age in ms), traceparent, tracestate ("" = none),
+--     timeout ms ("0" = none; stored as opts.lanesTimeout, which BullMQ
+--     keeps and ignores)
 -- Returns {id, existed, id, existed, ...}: a custom id that exists already
 -- is left alone (existed = 1) and a 'duplicated' event written.
-local NFIELDS = 15
+local NFIELDS = 16
 
 -- LN_KEEP_* -> BullMQ's removeOnComplete/removeOnFail (nil = keep all).
 local function keep_opt(mode, value)
@@ -48,6 +50,8 @@ for i = 1, tonumber(ARGV[1]) do
             if ARGV[a + 15] ~= '' then carrier.tracestate = ARGV[a + 15] end
             opts.tm = cjson.encode(carrier)
         end
+        local timeout = tonumber(ARGV[a + 16])
+        if timeout > 0 then opts.lanesTimeout = timeout end
         rcall('HSET', jkey, 'name', name, 'data', data, 'opts', cjson.encode(opts),
               'timestamp', int_str(NOW), 'delay', delay, 'priority', priority)
         emit('added', 'jobId', id, 'name', name)

@@ -448,14 +448,16 @@ end
 
 -- A job just taken, as a worker reads it (redis_view.c, T_* indexes): id,
 -- name, data, traceparent, tracestate, attemptsStarted, failed runs,
--- attempts, backoff type, backoff ms, finish hint. Half a job_view: the
+-- attempts, backoff type, backoff ms, finish hint, timeout ms
+-- (opts.lanesTimeout, lanes' own key: BullMQ keeps it). Half a job_view: the
 -- step returns one per job it takes.
 local function taken_view(id, h)
     local opts = decode_opts(h.opts)
     local tp, ts = trace_of(opts)
     local btype, bdelay = backoff_of(opts)
     return {id, h.name or '', h.data or '{}', tp, ts, num(h.ats), num(h.atm or h.attemptsMade),
-            math.max(1, num(opts.attempts)), btype, bdelay, finish_hint(opts, h)}
+            math.max(1, num(opts.attempts)), btype, bdelay, finish_hint(opts, h),
+            num(opts.lanesTimeout)}
 end
 
 -- Move the next ready job to 'active': wait first (from its right end),
