@@ -14,6 +14,8 @@
 #               consistency check passes after the queue drains
 #   trace       one async request: the worker's span is in the request's
 #               trace, a child of its enqueue span; waterfall and boundary
+#   snapshot    refused writes (unknown user/post, duplicate like) leave
+#               their pooled connection usable: later writes answer 201
 #   redis       the async load with the queue in Redis (LANES_TEST_REDIS_URL,
 #               set by scripts/with-services.sh; skipped without it)
 if(NOT TARGET writepath OR NOT TARGET writepath_worker)
@@ -25,7 +27,7 @@ ln_test(NAME test_writepath_unit SOURCES test_writepath_unit.c
 ln_test(NAME test_writepath_concurrency SOURCES test_writepath_concurrency.c
         LIBS writepath_core TIMEOUT 60)
 
-foreach(case lifecycle validation load trace redis)
+foreach(case lifecycle validation load trace redis snapshot)
   add_test(NAME test_writepath/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_writepath.sh ${case}
                    $<TARGET_FILE:writepath> $<TARGET_FILE:writepath_worker>

@@ -190,6 +190,20 @@ void wp_conn_close(wp_conn *c) {
     free(c);
 }
 
+int wp_conn_settle(wp_conn *c) {
+    int undone = 0;
+    for (sqlite3_stmt *st = sqlite3_next_stmt(c->db, NULL); st; st = sqlite3_next_stmt(c->db, st))
+        if (sqlite3_stmt_busy(st)) {
+            sqlite3_reset(st);
+            undone++;
+        }
+    if (!sqlite3_get_autocommit(c->db)) {
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        undone++;
+    }
+    return undone;
+}
+
 sqlite3_stmt *wp_stmt(wp_conn *c, wp_stmt_id id) {
     sqlite3_stmt *st = c->stmt[id];
     sqlite3_reset(st);

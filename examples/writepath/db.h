@@ -55,6 +55,13 @@ typedef struct wp_conn {
 wp_conn *wp_conn_open(const char *path);
 void wp_conn_close(wp_conn *c); /* NULL is a no-op */
 
+/* Put a connection back in its idle state: reset every statement still
+ * stepping and roll back a transaction left open. The write statements
+ * leave nothing behind (writes.c resets after each step); the pool calls
+ * this on every release anyway, so that no slip can keep an old read
+ * snapshot on a pooled connection. Returns how many things it undid. */
+int wp_conn_settle(wp_conn *c);
+
 /* Reset and clear the bindings of a statement and return it. */
 sqlite3_stmt *wp_stmt(wp_conn *c, wp_stmt_id id);
 /* The SQL text of a statement, for span attributes (static). */

@@ -11,13 +11,20 @@ static int64_t now_ms(void) {
     return (int64_t)(wp_now_ns() / 1000000u);
 }
 
-/* Step a bound statement once inside a span named after it. */
+/* Step a bound statement once inside a span named after it, then reset it.
+ * The reset matters: a statement left after SQLITE_ROW keeps the
+ * connection's read transaction open, and in WAL mode that old snapshot
+ * makes the connection's next write fail with SQLITE_BUSY_SNAPSHOT as soon
+ * as another connection has written. sqlite3_changes() and
+ * sqlite3_last_insert_rowid() belong to the connection and survive the
+ * reset. */
 static int run(wp_stmt_id id, sqlite3_stmt *st, wp_trace *tr, const wp_span *parent) {
     wp_span *s = wp_span_start(tr, parent, NULL, wp_stmt_name(id), WP_KIND_CLIENT);
     wp_span_str(s, "db.system", "sqlite");
     wp_span_str(s, "db.statement", wp_stmt_sql(id));
     int rc = sqlite3_step(st);
     s->error = rc != SQLITE_DONE && rc != SQLITE_ROW;
+    sqlite3_reset(st);
     wp_span_end(s);
     return rc;
 }
@@ -93,6 +100,7 @@ static int followups(wp_conn *c, wp_trace *tr, const wp_span *parent, const wp_w
     wp_span_str(s, "db.statement", wp_stmt_sql(WP_SQL_NOTIFY_TARGETS));
     while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < 8) users[n++] = sqlite3_column_int64(st, 0);
     s->error = rc != SQLITE_DONE && rc != SQLITE_ROW;
+    sqlite3_reset(st); /* see run() */
     wp_span_end(s);
     if (s->error) return -1;
 
