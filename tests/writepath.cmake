@@ -16,6 +16,12 @@
 #               trace, a child of its enqueue span; waterfall and boundary
 #   snapshot    refused writes (unknown user/post, duplicate like) leave
 #               their pooled connection usable: later writes answer 201
+#   crash       kill -9 of the async service under load, restart: after the
+#               drain nothing is uncounted and no count differs (outbox)
+#   malformed   chunked bodies, an oversized Content-Length and oversized
+#               headers get the API's JSON errors (raw sockets, python3)
+#   overload    idle connections past --max-connections: the next client
+#               gets a JSON 503 at once
 #   redis       the async load with the queue in Redis (LANES_TEST_REDIS_URL,
 #               set by scripts/with-services.sh; skipped without it)
 if(NOT TARGET writepath OR NOT TARGET writepath_worker)
@@ -27,7 +33,7 @@ ln_test(NAME test_writepath_unit SOURCES test_writepath_unit.c
 ln_test(NAME test_writepath_concurrency SOURCES test_writepath_concurrency.c
         LIBS writepath_core TIMEOUT 60)
 
-foreach(case lifecycle validation load trace redis snapshot)
+foreach(case lifecycle validation load trace redis snapshot crash malformed overload)
   add_test(NAME test_writepath/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_writepath.sh ${case}
                    $<TARGET_FILE:writepath> $<TARGET_FILE:writepath_worker>

@@ -35,7 +35,24 @@ static const char schema_sql[] = "CREATE TABLE IF NOT EXISTS users("
                                  "  source_id INTEGER NOT NULL,"
                                  "  actor_id INTEGER NOT NULL,"
                                  "  created_at INTEGER NOT NULL,"
-                                 "  UNIQUE(kind, source_id, user_id));";
+                                 "  UNIQUE(kind, source_id, user_id));"
+                                 /* The async mode's outbox: one row per comment or like whose
+                                    follow-ups have not run, committed with it (see outbox.h).
+                                    AUTOINCREMENT: an id, and so a job id, is never reused. */
+                                 "CREATE TABLE IF NOT EXISTS outbox("
+                                 "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                                 "  kind TEXT NOT NULL CHECK(kind IN ('comment', 'like')),"
+                                 "  row_id INTEGER NOT NULL,"
+                                 "  post_id INTEGER NOT NULL,"
+                                 "  user_id INTEGER NOT NULL,"
+                                 "  traceparent TEXT,"
+                                 "  created_at INTEGER NOT NULL);"
+                                 "CREATE TABLE IF NOT EXISTS meta("
+                                 "  key TEXT PRIMARY KEY,"
+                                 "  value TEXT NOT NULL);"
+                                 /* Names this database in job ids: a queue may outlive it. */
+                                 "INSERT OR IGNORE INTO meta(key, value)"
+                                 "  VALUES ('instance', lower(hex(randomblob(8))));";
 
 /* Users 1..WP_USERS; post p is written by user (p * 7) % WP_USERS + 1. */
 static const char seed_sql[] =
@@ -76,6 +93,14 @@ static const struct {
                            "UPDATE posts SET like_count = like_count + 1 WHERE id = ?1"},
     [WP_SQL_NOTIFY_TARGETS] = {"SELECT notify targets",
                                "SELECT author_id FROM posts WHERE id = ?1 AND author_id <> ?2"},
+    [WP_SQL_INSERT_OUTBOX] = {"INSERT outbox",
+                              "INSERT INTO outbox(kind, row_id, post_id, user_id, traceparent,"
+                              " created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"},
+    [WP_SQL_DELETE_OUTBOX] = {"DELETE outbox", "DELETE FROM outbox WHERE id = ?1"},
+    [WP_SQL_SCAN_OUTBOX] = {"SELECT outbox",
+                            "SELECT id, kind, row_id, post_id, user_id, traceparent FROM outbox"
+                            " WHERE id > ?1 AND created_at <= ?2 ORDER BY id LIMIT ?3"},
+    [WP_SQL_INSTANCE] = {"SELECT meta", "SELECT value FROM meta WHERE key = 'instance'"},
     [WP_SQL_INSERT_NOTIFICATION] =
         {"INSERT notifications",
          "INSERT OR IGNORE INTO notifications(user_id, kind, source_id, actor_id, created_at)"

@@ -2,7 +2,9 @@
  * seed data, and connections with their statements prepared once.
  *
  * Schema (seed 003, db/schema.sql): users, posts (with like_count and
- * comment_count), post_likes, comments, notifications. Posts 1..WP_HOT_POSTS
+ * comment_count), post_likes, comments, notifications; and for the async
+ * mode an outbox table (outbox.h) and a meta table holding this database's
+ * random instance tag. Posts 1..WP_HOT_POSTS
  * are the hot posts the load targets. A comment or like row has a 'counted'
  * flag: 0 until the follow-up work (count UPDATE, notifications) has run, so
  * a job delivered twice (the queue is at-least-once) counts once, and the
@@ -41,6 +43,10 @@ typedef enum wp_stmt_id {
     WP_SQL_COUNT_LIKE,          /* ?1 post: like_count + 1 */
     WP_SQL_NOTIFY_TARGETS,      /* ?1 post ?2 actor -> user ids to notify */
     WP_SQL_INSERT_NOTIFICATION, /* ?1 user ?2 kind ?3 source ?4 actor ?5 time */
+    WP_SQL_INSERT_OUTBOX,       /* ?1 kind ?2 row ?3 post ?4 user ?5 traceparent ?6 time */
+    WP_SQL_DELETE_OUTBOX,       /* ?1 outbox id */
+    WP_SQL_SCAN_OUTBOX,         /* ?1 after id ?2 created at or before ?3 limit */
+    WP_SQL_INSTANCE,            /* -> this database's instance tag (16 hex digits) */
     WP_SQL_COUNT_
 } wp_stmt_id;
 

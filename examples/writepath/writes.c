@@ -36,7 +36,12 @@ static int exists(wp_conn *c, wp_stmt_id id, int64_t key, wp_trace *tr, const wp
     return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
-int wp_write_insert(wp_conn *c, wp_trace *tr, const wp_span *parent, wp_write *w) {
+static int simple(wp_conn *c, wp_stmt_id id, wp_trace *tr, const wp_span *parent) {
+    return run(id, wp_stmt(c, id), tr, parent) == SQLITE_DONE ? 0 : -1;
+}
+
+/* The INSERT itself: 1 inserted (w->id set), 0 nothing inserted, -1 error. */
+static int insert_row(wp_conn *c, wp_trace *tr, const wp_span *parent, wp_write *w) {
     wp_stmt_id id = w->kind == WP_COMMENT ? WP_SQL_INSERT_COMMENT : WP_SQL_INSERT_LIKE;
     sqlite3_stmt *st = wp_stmt(c, id);
     sqlite3_bind_int64(st, 1, w->post_id);
@@ -47,12 +52,14 @@ int wp_write_insert(wp_conn *c, wp_trace *tr, const wp_span *parent, wp_write *w
     } else {
         sqlite3_bind_int64(st, 3, now_ms());
     }
-    if (run(id, st, tr, parent) != SQLITE_DONE) return WP_EDB;
-    if (sqlite3_changes(c->db) == 1) {
-        w->id = sqlite3_last_insert_rowid(c->db);
-        return WP_OK;
-    }
-    /* Nothing inserted: find out why (only on this rare path). */
+    if (run(id, st, tr, parent) != SQLITE_DONE) return -1;
+    if (sqlite3_changes(c->db) != 1) return 0;
+    w->id = sqlite3_last_insert_rowid(c->db);
+    return 1;
+}
+
+/* Nothing was inserted: find out why (only on this rare path). */
+static int why_not(wp_conn *c, wp_trace *tr, const wp_span *parent, const wp_write *w) {
     int post = exists(c, WP_SQL_POST_EXISTS, w->post_id, tr, parent);
     if (post < 0) return WP_EDB;
     if (!post) return WP_ENOPOST;
@@ -62,23 +69,63 @@ int wp_write_insert(wp_conn *c, wp_trace *tr, const wp_span *parent, wp_write *w
     return w->kind == WP_LIKE ? WP_ALREADY : WP_EDB;
 }
 
-int wp_write_undo(wp_conn *c, wp_trace *tr, const wp_span *parent, const wp_write *w) {
-    wp_stmt_id id = w->kind == WP_COMMENT ? WP_SQL_DELETE_COMMENT : WP_SQL_DELETE_LIKE;
-    sqlite3_stmt *st = wp_stmt(c, id);
-    sqlite3_bind_int64(st, 1, w->id);
-    return run(id, st, tr, parent) == SQLITE_DONE ? WP_OK : WP_EDB;
+int wp_write_insert(wp_conn *c, wp_trace *tr, const wp_span *parent, wp_write *w) {
+    int rc = insert_row(c, tr, parent, w);
+    return rc > 0 ? WP_OK : rc < 0 ? WP_EDB : why_not(c, tr, parent, w);
 }
 
-static int simple(wp_conn *c, wp_stmt_id id, wp_trace *tr, const wp_span *parent) {
-    return run(id, wp_stmt(c, id), tr, parent) == SQLITE_DONE ? 0 : -1;
+int wp_write_insert_outbox(wp_conn *c, wp_trace *tr, const wp_span *parent, wp_write *w,
+                           const char *traceparent) {
+    if (simple(c, WP_SQL_BEGIN, tr, parent)) return WP_EDB;
+    int rc = insert_row(c, tr, parent, w);
+    if (rc > 0) {
+        sqlite3_stmt *st = wp_stmt(c, WP_SQL_INSERT_OUTBOX);
+        sqlite3_bind_text(st, 1, wp_kind_name(w->kind), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, w->id);
+        sqlite3_bind_int64(st, 3, w->post_id);
+        sqlite3_bind_int64(st, 4, w->user_id);
+        if (traceparent) sqlite3_bind_text(st, 5, traceparent, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 6, now_ms());
+        if (run(WP_SQL_INSERT_OUTBOX, st, tr, parent) != SQLITE_DONE) rc = -1;
+        w->outbox = sqlite3_last_insert_rowid(c->db);
+    }
+    if (rc > 0 && simple(c, WP_SQL_COMMIT, tr, parent) == 0) return WP_OK;
+    simple(c, WP_SQL_ROLLBACK, tr, parent);
+    w->outbox = 0;
+    return rc < 0 ? WP_EDB : why_not(c, tr, parent, w);
+}
+
+int wp_write_undo(wp_conn *c, wp_trace *tr, const wp_span *parent, const wp_write *w) {
+    wp_stmt_id id = w->kind == WP_COMMENT ? WP_SQL_DELETE_COMMENT : WP_SQL_DELETE_LIKE;
+    if (simple(c, WP_SQL_BEGIN, tr, parent)) return WP_EDB;
+    sqlite3_stmt *st = wp_stmt(c, id);
+    sqlite3_bind_int64(st, 1, w->id);
+    int ok = run(id, st, tr, parent) == SQLITE_DONE;
+    if (ok && w->outbox) {
+        st = wp_stmt(c, WP_SQL_DELETE_OUTBOX);
+        sqlite3_bind_int64(st, 1, w->outbox);
+        ok = run(WP_SQL_DELETE_OUTBOX, st, tr, parent) == SQLITE_DONE;
+    }
+    if (ok && simple(c, WP_SQL_COMMIT, tr, parent) == 0) return WP_OK;
+    simple(c, WP_SQL_ROLLBACK, tr, parent);
+    return WP_EDB;
 }
 
 /* The body of the transaction; 0 or -1. */
 static int followups(wp_conn *c, wp_trace *tr, const wp_span *parent, const wp_write *w,
                      int *targets) {
     int comment = w->kind == WP_COMMENT;
+    sqlite3_stmt *st;
+    if (w->outbox) {
+        /* The outbox row is the record that this work is owed: gone means
+         * done by an earlier delivery, or undone with the write. */
+        st = wp_stmt(c, WP_SQL_DELETE_OUTBOX);
+        sqlite3_bind_int64(st, 1, w->outbox);
+        if (run(WP_SQL_DELETE_OUTBOX, st, tr, parent) != SQLITE_DONE) return -1;
+        if (sqlite3_changes(c->db) == 0) return 0;
+    }
     wp_stmt_id mark = comment ? WP_SQL_MARK_COMMENT : WP_SQL_MARK_LIKE;
-    sqlite3_stmt *st = wp_stmt(c, mark);
+    st = wp_stmt(c, mark);
     sqlite3_bind_int64(st, 1, w->id);
     if (run(mark, st, tr, parent) != SQLITE_DONE) return -1;
     if (sqlite3_changes(c->db) == 0) return 0; /* counted by an earlier delivery */
