@@ -5,11 +5,15 @@
  *  - group commit of job adds (enqueue.c): every job added from many
  *    threads at once is stored exactly once, batches never exceed their
  *    bound, and a failing batch reports its error to the callers in it and
- *    stores nothing. */
+ *    stores nothing;
+ *  - the outbox relay (outbox.c): each outbox row gets exactly one job,
+ *    however often it is swept and while requests add the same jobs from
+ *    other threads; rows whose follow-ups ran (or were undone) get none. */
 #include "testutil.h"
 
 #include "dbpool.h"
 #include "enqueue.h"
+#include "outbox.h"
 
 #include <stdatomic.h>
 
@@ -181,6 +185,124 @@ TEST(pool_bounds_connections_out) {
     remove_store(dir);
 }
 
+enum { OUTBOX_ROWS = 300 }; /* more than one relay batch */
+
+TEST(relay_adds_each_outbox_row_once) {
+    char dir[64], path[96];
+    ln_jobs *jobs = open_store(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/d.db", dir);
+    CHECK_EQ(wp_db_init(path), 0);
+    wp_conn *c = wp_conn_open(path);
+    CHECK(c != NULL);
+    wp_trace tr;
+    wp_trace_begin(&tr, NULL, NULL, 1);
+    wp_span *root = wp_span_start(&tr, NULL, NULL, "t", WP_KIND_SERVER);
+    static wp_write w[OUTBOX_ROWS];
+    for (int i = 0; i < OUTBOX_ROWS; i++) {
+        w[i] = (wp_write){.kind = WP_COMMENT, .post_id = 1 + i % 10, .user_id = 2 + i % 50,
+                          .body = "x"};
+        CHECK_EQ(wp_write_insert_outbox(c, &tr, root, &w[i], NULL), WP_OK);
+        CHECK(w[i].outbox > 0);
+    }
+    wp_relay *r = NULL;
+    CHECK_EQ(wp_relay_open(&r, path, jobs, "q"), 0);
+    ln_job_counts n;
+    for (int pass = 0; pass < 2; pass++) { /* the second sweep adds nothing new */
+        CHECK_EQ(wp_relay_sweep(r, 0), OUTBOX_ROWS);
+        CHECK_EQ(ln_jobs_counts(jobs, "q", &n), 0);
+        CHECK_EQ(n.waiting, OUTBOX_ROWS);
+    }
+    char tag[WP_TAG_LEN + 1], id[WP_JOB_ID_LEN];
+    CHECK_EQ(wp_outbox_tag(c, tag), 0);
+    wp_outbox_job_id(tag, w[7].outbox, id, sizeof id);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(jobs, "q", id, &info), 0);
+    char want[WP_JOB_DATA_LEN];
+    wp_outbox_job_data(&w[7], want, sizeof want);
+    CHECK(strcmp(info.data, want) == 0);
+    ln_job_info_clear(&info);
+    /* Follow-ups done for 10 rows (one of them twice), one write undone. */
+    int targets;
+    for (int i = 0; i < 10; i++) CHECK_EQ(wp_write_followups(c, &tr, root, &w[i], &targets), WP_OK);
+    CHECK_EQ(wp_write_followups(c, &tr, root, &w[0], &targets), WP_OK);
+    CHECK_EQ(targets, 0);
+    CHECK_EQ(wp_write_undo(c, &tr, root, &w[10]), WP_OK);
+    CHECK_EQ(wp_relay_sweep(r, 0), OUTBOX_ROWS - 11);
+    CHECK_EQ(wp_relay_sweep(r, 60 * 1000), 0); /* every row is younger than a minute */
+    wp_relay_close(r);
+    wp_conn_close(c);
+    ln_jobs_close(jobs);
+    remove_store(dir);
+}
+
+enum { WRITERS = 4, WRITES = 100 };
+
+typedef struct writer {
+    wp_dbpool *pool;
+    wp_enqueuer *e;
+    const char *tag;
+    int failures;
+} writer;
+
+/* What the service's request thread does in async mode. */
+static void *write_many(void *arg) {
+    writer *a = arg;
+    for (int i = 0; i < WRITES; i++) {
+        wp_trace tr;
+        wp_trace_begin(&tr, NULL, NULL, 1);
+        wp_span *root = wp_span_start(&tr, NULL, NULL, "t", WP_KIND_SERVER);
+        wp_write w = {.kind = WP_COMMENT, .post_id = 1 + i % 10, .user_id = 3, .body = "y"};
+        wp_conn *c = wp_dbpool_acquire(a->pool);
+        int rc = wp_write_insert_outbox(c, &tr, root, &w, NULL);
+        wp_dbpool_release(a->pool, c);
+        char data[WP_JOB_DATA_LEN], id[WP_JOB_ID_LEN];
+        wp_outbox_job_data(&w, data, sizeof data);
+        wp_outbox_job_id(a->tag, w.outbox, id, sizeof id);
+        ln_job_opts opts;
+        wp_outbox_job_opts(&opts, id, NULL);
+        ln_job_spec spec = {.name = "comment", .data_json = data, .opts = &opts};
+        if (rc != WP_OK || wp_enqueue(a->e, &spec, NULL) != 0) a->failures++;
+    }
+    return NULL;
+}
+
+/* The relay's thread sweeping every millisecond while requests add the
+ * same jobs: every row ends with exactly one job. */
+TEST(relay_thread_races_the_requests) {
+    char dir[64], path[96], tag[WP_TAG_LEN + 1];
+    ln_jobs *jobs = open_store(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/d.db", dir);
+    CHECK_EQ(wp_db_init(path), 0);
+    wp_dbpool *pool = NULL;
+    CHECK_EQ(wp_dbpool_open(&pool, path, 2), 0);
+    wp_conn *c = wp_dbpool_acquire(pool);
+    CHECK_EQ(wp_outbox_tag(c, tag), 0);
+    wp_dbpool_release(pool, c);
+    wp_enqueuer *e = NULL;
+    CHECK_EQ(wp_enqueuer_create(&e, jobs, "q", MAX_BATCH), 0);
+    wp_relay *r = NULL;
+    CHECK_EQ(wp_relay_open(&r, path, jobs, "q"), 0);
+    CHECK_EQ(wp_relay_start(r, 1, 0), 0);
+    pthread_t t[WRITERS];
+    writer a[WRITERS];
+    for (int i = 0; i < WRITERS; i++) {
+        a[i] = (writer){.pool = pool, .e = e, .tag = tag};
+        CHECK_EQ(pthread_create(&t[i], NULL, write_many, &a[i]), 0);
+    }
+    for (int i = 0; i < WRITERS; i++) {
+        pthread_join(t[i], NULL);
+        CHECK_EQ(a[i].failures, 0);
+    }
+    wp_relay_close(r);
+    ln_job_counts n;
+    CHECK_EQ(ln_jobs_counts(jobs, "q", &n), 0);
+    CHECK_EQ(n.waiting, WRITERS * WRITES);
+    wp_enqueuer_destroy(e);
+    wp_dbpool_close(pool);
+    ln_jobs_close(jobs);
+    remove_store(dir);
+}
+
 TEST(create_rejects_zero_batch) {
     wp_enqueuer *e = NULL;
     CHECK_EQ(wp_enqueuer_create(&e, NULL, "q", 0), -1);
@@ -194,5 +316,7 @@ int main(int argc, char **argv) {
                                         TESTCASE(failed_batch_reports_and_stores_nothing),
                                         TESTCASE(pool_bounds_connections_out),
                                         TESTCASE(create_rejects_zero_batch),
+                                        TESTCASE(relay_adds_each_outbox_row_once),
+                                        TESTCASE(relay_thread_races_the_requests),
                                         {0}});
 }
