@@ -199,8 +199,8 @@ TEST(relay_adds_each_outbox_row_once) {
     wp_span *root = wp_span_start(&tr, NULL, NULL, "t", WP_KIND_SERVER);
     static wp_write w[OUTBOX_ROWS];
     for (int i = 0; i < OUTBOX_ROWS; i++) {
-        w[i] = (wp_write){.kind = WP_COMMENT, .post_id = 1 + i % 10, .user_id = 2 + i % 50,
-                          .body = "x"};
+        w[i] = (wp_write){
+            .kind = WP_COMMENT, .post_id = 1 + i % 10, .user_id = 2 + i % 50, .body = "x"};
         CHECK_EQ(wp_write_insert_outbox(c, &tr, root, &w[i], NULL), WP_OK);
         CHECK(w[i].outbox > 0);
     }

@@ -74,8 +74,8 @@ static void *accept_main(void *arg) {
         if (!(fds[0].revents & POLLIN)) continue;
         struct sockaddr_storage addr;
         socklen_t len = sizeof addr;
-        int fd = accept4(g->listen_fd, (struct sockaddr *)&addr, &len,
-                         SOCK_CLOEXEC | SOCK_NONBLOCK);
+        int fd =
+            accept4(g->listen_fd, (struct sockaddr *)&addr, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
                 struct timespec ts = {0, 10 * 1000000L}; /* out of descriptors: let some close */
@@ -110,22 +110,22 @@ static int listen_on(wp_gate *g, uint16_t port) {
 static int start_daemons(wp_gate *g, const wp_gate_opts *o) {
     static const char body[] =
         "{\"error\":\"overloaded\",\"message\":\"too many open connections; retry later\"}";
-    g->overloaded = MHD_create_response_from_buffer(strlen(body), (void *)body,
-                                                    MHD_RESPMEM_PERSISTENT);
+    g->overloaded =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
     if (!g->overloaded ||
-        MHD_add_response_header(g->overloaded, MHD_HTTP_HEADER_CONTENT_TYPE,
-                                "application/json") != MHD_YES ||
+        MHD_add_response_header(g->overloaded, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json") !=
+            MHD_YES ||
         MHD_add_response_header(g->overloaded, MHD_HTTP_HEADER_RETRY_AFTER, "1") != MHD_YES ||
         MHD_add_response_header(g->overloaded, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES)
         return -1;
     unsigned common = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_NO_LISTEN_SOCKET |
                       MHD_USE_ITC | MHD_USE_ERROR_LOG;
-    g->main = MHD_start_daemon(
-        common | MHD_USE_THREAD_PER_CONNECTION, 0, NULL, NULL, o->access, o->access_cls,
-        MHD_OPTION_NOTIFY_COMPLETED, o->completed, o->completed_cls,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, g, MHD_OPTION_CONNECTION_TIMEOUT,
-        o->idle_timeout_s, MHD_OPTION_CONNECTION_LIMIT, o->max_conns + WP_GATE_SLACK,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->conn_memory, MHD_OPTION_END);
+    g->main = MHD_start_daemon(common | MHD_USE_THREAD_PER_CONNECTION, 0, NULL, NULL, o->access,
+                               o->access_cls, MHD_OPTION_NOTIFY_COMPLETED, o->completed,
+                               o->completed_cls, MHD_OPTION_NOTIFY_CONNECTION, on_connection, g,
+                               MHD_OPTION_CONNECTION_TIMEOUT, o->idle_timeout_s,
+                               MHD_OPTION_CONNECTION_LIMIT, o->max_conns + WP_GATE_SLACK,
+                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->conn_memory, MHD_OPTION_END);
     g->reject = MHD_start_daemon(common, 0, NULL, NULL, on_reject, g, MHD_OPTION_CONNECTION_TIMEOUT,
                                  WP_GATE_REJECT_IDLE_S, MHD_OPTION_CONNECTION_LIMIT,
                                  (unsigned)WP_GATE_REJECT_MAX, MHD_OPTION_END);

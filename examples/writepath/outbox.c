@@ -30,8 +30,8 @@ void wp_outbox_job_id(const char *tag, int64_t n, char *buf, size_t size) {
 void wp_outbox_job_data(const wp_write *w, char *buf, size_t size) {
     snprintf(buf, size,
              "{\"kind\":\"%s\",\"id\":%lld,\"post_id\":%lld,\"user_id\":%lld,\"outbox\":%lld}",
-             wp_kind_name(w->kind), (long long)w->id, (long long)w->post_id,
-             (long long)w->user_id, (long long)w->outbox);
+             wp_kind_name(w->kind), (long long)w->id, (long long)w->post_id, (long long)w->user_id,
+             (long long)w->outbox);
 }
 
 void wp_outbox_job_opts(ln_job_opts *o, const char *job_id, const char *traceparent) {
@@ -54,8 +54,8 @@ int wp_outbox_tag(wp_conn *c, char *tag) {
             rc = 0;
         }
     }
-    if (rc) fprintf(stderr, "writepath: no instance tag in the database: %s\n",
-                    sqlite3_errmsg(c->db));
+    if (rc)
+        fprintf(stderr, "writepath: no instance tag in the database: %s\n", sqlite3_errmsg(c->db));
     sqlite3_reset(st);
     return rc;
 }
@@ -113,8 +113,8 @@ static void take_row(wp_relay *r, sqlite3_stmt *st, int i) {
     int has_tp = tp && strlen(tp) < sizeof r->tps[i];
     if (has_tp) memcpy(r->tps[i], tp, strlen(tp) + 1);
     wp_outbox_job_opts(&r->opts[i], r->ids[i], has_tp ? r->tps[i] : NULL);
-    r->specs[i] = (ln_job_spec){
-        .name = wp_kind_name(w.kind), .data_json = r->data[i], .opts = &r->opts[i]};
+    r->specs[i] =
+        (ln_job_spec){.name = wp_kind_name(w.kind), .data_json = r->data[i], .opts = &r->opts[i]};
     r->cursor = w.outbox;
 }
 

@@ -25,11 +25,12 @@
  * Content-Length is over WP_REQUEST_MAX, or whose body is chunked: a
  * malformed chunk would otherwise get libmicrohttpd's HTML error), then
  * with pieces of the body (we copy up to WP_REQUEST_MAX bytes), then once
- * with none (we answer). The completion callback ends the request span when the response
- * has been sent -- the response boundary of the waterfall -- and writes the
- * request's spans. A request's state is touched only by its connection's
- * thread. Shared state (pool, queue handle, tracer) is thread-safe.
- * Connections come through gate.h, which bounds how many are open.
+ * with none (we answer). The completion callback ends the request span
+ * when the response has been sent -- the response boundary of the
+ * waterfall -- and writes the request's spans. A request's state is
+ * touched only by its connection's thread. Shared state (pool, queue
+ * handle, tracer) is thread-safe. Connections come through gate.h, which
+ * bounds how many are open.
  */
 #include "dbpool.h"
 #include "enqueue.h"
@@ -57,7 +58,7 @@
  * WP_HEADERS_MAX: anything between the two gets our JSON 431. The pool is
  * mmap'd, so untouched memory costs nothing. */
 #define WP_CONN_MEMORY (256u * 1024)
-#define WP_MAX_BATCH 64      /* most jobs added in one store transaction */
+#define WP_MAX_BATCH 64 /* most jobs added in one store transaction */
 
 typedef struct service {
     int async;
@@ -201,8 +202,9 @@ static int handle_write(service *svc, request *r, wp_write *w) {
      * stays and the relay adds the job later: the write then counts. */
     conn = wp_dbpool_acquire(svc->pool);
     if (wp_write_undo(conn, &r->trace, r->root, w) != WP_OK)
-        fprintf(stderr, "writepath: could not undo %s %lld after a failed add; the outbox relay "
-                        "will add its job\n",
+        fprintf(stderr,
+                "writepath: could not undo %s %lld after a failed add; the outbox relay "
+                "will add its job\n",
                 wp_kind_name(w->kind), (long long)w->id);
     wp_dbpool_release(svc->pool, conn);
     return WP_EDB;
@@ -271,10 +273,10 @@ static int answer_early(struct MHD_Connection *conn, request *r, const char *url
                         enum MHD_Result *ret) {
     size_t header_bytes = strlen(url);
     MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &header_bytes);
-    const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_TRANSFER_ENCODING);
-    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *te =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    const char *cl =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (header_bytes > WP_HEADERS_MAX)
         *ret = reply_error(conn, r, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "headers_too_large",
                            "request line and headers larger than 8192 bytes");
@@ -375,8 +377,14 @@ static void usage(void) {
 
 /* 0, or 2 (usage printed). */
 static int parse_args(int argc, char **argv, config *c) {
-    *c = (config){.mode = "naive", .port = 8080, .pool = 10, .push_ms = 30, .sample = 1,
-                  .max_conns = 1000, .idle_s = 15, .sweep_ms = 5000};
+    *c = (config){.mode = "naive",
+                  .port = 8080,
+                  .pool = 10,
+                  .push_ms = 30,
+                  .sample = 1,
+                  .max_conns = 1000,
+                  .idle_s = 15,
+                  .sweep_ms = 5000};
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long *num = !strcmp(a, "--port")              ? &c->port
@@ -400,9 +408,9 @@ static int parse_args(int argc, char **argv, config *c) {
         }
         if (str) *str = v;
     }
-    if (c->db && (!strcmp(c->mode, "async") || !strcmp(c->mode, "naive")) &&
-        c->pool >= 1 && c->pool <= 1000 && c->sample >= 1 && c->max_conns >= 1 &&
-        c->idle_s >= 1 && c->sweep_ms >= 1)
+    if (c->db && (!strcmp(c->mode, "async") || !strcmp(c->mode, "naive")) && c->pool >= 1 &&
+        c->pool <= 1000 && c->sample >= 1 && c->max_conns >= 1 && c->idle_s >= 1 &&
+        c->sweep_ms >= 1)
         return 0;
     usage();
     return 2;

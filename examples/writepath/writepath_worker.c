@@ -48,8 +48,8 @@ static int parse_job(const ln_job *job, wp_write *w) {
     json_t *doc = json_loads(ln_job_data(job), 0, NULL);
     const char *kind = NULL;
     json_int_t id = 0, post = 0, user = 0, outbox = 0;
-    int rc = doc && json_unpack(doc, "{s:s,s:I,s:I,s:I,s?I}", "kind", &kind, "id", &id,
-                                "post_id", &post, "user_id", &user, "outbox", &outbox) == 0
+    int rc = doc && json_unpack(doc, "{s:s,s:I,s:I,s:I,s?I}", "kind", &kind, "id", &id, "post_id",
+                                &post, "user_id", &user, "outbox", &outbox) == 0
                  ? 0
                  : -1;
     memset(w, 0, sizeof *w);
