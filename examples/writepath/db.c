@@ -37,7 +37,7 @@ static const char schema_sql[] = "CREATE TABLE IF NOT EXISTS users("
                                  "  created_at INTEGER NOT NULL,"
                                  "  UNIQUE(kind, source_id, user_id));"
                                  /* The async mode's outbox: one row per comment or like whose
-                                    follow-ups have not run, committed with it (see outbox.h).
+                                    job is not stored yet, committed with it (see outbox.h).
                                     AUTOINCREMENT: an id, and so a job id, is never reused. */
                                  "CREATE TABLE IF NOT EXISTS outbox("
                                  "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
@@ -75,12 +75,10 @@ static const struct {
          "INSERT INTO comments(post_id, user_id, body, created_at)"
          " SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM posts WHERE id = ?1)"
          " AND EXISTS (SELECT 1 FROM users WHERE id = ?2)"},
-    [WP_SQL_DELETE_COMMENT] = {"DELETE comments", "DELETE FROM comments WHERE id = ?1"},
     [WP_SQL_INSERT_LIKE] = {"INSERT post_likes",
                             "INSERT OR IGNORE INTO post_likes(post_id, user_id, created_at)"
                             " SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM posts WHERE id = ?1)"
                             " AND EXISTS (SELECT 1 FROM users WHERE id = ?2)"},
-    [WP_SQL_DELETE_LIKE] = {"DELETE post_likes", "DELETE FROM post_likes WHERE rowid = ?1"},
     [WP_SQL_POST_EXISTS] = {"SELECT posts", "SELECT 1 FROM posts WHERE id = ?1"},
     [WP_SQL_USER_EXISTS] = {"SELECT users", "SELECT 1 FROM users WHERE id = ?1"},
     [WP_SQL_MARK_COMMENT] = {"UPDATE comments",
@@ -99,7 +97,7 @@ static const struct {
     [WP_SQL_DELETE_OUTBOX] = {"DELETE outbox", "DELETE FROM outbox WHERE id = ?1"},
     [WP_SQL_SCAN_OUTBOX] = {"SELECT outbox",
                             "SELECT id, kind, row_id, post_id, user_id, traceparent FROM outbox"
-                            " WHERE id > ?1 AND created_at <= ?2 ORDER BY id LIMIT ?3"},
+                            " ORDER BY id LIMIT ?1"},
     [WP_SQL_INSTANCE] = {"SELECT meta", "SELECT value FROM meta WHERE key = 'instance'"},
     [WP_SQL_INSERT_NOTIFICATION] =
         {"INSERT notifications",

@@ -32,9 +32,7 @@ typedef enum wp_stmt_id {
     WP_SQL_COMMIT,
     WP_SQL_ROLLBACK,
     WP_SQL_INSERT_COMMENT,      /* ?1 post ?2 user ?3 body ?4 time; only if both exist */
-    WP_SQL_DELETE_COMMENT,      /* ?1 id: undo of a comment whose job was never added */
     WP_SQL_INSERT_LIKE,         /* ?1 post ?2 user ?3 time; OR IGNORE, only if both exist */
-    WP_SQL_DELETE_LIKE,         /* ?1 like rowid */
     WP_SQL_POST_EXISTS,         /* ?1 post */
     WP_SQL_USER_EXISTS,         /* ?1 user */
     WP_SQL_MARK_COMMENT,        /* ?1 id: counted 0 -> 1 */
@@ -45,7 +43,7 @@ typedef enum wp_stmt_id {
     WP_SQL_INSERT_NOTIFICATION, /* ?1 user ?2 kind ?3 source ?4 actor ?5 time */
     WP_SQL_INSERT_OUTBOX,       /* ?1 kind ?2 row ?3 post ?4 user ?5 traceparent ?6 time */
     WP_SQL_DELETE_OUTBOX,       /* ?1 outbox id */
-    WP_SQL_SCAN_OUTBOX,         /* ?1 after id ?2 created at or before ?3 limit */
+    WP_SQL_SCAN_OUTBOX,         /* ?1 limit -> the oldest outbox rows */
     WP_SQL_INSTANCE,            /* -> this database's instance tag (16 hex digits) */
     WP_SQL_COUNT_
 } wp_stmt_id;

@@ -3,27 +3,27 @@
  * queue (two stores, no transaction spans both).
  *
  *   request   BEGIN; INSERT the comment or like; INSERT its outbox row;
- *             COMMIT (writes.h, wp_write_insert_outbox). Then it adds the
- *             job itself -- job id "wp-TAG-N" for outbox row N, TAG the
- *             database's instance tag -- and answers. A failed add undoes
- *             both rows in one transaction and answers 503.
- *   worker    its follow-up transaction deletes the outbox row first and
- *             does the work only if the row was there (writes.h).
- *   relay     adds a job for outbox rows (wp_relay_sweep): every row once
- *             at start, before the service listens, then periodically the
- *             rows older than a grace period. The job id comes from the
- *             row, and adding an id that exists changes nothing, so a row
- *             whose job is waiting or running costs one no-op add.
+ *             COMMIT (writes.h, wp_write_insert_outbox); wake the relay;
+ *             answer. The request never touches the queue.
+ *   relay     one thread of the service: reads the oldest outbox rows,
+ *             adds their jobs in one ln_jobs_add_bulk -- job id "wp-TAG-N"
+ *             for outbox row N, TAG the database's random instance tag (a
+ *             queue may outlive its database) -- and only then deletes
+ *             those rows, in one transaction. It runs when woken, at least
+ *             once a second, at start (rows a killed process left), and a
+ *             last time at stop.
+ *   worker    runs the follow-ups; they are idempotent (writes.h).
  *
- * So an outbox row exists from the commit of its write until the commit of
- * its follow-ups, and while it exists some job for it is stored or the next
- * sweep stores one: a process killed between the data commit and the job
- * add loses nothing. A job may run twice (a sweep racing a finishing job);
- * the follow-ups are idempotent.
+ * So an outbox row exists from the commit of its write until its job is
+ * stored: a process killed at any point loses nothing. Killed between the
+ * add and the delete, the next relay adds the same ids again; adding an id
+ * that exists changes nothing, and if that job already finished and was
+ * removed, it runs once more and changes nothing.
  *
- * Thread rules: wp_outbox_job_* are pure. A relay's sweeps run on its own
- * thread (after wp_relay_start) or on the caller's (wp_relay_sweep before
- * the start); its ln_jobs handle is shared (ln_jobs allows that).
+ * Thread rules: wp_outbox_job_* are pure. wp_relay_notify from any thread;
+ * wp_relay_drain only while the relay's thread is not running; the rest
+ * from one thread. The relay's ln_jobs handle may be shared (ln_jobs
+ * allows that).
  */
 #ifndef WP_OUTBOX_H
 #define WP_OUTBOX_H
@@ -56,14 +56,15 @@ typedef struct wp_relay wp_relay;
 /* A relay of the outbox of db_path into queue on jobs (jobs must outlive
  * it). 0, or -1 (printed). */
 int wp_relay_open(wp_relay **out, const char *db_path, ln_jobs *jobs, const char *queue);
-/* Add a job for every outbox row created at least min_age_ms ago (0 = every
- * row), in batches. Returns the rows relayed, or -1 (printed). Only while
- * the relay's thread is not running. */
-long wp_relay_sweep(wp_relay *r, unsigned min_age_ms);
-/* Sweep rows older than min_age_ms every period_ms on a thread of its own,
- * at most a few batches a period. 0, or -1. */
-int wp_relay_start(wp_relay *r, unsigned period_ms, unsigned min_age_ms);
-/* Stop the thread (if started) and close. NULL is a no-op. */
+/* Relay every outbox row there is now, batch by batch. Returns the rows
+ * relayed, or -1 (printed; the rows stay for the next try). */
+long wp_relay_drain(wp_relay *r);
+/* Run the relay on a thread of its own. 0, or -1. */
+int wp_relay_start(wp_relay *r);
+/* A row was committed: wake the relay's thread. Any thread; cheap when
+ * the relay is awake already. */
+void wp_relay_notify(wp_relay *r);
+/* Stop the thread (if started), drain once more, close. NULL is a no-op. */
 void wp_relay_close(wp_relay *r);
 
 #endif

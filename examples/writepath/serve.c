@@ -10,14 +10,13 @@
  *   naive  INSERT, then the follow-up transaction (count UPDATE, notify
  *          SELECT, notification INSERTs) and the 30 ms push, all while
  *          holding the pool connection; then the answer.
- *   async  INSERT with its outbox row in one transaction, give the
- *          connection back, add a job carrying the request's trace context,
- *          answer. writepath_worker does the rest. Adds that arrive while
- *          another is being committed are committed together (enqueue.h);
- *          each request still answers only once its own job is stored. A
- *          relay adds the job of any outbox row whose add was lost (a
- *          crash between the two commits): at start and periodically
- *          (outbox.h).
+ *   async  INSERT with its outbox row (carrying the request's trace
+ *          context) in one transaction, give the connection back, wake
+ *          the outbox relay, answer. The relay thread adds the jobs of the
+ *          committed outbox rows in batches and then deletes the rows
+ *          (outbox.h); writepath_worker does the rest. The answer comes
+ *          only once the write and its outbox row are committed, so the
+ *          follow-up work can no longer be lost.
  *
  * libmicrohttpd calls the access handler several times per request: first
  * with the headers (we start the request span, and answer at once -- before
@@ -33,7 +32,6 @@
  * bounds how many are open.
  */
 #include "dbpool.h"
-#include "enqueue.h"
 #include "gate.h"
 #include "outbox.h"
 #include "service.h"
@@ -58,7 +56,6 @@
  * WP_HEADERS_MAX: anything between the two gets our JSON 431. The pool is
  * mmap'd, so untouched memory costs nothing. */
 #define WP_CONN_MEMORY (256u * 1024)
-#define WP_MAX_BATCH 64 /* most jobs added in one store transaction */
 
 typedef struct service {
     int async;
@@ -66,9 +63,7 @@ typedef struct service {
     unsigned sample_every;
     wp_dbpool *pool;
     ln_jobs *jobs;
-    wp_enqueuer *enqueuer; /* group commit of the adds on jobs */
-    wp_relay *relay;       /* the outbox sweep */
-    char tag[WP_TAG_LEN + 1];
+    wp_relay *relay; /* outbox rows -> jobs */
     wp_tracer *tracer;
 } service;
 
@@ -149,65 +144,33 @@ static const char *parse_body(const request *r, wp_kind kind, wp_write *w, json_
 
 /* ------------------------------------------------------------ the modes */
 
-/* Add the follow-up job of w; its traceparent is the enqueue span's, so the
- * worker's span becomes that span's child. The job id is the outbox row's
- * (outbox.h): if the relay added it first, this add changes nothing. Up to
- * 5 attempts: a follow-up that met a busy database runs again. 0 or a
- * negative LN_E* code. */
-static int enqueue(service *svc, request *r, const wp_write *w) {
-    char data[WP_JOB_DATA_LEN], id[WP_JOB_ID_LEN], tp[WP_TRACEPARENT_LEN + 1];
-    wp_outbox_job_data(w, data, sizeof data);
-    wp_outbox_job_id(svc->tag, w->outbox, id, sizeof id);
-    wp_span *s = wp_span_start(&r->trace, r->root, NULL, "queue.add", WP_KIND_PRODUCER);
-    wp_span_str(s, "messaging.system", "lanes");
-    wp_span_str(s, "messaging.destination.name", WP_QUEUE);
-    wp_traceparent_format(&s->ctx, tp);
-    ln_job_opts opts;
-    wp_outbox_job_opts(&opts, id, tp);
-    ln_job_spec spec = {.name = wp_kind_name(w->kind), .data_json = data, .opts = &opts};
-    unsigned batch = 0;
-    int rc = wp_enqueue(svc->enqueuer, &spec, &batch);
-    s->error = rc != 0;
-    wp_span_int(s, "messaging.batch.message_count", batch);
-    wp_span_end(s);
-    if (rc)
-        fprintf(stderr, "writepath: add job: %s: %s\n", ln_strerror(rc), ln_jobs_errmsg(svc->jobs));
-    return rc;
-}
-
-/* Do the write of w in the service's mode. WP_OK, WP_ALREADY or an error. */
+/* Do the write of w in the service's mode. WP_OK, WP_ALREADY or an error.
+ * async: the outbox row carries the traceparent of a "queue.add" span
+ * around its transaction, so the worker's span becomes that span's child. */
 static int handle_write(service *svc, request *r, wp_write *w) {
     wp_span *acq = wp_span_start(&r->trace, r->root, NULL, "pool.acquire", WP_KIND_INTERNAL);
     wp_conn *conn = wp_dbpool_acquire(svc->pool);
     wp_span_end(acq);
-    int rc;
+    int rc, targets = 0;
     if (svc->async) {
-        char tp[WP_TRACEPARENT_LEN + 1]; /* the relay's job continues the request */
-        wp_traceparent_format(&r->root->ctx, tp);
+        char tp[WP_TRACEPARENT_LEN + 1];
+        wp_span *s = wp_span_start(&r->trace, r->root, NULL, "queue.add", WP_KIND_PRODUCER);
+        wp_span_str(s, "messaging.system", "lanes");
+        wp_span_str(s, "messaging.destination.name", WP_QUEUE);
+        wp_span_str(s, "messaging.operation", "outbox");
+        wp_traceparent_format(&s->ctx, tp);
         rc = wp_write_insert_outbox(conn, &r->trace, r->root, w, tp);
-    } else {
-        rc = wp_write_insert(conn, &r->trace, r->root, w);
-    }
-    if (rc != WP_OK || !svc->async) {
-        int targets = 0;
-        if (rc == WP_OK) rc = wp_write_followups(conn, &r->trace, r->root, w, &targets);
-        if (rc == WP_OK) wp_write_push(&r->trace, r->root, svc->push_ms, targets);
+        s->error = rc < 0;
+        wp_span_end(s);
         wp_dbpool_release(svc->pool, conn);
+        if (rc == WP_OK) wp_relay_notify(svc->relay);
         return rc;
     }
+    rc = wp_write_insert(conn, &r->trace, r->root, w);
+    if (rc == WP_OK) rc = wp_write_followups(conn, &r->trace, r->root, w, &targets);
+    if (rc == WP_OK) wp_write_push(&r->trace, r->root, svc->push_ms, targets);
     wp_dbpool_release(svc->pool, conn);
-    if (enqueue(svc, r, w) == 0) return WP_OK;
-    /* No job: take the row and its outbox row back, so that the answer
-     * (503, nothing written) holds. If that fails too, the outbox row
-     * stays and the relay adds the job later: the write then counts. */
-    conn = wp_dbpool_acquire(svc->pool);
-    if (wp_write_undo(conn, &r->trace, r->root, w) != WP_OK)
-        fprintf(stderr,
-                "writepath: could not undo %s %lld after a failed add; the outbox relay "
-                "will add its job\n",
-                wp_kind_name(w->kind), (long long)w->id);
-    wp_dbpool_release(svc->pool, conn);
-    return WP_EDB;
+    return rc;
 }
 
 static enum MHD_Result answer(service *svc, struct MHD_Connection *conn, request *r,
@@ -252,7 +215,7 @@ static enum MHD_Result answer(service *svc, struct MHD_Connection *conn, request
         return reply_error(conn, r, MHD_HTTP_NOT_FOUND, "unknown_user", "no such user");
     default:
         return reply_error(conn, r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
-                           "the database or the queue failed; nothing was written");
+                           "the database failed; nothing was written");
     }
 }
 
@@ -351,14 +314,14 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 
 typedef struct config {
     const char *db, *queue, *trace, *mode;
-    long port, pool, push_ms, sample, max_conns, idle_s, sweep_ms;
+    long port, pool, push_ms, sample, max_conns, idle_s;
 } config;
 
 static void usage(void) {
     fprintf(stderr, "usage: writepath serve --db PATH [--mode naive|async] [--queue URL]\n"
                     "                       [--port N] [--pool N] [--push-ms N]\n"
                     "                       [--trace FILE] [--sample N] [--max-connections N]\n"
-                    "                       [--idle-timeout S] [--sweep-ms N]\n"
+                    "                       [--idle-timeout S]\n"
                     "  --mode    naive (default): everything before answering; async: insert,\n"
                     "            add a job, answer (run writepath_worker for the rest)\n"
                     "  --queue   job store URL (default sqlite:DB" WP_QUEUE_SUFFIX ")\n"
@@ -370,8 +333,6 @@ static void usage(void) {
                     "  --max-connections  open connections served (default 1000); past it a\n"
                     "            request gets 503 {\"error\":\"overloaded\"}\n"
                     "  --idle-timeout     close a connection idle this long (default 15 s)\n"
-                    "  --sweep-ms         async: how often the outbox relay looks for jobs\n"
-                    "            that were never added (default 5000; also once at start)\n"
                     "Prints \"port=N\" on stdout once it listens; stops on SIGTERM or SIGINT.\n");
 }
 
@@ -383,8 +344,7 @@ static int parse_args(int argc, char **argv, config *c) {
                   .push_ms = 30,
                   .sample = 1,
                   .max_conns = 1000,
-                  .idle_s = 15,
-                  .sweep_ms = 5000};
+                  .idle_s = 15};
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long *num = !strcmp(a, "--port")              ? &c->port
@@ -393,7 +353,6 @@ static int parse_args(int argc, char **argv, config *c) {
                     : !strcmp(a, "--sample")          ? &c->sample
                     : !strcmp(a, "--max-connections") ? &c->max_conns
                     : !strcmp(a, "--idle-timeout")    ? &c->idle_s
-                    : !strcmp(a, "--sweep-ms")        ? &c->sweep_ms
                                                       : NULL;
         const char **str = !strcmp(a, "--db")      ? &c->db
                            : !strcmp(a, "--queue") ? &c->queue
@@ -409,8 +368,7 @@ static int parse_args(int argc, char **argv, config *c) {
         if (str) *str = v;
     }
     if (c->db && (!strcmp(c->mode, "async") || !strcmp(c->mode, "naive")) && c->pool >= 1 &&
-        c->pool <= 1000 && c->sample >= 1 && c->max_conns >= 1 && c->idle_s >= 1 &&
-        c->sweep_ms >= 1)
+        c->pool <= 1000 && c->sample >= 1 && c->max_conns >= 1 && c->idle_s >= 1)
         return 0;
     usage();
     return 2;
@@ -435,9 +393,9 @@ static unsigned fit_fd_limit(unsigned want) {
     return fit;
 }
 
-/* The async mode's queue, group commit and outbox relay: the relay adds
- * the jobs of every outbox row left by an earlier run before the service
- * listens. 0, or -1 (printed). */
+/* The async mode's queue and outbox relay. The relay first adds the jobs
+ * of the outbox rows an earlier run left (killed before it relayed them),
+ * before the service listens. 0, or -1 (printed). */
 static int start_async(service *svc, const config *c, const char *queue) {
     char err[256] = "";
     int e = ln_jobs_open_ex(&svc->jobs, queue, NULL, err, sizeof err);
@@ -446,17 +404,11 @@ static int start_async(service *svc, const config *c, const char *queue) {
                 *err ? ": " : "", err);
         return -1;
     }
-    if (wp_enqueuer_create(&svc->enqueuer, svc->jobs, WP_QUEUE, WP_MAX_BATCH) ||
-        wp_relay_open(&svc->relay, c->db, svc->jobs, WP_QUEUE))
-        return -1;
-    wp_conn *conn = wp_dbpool_acquire(svc->pool);
-    int rc = wp_outbox_tag(conn, svc->tag);
-    wp_dbpool_release(svc->pool, conn);
-    if (rc) return -1;
-    long n = wp_relay_sweep(svc->relay, 0);
-    if (n > 0) fprintf(stderr, "writepath: outbox: %ld pending jobs added again\n", n);
-    /* n < 0 was printed; the periodic sweep tries again. */
-    return wp_relay_start(svc->relay, (unsigned)c->sweep_ms, 2 * (unsigned)c->sweep_ms);
+    if (wp_relay_open(&svc->relay, c->db, svc->jobs, WP_QUEUE)) return -1;
+    long n = wp_relay_drain(svc->relay);
+    if (n > 0) fprintf(stderr, "writepath: outbox: %ld jobs of an earlier run added\n", n);
+    /* n < 0 was printed; the relay's thread tries again. */
+    return wp_relay_start(svc->relay);
 }
 
 int wp_serve_main(int argc, char **argv) {
@@ -508,9 +460,8 @@ int wp_serve_main(int argc, char **argv) {
     fprintf(stderr, "writepath: %s, stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     rc = 0;
 out:
-    wp_gate_stop(gate); /* closes connections, joins their threads */
-    wp_relay_close(svc.relay);
-    wp_enqueuer_destroy(svc.enqueuer);
+    wp_gate_stop(gate);        /* closes connections, joins their threads */
+    wp_relay_close(svc.relay); /* relays what the last requests committed */
     ln_jobs_close(svc.jobs);
     wp_dbpool_close(svc.pool);
     wp_tracer_close(svc.tracer);

@@ -3,8 +3,8 @@
  * UPDATE, notify-targets SELECT, notification INSERTs, then the 30 ms push),
  * with an ln_worker.
  *
- * A job of an outbox row (its data has "outbox") deletes that row in its
- * follow-up transaction (writes.h, outbox.h).
+ * The jobs come from the service's outbox (outbox.h); their data may carry
+ * more keys than the four read here.
  *
  * Tracing: a job carries the traceparent of the service's "queue.add" span;
  * the job's span continues it, so the worker's spans sit in the request's
@@ -47,9 +47,9 @@ static void on_signal(int sig) {
 static int parse_job(const ln_job *job, wp_write *w) {
     json_t *doc = json_loads(ln_job_data(job), 0, NULL);
     const char *kind = NULL;
-    json_int_t id = 0, post = 0, user = 0, outbox = 0;
-    int rc = doc && json_unpack(doc, "{s:s,s:I,s:I,s:I,s?I}", "kind", &kind, "id", &id, "post_id",
-                                &post, "user_id", &user, "outbox", &outbox) == 0
+    json_int_t id = 0, post = 0, user = 0;
+    int rc = doc && json_unpack(doc, "{s:s,s:I,s:I,s:I}", "kind", &kind, "id", &id, "post_id",
+                                &post, "user_id", &user) == 0
                  ? 0
                  : -1;
     memset(w, 0, sizeof *w);
@@ -58,7 +58,6 @@ static int parse_job(const ln_job *job, wp_write *w) {
         w->id = id;
         w->post_id = post;
         w->user_id = user;
-        w->outbox = outbox; /* 0: a job without an outbox row */
     } else {
         rc = -1;
     }

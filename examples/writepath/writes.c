@@ -95,37 +95,12 @@ int wp_write_insert_outbox(wp_conn *c, wp_trace *tr, const wp_span *parent, wp_w
     return rc < 0 ? WP_EDB : why_not(c, tr, parent, w);
 }
 
-int wp_write_undo(wp_conn *c, wp_trace *tr, const wp_span *parent, const wp_write *w) {
-    wp_stmt_id id = w->kind == WP_COMMENT ? WP_SQL_DELETE_COMMENT : WP_SQL_DELETE_LIKE;
-    if (simple(c, WP_SQL_BEGIN, tr, parent)) return WP_EDB;
-    sqlite3_stmt *st = wp_stmt(c, id);
-    sqlite3_bind_int64(st, 1, w->id);
-    int ok = run(id, st, tr, parent) == SQLITE_DONE;
-    if (ok && w->outbox) {
-        st = wp_stmt(c, WP_SQL_DELETE_OUTBOX);
-        sqlite3_bind_int64(st, 1, w->outbox);
-        ok = run(WP_SQL_DELETE_OUTBOX, st, tr, parent) == SQLITE_DONE;
-    }
-    if (ok && simple(c, WP_SQL_COMMIT, tr, parent) == 0) return WP_OK;
-    simple(c, WP_SQL_ROLLBACK, tr, parent);
-    return WP_EDB;
-}
-
 /* The body of the transaction; 0 or -1. */
 static int followups(wp_conn *c, wp_trace *tr, const wp_span *parent, const wp_write *w,
                      int *targets) {
     int comment = w->kind == WP_COMMENT;
-    sqlite3_stmt *st;
-    if (w->outbox) {
-        /* The outbox row is the record that this work is owed: gone means
-         * done by an earlier delivery, or undone with the write. */
-        st = wp_stmt(c, WP_SQL_DELETE_OUTBOX);
-        sqlite3_bind_int64(st, 1, w->outbox);
-        if (run(WP_SQL_DELETE_OUTBOX, st, tr, parent) != SQLITE_DONE) return -1;
-        if (sqlite3_changes(c->db) == 0) return 0;
-    }
     wp_stmt_id mark = comment ? WP_SQL_MARK_COMMENT : WP_SQL_MARK_LIKE;
-    st = wp_stmt(c, mark);
+    sqlite3_stmt *st = wp_stmt(c, mark);
     sqlite3_bind_int64(st, 1, w->id);
     if (run(mark, st, tr, parent) != SQLITE_DONE) return -1;
     if (sqlite3_changes(c->db) == 0) return 0; /* counted by an earlier delivery */

@@ -7,14 +7,14 @@
  *   wp_write_push       the simulated push call (a 30 ms sleep)
  *
  * naive runs all three before answering; async runs the insert together
- * with an outbox row in one transaction (wp_write_insert_outbox), adds a
- * job and answers, and the worker runs the other two. Both modes run the
- * same statements, async with the outbox row added and, in the follow-up
- * transaction, deleted. Each statement gets a span (a child of 'parent').
+ * with an outbox row in one transaction (wp_write_insert_outbox) and
+ * answers; the outbox relay turns the row into a job (outbox.h) and the
+ * worker runs the other two. Both modes run the same statements, async
+ * with the outbox row's INSERT added. Each statement gets a span (a child
+ * of 'parent').
  *
  * The follow-ups are idempotent: they only count a row whose 'counted' flag
- * they flip from 0 to 1 in the same transaction (and, for a row with an
- * outbox entry, only while they delete that entry), and notifications are
+ * they flip from 0 to 1 in the same transaction, and notifications are
  * unique per (kind, source, user), so a job delivered twice changes nothing
  * the second time.
  *
@@ -44,7 +44,7 @@ typedef struct wp_write {
     int64_t post_id, user_id;
     const char *body; /* comment text (comments only) */
     int64_t id;       /* out: comment id, or the like's rowid */
-    int64_t outbox;   /* its outbox row id, 0 = none (naive mode) */
+    int64_t outbox;   /* out: its outbox row id (async), 0 = none */
 } wp_write;
 
 /* The kind's name: "comment" or "like" (static). */
@@ -60,14 +60,7 @@ int wp_write_insert(wp_conn *c, wp_trace *tr, const wp_span *parent, wp_write *w
 int wp_write_insert_outbox(wp_conn *c, wp_trace *tr, const wp_span *parent, wp_write *w,
                            const char *traceparent);
 
-/* DELETE a row inserted by wp_write_insert(_outbox) whose follow-ups can
- * no longer run (its job could not be added), with its outbox row in the
- * same transaction. WP_OK or WP_EDB. */
-int wp_write_undo(wp_conn *c, wp_trace *tr, const wp_span *parent, const wp_write *w);
-
-/* The follow-up transaction for the row w->id (w->kind, post, user). With
- * w->outbox, it first deletes that outbox row and does nothing more when
- * the row is gone (an earlier delivery ran, or the write was undone).
+/* The follow-up transaction for the row w->id (w->kind, post, user).
  * *targets: how many users are to be notified (0 when the row was already
  * counted by an earlier delivery). WP_OK or WP_EDB (rolled back). */
 int wp_write_followups(wp_conn *c, wp_trace *tr, const wp_span *parent, const wp_write *w,
