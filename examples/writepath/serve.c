@@ -421,6 +421,15 @@ int wp_serve_main(int argc, char **argv) {
     const char *queue = c.queue;
     wp_gate *gate = NULL;
     int rc = 1;
+    /* SIGTERM/SIGINT are blocked in every thread and taken by sigwait below:
+     * block them before any thread starts (the relay's, the HTTP ones), so
+     * that every thread inherits the mask. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
     if (wp_db_init(c.db) || wp_dbpool_open(&svc.pool, c.db, (unsigned)c.pool)) goto out;
     if (c.trace && wp_tracer_open(&svc.tracer, c.trace, "writepath-app")) {
         perror("writepath: trace file");
@@ -430,15 +439,6 @@ int wp_serve_main(int argc, char **argv) {
         if (!queue) queue = default_queue = wp_default_queue_url(c.db);
         if (!queue || start_async(&svc, &c, queue)) goto out;
     }
-
-    /* SIGTERM/SIGINT are blocked in every thread and taken by sigwait below;
-     * the HTTP threads inherit the mask. */
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    signal(SIGPIPE, SIG_IGN);
 
     wp_gate_opts go = {.port = (uint16_t)c.port,
                        .max_conns = fit_fd_limit((unsigned)c.max_conns),
