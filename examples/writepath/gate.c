@@ -1,16 +1,20 @@
 /* gate.c - the accepting thread and the two daemons (see gate.h).
  *
- * DESIGN: 'open' counts the main daemon's connections: +1 when
- * libmicrohttpd reports one started, -1 when it reports it closed (its
- * notify-connection callback, on its threads). The accepting thread reads
- * it to choose a daemon. libmicrohttpd may report a connection added from
- * another thread a moment after MHD_add_connection returns, so a burst can
- * admit a few more than max_conns; the main daemon's own limit, with
- * WP_GATE_SLACK of room, bounds that, and a connection it refuses is
- * closed at once (never left waiting).
+ * DESIGN: 'open' counts the main daemon's connections: the accepting
+ * thread adds 1 when it hands a connection to the main daemon (and takes
+ * it back if libmicrohttpd refuses it at once), and libmicrohttpd's
+ * notify-connection callback takes 1 when a connection has closed. The
+ * accepting thread is the only one that adds, so it never hands out more
+ * than max_conns, also in a burst of connects: libmicrohttpd reports a
+ * connection added from another thread only later, from its own thread,
+ * so counting its "started" reports instead would admit a whole burst.
+ * The main daemon's own limit has WP_GATE_SLACK of room above max_conns
+ * for the moment between a close being reported and libmicrohttpd
+ * forgetting the connection.
  *
- * Memory order: 'open' is a counter read for a decision that tolerates a
- * stale value (see above); relaxed operations suffice. 'stop' is the
+ * Memory order: 'open' guards no other data; only the accepting thread
+ * raises it, so a value it reads is at most too high by closes not yet
+ * seen (a connection sent to reject early): relaxed operations suffice. 'stop' is the
  * write end of a pipe, so the accepting thread wakes in poll().
  */
 #include "gate.h"
@@ -28,8 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WP_GATE_SLACK 32
-#define WP_GATE_REJECT_IDLE_S 2u
+#define WP_GATE_SLACK 64
+#define WP_GATE_REJECT_IDLE_S 1u
+#define WP_GATE_REJECT_MEMORY (16u * 1024) /* enough for headers up to ~12 KiB */
 
 struct wp_gate {
     int listen_fd;
@@ -48,9 +53,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
     wp_gate *g = cls;
     (void)c;
     (void)socket_ctx;
-    if (code == MHD_CONNECTION_NOTIFY_STARTED)
-        atomic_fetch_add_explicit(&g->open, 1, memory_order_relaxed);
-    else
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED)
         atomic_fetch_sub_explicit(&g->open, 1, memory_order_relaxed);
 }
 
@@ -83,10 +86,14 @@ static void *accept_main(void *arg) {
             }
             continue;
         }
-        unsigned open = atomic_load_explicit(&g->open, memory_order_relaxed);
-        struct MHD_Daemon *d = open < g->max_conns ? g->main : g->reject;
         /* On failure libmicrohttpd has closed fd: the client sees it now. */
-        MHD_add_connection(d, fd, (struct sockaddr *)&addr, len);
+        if (atomic_load_explicit(&g->open, memory_order_relaxed) >= g->max_conns) {
+            MHD_add_connection(g->reject, fd, (struct sockaddr *)&addr, len);
+            continue;
+        }
+        atomic_fetch_add_explicit(&g->open, 1, memory_order_relaxed);
+        if (MHD_add_connection(g->main, fd, (struct sockaddr *)&addr, len) != MHD_YES)
+            atomic_fetch_sub_explicit(&g->open, 1, memory_order_relaxed);
     }
     return NULL;
 }
@@ -127,8 +134,9 @@ static int start_daemons(wp_gate *g, const wp_gate_opts *o) {
                                MHD_OPTION_CONNECTION_LIMIT, o->max_conns + WP_GATE_SLACK,
                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->conn_memory, MHD_OPTION_END);
     g->reject = MHD_start_daemon(common, 0, NULL, NULL, on_reject, g, MHD_OPTION_CONNECTION_TIMEOUT,
-                                 WP_GATE_REJECT_IDLE_S, MHD_OPTION_CONNECTION_LIMIT,
-                                 (unsigned)WP_GATE_REJECT_MAX, MHD_OPTION_END);
+                                 WP_GATE_REJECT_IDLE_S, MHD_OPTION_CONNECTION_LIMIT, o->reject_max,
+                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)WP_GATE_REJECT_MEMORY,
+                                 MHD_OPTION_END);
     return g->main && g->reject ? 0 : -1;
 }
 

@@ -9,11 +9,12 @@
  *   main    thread per connection, poll() (no FD_SETSIZE bound), closes a
  *           connection idle for idle_timeout_s; gets a connection while
  *           fewer than max_conns are open.
- *   reject  one thread, answers every request on its connections at once
- *           with 503 and a JSON error ("overloaded"), closes after it and
- *           after 2 s idle; gets the connections past max_conns, up to
- *           WP_GATE_REJECT_MAX at once. Past that a connection is closed
- *           at once: the client learns immediately, never waits.
+ *   reject  one thread, poll(), answers every request on its connections
+ *           at once with 503 and a JSON error ("overloaded"), closes
+ *           after it and after 1 s idle; gets the connections past
+ *           max_conns, up to reject_max at once. Past that (over
+ *           a thousand idle connects within a second) a connection is
+ *           closed at once: the client learns immediately, never waits.
  *
  * Thread rules: start and stop from one thread; the callbacks run on the
  * main daemon's connection threads (libmicrohttpd's rules).
@@ -25,13 +26,15 @@
 
 #include <stdint.h>
 
-#define WP_GATE_REJECT_MAX 64
+/* Most connections the reject daemon holds at once (each one descriptor). */
+#define WP_GATE_REJECT_MAX 1024
 
 typedef struct wp_gate wp_gate;
 
 typedef struct wp_gate_opts {
     uint16_t port; /* 0 = any free port */
     unsigned max_conns;
+    unsigned reject_max; /* the reject daemon's connections, <= WP_GATE_REJECT_MAX */
     unsigned idle_timeout_s;
     size_t conn_memory; /* libmicrohttpd's per-connection memory limit */
     MHD_AccessHandlerCallback access;

@@ -374,23 +374,27 @@ static int parse_args(int argc, char **argv, config *c) {
     return 2;
 }
 
-/* Raise the open-file limit to its hard limit if the connections need it;
- * returns the connections that fit (each takes one descriptor; the reject
- * daemon's, the databases' and stdio take up to 256 more). */
-static unsigned fit_fd_limit(unsigned want) {
+/* Raise the open-file limit to its hard limit if the connections need it,
+ * and split the descriptors there are between the main daemon (up to
+ * o->max_conns) and the reject daemon (up to WP_GATE_REJECT_MAX); 256 stay
+ * for the databases, the queue and stdio. */
+static void fit_fd_limit(wp_gate_opts *o) {
     struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl)) return want;
-    rlim_t need = (rlim_t)want + 256;
+    o->reject_max = WP_GATE_REJECT_MAX;
+    if (getrlimit(RLIMIT_NOFILE, &rl)) return;
+    rlim_t need = (rlim_t)o->max_conns + WP_GATE_REJECT_MAX + 256;
     if (rl.rlim_cur < need && rl.rlim_cur < rl.rlim_max) {
         rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
         setrlimit(RLIMIT_NOFILE, &rl);
         getrlimit(RLIMIT_NOFILE, &rl);
     }
-    if (rl.rlim_cur >= need) return want;
-    unsigned fit = rl.rlim_cur > 512 ? (unsigned)(rl.rlim_cur - 256) : 256;
+    if (rl.rlim_cur >= need) return;
+    unsigned avail = rl.rlim_cur > 256 + 16 ? (unsigned)(rl.rlim_cur - 256) : 16;
+    unsigned want = o->max_conns;
+    if (o->max_conns > avail * 3 / 4) o->max_conns = avail * 3 / 4;
+    o->reject_max = avail - o->max_conns;
     fprintf(stderr, "writepath: open-file limit %llu: serving %u connections, not %u\n",
-            (unsigned long long)rl.rlim_cur, fit, want);
-    return fit;
+            (unsigned long long)rl.rlim_cur, o->max_conns, want);
 }
 
 /* The async mode's queue and outbox relay. The relay first adds the jobs
@@ -441,13 +445,14 @@ int wp_serve_main(int argc, char **argv) {
     }
 
     wp_gate_opts go = {.port = (uint16_t)c.port,
-                       .max_conns = fit_fd_limit((unsigned)c.max_conns),
+                       .max_conns = (unsigned)c.max_conns,
                        .idle_timeout_s = (unsigned)c.idle_s,
                        .conn_memory = WP_CONN_MEMORY,
                        .access = on_access,
                        .access_cls = &svc,
                        .completed = on_completed,
                        .completed_cls = &svc};
+    fit_fd_limit(&go);
     if (wp_gate_start(&gate, &go)) goto out;
     printf("port=%u\n", (unsigned)wp_gate_port(gate));
     fflush(stdout);
