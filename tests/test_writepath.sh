@@ -309,7 +309,7 @@ case_overload() {
   start_app naive --max-connections 50
   body='{"post_id":1,"user_id":5,"body":"x"}'
   req="b'POST /comment HTTP/1.1\r\nHost: x\r\nContent-Length: ${#body}\r\n\r\n$body'"
-  raw "$req" 503 overloaded 60
+  raw "$req" 503 overloaded 150
   i=0
   until [ "$(post /comment "$body")" = 201 ]; do
     i=$((i + 1))
@@ -319,7 +319,7 @@ case_overload() {
   out=$(python3 "$dir/raw.py" "$port" "$req" 40)
   case "$out" in *' 201 {"kind":"comment"'*) ;; *) fail "40 idle of 50: $out" ;; esac
   stop_app
-  pass "60 idle connections past a limit of 50: the 61st client gets 503 overloaded at once; with 40 idle, 201"
+  pass "150 idle connections at a limit of 50: the 151st client gets 503 overloaded at once; with 40 idle, 201"
 }
 
 # kill -9 of the async service under load, then a restart: the comment or
