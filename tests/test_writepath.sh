@@ -329,8 +329,10 @@ case_overload() {
 # id, so a job that did get stored is not doubled). After the queue
 # drained nothing may be uncounted and no count may differ.
 case_crash() {
-  start_app async
-  start_worker --concurrency 64 --push-ms 2
+  q=${1:-}
+  set -- ${q:+--queue "$q"}
+  start_app async "$@"
+  start_worker --concurrency 64 --push-ms 2 "$@"
   wrk -t2 -c20 -d3s -s "$lua" "http://127.0.0.1:$port" >"$dir/wrk.out" 2>&1 &
   wrk_pid=$!
   sleep 1.5
@@ -339,13 +341,20 @@ case_crash() {
   app_pid=""
   wait "$wrk_pid"
   wrk_pid=""
-  start_app async
-  check uncounted 0 comment_count_mismatches 0 like_count_mismatches 0 missing_notifications 0
+  start_app async "$@"
+  "$app" check --db "$dir/data.db" "$@" --timeout 60 >"$dir/check.json" 2>>"$dir/check.err" \
+    || fail "consistency check after kill -9: $(cat "$dir/check.json")"
   stop_app
   stop_worker
   grep -q '"comments":0,' "$dir/check.json" && fail "no comment was written before the kill"
   readded=$(sed -n 's/.*outbox: \([0-9]*\) jobs of an earlier run added.*/\1/p' "$dir/app.err")
-  pass "kill -9 under load, restart: $(sed 's/.*"comments":\([0-9]*\).*/\1/' "$dir/check.json") comments, ${readded:-0} jobs of the killed run relayed at restart, none uncounted, no count mismatch"
+  pass "kill -9 under load${q:+ (queue $q)}, restart: $(sed 's/.*"comments":\([0-9]*\).*/\1/' "$dir/check.json") comments, ${readded:-0} jobs of the killed run relayed at restart, none uncounted, no count mismatch"
+}
+
+# The same, with the queue in Redis (skipped without LANES_TEST_REDIS_URL).
+case_crash_redis() {
+  [ -n "${LANES_TEST_REDIS_URL:-}" ] || { echo "SKIP: LANES_TEST_REDIS_URL not set"; exit 77; }
+  case_crash "$LANES_TEST_REDIS_URL"
 }
 
 # The same async service with its queue in Redis (the BullMQ-compatible
@@ -363,7 +372,8 @@ case_redis() {
 }
 
 case "$case_" in
-  lifecycle | validation | load | trace | redis | snapshot | crash | malformed | overload)
+  lifecycle | validation | load | trace | redis | snapshot | crash | crash_redis | malformed | \
+    overload)
     "case_$case_" ;;
   *) echo "unknown case $case_"; exit 2 ;;
 esac

@@ -18,6 +18,7 @@
 #               their pooled connection usable: later writes answer 201
 #   crash       kill -9 of the async service under load, restart: after the
 #               drain nothing is uncounted and no count differs (outbox)
+#   crash_redis the same with the queue in Redis (LANES_TEST_REDIS_URL)
 #   malformed   chunked bodies, an oversized Content-Length and oversized
 #               headers get the API's JSON errors (raw sockets, python3)
 #   overload    idle connections past --max-connections: the next client
@@ -33,7 +34,8 @@ ln_test(NAME test_writepath_unit SOURCES test_writepath_unit.c
 ln_test(NAME test_writepath_concurrency SOURCES test_writepath_concurrency.c
         LIBS writepath_core TIMEOUT 60)
 
-foreach(case lifecycle validation load trace redis snapshot crash malformed overload)
+foreach(case lifecycle validation load trace redis snapshot crash crash_redis malformed
+             overload)
   add_test(NAME test_writepath/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_writepath.sh ${case}
                    $<TARGET_FILE:writepath> $<TARGET_FILE:writepath_worker>
@@ -41,3 +43,6 @@ foreach(case lifecycle validation load trace redis snapshot crash malformed over
   set_tests_properties(test_writepath/${case} PROPERTIES TIMEOUT 90
                        SKIP_RETURN_CODE 77 LABELS "plain;writepath")
 endforeach()
+# Both use the queue "writepath" on the one test Redis: never at once.
+set_tests_properties(test_writepath/redis test_writepath/crash_redis PROPERTIES
+                     RESOURCE_LOCK writepath_redis_queue)
