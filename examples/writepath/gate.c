@@ -1,20 +1,23 @@
 /* gate.c - the accepting thread and the two daemons (see gate.h).
  *
- * DESIGN: 'open' counts the main daemon's connections: the accepting
- * thread adds 1 when it hands a connection to the main daemon (and takes
- * it back if libmicrohttpd refuses it at once), and libmicrohttpd's
+ * DESIGN: 'open' and 'rejecting' count each daemon's connections: the
+ * accepting thread adds 1 when it hands a connection over (and takes it
+ * back if libmicrohttpd refuses it at once), and libmicrohttpd's
  * notify-connection callback takes 1 when a connection has closed. The
- * accepting thread is the only one that adds, so it never hands out more
- * than max_conns, also in a burst of connects: libmicrohttpd reports a
- * connection added from another thread only later, from its own thread,
- * so counting its "started" reports instead would admit a whole burst.
- * The main daemon's own limit has WP_GATE_SLACK of room above max_conns
- * for the moment between a close being reported and libmicrohttpd
- * forgetting the connection.
+ * accepting thread is the only one that adds, so it never hands a daemon
+ * more than its share, also in a burst of connects (libmicrohttpd reports
+ * a connection added from another thread only later, from its own
+ * thread, so counting its "started" reports would admit a whole burst).
+ * A daemon must never reach its own connection limit: libmicrohttpd
+ * 0.9.75 refusing a connection added from another thread can leave its
+ * thread stuck on a mutex, and MHD_stop_daemon then never returns. So each
+ * daemon's limit has WP_GATE_SLACK of room above its share, for the moment
+ * between a close being reported and libmicrohttpd forgetting the
+ * connection, and past both shares the gate closes the socket itself.
  *
- * Memory order: 'open' guards no other data; only the accepting thread
- * raises it, so a value it reads is at most too high by closes not yet
- * seen (a connection sent to reject early): relaxed operations suffice. 'stop' is the
+ * Memory order: the counters guard no other data; only the accepting
+ * thread raises them, so a value it reads is at most too high by closes
+ * not yet seen (a connection refused early): relaxed operations suffice. 'stop' is the
  * write end of a pipe, so the accepting thread wakes in poll().
  */
 #include "gate.h"
@@ -40,8 +43,9 @@ struct wp_gate {
     int listen_fd;
     int stop_pipe[2];
     uint16_t port;
-    unsigned max_conns;
-    atomic_uint open;
+    unsigned max_conns, reject_max;
+    atomic_uint open;      /* the main daemon's connections */
+    atomic_uint rejecting; /* the reject daemon's */
     struct MHD_Daemon *main, *reject;
     struct MHD_Response *overloaded;
     pthread_t thread;
@@ -50,11 +54,24 @@ struct wp_gate {
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
                           enum MHD_ConnectionNotificationCode code) {
-    wp_gate *g = cls;
+    atomic_uint *count = cls;
     (void)c;
     (void)socket_ctx;
     if (code == MHD_CONNECTION_NOTIFY_CLOSED)
-        atomic_fetch_sub_explicit(&g->open, 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(count, 1, memory_order_relaxed);
+}
+
+/* Hand fd to d if fewer than max are counted in count; else close it.
+ * libmicrohttpd closes fd itself when it refuses it. */
+static void hand_over(struct MHD_Daemon *d, atomic_uint *count, unsigned max, int fd,
+                      const struct sockaddr_storage *addr, socklen_t len) {
+    if (atomic_load_explicit(count, memory_order_relaxed) >= max) {
+        close(fd);
+        return;
+    }
+    atomic_fetch_add_explicit(count, 1, memory_order_relaxed);
+    if (MHD_add_connection(d, fd, (const struct sockaddr *)addr, len) != MHD_YES)
+        atomic_fetch_sub_explicit(count, 1, memory_order_relaxed);
 }
 
 /* The reject daemon: answer at once, before any body (libmicrohttpd then
@@ -86,14 +103,10 @@ static void *accept_main(void *arg) {
             }
             continue;
         }
-        /* On failure libmicrohttpd has closed fd: the client sees it now. */
-        if (atomic_load_explicit(&g->open, memory_order_relaxed) >= g->max_conns) {
-            MHD_add_connection(g->reject, fd, (struct sockaddr *)&addr, len);
-            continue;
-        }
-        atomic_fetch_add_explicit(&g->open, 1, memory_order_relaxed);
-        if (MHD_add_connection(g->main, fd, (struct sockaddr *)&addr, len) != MHD_YES)
-            atomic_fetch_sub_explicit(&g->open, 1, memory_order_relaxed);
+        if (atomic_load_explicit(&g->open, memory_order_relaxed) < g->max_conns)
+            hand_over(g->main, &g->open, g->max_conns, fd, &addr, len);
+        else
+            hand_over(g->reject, &g->rejecting, g->reject_max, fd, &addr, len);
     }
     return NULL;
 }
@@ -129,14 +142,15 @@ static int start_daemons(wp_gate *g, const wp_gate_opts *o) {
                       MHD_USE_ITC | MHD_USE_ERROR_LOG;
     g->main = MHD_start_daemon(common | MHD_USE_THREAD_PER_CONNECTION, 0, NULL, NULL, o->access,
                                o->access_cls, MHD_OPTION_NOTIFY_COMPLETED, o->completed,
-                               o->completed_cls, MHD_OPTION_NOTIFY_CONNECTION, on_connection, g,
-                               MHD_OPTION_CONNECTION_TIMEOUT, o->idle_timeout_s,
+                               o->completed_cls, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+                               &g->open, MHD_OPTION_CONNECTION_TIMEOUT, o->idle_timeout_s,
                                MHD_OPTION_CONNECTION_LIMIT, o->max_conns + WP_GATE_SLACK,
                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->conn_memory, MHD_OPTION_END);
-    g->reject = MHD_start_daemon(common, 0, NULL, NULL, on_reject, g, MHD_OPTION_CONNECTION_TIMEOUT,
-                                 WP_GATE_REJECT_IDLE_S, MHD_OPTION_CONNECTION_LIMIT, o->reject_max,
-                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)WP_GATE_REJECT_MEMORY,
-                                 MHD_OPTION_END);
+    g->reject = MHD_start_daemon(common, 0, NULL, NULL, on_reject, g, MHD_OPTION_NOTIFY_CONNECTION,
+                                 on_connection, &g->rejecting, MHD_OPTION_CONNECTION_TIMEOUT,
+                                 WP_GATE_REJECT_IDLE_S, MHD_OPTION_CONNECTION_LIMIT,
+                                 o->reject_max + WP_GATE_SLACK, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                                 (size_t)WP_GATE_REJECT_MEMORY, MHD_OPTION_END);
     return g->main && g->reject ? 0 : -1;
 }
 
@@ -145,7 +159,9 @@ int wp_gate_start(wp_gate **out, const wp_gate_opts *o) {
     if (!g) return -1;
     g->listen_fd = g->stop_pipe[0] = g->stop_pipe[1] = -1;
     g->max_conns = o->max_conns;
+    g->reject_max = o->reject_max;
     atomic_init(&g->open, 0);
+    atomic_init(&g->rejecting, 0);
     if (listen_on(g, o->port)) {
         fprintf(stderr, "writepath: cannot listen on 127.0.0.1:%u: %s\n", (unsigned)o->port,
                 strerror(errno));
