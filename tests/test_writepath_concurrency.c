@@ -1,15 +1,16 @@
-/* test_writepath_concurrency.c - the two concurrency pieces of
+/* test_writepath_concurrency.c - the concurrency pieces of
  * examples/writepath:
  *  - the connection pool (dbpool.c): never more connections out than its
  *    size, every waiter served;
- *  - group commit of job adds (enqueue.c): every job added from many
- *    threads at once is stored exactly once, batches never exceed their
- *    bound, and a failing batch reports its error to the callers in it and
- *    stores nothing. */
+ *  - the outbox relay (outbox.c): every committed outbox row becomes
+ *    exactly one job and is deleted only after that, also while request
+ *    threads commit rows and wake it, and when it is run again over rows
+ *    whose jobs were already added (a relay killed between add and
+ *    delete); a failing add leaves the rows. */
 #include "testutil.h"
 
 #include "dbpool.h"
-#include "enqueue.h"
+#include "outbox.h"
 
 #include <stdatomic.h>
 
@@ -19,34 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { THREADS = 16, PER_THREAD = 150, MAX_BATCH = 8 };
-
-typedef struct adder {
-    wp_enqueuer *e;
-    int index;
-    int failures;
-    unsigned max_batch_seen;
-} adder;
-
-static void *add_many(void *arg) {
-    adder *a = arg;
-    for (int i = 0; i < PER_THREAD; i++) {
-        char data[64], id[64];
-        snprintf(data, sizeof data, "{\"t\":%d,\"i\":%d}", a->index, i);
-        snprintf(id, sizeof id, "job-%d-%d", a->index, i);
-        ln_job_opts opts;
-        ln_job_opts_init(&opts);
-        opts.job_id = id;
-        ln_job_spec spec = {.name = "n", .data_json = data, .opts = &opts};
-        unsigned batch = 0;
-        if (wp_enqueue(a->e, &spec, &batch) != 0) a->failures++;
-        if (batch > a->max_batch_seen) a->max_batch_seen = batch;
-    }
-    return NULL;
-}
-
 static ln_jobs *open_store(char *dir, size_t size) {
-    snprintf(dir, size, "/tmp/writepath-enqueue-XXXXXX");
+    snprintf(dir, size, "/tmp/writepath-relay-XXXXXX");
     CHECK(mkdtemp(dir) != NULL);
     char url[128];
     snprintf(url, sizeof url, "sqlite:%s/q.db", dir);
@@ -59,62 +34,6 @@ static void remove_store(const char *dir) {
     char cmd[160];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK_EQ(system(cmd), 0);
-}
-
-TEST(many_threads_every_job_once) {
-    char dir[64];
-    ln_jobs *jobs = open_store(dir, sizeof dir);
-    wp_enqueuer *e = NULL;
-    CHECK_EQ(wp_enqueuer_create(&e, jobs, "q", MAX_BATCH), 0);
-    pthread_t t[THREADS];
-    adder a[THREADS];
-    for (int i = 0; i < THREADS; i++) {
-        a[i] = (adder){.e = e, .index = i};
-        CHECK_EQ(pthread_create(&t[i], NULL, add_many, &a[i]), 0);
-    }
-    unsigned max_seen = 0;
-    for (int i = 0; i < THREADS; i++) {
-        pthread_join(t[i], NULL);
-        CHECK_EQ(a[i].failures, 0);
-        if (a[i].max_batch_seen > max_seen) max_seen = a[i].max_batch_seen;
-    }
-    CHECK(max_seen >= 1 && max_seen <= MAX_BATCH);
-    ln_job_counts c;
-    CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
-    CHECK_EQ(c.waiting, THREADS * PER_THREAD);
-    /* Spot-check one job of each thread by its id. */
-    for (int i = 0; i < THREADS; i++) {
-        char id[64];
-        ln_job_info info;
-        snprintf(id, sizeof id, "job-%d-%d", i, PER_THREAD - 1);
-        CHECK_EQ(ln_jobs_get(jobs, "q", id, &info), 0);
-        ln_job_info_clear(&info);
-    }
-    wp_enqueuer_destroy(e);
-    ln_jobs_close(jobs);
-    remove_store(dir);
-}
-
-TEST(failed_batch_reports_and_stores_nothing) {
-    char dir[64];
-    ln_jobs *jobs = open_store(dir, sizeof dir);
-    wp_enqueuer *e = NULL;
-    CHECK_EQ(wp_enqueuer_create(&e, jobs, "q", MAX_BATCH), 0);
-    ln_job_spec bad = {.name = "n", .data_json = "{not json", .opts = NULL};
-    /* The caller gets exactly what the store said about its batch. */
-    int direct = ln_jobs_add_bulk(jobs, "q", &bad, 1, NULL, 0);
-    CHECK(direct < 0);
-    unsigned batch = 0;
-    CHECK_EQ(wp_enqueue(e, &bad, &batch), direct);
-    CHECK_EQ(batch, 1);
-    ln_job_spec good = {.name = "n", .data_json = "{}", .opts = NULL};
-    CHECK_EQ(wp_enqueue(e, &good, &batch), 0);
-    ln_job_counts c;
-    CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
-    CHECK_EQ(c.waiting, 1);
-    wp_enqueuer_destroy(e);
-    ln_jobs_close(jobs);
-    remove_store(dir);
 }
 
 enum { POOL = 3, POOL_THREADS = 12, POOL_ROUNDS = 200 };
@@ -181,18 +100,150 @@ TEST(pool_bounds_connections_out) {
     remove_store(dir);
 }
 
-TEST(create_rejects_zero_batch) {
-    wp_enqueuer *e = NULL;
-    CHECK_EQ(wp_enqueuer_create(&e, NULL, "q", 0), -1);
-    CHECK(e == NULL);
-    wp_enqueuer_destroy(NULL);
+enum { OUTBOX_ROWS = 300 }; /* more than one relay batch */
+
+static long outbox_rows(wp_conn *c) {
+    sqlite3_stmt *st = NULL;
+    long n = -1;
+    if (sqlite3_prepare_v2(c->db, "SELECT count(*) FROM outbox", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+static long waiting(ln_jobs *jobs) {
+    ln_job_counts n;
+    CHECK_EQ(ln_jobs_counts(jobs, "q", &n), 0);
+    return (long)n.waiting;
+}
+
+TEST(relay_moves_each_outbox_row_once) {
+    char dir[64], path[96];
+    ln_jobs *jobs = open_store(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/d.db", dir);
+    CHECK_EQ(wp_db_init(path), 0);
+    wp_conn *c = wp_conn_open(path);
+    CHECK(c != NULL);
+    wp_trace tr;
+    wp_trace_begin(&tr, NULL, NULL, 1);
+    wp_span *root = wp_span_start(&tr, NULL, NULL, "t", WP_KIND_SERVER);
+    static wp_write w[OUTBOX_ROWS + 5];
+    for (int i = 0; i < OUTBOX_ROWS + 5; i++) {
+        w[i] = (wp_write){.kind = i % 7 ? WP_COMMENT : WP_LIKE,
+                          .post_id = 1 + i % 10,
+                          .user_id = 2 + i,
+                          .body = "x"};
+        CHECK_EQ(wp_write_insert_outbox(c, &tr, root, &w[i], NULL), WP_OK);
+        CHECK(w[i].outbox > 0);
+    }
+    /* A queue the store refuses: the add fails and every row stays. */
+    wp_relay *bad = NULL;
+    CHECK_EQ(wp_relay_open(&bad, path, jobs, ""), 0);
+    CHECK_EQ(wp_relay_drain(bad), -1);
+    wp_relay_close(bad);
+    CHECK_EQ(outbox_rows(c), OUTBOX_ROWS + 5);
+
+    /* The last 5 rows' jobs are stored already, as by a relay killed
+     * between its add and its delete. */
+    char tag[WP_TAG_LEN + 1], ids[5][WP_JOB_ID_LEN], data[5][WP_JOB_DATA_LEN];
+    CHECK_EQ(wp_outbox_tag(c, tag), 0);
+    ln_job_spec specs[5];
+    ln_job_opts opts[5];
+    for (int i = 0; i < 5; i++) {
+        wp_outbox_job_id(tag, w[OUTBOX_ROWS + i].outbox, ids[i], sizeof ids[i]);
+        wp_outbox_job_data(&w[OUTBOX_ROWS + i], data[i], sizeof data[i]);
+        wp_outbox_job_opts(&opts[i], ids[i], NULL);
+        specs[i] = (ln_job_spec){.name = "n", .data_json = data[i], .opts = &opts[i]};
+    }
+    CHECK_EQ(ln_jobs_add_bulk(jobs, "q", specs, 5, NULL, 0), 0);
+
+    wp_relay *r = NULL;
+    CHECK_EQ(wp_relay_open(&r, path, jobs, "q"), 0);
+    CHECK_EQ(wp_relay_drain(r), OUTBOX_ROWS + 5);
+    CHECK_EQ(waiting(jobs), OUTBOX_ROWS + 5); /* none twice */
+    CHECK_EQ(outbox_rows(c), 0);
+    CHECK_EQ(wp_relay_drain(r), 0);
+    /* A job carries its row's data under the row's id. */
+    char id[WP_JOB_ID_LEN], want[WP_JOB_DATA_LEN];
+    wp_outbox_job_id(tag, w[7].outbox, id, sizeof id);
+    wp_outbox_job_data(&w[7], want, sizeof want);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(jobs, "q", id, &info), 0);
+    CHECK(strcmp(info.data, want) == 0);
+    CHECK(strcmp(info.name, "like") == 0);
+    ln_job_info_clear(&info);
+    wp_relay_close(r);
+    wp_conn_close(c);
+    ln_jobs_close(jobs);
+    remove_store(dir);
+}
+
+enum { WRITERS = 4, WRITES = 100 };
+
+typedef struct writer {
+    wp_dbpool *pool;
+    wp_relay *relay;
+    int index, failures;
+} writer;
+
+/* What the service's request thread does in async mode. */
+static void *write_many(void *arg) {
+    writer *a = arg;
+    for (int i = 0; i < WRITES; i++) {
+        wp_trace tr;
+        wp_trace_begin(&tr, NULL, NULL, 1);
+        wp_span *root = wp_span_start(&tr, NULL, NULL, "t", WP_KIND_SERVER);
+        wp_write w = {
+            .kind = WP_COMMENT, .post_id = 1 + i % 10, .user_id = 3 + a->index, .body = "y"};
+        wp_conn *c = wp_dbpool_acquire(a->pool);
+        int rc = wp_write_insert_outbox(c, &tr, root, &w, NULL);
+        wp_dbpool_release(a->pool, c);
+        if (rc == WP_OK)
+            wp_relay_notify(a->relay);
+        else
+            a->failures++;
+        if (i % 10 == 0) usleep(200); /* let the relay catch up and sleep */
+    }
+    return NULL;
+}
+
+/* The relay's thread woken by request threads: every row ends as exactly
+ * one job, and the outbox is empty after the close. */
+TEST(relay_thread_races_the_requests) {
+    char dir[64], path[96];
+    ln_jobs *jobs = open_store(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/d.db", dir);
+    CHECK_EQ(wp_db_init(path), 0);
+    wp_dbpool *pool = NULL;
+    CHECK_EQ(wp_dbpool_open(&pool, path, 2), 0);
+    wp_relay *r = NULL;
+    CHECK_EQ(wp_relay_open(&r, path, jobs, "q"), 0);
+    CHECK_EQ(wp_relay_start(r), 0);
+    pthread_t t[WRITERS];
+    writer a[WRITERS];
+    for (int i = 0; i < WRITERS; i++) {
+        a[i] = (writer){.pool = pool, .relay = r, .index = i};
+        CHECK_EQ(pthread_create(&t[i], NULL, write_many, &a[i]), 0);
+    }
+    for (int i = 0; i < WRITERS; i++) {
+        pthread_join(t[i], NULL);
+        CHECK_EQ(a[i].failures, 0);
+    }
+    wp_relay_close(r);
+    CHECK_EQ(waiting(jobs), WRITERS * WRITES);
+    wp_conn *c = wp_dbpool_acquire(pool);
+    CHECK_EQ(outbox_rows(c), 0);
+    wp_dbpool_release(pool, c);
+    wp_dbpool_close(pool);
+    ln_jobs_close(jobs);
+    remove_store(dir);
 }
 
 int main(int argc, char **argv) {
     return ln_test_run(argc, argv,
-                       (ln_test_case[]){TESTCASE(many_threads_every_job_once),
-                                        TESTCASE(failed_batch_reports_and_stores_nothing),
-                                        TESTCASE(pool_bounds_connections_out),
-                                        TESTCASE(create_rejects_zero_batch),
+                       (ln_test_case[]){TESTCASE(pool_bounds_connections_out),
+                                        TESTCASE(relay_moves_each_outbox_row_once),
+                                        TESTCASE(relay_thread_races_the_requests),
                                         {0}});
 }

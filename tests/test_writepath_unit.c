@@ -1,11 +1,15 @@
-/* test_writepath_unit.c - the tracing pieces of examples/writepath:
- * traceparent parsing and formatting, and spans written as OTLP/JSON lines
- * read back with their parent links, the request span and the trace id
- * filter. The HTTP behaviour is tested end to end by test_writepath.sh. */
+/* test_writepath_unit.c - pieces of examples/writepath: traceparent
+ * parsing and formatting, spans written as OTLP/JSON lines read back with
+ * their parent links, the request span and the trace id filter; and the
+ * write statements on pooled connections (a refused write must leave its
+ * connection without an open read snapshot). The HTTP behaviour is tested
+ * end to end by test_writepath.sh. */
 #include "testutil.h"
 
+#include "db.h"
 #include "spans.h"
 #include "trace.h"
+#include "writes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +160,65 @@ TEST(sampling_one_in_n) {
     unlink(path);
 }
 
+/* A fresh data database in a temporary directory; path gets its name. */
+static void fresh_db(char *dir, size_t dsize, char *path, size_t psize) {
+    snprintf(dir, dsize, "/tmp/writepath-unit-XXXXXX");
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, psize, "%s/data.db", dir);
+    CHECK_EQ(wp_db_init(path), 0);
+}
+
+static void remove_dir(const char *dir) {
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK_EQ(system(cmd), 0);
+}
+
+/* A request for an unknown user or post runs the diagnosis SELECTs on its
+ * pooled connection. If one of them is left stepped to a row, the
+ * connection keeps its read snapshot: once another connection (the worker)
+ * has written, the next write on it fails with SQLITE_BUSY_SNAPSHOT
+ * (a 503 in the service). Every refused write must leave the connection as
+ * it found it. */
+TEST(refused_write_leaves_no_snapshot) {
+    char dir[64], path[96];
+    fresh_db(dir, sizeof dir, path, sizeof path);
+    wp_conn *req = wp_conn_open(path), *other = wp_conn_open(path);
+    CHECK(req && other);
+    wp_trace tr;
+    wp_trace_begin(&tr, NULL, NULL, 1);
+    wp_span *root = wp_span_start(&tr, NULL, NULL, "t", WP_KIND_SERVER);
+    const wp_write bad[] = {
+        {.kind = WP_COMMENT, .post_id = 1, .user_id = 100000, .body = "x"},
+        {.kind = WP_COMMENT, .post_id = 100000, .user_id = 5, .body = "x"},
+        {.kind = WP_LIKE, .post_id = 1, .user_id = 100000},
+        {.kind = WP_LIKE, .post_id = 3, .user_id = 7}, /* liked twice below */
+    };
+    const int expect[] = {WP_ENOUSER, WP_ENOPOST, WP_ENOUSER, WP_ALREADY};
+    wp_write first = bad[3];
+    CHECK_EQ(wp_write_insert(req, &tr, root, &first), WP_OK);
+    for (int i = 0; i < 4; i++) {
+        wp_write w = bad[i];
+        CHECK_EQ(wp_write_insert(req, &tr, root, &w), expect[i]);
+        CHECK_EQ(sqlite3_get_autocommit(req->db), 1);
+        for (sqlite3_stmt *st = sqlite3_next_stmt(req->db, NULL); st;
+             st = sqlite3_next_stmt(req->db, st))
+            CHECK_EQ(sqlite3_stmt_busy(st), 0);
+        /* Another connection writes (the worker counting a row)... */
+        wp_write o = {.kind = WP_COMMENT, .post_id = 2, .user_id = 9, .body = "other"};
+        CHECK_EQ(wp_write_insert(other, &tr, root, &o), WP_OK);
+        int targets = 0;
+        CHECK_EQ(wp_write_followups(other, &tr, root, &o, &targets), WP_OK);
+        /* ...and the next valid write on the same connection succeeds. */
+        wp_write ok = {.kind = WP_COMMENT, .post_id = 1, .user_id = 5, .body = "hi"};
+        CHECK_EQ(wp_write_insert(req, &tr, root, &ok), WP_OK);
+        CHECK_EQ(wp_write_followups(req, &tr, root, &ok, &targets), WP_OK);
+    }
+    wp_conn_close(req);
+    wp_conn_close(other);
+    remove_dir(dir);
+}
+
 int main(int argc, char **argv) {
     return ln_test_run(argc, argv,
                        (ln_test_case[]){TESTCASE(traceparent_round_trip),
@@ -163,5 +226,6 @@ int main(int argc, char **argv) {
                                         TESTCASE(new_traces_get_fresh_ids),
                                         TESTCASE(spans_round_trip_across_two_writers),
                                         TESTCASE(sampling_one_in_n),
+                                        TESTCASE(refused_write_leaves_no_snapshot),
                                         {0}});
 }

@@ -1,4 +1,5 @@
-# The write-path service of seed 003 (examples/writepath, issue 7).
+# The write-path service of experiment E3 (examples/writepath;
+# docs/writepath.md, docs/experiments.md#e3).
 #
 # test_writepath_unit: traceparent parsing and formatting, and spans written
 # as OTLP/JSON read back (C, forked cases).
@@ -14,6 +15,15 @@
 #               consistency check passes after the queue drains
 #   trace       one async request: the worker's span is in the request's
 #               trace, a child of its enqueue span; waterfall and boundary
+#   snapshot    refused writes (unknown user/post, duplicate like) leave
+#               their pooled connection usable: later writes answer 201
+#   crash       kill -9 of the async service under load, restart: after the
+#               drain nothing is uncounted and no count differs (outbox)
+#   crash_redis the same with the queue in Redis (LANES_TEST_REDIS_URL)
+#   malformed   chunked bodies, an oversized Content-Length and oversized
+#               headers get the API's JSON errors (raw sockets, python3)
+#   overload    idle connections past --max-connections: the next client
+#               gets a JSON 503 at once
 #   redis       the async load with the queue in Redis (LANES_TEST_REDIS_URL,
 #               set by scripts/with-services.sh; skipped without it)
 if(NOT TARGET writepath OR NOT TARGET writepath_worker)
@@ -25,9 +35,9 @@ ln_test(NAME test_writepath_unit SOURCES test_writepath_unit.c
 ln_test(NAME test_writepath_concurrency SOURCES test_writepath_concurrency.c
         LIBS writepath_core TIMEOUT 60)
 
-set(LN_WRITEPATH_CASES lifecycle validation load trace)
+set(LN_WRITEPATH_CASES lifecycle validation load trace snapshot crash malformed overload)
 if(LN_HAVE_REDIS) # the queue in Redis needs liblanes-jobs' Redis store
-  list(APPEND LN_WRITEPATH_CASES redis)
+  list(APPEND LN_WRITEPATH_CASES redis crash_redis)
 endif()
 foreach(case ${LN_WRITEPATH_CASES})
   add_test(NAME test_writepath/${case}
@@ -37,3 +47,8 @@ foreach(case ${LN_WRITEPATH_CASES})
   set_tests_properties(test_writepath/${case} PROPERTIES TIMEOUT 90
                        SKIP_RETURN_CODE 77 LABELS "plain;writepath")
 endforeach()
+# Both use the queue "writepath" on the one test Redis: never at once.
+if(LN_HAVE_REDIS)
+  set_tests_properties(test_writepath/redis test_writepath/crash_redis PROPERTIES
+                       RESOURCE_LOCK writepath_redis_queue)
+endif()

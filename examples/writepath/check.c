@@ -5,7 +5,8 @@
  *
  *   - every post's comment_count and like_count equal its comment and like
  *     rows;
- *   - every comment and like was counted (its follow-ups ran);
+ *   - every comment and like was counted (its follow-ups ran), and no
+ *     outbox row is left (outbox.h: each is deleted with its follow-ups);
  *   - notifications are exactly the expected ones: one per comment or like
  *     for the post's author unless the author wrote it, nothing else.
  *
@@ -48,6 +49,7 @@ static const struct {
     {"uncounted", 1,
      "SELECT (SELECT count(*) FROM comments WHERE counted = 0)"
      "     + (SELECT count(*) FROM post_likes WHERE counted = 0)"},
+    {"outbox_pending", 1, "SELECT count(*) FROM outbox"},
     {"missing_notifications", 1,
      "SELECT (SELECT count(*) FROM comments c JOIN posts p ON p.id = c.post_id"
      "        WHERE p.author_id <> c.user_id AND NOT EXISTS (SELECT 1 FROM notifications n"

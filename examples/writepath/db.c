@@ -35,7 +35,24 @@ static const char schema_sql[] = "CREATE TABLE IF NOT EXISTS users("
                                  "  source_id INTEGER NOT NULL,"
                                  "  actor_id INTEGER NOT NULL,"
                                  "  created_at INTEGER NOT NULL,"
-                                 "  UNIQUE(kind, source_id, user_id));";
+                                 "  UNIQUE(kind, source_id, user_id));"
+                                 /* The async mode's outbox: one row per comment or like whose
+                                    job is not stored yet, committed with it (see outbox.h).
+                                    AUTOINCREMENT: an id, and so a job id, is never reused. */
+                                 "CREATE TABLE IF NOT EXISTS outbox("
+                                 "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                                 "  kind TEXT NOT NULL CHECK(kind IN ('comment', 'like')),"
+                                 "  row_id INTEGER NOT NULL,"
+                                 "  post_id INTEGER NOT NULL,"
+                                 "  user_id INTEGER NOT NULL,"
+                                 "  traceparent TEXT,"
+                                 "  created_at INTEGER NOT NULL);"
+                                 "CREATE TABLE IF NOT EXISTS meta("
+                                 "  key TEXT PRIMARY KEY,"
+                                 "  value TEXT NOT NULL);"
+                                 /* Names this database in job ids: a queue may outlive it. */
+                                 "INSERT OR IGNORE INTO meta(key, value)"
+                                 "  VALUES ('instance', lower(hex(randomblob(8))));";
 
 /* Users 1..WP_USERS; post p is written by user (p * 7) % WP_USERS + 1. */
 static const char seed_sql[] =
@@ -58,12 +75,10 @@ static const struct {
          "INSERT INTO comments(post_id, user_id, body, created_at)"
          " SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM posts WHERE id = ?1)"
          " AND EXISTS (SELECT 1 FROM users WHERE id = ?2)"},
-    [WP_SQL_DELETE_COMMENT] = {"DELETE comments", "DELETE FROM comments WHERE id = ?1"},
     [WP_SQL_INSERT_LIKE] = {"INSERT post_likes",
                             "INSERT OR IGNORE INTO post_likes(post_id, user_id, created_at)"
                             " SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM posts WHERE id = ?1)"
                             " AND EXISTS (SELECT 1 FROM users WHERE id = ?2)"},
-    [WP_SQL_DELETE_LIKE] = {"DELETE post_likes", "DELETE FROM post_likes WHERE rowid = ?1"},
     [WP_SQL_POST_EXISTS] = {"SELECT posts", "SELECT 1 FROM posts WHERE id = ?1"},
     [WP_SQL_USER_EXISTS] = {"SELECT users", "SELECT 1 FROM users WHERE id = ?1"},
     [WP_SQL_MARK_COMMENT] = {"UPDATE comments",
@@ -76,6 +91,14 @@ static const struct {
                            "UPDATE posts SET like_count = like_count + 1 WHERE id = ?1"},
     [WP_SQL_NOTIFY_TARGETS] = {"SELECT notify targets",
                                "SELECT author_id FROM posts WHERE id = ?1 AND author_id <> ?2"},
+    [WP_SQL_INSERT_OUTBOX] = {"INSERT outbox",
+                              "INSERT INTO outbox(kind, row_id, post_id, user_id, traceparent,"
+                              " created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"},
+    [WP_SQL_DELETE_OUTBOX] = {"DELETE outbox", "DELETE FROM outbox WHERE id = ?1"},
+    [WP_SQL_SCAN_OUTBOX] = {"SELECT outbox",
+                            "SELECT id, kind, row_id, post_id, user_id, traceparent FROM outbox"
+                            " ORDER BY id LIMIT ?1"},
+    [WP_SQL_INSTANCE] = {"SELECT meta", "SELECT value FROM meta WHERE key = 'instance'"},
     [WP_SQL_INSERT_NOTIFICATION] =
         {"INSERT notifications",
          "INSERT OR IGNORE INTO notifications(user_id, kind, source_id, actor_id, created_at)"
@@ -188,6 +211,20 @@ void wp_conn_close(wp_conn *c) {
     for (int i = 0; i < WP_SQL_COUNT_; i++) sqlite3_finalize(c->stmt[i]);
     sqlite3_close(c->db);
     free(c);
+}
+
+int wp_conn_settle(wp_conn *c) {
+    int undone = 0;
+    for (sqlite3_stmt *st = sqlite3_next_stmt(c->db, NULL); st; st = sqlite3_next_stmt(c->db, st))
+        if (sqlite3_stmt_busy(st)) {
+            sqlite3_reset(st);
+            undone++;
+        }
+    if (!sqlite3_get_autocommit(c->db)) {
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        undone++;
+    }
+    return undone;
 }
 
 sqlite3_stmt *wp_stmt(wp_conn *c, wp_stmt_id id) {

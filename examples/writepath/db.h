@@ -2,7 +2,9 @@
  * seed data, and connections with their statements prepared once.
  *
  * Schema (seed 003, db/schema.sql): users, posts (with like_count and
- * comment_count), post_likes, comments, notifications. Posts 1..WP_HOT_POSTS
+ * comment_count), post_likes, comments, notifications; and for the async
+ * mode an outbox table (outbox.h) and a meta table holding this database's
+ * random instance tag. Posts 1..WP_HOT_POSTS
  * are the hot posts the load targets. A comment or like row has a 'counted'
  * flag: 0 until the follow-up work (count UPDATE, notifications) has run, so
  * a job delivered twice (the queue is at-least-once) counts once, and the
@@ -30,9 +32,7 @@ typedef enum wp_stmt_id {
     WP_SQL_COMMIT,
     WP_SQL_ROLLBACK,
     WP_SQL_INSERT_COMMENT,      /* ?1 post ?2 user ?3 body ?4 time; only if both exist */
-    WP_SQL_DELETE_COMMENT,      /* ?1 id: undo of a comment whose job was never added */
     WP_SQL_INSERT_LIKE,         /* ?1 post ?2 user ?3 time; OR IGNORE, only if both exist */
-    WP_SQL_DELETE_LIKE,         /* ?1 like rowid */
     WP_SQL_POST_EXISTS,         /* ?1 post */
     WP_SQL_USER_EXISTS,         /* ?1 user */
     WP_SQL_MARK_COMMENT,        /* ?1 id: counted 0 -> 1 */
@@ -41,6 +41,10 @@ typedef enum wp_stmt_id {
     WP_SQL_COUNT_LIKE,          /* ?1 post: like_count + 1 */
     WP_SQL_NOTIFY_TARGETS,      /* ?1 post ?2 actor -> user ids to notify */
     WP_SQL_INSERT_NOTIFICATION, /* ?1 user ?2 kind ?3 source ?4 actor ?5 time */
+    WP_SQL_INSERT_OUTBOX,       /* ?1 kind ?2 row ?3 post ?4 user ?5 traceparent ?6 time */
+    WP_SQL_DELETE_OUTBOX,       /* ?1 outbox id */
+    WP_SQL_SCAN_OUTBOX,         /* ?1 limit -> the oldest outbox rows */
+    WP_SQL_INSTANCE,            /* -> this database's instance tag (16 hex digits) */
     WP_SQL_COUNT_
 } wp_stmt_id;
 
@@ -54,6 +58,13 @@ typedef struct wp_conn {
  * Returns NULL and prints the SQLite error to stderr on failure. */
 wp_conn *wp_conn_open(const char *path);
 void wp_conn_close(wp_conn *c); /* NULL is a no-op */
+
+/* Put a connection back in its idle state: reset every statement still
+ * stepping and roll back a transaction left open. The write statements
+ * leave nothing behind (writes.c resets after each step); the pool calls
+ * this on every release anyway, so that no slip can keep an old read
+ * snapshot on a pooled connection. Returns how many things it undid. */
+int wp_conn_settle(wp_conn *c);
 
 /* Reset and clear the bindings of a statement and return it. */
 sqlite3_stmt *wp_stmt(wp_conn *c, wp_stmt_id id);

@@ -84,6 +84,7 @@ wp_conn *wp_dbpool_acquire(wp_dbpool *p) {
 }
 
 void wp_dbpool_release(wp_dbpool *p, wp_conn *c) {
+    wp_conn_settle(c); /* outside the lock: the connection is still ours */
     pthread_mutex_lock(&p->mu);
     waiter *w = p->head;
     if (w) {

@@ -20,7 +20,8 @@ void wp_dbpool_close(wp_dbpool *p);
 
 /* Take a connection, waiting (FIFO) while all are in use. Never NULL. */
 wp_conn *wp_dbpool_acquire(wp_dbpool *p);
-/* Give back a connection taken with wp_dbpool_acquire. */
+/* Give back a connection taken with wp_dbpool_acquire, settled first
+ * (wp_conn_settle: no statement left stepping, no transaction open). */
 void wp_dbpool_release(wp_dbpool *p, wp_conn *c);
 
 #endif

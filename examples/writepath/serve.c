@@ -10,22 +10,30 @@
  *   naive  INSERT, then the follow-up transaction (count UPDATE, notify
  *          SELECT, notification INSERTs) and the 30 ms push, all while
  *          holding the pool connection; then the answer.
- *   async  INSERT, give the connection back, add a job carrying the
- *          request's trace context, answer. writepath_worker does the rest.
- *          Adds that arrive while another is being committed are committed
- *          together (enqueue.h); each request still answers only once its
- *          own job is stored.
+ *   async  INSERT with its outbox row (carrying the request's trace
+ *          context) in one transaction, give the connection back, wake
+ *          the outbox relay, answer. The relay thread adds the jobs of the
+ *          committed outbox rows in batches and then deletes the rows
+ *          (outbox.h); writepath_worker does the rest. The answer comes
+ *          only once the write and its outbox row are committed, so the
+ *          follow-up work can no longer be lost.
  *
  * libmicrohttpd calls the access handler several times per request: first
- * with the headers (we start the request span), then with pieces of the
- * body (we copy up to WP_REQUEST_MAX bytes), then once with none (we
- * answer). The completion callback ends the request span when the response
- * has been sent -- the response boundary of the waterfall -- and writes the
- * request's spans. A request's state is touched only by its connection's
- * thread. Shared state (pool, queue handle, tracer) is thread-safe.
+ * with the headers (we start the request span, and answer at once -- before
+ * any body is read -- a request whose headers are too large, whose
+ * Content-Length is over WP_REQUEST_MAX, or whose body is chunked: a
+ * malformed chunk would otherwise get libmicrohttpd's HTML error), then
+ * with pieces of the body (we copy up to WP_REQUEST_MAX bytes), then once
+ * with none (we answer). The completion callback ends the request span
+ * when the response has been sent -- the response boundary of the
+ * waterfall -- and writes the request's spans. A request's state is
+ * touched only by its connection's thread. Shared state (pool, queue
+ * handle, tracer) is thread-safe. Connections come through gate.h, which
+ * bounds how many are open.
  */
 #include "dbpool.h"
-#include "enqueue.h"
+#include "gate.h"
+#include "outbox.h"
 #include "service.h"
 #include "trace.h"
 #include "writes.h"
@@ -33,16 +41,21 @@
 #include <lanes.h>
 #include <lanes/jobs.h>
 
-#include <arpa/inet.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #define WP_REQUEST_MAX 16384 /* bytes of request body accepted */
-#define WP_MAX_BATCH 64      /* most jobs added in one store transaction */
+#define WP_HEADERS_MAX 8192  /* bytes of URL and header lines accepted */
+/* libmicrohttpd's memory per connection. It answers a request line and
+ * headers that do not fit with its own HTML 431, so this is well above
+ * WP_HEADERS_MAX: anything between the two gets our JSON 431. The pool is
+ * mmap'd, so untouched memory costs nothing. */
+#define WP_CONN_MEMORY (256u * 1024)
 
 typedef struct service {
     int async;
@@ -50,7 +63,7 @@ typedef struct service {
     unsigned sample_every;
     wp_dbpool *pool;
     ln_jobs *jobs;
-    wp_enqueuer *enqueuer; /* group commit of the adds on jobs */
+    wp_relay *relay; /* outbox rows -> jobs */
     wp_tracer *tracer;
 } service;
 
@@ -131,59 +144,33 @@ static const char *parse_body(const request *r, wp_kind kind, wp_write *w, json_
 
 /* ------------------------------------------------------------ the modes */
 
-/* Add the follow-up job of w; its traceparent is the enqueue span's, so the
- * worker's span becomes that span's child. The store numbers the job (row
- * ids restart with a fresh data file, the queue store may be older). Up to
- * 5 attempts: a follow-up that met a busy database runs again. 0 or a
- * negative LN_E* code. */
-static int enqueue(service *svc, request *r, const wp_write *w) {
-    char data[160], tp[WP_TRACEPARENT_LEN + 1];
-    snprintf(data, sizeof data, "{\"kind\":\"%s\",\"id\":%lld,\"post_id\":%lld,\"user_id\":%lld}",
-             wp_kind_name(w->kind), (long long)w->id, (long long)w->post_id, (long long)w->user_id);
-    wp_span *s = wp_span_start(&r->trace, r->root, NULL, "queue.add", WP_KIND_PRODUCER);
-    wp_span_str(s, "messaging.system", "lanes");
-    wp_span_str(s, "messaging.destination.name", WP_QUEUE);
-    wp_traceparent_format(&s->ctx, tp);
-    ln_job_opts opts;
-    ln_job_opts_init(&opts);
-    opts.traceparent = tp;
-    opts.attempts = 5;
-    opts.backoff = LN_BACKOFF_EXPONENTIAL;
-    opts.backoff_ms = 100;
-    opts.remove_on_complete.mode = LN_KEEP_NONE;
-    ln_job_spec spec = {.name = wp_kind_name(w->kind), .data_json = data, .opts = &opts};
-    unsigned batch = 0;
-    int rc = wp_enqueue(svc->enqueuer, &spec, &batch);
-    s->error = rc != 0;
-    wp_span_int(s, "messaging.batch.message_count", batch);
-    wp_span_end(s);
-    if (rc)
-        fprintf(stderr, "writepath: add job: %s: %s\n", ln_strerror(rc), ln_jobs_errmsg(svc->jobs));
-    return rc;
-}
-
-/* Do the write of w in the service's mode. WP_OK, WP_ALREADY or an error. */
+/* Do the write of w in the service's mode. WP_OK, WP_ALREADY or an error.
+ * async: the outbox row carries the traceparent of a "queue.add" span
+ * around its transaction, so the worker's span becomes that span's child. */
 static int handle_write(service *svc, request *r, wp_write *w) {
     wp_span *acq = wp_span_start(&r->trace, r->root, NULL, "pool.acquire", WP_KIND_INTERNAL);
     wp_conn *conn = wp_dbpool_acquire(svc->pool);
     wp_span_end(acq);
-    int rc = wp_write_insert(conn, &r->trace, r->root, w);
-    if (rc != WP_OK || !svc->async) {
-        int targets = 0;
-        if (rc == WP_OK) rc = wp_write_followups(conn, &r->trace, r->root, w, &targets);
-        if (rc == WP_OK) wp_write_push(&r->trace, r->root, svc->push_ms, targets);
+    int rc, targets = 0;
+    if (svc->async) {
+        char tp[WP_TRACEPARENT_LEN + 1];
+        wp_span *s = wp_span_start(&r->trace, r->root, NULL, "queue.add", WP_KIND_PRODUCER);
+        wp_span_str(s, "messaging.system", "lanes");
+        wp_span_str(s, "messaging.destination.name", WP_QUEUE);
+        wp_span_str(s, "messaging.operation", "outbox");
+        wp_traceparent_format(&s->ctx, tp);
+        rc = wp_write_insert_outbox(conn, &r->trace, r->root, w, tp);
+        s->error = rc < 0;
+        wp_span_end(s);
         wp_dbpool_release(svc->pool, conn);
+        if (rc == WP_OK) wp_relay_notify(svc->relay);
         return rc;
     }
+    rc = wp_write_insert(conn, &r->trace, r->root, w);
+    if (rc == WP_OK) rc = wp_write_followups(conn, &r->trace, r->root, w, &targets);
+    if (rc == WP_OK) wp_write_push(&r->trace, r->root, svc->push_ms, targets);
     wp_dbpool_release(svc->pool, conn);
-    if (enqueue(svc, r, w) == 0) return WP_OK;
-    /* No job, so nobody would ever count the row: take it back. */
-    conn = wp_dbpool_acquire(svc->pool);
-    if (wp_write_undo(conn, &r->trace, r->root, w) != WP_OK)
-        fprintf(stderr, "writepath: could not undo %s %lld after a failed add\n",
-                wp_kind_name(w->kind), (long long)w->id);
-    wp_dbpool_release(svc->pool, conn);
-    return WP_EDB;
+    return rc;
 }
 
 static enum MHD_Result answer(service *svc, struct MHD_Connection *conn, request *r,
@@ -228,11 +215,44 @@ static enum MHD_Result answer(service *svc, struct MHD_Connection *conn, request
         return reply_error(conn, r, MHD_HTTP_NOT_FOUND, "unknown_user", "no such user");
     default:
         return reply_error(conn, r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
-                           "the database or the queue failed; nothing was written");
+                           "the database failed; nothing was written");
     }
 }
 
 /* ------------------------------------------------------------ callbacks */
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value) {
+    size_t *n = cls;
+    (void)kind;
+    *n += strlen(key) + (value ? strlen(value) : 0) + 4; /* ": " and CRLF */
+    return MHD_YES;
+}
+
+/* The checks made on the headers alone, answered before any body is read
+ * (libmicrohttpd then reads no more and closes the connection after the
+ * answer). 1 with *ret set when answered, else 0. */
+static int answer_early(struct MHD_Connection *conn, request *r, const char *url,
+                        enum MHD_Result *ret) {
+    size_t header_bytes = strlen(url);
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &header_bytes);
+    const char *te =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    const char *cl =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (header_bytes > WP_HEADERS_MAX)
+        *ret = reply_error(conn, r, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "headers_too_large",
+                           "request line and headers larger than 8192 bytes");
+    else if (te)
+        *ret = reply_error(conn, r, MHD_HTTP_LENGTH_REQUIRED, "length_required",
+                           "send the body with Content-Length (no Transfer-Encoding)");
+    else if (cl && strtoull(cl, NULL, 10) > WP_REQUEST_MAX) /* digits: checked by MHD */
+        *ret = reply_error(conn, r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
+                           "request body larger than 16384 bytes");
+    else
+        return 0;
+    return 1;
+}
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *upload,
@@ -250,6 +270,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         r->root =
             wp_span_start(&r->trace, NULL, continued ? &in : NULL, "HTTP request", WP_KIND_SERVER);
         *req_cls = r;
+        enum MHD_Result ret;
+        return answer_early(conn, r, url, &ret) ? ret : MHD_YES;
+    }
+    if (r->status) { /* answered early; libmicrohttpd should not call again */
+        *upload_size = 0;
         return MHD_YES;
     }
     if (*upload_size) { /* a piece of the body */
@@ -287,10 +312,16 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 
 /* ------------------------------------------------------------ main */
 
+typedef struct config {
+    const char *db, *queue, *trace, *mode;
+    long port, pool, push_ms, sample, max_conns, idle_s;
+} config;
+
 static void usage(void) {
     fprintf(stderr, "usage: writepath serve --db PATH [--mode naive|async] [--queue URL]\n"
                     "                       [--port N] [--pool N] [--push-ms N]\n"
-                    "                       [--trace FILE] [--sample N]\n"
+                    "                       [--trace FILE] [--sample N] [--max-connections N]\n"
+                    "                       [--idle-timeout S]\n"
                     "  --mode    naive (default): everything before answering; async: insert,\n"
                     "            add a job, answer (run writepath_worker for the rest)\n"
                     "  --queue   job store URL (default sqlite:DB" WP_QUEUE_SUFFIX ")\n"
@@ -299,92 +330,134 @@ static void usage(void) {
                     "  --push-ms simulated push call (default 30)\n"
                     "  --trace   append spans as OTLP/JSON lines to FILE\n"
                     "  --sample  trace 1 in N requests without a sampled traceparent (default 1)\n"
+                    "  --max-connections  open connections served (default 1000); past it a\n"
+                    "            request gets 503 {\"error\":\"overloaded\"}\n"
+                    "  --idle-timeout     close a connection idle this long (default 15 s)\n"
                     "Prints \"port=N\" on stdout once it listens; stops on SIGTERM or SIGINT.\n");
 }
 
-int wp_serve_main(int argc, char **argv) {
-    const char *db = NULL, *queue = NULL, *trace = NULL, *mode = "naive";
-    long port = 8080, pool_size = 10, push_ms = 30, sample = 1;
+/* 0, or 2 (usage printed). */
+static int parse_args(int argc, char **argv, config *c) {
+    *c = (config){.mode = "naive",
+                  .port = 8080,
+                  .pool = 10,
+                  .push_ms = 30,
+                  .sample = 1,
+                  .max_conns = 1000,
+                  .idle_s = 15};
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        long *num = !strcmp(a, "--port")      ? &port
-                    : !strcmp(a, "--pool")    ? &pool_size
-                    : !strcmp(a, "--push-ms") ? &push_ms
-                    : !strcmp(a, "--sample")  ? &sample
-                                              : NULL;
-        const char **str = !strcmp(a, "--db")      ? &db
-                           : !strcmp(a, "--queue") ? &queue
-                           : !strcmp(a, "--trace") ? &trace
-                           : !strcmp(a, "--mode")  ? &mode
+        long *num = !strcmp(a, "--port")              ? &c->port
+                    : !strcmp(a, "--pool")            ? &c->pool
+                    : !strcmp(a, "--push-ms")         ? &c->push_ms
+                    : !strcmp(a, "--sample")          ? &c->sample
+                    : !strcmp(a, "--max-connections") ? &c->max_conns
+                    : !strcmp(a, "--idle-timeout")    ? &c->idle_s
+                                                      : NULL;
+        const char **str = !strcmp(a, "--db")      ? &c->db
+                           : !strcmp(a, "--queue") ? &c->queue
+                           : !strcmp(a, "--trace") ? &c->trace
+                           : !strcmp(a, "--mode")  ? &c->mode
                                                    : NULL;
-        if ((!num && !str) || !v) {
+        char *end = NULL;
+        if (num) *num = strtol(v ? v : "", &end, 10);
+        if ((!num && !str) || !v || (num && (*end || *num < 0 || *num > 65535))) {
             usage();
             return 2;
         }
-        if (num) {
-            char *end;
-            *num = strtol(v, &end, 10);
-            if (*end || *num < 0 || *num > 65535) {
-                usage();
-                return 2;
-            }
-        } else {
-            *str = v;
-        }
+        if (str) *str = v;
     }
-    int async = !strcmp(mode, "async");
-    if (!db || (!async && strcmp(mode, "naive")) || pool_size < 1 || pool_size > 1000 ||
-        sample < 1) {
-        usage();
-        return 2;
-    }
+    if (c->db && (!strcmp(c->mode, "async") || !strcmp(c->mode, "naive")) && c->pool >= 1 &&
+        c->pool <= 1000 && c->sample >= 1 && c->max_conns >= 1 && c->idle_s >= 1)
+        return 0;
+    usage();
+    return 2;
+}
 
-    service svc = {.async = async, .push_ms = (unsigned)push_ms, .sample_every = (unsigned)sample};
+/* Raise the open-file limit to its hard limit if the connections need it,
+ * and split the descriptors there are between the main daemon (up to
+ * o->max_conns) and the reject daemon (up to WP_GATE_REJECT_MAX); 256 stay
+ * for the databases, the queue and stdio. */
+static void fit_fd_limit(wp_gate_opts *o) {
+    struct rlimit rl;
+    o->reject_max = WP_GATE_REJECT_MAX;
+    if (getrlimit(RLIMIT_NOFILE, &rl)) return;
+    rlim_t need = (rlim_t)o->max_conns + WP_GATE_REJECT_MAX + 256;
+    if (rl.rlim_cur < need && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur >= need) return;
+    unsigned avail = rl.rlim_cur > 256 + 16 ? (unsigned)(rl.rlim_cur - 256) : 16;
+    unsigned want = o->max_conns;
+    if (o->max_conns > avail * 3 / 4) o->max_conns = avail * 3 / 4;
+    o->reject_max = avail - o->max_conns;
+    fprintf(stderr, "writepath: open-file limit %llu: serving %u connections, not %u\n",
+            (unsigned long long)rl.rlim_cur, o->max_conns, want);
+}
+
+/* The async mode's queue and outbox relay. The relay first adds the jobs
+ * of the outbox rows an earlier run left (killed before it relayed them),
+ * before the service listens. 0, or -1 (printed). */
+static int start_async(service *svc, const config *c, const char *queue) {
+    char err[256] = "";
+    int e = ln_jobs_open_ex(&svc->jobs, queue, NULL, err, sizeof err);
+    if (e) {
+        fprintf(stderr, "writepath: cannot open queue %s: %s%s%s\n", queue, ln_strerror(e),
+                *err ? ": " : "", err);
+        return -1;
+    }
+    if (wp_relay_open(&svc->relay, c->db, svc->jobs, WP_QUEUE)) return -1;
+    long n = wp_relay_drain(svc->relay);
+    if (n > 0) fprintf(stderr, "writepath: outbox: %ld jobs of an earlier run added\n", n);
+    /* n < 0 was printed; the relay's thread tries again. */
+    return wp_relay_start(svc->relay);
+}
+
+int wp_serve_main(int argc, char **argv) {
+    config c;
+    if (parse_args(argc, argv, &c)) return 2;
+    int async = !strcmp(c.mode, "async");
+    service svc = {
+        .async = async, .push_ms = (unsigned)c.push_ms, .sample_every = (unsigned)c.sample};
     char *default_queue = NULL;
-    struct MHD_Daemon *d = NULL;
+    const char *queue = c.queue;
+    wp_gate *gate = NULL;
     int rc = 1;
-    if (wp_db_init(db) || wp_dbpool_open(&svc.pool, db, (unsigned)pool_size)) goto out;
-    if (trace && wp_tracer_open(&svc.tracer, trace, "writepath-app")) {
-        perror("writepath: trace file");
-        goto out;
-    }
-    if (async) {
-        if (!queue) queue = default_queue = wp_default_queue_url(db);
-        char err[256] = "";
-        int e = queue ? ln_jobs_open_ex(&svc.jobs, queue, NULL, err, sizeof err) : LN_ENOMEM;
-        if (e) {
-            fprintf(stderr, "writepath: cannot open queue %s: %s%s%s\n", queue ? queue : "",
-                    ln_strerror(e), *err ? ": " : "", err);
-            goto out;
-        }
-        if (wp_enqueuer_create(&svc.enqueuer, svc.jobs, WP_QUEUE, WP_MAX_BATCH)) goto out;
-    }
-
-    /* SIGTERM/SIGINT are blocked in every thread and taken by sigwait below;
-     * the HTTP threads inherit the mask. */
+    /* SIGTERM/SIGINT are blocked in every thread and taken by sigwait below:
+     * block them before any thread starts (the relay's, the HTTP ones), so
+     * that every thread inherits the mask. */
     sigset_t stop;
     sigemptyset(&stop);
     sigaddset(&stop, SIGTERM);
     sigaddset(&stop, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
-
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                             MHD_USE_AUTO | MHD_USE_ERROR_LOG,
-                         0, NULL, NULL, on_access, &svc, MHD_OPTION_SOCK_ADDR, &addr,
-                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, &svc,
-                         MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_END);
-    if (!d) {
-        fprintf(stderr, "writepath: cannot listen on 127.0.0.1:%ld\n", port);
+    if (wp_db_init(c.db) || wp_dbpool_open(&svc.pool, c.db, (unsigned)c.pool)) goto out;
+    if (c.trace && wp_tracer_open(&svc.tracer, c.trace, "writepath-app")) {
+        perror("writepath: trace file");
         goto out;
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    printf("port=%u\n", info ? (unsigned)info->port : (unsigned)port);
+    if (async) {
+        if (!queue) queue = default_queue = wp_default_queue_url(c.db);
+        if (!queue || start_async(&svc, &c, queue)) goto out;
+    }
+
+    wp_gate_opts go = {.port = (uint16_t)c.port,
+                       .max_conns = (unsigned)c.max_conns,
+                       .idle_timeout_s = (unsigned)c.idle_s,
+                       .conn_memory = WP_CONN_MEMORY,
+                       .access = on_access,
+                       .access_cls = &svc,
+                       .completed = on_completed,
+                       .completed_cls = &svc};
+    fit_fd_limit(&go);
+    if (wp_gate_start(&gate, &go)) goto out;
+    printf("port=%u\n", (unsigned)wp_gate_port(gate));
     fflush(stdout);
-    fprintf(stderr, "writepath: %s mode on 127.0.0.1:%u, pool %ld%s%s\n", mode,
-            info ? (unsigned)info->port : (unsigned)port, pool_size, async ? ", queue " : "",
+    fprintf(stderr, "writepath: %s mode on 127.0.0.1:%u, pool %ld, %u connections%s%s\n", c.mode,
+            (unsigned)wp_gate_port(gate), c.pool, go.max_conns, async ? ", queue " : "",
             async ? queue : "");
 
     int sig;
@@ -392,8 +465,8 @@ int wp_serve_main(int argc, char **argv) {
     fprintf(stderr, "writepath: %s, stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     rc = 0;
 out:
-    if (d) MHD_stop_daemon(d); /* closes connections, joins their threads */
-    wp_enqueuer_destroy(svc.enqueuer);
+    wp_gate_stop(gate);        /* closes connections, joins their threads */
+    wp_relay_close(svc.relay); /* relays what the last requests committed */
     ln_jobs_close(svc.jobs);
     wp_dbpool_close(svc.pool);
     wp_tracer_close(svc.tracer);

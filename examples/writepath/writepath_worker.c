@@ -3,6 +3,11 @@
  * UPDATE, notify-targets SELECT, notification INSERTs, then the 30 ms push),
  * with an ln_worker.
  *
+ * The jobs come from the service's outbox (outbox.h); their data may carry
+ * more keys than the four read here. A job whose id names another
+ * database (wp-TAG-N with another instance tag: a queue shared by two
+ * data databases) fails instead of counting this database's rows.
+ *
  * Tracing: a job carries the traceparent of the service's "queue.add" span;
  * the job's span continues it, so the worker's spans sit in the request's
  * trace, after its response boundary.
@@ -14,6 +19,7 @@
  * running after the grace period go back to waiting.
  */
 #include "dbpool.h"
+#include "outbox.h"
 #include "service.h"
 #include "trace.h"
 #include "writes.h"
@@ -31,7 +37,14 @@ typedef struct worker_ctx {
     wp_dbpool *pool;
     wp_tracer *tracer;
     unsigned push_ms;
+    char tag[WP_TAG_LEN + 1]; /* this database's instance tag */
 } worker_ctx;
+
+/* 1 if the job's id is an outbox job id of another database. */
+static int foreign_job(const worker_ctx *ctx, const char *id) {
+    return strncmp(id, "wp-", 3) == 0 &&
+           (strncmp(id + 3, ctx->tag, WP_TAG_LEN) != 0 || id[3 + WP_TAG_LEN] != '-');
+}
 
 /* Set once before the handlers are installed, read by the signal handler. */
 static ln_worker *volatile the_worker;
@@ -66,6 +79,8 @@ static int run_job(ln_job *job, void *arg) {
     worker_ctx *ctx = arg;
     wp_write w;
     if (parse_job(job, &w)) return ln_job_fail(job, "job data is not a writepath write");
+    if (foreign_job(ctx, ln_job_id(job)))
+        return ln_job_fail(job, "job of another writepath database (instance tag differs)");
 
     wp_span_ctx parent;
     const char *tp = ln_job_traceparent(job);
@@ -90,6 +105,15 @@ static int run_job(ln_job *job, void *arg) {
     wp_span_end(root);
     wp_trace_flush(&tr, ctx->tracer);
     return rc == WP_OK ? 0 : ln_job_fail(job, "database error in the follow-ups");
+}
+
+/* The schema, the pool and the instance tag. 0, or -1 (printed). */
+static int open_db(worker_ctx *ctx, const char *db, unsigned pool_size) {
+    if (wp_db_init(db) || wp_dbpool_open(&ctx->pool, db, pool_size)) return -1;
+    wp_conn *conn = wp_dbpool_acquire(ctx->pool);
+    int rc = wp_outbox_tag(conn, ctx->tag);
+    wp_dbpool_release(ctx->pool, conn);
+    return rc;
 }
 
 static void usage(void) {
@@ -147,7 +171,7 @@ int main(int argc, char **argv) {
     ln_jobs *jobs = NULL;
     ln_worker *w = NULL;
     int rc = 1;
-    if (wp_db_init(db) || wp_dbpool_open(&ctx.pool, db, (unsigned)concurrency)) goto out;
+    if (open_db(&ctx, db, (unsigned)concurrency)) goto out;
     if (trace && wp_tracer_open(&ctx.tracer, trace, "writepath-worker")) {
         perror("writepath_worker: trace file");
         goto out;

@@ -11,13 +11,20 @@ static int64_t now_ms(void) {
     return (int64_t)(wp_now_ns() / 1000000u);
 }
 
-/* Step a bound statement once inside a span named after it. */
+/* Step a bound statement once inside a span named after it, then reset it.
+ * The reset matters: a statement left after SQLITE_ROW keeps the
+ * connection's read transaction open, and in WAL mode that old snapshot
+ * makes the connection's next write fail with SQLITE_BUSY_SNAPSHOT as soon
+ * as another connection has written. sqlite3_changes() and
+ * sqlite3_last_insert_rowid() belong to the connection and survive the
+ * reset. */
 static int run(wp_stmt_id id, sqlite3_stmt *st, wp_trace *tr, const wp_span *parent) {
     wp_span *s = wp_span_start(tr, parent, NULL, wp_stmt_name(id), WP_KIND_CLIENT);
     wp_span_str(s, "db.system", "sqlite");
     wp_span_str(s, "db.statement", wp_stmt_sql(id));
     int rc = sqlite3_step(st);
     s->error = rc != SQLITE_DONE && rc != SQLITE_ROW;
+    sqlite3_reset(st);
     wp_span_end(s);
     return rc;
 }
@@ -29,7 +36,12 @@ static int exists(wp_conn *c, wp_stmt_id id, int64_t key, wp_trace *tr, const wp
     return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
-int wp_write_insert(wp_conn *c, wp_trace *tr, const wp_span *parent, wp_write *w) {
+static int simple(wp_conn *c, wp_stmt_id id, wp_trace *tr, const wp_span *parent) {
+    return run(id, wp_stmt(c, id), tr, parent) == SQLITE_DONE ? 0 : -1;
+}
+
+/* The INSERT itself: 1 inserted (w->id set), 0 nothing inserted, -1 error. */
+static int insert_row(wp_conn *c, wp_trace *tr, const wp_span *parent, wp_write *w) {
     wp_stmt_id id = w->kind == WP_COMMENT ? WP_SQL_INSERT_COMMENT : WP_SQL_INSERT_LIKE;
     sqlite3_stmt *st = wp_stmt(c, id);
     sqlite3_bind_int64(st, 1, w->post_id);
@@ -40,12 +52,14 @@ int wp_write_insert(wp_conn *c, wp_trace *tr, const wp_span *parent, wp_write *w
     } else {
         sqlite3_bind_int64(st, 3, now_ms());
     }
-    if (run(id, st, tr, parent) != SQLITE_DONE) return WP_EDB;
-    if (sqlite3_changes(c->db) == 1) {
-        w->id = sqlite3_last_insert_rowid(c->db);
-        return WP_OK;
-    }
-    /* Nothing inserted: find out why (only on this rare path). */
+    if (run(id, st, tr, parent) != SQLITE_DONE) return -1;
+    if (sqlite3_changes(c->db) != 1) return 0;
+    w->id = sqlite3_last_insert_rowid(c->db);
+    return 1;
+}
+
+/* Nothing was inserted: find out why (only on this rare path). */
+static int why_not(wp_conn *c, wp_trace *tr, const wp_span *parent, const wp_write *w) {
     int post = exists(c, WP_SQL_POST_EXISTS, w->post_id, tr, parent);
     if (post < 0) return WP_EDB;
     if (!post) return WP_ENOPOST;
@@ -55,15 +69,30 @@ int wp_write_insert(wp_conn *c, wp_trace *tr, const wp_span *parent, wp_write *w
     return w->kind == WP_LIKE ? WP_ALREADY : WP_EDB;
 }
 
-int wp_write_undo(wp_conn *c, wp_trace *tr, const wp_span *parent, const wp_write *w) {
-    wp_stmt_id id = w->kind == WP_COMMENT ? WP_SQL_DELETE_COMMENT : WP_SQL_DELETE_LIKE;
-    sqlite3_stmt *st = wp_stmt(c, id);
-    sqlite3_bind_int64(st, 1, w->id);
-    return run(id, st, tr, parent) == SQLITE_DONE ? WP_OK : WP_EDB;
+int wp_write_insert(wp_conn *c, wp_trace *tr, const wp_span *parent, wp_write *w) {
+    int rc = insert_row(c, tr, parent, w);
+    return rc > 0 ? WP_OK : rc < 0 ? WP_EDB : why_not(c, tr, parent, w);
 }
 
-static int simple(wp_conn *c, wp_stmt_id id, wp_trace *tr, const wp_span *parent) {
-    return run(id, wp_stmt(c, id), tr, parent) == SQLITE_DONE ? 0 : -1;
+int wp_write_insert_outbox(wp_conn *c, wp_trace *tr, const wp_span *parent, wp_write *w,
+                           const char *traceparent) {
+    if (simple(c, WP_SQL_BEGIN, tr, parent)) return WP_EDB;
+    int rc = insert_row(c, tr, parent, w);
+    if (rc > 0) {
+        sqlite3_stmt *st = wp_stmt(c, WP_SQL_INSERT_OUTBOX);
+        sqlite3_bind_text(st, 1, wp_kind_name(w->kind), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, w->id);
+        sqlite3_bind_int64(st, 3, w->post_id);
+        sqlite3_bind_int64(st, 4, w->user_id);
+        if (traceparent) sqlite3_bind_text(st, 5, traceparent, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 6, now_ms());
+        if (run(WP_SQL_INSERT_OUTBOX, st, tr, parent) != SQLITE_DONE) rc = -1;
+        w->outbox = sqlite3_last_insert_rowid(c->db);
+    }
+    if (rc > 0 && simple(c, WP_SQL_COMMIT, tr, parent) == 0) return WP_OK;
+    simple(c, WP_SQL_ROLLBACK, tr, parent);
+    w->outbox = 0;
+    return rc < 0 ? WP_EDB : why_not(c, tr, parent, w);
 }
 
 /* The body of the transaction; 0 or -1. */
@@ -93,6 +122,7 @@ static int followups(wp_conn *c, wp_trace *tr, const wp_span *parent, const wp_w
     wp_span_str(s, "db.statement", wp_stmt_sql(WP_SQL_NOTIFY_TARGETS));
     while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < 8) users[n++] = sqlite3_column_int64(st, 0);
     s->error = rc != SQLITE_DONE && rc != SQLITE_ROW;
+    sqlite3_reset(st); /* see run() */
     wp_span_end(s);
     if (s->error) return -1;
 

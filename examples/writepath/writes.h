@@ -6,9 +6,12 @@
  *                       SELECT, notification INSERTs, in one transaction
  *   wp_write_push       the simulated push call (a 30 ms sleep)
  *
- * naive runs all three before answering; async runs the insert, adds a job
- * and answers, and the worker runs the other two. Both modes run exactly
- * the same statements. Each statement gets a span (a child of 'parent').
+ * naive runs all three before answering; async runs the insert together
+ * with an outbox row in one transaction (wp_write_insert_outbox) and
+ * answers; the outbox relay turns the row into a job (outbox.h) and the
+ * worker runs the other two. Both modes run the same statements, async
+ * with the outbox row's INSERT added. Each statement gets a span (a child
+ * of 'parent').
  *
  * The follow-ups are idempotent: they only count a row whose 'counted' flag
  * they flip from 0 to 1 in the same transaction, and notifications are
@@ -41,6 +44,7 @@ typedef struct wp_write {
     int64_t post_id, user_id;
     const char *body; /* comment text (comments only) */
     int64_t id;       /* out: comment id, or the like's rowid */
+    int64_t outbox;   /* out: its outbox row id (async), 0 = none */
 } wp_write;
 
 /* The kind's name: "comment" or "like" (static). */
@@ -50,9 +54,11 @@ const char *wp_kind_name(wp_kind kind);
  * WP_ALREADY, WP_ENOPOST, WP_ENOUSER or WP_EDB. */
 int wp_write_insert(wp_conn *c, wp_trace *tr, const wp_span *parent, wp_write *w);
 
-/* DELETE a row inserted by wp_write_insert whose follow-ups can no longer
- * run (its job could not be added). WP_OK or WP_EDB. */
-int wp_write_undo(wp_conn *c, wp_trace *tr, const wp_span *parent, const wp_write *w);
+/* The same INSERT and, in the same transaction, its outbox row (kind, row,
+ * post, user, traceparent, now): both commit or neither does. WP_OK with
+ * w->id and w->outbox set, or as wp_write_insert. traceparent may be NULL. */
+int wp_write_insert_outbox(wp_conn *c, wp_trace *tr, const wp_span *parent, wp_write *w,
+                           const char *traceparent);
 
 /* The follow-up transaction for the row w->id (w->kind, post, user).
  * *targets: how many users are to be notified (0 when the row was already
