@@ -18,6 +18,7 @@
 static const conf_case *const tables[] = {
     conf_add_cases,  conf_admin_cases,    conf_worker_cases,
     conf_lease_cases, conf_badinput_cases, conf_rules_cases,
+    conf_queues_cases,
 };
 
 static char store_url[1024];
