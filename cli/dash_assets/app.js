@@ -17,11 +17,16 @@ function el(tag, attrs, ...kids) {
     if (k === 'onclick') e.addEventListener('click', v);
     else if (v !== null && v !== undefined && v !== false) e.setAttribute(k, v === true ? '' : v);
   }
-  for (const kid of kids.flat()) {
+  for (const kid of kids.flat(Infinity)) {
     if (kid === null || kid === undefined) continue;
     e.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
   }
   return e;
+}
+
+// Replace main's content (null / undefined kids are left out).
+function show(main, ...kids) {
+  main.replaceChildren(...kids.flat(Infinity).filter((k) => k !== null && k !== undefined));
 }
 
 function token() { return sessionStorage.getItem('lanes-dash-token') || ''; }
@@ -88,7 +93,7 @@ async function queuesView(main) {
       return el('td', { class: 'num' + (n ? '' : ' zero'), 'data-state': s },
         el('a', { href: qhref(qu.name, { state: s }) }, String(n)));
     })));
-  main.replaceChildren(el('h1', {}, 'Queues'),
+  show(main, el('h1', {}, 'Queues'),
     rows.length ? el('table', { id: 'queues' }, el('thead', {}, head), el('tbody', {}, rows))
       : el('p', { class: 'muted' }, 'No queues in this store yet.'),
     r.truncated ? el('p', { class: 'muted' }, 'Only the first 1000 queues are listed.') : null);
@@ -163,7 +168,7 @@ async function queueView(main, name, params) {
     ['Id', 'Name', 'Attempts', 'Added', state === 'delayed' ? 'Due' : 'Finished / runs at',
       'Data or reason'].map((h) => el('th', {}, h)))),
   el('tbody', {}, r.jobs.map((j) => jobRow(name, j))));
-  main.replaceChildren(el('p', {}, el('a', { href: '#/' }, '← queues')),
+  show(main, el('p', {}, el('a', { href: '#/' }, '← queues')),
     el('h1', {}, name, ' ', qu.paused ? el('span', { class: 'badge paused' }, 'paused') : ''),
     actions, tabs, search, idHit, table, pager(name, r, { state, q: params.q || undefined }));
 }
@@ -189,7 +194,7 @@ async function jobView(main, name, id) {
     ['Trace id', j.trace_id || '—'], ['traceparent', j.traceparent || '—'],
     ['tracestate', j.tracestate || '—'],
   ];
-  main.replaceChildren(el('p', {}, el('a', { href: qhref(name, { state: j.state }) },
+  show(main, el('p', {}, el('a', { href: qhref(name, { state: j.state }) },
     '← ' + name + ' · ' + j.state)),
   el('h1', {}, 'Job ', el('span', { id: 'job-id' }, j.id)), acts,
   el('dl', {}, facts.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
@@ -220,10 +225,10 @@ async function route() {
     } else if (parts[0] === 'queue' && parts.length === 4 && parts[2] === 'job') {
       await jobView(main, parts[1], parts[3]);
     } else {
-      main.replaceChildren(el('p', {}, 'No such page. ', el('a', { href: '#/' }, 'Queues')));
+      show(main, el('p', {}, 'No such page. ', el('a', { href: '#/' }, 'Queues')));
     }
   } catch (e) {
-    main.replaceChildren(el('p', { class: 'muted', id: 'error' }, e.message));
+    show(main, el('p', { class: 'muted', id: 'error' }, e.message));
   }
 }
 
