@@ -99,8 +99,7 @@ static int split_listen(const char *s, char *host, size_t size, unsigned *port) 
     }
     char *end;
     long p = strtol(colon + 1, &end, 10);
-    if (hl == 0 || hl >= size || *end != '\0' || colon[1] == '\0' || p < 0 || p > 65535)
-        return -1;
+    if (hl == 0 || hl >= size || *end != '\0' || colon[1] == '\0' || p < 0 || p > 65535) return -1;
     memcpy(host, h, hl);
     host[hl] = '\0';
     *port = (unsigned)p;
@@ -120,8 +119,10 @@ static int read_token(const char *path, char *tok, size_t size) {
     size_t n = got ? strcspn(line, "\r\n") : 0;
     while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t')) n--;
     if (n == 0 || n >= size) {
-        fprintf(stderr, "lanes dash: --token-file %s: the first line must hold a token of "
-                        "1..%zu bytes\n", path, size - 1);
+        fprintf(stderr,
+                "lanes dash: --token-file %s: the first line must hold a token of "
+                "1..%zu bytes\n",
+                path, size - 1);
         return -1;
     }
     memcpy(tok, line, n);
@@ -173,9 +174,9 @@ static int serve(cli_dash *d, const char *host, unsigned port) {
     int v6 = strchr(host, ':') != NULL;
     fprintf(stderr, "lanes dash: serving %s on http://%s%s%s:%u/ (%s)\n", d->url_shown,
             v6 ? "[" : "", host, v6 ? "]" : "", bound,
-            d->read_only            ? "read-only"
-            : d->token[0] != '\0'   ? "actions need the token"
-                                    : "actions open to this machine");
+            d->read_only          ? "read-only"
+            : d->token[0] != '\0' ? "actions need the token"
+                                  : "actions open to this machine");
     int sig = 0;
     sigwait(&set, &sig);
     fprintf(stderr, "lanes dash: stopping (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");

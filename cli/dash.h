@@ -40,15 +40,15 @@ extern const cli_dash_asset cli_dash_assets[];
 
 typedef struct cli_dash {
     ln_jobs *jobs;
-    const char *store;     /* "sqlite" or "redis" */
-    char url_shown[512];   /* the store URL without a password */
-    int read_only;         /* --read-only: every write is refused */
-    int loopback;          /* listening on a loopback address */
-    char token[256];       /* from --token-file, or "" */
+    const char *store;   /* "sqlite" or "redis" */
+    char url_shown[512]; /* the store URL without a password */
+    int read_only;       /* --read-only: every write is refused */
+    int loopback;        /* listening on a loopback address */
+    char token[256];     /* from --token-file, or "" */
     /* The queue list cache (CLI_DASH_QUEUES_TTL_MS). */
     char **queues;
     size_t nqueues;
-    int64_t queues_at_ms;  /* monotonic; 0 = not read yet */
+    int64_t queues_at_ms; /* monotonic; 0 = not read yet */
 } cli_dash;
 
 /* A reply of the API: an HTTP status and a JSON body (owned). */
@@ -60,7 +60,7 @@ typedef struct cli_dash_reply {
 /* The request as dash_http.c hands it to the API: the path split into
  * unescaped segments after "/api/", and the query arguments. */
 typedef struct cli_dash_req {
-    const char *method;  /* "GET" or "POST" */
+    const char *method; /* "GET" or "POST" */
     char *seg[6];
     int nseg;
     const char *(*arg)(void *ctx, const char *name); /* NULL when absent */

@@ -36,11 +36,16 @@ static cli_dash_reply lib_error(cli_dash *d, int err) {
     const char *msg = ln_jobs_errmsg(d->jobs);
     if (msg == NULL || *msg == '\0') msg = ln_strerror(err);
     switch (err) {
-    case LN_ENOENT: return cli_dash_error(404, "not_found", msg);
-    case LN_EINVAL: return cli_dash_error(409, "invalid", msg); /* wrong state, bad name */
-    case LN_EBUSY: return cli_dash_error(409, "busy", msg);
-    case LN_ENOSPC: return cli_dash_error(507, "no_space", msg);
-    default: return cli_dash_error(503, "store", msg);
+    case LN_ENOENT:
+        return cli_dash_error(404, "not_found", msg);
+    case LN_EINVAL:
+        return cli_dash_error(409, "invalid", msg); /* wrong state, bad name */
+    case LN_EBUSY:
+        return cli_dash_error(409, "busy", msg);
+    case LN_ENOSPC:
+        return cli_dash_error(507, "no_space", msg);
+    default:
+        return cli_dash_error(503, "store", msg);
     }
 }
 
@@ -68,10 +73,10 @@ int cli_dash_queue_names(cli_dash *d, char ***names, size_t *n) {
 }
 
 static json_t *counts_json(const ln_job_counts *k) {
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "waiting", (json_int_t)k->waiting,
-                     "delayed", (json_int_t)k->delayed, "prioritized", (json_int_t)k->prioritized,
-                     "active", (json_int_t)k->active, "completed", (json_int_t)k->completed,
-                     "failed", (json_int_t)k->failed, "paused", (json_int_t)k->paused);
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "waiting", (json_int_t)k->waiting, "delayed",
+                     (json_int_t)k->delayed, "prioritized", (json_int_t)k->prioritized, "active",
+                     (json_int_t)k->active, "completed", (json_int_t)k->completed, "failed",
+                     (json_int_t)k->failed, "paused", (json_int_t)k->paused);
 }
 
 /* {name, paused, counts} of one queue, or NULL with *err set. */
@@ -132,13 +137,12 @@ static json_t *trace_id(const char *tp) {
 }
 
 static json_t *job_json(const ln_job_info *j, int full) {
-    json_t *o = json_pack("{s:s,s:s?,s:s,s:i,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:I}", "id", j->id,
-                          "name", j->name, "state", ln_job_state_name(j->state), "priority",
-                          j->priority, "attempts", j->attempts, "attempts_made", j->attempts_made,
-                          "attempts_started", j->attempts_started, "stalled", j->stalled,
-                          "created_ms", (json_int_t)j->created_ms, "run_at_ms",
-                          (json_int_t)j->run_at_ms, "started_ms", (json_int_t)j->started_ms,
-                          "finished_ms", (json_int_t)j->finished_ms);
+    json_t *o = json_pack(
+        "{s:s,s:s?,s:s,s:i,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:I}", "id", j->id, "name", j->name, "state",
+        ln_job_state_name(j->state), "priority", j->priority, "attempts", j->attempts,
+        "attempts_made", j->attempts_made, "attempts_started", j->attempts_started, "stalled",
+        j->stalled, "created_ms", (json_int_t)j->created_ms, "run_at_ms", (json_int_t)j->run_at_ms,
+        "started_ms", (json_int_t)j->started_ms, "finished_ms", (json_int_t)j->finished_ms);
     if (o == NULL) return NULL;
     if (!full) {
         json_object_set_new(o, "data_preview", preview(j->data));
@@ -148,16 +152,15 @@ static json_t *job_json(const ln_job_info *j, int full) {
     json_object_set_new(o, "data", json_text(j->data));
     json_object_set_new(o, "result", json_text(j->result));
     json_object_set_new(o, "progress", json_text(j->progress));
-    json_object_set_new(o, "failed_reason", j->failed_reason ? json_string(j->failed_reason)
-                                                              : json_null());
-    json_object_set_new(o, "traceparent", j->traceparent ? json_string(j->traceparent)
-                                                          : json_null());
-    json_object_set_new(o, "tracestate", j->tracestate ? json_string(j->tracestate)
-                                                        : json_null());
+    json_object_set_new(o, "failed_reason",
+                        j->failed_reason ? json_string(j->failed_reason) : json_null());
+    json_object_set_new(o, "traceparent",
+                        j->traceparent ? json_string(j->traceparent) : json_null());
+    json_object_set_new(o, "tracestate", j->tracestate ? json_string(j->tracestate) : json_null());
     json_object_set_new(o, "trace_id", trace_id(j->traceparent));
     json_object_set_new(o, "lifo", json_boolean(j->lifo));
-    json_object_set_new(o, "backoff", json_string(j->backoff == LN_BACKOFF_EXPONENTIAL
-                                                      ? "exponential" : "fixed"));
+    json_object_set_new(
+        o, "backoff", json_string(j->backoff == LN_BACKOFF_EXPONENTIAL ? "exponential" : "fixed"));
     json_object_set_new(o, "backoff_ms", json_integer(j->backoff_ms));
     return o;
 }
@@ -237,10 +240,10 @@ static cli_dash_reply get_jobs(cli_dash *d, const cli_dash_req *req, const char 
                              counts_json(&k), "jobs", arr);
     if (q != NULL && *q != '\0') {
         size_t next = (size_t)offset + scanned;
-        json_object_set_new(body, "search", json_pack("{s:s,s:I,s:I,s:b,s:o}", "q", q, "scanned",
-                                                      (json_int_t)scanned, "next_offset",
-                                                      (json_int_t)next, "more", next < total,
-                                                      "id_match", id_match(d, queue, q)));
+        json_object_set_new(body, "search",
+                            json_pack("{s:s,s:I,s:I,s:b,s:o}", "q", q, "scanned",
+                                      (json_int_t)scanned, "next_offset", (json_int_t)next, "more",
+                                      next < total, "id_match", id_match(d, queue, q)));
     }
     return ok(body);
 }

@@ -63,8 +63,7 @@ static void common_headers(struct MHD_Response *resp, const char *type) {
 
 static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, const char *type,
                                  char *text, size_t len) {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
     if (resp == NULL) {
         free(text);
         return MHD_NO;
@@ -93,8 +92,8 @@ static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, 
 }
 
 static enum MHD_Result send_asset(struct MHD_Connection *conn, const cli_dash_asset *a) {
-    struct MHD_Response *resp = MHD_create_response_from_buffer(
-        a->size, (void *)a->data, MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(a->size, (void *)a->data, MHD_RESPMEM_PERSISTENT);
     if (resp == NULL) return MHD_NO;
     common_headers(resp, a->type);
     MHD_add_response_header(resp, "Content-Security-Policy",
@@ -237,8 +236,8 @@ static int is_loopback(const struct sockaddr *sa) {
 }
 
 void *cli_dash_http_start(cli_dash *d, const char *host, unsigned port, unsigned *bound_port) {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE};
+    struct addrinfo hints = {
+        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
     struct addrinfo *ai = NULL;
     char service[16];
     snprintf(service, sizeof service, "%u", port);
@@ -253,8 +252,10 @@ void *cli_dash_http_start(cli_dash *d, const char *host, unsigned port, unsigned
     freeaddrinfo(ai);
     d->loopback = is_loopback((struct sockaddr *)&sa);
     if (!d->loopback && d->token[0] == '\0') {
-        fprintf(stderr, "lanes dash: '%s' is not a loopback address: give --token-file "
-                        "(anyone who reaches it could change the queues)\n", host);
+        fprintf(stderr,
+                "lanes dash: '%s' is not a loopback address: give --token-file "
+                "(anyone who reaches it could change the queues)\n",
+                host);
         return NULL;
     }
     unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | (v6 ? MHD_USE_IPv6 : 0);
@@ -263,8 +264,10 @@ void *cli_dash_http_start(cli_dash *d, const char *host, unsigned port, unsigned
         MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
     if (daemon == NULL) {
-        fprintf(stderr, "lanes dash: cannot listen on %s:%u (in use, or not an address "
-                        "of this machine)\n", host, port);
+        fprintf(stderr,
+                "lanes dash: cannot listen on %s:%u (in use, or not an address "
+                "of this machine)\n",
+                host, port);
         return NULL;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);

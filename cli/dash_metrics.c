@@ -28,8 +28,8 @@ static void header(FILE *f, const char *name, const char *help) {
 
 /* The lanes_jobs and lanes_queue_paused samples; 0 or the store's error. */
 static int queue_samples(cli_dash *d, FILE *f, char **names, size_t n) {
-    static const int states[] = {LN_JOB_WAITING,   LN_JOB_DELAYED, LN_JOB_PRIORITIZED,
-                                 LN_JOB_ACTIVE,    LN_JOB_COMPLETED, LN_JOB_FAILED,
+    static const int states[] = {LN_JOB_WAITING, LN_JOB_DELAYED,   LN_JOB_PRIORITIZED,
+                                 LN_JOB_ACTIVE,  LN_JOB_COMPLETED, LN_JOB_FAILED,
                                  LN_JOB_PAUSED};
     ln_job_counts *k = calloc(n > 0 ? n : 1, sizeof *k);
     int *paused = calloc(n > 0 ? n : 1, sizeof *paused);

@@ -29,8 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LN__STORE_METHODS_VERSION 4 /* 3: wait and pipe tables split off;
-                                       4: queues, promote */
+/* 3: wait and pipe tables split off; 4: queues, promote. */
+#define LN__STORE_METHODS_VERSION 4
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 

@@ -69,8 +69,8 @@ int ln__redis_queues(ln__redis_conn *c, const char *prefix, ln__jobs_be *be, siz
         redisReply *rep = ln__redis_command(c, 6, argv, NULL, &rc);
         if (rep == NULL) break;
         if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
-            rep->element[0]->type != REDIS_REPLY_STRING ||
-            rep->element[0]->len >= sizeof cursor || rep->element[1]->type != REDIS_REPLY_ARRAY) {
+            rep->element[0]->type != REDIS_REPLY_STRING || rep->element[0]->len >= sizeof cursor ||
+            rep->element[1]->type != REDIS_REPLY_ARRAY) {
             freeReplyObject(rep);
             rc = ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to SCAN");
             break;

@@ -11,8 +11,8 @@
 /* Every queue that has a counter row (it held a job: lanes_counts, one row
  * per queue and state, its primary key an index on queue) or a pause flag
  * (lanes_queues). Both reads walk an index, never lanes_jobs. */
-#define QUEUES_SQL                                                            \
-    "SELECT queue FROM lanes_counts UNION SELECT name FROM lanes_queues "     \
+#define QUEUES_SQL                                                                                 \
+    "SELECT queue FROM lanes_counts UNION SELECT name FROM lanes_queues "                          \
     "ORDER BY 1 LIMIT ?1"
 
 static int collect_names(sq_be *be, sqlite3_stmt *s, size_t max, char ***names, size_t *n) {
@@ -58,10 +58,11 @@ int ln__sq_queues(ln__jobs_be *b, size_t max, char ***names, size_t *n) {
 static int job_state(sq_be *be, const char *queue, const char *id, int *state) {
     int64_t num = ln__sq_numeric_id(id);
     sqlite3_stmt *s = NULL;
-    int rc = sqlite3_prepare_v2(be->db,
-                                num > 0 ? "SELECT state FROM lanes_jobs WHERE queue = ?1 AND rid = ?2"
-                                        : "SELECT state FROM lanes_jobs WHERE queue = ?1 AND cid = ?2",
-                                -1, &s, NULL);
+    int rc =
+        sqlite3_prepare_v2(be->db,
+                           num > 0 ? "SELECT state FROM lanes_jobs WHERE queue = ?1 AND rid = ?2"
+                                   : "SELECT state FROM lanes_jobs WHERE queue = ?1 AND cid = ?2",
+                           -1, &s, NULL);
     if (rc != SQLITE_OK) return ln__sq_err(be, rc, "promote");
     sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
     if (num > 0)
