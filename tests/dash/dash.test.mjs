@@ -107,8 +107,17 @@ function post(page, path, headers) {
   }, [path, headers]);
 }
 
+// Off loopback without a token the dashboard refuses to start.
+function refusesOpenListen() {
+  const r = spawnSync(lanesBin, ['dash', url, '--listen', '0.0.0.0:0'],
+    { encoding: 'utf8', timeout: 10000 });
+  check(r.status === 3 && r.stderr.includes('--token-file'),
+    'a non-loopback --listen without --token-file is refused');
+}
+
 function fill() {
-  add('mail', 'send', '{"to":"ada@example.com"}', '--id', 'mail-1');
+  add('mail', 'send', '{"to":"ada@example.com","html":"<img src=x onerror=alert(1)>"}',
+    '--id', 'mail-1');
   add('mail', 'send', '{"to":"bob@example.com"}', '--id', 'mail-2');
   add('mail', 'send', '{"to":"later@example.com"}', '--id', 'mail-3', '--delay', '3600000');
   add('failing', 'boom', '{"n":1}', '--id', 'boom-1');
@@ -137,6 +146,8 @@ async function readAndRefuse(page, base) {
   await page.waitForSelector('#job-data');
   check((await page.textContent('#job-data')).includes('ada@example.com'),
     "job page: mail-1's data is shown");
+  check((await page.textContent('#job-data')).includes('<img src=x') &&
+    await page.$('#job-data img') === null, 'job page: data is shown as text, never as HTML');
 
   const r = await post(page, '/api/queues/mail/jobs/mail-2/remove', { 'X-Lanes-Dash': '1' });
   check(r.status === 401 && r.body.error.code === 'unauthorized',
@@ -201,6 +212,7 @@ let dash = null;
 try {
   writeFileSync(join(tmp, 'token'), TOKEN + '\n');
   fill();
+  refusesOpenListen();
   dash = await startDash('--token-file', join(tmp, 'token'));
   ctx = await chromium.launchPersistentContext(join(tmp, 'profile'), {
     executablePath: CHROMIUM,
