@@ -33,6 +33,7 @@ int cmd_dash(int argc, char **argv) {
 
 static const char usage_text[] =
     "usage: lanes dash URL [--listen HOST:PORT] [--read-only] [--token-file F]\n"
+    "                      [--queue Q]...\n"
     "\n"
     "Serve a web dashboard of the job store URL (as for 'lanes jobs', e.g.\n"
     "sqlite:lanes.db or redis://127.0.0.1:6379/0): queues with their counts,\n"
@@ -48,6 +49,8 @@ static const char usage_text[] =
     "  --token-file F      the first line of F is the token: actions need it\n"
     "                      (header 'Authorization: Bearer TOKEN' or\n"
     "                      'X-Lanes-Token: TOKEN'); off loopback, reads too\n"
+    "  --queue Q           show queue Q (repeatable): only these, and the store\n"
+    "                      is not searched for queues (a Redis SCAN)\n"
     "\n"
     "exit codes: 0 stopped by a signal; 2 bad command line; 3 the store or\n"
     "  the address could not be used.\n";
@@ -55,6 +58,8 @@ static const char usage_text[] =
 typedef struct dash_args {
     const char *url, *listen, *token_file;
     int read_only;
+    char *queues[CLI_DASH_FIXED_MAX]; /* --queue */
+    size_t nqueues;
 } dash_args;
 
 static int usage_error(const char *msg, const char *arg) {
@@ -72,6 +77,10 @@ static int parse_args(int argc, char **argv, dash_args *a) {
         if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) return -1;
         if (strcmp(s, "--read-only") == 0) {
             a->read_only = 1;
+        } else if (strcmp(s, "--queue") == 0) {
+            if (i + 1 >= argc) return usage_error("missing value of", s);
+            if (a->nqueues == CLI_DASH_FIXED_MAX) return usage_error("too many --queue", NULL);
+            a->queues[a->nqueues++] = argv[++i];
         } else if (strcmp(s, "--listen") == 0 || strcmp(s, "--token-file") == 0) {
             if (i + 1 >= argc) return usage_error("missing value of", s);
             *(strcmp(s, "--listen") == 0 ? &a->listen : &a->token_file) = argv[++i];
@@ -200,6 +209,10 @@ int cmd_dash(int argc, char **argv) {
     memset(&d, 0, sizeof d);
     d.read_only = a.read_only;
     d.store = strncmp(a.url, "sqlite:", 7) == 0 ? "sqlite" : "redis";
+    d.queues_ttl_ms = strcmp(d.store, "sqlite") == 0 ? CLI_DASH_QUEUES_TTL_SQLITE_MS
+                                                     : CLI_DASH_QUEUES_TTL_REDIS_MS;
+    memcpy(d.fixed, a.queues, sizeof d.fixed);
+    d.nfixed = a.nqueues;
     redact(a.url, d.url_shown, sizeof d.url_shown);
     if (a.token_file != NULL && read_token(a.token_file, d.token, sizeof d.token) != 0)
         return CLI_EXIT_USAGE;

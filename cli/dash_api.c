@@ -56,8 +56,13 @@ void cli_dash_queues_invalidate(cli_dash *d) {
 }
 
 int cli_dash_queue_names(cli_dash *d, char ***names, size_t *n) {
+    if (d->nfixed > 0) {
+        *names = d->fixed;
+        *n = d->nfixed;
+        return 0;
+    }
     int64_t now = cli_dash_now_ms();
-    if (d->queues_at_ms == 0 || now - d->queues_at_ms >= CLI_DASH_QUEUES_TTL_MS) {
+    if (d->queues_at_ms == 0 || now - d->queues_at_ms >= d->queues_ttl_ms) {
         char **fresh = NULL;
         size_t nf = 0;
         int err = ln_jobs_queues(d->jobs, &fresh, &nf);

@@ -69,8 +69,7 @@ char *cli_dash_metrics(cli_dash *d, size_t *len) {
     if (f == NULL) return NULL;
     char **names = NULL;
     size_t n = 0;
-    /* Scrapes read the queue list afresh (the cache is for the page). */
-    cli_dash_queues_invalidate(d);
+    /* The cached list: on Redis a fresh one costs a SCAN of the keyspace. */
     int err = cli_dash_queue_names(d, &names, &n);
     if (err == 0) {
         header(f, "lanes_queues", "Queues the store has (the list stops at 1000).");

@@ -9,6 +9,9 @@
 #   without the token and under --read-only. Writes the queue page's
 #   screenshot to tests/dash/dash-<store>.png in the build tree (the
 #   README's docs/dash.png is one of them). Skips without chromium.
+# dash/api-<store>: the JSON API at its edges: names escaped in paths, bad
+#   arguments, unknown endpoints and methods, the Host check, the loopback
+#   write header; every error JSON.
 # dash/metrics-<store>: /metrics read by Debian's python3-prometheus-client
 #   (the system python3, where Debian installs it). Skips without it.
 if(NOT TARGET lanes_cli OR NOT LN_HAVE_DASH)
@@ -29,6 +32,12 @@ foreach(store ${LN_DASH_STORES})
     set_tests_properties(dash/${store} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
                          LABELS "plain;jobs;dash")
   endif()
+  add_test(NAME dash/api-${store}
+           COMMAND /usr/bin/env -u PYTHONPATH /usr/bin/python3
+                   ${CMAKE_CURRENT_SOURCE_DIR}/dash/test_api.py ${store}
+                   $<TARGET_FILE:lanes_cli>)
+  set_tests_properties(dash/api-${store} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
+                       LABELS "plain;jobs;dash")
   add_test(NAME dash/metrics-${store}
            COMMAND /usr/bin/env -u PYTHONPATH /usr/bin/python3
                    ${CMAKE_CURRENT_SOURCE_DIR}/dash/test_metrics.py ${store}
