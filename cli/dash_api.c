@@ -334,10 +334,11 @@ int cli_dash_api_is_write(const cli_dash_req *req) {
 }
 
 static cli_dash_reply info(cli_dash *d) {
-    return ok(json_pack("{s:s,s:s,s:s,s:b,s:b,s:i,s:i}", "version", ln_version_string(), "store",
-                        d->store, "url", d->url_shown, "read_only", d->read_only,
+    return ok(json_pack("{s:s,s:s,s:s,s:b,s:b,s:i,s:i,s:s?}", "version", ln_version_string(),
+                        "store", d->store, "url", d->url_shown, "read_only", d->read_only,
                         "writes_need_token", d->token[0] != '\0', "page_max", CLI_DASH_PAGE_MAX,
-                        "search_window", CLI_DASH_SEARCH_WINDOW));
+                        "search_window", CLI_DASH_SEARCH_WINDOW, "warning",
+                        ln_jobs_warning(d->jobs)));
 }
 
 cli_dash_reply cli_dash_api(cli_dash *d, const cli_dash_req *req) {

@@ -10,6 +10,7 @@ const STATES = ['waiting', 'prioritized', 'delayed', 'active', 'completed', 'fai
 const PAGE = 20;
 let info = null;
 let timer = null;
+let pending = null; // a message to show after the next route change
 
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
@@ -72,8 +73,9 @@ function action(label, path, opts) {
       if (opts.confirm && !window.confirm(opts.confirm)) return;
       try {
         const r = await api(path, 'POST');
-        banner(opts.done ? opts.done(r) : label + ': done');
-        if (opts.after) location.hash = opts.after; else route();
+        const msg = opts.done ? opts.done(r) : label + ': done';
+        banner(msg);
+        if (opts.after) { pending = msg; location.hash = opts.after; } else route();
       } catch (e) { banner(label + ' failed: ' + e.message, true); }
     },
   }, label);
@@ -238,21 +240,33 @@ async function start() {
     sessionStorage.setItem('lanes-dash-token', fromUrl);
     history.replaceState(null, '', location.pathname + location.hash); // out of the history
   }
-  try { info = await api('info'); } catch (e) { banner(e.message, true); }
-  if (info) {
-    document.getElementById('store').textContent = info.url;
-    document.getElementById('version').textContent = info.version;
-    document.getElementById('mode').textContent = info.read_only ? 'read-only'
-      : info.writes_need_token ? 'actions need the token' : '';
-    const form = document.getElementById('token-form');
-    form.hidden = info.read_only || !info.writes_need_token;
-    form.addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      sessionStorage.setItem('lanes-dash-token', document.getElementById('token').value);
-      banner('Token set for this tab');
-    });
+  const form = document.getElementById('token-form');
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    sessionStorage.setItem('lanes-dash-token', document.getElementById('token').value);
+    if (!info) location.reload(); else banner('Token set for this tab');
+  });
+  try {
+    info = await api('info');
+  } catch (e) {
+    form.hidden = e.status !== 401; // off loopback even reading needs the token
+    banner(e.status === 401 ? 'This dashboard needs its token: enter it above.' : e.message,
+      true);
+    show(document.getElementById('main'));
+    return;
   }
-  window.addEventListener('hashchange', () => { banner(''); route(); });
+  document.getElementById('store').textContent = info.url;
+  document.getElementById('version').textContent = info.version;
+  document.getElementById('mode').textContent = info.read_only ? 'read-only'
+    : info.writes_need_token ? 'actions need the token' : '';
+  form.hidden = info.read_only || !info.writes_need_token;
+  const warning = info.warning ? 'Store warning: ' + info.warning : '';
+  window.addEventListener('hashchange', () => {
+    banner(pending || warning, !pending && !!warning);
+    pending = null;
+    route();
+  });
+  banner(warning, true);
   route();
 }
 

@@ -318,7 +318,7 @@ LN_EXTERN int ln_jobs_drain(ln_jobs *jobs, const char *queue, size_t *removed);
  * row per queue and state); Redis SCANs the keyspace for BullMQ's
  * "<prefix>:<queue>:meta" keys (COUNT 1000 a round trip, so O(keys) on
  * the server: cache the answer rather than calling it per request).
- * 0, LN_ENOMEM, LN_EFORK, LN_EBACKEND. */
+ * 0, LN_EINVAL (names or n NULL), LN_ENOMEM, LN_EFORK, LN_EBACKEND. */
 LN_EXTERN int ln_jobs_queues(ln_jobs *jobs, char ***names, size_t *n);
 
 /* Make a delayed job runnable now (BullMQ's job.promote()): it moves to
