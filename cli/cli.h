@@ -22,6 +22,7 @@ enum {
 };
 
 int cmd_bench(int argc, char **argv);
+int cmd_dash(int argc, char **argv);
 int cmd_jobs(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 

@@ -12,6 +12,7 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"bench", cmd_bench, "rerun the seed experiments, write JSON, SVG and a report"},
+    {"dash", cmd_dash, "serve a web dashboard and /metrics of a job store"},
     {"jobs", cmd_jobs, "administer a durable job queue (add, counts, list, ...)"},
     {"worker", cmd_worker, "run a program once per job of a queue"},
 };

@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 PKGS="build-essential cmake pkg-config libsqlite3-dev sqlite3 libjansson-dev
 libhiredis-dev libuv1-dev libssl-dev redis-server redis-tools wrk
-libmicrohttpd-dev nodejs npm libxml2-utils clang-format"
+libmicrohttpd-dev nodejs npm libxml2-utils clang-format chromium
+python3-prometheus-client"
 
 missing=""
 for p in $PKGS; do
@@ -37,7 +38,7 @@ if [ -n "$missing" ]; then
 fi
 
 # Pinned npm packages (npm ci: exactly the lockfile, registry only).
-for dir in bench/peers tests/interop; do
+for dir in bench/peers tests/interop tests/dash; do
   if [ -f "$dir/package-lock.json" ]; then
     if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
       (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)

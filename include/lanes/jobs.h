@@ -344,6 +344,25 @@ LN_EXTERN int ln_jobs_is_paused(ln_jobs *jobs, const char *queue, int *paused);
  * finished jobs stay). *removed (may be NULL) gets the number. */
 LN_EXTERN int ln_jobs_drain(ln_jobs *jobs, const char *queue, size_t *removed);
 
+/* Most queue names ln_jobs_queues returns. */
+#define LN_JOB_QUEUES_MAX 1000
+
+/* The names of the store's queues (every queue that has held a job or been
+ * paused), sorted by byte value, at most LN_JOB_QUEUES_MAX of them: a new
+ * array of NUL-terminated strings (*names, *n; NULL when *n is 0) freed
+ * with ln_jobs_free_lines. Cost: SQLite reads its index of counters (one
+ * row per queue and state); Redis SCANs the keyspace for BullMQ's
+ * "<prefix>:<queue>:meta" keys (COUNT 1000 a round trip, so O(keys) on
+ * the server: cache the answer rather than calling it per request).
+ * 0, LN_EINVAL (names or n NULL), LN_ENOMEM, LN_EFORK, LN_EBACKEND. */
+LN_EXTERN int ln_jobs_queues(ln_jobs *jobs, char ***names, size_t *n);
+
+/* Make a delayed job runnable now (BullMQ's job.promote()): it moves to
+ * waiting, or prioritized when it has a priority, behind the jobs already
+ * there, and its delay is cleared (Redis emits the event "waiting").
+ * LN_ENOENT: no such job; LN_EINVAL: the job is not delayed. */
+LN_EXTERN int ln_jobs_promote(ln_jobs *jobs, const char *queue, const char *id);
+
 /* ------------------------------------------------------------------------ */
 /* Workers                                                                   */
 

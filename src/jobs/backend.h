@@ -29,7 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LN__STORE_METHODS_VERSION 3 /* 3: wait and pipe tables split off */
+/* 3: wait and pipe tables split off; 4: queues, promote. */
+#define LN__STORE_METHODS_VERSION 4
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 
@@ -155,6 +156,13 @@ struct ln__store_methods {
      * polls / gives its synchronous pipe). LN_ENOMEM. */
     int (*wait_open)(ln__jobs_be *be, const char *queue, ln__jobs_wait **out);
     int (*pipe_open)(ln__jobs_be *be, const char *queue, ln__jobs_pipe **out);
+
+    /* Version 4. The store's queue names, at most max (any order; the
+     * front sorts them), ln__malloc'd as logs' lines. */
+    int (*queues)(ln__jobs_be *be, size_t max, char ***names, size_t *n);
+    /* Delayed job id to waiting / prioritized now, delay cleared;
+     * LN_ENOENT, LN_EINVAL (not delayed). */
+    int (*promote)(ln__jobs_be *be, const char *queue, const char *id);
 };
 
 /* ---- Wait methods. WITHOUT the mutex, by the wait's owner only. ---- */

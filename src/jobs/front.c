@@ -9,6 +9,7 @@
 #include "../internal.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -377,4 +378,26 @@ int ln_jobs_drain(ln_jobs *jobs, const char *queue, size_t *removed) {
     err = ln__jobs_leave(jobs, jobs->be->methods->drain(jobs->be, queue, &r));
     if (removed != NULL) *removed = err == 0 ? r : 0;
     return err;
+}
+
+static int cmp_names(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int ln_jobs_queues(ln_jobs *jobs, char ***names, size_t *n) {
+    if (names == NULL || n == NULL)
+        return enter_checked(jobs, LN_EINVAL, "names and n must not be NULL");
+    *names = NULL;
+    *n = 0;
+    int err = ln__jobs_enter(jobs);
+    if (err != 0) return err;
+    err = jobs->be->methods->queues(jobs->be, LN_JOB_QUEUES_MAX, names, n);
+    if (err == 0 && *n > 1) qsort(*names, *n, sizeof **names, cmp_names);
+    return ln__jobs_leave(jobs, err);
+}
+
+int ln_jobs_promote(ln_jobs *jobs, const char *queue, const char *id) {
+    int err = enter_qid(jobs, queue, id);
+    if (err != 0) return err;
+    return ln__jobs_leave(jobs, jobs->be->methods->promote(jobs->be, queue, id));
 }

@@ -38,6 +38,7 @@
  */
 #include "backend.h"
 #include "internal.h"
+#include "redis_admin.h"
 #include "redis_codes.h"
 #include "redis_conn.h"
 #include "redis_pipe.h"
@@ -548,6 +549,27 @@ static void redis_close(ln__jobs_be *be, int forked) {
     ln__free(r);
 }
 
+/* Store methods version 4: the queue list (redis_admin.c) and promote. */
+static int redis_queues(ln__jobs_be *be, size_t max, char ***names, size_t *n) {
+    redis_be *r = rbe(be);
+    return public_rc(ln__redis_queues(&r->conn, r->cfg.prefix, be, max, names, n));
+}
+
+static int redis_promote(ln__jobs_be *be, const char *queue, const char *id) {
+    redis_be *r = rbe(be);
+    set_queue(r, queue);
+    ln__redis_args a = {0};
+    ln__redis_args_str(&a, id);
+    int64_t res = 0;
+    int rc = script_int(r, LN__RS_PROMOTE, &a, &res);
+    if (rc < 0) return rc;
+    if (res == LN__RC_JOB_NOT_EXIST)
+        return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    if (res == LN__RC_JOB_NOT_IN_STATE)
+        return ln__jobs_be_err(be, LN_EINVAL, "job '%s' is not delayed", id);
+    return 0;
+}
+
 static const ln__store_methods redis_methods = {
     .version = LN__STORE_METHODS_VERSION,
     .name = "redis",
@@ -571,6 +593,8 @@ static const ln__store_methods redis_methods = {
     .pending = redis_pending,
     .wait_open = redis_wait_open,
     .pipe_open = redis_pipe_open,
+    .queues = redis_queues,
+    .promote = redis_promote,
 };
 
 /* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and

@@ -447,6 +447,8 @@ static const ln__store_methods sq_methods = {
     .progress = ln__sq_progress,
     .log = ln__sq_log,
     .pending = ln__sq_pending,
+    .queues = ln__sq_queues,
+    .promote = ln__sq_promote,
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */

@@ -191,4 +191,8 @@ int ln__sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
            const char *line);
 int ln__sq_pending(ln__jobs_be *b, const char *queue, int *pending);
 
+/* sqlite_admin.c: store methods version 4. */
+int ln__sq_queues(ln__jobs_be *b, size_t max, char ***names, size_t *n);
+int ln__sq_promote(ln__jobs_be *b, const char *queue, const char *id);
+
 #endif

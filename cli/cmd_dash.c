@@ -1,0 +1,233 @@
+/* cmd_dash.c - `lanes dash URL [--listen HOST:PORT] [--read-only]
+ * [--token-file F]`: serve a web dashboard of a job store (docs/dash.md)
+ * until SIGINT or SIGTERM. This file reads the command line and the token,
+ * opens the store and waits; dash_http.c serves. */
+#include "cli.h"
+
+#ifndef CLI_HAVE_DASH
+#include <stdio.h>
+
+/* Built without libmicrohttpd (cli/CMakeLists.txt). */
+int cmd_dash(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "lanes dash: this lanes was built without libmicrohttpd "
+                    "(Debian: libmicrohttpd-dev); rebuild with it to serve the dashboard\n");
+    return CLI_EXIT_UNAVAILABLE;
+}
+#else
+#include "dash.h"
+
+#include <lanes.h>
+#include <lanes/jobs.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define DEFAULT_LISTEN "127.0.0.1:7700"
+
+static const char usage_text[] =
+    "usage: lanes dash URL [--listen HOST:PORT] [--read-only] [--token-file F]\n"
+    "                      [--queue Q]...\n"
+    "\n"
+    "Serve a web dashboard of the job store URL (as for 'lanes jobs', e.g.\n"
+    "sqlite:lanes.db or redis://127.0.0.1:6379/0): queues with their counts,\n"
+    "jobs by state with paging and search, a job's data, result, reason and\n"
+    "logs, and actions (retry, remove, promote, retry all failed, clean,\n"
+    "pause, resume). Prometheus metrics at /metrics. Stops on SIGINT/SIGTERM.\n"
+    "\n"
+    "options:\n"
+    "  --listen HOST:PORT  address to serve on (default " DEFAULT_LISTEN "; port 0\n"
+    "                      picks a free one; the address is printed on stderr).\n"
+    "                      A non-loopback address needs --token-file.\n"
+    "  --read-only         refuse every action (403)\n"
+    "  --token-file F      the first line of F is the token: actions need it\n"
+    "                      (header 'Authorization: Bearer TOKEN' or\n"
+    "                      'X-Lanes-Token: TOKEN'); off loopback, reads too\n"
+    "  --queue Q           show queue Q (repeatable): only these, and the store\n"
+    "                      is not searched for queues (a Redis SCAN)\n"
+    "\n"
+    "exit codes: 0 stopped by a signal; 2 bad command line; 3 the store or\n"
+    "  the address could not be used.\n";
+
+typedef struct dash_args {
+    const char *url, *listen, *token_file;
+    int read_only;
+    char *queues[CLI_DASH_FIXED_MAX]; /* --queue */
+    size_t nqueues;
+} dash_args;
+
+static int usage_error(const char *msg, const char *arg) {
+    fprintf(stderr, "lanes dash: %s%s%s\n(see 'lanes dash --help')\n", msg, arg ? " " : "",
+            arg ? arg : "");
+    return CLI_EXIT_USAGE;
+}
+
+/* 0, or an exit code (after printing why); -1 for --help. */
+static int parse_args(int argc, char **argv, dash_args *a) {
+    memset(a, 0, sizeof *a);
+    a->listen = DEFAULT_LISTEN;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) return -1;
+        if (strcmp(s, "--read-only") == 0) {
+            a->read_only = 1;
+        } else if (strcmp(s, "--queue") == 0) {
+            if (i + 1 >= argc) return usage_error("missing value of", s);
+            if (a->nqueues == CLI_DASH_FIXED_MAX) return usage_error("too many --queue", NULL);
+            a->queues[a->nqueues++] = argv[++i];
+        } else if (strcmp(s, "--listen") == 0 || strcmp(s, "--token-file") == 0) {
+            if (i + 1 >= argc) return usage_error("missing value of", s);
+            *(strcmp(s, "--listen") == 0 ? &a->listen : &a->token_file) = argv[++i];
+        } else if (strncmp(s, "--", 2) == 0) {
+            return usage_error("unknown option", s);
+        } else if (a->url == NULL) {
+            a->url = s;
+        } else {
+            return usage_error("unexpected argument", s);
+        }
+    }
+    if (a->url == NULL) return usage_error("needs a store URL", NULL);
+    return 0;
+}
+
+/* "HOST:PORT" or "[V6]:PORT" into host and *port. */
+static int split_listen(const char *s, char *host, size_t size, unsigned *port) {
+    const char *colon = strrchr(s, ':');
+    if (colon == NULL || colon == s) return -1;
+    const char *h = s;
+    size_t hl = (size_t)(colon - s);
+    if (h[0] == '[' && hl >= 2 && h[hl - 1] == ']') {
+        h++;
+        hl -= 2;
+    }
+    char *end;
+    long p = strtol(colon + 1, &end, 10);
+    if (hl == 0 || hl >= size || *end != '\0' || colon[1] == '\0' || p < 0 || p > 65535) return -1;
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    *port = (unsigned)p;
+    return 0;
+}
+
+/* The first line of path, without trailing blanks, into tok. */
+static int read_token(const char *path, char *tok, size_t size) {
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr, "lanes dash: --token-file %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char line[1024];
+    int got = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    size_t n = got ? strcspn(line, "\r\n") : 0;
+    while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t')) n--;
+    if (n == 0 || n >= size) {
+        fprintf(stderr,
+                "lanes dash: --token-file %s: the first line must hold a token of "
+                "1..%zu bytes\n",
+                path, size - 1);
+        return -1;
+    }
+    memcpy(tok, line, n);
+    tok[n] = '\0';
+    return 0;
+}
+
+/* The URL with a password replaced by "***" (it is shown on the page). */
+static void redact(const char *url, char *out, size_t size) {
+    snprintf(out, size, "%s", url);
+    char *scheme = strstr(out, "://");
+    if (scheme == NULL) return;
+    char *auth = scheme + 3, *at = strchr(auth, '@'), *slash = strchr(auth, '/');
+    if (at == NULL || (slash != NULL && slash < at)) return;
+    char *colon = memchr(auth, ':', (size_t)(at - auth));
+    if (colon == NULL) colon = auth - 1; /* "redis://PASSWORD@host" */
+    char rest[512];
+    snprintf(rest, sizeof rest, "%s", at);
+    snprintf(colon + 1, size - (size_t)(colon + 1 - out), "***%s", rest);
+}
+
+/* A sqlite: URL must name a file that exists: the dashboard never
+ * creates a store (a mistyped path would show an empty one). */
+static int store_exists(const char *url) {
+    if (strncmp(url, "sqlite:", 7) != 0) return 1;
+    const char *p = url + 7;
+    if (strncmp(p, "//", 2) == 0) p += 2;
+    char path[4096];
+    snprintf(path, sizeof path, "%.*s", (int)strcspn(p, "?"), p);
+    struct stat st;
+    if (stat(path, &st) == 0) return 1;
+    fprintf(stderr, "lanes dash: no store at '%s' (%s); 'lanes jobs %s add ...' creates one\n",
+            path, strerror(errno), url);
+    return 0;
+}
+
+/* Serve until SIGINT or SIGTERM (blocked before the daemon's thread
+ * starts, so it inherits the mask and only sigwait sees them). */
+static int serve(cli_dash *d, const char *host, unsigned port) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    unsigned bound = 0;
+    void *daemon = cli_dash_http_start(d, host, port, &bound);
+    if (daemon == NULL) return CLI_EXIT_UNAVAILABLE;
+    int v6 = strchr(host, ':') != NULL;
+    fprintf(stderr, "lanes dash: serving %s on http://%s%s%s:%u/ (%s)\n", d->url_shown,
+            v6 ? "[" : "", host, v6 ? "]" : "", bound,
+            d->read_only          ? "read-only"
+            : d->token[0] != '\0' ? "actions need the token"
+                                  : "actions open to this machine");
+    int sig = 0;
+    sigwait(&set, &sig);
+    fprintf(stderr, "lanes dash: stopping (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    cli_dash_http_stop(daemon);
+    return CLI_EXIT_OK;
+}
+
+int cmd_dash(int argc, char **argv) {
+    dash_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc == -1) {
+        fputs(usage_text, stdout);
+        return CLI_EXIT_OK;
+    }
+    if (rc != 0) return rc;
+    char host[256];
+    unsigned port;
+    if (split_listen(a.listen, host, sizeof host, &port) != 0)
+        return usage_error("--listen wants HOST:PORT, e.g. 127.0.0.1:7700, not", a.listen);
+    static cli_dash d; /* big; lives as long as the daemon */
+    memset(&d, 0, sizeof d);
+    d.read_only = a.read_only;
+    d.store = strncmp(a.url, "sqlite:", 7) == 0 ? "sqlite" : "redis";
+    d.queues_ttl_ms = strcmp(d.store, "sqlite") == 0 ? CLI_DASH_QUEUES_TTL_SQLITE_MS
+                                                     : CLI_DASH_QUEUES_TTL_REDIS_MS;
+    memcpy(d.fixed, a.queues, sizeof d.fixed);
+    d.nfixed = a.nqueues;
+    redact(a.url, d.url_shown, sizeof d.url_shown);
+    if (a.token_file != NULL && read_token(a.token_file, d.token, sizeof d.token) != 0)
+        return CLI_EXIT_USAGE;
+    if (!store_exists(a.url)) return CLI_EXIT_UNAVAILABLE;
+    char msg[512];
+    int err = ln_jobs_open_ex(&d.jobs, a.url, NULL, msg, sizeof msg);
+    if (err != 0) {
+        fprintf(stderr, "lanes dash: %s: %s\n", d.url_shown, msg[0] ? msg : ln_strerror(err));
+        return err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
+    }
+    const char *warn = ln_jobs_warning(d.jobs);
+    if (warn != NULL) fprintf(stderr, "lanes dash: warning: %s\n", warn);
+    rc = serve(&d, host, port);
+    ln_jobs_free_lines(d.queues, d.nqueues);
+    ln_jobs_close(d.jobs);
+    return rc;
+}
+#endif /* CLI_HAVE_DASH */

@@ -1,0 +1,103 @@
+/* dash.h - `lanes dash`: a web dashboard of a job store (docs/dash.md).
+ *
+ *   cmd_dash.c      the command line, the listening address, the token
+ *   dash_http.c     the libmicrohttpd handler: routing, access rules,
+ *                   replies, the embedded page
+ *   dash_api.c      the JSON API over lanes/jobs.h (every answer one
+ *                   bounded query)
+ *   dash_metrics.c  /metrics in Prometheus' text format
+ *   dash_assets.c   GENERATED (scripts/embed-assets.sh): the page's files
+ *
+ * Threads: libmicrohttpd runs every request on its one internal thread
+ * (MHD_USE_INTERNAL_POLLING_THREAD without a thread pool), so the state
+ * below is used by that thread alone once the daemon started. */
+#ifndef CLI_DASH_H
+#define CLI_DASH_H
+
+#include <lanes/jobs.h>
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One embedded file of cli/dash_assets/. */
+typedef struct cli_dash_asset {
+    const char *path; /* "/index.html" */
+    const char *type; /* Content-Type */
+    const unsigned char *data;
+    size_t size;
+} cli_dash_asset;
+
+/* The table, ending with an entry whose path is NULL. */
+extern const cli_dash_asset cli_dash_assets[];
+
+/* Most rows of a jobs page, and most jobs a search looks at per request. */
+#define CLI_DASH_PAGE_MAX 100
+#define CLI_DASH_SEARCH_WINDOW 1000
+/* How long the queue list is kept before it is asked for again: SQLite
+ * reads it from an index, Redis finds queues with a SCAN of the whole
+ * keyspace (ln_jobs_queues), 0.25 s for 200,000 keys. */
+#define CLI_DASH_QUEUES_TTL_SQLITE_MS 2000
+#define CLI_DASH_QUEUES_TTL_REDIS_MS 30000
+/* Most --queue options. */
+#define CLI_DASH_FIXED_MAX 64
+
+typedef struct cli_dash {
+    ln_jobs *jobs;
+    const char *store;   /* "sqlite" or "redis" */
+    char url_shown[512]; /* the store URL without a password */
+    int read_only;       /* --read-only: every write is refused */
+    int loopback;        /* listening on a loopback address */
+    char token[256];     /* from --token-file, or "" */
+    /* --queue: show these queues, found by no listing (else NULL). */
+    char *fixed[CLI_DASH_FIXED_MAX];
+    size_t nfixed;
+    /* The queue list cache (CLI_DASH_QUEUES_TTL_*). */
+    int64_t queues_ttl_ms;
+    char **queues;
+    size_t nqueues;
+    int64_t queues_at_ms; /* monotonic; 0 = not read yet */
+} cli_dash;
+
+/* A reply of the API: an HTTP status and a JSON body (owned). */
+typedef struct cli_dash_reply {
+    unsigned status;
+    json_t *body;
+} cli_dash_reply;
+
+/* The request as dash_http.c hands it to the API: the path split into
+ * unescaped segments after "/api/", and the query arguments. */
+typedef struct cli_dash_req {
+    const char *method; /* "GET" or "POST" */
+    char *seg[6];
+    int nseg;
+    const char *(*arg)(void *ctx, const char *name); /* NULL when absent */
+    void *arg_ctx;
+} cli_dash_req;
+
+/* Answer an API request (dash_api.c). Writes are only routed here after
+ * dash_http.c checked the access rules. */
+cli_dash_reply cli_dash_api(cli_dash *d, const cli_dash_req *req);
+/* 1 if the request is a write (a POST the API knows). */
+int cli_dash_api_is_write(const cli_dash_req *req);
+
+/* An error reply {"error": {"code": code, "message": msg}}. */
+cli_dash_reply cli_dash_error(unsigned status, const char *code, const char *msg);
+
+/* The queue names: --queue's, or the store's (cached for queues_ttl_ms,
+ * and read again after a write). Owned by d. 0 or a negative LN_E* code. */
+int cli_dash_queue_names(cli_dash *d, char ***names, size_t *n);
+void cli_dash_queues_invalidate(cli_dash *d);
+
+/* /metrics: the Prometheus text exposition (a malloc'd string). */
+char *cli_dash_metrics(cli_dash *d, size_t *len);
+
+/* Start serving on host:port (port 0: any free port); *bound_port gets the
+ * port. Returns the daemon (opaque) or NULL with a message on stderr. */
+void *cli_dash_http_start(cli_dash *d, const char *host, unsigned port, unsigned *bound_port);
+void cli_dash_http_stop(void *daemon);
+
+/* Milliseconds of the monotonic clock. */
+int64_t cli_dash_now_ms(void);
+
+#endif

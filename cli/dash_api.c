@@ -1,0 +1,366 @@
+/* dash_api.c - the JSON API of `lanes dash` (docs/dash.md), over the
+ * public calls of lanes/jobs.h. Every answer is a bounded query: counts
+ * are the store's counters, a page of jobs is one ln_jobs_list of at most
+ * CLI_DASH_PAGE_MAX rows, and a search by name or data reads at most
+ * CLI_DASH_SEARCH_WINDOW jobs from the page's offset (the reply says where
+ * to go on), so a queue of a million jobs answers as fast as a small one. */
+#include "dash.h"
+
+#include <lanes.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Longest data or reason text a row of a jobs page carries. */
+#define PREVIEW_MAX 200
+
+int64_t cli_dash_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+cli_dash_reply cli_dash_error(unsigned status, const char *code, const char *msg) {
+    cli_dash_reply r = {status, json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg)};
+    return r;
+}
+
+static cli_dash_reply ok(json_t *body) {
+    cli_dash_reply r = {200, body};
+    return r;
+}
+
+/* A reply for a failed library call: its code as HTTP, its detail. */
+static cli_dash_reply lib_error(cli_dash *d, int err) {
+    const char *msg = ln_jobs_errmsg(d->jobs);
+    if (msg == NULL || *msg == '\0') msg = ln_strerror(err);
+    switch (err) {
+    case LN_ENOENT:
+        return cli_dash_error(404, "not_found", msg);
+    case LN_EINVAL:
+        return cli_dash_error(409, "invalid", msg); /* wrong state, bad name */
+    case LN_EBUSY:
+        return cli_dash_error(409, "busy", msg);
+    case LN_ENOSPC:
+        return cli_dash_error(507, "no_space", msg);
+    default:
+        return cli_dash_error(503, "store", msg);
+    }
+}
+
+/* ------------------------------------------------------------- queues */
+
+void cli_dash_queues_invalidate(cli_dash *d) {
+    d->queues_at_ms = 0;
+}
+
+int cli_dash_queue_names(cli_dash *d, char ***names, size_t *n) {
+    if (d->nfixed > 0) {
+        *names = d->fixed;
+        *n = d->nfixed;
+        return 0;
+    }
+    int64_t now = cli_dash_now_ms();
+    if (d->queues_at_ms == 0 || now - d->queues_at_ms >= d->queues_ttl_ms) {
+        char **fresh = NULL;
+        size_t nf = 0;
+        int err = ln_jobs_queues(d->jobs, &fresh, &nf);
+        if (err != 0) return err;
+        ln_jobs_free_lines(d->queues, d->nqueues);
+        d->queues = fresh;
+        d->nqueues = nf;
+        d->queues_at_ms = now;
+    }
+    *names = d->queues;
+    *n = d->nqueues;
+    return 0;
+}
+
+static json_t *counts_json(const ln_job_counts *k) {
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "waiting", (json_int_t)k->waiting, "delayed",
+                     (json_int_t)k->delayed, "prioritized", (json_int_t)k->prioritized, "active",
+                     (json_int_t)k->active, "completed", (json_int_t)k->completed, "failed",
+                     (json_int_t)k->failed, "paused", (json_int_t)k->paused);
+}
+
+/* {name, paused, counts} of one queue, or NULL with *err set. */
+static json_t *queue_json(cli_dash *d, const char *q, int *err) {
+    ln_job_counts k;
+    int paused = 0;
+    if ((*err = ln_jobs_counts(d->jobs, q, &k)) != 0) return NULL;
+    if ((*err = ln_jobs_is_paused(d->jobs, q, &paused)) != 0) return NULL;
+    return json_pack("{s:s,s:b,s:o}", "name", q, "paused", paused, "counts", counts_json(&k));
+}
+
+static cli_dash_reply get_queues(cli_dash *d) {
+    char **names;
+    size_t n;
+    int err = cli_dash_queue_names(d, &names, &n);
+    if (err != 0) return lib_error(d, err);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *q = queue_json(d, names[i], &err);
+        if (q == NULL) {
+            json_decref(arr);
+            return lib_error(d, err);
+        }
+        json_array_append_new(arr, q);
+    }
+    return ok(json_pack("{s:o,s:b}", "queues", arr, "truncated", n >= LN_JOB_QUEUES_MAX));
+}
+
+static cli_dash_reply get_queue(cli_dash *d, const char *q) {
+    int err;
+    json_t *j = queue_json(d, q, &err);
+    return j != NULL ? ok(j) : lib_error(d, err);
+}
+
+/* --------------------------------------------------------------- jobs */
+
+/* text as JSON if it parses, else as a string; null for NULL. */
+static json_t *json_text(const char *text) {
+    if (text == NULL) return json_null();
+    json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
+    return v != NULL ? v : json_string(text);
+}
+
+static json_t *preview(const char *s) {
+    if (s == NULL) return json_null();
+    size_t len = strlen(s);
+    if (len <= PREVIEW_MAX) return json_string(s);
+    size_t cut = PREVIEW_MAX;
+    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--; /* whole UTF-8 chars */
+    json_t *j = json_stringn(s, cut);
+    return j != NULL ? j : json_string("(not UTF-8)");
+}
+
+/* The trace id of a W3C traceparent "00-<trace id>-<span id>-<flags>". */
+static json_t *trace_id(const char *tp) {
+    if (tp == NULL || strlen(tp) < 35 || tp[2] != '-') return json_null();
+    return json_stringn(tp + 3, 32);
+}
+
+static json_t *job_json(const ln_job_info *j, int full) {
+    json_t *o = json_pack(
+        "{s:s,s:s?,s:s,s:i,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:I}", "id", j->id, "name", j->name, "state",
+        ln_job_state_name(j->state), "priority", j->priority, "attempts", j->attempts,
+        "attempts_made", j->attempts_made, "attempts_started", j->attempts_started, "stalled",
+        j->stalled, "created_ms", (json_int_t)j->created_ms, "run_at_ms", (json_int_t)j->run_at_ms,
+        "started_ms", (json_int_t)j->started_ms, "finished_ms", (json_int_t)j->finished_ms);
+    if (o == NULL) return NULL;
+    if (!full) {
+        json_object_set_new(o, "data_preview", preview(j->data));
+        json_object_set_new(o, "failed_reason", preview(j->failed_reason));
+        return o;
+    }
+    json_object_set_new(o, "data", json_text(j->data));
+    json_object_set_new(o, "result", json_text(j->result));
+    json_object_set_new(o, "progress", json_text(j->progress));
+    json_object_set_new(o, "failed_reason",
+                        j->failed_reason ? json_string(j->failed_reason) : json_null());
+    json_object_set_new(o, "traceparent",
+                        j->traceparent ? json_string(j->traceparent) : json_null());
+    json_object_set_new(o, "tracestate", j->tracestate ? json_string(j->tracestate) : json_null());
+    json_object_set_new(o, "trace_id", trace_id(j->traceparent));
+    json_object_set_new(o, "lifo", json_boolean(j->lifo));
+    json_object_set_new(
+        o, "backoff", json_string(j->backoff == LN_BACKOFF_EXPONENTIAL ? "exponential" : "fixed"));
+    json_object_set_new(o, "backoff_ms", json_integer(j->backoff_ms));
+    return o;
+}
+
+/* Whole-string unsigned number, or -1. */
+static long long parse_num(const char *s, long long max) {
+    if (s == NULL || *s == '\0') return -1;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    return *end != '\0' || v < 0 || v > max ? -1 : v;
+}
+
+static uint64_t count_of(const ln_job_counts *k, int state) {
+    const uint64_t v[] = {k->waiting,   k->delayed, k->prioritized, k->active,
+                          k->completed, k->failed,  k->paused};
+    return state >= 0 && state < LN_JOB_NSTATES ? v[state] : 0;
+}
+
+/* The job whose id is q, if any (a search by id), as an array. */
+static json_t *id_match(cli_dash *d, const char *queue, const char *q) {
+    json_t *arr = json_array();
+    ln_job_info info;
+    if (ln_jobs_get(d->jobs, queue, q, &info) == 0) {
+        json_array_append_new(arr, job_json(&info, 0));
+        ln_job_info_clear(&info);
+    }
+    return arr;
+}
+
+/* A page: jobs [offset, offset + limit), or with q the jobs among the next
+ * CLI_DASH_SEARCH_WINDOW whose name or data contains q (at most limit). */
+static int list_page(cli_dash *d, const char *queue, int state, size_t offset, size_t limit,
+                     const char *q, json_t *out, size_t *scanned) {
+    int search = q != NULL && *q != '\0';
+    ln_job_info *jobs = NULL;
+    size_t n = 0;
+    int err = ln_jobs_list(d->jobs, queue, state, offset, search ? CLI_DASH_SEARCH_WINDOW : limit,
+                           &jobs, &n);
+    if (err != 0) return err;
+    size_t i = 0, found = 0;
+    for (; i < n && found < limit; i++) {
+        if (search && !(jobs[i].name && strstr(jobs[i].name, q)) &&
+            !(jobs[i].data && strstr(jobs[i].data, q)))
+            continue;
+        json_array_append_new(out, job_json(&jobs[i], 0));
+        found++;
+    }
+    *scanned = i;
+    ln_job_info_free_array(jobs, n);
+    return 0;
+}
+
+static cli_dash_reply get_jobs(cli_dash *d, const cli_dash_req *req, const char *queue) {
+    const char *st = req->arg(req->arg_ctx, "state");
+    int state = ln_job_state_parse(st != NULL ? st : "waiting");
+    if (state < 0) return cli_dash_error(400, "bad_request", "state: unknown job state");
+    const char *so = req->arg(req->arg_ctx, "offset"), *sl = req->arg(req->arg_ctx, "limit");
+    long long offset = so ? parse_num(so, (long long)1 << 53) : 0;
+    long long limit = sl ? parse_num(sl, CLI_DASH_PAGE_MAX) : 20;
+    if (offset < 0 || limit < 1)
+        return cli_dash_error(400, "bad_request", "offset must be >= 0 and limit 1..100");
+    const char *q = req->arg(req->arg_ctx, "q");
+    ln_job_counts k;
+    int err = ln_jobs_counts(d->jobs, queue, &k);
+    if (err != 0) return lib_error(d, err);
+    json_t *arr = json_array();
+    size_t scanned = 0;
+    err = list_page(d, queue, state, (size_t)offset, (size_t)limit, q, arr, &scanned);
+    if (err != 0) {
+        json_decref(arr);
+        return lib_error(d, err);
+    }
+    uint64_t total = count_of(&k, state);
+    json_t *body = json_pack("{s:s,s:s,s:I,s:I,s:I,s:o,s:o}", "queue", queue, "state",
+                             ln_job_state_name(state), "offset", (json_int_t)offset, "limit",
+                             (json_int_t)limit, "total", (json_int_t)total, "counts",
+                             counts_json(&k), "jobs", arr);
+    if (q != NULL && *q != '\0') {
+        size_t next = (size_t)offset + scanned;
+        json_object_set_new(body, "search",
+                            json_pack("{s:s,s:I,s:I,s:b,s:o}", "q", q, "scanned",
+                                      (json_int_t)scanned, "next_offset", (json_int_t)next, "more",
+                                      next < total, "id_match", id_match(d, queue, q)));
+    }
+    return ok(body);
+}
+
+static cli_dash_reply get_job(cli_dash *d, const char *queue, const char *id) {
+    ln_job_info info;
+    int err = ln_jobs_get(d->jobs, queue, id, &info);
+    if (err != 0) return lib_error(d, err == LN_EINVAL ? LN_ENOENT : err);
+    json_t *o = job_json(&info, 1);
+    ln_job_info_clear(&info);
+    char **lines = NULL;
+    size_t n = 0;
+    json_t *logs = json_array();
+    if (ln_jobs_logs(d->jobs, queue, id, &lines, &n) == 0)
+        for (size_t i = 0; i < n; i++) json_array_append_new(logs, json_string(lines[i]));
+    ln_jobs_free_lines(lines, n);
+    json_object_set_new(o, "logs", logs);
+    json_object_set_new(o, "queue", json_string(queue));
+    return ok(o);
+}
+
+/* ------------------------------------------------------------- writes */
+
+/* POST .../jobs/ID/(retry|remove|promote). */
+static cli_dash_reply job_action(cli_dash *d, const char *queue, const char *id, const char *act) {
+    int err;
+    if (strcmp(act, "retry") == 0)
+        err = ln_jobs_retry(d->jobs, queue, id);
+    else if (strcmp(act, "remove") == 0)
+        err = ln_jobs_remove(d->jobs, queue, id);
+    else if (strcmp(act, "promote") == 0)
+        err = ln_jobs_promote(d->jobs, queue, id);
+    else
+        return cli_dash_error(404, "not_found", "no such action");
+    if (err != 0) return lib_error(d, err);
+    return ok(json_pack("{s:b,s:s,s:s}", "ok", 1, "id", id, "action", act));
+}
+
+static cli_dash_reply clean(cli_dash *d, const cli_dash_req *req, const char *queue) {
+    const char *st = req->arg(req->arg_ctx, "state");
+    int state = st != NULL ? ln_job_state_parse(st) : -1;
+    if (state != LN_JOB_COMPLETED && state != LN_JOB_FAILED)
+        return cli_dash_error(400, "bad_request", "state must be completed or failed");
+    const char *sa = req->arg(req->arg_ctx, "age_ms"), *sk = req->arg(req->arg_ctx, "keep");
+    long long age = sa ? parse_num(sa, (long long)1 << 53) : 0;
+    long long keep = sk ? parse_num(sk, (long long)1 << 53) : 0;
+    if (age < 0 || keep < 0)
+        return cli_dash_error(400, "bad_request", "age_ms and keep must be numbers >= 0");
+    size_t removed = 0;
+    int err = ln_jobs_clean(d->jobs, queue, state, age, (uint64_t)keep, &removed);
+    if (err != 0) return lib_error(d, err);
+    return ok(json_pack("{s:b,s:I}", "ok", 1, "removed", (json_int_t)removed));
+}
+
+/* POST /api/queues/Q/(retry-all|clean|pause|resume). */
+static cli_dash_reply queue_action(cli_dash *d, const cli_dash_req *req, const char *queue,
+                                   const char *act) {
+    int err;
+    if (strcmp(act, "retry-all") == 0) {
+        size_t count = 0;
+        if ((err = ln_jobs_retry_all(d->jobs, queue, &count)) != 0) return lib_error(d, err);
+        return ok(json_pack("{s:b,s:I}", "ok", 1, "retried", (json_int_t)count));
+    }
+    if (strcmp(act, "clean") == 0) return clean(d, req, queue);
+    if (strcmp(act, "pause") == 0)
+        err = ln_jobs_pause(d->jobs, queue);
+    else if (strcmp(act, "resume") == 0)
+        err = ln_jobs_resume(d->jobs, queue);
+    else
+        return cli_dash_error(404, "not_found", "no such action");
+    if (err != 0) return lib_error(d, err);
+    return ok(json_pack("{s:b,s:b}", "ok", 1, "paused", strcmp(act, "pause") == 0));
+}
+
+/* ------------------------------------------------------------ routing */
+
+static int is(const cli_dash_req *req, int nseg, const char *method) {
+    return req->nseg == nseg && strcmp(req->method, method) == 0;
+}
+
+int cli_dash_api_is_write(const cli_dash_req *req) {
+    return strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0;
+}
+
+static cli_dash_reply info(cli_dash *d) {
+    return ok(json_pack("{s:s,s:s,s:s,s:b,s:b,s:i,s:i,s:s?}", "version", ln_version_string(),
+                        "store", d->store, "url", d->url_shown, "read_only", d->read_only,
+                        "writes_need_token", d->token[0] != '\0', "page_max", CLI_DASH_PAGE_MAX,
+                        "search_window", CLI_DASH_SEARCH_WINDOW, "warning",
+                        ln_jobs_warning(d->jobs)));
+}
+
+cli_dash_reply cli_dash_api(cli_dash *d, const cli_dash_req *req) {
+    char *const *s = req->seg;
+    if (req->nseg == 0) return cli_dash_error(404, "not_found", "no such endpoint");
+    if (is(req, 1, "GET") && strcmp(s[0], "info") == 0) return info(d);
+    if (strcmp(s[0], "queues") != 0) return cli_dash_error(404, "not_found", "no such endpoint");
+    cli_dash_reply r;
+    if (is(req, 1, "GET")) return get_queues(d);
+    if (is(req, 2, "GET")) return get_queue(d, s[1]);
+    if (is(req, 3, "GET") && strcmp(s[2], "jobs") == 0) return get_jobs(d, req, s[1]);
+    if (is(req, 4, "GET") && strcmp(s[2], "jobs") == 0) return get_job(d, s[1], s[3]);
+    if (is(req, 3, "POST")) {
+        r = queue_action(d, req, s[1], s[2]);
+    } else if (is(req, 5, "POST") && strcmp(s[2], "jobs") == 0) {
+        r = job_action(d, s[1], s[3], s[4]);
+    } else if (req->nseg <= 5 && strcmp(req->method, "GET") != 0 &&
+               strcmp(req->method, "POST") != 0) {
+        return cli_dash_error(405, "method_not_allowed", "use GET to read and POST to act");
+    } else {
+        return cli_dash_error(404, "not_found", "no such endpoint");
+    }
+    cli_dash_queues_invalidate(d); /* a pause may add a queue, a clean end one */
+    return r;
+}

@@ -1,0 +1,280 @@
+/* dash_http.c - the HTTP side of `lanes dash`, on libmicrohttpd (which
+ * parses HTTP; this file only routes): the embedded page, /metrics, the
+ * JSON API (dash_api.c), and the access rules of docs/dash.md:
+ *  - writes are POSTs; --read-only refuses each (403);
+ *  - with a token (--token-file) a write needs it, in "Authorization:
+ *    Bearer T" or "X-Lanes-Token: T" (401 without it); off loopback,
+ *    reads of /api and /metrics need it too;
+ *  - on loopback without a token a write needs the header "X-Lanes-Dash:
+ *    1", which a page of another site cannot send without a CORS preflight
+ *    this server never grants, and the Host header must name a loopback
+ *    host (no DNS rebinding).
+ * Every error is JSON. Runs on libmicrohttpd's one internal thread
+ * (dash.h). */
+#include "dash.h"
+
+#include <microhttpd.h>
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#define PATH_MAX_LEN 2048
+#define ARGS_MAX 8
+
+/* A request's query arguments, unescaped on first use (the daemon's
+ * unescape callback leaves the raw text, so a '/' escaped inside a queue
+ * name stays inside its path segment). */
+typedef struct req_args {
+    struct MHD_Connection *conn;
+    char buf[ARGS_MAX][PATH_MAX_LEN];
+    int used;
+} req_args;
+
+static const char *get_arg(void *ctx, const char *name) {
+    req_args *a = ctx;
+    const char *raw = MHD_lookup_connection_value(a->conn, MHD_GET_ARGUMENT_KIND, name);
+    if (raw == NULL || a->used == ARGS_MAX || strlen(raw) >= PATH_MAX_LEN) return NULL;
+    char *b = a->buf[a->used++];
+    strcpy(b, raw);
+    size_t n = MHD_http_unescape(b);
+    return strlen(b) == n ? b : NULL; /* an escaped NUL: treat as absent */
+}
+
+static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s) {
+    (void)cls;
+    (void)c;
+    return strlen(s);
+}
+
+/* ------------------------------------------------------------- replies */
+
+static void common_headers(struct MHD_Response *resp, const char *type) {
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, const char *type,
+                                 char *text, size_t len) {
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    if (resp == NULL) {
+        free(text);
+        return MHD_NO;
+    }
+    common_headers(resp, type);
+    enum MHD_Result ret = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *conn, cli_dash_reply r) {
+    char *text = r.body != NULL ? json_dumps(r.body, JSON_COMPACT) : NULL;
+    json_decref(r.body);
+    if (text == NULL) {
+        r.status = 500;
+        text = strdup("{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}");
+        if (text == NULL) return MHD_NO;
+    }
+    size_t len = strlen(text);
+    return send_text(conn, r.status, "application/json", text, len);
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, const char *code,
+                                  const char *msg) {
+    return send_json(conn, cli_dash_error(status, code, msg));
+}
+
+static enum MHD_Result send_asset(struct MHD_Connection *conn, const cli_dash_asset *a) {
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(a->size, (void *)a->data, MHD_RESPMEM_PERSISTENT);
+    if (resp == NULL) return MHD_NO;
+    common_headers(resp, a->type);
+    MHD_add_response_header(resp, "Content-Security-Policy",
+                            "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
+    MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+    enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+/* -------------------------------------------------------- access rules */
+
+/* Compare without an early exit, so timing tells nothing of the token. */
+static int same_token(const char *given, const char *token) {
+    size_t lg = strlen(given), lt = strlen(token);
+    unsigned char diff = lg != lt;
+    for (size_t i = 0; i < lt; i++) diff |= (unsigned char)(token[i] ^ given[i < lg ? i : 0]);
+    return diff == 0 && lg > 0;
+}
+
+static int has_token(cli_dash *d, struct MHD_Connection *conn) {
+    if (d->token[0] == '\0') return 0;
+    const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Lanes-Token");
+    if (h != NULL && same_token(h, d->token)) return 1;
+    h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    return h != NULL && strncasecmp(h, "Bearer ", 7) == 0 && same_token(h + 7, d->token);
+}
+
+/* On loopback: the Host header names localhost, 127.x or [::1]. */
+static int host_ok(cli_dash *d, struct MHD_Connection *conn) {
+    if (!d->loopback) return 1;
+    const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    if (h == NULL) return 0;
+    char host[256];
+    snprintf(host, sizeof host, "%s", h);
+    char *colon = host[0] == '[' ? strstr(host, "]:") : strrchr(host, ':');
+    if (colon != NULL) colon[host[0] == '[' ? 1 : 0] = '\0';
+    return strcmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 ||
+           strcmp(host, "[::1]") == 0;
+}
+
+/* 0 if the request may go on, else the refusal was sent (*ret). */
+static int refuse(cli_dash *d, struct MHD_Connection *conn, int write, enum MHD_Result *ret) {
+    if (write && d->read_only) {
+        *ret = send_error(conn, 403, "read_only", "this dashboard was started with --read-only");
+        return 1;
+    }
+    int need_token = d->token[0] != '\0' && (write || !d->loopback);
+    if (need_token && !has_token(d, conn)) {
+        *ret = send_error(conn, 401, "unauthorized",
+                          "this needs the dashboard's token (Authorization: Bearer TOKEN)");
+        return 1;
+    }
+    if (write && d->token[0] == '\0' &&
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Lanes-Dash") == NULL) {
+        *ret = send_error(conn, 403, "forbidden", "a write needs the header X-Lanes-Dash: 1");
+        return 1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------- routing */
+
+/* Split "/api/a/b%2Fc" into unescaped segments {"a", "b/c"} in buf. */
+static int split_api(const char *url, char *buf, cli_dash_req *req) {
+    if (strlen(url) >= PATH_MAX_LEN) return -1;
+    strcpy(buf, url + strlen("/api/"));
+    req->nseg = 0;
+    for (char *p = buf, *next; p != NULL; p = next) {
+        next = strchr(p, '/');
+        if (next != NULL) *next++ = '\0';
+        if (*p == '\0' && next == NULL) break; /* a trailing '/' */
+        if (*p == '\0' || req->nseg == (int)(sizeof req->seg / sizeof req->seg[0])) return -1;
+        size_t n = MHD_http_unescape(p);
+        if (strlen(p) != n) return -1; /* an escaped NUL */
+        req->seg[req->nseg++] = p;
+    }
+    return 0;
+}
+
+static enum MHD_Result api(cli_dash *d, struct MHD_Connection *conn, const char *url,
+                           const char *method) {
+    static req_args args; /* big: not on the stack (one thread: dash.h) */
+    static char path[PATH_MAX_LEN];
+    cli_dash_req req = {.method = method, .arg = get_arg, .arg_ctx = &args};
+    args.conn = conn;
+    args.used = 0;
+    if (split_api(url, path, &req) != 0) return send_error(conn, 404, "not_found", "bad path");
+    enum MHD_Result ret;
+    if (refuse(d, conn, cli_dash_api_is_write(&req), &ret)) return ret;
+    return send_json(conn, cli_dash_api(d, &req));
+}
+
+static enum MHD_Result static_file(struct MHD_Connection *conn, const char *url) {
+    if (strcmp(url, "/") == 0) url = "/index.html";
+    for (const cli_dash_asset *a = cli_dash_assets; a->path != NULL; a++)
+        if (strcmp(a->path, url) == 0) return send_asset(conn, a);
+    return send_error(conn, 404, "not_found", "no such page");
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_size, void **state) {
+    static int first_call;
+    cli_dash *d = cls;
+    (void)version;
+    (void)upload;
+    if (*state == NULL) { /* headers only so far: answer once the body is in */
+        *state = &first_call;
+        return MHD_YES;
+    }
+    if (*upload_size != 0) { /* no endpoint reads a body: drop it */
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (!host_ok(d, conn))
+        return send_error(conn, 403, "bad_host", "the Host header must name a loopback host");
+    int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    if (strncmp(url, "/api/", 5) == 0) return api(d, conn, url, method);
+    if (!get) return send_error(conn, 405, "method_not_allowed", "only GET here");
+    if (strcmp(url, "/metrics") == 0) {
+        enum MHD_Result ret;
+        if (refuse(d, conn, 0, &ret)) return ret;
+        size_t len = 0;
+        char *text = cli_dash_metrics(d, &len);
+        if (text == NULL) return send_error(conn, 500, "internal", "out of memory");
+        return send_text(conn, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
+    }
+    return static_file(conn, url);
+}
+
+/* ------------------------------------------------------------- daemon */
+
+static int is_loopback(const struct sockaddr *sa) {
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+    if (sa->sa_family == AF_INET6)
+        return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+    return 0;
+}
+
+void *cli_dash_http_start(cli_dash *d, const char *host, unsigned port, unsigned *bound_port) {
+    struct addrinfo hints = {
+        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
+    struct addrinfo *ai = NULL;
+    char service[16];
+    snprintf(service, sizeof service, "%u", port);
+    int rc = getaddrinfo(host, service, &hints, &ai);
+    if (rc != 0 || ai == NULL) {
+        fprintf(stderr, "lanes dash: cannot resolve '%s': %s\n", host, gai_strerror(rc));
+        return NULL;
+    }
+    struct sockaddr_storage sa;
+    memcpy(&sa, ai->ai_addr, ai->ai_addrlen);
+    int v6 = ai->ai_family == AF_INET6;
+    freeaddrinfo(ai);
+    d->loopback = is_loopback((struct sockaddr *)&sa);
+    if (!d->loopback && d->token[0] == '\0') {
+        fprintf(stderr,
+                "lanes dash: '%s' is not a loopback address: give --token-file "
+                "(anyone who reaches it could change the queues)\n",
+                host);
+        return NULL;
+    }
+    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | (v6 ? MHD_USE_IPv6 : 0);
+    struct MHD_Daemon *daemon = MHD_start_daemon(
+        flags, (uint16_t)port, NULL, NULL, handle, d, MHD_OPTION_SOCK_ADDR, &sa,
+        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+    if (daemon == NULL) {
+        fprintf(stderr,
+                "lanes dash: cannot listen on %s:%u (in use, or not an address "
+                "of this machine)\n",
+                host, port);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    *bound_port = info != NULL ? info->port : port;
+    return daemon;
+}
+
+void cli_dash_http_stop(void *daemon) {
+    MHD_stop_daemon(daemon);
+}

@@ -1,0 +1,91 @@
+/* redis_admin.c - the queue list of the Redis backend (store methods
+ * version 4, backend.h): BullMQ keeps no registry of queues, so they are
+ * found as dashboards such as Bull Board's hosts find them, by their
+ * "<prefix>:<queue>:meta" hash (written the first time a script touches a
+ * queue: docs/internals/redis-layout.md), with SCAN in steps of COUNT
+ * 1000 keys (never KEYS, which blocks the server). */
+#include "redis_admin.h"
+
+#include "../internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define SCAN_COUNT "1000"
+
+/* prefix with SCAN's glob characters escaped, then ":*:meta". */
+static int meta_pattern(const char *prefix, char *out, size_t size) {
+    size_t j = 0;
+    for (const char *p = prefix; *p != '\0'; p++) {
+        if (j + 2 >= size) return -1;
+        if (strchr("*?[]\\", *p) != NULL) out[j++] = '\\';
+        out[j++] = *p;
+    }
+    int w = snprintf(out + j, size - j, ":*:meta");
+    return w < 0 || (size_t)w >= size - j ? -1 : 0;
+}
+
+/* The queue of key "<prefix>:<queue>:meta" into q, or 0 if key is not
+ * one (a custom job id "a:b:meta" makes "<prefix>:<queue>:a:b:meta"). */
+static int queue_of(const char *key, size_t klen, size_t plen, char *q) {
+    if (klen < plen + 7) return 0;
+    size_t qlen = klen - plen - 1 - 5;
+    if (qlen == 0 || qlen >= LN_JOB_QUEUE_MAX) return 0;
+    const char *s = key + plen + 1;
+    if (memchr(s, ':', qlen) != NULL || memchr(s, '\0', qlen) != NULL) return 0;
+    memcpy(q, s, qlen);
+    q[qlen] = '\0';
+    return 1;
+}
+
+/* Add the queues named by the keys of one SCAN reply (no duplicates: SCAN
+ * may return a key twice). 0 or LN_ENOMEM. */
+static int add_keys(const redisReply *keys, size_t plen, size_t max, char **arr, size_t *len) {
+    char q[LN_JOB_QUEUE_MAX];
+    for (size_t i = 0; i < keys->elements && *len < max; i++) {
+        const redisReply *k = keys->element[i];
+        if (k->type != REDIS_REPLY_STRING || !queue_of(k->str, k->len, plen, q)) continue;
+        int seen = 0;
+        for (size_t j = 0; j < *len && !seen; j++) seen = strcmp(arr[j], q) == 0;
+        if (seen) continue;
+        size_t l = strlen(q) + 1;
+        if ((arr[*len] = ln__malloc(l)) == NULL) return LN_ENOMEM;
+        memcpy(arr[(*len)++], q, l);
+    }
+    return 0;
+}
+
+int ln__redis_queues(ln__redis_conn *c, const char *prefix, ln__jobs_be *be, size_t max,
+                     char ***names, size_t *n) {
+    char pattern[600], cursor[32] = "0";
+    if (meta_pattern(prefix, pattern, sizeof pattern) != 0)
+        return ln__jobs_be_err(be, LN_EINVAL, "redis key prefix too long");
+    char **arr = ln__calloc(max > 0 ? max : 1, sizeof *arr);
+    if (arr == NULL) return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
+    size_t len = 0, plen = strlen(prefix);
+    int rc = 0;
+    do {
+        const char *argv[] = {"SCAN", cursor, "MATCH", pattern, "COUNT", SCAN_COUNT};
+        redisReply *rep = ln__redis_command(c, 6, argv, NULL, &rc);
+        if (rep == NULL) break;
+        if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+            rep->element[0]->type != REDIS_REPLY_STRING || rep->element[0]->len >= sizeof cursor ||
+            rep->element[1]->type != REDIS_REPLY_ARRAY) {
+            freeReplyObject(rep);
+            rc = ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to SCAN");
+            break;
+        }
+        memcpy(cursor, rep->element[0]->str, rep->element[0]->len + 1);
+        rc = add_keys(rep->element[1], plen, max, arr, &len);
+        freeReplyObject(rep);
+        if (rc != 0) rc = ln__jobs_be_err(be, rc, "out of memory");
+    } while (rc == 0 && len < max && strcmp(cursor, "0") != 0);
+    if (rc != 0 || len == 0) {
+        ln_jobs_free_lines(arr, len);
+        arr = NULL;
+        len = 0;
+    }
+    *names = arr;
+    *n = len;
+    return rc;
+}

@@ -1,0 +1,15 @@
+/* redis_admin.h - the queue list of the Redis backend (redis_admin.c).
+ * Internal to src/jobs/redis*.c; not API. */
+#ifndef LN_JOBS_REDIS_ADMIN_H
+#define LN_JOBS_REDIS_ADMIN_H
+
+#include "backend.h"
+#include "redis_conn.h"
+
+/* The names of the queues under prefix (at most max, in SCAN's order) on
+ * connection c, ln__malloc'd as ln_jobs_logs' lines; failures are
+ * described in be's errmsg. Errors as ln__redis_command. */
+int ln__redis_queues(ln__redis_conn *c, const char *prefix, ln__jobs_be *be, size_t max,
+                     char ***names, size_t *n);
+
+#endif

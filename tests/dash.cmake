@@ -1,0 +1,47 @@
+# Tests of `lanes dash` (cli/cmd_dash.c, cli/dash_*.c; docs/dash.md), on
+# both stores; the redis runs need LANES_TEST_REDIS_URL
+# (scripts/with-services.sh) and skip (77) without it.
+#
+# dash/<store>: the page in a real browser, Debian's chromium driven by
+#   playwright-core (tests/dash/package.json, pinned by its lockfile;
+#   scripts/install-deps.sh runs npm ci there): counts, a job's data,
+#   retry / promote / remove and the store after them, writes refused
+#   without the token and under --read-only. Writes the queue page's
+#   screenshot to tests/dash/dash-<store>.png in the build tree (the
+#   README's docs/dash.png is one of them). Skips without chromium.
+# dash/api-<store>: the JSON API at its edges: names escaped in paths, bad
+#   arguments, unknown endpoints and methods, the Host check, the loopback
+#   write header; every error JSON.
+# dash/metrics-<store>: /metrics read by Debian's python3-prometheus-client
+#   (the system python3, where Debian installs it). Skips without it.
+if(NOT TARGET lanes_cli OR NOT LN_HAVE_DASH)
+  return()
+endif()
+find_program(LN_NODE node)
+set(LN_DASH_STORES sqlite)
+if(LN_HAVE_REDIS)
+  list(APPEND LN_DASH_STORES redis)
+endif()
+set(LN_DASH_OUT ${CMAKE_CURRENT_BINARY_DIR}/dash)
+file(MAKE_DIRECTORY ${LN_DASH_OUT})
+foreach(store ${LN_DASH_STORES})
+  if(LN_NODE)
+    add_test(NAME dash/${store}
+             COMMAND ${LN_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/dash/dash.test.mjs ${store}
+                     $<TARGET_FILE:lanes_cli> ${LN_DASH_OUT})
+    set_tests_properties(dash/${store} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                         LABELS "plain;jobs;dash")
+  endif()
+  add_test(NAME dash/api-${store}
+           COMMAND /usr/bin/env -u PYTHONPATH /usr/bin/python3
+                   ${CMAKE_CURRENT_SOURCE_DIR}/dash/test_api.py ${store}
+                   $<TARGET_FILE:lanes_cli>)
+  set_tests_properties(dash/api-${store} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
+                       LABELS "plain;jobs;dash")
+  add_test(NAME dash/metrics-${store}
+           COMMAND /usr/bin/env -u PYTHONPATH /usr/bin/python3
+                   ${CMAKE_CURRENT_SOURCE_DIR}/dash/test_metrics.py ${store}
+                   $<TARGET_FILE:lanes_cli>)
+  set_tests_properties(dash/metrics-${store} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
+                       LABELS "plain;jobs;dash")
+endforeach()

@@ -1,0 +1,243 @@
+// dash.test.mjs - `lanes dash` in a real browser (tests/dash.cmake):
+// Debian's chromium driven by playwright-core, against one store.
+//
+//   node dash.test.mjs sqlite|redis LANES_BIN OUTDIR
+//
+// sqlite: a fresh file in a temporary directory; redis:
+// $LANES_TEST_REDIS_URL with a key prefix of this run (exit 77 = skipped
+// when it is unset, or when chromium is not installed). It fills the store
+// with `lanes jobs` / `lanes worker`, then checks in the page that the
+// queue list shows the counts, that a job's page shows its data, that
+// retry, promote and remove work and the store changes accordingly (read
+// back with `lanes jobs`), that a write without the token is refused, and
+// that --read-only refuses writes. The queue page's screenshot goes to
+// OUTDIR/dash-STORE.png.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const [store, lanesBin, outDir] = process.argv.slice(2);
+const CHROMIUM = '/usr/bin/chromium';
+const SKIP = 77;
+const TOKEN = 's3cret-' + process.pid;
+
+function fail(msg) {
+  console.error('FAIL: ' + msg);
+  process.exitCode = 1;
+  throw new Error(msg);
+}
+function check(cond, msg) {
+  if (!cond) fail(msg);
+  console.log('ok   ' + msg);
+}
+
+// The whole test is bounded: a hang fails it instead of CTest's timeout.
+const watchdog = setTimeout(() => { console.error('FAIL: timed out'); process.exit(1); }, 100000);
+
+if (!existsSync(CHROMIUM)) {
+  console.error(CHROMIUM + ' not found (Debian: apt-get install chromium): skipped');
+  process.exit(SKIP);
+}
+let chromium;
+try {
+  ({ chromium } = await import('playwright-core'));
+} catch (e) {
+  console.error('playwright-core not installed (npm ci in tests/dash): skipped');
+  process.exit(SKIP);
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'lanes-dash-'));
+let url;
+let redisPrefix = null;
+if (store === 'sqlite') {
+  url = 'sqlite:' + join(tmp, 'dash.db');
+} else {
+  const base = process.env.LANES_TEST_REDIS_URL;
+  if (!base) {
+    console.error('LANES_TEST_REDIS_URL not set: skipped');
+    process.exit(SKIP);
+  }
+  redisPrefix = 'ldash' + process.pid + Date.now().toString(36);
+  url = base + (base.includes('?') ? '&' : '?') + 'prefix=' + redisPrefix;
+}
+
+function lanes(...args) {
+  const r = spawnSync(lanesBin, args, { encoding: 'utf8', timeout: 30000 });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+function counts(queue) {
+  const r = lanes('jobs', url, 'counts', queue, '--json');
+  if (r.code !== 0) fail('counts ' + queue + ': ' + r.err);
+  return JSON.parse(r.out);
+}
+function add(queue, name, data, ...opts) {
+  const r = lanes('jobs', url, 'add', queue, name, data, ...opts);
+  if (r.code !== 0) fail('add: ' + r.err);
+}
+
+// Start `lanes dash` on a free port; resolves to its base URL.
+function startDash(...opts) {
+  const child = spawn(lanesBin, ['dash', url, '--listen', '127.0.0.1:0', ...opts],
+    { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('lanes dash did not start: ' + err)), 10000);
+    child.stderr.on('data', (b) => {
+      err += b;
+      const m = /on (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
+      if (m) { clearTimeout(t); resolve({ child, base: m[1] }); }
+    });
+    child.on('exit', (code) => reject(new Error('lanes dash exited ' + code + ': ' + err)));
+  });
+}
+function stopDash(d) {
+  return new Promise((resolve) => {
+    if (d.child.exitCode !== null) return resolve(d.child.exitCode);
+    d.child.on('exit', (code) => resolve(code));
+    d.child.kill('SIGTERM');
+  });
+}
+
+// POST from inside the page, as the page's own script would.
+function post(page, path, headers) {
+  return page.evaluate(async ([p, h]) => {
+    const r = await fetch(p, { method: 'POST', headers: h });
+    return { status: r.status, body: await r.json() };
+  }, [path, headers]);
+}
+
+// Off loopback without a token the dashboard refuses to start.
+function refusesOpenListen() {
+  const r = spawnSync(lanesBin, ['dash', url, '--listen', '0.0.0.0:0'],
+    { encoding: 'utf8', timeout: 10000 });
+  check(r.status === 3 && r.stderr.includes('--token-file'),
+    'a non-loopback --listen without --token-file is refused');
+}
+
+function fill() {
+  add('mail', 'send', '{"to":"ada@example.com","html":"<img src=x onerror=alert(1)>"}',
+    '--id', 'mail-1');
+  add('mail', 'send', '{"to":"bob@example.com"}', '--id', 'mail-2');
+  add('mail', 'send', '{"to":"later@example.com"}', '--id', 'mail-3', '--delay', '3600000');
+  add('failing', 'boom', '{"n":1}', '--id', 'boom-1');
+  const w = lanes('worker', url, 'failing', '--exit-when-empty', '--exec', 'false');
+  if (w.code !== 0) fail('worker: ' + w.err);
+  check(counts('failing').failed === 1, 'the worker failed boom-1');
+}
+
+async function cell(page, queue, state) {
+  return (await page.textContent(`#queues tr[data-queue="${queue}"] td[data-state="${state}"]`))
+    .trim();
+}
+
+// The queue list, a job's data, and a write refused without the token.
+async function readAndRefuse(page, base) {
+  await page.goto(base + '/');
+  await page.waitForSelector('#queues tr[data-queue="mail"]');
+  check(await cell(page, 'mail', 'waiting') === '2', 'queue list: mail has 2 waiting');
+  check(await cell(page, 'mail', 'delayed') === '1', 'queue list: mail has 1 delayed');
+  check(await cell(page, 'failing', 'failed') === '1', 'queue list: failing has 1 failed');
+  await page.screenshot({ path: join(outDir, 'dash-' + store + '.png'), fullPage: true });
+
+  await page.click('#queues tr[data-queue="mail"] a');
+  await page.waitForSelector('#jobs tr[data-job="mail-1"]');
+  await page.click('#jobs tr[data-job="mail-1"] a');
+  await page.waitForSelector('#job-data');
+  check((await page.textContent('#job-data')).includes('ada@example.com'),
+    "job page: mail-1's data is shown");
+  check((await page.textContent('#job-data')).includes('<img src=x') &&
+    await page.$('#job-data img') === null, 'job page: data is shown as text, never as HTML');
+
+  const r = await post(page, '/api/queues/mail/jobs/mail-2/remove', { 'X-Lanes-Dash': '1' });
+  check(r.status === 401 && r.body.error.code === 'unauthorized',
+    'a write without the token is refused (401, JSON)');
+  const wrong = await post(page, '/api/queues/mail/jobs/mail-2/remove',
+    { Authorization: 'Bearer wrong' });
+  check(wrong.status === 401, 'a write with a wrong token is refused');
+  check(lanes('jobs', url, 'get', 'mail', 'mail-2').code === 0, '... and mail-2 is still there');
+}
+
+// Retry, promote and remove through the page's buttons, with the token.
+async function actions(page, base) {
+  await page.fill('#token', TOKEN);
+  await page.click('#token-form button');
+  await page.goto(base + '/#/queue/failing/job/boom-1');
+  await page.click('button[data-action="retry"]');
+  await page.waitForSelector('#banner:not([hidden])');
+  let k = counts('failing');
+  check(k.failed === 0 && k.waiting === 1, 'retry: boom-1 is waiting again in the store');
+
+  await page.goto(base + '/#/queue/mail/job/mail-3');
+  await page.click('button[data-action="promote"]');
+  await page.waitForSelector('#banner:not([hidden])');
+  await page.waitForFunction(() => document.querySelector('.badge.waiting') !== null);
+  k = counts('mail');
+  check(k.delayed === 0 && k.waiting === 3, 'promote: mail-3 is waiting in the store');
+
+  await page.goto(base + '/#/queue/mail/job/mail-2');
+  await page.click('button[data-action="remove"]');
+  await page.waitForSelector('#jobs');
+  check(lanes('jobs', url, 'get', 'mail', 'mail-2').code === 4, 'remove: mail-2 is gone');
+  check(counts('mail').waiting === 2, 'remove: mail has 2 waiting');
+}
+
+async function readOnly(ctx) {
+  const d = await startDash('--read-only', '--token-file', join(tmp, 'token'));
+  try {
+    const page = await ctx.newPage();
+    await page.goto(d.base + '/#/queue/mail/job/mail-1');
+    await page.waitForSelector('#job-data');
+    check(await page.$('button[data-action="remove"]') === null, 'read-only: no Remove button');
+    const r = await post(page, '/api/queues/mail/jobs/mail-1/remove',
+      { Authorization: 'Bearer ' + TOKEN });
+    check(r.status === 403 && r.body.error.code === 'read_only',
+      'read-only: a write with the token is refused (403, JSON)');
+    check(lanes('jobs', url, 'get', 'mail', 'mail-1').code === 0, '... and mail-1 is there');
+  } finally {
+    await stopDash(d);
+  }
+}
+
+function cleanup() {
+  rmSync(tmp, { recursive: true, force: true });
+  if (redisPrefix === null) return;
+  const script = "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end";
+  spawnSync('redis-cli', ['-u', process.env.LANES_TEST_REDIS_URL.split('?')[0], 'EVAL', script,
+    '0', redisPrefix + ':*'], { timeout: 10000 });
+}
+
+let ctx = null;
+let dash = null;
+try {
+  writeFileSync(join(tmp, 'token'), TOKEN + '\n');
+  fill();
+  refusesOpenListen();
+  dash = await startDash('--token-file', join(tmp, 'token'));
+  ctx = await chromium.launchPersistentContext(join(tmp, 'profile'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1100, height: 520 },
+    timeout: 30000,
+  });
+  ctx.setDefaultTimeout(10000);
+  const page = ctx.pages()[0] || await ctx.newPage();
+  page.on('dialog', (dlg) => dlg.accept());
+  page.on('pageerror', (e) => fail('page error: ' + e.message));
+  await readAndRefuse(page, dash.base);
+  await actions(page, dash.base);
+  check(await stopDash(dash) === 0, 'lanes dash stops on SIGTERM with exit 0');
+  dash = null;
+  await readOnly(ctx);
+  console.log(store + ': all passed');
+} catch (e) {
+  if (!process.exitCode) console.error('FAIL: ' + (e.stack || e));
+  process.exitCode = 1;
+} finally {
+  if (ctx) await ctx.close();
+  if (dash) await stopDash(dash);
+  cleanup();
+  clearTimeout(watchdog);
+}

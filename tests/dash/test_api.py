@@ -1,0 +1,147 @@
+"""test_api.py - the JSON API of `lanes dash` at its edges, on one store:
+names that need escaping in a path, bad arguments, unknown endpoints,
+methods, the Host check, the loopback write header, and that every error
+is JSON.
+
+    python3 test_api.py sqlite|redis LANES_BIN
+
+Exit 77 = skipped (redis without LANES_TEST_REDIS_URL).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+SKIP = 77
+store, lanes_bin = sys.argv[1], sys.argv[2]
+tmp = tempfile.mkdtemp(prefix="lanes-dash-api-")
+prefix = None
+if store == "sqlite":
+    url = "sqlite:" + os.path.join(tmp, "a.db")
+else:
+    base_url = os.environ.get("LANES_TEST_REDIS_URL", "")
+    if not base_url:
+        print("LANES_TEST_REDIS_URL not set: skipped")
+        sys.exit(SKIP)
+    prefix = "ldasha%d" % os.getpid()
+    url = base_url + ("&" if "?" in base_url else "?") + "prefix=" + prefix
+
+SLASHY = "a/b q?#%"  # a queue name that needs escaping in a path
+checks = 0
+
+
+def lanes(*args):
+    r = subprocess.run([lanes_bin, *args], capture_output=True, text=True, timeout=30)
+    if r.returncode != 0:
+        raise SystemExit("lanes %s: %s" % (" ".join(args), r.stderr))
+    return r.stdout
+
+
+def call(base, path, method="GET", headers=None):
+    """(status, parsed JSON body) of one request."""
+    req = urllib.request.Request(base + path, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        body = e.read()
+        assert e.headers.get("Content-Type") == "application/json", (path, e.headers)
+        return e.code, json.loads(body)
+
+
+def expect(got, status, code=None, what=""):
+    global checks
+    s, body = got
+    assert s == status, (what, s, body)
+    if code is not None:
+        assert body["error"]["code"] == code, (what, body)
+    checks += 1
+    print("ok   %s -> %d%s" % (what, status, " " + code if code else ""))
+
+
+def main():
+    lanes("jobs", url, "add", SLASHY, "x", '{"k":"v"}', "--id", "j/1")
+    lanes("jobs", url, "add", "plain", "x", "{}", "--id", "p1")
+    with_dash([], run)
+    with_dash(["--queue", "plain", "--queue", "other"], run_fixed)
+
+
+def with_dash(opts, fn):
+    p = subprocess.Popen([lanes_bin, "dash", url, "--listen", "127.0.0.1:0", *opts],
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stderr.readline()
+        base = re.search(r"on (http://127\.0\.0\.1:\d+)/", line).group(1)
+        fn(base)
+    finally:
+        p.terminate()
+        p.wait(timeout=10)
+
+
+def run_fixed(base):
+    global checks
+    s, body = call(base, "/api/queues")
+    assert [q["name"] for q in body["queues"]] == ["plain", "other"], body
+    assert body["queues"][1]["counts"]["waiting"] == 0, body
+    checks += 1
+    print("ok   --queue: only the queues given, in their order")
+
+
+def run(base):
+    qs = urllib.parse.quote(SLASHY, safe="")
+    s, body = call(base, "/api/queues")
+    assert s == 200 and sorted(q["name"] for q in body["queues"]) == sorted([SLASHY, "plain"])
+    expect(call(base, "/api/queues/" + qs + "/jobs/" + urllib.parse.quote("j/1", safe="")),
+           200, None, "a job of queue %r, id 'j/1'" % SLASHY)
+    s, body = call(base, "/api/queues/" + qs + "/jobs?state=waiting")
+    assert body["jobs"][0]["id"] == "j/1", body
+    w = {"X-Lanes-Dash": "1"}
+    expect(call(base, "/api/queues/plain/jobs?state=nope"), 400, "bad_request", "unknown state")
+    expect(call(base, "/api/queues/plain/jobs?limit=101"), 400, "bad_request", "limit 101")
+    expect(call(base, "/api/queues/plain/jobs?offset=-1"), 400, "bad_request", "offset -1")
+    expect(call(base, "/api/queues/plain/jobs/nope"), 404, "not_found", "no such job")
+    expect(call(base, "/api/queues/plain/jobs/p1/retry", "POST", w), 409, "invalid",
+           "retry of a waiting job")
+    expect(call(base, "/api/queues/plain/jobs/p1/promote", "POST", w), 409, "invalid",
+           "promote of a waiting job")
+    expect(call(base, "/api/queues/plain/jobs/p1/retry"), 404, "not_found", "GET of an action")
+    expect(call(base, "/api/queues/plain/jobs/p1/explode", "POST", w), 404, "not_found",
+           "unknown action")
+    expect(call(base, "/api/queues/plain/clean?state=active", "POST", w), 400, "bad_request",
+           "clean of active")
+    expect(call(base, "/api/queues/plain/pause", "DELETE", w), 405, "method_not_allowed",
+           "DELETE")
+    expect(call(base, "/api/nothing"), 404, "not_found", "unknown endpoint")
+    expect(call(base, "/nothing.html"), 404, "not_found", "unknown page")
+    expect(call(base, "/api/queues/plain/pause", "POST"), 403, "forbidden",
+           "loopback write without X-Lanes-Dash")
+    expect(call(base, "/api/info", headers={"Host": "evil.example:80"}), 403, "bad_host",
+           "a foreign Host header")
+    expect(call(base, "/api/queues/plain/pause", "POST", w), 200, None, "pause")
+    assert lanes("jobs", url, "counts", "plain", "--json").find('"paused":1') >= 0
+    s, body = call(base, "/api/queues/plain")
+    assert body["paused"] is True, body
+    expect(call(base, "/api/queues/plain/resume", "POST", w), 200, None, "resume")
+    expect(call(base, "/api/queues/plain/clean?state=completed", "POST", w), 200, None,
+           "clean completed")
+    s, body = call(base, "/api/queues/plain/jobs?q=p1")
+    assert [j["id"] for j in body["search"]["id_match"]] == ["p1"], body
+
+
+try:
+    main()
+    print("%s: %d passed, 0 failed" % (store, checks))
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+    if prefix is not None:
+        subprocess.run(["redis-cli", "-u", os.environ["LANES_TEST_REDIS_URL"].split("?")[0],
+                        "EVAL", "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
+                        "redis.call('DEL', k) end", "0", prefix + ":*"],
+                       capture_output=True, timeout=10)

@@ -1,0 +1,116 @@
+"""test_metrics.py - /metrics of `lanes dash` read by a real Prometheus
+text parser (Debian's python3-prometheus-client), on one store.
+
+    python3 test_metrics.py sqlite|redis LANES_BIN
+
+Fills two queues (one paused, one named with the characters the format
+escapes), starts `lanes dash` on a free port, and checks that every
+lanes_jobs sample equals what `lanes jobs counts` says, that the paused
+flag and lanes_store_up are right, and that the exposition parses. Exit
+77 = skipped (no prometheus_client, or redis without LANES_TEST_REDIS_URL).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+SKIP = 77
+
+try:
+    from prometheus_client.parser import text_string_to_metric_families
+except ImportError:
+    print("prometheus_client not found (Debian: python3-prometheus-client): skipped")
+    sys.exit(SKIP)
+
+store, lanes_bin = sys.argv[1], sys.argv[2]
+tmp = tempfile.mkdtemp(prefix="lanes-dash-metrics-")
+prefix = None
+if store == "sqlite":
+    url = "sqlite:" + os.path.join(tmp, "m.db")
+else:
+    base = os.environ.get("LANES_TEST_REDIS_URL", "")
+    if not base:
+        print("LANES_TEST_REDIS_URL not set: skipped")
+        sys.exit(SKIP)
+    prefix = "ldashm%d" % os.getpid()
+    url = base + ("&" if "?" in base else "?") + "prefix=" + prefix
+
+ODD = 'we"ird\\q'  # a queue name with the characters label values escape
+
+
+def lanes(*args):
+    r = subprocess.run([lanes_bin, *args], capture_output=True, text=True, timeout=30)
+    if r.returncode != 0:
+        raise SystemExit("lanes %s: %s" % (" ".join(args), r.stderr))
+    return r.stdout
+
+
+def start_dash():
+    p = subprocess.Popen([lanes_bin, "dash", url, "--listen", "127.0.0.1:0"],
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 10
+    line = ""
+    while time.time() < deadline:
+        line = p.stderr.readline()
+        m = re.search(r"on (http://127\.0\.0\.1:\d+)/", line)
+        if m:
+            return p, m.group(1)
+        if p.poll() is not None:
+            break
+    p.kill()
+    raise SystemExit("lanes dash did not start: " + line)
+
+
+def scrape(base):
+    with urllib.request.urlopen(base + "/metrics", timeout=10) as r:
+        ctype = r.headers.get("Content-Type", "")
+        assert ctype.startswith("text/plain; version=0.0.4"), ctype
+        return r.read().decode("utf-8")
+
+
+def main():
+    for i in range(3):
+        lanes("jobs", url, "add", "mail", "send", '{"i":%d}' % i)
+    lanes("jobs", url, "add", "mail", "later", "{}", "--delay", "3600000")
+    lanes("jobs", url, "add", ODD, "x", "{}", "--priority", "2")
+    lanes("jobs", url, "pause", ODD)
+    dash, base = start_dash()
+    try:
+        text = scrape(base)
+    finally:
+        dash.terminate()
+        dash.wait(timeout=10)
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    for name in ("lanes_jobs", "lanes_queue_paused", "lanes_queues", "lanes_store_up"):
+        assert name in families and families[name].type == "gauge", name
+    got = {}
+    for s in families["lanes_jobs"].samples:
+        got[(s.labels["queue"], s.labels["state"])] = s.value
+    for q in ("mail", ODD):
+        want = json.loads(lanes("jobs", url, "counts", q, "--json"))
+        for state, n in want.items():
+            assert got.get((q, state)) == n, (q, state, got.get((q, state)), n)
+    paused = {s.labels["queue"]: s.value for s in families["lanes_queue_paused"].samples}
+    assert paused == {"mail": 0, ODD: 1}, paused
+    assert families["lanes_queues"].samples[0].value == 2
+    up = families["lanes_store_up"].samples[0]
+    assert up.value == 1 and up.labels["store"] == store, up
+    print("ok   %s: /metrics parses; %d samples agree with lanes jobs counts"
+          % (store, len(got)))
+
+
+try:
+    main()
+    print("1 passed, 0 failed")
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+    if prefix is not None:
+        subprocess.run(["redis-cli", "-u", os.environ["LANES_TEST_REDIS_URL"].split("?")[0],
+                        "EVAL", "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
+                        "redis.call('DEL', k) end", "0", prefix + ":*"],
+                       capture_output=True, timeout=10)
