@@ -280,7 +280,9 @@ typedef struct ln_job_info {
                                 its delay or a retry's backoff); in any
                                 other state: when it was first due,
                                 created_ms + the delay_ms it was added
-                                with (BullMQ keeps no later due time) */
+                                with (BullMQ keeps no later due time; a
+                                retry or ln_jobs_promote does not change
+                                it) */
     int64_t started_ms;      /* when the latest run started (0 again after
                                 ln_jobs_retry) */
     int64_t finished_ms;     /* when it completed or failed */

@@ -89,9 +89,9 @@ static int promote_row(sq_be *be, const char *queue, const char *id, int64_t now
     sqlite3_stmt *s = NULL;
     int rc = sqlite3_prepare_v2(
         be->db,
-        num > 0 ? "UPDATE lanes_jobs SET state = 0, run_at = ?3, delay = 0 WHERE queue = ?1 "
+        num > 0 ? "UPDATE lanes_jobs SET state = 0, run_at = ?3 WHERE queue = ?1 "
                   "AND rid = ?2 AND state = 1"
-                : "UPDATE lanes_jobs SET state = 0, run_at = ?3, delay = 0 WHERE queue = ?1 "
+                : "UPDATE lanes_jobs SET state = 0, run_at = ?3 WHERE queue = ?1 "
                   "AND cid = ?2 AND state = 1",
         -1, &s, NULL);
     if (rc != SQLITE_OK) return ln__sq_err(be, rc, "promote");
