@@ -135,6 +135,7 @@ static int plan_opts(opts_plan *p, const redisReply *raw) {
     p->attempts = 1;
     p->backoff = LN_BACKOFF_FIXED;
     p->keep = -1;
+    if (raw->type == REDIS_REPLY_INTEGER) return LN_EBACKEND; /* "same" with no row before */
     if (raw->type != REDIS_REPLY_STRING) return 0;
     p->raw = raw->str;
     p->len = raw->len;
@@ -169,17 +170,32 @@ static int is_row(const redisReply *v) {
            v->element[R_ID]->type == REDIS_REPLY_STRING && v->element[R_ID]->len < LN_JOB_ID_MAX;
 }
 
+/* Is the plan of the previous row valid for this one's opts? true (an
+ * integer 1) says "the same as the previous row's" (step.lua's
+ * take_popped); a text is compared in case. */
 static int same_text(const opts_plan *p, const redisReply *raw) {
+    if (raw->type == REDIS_REPLY_INTEGER) return p->attempts != 0; /* some row planned */
     return raw->type == REDIS_REPLY_STRING ? p->raw && p->len == raw->len &&
                                                  !memcmp(p->raw, raw->str, raw->len)
                                            : p->raw == NULL && p->attempts; /* planned, no opts */
 }
 
-/* Fill *t from row v of a job taken under token; plan caches the opts.
- * 0, or LN_ENOMEM with *t cleared. */
-static int taken_of_row(const redisReply *v, const char *token, opts_plan *plan, ln__job_taken *t) {
+/* The job's name: its text, or the previous row's (*prev) when true. */
+static int row_name(const redisReply *v, const char **prev, char **out) {
+    const redisReply *e = v->element[R_NAME];
+    if (e->type == REDIS_REPLY_STRING) *prev = e->str;
+    else if (e->type != REDIS_REPLY_INTEGER || !*prev) return LN_EBACKEND;
+    return (*out = ln__strdup(*prev)) ? 0 : LN_ENOMEM;
+}
+
+/* Fill *t from row v of a job taken under token; plan caches the opts,
+ * *prev_name the previous row's name. 0, LN_EBACKEND (a malformed row) or
+ * LN_ENOMEM, with *t cleared. */
+static int taken_of_row(const redisReply *v, const char *token, opts_plan *plan,
+                        const char **prev_name, ln__job_taken *t) {
     memset(t, 0, sizeof *t);
     int rc = same_text(plan, v->element[R_OPTS]) ? 0 : plan_opts(plan, v->element[R_OPTS]);
+    if (!rc) rc = row_name(v, prev_name, &t->name);
     memcpy(t->ref.id, v->element[R_ID]->str, v->element[R_ID]->len + 1);
     snprintf(t->ref.token, sizeof t->ref.token, "%s", token);
     const redisReply *atm = v->element[R_ATM];
@@ -192,13 +208,12 @@ static int taken_of_row(const redisReply *v, const char *token, opts_plan *plan,
     if (plan->keep != INT64_MIN && ln__redis_int_at(v, R_DEID) == 0 && made >= 0 &&
         made < HINT_ATM_MAX)
         t->ref.key = 1 + 2 * (uint64_t)made + (uint64_t)HINT_ATM * (uint64_t)(plan->keep + 2);
-    if (rc || ln__redis_str_at(v, R_NAME, &t->name) || ln__redis_str_at(v, R_DATA, &t->data) ||
-        (plan->traceparent && !(t->traceparent = ln__strdup(plan->traceparent))) ||
-        (plan->tracestate && !(t->tracestate = ln__strdup(plan->tracestate)))) {
-        ln__job_taken_free(t);
-        return LN_ENOMEM;
-    }
-    return 0;
+    if (!rc && (ln__redis_str_at(v, R_DATA, &t->data) ||
+                (plan->traceparent && !(t->traceparent = ln__strdup(plan->traceparent))) ||
+                (plan->tracestate && !(t->tracestate = ln__strdup(plan->tracestate)))))
+        rc = LN_ENOMEM;
+    if (rc) ln__job_taken_free(t);
+    return rc;
 }
 
 /* 0, or a leave_active code (LN__RC_*, redis_codes.h): not ours any more. */
@@ -224,11 +239,12 @@ int ln__redis_step_reply(const redisReply *rep, ln__jobs_step *st, const ln__red
     st->next_due_ms = ln__redis_int_at(rep, 2);
     int rc = 0;
     opts_plan plan = {0};
+    const char *prev_name = NULL;
     for (size_t i = 3; i < rep->elements && !rc; i++) {
         const redisReply *v = rep->element[i];
         ln__job_taken *t = &st->taken[st->ntaken];
         if (is_row(v)) /* step.lua's take_batch */
-            rc = taken_of_row(v, tokens[i - 3], &plan, t);
+            rc = taken_of_row(v, tokens[i - 3], &plan, &prev_name, t);
         else if (ln__redis_is_taken_view(v)) /* lib.lua's take_jobs */
             rc = ln__redis_view_taken(v, tokens[i - 3], t);
         else

@@ -16,7 +16,8 @@
 -- until the rate limit lifts; a taken job is {id, name, data, opts (raw
 -- JSON or false), ats (after this take), atm or attemptsMade (raw or
 -- false), 1 if it has a deduplication id else 0} (redis_step.c parses
--- opts, so no cjson runs here per job).
+-- opts, so no cjson runs here per job); name and opts are true when equal
+-- to the previous taken job's.
 --
 -- Per job, the common case costs 7 Redis calls: HMGET, XADD active, HSET,
 -- SET lock at take; LREM, HSET, XADD completed at finish. Per call, not per
@@ -26,14 +27,16 @@ local lease, worker = ARGV[1], ARGV[2]
 local ndone, nrenew, want = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local DONE_ARGS = 7
 
--- The current token of every lock the finishes below check, one MGET (in
--- chunks) for all: {[i] = token or false}. Token "0" (no lock) reads nothing.
+-- The lock key and current token of every job the finishes below check,
+-- one MGET (in chunks) for all: lock_keys[i], locks[i] (token or false).
+-- Token "0" (no lock) reads nothing.
 local function read_done_locks(first)
-    local keys, at = {}, {}
+    local keys, at, lock_keys = {}, {}, {}
     for i = 1, ndone do
         local a = first + (i - 1) * DONE_ARGS
+        lock_keys[i] = B .. ARGV[a + 1] .. ':lock'
         if ARGV[a + 2] ~= '0' then
-            keys[#keys + 1] = B .. ARGV[a + 1] .. ':lock'
+            keys[#keys + 1] = lock_keys[i]
             at[#keys] = i
         end
     end
@@ -42,7 +45,7 @@ local function read_done_locks(first)
         local part = rcall('MGET', unpack(keys, c, math.min(c + 499, #keys)))
         for k = 1, #part do cur[at[c + k - 1]] = part[k] end
     end
-    return cur
+    return lock_keys, cur
 end
 
 -- A completion planned at take (atm and keep passed as strings): the fast
@@ -63,18 +66,18 @@ end
 
 -- Record every finished run; returns the done codes and the next ARGV index.
 local function record_done(first, batch)
-    local locks = read_done_locks(first)
+    local lock_keys, locks = read_done_locks(first)
     local done_rc = {}
     for i = 1, ndone do
         local a = first + (i - 1) * DONE_ARGS
         local id, token, kind, value = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
         local rc
         if token ~= '0' and locks[i] == token then -- ours: no EXISTS needed
-            if rcall('LREM', K.active, -1, id) == 0 then
+            if rcall('LREM', K.active, '-1', id) == 0 then -- (a string: no number formatting)
                 rc = RC.JOB_NOT_IN_STATE
             else
                 rc = 0
-                batch.locks[#batch.locks + 1] = B .. id .. ':lock'
+                batch.locks[#batch.locks + 1] = lock_keys[i]
                 batch.stalled[#batch.stalled + 1] = id
             end
         else
@@ -121,13 +124,13 @@ end
 -- n). BullMQ 4 marker entries ("0:...") are dropped. Returns the ids and
 -- whether both were exhausted (fewer left than asked).
 local function pop_ready_batch(n)
-    local ids, got = {}, rcall('RPOP', K.wait, n) or {}
+    local ids, got = {}, rcall('RPOP', K.wait, tostring(n)) or {}
     for _, id in ipairs(got) do
         if string.sub(id, 1, 2) ~= '0:' then ids[#ids + 1] = id end
     end
     local exhausted = false
     if #got < n then
-        local p = rcall('ZPOPMIN', K.prioritized, n - #got)
+        local p = rcall('ZPOPMIN', K.prioritized, tostring(n - #got))
         for i = 1, #p, 2 do ids[#ids + 1] = p[i] end
         if #p / 2 < n - #got then
             rcall('DEL', K.pc)
@@ -141,6 +144,9 @@ end
 -- Take one popped job (BullMQ's moveToActive for it) under token; a job
 -- carrying a deferred failure ('defa', set by BullMQ's stalled check) is
 -- failed instead, as a Node worker would. Returns its taken row, or nil.
+-- A name or opts equal to the previous row's goes back as true (jobs added
+-- together share them), so the reply carries and the C side parses it once.
+local prev_name, prev_opts
 local function take_popped(id, token)
     local jkey = B .. id
     local f = rcall('HMGET', jkey, 'name', 'data', 'opts', 'ats', 'atm', 'attemptsMade',
@@ -154,13 +160,16 @@ local function take_popped(id, token)
         rcall('HSET', jkey, 'processedOn', NOW_S, 'ats', ats)
     end
     if f[7] then
-        rcall('LREM', K.active, -1, id)
+        rcall('LREM', K.active, '-1', id)
         finish_job(id, 'failed', f[7])
         return nil
     end
     if token ~= '0' then rcall('SET', jkey .. ':lock', token, 'PX', lease) end
-    return {id, f[1] or '', f[2] or '{}', f[3] or false, ats, f[5] or f[6] or false,
-            f[8] and 1 or 0}
+    local name, opts = f[1] or '', f[3] or false
+    local row = {id, name == prev_name or name, f[2] or '{}', opts == prev_opts or opts, ats,
+                 f[5] or f[6] or false, f[8] and 1 or 0}
+    prev_name, prev_opts = name, opts
+    return row
 end
 
 -- Take up to #tokens jobs. A queue with a rate limit or a global
