@@ -104,7 +104,8 @@ static redisContext *stats_connect(const char *url) {
         if (at) {
             size_t ulen = strcspn(p, ":@");
             snprintf(user, sizeof user, "%.*s", (int)ulen, p);
-            if (p[ulen] == ':') snprintf(pass, sizeof pass, "%.*s", (int)(at - p - ulen - 1), p + ulen + 1);
+            if (p[ulen] == ':')
+                snprintf(pass, sizeof pass, "%.*s", (int)(at - p - ulen - 1), p + ulen + 1);
             p = at + 1;
         }
         size_t hlen = strcspn(p, ":/?");
@@ -113,8 +114,8 @@ static redisContext *stats_connect(const char *url) {
         c = redisConnectWithTimeout(host, port, tv);
     }
     if (c && !c->err && pass[0]) {
-        redisReply *r = user[0] ? redisCommand(c, "AUTH %s %s", user, pass)
-                                : redisCommand(c, "AUTH %s", pass);
+        redisReply *r =
+            user[0] ? redisCommand(c, "AUTH %s %s", user, pass) : redisCommand(c, "AUTH %s", pass);
         if (!r || r->type == REDIS_REPLY_ERROR) c->err = REDIS_ERR_OTHER;
         if (r) freeReplyObject(r);
     }

@@ -44,10 +44,11 @@ void ln__redis_step_args(ln__redis_args *a, const ln__jobs_step *st, const char 
         ln__redis_args_str(a, d->kind == LN__DONE_COMPLETE ? (d->result ? d->result : "null")
                                                            : d->reason);
         ln__redis_args_i64(a, d->kind == LN__DONE_RETRY ? d->delay_ms : 0);
-        if (d->kind == LN__DONE_COMPLETE && d->ref.key > 0) { /* planned at take */
-            ln__redis_args_i64(a, (int64_t)(d->ref.key % HINT_ATM / 2) + 1); /* the new atm */
-            ln__redis_args_i64(a, (int64_t)(d->ref.key / HINT_ATM) - 2);   /* keep count */
-        } else {
+        if (d->kind == LN__DONE_COMPLETE && d->ref.key > 0) {
+            /* planned at take: the new atm, the removeOnComplete count */
+            ln__redis_args_i64(a, (int64_t)(d->ref.key % HINT_ATM / 2) + 1);
+            ln__redis_args_i64(a, (int64_t)(d->ref.key / HINT_ATM) - 2);
+        } else { /* the full path */
             ln__redis_args_str(a, "");
             ln__redis_args_str(a, "");
         }
@@ -175,16 +176,18 @@ static int is_row(const redisReply *v) {
  * take_popped); a text is compared in case. */
 static int same_text(const opts_plan *p, const redisReply *raw) {
     if (raw->type == REDIS_REPLY_INTEGER) return p->attempts != 0; /* some row planned */
-    return raw->type == REDIS_REPLY_STRING ? p->raw && p->len == raw->len &&
-                                                 !memcmp(p->raw, raw->str, raw->len)
-                                           : p->raw == NULL && p->attempts; /* planned, no opts */
+    return raw->type == REDIS_REPLY_STRING
+               ? p->raw && p->len == raw->len && !memcmp(p->raw, raw->str, raw->len)
+               : p->raw == NULL && p->attempts; /* planned, no opts */
 }
 
 /* The job's name: its text, or the previous row's (*prev) when true. */
 static int row_name(const redisReply *v, const char **prev, char **out) {
     const redisReply *e = v->element[R_NAME];
-    if (e->type == REDIS_REPLY_STRING) *prev = e->str;
-    else if (e->type != REDIS_REPLY_INTEGER || !*prev) return LN_EBACKEND;
+    if (e->type == REDIS_REPLY_STRING)
+        *prev = e->str;
+    else if (e->type != REDIS_REPLY_INTEGER || !*prev)
+        return LN_EBACKEND;
     return (*out = ln__strdup(*prev)) ? 0 : LN_ENOMEM;
 }
 
@@ -252,8 +255,8 @@ int ln__redis_step_reply(const redisReply *rep, ln__jobs_step *st, const ln__red
         if (rc == 0)
             st->ntaken++;
         else
-            snprintf(err, err_size, rc == LN_ENOMEM ? "out of memory"
-                                                    : "redis: unexpected reply to step");
+            snprintf(err, err_size,
+                     rc == LN_ENOMEM ? "out of memory" : "redis: unexpected reply to step");
     }
     plan_clear(&plan);
     if (rc) {
