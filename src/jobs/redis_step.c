@@ -140,7 +140,7 @@ static int plan_opts(opts_plan *p, const redisReply *raw) {
     if (raw->type != REDIS_REPLY_STRING) return 0;
     p->raw = raw->str;
     p->len = raw->len;
-    json_t *o = json_loadb(raw->str, raw->len, 0, NULL);
+    json_t *o = json_loadb(raw->str, raw->len, JSON_DECODE_INT_AS_REAL, NULL); /* Lua numbers */
     if (!json_is_object(o)) {
         json_decref(o);
         return 0;
