@@ -180,11 +180,14 @@ local function take_batch(tokens)
     local m = rcall('HMGET', K.meta, 'paused', 'concurrency', 'max')
     if m[2] or m[3] then return take_jobs(tokens, lease, worker) end
     if m[1] then return {}, 0 end
-    local taken, exhausted = {}, false
-    while #taken < #tokens and not exhausted do -- again only after a 'defa' job
+    local taken, exhausted, popped = {}, false, 0
+    -- Again only after 'defa' jobs, and at most 1,000 of them per call (the
+    -- rest are failed by the next steps), so a call's work stays bounded.
+    while #taken < #tokens and not exhausted and popped - #taken < 1000 do
         local ids
         ids, exhausted = pop_ready_batch(#tokens - #taken)
         if #ids == 0 then break end
+        popped = popped + #ids
         for _, id in ipairs(ids) do
             local row = take_popped(id, tokens[#taken + 1])
             if row then taken[#taken + 1] = row end
