@@ -126,7 +126,8 @@ end
 local function pop_ready_batch(n)
     local ids, got = {}, rcall('RPOP', K.wait, tostring(n)) or {}
     for _, id in ipairs(got) do
-        if string.sub(id, 1, 2) ~= '0:' then ids[#ids + 1] = id end
+        local c1, c2 = string.byte(id, 1, 2) -- ("0:" = 48, 58; no substring made)
+        if c1 ~= 48 or c2 ~= 58 then ids[#ids + 1] = id end
     end
     local exhausted = false
     if #got < n then
