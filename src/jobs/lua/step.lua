@@ -121,25 +121,27 @@ end
 -- Up to n ready ids moved to 'active' at once, as n of lib.lua's pop_ready
 -- would: wait from its right end first (RPOP n, then one LPUSH of them all:
 -- the same order in 'active' as n RPOPLPUSHes), then prioritized (ZPOPMIN
--- n). BullMQ 4 marker entries ("0:...") are dropped. Returns the ids and
--- whether both were exhausted (fewer left than asked).
+-- n). BullMQ 4 marker entries ("0:...") are dropped. Returns the ids,
+-- whether both were exhausted (fewer left than asked) and how many entries
+-- were popped (markers too).
 local function pop_ready_batch(n)
     local ids, got = {}, rcall('RPOP', K.wait, tostring(n)) or {}
     for _, id in ipairs(got) do
         local c1, c2 = string.byte(id, 1, 2) -- ("0:" = 48, 58; no substring made)
         if c1 ~= 48 or c2 ~= 58 then ids[#ids + 1] = id end
     end
-    local exhausted = false
+    local popped, exhausted = #got, false
     if #got < n then
         local p = rcall('ZPOPMIN', K.prioritized, tostring(n - #got))
         for i = 1, #p, 2 do ids[#ids + 1] = p[i] end
-        if #p / 2 < n - #got then
+        popped = popped + #p / 2
+        if popped < n then
             rcall('DEL', K.pc)
             exhausted = true
         end
     end
     if #ids > 0 then rcall('LPUSH', K.active, unpack(ids)) end
-    return ids, exhausted
+    return ids, exhausted, popped
 end
 
 -- Take one popped job (BullMQ's moveToActive for it) under token; a job
@@ -182,13 +184,13 @@ local function take_batch(tokens)
     if m[2] or m[3] then return take_jobs(tokens, lease, worker) end
     if m[1] then return {}, 0 end
     local taken, exhausted, popped = {}, false, 0
-    -- Again only after 'defa' jobs, and at most 1,000 of them per call (the
-    -- rest are failed by the next steps), so a call's work stays bounded.
+    -- Again only after 'defa' jobs or BullMQ 4 markers, and at most 1,000 of
+    -- them per call (the rest wait for the next steps), so a call's work
+    -- stays bounded. Every round pops at least one entry unless exhausted.
     while #taken < #tokens and not exhausted and popped - #taken < 1000 do
-        local ids
-        ids, exhausted = pop_ready_batch(#tokens - #taken)
-        if #ids == 0 then break end
-        popped = popped + #ids
+        local ids, n
+        ids, exhausted, n = pop_ready_batch(#tokens - #taken)
+        popped = popped + n
         for _, id in ipairs(ids) do
             local row = take_popped(id, tokens[#taken + 1])
             if row then taken[#taken + 1] = row end
