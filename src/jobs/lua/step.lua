@@ -57,17 +57,18 @@ local function complete_planned(id, value, atm, keep, batch)
     else
         rcall('HSET', B .. id, 'atm', atm, 'returnvalue', value, 'finishedOn', NOW_S)
         batch.completed[#batch.completed + 1] = id
-        if keep ~= '-1' then
-            batch.trims['completed:' .. keep .. ':0:0'] = {'completed', tonumber(keep), 0, 0}
+        if keep ~= '-1' then -- (age -1: none, as finish_job's keys spell it)
+            batch.trims['completed:' .. keep .. ':-1:0'] = {'completed', tonumber(keep), -1, 0}
         end
     end
     emit('completed', 'jobId', id, 'returnvalue', value, 'prev', 'active')
 end
 
--- Record every finished run; returns the done codes and the next ARGV index.
+-- Record every finished run; returns the done codes, the next ARGV index
+-- and how many outcomes were recorded (the lease still held).
 local function record_done(first, batch)
     local lock_keys, locks = read_done_locks(first)
-    local done_rc = {}
+    local done_rc, nfinished = {}, 0
     for i = 1, ndone do
         local a = first + (i - 1) * DONE_ARGS
         local id, token, kind, value = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
@@ -84,6 +85,7 @@ local function record_done(first, batch)
             rc = leave_active(id, token, batch)
         end
         if rc == 0 then
+            nfinished = nfinished + 1
             local atm = ARGV[a + 6]
             if kind == 'c' and atm ~= '' then
                 complete_planned(id, value, atm, ARGV[a + 7], batch)
@@ -97,7 +99,7 @@ local function record_done(first, batch)
         end
         done_rc[i] = rc
     end
-    return done_rc, first + ndone * DONE_ARGS
+    return done_rc, first + ndone * DONE_ARGS, nfinished
 end
 
 -- BullMQ's extendLocks: renewed only while the lock still holds our token.
@@ -203,7 +205,7 @@ local function take_batch(tokens)
 end
 
 local batch = new_batch()
-local done_rc, a = record_done(5, batch)
+local done_rc, a, nfinished = record_done(5, batch)
 flush_batch(batch) -- (every XADD caps the stream itself: MAXLEN ~)
 local renew_rc
 renew_rc, a = renew_leases(a)
@@ -217,5 +219,7 @@ if want > 0 then
     for _, job in ipairs(taken) do out[#out + 1] = job end
     if #taken < want then out[3] = limited > 0 and limited or next_due_in() end
 end
-if ndone > 0 and #out == 3 then emit_drained_if_idle() end
+-- Only recorded outcomes write anything: a refused one (the job is gone)
+-- must not recreate 'events' and 'meta'.
+if nfinished > 0 and #out == 3 then emit_drained_if_idle() end
 return out
