@@ -39,6 +39,7 @@
 #define ISSUE_BULLMQ                                                                               \
     5000.0 /* the assumed BullMQ worker rate the targets were set                                  \
                against, not measured */
+#define REDIS_CPU_TARGET_US 10.0 /* the Redis CPU per job the C worker is to stay within */
 
 enum { P_WORKER_JOBS, P_ADD_JOBS, P_BULK_JOBS, P_CONCURRENCY };
 
@@ -220,7 +221,15 @@ static int measure(exp_ctx *ctx, const void *arg) {
                                BENCH_BULLMQ_BATCH, &r);
     if (err != 0) return exp_fail(ctx, "lanes %s: %s", case_names[c], r.errmsg);
     exp_put(ctx, "jobsPerSec", r.jobs_per_sec);
-    if (c == CASE_WORKER) exp_put(ctx, "issueBullmq", ISSUE_BULLMQ);
+    if (c == CASE_WORKER) {
+        exp_put(ctx, "issueBullmq", ISSUE_BULLMQ);
+        if (r.redis_cpu_us_per_job >= 0) {
+            exp_put(ctx, "redisCpuUsPerJob", r.redis_cpu_us_per_job);
+            exp_put(ctx, "redisCallsPerJob", r.redis_calls_per_job);
+            exp_put(ctx, "redisScriptsPerJob", r.redis_scripts_per_job);
+            exp_put(ctx, "redisCpuTargetUs", REDIS_CPU_TARGET_US);
+        }
+    }
     return 0;
 }
 
@@ -229,6 +238,7 @@ static const bq_case worker_case = CASE_WORKER, add_case = CASE_ADD, bulk_case =
 /* The declaration tables read best as written. */
 /* clang-format off */
 #define RATE(key, variant, value) {key, "jobs/s", EXP_HIGHER_IS_BETTER, variant, value}
+#define COST(key, unit, variant, value) {key, unit, EXP_LOWER_IS_BETTER, variant, value}
 #define SERIES(id_, role_, ko_, en_, sko_, sen_) {id_, role_, {ko_, en_}, {sko_, sen_}}
 
 static const exp_experiment bullmq_experiment = {
@@ -255,7 +265,9 @@ static const exp_experiment bullmq_experiment = {
                   "Node worker, and C adds one by one at least 2x as many jobs per second as "
                   "awaited Queue.add. Checked here: the ratio of the medians, C over BullMQ, "
                   "both measured in the same run on the same server, against 3x and 2x. Bulk "
-                  "adds (1,000 per call) are reported beside them without a target.",
+                  "adds (1,000 per call) are reported beside them without a target. The C "
+                  "worker is also to cost redis-server at most 10 us of CPU per job (INFO "
+                  "cpu around the run), reported beside BullMQ's cost in the same run.",
     .conditions = {
         "One redis-server (Debian's) started by the experiment on a free 127.0.0.1 port "
         "with no persistence (--save \"\", --appendonly no) and stopped after the last run, "
@@ -278,6 +290,10 @@ static const exp_experiment bullmq_experiment = {
         "first round.",
         "After every run the queue's counts are checked (every job completed, or every "
         "job waiting) on both sides.",
+        "Worker runs also read the server's INFO cpu (used_cpu_user + used_cpu_sys) and "
+        "INFO commandstats on a connection of their own just before and after the timed "
+        "span; the differences over the jobs are the Redis CPU and the commands per job "
+        "(script-inner calls included, EVALSHA/EVAL also counted apart).",
     },
     .limits = {
         "The issue's targets assumed BullMQ's Node worker at about 5,000 jobs/s on two "
@@ -290,6 +306,11 @@ static const exp_experiment bullmq_experiment = {
         "difference shrinks to the share the queue takes.",
         "lanes' variants all run in the one lanes process; each BullMQ variant starts its "
         "own node process (its start-up is outside the timed part).",
+        "Redis CPU per job counts everything the server did in the span, whoever asked "
+        "(on a shared $LANES_BENCH_REDIS_URL server, other clients too); it is less "
+        "sensitive to the client's share of a busy machine than jobs/s, but a loaded "
+        "machine still inflates it (cache misses, preemption), so compare sides of the "
+        "same run.",
     },
     .sources = {"bench/experiments/exp_bullmq.c", "bench/workloads/bullmq_load.c",
                 "bench/workloads/bullmq_load.h"},
@@ -316,11 +337,27 @@ static const exp_experiment bullmq_experiment = {
         RATE("lanesBulkJobsPerSec", "lanes-bulk", "jobsPerSec"),
         RATE("bullmqBulkJobsPerSec", "bullmq-bulk", "jobsPerSec"),
         RATE("issueBullmqWorkerJobsPerSec", "lanes-worker", "issueBullmq"),
+        COST("lanesRedisCpuUsPerJob", "us/job", "lanes-worker", "redisCpuUsPerJob"),
+        COST("bullmqRedisCpuUsPerJob", "us/job", "bullmq-worker", "redisCpuUsPerJob"),
+        COST("targetRedisCpuUsPerJob", "us/job", "lanes-worker", "redisCpuTargetUs"),
+        COST("lanesRedisCallsPerJob", "calls/job", "lanes-worker", "redisCallsPerJob"),
+        COST("bullmqRedisCallsPerJob", "calls/job", "bullmq-worker", "redisCallsPerJob"),
+        COST("lanesRedisScriptsPerJob", "calls/job", "lanes-worker", "redisScriptsPerJob"),
+        COST("bullmqRedisScriptsPerJob", "calls/job", "bullmq-worker", "redisScriptsPerJob"),
     },
     .compares = {
         {EXP_CMP_TARGET, "lanesWorkerJobsPerSec", "bullmqWorkerJobsPerSec",
          "worker, no-op jobs, concurrency 50: C vs BullMQ (the issue's target: at least 3x)",
          "issue 6: C >= 3x BullMQ's Node worker", 3},
+        {EXP_CMP_TARGET, "lanesRedisCpuUsPerJob", "targetRedisCpuUsPerJob",
+         "worker: Redis CPU per job (INFO cpu, user + sys, around the run) of the C worker "
+         "against 10 us (the target: at most 10 us)",
+         "C worker <= 10 us of Redis CPU per job", 1},
+        {EXP_CMP_VERSUS, "lanesRedisCpuUsPerJob", "bullmqRedisCpuUsPerJob",
+         "worker: Redis CPU per job, C vs BullMQ (> 1: C costs the server less)", NULL, 0},
+        {EXP_CMP_VERSUS, "lanesRedisCallsPerJob", "bullmqRedisCallsPerJob",
+         "worker: Redis commands per job (INFO commandstats, script-inner calls included), "
+         "C vs BullMQ", NULL, 0},
         {EXP_CMP_TARGET, "lanesAddJobsPerSec", "bullmqAddJobsPerSec",
          "single adds, one awaited call per job: C vs BullMQ (the issue's target: at least 2x)",
          "issue 6: C >= 2x BullMQ", 2},

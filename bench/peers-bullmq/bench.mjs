@@ -14,7 +14,9 @@
 // Node's JIT and BullMQ's scripts are warm, as lanes' side is after the
 // runner's warm-up. Queues are lanes-bench-node-<pid>-<case>[-warmup] and
 // are obliterated afterwards. Prints {"jobsPerSec": R, "seconds": S,
-// "jobs": N} as its last line.
+// "jobs": N} as its last line; the worker case adds the server's side of
+// the timed part: "redisCpuUsPerJob", "redisCallsPerJob",
+// "redisScriptsPerJob" (INFO cpu and commandstats before and after).
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -22,6 +24,7 @@ import { dirname, join } from 'node:path';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const require = createRequire(join(root, 'tests', 'interop', 'package.json'));
 const { Queue, Worker } = require('bullmq');
+const IORedis = require('ioredis');
 
 const CHUNK = 1000;
 
@@ -63,6 +66,24 @@ async function addBulk(q, count) {
   }
 }
 
+// What the server says it spent since it started: CPU seconds (user +
+// sys, INFO cpu) and commands run, all and scripts (INFO commandstats,
+// script-inner calls included), read on a connection of its own.
+async function serverStats(client) {
+  const cpu = await client.info('cpu');
+  const cmds = await client.info('commandstats');
+  const field = (name) => Number((new RegExp(`^${name}:([0-9.]+)`, 'm').exec(cpu) || [])[1]);
+  let calls = 0;
+  let scripts = 0;
+  for (const m of cmds.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    calls += Number(m[2]);
+    if (m[1] === 'evalsha' || m[1] === 'eval') scripts += Number(m[2]);
+  }
+  return { cpu: field('used_cpu_user') + field('used_cpu_sys'), calls, scripts };
+}
+
+let server = {}; // the server's side of the last worker run, per job
+
 // One run of a case on a fresh queue; seconds of the timed part.
 async function once(cmd, name, n, concurrency, base) {
   const q = new Queue(name, base);
@@ -77,10 +98,19 @@ async function once(cmd, name, n, concurrency, base) {
       const w = new Worker(name, async () => null, { ...base, concurrency, autorun: false });
       w.on('completed', () => { if (++completed === n) resolveDone(); });
       w.on('failed', (job, err) => { console.error(`job ${job && job.id} failed: ${err}`); });
+      const client = new IORedis(base.connection);
+      const before = await serverStats(client);
       const t0 = process.hrtime.bigint();
       w.run();
       await allDone;
       seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+      const after = await serverStats(client);
+      server = {
+        redisCpuUsPerJob: ((after.cpu - before.cpu) * 1e6) / n,
+        redisCallsPerJob: (after.calls - before.calls) / n,
+        redisScriptsPerJob: (after.scripts - before.scripts) / n,
+      };
+      client.disconnect();
       await w.close();
       const c = await q.getJobCounts('completed', 'wait', 'active', 'failed');
       if (c.completed !== n || c.wait + c.active + c.failed !== 0)
@@ -123,5 +153,5 @@ const name = `lanes-bench-node-${process.pid}-${cmd}`;
 await once(cmd, `${name}-warmup`, Math.max(1, Math.min(1000, Math.floor(n / 10))), concurrency,
   base);
 const seconds = await once(cmd, name, n, concurrency, base);
-console.log(JSON.stringify({ jobsPerSec: n / seconds, seconds, jobs: n }));
+console.log(JSON.stringify({ jobsPerSec: n / seconds, seconds, jobs: n, ...server }));
 process.exit(0);

@@ -8,6 +8,12 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef BENCH_HAVE_HIREDIS
+#include <hiredis/hiredis.h>
+#endif
 
 #define NAME "noop"
 #define DATA "{}"
@@ -71,6 +77,119 @@ static int check_counts(ln_jobs *jobs, const char *queue, uint64_t waiting, uint
     return 0;
 }
 
+/* ------------------------------------------------- the server's counters */
+
+/* What the server says it spent: CPU seconds (user + sys) and commands
+ * run, in total and as scripts, since it started. ok 0: not read. */
+typedef struct server_stats {
+    int ok;
+    double cpu_s;
+    double calls, scripts;
+} server_stats;
+
+#ifdef BENCH_HAVE_HIREDIS
+/* A connection to url's server (redis://[[USER]:PASSWORD@]HOST[:PORT]...
+ * or unix:/PATH..., as <lanes/jobs.h> reads them, without %-escapes), or
+ * NULL. INFO needs no database, so /DB and the query are ignored. */
+static redisContext *stats_connect(const char *url) {
+    char host[256], user[128] = "", pass[256] = "";
+    int port = 6379;
+    redisContext *c = NULL;
+    struct timeval tv = {2, 0};
+    if (strncmp(url, "unix:", 5) == 0) {
+        snprintf(host, sizeof host, "%.*s", (int)strcspn(url + 5, "?"), url + 5);
+        c = redisConnectUnixWithTimeout(host, tv);
+    } else if (strncmp(url, "redis://", 8) == 0) {
+        const char *p = url + 8, *at = strchr(p, '@');
+        if (at) {
+            size_t ulen = strcspn(p, ":@");
+            snprintf(user, sizeof user, "%.*s", (int)ulen, p);
+            if (p[ulen] == ':')
+                snprintf(pass, sizeof pass, "%.*s", (int)(at - p - ulen - 1), p + ulen + 1);
+            p = at + 1;
+        }
+        size_t hlen = strcspn(p, ":/?");
+        snprintf(host, sizeof host, "%.*s", (int)hlen, p);
+        if (p[hlen] == ':') port = atoi(p + hlen + 1);
+        c = redisConnectWithTimeout(host, port, tv);
+    }
+    if (c && !c->err && pass[0]) {
+        redisReply *r =
+            user[0] ? redisCommand(c, "AUTH %s %s", user, pass) : redisCommand(c, "AUTH %s", pass);
+        if (!r || r->type == REDIS_REPLY_ERROR) c->err = REDIS_ERR_OTHER;
+        if (r) freeReplyObject(r);
+    }
+    if (c && c->err) {
+        redisFree(c);
+        c = NULL;
+    }
+    return c;
+}
+
+/* The number after "<name>:" on a line of INFO text, or -1. */
+static double info_field(const char *text, const char *name) {
+    size_t n = strlen(name);
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (strncmp(p, name, n) == 0 && p[n] == ':') return strtod(p + n + 1, NULL);
+    return -1;
+}
+
+/* Sum of calls=N over every "cmdstat_<cmd>:calls=N,..." line of INFO
+ * commandstats, and of the script commands alone. */
+static void count_calls(const char *text, server_stats *st) {
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        if (strncmp(p, "cmdstat_", 8) != 0) continue;
+        const char *calls = strstr(p, ":calls=");
+        const char *eol = strchr(p, '\n');
+        if (!calls || (eol && calls > eol)) continue;
+        double v = strtod(calls + 7, NULL);
+        st->calls += v;
+        if (!strncmp(p, "cmdstat_evalsha:", 16) || !strncmp(p, "cmdstat_eval:", 13))
+            st->scripts += v;
+    }
+}
+
+static server_stats stats_read(redisContext *c) {
+    server_stats st = {0};
+    if (!c) return st;
+    redisReply *cpu = redisCommand(c, "INFO cpu");
+    redisReply *cmds = redisCommand(c, "INFO commandstats");
+    if (cpu && cpu->type == REDIS_REPLY_STRING && cmds && cmds->type == REDIS_REPLY_STRING) {
+        double u = info_field(cpu->str, "used_cpu_user"), s = info_field(cpu->str, "used_cpu_sys");
+        if (u >= 0 && s >= 0) {
+            st.ok = 1;
+            st.cpu_s = u + s;
+            count_calls(cmds->str, &st);
+        }
+    }
+    if (cpu) freeReplyObject(cpu);
+    if (cmds) freeReplyObject(cmds);
+    return st;
+}
+#else
+typedef void redisContext;
+static redisContext *stats_connect(const char *url) {
+    (void)url;
+    return NULL;
+}
+static server_stats stats_read(redisContext *c) {
+    (void)c;
+    return (server_stats){0};
+}
+static void redisFree(redisContext *c) {
+    (void)c;
+}
+#endif
+
+/* The server's work between a and b, per job, into out (-1: unknown). The
+ * two INFO reads of b count as calls too: 2 of them, not subtracted. */
+static void stats_put(server_stats a, server_stats b, size_t jobs, bench_bullmq_result *out) {
+    int ok = a.ok && b.ok && jobs > 0;
+    out->redis_cpu_us_per_job = ok ? (b.cpu_s - a.cpu_s) * 1e6 / (double)jobs : -1;
+    out->redis_calls_per_job = ok ? (b.calls - a.calls) / (double)jobs : -1;
+    out->redis_scripts_per_job = ok ? (b.scripts - a.scripts) / (double)jobs : -1;
+}
+
 static int noop(ln_job *job, void *ctx) {
     (void)job;
     (void)ctx;
@@ -81,6 +200,7 @@ int bench_bullmq_worker(const char *url, const char *queue, size_t jobs, unsigne
                         bench_bullmq_result *out) {
     if (!out) return LN_EINVAL;
     out->jobs_per_sec = 0;
+    out->redis_cpu_us_per_job = out->redis_calls_per_job = out->redis_scripts_per_job = -1;
     out->errmsg[0] = '\0';
     if (!url || !queue || jobs == 0 || concurrency == 0 || concurrency > 1000)
         return fail(out, LN_EINVAL, "need a URL, a queue, jobs >= 1 and concurrency 1..1000");
@@ -99,9 +219,13 @@ int bench_bullmq_worker(const char *url, const char *queue, size_t jobs, unsigne
         if (err != 0) fail(out, err, "worker_create: %s", ln_strerror(err));
     }
     if (err == 0) {
+        redisContext *info = stats_connect(url);
+        server_stats before = stats_read(info);
         uint64_t t0 = ln_now_ns();
         err = ln_worker_run(w);
         double secs = (double)(ln_now_ns() - t0) / 1e9;
+        stats_put(before, stats_read(info), jobs, out);
+        if (info) redisFree(info);
         ln_worker_stats st;
         ln_worker_get_stats(w, &st);
         if (err != 0)
@@ -123,6 +247,7 @@ int bench_bullmq_add(const char *url, const char *queue, size_t jobs, size_t bat
                      bench_bullmq_result *out) {
     if (!out) return LN_EINVAL;
     out->jobs_per_sec = 0;
+    out->redis_cpu_us_per_job = out->redis_calls_per_job = out->redis_scripts_per_job = -1;
     out->errmsg[0] = '\0';
     if (!url || !queue || jobs == 0 || batch == 0 || batch > BENCH_BULLMQ_BATCH)
         return fail(out, LN_EINVAL, "need a URL, a queue, jobs >= 1 and batch 1..%d",

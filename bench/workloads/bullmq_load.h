@@ -25,6 +25,13 @@
 
 typedef struct bench_bullmq_result {
     double jobs_per_sec;
+    /* The server's side of the worker run (bench_bullmq_worker only), from
+     * INFO cpu and INFO commandstats read before and after the timed span
+     * on a connection of its own; < 0 when they could not be read (a
+     * server without INFO, a build without hiredis). */
+    double redis_cpu_us_per_job;  /* used_cpu_user + used_cpu_sys, in us */
+    double redis_calls_per_job;   /* every command, script-inner ones too */
+    double redis_scripts_per_job; /* EVALSHA + EVAL */
     char errmsg[256];
 } bench_bullmq_result;
 

@@ -4,8 +4,23 @@
 #include "internal.h"
 #include "redis_view.h"
 
+#include <jansson.h>
+
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The finish hint a take leaves in ref.key for the step that completes the
+ * job, the same number lib.lua's finish_hint makes for the views of its
+ * take_jobs: 1 + 2 * atm + HINT_ATM * (removeOnComplete count + 2), atm the
+ * job's attemptsMade at take, or 0 when the completion needs step.lua's
+ * full path (lib.lua's finish_job: a deduplication id, a removeOnComplete
+ * with an age, numbers out of range). */
+#define HINT_ATM 2097152 /* 2^21 */
+#define HINT_ATM_MAX 1048576
+#define HINT_COUNT_MAX 1073741822
 
 void ln__redis_step_tokens(const char *base, uint64_t *seq, ln__redis_token *tokens, size_t n) {
     for (size_t i = 0; i < n; i++)
@@ -29,13 +44,183 @@ void ln__redis_step_args(ln__redis_args *a, const ln__jobs_step *st, const char 
         ln__redis_args_str(a, d->kind == LN__DONE_COMPLETE ? (d->result ? d->result : "null")
                                                            : d->reason);
         ln__redis_args_i64(a, d->kind == LN__DONE_RETRY ? d->delay_ms : 0);
-        ln__redis_args_i64(a, (int64_t)d->ref.key); /* the take's finish hint */
+        if (d->kind == LN__DONE_COMPLETE && d->ref.key > 0) {
+            /* planned at take: the new atm, the removeOnComplete count */
+            ln__redis_args_i64(a, (int64_t)(d->ref.key % HINT_ATM / 2) + 1);
+            ln__redis_args_i64(a, (int64_t)(d->ref.key / HINT_ATM) - 2);
+        } else { /* the full path */
+            ln__redis_args_str(a, "");
+            ln__redis_args_str(a, "");
+        }
     }
     for (size_t i = 0; i < st->nrenew; i++) {
         ln__redis_args_str(a, st->renew[i].id);
         ln__redis_args_str(a, st->renew[i].token);
     }
     for (size_t i = 0; i < st->want; i++) ln__redis_args_str(a, tokens[i]);
+}
+
+/* ---------------------------------------------- the jobs a step took */
+
+/* What a job's opts say to a worker, parsed here rather than in the script
+ * (cjson per job was a third of the script's time). Kept for the next row
+ * while its opts text is the same (jobs added together share it). */
+typedef struct opts_plan {
+    const char *raw; /* the reply's opts text this plan is of, or NULL */
+    size_t len;
+    int attempts; /* max(1, opts.attempts) */
+    int backoff;  /* LN_BACKOFF_* */
+    int64_t backoff_ms;
+    char *traceparent, *tracestate; /* from opts.tm, or NULL */
+    int64_t keep; /* removeOnComplete as a count (-1 all), or INT64_MIN: full path */
+    int64_t timeout_ms; /* opts.lanesTimeout (jobs.h ln_job_opts.timeout_ms), 0 = none */
+} opts_plan;
+
+static void plan_clear(opts_plan *p) {
+    ln__free(p->traceparent);
+    ln__free(p->tracestate);
+    memset(p, 0, sizeof *p);
+}
+
+/* Lua's math.floor(tonumber(v) or 0) for a decoded JSON value; *ok 0 when
+ * tonumber would give nil. */
+static double lua_num(const json_t *v, int *ok) {
+    *ok = 1;
+    if (json_is_number(v)) return floor(json_number_value(v));
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        char *end;
+        double d = strtod(s, &end);
+        if (end != s && *end == '\0') return floor(d);
+    }
+    *ok = 0;
+    return 0;
+}
+
+/* lib.lua's keep_spec for removeOnComplete, as a count, for the plain
+ * cases only: absent/false (-1), true (0), a whole number, {count: N}
+ * without an age. Anything else: INT64_MIN (the script decides). */
+static int64_t keep_count(const json_t *v) {
+    int ok;
+    double c;
+    if (!v || json_is_false(v) || json_is_null(v) || json_is_string(v)) return -1;
+    if (json_is_true(v)) return 0;
+    if (json_is_number(v)) {
+        c = json_number_value(v);
+    } else if (json_is_object(v) && !json_object_get(v, "age")) {
+        const json_t *n = json_object_get(v, "count");
+        c = n ? lua_num(n, &ok) : -1;
+        if (n && !ok) c = -1;
+    } else {
+        return INT64_MIN;
+    }
+    if (c != floor(c) || c < -1 || c >= HINT_COUNT_MAX) return INT64_MIN;
+    return (int64_t)c;
+}
+
+/* BullMQ's telemetry carrier in opts.tm: a JSON text {"traceparent": ...}. */
+static int plan_trace(opts_plan *p, const json_t *tm) {
+    if (!json_is_string(tm)) return 0;
+    json_t *c = json_loads(json_string_value(tm), JSON_DECODE_ANY, NULL);
+    const json_t *tp = json_object_get(c, "traceparent"), *ts = json_object_get(c, "tracestate");
+    int rc = 0;
+    if (json_is_string(tp) && !(p->traceparent = ln__strdup(json_string_value(tp)))) rc = LN_ENOMEM;
+    if (json_is_string(ts) && !(p->tracestate = ln__strdup(json_string_value(ts)))) rc = LN_ENOMEM;
+    json_decref(c);
+    return rc;
+}
+
+/* Parse a job's opts text into p, as lib.lua's decode_opts, backoff_of,
+ * trace_of and keep_spec read it (bad JSON reads as {}). */
+static int plan_opts(opts_plan *p, const redisReply *raw) {
+    plan_clear(p);
+    p->attempts = 1;
+    p->backoff = LN_BACKOFF_FIXED;
+    p->keep = -1;
+    p->timeout_ms = 0;
+    if (raw->type == REDIS_REPLY_INTEGER) return LN_EBACKEND; /* "same" with no row before */
+    if (raw->type != REDIS_REPLY_STRING) return 0;
+    p->raw = raw->str;
+    p->len = raw->len;
+    json_t *o = json_loadb(raw->str, raw->len, JSON_DECODE_INT_AS_REAL, NULL); /* Lua numbers */
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return 0;
+    }
+    int ok;
+    double n = lua_num(json_object_get(o, "attempts"), &ok);
+    p->attempts = n > 1 ? (n < INT32_MAX ? (int)n : INT32_MAX) : 1;
+    const json_t *b = json_object_get(o, "backoff");
+    if (json_is_object(b)) {
+        const json_t *type = json_object_get(b, "type");
+        p->backoff = json_is_string(type) && !strcmp(json_string_value(type), "exponential")
+                         ? LN_BACKOFF_EXPONENTIAL
+                         : LN_BACKOFF_FIXED;
+        p->backoff_ms = (int64_t)lua_num(json_object_get(b, "delay"), &ok);
+    } else if (json_is_number(b)) {
+        p->backoff_ms = (int64_t)lua_num(b, &ok);
+    }
+    p->keep = keep_count(json_object_get(o, "removeOnComplete"));
+    p->timeout_ms = (int64_t)lua_num(json_object_get(o, "lanesTimeout"), &ok);
+    int rc = plan_trace(p, json_object_get(o, "tm"));
+    json_decref(o);
+    return rc;
+}
+
+enum { R_ID, R_NAME, R_DATA, R_OPTS, R_ATS, R_ATM, R_DEID, R_COUNT }; /* step.lua's row */
+
+static int is_row(const redisReply *v) {
+    return v->type == REDIS_REPLY_ARRAY && v->elements == R_COUNT &&
+           v->element[R_ID]->type == REDIS_REPLY_STRING && v->element[R_ID]->len < LN_JOB_ID_MAX;
+}
+
+/* Is the plan of the previous row valid for this one's opts? true (an
+ * integer 1) says "the same as the previous row's" (step.lua's
+ * take_popped); a text is compared in case. */
+static int same_text(const opts_plan *p, const redisReply *raw) {
+    if (raw->type == REDIS_REPLY_INTEGER) return p->attempts != 0; /* some row planned */
+    return raw->type == REDIS_REPLY_STRING
+               ? p->raw && p->len == raw->len && !memcmp(p->raw, raw->str, raw->len)
+               : p->raw == NULL && p->attempts; /* planned, no opts */
+}
+
+/* The job's name: its text, or the previous row's (*prev) when true. */
+static int row_name(const redisReply *v, const char **prev, char **out) {
+    const redisReply *e = v->element[R_NAME];
+    if (e->type == REDIS_REPLY_STRING)
+        *prev = e->str;
+    else if (e->type != REDIS_REPLY_INTEGER || !*prev)
+        return LN_EBACKEND;
+    return (*out = ln__strdup(*prev)) ? 0 : LN_ENOMEM;
+}
+
+/* Fill *t from row v of a job taken under token; plan caches the opts,
+ * *prev_name the previous row's name. 0, LN_EBACKEND (a malformed row) or
+ * LN_ENOMEM, with *t cleared. */
+static int taken_of_row(const redisReply *v, const char *token, opts_plan *plan,
+                        const char **prev_name, ln__job_taken *t) {
+    memset(t, 0, sizeof *t);
+    int rc = same_text(plan, v->element[R_OPTS]) ? 0 : plan_opts(plan, v->element[R_OPTS]);
+    if (!rc) rc = row_name(v, prev_name, &t->name);
+    memcpy(t->ref.id, v->element[R_ID]->str, v->element[R_ID]->len + 1);
+    snprintf(t->ref.token, sizeof t->ref.token, "%s", token);
+    const redisReply *atm = v->element[R_ATM];
+    double made = atm->type == REDIS_REPLY_STRING ? floor(strtod(atm->str, NULL)) : 0;
+    t->attempts_started = (int)ln__redis_int_at(v, R_ATS);
+    t->attempts_made = (int)made;
+    t->attempts = plan->attempts;
+    t->backoff = plan->backoff;
+    t->backoff_ms = plan->backoff_ms;
+    t->timeout_ms = plan->timeout_ms;
+    if (plan->keep != INT64_MIN && ln__redis_int_at(v, R_DEID) == 0 && made >= 0 &&
+        made < HINT_ATM_MAX)
+        t->ref.key = 1 + 2 * (uint64_t)made + (uint64_t)HINT_ATM * (uint64_t)(plan->keep + 2);
+    if (!rc && (ln__redis_str_at(v, R_DATA, &t->data) ||
+                (plan->traceparent && !(t->traceparent = ln__strdup(plan->traceparent))) ||
+                (plan->tracestate && !(t->tracestate = ln__strdup(plan->tracestate)))))
+        rc = LN_ENOMEM;
+    if (rc) ln__job_taken_free(t);
+    return rc;
 }
 
 /* 0, or a leave_active code (LN__RC_*, redis_codes.h): not ours any more. */
@@ -60,17 +245,24 @@ int ln__redis_step_reply(const redisReply *rep, ln__jobs_step *st, const ln__red
         st->renew_rc[i] = ln__redis_int_at(rep->element[1], i) == 1 ? 0 : LN_ESTALE;
     st->next_due_ms = ln__redis_int_at(rep, 2);
     int rc = 0;
+    opts_plan plan = {0};
+    const char *prev_name = NULL;
     for (size_t i = 3; i < rep->elements && !rc; i++) {
-        if (!ln__redis_is_taken_view(rep->element[i])) {
-            snprintf(err, err_size, "redis: unexpected reply to step");
+        const redisReply *v = rep->element[i];
+        ln__job_taken *t = &st->taken[st->ntaken];
+        if (is_row(v)) /* step.lua's take_batch */
+            rc = taken_of_row(v, tokens[i - 3], &plan, &prev_name, t);
+        else if (ln__redis_is_taken_view(v)) /* lib.lua's take_jobs */
+            rc = ln__redis_view_taken(v, tokens[i - 3], t);
+        else
             rc = LN_EBACKEND;
-        } else if ((rc = ln__redis_view_taken(rep->element[i], tokens[i - 3],
-                                              &st->taken[st->ntaken])) < 0) {
-            snprintf(err, err_size, "out of memory");
-        } else {
+        if (rc == 0)
             st->ntaken++;
-        }
+        else
+            snprintf(err, err_size,
+                     rc == LN_ENOMEM ? "out of memory" : "redis: unexpected reply to step");
     }
+    plan_clear(&plan);
     if (rc) {
         for (size_t i = 0; i < st->ntaken; i++) ln__job_taken_free(&st->taken[i]);
         st->ntaken = 0;
