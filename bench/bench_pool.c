@@ -1,18 +1,18 @@
 /* bench_pool.c - what a task costs in the pool, against the practical
  * limit of handing the same items from one thread to another.
  *
- * Workload (E1, seeds 000/001): 100,000 tasks of `value + 1` submitted from
- * one thread to the CPU lane, then wait for all; the result of each task is
- * written to results[i] and the count and last value are checked. Pool
- * creation, worker start and one warm-up task are outside the timed span,
- * as in the seed. Variants: groups (no handle per task) and futures (one
- * handle per task, waited and released), ring and list queues, 1 and 2
- * worker threads, task timing sampled (the default, LN_TIMING_SAMPLED),
- * every task (LN_TIMING_ALL) and off, and "prefilled":
- * the workers are held at a gate until all 100,000 tasks are queued, which
- * is what Piscina's queue sees in E1 (its main thread submits everything
- * before a worker answers) and where the queue structure matters; and
- * "batch": the same tasks through one ln_group_submit_batch call.
+ * Workload (E1, docs/experiments.md#e1): 100,000 tasks of `value + 1`
+ * submitted from one thread to the CPU lane, then wait for all; the result of
+ * each task is written to results[i] and the count and last value are
+ * checked. Pool creation, worker start and one warm-up task are outside the
+ * timed span, as in Piscina's benchmark. Variants: groups (no handle per
+ * task) and futures (one handle per task, waited and released), ring and list
+ * queues, 1 and 2 worker threads, task timing sampled (the default,
+ * LN_TIMING_SAMPLED), every task (LN_TIMING_ALL) and off, and "prefilled":
+ * the workers are held at a gate until all 100,000 tasks are queued, which is
+ * what Piscina's queue sees in E1 (its main thread submits everything before
+ * a worker answers) and where the queue structure matters; and "batch": the
+ * same tasks through one ln_group_submit_batch call.
  *
  * Baseline: a minimal single-producer single-consumer ring (power-of-two
  * slots, acquire/release indices) carrying the same 100,000 indices to one
@@ -21,7 +21,8 @@
  *
  * Prints the median (and min-max) of the repeats, ns per task and tasks per
  * second, the ratio of each variant to the baseline, and whether the group
- * path with one worker (default options) is within issue 2's 5x of it.
+ * path with one worker (default options) is within the pool's target of 5x
+ * of it (docs/experiments.md#e1).
  *   usage: bench_pool [--quick] [--repeats N] [--tasks N] [--only TEXT]
  * (--only runs the variants whose name contains TEXT)
  */

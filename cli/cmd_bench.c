@@ -1,8 +1,9 @@
-/* cmd_bench.c - `lanes bench`: rerun the seed experiments with lanes and,
- * beside it, the original Node.js library; write <out>/<name>.json (the
- * schema of seed 001), <out>/<name>.svg and <out>/README.md, and print a
- * summary table. The work is done by bench_runner.c (running), bench_json.c,
- * bench_svg.c and bench_report.c (writing); this file is the command line. */
+/* cmd_bench.c - `lanes bench`: rerun the experiments (docs/experiments.md)
+ * with lanes and, beside it, the original Node.js library; write
+ * <out>/<name>.json (the schema in docs/experiments.md#schema),
+ * <out>/<name>.svg and <out>/README.md, and print a summary table. The work
+ * is done by bench_runner.c (running), bench_json.c, bench_svg.c and
+ * bench_report.c (writing); this file is the command line. */
 #include "bench_env.h"
 #include "bench_json.h"
 #include "bench_peer.h"

@@ -1,6 +1,7 @@
-/* quickstart.c - the README's first example: hash on the CPU lane, read a
- * file on the I/O lane, wait for a batch with a group and for one result
- * with a future. Build: cc quickstart.c $(pkg-config --cflags --libs lanes) */
+/* quickstart.c - the README's first example: square 1,000 numbers on the CPU
+ * lane and wait for the batch with a group, then square one number on the I/O
+ * lane and wait for its result with a future. Build: cc quickstart.c
+ * $(pkg-config --cflags --libs lanes) */
 #include <lanes.h>
 #include <stdio.h>
 

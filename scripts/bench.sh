@@ -1,8 +1,8 @@
 #!/bin/sh
 # bench.sh BUILD_DIR [lanes bench options] - `make bench`: the full run of
-# every seed experiment, lanes beside the original Node.js library, written
-# to results/ (JSON, SVG and README.md), the published figures of the
-# project. Takes several minutes; run it on a quiet machine.
+# every experiment (docs/experiments.md), lanes beside the original Node.js
+# library, written to results/ (JSON, SVG and README.md), the published
+# figures of the project. Takes several minutes; run it on a quiet machine.
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}

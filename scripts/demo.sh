@@ -1,8 +1,9 @@
 #!/bin/sh
-# demo.sh BUILD_DIR - `make demo`: rerun every seed experiment quickly with
-# lanes and, where Node.js is present, the original library beside it, and
-# print the summary table. The quick results go to BUILD_DIR/demo-results
-# (the committed full run in results/ is left alone).
+# demo.sh BUILD_DIR - `make demo`: rerun every experiment
+# (docs/experiments.md) quickly with lanes and, where Node.js is present, the
+# original library beside it, and print the summary table. The quick results
+# go to BUILD_DIR/demo-results (the committed full run in results/ is left
+# alone).
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -15,7 +16,8 @@ fi
 
 scripts/npm-peers.sh demo.sh
 
-# The core's cost per task against a raw SPSC handoff (issue 2's ratio).
+# The core's cost per task against a raw SPSC handoff (the pool's target:
+# the group path with one thread within 5x of it; docs/experiments.md#e1).
 if [ -x "$build/bench/bench_pool" ]; then
   "$build/bench/bench_pool" --quick
   echo

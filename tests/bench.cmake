@@ -1,5 +1,5 @@
 # lanes bench, end to end (tests/test_bench_cli.py, python3 standard library
-# only): quick runs of every experiment, the seed-001 schema of every JSON
+# only): quick runs of every experiment, the result schema of every JSON
 # written, well-formed SVG, and the command line's failure modes. Registered
 # for this tree only: it runs real workloads for seconds, and the sanitizer
 # trees test the same code through their own unit tests.

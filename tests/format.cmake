@@ -4,3 +4,17 @@
 add_test(NAME format COMMAND sh ${PROJECT_SOURCE_DIR}/scripts/check-format.sh)
 set_tests_properties(format PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
                      LABELS "plain;format")
+
+# docs_links: every relative link of README.md, docs/**/*.md and
+# results/README.md names a file of the tree and, with a #fragment, a
+# heading or <a id> of it (scripts/check-links.py). Skipped (77) without
+# python3. Once, in this tree only.
+find_program(LN_PYTHON3 python3)
+if(LN_PYTHON3)
+  add_test(NAME docs_links
+           COMMAND ${LN_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/check-links.py ${PROJECT_SOURCE_DIR})
+else()
+  add_test(NAME docs_links COMMAND sh -c "echo 'SKIP: python3 not found'; exit 77")
+endif()
+set_tests_properties(docs_links PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
+                     LABELS "plain;format")

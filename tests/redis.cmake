@@ -1,4 +1,5 @@
-# Redis backend of lanes jobs (issue 6): BullMQ 6.7 wire compatibility.
+# Redis backend of lanes jobs: BullMQ 6.7 wire compatibility (docs/redis.md,
+# docs/internals/redis-layout.md).
 # What every store promises is checked by the conformance suite
 # (tests/conformance, registered in jobs.cmake as conformance/redis); the
 # tests here are Redis's own: layout, BullMQ interop, connection faults.

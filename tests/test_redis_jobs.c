@@ -1,6 +1,6 @@
 /* test_redis_jobs.c - the Redis backend of lanes jobs through the public
  * API, with the stored layout checked key by key against BullMQ 6.7's
- * (research/bullmq-layout.md): hash fields, score encodings, list ends,
+ * (docs/internals/redis-layout.md): hash fields, score encodings, list ends,
  * marker, events, locks; plus leases, retries, retention, administration,
  * lost connections and script reloads.
  *

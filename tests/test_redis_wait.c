@@ -1,14 +1,14 @@
 /* test_redis_wait.c - idle C workers block on BullMQ's marker instead of
- * polling (issue 6): an idle worker sends a handful of commands in two
- * seconds (a polling worker would step every poll_ms), a job added while
- * it blocks is picked up long before the wait's timeout, a delayed job
- * wakes it when due without steps in between, a blocked worker passes the
- * wake-up on to the next one, and a killed blocking connection does not
- * wedge it; under BullMQ's global concurrency a finish that frees the slot
- * wakes it, and a finish refused because the queue's keys are gone writes
- * none back. Also counted here: one add is exactly one EVALSHA. And a
- * server that goes away: a worker rides out an outage shorter than its
- * store_retry_ms and gives up, saying so, after a longer one.
+ * polling (docs/internals/worker-loop.md#idle-workers): an idle worker sends
+ * a handful of commands in two seconds (a polling worker would step every
+ * poll_ms), a job added while it blocks is picked up long before the wait's
+ * timeout, a delayed job wakes it when due without steps in between, a
+ * blocked worker passes the wake-up on to the next one, and a killed blocking
+ * connection does not wedge it; under BullMQ's global concurrency a finish
+ * that frees the slot wakes it, and a finish refused because the queue's keys
+ * are gone writes none back. Also counted here: one add is exactly one
+ * EVALSHA. And a server that goes away: a worker rides out an outage shorter
+ * than its store_retry_ms and gives up, saying so, after a longer one.
  *
  * Counting commands needs a server nobody else uses, so this test starts
  * its own redis-server (no persistence) on a free loopback port; like the

@@ -1,10 +1,10 @@
-/* test_starvation.c - the E4 effect (seed 004): with LANES_THREADS=4,
- * eight PBKDF2-HMAC-SHA512 hashes (100,000 iterations, 512-byte key) on the
- * CPU lane must not delay a small file read submitted afterwards on the
- * I/O lane. The bound is relative: the read must finish within 25% of one
- * hash's time measured alone in the same run. The control case puts the
- * read on the CPU lane, as libuv's single pool does, and must show the
- * starvation (the read waits for a hash), so the test can fail. */
+/* test_starvation.c - the E4 effect (docs/experiments.md#e4): with
+ * LANES_THREADS=4, eight PBKDF2-HMAC-SHA512 hashes (100,000 iterations,
+ * 512-byte key) on the CPU lane must not delay a small file read submitted
+ * afterwards on the I/O lane. The bound is relative: the read must finish
+ * within 25% of one hash's time measured alone in the same run. The control
+ * case puts the read on the CPU lane, as libuv's single pool does, and must
+ * show the starvation (the read waits for a hash), so the test can fail. */
 #include "testutil.h"
 
 #include <lanes.h>

@@ -44,7 +44,7 @@ typedef struct job {
 
 static void hash_work(uv_work_t *req) {
     job *j = req->data;
-    /* crypto.pbkdf2('a', 'b', 100000, 512, 'sha512') of seed 004 */
+    /* crypto.pbkdf2('a', 'b', 100000, 512, 'sha512') of E4 (docs/experiments.md#e4) */
     CHECK_EQ(PKCS5_PBKDF2_HMAC("a", 1, (const unsigned char *)"b", 1, ITERATIONS, EVP_sha512(),
                                KEY_LEN, j->key),
              1);
@@ -137,7 +137,7 @@ TEST(e4_read_not_starved) {
 
 /* The contrast that shows the check above can fail: the same read queued on
  * the hashes' own lane waits for a hash to free a thread (what libuv's one
- * pool does to fs.readFile in seed 004). */
+ * pool does to fs.readFile in E4, docs/experiments.md#e4). */
 TEST(same_lane_read_waits) {
     uint64_t read_ns, hash_ns;
     run_e4(2, LN_LANE_CPU, &read_ns, &hash_ns);

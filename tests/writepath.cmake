@@ -3,8 +3,8 @@
 #
 # test_writepath_unit: traceparent parsing and formatting, and spans written
 # as OTLP/JSON read back (C, forked cases).
-# test_writepath_concurrency: the connection pool and the group commit of
-# job adds, from many threads.
+# test_writepath_concurrency: the connection pool, and the outbox relay
+# moving each row to a job once (also while request threads race it).
 # test_writepath/<case>: the real programs over HTTP, driven by
 # test_writepath.sh (needs curl and wrk; exits 77 = skipped without them):
 #   lifecycle   start, answer, stop on SIGTERM in naive and async mode; a bad
@@ -14,7 +14,7 @@
 #   load        a few seconds of wrk in each mode: no errors; the
 #               consistency check passes after the queue drains
 #   trace       one async request: the worker's span is in the request's
-#               trace, a child of its enqueue span; waterfall and boundary
+#               trace, a child of its queue.add span; waterfall and boundary
 #   snapshot    refused writes (unknown user/post, duplicate like) leave
 #               their pooled connection usable: later writes answer 201
 #   crash       kill -9 of the async service under load, restart: after the

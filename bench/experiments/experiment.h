@@ -14,10 +14,10 @@
  * (lanes functions in C, or Node.js peer scripts from bench/peers/ or the
  * peer's own directory), the figures they yield, the comparisons to report,
  * the limits of those comparisons in plain words, and the chart; optionally
- * a setup and teardown around all runs (a server both sides use). The
- * runner (cli/bench_*.c) does the rest: warm-up, repeats alternating lanes
- * and peer, medians, min/max, ratios and their spread, the environment, the
- * JSON of seed 001, the SVG chart and the Markdown report.
+ * a setup and teardown around all runs (a server both sides use). The runner
+ * (cli/bench_*.c) does the rest: warm-up, repeats alternating lanes and peer,
+ * medians, min/max, ratios and their spread, the environment, the result JSON
+ * (docs/experiments.md#schema), the SVG chart and the Markdown report.
  *
  * Tables are fixed-capacity arrays ended by their first all-zero entry, so
  * a declaration lists its rows and nothing else.

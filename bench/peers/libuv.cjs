@@ -2,11 +2,11 @@
 //
 //   UV_THREADPOOL_SIZE=<n> node libuv.cjs <hashes> <file> --iterations=N
 //
-// Seed 004: crypto.pbkdf2('a', 'b', N, 512, 'sha512') hashes and one
-// fs.readFile share libuv's single pool. First the read alone (after one
-// untimed warm-up read), then <hashes> hashes and, right after them, the
-// read again. Times are from the moment the work is issued to its callback
-// on the main thread. Prints one JSON line of figures.
+// E4 (docs/experiments.md#e4): crypto.pbkdf2('a', 'b', N, 512, 'sha512')
+// hashes and one fs.readFile share libuv's single pool. First the read alone
+// (after one untimed warm-up read), then <hashes> hashes and, right after
+// them, the read again. Times are from the moment the work is issued to its
+// callback on the main thread. Prints one JSON line of figures.
 'use strict';
 const crypto = require('node:crypto');
 const fs = require('node:fs');

@@ -3,14 +3,15 @@
 //
 //   node promise-pool.mjs <chunked|pool> --tasks=N --concurrency=C --scaleDiv=D --seed=S
 //
-// Seed 002's method: the durations are getRandomTime(500, 2000) ms; here
-// they come from the same generator as bench/workloads/rails_load.c (splitmix64
-// seeded with S, 500 + floor(u * 1501) ms, times 1/D, rounded to whole ms,
-// at least 1), so lanes and this script sleep exactly the same plan.
-// `chunked` awaits Promise.all over each chunk of C in turn; `pool` runs
+// E2's method (docs/experiments.md#e2): the durations are
+// getRandomTime(500, 2000) ms; here they come from the same generator as
+// bench/workloads/rails_load.c (splitmix64 seeded with S,
+// 500 + floor(u * 1501) ms, times 1/D, rounded to whole ms, at least 1), so
+// lanes and this script sleep exactly the same plan. `chunked` awaits
+// Promise.all over each chunk of C in turn; `pool` runs
 // PromisePool.for(durations).withConcurrency(C).process(sleep). One untimed
-// warm-up of both paths first; then only the scheduled work is timed.
-// Prints one JSON line of figures.
+// warm-up of both paths first; then only the scheduled work is timed. Prints
+// one JSON line of figures.
 import { performance } from 'node:perf_hooks';
 import { PromisePool } from '@supercharge/promise-pool';
 

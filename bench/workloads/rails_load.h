@@ -16,13 +16,14 @@
  * (each task, in index order, takes the rail that frees first), and the
  * ideal chunked makespan (sum over chunks of the chunk's maximum).
  *
- * Durations. The seed draws getRandomTime(500, 2000) ms per task. Here a
- * splitmix64 generator (Steele, Lea, Flood 2014; constants of Vigna's
- * reference code) seeded with opts.seed yields u in [0, 1) from its top 53
- * bits; the task's nominal duration is 500 + floor(u * 1501) ms (500..2000
- * inclusive), then it is multiplied by time_scale and rounded to whole
- * milliseconds (at least 1), the resolution of libuv timers, so that every
- * variant and every computed figure uses identical durations.
+ * Durations. E2's source (docs/experiments.md#e2) draws
+ * getRandomTime(500, 2000) ms per task. Here a splitmix64 generator
+ * (Steele, Lea, Flood 2014; constants of Vigna's reference code) seeded with
+ * opts.seed yields u in [0, 1) from its top 53 bits; the task's nominal
+ * duration is 500 + floor(u * 1501) ms (500..2000 inclusive), then it is
+ * multiplied by time_scale and rounded to whole milliseconds (at least 1),
+ * the resolution of libuv timers, so that every variant and every computed
+ * figure uses identical durations.
  *
  * The overhead workloads measure the cost per item of the two APIs with
  * work that takes no time: ln_limiter with operations that call ln_done
@@ -38,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BENCH_RAILS_SEED 0x5eed0002u /* "seed 002" */
+#define BENCH_RAILS_SEED 0x5eed0002u /* spells "seed 002": E2, docs/experiments.md#e2 */
 
 typedef struct bench_rails_opts {
     unsigned tasks;       /* 1000 */

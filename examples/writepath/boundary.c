@@ -1,5 +1,6 @@
-/* boundary.c - `writepath boundary FILE`: where the response boundary sits
- * in the traces of a file (the seed's 61.7 ms naive vs 10.3 ms async).
+/* boundary.c - `writepath boundary FILE`: where the response boundary sits in
+ * the traces of a file (the original benchmark's 61.7 ms naive vs 10.3 ms
+ * async, docs/experiments.md#e3).
  *
  * For every trace with a request span: the boundary is the request span's
  * duration (first header byte to the response sent); 'done' is when the
@@ -109,7 +110,7 @@ int wp_boundary_main(int argc, char **argv) {
             oom = 1;
     }
 
-    /* The trace whose boundary is the median one (the seed drew that). */
+    /* The trace whose boundary is the median one (the original benchmark drew that). */
     const char *median_trace = NULL;
     if (nb && !oom) {
         double *sorted = malloc(nb * sizeof *sorted);

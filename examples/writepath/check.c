@@ -1,12 +1,14 @@
-/* check.c - `writepath check`: the consistency check of seed 003. After a
- * run, wait until the queue has nothing waiting, delayed, prioritized or
- * active (the worker must still be running), then check that the database
- * holds what the naive mode produces for the same requests:
+/* check.c - `writepath check`: the write path's consistency check
+ * (docs/writepath.md). After a run, wait until the queue has nothing
+ * waiting, delayed, prioritized or active (the worker must still be
+ * running), then check that the database holds what the naive mode
+ * produces for the same requests:
  *
  *   - every post's comment_count and like_count equal its comment and like
  *     rows;
  *   - every comment and like was counted (its follow-ups ran), and no
- *     outbox row is left (outbox.h: each is deleted with its follow-ups);
+ *     outbox row is left (outbox.h: the relay deletes each once its job
+ *     is stored);
  *   - notifications are exactly the expected ones: one per comment or like
  *     for the post's author unless the author wrote it, nothing else.
  *

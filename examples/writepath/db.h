@@ -1,7 +1,8 @@
 /* db.h - the write path's SQLite database: the seed's minimal schema, its
  * seed data, and connections with their statements prepared once.
  *
- * Schema (seed 003, db/schema.sql): users, posts (with like_count and
+ * Schema (the original Node.js service's db/schema.sql, see
+ * docs/experiments.md#e3): users, posts (with like_count and
  * comment_count), post_likes, comments, notifications; and for the async
  * mode an outbox table (outbox.h) and a meta table holding this database's
  * random instance tag. Posts 1..WP_HOT_POSTS

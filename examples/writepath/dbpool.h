@@ -1,6 +1,6 @@
 /* dbpool.h - a fixed-size pool of database connections (mysql2's pool in the
- * seed, connectionLimit 10): at most 'size' threads hold a connection at
- * once; the others wait in FIFO order.
+ * original Node.js service, connectionLimit 10): at most 'size' threads hold
+ * a connection at once; the others wait in FIFO order.
  *
  * Thread rules: every function except open/close may be called from any
  * thread. A connection acquired by a thread is used only by that thread

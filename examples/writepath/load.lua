@@ -1,6 +1,7 @@
--- load.lua - wrk script for the write path of seed 003: every request is a
--- POST /comment on one of the 10 hot posts by a random user (the seed's k6
--- comment.js: HOT_POSTS=10).
+-- load.lua - wrk script for the write path (experiment E3,
+-- docs/experiments.md#e3): every request is a POST /comment on one of the
+-- 10 hot posts by a random user (as the original benchmark's k6 script
+-- comment.js does: HOT_POSTS=10).
 --
 --   wrk -t2 -c50 -d30s -s load.lua http://127.0.0.1:PORT
 --

@@ -1,5 +1,5 @@
-/* main.c - the `writepath` program: the write-path service of seed 003 and
- * its tools. See the README, "The write path of seed 003". */
+/* main.c - the `writepath` program: the write-path service of experiment E3
+ * and its tools. See docs/writepath.md. */
 #include "service.h"
 
 #include <stdio.h>

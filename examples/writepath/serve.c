@@ -1,11 +1,11 @@
-/* serve.c - the write-path HTTP service of seed 003 over libmicrohttpd:
- * POST /comment and POST /like, in naive or async mode.
+/* serve.c - the write-path HTTP service (docs/writepath.md) over
+ * libmicrohttpd: POST /comment and POST /like, in naive or async mode.
  *
  * DESIGN: libmicrohttpd runs one thread per HTTP connection (like a Node
  * process keeps every virtual user's request in flight at once), so a
  * request that waits blocks only its own connection. Every request takes a
- * database connection from a pool of 10 (the seed's mysql2 pool) for its
- * statements:
+ * database connection from a pool of 10 (the original Node.js service's
+ * mysql2 pool) for its statements:
  *
  *   naive  INSERT, then the follow-up transaction (count UPDATE, notify
  *          SELECT, notification INSERTs) and the 30 ms push, all while

@@ -1,7 +1,8 @@
 /* waterfall.c - `writepath waterfall FILE TRACE_ID > out.svg`: one trace as
- * the seed's waterfall: one row per span in start order, indented by depth,
- * bars coloured by process (service or worker), and the response boundary
- * (the end of the request span) as a dashed line. */
+ * the waterfall of the original benchmark (docs/experiments.md#e3): one row
+ * per span in start order, indented by depth, bars coloured by process
+ * (service or worker), and the response boundary (the end of the request
+ * span) as a dashed line. */
 #include "service.h"
 #include "spans.h"
 #include "trace.h"

@@ -1,5 +1,5 @@
 /* writes.h - the work of one comment or like, split where the two modes
- * split it (seed 003):
+ * split it (docs/writepath.md):
  *
  *   wp_write_insert     the core INSERT            request path in both modes
  *   wp_write_followups  mark the row counted, count UPDATE, notify-targets

@@ -4,7 +4,8 @@
 in the tree, and a #fragment must name a heading (GitHub's anchor rules) or
 an <a id="..."> of the target file. Links inside code blocks and code spans
 are not links. Prints each broken link as FILE:LINE: TARGET (why) and exits
-1 if there is one, else prints how many links it checked and exits 0."""
+1 if there is one, else prints how many links it checked and exits 0.
+CTest runs it as `docs_links` (tests/format.cmake), part of `make test`."""
 import os
 import re
 import sys
