@@ -402,9 +402,11 @@ TEST(writer_waits_for_the_lock_then_times_out) {
     CHECK(strstr(ln_jobs_errmsg(jobs), "locked") != NULL);
     CHECK(waited_ms >= 290 && waited_ms < 10000);
     /* The lock is released while the add waits: it goes through. */
+    /* t0 before the thread starts: its COMMIT comes >= 50 ms after t0
+     * however late this thread gets the CPU back. */
     pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, commit_later, db), 0);
     t0 = ln_now_ns();
+    CHECK_EQ(pthread_create(&t, NULL, commit_later, db), 0);
     CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", NULL, NULL, 0), 0);
     waited_ms = (ln_now_ns() - t0) / 1000000;
     void *rc;
