@@ -88,8 +88,9 @@ static int load_range(ln__redis_cluster *cl, const redisReply *e, int asked, uin
         int_of(e->element[1], &hi) < 0 || lo < 0 || hi >= LN__REDIS_SLOTS || lo > hi)
         return LN_EBACKEND;
     const redisReply *m = e->element[2];
-    if (m->type != REDIS_REPLY_ARRAY || m->elements < 2 || m->element[0]->type != REDIS_REPLY_STRING ||
-        int_of(m->element[1], &port) < 0 || port < 1 || port > 65535)
+    if (m->type != REDIS_REPLY_ARRAY || m->elements < 2 ||
+        m->element[0]->type != REDIS_REPLY_STRING || int_of(m->element[1], &port) < 0 || port < 1 ||
+        port > 65535)
         return LN_EBACKEND;
     const char *host = m->element[0]->str;
     size_t host_len = m->element[0]->len;
@@ -139,8 +140,7 @@ void ln__redis_cluster_free(ln__redis_cluster *cl) {
 /* "MOVED <slot> <host>:<port>" / "ASK ...": the host may be empty (the
  * node that answered) and may hold ':' itself (IPv6): the port follows
  * the last ':'. */
-static int parse_target(ln__redis_cluster *cl, const char *p, int from, unsigned *slot,
-                        int *node) {
+static int parse_target(ln__redis_cluster *cl, const char *p, int from, unsigned *slot, int *node) {
     char *end;
     unsigned long s = strtoul(p, &end, 10);
     if (end == p || *end != ' ' || s >= LN__REDIS_SLOTS) return -1;
@@ -162,10 +162,10 @@ int ln__redis_cluster_redirect(ln__redis_cluster *cl, const char *msg, int from,
                                int *node) {
     if (!strncmp(msg, "MOVED ", 6))
         return parse_target(cl, msg + 6, from, slot, node) ? LN__REDIS_ROUTE_RETRY
-                                                            : LN__REDIS_ROUTE_MOVED;
+                                                           : LN__REDIS_ROUTE_MOVED;
     if (!strncmp(msg, "ASK ", 4))
         return parse_target(cl, msg + 4, from, slot, node) ? LN__REDIS_ROUTE_RETRY
-                                                            : LN__REDIS_ROUTE_ASK;
+                                                           : LN__REDIS_ROUTE_ASK;
     /* The cluster is failing over or resharding: a replica that was just
      * demoted (READONLY, UNBLOCKED), a slot without an owner yet
      * (CLUSTERDOWN), keys of a slot half moved (TRYAGAIN). */

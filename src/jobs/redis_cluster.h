@@ -61,10 +61,10 @@ void ln__redis_cluster_free(ln__redis_cluster *cl);
 
 /* What an error reply says about routing. */
 enum {
-    LN__REDIS_ROUTE_OK = 0,      /* not a cluster error */
-    LN__REDIS_ROUTE_MOVED,       /* the slot lives on *node now */
-    LN__REDIS_ROUTE_ASK,         /* ask *node this once (ASKING first) */
-    LN__REDIS_ROUTE_RETRY,       /* failover or resharding in progress: the
+    LN__REDIS_ROUTE_OK = 0, /* not a cluster error */
+    LN__REDIS_ROUTE_MOVED,  /* the slot lives on *node now */
+    LN__REDIS_ROUTE_ASK,    /* ask *node this once (ASKING first) */
+    LN__REDIS_ROUTE_RETRY,  /* failover or resharding in progress: the
                                     command did not run; re-read the map */
 };
 

@@ -360,8 +360,7 @@ static int setup_command(ln__redis_conn *c, redisContext *ctx, int argc, const c
 
 /* Connect to host:port (cfg's unix socket when host is NULL), then AUTH,
  * SELECT and (if named) CLIENT SETNAME. */
-static int open_ctx(ln__redis_conn *c, const char *host, int port, int named,
-                    redisContext **out) {
+static int open_ctx(ln__redis_conn *c, const char *host, int port, int named, redisContext **out) {
     const ln__redis_cfg *cfg = c->cfg;
     unsigned ct =
         cfg->timeout_ms < CONNECT_TIMEOUT_MAX_MS ? cfg->timeout_ms : CONNECT_TIMEOUT_MAX_MS;
@@ -566,8 +565,8 @@ static redisReply *run_asking(ln__redis_conn *c, int node, int argc, const char 
  * from 50 ms doubling to 500 ms (a local manual failover takes about one
  * second). Those replies mean the command did not run, so sending it again
  * is safe; a lost connection is not retried (the command may have run). */
-static redisReply *cluster_exec(ln__redis_conn *c, int argc, const char **argv,
-                                const size_t *lens, int *rc) {
+static redisReply *cluster_exec(ln__redis_conn *c, int argc, const char **argv, const size_t *lens,
+                                int *rc) {
     unsigned pause_ms = CLUSTER_PAUSE_MIN_MS;
     int ask = -1;
     for (int tries = 1;; tries++) {
