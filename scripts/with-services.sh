@@ -91,11 +91,17 @@ start_cluster() {
       sleep 0.1
     done
   done
-  # Replicas report ok before they have synced; wait until every node
-  # knows all six (the tests fail over and read CLUSTER NODES).
+  # Nodes report ok before they all know who replicates whom; wait until
+  # every node sees 3 masters and 3 replicas, and every replica is in sync
+  # (the tests fail over and read CLUSTER NODES).
   for p in $cluster_ports; do
     i=0
-    until [ "$(redis-cli -p "$p" cluster nodes 2>/dev/null | grep -c connected)" -ge 6 ]; do
+    until [ "$(redis-cli -p "$p" cluster nodes 2>/dev/null |
+               awk '$8 == "connected" && $3 ~ /slave/' | wc -l)" -eq 3 ] &&
+          [ "$(redis-cli -p "$p" cluster nodes 2>/dev/null |
+               awk '$8 == "connected" && $3 ~ /master/' | wc -l)" -eq 3 ] &&
+          { redis-cli -p "$p" info replication | grep -q role:master ||
+            redis-cli -p "$p" info replication | grep -q 'master_link_status:up'; }; do
       i=$((i + 1))
       [ $i -gt 300 ] && { echo "cluster node $p does not see all nodes" >&2; return 1; }
       sleep 0.1

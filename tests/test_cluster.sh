@@ -86,13 +86,13 @@ for n in nodes:
     if mine: owner = n
     elif other is None: other = n
 rep = [n for n in nodes if "slave" in n[2] and n[3] == owner[0]]
-print(port(owner), port(other), port(rep[0]) if rep else "", owner[0], other[0])
+print(port(owner), port(other), port(rep[0]) if rep else "-", owner[0], other[0])
 ' "$slot"
 }
 
 set -- $(topo "$tag")
 owner=$1 other=$2 replica=$3 owner_id=$4 other_id=$5
-[ -n "$replica" ] || fail "no replica for the owner of $tag"
+[ "$replica" != - ] || fail "no replica for the owner of $tag"
 url="redis://127.0.0.1:$other/0?prefix=$tag" # a node that does not own the slot
 slot=$(redis-cli -p "$owner" cluster keyslot "$tag")
 
