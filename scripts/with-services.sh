@@ -3,7 +3,8 @@
 # loopback port (exported as LANES_TEST_REDIS_URL, with its port and the
 # server binary for tests that restart it), and a local Redis Cluster of 3
 # masters and 3 replicas (LANES_TEST_REDIS_CLUSTER_URL, one master's URL;
-# LANES_TEST_REDIS_CLUSTER_PORTS, all six ports), all stopped at the end
+# LANES_TEST_REDIS_CLUSTER_PORTS, all six ports; a node's files in
+# $LANES_TEST_REDIS_CLUSTER_DIR/cluster-PORT), all stopped at the end
 # whatever the command's outcome. A redis-server without cluster support
 # leaves the cluster variables unset (the cluster tests then skip).
 set -u
@@ -112,6 +113,7 @@ start_cluster() {
 if start_cluster; then
   export LANES_TEST_REDIS_CLUSTER_URL="redis://127.0.0.1:$(echo $cluster_ports | cut -d' ' -f1)/0"
   export LANES_TEST_REDIS_CLUSTER_PORTS="$(echo $cluster_ports)"
+  export LANES_TEST_REDIS_CLUSTER_DIR="$dir" # node P's files: cluster-P/
 else
   echo "with-services.sh: no local Redis Cluster (redis-server without cluster support?);" \
        "cluster tests will skip" >&2

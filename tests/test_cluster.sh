@@ -17,6 +17,9 @@
 #   failover   2,000 jobs, a C worker (concurrency 4), and CLUSTER FAILOVER
 #              on the owning master's replica mid-run: every job completes
 #              exactly once and the worker finishes on the new master
+#   kill       the same with kill -9 of the owning master: every job
+#              completes (at least once: unreplicated writes may be lost),
+#              then the killed node is restarted and rejoins as a replica
 #   moved      the queue's slot is migrated to another master (CLUSTER
 #              SETSLOT MIGRATING/IMPORTING, MIGRATE, SETSLOT NODE) under a
 #              running C worker, between two adds: the worker follows MOVED
@@ -178,6 +181,47 @@ failover)
     completed q 2000
     redis-cli -p "$replica" role | head -1 | grep -q master || fail "failed back?"
     echo "failover after $before of 2000 jobs: all completed exactly once"
+    ;;
+kill)
+    # kill -9 the owning master: its replica takes over after the node
+    # timeout (2 s) and an election. Writes not yet replicated may be
+    # lost, so jobs run at least once (a lost completion runs again once
+    # its 8 s lease lapses; the worker rides out failures shorter than a
+    # lease), and none is lost. The killed node is restarted (also when
+    # the case fails) and rejoins as a replica. The worker is `lanes
+    # worker`, which ignores SIGPIPE as a program using hiredis must (a
+    # write to the killed server's socket raises it).
+    dir=${LANES_TEST_REDIS_CLUSTER_DIR:-}
+    [ -d "$dir/cluster-$owner" ] || { echo "skipped: LANES_TEST_REDIS_CLUSTER_DIR not set"; exit 77; }
+    restart_owner() {
+        d="$dir/cluster-$owner"
+        redis-cli -p "$owner" ping >/dev/null 2>&1 && return 0
+        (cd "$d" && exec redis-server --cluster-enabled yes --cluster-config-file "$d/nodes.conf" \
+            --cluster-node-timeout 2000 --port "$owner" --bind 127.0.0.1 --save "" \
+            --appendonly no --dir "$d" --daemonize yes --logfile "$d/redis.log" --loglevel warning)
+    }
+    trap 'restart_owner; cleanup' EXIT
+    "$peer" bulk "$url" q 2000 sleep >/dev/null || fail "C add"
+    LOG="$tmp/log" "$cli" worker "$url" q --concurrency 4 --lease 8000 --exit-when-empty \
+        --exec sh -c 'echo "$LANES_JOB_ID" >>"$LOG"' >/dev/null 2>"$tmp/peer.err" &
+    wpid=$!
+    pids="$wpid"
+    wait_log 300
+    opid=$(redis-cli -p "$owner" info server | tr -d '\r' | sed -n 's/^process_id://p')
+    kill -9 "$opid" || fail "kill -9 the owner"
+    before=$(wc -l <"$tmp/log")
+    wait "$wpid" || fail "lanes worker: $(cat "$tmp/peer.err")"
+    pids=""
+    restart_owner || fail "restart the killed node"
+    [ "$before" -lt 2000 ] || fail "the run ended before the kill ($before jobs)"
+    n=$(sort -u "$tmp/log" | wc -l)
+    [ "$n" -eq 2000 ] || fail "$n distinct jobs ran, want 2000"
+    completed q 2000
+    i=0
+    until redis-cli -p "$owner" info replication 2>/dev/null | grep -q 'master_link_status:up'; do
+        i=$((i + 1)); [ $i -gt 300 ] && fail "the restarted node did not rejoin"; sleep 0.1
+    done
+    echo "master killed after $before of 2000 jobs: all completed ($(wc -l <"$tmp/log") runs)"
     ;;
 moved)
     # A worker runs all along (its connections hold the old map) while

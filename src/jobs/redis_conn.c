@@ -489,7 +489,10 @@ static int cluster_connect(ln__redis_conn *c) {
     if (cl->stale && (rc = cluster_refresh(c)) < 0) return rc;
     int node = c->slot ? cl->owner[c->slot - 1] - 1 : 0;
     ln__redis_node *n = &cl->nodes[node];
-    if (!n->ctx && (rc = open_ctx(c, n->host, n->port, 1, &n->ctx)) < 0) return rc;
+    if (!n->ctx && (rc = open_ctx(c, n->host, n->port, 1, &n->ctx)) < 0) {
+        cl->stale = 1; /* a dead master: the next try asks who took over */
+        return rc;
+    }
     c->ctx = n->ctx;
     c->node = node;
     return 0;
