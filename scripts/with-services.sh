@@ -1,19 +1,30 @@
 #!/bin/sh
 # Run a command with the services the tests need: redis-server on a free
 # loopback port (exported as LANES_TEST_REDIS_URL, with its port and the
-# server binary for tests that restart it), stopped at the end whatever
-# the command's outcome.
+# server binary for tests that restart it), and a local Redis Cluster of 3
+# masters and 3 replicas (LANES_TEST_REDIS_CLUSTER_URL, one master's URL;
+# LANES_TEST_REDIS_CLUSTER_PORTS, all six ports; a node's files in
+# $LANES_TEST_REDIS_CLUSTER_DIR/cluster-PORT), all stopped at the end
+# whatever the command's outcome. A redis-server without cluster support
+# leaves the cluster variables unset (the cluster tests then skip).
 set -u
 dir=$(mktemp -d "${TMPDIR:-/tmp}/lanes-services.XXXXXX")
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null \
-       || shuf -i 20000-60000 -n 1)
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null \
+    || shuf -i 20000-60000 -n 1
+}
+port=$(free_port)
 redis_pid=""
+cluster_ports=""
+cluster_pids=""
 cleanup() {
   if [ -n "$redis_pid" ]; then
     redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || kill "$redis_pid" 2>/dev/null
     wait "$redis_pid" 2>/dev/null
   fi
-  rm -rf "$dir"
+  for p in $cluster_ports; do redis-cli -p "$p" shutdown nosave >/dev/null 2>&1; done
+  for p in $cluster_pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  [ -n "${LANES_KEEP_SERVICES_DIR:-}" ] || rm -rf "$dir"
 }
 trap cleanup EXIT INT TERM
 
@@ -29,5 +40,85 @@ if command -v redis-server >/dev/null 2>&1; then
   done
   export LANES_TEST_REDIS_URL="redis://127.0.0.1:$port/0"
   export LANES_TEST_REDIS_PORT="$port"
+fi
+
+# The cluster: six nodes in $dir/cluster-PORT, joined by redis-cli. A node
+# also listens on PORT+10000 (the cluster bus), so both must be free.
+cluster_port() {
+  python3 -c '
+import random, socket, sys
+taken = set(int(a) for a in sys.argv[1:])
+for _ in range(200):
+    p = random.randint(20000, 55000)
+    if p in taken or p + 10000 in taken: continue
+    try:
+        for q in (p, p + 10000):
+            s = socket.socket(); s.bind(("127.0.0.1", q)); s.close()
+    except OSError:
+        continue
+    print(p); sys.exit(0)
+sys.exit(1)' $cluster_ports $port
+}
+start_cluster() {
+  command -v redis-server >/dev/null 2>&1 || return 1
+  command -v redis-cli >/dev/null 2>&1 || return 1
+  for i in 1 2 3 4 5 6; do
+    p=$(cluster_port) || return 1
+    d="$dir/cluster-$p"
+    mkdir -p "$d"
+    redis-server --cluster-enabled yes --cluster-config-file "$d/nodes.conf" \
+      --cluster-node-timeout 2000 --port "$p" --bind 127.0.0.1 --save "" \
+      --appendonly no --dir "$d" --daemonize no --loglevel warning >"$d/redis.log" 2>&1 &
+    cluster_pids="$cluster_pids $!"
+    cluster_ports="$cluster_ports $p"
+  done
+  for p in $cluster_ports; do
+    i=0
+    until redis-cli -p "$p" ping >/dev/null 2>&1; do
+      i=$((i + 1))
+      [ $i -gt 100 ] && { echo "cluster node $p did not start" >&2; return 1; }
+      sleep 0.05
+    done
+  done
+  set -- $cluster_ports
+  redis-cli --cluster create "127.0.0.1:$1" "127.0.0.1:$2" "127.0.0.1:$3" \
+    "127.0.0.1:$4" "127.0.0.1:$5" "127.0.0.1:$6" --cluster-replicas 1 --cluster-yes \
+    >"$dir/cluster-create.log" 2>&1 || { echo "redis-cli --cluster create failed" >&2; return 1; }
+  for p in $cluster_ports; do
+    i=0
+    until redis-cli -p "$p" cluster info 2>/dev/null | grep -q 'cluster_state:ok'; do
+      i=$((i + 1))
+      [ $i -gt 300 ] && { echo "cluster node $p: state not ok" >&2; return 1; }
+      sleep 0.1
+    done
+  done
+  # Nodes report ok before they all know who replicates whom; wait until
+  # every node sees 3 masters and 3 replicas, and every replica is in sync
+  # (the tests fail over and read CLUSTER NODES).
+  for p in $cluster_ports; do
+    i=0
+    until [ "$(redis-cli -p "$p" cluster nodes 2>/dev/null |
+               awk '$8 == "connected" && $3 ~ /slave/' | wc -l)" -eq 3 ] &&
+          [ "$(redis-cli -p "$p" cluster nodes 2>/dev/null |
+               awk '$8 == "connected" && $3 ~ /master/' | wc -l)" -eq 3 ] &&
+          { redis-cli -p "$p" info replication | grep -q role:master ||
+            redis-cli -p "$p" info replication | grep -q 'master_link_status:up'; }; do
+      i=$((i + 1))
+      [ $i -gt 300 ] && { echo "cluster node $p does not see all nodes" >&2; return 1; }
+      sleep 0.1
+    done
+  done
+  return 0
+}
+if start_cluster; then
+  export LANES_TEST_REDIS_CLUSTER_URL="redis://127.0.0.1:$(echo $cluster_ports | cut -d' ' -f1)/0"
+  export LANES_TEST_REDIS_CLUSTER_PORTS="$(echo $cluster_ports)"
+  export LANES_TEST_REDIS_CLUSTER_DIR="$dir" # node P's files: cluster-P/
+else
+  echo "with-services.sh: no local Redis Cluster (redis-server without cluster support?);" \
+       "cluster tests will skip" >&2
+  [ -f "$dir/cluster-create.log" ] && cat "$dir/cluster-create.log" >&2
+  for p in $cluster_ports; do redis-cli -p "$p" shutdown nosave >/dev/null 2>&1; done
+  cluster_ports=""
 fi
 "$@"

@@ -86,6 +86,7 @@ static int public_rc(int rc) {
  * in queue names for every store (it would make these keys ambiguous). */
 static void set_queue(redis_be *r, const char *queue) {
     snprintf(r->key, sizeof r->key, "%s:%s:", r->cfg.prefix, queue);
+    ln__redis_route(&r->conn, r->key); /* Redis Cluster: the queue's slot */
 }
 
 static redisReply *script(redis_be *r, int which, ln__redis_args *a, int *rc) {
@@ -544,7 +545,7 @@ static void redis_close(ln__jobs_be *be, int forked) {
     /* redisFree only closes the socket (no QUIT), so the child of a fork
      * leaves the parent's connection alone either way. */
     LN_UNUSED(forked);
-    ln__redis_disconnect(&r->conn);
+    ln__redis_conn_free(&r->conn);
     ln__redis_cfg_free(&r->cfg);
     ln__free(r);
 }
@@ -657,7 +658,8 @@ int ln__jobs_redis_open(ln__jobs_be **out, const char *url, const ln_jobs_opts *
     r->conn.cfg = &r->cfg;
     r->conn.err = r->base.errmsg;
     r->conn.err_size = sizeof r->base.errmsg;
-    if ((rc = ln__redis_connect(&r->conn)) < 0 || (rc = check_server(r)) < 0) {
+    if ((rc = ln__redis_connect(&r->conn)) < 0 ||
+        (rc = ln__redis_cluster_detect(&r->conn, &r->cfg)) < 0 || (rc = check_server(r)) < 0) {
         snprintf(errmsg, errmsg_size, "%s", r->base.errmsg);
         if (rc == LN_EIO) rc = LN_EBACKEND;
         goto fail;

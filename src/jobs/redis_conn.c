@@ -3,6 +3,7 @@
 #include "redis_conn.h"
 
 #include "internal.h"
+#include "redis_cluster.h"
 #include "redis_scripts.h"
 
 #include <errno.h>
@@ -13,11 +14,15 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/time.h>
+#include <time.h>
 
 #define CONNECT_TIMEOUT_MAX_MS 5000u
 #define BACKOFF_MIN_MS 100u
 #define BACKOFF_MAX_MS 1000u
 #define SPIN_US 60u /* see send_and_read */
+#define CLUSTER_TRIES 8
+#define CLUSTER_PAUSE_MIN_MS 50u
+#define CLUSTER_PAUSE_MAX_MS 500u
 
 static void set_err(char *err, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -254,10 +259,22 @@ int ln__redis_conn_lost(int rc) {
 }
 
 void ln__redis_disconnect(ln__redis_conn *c) {
+    if (c->cl) { /* every node's; the map may be out of date too */
+        ln__redis_cluster_close_all(c->cl);
+        c->cl->stale = 1;
+        c->ctx = NULL;
+        return;
+    }
     if (c->ctx) {
         redisFree(c->ctx);
         c->ctx = NULL;
     }
+}
+
+void ln__redis_conn_free(ln__redis_conn *c) {
+    ln__redis_disconnect(c);
+    ln__redis_cluster_free(c->cl);
+    c->cl = NULL;
 }
 
 /* Redis error replies that mean "this server cannot serve us right now":
@@ -267,12 +284,11 @@ static int transient_error(const char *msg) {
            !strncmp(msg, "READONLY", 8) || !strncmp(msg, "TRYAGAIN", 8);
 }
 
-/* One command on a live context. Returns the reply (error replies
- * included), or NULL after an I/O failure, which drops the context. */
 /* Send a command and read its reply. Before blocking in read(2) it polls
  * the socket for up to SPIN_US: a reply a loopback server sends within
  * that time is read without putting this thread to sleep and waking it
- * again, which is most of a short command's round trip. */
+ * again, which is most of a short command's round trip. Returns the reply
+ * (error replies included), or NULL after an I/O failure. */
 static redisReply *send_and_read(redisContext *ctx, int argc, const char **argv,
                                  const size_t *lens) {
     if (redisAppendCommandArgv(ctx, argc, argv, lens) != REDIS_OK) return NULL;
@@ -289,49 +305,124 @@ static redisReply *send_and_read(redisContext *ctx, int argc, const char **argv,
     return reply;
 }
 
+static void set_lost(ln__redis_conn *c, redisContext *ctx) {
+    int timed_out = ctx->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
+    set_err(c->err, c->err_size, "redis connection lost (%s)",
+            timed_out ? "no reply before timeout_ms" : ctx->errstr);
+}
+
+/* One command on c's live context; after an I/O failure the context is
+ * dropped. */
 static redisReply *run(ln__redis_conn *c, int argc, const char **argv, const size_t *lens,
                        int *rc) {
     redisReply *r = send_and_read(c->ctx, argc, argv, lens);
     if (!r) {
-        int timed_out = c->ctx->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
-        set_err(c->err, c->err_size, "redis connection lost (%s)",
-                timed_out ? "no reply before timeout_ms" : c->ctx->errstr);
+        set_lost(c, c->ctx);
         ln__redis_disconnect(c);
         *rc = LN_EIO;
     }
     return r;
 }
 
-/* Turn an error reply into a code and a message; frees it. */
-static int reply_error(ln__redis_conn *c, redisReply *r) {
+/* An error reply as a code, with the message in c->err; frees it. */
+static int reply_code(ln__redis_conn *c, redisReply *r) {
     int rc = LN_EBACKEND;
     if (!strncmp(r->str, "OOM", 3))
         rc = LN_ENOSPC;
     else if (!strncmp(r->str, "NOAUTH", 6) || !strncmp(r->str, "WRONGPASS", 9) ||
              !strncmp(r->str, "NOPERM", 6))
         rc = LN_EACCES;
-    else if (transient_error(r->str)) {
+    else if (transient_error(r->str))
         rc = LN_EIO;
-        ln__redis_disconnect(c);
-    }
     set_err(c->err, c->err_size, "redis: %s", r->str);
     freeReplyObject(r);
     return rc;
 }
 
-static int setup_command(ln__redis_conn *c, int argc, const char **argv) {
-    int rc = 0;
-    redisReply *r = run(c, argc, argv, NULL, &rc);
-    if (!r) return rc;
-    if (r->type == REDIS_REPLY_ERROR) return reply_error(c, r);
+/* reply_code, and a server that cannot serve us now is dropped. */
+static int reply_error(ln__redis_conn *c, redisReply *r) {
+    int rc = reply_code(c, r);
+    if (rc == LN_EIO) ln__redis_disconnect(c);
+    return rc;
+}
+
+/* A command while setting up ctx (not yet c's). */
+static int setup_command(ln__redis_conn *c, redisContext *ctx, int argc, const char **argv) {
+    redisReply *r = send_and_read(ctx, argc, argv, NULL);
+    if (!r) {
+        set_lost(c, ctx);
+        return LN_EIO;
+    }
+    if (r->type == REDIS_REPLY_ERROR) return reply_code(c, r);
     freeReplyObject(r);
     return 0;
+}
+
+/* Connect to host:port (cfg's unix socket when host is NULL), then AUTH,
+ * SELECT and (if named) CLIENT SETNAME. */
+static int open_ctx(ln__redis_conn *c, const char *host, int port, int named, redisContext **out) {
+    const ln__redis_cfg *cfg = c->cfg;
+    unsigned ct =
+        cfg->timeout_ms < CONNECT_TIMEOUT_MAX_MS ? cfg->timeout_ms : CONNECT_TIMEOUT_MAX_MS;
+    redisContext *ctx = !host ? redisConnectUnixWithTimeout(cfg->path, tv_of_ms(ct))
+                              : redisConnectWithTimeout(host, port, tv_of_ms(ct));
+    if (!ctx) {
+        set_err(c->err, c->err_size, "out of memory connecting to redis");
+        return LN_ENOMEM;
+    }
+    if (ctx->err) {
+        if (!host)
+            set_err(c->err, c->err_size, "cannot connect to redis at %s: %s", cfg->path,
+                    ctx->errstr);
+        else
+            set_err(c->err, c->err_size, "cannot connect to redis at %s:%d: %s", host, port,
+                    ctx->errstr);
+        redisFree(ctx);
+        return LN_ECONNREFUSED;
+    }
+    redisSetTimeout(ctx, tv_of_ms(cfg->timeout_ms));
+    if (host) redisEnableKeepAlive(ctx);
+
+    int rc = 0;
+    if (cfg->password) {
+        const char *auth[3] = {"AUTH"};
+        int n = 1;
+        if (cfg->user) auth[n++] = cfg->user; /* Redis 6 ACL: AUTH user password */
+        auth[n++] = cfg->password;
+        rc = setup_command(c, ctx, n, auth);
+        if (rc == LN_EBACKEND) rc = LN_EACCES;
+    }
+    if (!rc && cfg->db) {
+        char db[16];
+        snprintf(db, sizeof db, "%d", cfg->db);
+        rc = setup_command(c, ctx, 2, (const char *[]){"SELECT", db});
+        if (rc == LN_EBACKEND && strstr(c->err, "cluster mode")) {
+            set_err(c->err, c->err_size,
+                    "on Redis Cluster the database must be 0 (the URL selects %d)", cfg->db);
+            rc = LN_EINVAL;
+        }
+    }
+    if (!rc && named && c->name) {
+        /* Only for dashboards (BullMQ's getWorkers): a refusal is harmless. */
+        int ignored = setup_command(c, ctx, 3, (const char *[]){"CLIENT", "SETNAME", c->name});
+        if (ignored == LN_EIO) rc = ignored;
+    }
+    if (rc)
+        redisFree(ctx);
+    else
+        *out = ctx;
+    return rc;
 }
 
 static int try_connect(ln__redis_conn *c);
 
 int ln__redis_connect(ln__redis_conn *c) {
-    if (c->ctx) return 0;
+    if (c->route_rc) return c->route_rc; /* set on a cluster only */
+    if (c->ctx) {
+        if (!c->cl) return 0; /* a single server */
+        if (!c->cl->stale && (!c->slot || c->cl->owner[c->slot - 1] == c->node + 1)) return 0;
+        c->ctx = NULL; /* another node serves the slot now: keep it, switch */
+    }
     uint64_t now = ln__now_ns();
     if (now < c->retry_at_ns) { /* what happened, not what may come */
         set_err(c->err, c->err_size, "redis unreachable: %s (last attempt %u ms ago)", c->last_err,
@@ -352,57 +443,182 @@ int ln__redis_connect(ln__redis_conn *c) {
     return rc;
 }
 
-static int try_connect(ln__redis_conn *c) {
-    const ln__redis_cfg *cfg = c->cfg;
-    unsigned ct =
-        cfg->timeout_ms < CONNECT_TIMEOUT_MAX_MS ? cfg->timeout_ms : CONNECT_TIMEOUT_MAX_MS;
-    redisContext *ctx = cfg->path ? redisConnectUnixWithTimeout(cfg->path, tv_of_ms(ct))
-                                  : redisConnectWithTimeout(cfg->host, cfg->port, tv_of_ms(ct));
-    if (!ctx) {
-        set_err(c->err, c->err_size, "out of memory connecting to redis");
-        return LN_ENOMEM;
-    }
-    if (ctx->err) {
-        if (cfg->path)
-            set_err(c->err, c->err_size, "cannot connect to redis at %s: %s", cfg->path,
-                    ctx->errstr);
-        else
-            set_err(c->err, c->err_size, "cannot connect to redis at %s:%d: %s", cfg->host,
-                    cfg->port, ctx->errstr);
-        redisFree(ctx);
-        return LN_ECONNREFUSED;
-    }
-    c->ctx = ctx;
-    redisSetTimeout(ctx, tv_of_ms(cfg->timeout_ms));
-    if (!cfg->path) redisEnableKeepAlive(ctx);
+/* ------------------------------------------------------------- cluster */
 
+/* Read the slot map from the first known node that gives a complete one
+ * (each on a connection of its own, closed after). */
+static int cluster_refresh(ln__redis_conn *c) {
+    ln__redis_cluster *cl = c->cl;
+    int rc = LN_ECONNREFUSED;
+    for (size_t i = 0; i < cl->nnodes; i++) {
+        redisContext *ctx = NULL;
+        if ((rc = open_ctx(c, cl->nodes[i].host, cl->nodes[i].port, 0, &ctx)) < 0) {
+            if (rc == LN_ENOMEM || rc == LN_EACCES || rc == LN_EINVAL) return rc;
+            continue;
+        }
+        redisReply *r = send_and_read(ctx, 2, (const char *[]){"CLUSTER", "SLOTS"}, NULL);
+        if (!r) {
+            set_lost(c, ctx);
+            rc = LN_EIO;
+        } else {
+            rc = ln__redis_cluster_load(cl, r, (int)i);
+            if (rc == LN_EBACKEND)
+                set_err(c->err, c->err_size,
+                        "redis cluster: %s:%d has no complete slot map (cluster not ready?)",
+                        cl->nodes[i].host, cl->nodes[i].port);
+            freeReplyObject(r);
+        }
+        redisFree(ctx);
+        if (rc == 0 || rc == LN_ENOMEM) return rc;
+    }
+    return rc == LN_EBACKEND ? LN_EIO : rc; /* retried like a lost server */
+}
+
+/* Point c->ctx at the node serving c's slot (any node for slot 0). */
+static int cluster_connect(ln__redis_conn *c) {
+    if (!c->cl) {
+        if (!(c->cl = ln__calloc(1, sizeof *c->cl)) ||
+            ln__redis_cluster_node(c->cl, c->cfg->host, strlen(c->cfg->host), c->cfg->port) < 0) {
+            ln__redis_cluster_free(c->cl);
+            c->cl = NULL;
+            set_err(c->err, c->err_size, "out of memory");
+            return LN_ENOMEM;
+        }
+        c->cl->stale = 1;
+    }
+    ln__redis_cluster *cl = c->cl;
+    int rc;
+    if (cl->stale && (rc = cluster_refresh(c)) < 0) return rc;
+    int node = c->slot ? cl->owner[c->slot - 1] - 1 : 0;
+    ln__redis_node *n = &cl->nodes[node];
+    if (!n->ctx && (rc = open_ctx(c, n->host, n->port, 1, &n->ctx)) < 0) {
+        cl->stale = 1; /* a dead master: the next try asks who took over */
+        return rc;
+    }
+    c->ctx = n->ctx;
+    c->node = node;
+    return 0;
+}
+
+static int try_connect(ln__redis_conn *c) {
+    if (c->cfg->cluster) return cluster_connect(c);
+    return open_ctx(c, c->cfg->path ? NULL : c->cfg->host, c->cfg->port, 1, &c->ctx);
+}
+
+int ln__redis_cluster_detect(ln__redis_conn *c, ln__redis_cfg *cfg) {
     int rc = 0;
-    if (cfg->password) {
-        const char *auth[3] = {"AUTH"};
-        int n = 1;
-        if (cfg->user) auth[n++] = cfg->user; /* Redis 6 ACL: AUTH user password */
-        auth[n++] = cfg->password;
-        rc = setup_command(c, n, auth);
-        if (rc == LN_EBACKEND) rc = LN_EACCES;
+    redisReply *r = run(c, 2, (const char *[]){"INFO", "cluster"}, NULL, &rc);
+    if (!r) return rc;
+    int on = r->type == REDIS_REPLY_STRING && strstr(r->str, "cluster_enabled:1");
+    freeReplyObject(r);
+    if (!on) return 0;
+    if (cfg->db) {
+        set_err(c->err, c->err_size, "on Redis Cluster the database must be 0 (the URL selects %d)",
+                cfg->db);
+        return LN_EINVAL;
     }
-    if (!rc && cfg->db) {
-        char db[16];
-        snprintf(db, sizeof db, "%d", cfg->db);
-        rc = setup_command(c, 2, (const char *[]){"SELECT", db});
+    if (cfg->path) {
+        set_err(c->err, c->err_size, "Redis Cluster needs a redis://HOST:PORT URL, not unix:");
+        return LN_EINVAL;
     }
-    if (!rc && c->name) {
-        /* Only for dashboards (BullMQ's getWorkers): a refusal is harmless. */
-        int ignored = setup_command(c, 3, (const char *[]){"CLIENT", "SETNAME", c->name});
-        if (ignored == LN_EIO) rc = ignored;
+    ln__redis_disconnect(c); /* from now on a node's context, made by cluster_connect */
+    cfg->cluster = 1;
+    return 0;
+}
+
+void ln__redis_route(ln__redis_conn *c, const char *base) {
+    if (!c->cfg->cluster) return;
+    c->route_rc = 0;
+    if (!ln__redis_base_tagged(base)) {
+        set_err(c->err, c->err_size,
+                "on Redis Cluster the prefix must be a hash tag like {bull} (or the queue name "
+                "hold one, like {myqueue}): the keys of '%s...' would span hash slots",
+                base);
+        c->route_rc = LN_EINVAL;
+        return;
     }
-    if (rc) ln__redis_disconnect(c);
-    return rc;
+    c->slot = (int)ln__redis_slot(base, strlen(base)) + 1;
+}
+
+int ln__redis_cluster_error(const ln__redis_conn *c, const char *msg) {
+    if (!c->cl) return 0;
+    unsigned slot;
+    int node;
+    return ln__redis_cluster_redirect(c->cl, msg, c->node, &slot, &node) != LN__REDIS_ROUTE_OK;
+}
+
+/* ASKING, then the command, on node (once; the map stays). */
+static redisReply *run_asking(ln__redis_conn *c, int node, int argc, const char **argv,
+                              const size_t *lens, int *rc) {
+    ln__redis_node *n = &c->cl->nodes[node];
+    if (!n->ctx && (*rc = open_ctx(c, n->host, n->port, 1, &n->ctx)) < 0) return NULL;
+    c->ctx = n->ctx;
+    c->node = node;
+    redisReply *r = run(c, 1, (const char *[]){"ASKING"}, NULL, rc);
+    if (r) {
+        freeReplyObject(r);
+        r = run(c, argc, argv, lens, rc);
+    }
+    c->ctx = NULL; /* the next command routes by the map again */
+    return r;
+}
+
+/* The command on the slot's owner, following redirections: MOVED updates
+ * the map and goes on at once, ASK asks the node named this once, and a
+ * failover or resharding in progress (CLUSTERDOWN, TRYAGAIN, READONLY...)
+ * re-reads the map after a pause. Bounded: CLUSTER_TRIES attempts, pauses
+ * from 50 ms doubling to 500 ms (a local manual failover takes about one
+ * second). Those replies mean the command did not run, so sending it again
+ * is safe; a lost connection is not retried (the command may have run). */
+static redisReply *cluster_exec(ln__redis_conn *c, int argc, const char **argv, const size_t *lens,
+                                int *rc) {
+    unsigned pause_ms = CLUSTER_PAUSE_MIN_MS;
+    int ask = -1;
+    for (int tries = 1;; tries++) {
+        redisReply *r;
+        if (ask >= 0) {
+            r = run_asking(c, ask, argc, argv, lens, rc);
+            ask = -1;
+            if (!r) return NULL;
+        } else if ((*rc = ln__redis_connect(c)) < 0) {
+            /* no node reachable, or no complete map yet: pause, retry */
+            if (!ln__redis_conn_lost(*rc) || tries >= CLUSTER_TRIES) return NULL;
+            r = NULL;
+        } else if (!(r = run(c, argc, argv, lens, rc))) {
+            return NULL;
+        }
+        if (r && r->type != REDIS_REPLY_ERROR) return r;
+        unsigned slot = 0;
+        int node = -1, how = LN__REDIS_ROUTE_RETRY;
+        if (r) how = ln__redis_cluster_redirect(c->cl, r->str, c->node, &slot, &node);
+        if (how == LN__REDIS_ROUTE_OK || tries >= CLUSTER_TRIES) return r;
+        freeReplyObject(r);
+        if (how == LN__REDIS_ROUTE_MOVED) {
+            c->cl->owner[slot] = (uint16_t)(node + 1);
+            c->ctx = NULL;
+        } else if (how == LN__REDIS_ROUTE_ASK) {
+            ask = node;
+        } else {
+            c->cl->stale = 1;
+            c->ctx = NULL;
+            c->retry_at_ns = 0; /* the pause below is the backoff */
+            struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)pause_ms * 1000000L};
+            nanosleep(&ts, NULL);
+            pause_ms = pause_ms * 2 > CLUSTER_PAUSE_MAX_MS ? CLUSTER_PAUSE_MAX_MS : pause_ms * 2;
+        }
+    }
+}
+
+static redisReply *exec(ln__redis_conn *c, int argc, const char **argv, const size_t *lens,
+                        int *rc) {
+    if (c->cfg->cluster) return cluster_exec(c, argc, argv, lens, rc);
+    if ((*rc = ln__redis_connect(c)) < 0) return NULL;
+    return run(c, argc, argv, lens, rc);
 }
 
 redisReply *ln__redis_command(ln__redis_conn *c, int argc, const char **argv, const size_t *lens,
                               int *rc) {
-    if ((*rc = ln__redis_connect(c)) < 0) return NULL;
-    redisReply *r = run(c, argc, argv, lens, rc);
+    redisReply *r = exec(c, argc, argv, lens, rc);
     if (r && r->type == REDIS_REPLY_ERROR) {
         *rc = reply_error(c, r);
         return NULL;
@@ -431,16 +647,16 @@ redisReply *ln__redis_eval(ln__redis_conn *c, int script, const char *key, int a
         l[4 + i] = lens ? lens[i] : strlen(argv[i]);
     }
     for (int i = 0; i < 4; i++) l[i] = strlen(v[i]);
-    if ((*rc = ln__redis_connect(c)) < 0) goto out;
-    r = run(c, (int)n, v, l, rc);
+    r = exec(c, (int)n, v, l, rc);
     if (r && r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "NOSCRIPT", 8)) {
-        /* The server forgot it (restart, SCRIPT FLUSH): EVAL caches it. */
+        /* The server forgot it (restart, SCRIPT FLUSH, a promoted replica):
+         * EVAL caches it. */
         freeReplyObject(r);
         v[0] = "EVAL";
         v[1] = s->body;
         l[0] = 4;
         l[1] = strlen(s->body);
-        r = run(c, (int)n, v, l, rc);
+        r = exec(c, (int)n, v, l, rc);
     }
     if (r && r->type == REDIS_REPLY_ERROR) {
         *rc = reply_error(c, r);

@@ -7,6 +7,15 @@
  * is dropped (a late reply would desynchronise it) and the next call
  * reconnects, so a killed connection (CLIENT KILL), a restarted server or a
  * half-open socket costs one failed call, never a wedged one.
+ *
+ * On Redis Cluster (detected once at open, ln__redis_cluster_detect) a
+ * connection is one context per node it has talked to, plus its own copy
+ * of the slot map (redis_cluster.h): ln__redis_route picks the slot of the
+ * queue the next commands are for, and each command goes to the slot's
+ * owner, following MOVED (map updated) and ASK (ASKING, map kept), and
+ * re-reading the map after a lost connection or a failover. Each
+ * connection keeps its map to itself, so the instance, a worker's wait and
+ * its pipe share nothing but the read-only configuration.
  */
 #ifndef LN_JOBS_REDIS_CONN_H
 #define LN_JOBS_REDIS_CONN_H
@@ -31,6 +40,7 @@ typedef struct ln__redis_cfg {
     int db;
     char *prefix;
     unsigned timeout_ms;
+    int cluster; /* the server is a Redis Cluster node (set at open) */
 } ln__redis_cfg;
 
 /* Parse url into *cfg (strings ln__malloc'd; free with ln__redis_cfg_free).
@@ -38,9 +48,13 @@ typedef struct ln__redis_cfg {
 int ln__redis_cfg_parse(ln__redis_cfg *cfg, const char *url, char *err, size_t err_size);
 void ln__redis_cfg_free(ln__redis_cfg *cfg);
 
+struct ln__redis_cluster;
+
 typedef struct ln__redis_conn {
     const ln__redis_cfg *cfg;
-    redisContext *ctx;    /* NULL while disconnected */
+    redisContext *ctx;    /* NULL while disconnected; on a cluster, the
+                             context of the node serving 'slot' (owned by
+                             cl) */
     const char *name;     /* CLIENT SETNAME after connecting, or NULL */
     uint64_t retry_at_ns; /* no reconnect attempt before (monotonic) */
     unsigned backoff_ms;  /* wait after the next failed attempt */
@@ -50,12 +64,39 @@ typedef struct ln__redis_conn {
     char last_err[192];   /* why the last connection attempt failed: what a
                              call during the backoff reports */
     uint64_t last_try_ns; /* when that attempt was made (monotonic) */
+    /* Cluster only (all 0 on a single server): */
+    struct ln__redis_cluster *cl; /* nodes and slot map; made at first use */
+    int slot;                     /* 1 + slot of the queue routed to; 0: any node */
+    int node;                     /* index of ctx's node in cl */
+    int route_rc;                 /* LN_EINVAL: the queue routed to spans slots */
 } ln__redis_conn;
+
+/* After open connected c: detect Redis Cluster (INFO cluster) and set
+ * cfg->cluster (c->cfg must be cfg). On a cluster, the database must be
+ * 0 (LN_EINVAL otherwise). 0, LN_EINVAL, or a command's error. */
+int ln__redis_cluster_detect(ln__redis_conn *c, ln__redis_cfg *cfg);
+
+/* Route the next commands of c to the queue whose base is base
+ * ("<prefix>:<queue>:"). Nothing on a single server. On a cluster, a base
+ * without a hash tag makes the commands fail with LN_EINVAL (the message
+ * is in c->err now) instead of CROSSSLOT. */
+void ln__redis_route(ln__redis_conn *c, const char *base);
+
+/* For connections driven without ln__redis_command (wait, pipe): 1 if
+ * error reply msg says the node no longer serves the slot or the cluster
+ * is failing over; the caller then drops the connection
+ * (ln__redis_disconnect), and the next connect re-reads the slot map. */
+int ln__redis_cluster_error(const ln__redis_conn *c, const char *msg);
+
+/* Disconnect and free what c holds (its cluster map). */
+void ln__redis_conn_free(ln__redis_conn *c);
 
 /* Connect if not connected: 0, LN_ECONNREFUSED (unreachable, or a failed
  * attempt was less than the backoff ago: 100 ms doubling to 1 s, reset by
  * a success), LN_EACCES (AUTH refused), LN_EBACKEND (SELECT failed). */
 int ln__redis_connect(ln__redis_conn *c);
+/* Drop the context (on a cluster: every node's, and the map is re-read at
+ * the next connect). */
 void ln__redis_disconnect(ln__redis_conn *c);
 
 /* Run one command (argv strings with lengths; lens NULL = strlen) and

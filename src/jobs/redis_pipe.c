@@ -74,6 +74,7 @@ int ln__redis_pipe_open(const ln__redis_cfg *cfg, const char *base, const char *
         return LN_EBACKEND;
     }
     for (int i = 0; i < 16; i++) snprintf(p->token_base + 2 * i, 3, "%02x", rnd[i]);
+    ln__redis_route(&p->conn, base); /* Redis Cluster: the slot's owner */
     *out = &p->base;
     return 0;
 }
@@ -173,6 +174,8 @@ static int pipe_recv(ln__jobs_pipe *base, ln__jobs_step *st) {
             rc = LN_EBACKEND;
         } else {
             redisReply *r = any;
+            /* Redis Cluster: moved, or failing over: re-read the map */
+            if (r->type == REDIS_REPLY_ERROR && ln__redis_cluster_error(&p->conn, r->str)) drop(p);
             rc = r->type == REDIS_REPLY_ERROR
                      ? reply_code(p, r->str)
                      : ln__redis_step_reply(r, st, tokens, p->base.errmsg, sizeof p->base.errmsg);
@@ -201,7 +204,7 @@ static void pipe_close(ln__jobs_pipe *base) {
     if (!base) return;
     redis_pipe *p = rp(base);
     if (p->ready) freeReplyObject(p->ready);
-    ln__redis_disconnect(&p->conn);
+    ln__redis_conn_free(&p->conn);
     for (unsigned i = 0; i < LN__PIPE_DEPTH; i++) ln__free(p->tokens[i]);
     ln__free(p->key);
     ln__free(p->worker);

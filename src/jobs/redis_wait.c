@@ -67,6 +67,7 @@ int ln__redis_wait_open(const ln__redis_cfg *cfg, const char *base, ln__jobs_wai
     w->conn.err = w->errmsg;
     w->conn.err_size = sizeof w->errmsg;
     snprintf(w->key, sizeof w->key, "%smarker", base);
+    ln__redis_route(&w->conn, base); /* Redis Cluster: the slot's owner */
     *out = &w->base;
     return 0;
 }
@@ -155,6 +156,7 @@ static void wait_cancel(ln__jobs_wait *base) {
 static void wait_close(ln__jobs_wait *base) {
     if (!base) return;
     drop(rw(base));
+    ln__redis_conn_free(&rw(base)->conn);
     ln__free(base);
 }
 

@@ -29,6 +29,7 @@ static const char *store_kind;
 static char run_tag[32];     /* part of every queue name: runs never meet */
 static char tmp_dir[512];    /* "sqlite": the directory of the store file */
 static char redis_prefix[64]; /* "redis": the key prefix of this run */
+static const char *redis_url_var; /* the environment variable with its URL */
 
 /* What an abort in a case prints after the CHECK's own message. */
 static char abort_note[256];
@@ -52,13 +53,18 @@ static int setup_store(const char *arg) {
             return 1;
         }
         snprintf(store_url, sizeof store_url, "sqlite:%s/conf.db", tmp_dir);
-    } else if (strcmp(arg, "redis") == 0) {
-        const char *base = getenv("LANES_TEST_REDIS_URL");
+    } else if (strcmp(arg, "redis") == 0 || strcmp(arg, "cluster") == 0) {
+        /* "cluster": a Redis Cluster node; the prefix is a hash tag, so
+         * every queue of the run lives in one slot. */
+        int cluster = arg[0] == 'c';
+        const char *var = cluster ? "LANES_TEST_REDIS_CLUSTER_URL" : "LANES_TEST_REDIS_URL";
+        const char *base = getenv(var);
         if (base == NULL || *base == '\0') {
-            fprintf(stderr, "LANES_TEST_REDIS_URL not set: skipped\n");
+            fprintf(stderr, "%s not set: skipped\n", var);
             return 77;
         }
-        snprintf(redis_prefix, sizeof redis_prefix, "lconf%s", run_tag);
+        redis_url_var = var;
+        snprintf(redis_prefix, sizeof redis_prefix, cluster ? "{lconf%s}" : "lconf%s", run_tag);
         snprintf(store_url, sizeof store_url, "%s%cprefix=%s", base,
                  strchr(base, '?') ? '&' : '?', redis_prefix);
     } else {
@@ -69,26 +75,43 @@ static int setup_store(const char *arg) {
 }
 
 #ifdef CONF_HAVE_HIREDIS
-/* Delete the keys this run wrote under its prefix. */
-static void cleanup_redis(void) {
-    const char *base = getenv("LANES_TEST_REDIS_URL");
-    char host[256] = "127.0.0.1";
-    int port = 6379, db = 0;
-    if (sscanf(base, "redis://%255[^:/?]:%d", host, &port) < 1) return;
-    const char *slash = strchr(base + 8, '/');
-    if (slash != NULL) db = atoi(slash + 1);
+/* Delete the keys this run wrote under its prefix, on one server. */
+static void cleanup_node(const char *host, int port, int db) {
     redisContext *r = redisConnect(host, port);
     if (r == NULL || r->err) {
         if (r) redisFree(r);
         return;
     }
-    freeReplyObject(redisCommand(r, "SELECT %d", db));
+    if (db) freeReplyObject(redisCommand(r, "SELECT %d", db));
+    /* On a cluster the run's keys share one slot: its owner deletes them,
+     * the other nodes find none (replicas refuse the DEL). */
     freeReplyObject(redisCommand(
         r, "EVAL %s 0 %s:*",
         "local n = 0 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
         "redis.call('DEL', k) n = n + 1 end return n",
         redis_prefix));
     redisFree(r);
+}
+
+static void cleanup_redis(void) {
+    const char *base = getenv(redis_url_var);
+    char host[256] = "127.0.0.1";
+    int port = 6379, db = 0;
+    if (sscanf(base, "redis://%255[^:/?]:%d", host, &port) < 1) return;
+    const char *slash = strchr(base + 8, '/');
+    if (slash != NULL) db = atoi(slash + 1);
+    const char *ports = getenv("LANES_TEST_REDIS_CLUSTER_PORTS");
+    if (strstr(redis_url_var, "CLUSTER") == NULL || ports == NULL) {
+        cleanup_node(host, port, db);
+        return;
+    }
+    for (const char *p = ports; *p;) { /* every node of the cluster */
+        char *end;
+        long n = strtol(p, &end, 10);
+        if (end == p) break;
+        cleanup_node(host, (int)n, 0);
+        p = end;
+    }
 }
 #endif
 
