@@ -40,3 +40,12 @@ if(TARGET lanes_cli)
 endif()
 ln_test(NAME test_jobs_crash SOURCES test_jobs_crash.c
         LIBS PkgConfig::SQLITE3 TIMEOUT 180 NO_SANITIZE LABELS jobs)
+
+# The job schedulers' computing core (src/jobs/cron.[ch]): parsing, fire
+# times against a committed copy of cron-parser's answers (golden), and,
+# in the plain tree only, against cron-parser run now by Node (skips
+# without node or tests/interop/node_modules; about 25 s).
+ln_test(NAME test_cron SOURCES test_cron.c TIMEOUT 60 LABELS jobs)
+target_compile_definitions(test_cron PRIVATE LN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+ln_test(NAME test_cron TEST cron/differential ARGS differential TIMEOUT 180
+        NO_SANITIZE LABELS jobs)
