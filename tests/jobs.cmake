@@ -49,3 +49,7 @@ ln_test(NAME test_cron SOURCES test_cron.c TIMEOUT 60 LABELS jobs)
 target_compile_definitions(test_cron PRIVATE LN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 ln_test(NAME test_cron TEST cron/differential ARGS differential TIMEOUT 180
         NO_SANITIZE LABELS jobs)
+# BullMQ's own `every` Lua, evaluated by Redis (scripts/with-services.sh),
+# against ln__every_next; skips without LANES_TEST_REDIS_URL.
+ln_test(NAME test_cron TEST cron/every_lua ARGS every_lua TIMEOUT 60
+        NO_SANITIZE LABELS "jobs;redis")

@@ -319,6 +319,52 @@ TEST(differential) {
     CHECK(n > 1000);
 }
 
+/* Compares ln__every_next with every line of f (tests/cron/every_times.mjs
+ * format); returns the number of lines checked. */
+static long check_every(FILE *f) {
+    char line[256];
+    long n = 0, bad = 0;
+    while (fgets(line, sizeof line, f) != NULL && bad < 20) {
+        char prev_s[32];
+        long long every, now, offset, start, want_next, want_off;
+        if (sscanf(line, "%31s %lld %lld %lld %lld %lld %lld", prev_s, &every, &now, &offset,
+                   &start, &want_next, &want_off) != 7)
+            continue;
+        n++;
+        int64_t prev = strcmp(prev_s, "-") == 0 ? LN__CRON_NONE : strtoll(prev_s, NULL, 10);
+        int64_t next, off;
+        ln__every_next(prev, every, now, offset, start, &next, &off);
+        if (next != want_next || off != want_off) {
+            printf("every: %s -> lanes %" PRId64 " %" PRId64 "\n", line, next, off);
+            bad++;
+        }
+    }
+    CHECK_EQ(bad, 0);
+    return n;
+}
+
+/* The committed copy of BullMQ's Lua answers (no Redis needed). */
+TEST(every_golden) {
+    FILE *f = fopen(LN_SOURCE_DIR "/tests/cron/every_times.txt", "r");
+    CHECK(f != NULL);
+    CHECK(check_every(f) > 1000);
+    fclose(f);
+}
+
+/* BullMQ's Lua evaluated now by Redis (LANES_TEST_REDIS_URL). */
+TEST(every_lua) {
+    FILE *p = popen("cd '" LN_SOURCE_DIR "/tests/cron' && node every_times.mjs", "r");
+    CHECK(p != NULL);
+    long n = check_every(p);
+    int status = pclose(p);
+    if (WIFEXITED(status) && (WEXITSTATUS(status) == 77 || WEXITSTATUS(status) == 127)) {
+        printf("skip: node, Redis or the node modules missing\n");
+        exit(77);
+    }
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(n > 1000);
+}
+
 int main(int argc, char **argv) {
     static const ln_test_case cases[] = {TESTCASE(parse_fields),
                                          TESTCASE(parse_errors),
@@ -328,16 +374,23 @@ int main(int argc, char **argv) {
                                          TESTCASE(sched_limits),
                                          TESTCASE(golden),
                                          TESTCASE(differential),
+                                         TESTCASE(every_golden),
+                                         TESTCASE(every_lua),
                                          {0}};
-    static const ln_test_case fast[] = {
-        TESTCASE(parse_fields),     TESTCASE(parse_errors),
-        TESTCASE(next_basic),       TESTCASE(next_window_and_zone_errors),
-        TESTCASE(every_arithmetic), TESTCASE(sched_limits),
-        TESTCASE(golden),           {0}};
-    /* differential (Node, about 30 s) runs only when named, as the CTest
-     * cron/differential. */
+    static const ln_test_case fast[] = {TESTCASE(parse_fields),
+                                        TESTCASE(parse_errors),
+                                        TESTCASE(next_basic),
+                                        TESTCASE(next_window_and_zone_errors),
+                                        TESTCASE(every_arithmetic),
+                                        TESTCASE(sched_limits),
+                                        TESTCASE(golden),
+                                        TESTCASE(every_golden),
+                                        {0}};
+    /* differential (Node, about 30 s) and every_lua (Node and Redis) run
+     * only when named, as the CTests cron/differential and cron/every_lua. */
     if (argc <= 1) return ln_test_run(argc, argv, fast);
-    if (strcmp(argv[1], "differential") == 0 && system("node --version >/dev/null 2>&1") != 0) {
+    if ((strcmp(argv[1], "differential") == 0 || strcmp(argv[1], "every_lua") == 0) &&
+        system("node --version >/dev/null 2>&1") != 0) {
         printf("skip: node is not installed\n");
         return 77;
     }
