@@ -41,6 +41,44 @@ export const PATTERNS = [
   '0 0 * 13 *', '0 24 * * *',
 ];
 
+// Random patterns (a fixed seed, so the output is stable): values, ranges,
+// steps, lists, names, L and # -- in range or a little outside.
+function randomPatterns(n) {
+  let seed = 12345;
+  const rnd = (k) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % k;
+  };
+  const MONTHS = ['JAN', 'feb', 'Mar', 'JUL', 'DEC', 'FOO'];
+  const DAYS = ['SUN', 'mon', 'Fri', 'SAT', 'THU'];
+  const atom = (lo, hi, f) => {
+    const v = () => (rnd(40) === 0 ? hi + 1 : lo + rnd(hi - lo + 1));
+    switch (rnd(f === 'dom' || f === 'dow' ? 9 : 7)) {
+      case 0: return '*';
+      case 1: return String(v());
+      case 2: { const a = v(); return `${a}-${a + rnd(Math.max(1, hi - a + 1))}`; }
+      case 3: return `*/${1 + rnd(hi - lo)}`;
+      case 4: { const a = v(); return `${a}-${a + rnd(Math.max(1, hi - a + 1))}/${1 + rnd(9)}`; }
+      case 5: return `${v()}/${rnd(24) ? 1 + rnd(12) : 0}`;
+      case 6: return f === 'month' ? MONTHS[rnd(6)] : f === 'dow' ? DAYS[rnd(5)] : String(v());
+      case 7: return f === 'dom' ? (rnd(2) ? 'L' : `${v()}L`) : `${rnd(8)}L`;
+      default: return f === 'dow' && rnd(2) ? `${rnd(8)}#${1 + rnd(5)}` : '?';
+    }
+  };
+  const field = (lo, hi, f) => {
+    const k = rnd(5) === 0 ? 2 : 1;
+    return Array.from({ length: k }, () => atom(lo, hi, f)).join(',');
+  };
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const f = [field(0, 59, 's'), field(0, 59, 'm'), field(0, 23, 'h'),
+      field(1, 31, 'dom'), field(1, 12, 'month'), field(0, 7, 'dow')];
+    const count = [4, 5, 5, 5, 5, 6, 6, 6, 6, 7][rnd(10)];
+    out.push(f.slice(Math.max(0, 6 - count)).join(' ') + (count === 7 ? ' *' : ''));
+  }
+  return out;
+}
+
 const HOUR = 3600000;
 
 // The instants at which zone's offset changes in 2026 and 2027.
@@ -76,29 +114,37 @@ function nextOf(pattern, zone, after) {
   }
 }
 
+function row(zone, start, pattern) {
+  let result;
+  try {
+    CronExpressionParser.parse(pattern, { tz: zone });
+    const times = [];
+    let t = start;
+    for (let i = 0; i < 5; i++) {
+      t = nextOf(pattern, zone, t);
+      if (t === null) {
+        times.push('NONE');
+        break;
+      }
+      times.push(String(t));
+    }
+    result = times.join(' ');
+  } catch {
+    result = 'ERR';
+  }
+  return `${zone}\t${start}\t${pattern}\t${result}`;
+}
+
 const lines = [];
 for (const zone of ZONES) {
   for (const start of starts(zone)) {
-    for (const pattern of PATTERNS) {
-      let result;
-      try {
-        CronExpressionParser.parse(pattern, { tz: zone });
-        const times = [];
-        let t = start;
-        for (let i = 0; i < 5; i++) {
-          t = nextOf(pattern, zone, t);
-          if (t === null) {
-            times.push('NONE');
-            break;
-          }
-          times.push(String(t));
-        }
-        result = times.join(' ');
-      } catch {
-        result = 'ERR';
-      }
-      lines.push(`${zone}\t${start}\t${pattern}\t${result}`);
-    }
+    for (const pattern of PATTERNS) lines.push(row(zone, start, pattern));
+  }
+}
+// Random patterns, from one start each, in a zone with DST and one without.
+for (const zone of ['UTC', 'Europe/Berlin']) {
+  for (const pattern of randomPatterns(600)) {
+    lines.push(row(zone, Date.UTC(2026, 2, 28, 22, 59, 30, 250), pattern));
   }
 }
 process.stdout.write(lines.join('\n') + '\n');
