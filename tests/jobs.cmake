@@ -56,3 +56,16 @@ if(LN_HAVE_REDIS)
   ln_test(NAME test_chaos TEST chaos/redis ARGS redis TIMEOUT 120 NO_SANITIZE
           LABELS "jobs;redis")
 endif()
+
+# The job schedulers' computing core (src/jobs/cron.[ch]): parsing, fire
+# times against a committed copy of cron-parser's answers (golden), and,
+# in the plain tree only, against cron-parser run now by Node (skips
+# without node or tests/interop/node_modules; about 25 s).
+ln_test(NAME test_cron SOURCES test_cron.c TIMEOUT 60 LABELS jobs)
+target_compile_definitions(test_cron PRIVATE LN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+ln_test(NAME test_cron TEST cron/differential ARGS differential TIMEOUT 180
+        NO_SANITIZE LABELS jobs)
+# BullMQ's own `every` Lua, evaluated by Redis (scripts/with-services.sh),
+# against ln__every_next; skips without LANES_TEST_REDIS_URL.
+ln_test(NAME test_cron TEST cron/every_lua ARGS every_lua TIMEOUT 60
+        NO_SANITIZE LABELS "jobs;redis")
