@@ -148,12 +148,17 @@ static int step_failed(ln__run *r) {
     ln_worker *w = r->w;
     int err = r->rd.err;
     ln__steps_drain(w);
-    if (r->failing_since == 0) r->failing_since = r->now;
-    uint64_t failing = r->now - r->failing_since;
     if (!transient(err)) {
         r->result = ln__steps_failed(w, err, 0);
         return END;
     }
+    if (r->failing_since == 0) { /* the store is lost: a streak starts */
+        r->failing_since = r->now;
+        pthread_mutex_lock(&w->mu);
+        w->stats.store_lost++;
+        pthread_mutex_unlock(&w->mu);
+    }
+    uint64_t failing = r->now - r->failing_since;
     if (failing > ln__worker_retry_ms(&w->opts) * LN__MS) {
         r->result = ln__steps_failed(w, err, failing / LN__MS);
         return END;
@@ -175,6 +180,11 @@ static int phase_receive(ln__run *r) {
     if (rd->err != 0) return step_failed(r);
     if (rd->sent && !rd->received) return AGAIN; /* the pipe has room: fill it */
     if (rd->received) {
+        if (r->failing_since != 0) { /* the streak is over: regained */
+            pthread_mutex_lock(&w->mu);
+            w->stats.store_regained++;
+            pthread_mutex_unlock(&w->mu);
+        }
         r->failing_since = 0;
         r->idle.after_step(r);
         if (w->fl_count > 0 || (rd->no_take && w->nslots == 0)) return AGAIN;
