@@ -450,8 +450,9 @@ typedef struct ln_worker_stats {
     uint64_t stalled_found; /* lapsed leases this worker recovered */
     uint64_t released;      /* jobs given back at a graceful stop */
     /* The store's outages, as ln_worker_run retries them (store_retry_ms):
-     * store_lost counts the times a step failed transiently after the
-     * store had worked (the start of a streak of failures), store_regained
+     * store_lost counts the streaks of transient failures that outlived
+     * their first retry (one failed step the next one fixes, such as
+     * Redis's NOSCRIPT on a fresh server, is not an outage), store_regained
      * the times a step then worked again. store_lost - store_regained is 1
      * while the worker is retrying a lost store (Redis unreachable, ...). */
     uint64_t store_lost;

@@ -152,8 +152,12 @@ static int step_failed(ln__run *r) {
         r->result = ln__steps_failed(w, err, 0);
         return END;
     }
-    if (r->failing_since == 0) { /* the store is lost: a streak starts */
-        r->failing_since = r->now;
+    if (r->failing_since == 0) {
+        r->failing_since = r->now; /* a streak starts */
+    } else if (!r->lost_counted) {
+        /* The retry failed too: the store is lost. One failure that the
+         * first retry fixes (Redis's NOSCRIPT on a fresh server) is not. */
+        r->lost_counted = 1;
         pthread_mutex_lock(&w->mu);
         w->stats.store_lost++;
         pthread_mutex_unlock(&w->mu);
@@ -180,12 +184,13 @@ static int phase_receive(ln__run *r) {
     if (rd->err != 0) return step_failed(r);
     if (rd->sent && !rd->received) return AGAIN; /* the pipe has room: fill it */
     if (rd->received) {
-        if (r->failing_since != 0) { /* the streak is over: regained */
+        if (r->lost_counted) { /* the streak is over: regained */
             pthread_mutex_lock(&w->mu);
             w->stats.store_regained++;
             pthread_mutex_unlock(&w->mu);
         }
         r->failing_since = 0;
+        r->lost_counted = 0;
         r->idle.after_step(r);
         if (w->fl_count > 0 || (rd->no_take && w->nslots == 0)) return AGAIN;
     }
