@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PKGS="build-essential cmake pkg-config libsqlite3-dev sqlite3 libjansson-dev
 libhiredis-dev libuv1-dev libssl-dev redis-server redis-tools wrk
-libmicrohttpd-dev nodejs npm libxml2-utils clang-format"
+libmicrohttpd-dev nodejs npm libxml2-utils clang-format python3-prometheus-client"
 
 missing=""
 for p in $PKGS; do

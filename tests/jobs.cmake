@@ -56,3 +56,14 @@ if(LN_HAVE_REDIS)
   ln_test(NAME test_chaos TEST chaos/redis ARGS redis TIMEOUT 120 NO_SANITIZE
           LABELS "jobs;redis")
 endif()
+
+# `lanes worker --metrics`: /metrics scraped while a worker runs and parsed
+# by Debian's python3-prometheus-client (skipped, exit 77, without it).
+find_package(Python3 COMPONENTS Interpreter)
+if(TARGET lanes_cli AND Python3_Interpreter_FOUND)
+  add_test(NAME test_worker_metrics
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_worker_metrics.py
+                   $<TARGET_FILE:lanes_cli>)
+  set_tests_properties(test_worker_metrics PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                       LABELS "plain;jobs;metrics")
+endif()
