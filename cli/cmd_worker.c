@@ -83,7 +83,7 @@ static const char usage_text[] =
     "exit codes: 0 stopped or done; 1 the worker failed; 2 bad command line\n"
     "  or CMD cannot be run; 3 the store could not be opened or used.\n";
 
-static ln_worker *g_worker;               /* for the signal handler */
+static ln_worker *g_worker;            /* for the signal handler */
 static volatile sig_atomic_t g_signal; /* the signal that stopped it, or 0 */
 
 static void on_signal(int sig) {
@@ -120,25 +120,43 @@ static const struct {
     const char *name;
     unsigned long long lo, hi, scale;
 } num_opts[] = {
-    {"--concurrency", 1, 4096, 1},    {"--lease", 100, 86400000, 1},
-    {"--max-stalled", 0, 1000000, 1}, {"--stalled-interval", 0, 86400000, 1},
-    {"--max-jobs", 1, UINT64_MAX, 1}, {"--timeout", 1, 2147483, 1000},
-    {"--grace", 0, 86400, 1000},      {"--poll", 1, 60000, 1},
+    {"--concurrency", 1, 4096, 1},     {"--lease", 100, 86400000, 1},
+    {"--max-stalled", 0, 1000000, 1},  {"--stalled-interval", 0, 86400000, 1},
+    {"--max-jobs", 1, UINT64_MAX, 1},  {"--timeout", 1, 2147483, 1000},
+    {"--grace", 0, 86400, 1000},       {"--poll", 1, 60000, 1},
     {"--store-retry", 0, 86400000, 1},
 };
 #define NUM_OPTS (sizeof num_opts / sizeof num_opts[0])
 
 static void set_num(ln_worker_opts *o, size_t k, unsigned long long v) {
     switch (k) {
-    case 0: o->concurrency = (unsigned)v; break;
-    case 1: o->lease_ms = (unsigned)v; break;
-    case 2: o->max_stalled = (unsigned)v; break;
-    case 3: o->stalled_interval_ms = (unsigned)v; break;
-    case 4: o->max_jobs = v; break;
-    case 5: o->timeout_ms = (unsigned)v; break;
-    case 6: o->grace_ms = (unsigned)v; break;
-    case 7: o->poll_ms = (unsigned)v; break;
-    default: o->store_retry_ms = (unsigned)v; break;
+    case 0:
+        o->concurrency = (unsigned)v;
+        break;
+    case 1:
+        o->lease_ms = (unsigned)v;
+        break;
+    case 2:
+        o->max_stalled = (unsigned)v;
+        break;
+    case 3:
+        o->stalled_interval_ms = (unsigned)v;
+        break;
+    case 4:
+        o->max_jobs = v;
+        break;
+    case 5:
+        o->timeout_ms = (unsigned)v;
+        break;
+    case 6:
+        o->grace_ms = (unsigned)v;
+        break;
+    case 7:
+        o->poll_ms = (unsigned)v;
+        break;
+    default:
+        o->store_retry_ms = (unsigned)v;
+        break;
     }
 }
 
@@ -188,11 +206,13 @@ static int parse_args(int argc, char **argv, wargs *a) {
         if (seen & (1ull << k)) return usage_error("%s is given twice", s);
         seen |= 1ull << k;
         if (parse_u(val, num_opts[k].lo, num_opts[k].hi, &v) != 0)
-            return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", NULL, "%s must be %llu..%llu, not '%s'",
-                             s, num_opts[k].lo, num_opts[k].hi, val);
+            return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", NULL,
+                             "%s must be %llu..%llu, not '%s'", s, num_opts[k].lo, num_opts[k].hi,
+                             val);
         set_num(&a->o, k, v * num_opts[k].scale);
     }
-    if (log_format != NULL && strcmp(log_format, "json") == 0) a->log_format = CLI_LOG_JSON;
+    if (log_format != NULL && strcmp(log_format, "json") == 0)
+        a->log_format = CLI_LOG_JSON;
     else if (log_format != NULL && strcmp(log_format, "text") != 0)
         return usage_error("--log-format is text or json, not '%s'", log_format);
     if (a->argv == NULL) return usage_error("%s", "--exec CMD is required");
@@ -203,9 +223,8 @@ static int parse_args(int argc, char **argv, wargs *a) {
  * --json or --log-format json is among the options. */
 static void prescan_json(int argc, char **argv) {
     for (int i = 1; i < argc && strcmp(argv[i], "--exec") != 0; i++)
-        if (strcmp(argv[i], "--json") == 0 ||
-            (strcmp(argv[i], "--log-format") == 0 && i + 1 < argc &&
-             strcmp(argv[i + 1], "json") == 0))
+        if (strcmp(argv[i], "--json") == 0 || (strcmp(argv[i], "--log-format") == 0 &&
+                                               i + 1 < argc && strcmp(argv[i + 1], "json") == 0))
             cli_err_json(1);
 }
 
@@ -276,7 +295,8 @@ static void *watch_main(void *arg) {
         if (st.store_lost > lost) {
             lost = st.store_lost;
             lost_at = mono_ms();
-            cli_wlog("warn", json_pack("{s:s,s:i}", "event", "store_lost", "retry_ms", wt->retry_ms),
+            cli_wlog("warn",
+                     json_pack("{s:s,s:i}", "event", "store_lost", "retry_ms", wt->retry_ms),
                      "lost the store; retrying for up to %u ms", wt->retry_ms);
         }
         if (st.store_regained > regained) {
@@ -302,12 +322,12 @@ static void start_line(const wargs *a, const char *url, unsigned port) {
         if (colon == NULL)
             snprintf(metrics, sizeof metrics, "http://127.0.0.1:%u/metrics", port);
         else
-            snprintf(metrics, sizeof metrics, "http://%.*s:%u/metrics",
-                     (int)(colon - a->metrics), a->metrics, port);
+            snprintf(metrics, sizeof metrics, "http://%.*s:%u/metrics", (int)(colon - a->metrics),
+                     a->metrics, port);
     }
-    json_t *f = json_pack("{s:s,s:s,s:i,s:s,s:i,s:i}", "event", "start", "store", url, "concurrency",
-                          (int)o->concurrency, "exec", a->argv[0], "timeout_ms", (int)o->timeout_ms,
-                          "pid", (int)getpid());
+    json_t *f = json_pack("{s:s,s:s,s:i,s:s,s:i,s:i}", "event", "start", "store", url,
+                          "concurrency", (int)o->concurrency, "exec", a->argv[0], "timeout_ms",
+                          (int)o->timeout_ms, "pid", (int)getpid());
     if (f != NULL) {
         json_object_set_new(f, "queue", json_string(a->queue));
         if (*metrics) json_object_set_new(f, "metrics", json_string(metrics));
@@ -369,7 +389,8 @@ static int run(const wargs *a, ln_jobs *jobs, ln_worker *w, ln_worker_stats *st)
     }
     ln_worker_get_stats(w, st);
     if (err != 0)
-        cli_error(0, prog, ln_err_name(err), NULL, "%s: %s", ln_err_name(err), ln_jobs_errmsg(jobs));
+        cli_error(0, prog, ln_err_name(err), NULL, "%s: %s", ln_err_name(err),
+                  ln_jobs_errmsg(jobs));
     stop_line(a, st, err, mono_ms() - t0);
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
@@ -395,7 +416,8 @@ static int serve(wargs *a, ln_jobs *jobs, const char *shown_url) {
     cli_exec x = {a->argv, 0, &hist};
     ln_pool *pool = NULL;
     int err = make_pool(&pool, a->o.concurrency);
-    if (err != 0) return cli_error(CLI_EXIT_FAILURE, prog, ln_err_name(err), NULL, "cannot start threads");
+    if (err != 0)
+        return cli_error(CLI_EXIT_FAILURE, prog, ln_err_name(err), NULL, "cannot start threads");
     a->o.pool = pool;
     a->o.lane = 0;
     ln_worker *w;

@@ -17,7 +17,8 @@
 static void malformed(cli_fd3 *c, ln_job *job, const char *why) {
     if (c->warned) return;
     c->warned = 1;
-    cli_wlog("warn", json_pack("{s:s,s:s,s:s}", "id", ln_job_id(job), "name", ln_job_name(job), "why", why),
+    cli_wlog("warn",
+             json_pack("{s:s,s:s,s:s}", "id", ln_job_id(job), "name", ln_job_name(job), "why", why),
              "job %s (%s): ignored a malformed line on fd 3 (%s); further ones of this run are "
              "ignored silently",
              ln_job_id(job), ln_job_name(job), why);

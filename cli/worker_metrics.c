@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 
 const double cli_whist_bounds[CLI_WHIST_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                                                    1,     2.5,  5,     10,   30,  60,  300};
+                                                    1,     2.5,  5,     10,   30,  60,   300};
 
 void cli_whist_observe(cli_whist *h, uint64_t ns) {
     double s = (double)ns / 1e9;
@@ -128,8 +128,7 @@ static void put_pool(FILE *f, const cli_wmetrics *m) {
     for (int i = 0; i < ln_pool_lanes(m->pool) && n < LN_MAX_LANES; i++)
         if (ln_pool_stats(m->pool, i, &ls[n]) == 0) n++;
     put_lane_gauge(f, ls, n, "lanes_pool_lane_threads", "Threads of the lane alive now.", 0);
-    put_lane_gauge(f, ls, n, "lanes_pool_lane_busy", "Threads of the lane running a task now.",
-                   1);
+    put_lane_gauge(f, ls, n, "lanes_pool_lane_busy", "Threads of the lane running a task now.", 1);
     put_lane_gauge(f, ls, n, "lanes_pool_lane_queued", "Tasks waiting in the lane now.", 2);
     put_lane_gauge(f, ls, n, "lanes_pool_lane_wait_seconds",
                    "Time tasks waited from submit to start, by quantile (1 = max).", 3);
