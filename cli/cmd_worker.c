@@ -1,49 +1,26 @@
-/* cmd_worker.c - `lanes worker URL QUEUE ... --exec CMD [ARG...]`: run a
- * program once per job. The job's data goes to the program's stdin, its id,
- * name and attempt to the environment; exit 0 completes the job with stdout
- * as the return value, anything else fails it with the tail of stderr. The
- * program is started with posix_spawnp (no shell: job data can never be
- * interpreted as a command line) in its own process group, so a Ctrl-C
- * stops the worker gracefully instead of killing running jobs.
- *
- * Before it takes a job the worker checks that CMD can be run (resolved
- * through PATH the way posix_spawnp does), so a typo exits 2 instead of
- * failing every job of the queue; and a worker whose runs keep failing says
- * so once on stderr (FAIL_STREAK). */
+/* cmd_worker.c - `lanes worker URL QUEUE [options] --exec CMD [ARG...]`:
+ * the command line, the lines the worker prints when it starts, loses or
+ * regains its store, and stops, and the run itself. Running CMD per job is
+ * worker_exec.c; the other parts are listed in worker.h. */
 #include "cli.h"
-
-#include <lanes.h>
-#include <lanes/jobs.h>
+#include "cli_err.h"
+#include "worker.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <jansson.h>
 #include <limits.h>
-#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-extern char **environ;
+static const char prog[] = "lanes worker";
 
-#define STDERR_TAIL 2048
-/* A canceled run (timed out, or the worker stopped past its grace): its
- * process group gets SIGTERM, and SIGKILL this long after if it is still
- * there. */
-#define KILL_GRACE_S 2.0
-/* After this many failed runs in a row (no completed run between them) the
- * worker prints one line on stderr: the queue is likely being emptied
- * into failed by a broken program. */
-#define FAIL_STREAK 10
-/* Longest part of a failure reason quoted in that line. */
-#define STREAK_REASON_MAX 300
+/* How often the watch thread looks at the worker's store counters. */
+#define WATCH_MS 50
 
 static const char usage_text[] =
     "usage: lanes worker URL QUEUE [options] --exec CMD [ARG...]\n"
@@ -59,6 +36,14 @@ static const char usage_text[] =
     "fails with \"timed out after N ms\"; CMD's process group then gets\n"
     "SIGTERM, and SIGKILL 2 s later. SIGTERM or SIGINT stop the worker\n"
     "gracefully.\n"
+    "\n"
+    "Progress and log lines: CMD may write JSON lines to file descriptor 3,\n"
+    "one object a line: {\"progress\": <any JSON>} stores the job's progress\n"
+    "(ln_job_progress), {\"log\": \"text\"} appends a log line (ln_job_log;\n"
+    "see 'lanes jobs URL logs'). E.g. in sh: echo '{\"progress\":50}' >&3.\n"
+    "A malformed line (not such an object, or over 256 KiB) is ignored, and\n"
+    "the first of each run is reported on stderr. A program that does not\n"
+    "use fd 3 is unaffected.\n"
     "\n"
     "options:\n"
     "  --concurrency N      jobs run at once (default 1)\n"
@@ -76,420 +61,38 @@ static const char usage_text[] =
     "  --store-retry MS     how long to keep retrying a store that fails (e.g.\n"
     "                       Redis unreachable) before giving up (default: the\n"
     "                       lease); the worker then exits 3, saying it gave up\n"
-    "  --json               print the final counts as JSON on stdout\n"
+    "  --create             make the sqlite: store if it does not exist (else a\n"
+    "                       missing PATH is refused, exit 2)\n"
+    "  --verbose            a line on stderr per run: id, name, outcome, ms\n"
+    "  --log-format F       text (default) or json: every stderr line one JSON\n"
+    "                       object with ts, level, msg and fields\n"
+    "  --metrics ADDR       serve Prometheus metrics at http://ADDR/metrics;\n"
+    "                       ADDR is PORT (binds 127.0.0.1), HOST:PORT or\n"
+    "                       [HOST]:PORT (port 0: any free port, named in the\n"
+    "                       start line)\n"
+    "  --json               print the final counts as JSON on stdout; errors\n"
+    "                       are then JSON objects on stderr\n"
     "\n"
     "CMD is checked before the first job is taken (found in PATH when it has\n"
     "no '/', executable); when it cannot be run the worker exits 2. After\n"
-    "10 failed runs in a row it says so once on stderr.\n"
+    "10 failed runs in a row it says so once on stderr. stderr also gets a\n"
+    "line when the worker starts (store, queue, concurrency, CMD, timeout),\n"
+    "when it loses and regains its store, and when it stops (why, and the\n"
+    "jobs done and failed).\n"
     "\n"
     "exit codes: 0 stopped or done; 1 the worker failed; 2 bad command line\n"
     "  or CMD cannot be run; 3 the store could not be opened or used.\n";
 
-typedef struct exec_ctx {
-    char **argv; /* CMD ARG... (NULL-terminated) */
-    /* Failed runs since the last completed one. Handlers run on several
-     * pool threads: only the count itself is shared, so relaxed order is
-     * enough (the line it triggers is printed by the thread that reached
-     * FAIL_STREAK, and a completion racing with it only resets the count). */
-    atomic_uint fail_streak;
-} exec_ctx;
-
-static ln_worker *g_worker; /* for the signal handler */
+static ln_worker *g_worker;            /* for the signal handler */
+static volatile sig_atomic_t g_signal; /* the signal that stopped it, or 0 */
 
 static void on_signal(int sig) {
-    (void)sig;
+    g_signal = sig;
     ln_worker_stop(g_worker); /* async-signal-safe */
 }
 
-static double mono_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-} buf;
-
-static int buf_add(buf *b, const char *s, size_t n) {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (p == NULL) return -1;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return 0;
-}
-
-/* Keep only the last STDERR_TAIL bytes of b, less the continuation bytes
- * (at most 3) of a UTF-8 sequence the cut went through. */
-static void buf_tail(buf *b) {
-    if (b->len <= STDERR_TAIL) return;
-    size_t from = b->len - STDERR_TAIL, skip = 0;
-    while (skip < 3 && ((unsigned char)b->p[from + skip] & 0xc0) == 0x80) skip++;
-    from += skip;
-    memmove(b->p, b->p + from, b->len - from);
-    b->len -= from;
-    b->p[b->len] = '\0';
-}
-
-/* Length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629: no
- * overlong form, no surrogate, nothing above U+10FFFF), or 0 when there is
- * none; then *bad is the length of its maximal subpart (>= 1), the bytes
- * one U+FFFD replaces (Unicode's recommended practice). */
-static size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad) {
-    unsigned char c = s[0], lo = 0x80, hi = 0xbf; /* range of the 2nd byte */
-    size_t need;
-    if (c < 0x80) return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        need = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        need = 3;
-        if (c == 0xe0) lo = 0xa0; /* overlong */
-        if (c == 0xed) hi = 0x9f; /* surrogates */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        need = 4;
-        if (c == 0xf0) lo = 0x90; /* overlong */
-        if (c == 0xf4) hi = 0x8f; /* above U+10FFFF */
-    } else {
-        *bad = 1;
-        return 0;
-    }
-    size_t i = 1;
-    while (i < need && i < n && s[i] >= (i == 1 ? lo : 0x80) && s[i] <= (i == 1 ? hi : 0xbf)) i++;
-    if (i == need) return need;
-    *bad = i;
-    return 0;
-}
-
-/* Append text[0..n) to out as valid UTF-8: well-formed sequences as they
- * are, each ill-formed one as U+FFFD. With controls set (a failure
- * reason), ASCII control characters other than newline and tab become
- * '?'. 0, or -1 when out of memory. */
-static int utf8_clean(buf *out, const char *text, size_t n, int controls) {
-    const unsigned char *s = (const unsigned char *)text;
-    size_t run = 0, i = 0; /* text[run..i) is copied as it is */
-    while (i < n) {
-        size_t bad = 0, k = utf8_seq(s + i, n - i, &bad);
-        int ctl =
-            controls && k == 1 && ((s[i] < 0x20 && s[i] != '\n' && s[i] != '\t') || s[i] == 0x7f);
-        if (k != 0 && !ctl) {
-            i += k;
-            continue;
-        }
-        if (buf_add(out, text + run, i - run) != 0) return -1;
-        if (buf_add(out, ctl ? "?" : "\xef\xbf\xbd", ctl ? 1 : 3) != 0) return -1;
-        i += ctl ? 1 : bad;
-        run = i;
-    }
-    return buf_add(out, text + run, i - run);
-}
-
-/* The child's environment: ours without stale LANES_JOB_* / TRACEPARENT,
- * plus this job's. Returns a malloc'd array whose added strings are in
- * 'extra' (freed by the caller). */
-static char **make_env(ln_job *job, char extra[5][512]) {
-    size_t n = 0;
-    while (environ[n] != NULL) n++;
-    char **env = malloc((n + 6) * sizeof *env);
-    if (env == NULL) return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "LANES_JOB_", 10) != 0 &&
-            strncmp(environ[i], "TRACEPARENT=", 12) != 0)
-            env[k++] = environ[i];
-    snprintf(extra[0], 512, "LANES_JOB_ID=%s", ln_job_id(job));
-    snprintf(extra[1], 512, "LANES_JOB_NAME=%s", ln_job_name(job));
-    snprintf(extra[2], 512, "LANES_JOB_QUEUE=%s", ln_job_queue(job));
-    snprintf(extra[3], 512, "LANES_JOB_ATTEMPT=%d", ln_job_attempt(job));
-    for (int i = 0; i < 4; i++) env[k++] = extra[i];
-    if (ln_job_traceparent(job) != NULL) {
-        snprintf(extra[4], 512, "TRACEPARENT=%s", ln_job_traceparent(job));
-        env[k++] = extra[4];
-    }
-    env[k] = NULL;
-    return env;
-}
-
-static pid_t spawn(ln_job *job, exec_ctx *x, int in[2], int out[2], int err[2], int *spawn_err) {
-    char extra[5][512];
-    char **env = make_env(job, extra);
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-    posix_spawnattr_init(&at);
-    /* Pool threads may block signals, and we ignore SIGPIPE: give the
-     * child a clean mask and default dispositions, in its own group. */
-    sigset_t none, dflt;
-    sigemptyset(&none);
-    sigemptyset(&dflt);
-    sigaddset(&dflt, SIGPIPE);
-    sigaddset(&dflt, SIGTERM);
-    sigaddset(&dflt, SIGINT);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &dflt);
-    posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-                                      POSIX_SPAWN_SETPGROUP);
-    pid_t pid = -1;
-    *spawn_err = env == NULL ? ENOMEM : posix_spawnp(&pid, x->argv[0], &fa, &at, x->argv, env);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    free(env);
-    return *spawn_err == 0 ? pid : -1;
-}
-
-/* A run failed with reason: count it toward FAIL_STREAK, then fail the
- * job. A run cut short because the worker is stopping does not count. */
-static int fail_run(ln_job *job, exec_ctx *x, const char *reason) {
-    if (!ln_job_canceled(job) &&
-        atomic_fetch_add_explicit(&x->fail_streak, 1, memory_order_relaxed) + 1 == FAIL_STREAK) {
-        /* One line: the reason's newlines become spaces, and it is cut at
-         * STREAK_REASON_MAX bytes (not inside a UTF-8 sequence). */
-        char shown[STREAK_REASON_MAX + 1];
-        size_t n = 0;
-        for (const char *r = reason; *r && n < STREAK_REASON_MAX; r++)
-            shown[n++] = *r == '\n' || *r == '\r' ? ' ' : *r;
-        if (reason[n] != '\0')
-            while (n > 0 && ((unsigned char)reason[n] & 0xc0) == 0x80) n--;
-        shown[n] = '\0';
-        fprintf(stderr,
-                "lanes worker: the last %d runs of '%s' all failed (the latest: %s%s); "
-                "still taking jobs\n",
-                FAIL_STREAK, x->argv[0], shown, reason[n] ? "..." : "");
-    }
-    return ln_job_fail(job, reason);
-}
-
-/* A run completed: the streak of failures is over. */
-static void run_completed(exec_ctx *x) {
-    atomic_store_explicit(&x->fail_streak, 0, memory_order_relaxed);
-}
-
-/* Check the file posix_spawnp would run for cmd: it exists, is a regular
- * file and we may execute it. 0, or -1 with the reason in why. */
-static int check_file(const char *path, const char *cmd, char *why, size_t whysize) {
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        snprintf(why, whysize, "cannot run '%s': %s", cmd, strerror(errno));
-        return -1;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        snprintf(why, whysize, "cannot run '%s': it is a directory", cmd);
-        return -1;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(why, whysize, "cannot run '%s': not a regular file", cmd);
-        return -1;
-    }
-    if (access(path, X_OK) != 0) {
-        snprintf(why, whysize, "cannot run '%s': not executable (%s)", cmd, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-/* Whether CMD can be run: a name with a '/' is a path; any other name is
- * looked up in each directory of PATH in turn (an empty entry is the
- * current directory; no PATH: /bin:/usr/bin), as execvp and posix_spawnp
- * do. 0, or -1 with the reason in why. Runs before any thread starts. */
-static int check_program(const char *cmd, char *why, size_t whysize) {
-    if (*cmd == '\0') {
-        snprintf(why, whysize, "the program name given to --exec is empty");
-        return -1;
-    }
-    if (strchr(cmd, '/') != NULL) return check_file(cmd, cmd, why, whysize);
-    const char *path = getenv("PATH");
-    if (path == NULL) path = "/bin:/usr/bin";
-    int refused = 0; /* a file of that name was found, but cannot run */
-    char full[PATH_MAX], msg[PATH_MAX + 128];
-    for (const char *dir = path;;) {
-        const char *end = strchrnul(dir, ':');
-        int n = (int)(end - dir);
-        int len = n == 0 ? snprintf(full, sizeof full, "%s", cmd)
-                         : snprintf(full, sizeof full, "%.*s/%s", n, dir, cmd);
-        if (len > 0 && (size_t)len < sizeof full) {
-            struct stat st;
-            if (stat(full, &st) == 0) {
-                /* The first refusal is the one reported. */
-                char *dst = refused ? msg : why;
-                if (check_file(full, full, dst, refused ? sizeof msg : whysize) == 0) return 0;
-                refused = 1;
-            }
-        }
-        if (*end == '\0') break;
-        dir = end + 1;
-    }
-    if (!refused) snprintf(why, whysize, "cannot run '%s': not found in PATH (%s)", cmd, path);
-    return -1;
-}
-
-/* Store stdout as the result: JSON as is, other text as a JSON string. */
-static int set_output(ln_job *job, exec_ctx *x, buf *out) {
-    /* The result is handed on as a C string: a NUL byte would cut it. */
-    if (memchr(out->p, '\0', out->len) != NULL)
-        return fail_run(job, x, "stdout contains a NUL byte");
-    while (out->len > 0 && (out->p[out->len - 1] == '\n' || out->p[out->len - 1] == '\r' ||
-                            out->p[out->len - 1] == ' '))
-        out->p[--out->len] = '\0';
-    if (out->len == 0) return 0;
-    /* JSON is what the store takes as JSON (RFC 8259, as JSON.parse reads
-     * it: numbers past 64 bits, lone surrogate escapes), stored as printed;
-     * a refusal (not JSON, or too large) has no effect on the job. */
-    int rc = ln_job_set_result(job, out->p);
-    size_t stored = out->len; /* bytes of the JSON text given to the store */
-    if (rc == LN_EINVAL) {
-        json_t *s = json_stringn(out->p, out->len);
-        if (s == NULL) { /* not UTF-8: replace only what is not */
-            buf clean = {0};
-            if (utf8_clean(&clean, out->p, out->len, 0) == 0)
-                s = json_stringn(clean.p ? clean.p : "", clean.len);
-            free(clean.p);
-        }
-        char *text = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
-        rc = text ? ln_job_set_result(job, text) : LN_ENOMEM;
-        stored = text ? strlen(text) : 0;
-        free(text);
-        json_decref(s);
-    }
-    /* The command opens its store with the default limits. */
-    if (rc == LN_EINVAL && stored > LN_JOB_DATA_MAX_DEFAULT)
-        return fail_run(job, x, "stdout is larger than the result size limit");
-    if (rc == LN_EINVAL) return fail_run(job, x, "stdout was refused as a result by the store");
-    return rc;
-}
-
-static int run_exec(ln_job *job, void *arg) {
-    exec_ctx *x = arg;
-    int in[2], out[2], err[2];
-    if (pipe2(in, O_CLOEXEC) != 0) return fail_run(job, x, "pipe failed");
-    if (pipe2(out, O_CLOEXEC) != 0) {
-        close(in[0]), close(in[1]);
-        return fail_run(job, x, "pipe failed");
-    }
-    if (pipe2(err, O_CLOEXEC) != 0) {
-        close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-        return fail_run(job, x, "pipe failed");
-    }
-    int serr;
-    pid_t pid = spawn(job, x, in, out, err, &serr);
-    close(in[0]), close(out[1]), close(err[1]);
-    if (pid < 0) {
-        close(in[1]), close(out[0]), close(err[0]);
-        char reason[512];
-        snprintf(reason, sizeof reason, "cannot run '%s': %s", x->argv[0], strerror(serr));
-        return fail_run(job, x, reason);
-    }
-    fcntl(in[1], F_SETFL, O_NONBLOCK);
-    const char *data = ln_job_data(job);
-    size_t dlen = strlen(data), sent = 0;
-    buf bo = {0}, be = {0};
-    int fin = in[1], fout = out[0], ferr = err[0];
-    /* The worker cancels the run when it times out (ln_worker_opts and
-     * ln_job_opts timeout_ms) or is stopped past its grace: then the
-     * group gets SIGTERM at term_at, SIGKILL KILL_GRACE_S later. */
-    double term_at = 0;
-    int killed = 0;
-    if (dlen == 0) close(fin), fin = -1;
-    while (fout >= 0 || ferr >= 0) {
-        struct pollfd p[3] = {{fin, POLLOUT, 0}, {fout, POLLIN, 0}, {ferr, POLLIN, 0}};
-        if (poll(p, 3, 100) < 0 && errno != EINTR) break;
-        if (fin >= 0 && (p[0].revents & (POLLOUT | POLLERR | POLLHUP))) {
-            ssize_t w = write(fin, data + sent, dlen - sent);
-            if (w > 0) sent += (size_t)w;
-            if ((w < 0 && errno != EAGAIN) || sent == dlen) close(fin), fin = -1;
-        }
-        char chunk[8192];
-        int fds[2] = {fout, ferr};
-        for (int i = 0; i < 2; i++) {
-            if (fds[i] < 0 || !(p[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            ssize_t r = read(fds[i], chunk, sizeof chunk);
-            if (r > 0) {
-                /* stdout beyond the result limit is dropped (the job then
-                 * fails as too large); stderr keeps only its tail */
-                if (i == 1 || bo.len <= LN_JOB_DATA_MAX_DEFAULT)
-                    buf_add(i == 0 ? &bo : &be, chunk, (size_t)r);
-                if (i == 1) buf_tail(&be);
-            } else if (r == 0 || errno != EINTR) {
-                close(fds[i]);
-                if (i == 0)
-                    fout = -1;
-                else
-                    ferr = -1;
-            }
-        }
-        if (ln_job_canceled(job)) {
-            kill(-pid, SIGTERM); /* its whole process group */
-            term_at = mono_s();
-            break; /* a grandchild may hold the pipes open */
-        }
-    }
-    if (fin >= 0) close(fin);
-    if (fout >= 0) close(fout);
-    if (ferr >= 0) close(ferr);
-    /* The child may outlive its pipes: a cancel still applies while we
-     * wait for it. */
-    int status = 0;
-    for (;;) {
-        pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid || (r < 0 && errno != EINTR)) break;
-        if (r != 0) continue;
-        if (term_at == 0 && ln_job_canceled(job)) {
-            kill(-pid, SIGTERM);
-            term_at = mono_s();
-        }
-        if (term_at > 0 && !killed && mono_s() > term_at + KILL_GRACE_S) {
-            kill(-pid, SIGKILL);
-            killed = 1;
-        }
-        poll(NULL, 0, 10);
-    }
-    /* What is left of a canceled run's group (children of CMD that
-     * outlived it, or ignored SIGTERM) goes too. */
-    if (term_at > 0) kill(-pid, SIGKILL);
-    int rc;
-    /* Each invalid byte of the tail may become a 3-byte U+FFFD. */
-    char reason[3 * STDERR_TAIL + 128];
-    buf ce = {0}; /* the tail of stderr as valid UTF-8 */
-    if (be.p != NULL && utf8_clean(&ce, be.p, be.len, 1) == 0 && ce.p != NULL) {
-        while (ce.len > 0 && (ce.p[ce.len - 1] == '\n' || ce.p[ce.len - 1] == ' '))
-            ce.p[--ce.len] = '\0';
-    }
-    const char *tail = ce.p ? ce.p : "";
-    if (term_at > 0) { /* the worker recorded the outcome already */
-        rc = fail_run(job, x, "canceled");
-    } else if (WIFSIGNALED(status)) {
-        snprintf(reason, sizeof reason, "killed by signal %d (%s)%s%s", WTERMSIG(status),
-                 strsignal(WTERMSIG(status)), *tail ? ": " : "", tail);
-        rc = fail_run(job, x, reason);
-    } else if (WEXITSTATUS(status) != 0) {
-        snprintf(reason, sizeof reason, "exit status %d%s%s", WEXITSTATUS(status),
-                 *tail ? ": " : "", tail);
-        rc = fail_run(job, x, reason);
-    } else {
-        rc = bo.p != NULL ? set_output(job, x, &bo) : 0;
-        if (rc == 0) run_completed(x);
-    }
-    free(bo.p);
-    free(be.p);
-    free(ce.p);
-    return rc;
-}
-
 static int usage_error(const char *fmt, const char *arg) {
-    fprintf(stderr, "lanes worker: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(see 'lanes worker --help')\n");
-    return CLI_EXIT_USAGE;
+    return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", "(see 'lanes worker --help')", fmt, arg);
 }
 
 static int parse_u(const char *s, unsigned long long lo, unsigned long long hi,
@@ -503,115 +106,273 @@ static int parse_u(const char *s, unsigned long long lo, unsigned long long hi,
     return 0;
 }
 
-int cmd_worker(int argc, char **argv) {
-    /* --help anywhere before --exec (what follows --exec is CMD's). */
-    for (int i = 1; i < argc && strcmp(argv[i], "--exec") != 0; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage_text, stdout);
-            return CLI_EXIT_OK;
-        }
-    }
-    if (argc < 3) {
-        fputs(usage_text, stderr);
-        return CLI_EXIT_USAGE;
-    }
-    const char *url = argv[1], *queue = argv[2];
+/* The command line, parsed. */
+typedef struct wargs {
+    const char *url, *queue, *metrics;
     ln_worker_opts o;
-    ln_worker_opts_init(&o);
-    exec_ctx x = {NULL, 0};
-    int json = 0;
+    char **argv; /* CMD ARG... */
+    int json, create, verbose, log_format;
+} wargs;
+
+/* Options with a number: name, bounds, scale. Their order is the field
+ * order of set_num. */
+static const struct {
+    const char *name;
+    unsigned long long lo, hi, scale;
+} num_opts[] = {
+    {"--concurrency", 1, 4096, 1},     {"--lease", 100, 86400000, 1},
+    {"--max-stalled", 0, 1000000, 1},  {"--stalled-interval", 0, 86400000, 1},
+    {"--max-jobs", 1, UINT64_MAX, 1},  {"--timeout", 1, 2147483, 1000},
+    {"--grace", 0, 86400, 1000},       {"--poll", 1, 60000, 1},
+    {"--store-retry", 0, 86400000, 1},
+};
+#define NUM_OPTS (sizeof num_opts / sizeof num_opts[0])
+
+static void set_num(ln_worker_opts *o, size_t k, unsigned long long v) {
+    switch (k) {
+    case 0:
+        o->concurrency = (unsigned)v;
+        break;
+    case 1:
+        o->lease_ms = (unsigned)v;
+        break;
+    case 2:
+        o->max_stalled = (unsigned)v;
+        break;
+    case 3:
+        o->stalled_interval_ms = (unsigned)v;
+        break;
+    case 4:
+        o->max_jobs = v;
+        break;
+    case 5:
+        o->timeout_ms = (unsigned)v;
+        break;
+    case 6:
+        o->grace_ms = (unsigned)v;
+        break;
+    case 7:
+        o->poll_ms = (unsigned)v;
+        break;
+    default:
+        o->store_retry_ms = (unsigned)v;
+        break;
+    }
+}
+
+/* A flag: its slot in a, or NULL. */
+static int *flag_slot(wargs *a, const char *s) {
+    if (strcmp(s, "--exit-when-empty") == 0) return &a->o.exit_when_empty;
+    if (strcmp(s, "--json") == 0) return &a->json;
+    if (strcmp(s, "--create") == 0) return &a->create;
+    if (strcmp(s, "--verbose") == 0) return &a->verbose;
+    return NULL;
+}
+
+/* Parse argv[3..] (options, then --exec CMD...). 0, or an exit code. An
+ * option given twice is an error: neither value would be the obvious one. */
+static int parse_args(int argc, char **argv, wargs *a) {
+    unsigned long long seen = 0; /* bit k: num_opts[k]; NUM_OPTS + 0..: others */
+    const char *log_format = NULL;
     for (int i = 3; i < argc; i++) {
         const char *s = argv[i];
         unsigned long long v = 0;
         if (strcmp(s, "--exec") == 0) {
             if (i + 1 >= argc) return usage_error("%s", "--exec needs CMD");
-            x.argv = argv + i + 1;
+            a->argv = argv + i + 1;
             break;
         }
-        if (strcmp(s, "--exit-when-empty") == 0) {
-            o.exit_when_empty = 1;
+        int *flag = flag_slot(a, s);
+        if (flag != NULL) {
+            if (*flag) return usage_error("%s is given twice", s);
+            *flag = 1;
             continue;
         }
-        if (strcmp(s, "--json") == 0) {
-            json = 1;
-            continue;
-        }
-        if (i + 1 >= argc || strncmp(s, "--", 2) != 0)
-            return usage_error("unexpected argument '%s'", s);
-        const char *val = argv[++i];
-        /* Options with a number: name, bounds, scale, and where it goes. */
-        static const struct {
-            const char *name;
-            unsigned long long lo, hi, scale;
-            int field;
-        } num[] = {
-            {"--concurrency", 1, 4096, 1, 0},     {"--lease", 100, 86400000, 1, 1},
-            {"--max-stalled", 0, 1000000, 1, 2},  {"--stalled-interval", 0, 86400000, 1, 3},
-            {"--max-jobs", 1, UINT64_MAX, 1, 4},  {"--timeout", 1, 2147483, 1000, 5},
-            {"--grace", 0, 86400, 1000, 6},       {"--poll", 1, 60000, 1, 7},
-            {"--store-retry", 0, 86400000, 1, 8},
-        };
+        if (strncmp(s, "--", 2) != 0) return usage_error("unexpected argument '%s'", s);
         size_t k = 0;
-        while (k < sizeof num / sizeof num[0] && strcmp(s, num[k].name) != 0) k++;
-        if (k == sizeof num / sizeof num[0]) return usage_error("unknown option '%s'", s);
-        if (parse_u(val, num[k].lo, num[k].hi, &v) != 0) {
-            fprintf(stderr, "lanes worker: %s must be %llu..%llu, not '%s'\n", s, num[k].lo,
-                    num[k].hi, val);
-            return CLI_EXIT_USAGE;
+        while (k < NUM_OPTS && strcmp(s, num_opts[k].name) != 0) k++;
+        const char **str = strcmp(s, "--metrics") == 0      ? &a->metrics
+                           : strcmp(s, "--log-format") == 0 ? &log_format
+                                                            : NULL;
+        if (k == NUM_OPTS && str == NULL) return usage_error("unknown option '%s'", s);
+        if (i + 1 >= argc || strcmp(argv[i + 1], "--exec") == 0)
+            return usage_error("%s needs a value", s);
+        const char *val = argv[++i];
+        if (str != NULL) {
+            if (*str != NULL) return usage_error("%s is given twice", s);
+            *str = val;
+            continue;
         }
-        v *= num[k].scale;
-        switch (num[k].field) {
-        case 0:
-            o.concurrency = (unsigned)v;
-            break;
-        case 1:
-            o.lease_ms = (unsigned)v;
-            break;
-        case 2:
-            o.max_stalled = (unsigned)v;
-            break;
-        case 3:
-            o.stalled_interval_ms = (unsigned)v;
-            break;
-        case 4:
-            o.max_jobs = v;
-            break;
-        case 5:
-            o.timeout_ms = (unsigned)v;
-            break;
-        case 6:
-            o.grace_ms = (unsigned)v;
-            break;
-        case 7:
-            o.poll_ms = (unsigned)v;
-            break;
-        default:
-            o.store_retry_ms = (unsigned)v;
-            break;
-        }
+        if (seen & (1ull << k)) return usage_error("%s is given twice", s);
+        seen |= 1ull << k;
+        if (parse_u(val, num_opts[k].lo, num_opts[k].hi, &v) != 0)
+            return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", NULL,
+                             "%s must be %llu..%llu, not '%s'", s, num_opts[k].lo, num_opts[k].hi,
+                             val);
+        set_num(&a->o, k, v * num_opts[k].scale);
     }
-    if (x.argv == NULL) return usage_error("%s", "--exec CMD is required");
-    char why[PATH_MAX + 256];
-    if (check_program(x.argv[0], why, sizeof why) != 0) {
-        fprintf(stderr, "lanes worker: %s\n", why);
-        return CLI_EXIT_USAGE;
-    }
+    if (log_format != NULL && strcmp(log_format, "json") == 0)
+        a->log_format = CLI_LOG_JSON;
+    else if (log_format != NULL && strcmp(log_format, "text") != 0)
+        return usage_error("--log-format is text or json, not '%s'", log_format);
+    if (a->argv == NULL) return usage_error("%s", "--exec CMD is required");
+    return 0;
+}
 
-    ln_jobs *jobs;
-    char msg[512];
-    int err = ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg);
-    if (err != 0) {
-        fprintf(stderr, "lanes worker: cannot open '%s': %s: %s\n", url, ln_err_name(err), msg);
-        return err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
+/* Before the full parse, so that its errors are JSON already: whether
+ * --json or --log-format json is among the options. */
+static void prescan_json(int argc, char **argv) {
+    for (int i = 1; i < argc && strcmp(argv[i], "--exec") != 0; i++)
+        if (strcmp(argv[i], "--json") == 0 || (strcmp(argv[i], "--log-format") == 0 &&
+                                               i + 1 < argc && strcmp(argv[i + 1], "json") == 0))
+            cli_err_json(1);
+}
+
+/* The URL as it may be shown: a redis URL's password becomes "***". */
+static void masked_url(char *out, size_t size, const char *url) {
+    snprintf(out, size, "%s", url);
+    char *scheme = strstr(out, "://");
+    if (scheme == NULL) return;
+    char *host = scheme + 3, *at = strchr(host, '@'), *slash = strchr(host, '/');
+    if (at == NULL || (slash != NULL && slash < at)) return;
+    char *colon = memchr(host, ':', (size_t)(at - host));
+    char *from = colon != NULL ? colon + 1 : host; /* USER:PASSWORD or PASSWORD */
+    char rest[4096];
+    snprintf(rest, sizeof rest, "%s", at);
+    snprintf(from, size - (size_t)(from - out), "***%s", rest);
+}
+
+/* Like `lanes jobs`: only --create makes a new sqlite: store; a mistyped
+ * PATH is refused rather than silently becoming an empty store (exit 2;
+ * exit 3 when not even its directory exists). 0 to go on. */
+static int check_store_exists(const char *url, int create) {
+    char path[4096];
+    struct stat st;
+    if (create || strncmp(url, "sqlite:", 7) != 0) return 0;
+    const char *p = url + 7;
+    if (strncmp(p, "//", 2) == 0) p += 2; /* sqlite:///abs/path */
+    size_t n = strcspn(p, "?");
+    if (n == 0 || n >= sizeof path) return 0; /* the library says what is wrong */
+    memcpy(path, p, n);
+    path[n] = '\0';
+    if (stat(path, &st) == 0 || errno != ENOENT) return 0;
+    char *slash = strrchr(path, '/');
+    if (slash != NULL) {
+        *slash = '\0';
+        if (stat(slash == path ? "/" : path, &st) != 0)
+            return cli_error(CLI_EXIT_UNAVAILABLE, prog, "LN_ENOENT", NULL,
+                             "no store at %s/%s: directory '%s' does not exist", path, slash + 1,
+                             slash == path ? "/" : path);
+        *slash = '/';
     }
-    if (ln_jobs_warning(jobs) != NULL) /* the library never prints */
-        fprintf(stderr, "lanes: warning: %s\n", ln_jobs_warning(jobs));
+    return cli_error(CLI_EXIT_USAGE, prog, "LN_ENOENT", NULL,
+                     "no store at %s (add --create, or add a job with 'lanes jobs', to make one)",
+                     path);
+}
+
+/* ---- the watch thread: says when the store is lost and regained */
+
+typedef struct watch {
     ln_worker *w;
-    if ((err = ln_worker_create(&w, jobs, queue, run_exec, &x, &o)) != 0) {
-        fprintf(stderr, "lanes worker: %s: %s\n", ln_err_name(err), ln_jobs_errmsg(jobs));
-        ln_jobs_close(jobs);
-        return err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+    unsigned retry_ms; /* how long the worker retries a lost store */
+    atomic_int done;
+    pthread_t th;
+} watch;
+
+static uint64_t mono_ms(void) {
+    return ln_now_ns() / 1000000;
+}
+
+/* The worker's counters say when a streak of store failures began
+ * (store_lost) and ended (store_regained); both may have moved since the
+ * last look, and then both lines are printed. */
+static void *watch_main(void *arg) {
+    watch *wt = arg;
+    uint64_t lost = 0, regained = 0, lost_at = 0;
+    while (!atomic_load_explicit(&wt->done, memory_order_relaxed)) {
+        ln_worker_stats st;
+        ln_worker_get_stats(wt->w, &st);
+        if (st.store_lost > lost) {
+            lost = st.store_lost;
+            lost_at = mono_ms();
+            cli_wlog("warn",
+                     json_pack("{s:s,s:i}", "event", "store_lost", "retry_ms", wt->retry_ms),
+                     "lost the store; retrying for up to %u ms", wt->retry_ms);
+        }
+        if (st.store_regained > regained) {
+            regained = st.store_regained;
+            json_int_t after = (json_int_t)(mono_ms() - lost_at);
+            cli_wlog("info", json_pack("{s:s,s:I}", "event", "store_regained", "after_ms", after),
+                     "the store is back after %lld ms", (long long)after);
+        }
+        struct timespec ts = {0, WATCH_MS * 1000000L};
+        nanosleep(&ts, NULL);
     }
+    return NULL;
+}
+
+/* ---- the start and stop lines */
+
+static void start_line(const wargs *a, const char *url, unsigned port) {
+    const ln_worker_opts *o = &a->o;
+    char timeout[32] = "none", metrics[128] = "";
+    if (o->timeout_ms != 0) snprintf(timeout, sizeof timeout, "%u s", o->timeout_ms / 1000);
+    if (a->metrics != NULL) {
+        const char *colon = strrchr(a->metrics, ':');
+        if (colon == NULL)
+            snprintf(metrics, sizeof metrics, "http://127.0.0.1:%u/metrics", port);
+        else
+            snprintf(metrics, sizeof metrics, "http://%.*s:%u/metrics", (int)(colon - a->metrics),
+                     a->metrics, port);
+    }
+    json_t *f = json_pack("{s:s,s:s,s:i,s:s,s:i,s:i}", "event", "start", "store", url,
+                          "concurrency", (int)o->concurrency, "exec", a->argv[0], "timeout_ms",
+                          (int)o->timeout_ms, "pid", (int)getpid());
+    if (f != NULL) {
+        json_object_set_new(f, "queue", json_string(a->queue));
+        if (*metrics) json_object_set_new(f, "metrics", json_string(metrics));
+    }
+    cli_wlog("info", f, "started: store %s, queue %s, concurrency %u, exec '%s', timeout %s%s%s",
+             url, a->queue, o->concurrency, a->argv[0], timeout, *metrics ? ", metrics at " : "",
+             metrics);
+}
+
+static void stop_line(const wargs *a, const ln_worker_stats *st, int err, uint64_t ms) {
+    char why[64];
+    if (err != 0)
+        snprintf(why, sizeof why, "error");
+    else if (g_signal != 0)
+        snprintf(why, sizeof why, "signal %s", g_signal == SIGINT ? "SIGINT" : "SIGTERM");
+    else if (a->o.max_jobs != 0 && st->taken >= a->o.max_jobs)
+        snprintf(why, sizeof why, "max-jobs");
+    else
+        snprintf(why, sizeof why, "exit-when-empty");
+    json_t *f = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "event", "stop", "why", why,
+                          "taken", (json_int_t)st->taken, "completed", (json_int_t)st->completed,
+                          "failed", (json_int_t)st->failed, "retried", (json_int_t)st->retried,
+                          "stale", (json_int_t)st->stale, "released", (json_int_t)st->released,
+                          "ms", (json_int_t)ms);
+    if (f != NULL && err != 0) json_object_set_new(f, "error", json_string(ln_err_name(err)));
+    cli_wlog(err != 0 ? "error" : "info", f,
+             "stopped (%s) after %llu ms: %llu jobs done, %llu failed, %llu retried, %llu "
+             "released",
+             why, (unsigned long long)ms, (unsigned long long)st->completed,
+             (unsigned long long)st->failed, (unsigned long long)st->retried,
+             (unsigned long long)st->released);
+}
+
+static int exit_for_run(int err) {
+    if (err == 0) return CLI_EXIT_OK;
+    return err == LN_EBACKEND || err == LN_ECORRUPT || err == LN_EACCES || err == LN_EIO ||
+                   err == LN_ENOSPC
+               ? CLI_EXIT_UNAVAILABLE
+               : CLI_EXIT_FAILURE;
+}
+
+/* Run w until it stops, with the watch thread and the signal handlers. */
+static int run(const wargs *a, ln_jobs *jobs, ln_worker *w, ln_worker_stats *st) {
+    watch wt = {w, a->o.store_retry_ms != 0 ? a->o.store_retry_ms : a->o.lease_ms, 0, 0};
+    int watching = pthread_create(&wt.th, NULL, watch_main, &wt) == 0;
     g_worker = w;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -620,12 +381,64 @@ int cmd_worker(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    uint64_t t0 = mono_ms();
+    int err = ln_worker_run(w);
+    if (watching) {
+        atomic_store_explicit(&wt.done, 1, memory_order_relaxed);
+        pthread_join(wt.th, NULL);
+    }
+    ln_worker_get_stats(w, st);
+    if (err != 0)
+        cli_error(0, prog, ln_err_name(err), NULL, "%s: %s", ln_err_name(err),
+                  ln_jobs_errmsg(jobs));
+    stop_line(a, st, err, mono_ms() - t0);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    g_worker = NULL;
+    return err;
+}
 
-    err = ln_worker_run(w);
+/* The pool the handlers run on: what ln_worker_create makes when given
+ * none (one lane "jobs", one thread grown on demand up to concurrency),
+ * made here so that /metrics can read its statistics. */
+static int make_pool(ln_pool **pool, unsigned concurrency) {
+    ln_pool_opts po;
+    ln_pool_opts_init(&po);
+    po.nlanes = 1;
+    po.lanes[0] = (ln_lane_opts){"jobs", 1, concurrency, 10000, NULL, 0};
+    return ln_pool_create(pool, &po);
+}
+
+/* With the store open: pool, worker, metrics, run. The exit code. */
+static int serve(wargs *a, ln_jobs *jobs, const char *shown_url) {
+    cli_whist hist;
+    memset(&hist, 0, sizeof hist);
+    cli_exec x = {a->argv, 0, &hist};
+    ln_pool *pool = NULL;
+    int err = make_pool(&pool, a->o.concurrency);
+    if (err != 0)
+        return cli_error(CLI_EXIT_FAILURE, prog, ln_err_name(err), NULL, "cannot start threads");
+    a->o.pool = pool;
+    a->o.lane = 0;
+    ln_worker *w;
+    if ((err = ln_worker_create(&w, jobs, a->queue, cli_exec_run, &x, &a->o)) != 0) {
+        ln_pool_destroy(pool);
+        return cli_error(err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, prog,
+                         ln_err_name(err), NULL, "%s: %s", ln_err_name(err), ln_jobs_errmsg(jobs));
+    }
+    cli_wmetrics *m = NULL;
+    unsigned port = 0;
+    char why[512];
+    if (a->metrics != NULL &&
+        cli_wmetrics_start(&m, a->metrics, a->queue, w, pool, &hist, &port, why, sizeof why) != 0) {
+        ln_worker_destroy(w);
+        ln_pool_destroy(pool);
+        return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", NULL, "%s", why);
+    }
+    start_line(a, shown_url, port);
     ln_worker_stats st;
-    ln_worker_get_stats(w, &st);
-    if (err != 0) fprintf(stderr, "lanes worker: %s: %s\n", ln_err_name(err), ln_jobs_errmsg(jobs));
-    if (json)
+    err = run(a, jobs, w, &st);
+    if (a->json)
         printf("{\"taken\":%llu,\"completed\":%llu,\"failed\":%llu,"
                "\"retried\":%llu,\"stale\":%llu,\"stalled_found\":%llu,"
                "\"released\":%llu}\n",
@@ -633,14 +446,58 @@ int cmd_worker(int argc, char **argv) {
                (unsigned long long)st.failed, (unsigned long long)st.retried,
                (unsigned long long)st.stale, (unsigned long long)st.stalled_found,
                (unsigned long long)st.released);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGINT, SIG_DFL);
-    g_worker = NULL;
+    cli_wmetrics_stop(m); /* before the worker it reads goes */
     ln_worker_destroy(w);
+    ln_pool_destroy(pool);
+    return exit_for_run(err);
+}
+
+int cmd_worker(int argc, char **argv) {
+    /* --help anywhere before --exec (what follows --exec is CMD's). */
+    for (int i = 1; i < argc && strcmp(argv[i], "--exec") != 0; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_text, stdout);
+            return CLI_EXIT_OK;
+        }
+    }
+    prescan_json(argc, argv);
+    if (argc < 3) {
+        if (cli_err_is_json()) return usage_error("%s", "URL and QUEUE are required");
+        fputs(usage_text, stderr);
+        return CLI_EXIT_USAGE;
+    }
+    wargs a;
+    memset(&a, 0, sizeof a);
+    a.url = argv[1];
+    a.queue = argv[2];
+    if (strncmp(a.url, "--", 2) == 0 || strncmp(a.queue, "--", 2) == 0)
+        return usage_error("URL and QUEUE come first, not '%s'",
+                           strncmp(a.url, "--", 2) == 0 ? a.url : a.queue);
+    ln_worker_opts_init(&a.o);
+    int rc = parse_args(argc, argv, &a);
+    if (rc != 0) return rc;
+    cli_wlog_setup(a.log_format, a.verbose);
+    char why[PATH_MAX + 256];
+    if (cli_exec_check(a.argv[0], why, sizeof why) != 0)
+        return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", NULL, "%s", why);
+    if ((rc = check_store_exists(a.url, a.create)) != 0) return rc;
+
+    char shown[4096];
+    masked_url(shown, sizeof shown, a.url);
+    ln_jobs *jobs;
+    char msg[512];
+    int err = ln_jobs_open_ex(&jobs, a.url, NULL, msg, sizeof msg);
+    if (err != 0)
+        return cli_error(err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE, prog,
+                         ln_err_name(err), NULL, "cannot open '%s': %s: %s", shown,
+                         ln_err_name(err), msg);
+    if (ln_jobs_warning(jobs) != NULL) { /* the library never prints */
+        if (a.log_format == CLI_LOG_JSON)
+            cli_wlog("warn", NULL, "%s", ln_jobs_warning(jobs));
+        else
+            cli_warning("lanes", ln_jobs_warning(jobs));
+    }
+    rc = serve(&a, jobs, shown);
     ln_jobs_close(jobs);
-    if (err == 0) return CLI_EXIT_OK;
-    return err == LN_EBACKEND || err == LN_ECORRUPT || err == LN_EACCES || err == LN_EIO ||
-                   err == LN_ENOSPC
-               ? CLI_EXIT_UNAVAILABLE
-               : CLI_EXIT_FAILURE;
+    return rc;
 }

@@ -69,3 +69,14 @@ ln_test(NAME test_cron TEST cron/differential ARGS differential TIMEOUT 180
 # against ln__every_next; skips without LANES_TEST_REDIS_URL.
 ln_test(NAME test_cron TEST cron/every_lua ARGS every_lua TIMEOUT 60
         NO_SANITIZE LABELS "jobs;redis")
+
+# `lanes worker --metrics`: /metrics scraped while a worker runs and parsed
+# by Debian's python3-prometheus-client (skipped, exit 77, without it).
+find_package(Python3 COMPONENTS Interpreter)
+if(TARGET lanes_cli AND Python3_Interpreter_FOUND)
+  add_test(NAME test_worker_metrics
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_worker_metrics.py
+                   $<TARGET_FILE:lanes_cli>)
+  set_tests_properties(test_worker_metrics PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                       LABELS "plain;jobs;metrics")
+endif()

@@ -470,6 +470,14 @@ typedef struct ln_worker_stats {
     uint64_t stale;         /* outcomes or renewals refused: lease lost */
     uint64_t stalled_found; /* lapsed leases this worker recovered */
     uint64_t released;      /* jobs given back at a graceful stop */
+    /* The store's outages, as ln_worker_run retries them (store_retry_ms):
+     * store_lost counts the streaks of transient failures that outlived
+     * their first retry (one failed step the next one fixes, such as
+     * Redis's NOSCRIPT on a fresh server, is not an outage), store_regained
+     * the times a step then worked again. store_lost - store_regained is 1
+     * while the worker is retrying a lost store (Redis unreachable, ...). */
+    uint64_t store_lost;
+    uint64_t store_regained;
 } ln_worker_stats;
 
 /* Copy the counters to *out. Any thread, also while the worker runs. */

@@ -152,6 +152,8 @@ struct ln__run {
     uint64_t stall_every, next_stall;
     uint64_t grace_end;     /* 0: not stopping yet */
     uint64_t failing_since; /* first failure of a failing streak, or 0 */
+    int lost_counted;       /* the streak outlived a retry: counted in
+                               stats.store_lost (ln_worker_stats) */
     int released;           /* the jobs still running at grace_end were
                                given back */
     int result;             /* what ln_worker_run returns */

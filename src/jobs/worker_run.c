@@ -148,12 +148,21 @@ static int step_failed(ln__run *r) {
     ln_worker *w = r->w;
     int err = r->rd.err;
     ln__steps_drain(w);
-    if (r->failing_since == 0) r->failing_since = r->now;
-    uint64_t failing = r->now - r->failing_since;
     if (!transient(err)) {
         r->result = ln__steps_failed(w, err, 0);
         return END;
     }
+    if (r->failing_since == 0) {
+        r->failing_since = r->now; /* a streak starts */
+    } else if (!r->lost_counted) {
+        /* The retry failed too: the store is lost. One failure that the
+         * first retry fixes (Redis's NOSCRIPT on a fresh server) is not. */
+        r->lost_counted = 1;
+        pthread_mutex_lock(&w->mu);
+        w->stats.store_lost++;
+        pthread_mutex_unlock(&w->mu);
+    }
+    uint64_t failing = r->now - r->failing_since;
     if (failing > ln__worker_retry_ms(&w->opts) * LN__MS) {
         r->result = ln__steps_failed(w, err, failing / LN__MS);
         return END;
@@ -175,7 +184,13 @@ static int phase_receive(ln__run *r) {
     if (rd->err != 0) return step_failed(r);
     if (rd->sent && !rd->received) return AGAIN; /* the pipe has room: fill it */
     if (rd->received) {
+        if (r->lost_counted) { /* the streak is over: regained */
+            pthread_mutex_lock(&w->mu);
+            w->stats.store_regained++;
+            pthread_mutex_unlock(&w->mu);
+        }
         r->failing_since = 0;
+        r->lost_counted = 0;
         r->idle.after_step(r);
         if (w->fl_count > 0 || (rd->no_take && w->nslots == 0)) return AGAIN;
     }

@@ -1,0 +1,505 @@
+/* worker_exec.c - the handler of `lanes worker --exec CMD [ARG...]`: run a
+ * program once per job. The job's data goes to the program's stdin, its id,
+ * name and attempt to the environment; exit 0 completes the job with stdout
+ * as the return value, anything else fails it with the tail of stderr. The
+ * program is started with posix_spawnp (no shell: job data can never be
+ * interpreted as a command line) in its own process group, so a Ctrl-C
+ * stops the worker gracefully instead of killing running jobs. Its fd 3 is
+ * the write end of a pipe the worker reads progress and log lines from
+ * (worker_fd3.c).
+ *
+ * Before it takes a job the worker checks that CMD can be run (resolved
+ * through PATH the way posix_spawnp does, cli_exec_check), so a typo exits 2
+ * instead of failing every job of the queue; and a worker whose runs keep
+ * failing says so once on stderr (FAIL_STREAK). */
+#include "worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define STDERR_TAIL 2048
+/* A canceled run (timed out, or the worker stopped past its grace): its
+ * process group gets SIGTERM, and SIGKILL this long after if it is still
+ * there. */
+#define KILL_GRACE_S 2.0
+/* After this many failed runs in a row (no completed run between them) the
+ * worker prints one line on stderr: the queue is likely being emptied
+ * into failed by a broken program. */
+#define FAIL_STREAK 10
+/* Longest part of a failure reason quoted in that line. */
+#define STREAK_REASON_MAX 300
+
+static double mono_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+typedef struct buf {
+    char *p;
+    size_t len, cap;
+} buf;
+
+static int buf_add(buf *b, const char *s, size_t n) {
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (p == NULL) return -1;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return 0;
+}
+
+/* Keep only the last STDERR_TAIL bytes of b, less the continuation bytes
+ * (at most 3) of a UTF-8 sequence the cut went through. */
+static void buf_tail(buf *b) {
+    if (b->len <= STDERR_TAIL) return;
+    size_t from = b->len - STDERR_TAIL, skip = 0;
+    while (skip < 3 && ((unsigned char)b->p[from + skip] & 0xc0) == 0x80) skip++;
+    from += skip;
+    memmove(b->p, b->p + from, b->len - from);
+    b->len -= from;
+    b->p[b->len] = '\0';
+}
+
+/* Length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629: no
+ * overlong form, no surrogate, nothing above U+10FFFF), or 0 when there is
+ * none; then *bad is the length of its maximal subpart (>= 1), the bytes
+ * one U+FFFD replaces (Unicode's recommended practice). */
+static size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad) {
+    unsigned char c = s[0], lo = 0x80, hi = 0xbf; /* range of the 2nd byte */
+    size_t need;
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) {
+        need = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        need = 3;
+        if (c == 0xe0) lo = 0xa0; /* overlong */
+        if (c == 0xed) hi = 0x9f; /* surrogates */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        need = 4;
+        if (c == 0xf0) lo = 0x90; /* overlong */
+        if (c == 0xf4) hi = 0x8f; /* above U+10FFFF */
+    } else {
+        *bad = 1;
+        return 0;
+    }
+    size_t i = 1;
+    while (i < need && i < n && s[i] >= (i == 1 ? lo : 0x80) && s[i] <= (i == 1 ? hi : 0xbf)) i++;
+    if (i == need) return need;
+    *bad = i;
+    return 0;
+}
+
+/* Append text[0..n) to out as valid UTF-8: well-formed sequences as they
+ * are, each ill-formed one as U+FFFD. With controls set (a failure
+ * reason), ASCII control characters other than newline and tab become
+ * '?'. 0, or -1 when out of memory. */
+static int utf8_clean(buf *out, const char *text, size_t n, int controls) {
+    const unsigned char *s = (const unsigned char *)text;
+    size_t run = 0, i = 0; /* text[run..i) is copied as it is */
+    while (i < n) {
+        size_t bad = 0, k = utf8_seq(s + i, n - i, &bad);
+        int ctl =
+            controls && k == 1 && ((s[i] < 0x20 && s[i] != '\n' && s[i] != '\t') || s[i] == 0x7f);
+        if (k != 0 && !ctl) {
+            i += k;
+            continue;
+        }
+        if (buf_add(out, text + run, i - run) != 0) return -1;
+        if (buf_add(out, ctl ? "?" : "\xef\xbf\xbd", ctl ? 1 : 3) != 0) return -1;
+        i += ctl ? 1 : bad;
+        run = i;
+    }
+    return buf_add(out, text + run, i - run);
+}
+
+/* The child's environment: ours without stale LANES_JOB_* / TRACEPARENT,
+ * plus this job's. Returns a malloc'd array whose added strings are in
+ * 'extra' (freed by the caller). */
+static char **make_env(ln_job *job, char extra[5][512]) {
+    size_t n = 0;
+    while (environ[n] != NULL) n++;
+    char **env = malloc((n + 6) * sizeof *env);
+    if (env == NULL) return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "LANES_JOB_", 10) != 0 &&
+            strncmp(environ[i], "TRACEPARENT=", 12) != 0)
+            env[k++] = environ[i];
+    snprintf(extra[0], 512, "LANES_JOB_ID=%s", ln_job_id(job));
+    snprintf(extra[1], 512, "LANES_JOB_NAME=%s", ln_job_name(job));
+    snprintf(extra[2], 512, "LANES_JOB_QUEUE=%s", ln_job_queue(job));
+    snprintf(extra[3], 512, "LANES_JOB_ATTEMPT=%d", ln_job_attempt(job));
+    for (int i = 0; i < 4; i++) env[k++] = extra[i];
+    if (ln_job_traceparent(job) != NULL) {
+        snprintf(extra[4], 512, "TRACEPARENT=%s", ln_job_traceparent(job));
+        env[k++] = extra[4];
+    }
+    env[k] = NULL;
+    return env;
+}
+
+static pid_t spawn(ln_job *job, cli_exec *x, const int fds[4], int *spawn_err) {
+    char extra[5][512];
+    char **env = make_env(job, extra);
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    /* fds[] are the child's ends, all above 3 (pipes_open), so each
+     * dup2 clears the close-on-exec flag of a copy and none overwrites an
+     * end still to be copied. */
+    for (int i = 0; i < 4; i++) posix_spawn_file_actions_adddup2(&fa, fds[i], i);
+    posix_spawnattr_init(&at);
+    /* Pool threads may block signals, and we ignore SIGPIPE: give the
+     * child a clean mask and default dispositions, in its own group. */
+    sigset_t none, dflt;
+    sigemptyset(&none);
+    sigemptyset(&dflt);
+    sigaddset(&dflt, SIGPIPE);
+    sigaddset(&dflt, SIGTERM);
+    sigaddset(&dflt, SIGINT);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &dflt);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                                      POSIX_SPAWN_SETPGROUP);
+    pid_t pid = -1;
+    *spawn_err = env == NULL ? ENOMEM : posix_spawnp(&pid, x->argv[0], &fa, &at, x->argv, env);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    free(env);
+    return *spawn_err == 0 ? pid : -1;
+}
+
+/* One run of CMD (on the job's handler thread). */
+typedef struct run {
+    cli_exec *x;
+    pid_t pid;
+    int fin, fout, ferr, f3; /* our ends of CMD's fds 0..3, -1 once closed */
+    buf bo, be;              /* stdout, the tail of stderr */
+    cli_fd3 c3;
+    /* The worker cancels the run when it times out (ln_worker_opts and
+     * ln_job_opts timeout_ms) or is stopped past its grace: then the
+     * group gets SIGTERM at term_at, SIGKILL KILL_GRACE_S later. */
+    double term_at;
+    int killed;
+    char reason[STREAK_REASON_MAX + 4]; /* of a failure, for --verbose */
+} run;
+
+/* reason as one line: newlines become spaces, cut at STREAK_REASON_MAX
+ * bytes (not inside a UTF-8 sequence, "..." then follows). */
+static void one_line(char *shown, const char *reason) {
+    size_t n = 0;
+    for (const char *r = reason; *r && n < STREAK_REASON_MAX; r++)
+        shown[n++] = *r == '\n' || *r == '\r' ? ' ' : *r;
+    if (reason[n] != '\0') {
+        while (n > 0 && ((unsigned char)reason[n] & 0xc0) == 0x80) n--;
+        memcpy(shown + n, "...", 3);
+        n += 3;
+    }
+    shown[n] = '\0';
+}
+
+/* A run failed with reason: count it toward FAIL_STREAK, then fail the
+ * job. A run cut short because the worker is stopping does not count. */
+static int fail_run(ln_job *job, run *r, const char *reason) {
+    cli_exec *x = r->x;
+    one_line(r->reason, reason);
+    if (!ln_job_canceled(job) &&
+        atomic_fetch_add_explicit(&x->fail_streak, 1, memory_order_relaxed) + 1 == FAIL_STREAK) {
+        cli_wlog("warn",
+                 json_pack("{s:i,s:s,s:s}", "failed_in_a_row", FAIL_STREAK, "exec", x->argv[0],
+                           "latest", reason),
+                 "the last %d runs of '%s' all failed (the latest: %s); still taking jobs",
+                 FAIL_STREAK, x->argv[0], r->reason);
+    }
+    return ln_job_fail(job, reason);
+}
+
+/* A run completed: the streak of failures is over. */
+static void run_completed(cli_exec *x) {
+    atomic_store_explicit(&x->fail_streak, 0, memory_order_relaxed);
+}
+
+/* Check the file posix_spawnp would run for cmd: it exists, is a regular
+ * file and we may execute it. 0, or -1 with the reason in why. */
+static int check_file(const char *path, const char *cmd, char *why, size_t whysize) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(why, whysize, "cannot run '%s': %s", cmd, strerror(errno));
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(why, whysize, "cannot run '%s': it is a directory", cmd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, whysize, "cannot run '%s': not a regular file", cmd);
+        return -1;
+    }
+    if (access(path, X_OK) != 0) {
+        snprintf(why, whysize, "cannot run '%s': not executable (%s)", cmd, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether CMD can be run: a name with a '/' is a path; any other name is
+ * looked up in each directory of PATH in turn (an empty entry is the
+ * current directory; no PATH: /bin:/usr/bin), as execvp and posix_spawnp
+ * do. 0, or -1 with the reason in why. Runs before any thread starts. */
+int cli_exec_check(const char *cmd, char *why, size_t whysize) {
+    if (*cmd == '\0') {
+        snprintf(why, whysize, "the program name given to --exec is empty");
+        return -1;
+    }
+    if (strchr(cmd, '/') != NULL) return check_file(cmd, cmd, why, whysize);
+    const char *path = getenv("PATH");
+    if (path == NULL) path = "/bin:/usr/bin";
+    int refused = 0; /* a file of that name was found, but cannot run */
+    char full[PATH_MAX], msg[PATH_MAX + 128];
+    for (const char *dir = path;;) {
+        const char *end = strchrnul(dir, ':');
+        int n = (int)(end - dir);
+        int len = n == 0 ? snprintf(full, sizeof full, "%s", cmd)
+                         : snprintf(full, sizeof full, "%.*s/%s", n, dir, cmd);
+        if (len > 0 && (size_t)len < sizeof full) {
+            struct stat st;
+            if (stat(full, &st) == 0) {
+                /* The first refusal is the one reported. */
+                char *dst = refused ? msg : why;
+                if (check_file(full, full, dst, refused ? sizeof msg : whysize) == 0) return 0;
+                refused = 1;
+            }
+        }
+        if (*end == '\0') break;
+        dir = end + 1;
+    }
+    if (!refused) snprintf(why, whysize, "cannot run '%s': not found in PATH (%s)", cmd, path);
+    return -1;
+}
+
+/* Store stdout as the result: JSON as is, other text as a JSON string. */
+static int set_output(ln_job *job, run *x, buf *out) {
+    /* The result is handed on as a C string: a NUL byte would cut it. */
+    if (memchr(out->p, '\0', out->len) != NULL)
+        return fail_run(job, x, "stdout contains a NUL byte");
+    while (out->len > 0 && (out->p[out->len - 1] == '\n' || out->p[out->len - 1] == '\r' ||
+                            out->p[out->len - 1] == ' '))
+        out->p[--out->len] = '\0';
+    if (out->len == 0) return 0;
+    /* JSON is what the store takes as JSON (RFC 8259, as JSON.parse reads
+     * it: numbers past 64 bits, lone surrogate escapes), stored as printed;
+     * a refusal (not JSON, or too large) has no effect on the job. */
+    int rc = ln_job_set_result(job, out->p);
+    size_t stored = out->len; /* bytes of the JSON text given to the store */
+    if (rc == LN_EINVAL) {
+        json_t *s = json_stringn(out->p, out->len);
+        if (s == NULL) { /* not UTF-8: replace only what is not */
+            buf clean = {0};
+            if (utf8_clean(&clean, out->p, out->len, 0) == 0)
+                s = json_stringn(clean.p ? clean.p : "", clean.len);
+            free(clean.p);
+        }
+        char *text = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
+        rc = text ? ln_job_set_result(job, text) : LN_ENOMEM;
+        stored = text ? strlen(text) : 0;
+        free(text);
+        json_decref(s);
+    }
+    /* The command opens its store with the default limits. */
+    if (rc == LN_EINVAL && stored > LN_JOB_DATA_MAX_DEFAULT)
+        return fail_run(job, x, "stdout is larger than the result size limit");
+    if (rc == LN_EINVAL) return fail_run(job, x, "stdout was refused as a result by the store");
+    return rc;
+}
+
+/* ---- one run */
+
+/* Four pipes, CMD's fds 0..3: child[i] is CMD's end of fd i, parent[i]
+ * ours. All are close-on-exec (other runs' children must not inherit
+ * them); CMD's ends are moved above 3 so that spawn's dup2 onto 0..3 never
+ * overwrites one before it is copied. 0, or -1 with nothing left open. */
+static int pipes_open(int child[4], int parent[4]) {
+    int n = 0;
+    for (; n < 4; n++) {
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) != 0) break;
+        child[n] = p[n == 0 ? 0 : 1];
+        parent[n] = p[n == 0 ? 1 : 0];
+        if (child[n] <= 3) {
+            int moved = fcntl(child[n], F_DUPFD_CLOEXEC, 4);
+            close(child[n]);
+            child[n] = moved;
+            if (moved < 0) {
+                close(parent[n]);
+                break;
+            }
+        }
+    }
+    if (n == 4) return 0;
+    for (int i = 0; i < n; i++) close(child[i]), close(parent[i]);
+    return -1;
+}
+
+static void close_fd(int *fd) {
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+}
+
+/* Feed stdin, read stdout, stderr and fd 3 until CMD (and whatever holds
+ * its ends) closed them, or the run is canceled. */
+static void pump(run *r, ln_job *job) {
+    const char *data = ln_job_data(job);
+    size_t dlen = strlen(data), sent = 0;
+    if (dlen == 0) close_fd(&r->fin);
+    while (r->fout >= 0 || r->ferr >= 0 || r->f3 >= 0) {
+        struct pollfd p[4] = {
+            {r->fin, POLLOUT, 0}, {r->fout, POLLIN, 0}, {r->ferr, POLLIN, 0}, {r->f3, POLLIN, 0}};
+        if (poll(p, 4, 100) < 0 && errno != EINTR) break;
+        if (r->fin >= 0 && (p[0].revents & (POLLOUT | POLLERR | POLLHUP))) {
+            ssize_t w = write(r->fin, data + sent, dlen - sent);
+            if (w > 0) sent += (size_t)w;
+            if ((w < 0 && errno != EAGAIN) || sent == dlen) close_fd(&r->fin);
+        }
+        char chunk[8192];
+        int *fds[3] = {&r->fout, &r->ferr, &r->f3};
+        for (int i = 0; i < 3; i++) {
+            if (*fds[i] < 0 || !(p[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            ssize_t n = read(*fds[i], chunk, sizeof chunk);
+            if (n > 0 && i == 2) {
+                cli_fd3_feed(&r->c3, job, chunk, (size_t)n);
+            } else if (n > 0) {
+                /* stdout beyond the result limit is dropped (the job then
+                 * fails as too large); stderr keeps only its tail */
+                if (i == 1 || r->bo.len <= LN_JOB_DATA_MAX_DEFAULT)
+                    buf_add(i == 0 ? &r->bo : &r->be, chunk, (size_t)n);
+                if (i == 1) buf_tail(&r->be);
+            } else if (n == 0 || errno != EINTR) {
+                close_fd(fds[i]);
+            }
+        }
+        if (ln_job_canceled(job)) {
+            kill(-r->pid, SIGTERM); /* its whole process group */
+            r->term_at = mono_s();
+            break; /* a grandchild may hold the pipes open */
+        }
+    }
+    close_fd(&r->fin);
+    close_fd(&r->fout);
+    close_fd(&r->ferr);
+    close_fd(&r->f3);
+}
+
+/* Wait for CMD: it may outlive its pipes, so a cancel still applies. */
+static int reap(run *r, ln_job *job) {
+    int status = 0;
+    for (;;) {
+        pid_t got = waitpid(r->pid, &status, WNOHANG);
+        if (got == r->pid || (got < 0 && errno != EINTR)) break;
+        if (got != 0) continue;
+        if (r->term_at == 0 && ln_job_canceled(job)) {
+            kill(-r->pid, SIGTERM);
+            r->term_at = mono_s();
+        }
+        if (r->term_at > 0 && !r->killed && mono_s() > r->term_at + KILL_GRACE_S) {
+            kill(-r->pid, SIGKILL);
+            r->killed = 1;
+        }
+        poll(NULL, 0, 10);
+    }
+    /* What is left of a canceled run's group (children of CMD that
+     * outlived it, or ignored SIGTERM) goes too. */
+    if (r->term_at > 0) kill(-r->pid, SIGKILL);
+    return status;
+}
+
+/* The job's outcome from CMD's exit status, stdout and stderr. */
+static int outcome(run *r, ln_job *job, int status) {
+    int rc;
+    /* Each invalid byte of the tail may become a 3-byte U+FFFD. */
+    char reason[3 * STDERR_TAIL + 128];
+    buf ce = {0}; /* the tail of stderr as valid UTF-8 */
+    if (r->be.p != NULL && utf8_clean(&ce, r->be.p, r->be.len, 1) == 0 && ce.p != NULL) {
+        while (ce.len > 0 && (ce.p[ce.len - 1] == '\n' || ce.p[ce.len - 1] == ' '))
+            ce.p[--ce.len] = '\0';
+    }
+    const char *tail = ce.p ? ce.p : "";
+    if (r->term_at > 0) { /* the worker recorded the outcome already */
+        rc = fail_run(job, r, "canceled");
+    } else if (WIFSIGNALED(status)) {
+        snprintf(reason, sizeof reason, "killed by signal %d (%s)%s%s", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)), *tail ? ": " : "", tail);
+        rc = fail_run(job, r, reason);
+    } else if (WEXITSTATUS(status) != 0) {
+        snprintf(reason, sizeof reason, "exit status %d%s%s", WEXITSTATUS(status),
+                 *tail ? ": " : "", tail);
+        rc = fail_run(job, r, reason);
+    } else {
+        rc = r->bo.p != NULL ? set_output(job, r, &r->bo) : 0;
+        if (rc == 0) run_completed(r->x);
+    }
+    free(ce.p);
+    return rc;
+}
+
+/* --verbose: one line per run. */
+static void job_line(const run *r, ln_job *job, int rc, uint64_t ns) {
+    const char *what = r->term_at > 0 ? "canceled" : rc == 0 ? "completed" : "failed";
+    json_int_t ms = (json_int_t)(ns / 1000000);
+    json_t *f = json_pack("{s:s,s:s,s:i,s:s,s:I}", "id", ln_job_id(job), "name", ln_job_name(job),
+                          "attempt", ln_job_attempt(job), "outcome", what, "ms", ms);
+    if (rc != 0 && r->term_at == 0 && f != NULL)
+        json_object_set_new(f, "reason", json_string(r->reason));
+    cli_wlog(rc == 0 ? "info" : "warn", f, "job %s (%s, attempt %d) %s in %lld ms%s%s",
+             ln_job_id(job), ln_job_name(job), ln_job_attempt(job), what, (long long)ms,
+             rc != 0 && r->term_at == 0 ? ": " : "", rc != 0 && r->term_at == 0 ? r->reason : "");
+}
+
+int cli_exec_run(ln_job *job, void *arg) {
+    run r = {.x = arg, .fin = -1, .fout = -1, .ferr = -1, .f3 = -1};
+    int child[4], parent[4], serr;
+    if (pipes_open(child, parent) != 0) return fail_run(job, &r, "pipe failed");
+    r.fin = parent[0], r.fout = parent[1], r.ferr = parent[2], r.f3 = parent[3];
+    uint64_t t0 = ln_now_ns();
+    r.pid = spawn(job, r.x, child, &serr);
+    for (int i = 0; i < 4; i++) close(child[i]);
+    if (r.pid < 0) {
+        close_fd(&r.fin), close_fd(&r.fout), close_fd(&r.ferr), close_fd(&r.f3);
+        char reason[512];
+        snprintf(reason, sizeof reason, "cannot run '%s': %s", r.x->argv[0], strerror(serr));
+        return fail_run(job, &r, reason);
+    }
+    fcntl(r.fin, F_SETFL, O_NONBLOCK);
+    pump(&r, job);
+    int status = reap(&r, job);
+    cli_fd3_end(&r.c3, job);
+    int rc = outcome(&r, job, status);
+    uint64_t ns = ln_now_ns() - t0;
+    if (r.x->hist != NULL) cli_whist_observe(r.x->hist, ns);
+    if (cli_wlog_verbose()) job_line(&r, job, rc, ns);
+    free(r.bo.p);
+    free(r.be.p);
+    return rc;
+}
