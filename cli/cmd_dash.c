@@ -4,18 +4,6 @@
  * opens the store and waits; dash_http.c serves. */
 #include "cli.h"
 
-#ifndef CLI_HAVE_DASH
-#include <stdio.h>
-
-/* Built without libmicrohttpd (cli/CMakeLists.txt). */
-int cmd_dash(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "lanes dash: this lanes was built without libmicrohttpd "
-                    "(Debian: libmicrohttpd-dev); rebuild with it to serve the dashboard\n");
-    return CLI_EXIT_UNAVAILABLE;
-}
-#else
 #include "dash.h"
 
 #include <lanes.h>
@@ -230,4 +218,3 @@ int cmd_dash(int argc, char **argv) {
     ln_jobs_close(d.jobs);
     return rc;
 }
-#endif /* CLI_HAVE_DASH */

@@ -14,7 +14,7 @@
 #   write header; every error JSON.
 # dash/metrics-<store>: /metrics read by Debian's python3-prometheus-client
 #   (the system python3, where Debian installs it). Skips without it.
-if(NOT TARGET lanes_cli OR NOT LN_HAVE_DASH)
+if(NOT TARGET lanes_cli)
   return()
 endif()
 find_program(LN_NODE node)
