@@ -55,7 +55,12 @@ static const char usage_text[] =
     "Exit 0 completes the job; stdout becomes its return value (JSON if it\n"
     "parses, else a JSON string). A non-zero exit or a signal fails it with\n"
     "the tail of stderr as the reason (retried while the job has attempts\n"
-    "left). A run past its timeout (the job's own timeout, else --timeout)\n"
+    "left), except two exit codes:\n"
+    "  75  put the job back to delayed, without using an attempt, until the\n"
+    "      time stdout names: {\"delay_until\": MS since the epoch} or\n"
+    "      {\"delay_ms\": N} (other stdout: a plain failure)\n"
+    "  76  fail the job for good, whatever attempts it has left\n"
+    "A run past its timeout (the job's own timeout, else --timeout)\n"
     "fails with \"timed out after N ms\"; CMD's process group then gets\n"
     "SIGTERM, and SIGKILL 2 s later. SIGTERM or SIGINT stop the worker\n"
     "gracefully.\n"
@@ -368,6 +373,44 @@ static int set_output(ln_job *job, exec_ctx *x, buf *out) {
     return rc;
 }
 
+/* The exit codes with an outcome of their own (docs/cli.md "lanes
+ * worker"): EXIT_DELAY puts the job back to delayed, without using an
+ * attempt, until the time stdout names ({"delay_until": MS since the
+ * epoch} or {"delay_ms": N}); EXIT_UNRECOVERABLE fails it without retries. */
+#define EXIT_DELAY 75
+#define EXIT_UNRECOVERABLE 76
+
+static int64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int special_exit(ln_job *job, exec_ctx *x, int code, const buf *out, const char *tail) {
+    char reason[3 * STDERR_TAIL + 128];
+    if (code == EXIT_UNRECOVERABLE) {
+        snprintf(reason, sizeof reason, "exit status %d (unrecoverable)%s%s", code,
+                 *tail ? ": " : "", tail);
+        (void)fail_run(job, x, reason);
+        return ln_job_fail_unrecoverable(job, reason);
+    }
+    json_t *doc = out->p ? json_loadb(out->p, out->len, JSON_DECODE_ANY, NULL) : NULL;
+    json_t *until = json_object_get(doc, "delay_until"), *in = json_object_get(doc, "delay_ms");
+    int64_t at = -1;
+    if (json_is_integer(until) && json_integer_value(until) >= 0)
+        at = json_integer_value(until);
+    else if (json_is_integer(in) && json_integer_value(in) >= 0 &&
+             json_integer_value(in) <= INT64_MAX / 2)
+        at = wall_ms() + json_integer_value(in);
+    json_decref(doc);
+    if (at >= 0) return ln_job_delay_until(job, at);
+    snprintf(reason, sizeof reason,
+             "exit status %d (delay) without {\"delay_until\": MS} or {\"delay_ms\": N} "
+             "on stdout%s%s",
+             code, *tail ? ": " : "", tail);
+    return fail_run(job, x, reason);
+}
+
 static int run_exec(ln_job *job, void *arg) {
     exec_ctx *x = arg;
     int in[2], out[2], err[2];
@@ -471,6 +514,8 @@ static int run_exec(ln_job *job, void *arg) {
         snprintf(reason, sizeof reason, "killed by signal %d (%s)%s%s", WTERMSIG(status),
                  strsignal(WTERMSIG(status)), *tail ? ": " : "", tail);
         rc = fail_run(job, x, reason);
+    } else if (WEXITSTATUS(status) == EXIT_DELAY || WEXITSTATUS(status) == EXIT_UNRECOVERABLE) {
+        rc = special_exit(job, x, WEXITSTATUS(status), &bo, tail);
     } else if (WEXITSTATUS(status) != 0) {
         snprintf(reason, sizeof reason, "exit status %d%s%s", WEXITSTATUS(status),
                  *tail ? ": " : "", tail);

@@ -46,6 +46,11 @@
 #              ln_worker and of `lanes worker --exec`; an --exec program
 #              printing {"total":100000000000000000000,"ok":true} gives
 #              job.returnvalue.ok === true.
+#   outcomes   `lanes worker --exec` (a C ln_worker) on BullMQ jobs: exit 76
+#              (unrecoverable) is failed for Node after one attempt with two
+#              left (attemptsMade 1); exit 75 with {"delay_ms": 300} is
+#              delayed for Node (attempts unchanged, a "delayed" event),
+#              and a Node Worker then runs it.
 #
 # Exit 77 (skipped) without LANES_TEST_REDIS_URL, node or the npm packages.
 set -u
@@ -412,6 +417,37 @@ json)
          else cat; fi' >/dev/null || fail "lanes worker --exec"
     js json-check "$q-x" exec || fail "--exec result"
     echo "... and through \`lanes worker --exec\`"
+    ;;
+outcomes)
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    js add-one "$q" unrec '{}' '{"attempts":3}' >/dev/null || fail "Node add"
+    js add-one "$q" later '{"l":1}' '{"attempts":1}' >/dev/null || fail "Node add"
+    "$cli" worker "$url" "$q" --max-jobs 2 --exec sh -c \
+        'case "$LANES_JOB_NAME" in
+           unrec) echo "bad input" >&2; exit 76 ;;
+           *) echo "{\"delay_ms\": 300}"; exit 75 ;;
+         esac' >/dev/null 2>"$tmp/c.err" || fail "lanes worker --exec: $(cat "$tmp/c.err")"
+    js job "$q" 1 >"$tmp/j1.json" || fail "Node get 1"
+    js job "$q" 2 >"$tmp/j2.json" || fail "Node get 2"
+    python3 - "$tmp/j1.json" "$tmp/j2.json" <<'PY' || fail "C outcomes as Node sees them: $(cat "$tmp/j1.json" "$tmp/j2.json")"
+import json, sys
+u, d = (json.load(open(f)) for f in sys.argv[1:3])
+assert u["state"] == "failed" and u["attemptsMade"] == 1 and u["attemptsStarted"] == 1, u
+assert u["failedReason"] == "exit status 76 (unrecoverable): bad input", u
+assert d["state"] == "delayed" and d["attemptsMade"] == 0 and d["attemptsStarted"] == 1, d
+assert 0 < d["delay"] <= 300, d
+PY
+    redis-cli -u "$url" xrange "bull:$q:events" - + | tr '\n' ' ' |
+        grep -q 'event delayed jobId 2 delay' || fail "no delayed event for job 2"
+    js work "$q" 1 >/dev/null || fail "Node worker"
+    js job "$q" 2 >"$tmp/j2.json" || fail "Node get 2"
+    python3 - "$tmp/j2.json" <<'PY' || fail "the delayed job after Node ran it: $(cat "$tmp/j2.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["state"] == "completed" and d["attemptsMade"] == 1 and d["attemptsStarted"] == 2, d
+assert d["returnvalue"] == {"name": "later", "data": {"l": 1}}, d
+PY
+    echo "C unrecoverable: failed after 1 attempt for Node; C delay: delayed for Node, then run by it"
     ;;
 *)
     echo "unknown case $what" >&2

@@ -8,6 +8,7 @@
  *   delayed --due--> waiting / prioritized --take--> active --+--> completed
  *      ^                   ^                                  |
  *      +---- retry with backoff (attempts left) --------------+--> failed
+ *      +---- ln_job_delay_until (no attempt used) ------------+
  *                          +---- lease lapsed (stalled) -------+
  *
  * "paused" is what waiting and prioritized jobs of a paused queue report.
@@ -444,11 +445,14 @@ LN_EXTERN void ln_worker_stop(ln_worker *w);
 typedef struct ln_worker_stats {
     uint64_t taken;         /* jobs taken from the store */
     uint64_t completed;     /* runs recorded as completed */
-    uint64_t failed;        /* runs that failed for good (no attempts left) */
+    uint64_t failed;        /* runs that failed for good (no attempts
+                               left, or unrecoverable) */
     uint64_t retried;       /* failed runs put back for a retry */
     uint64_t stale;         /* outcomes or renewals refused: lease lost */
     uint64_t stalled_found; /* lapsed leases this worker recovered */
     uint64_t released;      /* jobs given back at a graceful stop */
+    uint64_t delayed;       /* runs put back to delayed by
+                               ln_job_delay_until */
 } ln_worker_stats;
 
 /* Copy the counters to *out. Any thread, also while the worker runs. */
@@ -479,6 +483,25 @@ LN_EXTERN int ln_job_set_result(ln_job *job, const char *json);
 /* Record why the job failed (copied; NULL = "failed") and return
  * LN_EFAILED, so a handler can `return ln_job_fail(job, "no such user");`. */
 LN_EXTERN int ln_job_fail(ln_job *job, const char *reason);
+
+/* Like ln_job_fail, and the failure is final: when the handler returns
+ * non-zero (as it does returning this), the job goes to failed after this
+ * run whatever attempts remain (BullMQ's UnrecoverableError). Returns
+ * LN_EFAILED, so a handler can `return ln_job_fail_unrecoverable(job,
+ * "bad input");`. */
+LN_EXTERN int ln_job_fail_unrecoverable(ln_job *job, const char *reason);
+
+/* When the handler returns, put the job back to delayed until at_ms (ms
+ * since the Unix epoch, on the store's clock: SQLite's, the Redis
+ * server's; a time already past makes it due at once) instead of
+ * recording an outcome: no attempt is used (attempts_made stays, the
+ * started run still counts in attempts_started), no result or reason is
+ * stored, and the lease is released; the job runs again once due (BullMQ's
+ * job.moveToDelayed + DelayedError). What the handler returns changes
+ * nothing, and a later call replaces the time. Overridden by a timeout
+ * (see "Timeouts") or a lost lease like any outcome. 0, or LN_EINVAL
+ * (job NULL, at_ms < 0). */
+LN_EXTERN int ln_job_delay_until(ln_job *job, int64_t at_ms);
 
 /* Store a progress value (JSON) now, visible to ln_jobs_get. 0,
  * LN_EINVAL (not JSON or too large), LN_ESTALE (the lease was lost), LN_EBACKEND. */

@@ -29,7 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LN__STORE_METHODS_VERSION 3 /* 3: wait and pipe tables split off */
+#define LN__STORE_METHODS_VERSION 4 /* 3: wait and pipe tables split off;
+                                       4: the outcome LN__DONE_DELAY */
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 

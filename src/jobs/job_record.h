@@ -58,8 +58,12 @@ enum {
                               remove_on_complete */
     LN__DONE_RETRY = 1,    /* -> delayed for delay_ms (or waiting when 0),
                               attempts_made + 1, store reason */
-    LN__DONE_FAIL = 2      /* -> failed, attempts_made + 1, store reason;
+    LN__DONE_FAIL = 2,     /* -> failed, attempts_made + 1, store reason;
                               apply remove_on_fail */
+    LN__DONE_DELAY = 3     /* -> delayed until run_at_ms (store clock; past
+                              = due now), attempts_made, reason and result
+                              unchanged (BullMQ's moveToDelayed with
+                              skipAttempt) */
 };
 
 typedef struct ln__job_done {
@@ -68,6 +72,7 @@ typedef struct ln__job_done {
     const char *result; /* COMPLETE: JSON, or NULL for no result */
     const char *reason; /* RETRY / FAIL: non-NULL text */
     int64_t delay_ms;   /* RETRY: >= 0 */
+    int64_t run_at_ms;  /* DELAY: >= 0, ms since the epoch */
     int rc;             /* out: 0 or LN_ESTALE (job not active with that
                            token any more: nothing changed) */
 } ln__job_done;

@@ -25,10 +25,14 @@ void ln__redis_step_args(ln__redis_args *a, const ln__jobs_step *st, const char 
         ln__redis_args_str(a, d->ref.token);
         ln__redis_args_str(a, d->kind == LN__DONE_COMPLETE ? "c"
                               : d->kind == LN__DONE_RETRY  ? "r"
+                              : d->kind == LN__DONE_DELAY  ? "d"
                                                            : "f");
         ln__redis_args_str(a, d->kind == LN__DONE_COMPLETE ? (d->result ? d->result : "null")
+                              : d->kind == LN__DONE_DELAY  ? ""
                                                            : d->reason);
-        ln__redis_args_i64(a, d->kind == LN__DONE_RETRY ? d->delay_ms : 0);
+        ln__redis_args_i64(a, d->kind == LN__DONE_RETRY   ? d->delay_ms
+                              : d->kind == LN__DONE_DELAY ? d->run_at_ms
+                                                          : 0);
         ln__redis_args_i64(a, (int64_t)d->ref.key); /* the take's finish hint */
     }
     for (size_t i = 0; i < st->nrenew; i++) {

@@ -152,6 +152,10 @@ static const char *const sql_text[S_COUNT_] = {
                     "ELSE 0 END, run_at = ?3 + ?4, attempts_made = "
                     "attempts_made + 1, reason = ?5, lease_until = NULL "
                     "WHERE rid = ?1 AND token = ?2 AND state = 3",
+    /* ln_job_delay_until: no attempt used, nothing else changes. */
+    [S_DELAY_RUN] = "UPDATE lanes_jobs SET state = 1, run_at = ?3, "
+                    "lease_until = NULL WHERE rid = ?1 AND token = ?2 AND "
+                    "state = 3",
     [S_FAIL] = "UPDATE lanes_jobs SET state = 5, attempts_made = "
                "attempts_made + 1, reason = ?4, finished_at = ?3, "
                "lease_until = NULL WHERE rid = ?1 AND token = ?2 AND state "

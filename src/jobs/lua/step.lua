@@ -3,8 +3,9 @@
 -- 'active' checks the lock token in this same script.
 --   ARGV[1] lease ms   ARGV[2] worker name ("" = none, else stored as 'pb')
 --   ARGV[3] ndone   ARGV[4] nrenew   ARGV[5] want, then
---   ndone groups of 6: id, token, kind ("c" complete, "r" retry, "f" fail),
---                      returnvalue JSON or failedReason, retry delay ms,
+--   ndone groups of 6: id, token, kind ("c" complete, "r" retry, "f" fail,
+--                      "d" delay), returnvalue JSON or failedReason,
+--                      retry delay ms (for "d": the due time in ms),
 --                      the finish hint the take returned (0 = none)
 --   nrenew pairs: id, token
 --   want fresh lock tokens, one per job to take
@@ -27,6 +28,8 @@ for i = 1, ndone do
             finish_job(id, 'completed', value, batch, tonumber(ARGV[a + 6]))
         elseif kind == 'f' then
             finish_job(id, 'failed', value, batch)
+        elseif kind == 'd' then
+            finish_delayed(id, tonumber(ARGV[a + 5]))
         else
             retry_job(id, value, tonumber(ARGV[a + 5]))
         end
