@@ -181,6 +181,26 @@ TEST(bad_input_gives_clear_exit_codes) {
     jt_cleanup();
 }
 
+/* --dedup ID prints the holder's id for a deduplicated add. */
+TEST(jobs_add_dedup) {
+    char url[512], out[8192];
+    snprintf(url, sizeof url, "%s", jt_url("dd"));
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--dedup", "k"), 0);
+    CHECK(strcmp(out, "1\n") == 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--dedup", "k"), 0);
+    CHECK(strcmp(out, "1\n") == 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--dedup", "a:b:60000",
+                   "--dedup-extend"), 0);
+    char first[8192];
+    snprintf(first, sizeof first, "%s", out);
+    CHECK(strcmp(first, "1\n") != 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--dedup", "a:b:60000"), 0);
+    CHECK(strcmp(out, first) == 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--dedup-extend"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--dedup", "k:x"), 2);
+    jt_cleanup();
+}
+
 /* Exit 76 fails for good; exit 75 delays by what stdout says, using no
  * attempt, and without a delay on stdout is a plain failure. */
 static const char outcome_sh[] =
@@ -791,6 +811,7 @@ int main(int argc, char **argv) {
         TESTCASE(jobs_stdin_keeps_no_trailing_newline),
         TESTCASE(worker_exec_results_and_failures),
         TESTCASE(worker_exec_delay_and_unrecoverable_exit_codes),
+        TESTCASE(jobs_add_dedup),
         TESTCASE(worker_exec_never_uses_a_shell),
         TESTCASE(worker_exec_keeps_utf8_and_names_a_nul),
         TESTCASE(worker_exec_json_stdout_as_printed),

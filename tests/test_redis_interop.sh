@@ -51,6 +51,12 @@
 #              left (attemptsMade 1); exit 75 with {"delay_ms": 300} is
 #              delayed for Node (attempts unchanged, a "delayed" event),
 #              and a Node Worker then runs it.
+#   dedup      deduplication both ways: a Node job with deduplication {id}
+#              makes `lanes jobs add --dedup` of that id add nothing and print
+#              the Node job's id, and the reverse (Node's q.add returns the C
+#              job, which Node reads with its deduplicationId); a TTL set by
+#              C throttles Node's adds; once a C worker finished the
+#              simple-mode job, Node's add with the id adds a new job.
 #
 # Exit 77 (skipped) without LANES_TEST_REDIS_URL, node or the npm packages.
 set -u
@@ -448,6 +454,28 @@ assert d["state"] == "completed" and d["attemptsMade"] == 1 and d["attemptsStart
 assert d["returnvalue"] == {"name": "later", "data": {"l": 1}}, d
 PY
     echo "C unrecoverable: failed after 1 attempt for Node; C delay: delayed for Node, then run by it"
+    ;;
+dedup)
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    nid=$(js add-one "$q" n '{"a":1}' '{"deduplication":{"id":"k"}}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
+    cid=$("$cli" jobs "$url" add "$q" n '{"a":2}' --dedup k) || fail "lanes jobs add --dedup"
+    [ "$cid" = "$nid" ] || fail "C add of Node's dedup id gave $cid, not $nid"
+    redis-cli -u "$url" xrange "bull:$q:events" - + | tr '\n' ' ' |
+        grep -q "event deduplicated jobId $nid deduplicationId k" || fail "no deduplicated event"
+    cid=$("$cli" jobs "$url" add "$q" n '{"b":1}' --dedup c1) || fail "lanes jobs add --dedup c1"
+    nid=$(js add-one "$q" n '{"b":2}' '{"deduplication":{"id":"c1"}}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
+    [ "$cid" = "$nid" ] || fail "Node add of C's dedup id gave $nid, not $cid"
+    js job "$q" "$cid" | grep -q '"deduplicationId":"c1"' || fail "Node does not see C's deduplicationId"
+    tid=$("$cli" jobs "$url" add "$q" n '{}' --dedup t1:60000) || fail "lanes jobs add --dedup t1:60000"
+    nid=$(js add-one "$q" n '{}' '{"deduplication":{"id":"t1","ttl":60000}}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
+    [ "$tid" = "$nid" ] || fail "Node add inside C's TTL gave $nid, not $tid"
+    [ "$(js counts "$q" | sed 's/.*"waiting":\([0-9]*\).*/\1/')" = 3 ] || fail "counts: $(js counts "$q")"
+    "$cli" worker "$url" "$q" --exit-when-empty --exec true >/dev/null 2>"$tmp/c.err" ||
+        fail "lanes worker: $(cat "$tmp/c.err")"
+    redis-cli -u "$url" exists "bull:$q:de:k" | grep -qx 0 || fail "de:k left after the C worker finished its job"
+    new=$(js add-one "$q" n '{}' '{"deduplication":{"id":"k"}}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
+    [ "$new" != "$cid" ] && [ "$new" != "1" ] || fail "Node add after the finish was deduplicated ($new)"
+    echo "dedup: Node->C and C->Node deduplicated, C TTL honoured by Node, id freed by a C worker's finish"
     ;;
 *)
     echo "unknown case $what" >&2

@@ -189,13 +189,33 @@ typedef struct ln_job_opts {
                                 Stored with the job: on Redis as
                                 opts.lanesTimeout, which BullMQ keeps and
                                 ignores (a Node worker does not apply it) */
+    /* Deduplication (BullMQ's `deduplication: {id, ttl, extend, replace}`;
+     * on Redis its `de:<id>` key). While a job of this queue holds
+     * dedup_id, adding another job with it stores nothing and returns
+     * the holder's id, reported as existing (as a duplicate custom id;
+     * a "deduplicated" event on Redis). The id is held:
+     *  - dedup_ttl_ms 0 (simple): until the holder completes or fails
+     *    (or is removed);
+     *  - dedup_ttl_ms > 0 (throttle): for that long from the add, whatever
+     *    becomes of the job;
+     *  - dedup_extend (debounce, with a TTL): each deduplicated add starts
+     *    the TTL again;
+     *  - dedup_replace (debounce): an add while the holder is still
+     *    delayed removes it and adds this job in its place, holding the id
+     *    (its TTL kept unless dedup_extend); a holder no longer delayed is
+     *    kept and the add deduplicated. */
+    const char *dedup_id;    /* NULL (default) = none; else 1..LN_JOB_ID_MAX-1
+                                bytes without control characters */
+    int64_t dedup_ttl_ms;    /* 0..2^31-1 ms; 0 = simple mode */
+    int dedup_extend;        /* 0/1; needs dedup_ttl_ms > 0 */
+    int dedup_replace;       /* 0/1 */
 } ln_job_opts;
 
 /* Defaults as listed above. */
 LN_EXTERN void ln_job_opts_init(ln_job_opts *opts);
 
 /* Add one job. queue and name: see "Names" above; data_json: valid JSON text of at most max_data_size bytes (NULL =
- * "{}"); opts NULL = defaults. The new (or, with opts->job_id, existing)
+ * "{}"); opts NULL = defaults. The new (or, with opts->job_id or a held opts->dedup_id, existing)
  * job's id is written to id (id_size >= LN_JOB_ID_MAX is always enough; id
  * may be NULL). When 0 is returned the job is durable (see the guarantees
  * above). LN_EINVAL (bad argument or option, data not JSON, data too

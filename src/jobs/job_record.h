@@ -32,7 +32,8 @@ typedef struct ln__job_new {
                          traceparent, tracestate may be NULL */
     /* out */
     char id[LN_JOB_ID_MAX]; /* the new or existing job's id */
-    int existed;            /* 1 if opts.job_id already existed (no-op) */
+    int existed;            /* 1 if opts.job_id already existed, or
+                               opts.dedup_id is held (no-op) */
 } ln__job_new;
 
 /* One job handed out by take. The backend fills every field; strings are
