@@ -23,7 +23,8 @@ typedef struct args {
     const cli_jobs_cmd *cmd;
     const char *pos[4]; /* positional arguments after the command */
     int npos;
-    int json, all, lifo, create;
+    int json, all, lifo, create, dedup_extend, dedup_replace;
+    const char *dedup;
     const char *delay, *priority, *attempts, *backoff, *id, *limit, *offset, *age, *keep,
         *traceparent, *on_complete, *on_fail;
 } args;
@@ -61,6 +62,7 @@ static const char **value_slot(args *a, const char *opt) {
         {"--traceparent", offsetof(args, traceparent)},
         {"--remove-on-complete", offsetof(args, on_complete)},
         {"--remove-on-fail", offsetof(args, on_fail)},
+        {"--dedup", offsetof(args, dedup)},
     };
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         if (strcmp(opt, opts[i].name) == 0) return (const char **)((char *)a + opts[i].off);
@@ -73,6 +75,8 @@ static int *flag_slot(args *a, const char *opt) {
     if (strcmp(opt, "--all") == 0) return &a->all;
     if (strcmp(opt, "--lifo") == 0) return &a->lifo;
     if (strcmp(opt, "--create") == 0) return &a->create;
+    if (strcmp(opt, "--dedup-extend") == 0) return &a->dedup_extend;
+    if (strcmp(opt, "--dedup-replace") == 0) return &a->dedup_replace;
     return NULL;
 }
 
@@ -232,6 +236,24 @@ static int cmd_add(ln_jobs *jobs, args *a) {
         return usage_error("--remove-on-complete '%s': none, all, keep:N or age:S", a->on_complete);
     if (a->on_fail && parse_keep(a->on_fail, &o.remove_on_fail))
         return usage_error("--remove-on-fail '%s': none, all, keep:N or age:S", a->on_fail);
+    char deid[LN_JOB_ID_MAX];
+    if (a->dedup) { /* ID[:TTL_MS]: the TTL after the last ':' */
+        const char *colon = strrchr(a->dedup, ':');
+        size_t n = colon ? (size_t)(colon - a->dedup) : strlen(a->dedup);
+        if (colon && parse_ll(colon + 1, 0, INT32_MAX, &v) < 0)
+            return usage_error("--dedup '%s': use ID or ID:TTL_MS", a->dedup);
+        if (n == 0 || n >= sizeof deid)
+            return usage_error("--dedup '%s': the id must be 1..%d bytes", a->dedup,
+                               LN_JOB_ID_MAX - 1);
+        memcpy(deid, a->dedup, n);
+        deid[n] = '\0';
+        o.dedup_id = deid;
+        o.dedup_ttl_ms = colon ? v : 0;
+    } else if (a->dedup_extend || a->dedup_replace) {
+        return usage_error("%s", "--dedup-extend and --dedup-replace need --dedup ID[:TTL_MS]");
+    }
+    o.dedup_extend = a->dedup_extend;
+    o.dedup_replace = a->dedup_replace;
     o.job_id = a->id;
     o.lifo = a->lifo;
     o.traceparent = a->traceparent;

@@ -14,7 +14,7 @@
 static const cli_jobs_cmd cmds[] = {
     {"add", "QUEUE NAME [JSON|-] [options]",
      "--delay --priority --attempts --backoff --id --lifo --traceparent "
-     "--remove-on-complete --remove-on-fail ",
+     "--remove-on-complete --remove-on-fail --dedup --dedup-extend --dedup-replace ",
      "Add a job and print its id. JSON is the job's data (default {});\n"
      "'-' reads it from stdin, where one trailing newline (\\n or \\r\\n) is\n"
      "dropped, so `echo '{\"a\":1}' | lanes jobs URL add q n -` stores {\"a\":1}.\n"
@@ -28,7 +28,14 @@ static const cli_jobs_cmd cmds[] = {
      "  --lifo                  run before older jobs of equal priority\n"
      "  --traceparent TP        W3C trace context carried to the worker\n"
      "  --remove-on-complete WHAT   which completed jobs to remove:\n" RETENTION
-     "  --remove-on-fail WHAT       which failed jobs to remove (same values)\n"},
+     "  --remove-on-fail WHAT       which failed jobs to remove (same values)\n"
+     "  --dedup ID[:TTL_MS]     deduplicate: while a job holding ID exists (or,\n"
+     "                          with TTL_MS, for that long), an add with ID adds\n"
+     "                          nothing and prints the holder's id (BullMQ's\n"
+     "                          deduplication; the TTL follows the last ':')\n"
+     "  --dedup-extend          each deduplicated add starts the TTL again\n"
+     "  --dedup-replace         an add while the holder is still delayed\n"
+     "                          replaces it with this job\n"},
     {"counts", "QUEUE", "", "Print the number of jobs in each state.\n"},
     {"list", "QUEUE STATE [--limit N] [--offset N]", "--limit --offset ",
      "List the jobs in one state: waiting delayed prioritized active completed\n"

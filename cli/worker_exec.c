@@ -435,6 +435,45 @@ static int reap(run *r, ln_job *job) {
     return status;
 }
 
+/* The exit codes with an outcome of their own (docs/cli.md "lanes
+ * worker"): EXIT_DELAY puts the job back to delayed, without using an
+ * attempt, until the time stdout names ({"delay_until": MS since the
+ * epoch} or {"delay_ms": N}); EXIT_UNRECOVERABLE fails it without retries. */
+#define EXIT_DELAY 75
+#define EXIT_UNRECOVERABLE 76
+
+static int64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int special_exit(ln_job *job, run *r, int code, const char *tail) {
+    char reason[3 * STDERR_TAIL + 128];
+    if (code == EXIT_UNRECOVERABLE) {
+        snprintf(reason, sizeof reason, "exit status %d (unrecoverable)%s%s", code,
+                 *tail ? ": " : "", tail);
+        (void)fail_run(job, r, reason);
+        return ln_job_fail_unrecoverable(job, reason);
+    }
+    const buf *out = &r->bo;
+    json_t *doc = out->p ? json_loadb(out->p, out->len, JSON_DECODE_ANY, NULL) : NULL;
+    json_t *until = json_object_get(doc, "delay_until"), *in = json_object_get(doc, "delay_ms");
+    int64_t at = -1;
+    if (json_is_integer(until) && json_integer_value(until) >= 0)
+        at = json_integer_value(until);
+    else if (json_is_integer(in) && json_integer_value(in) >= 0 &&
+             json_integer_value(in) <= INT64_MAX / 2)
+        at = wall_ms() + json_integer_value(in);
+    json_decref(doc);
+    if (at >= 0) return ln_job_delay_until(job, at);
+    snprintf(reason, sizeof reason,
+             "exit status %d (delay) without {\"delay_until\": MS} or {\"delay_ms\": N} "
+             "on stdout%s%s",
+             code, *tail ? ": " : "", tail);
+    return fail_run(job, r, reason);
+}
+
 /* The job's outcome from CMD's exit status, stdout and stderr. */
 static int outcome(run *r, ln_job *job, int status) {
     int rc;
@@ -452,6 +491,8 @@ static int outcome(run *r, ln_job *job, int status) {
         snprintf(reason, sizeof reason, "killed by signal %d (%s)%s%s", WTERMSIG(status),
                  strsignal(WTERMSIG(status)), *tail ? ": " : "", tail);
         rc = fail_run(job, r, reason);
+    } else if (WEXITSTATUS(status) == EXIT_DELAY || WEXITSTATUS(status) == EXIT_UNRECOVERABLE) {
+        rc = special_exit(job, r, WEXITSTATUS(status), tail);
     } else if (WEXITSTATUS(status) != 0) {
         snprintf(reason, sizeof reason, "exit status %d%s%s", WEXITSTATUS(status),
                  *tail ? ": " : "", tail);

@@ -89,7 +89,7 @@ TEST(open_refuses_newer_schema_and_foreign_db) {
     sqlite3_finalize(st);
     sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
     CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
-    CHECK_EQ(sqlite3_column_int(st, 0), 3);
+    CHECK_EQ(sqlite3_column_int(st, 0), 4);
     sqlite3_finalize(st);
     sqlite3_close(db);
     ln_jobs_close(jobs);
@@ -335,6 +335,10 @@ TEST(counts_upgrade_from_schema_1) {
     sqlite3 *db;
     CHECK_EQ(sqlite3_open(jt_path("u.db"), &db), SQLITE_OK);
     CHECK_EQ(sqlite3_exec(db,
+                          "DROP TRIGGER lanes_dedup_finish;"
+                          "DROP TRIGGER lanes_dedup_gone;"
+                          "DROP TABLE lanes_dedup;"
+                          "ALTER TABLE lanes_jobs DROP COLUMN deid;"
                           "DROP TRIGGER lanes_jobs_count_move;"
                           "DROP TRIGGER lanes_jobs_count_delete;"
                           "DROP TABLE lanes_counts;"
@@ -367,7 +371,7 @@ TEST(counts_upgrade_from_schema_1) {
     CHECK_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL),
              SQLITE_OK);
     CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
-    CHECK_EQ(sqlite3_column_int(st, 0), 3);
+    CHECK_EQ(sqlite3_column_int(st, 0), 4);
     sqlite3_finalize(st);
     sqlite3_close(db);
     size_t n = 0;

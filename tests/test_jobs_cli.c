@@ -181,6 +181,70 @@ TEST(bad_input_gives_clear_exit_codes) {
     jt_cleanup();
 }
 
+/* --dedup ID prints the holder's id for a deduplicated add. */
+TEST(jobs_add_dedup) {
+    char url[512], out[8192];
+    snprintf(url, sizeof url, "%s", jt_url("dd"));
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--dedup", "k"), 0);
+    CHECK(strcmp(out, "1\n") == 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--dedup", "k"), 0);
+    CHECK(strcmp(out, "1\n") == 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--dedup", "a:b:60000",
+                   "--dedup-extend"), 0);
+    char first[8192];
+    snprintf(first, sizeof first, "%s", out);
+    CHECK(strcmp(first, "1\n") != 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--dedup", "a:b:60000"), 0);
+    CHECK(strcmp(out, first) == 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--dedup-extend"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--dedup", "k:x"), 2);
+    jt_cleanup();
+}
+
+/* Exit 76 fails for good; exit 75 delays by what stdout says, using no
+ * attempt, and without a delay on stdout is a plain failure. */
+static const char outcome_sh[] =
+    "case \"$LANES_JOB_NAME:$LANES_JOB_ATTEMPT\" in\n"
+    "  unrec:*) echo \"no way\" >&2; exit 76 ;;\n"
+    "  later:1) echo '{\"delay_ms\": 30}'; exit 75 ;;\n"
+    "  until:1) echo \"{\\\"delay_until\\\": $(( $(date +%s) * 1000 ))}\"; exit 75 ;;\n"
+    "  bare:*) exit 75 ;;\n"
+    "  *) echo '\"ran\"' ;;\n"
+    "esac\n";
+
+TEST(worker_exec_delay_and_unrecoverable_exit_codes) {
+    char url[512], out[8192];
+    snprintf(url, sizeof url, "%s", jt_url("o"));
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "unrec", "{}", "--attempts", "3"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "later", "{}"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "until", "{}"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "bare", "{}"), 0);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--poll", "10", "--json",
+                   "--exec", "/bin/sh", "-c", outcome_sh, "handler"), 0);
+    json_t *j = get_job(url, "q", "1");
+    CHECK(strcmp(json_string_value(json_object_get(j, "state")), "failed") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(j, "failed_reason")),
+                 "exit status 76 (unrecoverable): no way") == 0);
+    CHECK_EQ(json_integer_value(json_object_get(j, "attempts_made")), 1);
+    json_decref(j);
+    for (int i = 2; i <= 3; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "%d", i);
+        j = get_job(url, "q", id);
+        CHECK(strcmp(json_string_value(json_object_get(j, "state")), "completed") == 0);
+        CHECK(strcmp(json_string_value(json_object_get(j, "result")), "ran") == 0);
+        CHECK_EQ(json_integer_value(json_object_get(j, "attempts_made")), 0);
+        CHECK_EQ(json_integer_value(json_object_get(j, "attempts_started")), 2);
+        json_decref(j);
+    }
+    j = get_job(url, "q", "4");
+    CHECK(strcmp(json_string_value(json_object_get(j, "state")), "failed") == 0);
+    CHECK(strstr(json_string_value(json_object_get(j, "failed_reason")),
+                 "exit status 75 (delay) without") != NULL);
+    json_decref(j);
+    jt_cleanup();
+}
+
 /* A handler in sh: prints its environment and input as JSON, or fails. */
 static const char handler_sh[] =
     "data=$(cat)\n"
@@ -1047,6 +1111,8 @@ int main(int argc, char **argv) {
         TESTCASE(jobs_no_store_is_created_on_a_mistyped_path),
         TESTCASE(jobs_stdin_keeps_no_trailing_newline),
         TESTCASE(worker_exec_results_and_failures),
+        TESTCASE(worker_exec_delay_and_unrecoverable_exit_codes),
+        TESTCASE(jobs_add_dedup),
         TESTCASE(worker_exec_never_uses_a_shell),
         TESTCASE(worker_exec_keeps_utf8_and_names_a_nul),
         TESTCASE(worker_exec_json_stdout_as_printed),

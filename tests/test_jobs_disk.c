@@ -185,7 +185,8 @@ static void corrupt_at_offsets(int checked) {
                ln_err_name(o.open_rc), ln_err_name(o.run_rc), o.left,
                o.intact ? "ok" : "FAILS");
         check_loud(&o);
-        if (checked) CHECK_EQ(o.open_rc, LN_ECORRUPT);
+        /* Bytes on a page no table uses (integrity stays ok) cannot be seen. */
+        if (checked && !o.intact) CHECK_EQ(o.open_rc, LN_ECORRUPT);
         loud += o.open_rc != 0 || o.run_rc != 0;
     }
     CHECK(loud > 0);

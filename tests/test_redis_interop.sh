@@ -46,6 +46,17 @@
 #              ln_worker and of `lanes worker --exec`; an --exec program
 #              printing {"total":100000000000000000000,"ok":true} gives
 #              job.returnvalue.ok === true.
+#   outcomes   `lanes worker --exec` (a C ln_worker) on BullMQ jobs: exit 76
+#              (unrecoverable) is failed for Node after one attempt with two
+#              left (attemptsMade 1); exit 75 with {"delay_ms": 300} is
+#              delayed for Node (attempts unchanged, a "delayed" event),
+#              and a Node Worker then runs it.
+#   dedup      deduplication both ways: a Node job with deduplication {id}
+#              makes `lanes jobs add --dedup` of that id add nothing and print
+#              the Node job's id, and the reverse (Node's q.add returns the C
+#              job, which Node reads with its deduplicationId); a TTL set by
+#              C throttles Node's adds; once a C worker finished the
+#              simple-mode job, Node's add with the id adds a new job.
 #
 # Exit 77 (skipped) without LANES_TEST_REDIS_URL, node or the npm packages.
 set -u
@@ -412,6 +423,59 @@ json)
          else cat; fi' >/dev/null || fail "lanes worker --exec"
     js json-check "$q-x" exec || fail "--exec result"
     echo "... and through \`lanes worker --exec\`"
+    ;;
+outcomes)
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    js add-one "$q" unrec '{}' '{"attempts":3}' >/dev/null || fail "Node add"
+    js add-one "$q" later '{"l":1}' '{"attempts":1}' >/dev/null || fail "Node add"
+    "$cli" worker "$url" "$q" --max-jobs 2 --exec sh -c \
+        'case "$LANES_JOB_NAME" in
+           unrec) echo "bad input" >&2; exit 76 ;;
+           *) echo "{\"delay_ms\": 300}"; exit 75 ;;
+         esac' >/dev/null 2>"$tmp/c.err" || fail "lanes worker --exec: $(cat "$tmp/c.err")"
+    js job "$q" 1 >"$tmp/j1.json" || fail "Node get 1"
+    js job "$q" 2 >"$tmp/j2.json" || fail "Node get 2"
+    python3 - "$tmp/j1.json" "$tmp/j2.json" <<'PY' || fail "C outcomes as Node sees them: $(cat "$tmp/j1.json" "$tmp/j2.json")"
+import json, sys
+u, d = (json.load(open(f)) for f in sys.argv[1:3])
+assert u["state"] == "failed" and u["attemptsMade"] == 1 and u["attemptsStarted"] == 1, u
+assert u["failedReason"] == "exit status 76 (unrecoverable): bad input", u
+assert d["state"] == "delayed" and d["attemptsMade"] == 0 and d["attemptsStarted"] == 1, d
+assert 0 < d["delay"] <= 300, d
+PY
+    redis-cli -u "$url" xrange "bull:$q:events" - + | tr '\n' ' ' |
+        grep -q 'event delayed jobId 2 delay' || fail "no delayed event for job 2"
+    js work "$q" 1 >/dev/null || fail "Node worker"
+    js job "$q" 2 >"$tmp/j2.json" || fail "Node get 2"
+    python3 - "$tmp/j2.json" <<'PY' || fail "the delayed job after Node ran it: $(cat "$tmp/j2.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["state"] == "completed" and d["attemptsMade"] == 1 and d["attemptsStarted"] == 2, d
+assert d["returnvalue"] == {"name": "later", "data": {"l": 1}}, d
+PY
+    echo "C unrecoverable: failed after 1 attempt for Node; C delay: delayed for Node, then run by it"
+    ;;
+dedup)
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    nid=$(js add-one "$q" n '{"a":1}' '{"deduplication":{"id":"k"}}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
+    cid=$("$cli" jobs "$url" add "$q" n '{"a":2}' --dedup k) || fail "lanes jobs add --dedup"
+    [ "$cid" = "$nid" ] || fail "C add of Node's dedup id gave $cid, not $nid"
+    redis-cli -u "$url" xrange "bull:$q:events" - + | tr '\n' ' ' |
+        grep -q "event deduplicated jobId $nid deduplicationId k" || fail "no deduplicated event"
+    cid=$("$cli" jobs "$url" add "$q" n '{"b":1}' --dedup c1) || fail "lanes jobs add --dedup c1"
+    nid=$(js add-one "$q" n '{"b":2}' '{"deduplication":{"id":"c1"}}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
+    [ "$cid" = "$nid" ] || fail "Node add of C's dedup id gave $nid, not $cid"
+    js job "$q" "$cid" | grep -q '"deduplicationId":"c1"' || fail "Node does not see C's deduplicationId"
+    tid=$("$cli" jobs "$url" add "$q" n '{}' --dedup t1:60000) || fail "lanes jobs add --dedup t1:60000"
+    nid=$(js add-one "$q" n '{}' '{"deduplication":{"id":"t1","ttl":60000}}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
+    [ "$tid" = "$nid" ] || fail "Node add inside C's TTL gave $nid, not $tid"
+    [ "$(js counts "$q" | sed 's/.*"waiting":\([0-9]*\).*/\1/')" = 3 ] || fail "counts: $(js counts "$q")"
+    "$cli" worker "$url" "$q" --exit-when-empty --exec true >/dev/null 2>"$tmp/c.err" ||
+        fail "lanes worker: $(cat "$tmp/c.err")"
+    redis-cli -u "$url" exists "bull:$q:de:k" | grep -qx 0 || fail "de:k left after the C worker finished its job"
+    new=$(js add-one "$q" n '{}' '{"deduplication":{"id":"k"}}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
+    [ "$new" != "$cid" ] && [ "$new" != "1" ] || fail "Node add after the finish was deduplicated ($new)"
+    echo "dedup: Node->C and C->Node deduplicated, C TTL honoured by Node, id freed by a C worker's finish"
     ;;
 *)
     echo "unknown case $what" >&2

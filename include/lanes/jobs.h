@@ -8,6 +8,7 @@
  *   delayed --due--> waiting / prioritized --take--> active --+--> completed
  *      ^                   ^                                  |
  *      +---- retry with backoff (attempts left) --------------+--> failed
+ *      +---- ln_job_delay_until (no attempt used) ------------+
  *                          +---- lease lapsed (stalled) -------+
  *
  * "paused" is what waiting and prioritized jobs of a paused queue report.
@@ -188,13 +189,33 @@ typedef struct ln_job_opts {
                                 Stored with the job: on Redis as
                                 opts.lanesTimeout, which BullMQ keeps and
                                 ignores (a Node worker does not apply it) */
+    /* Deduplication (BullMQ's `deduplication: {id, ttl, extend, replace}`;
+     * on Redis its `de:<id>` key). While a job of this queue holds
+     * dedup_id, adding another job with it stores nothing and returns
+     * the holder's id, reported as existing (as a duplicate custom id;
+     * a "deduplicated" event on Redis). The id is held:
+     *  - dedup_ttl_ms 0 (simple): until the holder completes or fails
+     *    (or is removed);
+     *  - dedup_ttl_ms > 0 (throttle): for that long from the add, whatever
+     *    becomes of the job;
+     *  - dedup_extend (debounce, with a TTL): each deduplicated add starts
+     *    the TTL again;
+     *  - dedup_replace (debounce): an add while the holder is still
+     *    delayed removes it and adds this job in its place, holding the id
+     *    (its TTL kept unless dedup_extend); a holder no longer delayed is
+     *    kept and the add deduplicated. */
+    const char *dedup_id;    /* NULL (default) = none; else 1..LN_JOB_ID_MAX-1
+                                bytes without control characters */
+    int64_t dedup_ttl_ms;    /* 0..2^31-1 ms; 0 = simple mode */
+    int dedup_extend;        /* 0/1; needs dedup_ttl_ms > 0 */
+    int dedup_replace;       /* 0/1 */
 } ln_job_opts;
 
 /* Defaults as listed above. */
 LN_EXTERN void ln_job_opts_init(ln_job_opts *opts);
 
 /* Add one job. queue and name: see "Names" above; data_json: valid JSON text of at most max_data_size bytes (NULL =
- * "{}"); opts NULL = defaults. The new (or, with opts->job_id, existing)
+ * "{}"); opts NULL = defaults. The new (or, with opts->job_id or a held opts->dedup_id, existing)
  * job's id is written to id (id_size >= LN_JOB_ID_MAX is always enough; id
  * may be NULL). When 0 is returned the job is durable (see the guarantees
  * above). LN_EINVAL (bad argument or option, data not JSON, data too
@@ -465,7 +486,8 @@ LN_EXTERN void ln_worker_stop(ln_worker *w);
 typedef struct ln_worker_stats {
     uint64_t taken;         /* jobs taken from the store */
     uint64_t completed;     /* runs recorded as completed */
-    uint64_t failed;        /* runs that failed for good (no attempts left) */
+    uint64_t failed;        /* runs that failed for good (no attempts
+                               left, or unrecoverable) */
     uint64_t retried;       /* failed runs put back for a retry */
     uint64_t stale;         /* outcomes or renewals refused: lease lost */
     uint64_t stalled_found; /* lapsed leases this worker recovered */
@@ -478,6 +500,8 @@ typedef struct ln_worker_stats {
      * while the worker is retrying a lost store (Redis unreachable, ...). */
     uint64_t store_lost;
     uint64_t store_regained;
+    uint64_t delayed;       /* runs put back to delayed by
+                               ln_job_delay_until */
 } ln_worker_stats;
 
 /* Copy the counters to *out. Any thread, also while the worker runs. */
@@ -508,6 +532,25 @@ LN_EXTERN int ln_job_set_result(ln_job *job, const char *json);
 /* Record why the job failed (copied; NULL = "failed") and return
  * LN_EFAILED, so a handler can `return ln_job_fail(job, "no such user");`. */
 LN_EXTERN int ln_job_fail(ln_job *job, const char *reason);
+
+/* Like ln_job_fail, and the failure is final: when the handler returns
+ * non-zero (as it does returning this), the job goes to failed after this
+ * run whatever attempts remain (BullMQ's UnrecoverableError). Returns
+ * LN_EFAILED, so a handler can `return ln_job_fail_unrecoverable(job,
+ * "bad input");`. */
+LN_EXTERN int ln_job_fail_unrecoverable(ln_job *job, const char *reason);
+
+/* When the handler returns, put the job back to delayed until at_ms (ms
+ * since the Unix epoch, on the store's clock: SQLite's, the Redis
+ * server's; a time already past makes it due at once) instead of
+ * recording an outcome: no attempt is used (attempts_made stays, the
+ * started run still counts in attempts_started), no result or reason is
+ * stored, and the lease is released; the job runs again once due (BullMQ's
+ * job.moveToDelayed + DelayedError). What the handler returns changes
+ * nothing, and a later call replaces the time. Overridden by a timeout
+ * (see "Timeouts") or a lost lease like any outcome. 0, or LN_EINVAL
+ * (job NULL, at_ms < 0). */
+LN_EXTERN int ln_job_delay_until(ln_job *job, int64_t at_ms);
 
 /* Store a progress value (JSON) now, visible to ln_jobs_get. 0,
  * LN_EINVAL (not JSON or too large), LN_ESTALE (the lease was lost), LN_EBACKEND. */

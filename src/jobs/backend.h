@@ -29,8 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 3: wait and pipe tables split off; 4: queues, promote. */
-#define LN__STORE_METHODS_VERSION 4
+/* 3: wait and pipe tables split off; 4: queues, promote, the outcome
+ * LN__DONE_DELAY; 5: add honours opts.dedup_*. */
+#define LN__STORE_METHODS_VERSION 5
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 
@@ -101,7 +102,8 @@ struct ln__store_methods {
     void (*close)(ln__jobs_be *be, int forked);
 
     /* Add n >= 1 jobs, all or nothing; fill jobs[i].id and .existed (an
-     * existing opts.job_id is not changed). delay_ms > 0: delayed; else
+     * existing opts.job_id is not changed; a held opts.dedup_id gives the
+     * holder's id, docs/internals/backend.md). delay_ms > 0: delayed; else
      * priority > 0: prioritized; else waiting. */
     int (*add)(ln__jobs_be *be, const char *queue, ln__job_new *jobs, size_t n);
     /* Fill *info (zeroed) for job id; LN_ENOENT if none. */

@@ -32,7 +32,8 @@ typedef struct ln__job_new {
                          traceparent, tracestate may be NULL */
     /* out */
     char id[LN_JOB_ID_MAX]; /* the new or existing job's id */
-    int existed;            /* 1 if opts.job_id already existed (no-op) */
+    int existed;            /* 1 if opts.job_id already existed, or
+                               opts.dedup_id is held (no-op) */
 } ln__job_new;
 
 /* One job handed out by take. The backend fills every field; strings are
@@ -58,8 +59,12 @@ enum {
                               remove_on_complete */
     LN__DONE_RETRY = 1,    /* -> delayed for delay_ms (or waiting when 0),
                               attempts_made + 1, store reason */
-    LN__DONE_FAIL = 2      /* -> failed, attempts_made + 1, store reason;
+    LN__DONE_FAIL = 2,     /* -> failed, attempts_made + 1, store reason;
                               apply remove_on_fail */
+    LN__DONE_DELAY = 3     /* -> delayed until run_at_ms (store clock; past
+                              = due now), attempts_made, reason and result
+                              unchanged (BullMQ's moveToDelayed with
+                              skipAttempt) */
 };
 
 typedef struct ln__job_done {
@@ -68,6 +73,7 @@ typedef struct ln__job_done {
     const char *result; /* COMPLETE: JSON, or NULL for no result */
     const char *reason; /* RETRY / FAIL: non-NULL text */
     int64_t delay_ms;   /* RETRY: >= 0 */
+    int64_t run_at_ms;  /* DELAY: >= 0, ms since the epoch */
     int rc;             /* out: 0 or LN_ESTALE (job not active with that
                            token any more: nothing changed) */
 } ln__job_done;

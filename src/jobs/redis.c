@@ -142,6 +142,10 @@ static int redis_add(ln__jobs_be *be, const char *queue, ln__job_new *jobs, size
         ln__redis_args_str(&a, o->traceparent ? o->traceparent : "");
         ln__redis_args_str(&a, o->tracestate ? o->tracestate : "");
         ln__redis_args_i64(&a, o->timeout_ms);
+        ln__redis_args_str(&a, o->dedup_id ? o->dedup_id : "");
+        ln__redis_args_i64(&a, o->dedup_ttl_ms);
+        ln__redis_args_str(&a, o->dedup_extend ? "1" : "0");
+        ln__redis_args_str(&a, o->dedup_replace ? "1" : "0");
     }
     redisReply *rep = script(r, LN__RS_ADD, &a, &rc);
     ln__redis_args_free(&a);

@@ -40,10 +40,14 @@ void ln__redis_step_args(ln__redis_args *a, const ln__jobs_step *st, const char 
         ln__redis_args_str(a, d->ref.token);
         ln__redis_args_str(a, d->kind == LN__DONE_COMPLETE ? "c"
                               : d->kind == LN__DONE_RETRY  ? "r"
+                              : d->kind == LN__DONE_DELAY  ? "d"
                                                            : "f");
         ln__redis_args_str(a, d->kind == LN__DONE_COMPLETE ? (d->result ? d->result : "null")
+                              : d->kind == LN__DONE_DELAY  ? ""
                                                            : d->reason);
-        ln__redis_args_i64(a, d->kind == LN__DONE_RETRY ? d->delay_ms : 0);
+        ln__redis_args_i64(a, d->kind == LN__DONE_RETRY   ? d->delay_ms
+                              : d->kind == LN__DONE_DELAY ? d->run_at_ms
+                                                          : 0);
         if (d->kind == LN__DONE_COMPLETE && d->ref.key > 0) {
             /* planned at take: the new atm, the removeOnComplete count */
             ln__redis_args_i64(a, (int64_t)(d->ref.key % HINT_ATM / 2) + 1);

@@ -84,9 +84,9 @@ static const char *const sql_text[S_COUNT_] = {
         "INSERT INTO lanes_jobs(queue, cid, name, data, state, priority, "
         "run_at, delay, attempts, backoff, backoff_ms, keep_c_mode, "
         "keep_c_val, keep_f_mode, keep_f_val, traceparent, tracestate, "
-        "created_at, timeout_ms) VALUES(?1, ?2, ?3, ?4, CASE WHEN ?5 > 0 THEN "
-        "1 ELSE 0 END, ?6, ?7 + ?5, ?5, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-        "?16, ?7, ?17) "
+        "created_at, timeout_ms, deid) VALUES(?1, ?2, ?3, ?4, CASE WHEN ?5 > 0 "
+        "THEN 1 ELSE 0 END, ?6, ?7 + ?5, ?5, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+        "?15, ?16, ?7, ?17, ?18) "
         "ON CONFLICT(queue, cid) WHERE cid IS NOT NULL DO NOTHING",
     [S_ADD_LIFO] = "UPDATE lanes_jobs SET seq = -rid WHERE rid = ?1",
     [S_COUNT] = "INSERT INTO lanes_counts(queue, state, n) VALUES(?1, ?2, ?3) "
@@ -152,6 +152,21 @@ static const char *const sql_text[S_COUNT_] = {
                     "ELSE 0 END, run_at = ?3 + ?4, attempts_made = "
                     "attempts_made + 1, reason = ?5, lease_until = NULL "
                     "WHERE rid = ?1 AND token = ?2 AND state = 3",
+    /* Deduplication (sqlite_dedup.c). */
+    [S_DEDUP_GET] = "SELECT d.job_rid, d.expires_at, j.state, j.cid FROM "
+                    "lanes_dedup d LEFT JOIN lanes_jobs j ON j.rid = d.job_rid "
+                    "WHERE d.queue = ?1 AND d.id = ?2",
+    [S_DEDUP_PUT] = "INSERT INTO lanes_dedup(queue, id, job_rid, expires_at) "
+                    "VALUES(?1, ?2, ?3, ?4) ON CONFLICT(queue, id) DO UPDATE "
+                    "SET job_rid = excluded.job_rid, expires_at = "
+                    "excluded.expires_at",
+    [S_DEDUP_PURGE] = "DELETE FROM lanes_dedup WHERE queue = ?1 AND id IN "
+                      "(SELECT id FROM lanes_dedup WHERE queue = ?1 AND "
+                      "expires_at <= ?2 LIMIT 16)",
+    /* ln_job_delay_until: no attempt used, nothing else changes. */
+    [S_DELAY_RUN] = "UPDATE lanes_jobs SET state = 1, run_at = ?3, "
+                    "lease_until = NULL WHERE rid = ?1 AND token = ?2 AND "
+                    "state = 3",
     [S_FAIL] = "UPDATE lanes_jobs SET state = 5, attempts_made = "
                "attempts_made + 1, reason = ?4, finished_at = ?3, "
                "lease_until = NULL WHERE rid = ?1 AND token = ?2 AND state "
@@ -277,6 +292,24 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     /* 2 -> 3: a job's own run timeout (ln_job_opts.timeout_ms; 0 = the
      * worker's). */
     "ALTER TABLE lanes_jobs ADD COLUMN timeout_ms INTEGER NOT NULL DEFAULT 0;",
+    /* 3 -> 4: deduplication ids (ln_job_opts.dedup_*; sqlite_dedup.c). A
+     * row holds id for job_rid until expires_at (NULL: until the job
+     * completes, fails or is deleted, which the triggers see through the
+     * job's deid). */
+    "CREATE TABLE lanes_dedup(queue TEXT NOT NULL, id TEXT NOT NULL,"
+    "  job_rid INTEGER NOT NULL, expires_at INTEGER,"
+    "  PRIMARY KEY(queue, id)) WITHOUT ROWID;"
+    "CREATE INDEX lanes_dedup_expiry ON lanes_dedup(queue, expires_at)"
+    "  WHERE expires_at IS NOT NULL;"
+    "ALTER TABLE lanes_jobs ADD COLUMN deid TEXT;"
+    "CREATE TRIGGER lanes_dedup_finish AFTER UPDATE OF state ON lanes_jobs"
+    "  WHEN new.deid IS NOT NULL AND new.state >= 4 BEGIN "
+    "  DELETE FROM lanes_dedup WHERE queue = new.queue AND id = new.deid"
+    "  AND job_rid = new.rid AND expires_at IS NULL; END;"
+    "CREATE TRIGGER lanes_dedup_gone AFTER DELETE ON lanes_jobs"
+    "  WHEN old.deid IS NOT NULL BEGIN "
+    "  DELETE FROM lanes_dedup WHERE queue = old.queue AND id = old.deid"
+    "  AND job_rid = old.rid AND expires_at IS NULL; END;",
 };
 
 /* ---------------------------------------------------------------- errors */

@@ -8,7 +8,7 @@
 #include <sqlite3.h>
 
 /* Schema version this code writes; stored in PRAGMA user_version. */
-#define SQ_SCHEMA_VERSION 3
+#define SQ_SCHEMA_VERSION 4
 /* PRAGMA application_id of a lanes store: "LNJB". */
 #define SQ_APPLICATION_ID 0x4C4E4A42
 
@@ -63,7 +63,8 @@ typedef enum sq_stmt {
     S_COMPLETE, S_RETRY_RUN, S_FAIL, S_DELETE_RID,
     S_TRIM_COUNT_C, S_TRIM_COUNT_F, S_TRIM_AGE_C, S_TRIM_AGE_F,
     S_RENEW, S_PROMOTE, S_TAKE, S_READY_ANY, S_NEXT_DUE, S_HAS_WORK,
-    S_STALLED, S_RELEASE, S_PROGRESS, S_LOG, S_PENDING,
+    S_STALLED, S_RELEASE, S_PROGRESS, S_LOG, S_PENDING, S_DELAY_RUN,
+    S_DEDUP_GET, S_DEDUP_PUT, S_DEDUP_PURGE,
     S_COUNT_
 } sq_stmt;
 
@@ -165,6 +166,15 @@ int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
 
 /* Ops implemented in sqlite_ops.c (admin) and sqlite_work.c (worker). */
 int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n);
+/* Deduplication at add, inside its transaction (sqlite_dedup.c): check
+ * j's dedup id: 1 = deduplicated (j->id = the holder, j->existed = 1;
+ * nothing to add), 0 = add it (a replaced delayed holder was deleted) and
+ * then hold the id with ln__sq_dedup_hold(..., *expires) (-1 = none), or
+ * an error. */
+int ln__sq_dedup_check(sq_be *be, const char *queue, ln__job_new *j, int64_t now,
+                       int64_t *expires);
+int ln__sq_dedup_hold(sq_be *be, const char *queue, const ln_job_opts *o, int64_t rid,
+                      int64_t expires);
 int ln__sq_get(ln__jobs_be *b, const char *queue, const char *id,
            ln_job_info *info);
 int ln__sq_counts(ln__jobs_be *b, const char *queue, ln_job_counts *c);

@@ -9,6 +9,19 @@
 
 #define BIND_TEXT(s, i, v) sqlite3_bind_text((s), (i), (v), -1, SQLITE_STATIC)
 
+/* 1 if queue has a job with caller id cid (an add of it is a no-op that
+ * deduplication does not see, as in BullMQ), else 0 (also on error: the
+ * add's own statement then reports it). */
+static int cid_exists(sq_be *be, const char *queue, const char *cid) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_RID_OF_CID);
+    if (s == NULL) return 0;
+    BIND_TEXT(s, 1, queue);
+    BIND_TEXT(s, 2, cid);
+    int found = sqlite3_step(s) == SQLITE_ROW;
+    sqlite3_reset(s);
+    return found;
+}
+
 int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
     sq_be *be = (sq_be *)b;
     int64_t now;
@@ -20,6 +33,11 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
     for (size_t i = 0; i < n; i++) {
         ln__job_new *j = &jobs[i];
         const ln_job_opts *o = &j->opts;
+        int64_t dedup_expires = -1;
+        if (o->dedup_id != NULL && (o->job_id == NULL || !cid_exists(be, queue, o->job_id))) {
+            if ((err = ln__sq_dedup_check(be, queue, j, now, &dedup_expires)) < 0) goto fail;
+            if (err == 1) continue;
+        }
         sqlite3_stmt *s = ln__sq_stmt_get(be, S_ADD);
         if (s == NULL) goto fail_backend;
         BIND_TEXT(s, 1, queue);
@@ -41,6 +59,7 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
         if (o->traceparent != NULL && o->tracestate != NULL && o->tracestate[0])
             BIND_TEXT(s, 16, o->tracestate);
         sqlite3_bind_int64(s, 17, o->timeout_ms);
+        if (o->dedup_id != NULL) BIND_TEXT(s, 18, o->dedup_id);
         if ((err = ln__sq_run(be, s, "add")) != 0) goto fail;
         if (sqlite3_changes(be->db) == 0) { /* the caller id exists */
             j->existed = 1;
@@ -48,6 +67,9 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
             continue;
         }
         int64_t rid = sqlite3_last_insert_rowid(be->db);
+        if (o->dedup_id != NULL &&
+            (err = ln__sq_dedup_hold(be, queue, o, rid, dedup_expires)) != 0)
+            goto fail;
         added[o->delay_ms > 0   ? LN_JOB_DELAYED
               : o->priority > 0 ? LN_JOB_PRIORITIZED
                                 : LN_JOB_WAITING]++; /* S_ADD's state */

@@ -55,13 +55,19 @@ int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
 static int apply_done(sq_be *be, const char *queue, ln__job_done *d,
                       int64_t now, int64_t *completed) {
     sqlite3_stmt *s;
-    if (d->kind == LN__DONE_RETRY) {
-        if ((s = ln__sq_stmt_get(be, S_RETRY_RUN)) == NULL) return LN_EBACKEND;
+    if (d->kind == LN__DONE_RETRY || d->kind == LN__DONE_DELAY) {
+        int retry = d->kind == LN__DONE_RETRY;
+        if ((s = ln__sq_stmt_get(be, retry ? S_RETRY_RUN : S_DELAY_RUN)) == NULL)
+            return LN_EBACKEND;
         bind_ref(s, &d->ref);
-        sqlite3_bind_int64(s, 3, now);
-        sqlite3_bind_int64(s, 4, d->delay_ms);
-        sqlite3_bind_text(s, 5, d->reason, -1, SQLITE_STATIC);
-        int err = ln__sq_run(be, s, "retry");
+        if (retry) {
+            sqlite3_bind_int64(s, 3, now);
+            sqlite3_bind_int64(s, 4, d->delay_ms);
+            sqlite3_bind_text(s, 5, d->reason, -1, SQLITE_STATIC);
+        } else {
+            sqlite3_bind_int64(s, 3, d->run_at_ms);
+        }
+        int err = ln__sq_run(be, s, retry ? "retry" : "delay");
         if (err != 0) return err;
         d->rc = sqlite3_changes(be->db) == 1 ? 0 : LN_ESTALE;
         return 0;

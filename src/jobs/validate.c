@@ -184,6 +184,36 @@ static int check_keep(const ln_job_keep *k, const char *what, char *err,
     return 0;
 }
 
+/* The deduplication options (jobs.h ln_job_opts.dedup_*). */
+static int check_dedup(const ln_job_opts *o, char *err, size_t errsize) {
+    if (o->dedup_id == NULL) {
+        if (o->dedup_ttl_ms == 0 && !o->dedup_extend && !o->dedup_replace) return 0;
+        snprintf(err, errsize, "dedup_ttl_ms, dedup_extend and dedup_replace need a dedup_id");
+        return LN_EINVAL;
+    }
+    size_t len = strnlen(o->dedup_id, LN_JOB_ID_MAX);
+    if (len == 0 || len >= LN_JOB_ID_MAX || has_control(o->dedup_id)) {
+        snprintf(err, errsize, "dedup_id must be 1..%d bytes without control characters",
+                 LN_JOB_ID_MAX - 1);
+        return LN_EINVAL;
+    }
+    if (o->dedup_ttl_ms < 0 || o->dedup_ttl_ms > INT32_MAX) {
+        snprintf(err, errsize, "dedup_ttl_ms must be 0..%d (got %lld)", INT32_MAX,
+                 (long long)o->dedup_ttl_ms);
+        return LN_EINVAL;
+    }
+    if ((o->dedup_extend != 0 && o->dedup_extend != 1) ||
+        (o->dedup_replace != 0 && o->dedup_replace != 1)) {
+        snprintf(err, errsize, "dedup_extend and dedup_replace must be 0 or 1");
+        return LN_EINVAL;
+    }
+    if (o->dedup_extend && o->dedup_ttl_ms == 0) {
+        snprintf(err, errsize, "dedup_extend needs a dedup_ttl_ms > 0");
+        return LN_EINVAL;
+    }
+    return 0;
+}
+
 int ln__jobs_check_opts(const ln_job_opts *o, char *err, size_t errsize) {
     if (o->delay_ms < 0 || o->delay_ms > MAX_SPAN_MS) {
         snprintf(err, errsize, "delay must be 0..%lld ms (got %lld)",
@@ -225,6 +255,7 @@ int ln__jobs_check_opts(const ln_job_opts *o, char *err, size_t errsize) {
                          errsize)) ||
         (rc = check_keep(&o->remove_on_fail, "remove_on_fail", err, errsize)))
         return rc;
+    if ((rc = check_dedup(o, err, errsize)) != 0) return rc;
     if (o->traceparent != NULL && !ln__jobs_check_traceparent(o->traceparent)) {
         snprintf(err, errsize,
                  "traceparent is not a W3C version-00 traceparent "

@@ -247,6 +247,19 @@ int ln_job_fail(ln_job *job, const char *reason) {
     return LN_EFAILED;
 }
 
+int ln_job_fail_unrecoverable(ln_job *job, const char *reason) {
+    if (job == NULL) return LN_EFAILED;
+    job->unrecoverable = 1;
+    return ln_job_fail(job, reason);
+}
+
+int ln_job_delay_until(ln_job *job, int64_t at_ms) {
+    if (job == NULL || at_ms < 0) return LN_EINVAL;
+    job->delay_at_ms = at_ms;
+    job->delay_set = 1;
+    return 0;
+}
+
 /* progress and log: a fenced write through the handle. */
 static int job_write(ln_job *job, const char *text, int is_log) {
     ln_worker *w = job->w;

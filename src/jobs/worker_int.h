@@ -26,8 +26,12 @@ struct ln_job {
     ln__job_taken t;
     char *result;          /* ln_job_set_result copy (handler thread) */
     char *reason;          /* ln_job_fail copy (handler thread) */
-    int rc;                /* handler's return value; published by the
-                              release push on w->finished */
+    int unrecoverable;     /* ln_job_fail_unrecoverable (handler thread) */
+    int delay_set;         /* ln_job_delay_until was called: delay_at_ms */
+    int64_t delay_at_ms;   /*   is the outcome (handler thread) */
+    int rc;                /* handler's return value; published, with
+                              the fields above, by the release push on
+                              w->finished */
     ln_job *next_finished; /* link of w->finished (written before the push) */
     atomic_int canceled;   /* advisory flag: relaxed loads and stores, it
                               guards no other data */

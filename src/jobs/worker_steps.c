@@ -21,23 +21,32 @@ static int64_t backoff_delay(const ln__job_taken *t) {
     return t->backoff_ms > (cap >> shift) ? cap : t->backoff_ms << shift;
 }
 
-/* The front's retry policy: what to store for a finished run. */
+/* The front's retry policy: what to store for a finished run. A timeout
+ * wins over what the handler asked (it may still be writing its fields);
+ * then ln_job_delay_until; then success, or a failure retried while
+ * attempts remain unless the handler called it unrecoverable. */
 static void decide(const ln_job *job, ln__job_done *d) {
     memset(d, 0, sizeof *d);
     d->ref = job->t.ref;
+    int final = 0; /* ln_job_fail_unrecoverable: no retry */
     if (job->timed_out) { /* rc, result, reason: the handler's, maybe still
                              being written; the outcome is the timeout */
         d->reason = job->timeout_reason;
+    } else if (job->delay_set) { /* no attempt used, nothing stored */
+        d->kind = LN__DONE_DELAY;
+        d->run_at_ms = job->delay_at_ms;
+        return;
     } else if (job->rc == 0) {
         d->kind = LN__DONE_COMPLETE;
         d->result = job->result;
         return;
     } else {
+        final = job->unrecoverable;
         d->reason = job->reason != NULL ? job->reason
                     : job->rc < 0       ? ln_strerror(job->rc)
                                         : "handler returned a positive value";
     }
-    if (job->t.attempts_made + 1 < job->t.attempts) {
+    if (job->t.attempts_made + 1 < job->t.attempts && !final) {
         d->kind = LN__DONE_RETRY;
         d->delay_ms = backoff_delay(&job->t);
     } else {
@@ -108,6 +117,8 @@ static void count_step(ln_worker *w, const ln__flight *f) {
             d.completed++;
         else if (f->done[i].kind == LN__DONE_RETRY)
             d.retried++;
+        else if (f->done[i].kind == LN__DONE_DELAY)
+            d.delayed++;
         else
             d.failed++;
     }
@@ -118,6 +129,7 @@ static void count_step(ln_worker *w, const ln__flight *f) {
     w->stats.completed += d.completed;
     w->stats.failed += d.failed;
     w->stats.retried += d.retried;
+    w->stats.delayed += d.delayed;
     w->stats.stale += d.stale;
     pthread_mutex_unlock(&w->mu);
 }

@@ -22,6 +22,8 @@ static const conf_case *const tables[] = {
     conf_fields_cases,
     conf_timeout_cases,
     conf_queues_cases,
+    conf_outcomes_cases,
+    conf_dedup_cases,
 };
 
 static char store_url[1024];

@@ -302,6 +302,20 @@ async function addOne(queue, name, data, opts) {
   console.log(JSON.stringify({ id: job.id }));
 }
 
+// One job as BullMQ reads it: state and the fields the outcome cases
+// check (null when there is no such job).
+async function jobInfo(queue, id) {
+  const q = new Queue(queue, { connection });
+  const job = await q.getJob(id);
+  const out = job ? {
+    id: job.id, state: await job.getState(), data: job.data, attemptsMade: job.attemptsMade,
+    attemptsStarted: job.attemptsStarted, failedReason: job.failedReason || null,
+    returnvalue: job.returnvalue ?? null, delay: job.delay, deduplicationId: job.deduplicationId ?? null,
+  } : null;
+  await q.close();
+  console.log(JSON.stringify(out));
+}
+
 // Obliterate (force) a queue once a job of it is active.
 async function obliterate(queue) {
   const q = new Queue(queue, { connection });
@@ -339,6 +353,7 @@ switch (cmd) {
   case 'global-concurrency': await globalConcurrency(queue, args[0], args[1]); break;
   case 'obliterate': await obliterate(queue); break;
   case 'add-one': await addOne(queue, args[0], args[1], args[2]); break;
+  case 'job': await jobInfo(queue, args[0]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

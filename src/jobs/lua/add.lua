@@ -1,16 +1,84 @@
 -- add.lua - add one or more jobs, all or nothing (BullMQ addStandardJob,
 -- addDelayedJob and addPrioritizedJob; the front has validated everything).
---   ARGV[1] number of jobs n, then n groups of 16:
+--   ARGV[1] number of jobs n, then n groups of 20:
 --     custom id ("" = next value of the id counter), name, data (JSON),
 --     delay ms, priority, attempts, backoff type ("", "fixed",
 --     "exponential"), backoff ms, lifo ("1"/"0"), remove-on-complete mode
 --     and value, remove-on-fail mode and value (LN_KEEP_*: 0 all, 1 none,
 --     2 newest count, 3 age in ms), traceparent, tracestate ("" = none),
 --     timeout ms ("0" = none; stored as opts.lanesTimeout, which BullMQ
---     keeps and ignores)
+--     keeps and ignores), deduplication id ("" = none), its TTL ms (0 =
+--     simple mode), extend ("1"/"0"), replace ("1"/"0")
 -- Returns {id, existed, id, existed, ...}: a custom id that exists already
--- is left alone (existed = 1) and a 'duplicated' event written.
-local NFIELDS = 16
+-- is left alone (existed = 1) and a 'duplicated' event written; so is a
+-- job deduplicated by the job holding its deduplication id (existed = 1,
+-- that job's id, a 'deduplicated' event).
+local NFIELDS = 20
+
+-- BullMQ's setDeduplicationKey.
+local function set_de(dkey, id, ttl)
+    if ttl > 0 then rcall('SET', dkey, id, 'PX', ttl) else rcall('SET', dkey, id) end
+end
+
+-- BullMQ's recoverStaleDeduplicationKey: a key without expiry whose job is
+-- gone is stale; 'id' takes it over.
+local function recover_stale(dkey, cur, id, ttl)
+    if cur and rcall('PTTL', dkey) == -1 and rcall('EXISTS', B .. cur) == 0 then
+        rcall('DEL', dkey)
+        set_de(dkey, id, ttl)
+        return true
+    end
+    return false
+end
+
+local function emit_dedup(owner, deid, other)
+    emit('deduplicated', 'jobId', owner, 'deduplicationId', deid, 'deduplicatedJobId', other)
+end
+
+-- BullMQ 6.7's deduplicateJob (without keepLastIfActive and reschedule):
+-- the id of the job that holds deid, which makes this add a no-op, or nil
+-- when job 'id' is to be added (and now holds deid).
+local function deduplicate(deid, ttl, extend, replace, id)
+    local dkey = B .. 'de:' .. deid
+    if replace then
+        local cur = rcall('GET', dkey)
+        if not cur then
+            set_de(dkey, id, ttl)
+            return nil
+        end
+        if rcall('ZREM', K.delayed, cur) > 0 then -- still pending: replaced
+            delete_job_keys(cur)
+            emit('removed', 'jobId', cur, 'prev', 'delayed')
+            emit_dedup(id, deid, cur)
+            if not extend and ttl > 0 then
+                rcall('SET', dkey, id, 'KEEPTTL')
+            else
+                set_de(dkey, id, ttl)
+            end
+            return nil
+        end
+        if recover_stale(dkey, cur, id, ttl) then return nil end
+        return cur
+    end
+    if ttl > 0 and extend then
+        local cur = rcall('GET', dkey)
+        if not cur then
+            set_de(dkey, id, ttl)
+            return nil
+        end
+        if recover_stale(dkey, cur, id, ttl) then return nil end
+        set_de(dkey, cur, ttl)
+        emit_dedup(cur, deid, id)
+        return cur
+    end
+    local set
+    if ttl > 0 then set = rcall('SET', dkey, id, 'PX', ttl, 'NX') else set = rcall('SET', dkey, id, 'NX') end
+    if set then return nil end
+    local cur = rcall('GET', dkey)
+    if recover_stale(dkey, cur, id, ttl) then return nil end
+    emit_dedup(cur, deid, id)
+    return cur
+end
 
 -- LN_KEEP_* -> BullMQ's removeOnComplete/removeOnFail (nil = keep all).
 local function keep_opt(mode, value)
@@ -29,9 +97,16 @@ for i = 1, tonumber(ARGV[1]) do
     local counter = rcall('INCR', K.id)
     local id = custom ~= '' and custom or tostring(counter)
     local jkey = B .. id
+    local deid, dttl = ARGV[a + 17], tonumber(ARGV[a + 18])
+    local holder
     if custom ~= '' and rcall('EXISTS', jkey) == 1 then
         emit('duplicated', 'jobId', id)
-        out[#out + 1] = id
+        holder = id
+    elseif deid ~= '' then
+        holder = deduplicate(deid, dttl, ARGV[a + 19] == '1', ARGV[a + 20] == '1', id)
+    end
+    if holder then
+        out[#out + 1] = holder
         out[#out + 1] = 1
     else
         -- opts in BullMQ's stored form: public names, short keys.
@@ -52,8 +127,15 @@ for i = 1, tonumber(ARGV[1]) do
         end
         local timeout = tonumber(ARGV[a + 16])
         if timeout > 0 then opts.lanesTimeout = timeout end
+        if deid ~= '' then
+            opts.de = {id = deid}
+            if dttl > 0 then opts.de.ttl = dttl end
+            if ARGV[a + 19] == '1' then opts.de.extend = true end
+            if ARGV[a + 20] == '1' then opts.de.replace = true end
+        end
         rcall('HSET', jkey, 'name', name, 'data', data, 'opts', cjson.encode(opts),
               'timestamp', int_str(NOW), 'delay', delay, 'priority', priority)
+        if deid ~= '' then rcall('HSET', jkey, 'deid', deid) end
         emit('added', 'jobId', id, 'name', name)
         if delay > 0 then
             add_delayed(id, NOW + delay)

@@ -382,6 +382,17 @@ local function retry_job(id, reason, delay)
     end
 end
 
+-- Back to delayed until 'at' (ms since the epoch; a past time is due now)
+-- without using an attempt, for a job that has left 'active': BullMQ's
+-- job.moveToDelayed (moveToDelayed with skipAttempt): 'atm' unchanged
+-- ('ats' already counted the run), 'delay' = the ms from now, the delayed
+-- score, a 'delayed' event and the delay marker.
+local function finish_delayed(id, at)
+    local delay = math.max(0, math.floor(at) - NOW)
+    rcall('HSET', B .. id, 'delay', delay)
+    add_delayed(id, NOW + delay)
+end
+
 -- The trace context BullMQ's telemetry stores in opts.tm: a JSON text of
 -- the propagation carrier, {"traceparent":..., "tracestate":...}.
 local function trace_of(opts)

@@ -3,8 +3,9 @@
 -- 'active' checks the lock token in this same script.
 --   ARGV[1] lease ms   ARGV[2] worker name ("" = none, else stored as 'pb')
 --   ARGV[3] ndone   ARGV[4] nrenew   ARGV[5] want, then
---   ndone groups of 7: id, token, kind ("c" complete, "r" retry, "f" fail),
---                      returnvalue JSON or failedReason, retry delay ms,
+--   ndone groups of 7: id, token, kind ("c" complete, "r" retry, "f" fail,
+--                      "d" delay), returnvalue JSON or failedReason,
+--                      retry delay ms (for "d": the due time in ms),
 --                      then for a completion the C side could plan (see
 --                      redis_step.c) the new 'atm' and the removeOnComplete
 --                      count ("-1" keeps all), else "" and "" (the full path)
@@ -93,6 +94,8 @@ local function record_done(first, batch)
                 finish_job(id, 'completed', value, batch)
             elseif kind == 'f' then
                 finish_job(id, 'failed', value, batch)
+            elseif kind == 'd' then
+                finish_delayed(id, tonumber(ARGV[a + 5]))
             else
                 retry_job(id, value, tonumber(ARGV[a + 5]))
             end

@@ -1,0 +1,81 @@
+/* sqlite_dedup.c - SQLite backend: deduplication ids at add (jobs.h
+ * ln_job_opts.dedup_*), the same modes as BullMQ's on Redis. A row of
+ * lanes_dedup holds (queue, id) for one job until expires_at, or, when
+ * that is NULL, until the job completes, fails or is deleted (triggers of
+ * schema 4). Each add with a dedup id does a bounded amount of work: one
+ * primary-key lookup, at most one job deleted (replace), one upsert, and
+ * at most 16 expired rows of the queue purged. */
+#include "sqlite_int.h"
+
+#include "../internal.h"
+
+#include <stdio.h>
+
+#define PURGE_MAX 16 /* expired rows removed per add (S_DEDUP_PURGE) */
+
+int ln__sq_dedup_check(sq_be *be, const char *queue, ln__job_new *j, int64_t now,
+                       int64_t *expires) {
+    const ln_job_opts *o = &j->opts;
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_DEDUP_PURGE);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, now);
+    int err = ln__sq_run(be, s, "dedup (expiry)");
+    if (err != 0) return err;
+    *expires = o->dedup_ttl_ms > 0 ? now + o->dedup_ttl_ms : -1;
+    if ((s = ln__sq_stmt_get(be, S_DEDUP_GET)) == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, o->dedup_id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_DONE) return ln__sq_run(be, s, "dedup"); /* free: 0 */
+    if (rc != SQLITE_ROW) {
+        err = ln__sq_err(be, rc, "dedup");
+        sqlite3_reset(s);
+        return err;
+    }
+    int64_t rid = sqlite3_column_int64(s, 0);
+    int has_expiry = sqlite3_column_type(s, 1) != SQLITE_NULL;
+    int64_t exp = sqlite3_column_int64(s, 1);
+    int exists = sqlite3_column_type(s, 2) != SQLITE_NULL;
+    int state = sqlite3_column_int(s, 2);
+    const unsigned char *cid = sqlite3_column_text(s, 3);
+    if (cid != NULL)
+        snprintf(j->id, sizeof j->id, "%s", (const char *)cid);
+    else
+        snprintf(j->id, sizeof j->id, "%lld", (long long)rid);
+    sqlite3_reset(s);
+    /* Expired, or without expiry but its job gone (stale): free. */
+    if ((has_expiry && exp <= now) || (!has_expiry && !exists)) return 0;
+    if (o->dedup_replace) {
+        if (!exists || state != ST_DELAYED) {
+            j->existed = 1; /* no longer pending: kept */
+            return 1;
+        }
+        if ((s = ln__sq_stmt_get(be, S_DELETE_RID)) == NULL) return LN_EBACKEND;
+        sqlite3_bind_int64(s, 1, rid);
+        if ((err = ln__sq_run(be, s, "dedup (replace)")) != 0) return err;
+        if (!o->dedup_extend && has_expiry) *expires = exp; /* KEEPTTL */
+        return 0;
+    }
+    j->existed = 1;
+    if (o->dedup_extend) { /* debounce: the TTL starts again */
+        if ((s = ln__sq_stmt_get(be, S_DEDUP_PUT)) == NULL) return LN_EBACKEND;
+        sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 2, o->dedup_id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 3, rid);
+        sqlite3_bind_int64(s, 4, *expires);
+        if ((err = ln__sq_run(be, s, "dedup (extend)")) != 0) return err;
+    }
+    return 1;
+}
+
+int ln__sq_dedup_hold(sq_be *be, const char *queue, const ln_job_opts *o, int64_t rid,
+                      int64_t expires) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_DEDUP_PUT);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, o->dedup_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 3, rid);
+    if (expires >= 0) sqlite3_bind_int64(s, 4, expires);
+    return ln__sq_run(be, s, "dedup (hold)");
+}

@@ -1,0 +1,152 @@
+/* conf_dedup.c - deduplication ids (jobs.h ln_job_opts.dedup_*): simple
+ * mode holds the id while its job exists, throttle for a TTL, debounce
+ * extends the TTL and/or replaces the pending job. TTLs are short and
+ * checked with deadlines, never against absolute times. */
+#include "conf.h"
+
+/* Add with dedup options; *existed (may be NULL) = the add was a no-op. */
+static void add_dedup(conf_ctx *c, const char *deid, int64_t ttl, int extend, int replace,
+                      int64_t delay, const char *data, char *id, int *existed) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = deid;
+    o.dedup_ttl_ms = ttl;
+    o.dedup_extend = extend;
+    o.dedup_replace = replace;
+    o.delay_ms = delay;
+    uint64_t before = conf_total(c, c->queue);
+    int rc = ln_jobs_add(c->jobs, c->queue, "d", data, &o, id, LN_JOB_ID_MAX);
+    if (rc != 0) fprintf(stderr, "add: %s\n", ln_jobs_errmsg(c->jobs));
+    CHECK_EQ(rc, 0);
+    if (existed != NULL) *existed = conf_total(c, c->queue) == before;
+}
+
+/* Simple mode: held while the job exists; freed once it completed. */
+static void case_dedup_simple_until_finished(conf_ctx *c) {
+    char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX], d[LN_JOB_ID_MAX];
+    int ex;
+    add_dedup(c, "k", 0, 0, 0, 0, "{\"n\":1}", a, &ex);
+    CHECK_EQ(ex, 0);
+    add_dedup(c, "k", 0, 0, 0, 0, "{\"n\":2}", b, &ex);
+    CHECK_EQ(ex, 1);
+    CONF_CHECK_STR(b, a);
+    CHECK_EQ(conf_total(c, c->queue), 1);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
+    CHECK_EQ(conf_state(c, c->queue, a), LN_JOB_COMPLETED);
+    add_dedup(c, "k", 0, 0, 0, 0, "{\"n\":3}", d, &ex);
+    CHECK_EQ(ex, 0);
+    CHECK(strcmp(d, a) != 0);
+    /* A failed holder frees it too; a removed one as well. */
+    conf_add(c, conf_queue(c, "x"), "n", NULL, NULL, NULL); /* other queue: no effect */
+    CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, d), 0);
+    add_dedup(c, "k", 0, 0, 0, 0, "{}", b, &ex);
+    CHECK_EQ(ex, 0);
+}
+
+/* Throttle: held for the TTL even after the job completed, free after. */
+static void case_dedup_throttle_ttl(conf_ctx *c) {
+    char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX];
+    int ex;
+    int64_t t0 = conf_now_ms();
+    add_dedup(c, "t", 300, 0, 0, 0, "{}", a, &ex);
+    CHECK_EQ(ex, 0);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
+    add_dedup(c, "t", 300, 0, 0, 0, "{}", b, &ex);
+    if (conf_now_ms() - t0 < 250) { /* only meaningful well inside the TTL */
+        CHECK_EQ(ex, 1);
+        CONF_CHECK_STR(b, a);
+    }
+    int64_t end = conf_deadline(5000);
+    do {
+        ln_test_sleep_ms(20);
+        add_dedup(c, "t", 300, 0, 0, 0, "{}", b, &ex);
+    } while (ex && conf_now_ms() < end);
+    CHECK_EQ(ex, 0);
+    CHECK(conf_now_ms() - t0 >= 300);
+}
+
+/* Debounce with extend: each deduplicated add starts the TTL again, so
+ * adds every 40 ms keep a 150 ms TTL held past several TTLs. */
+static void case_dedup_extend_keeps_holding(conf_ctx *c) {
+    char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX];
+    int ex, held = 1;
+    int64_t t0 = conf_now_ms(), last = t0;
+    add_dedup(c, "e", 150, 1, 0, 0, "{}", a, &ex);
+    CHECK_EQ(ex, 0);
+    while (conf_now_ms() - t0 < 600) {
+        ln_test_sleep_ms(40);
+        int64_t now = conf_now_ms();
+        add_dedup(c, "e", 150, 1, 0, 0, "{}", b, &ex);
+        if (now - last < 120 && !ex) held = 0; /* only gaps well under the TTL */
+        last = conf_now_ms();
+    }
+    CHECK_EQ(held, 1);
+    int64_t end = conf_deadline(5000);
+    do {
+        ln_test_sleep_ms(30);
+        ln_job_opts o;
+        ln_job_opts_init(&o);
+        o.dedup_id = "e";
+        o.dedup_ttl_ms = 150; /* without extend: does not renew */
+        uint64_t before = conf_total(c, c->queue);
+        CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "d", NULL, &o, b, sizeof b), 0);
+        ex = conf_total(c, c->queue) == before;
+    } while (ex && conf_now_ms() < end);
+    CHECK_EQ(ex, 0);
+}
+
+/* Debounce with replace: a delayed holder is replaced by the new job (its
+ * data); once the holder is no longer delayed, adds are deduplicated. */
+static void case_dedup_replace_pending(conf_ctx *c) {
+    char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX], d[LN_JOB_ID_MAX];
+    int ex;
+    add_dedup(c, "r", 0, 0, 1, 60000, "{\"v\":1}", a, &ex);
+    CHECK_EQ(ex, 0);
+    add_dedup(c, "r", 0, 0, 1, 60000, "{\"v\":2}", b, NULL); /* one out, one in */
+    CHECK(strcmp(a, b) != 0);
+    CHECK_EQ(conf_state(c, c->queue, a), LN_ENOENT);
+    CHECK_EQ(conf_total(c, c->queue), 1);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, b, &info), 0);
+    CONF_CHECK_STR(info.data, "{\"v\":2}");
+    CHECK_EQ(info.state, LN_JOB_DELAYED);
+    ln_job_info_clear(&info);
+    conf_check_counts(c, c->queue);
+    /* Not delayed (waiting): kept, the add deduplicated. */
+    add_dedup(c, "r2", 0, 0, 1, 0, "{\"v\":1}", a, &ex);
+    add_dedup(c, "r2", 0, 0, 1, 0, "{\"v\":2}", d, &ex);
+    CHECK_EQ(ex, 1);
+    CONF_CHECK_STR(d, a);
+}
+
+/* Bad combinations are refused. */
+static void case_dedup_bad_options(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_ttl_ms = 10;
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "d", NULL, &o, NULL, 0), LN_EINVAL);
+    o.dedup_id = "x";
+    o.dedup_ttl_ms = 0;
+    o.dedup_extend = 1;
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "d", NULL, &o, NULL, 0), LN_EINVAL);
+    o.dedup_extend = 0;
+    o.dedup_id = "";
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "d", NULL, &o, NULL, 0), LN_EINVAL);
+    o.dedup_id = "x";
+    o.dedup_ttl_ms = -1;
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "d", NULL, &o, NULL, 0), LN_EINVAL);
+    CHECK_EQ(conf_total(c, c->queue), 0);
+}
+
+const conf_case conf_dedup_cases[] = {
+    CONF_CASE(dedup_simple_until_finished),
+    CONF_CASE(dedup_throttle_ttl),
+    CONF_CASE(dedup_extend_keeps_holding),
+    CONF_CASE(dedup_replace_pending),
+    CONF_CASE(dedup_bad_options),
+    {0},
+};
