@@ -29,9 +29,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LN__STORE_METHODS_VERSION 3 /* 3: wait and pipe tables split off */
+#define LN__STORE_METHODS_VERSION 4 /* 3: wait and pipe tables split off;
+                                       4: events_open */
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
+#define LN__EVENTS_METHODS_VERSION 1
 
 /* Most steps a pipe keeps in flight. */
 #define LN__PIPE_DEPTH 2
@@ -39,6 +41,7 @@
 typedef struct ln__store_methods ln__store_methods;
 typedef struct ln__wait_methods ln__wait_methods;
 typedef struct ln__pipe_methods ln__pipe_methods;
+typedef struct ln__events_methods ln__events_methods;
 
 /* The first member of every backend instance: a backend allocates its own
  * struct with this at offset 0 and returns &self->base from open. */
@@ -62,6 +65,15 @@ typedef struct ln__jobs_pipe {
     const ln__pipe_methods *methods;
     char errmsg[LN__JOBS_ERRMSG_MAX]; /* detail of the last failure */
 } ln__jobs_pipe;
+
+/* A follower of one queue's events on a connection of its own; the
+ * backend's own struct has this at offset 0. Owned by one thread at a time
+ * (the caller of ln_jobs_events_*); it borrows the instance's
+ * configuration, so the handle outlives it. */
+typedef struct ln__jobs_events {
+    const ln__events_methods *methods;
+    char errmsg[LN__JOBS_ERRMSG_MAX]; /* detail of the last failure */
+} ln__jobs_events;
 
 /* What a wait's read found. */
 enum {
@@ -155,6 +167,23 @@ struct ln__store_methods {
      * polls / gives its synchronous pipe). LN_ENOMEM. */
     int (*wait_open)(ln__jobs_be *be, const char *queue, ln__jobs_wait **out);
     int (*pipe_open)(ln__jobs_be *be, const char *queue, ln__jobs_pipe **out);
+
+    /* A follower of queue's events from 'from' (NULL or "$": after the
+     * newest now, fixed before this returns; "0": the oldest kept; else an
+     * event id). May connect. NULL: the store has none (LN_ENOTSUP). */
+    int (*events_open)(ln__jobs_be *be, const char *queue, const char *from,
+                       ln__jobs_events **out);
+};
+
+/* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */
+struct ln__events_methods {
+    unsigned version; /* LN__EVENTS_METHODS_VERSION */
+    /* The next event into *ev (zeroed by the caller), waiting up to
+     * timeout_ms (0: no wait, < 0: no limit), in slices short enough that
+     * a store error is seen within a second. 0, LN_ETIMEDOUT or an error
+     * (errmsg set). */
+    int (*next)(ln__jobs_events *e, int64_t timeout_ms, ln_job_event *ev);
+    void (*close)(ln__jobs_events *e);
 };
 
 /* ---- Wait methods. WITHOUT the mutex, by the wait's owner only. ---- */
