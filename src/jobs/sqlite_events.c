@@ -21,6 +21,9 @@
  * cost in the op that happens to write it, and since a chunk is larger
  * than the interval, a backlog (after rollbacks) is caught up.
  *
+ * On a full disk (the space reserve of sqlite_reserve.c not whole) no
+ * events are written: the room kept is for finishing jobs.
+ *
  * Following: a follower has its own connection to the file and a cursor
  * (the last seq it looked at). It reads the rows after the cursor in one
  * read transaction, together with max(seq), so the cursor skips other
@@ -78,7 +81,7 @@ static int level_of(const char *name) {
 
 int ln__sq_event(sq_be *be, const char *queue, const char *name, const char *job_id,
                  const char *k1, const char *v1, const char *k2, const char *v2, int64_t now) {
-    if (be->events < level_of(name)) return 0;
+    if (be->events < level_of(name) || be->reserve_low) return 0;
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_EVENT);
     if (s == NULL) return LN_EBACKEND;
     sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
@@ -99,7 +102,7 @@ int ln__sq_event(sq_be *be, const char *queue, const char *name, const char *job
 }
 
 int ln__sq_events_for(sq_be *be, sq_stmt id, const char *queue, int64_t now) {
-    if (be->events < SQ_EVENTS_ALL) return 0; /* both write "waiting" */
+    if (be->events < SQ_EVENTS_ALL || be->reserve_low) return 0; /* both write "waiting" */
     sqlite3_stmt *s = ln__sq_stmt_get(be, id);
     if (s == NULL) return LN_EBACKEND;
     sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);

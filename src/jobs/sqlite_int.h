@@ -86,6 +86,10 @@ typedef struct sq_be {
     int64_t reserve_bytes;      /* ?reserve=BYTES; 0 = no reserve, -1 (until
                                    the open) = sized to the volume */
     int events;                 /* ?events=: SQ_EVENTS_* this handle writes */
+    int reserve_low;            /* the reserve was found not whole (set by
+                                   reserve_release, refreshed by relieve):
+                                   no events are written, the room is kept
+                                   for finishing jobs */
 } sq_be;
 
 /* The disk-space reserve (sqlite_reserve.c has the design). reserve_open:
