@@ -16,7 +16,7 @@ set(LN_CONF_SOURCES
     conformance/conf_admin.c conformance/conf_worker.c
     conformance/conf_lease.c conformance/conf_badinput.c
     conformance/conf_rules.c conformance/conf_json.c conformance/conf_fields.c
-    conformance/conf_timeout.c)
+    conformance/conf_timeout.c conformance/conf_events.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it

@@ -129,6 +129,8 @@ typedef struct sq_events {
     int64_t cursor;       /* every row <= cursor was looked at */
     int64_t version;      /* data_version at the last look; -1: look now */
     unsigned sleep_ms;    /* the next sleep when nothing is new */
+    int more;             /* the last look stopped at BATCH rows: look again
+                             without waiting for a new data_version */
     sq_row buf[BATCH];    /* rows read, not yet returned: [head, n) */
     size_t head, n;
 } sq_events;
@@ -210,6 +212,7 @@ static int look(sq_events *e) {
     }
     /* Full: rows past the last one read may be the queue's: stop there. */
     e->cursor = full ? e->buf[e->n - 1].seq : top;
+    e->more = full;
     return 0;
 }
 
@@ -257,7 +260,7 @@ static int sq_events_next(ln__jobs_events *b, int64_t timeout_ms, ln_job_event *
         int64_t v;
         int err = read_version(e, &v);
         if (err != 0) return err;
-        if (v != e->version) {
+        if (v != e->version || e->more) {
             if ((err = look(e)) != 0) return err;
             e->version = v;
             continue;

@@ -60,6 +60,7 @@ extern const conf_case conf_rules_cases[];
 extern const conf_case conf_json_cases[];
 extern const conf_case conf_fields_cases[];
 extern const conf_case conf_timeout_cases[];
+extern const conf_case conf_events_cases[];
 
 /* Strings equal (NULL equals only NULL); prints both on failure. */
 #define CONF_CHECK_STR(a, b) conf_check_str(__FILE__, __LINE__, #a, (a), (b))

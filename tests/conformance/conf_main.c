@@ -21,6 +21,7 @@ static const conf_case *const tables[] = {
     conf_json_cases,
     conf_fields_cases,
     conf_timeout_cases,
+    conf_events_cases,
 };
 
 static char store_url[1024];
