@@ -13,12 +13,13 @@
  * "paused" is what waiting and prioritized jobs of a paused queue report.
  *
  * The store is picked by URL:
- *   sqlite:PATH[?sync=normal|full&busy_timeout=MS&reserve=BYTES]
+ *   sqlite:PATH[?sync=normal|full&busy_timeout=MS&reserve=BYTES&events=E]
  *       embedded, one machine, many processes. Beside PATH live PATH-wal,
  *       PATH-shm (SQLite's) and PATH-reserve: disk space (default
  *       min(4 MiB, 1/6 of the volume), reserve=0 disables) kept so that on
  *       a full disk adds fail with LN_ENOSPC while the jobs already stored
- *       can still be finished, failed, cleaned and removed.
+ *       can still be finished, failed, cleaned and removed. events=
+ *       outcomes|all|none: which events this handle writes (see "Events").
  *   redis://HOST[:PORT][/DB], unix:PATH
  *       BullMQ-compatible, when built with hiredis.
  *
@@ -510,6 +511,13 @@ LN_EXTERN int ln_job_canceled(const ln_job *job);
  * A failed run that is retried writes "delayed" or "waiting", not
  * "failed": "failed" and "completed" are written once per job, when it
  * reaches its final state.
+ *
+ * On SQLite a handle writes the events its URL's events= names: outcomes
+ * (the default: every event above but added, waiting, delayed and active,
+ * and never drained; about a tenth of a worker's job rate), all (those
+ * too: batched adds then run at about a third of their rate) or none
+ * (no events: ln_jobs_wait then only times out). On a full disk
+ * (the reserve in use) SQLite writes no events.
  *
  * Where they live: on Redis, BullMQ's stream <prefix>:<queue>:events
  * (so lanes follows Node's events and Node's QueueEvents lanes'), capped
