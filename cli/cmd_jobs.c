@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -23,10 +24,10 @@ typedef struct args {
     const cli_jobs_cmd *cmd;
     const char *pos[4]; /* positional arguments after the command */
     int npos;
-    int json, all, lifo, create, dedup_extend, dedup_replace;
+    int json, all, lifo, create, dedup_extend, dedup_replace, follow;
     const char *dedup;
     const char *delay, *priority, *attempts, *backoff, *id, *limit, *offset, *age, *keep,
-        *traceparent, *on_complete, *on_fail;
+        *traceparent, *on_complete, *on_fail, *timeout, *from;
 } args;
 
 /* "lanes jobs" or "lanes jobs CMD": who speaks in messages. */
@@ -63,6 +64,8 @@ static const char **value_slot(args *a, const char *opt) {
         {"--remove-on-complete", offsetof(args, on_complete)},
         {"--remove-on-fail", offsetof(args, on_fail)},
         {"--dedup", offsetof(args, dedup)},
+        {"--timeout", offsetof(args, timeout)},
+        {"--from", offsetof(args, from)},
     };
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         if (strcmp(opt, opts[i].name) == 0) return (const char **)((char *)a + opts[i].off);
@@ -77,6 +80,7 @@ static int *flag_slot(args *a, const char *opt) {
     if (strcmp(opt, "--create") == 0) return &a->create;
     if (strcmp(opt, "--dedup-extend") == 0) return &a->dedup_extend;
     if (strcmp(opt, "--dedup-replace") == 0) return &a->dedup_replace;
+    if (strcmp(opt, "--follow") == 0) return &a->follow;
     return NULL;
 }
 
@@ -472,6 +476,96 @@ static int cmd_logs(ln_jobs *jobs, args *a) {
     return CLI_EXIT_OK;
 }
 
+/* Exit code of `wait` when the timeout passed (timeout(1)'s). */
+#define EXIT_WAIT_TIMEOUT 124
+
+static int cmd_wait(ln_jobs *jobs, args *a) {
+    if (a->npos != 2) return usage_error("%s", "wait needs QUEUE ID");
+    int64_t timeout_ms = -1;
+    if (a->timeout) {
+        char *end;
+        double secs = strtod(a->timeout, &end);
+        if (end == a->timeout || *end != '\0' || !(secs >= 0 && secs <= 1e9))
+            return usage_error("--timeout '%s' must be seconds >= 0", a->timeout);
+        timeout_ms = (int64_t)(secs * 1000.0 + 0.5);
+    }
+    ln_job_info info;
+    int err = ln_jobs_wait(jobs, a->pos[0], a->pos[1], timeout_ms, &info);
+    if (err == LN_ETIMEDOUT) {
+        fail(jobs, "wait", err);
+        return EXIT_WAIT_TIMEOUT;
+    }
+    if (err != 0) return fail(jobs, "wait", err);
+    int done = info.state == LN_JOB_COMPLETED;
+    if (a->json) {
+        print_info_json(&info);
+        putchar('\n');
+    } else if (done) {
+        puts(info.result != NULL ? info.result : "null");
+    } else {
+        fprintf(stderr, "%s\n", info.failed_reason != NULL ? info.failed_reason : "failed");
+    }
+    ln_job_info_clear(&info);
+    return done ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+}
+
+static volatile sig_atomic_t events_stop;
+
+static void on_stop_signal(int sig) {
+    (void)sig;
+    events_stop = 1;
+}
+
+/* One event as a line: "ID NAME JOBID FIELDS", or a JSON object. */
+static void print_event(const ln_job_event *e, int json) {
+    if (!json) {
+        printf("%s %s %s %s\n", e->id, e->name, e->job_id[0] ? e->job_id : "-",
+               e->fields != NULL ? e->fields : "{}");
+    } else {
+        json_t *f = json_loads(e->fields != NULL ? e->fields : "{}", 0, NULL);
+        json_t *v = json_pack("{s:s,s:s,s:s?,s:I,s:o}", "id", e->id, "event", e->name, "jobId",
+                              e->job_id[0] ? e->job_id : NULL, "at", (json_int_t)e->at_ms,
+                              "fields", f != NULL ? f : json_object());
+        if (v != NULL) print_json(v);
+    }
+    fflush(stdout);
+}
+
+static int cmd_events(ln_jobs *jobs, args *a) {
+    if (a->npos != 1) return usage_error("%s", "events needs QUEUE");
+    const char *from = a->from != NULL ? a->from : a->follow ? "$" : "0";
+    ln_jobs_events *ev;
+    int err = ln_jobs_events_open(jobs, a->pos[0], from, &ev);
+    if (err != 0) return fail(jobs, "events", err);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    while (!events_stop) {
+        ln_job_event e;
+        /* Following: short waits, so a signal ends it within half a second. */
+        err = ln_jobs_events_next(ev, a->follow ? 500 : 0, &e);
+        if (err == LN_ETIMEDOUT) {
+            err = 0;
+            if (a->follow) continue;
+            break;
+        }
+        if (err != 0) break;
+        print_event(&e, a->json);
+        ln_job_event_clear(&e);
+    }
+    int rc = CLI_EXIT_OK;
+    if (err != 0) {
+        snprintf(prog, sizeof prog, "lanes jobs events");
+        rc = cli_error(exit_for(err), prog, ln_err_name(err), NULL, "%s%s%s",
+                       cli_err_is_json() ? "" : ln_err_name(err), cli_err_is_json() ? "" : ": ",
+                       ln_jobs_events_errmsg(ev));
+    }
+    ln_jobs_events_close(ev);
+    return rc;
+}
+
 /* retry, remove, clean, pause, resume, drain: an action and a count. */
 static int cmd_action(ln_jobs *jobs, const char *cmd, args *a) {
     int err;
@@ -608,6 +702,10 @@ int cmd_jobs(int argc, char **argv) {
         rc = cmd_get(jobs, &a);
     else if (strcmp(cmd, "logs") == 0)
         rc = cmd_logs(jobs, &a);
+    else if (strcmp(cmd, "wait") == 0)
+        rc = cmd_wait(jobs, &a);
+    else if (strcmp(cmd, "events") == 0)
+        rc = cmd_events(jobs, &a);
     else
         rc = cmd_action(jobs, cmd, &a);
     ln_jobs_close(jobs);

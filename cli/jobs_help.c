@@ -62,6 +62,28 @@ static const cli_jobs_cmd cmds[] = {
     {"resume", "QUEUE", "", "Let workers take jobs from the queue again.\n"},
     {"drain", "QUEUE", "",
      "Delete the waiting, prioritized and delayed jobs; prints how many went.\n"},
+    {"wait", "QUEUE ID [--timeout S]", "--timeout ",
+     "Wait until the job completed or failed (as BullMQ's waitUntilFinished)\n"
+     "and print its result on stdout (exit 0), or its failure reason on\n"
+     "stderr (exit 1). Returns at once for a job already finished.\n"
+     "\n"
+     "  --timeout S   give up after S seconds (may be fractional): exit 124\n"
+     "                (default: no limit)\n"
+     "\n"
+     "--json prints the job as `get --json` does, for both outcomes.\n"
+     "No such job, or removed meanwhile: exit 4.\n"},
+    {"events", "QUEUE [--follow] [--from ID]", "--follow --from ",
+     "Print the queue's events, one a line: ID NAME JOBID FIELDS (FIELDS a\n"
+     "JSON object of strings; JOBID '-' when none), or with --json\n"
+     "{\"id\",\"event\",\"jobId\",\"at\",\"fields\"}. Redis: BullMQ's events\n"
+     "stream (Node's events too). sqlite: the store's events table, whose\n"
+     "per-job moves (added, waiting, delayed, active) are written only by\n"
+     "handles opened with ?events=all (the default, events=outcomes, writes\n"
+     "the outcomes, progress, stalls and administration).\n"
+     "\n"
+     "  --follow    keep printing new events until interrupted (SIGINT/SIGTERM)\n"
+     "  --from ID   start after event ID; \"0\" from the oldest kept, \"$\" only\n"
+     "              new ones (default: \"0\", or \"$\" with --follow)\n"},
 };
 
 const cli_jobs_cmd *cli_jobs_cmd_find(const char *name) {
@@ -81,7 +103,8 @@ int cli_jobs_opt_applies(const cli_jobs_cmd *cmd, const char *opt) {
 }
 
 static const char common_text[] =
-    "URL: sqlite:PATH[?sync=normal|full&busy_timeout=MS&reserve=BYTES],\n"
+    "URL: sqlite:PATH[?sync=normal|full&busy_timeout=MS&reserve=BYTES&\n"
+    "                 events=none|outcomes|all],\n"
     "     e.g. sqlite:lanes.db, or redis://HOST:PORT/DB when built with\n"
     "     hiredis. Only `add` creates a sqlite: store; every other command\n"
     "     refuses a PATH with no store unless given --create.\n"
@@ -95,7 +118,8 @@ static const char common_text[] =
     "exit codes: 0 done; 1 the operation failed (e.g. job active);\n"
     "  2 bad command line or bad input (invalid JSON, negative delay, an option\n"
     "    the command does not take, no store at a sqlite: PATH, ...);\n"
-    "  3 the store could not be opened or used; 4 no such job.\n";
+    "  3 the store could not be opened or used; 4 no such job;\n"
+    "  124 wait: the job did not finish within --timeout.\n";
 
 void cli_jobs_usage(FILE *f) {
     fputs("usage: lanes jobs URL COMMAND [ARGS] [--json]\n\ncommands:\n", f);

@@ -89,7 +89,7 @@ TEST(open_refuses_newer_schema_and_foreign_db) {
     sqlite3_finalize(st);
     sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
     CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
-    CHECK_EQ(sqlite3_column_int(st, 0), 4);
+    CHECK_EQ(sqlite3_column_int(st, 0), 5);
     sqlite3_finalize(st);
     sqlite3_close(db);
     ln_jobs_close(jobs);
@@ -343,6 +343,7 @@ TEST(counts_upgrade_from_schema_1) {
                           "DROP TRIGGER lanes_jobs_count_delete;"
                           "DROP TABLE lanes_counts;"
                           "ALTER TABLE lanes_jobs DROP COLUMN timeout_ms;"
+                          "DROP TABLE lanes_events;"
                           "PRAGMA user_version = 1;"
                           "UPDATE lanes_jobs SET state = 4, finished_at = "
                           "  created_at WHERE rid IN (1, 2);"

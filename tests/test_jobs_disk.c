@@ -171,7 +171,7 @@ static void corrupt_at_offsets(int checked) {
     for (int k = 1; k <= 12; k++) {
         memcpy(buf, pristine, len);
         size_t off = len * (size_t)k / 13;
-        off -= off % 512;
+        off -= off % 4096; /* a page start: its b-tree header */
         for (size_t i = 0; i < 256 && off + i < len; i++) {
             seed = seed * 1103515245u + 12345u;
             buf[off + i] = (char)(seed >> 16);

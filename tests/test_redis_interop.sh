@@ -477,6 +477,43 @@ dedup)
     [ "$new" != "$cid" ] && [ "$new" != "1" ] || fail "Node add after the finish was deduplicated ($new)"
     echo "dedup: Node->C and C->Node deduplicated, C TTL honoured by Node, id freed by a C worker's finish"
     ;;
+waitfor)
+    # Node's waitUntilFinished for a job a C worker runs.
+    js wait-finished "$q-a" plain '{"n":1}' "$tmp/ready-a" >"$tmp/wf.json" &
+    node_pid=$!
+    pids="$pids $node_pid"
+    wait_lines "$tmp/ready-a" 1
+    "$peer" work "$url" "$q-a" >/dev/null 2>&1 || fail "C worker"
+    wait $node_pid || fail "waitUntilFinished in Node"
+    echo "BullMQ's waitUntilFinished returns the result of a job a C worker ran"
+    [ -n "$cli" ] || exit 0
+    # lanes jobs wait (ln_jobs_wait) for jobs a Node worker runs.
+    id=$(js add-one "$q-b" plain '{"n":2}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
+    bad=$(js add-one "$q-b" doomed '{}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
+    "$cli" jobs "$url" wait "$q-b" "$id" --timeout 20 >"$tmp/wait-ok.out" &
+    w1=$!
+    "$cli" jobs "$url" wait "$q-b" "$bad" --timeout 20 2>"$tmp/wait-bad.err" &
+    w2=$!
+    sleep 0.3
+    js work "$q-b" 1 >/dev/null || fail "Node worker"
+    wait $w1 || fail "lanes jobs wait for a completed job"
+    grep -qx '{"name":"plain","data":{"n":2}}' "$tmp/wait-ok.out" ||
+        fail "wait printed $(cat "$tmp/wait-ok.out")"
+    rc=0
+    wait $w2 || rc=$?
+    [ $rc -eq 1 ] || fail "lanes jobs wait for a failed job exited $rc"
+    grep -q doomed "$tmp/wait-bad.err" || fail "wait reason $(cat "$tmp/wait-bad.err")"
+    rc=0
+    "$cli" jobs "$url" wait "$q-b" "$id" --timeout 0 >/dev/null || rc=$?
+    [ $rc -eq 0 ] || fail "wait on a finished job exited $rc"
+    echo "lanes jobs wait returns the outcome of jobs a Node worker ran"
+    # lanes' follower sees the Node worker's events.
+    "$cli" jobs "$url" events "$q-b" --from 0 >"$tmp/events.out" || fail "lanes jobs events"
+    grep -q "^[0-9-]* completed $id {\"jobId\":\"$id\",\"returnvalue\":" "$tmp/events.out" ||
+        fail "no completed event: $(cat "$tmp/events.out")"
+    grep -q "^[0-9-]* failed $bad " "$tmp/events.out" || fail "no failed event"
+    echo "lanes jobs events shows a Node worker's completed and failed events"
+    ;;
 *)
     echo "unknown case $what" >&2
     exit 2

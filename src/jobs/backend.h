@@ -30,10 +30,11 @@
 #include <stdint.h>
 
 /* 3: wait and pipe tables split off; 4: queues, promote, the outcome
- * LN__DONE_DELAY; 5: add honours opts.dedup_*. */
-#define LN__STORE_METHODS_VERSION 5
+ * LN__DONE_DELAY; 5: add honours opts.dedup_*; 6: events_open. */
+#define LN__STORE_METHODS_VERSION 6
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
+#define LN__EVENTS_METHODS_VERSION 1
 
 /* Most steps a pipe keeps in flight. */
 #define LN__PIPE_DEPTH 2
@@ -41,6 +42,7 @@
 typedef struct ln__store_methods ln__store_methods;
 typedef struct ln__wait_methods ln__wait_methods;
 typedef struct ln__pipe_methods ln__pipe_methods;
+typedef struct ln__events_methods ln__events_methods;
 
 /* The first member of every backend instance: a backend allocates its own
  * struct with this at offset 0 and returns &self->base from open. */
@@ -64,6 +66,15 @@ typedef struct ln__jobs_pipe {
     const ln__pipe_methods *methods;
     char errmsg[LN__JOBS_ERRMSG_MAX]; /* detail of the last failure */
 } ln__jobs_pipe;
+
+/* A follower of one queue's events on a connection of its own; the
+ * backend's own struct has this at offset 0. Owned by one thread at a time
+ * (the caller of ln_jobs_events_*); it borrows the instance's
+ * configuration, so the handle outlives it. */
+typedef struct ln__jobs_events {
+    const ln__events_methods *methods;
+    char errmsg[LN__JOBS_ERRMSG_MAX]; /* detail of the last failure */
+} ln__jobs_events;
 
 /* What a wait's read found. */
 enum {
@@ -165,6 +176,22 @@ struct ln__store_methods {
     /* Delayed job id to waiting / prioritized now, delay cleared;
      * LN_ENOENT, LN_EINVAL (not delayed). */
     int (*promote)(ln__jobs_be *be, const char *queue, const char *id);
+    /* Version 6. A follower of queue's events from 'from' (NULL or "$": after the
+     * newest now, fixed before this returns; "0": the oldest kept; else an
+     * event id). May connect. NULL: the store has none (LN_ENOTSUP). */
+    int (*events_open)(ln__jobs_be *be, const char *queue, const char *from,
+                       ln__jobs_events **out);
+};
+
+/* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */
+struct ln__events_methods {
+    unsigned version; /* LN__EVENTS_METHODS_VERSION */
+    /* The next event into *ev (zeroed by the caller), waiting up to
+     * timeout_ms (0: no wait, < 0: no limit), in slices short enough that
+     * a store error is seen within a second. 0, LN_ETIMEDOUT or an error
+     * (errmsg set). */
+    int (*next)(ln__jobs_events *e, int64_t timeout_ms, ln_job_event *ev);
+    void (*close)(ln__jobs_events *e);
 };
 
 /* ---- Wait methods. WITHOUT the mutex, by the wait's owner only. ---- */

@@ -45,6 +45,7 @@
 #include "redis_scripts.h"
 #include "redis_step.h"
 #include "redis_view.h"
+#include "redis_events.h"
 #include "redis_wait.h"
 
 #include <errno.h>
@@ -520,6 +521,13 @@ static int redis_log(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
 }
 
 /* The blocking wait (redis_wait.c) of a worker on queue. */
+static int redis_events_open(ln__jobs_be *be, const char *queue, const char *from,
+                             ln__jobs_events **out) {
+    redis_be *r = rbe(be);
+    set_queue(r, queue);
+    return ln__redis_events_open(&r->cfg, r->key, from, out, be->errmsg, sizeof be->errmsg);
+}
+
 static int redis_wait_open(ln__jobs_be *be, const char *queue, ln__jobs_wait **out) {
     redis_be *r = rbe(be);
     int rc = 0;
@@ -600,6 +608,7 @@ static const ln__store_methods redis_methods = {
     .pipe_open = redis_pipe_open,
     .queues = redis_queues,
     .promote = redis_promote,
+    .events_open = redis_events_open,
 };
 
 /* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and

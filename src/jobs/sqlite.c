@@ -218,7 +218,7 @@ static const char *const sql_text[S_COUNT_] = {
         "+ 1 ELSE attempts_made END, reason = CASE WHEN stalled + 1 > ?3 THEN "
         "?4 ELSE reason END, finished_at = CASE WHEN stalled + 1 > ?3 THEN ?2 "
         "ELSE finished_at END WHERE queue = ?1 AND state = 3 AND lease_until "
-        "< ?2 RETURNING rid, state, keep_f_mode, keep_f_val",
+        "< ?2 RETURNING rid, state, keep_f_mode, keep_f_val, cid",
     [S_RELEASE] = "UPDATE lanes_jobs SET state = 0, lease_until = NULL, "
                   "started = started - 1 WHERE rid = ?1 AND token = ?2 AND "
                   "state = 3",
@@ -226,6 +226,23 @@ static const char *const sql_text[S_COUNT_] = {
                    "token = ?2 AND state = 3",
     [S_LOG] = "INSERT INTO lanes_logs(rid, line) SELECT rid, ?3 FROM "
               "lanes_jobs WHERE rid = ?1 AND token = ?2 AND state = 3",
+    /* Events: fields as a JSON object of strings (jobs.h), jobId apart. */
+    [S_EVENT] = "INSERT INTO lanes_events(queue, name, job_id, fields, at) "
+                "VALUES(?1, ?2, ?3, CASE WHEN ?4 IS NULL THEN NULL WHEN ?6 IS "
+                "NULL THEN json_object(?4, ?5) ELSE json_object(?4, ?5, ?6, "
+                "?7) END, ?8)",
+    [S_EVENT_TRIM] = "DELETE FROM lanes_events WHERE seq IN (SELECT seq FROM "
+                     "lanes_events WHERE seq <= ?1 ORDER BY seq LIMIT ?2)",
+    [S_EVENT_PROMOTE] = "INSERT INTO lanes_events(queue, name, job_id, fields, "
+                        "at) SELECT ?1, 'waiting', COALESCE(cid, rid), "
+                        "'{\"prev\":\"delayed\"}', ?2 FROM lanes_jobs WHERE "
+                        "queue = ?1 AND state = 1 AND run_at <= ?2 ORDER BY "
+                        "run_at, rid",
+    [S_EVENT_RETRY_ALL] = "INSERT INTO lanes_events(queue, name, job_id, "
+                          "fields, at) SELECT ?1, 'waiting', COALESCE(cid, "
+                          "rid), '{\"prev\":\"failed\"}', ?2 FROM lanes_jobs "
+                          "WHERE queue = ?1 AND state = 5 ORDER BY "
+                          "finished_at, rid",
     [S_PENDING] = "SELECT EXISTS (SELECT 1 FROM lanes_jobs WHERE queue = ?1 "
                   "AND state = 0) OR EXISTS (SELECT 1 FROM lanes_jobs WHERE "
                   "queue = ?1 AND state = 1) OR EXISTS (SELECT 1 FROM "
@@ -310,6 +327,11 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "  WHEN old.deid IS NOT NULL BEGIN "
     "  DELETE FROM lanes_dedup WHERE queue = old.queue AND id = old.deid"
     "  AND job_rid = old.rid AND expires_at IS NULL; END;",
+    /* 4 -> 5: the events of every queue (sqlite_events.c), newest
+     * LN_JOBS_EVENTS_KEEP kept. seq only grows: the newest row is never
+     * trimmed, so max(seq) + 1 is never a number handed out before. */
+    "CREATE TABLE lanes_events(seq INTEGER PRIMARY KEY, queue TEXT NOT NULL,"
+    "  name TEXT NOT NULL, job_id TEXT, fields TEXT, at INTEGER NOT NULL);",
 };
 
 /* ---------------------------------------------------------------- errors */
@@ -458,7 +480,7 @@ static void sq_close(ln__jobs_be *b, int forked) {
 }
 
 /* No wait_open / pipe_open: idle workers poll, and the front gives the
- * worker its synchronous pipe (store.c). */
+ * worker its synchronous pipe (store.c). Events: sqlite_events.c. */
 static const ln__store_methods sq_methods = {
     .version = LN__STORE_METHODS_VERSION,
     .name = "sqlite",
@@ -482,6 +504,7 @@ static const ln__store_methods sq_methods = {
     .pending = ln__sq_pending,
     .queues = ln__sq_queues,
     .promote = ln__sq_promote,
+    .events_open = ln__sq_events_open,
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */
@@ -513,6 +536,10 @@ static int parse_url(sq_be *be, const char *url, char **path,
                    strtoul(kv + 13, &end, 10) <= 3600000 && *end == '\0' &&
                    kv[13] != '-') {
             *busy_ms = (unsigned)strtoul(kv + 13, NULL, 10);
+        } else if (strcmp(kv, "events=none") == 0 || strcmp(kv, "events=outcomes") == 0 ||
+                   strcmp(kv, "events=all") == 0) {
+            be->events = kv[7] == 'n' ? SQ_EVENTS_NONE : kv[7] == 'o' ? SQ_EVENTS_OUTCOMES
+                                                                      : SQ_EVENTS_ALL;
         } else if (strncmp(kv, "reserve=", 8) == 0 && kv[8] >= '0' &&
                    kv[8] <= '9' && strtoll(kv + 8, &end, 10) <= (1LL << 40) &&
                    *end == '\0') {
@@ -521,7 +548,8 @@ static int parse_url(sq_be *be, const char *url, char **path,
             return ln__jobs_be_err(&be->base, LN_EINVAL,
                                    "unknown or invalid sqlite URL parameter "
                                    "'%s' (known: sync=normal|full, "
-                                   "busy_timeout=MS, reserve=BYTES)", kv);
+                                   "busy_timeout=MS, reserve=BYTES, "
+                                   "events=none|outcomes|all)", kv);
         }
     }
     *path = ln__malloc(plen + 1);
@@ -691,6 +719,7 @@ int ln__jobs_sqlite_open(ln__jobs_be **out, const char *url,
     be->base.methods = &sq_methods;
     be->reserve_fd = -1;
     be->reserve_bytes = -1; /* sized to the volume */
+    be->events = SQ_EVENTS_OUTCOMES;
     char *path = NULL;
     unsigned busy_ms = opts->busy_timeout_ms;
     int err = parse_url(be, url, &path, &busy_ms);

@@ -8,7 +8,7 @@
 #include <sqlite3.h>
 
 /* Schema version this code writes; stored in PRAGMA user_version. */
-#define SQ_SCHEMA_VERSION 4
+#define SQ_SCHEMA_VERSION 5
 /* PRAGMA application_id of a lanes store: "LNJB". */
 #define SQ_APPLICATION_ID 0x4C4E4A42
 
@@ -65,8 +65,15 @@ typedef enum sq_stmt {
     S_RENEW, S_PROMOTE, S_TAKE, S_READY_ANY, S_NEXT_DUE, S_HAS_WORK,
     S_STALLED, S_RELEASE, S_PROGRESS, S_LOG, S_PENDING, S_DELAY_RUN,
     S_DEDUP_GET, S_DEDUP_PUT, S_DEDUP_PURGE,
+    S_EVENT, S_EVENT_TRIM, S_EVENT_PROMOTE, S_EVENT_RETRY_ALL,
     S_COUNT_
 } sq_stmt;
+
+/* Which events a handle writes (?events=, sqlite_events.c): none; the
+ * outcomes and administration (completed, failed, progress, stalled,
+ * removed, ... : enough for ln_jobs_wait; the default); or all, with each
+ * job's added, waiting, delayed and active too. */
+enum { SQ_EVENTS_NONE = 0, SQ_EVENTS_OUTCOMES = 1, SQ_EVENTS_ALL = 2 };
 
 typedef struct sq_be {
     ln__jobs_be base;           /* must be first */
@@ -79,6 +86,11 @@ typedef struct sq_be {
     int reserve_fd;             /* PATH-reserve, or -1 (see sqlite.c) */
     int64_t reserve_bytes;      /* ?reserve=BYTES; 0 = no reserve, -1 (until
                                    the open) = sized to the volume */
+    int events;                 /* ?events=: SQ_EVENTS_* this handle writes */
+    int reserve_low;            /* the reserve was found not whole (set by
+                                   reserve_release, refreshed by relieve):
+                                   no events are written, the room is kept
+                                   for finishing jobs */
 } sq_be;
 
 /* The disk-space reserve (sqlite_reserve.c has the design). reserve_open:
@@ -163,6 +175,22 @@ int64_t ln__sq_numeric_id(const char *id);
  * (the inline-counted completions, see above); keep-count trims use it. */
 int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
                   int mode, int64_t value, int64_t now_ms, int64_t uncounted);
+
+/* Events (sqlite_events.c has the design): write one event of queue,
+ * named name, of job job_id (NULL: none), with up to two more string
+ * fields (k1/v1, k2/v2; a NULL key ends the list), in the caller's write
+ * transaction at the store time now. Every LN__SQ_EVENTS_TRIM_EVERY-th
+ * event also deletes a bounded chunk of events older than the newest
+ * LN_JOBS_EVENTS_KEEP. */
+int ln__sq_event(sq_be *be, const char *queue, const char *name, const char *job_id,
+                 const char *k1, const char *v1, const char *k2, const char *v2, int64_t now);
+/* The event of a run of statement id (S_EVENT_PROMOTE, S_EVENT_RETRY_ALL:
+ * one event per job they are about to move) with ?1 = queue, ?2 = now. */
+int ln__sq_events_for(sq_be *be, sq_stmt id, const char *queue, int64_t now);
+/* The public id of row rid with caller id cid (NULL: store-numbered). */
+void ln__sq_public_id(char *out, size_t size, int64_t rid, const char *cid);
+int ln__sq_events_open(ln__jobs_be *b, const char *queue, const char *from,
+                       ln__jobs_events **out);
 
 /* Ops implemented in sqlite_ops.c (admin) and sqlite_work.c (worker). */
 int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n);

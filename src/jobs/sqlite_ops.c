@@ -22,6 +22,17 @@ static int cid_exists(sq_be *be, const char *queue, const char *cid) {
     return found;
 }
 
+/* A new job's events, as BullMQ's add writes them: added, then delayed
+ * (with its due time) or waiting. */
+static int add_events(sq_be *be, const char *queue, const ln__job_new *j, int64_t now) {
+    int err = ln__sq_event(be, queue, "added", j->id, "name", j->name, NULL, NULL, now);
+    if (err != 0 || j->opts.delay_ms <= 0)
+        return err != 0 ? err : ln__sq_event(be, queue, "waiting", j->id, NULL, NULL, NULL, NULL, now);
+    char due[24];
+    snprintf(due, sizeof due, "%lld", (long long)(now + j->opts.delay_ms));
+    return ln__sq_event(be, queue, "delayed", j->id, "delay", due, NULL, NULL, now);
+}
+
 int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
     sq_be *be = (sq_be *)b;
     int64_t now;
@@ -64,6 +75,8 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
         if (sqlite3_changes(be->db) == 0) { /* the caller id exists */
             j->existed = 1;
             snprintf(j->id, sizeof j->id, "%s", o->job_id);
+            err = ln__sq_event(be, queue, "duplicated", j->id, NULL, NULL, NULL, NULL, now);
+            if (err != 0) goto fail;
             continue;
         }
         int64_t rid = sqlite3_last_insert_rowid(be->db);
@@ -83,6 +96,7 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
             sqlite3_bind_int64(s, 1, rid);
             if ((err = ln__sq_run(be, s, "add (lifo)")) != 0) goto fail;
         }
+        if ((err = add_events(be, queue, j, now)) != 0) goto fail;
     }
     for (int k = 0; k < 3; k++) /* waiting, delayed, prioritized */
         if ((err = ln__sq_count(be, queue, k, added[k])) != 0) goto fail;
@@ -368,9 +382,12 @@ static int retry_once(sq_be *be, const char *queue, const char *id,
                                   id);
             goto fail;
         }
+        err = ln__sq_event(be, queue, "waiting", id, "prev", "failed", NULL, NULL, now);
+        if (err != 0) goto fail;
         if ((s = ln__sq_stmt_get(be, S_RETRY_ONE)) == NULL) goto fail_backend;
         sqlite3_bind_int64(s, 1, rid);
     } else {
+        if ((err = ln__sq_events_for(be, S_EVENT_RETRY_ALL, queue, now)) != 0) goto fail;
         if ((s = ln__sq_stmt_get(be, S_RETRY_ALL)) == NULL) goto fail_backend;
         BIND_TEXT(s, 1, queue);
     }
@@ -411,6 +428,11 @@ static int remove_once(sq_be *be, const char *queue, const char *id) {
     }
     sqlite3_bind_int64(s, 1, rid);
     if ((err = ln__sq_run(be, s, "remove")) != 0) goto fail;
+    static const char *const prev[] = {[ST_READY] = "waiting", [ST_DELAYED] = "delayed",
+                                       [ST_COMPLETED] = "completed", [ST_FAILED] = "failed"};
+    const char *from = state >= 0 && state <= ST_FAILED && prev[state] ? prev[state] : "unknown";
+    err = ln__sq_event(be, queue, "removed", id, "prev", from, NULL, NULL, now);
+    if (err != 0) goto fail;
     return ln__sq_commit(be);
 fail:
     ln__sq_rollback(be);
@@ -445,6 +467,13 @@ static int clean_once(sq_be *be, const char *queue, int state, int64_t age_ms,
         return err;
     }
     *removed = (size_t)sqlite3_changes(be->db);
+    char count[24];
+    snprintf(count, sizeof count, "%zu", *removed);
+    if ((err = ln__sq_event(be, queue, "cleaned", NULL, "count", count, NULL, NULL, now)) != 0) {
+        ln__sq_rollback(be);
+        *removed = 0;
+        return err;
+    }
     return ln__sq_commit(be);
 }
 
@@ -506,7 +535,9 @@ int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused) {
     }
     BIND_TEXT(s, 1, queue);
     sqlite3_bind_int(s, 2, paused);
-    if ((err = ln__sq_run(be, s, "pause")) != 0) {
+    if ((err = ln__sq_run(be, s, "pause")) != 0 ||
+        (err = ln__sq_event(be, queue, paused ? "paused" : "resumed", NULL, NULL, NULL, NULL,
+                            NULL, now)) != 0) {
         ln__sq_rollback(be);
         return err;
     }

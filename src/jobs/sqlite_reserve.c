@@ -109,6 +109,7 @@ static int64_t delete_floor(const sq_be *be) {
 int ln__sq_reserve_release(sq_be *be, int for_delete) {
     int64_t keep = for_delete ? 0 : delete_floor(be);
     if (be->reserve_fd < 0 || reserve_held(be) <= keep) return 0;
+    be->reserve_low = 1;
     return ftruncate(be->reserve_fd, keep) == 0;
 }
 
@@ -120,7 +121,8 @@ int ln__sq_reserve_free(const char *path) {
 }
 
 void ln__sq_relieve(sq_be *be) {
-    if (be->reserve_fd >= 0 && reserve_held(be) < be->reserve_bytes)
+    be->reserve_low = be->reserve_fd >= 0 && reserve_held(be) < be->reserve_bytes;
+    if (be->reserve_low)
         sqlite3_wal_checkpoint_v2(be->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
                                   NULL, NULL);
 }

@@ -50,6 +50,15 @@ int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
     return ln__sq_run(be, s, "retention");
 }
 
+/* A retried run's event: delayed (with its due time) or waiting. */
+static int retry_event(sq_be *be, const char *queue, const ln__job_done *d, int64_t now) {
+    if (d->delay_ms <= 0)
+        return ln__sq_event(be, queue, "waiting", d->ref.id, "prev", "failed", NULL, NULL, now);
+    char due[24];
+    snprintf(due, sizeof due, "%lld", (long long)(now + d->delay_ms));
+    return ln__sq_event(be, queue, "delayed", d->ref.id, "delay", due, NULL, NULL, now);
+}
+
 /* Record one outcome; d->rc = LN_ESTALE if the lease is gone. A
  * completion adds 1 to *completed, which the caller counts (sqlite_int.h). */
 static int apply_done(sq_be *be, const char *queue, ln__job_done *d,
@@ -70,7 +79,7 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d,
         int err = ln__sq_run(be, s, retry ? "retry" : "delay");
         if (err != 0) return err;
         d->rc = sqlite3_changes(be->db) == 1 ? 0 : LN_ESTALE;
-        return 0;
+        return d->rc != 0 ? 0 : retry_event(be, queue, d, now);
     }
     int complete = d->kind == LN__DONE_COMPLETE;
     if ((s = ln__sq_stmt_get(be, complete ? S_COMPLETE : S_FAIL)) == NULL)
@@ -93,6 +102,11 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d,
     int mode = sqlite3_column_int(s, 0);
     int64_t value = sqlite3_column_int64(s, 1);
     int err = ln__sq_run(be, s, "finish"); /* drain and reset */
+    if (err == 0)
+        err = complete ? ln__sq_event(be, queue, "completed", d->ref.id, "returnvalue",
+                                      text != NULL ? text : "null", "prev", "active", now)
+                       : ln__sq_event(be, queue, "failed", d->ref.id, "failedReason",
+                                      text != NULL ? text : "failed", "prev", "active", now);
     if (err != 0) return err;
     d->rc = 0;
     *completed += complete;
@@ -152,7 +166,8 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
     if (s == NULL) return LN_EBACKEND;
     sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, now);
-    int err = ln__sq_run(be, s, "promote delayed");
+    int err = ln__sq_events_for(be, S_EVENT_PROMOTE, queue, now); /* before: it reads them */
+    if (err == 0) err = ln__sq_run(be, s, "promote delayed");
     if (err != 0) return err;
 
     int64_t(*key)[3] = ln__malloc(st->want * sizeof *key);
@@ -205,6 +220,9 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
     if (err == 0 && rc != SQLITE_DONE) err = ln__sq_err(be, rc, "take");
     sqlite3_reset(s);
     if (err == 0 && st->ntaken == 0) err = check_none_ready(be, queue);
+    for (size_t i = 0; i < st->ntaken && err == 0; i++)
+        err = ln__sq_event(be, queue, "active", st->taken[i].ref.id, "prev", "waiting", NULL,
+                           NULL, now);
     /* Count the moves: ready (waiting or prioritized) -> active. */
     int64_t prioritized = 0, taken = (int64_t)st->ntaken;
     for (size_t i = 0; i < st->ntaken; i++) prioritized += key[i][0] > 0;
@@ -307,6 +325,19 @@ int ln__sq_step(ln__jobs_be *b, const char *queue, ln__jobs_step *st) {
     return ln__sq_relieved(be, err);
 }
 
+/* The events of one row of S_STALLED: stalled, then waiting or failed. */
+static int stalled_events(sq_be *be, const char *queue, sqlite3_stmt *s, const char *reason,
+                          int64_t now) {
+    char id[LN_JOB_ID_MAX];
+    ln__sq_public_id(id, sizeof id, sqlite3_column_int64(s, 0),
+                     (const char *)sqlite3_column_text(s, 4));
+    int err = ln__sq_event(be, queue, "stalled", id, NULL, NULL, NULL, NULL, now);
+    if (err != 0) return err;
+    if (sqlite3_column_int(s, 1) == ST_FAILED)
+        return ln__sq_event(be, queue, "failed", id, "failedReason", reason, "prev", "active", now);
+    return ln__sq_event(be, queue, "waiting", id, "prev", "active", NULL, NULL, now);
+}
+
 static int stalled_once(sq_be *be, const char *queue, unsigned max_stalled,
                         const char *reason, size_t *requeued, size_t *failed) {
     int64_t now;
@@ -326,7 +357,10 @@ static int stalled_once(sq_be *be, const char *queue, unsigned max_stalled,
     struct keep { int64_t rid, value; int mode; } *keep = NULL;
     size_t nkeep = 0, cap = 0;
     int rc;
+    /* RETURNING: the UPDATE is done at the first step, so the events may
+     * be written between the steps. */
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if ((err = stalled_events(be, queue, s, reason, now)) != 0) break;
         if (sqlite3_column_int(s, 1) != ST_FAILED) {
             (*requeued)++;
             continue;
@@ -369,7 +403,7 @@ int ln__sq_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stall
     return ln__sq_relieved(be, err);
 }
 
-static int release_once(sq_be *be, const ln__job_ref *refs, int *rcs,
+static int release_once(sq_be *be, const char *queue, const ln__job_ref *refs, int *rcs,
                         size_t n) {
     int64_t now;
     int err = ln__sq_begin_write(be, &now);
@@ -383,6 +417,8 @@ static int release_once(sq_be *be, const ln__job_ref *refs, int *rcs,
         bind_ref(s, &refs[i]);
         if ((err = ln__sq_run(be, s, "release")) == 0)
             rcs[i] = sqlite3_changes(be->db) == 1 ? 0 : LN_ESTALE;
+        if (err == 0 && rcs[i] == 0)
+            err = ln__sq_event(be, queue, "waiting", refs[i].id, "prev", "active", NULL, NULL, now);
     }
     if (err == 0) return ln__sq_commit(be);
     ln__sq_rollback(be);
@@ -391,15 +427,14 @@ static int release_once(sq_be *be, const ln__job_ref *refs, int *rcs,
 
 int ln__sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs,
                int *rcs, size_t n) {
-    (void)queue;
     sq_be *be = (sq_be *)b;
-    int err = release_once(be, refs, rcs, n);
-    if (ln__sq_retry_for_space(be, err, 0)) err = release_once(be, refs, rcs, n);
+    int err = release_once(be, queue, refs, rcs, n);
+    if (ln__sq_retry_for_space(be, err, 0)) err = release_once(be, queue, refs, rcs, n);
     return ln__sq_relieved(be, err);
 }
 
 /* progress and log: one fenced write of text to an active job. */
-static int fenced_write(sq_be *be, sq_stmt id, const ln__job_ref *ref,
+static int fenced_write(sq_be *be, const char *queue, sq_stmt id, const ln__job_ref *ref,
                         const char *text, const char *what) {
     int64_t now;
     int err = ln__sq_begin_write(be, &now);
@@ -416,6 +451,11 @@ static int fenced_write(sq_be *be, sq_stmt id, const ln__job_ref *ref,
         return err;
     }
     int changed = sqlite3_changes(be->db);
+    if (changed == 1 && id == S_PROGRESS &&
+        (err = ln__sq_event(be, queue, "progress", ref->id, "data", text, NULL, NULL, now)) != 0) {
+        ln__sq_rollback(be);
+        return err;
+    }
     if ((err = ln__sq_commit(be)) != 0) return err;
     return changed == 1 ? 0
                         : ln__jobs_be_err(&be->base, LN_ESTALE,
@@ -424,20 +464,18 @@ static int fenced_write(sq_be *be, sq_stmt id, const ln__job_ref *ref,
 
 int ln__sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
                 const char *json) {
-    (void)queue;
     sq_be *be = (sq_be *)b;
-    int err = fenced_write(be, S_PROGRESS, ref, json, "progress");
+    int err = fenced_write(be, queue, S_PROGRESS, ref, json, "progress");
     if (ln__sq_retry_for_space(be, err, 0))
-        err = fenced_write(be, S_PROGRESS, ref, json, "progress");
+        err = fenced_write(be, queue, S_PROGRESS, ref, json, "progress");
     return ln__sq_relieved(be, err);
 }
 
 int ln__sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
            const char *line) {
-    (void)queue;
     sq_be *be = (sq_be *)b;
-    int err = fenced_write(be, S_LOG, ref, line, "log");
-    if (ln__sq_retry_for_space(be, err, 0)) err = fenced_write(be, S_LOG, ref, line, "log");
+    int err = fenced_write(be, queue, S_LOG, ref, line, "log");
+    if (ln__sq_retry_for_space(be, err, 0)) err = fenced_write(be, queue, S_LOG, ref, line, "log");
     return ln__sq_relieved(be, err);
 }
 

@@ -24,6 +24,7 @@ static const conf_case *const tables[] = {
     conf_queues_cases,
     conf_outcomes_cases,
     conf_dedup_cases,
+    conf_events_cases,
 };
 
 static char store_url[1024];

@@ -329,6 +329,24 @@ async function obliterate(queue) {
   console.log(JSON.stringify({ obliterated: queue }));
 }
 
+// waitUntilFinished for a job some other worker runs: add a job named
+// name (QueueEvents ready first), append its id to readyFile, wait for
+// its outcome and check the result is handler()'s.
+async function waitFinished(queue, name, data, readyFile) {
+  const q = new Queue(queue, { connection });
+  const qe = new QueueEvents(queue, { connection });
+  await qe.waitUntilReady();
+  const payload = JSON.parse(data);
+  const job = await q.add(name, payload);
+  appendFileSync(readyFile, `${job.id}\n`);
+  const result = await job.waitUntilFinished(qe, 20000);
+  check(JSON.stringify(result) === JSON.stringify({ name, data: payload }),
+        'waitUntilFinished result', result);
+  await qe.close();
+  await q.close();
+  console.log(JSON.stringify({ id: job.id, result }));
+}
+
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
 switch (cmd) {
@@ -354,6 +372,7 @@ switch (cmd) {
   case 'obliterate': await obliterate(queue); break;
   case 'add-one': await addOne(queue, args[0], args[1], args[2]); break;
   case 'job': await jobInfo(queue, args[0]); break;
+  case 'wait-finished': await waitFinished(queue, args[0], args[1], args[2]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

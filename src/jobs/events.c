@@ -1,0 +1,177 @@
+/* events.c - the front of a queue's events (ln_jobs_events_*) and of
+ * waiting for a job's outcome (ln_jobs_wait), for every store.
+ *
+ * A follower is a backend object with a connection of its own (backend.h's
+ * events methods): opening it runs under the handle's mutex like any op;
+ * reading it does not, so a follower blocked in its wait never holds up
+ * the handle's other users.
+ *
+ * ln_jobs_wait has no lost wake-up: it opens the follower first (its
+ * cursor fixed at "after the newest event now"), then reads the job. An
+ * outcome committed before the read shows in the job; one committed after
+ * it comes after the cursor, so the follower returns it.
+ */
+#include "front.h"
+
+#include "../internal.h"
+
+#include <jansson.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+struct ln_jobs_events {
+    ln__jobs_events *be; /* the backend's follower */
+};
+
+void ln_job_event_clear(ln_job_event *event) {
+    if (event == NULL) return;
+    ln__free(event->fields);
+    memset(event, 0, sizeof *event);
+}
+
+/* An event id given as 'from': NULL, "$", or printable and short. */
+static int check_from(const char *from) {
+    if (from == NULL) return 0;
+    size_t n = strlen(from);
+    if (n == 0 || n >= sizeof(((ln_job_event *)0)->id)) return LN_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)from[i] <= ' ' || from[i] == 0x7f) return LN_EINVAL;
+    return 0;
+}
+
+int ln_jobs_events_open(ln_jobs *jobs, const char *queue, const char *from,
+                        ln_jobs_events **out) {
+    char msg[LN__JOBS_ERRMSG_MAX];
+    int code = out == NULL ? LN_EINVAL : ln__jobs_check_queue(queue, msg, sizeof msg);
+    if (out == NULL) snprintf(msg, sizeof msg, "out is NULL");
+    if (code == 0 && check_from(from) != 0) {
+        code = LN_EINVAL;
+        snprintf(msg, sizeof msg, "from: not an event id");
+    }
+    int err = ln__jobs_enter(jobs);
+    if (err != 0) return err;
+    if (code != 0) return ln__jobs_leave(jobs, ln__jobs_err(jobs, code, "%s", msg));
+    jobs->errmsg[0] = '\0';
+    if (jobs->be->methods->events_open == NULL)
+        return ln__jobs_leave(jobs, ln__jobs_err(jobs, LN_ENOTSUP, "the %s store has no events",
+                                                 jobs->be->methods->name));
+    ln_jobs_events *ev = ln__calloc(1, sizeof *ev);
+    if (ev == NULL) return ln__jobs_leave(jobs, ln__jobs_err(jobs, LN_ENOMEM, "out of memory"));
+    err = jobs->be->methods->events_open(jobs->be, queue, from, &ev->be);
+    if (err != 0) {
+        ln__free(ev);
+        return ln__jobs_leave(jobs, err);
+    }
+    *out = ev;
+    return ln__jobs_leave(jobs, 0);
+}
+
+int ln_jobs_events_next(ln_jobs_events *ev, int64_t timeout_ms, ln_job_event *event) {
+    if (ev == NULL || event == NULL) return LN_EINVAL;
+    memset(event, 0, sizeof *event);
+    ev->be->errmsg[0] = '\0';
+    int err = ev->be->methods->next(ev->be, timeout_ms, event);
+    if (err != 0) ln_job_event_clear(event);
+    return err;
+}
+
+const char *ln_jobs_events_errmsg(const ln_jobs_events *ev) {
+    return ev != NULL ? ev->be->errmsg : "";
+}
+
+void ln_jobs_events_close(ln_jobs_events *ev) {
+    if (ev == NULL) return;
+    ev->be->methods->close(ev->be);
+    ln__free(ev);
+}
+
+/* ------------------------------------------------------------ waiting */
+
+static int64_t mono_ms(void) {
+    return (int64_t)(ln__now_ns() / 1000000u);
+}
+
+static int finished(int state) {
+    return state == LN_JOB_COMPLETED || state == LN_JOB_FAILED;
+}
+
+/* *info from a completed / failed event, for a job gone by the time it
+ * is read (removed by its retention as it finished). */
+static int info_from_event(const ln_job_event *e, const char *id, ln_job_info *info) {
+    memset(info, 0, sizeof *info);
+    snprintf(info->id, sizeof info->id, "%s", id);
+    int done = strcmp(e->name, "completed") == 0;
+    info->state = done ? LN_JOB_COMPLETED : LN_JOB_FAILED;
+    info->finished_ms = e->at_ms;
+    json_t *f = json_loads(e->fields != NULL ? e->fields : "{}", 0, NULL);
+    const char *v = json_string_value(json_object_get(f, done ? "returnvalue" : "failedReason"));
+    char *copy = ln__strdup(v != NULL ? v : done ? "null" : "failed");
+    json_decref(f);
+    if (copy == NULL) return LN_ENOMEM;
+    if (done)
+        info->result = copy;
+    else
+        info->failed_reason = copy;
+    return 0;
+}
+
+/* Set the handle's message for a wait's own outcome (no op ran). */
+static int wait_err(ln_jobs *jobs, int code, const char *fmt, const char *a, const char *b) {
+    if (ln__jobs_enter(jobs) != 0) return code;
+    ln__jobs_err(jobs, code, fmt, a, b);
+    pthread_mutex_unlock(&jobs->mu);
+    return code;
+}
+
+/* Read events until job id's outcome, its removal or the deadline (-1:
+ * none). The outcome is read back from the job, for the fields only the
+ * job has; the event's fields stand in when the job is gone. */
+static int wait_events(ln_jobs *jobs, ln_jobs_events *ev, const char *queue, const char *id,
+                       int64_t deadline, ln_job_info *info) {
+    for (;;) {
+        int64_t left = -1;
+        if (deadline >= 0) {
+            left = deadline - mono_ms();
+            if (left < 0) left = 0;
+        }
+        ln_job_event e;
+        int err = ln_jobs_events_next(ev, left, &e);
+        if (err == LN_ETIMEDOUT)
+            return wait_err(jobs, err, "job '%s' of queue '%s' did not finish in time", id, queue);
+        if (err != 0)
+            return wait_err(jobs, err, "%s (queue '%s')", ln_jobs_events_errmsg(ev), queue);
+        int ours = strcmp(e.job_id, id) == 0;
+        if (ours && strcmp(e.name, "removed") == 0) {
+            ln_job_event_clear(&e);
+            return wait_err(jobs, LN_ENOENT, "job '%s' of queue '%s' was removed", id, queue);
+        }
+        if (ours && (strcmp(e.name, "completed") == 0 || strcmp(e.name, "failed") == 0)) {
+            err = ln_jobs_get(jobs, queue, id, info);
+            if (err == 0 && !finished(info->state)) ln_job_info_clear(info);
+            if (err == LN_ENOENT || (err == 0 && !finished(info->state)))
+                err = info_from_event(&e, id, info);
+            ln_job_event_clear(&e);
+            return err;
+        }
+        ln_job_event_clear(&e);
+    }
+}
+
+int ln_jobs_wait(ln_jobs *jobs, const char *queue, const char *id, int64_t timeout_ms,
+                 ln_job_info *info) {
+    if (info == NULL) return wait_err(jobs, LN_EINVAL, "%s%s", "info is NULL", "");
+    memset(info, 0, sizeof *info);
+    int64_t deadline = timeout_ms < 0 ? -1 : mono_ms() + timeout_ms;
+    ln_jobs_events *ev = NULL;
+    int err = ln_jobs_events_open(jobs, queue, NULL, &ev); /* first: see above */
+    if (err != 0) return err;
+    err = ln_jobs_get(jobs, queue, id, info);
+    if (err == 0 && !finished(info->state)) {
+        ln_job_info_clear(info);
+        err = wait_events(jobs, ev, queue, id, deadline, info);
+    }
+    ln_jobs_events_close(ev);
+    return err;
+}
