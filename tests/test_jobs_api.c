@@ -372,7 +372,7 @@ TEST(counts_upgrade_from_schema_1) {
     CHECK_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL),
              SQLITE_OK);
     CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
-    CHECK_EQ(sqlite3_column_int(st, 0), 4);
+    CHECK_EQ(sqlite3_column_int(st, 0), 5);
     sqlite3_finalize(st);
     sqlite3_close(db);
     size_t n = 0;
