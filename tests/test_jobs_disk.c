@@ -184,6 +184,20 @@ static void corrupt_at_offsets(int checked) {
         printf("    open %s, run %s, %d left, integrity %s\n",
                ln_err_name(o.open_rc), ln_err_name(o.run_rc), o.left,
                o.intact ? "ok" : "FAILS");
+        if (!checked && o.open_rc == 0 && o.run_rc == 0 && !o.intact) {
+            /* Damage on a page the run never reads (the events table's,
+             * say) is invisible to it; with the open's quick_check off
+             * (this case) only the next open sees it, and must. */
+            int64_t saved = ln__sq_quick_check_max;
+            ln__sq_quick_check_max = (int64_t)16 << 20;
+            ln_jobs *again = NULL;
+            int rc = ln_jobs_open(&again, url);
+            printf("    the next open: %s\n", ln_err_name(rc));
+            CHECK_EQ(rc, LN_ECORRUPT);
+            ln_jobs_close(again);
+            ln__sq_quick_check_max = saved;
+            continue;
+        }
         check_loud(&o);
         /* Bytes on a page no table uses (integrity stays ok) cannot be seen. */
         if (checked && !o.intact) CHECK_EQ(o.open_rc, LN_ECORRUPT);
@@ -343,8 +357,14 @@ static void full_disk_lifecycle(const char *size) {
     CHECK_EQ(jt_total(jobs, "q"), (uint64_t)added);
     rc = ln_jobs_add(jobs, "q", "n", "{}", NULL, NULL, 0);
     printf("  full: add %s: %s\n", ln_err_name(rc), ln_jobs_errmsg(jobs));
-    CHECK_EQ(rc, LN_ENOSPC);
-    CHECK(strstr(ln_jobs_errmsg(jobs), "disk full") != NULL);
+    /* An add that fits in pages the store already has may still go in;
+     * one that needs room is refused, and says why. */
+    if (rc == 0) {
+        added++;
+    } else {
+        CHECK_EQ(rc, LN_ENOSPC);
+        CHECK(strstr(ln_jobs_errmsg(jobs), "disk full") != NULL);
+    }
     /* The stored jobs finish, with results that add data (about a fifth
      * of their data). The reserve is 1/6 of the volume: it holds the
      * results of most of them; if it is used up, the worker says so. */
