@@ -159,12 +159,14 @@ static double run_pool(const variant *v) {
         ln_group_create(&g, pool);
         if (v->prefill) {
             pthread_mutex_lock(&gate);
-            for (unsigned k = 0; k < v->threads; k++) ln_submit(pool, LN_LANE_CPU, wait_gate, NULL, NULL);
+            for (unsigned k = 0; k < v->threads; k++)
+                ln_submit(pool, LN_LANE_CPU, wait_gate, NULL, NULL);
         }
         uint64_t t0 = ln_now_ns();
         if (v->batch) {
             size_t queued;
-            if (ln_group_submit_batch(g, LN_LANE_CPU, plus_one, args, ntasks, &queued) != 0) exit(1);
+            if (ln_group_submit_batch(g, LN_LANE_CPU, plus_one, args, ntasks, &queued) != 0)
+                exit(1);
         } else {
             for (size_t i = 0; i < ntasks; i++)
                 if (ln_group_submit(g, LN_LANE_CPU, plus_one, (void *)(uintptr_t)i) != 0) exit(1);
@@ -209,12 +211,17 @@ int main(int argc, char **argv) {
     int repeats = 11;
     const char *only = NULL;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0) repeats = 5;
-        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
-        else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc) repeats = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--tasks") == 0 && i + 1 < argc) ntasks = (size_t)atol(argv[++i]);
+        if (strcmp(argv[i], "--quick") == 0)
+            repeats = 5;
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = argv[++i];
+        else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
+            repeats = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--tasks") == 0 && i + 1 < argc)
+            ntasks = (size_t)atol(argv[++i]);
         else {
-            fprintf(stderr, "usage: bench_pool [--quick] [--repeats N] [--tasks N] [--only TEXT]\n");
+            fprintf(stderr,
+                    "usage: bench_pool [--quick] [--repeats N] [--tasks N] [--only TEXT]\n");
             return 2;
         }
     }

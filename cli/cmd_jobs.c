@@ -323,13 +323,13 @@ static int cmd_counts(ln_jobs *jobs, args *a) {
 /* The fields of a job jansson writes: all but data, result and progress
  * (print_info_json writes those as stored). */
 static json_t *info_fields(const ln_job_info *i) {
-    json_t *o = json_pack(
-        "{s:s,s:s,s:s?,s:i,s:b,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:I}", "id", i->id, "state",
-        ln_job_state_name(i->state), "name", i->name, "priority",
-        i->priority, "lifo", i->lifo, "attempts", i->attempts, "attempts_made", i->attempts_made,
-        "attempts_started", i->attempts_started, "stalled", i->stalled, "created_ms",
-        (json_int_t)i->created_ms, "run_at_ms", (json_int_t)i->run_at_ms, "started_ms",
-        (json_int_t)i->started_ms, "finished_ms", (json_int_t)i->finished_ms);
+    json_t *o =
+        json_pack("{s:s,s:s,s:s?,s:i,s:b,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:I}", "id", i->id, "state",
+                  ln_job_state_name(i->state), "name", i->name, "priority", i->priority, "lifo",
+                  i->lifo, "attempts", i->attempts, "attempts_made", i->attempts_made,
+                  "attempts_started", i->attempts_started, "stalled", i->stalled, "created_ms",
+                  (json_int_t)i->created_ms, "run_at_ms", (json_int_t)i->run_at_ms, "started_ms",
+                  (json_int_t)i->started_ms, "finished_ms", (json_int_t)i->finished_ms);
     if (o == NULL) return NULL;
     json_object_set_new(o, "failed_reason",
                         i->failed_reason ? json_string(i->failed_reason) : json_null());
@@ -524,8 +524,8 @@ static void print_event(const ln_job_event *e, int json) {
     } else {
         json_t *f = json_loads(e->fields != NULL ? e->fields : "{}", 0, NULL);
         json_t *v = json_pack("{s:s,s:s,s:s?,s:I,s:o}", "id", e->id, "event", e->name, "jobId",
-                              e->job_id[0] ? e->job_id : NULL, "at", (json_int_t)e->at_ms,
-                              "fields", f != NULL ? f : json_object());
+                              e->job_id[0] ? e->job_id : NULL, "at", (json_int_t)e->at_ms, "fields",
+                              f != NULL ? f : json_object());
         if (v != NULL) print_json(v);
     }
     fflush(stdout);

@@ -15,13 +15,13 @@ int main(void) {
     int rc = ln_pool_create(&pool, NULL); /* CPU lane + I/O lane */
     if (rc != 0) return fprintf(stderr, "%s\n", ln_strerror(rc)), 1;
 
-    ln_group *batch;                      /* many tasks, no handle each */
+    ln_group *batch; /* many tasks, no handle each */
     ln_group_create(&batch, pool);
     for (long i = 0; i < 1000; i++) ln_group_submit(batch, LN_LANE_CPU, square, (void *)i);
     ln_group_wait(batch);
     ln_group_destroy(batch);
 
-    ln_task *t;                           /* one task, one future */
+    ln_task *t; /* one task, one future */
     ln_submit(pool, LN_LANE_IO, square, (void *)12, &t);
     void *result;
     if (ln_task_wait(t, &result) == 0) printf("12 squared is %ld\n", (long)result);

@@ -38,9 +38,8 @@ extern "C" {
 #define LN_VERSION_MAJOR 0
 #define LN_VERSION_MINOR 1
 #define LN_VERSION_PATCH 0
-#define LN_VERSION_HEX \
-    ((LN_VERSION_MAJOR << 16) | (LN_VERSION_MINOR << 8) | LN_VERSION_PATCH)
-#define LN_AT_LEAST_VERSION(maj, min, pat) \
+#define LN_VERSION_HEX ((LN_VERSION_MAJOR << 16) | (LN_VERSION_MINOR << 8) | LN_VERSION_PATCH)
+#define LN_AT_LEAST_VERSION(maj, min, pat)                                                         \
     (LN_VERSION_HEX >= (((maj) << 16) | ((min) << 8) | (pat)))
 
 /* "0.1.0". Static storage. */
@@ -52,35 +51,35 @@ LN_EXTERN unsigned ln_version(void);
 /* Errors: one table. Codes are negative and never renumbered; errno values
  * are reused where they fit, the rest live at -4000 and below.             */
 
-#define LN_ERRNO_MAP(XX)                                                     \
-    XX(EINVAL, -EINVAL, "invalid argument")                                  \
-    XX(ENOMEM, -ENOMEM, "out of memory")                                     \
-    XX(EAGAIN, -EAGAIN, "resource temporarily unavailable (queue full)")     \
-    XX(ECANCELED, -ECANCELED, "operation canceled")                          \
-    XX(EBUSY, -EBUSY, "resource busy (task already started)")                \
-    XX(ENOENT, -ENOENT, "no such entry")                                     \
-    XX(EEXIST, -EEXIST, "entry already exists")                              \
-    XX(ETIMEDOUT, -ETIMEDOUT, "operation timed out")                         \
-    XX(EIO, -EIO, "i/o error")                                               \
-    XX(ENOSPC, -ENOSPC, "no space left on device")                           \
-    XX(EACCES, -EACCES, "permission denied")                                 \
-    XX(ENOTSUP, -ENOTSUP, "operation not supported")                         \
-    XX(ERANGE, -ERANGE, "value out of range")                                \
-    XX(ESHUTDOWN, -ESHUTDOWN, "pool or worker is shutting down")             \
-    XX(ESTALE, -ESTALE, "lease lost: another worker owns the job now")       \
-    XX(ECONNREFUSED, -ECONNREFUSED, "connection refused")                    \
-    XX(EBACKEND, -4001, "backend error (see the handle's error message)")    \
-    XX(EJSON, -4002, "invalid JSON")                                         \
-    XX(ECORRUPT, -4003, "store is corrupt or not a lanes store")             \
-    XX(EFORK, -4004, "handle used in a child process after fork()")          \
-    XX(ETOOBIG, -4005, "value too large")                                    \
+#define LN_ERRNO_MAP(XX)                                                                           \
+    XX(EINVAL, -EINVAL, "invalid argument")                                                        \
+    XX(ENOMEM, -ENOMEM, "out of memory")                                                           \
+    XX(EAGAIN, -EAGAIN, "resource temporarily unavailable (queue full)")                           \
+    XX(ECANCELED, -ECANCELED, "operation canceled")                                                \
+    XX(EBUSY, -EBUSY, "resource busy (task already started)")                                      \
+    XX(ENOENT, -ENOENT, "no such entry")                                                           \
+    XX(EEXIST, -EEXIST, "entry already exists")                                                    \
+    XX(ETIMEDOUT, -ETIMEDOUT, "operation timed out")                                               \
+    XX(EIO, -EIO, "i/o error")                                                                     \
+    XX(ENOSPC, -ENOSPC, "no space left on device")                                                 \
+    XX(EACCES, -EACCES, "permission denied")                                                       \
+    XX(ENOTSUP, -ENOTSUP, "operation not supported")                                               \
+    XX(ERANGE, -ERANGE, "value out of range")                                                      \
+    XX(ESHUTDOWN, -ESHUTDOWN, "pool or worker is shutting down")                                   \
+    XX(ESTALE, -ESTALE, "lease lost: another worker owns the job now")                             \
+    XX(ECONNREFUSED, -ECONNREFUSED, "connection refused")                                          \
+    XX(EBACKEND, -4001, "backend error (see the handle's error message)")                          \
+    XX(EJSON, -4002, "invalid JSON")                                                               \
+    XX(ECORRUPT, -4003, "store is corrupt or not a lanes store")                                   \
+    XX(EFORK, -4004, "handle used in a child process after fork()")                                \
+    XX(ETOOBIG, -4005, "value too large")                                                          \
     XX(EFAILED, -4006, "task or job failed")
 
 typedef enum ln_errno {
 #define LN_XX_(name, value, text) LN_##name = (value),
     LN_ERRNO_MAP(LN_XX_)
 #undef LN_XX_
-    LN_OK = 0
+        LN_OK = 0
 } ln_errno;
 
 /* Static text for err, e.g. "invalid argument"; "unknown error" otherwise. */
@@ -99,8 +98,7 @@ typedef void *(*ln_realloc_fn)(void *ptr, size_t size);
 typedef void *(*ln_calloc_fn)(size_t count, size_t size);
 typedef void (*ln_free_fn)(void *ptr);
 
-LN_EXTERN int ln_set_allocator(ln_malloc_fn m, ln_realloc_fn r, ln_calloc_fn c,
-                               ln_free_fn f);
+LN_EXTERN int ln_set_allocator(ln_malloc_fn m, ln_realloc_fn r, ln_calloc_fn c, ln_free_fn f);
 LN_EXTERN void ln_reset_allocator(void);
 
 /* ------------------------------------------------------------------------ */
@@ -132,8 +130,8 @@ typedef void (*ln_complete_fn)(void *arg, void *result, int status);
 typedef struct ln_queue_item {
     ln_fn fn;
     void *arg;
-    void *owner;      /* lanes' bookkeeping; copy, never interpret */
-    uint64_t enq_ns;  /* lanes' bookkeeping; copy, never interpret */
+    void *owner;     /* lanes' bookkeeping; copy, never interpret */
+    uint64_t enq_ns; /* lanes' bookkeeping; copy, never interpret */
 } ln_queue_item;
 
 #define LN_QUEUE_OPS_VERSION 1
@@ -194,12 +192,12 @@ enum { LN_FULL_FAIL = 0, LN_FULL_BLOCK = 1 };
 enum { LN_TIMING_OFF = 0, LN_TIMING_SAMPLED = 1, LN_TIMING_ALL = 2 };
 
 typedef struct ln_pool_opts {
-    unsigned nlanes;                   /* 1..LN_MAX_LANES; default 2 */
-    ln_lane_opts lanes[LN_MAX_LANES];  /* lanes[0] CPU, lanes[1] I/O */
-    int when_full;                     /* LN_FULL_FAIL (default) or _BLOCK */
-    unsigned timing;                   /* LN_TIMING_SAMPLED (default), _ALL or
+    unsigned nlanes;                  /* 1..LN_MAX_LANES; default 2 */
+    ln_lane_opts lanes[LN_MAX_LANES]; /* lanes[0] CPU, lanes[1] I/O */
+    int when_full;                    /* LN_FULL_FAIL (default) or _BLOCK */
+    unsigned timing;                  /* LN_TIMING_SAMPLED (default), _ALL or
                                           _OFF: see above */
-    unsigned spin_us;                  /* how long an idle worker polls before
+    unsigned spin_us;                 /* how long an idle worker polls before
                                           sleeping; default 50 */
 } ln_pool_opts;
 
@@ -249,10 +247,9 @@ enum {
  * being destroyed); LN_ENOMEM. On error nothing was queued and *task is
  * unchanged. A canceled task keeps its queue slot (and counts against
  * max_queue) until a worker reaches and drops it. */
-LN_EXTERN int ln_submit(ln_pool *pool, int lane, ln_fn fn, void *arg,
-                        ln_task **task);
-LN_EXTERN int ln_submit_ex(ln_pool *pool, int lane, ln_fn fn, void *arg,
-                           unsigned flags, ln_task **task);
+LN_EXTERN int ln_submit(ln_pool *pool, int lane, ln_fn fn, void *arg, ln_task **task);
+LN_EXTERN int ln_submit_ex(ln_pool *pool, int lane, ln_fn fn, void *arg, unsigned flags,
+                           ln_task **task);
 
 /* Wait until the task has finished; *result (if result is not NULL) gets the
  * return value of fn. 0, LN_ECANCELED if it never ran, LN_EINVAL. Any
@@ -260,8 +257,7 @@ LN_EXTERN int ln_submit_ex(ln_pool *pool, int lane, ln_fn fn, void *arg,
 LN_EXTERN int ln_task_wait(ln_task *task, void **result);
 
 /* Like ln_task_wait but gives up after timeout_ms: LN_ETIMEDOUT. */
-LN_EXTERN int ln_task_wait_for(ln_task *task, unsigned timeout_ms,
-                               void **result);
+LN_EXTERN int ln_task_wait_for(ln_task *task, unsigned timeout_ms, void **result);
 
 /* Remove a task that has not started: 0 (also if already canceled), then a
  * later wait returns LN_ECANCELED. LN_EBUSY once it has started. O(1). */
@@ -286,8 +282,7 @@ LN_EXTERN int ln_group_create(ln_group **out, ln_pool *pool);
 /* Like ln_submit(pool, lane, fn, arg, NULL) but counted in the group.
  * Any thread. Same errors as ln_submit. */
 LN_EXTERN int ln_group_submit(ln_group *group, int lane, ln_fn fn, void *arg);
-LN_EXTERN int ln_group_submit_ex(ln_group *group, int lane, ln_fn fn,
-                                 void *arg, unsigned flags);
+LN_EXTERN int ln_group_submit_ex(ln_group *group, int lane, ln_fn fn, void *arg, unsigned flags);
 
 /* Queue fn(args[i]) for i in 0..n-1 on lane, counted in the group: the
  * fast way to submit an array of work (on a fixed lane, many ring slots are
@@ -295,9 +290,8 @@ LN_EXTERN int ln_group_submit_ex(ln_group *group, int lane, ln_fn fn,
  * args order. 0 when all n were queued; else the error that stopped it,
  * and *queued (if not NULL) says how many, from args[0], were queued and
  * will run. args is read during the call only. */
-LN_EXTERN int ln_group_submit_batch(ln_group *group, int lane, ln_fn fn,
-                                    void *const *args, size_t n,
-                                    size_t *queued);
+LN_EXTERN int ln_group_submit_batch(ln_group *group, int lane, ln_fn fn, void *const *args,
+                                    size_t n, size_t *queued);
 
 /* Wait until every task submitted to the group so far has finished. 0 if
  * all ran, LN_ECANCELED if any was canceled (pool destroyed), LN_EINVAL,
@@ -305,8 +299,7 @@ LN_EXTERN int ln_group_submit_batch(ln_group *group, int lane, ln_fn fn,
 LN_EXTERN int ln_group_wait(ln_group *group);
 
 /* Counts: tasks submitted, and finished (ran or canceled) so far. */
-LN_EXTERN int ln_group_counts(const ln_group *group, uint64_t *submitted,
-                              uint64_t *finished);
+LN_EXTERN int ln_group_counts(const ln_group *group, uint64_t *submitted, uint64_t *finished);
 
 /* Wait for the group's tasks, then free it. */
 LN_EXTERN void ln_group_destroy(ln_group *group);
@@ -320,8 +313,8 @@ LN_EXTERN void ln_group_destroy(ln_group *group);
  * result, status) is run by the next ln_pool_run_completions() call.
  * Exactly one completion per accepted task. Errors as ln_submit, and then
  * done never runs. task may be NULL. */
-LN_EXTERN int ln_submit_cb(ln_pool *pool, int lane, ln_fn fn, void *arg,
-                           ln_complete_fn done, ln_task **task);
+LN_EXTERN int ln_submit_cb(ln_pool *pool, int lane, ln_fn fn, void *arg, ln_complete_fn done,
+                           ln_task **task);
 
 /* A descriptor (an eventfd) that polls readable while completions are
  * pending. Owned by the pool; do not close or read it. Returns the fd (>= 0)
@@ -344,17 +337,17 @@ typedef struct ln_latency {
 
 typedef struct ln_lane_stats {
     char name[32];
-    unsigned threads;       /* workers alive now */
-    unsigned busy;          /* workers running a task now */
-    uint64_t submitted;     /* tasks accepted */
-    uint64_t completed;     /* tasks that ran to the end */
-    uint64_t canceled;      /* tasks canceled before they started */
-    uint64_t queued;        /* tasks waiting now */
-    uint64_t peak_queued;   /* highest 'queued' seen */
-    double utilization;     /* busy time / (thread time alive), 0..1 */
-    ln_latency wait;        /* submit -> start (when timing is on) */
-    ln_latency run;         /* start -> end (when timing is on) */
-    unsigned min_threads;   /* the lane's configuration */
+    unsigned threads;     /* workers alive now */
+    unsigned busy;        /* workers running a task now */
+    uint64_t submitted;   /* tasks accepted */
+    uint64_t completed;   /* tasks that ran to the end */
+    uint64_t canceled;    /* tasks canceled before they started */
+    uint64_t queued;      /* tasks waiting now */
+    uint64_t peak_queued; /* highest 'queued' seen */
+    double utilization;   /* busy time / (thread time alive), 0..1 */
+    ln_latency wait;      /* submit -> start (when timing is on) */
+    ln_latency run;       /* start -> end (when timing is on) */
+    unsigned min_threads; /* the lane's configuration */
     unsigned max_threads;
 } ln_lane_stats;
 
@@ -377,9 +370,9 @@ typedef struct ln_map_stop ln_map_stop;
 #define LN_MAP_NOT_RUN (-4100)
 
 typedef struct ln_map_opts {
-    int lane;               /* default LN_LANE_CPU */
-    unsigned concurrency;   /* max calls in flight; 0 = lane's max_threads */
-    int stop_on_error;      /* 1: start nothing new after the first failure */
+    int lane;             /* default LN_LANE_CPU */
+    unsigned concurrency; /* max calls in flight; 0 = lane's max_threads */
+    int stop_on_error;    /* 1: start nothing new after the first failure */
     /* Optional progress hooks, called on the worker thread. */
     void (*on_start)(size_t index, void *ctx);
     void (*on_finish)(size_t index, int code, void *ctx);
@@ -415,8 +408,8 @@ LN_EXTERN void ln_map_opts_init(ln_map_opts *opts);
  * LN_ECANCELED if stopped, LN_EINVAL, LN_ENOMEM, LN_EBUSY when called from
  * a worker of pool on the same lane (its rails would queue behind the
  * caller), LN_ERANGE for n > SIZE_MAX / 2. n = 0 returns 0 at once. */
-LN_EXTERN int ln_map(ln_pool *pool, size_t n, ln_map_fn fn, void *ctx,
-                     const ln_map_opts *opts, ln_map_result *result);
+LN_EXTERN int ln_map(ln_pool *pool, size_t n, ln_map_fn fn, void *ctx, const ln_map_opts *opts,
+                     ln_map_result *result);
 
 /* A stop handle: create, pass in opts->stop, trigger from any thread. */
 LN_EXTERN int ln_map_stop_create(ln_map_stop **out);
@@ -440,15 +433,13 @@ LN_EXTERN void ln_limiter_opts_init(ln_limiter_opts *opts);
 /* ln_limiter_create(out, c) == create_ex with concurrency c, other defaults.
  * LN_EINVAL for concurrency 0, LN_ENOMEM. */
 LN_EXTERN int ln_limiter_create(ln_limiter **out, unsigned concurrency);
-LN_EXTERN int ln_limiter_create_ex(ln_limiter **out,
-                                   const ln_limiter_opts *opts);
+LN_EXTERN int ln_limiter_create_ex(ln_limiter **out, const ln_limiter_opts *opts);
 
 /* Call start(arg, token) now if fewer than concurrency operations are in
  * flight (on the calling thread), else queue it; it is then started by the
  * thread whose ln_done frees a rail. 0, LN_EINVAL, LN_EAGAIN (bound reached,
  * not blocking), LN_ENOMEM. */
-LN_EXTERN int ln_limiter_submit(ln_limiter *lim, ln_start_fn start,
-                                void *arg);
+LN_EXTERN int ln_limiter_submit(ln_limiter *lim, ln_start_fn start, void *arg);
 
 /* Finish the operation of token with err (0 = success). Exactly once per
  * token, from any thread, including from inside start. The token is invalid

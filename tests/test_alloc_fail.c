@@ -6,7 +6,9 @@
 
 #include <lanes.h>
 
-static void *plus_one(void *arg) { return (void *)((uintptr_t)arg + 1); }
+static void *plus_one(void *arg) {
+    return (void *)((uintptr_t)arg + 1);
+}
 static void on_done(void *arg, void *result, int status) {
     (void)arg;
     (void)result;

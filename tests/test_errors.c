@@ -15,7 +15,8 @@ TEST(error_table) {
     CHECK(strcmp(ln_err_name(-999999), "LN_UNKNOWN") == 0);
     CHECK(LN_EINVAL < 0 && LN_EAGAIN < 0 && LN_EBACKEND < 0);
     /* every code has a distinct name and text */
-#define XX(name, value, text) CHECK(strcmp(ln_err_name(value), "LN_" #name) == 0); \
+#define XX(name, value, text)                                                                      \
+    CHECK(strcmp(ln_err_name(value), "LN_" #name) == 0);                                           \
     CHECK(strcmp(ln_strerror(value), text) == 0);
     LN_ERRNO_MAP(XX)
 #undef XX
@@ -75,7 +76,9 @@ TEST(bad_options) {
     CHECK(p == NULL);
 }
 
-static void *noop(void *a) { return a; }
+static void *noop(void *a) {
+    return a;
+}
 
 TEST(bad_lane_and_flags) {
     ln_pool *p;
@@ -111,8 +114,11 @@ TEST(lanes_threads_env) {
 
 int main(int argc, char **argv) {
     return ln_test_run(argc, argv,
-                       (ln_test_case[]){TESTCASE(error_table), TESTCASE(version),
-                                        TESTCASE(null_arguments), TESTCASE(bad_options),
+                       (ln_test_case[]){TESTCASE(error_table),
+                                        TESTCASE(version),
+                                        TESTCASE(null_arguments),
+                                        TESTCASE(bad_options),
                                         TESTCASE(bad_lane_and_flags),
-                                        TESTCASE(lanes_threads_env), {0}});
+                                        TESTCASE(lanes_threads_env),
+                                        {0}});
 }

@@ -17,7 +17,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-static ln_jobs *open_fresh(const char *name) { return jt_open(jt_url(name)); }
+static ln_jobs *open_fresh(const char *name) {
+    return jt_open(jt_url(name));
+}
 
 TEST(open_rejects_bad_urls_and_files) {
     ln_jobs *jobs = NULL;
@@ -32,16 +34,15 @@ TEST(open_rejects_bad_urls_and_files) {
     snprintf(url, sizeof url, "%s?busy_timeout=-1", jt_url("a"));
     CHECK_EQ(ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg), LN_EINVAL);
     /* Every known parameter at once opens a working store. */
-    snprintf(url, sizeof url, "%s?sync=full&busy_timeout=5000&reserve=0",
-             jt_url("full"));
+    snprintf(url, sizeof url, "%s?sync=full&busy_timeout=5000&reserve=0", jt_url("full"));
     CHECK_EQ(ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg), 0);
     CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", NULL, NULL, 0), 0);
     ln_jobs_close(jobs);
     jobs = NULL;
     CHECK(access(jt_path("full.db-reserve"), F_OK) != 0); /* reserve=0 */
     /* Unwritable locations: under a missing directory, under a file. */
-    CHECK_EQ(ln_jobs_open_ex(&jobs, "sqlite:/nonexistent-lanes/dir/x.db", NULL,
-                             msg, sizeof msg), LN_EIO);
+    CHECK_EQ(ln_jobs_open_ex(&jobs, "sqlite:/nonexistent-lanes/dir/x.db", NULL, msg, sizeof msg),
+             LN_EIO);
     CHECK(strstr(msg, "/nonexistent-lanes/dir/x.db") != NULL);
     FILE *f = fopen(jt_path("plain"), "w");
     CHECK(f != NULL);
@@ -71,14 +72,12 @@ TEST(open_refuses_newer_schema_and_foreign_db) {
     CHECK_EQ(sqlite3_exec(db, "PRAGMA user_version = 99", 0, 0, 0), SQLITE_OK);
     sqlite3_close(db);
     char msg[512];
-    CHECK_EQ(ln_jobs_open_ex(&jobs, jt_url("s"), NULL, msg, sizeof msg),
-             LN_ECORRUPT);
+    CHECK_EQ(ln_jobs_open_ex(&jobs, jt_url("s"), NULL, msg, sizeof msg), LN_ECORRUPT);
     CHECK(strstr(msg, "schema version 99") != NULL);
     CHECK_EQ(sqlite3_open(jt_path("other.db"), &db), SQLITE_OK);
     CHECK_EQ(sqlite3_exec(db, "PRAGMA application_id = 7", 0, 0, 0), SQLITE_OK);
     sqlite3_close(db);
-    CHECK_EQ(ln_jobs_open_ex(&jobs, jt_url("other"), NULL, msg, sizeof msg),
-             LN_ECORRUPT);
+    CHECK_EQ(ln_jobs_open_ex(&jobs, jt_url("other"), NULL, msg, sizeof msg), LN_ECORRUPT);
     /* The store itself: WAL, versioned. */
     jobs = open_fresh("s2");
     CHECK_EQ(sqlite3_open(jt_path("s2.db"), &db), SQLITE_OK);
@@ -106,11 +105,11 @@ TEST(open_in_read_only_directory_is_eacces) {
     snprintf(dir, sizeof dir, "%s", jt_path("rodir"));
     CHECK_EQ(mkdir(dir, 0755), 0);
     if (geteuid() == 0) {
-        if (unshare(CLONE_NEWNS) != 0 ||
-            mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
             mount("tmpfs", dir, "tmpfs", MS_RDONLY, "size=1m") != 0) {
             printf("  skipped: running as root and cannot mount a read-only "
-                   "tmpfs: %s\n", strerror(errno));
+                   "tmpfs: %s\n",
+                   strerror(errno));
             jt_cleanup();
             _exit(77);
         }
@@ -124,10 +123,11 @@ TEST(open_in_read_only_directory_is_eacces) {
     printf("  %s\n", msg);
     CHECK(strstr(msg, dir) != NULL);
     CHECK(strstr(msg, "No such file") == NULL);
-    CHECK(strstr(msg, "Read-only file system") != NULL ||
-          strstr(msg, "Permission denied") != NULL);
-    if (geteuid() == 0) umount2(dir, MNT_DETACH);
-    else chmod(dir, 0755);
+    CHECK(strstr(msg, "Read-only file system") != NULL || strstr(msg, "Permission denied") != NULL);
+    if (geteuid() == 0)
+        umount2(dir, MNT_DETACH);
+    else
+        chmod(dir, 0755);
     jt_cleanup();
 }
 
@@ -145,8 +145,7 @@ static uint64_t file_hash(const char *path) {
 /* Make jt_path(name).db with sql (a journal_mode=DELETE database), open it
  * as a store: LN_ECORRUPT with 'expect' in the message, and the file is
  * exactly as it was, with no -wal, -shm or -reserve beside it. */
-static void check_foreign_refused(const char *name, const char *sql,
-                                  const char *expect) {
+static void check_foreign_refused(const char *name, const char *sql, const char *expect) {
     char file[64], path[600], side[640];
     snprintf(file, sizeof file, "%s.db", name);
     snprintf(path, sizeof path, "%s", jt_path(file));
@@ -160,8 +159,7 @@ static void check_foreign_refused(const char *name, const char *sql,
     for (int round = 0; round < 2; round++) { /* the API, then the CLI path */
         ln_jobs *jobs = NULL;
         char msg[512];
-        CHECK_EQ(ln_jobs_open_ex(&jobs, jt_url(name), NULL, msg, sizeof msg),
-                 LN_ECORRUPT);
+        CHECK_EQ(ln_jobs_open_ex(&jobs, jt_url(name), NULL, msg, sizeof msg), LN_ECORRUPT);
         CHECK(jobs == NULL);
         if (strstr(msg, expect) == NULL) printf("  message: %s\n", msg);
         CHECK(strstr(msg, expect) != NULL);
@@ -181,22 +179,23 @@ static void check_foreign_refused(const char *name, const char *sql,
  * claims a lanes schema version but lacks the lanes tables. An empty
  * database (no tables) still becomes a store. */
 TEST(open_refuses_foreign_database_untouched) {
-    check_foreign_refused("app", "CREATE TABLE users(id INTEGER PRIMARY KEY, "
+    check_foreign_refused("app",
+                          "CREATE TABLE users(id INTEGER PRIMARY KEY, "
                           "name TEXT); INSERT INTO users VALUES(1, 'ann');",
                           "not a lanes store");
-    check_foreign_refused("app_idx", "CREATE TABLE t(x); CREATE INDEX t_x ON "
+    check_foreign_refused("app_idx",
+                          "CREATE TABLE t(x); CREATE INDEX t_x ON "
                           "t(x); CREATE VIEW v AS SELECT * FROM t;",
                           "not a lanes store");
-    check_foreign_refused("v1", "PRAGMA user_version = 1",
-                          "table lanes_queues is missing");
-    check_foreign_refused("v2", "CREATE TABLE users(id); "
+    check_foreign_refused("v1", "PRAGMA user_version = 1", "table lanes_queues is missing");
+    check_foreign_refused("v2",
+                          "CREATE TABLE users(id); "
                           "PRAGMA user_version = 2",
                           "user_version is 2 but table");
     /* An empty SQLite database is no other application's: lanes uses it. */
     sqlite3 *db;
     CHECK_EQ(sqlite3_open(jt_path("empty.db"), &db), SQLITE_OK);
-    CHECK_EQ(sqlite3_exec(db, "PRAGMA user_version = 0; VACUUM", 0, 0, 0),
-             SQLITE_OK);
+    CHECK_EQ(sqlite3_exec(db, "PRAGMA user_version = 0; VACUUM", 0, 0, 0), SQLITE_OK);
     sqlite3_close(db);
     ln_jobs *jobs = open_fresh("empty");
     CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", NULL, NULL, 0), 0);
@@ -218,15 +217,14 @@ TEST(lease_fencing_rejects_stale_tokens) {
     ln__free(taken[0].name), ln__free(taken[0].data);
     ln_test_sleep_ms(80); /* lease lapses */
     size_t requeued, failed;
-    CHECK_EQ(be->methods->recover_stalled(be, "q", 1, "stalled", &requeued,
-                                      &failed), 0);
+    CHECK_EQ(be->methods->recover_stalled(be, "q", 1, "stalled", &requeued, &failed), 0);
     CHECK_EQ(requeued, 1);
     CHECK_EQ(failed, 0);
     /* The old holder can no longer complete, renew, log or release. */
     ln__job_done d = {.ref = old, .kind = LN__DONE_COMPLETE};
     int rrc = 0;
-    ln__jobs_step st2 = {.done = &d, .ndone = 1, .renew = &old,
-                         .renew_rc = &rrc, .nrenew = 1, .lease_ms = 30000};
+    ln__jobs_step st2 = {
+        .done = &d, .ndone = 1, .renew = &old, .renew_rc = &rrc, .nrenew = 1, .lease_ms = 30000};
     CHECK_EQ(be->methods->step(be, "q", &st2), 0);
     CHECK_EQ(d.rc, LN_ESTALE);
     CHECK_EQ(rrc, LN_ESTALE);
@@ -246,8 +244,7 @@ TEST(lease_fencing_rejects_stale_tokens) {
     ln__free(taken[0].name), ln__free(taken[0].data);
     /* Stalls past max_stalled fail the job with a clear reason. */
     ln_test_sleep_ms(80);
-    CHECK_EQ(be->methods->recover_stalled(be, "q", 1, "stalled too often",
-                                      &requeued, &failed), 0);
+    CHECK_EQ(be->methods->recover_stalled(be, "q", 1, "stalled too often", &requeued, &failed), 0);
     CHECK_EQ(failed, 1);
     CHECK_EQ(ln_jobs_get(jobs, "q", "1", &info), 0);
     CHECK_EQ(info.state, LN_JOB_FAILED);
@@ -281,10 +278,8 @@ TEST(every_statement_uses_an_index) {
         CHECK_EQ(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
         while (sqlite3_step(st) == SQLITE_ROW) {
             const char *d = (const char *)sqlite3_column_text(st, 3);
-            if (strncmp(d, "SCAN lanes_jobs", 15) == 0 ||
-                strncmp(d, "SCAN j", 6) == 0) {
-                fprintf(stderr, "statement %d scans: %s\n  %s\n", id, d,
-                        ln__sq_sql_text(id));
+            if (strncmp(d, "SCAN lanes_jobs", 15) == 0 || strncmp(d, "SCAN j", 6) == 0) {
+                fprintf(stderr, "statement %d scans: %s\n  %s\n", id, d, ln__sq_sql_text(id));
                 CHECK(0);
             }
         }
@@ -323,8 +318,7 @@ TEST(counts_upgrade_from_schema_1) {
     for (int i = 0; i < 5; i++) /* 1..5 waiting */
         CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", NULL, NULL, 0), 0);
     o.priority = 3; /* 6, 7 prioritized */
-    for (int i = 0; i < 2; i++)
-        CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", &o, NULL, 0), 0);
+    for (int i = 0; i < 2; i++) CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", &o, NULL, 0), 0);
     ln_job_opts_init(&o);
     o.delay_ms = 3600000; /* 8 delayed */
     CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", &o, NULL, 0), 0);
@@ -352,7 +346,8 @@ TEST(counts_upgrade_from_schema_1) {
                           "DELETE FROM lanes_jobs WHERE rid = 4;"
                           "UPDATE lanes_jobs SET state = 3, lease_until = "
                           "  created_at + 60000 WHERE rid = 6;",
-                          NULL, NULL, NULL), SQLITE_OK);
+                          NULL, NULL, NULL),
+             SQLITE_OK);
     sqlite3_close(db);
 
     jobs = open_fresh("u");
@@ -369,8 +364,7 @@ TEST(counts_upgrade_from_schema_1) {
     /* Upgraded: versioned, and the counters move with the jobs again. */
     CHECK_EQ(sqlite3_open(jt_path("u.db"), &db), SQLITE_OK);
     sqlite3_stmt *st;
-    CHECK_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL),
-             SQLITE_OK);
+    CHECK_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
     CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
     CHECK_EQ(sqlite3_column_int(st, 0), 5);
     sqlite3_finalize(st);
@@ -451,15 +445,15 @@ TEST(allocation_failures_are_clean) {
 }
 
 int main(int argc, char **argv) {
-    return ln_test_run(argc, argv, (ln_test_case[]){
-        TESTCASE(open_rejects_bad_urls_and_files),
-        TESTCASE(open_refuses_newer_schema_and_foreign_db),
-        TESTCASE(open_refuses_foreign_database_untouched),
-        TESTCASE(open_in_read_only_directory_is_eacces),
-        TESTCASE(lease_fencing_rejects_stale_tokens),
-        TESTCASE(every_statement_uses_an_index),
-        TESTCASE(counts_upgrade_from_schema_1),
-        TESTCASE(writer_waits_for_the_lock_then_times_out),
-        TESTCASE(allocation_failures_are_clean),
-        {0}});
+    return ln_test_run(argc, argv,
+                       (ln_test_case[]){TESTCASE(open_rejects_bad_urls_and_files),
+                                        TESTCASE(open_refuses_newer_schema_and_foreign_db),
+                                        TESTCASE(open_refuses_foreign_database_untouched),
+                                        TESTCASE(open_in_read_only_directory_is_eacces),
+                                        TESTCASE(lease_fencing_rejects_stale_tokens),
+                                        TESTCASE(every_statement_uses_an_index),
+                                        TESTCASE(counts_upgrade_from_schema_1),
+                                        TESTCASE(writer_waits_for_the_lock_then_times_out),
+                                        TESTCASE(allocation_failures_are_clean),
+                                        {0}});
 }

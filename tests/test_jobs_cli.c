@@ -51,8 +51,7 @@ static int run_lanes(char *out, size_t outsz, const char *const *args) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-#define LANES(out, ...) \
-    run_lanes(out, sizeof out, (const char *const[]){__VA_ARGS__, NULL})
+#define LANES(out, ...) run_lanes(out, sizeof out, (const char *const[]){__VA_ARGS__, NULL})
 
 /* The contents of path (at most size - 1 bytes) as a string in buf. */
 static const char *slurp(const char *path, char *buf, size_t size) {
@@ -72,8 +71,7 @@ static json_t *parse(const char *text) {
     return v;
 }
 
-static long long counts_of(const char *url, const char *queue,
-                           const char *state) {
+static long long counts_of(const char *url, const char *queue, const char *state) {
     char out[1024];
     CHECK_EQ(LANES(out, "jobs", url, "counts", queue, "--json"), 0);
     json_t *v = parse(out);
@@ -93,12 +91,11 @@ TEST(admin_commands_and_json) {
     snprintf(url, sizeof url, "%s", jt_url("a"));
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "mail", "{\"to\":1}"), 0);
     CHECK(strcmp(out, "1\n") == 0);
-    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "mail", "[]", "--priority",
-                   "2", "--json"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "mail", "[]", "--priority", "2", "--json"), 0);
     CHECK(strcmp(out, "{\"id\":\"2\"}\n") == 0);
-    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "mail", "{}", "--id", "k-1",
-                   "--delay", "60000", "--attempts", "3", "--backoff",
-                   "exponential:100"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "mail", "{}", "--id", "k-1", "--delay", "60000",
+                   "--attempts", "3", "--backoff", "exponential:100"),
+             0);
     CHECK(strcmp(out, "k-1\n") == 0);
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "mail", "{}", "--id", "k-1"), 0);
     CHECK(strcmp(out, "k-1\n") == 0); /* dedup */
@@ -112,8 +109,8 @@ TEST(admin_commands_and_json) {
     CHECK_EQ(LANES(out, "jobs", url, "list", "q", "waiting", "--json"), 0);
     j = parse(out);
     CHECK_EQ(json_array_size(j), 1);
-    CHECK(json_integer_value(json_object_get(
-              json_object_get(json_array_get(j, 0), "data"), "to")) == 1);
+    CHECK(json_integer_value(
+              json_object_get(json_object_get(json_array_get(j, 0), "data"), "to")) == 1);
     json_decref(j);
     CHECK_EQ(LANES(out, "jobs", url, "pause", "q"), 0);
     CHECK_EQ(counts_of(url, "q", "paused"), 2);
@@ -125,8 +122,7 @@ TEST(admin_commands_and_json) {
     j = parse(out);
     CHECK_EQ(json_integer_value(json_object_get(j, "count")), 2);
     json_decref(j);
-    CHECK_EQ(LANES(out, "jobs", url, "clean", "q", "completed", "--keep",
-                   "5"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "clean", "q", "completed", "--keep", "5"), 0);
     CHECK_EQ(LANES(out, "jobs", "--help"), 0);
     CHECK(strstr(out, "exit codes") != NULL);
     jt_cleanup();
@@ -139,8 +135,7 @@ TEST(bad_input_gives_clear_exit_codes) {
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--delay", "-1"), 2);
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--delay", "x"), 2);
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--colour", "r"), 2);
-    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--backoff",
-                   "linear:5"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--backoff", "linear:5"), 2);
     CHECK_EQ(LANES(out, "jobs", url, "frobnicate", "q"), 2);
     CHECK_EQ(LANES(out, "jobs", url, "list", "q", "sleeping"), 2);
     /* Oversized: a 2 MiB JSON string on stdin (default limit 1 MiB). */
@@ -167,8 +162,7 @@ TEST(bad_input_gives_clear_exit_codes) {
     stdin_path = NULL;
     CHECK_EQ(LANES(out, "jobs", url, "drain", "q"), 0);
     CHECK_EQ(counts_of(url, "q", "waiting"), 0);
-    CHECK_EQ(LANES(out, "jobs", "sqlite:/nonexistent-lanes/x.db", "counts",
-                   "q"), 3);
+    CHECK_EQ(LANES(out, "jobs", "sqlite:/nonexistent-lanes/x.db", "counts", "q"), 3);
     f = fopen(jt_path("junk.db"), "w");
     for (int i = 0; i < 5000; i++) fputc('z', f);
     fclose(f);
@@ -176,8 +170,7 @@ TEST(bad_input_gives_clear_exit_codes) {
     CHECK_EQ(LANES(out, "jobs", url, "counts", "q"), 3);
     CHECK_EQ(LANES(out, "jobs", "sqlite:x.db?mode=wild", "counts", "q"), 2);
     CHECK_EQ(LANES(out, "worker", jt_url("b"), "q"), 2); /* no --exec */
-    CHECK_EQ(LANES(out, "worker", jt_url("b"), "q", "--concurrency", "0",
-                   "--exec", "true"), 2);
+    CHECK_EQ(LANES(out, "worker", jt_url("b"), "q", "--concurrency", "0", "--exec", "true"), 2);
     jt_cleanup();
 }
 
@@ -189,8 +182,9 @@ TEST(jobs_add_dedup) {
     CHECK(strcmp(out, "1\n") == 0);
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--dedup", "k"), 0);
     CHECK(strcmp(out, "1\n") == 0);
-    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--dedup", "a:b:60000",
-                   "--dedup-extend"), 0);
+    CHECK_EQ(
+        LANES(out, "jobs", url, "add", "q", "n", "{}", "--dedup", "a:b:60000", "--dedup-extend"),
+        0);
     char first[8192];
     snprintf(first, sizeof first, "%s", out);
     CHECK(strcmp(first, "1\n") != 0);
@@ -219,8 +213,9 @@ TEST(worker_exec_delay_and_unrecoverable_exit_codes) {
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "later", "{}"), 0);
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "until", "{}"), 0);
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "bare", "{}"), 0);
-    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--poll", "10", "--json",
-                   "--exec", "/bin/sh", "-c", outcome_sh, "handler"), 0);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--poll", "10", "--json", "--exec",
+                   "/bin/sh", "-c", outcome_sh, "handler"),
+             0);
     json_t *j = get_job(url, "q", "1");
     CHECK(strcmp(json_string_value(json_object_get(j, "state")), "failed") == 0);
     CHECK(strcmp(json_string_value(json_object_get(j, "failed_reason")),
@@ -262,13 +257,12 @@ TEST(worker_exec_results_and_failures) {
     snprintf(url, sizeof url, "%s", jt_url("c"));
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "echo", "{\"x\":[1,2]}"), 0);
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "text", "{}"), 0);
-    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "fail", "{}", "--attempts",
-                   "2"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "fail", "{}", "--attempts", "2"), 0);
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "segv", "{}"), 0);
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "slow", "{}"), 0);
-    CHECK_EQ(LANES(out, "worker", url, "q", "--concurrency", "3",
-                   "--exit-when-empty", "--timeout", "1", "--json", "--exec",
-                   "/bin/sh", "-c", handler_sh, "handler"), 0);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--concurrency", "3", "--exit-when-empty", "--timeout",
+                   "1", "--json", "--exec", "/bin/sh", "-c", handler_sh, "handler"),
+             0);
     json_t *st = parse(out);
     CHECK_EQ(json_integer_value(json_object_get(st, "completed")), 2);
     CHECK_EQ(json_integer_value(json_object_get(st, "failed")), 3);
@@ -279,12 +273,11 @@ TEST(worker_exec_results_and_failures) {
     CHECK(strcmp(json_string_value(json_object_get(r, "id")), "1") == 0);
     CHECK(strcmp(json_string_value(json_object_get(r, "name")), "echo") == 0);
     CHECK_EQ(json_integer_value(json_object_get(r, "attempt")), 1);
-    CHECK_EQ(json_integer_value(json_array_get(
-                 json_object_get(json_object_get(r, "in"), "x"), 1)), 2);
+    CHECK_EQ(json_integer_value(json_array_get(json_object_get(json_object_get(r, "in"), "x"), 1)),
+             2);
     json_decref(j);
     j = get_job(url, "q", "2");
-    CHECK(strcmp(json_string_value(json_object_get(j, "result")),
-                 "plain words") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(j, "result")), "plain words") == 0);
     json_decref(j);
     j = get_job(url, "q", "3");
     CHECK(strcmp(json_string_value(json_object_get(j, "state")), "failed") == 0);
@@ -293,8 +286,8 @@ TEST(worker_exec_results_and_failures) {
     CHECK_EQ(json_integer_value(json_object_get(j, "attempts_made")), 2);
     json_decref(j);
     j = get_job(url, "q", "4");
-    CHECK(strstr(json_string_value(json_object_get(j, "failed_reason")),
-                 "killed by signal 11") != NULL);
+    CHECK(strstr(json_string_value(json_object_get(j, "failed_reason")), "killed by signal 11") !=
+          NULL);
     json_decref(j);
     j = get_job(url, "q", "5");
     CHECK(strstr(json_string_value(json_object_get(j, "failed_reason")),
@@ -307,11 +300,9 @@ TEST(worker_exec_never_uses_a_shell) {
     char url[512], out[8192], marker[400], data[1400];
     snprintf(url, sizeof url, "%s", jt_url("d"));
     snprintf(marker, sizeof marker, "%s", jt_path("pwned"));
-    snprintf(data, sizeof data, "\"$(touch %s); `touch %s`; | touch %s\"",
-             marker, marker, marker);
+    snprintf(data, sizeof data, "\"$(touch %s); `touch %s`; | touch %s\"", marker, marker, marker);
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "x; touch /tmp/nope", data), 0);
-    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec",
-                   "cat"), 0);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec", "cat"), 0);
     CHECK(access(marker, F_OK) != 0);
     json_t *j = get_job(url, "q", "1");
     json_t *in = parse(data);
@@ -340,10 +331,10 @@ TEST(worker_exec_keeps_utf8_and_names_a_nul) {
     char url[512], out[8192];
     snprintf(url, sizeof url, "%s", jt_url("u"));
     const char *names[] = {"nul", "utf8", "cut", "text"};
-    for (int i = 0; i < 4; i++)
-        CHECK_EQ(LANES(out, "jobs", url, "add", "q", names[i], "{}"), 0);
-    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec",
-                   "/bin/sh", "-c", bytes_sh, "bytes"), 0);
+    for (int i = 0; i < 4; i++) CHECK_EQ(LANES(out, "jobs", url, "add", "q", names[i], "{}"), 0);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec", "/bin/sh", "-c",
+                   bytes_sh, "bytes"),
+             0);
     json_t *j = get_job(url, "q", "1");
     CHECK(strcmp(json_string_value(json_object_get(j, "failed_reason")),
                  "stdout contains a NUL byte") == 0);
@@ -352,8 +343,8 @@ TEST(worker_exec_keeps_utf8_and_names_a_nul) {
     const char *r = json_string_value(json_object_get(j, "failed_reason"));
     /* \377: one U+FFFD; \342\202 (a 3-byte sequence cut short): one;
      * \355\240\200 (a surrogate): three; \001: '?' as before. */
-    CHECK(strcmp(r, "exit status 1: Fehler \xc3\xbc " FFFD " x " FFFD "y " FFFD FFFD
-                    FFFD "z?") == 0);
+    CHECK(strcmp(r, "exit status 1: Fehler \xc3\xbc " FFFD " x " FFFD "y " FFFD FFFD FFFD "z?") ==
+          0);
     json_decref(j);
     /* The tail of a long stderr does not start inside a character. */
     j = get_job(url, "q", "3");
@@ -364,8 +355,7 @@ TEST(worker_exec_keeps_utf8_and_names_a_nul) {
     CHECK_EQ(strlen(r), 15 + 1023 * 2 + 1);
     json_decref(j);
     j = get_job(url, "q", "4");
-    CHECK(strcmp(json_string_value(json_object_get(j, "result")),
-                 "ok \xc3\xbc " FFFD) == 0);
+    CHECK(strcmp(json_string_value(json_object_get(j, "result")), "ok \xc3\xbc " FFFD) == 0);
     json_decref(j);
     jt_cleanup();
 }
@@ -385,12 +375,12 @@ TEST(worker_exec_json_stdout_as_printed) {
     char url[512], out[4096];
     snprintf(url, sizeof url, "%s", jt_url("j"));
     const char *names[] = {"big", "huge", "lone", "comma"};
-    const char *want[] = {"{\"total\":100000000000000000000,\"ok\":true}",
-                          "[1e400, -0]", "\"\\ud800\"", "\"[1,]\""};
-    for (int i = 0; i < 4; i++)
-        CHECK_EQ(LANES(out, "jobs", url, "add", "q", names[i], "{}"), 0);
-    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec",
-                   "/bin/sh", "-c", json_sh, "json"), 0);
+    const char *want[] = {"{\"total\":100000000000000000000,\"ok\":true}", "[1e400, -0]",
+                          "\"\\ud800\"", "\"[1,]\""};
+    for (int i = 0; i < 4; i++) CHECK_EQ(LANES(out, "jobs", url, "add", "q", names[i], "{}"), 0);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec", "/bin/sh", "-c", json_sh,
+                   "json"),
+             0);
     ln_jobs *jobs = jt_open(url);
     for (int i = 0; i < 4; i++) {
         char id[8];
@@ -439,8 +429,7 @@ TEST(worker_exec_checks_the_program_first) {
         {dir, "is a directory"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec",
-                       bad[i][0]), 2);
+        CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec", bad[i][0]), 2);
         slurp(stderr_path, err, sizeof err);
         if (strstr(err, bad[i][1]) == NULL) fprintf(stderr, "stderr: %s\n", err);
         CHECK(strstr(err, bad[i][1]) != NULL);
@@ -449,8 +438,7 @@ TEST(worker_exec_checks_the_program_first) {
     const char *old_path = getenv("PATH");
     snprintf(path_env, sizeof path_env, "%s", old_path ? old_path : "");
     CHECK_EQ(setenv("PATH", jt_tmpdir(), 1), 0);
-    int rc = LANES(out, "worker", url, "q", "--exit-when-empty", "--exec",
-                   "noexec.sh");
+    int rc = LANES(out, "worker", url, "q", "--exit-when-empty", "--exec", "noexec.sh");
     CHECK_EQ(setenv("PATH", path_env, 1), 0);
     CHECK_EQ(rc, 2);
     CHECK(strstr(slurp(stderr_path, err, sizeof err), "not executable") != NULL);
@@ -460,8 +448,7 @@ TEST(worker_exec_checks_the_program_first) {
     CHECK_EQ(json_integer_value(json_object_get(j, "attempts_made")), 0);
     json_decref(j);
     /* A name found in PATH still runs. */
-    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec",
-                   "true"), 0);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec", "true"), 0);
     CHECK_EQ(counts_of(url, "q", "completed"), 1);
     jt_cleanup();
 }
@@ -470,11 +457,11 @@ TEST(worker_exec_checks_the_program_first) {
 TEST(worker_exec_reports_a_streak_of_failures) {
     char url[512], out[4096], err[8192];
     snprintf(url, sizeof url, "%s", jt_url("s"));
-    for (int i = 0; i < 25; i++)
-        CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}"), 0);
+    for (int i = 0; i < 25; i++) CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}"), 0);
     stderr_path = jt_path("stderr.txt");
-    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--concurrency",
-                   "2", "--exec", "/bin/sh", "-c", "echo broken >&2; exit 1"), 0);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--concurrency", "2", "--exec",
+                   "/bin/sh", "-c", "echo broken >&2; exit 1"),
+             0);
     stderr_path = NULL;
     slurp(jt_path("stderr.txt"), err, sizeof err);
     int lines = 0; /* the streak's lines (the start and stop lines are not) */
@@ -491,11 +478,10 @@ TEST(worker_exec_reports_a_streak_of_failures) {
  * (the worker has none): each run fails "timed out after 300 ms" and the
  * program's whole process group is gone, also when it ignores SIGTERM
  * (SIGKILL follows). Each run writes its group id to pg.<job id>. */
-static const char forever_sh[] =
-    "echo $$ > \"$0/pg.$LANES_JOB_ID\"\n"
-    "[ \"$LANES_JOB_NAME\" = stubborn ] && trap '' TERM\n"
-    "sleep 1000 &\n"
-    "while :; do wait; done\n";
+static const char forever_sh[] = "echo $$ > \"$0/pg.$LANES_JOB_ID\"\n"
+                                 "[ \"$LANES_JOB_NAME\" = stubborn ] && trap '' TERM\n"
+                                 "sleep 1000 &\n"
+                                 "while :; do wait; done\n";
 
 /* Live (not zombie) processes of process group pg, from /proc: an
  * orphan killed here may stay a zombie until init reaps it. */
@@ -516,8 +502,8 @@ static int group_alive(long pg) {
         const char *p = strrchr(text, ')'); /* after "pid (comm)" */
         char state;
         long ppid, pgrp;
-        if (p != NULL && sscanf(p + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 &&
-            pgrp == pg && state != 'Z')
+        if (p != NULL && sscanf(p + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 && pgrp == pg &&
+            state != 'Z')
             n++;
     }
     closedir(d);
@@ -538,8 +524,8 @@ TEST(worker_exec_job_timeout_kills_the_group) {
     CHECK_EQ(ln_jobs_add(jobs, "q", "stubborn", "{}", &o, ids[1], sizeof ids[1]), 0);
     ln_jobs_close(jobs);
     uint64_t t0 = ln_now_ns();
-    CHECK_EQ(LANES(out, "worker", url, "q", "--concurrency", "2", "--exit-when-empty",
-                   "--json", "--exec", "/bin/sh", "-c", forever_sh, dir),
+    CHECK_EQ(LANES(out, "worker", url, "q", "--concurrency", "2", "--exit-when-empty", "--json",
+                   "--exec", "/bin/sh", "-c", forever_sh, dir),
              0);
     CHECK(ln_now_ns() - t0 < 20000000000u); /* SIGKILL after 2 s */
     json_t *st = parse(out);
@@ -570,19 +556,18 @@ TEST(worker_sigterm_releases_running_jobs) {
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with a failed test case */
         int devnull = open("/dev/null", O_WRONLY);
         dup2(devnull, 1);
-        execl(LANES_BIN, LANES_BIN, "worker", url, "q", "--grace", "1",
-              "--exec", "/bin/sh", "-c", handler_sh, "h", (char *)NULL);
+        execl(LANES_BIN, LANES_BIN, "worker", url, "q", "--grace", "1", "--exec", "/bin/sh", "-c",
+              handler_sh, "h", (char *)NULL);
         _exit(127);
     }
-    for (int i = 0; i < 500 && counts_of(url, "q", "active") == 0; i++)
-        ln_test_sleep_ms(10);
+    for (int i = 0; i < 500 && counts_of(url, "q", "active") == 0; i++) ln_test_sleep_ms(10);
     CHECK_EQ(counts_of(url, "q", "active"), 1);
     uint64_t t0 = ln_now_ns();
     kill(pid, SIGTERM);
     int status;
     waitpid(pid, &status, 0);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    CHECK(ln_now_ns() - t0 < 10000000000u); /* the job sleeps 30 s */
+    CHECK(ln_now_ns() - t0 < 10000000000u);      /* the job sleeps 30 s */
     CHECK_EQ(counts_of(url, "q", "waiting"), 1); /* released at once */
     CHECK_EQ(counts_of(url, "q", "failed"), 0);
     jt_cleanup();
@@ -830,10 +815,12 @@ TEST(worker_says_when_it_starts_and_stops) {
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "ok", "{}", "--id", "v1"), 0);
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "bad", "{}", "--id", "v2"), 0);
     CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--verbose", "--max-jobs", "2",
-                   "--exec", "/bin/sh", "-c", "[ \"$LANES_JOB_NAME\" = ok ] || { echo no >&2; exit 4; }"),
+                   "--exec", "/bin/sh", "-c",
+                   "[ \"$LANES_JOB_NAME\" = ok ] || { echo no >&2; exit 4; }"),
              0);
     err_text(err, sizeof err);
-    if (strstr(err, "job v1 (ok, attempt 1) completed in ") == NULL) fprintf(stderr, "stderr: %s\n", err);
+    if (strstr(err, "job v1 (ok, attempt 1) completed in ") == NULL)
+        fprintf(stderr, "stderr: %s\n", err);
     CHECK(strstr(err, "job v1 (ok, attempt 1) completed in ") != NULL);
     CHECK(strstr(err, "job v2 (bad, attempt 1) failed in ") != NULL);
     CHECK(strstr(err, " ms: exit status 4: no") != NULL);
@@ -911,9 +898,9 @@ TEST(worker_log_format_json) {
     CHECK_EQ(json_integer_value(json_object_get(v, "failed")), 1);
     json_decref(lines);
     /* Errors on the command line are JSON too, under --json or JSON logs. */
-    CHECK_EQ(LANES(out, "worker", url, "q", "--log-format", "json", "--colour", "1", "--exec",
-                   "true"),
-             2);
+    CHECK_EQ(
+        LANES(out, "worker", url, "q", "--log-format", "json", "--colour", "1", "--exec", "true"),
+        2);
     v = parse(err_text(err, sizeof err));
     CHECK(strcmp(json_string_value(json_object_get(json_object_get(v, "error"), "code")),
                  "LN_EINVAL") == 0);
@@ -947,9 +934,9 @@ TEST(worker_refuses_a_missing_store_and_bad_options) {
     CHECK(access(path, F_OK) == 0);
     /* Options that do not apply, or are given twice, are errors. */
     const char *bad[][4] = {
-        {"--log-format", "xml", NULL, NULL},       {"--concurrency", "2", "--concurrency", "3"},
-        {"--verbose", "--verbose", NULL, NULL},    {"--limit", "5", NULL, NULL},
-        {"--metrics", "localhost:x", NULL, NULL},  {"--create", "--create", NULL, NULL},
+        {"--log-format", "xml", NULL, NULL},      {"--concurrency", "2", "--concurrency", "3"},
+        {"--verbose", "--verbose", NULL, NULL},   {"--limit", "5", NULL, NULL},
+        {"--metrics", "localhost:x", NULL, NULL}, {"--create", "--create", NULL, NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *a[12] = {"worker", url, "q"};
@@ -1100,30 +1087,30 @@ TEST(worker_says_when_it_loses_and_regains_the_store) {
 
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
-    return ln_test_run(argc, argv, (ln_test_case[]){
-        TESTCASE(admin_commands_and_json),
-        TESTCASE(bad_input_gives_clear_exit_codes),
-        TESTCASE(jobs_help_on_every_subcommand),
-        TESTCASE(jobs_errors_are_json_under_json),
-        TESTCASE(jobs_list_says_when_more_follow),
-        TESTCASE(jobs_options_that_do_not_apply_are_errors),
-        TESTCASE(jobs_remove_on_complete_says_what_is_removed),
-        TESTCASE(jobs_no_store_is_created_on_a_mistyped_path),
-        TESTCASE(jobs_stdin_keeps_no_trailing_newline),
-        TESTCASE(worker_exec_results_and_failures),
-        TESTCASE(worker_exec_delay_and_unrecoverable_exit_codes),
-        TESTCASE(jobs_add_dedup),
-        TESTCASE(worker_exec_never_uses_a_shell),
-        TESTCASE(worker_exec_keeps_utf8_and_names_a_nul),
-        TESTCASE(worker_exec_json_stdout_as_printed),
-        TESTCASE(worker_exec_checks_the_program_first),
-        TESTCASE(worker_exec_reports_a_streak_of_failures),
-        TESTCASE(worker_sigterm_releases_running_jobs),
-        TESTCASE(worker_exec_job_timeout_kills_the_group),
-        TESTCASE(worker_says_when_it_starts_and_stops),
-        TESTCASE(worker_log_format_json),
-        TESTCASE(worker_refuses_a_missing_store_and_bad_options),
-        TESTCASE(worker_fd3_progress_and_log),
-        TESTCASE(worker_says_when_it_loses_and_regains_the_store),
-        {0}});
+    return ln_test_run(argc, argv,
+                       (ln_test_case[]){TESTCASE(admin_commands_and_json),
+                                        TESTCASE(bad_input_gives_clear_exit_codes),
+                                        TESTCASE(jobs_help_on_every_subcommand),
+                                        TESTCASE(jobs_errors_are_json_under_json),
+                                        TESTCASE(jobs_list_says_when_more_follow),
+                                        TESTCASE(jobs_options_that_do_not_apply_are_errors),
+                                        TESTCASE(jobs_remove_on_complete_says_what_is_removed),
+                                        TESTCASE(jobs_no_store_is_created_on_a_mistyped_path),
+                                        TESTCASE(jobs_stdin_keeps_no_trailing_newline),
+                                        TESTCASE(worker_exec_results_and_failures),
+                                        TESTCASE(worker_exec_delay_and_unrecoverable_exit_codes),
+                                        TESTCASE(jobs_add_dedup),
+                                        TESTCASE(worker_exec_never_uses_a_shell),
+                                        TESTCASE(worker_exec_keeps_utf8_and_names_a_nul),
+                                        TESTCASE(worker_exec_json_stdout_as_printed),
+                                        TESTCASE(worker_exec_checks_the_program_first),
+                                        TESTCASE(worker_exec_reports_a_streak_of_failures),
+                                        TESTCASE(worker_sigterm_releases_running_jobs),
+                                        TESTCASE(worker_exec_job_timeout_kills_the_group),
+                                        TESTCASE(worker_says_when_it_starts_and_stops),
+                                        TESTCASE(worker_log_format_json),
+                                        TESTCASE(worker_refuses_a_missing_store_and_bad_options),
+                                        TESTCASE(worker_fd3_progress_and_log),
+                                        TESTCASE(worker_says_when_it_loses_and_regains_the_store),
+                                        {0}});
 }

@@ -84,8 +84,7 @@ static pid_t spawn_worker(const wcfg *c, int statsfd) {
     o.exit_when_empty = c->exit_when_empty;
     o.poll_ms = 20;
     ln_worker *w;
-    if (ln_worker_create(&w, jobs, c->queue, crash_handler, (void *)c, &o))
-        _exit(2);
+    if (ln_worker_create(&w, jobs, c->queue, crash_handler, (void *)c, &o)) _exit(2);
     g_worker = w;
     if (g_term) ln_worker_stop(w);
     int rc = ln_worker_run(w);
@@ -108,8 +107,7 @@ static void check_integrity(const char *path) {
     sqlite3 *db;
     CHECK_EQ(sqlite3_open(path, &db), SQLITE_OK);
     sqlite3_stmt *s;
-    CHECK_EQ(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, NULL),
-             SQLITE_OK);
+    CHECK_EQ(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, NULL), SQLITE_OK);
     CHECK_EQ(sqlite3_step(s), SQLITE_ROW);
     CHECK(strcmp((const char *)sqlite3_column_text(s, 0), "ok") == 0);
     sqlite3_finalize(s);
@@ -146,9 +144,15 @@ TEST(kill9_workers_lose_nothing) {
     CHECK_EQ(ln_jobs_add_bulk(jobs, "q", specs, NJOBS, NULL, 0), 0);
     int logfd = open(jt_path("runs.log"), O_WRONLY | O_CREAT | O_APPEND, 0644);
     CHECK(logfd >= 0);
-    wcfg c = {.url = url, .queue = "q", .concurrency = CONC, .lease_ms = 300,
-              .stalled_interval_ms = 100, .max_stalled = 1000000,
-              .logfd = logfd, .sleep_us = 3000, .startfd = -1};
+    wcfg c = {.url = url,
+              .queue = "q",
+              .concurrency = CONC,
+              .lease_ms = 300,
+              .stalled_interval_ms = 100,
+              .max_stalled = 1000000,
+              .logfd = logfd,
+              .sleep_us = 3000,
+              .startfd = -1};
     pid_t w[NWORKERS];
     for (int i = 0; i < NWORKERS; i++) w[i] = spawn_worker(&c, -1);
     uint64_t seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
@@ -193,8 +197,8 @@ TEST(kill9_workers_lose_nothing) {
     }
     fclose(f);
     for (int i = 1; i <= NJOBS; i++) CHECK(runs[i] >= 1);
-    printf("  %d kills, %d runs for %d jobs (%d extra, bound %d)\n", kills,
-           total, NJOBS, total - NJOBS, kills * CONC);
+    printf("  %d kills, %d runs for %d jobs (%d extra, bound %d)\n", kills, total, NJOBS,
+           total - NJOBS, kills * CONC);
     CHECK(kills >= 3);
     CHECK(total - NJOBS <= kills * CONC);
     jt_cleanup();
@@ -223,12 +227,10 @@ TEST(kill9_producer_batches_are_atomic) {
             for (int k = 0;; k++) {
                 int batch = round * 100000 + k;
                 for (int i = 0; i < 50; i++) {
-                    snprintf(data[i], sizeof data[i], "{\"batch\":%d,\"i\":%d}",
-                             batch, i);
+                    snprintf(data[i], sizeof data[i], "{\"batch\":%d,\"i\":%d}", batch, i);
                     specs[i] = (ln_job_spec){"n", data[i], NULL};
                 }
-                if (ln_jobs_add_bulk(jobs, "q", specs, 50, NULL, 0) != 0)
-                    _exit(3);
+                if (ln_jobs_add_bulk(jobs, "q", specs, 50, NULL, 0) != 0) _exit(3);
                 if (write(p[1], &batch, sizeof batch) != sizeof batch) _exit(4);
             }
         }
@@ -246,9 +248,11 @@ TEST(kill9_producer_batches_are_atomic) {
     sqlite3 *h;
     CHECK_EQ(sqlite3_open(db, &h), SQLITE_OK);
     sqlite3_stmt *s;
-    CHECK_EQ(sqlite3_prepare_v2(h, "SELECT json_extract(data, '$.batch') b, "
+    CHECK_EQ(sqlite3_prepare_v2(h,
+                                "SELECT json_extract(data, '$.batch') b, "
                                 "count(*) FROM lanes_jobs GROUP BY b ORDER BY b",
-                                -1, &s, NULL), SQLITE_OK);
+                                -1, &s, NULL),
+             SQLITE_OK);
     int stored = 0, next = 0;
     while (sqlite3_step(s) == SQLITE_ROW) {
         int b = sqlite3_column_int(s, 0);
@@ -261,7 +265,8 @@ TEST(kill9_producer_batches_are_atomic) {
     CHECK_EQ(next, nacked);
     CHECK_EQ(sql_int(db, SQ_COUNTS_AUDIT_SQL), 0);
     CHECK_EQ(sql_int(db, "SELECT n FROM lanes_counts WHERE queue = 'q' AND "
-                         "state = 0"), stored * 50);
+                         "state = 0"),
+             stored * 50);
     printf("  %d acknowledged batches, %d batches stored\n", nacked, stored);
     CHECK(nacked > 0);
     jt_cleanup();
@@ -276,10 +281,17 @@ TEST(sigstop_past_lease_stale_completion_rejected) {
     int start[2], stats[2];
     CHECK_EQ(pipe(start), 0);
     CHECK_EQ(pipe(stats), 0);
-    wcfg a = {.url = url, .queue = "q", .concurrency = 1, .lease_ms = 300,
-              .stalled_interval_ms = 100, .max_stalled = 5,
-              .exit_when_empty = 1, .logfd = -1, .sleep_us = 600000,
-              .result = "\"A\"", .startfd = start[1]};
+    wcfg a = {.url = url,
+              .queue = "q",
+              .concurrency = 1,
+              .lease_ms = 300,
+              .stalled_interval_ms = 100,
+              .max_stalled = 5,
+              .exit_when_empty = 1,
+              .logfd = -1,
+              .sleep_us = 600000,
+              .result = "\"A\"",
+              .startfd = start[1]};
     pid_t pa = spawn_worker(&a, stats[1]);
     char ch;
     CHECK_EQ(read(start[0], &ch, 1), 1);
@@ -315,11 +327,16 @@ TEST(poison_job_fails_without_crash_loop) {
     const char *url = jt_url("x");
     ln_jobs *jobs = jt_open(url);
     CHECK_EQ(ln_jobs_add(jobs, "q", "poison", "{}", NULL, NULL, 0), 0);
-    for (int i = 0; i < 20; i++)
-        CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", NULL, NULL, 0), 0);
-    wcfg c = {.url = url, .queue = "q", .concurrency = 1, .lease_ms = 200,
-              .stalled_interval_ms = 50, .max_stalled = 1,
-              .exit_when_empty = 1, .logfd = -1, .startfd = -1};
+    for (int i = 0; i < 20; i++) CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", NULL, NULL, 0), 0);
+    wcfg c = {.url = url,
+              .queue = "q",
+              .concurrency = 1,
+              .lease_ms = 200,
+              .stalled_interval_ms = 50,
+              .max_stalled = 1,
+              .exit_when_empty = 1,
+              .logfd = -1,
+              .startfd = -1};
     int crashes = 0, rc;
     while ((rc = wait_exit(spawn_worker(&c, -1))) != 0 && crashes < 10) {
         CHECK_EQ(rc, 128 + SIGSEGV);
@@ -343,8 +360,13 @@ TEST(poison_job_fails_without_crash_loop) {
 TEST(many_processes_keep_the_store_consistent) {
     const char *url = jt_url("m");
     ln_jobs *jobs = jt_open(url);
-    wcfg c = {.url = url, .queue = "q", .concurrency = 4, .lease_ms = 5000,
-              .stalled_interval_ms = 1000, .max_stalled = 1, .logfd = -1,
+    wcfg c = {.url = url,
+              .queue = "q",
+              .concurrency = 4,
+              .lease_ms = 5000,
+              .stalled_interval_ms = 1000,
+              .max_stalled = 1,
+              .logfd = -1,
               .startfd = -1};
     pid_t w[3];
     for (int i = 0; i < 3; i++) w[i] = spawn_worker(&c, -1);
@@ -357,8 +379,7 @@ TEST(many_processes_keep_the_store_consistent) {
             for (int k = 0; k < 10; k++) specs[k] = (ln_job_spec){"b", "[]", NULL};
             for (int k = 0; k < 150; k++) /* 150 single adds, 15 batches */
                 if (ln_jobs_add(j, "q", "s", "{}", NULL, NULL, 0) != 0 ||
-                    (k % 10 == 0 &&
-                     ln_jobs_add_bulk(j, "q", specs, 10, NULL, 0) != 0))
+                    (k % 10 == 0 && ln_jobs_add_bulk(j, "q", specs, 10, NULL, 0) != 0))
                     _exit(3);
             ln_jobs_close(j);
             _exit(0);
@@ -426,8 +447,7 @@ TEST(disk_full_fails_adds_and_finishes_jobs) {
     CHECK_EQ(mkdir(mnt, 0755), 0);
     /* A private mount namespace: the tmpfs vanishes with this process even
      * if a CHECK fails before the umount. */
-    if (unshare(CLONE_NEWNS) != 0 ||
-        mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
         mount("tmpfs", mnt, "tmpfs", 0, "size=3m") != 0) {
         printf("  skipped: cannot mount tmpfs: %s\n", strerror(errno));
         jt_cleanup();
@@ -442,11 +462,8 @@ TEST(disk_full_fails_adds_and_finishes_jobs) {
     data[sizeof data - 2] = '"';
     data[sizeof data - 1] = '\0';
     int added = 0, rc = 0;
-    while (added < 100000 &&
-           (rc = ln_jobs_add(jobs, "q", "n", data, NULL, NULL, 0)) == 0)
-        added++;
-    printf("  %d jobs added, then %s: %s\n", added, ln_err_name(rc),
-           ln_jobs_errmsg(jobs));
+    while (added < 100000 && (rc = ln_jobs_add(jobs, "q", "n", data, NULL, NULL, 0)) == 0) added++;
+    printf("  %d jobs added, then %s: %s\n", added, ln_err_name(rc), ln_jobs_errmsg(jobs));
     CHECK_EQ(rc, LN_ENOSPC);
     CHECK(added > 100);
     CHECK_EQ(jt_total(jobs, "q"), (uint64_t)added); /* nothing half-stored */
@@ -454,9 +471,15 @@ TEST(disk_full_fails_adds_and_finishes_jobs) {
     CHECK_EQ(ln_jobs_add_bulk(jobs, "q", specs, 3, NULL, 0), LN_ENOSPC);
     CHECK_EQ(jt_total(jobs, "q"), (uint64_t)added);
     /* The stored jobs run to the end on the full disk. */
-    wcfg c = {.url = url, .queue = "q", .concurrency = 4, .lease_ms = 2000,
-              .stalled_interval_ms = 1000, .max_stalled = 1,
-              .exit_when_empty = 1, .logfd = -1, .startfd = -1,
+    wcfg c = {.url = url,
+              .queue = "q",
+              .concurrency = 4,
+              .lease_ms = 2000,
+              .stalled_interval_ms = 1000,
+              .max_stalled = 1,
+              .exit_when_empty = 1,
+              .logfd = -1,
+              .startfd = -1,
               .result = "{\"done\":true}"};
     CHECK_EQ(wait_exit(spawn_worker(&c, -1)), 0);
     ln_job_counts cnt;
@@ -474,13 +497,13 @@ TEST(disk_full_fails_adds_and_finishes_jobs) {
 }
 
 int main(int argc, char **argv) {
-    return ln_test_run(argc, argv, (ln_test_case[]){
-        TESTCASE(kill9_workers_lose_nothing),
-        TESTCASE(kill9_producer_batches_are_atomic),
-        TESTCASE(sigstop_past_lease_stale_completion_rejected),
-        TESTCASE(poison_job_fails_without_crash_loop),
-        TESTCASE(many_processes_keep_the_store_consistent),
-        TESTCASE(concurrent_first_opens_all_succeed),
-        TESTCASE(disk_full_fails_adds_and_finishes_jobs),
-        {0}});
+    return ln_test_run(argc, argv,
+                       (ln_test_case[]){TESTCASE(kill9_workers_lose_nothing),
+                                        TESTCASE(kill9_producer_batches_are_atomic),
+                                        TESTCASE(sigstop_past_lease_stale_completion_rejected),
+                                        TESTCASE(poison_job_fails_without_crash_loop),
+                                        TESTCASE(many_processes_keep_the_store_consistent),
+                                        TESTCASE(concurrent_first_opens_all_succeed),
+                                        TESTCASE(disk_full_fails_adds_and_finishes_jobs),
+                                        {0}});
 }

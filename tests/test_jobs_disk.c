@@ -29,8 +29,7 @@ static void fill(const char *url, int n) {
     for (int i = 0; i < n; i += 100) {
         int k = n - i < 100 ? n - i : 100;
         for (int j = 0; j < k; j++) {
-            snprintf(data[j], sizeof data[j],
-                     "{\"user\":%d,\"text\":\"%0120d\"}", i + j, i + j);
+            snprintf(data[j], sizeof data[j], "{\"user\":%d,\"text\":\"%0120d\"}", i + j, i + j);
             specs[j] = (ln_job_spec){"n", data[j], NULL};
         }
         CHECK_EQ(ln_jobs_add_bulk(jobs, "q", specs, (size_t)k, NULL, 0), 0);
@@ -61,10 +60,10 @@ static void write_all(const char *path, const char *buf, size_t len) {
 
 /* What one damaged store did (see run_damaged). */
 typedef struct outcome {
-    int open_rc;    /* ln_jobs_open_ex */
-    int run_rc;     /* ln_worker_run, if it opened */
-    int left;       /* jobs not completed afterwards, -1 if unknown */
-    int intact;     /* PRAGMA integrity_check said ok afterwards */
+    int open_rc; /* ln_jobs_open_ex */
+    int run_rc;  /* ln_worker_run, if it opened */
+    int left;    /* jobs not completed afterwards, -1 if unknown */
+    int intact;  /* PRAGMA integrity_check said ok afterwards */
 } outcome;
 
 /* In a child (so a hang is caught by alarm(): the test fails rather than
@@ -92,24 +91,21 @@ static outcome run_damaged(const char *url, const char *path) {
             wo.lease_ms = 2000;
             wo.exit_when_empty = 1;
             ln_worker *w = NULL;
-            if (ln_worker_create(&w, jobs, "q", quick_handler, NULL, &wo) != 0)
-                _exit(3);
+            if (ln_worker_create(&w, jobs, "q", quick_handler, NULL, &wo) != 0) _exit(3);
             o.run_rc = ln_worker_run(w);
             if (o.run_rc != 0)
-                printf("    run: %s: %s\n", ln_err_name(o.run_rc),
-                       ln_jobs_errmsg(jobs));
+                printf("    run: %s: %s\n", ln_err_name(o.run_rc), ln_jobs_errmsg(jobs));
             ln_worker_destroy(w);
             ln_job_counts c;
             if (ln_jobs_counts(jobs, "q", &c) == 0)
-                o.left = (int)(c.waiting + c.active + c.prioritized +
-                               c.delayed + c.failed + c.paused);
+                o.left =
+                    (int)(c.waiting + c.active + c.prioritized + c.delayed + c.failed + c.paused);
             ln_jobs_close(jobs);
         }
         sqlite3 *db;
         sqlite3_stmt *s;
         if (sqlite3_open(path, &db) == SQLITE_OK &&
-            sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, NULL) ==
-                SQLITE_OK) {
+            sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, NULL) == SQLITE_OK) {
             o.intact = sqlite3_step(s) == SQLITE_ROW &&
                        strcmp((const char *)sqlite3_column_text(s, 0), "ok") == 0;
             sqlite3_finalize(s);
@@ -126,8 +122,7 @@ static outcome run_damaged(const char *url, const char *path) {
     int status;
     CHECK_EQ(waitpid(pid, &status, 0), pid);
     if (WIFSIGNALED(status))
-        printf("    the worker did not end: signal %d (a stall)\n",
-               WTERMSIG(status));
+        printf("    the worker did not end: signal %d (a stall)\n", WTERMSIG(status));
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     CHECK_EQ(got, (ssize_t)sizeof o);
     return o;
@@ -181,9 +176,8 @@ static void corrupt_at_offsets(int checked) {
         unlink(jt_path("c.db-shm"));
         printf("  256 random bytes at %zu of %zu:\n", off, len);
         outcome o = run_damaged(url, path);
-        printf("    open %s, run %s, %d left, integrity %s\n",
-               ln_err_name(o.open_rc), ln_err_name(o.run_rc), o.left,
-               o.intact ? "ok" : "FAILS");
+        printf("    open %s, run %s, %d left, integrity %s\n", ln_err_name(o.open_rc),
+               ln_err_name(o.run_rc), o.left, o.intact ? "ok" : "FAILS");
         if (!checked && o.open_rc == 0 && o.run_rc == 0 && !o.intact) {
             /* Damage on a page the run never reads (the events table's,
              * say) is invisible to it; with the open's quick_check off
@@ -209,9 +203,13 @@ static void corrupt_at_offsets(int checked) {
     jt_cleanup();
 }
 
-TEST(corrupt_store_fails_loudly) { corrupt_at_offsets(1); }
+TEST(corrupt_store_fails_loudly) {
+    corrupt_at_offsets(1);
+}
 
-TEST(corrupt_store_fails_loudly_during_the_run) { corrupt_at_offsets(0); }
+TEST(corrupt_store_fails_loudly_during_the_run) {
+    corrupt_at_offsets(0);
+}
 
 /* A store cut short (1,234 bytes off its end, then a page and more): loud
  * or harmless, never rows with a NULL state, never a hang. */
@@ -246,9 +244,8 @@ static void truncate_by(int checked) {
             write_all(path, pristine, len - cuts[k]);
         }
         outcome o = run_damaged(url, path);
-        printf("    open %s, run %s, %d left, integrity %s\n",
-               ln_err_name(o.open_rc), ln_err_name(o.run_rc), o.left,
-               o.intact ? "ok" : "FAILS");
+        printf("    open %s, run %s, %d left, integrity %s\n", ln_err_name(o.open_rc),
+               ln_err_name(o.run_rc), o.left, o.intact ? "ok" : "FAILS");
         check_loud(&o);
         CHECK(o.open_rc != 0 || o.run_rc != 0); /* a cut store is damaged */
     }
@@ -256,9 +253,13 @@ static void truncate_by(int checked) {
     jt_cleanup();
 }
 
-TEST(truncated_store_fails_loudly) { truncate_by(1); }
+TEST(truncated_store_fails_loudly) {
+    truncate_by(1);
+}
 
-TEST(truncated_store_fails_loudly_during_the_run) { truncate_by(0); }
+TEST(truncated_store_fails_loudly_during_the_run) {
+    truncate_by(0);
+}
 
 /* ------------------------------------------------------------ full disk */
 
@@ -272,7 +273,8 @@ static void mount_small(const char *dir, const char *size) {
         mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
         mount("tmpfs", dir, "tmpfs", 0, opts) != 0) {
         printf("  skipped: a small tmpfs needs root and a mount namespace "
-               "(%s)\n", geteuid() != 0 ? "not root" : strerror(errno));
+               "(%s)\n",
+               geteuid() != 0 ? "not root" : strerror(errno));
         jt_cleanup();
         _exit(77);
     }
@@ -323,8 +325,7 @@ static int run_worker(ln_jobs *jobs, ln_job_handler fn) {
     ln_worker *w = NULL;
     CHECK_EQ(ln_worker_create(&w, jobs, "q", fn, NULL, &wo), 0);
     int rc = ln_worker_run(w);
-    if (rc != 0)
-        printf("  worker: %s: %s\n", ln_err_name(rc), ln_jobs_errmsg(jobs));
+    if (rc != 0) printf("  worker: %s: %s\n", ln_err_name(rc), ln_jobs_errmsg(jobs));
     ln_worker_destroy(w);
     return rc;
 }
@@ -343,8 +344,8 @@ static void full_disk_lifecycle(const char *size) {
     ln_jobs *jobs = jt_open(url);
     int rc = 0;
     int added = add_until_full(jobs, 100000, &rc);
-    printf("  %s volume: %d jobs added, then %s: %s\n", size, added,
-           ln_err_name(rc), ln_jobs_errmsg(jobs));
+    printf("  %s volume: %d jobs added, then %s: %s\n", size, added, ln_err_name(rc),
+           ln_jobs_errmsg(jobs));
     CHECK_EQ(rc, LN_ENOSPC);
     CHECK(added >= 500); /* the reserve leaves the volume to the jobs */
     CHECK(strstr(ln_jobs_errmsg(jobs), "disk full") != NULL);
@@ -372,8 +373,7 @@ static void full_disk_lifecycle(const char *size) {
     ln_job_counts c;
     CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
     printf("  worker on the full disk: %llu of %d completed, %llu failed\n",
-           (unsigned long long)c.completed, added,
-           (unsigned long long)c.failed);
+           (unsigned long long)c.completed, added, (unsigned long long)c.failed);
     CHECK(c.completed + c.failed > (uint64_t)added * 2 / 3);
     if (rc != 0) {
         CHECK_EQ(rc, LN_ENOSPC);
@@ -388,8 +388,7 @@ static void full_disk_lifecycle(const char *size) {
     CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
     CHECK_EQ(c.completed + c.failed + removed, (uint64_t)added);
     CHECK_EQ(c.failed, (uint64_t)added / 10); /* each failed, none lost */
-    printf("  after clean: the other %llu finished\n",
-           (unsigned long long)(added - done));
+    printf("  after clean: the other %llu finished\n", (unsigned long long)(added - done));
     /* Removing works on the full disk. */
     ln_job_info *rows = NULL;
     size_t n = 0;
@@ -405,17 +404,21 @@ static void full_disk_lifecycle(const char *size) {
     jt_cleanup();
 }
 
-TEST(full_disk_on_a_2m_volume) { full_disk_lifecycle("2m"); }
+TEST(full_disk_on_a_2m_volume) {
+    full_disk_lifecycle("2m");
+}
 
-TEST(full_disk_on_a_6m_volume) { full_disk_lifecycle("6m"); }
+TEST(full_disk_on_a_6m_volume) {
+    full_disk_lifecycle("6m");
+}
 
 int main(int argc, char **argv) {
-    return ln_test_run(argc, argv, (ln_test_case[]){
-        TESTCASE(corrupt_store_fails_loudly),
-        TESTCASE(corrupt_store_fails_loudly_during_the_run),
-        TESTCASE(truncated_store_fails_loudly),
-        TESTCASE(truncated_store_fails_loudly_during_the_run),
-        TESTCASE(full_disk_on_a_2m_volume),
-        TESTCASE(full_disk_on_a_6m_volume),
-        {0}});
+    return ln_test_run(argc, argv,
+                       (ln_test_case[]){TESTCASE(corrupt_store_fails_loudly),
+                                        TESTCASE(corrupt_store_fails_loudly_during_the_run),
+                                        TESTCASE(truncated_store_fails_loudly),
+                                        TESTCASE(truncated_store_fails_loudly_during_the_run),
+                                        TESTCASE(full_disk_on_a_2m_volume),
+                                        TESTCASE(full_disk_on_a_6m_volume),
+                                        {0}});
 }

@@ -286,8 +286,7 @@ TEST(delayed_job_wakes_when_due) {
     ln_test_sleep_ms(700);
     long scripts = calls("evalsha") + calls("eval");
     CHECK_EQ(atomic_load(&s.n), 0);
-    fprintf(stderr, "scripts in the first 700 ms of a 1500 ms delay: %ld (the add)\n",
-            scripts);
+    fprintf(stderr, "scripts in the first 700 ms of a 1500 ms delay: %ld (the add)\n", scripts);
     CHECK_EQ(scripts, 1); /* only the producer's add */
     wait_started(&s, 1, 1500 + PROMPT_MS);
     uint64_t ran = atomic_load(&s.at_ms) - t0;
@@ -313,8 +312,7 @@ TEST(wakeup_passes_to_next_worker) {
     CHECK_EQ(ln_jobs_add_bulk(producer, "q", specs, 2, NULL, 0), 0);
     wait_started(&s1, 1, PROMPT_MS);
     wait_started(&s2, 1, PROMPT_MS);
-    fprintf(stderr, "both workers started within %llu ms\n",
-            (unsigned long long)(now_ms() - t0));
+    fprintf(stderr, "both workers started within %llu ms\n", (unsigned long long)(now_ms() - t0));
     bg_stop(&b1);
     bg_stop(&b2);
     ln_jobs_close(producer);
@@ -376,8 +374,10 @@ TEST(refused_outcome_writes_nothing) {
     bg_start(&b, "q", &s, 1);
     add(producer, "q", 0);
     wait_started(&s, 1, PROMPT_MS);
-    freeReplyObject(cmd("EVAL %s 0 %s", "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
-                        "redis.call('DEL', k) end return 0", "lwobl:q:*"));
+    freeReplyObject(cmd("EVAL %s 0 %s",
+                        "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
+                        "redis.call('DEL', k) end return 0",
+                        "lwobl:q:*"));
     ln_worker_stats st = {0};
     uint64_t t0 = now_ms();
     while (st.stale == 0) { /* the completion, refused */
@@ -548,7 +548,8 @@ TEST(add_is_one_evalsha) {
         const char *cmd_name = strstr(r->str, "] \"");
         CHECK(src && cmd_name);
         if (!strstr(src, " lua]") || strstr(src, " lua]") > cmd_name) { /* top level */
-            if (!strncasecmp(cmd_name + 3, "evalsha\"", 8)) evalsha++;
+            if (!strncasecmp(cmd_name + 3, "evalsha\"", 8))
+                evalsha++;
             else {
                 fprintf(stderr, "extra command: %s\n", r->str);
                 other++;

@@ -81,5 +81,6 @@ TEST(io_lane_not_starved_by_cpu_lane) {
 }
 
 int main(int argc, char **argv) {
-    return ln_test_run(argc, argv, (ln_test_case[]){TESTCASE(io_lane_not_starved_by_cpu_lane), {0}});
+    return ln_test_run(argc, argv,
+                       (ln_test_case[]){TESTCASE(io_lane_not_starved_by_cpu_lane), {0}});
 }

@@ -16,10 +16,10 @@ void ln_test_fail(const char *file, int line, const char *expr) {
     abort();
 }
 
-void ln_test_fail_eq(const char *file, int line, const char *a_expr,
-                     const char *b_expr, long long a, long long b) {
-    fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %s (%lld vs %lld)\n", file,
-            line, a_expr, b_expr, a, b);
+void ln_test_fail_eq(const char *file, int line, const char *a_expr, const char *b_expr,
+                     long long a, long long b) {
+    fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %s (%lld vs %lld)\n", file, line, a_expr, b_expr,
+            a, b);
     fflush(stderr);
     abort();
 }
@@ -108,8 +108,10 @@ static int run_one(const ln_test_case *tc, unsigned timeout_s) {
 int ln_test_run(int argc, char **argv, const ln_test_case *cases) {
     unsigned timeout = 60;
     const char *t = getenv("LN_TEST_TIMEOUT");
-    if (t != NULL && atoi(t) > 0) timeout = (unsigned)atoi(t);
-    else if (ln_test_sanitized()) timeout *= 4;
+    if (t != NULL && atoi(t) > 0)
+        timeout = (unsigned)atoi(t);
+    else if (ln_test_sanitized())
+        timeout *= 4;
     int failed = 0, ran = 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (const ln_test_case *tc = cases; tc->name != NULL; tc++) {
@@ -163,6 +165,12 @@ void ln_test_alloc_install(long fail_at) {
     atomic_store(&alloc_fail_at, fail_at);
     ln_set_allocator(t_malloc, t_realloc, t_calloc, t_free);
 }
-void ln_test_alloc_uninstall(void) { ln_reset_allocator(); }
-long ln_test_alloc_live(void) { return atomic_load(&alloc_live); }
-long ln_test_alloc_calls(void) { return atomic_load(&alloc_calls); }
+void ln_test_alloc_uninstall(void) {
+    ln_reset_allocator();
+}
+long ln_test_alloc_live(void) {
+    return atomic_load(&alloc_live);
+}
+long ln_test_alloc_calls(void) {
+    return atomic_load(&alloc_calls);
+}

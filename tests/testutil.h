@@ -22,21 +22,22 @@ typedef struct ln_test_case {
 } ln_test_case;
 
 #define TEST(name) static void name(void)
-#define TESTCASE(name) {#name, name}
+#define TESTCASE(name)                                                                             \
+    { #name, name }
 
 void ln_test_fail(const char *file, int line, const char *expr);
-void ln_test_fail_eq(const char *file, int line, const char *a_expr,
-                     const char *b_expr, long long a, long long b);
+void ln_test_fail_eq(const char *file, int line, const char *a_expr, const char *b_expr,
+                     long long a, long long b);
 int ln_test_run(int argc, char **argv, const ln_test_case *cases);
 
-#define CHECK(c)                                                      \
-    do {                                                              \
-        if (!(c)) ln_test_fail(__FILE__, __LINE__, #c);               \
+#define CHECK(c)                                                                                   \
+    do {                                                                                           \
+        if (!(c)) ln_test_fail(__FILE__, __LINE__, #c);                                            \
     } while (0)
-#define CHECK_EQ(a, b)                                                \
-    do {                                                              \
-        long long a_ = (long long)(a), b_ = (long long)(b);           \
-        if (a_ != b_) ln_test_fail_eq(__FILE__, __LINE__, #a, #b, a_, b_); \
+#define CHECK_EQ(a, b)                                                                             \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (a_ != b_) ln_test_fail_eq(__FILE__, __LINE__, #a, #b, a_, b_);                         \
     } while (0)
 
 /* 1 when running under a sanitizer (LN_SANITIZED is set by CTest). */
@@ -71,7 +72,8 @@ typedef struct gate {
     int open;
     int entered;
 } gate;
-#define GATE_INIT {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0}
+#define GATE_INIT                                                                                  \
+    { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 }
 void *gate_task(void *arg);
 void gate_wait_entered(gate *g, int n); /* until n tasks entered */
 void gate_open(gate *g);

@@ -98,9 +98,9 @@ typedef struct ln_worker ln_worker;
 /* Opening a store                                                           */
 
 typedef struct ln_jobs_opts {
-    size_t max_data_size;      /* bytes of data JSON accepted by add and of a
+    size_t max_data_size;     /* bytes of data JSON accepted by add and of a
                                   result; default LN_JOB_DATA_MAX_DEFAULT */
-    unsigned busy_timeout_ms;  /* how long a write waits for another writer
+    unsigned busy_timeout_ms; /* how long a write waits for another writer
                                   before LN_EBACKEND; default 30000. URL
                                   parameter busy_timeout overrides. */
 } ln_jobs_opts;
@@ -119,9 +119,8 @@ LN_EXTERN int ln_jobs_open(ln_jobs **out, const char *url);
 /* Like ln_jobs_open with options (NULL = defaults). If errmsg is not NULL,
  * a failure's detail is copied there (errmsg_size bytes, NUL-terminated),
  * since no handle exists to ask. */
-LN_EXTERN int ln_jobs_open_ex(ln_jobs **out, const char *url,
-                              const ln_jobs_opts *opts, char *errmsg,
-                              size_t errmsg_size);
+LN_EXTERN int ln_jobs_open_ex(ln_jobs **out, const char *url, const ln_jobs_opts *opts,
+                              char *errmsg, size_t errmsg_size);
 
 /* Close the handle. Workers created on it must be destroyed first. In a
  * child after fork() it only frees memory and leaves the parent's store
@@ -157,34 +156,34 @@ enum {
                           finishing */
 };
 typedef struct ln_job_keep {
-    int mode;       /* LN_KEEP_* */
-    int64_t value;  /* count or age in ms, >= 0 */
+    int mode;      /* LN_KEEP_* */
+    int64_t value; /* count or age in ms, >= 0 */
 } ln_job_keep;
 
 typedef struct ln_job_opts {
-    int64_t delay_ms;       /* >= 0; 0 = runnable now */
-    int priority;           /* 0 = none (runs before any prioritized job);
+    int64_t delay_ms;               /* >= 0; 0 = runnable now */
+    int priority;                   /* 0 = none (runs before any prioritized job);
                                1..LN_JOB_PRIORITY_MAX, lower runs first */
-    int attempts;           /* >= 1 runs in total before failed; default 1 */
-    int backoff;            /* LN_BACKOFF_FIXED or _EXPONENTIAL */
-    int64_t backoff_ms;     /* >= 0; delay before retry n is backoff_ms
+    int attempts;                   /* >= 1 runs in total before failed; default 1 */
+    int backoff;                    /* LN_BACKOFF_FIXED or _EXPONENTIAL */
+    int64_t backoff_ms;             /* >= 0; delay before retry n is backoff_ms
                                (fixed) or backoff_ms * 2^(n-1) (exponential) */
-    const char *job_id;     /* NULL = the store numbers the job. Otherwise
+    const char *job_id;             /* NULL = the store numbers the job. Otherwise
                                a custom id (see "Names" above: printable,
                                not an integer, ':' only as "a:b:c").
                                Adding an id that exists changes nothing
                                and returns that job's id. */
-    int lifo;               /* 1: run before older jobs of equal priority */
+    int lifo;                       /* 1: run before older jobs of equal priority */
     ln_job_keep remove_on_complete; /* default LN_KEEP_ALL. Applied to the
                                        queue each time a job finishes;
                                        LN_KEEP_COUNT costs O(count) then */
     ln_job_keep remove_on_fail;     /* default LN_KEEP_ALL */
-    const char *traceparent; /* W3C trace context carried to the worker, or
+    const char *traceparent;        /* W3C trace context carried to the worker, or
                                 NULL; must be a valid version-00 traceparent */
-    const char *tracestate;  /* optional W3C tracestate, <= 512 bytes; kept
+    const char *tracestate;         /* optional W3C tracestate, <= 512 bytes; kept
                                 only with a traceparent, and "" is none
                                 (both read back as NULL) */
-    int64_t timeout_ms;      /* 0 (default) = the worker's timeout_ms;
+    int64_t timeout_ms;             /* 0 (default) = the worker's timeout_ms;
                                 1..2^31-1: this job's runs time out after
                                 that long instead (see ln_worker_opts).
                                 Stored with the job: on Redis as
@@ -205,11 +204,11 @@ typedef struct ln_job_opts {
      *    delayed removes it and adds this job in its place, holding the id
      *    (its TTL kept unless dedup_extend); a holder no longer delayed is
      *    kept and the add deduplicated. */
-    const char *dedup_id;    /* NULL (default) = none; else 1..LN_JOB_ID_MAX-1
+    const char *dedup_id; /* NULL (default) = none; else 1..LN_JOB_ID_MAX-1
                                 bytes without control characters */
-    int64_t dedup_ttl_ms;    /* 0..2^31-1 ms; 0 = simple mode */
-    int dedup_extend;        /* 0/1; needs dedup_ttl_ms > 0 */
-    int dedup_replace;       /* 0/1 */
+    int64_t dedup_ttl_ms; /* 0..2^31-1 ms; 0 = simple mode */
+    int dedup_extend;     /* 0/1; needs dedup_ttl_ms > 0 */
+    int dedup_replace;    /* 0/1 */
 } ln_job_opts;
 
 /* Defaults as listed above. */
@@ -223,24 +222,22 @@ LN_EXTERN void ln_job_opts_init(ln_job_opts *opts);
  * large: ln_jobs_errmsg says which), LN_ERANGE (id_size too small; nothing
  * added), LN_ENOSPC (disk full), LN_EFORK, LN_EBACKEND. On error nothing is
  * stored. Any thread. */
-LN_EXTERN int ln_jobs_add(ln_jobs *jobs, const char *queue, const char *name,
-                          const char *data_json, const ln_job_opts *opts,
-                          char *id, size_t id_size);
+LN_EXTERN int ln_jobs_add(ln_jobs *jobs, const char *queue, const char *name, const char *data_json,
+                          const ln_job_opts *opts, char *id, size_t id_size);
 
 /* One job of a batch for ln_jobs_add_bulk. */
 typedef struct ln_job_spec {
     const char *name;
-    const char *data_json;    /* NULL = "{}" */
-    const ln_job_opts *opts;  /* NULL = defaults */
+    const char *data_json;   /* NULL = "{}" */
+    const ln_job_opts *opts; /* NULL = defaults */
 } ln_job_spec;
 
 /* Add n jobs to queue in one atomic step: either every job is stored or
  * none is. ids, if not NULL, receives n ids of id_size bytes each (job i's
  * id at ids + i * id_size). Errors as ln_jobs_add; a validation error names
  * the index of the bad job in ln_jobs_errmsg. n = 0 returns 0. */
-LN_EXTERN int ln_jobs_add_bulk(ln_jobs *jobs, const char *queue,
-                               const ln_job_spec *specs, size_t n, char *ids,
-                               size_t id_size);
+LN_EXTERN int ln_jobs_add_bulk(ln_jobs *jobs, const char *queue, const ln_job_spec *specs, size_t n,
+                               char *ids, size_t id_size);
 
 /* ------------------------------------------------------------------------ */
 /* Inspecting and administering queues                                       */
@@ -273,41 +270,40 @@ typedef struct ln_job_counts {
  * Cost: a few O(log n) lookups (the SQLite store keeps a counter per queue
  * and state; Redis reads the sizes of its lists and sets), never a count
  * of jobs. 0, LN_EINVAL, LN_EFORK, LN_EBACKEND. */
-LN_EXTERN int ln_jobs_counts(ln_jobs *jobs, const char *queue,
-                             ln_job_counts *counts);
+LN_EXTERN int ln_jobs_counts(ln_jobs *jobs, const char *queue, ln_job_counts *counts);
 
 /* Everything stored about one job. Strings are owned by the struct and
  * freed by ln_job_info_clear(); NULL where there is nothing. */
 typedef struct ln_job_info {
     char id[LN_JOB_ID_MAX];
-    int state;               /* ln_job_state */
+    int state; /* ln_job_state */
     char *name;
-    char *data;              /* JSON */
-    char *result;            /* JSON the handler stored, or NULL */
-    char *failed_reason;     /* reason of the last failure, or NULL */
-    char *progress;          /* JSON of the last progress update, or NULL */
+    char *data;          /* JSON */
+    char *result;        /* JSON the handler stored, or NULL */
+    char *failed_reason; /* reason of the last failure, or NULL */
+    char *progress;      /* JSON of the last progress update, or NULL */
     char *traceparent;
     char *tracestate;
     int priority;
     int lifo;
-    int attempts;            /* runs allowed (opts.attempts) */
-    int attempts_made;       /* runs that failed so far */
-    int attempts_started;    /* runs started so far (stalls included) */
-    int stalled;             /* times its lease lapsed */
-    int backoff;             /* LN_BACKOFF_* */
+    int attempts;         /* runs allowed (opts.attempts) */
+    int attempts_made;    /* runs that failed so far */
+    int attempts_started; /* runs started so far (stalls included) */
+    int stalled;          /* times its lease lapsed */
+    int backoff;          /* LN_BACKOFF_* */
     int64_t backoff_ms;
     /* Store clock, ms since the Unix epoch; 0 = not yet. */
-    int64_t created_ms;      /* when added */
-    int64_t run_at_ms;       /* while delayed: when it becomes due (after
+    int64_t created_ms;  /* when added */
+    int64_t run_at_ms;   /* while delayed: when it becomes due (after
                                 its delay or a retry's backoff); in any
                                 other state: when it was first due,
                                 created_ms + the delay_ms it was added
                                 with (BullMQ keeps no later due time; a
                                 retry or ln_jobs_promote does not change
                                 it) */
-    int64_t started_ms;      /* when the latest run started (0 again after
+    int64_t started_ms;  /* when the latest run started (0 again after
                                 ln_jobs_retry) */
-    int64_t finished_ms;     /* when it completed or failed */
+    int64_t finished_ms; /* when it completed or failed */
 } ln_job_info;
 
 /* Free the strings of *info and zero it. NULL is a no-op. */
@@ -317,24 +313,22 @@ LN_EXTERN void ln_job_info_free_array(ln_job_info *infos, size_t n);
 
 /* Read one job. 0 and *info filled (clear it afterwards); LN_ENOENT if
  * queue has no job id; LN_EINVAL, LN_ENOMEM, LN_EFORK, LN_EBACKEND. */
-LN_EXTERN int ln_jobs_get(ln_jobs *jobs, const char *queue, const char *id,
-                          ln_job_info *info);
+LN_EXTERN int ln_jobs_get(ln_jobs *jobs, const char *queue, const char *id, ln_job_info *info);
 
 /* List jobs of one state, in the order they run (waiting, prioritized,
  * paused), become due (delayed), started (active), or newest finished
  * first (completed, failed); skip 'offset' of them and return at most
  * 'limit' (1..10000). *out is a new array of *n entries (free with
  * ln_job_info_free_array), NULL when *n is 0. */
-LN_EXTERN int ln_jobs_list(ln_jobs *jobs, const char *queue, int state,
-                           size_t offset, size_t limit, ln_job_info **out,
-                           size_t *n);
+LN_EXTERN int ln_jobs_list(ln_jobs *jobs, const char *queue, int state, size_t offset, size_t limit,
+                           ln_job_info **out, size_t *n);
 
 /* Log lines a handler wrote with ln_job_log, oldest first: *lines gets a
  * new array of *n NUL-terminated strings (no NULL entry after the last;
  * NULL when *n is 0), freed with ln_jobs_free_lines(*lines, *n).
  * LN_ENOENT if there is no such job. */
-LN_EXTERN int ln_jobs_logs(ln_jobs *jobs, const char *queue, const char *id,
-                           char ***lines, size_t *n);
+LN_EXTERN int ln_jobs_logs(ln_jobs *jobs, const char *queue, const char *id, char ***lines,
+                           size_t *n);
 LN_EXTERN void ln_jobs_free_lines(char **lines, size_t n);
 
 /* Move a failed job back to waiting with a fresh attempt budget (its
@@ -343,8 +337,7 @@ LN_EXTERN void ln_jobs_free_lines(char **lines, size_t n);
  * LN_ENOENT: no such job; LN_EINVAL: the job is not failed. */
 LN_EXTERN int ln_jobs_retry(ln_jobs *jobs, const char *queue, const char *id);
 /* Retry every failed job of queue; *count (may be NULL) gets how many. */
-LN_EXTERN int ln_jobs_retry_all(ln_jobs *jobs, const char *queue,
-                                size_t *count);
+LN_EXTERN int ln_jobs_retry_all(ln_jobs *jobs, const char *queue, size_t *count);
 
 /* Remove a job and its logs. LN_ENOENT: no such job; LN_EBUSY: the job is
  * active (a worker holds its lease). */
@@ -354,8 +347,8 @@ LN_EXTERN int ln_jobs_remove(ln_jobs *jobs, const char *queue, const char *id);
  * age_ms ago (age_ms < 0: any age) and are not among the newest 'keep' of
  * that state (keep = 0: none is spared). *removed (may be NULL) gets the
  * number removed. LN_EINVAL for another state. */
-LN_EXTERN int ln_jobs_clean(ln_jobs *jobs, const char *queue, int state,
-                            int64_t age_ms, uint64_t keep, size_t *removed);
+LN_EXTERN int ln_jobs_clean(ln_jobs *jobs, const char *queue, int state, int64_t age_ms,
+                            uint64_t keep, size_t *removed);
 
 /* Pause: workers take no new job of queue (running ones finish); waiting
  * jobs report LN_JOB_PAUSED. Resume undoes it. Adding still works. */
@@ -398,40 +391,40 @@ LN_EXTERN int ln_jobs_promote(ln_jobs *jobs, const char *queue, const char *id);
 typedef int (*ln_job_handler)(ln_job *job, void *ctx);
 
 typedef struct ln_worker_opts {
-    unsigned concurrency;      /* jobs run at once, >= 1; default 1 */
-    ln_pool *pool;             /* run handlers on this pool (must outlive the
+    unsigned concurrency;         /* jobs run at once, >= 1; default 1 */
+    ln_pool *pool;                /* run handlers on this pool (must outlive the
                                   worker); NULL = a private pool with one lane
                                   of 'concurrency' threads */
-    int lane;                  /* lane of 'pool'; default LN_LANE_IO */
-    unsigned lease_ms;         /* lease length, >= 100; renewed every
+    int lane;                     /* lane of 'pool'; default LN_LANE_IO */
+    unsigned lease_ms;            /* lease length, >= 100; renewed every
                                   lease_ms / 2 while the handler runs;
                                   default 30000 */
-    unsigned max_stalled;      /* a job whose lease lapsed more than this many
+    unsigned max_stalled;         /* a job whose lease lapsed more than this many
                                   times fails; default 1 */
     unsigned stalled_interval_ms; /* how often this worker looks for lapsed
                                   leases (of any worker); 0 (default) =
                                   every lease_ms */
-    unsigned poll_ms;          /* SQLite: longest sleep while the queue
+    unsigned poll_ms;             /* SQLite: longest sleep while the queue
                                   is empty. Redis: idle workers block on
                                   BullMQ's marker instead (woken at once
                                   by an add); poll_ms paces retries while
                                   Redis is unreachable and the emptiness
                                   checks of exit_when_empty. Default 100 */
-    unsigned grace_ms;         /* on stop, how long running handlers may
+    unsigned grace_ms;            /* on stop, how long running handlers may
                                   finish before their jobs are released;
                                   default 10000 */
-    int exit_when_empty;       /* 1: ln_worker_run returns once the queue has
+    int exit_when_empty;          /* 1: ln_worker_run returns once the queue has
                                   no waiting, delayed, prioritized or active
                                   job and nothing runs here (a paused queue
                                   with waiting jobs is not empty) */
-    uint64_t max_jobs;         /* stop after taking this many; 0 = no limit */
-    unsigned batch;            /* most jobs taken per store transaction;
+    uint64_t max_jobs;            /* stop after taking this many; 0 = no limit */
+    unsigned batch;               /* most jobs taken per store transaction;
                                   default = concurrency */
-    unsigned timeout_ms;       /* longest run of a job, from its start; 0
+    unsigned timeout_ms;          /* longest run of a job, from its start; 0
                                   (default) = none. A job's own
                                   ln_job_opts.timeout_ms overrides it. See
                                   "Timeouts" below */
-    unsigned store_retry_ms;   /* how long ln_worker_run keeps retrying a
+    unsigned store_retry_ms;      /* how long ln_worker_run keeps retrying a
                                   store that fails transiently (unreachable,
                                   connection lost, I/O error, disk full), every
                                   poll_ms, before it gives up and returns the
@@ -464,8 +457,7 @@ LN_EXTERN void ln_worker_opts_init(ln_worker_opts *opts);
 /* Create a worker for queue on jobs (which must outlive it). fn(job, ctx)
  * runs each job. opts NULL = defaults. 0, LN_EINVAL, LN_ENOMEM, LN_EAGAIN
  * (threads), LN_EFORK. Nothing runs until ln_worker_run. */
-LN_EXTERN int ln_worker_create(ln_worker **out, ln_jobs *jobs,
-                               const char *queue, ln_job_handler fn,
+LN_EXTERN int ln_worker_create(ln_worker **out, ln_jobs *jobs, const char *queue, ln_job_handler fn,
                                void *ctx, const ln_worker_opts *opts);
 
 /* Take and run jobs on the calling thread's behalf until ln_worker_stop, a
@@ -501,7 +493,7 @@ typedef struct ln_worker_stats {
      * while the worker is retrying a lost store (Redis unreachable, ...). */
     uint64_t store_lost;
     uint64_t store_regained;
-    uint64_t delayed;       /* runs put back to delayed by
+    uint64_t delayed; /* runs put back to delayed by
                                ln_job_delay_until */
 } ln_worker_stats;
 
@@ -565,7 +557,6 @@ LN_EXTERN int ln_job_log(ln_job *job, const char *line);
  * should return soon; its outcome is ignored. */
 LN_EXTERN int ln_job_canceled(const ln_job *job);
 
-
 /* ------------------------------------------------------------------------ */
 /* Events and waiting for a result                                           */
 
@@ -602,15 +593,15 @@ LN_EXTERN int ln_job_canceled(const ln_job *job);
 typedef struct ln_jobs_events ln_jobs_events;
 
 typedef struct ln_job_event {
-    char id[48];   /* where it is in the queue's events: the stream id on
+    char id[48];                /* where it is in the queue's events: the stream id on
                       Redis ("1700000000000-0"), the sequence number on
                       SQLite ("42"); increasing; give it as 'from' to go on
                       after it */
-    char name[64]; /* "completed", ...; longer names are cut */
+    char name[64];              /* "completed", ...; longer names are cut */
     char job_id[LN_JOB_ID_MAX]; /* the jobId field, "" when none */
-    char *fields;  /* every field as a JSON object of strings, e.g.
+    char *fields;               /* every field as a JSON object of strings, e.g.
                       {"jobId":"7","returnvalue":"{\"ok\":1}","prev":"active"} */
-    int64_t at_ms; /* when it was written, ms since the Unix epoch */
+    int64_t at_ms;              /* when it was written, ms since the Unix epoch */
 } ln_job_event;
 
 /* Free event->fields and zero *event. NULL is a no-op. */
@@ -622,8 +613,8 @@ LN_EXTERN void ln_job_event_clear(ln_job_event *event);
  * time and must be closed before the handle. 0, LN_EINVAL, LN_ENOMEM,
  * LN_ENOTSUP (a store without events), LN_EFORK, or the store's
  * connection errors (LN_ECONNREFUSED, LN_EBACKEND, ...). */
-LN_EXTERN int ln_jobs_events_open(ln_jobs *jobs, const char *queue,
-                                  const char *from, ln_jobs_events **out);
+LN_EXTERN int ln_jobs_events_open(ln_jobs *jobs, const char *queue, const char *from,
+                                  ln_jobs_events **out);
 
 /* The next event into *event (zeroed first; clear it afterwards), waiting
  * up to timeout_ms for one (0: do not wait; < 0: no limit). Without a
@@ -631,8 +622,7 @@ LN_EXTERN int ln_jobs_events_open(ln_jobs *jobs, const char *queue,
  * cheap looks at PRAGMA data_version (only another connection's commit
  * makes it read the table). 0, LN_ETIMEDOUT, LN_EINVAL, LN_ENOMEM, or a
  * store error (the follower may be used again: it reconnects). */
-LN_EXTERN int ln_jobs_events_next(ln_jobs_events *ev, int64_t timeout_ms,
-                                  ln_job_event *event);
+LN_EXTERN int ln_jobs_events_next(ln_jobs_events *ev, int64_t timeout_ms, ln_job_event *event);
 
 /* The message of the follower's last failure ("" when none). */
 LN_EXTERN const char *ln_jobs_events_errmsg(const ln_jobs_events *ev);
@@ -651,8 +641,8 @@ LN_EXTERN void ln_jobs_events_close(ln_jobs_events *ev);
  * such job, or it was removed meanwhile), LN_EINVAL, and the errors of
  * ln_jobs_events_open. Any thread; uses a connection of its own for the
  * wait. */
-LN_EXTERN int ln_jobs_wait(ln_jobs *jobs, const char *queue, const char *id,
-                           int64_t timeout_ms, ln_job_info *info);
+LN_EXTERN int ln_jobs_wait(ln_jobs *jobs, const char *queue, const char *id, int64_t timeout_ms,
+                           ln_job_info *info);
 
 #ifdef __cplusplus
 }

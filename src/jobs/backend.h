@@ -179,8 +179,7 @@ struct ln__store_methods {
     /* Version 6. A follower of queue's events from 'from' (NULL or "$": after the
      * newest now, fixed before this returns; "0": the oldest kept; else an
      * event id). May connect. NULL: the store has none (LN_ENOTSUP). */
-    int (*events_open)(ln__jobs_be *be, const char *queue, const char *from,
-                       ln__jobs_events **out);
+    int (*events_open)(ln__jobs_be *be, const char *queue, const char *from, ln__jobs_events **out);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */

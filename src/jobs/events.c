@@ -41,8 +41,7 @@ static int check_from(const char *from) {
     return 0;
 }
 
-int ln_jobs_events_open(ln_jobs *jobs, const char *queue, const char *from,
-                        ln_jobs_events **out) {
+int ln_jobs_events_open(ln_jobs *jobs, const char *queue, const char *from, ln_jobs_events **out) {
     char msg[LN__JOBS_ERRMSG_MAX];
     int code = out == NULL ? LN_EINVAL : ln__jobs_check_queue(queue, msg, sizeof msg);
     if (out == NULL) snprintf(msg, sizeof msg, "out is NULL");

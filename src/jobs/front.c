@@ -28,7 +28,8 @@ int ln__jobs_enter(ln_jobs *jobs) {
     if (getpid() != jobs->pid) {
         snprintf(jobs->errmsg, sizeof jobs->errmsg,
                  "this handle was opened by process %ld; a child after "
-                 "fork() must open its own", (long)jobs->pid);
+                 "fork() must open its own",
+                 (long)jobs->pid);
         return LN_EFORK;
     }
     pthread_mutex_lock(&jobs->mu);
@@ -76,8 +77,8 @@ int ln_jobs_open(ln_jobs **out, const char *url) {
     return ln_jobs_open_ex(out, url, NULL, NULL, 0);
 }
 
-int ln_jobs_open_ex(ln_jobs **out, const char *url, const ln_jobs_opts *opts,
-                    char *errmsg, size_t errmsg_size) {
+int ln_jobs_open_ex(ln_jobs **out, const char *url, const ln_jobs_opts *opts, char *errmsg,
+                    size_t errmsg_size) {
     char scratch[LN__JOBS_ERRMSG_MAX];
     if (errmsg == NULL || errmsg_size == 0) {
         errmsg = scratch;
@@ -100,20 +101,19 @@ int ln_jobs_open_ex(ln_jobs **out, const char *url, const ln_jobs_opts *opts,
     int err;
     if (strncmp(url, "sqlite:", 7) == 0) {
         err = ln__jobs_sqlite_open(&be, url, &o, errmsg, errmsg_size);
-    } else if (strncmp(url, "redis://", 8) == 0 ||
-               strncmp(url, "rediss://", 9) == 0 ||
+    } else if (strncmp(url, "redis://", 8) == 0 || strncmp(url, "rediss://", 9) == 0 ||
                strncmp(url, "unix:", 5) == 0) {
 #ifdef LN_HAVE_REDIS
         err = ln__jobs_redis_open(&be, url, &o, errmsg, errmsg_size);
 #else
-        snprintf(errmsg, errmsg_size,
-                 "'%s': built without Redis support (hiredis not found)", url);
+        snprintf(errmsg, errmsg_size, "'%s': built without Redis support (hiredis not found)", url);
         err = LN_ENOTSUP;
 #endif
     } else {
         snprintf(errmsg, errmsg_size,
                  "'%s': unknown store URL (use sqlite:PATH or "
-                 "redis://HOST:PORT/DB)", url);
+                 "redis://HOST:PORT/DB)",
+                 url);
         err = LN_EINVAL;
     }
     if (err != 0) return err;
@@ -166,16 +166,14 @@ void ln_job_opts_init(ln_job_opts *opts) {
 }
 
 /* Check spec i and fill nj. Returns 0 or a code with msg set. */
-static int prepare_job(const ln_jobs *jobs, const ln_job_spec *spec, size_t i,
-                       size_t n, size_t id_size, ln__job_new *nj, char *msg,
-                       size_t msgsize) {
+static int prepare_job(const ln_jobs *jobs, const ln_job_spec *spec, size_t i, size_t n,
+                       size_t id_size, ln__job_new *nj, char *msg, size_t msgsize) {
     char what[48], err[LN__JOBS_ERRMSG_MAX - 48];
     if (n > 1)
         snprintf(what, sizeof what, "job %zu: ", i);
     else
         what[0] = '\0';
-    int rc = ln__jobs_check_name(spec->name, LN_JOB_NAME_MAX, "job name", err,
-                                 sizeof err);
+    int rc = ln__jobs_check_name(spec->name, LN_JOB_NAME_MAX, "job name", err, sizeof err);
     if (rc == 0) {
         if (spec->opts != NULL) {
             nj->opts = *spec->opts;
@@ -187,15 +185,16 @@ static int prepare_job(const ln_jobs *jobs, const ln_job_spec *spec, size_t i,
     if (rc == 0) {
         nj->name = spec->name;
         nj->data = spec->data_json != NULL ? spec->data_json : "{}";
-        rc = ln__jobs_check_json(nj->data, jobs->opts.max_data_size,
-                                 &nj->data_len, "data", err, sizeof err);
+        rc = ln__jobs_check_json(nj->data, jobs->opts.max_data_size, &nj->data_len, "data", err,
+                                 sizeof err);
     }
     if (rc == 0 && id_size != 0) {
-        size_t need = nj->opts.job_id != NULL ? strlen(nj->opts.job_id) + 1
-                                              : NUMERIC_ID_SIZE;
+        size_t need = nj->opts.job_id != NULL ? strlen(nj->opts.job_id) + 1 : NUMERIC_ID_SIZE;
         if (need > id_size) {
-            snprintf(err, sizeof err, "id_size %zu is too small for the id "
-                     "(%zu bytes needed)", id_size, need);
+            snprintf(err, sizeof err,
+                     "id_size %zu is too small for the id "
+                     "(%zu bytes needed)",
+                     id_size, need);
             rc = LN_ERANGE;
         }
     }
@@ -203,9 +202,8 @@ static int prepare_job(const ln_jobs *jobs, const ln_job_spec *spec, size_t i,
     return rc;
 }
 
-int ln_jobs_add_bulk(ln_jobs *jobs, const char *queue,
-                     const ln_job_spec *specs, size_t n, char *ids,
-                     size_t id_size) {
+int ln_jobs_add_bulk(ln_jobs *jobs, const char *queue, const ln_job_spec *specs, size_t n,
+                     char *ids, size_t id_size) {
     if (jobs == NULL) return LN_EINVAL;
     char msg[LN__JOBS_ERRMSG_MAX] = "";
     int code = ln__jobs_check_queue(queue, msg, sizeof msg);
@@ -231,22 +229,20 @@ int ln_jobs_add_bulk(ln_jobs *jobs, const char *queue,
     /* Validate outside the lock: parsing JSON must not hold up the other
      * threads of the handle. */
     for (size_t i = 0; i < n && code == 0; i++)
-        code = prepare_job(jobs, &specs[i], i, n, ids != NULL ? id_size : 0,
-                           &nj[i], msg, sizeof msg);
+        code =
+            prepare_job(jobs, &specs[i], i, n, ids != NULL ? id_size : 0, &nj[i], msg, sizeof msg);
     int err = enter_checked(jobs, code, msg);
     if (err == 0) {
         err = ln__jobs_leave(jobs, jobs->be->methods->add(jobs->be, queue, nj, n));
         if (err == 0 && ids != NULL)
-            for (size_t i = 0; i < n; i++)
-                snprintf(ids + i * id_size, id_size, "%s", nj[i].id);
+            for (size_t i = 0; i < n; i++) snprintf(ids + i * id_size, id_size, "%s", nj[i].id);
     }
     if (nj != &one) ln__free(nj);
     return err;
 }
 
-int ln_jobs_add(ln_jobs *jobs, const char *queue, const char *name,
-                const char *data_json, const ln_job_opts *opts, char *id,
-                size_t id_size) {
+int ln_jobs_add(ln_jobs *jobs, const char *queue, const char *name, const char *data_json,
+                const ln_job_opts *opts, char *id, size_t id_size) {
     ln_job_spec spec = {name, data_json, opts};
     return ln_jobs_add_bulk(jobs, queue, &spec, 1, id, id_size);
 }
@@ -264,9 +260,7 @@ static int enter_q(ln_jobs *jobs, const char *queue) {
 static int enter_qid(ln_jobs *jobs, const char *queue, const char *id) {
     char msg[LN__JOBS_ERRMSG_MAX];
     int code = ln__jobs_check_queue(queue, msg, sizeof msg);
-    if (code == 0)
-        code = ln__jobs_check_name(id, LN_JOB_ID_MAX, "job id", msg,
-                                   sizeof msg);
+    if (code == 0) code = ln__jobs_check_name(id, LN_JOB_ID_MAX, "job id", msg, sizeof msg);
     return enter_checked(jobs, code, msg);
 }
 
@@ -277,8 +271,7 @@ int ln_jobs_counts(ln_jobs *jobs, const char *queue, ln_job_counts *counts) {
     return ln__jobs_leave(jobs, jobs->be->methods->counts(jobs->be, queue, counts));
 }
 
-int ln_jobs_get(ln_jobs *jobs, const char *queue, const char *id,
-                ln_job_info *info) {
+int ln_jobs_get(ln_jobs *jobs, const char *queue, const char *id, ln_job_info *info) {
     if (info == NULL) return enter_checked(jobs, LN_EINVAL, "info is NULL");
     memset(info, 0, sizeof *info);
     int err = enter_qid(jobs, queue, id);
@@ -286,8 +279,8 @@ int ln_jobs_get(ln_jobs *jobs, const char *queue, const char *id,
     return ln__jobs_leave(jobs, jobs->be->methods->get(jobs->be, queue, id, info));
 }
 
-int ln_jobs_list(ln_jobs *jobs, const char *queue, int state, size_t offset,
-                 size_t limit, ln_job_info **out, size_t *n) {
+int ln_jobs_list(ln_jobs *jobs, const char *queue, int state, size_t offset, size_t limit,
+                 ln_job_info **out, size_t *n) {
     if (out == NULL || n == NULL)
         return enter_checked(jobs, LN_EINVAL, "out and n must not be NULL");
     *out = NULL;
@@ -298,28 +291,25 @@ int ln_jobs_list(ln_jobs *jobs, const char *queue, int state, size_t offset,
         return enter_checked(jobs, LN_EINVAL, "limit must be 1..10000");
     int err = enter_q(jobs, queue);
     if (err != 0) return err;
-    return ln__jobs_leave(jobs, jobs->be->methods->list(jobs->be, queue, state,
-                                                    offset, limit, out, n));
+    return ln__jobs_leave(jobs,
+                          jobs->be->methods->list(jobs->be, queue, state, offset, limit, out, n));
 }
 
-int ln_jobs_logs(ln_jobs *jobs, const char *queue, const char *id,
-                 char ***lines, size_t *n) {
+int ln_jobs_logs(ln_jobs *jobs, const char *queue, const char *id, char ***lines, size_t *n) {
     if (lines == NULL || n == NULL)
         return enter_checked(jobs, LN_EINVAL, "lines and n must not be NULL");
     *lines = NULL;
     *n = 0;
     int err = enter_qid(jobs, queue, id);
     if (err != 0) return err;
-    return ln__jobs_leave(jobs,
-                          jobs->be->methods->logs(jobs->be, queue, id, lines, n));
+    return ln__jobs_leave(jobs, jobs->be->methods->logs(jobs->be, queue, id, lines, n));
 }
 
 int ln_jobs_retry(ln_jobs *jobs, const char *queue, const char *id) {
     size_t count;
     int err = enter_qid(jobs, queue, id);
     if (err != 0) return err;
-    return ln__jobs_leave(jobs,
-                          jobs->be->methods->retry(jobs->be, queue, id, &count));
+    return ln__jobs_leave(jobs, jobs->be->methods->retry(jobs->be, queue, id, &count));
 }
 
 int ln_jobs_retry_all(ln_jobs *jobs, const char *queue, size_t *count) {
@@ -337,16 +327,14 @@ int ln_jobs_remove(ln_jobs *jobs, const char *queue, const char *id) {
     return ln__jobs_leave(jobs, jobs->be->methods->remove(jobs->be, queue, id));
 }
 
-int ln_jobs_clean(ln_jobs *jobs, const char *queue, int state, int64_t age_ms,
-                  uint64_t keep, size_t *removed) {
+int ln_jobs_clean(ln_jobs *jobs, const char *queue, int state, int64_t age_ms, uint64_t keep,
+                  size_t *removed) {
     size_t r = 0;
     if (state != LN_JOB_COMPLETED && state != LN_JOB_FAILED)
-        return enter_checked(jobs, LN_EINVAL,
-                             "clean removes completed or failed jobs only");
+        return enter_checked(jobs, LN_EINVAL, "clean removes completed or failed jobs only");
     int err = enter_q(jobs, queue);
     if (err != 0) return err;
-    err = ln__jobs_leave(jobs, jobs->be->methods->clean(jobs->be, queue, state,
-                                                    age_ms, keep, &r));
+    err = ln__jobs_leave(jobs, jobs->be->methods->clean(jobs->be, queue, state, age_ms, keep, &r));
     if (removed != NULL) *removed = err == 0 ? r : 0;
     return err;
 }
@@ -367,8 +355,7 @@ int ln_jobs_is_paused(ln_jobs *jobs, const char *queue, int *paused) {
     if (paused == NULL) return enter_checked(jobs, LN_EINVAL, "paused is NULL");
     int err = enter_q(jobs, queue);
     if (err != 0) return err;
-    return ln__jobs_leave(jobs,
-                          jobs->be->methods->is_paused(jobs->be, queue, paused));
+    return ln__jobs_leave(jobs, jobs->be->methods->is_paused(jobs->be, queue, paused));
 }
 
 int ln_jobs_drain(ln_jobs *jobs, const char *queue, size_t *removed) {

@@ -15,7 +15,7 @@
 struct ln_jobs {
     ln__jobs_be *be;
     pthread_mutex_t mu;
-    pid_t pid;               /* process that opened it (fork detection) */
+    pid_t pid; /* process that opened it (fork detection) */
     ln_jobs_opts opts;
     char errmsg[LN__JOBS_ERRMSG_MAX];
     char warning[LN__JOBS_ERRMSG_MAX]; /* from the backend's open; then
@@ -34,8 +34,7 @@ int ln__jobs_err(ln_jobs *jobs, int code, const char *fmt, ...)
 
 /* Validation (validate.c). Each returns 0 or a code, writing the reason
  * (prefixed by 'what', e.g. "job 3: ") to errmsg/errsize. */
-int ln__jobs_check_name(const char *s, size_t max, const char *what,
-                        char *err, size_t errsize);
+int ln__jobs_check_name(const char *s, size_t max, const char *what, char *err, size_t errsize);
 /* A queue name: a name of < LN_JOB_QUEUE_MAX bytes without ':' (jobs.h). */
 int ln__jobs_check_queue(const char *queue, char *err, size_t errsize);
 /* A caller's job id at add: a name, not an integer, and ':' only in the
@@ -43,8 +42,8 @@ int ln__jobs_check_queue(const char *queue, char *err, size_t errsize);
 int ln__jobs_check_id(const char *id, char *err, size_t errsize);
 /* data must be JSON (any value) of at most max bytes, else LN_EINVAL with
  * the reason in err. *len gets strlen(data). */
-int ln__jobs_check_json(const char *data, size_t max, size_t *len,
-                        const char *what, char *err, size_t errsize);
+int ln__jobs_check_json(const char *data, size_t max, size_t *len, const char *what, char *err,
+                        size_t errsize);
 int ln__jobs_check_opts(const ln_job_opts *o, char *err, size_t errsize);
 int ln__jobs_check_traceparent(const char *tp);
 

@@ -507,7 +507,7 @@ static int touch(ln__jobs_be *be, const char *queue, const ln__job_ref *ref, con
         return ln__jobs_be_err(be, LN_ESTALE, "job '%s': lock lost (%s)", ref->id,
                                res == LN__RC_JOB_NOT_EXIST    ? "job removed"
                                : res == LN__RC_LOCK_NOT_EXIST ? "lock expired"
-                                           : "another worker holds it");
+                                                              : "another worker holds it");
     return 0;
 }
 
@@ -661,8 +661,7 @@ int ln__jobs_redis_open(ln__jobs_be **out, const char *url, const ln_jobs_opts *
     unsigned char rnd[16];
     if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
         char ebuf[128];
-        snprintf(errmsg, errmsg_size, "getrandom failed: %s",
-                 strerror_r(errno, ebuf, sizeof ebuf));
+        snprintf(errmsg, errmsg_size, "getrandom failed: %s", strerror_r(errno, ebuf, sizeof ebuf));
         rc = LN_EBACKEND;
         goto fail;
     }

@@ -35,8 +35,8 @@ typedef struct redis_events {
     ln__jobs_events base;
     ln__redis_conn conn; /* its own connection; cfg borrowed */
     char key[KEY_MAX];
-    char cursor[48];     /* the last id read */
-    redisReply *batch;   /* entries read, not yet returned: [head, count) */
+    char cursor[48];   /* the last id read */
+    redisReply *batch; /* entries read, not yet returned: [head, count) */
     size_t head, count;
     redisReply **entries;
 } redis_events;
@@ -91,8 +91,8 @@ static int valid_id(const char *s) {
 int ln__redis_events_open(const ln__redis_cfg *cfg, const char *base, const char *from,
                           ln__jobs_events **out, char *err, size_t err_size) {
     if (from != NULL && strcmp(from, "$") != 0 && !valid_id(from)) {
-        snprintf(err, err_size, "from '%s': a Redis event id is a stream id (\"ms-seq\"), \"0\" or \"$\"",
-                 from);
+        snprintf(err, err_size,
+                 "from '%s': a Redis event id is a stream id (\"ms-seq\"), \"0\" or \"$\"", from);
         return LN_EINVAL;
     }
     redis_events *e = ln__calloc(1, sizeof *e);

@@ -43,8 +43,8 @@ typedef struct redis_pipe {
     ln__redis_token *tokens[LN__PIPE_DEPTH]; /* of each step in flight */
     unsigned head, count;                    /* FIFO of steps in flight */
     unsigned lost;                           /* oldest 'lost' in flight failed */
-    redisReply *ready; /* the oldest step's reply, read by pipe_poll */
-    int use_eval; /* NOSCRIPT seen: send the body once */
+    redisReply *ready;                       /* the oldest step's reply, read by pipe_poll */
+    int use_eval;                            /* NOSCRIPT seen: send the body once */
 } redis_pipe;
 
 static redis_pipe *rp(ln__jobs_pipe *p) {
@@ -112,7 +112,9 @@ static int pipe_send(ln__jobs_pipe *base, ln__jobs_step *st) {
     ln__redis_args_str(&a, p->key);
     ln__redis_step_args(&a, st, p->worker, tokens);
     redisContext *ctx = p->conn.ctx;
-    rc = a.oom ? LN_ENOMEM : redisAppendCommandArgv(ctx, (int)a.n, a.v, a.len) == REDIS_OK ? 0 : LN_ENOMEM;
+    rc = a.oom                                                           ? LN_ENOMEM
+         : redisAppendCommandArgv(ctx, (int)a.n, a.v, a.len) == REDIS_OK ? 0
+                                                                         : LN_ENOMEM;
     ln__redis_args_free(&a);
     if (rc) { /* hiredis appends a command whole or not at all */
         snprintf(p->base.errmsg, sizeof p->base.errmsg, "out of memory");
@@ -166,8 +168,8 @@ static int pipe_recv(ln__jobs_pipe *base, ln__jobs_step *st) {
         void *any = p->ready;
         p->ready = NULL;
         if (!any && (redisGetReply(p->conn.ctx, &any) != REDIS_OK || !any)) {
-            int timed_out = p->conn.ctx->err == REDIS_ERR_IO &&
-                            (errno == EAGAIN || errno == EWOULDBLOCK);
+            int timed_out =
+                p->conn.ctx->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
             snprintf(p->base.errmsg, sizeof p->base.errmsg, "redis connection lost (%s)",
                      timed_out ? "no reply before timeout_ms" : p->conn.ctx->errstr);
             drop(p);

@@ -76,7 +76,7 @@ typedef struct opts_plan {
     int backoff;  /* LN_BACKOFF_* */
     int64_t backoff_ms;
     char *traceparent, *tracestate; /* from opts.tm, or NULL */
-    int64_t keep; /* removeOnComplete as a count (-1 all), or INT64_MIN: full path */
+    int64_t keep;       /* removeOnComplete as a count (-1 all), or INT64_MIN: full path */
     int64_t timeout_ms; /* opts.lanesTimeout (jobs.h ln_job_opts.timeout_ms), 0 = none */
 } opts_plan;
 

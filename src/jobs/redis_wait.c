@@ -102,7 +102,8 @@ static int wait_arm(ln__jobs_wait *base, int64_t timeout_ms, int *fd, int64_t *l
         }
     }
     w->armed = 1;
-    unsigned grace = w->conn.cfg->timeout_ms < GRACE_MAX_MS ? w->conn.cfg->timeout_ms : GRACE_MAX_MS;
+    unsigned grace =
+        w->conn.cfg->timeout_ms < GRACE_MAX_MS ? w->conn.cfg->timeout_ms : GRACE_MAX_MS;
     *fd = ctx->fd;
     *limit_ms = timeout_ms + grace;
     return 0;

@@ -47,32 +47,31 @@
 #define NOW_SQL "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
 
 /* Columns read into ln_job_info by sq_read_info (sqlite_ops.c), in order. */
-#define INFO_COLS                                                           \
-    "rid, cid, state, name, data, CASE WHEN state = 4 THEN "               \
-    "COALESCE(result, 'null') ELSE result END, reason, progress, traceparent, "  \
-    "tracestate, priority, seq < 0, attempts, attempts_made, started, "     \
-    "stalled, backoff, backoff_ms, created_at, CASE WHEN state = 1 THEN "   \
-    "run_at ELSE created_at + delay END, started_at, "                      \
-    "finished_at, COALESCE((SELECT q.paused FROM lanes_queues q "           \
+#define INFO_COLS                                                                                  \
+    "rid, cid, state, name, data, CASE WHEN state = 4 THEN "                                       \
+    "COALESCE(result, 'null') ELSE result END, reason, progress, traceparent, "                    \
+    "tracestate, priority, seq < 0, attempts, attempts_made, started, "                            \
+    "stalled, backoff, backoff_ms, created_at, CASE WHEN state = 1 THEN "                          \
+    "run_at ELSE created_at + delay END, started_at, "                                             \
+    "finished_at, COALESCE((SELECT q.paused FROM lanes_queues q "                                  \
     "WHERE q.name = j.queue), 0)"
 
-#define DONE_STMTS(st)                                                        \
-    "DELETE FROM lanes_jobs WHERE rid IN (SELECT rid FROM lanes_jobs "       \
-    "WHERE queue = ?1 AND state = " #st " ORDER BY finished_at DESC, rid DESC " \
+#define DONE_STMTS(st)                                                                             \
+    "DELETE FROM lanes_jobs WHERE rid IN (SELECT rid FROM lanes_jobs "                             \
+    "WHERE queue = ?1 AND state = " #st " ORDER BY finished_at DESC, rid DESC "                    \
     "LIMIT -1 OFFSET ?2) AND finished_at < ?3"
 
 /* DONE_STMTS for at most ?4 jobs (clean on a full disk, one small
  * transaction at a time): the newest ?2 are skipped before the age filter,
  * as there, so each chunk deletes jobs the whole statement would have. */
-#define CHUNK_STMTS(st)                                                       \
-    "DELETE FROM lanes_jobs WHERE rid IN (SELECT rid FROM (SELECT rid, "     \
-    "finished_at FROM lanes_jobs WHERE queue = ?1 AND state = " #st " ORDER " \
-    "BY finished_at DESC, rid DESC LIMIT -1 OFFSET ?2) WHERE finished_at < " \
+#define CHUNK_STMTS(st)                                                                            \
+    "DELETE FROM lanes_jobs WHERE rid IN (SELECT rid FROM (SELECT rid, "                           \
+    "finished_at FROM lanes_jobs WHERE queue = ?1 AND state = " #st " ORDER "                      \
+    "BY finished_at DESC, rid DESC LIMIT -1 OFFSET ?2) WHERE finished_at < "                       \
     "?3 LIMIT ?4)"
 
 /* Jobs of queue ?1 in ln_job_state k; NULL (read as 0) if never any. */
-#define COUNT_OF(k)                                                           \
-    "(SELECT n FROM lanes_counts WHERE queue = ?1 AND state = " #k ")"
+#define COUNT_OF(k) "(SELECT n FROM lanes_counts WHERE queue = ?1 AND state = " #k ")"
 
 static const char *const sql_text[S_COUNT_] = {
     [S_BEGIN_W] = "BEGIN IMMEDIATE",
@@ -80,26 +79,23 @@ static const char *const sql_text[S_COUNT_] = {
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
     [S_NOW] = "SELECT " NOW_SQL,
-    [S_ADD] =
-        "INSERT INTO lanes_jobs(queue, cid, name, data, state, priority, "
-        "run_at, delay, attempts, backoff, backoff_ms, keep_c_mode, "
-        "keep_c_val, keep_f_mode, keep_f_val, traceparent, tracestate, "
-        "created_at, timeout_ms, deid) VALUES(?1, ?2, ?3, ?4, CASE WHEN ?5 > 0 "
-        "THEN 1 ELSE 0 END, ?6, ?7 + ?5, ?5, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-        "?15, ?16, ?7, ?17, ?18) "
-        "ON CONFLICT(queue, cid) WHERE cid IS NOT NULL DO NOTHING",
+    [S_ADD] = "INSERT INTO lanes_jobs(queue, cid, name, data, state, priority, "
+              "run_at, delay, attempts, backoff, backoff_ms, keep_c_mode, "
+              "keep_c_val, keep_f_mode, keep_f_val, traceparent, tracestate, "
+              "created_at, timeout_ms, deid) VALUES(?1, ?2, ?3, ?4, CASE WHEN ?5 > 0 "
+              "THEN 1 ELSE 0 END, ?6, ?7 + ?5, ?5, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+              "?15, ?16, ?7, ?17, ?18) "
+              "ON CONFLICT(queue, cid) WHERE cid IS NOT NULL DO NOTHING",
     [S_ADD_LIFO] = "UPDATE lanes_jobs SET seq = -rid WHERE rid = ?1",
     [S_COUNT] = "INSERT INTO lanes_counts(queue, state, n) VALUES(?1, ?2, ?3) "
                 "ON CONFLICT(queue, state) DO UPDATE SET n = n + excluded.n",
-    [S_GET_RID] = "SELECT " INFO_COLS
-                  " FROM lanes_jobs j WHERE rid = ?2 AND queue = ?1",
-    [S_GET_CID] = "SELECT " INFO_COLS
-                  " FROM lanes_jobs j WHERE queue = ?1 AND cid = ?2",
+    [S_GET_RID] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE rid = ?2 AND queue = ?1",
+    [S_GET_CID] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue = ?1 AND cid = ?2",
     [S_RID_OF_CID] = "SELECT rid, state FROM lanes_jobs WHERE queue = ?1 AND "
                      "cid = ?2",
-    [S_COUNTS] = "SELECT " COUNT_OF(0) ", " COUNT_OF(1) ", " COUNT_OF(2) ", "
-                 COUNT_OF(3) ", " COUNT_OF(4) ", " COUNT_OF(5) ", (SELECT "
-                 "paused FROM lanes_queues WHERE name = ?1)",
+    [S_COUNTS] = "SELECT " COUNT_OF(0) ", " COUNT_OF(1) ", " COUNT_OF(2) ", " COUNT_OF(
+        3) ", " COUNT_OF(4) ", " COUNT_OF(5) ", (SELECT "
+                                             "paused FROM lanes_queues WHERE name = ?1)",
     [S_LIST_WAITING] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue = "
                        "?1 AND state = 0 AND priority = 0 ORDER BY seq, rid "
                        "LIMIT ?2 OFFSET ?3",
@@ -211,14 +207,13 @@ static const char *const sql_text[S_COUNT_] = {
                    "lanes_jobs WHERE queue = ?1 AND state = 0) OR EXISTS "
                    "(SELECT 1 FROM lanes_jobs WHERE queue = ?1 AND state = 1 "
                    "AND run_at <= " NOW_SQL "))",
-    [S_STALLED] =
-        "UPDATE lanes_jobs SET stalled = stalled + 1, token = token + 1, "
-        "lease_until = NULL, state = CASE WHEN stalled + 1 > ?3 THEN 5 ELSE 0 "
-        "END, attempts_made = CASE WHEN stalled + 1 > ?3 THEN attempts_made "
-        "+ 1 ELSE attempts_made END, reason = CASE WHEN stalled + 1 > ?3 THEN "
-        "?4 ELSE reason END, finished_at = CASE WHEN stalled + 1 > ?3 THEN ?2 "
-        "ELSE finished_at END WHERE queue = ?1 AND state = 3 AND lease_until "
-        "< ?2 RETURNING rid, state, keep_f_mode, keep_f_val, cid",
+    [S_STALLED] = "UPDATE lanes_jobs SET stalled = stalled + 1, token = token + 1, "
+                  "lease_until = NULL, state = CASE WHEN stalled + 1 > ?3 THEN 5 ELSE 0 "
+                  "END, attempts_made = CASE WHEN stalled + 1 > ?3 THEN attempts_made "
+                  "+ 1 ELSE attempts_made END, reason = CASE WHEN stalled + 1 > ?3 THEN "
+                  "?4 ELSE reason END, finished_at = CASE WHEN stalled + 1 > ?3 THEN ?2 "
+                  "ELSE finished_at END WHERE queue = ?1 AND state = 3 AND lease_until "
+                  "< ?2 RETURNING rid, state, keep_f_mode, keep_f_val, cid",
     [S_RELEASE] = "UPDATE lanes_jobs SET state = 0, lease_until = NULL, "
                   "started = started - 1 WHERE rid = ?1 AND token = ?2 AND "
                   "state = 3",
@@ -250,10 +245,10 @@ static const char *const sql_text[S_COUNT_] = {
 };
 
 /* A trigger's counter change: add d to the counter of row r's key. */
-#define COUNT_BY(r, d)                                                        \
-    "INSERT INTO lanes_counts(queue, state, n) VALUES(" r "queue, "           \
-    SQ_COUNT_KEY(r) ", " d ") ON CONFLICT(queue, state) DO UPDATE SET n = "   \
-    "n + excluded.n"
+#define COUNT_BY(r, d)                                                                             \
+    "INSERT INTO lanes_counts(queue, state, n) VALUES(" r                                          \
+    "queue, " SQ_COUNT_KEY(r) ", " d ") ON CONFLICT(queue, state) DO UPDATE SET n = "              \
+                              "n + excluded.n"
 
 /* Migrations: steps[v] takes a store from user_version v to v + 1. All
  * steps a store needs run in one transaction with the version bump. */
@@ -298,14 +293,16 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
      * falls to 0 stay: one row per queue and state ever used. */
     "CREATE TABLE lanes_counts(queue TEXT NOT NULL, state INTEGER NOT NULL,"
     "  n INTEGER NOT NULL, PRIMARY KEY(queue, state)) WITHOUT ROWID;"
-    "INSERT INTO lanes_counts(queue, state, n) SELECT queue, " SQ_COUNT_KEY("")
-    "  , count(*) FROM lanes_jobs GROUP BY 1, 2;"
-    "CREATE TRIGGER lanes_jobs_count_move AFTER UPDATE OF state ON lanes_jobs "
-    "  WHEN new.state <> old.state AND NOT (old.state = 0 AND new.state = 3)"
-    "  AND NOT (old.state = 3 AND new.state = 4) BEGIN "
-    COUNT_BY("old.", "-1") ";" COUNT_BY("new.", "1") "; END;"
-    "CREATE TRIGGER lanes_jobs_count_delete AFTER DELETE ON lanes_jobs BEGIN "
-    COUNT_BY("old.", "-1") "; END;",
+    "INSERT INTO lanes_counts(queue, state, n) SELECT queue, " SQ_COUNT_KEY(
+        "") "  , count(*) FROM lanes_jobs GROUP BY 1, 2;"
+            "CREATE TRIGGER lanes_jobs_count_move AFTER UPDATE OF state ON lanes_jobs "
+            "  WHEN new.state <> old.state AND NOT (old.state = 0 AND new.state = 3)"
+            "  AND NOT (old.state = 3 AND new.state = 4) BEGIN " COUNT_BY(
+                "old.",
+                "-1") ";" COUNT_BY("new.",
+                                   "1") "; END;"
+                                        "CREATE TRIGGER lanes_jobs_count_delete AFTER DELETE ON "
+                                        "lanes_jobs BEGIN " COUNT_BY("old.", "-1") "; END;",
     /* 2 -> 3: a job's own run timeout (ln_job_opts.timeout_ms; 0 = the
      * worker's). */
     "ALTER TABLE lanes_jobs ADD COLUMN timeout_ms INTEGER NOT NULL DEFAULT 0;",
@@ -339,18 +336,23 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
 static int map_rc(sqlite3 *db, int rc) {
     int sys = db != NULL ? sqlite3_system_errno(db) : 0;
     switch (rc & 0xff) {
-    case SQLITE_FULL: return LN_ENOSPC;
-    case SQLITE_NOMEM: return LN_ENOMEM;
+    case SQLITE_FULL:
+        return LN_ENOSPC;
+    case SQLITE_NOMEM:
+        return LN_ENOMEM;
     case SQLITE_CORRUPT:
-    case SQLITE_NOTADB: return LN_ECORRUPT;
+    case SQLITE_NOTADB:
+        return LN_ECORRUPT;
     case SQLITE_READONLY:
     case SQLITE_PERM:
-    case SQLITE_AUTH: return LN_EACCES;
+    case SQLITE_AUTH:
+        return LN_EACCES;
     case SQLITE_CANTOPEN:
-        return sys == EACCES || sys == EPERM || sys == EROFS ? LN_EACCES
-                                                             : LN_EIO;
-    case SQLITE_IOERR: return sys == ENOSPC ? LN_ENOSPC : LN_EIO;
-    default: return LN_EBACKEND;
+        return sys == EACCES || sys == EPERM || sys == EROFS ? LN_EACCES : LN_EIO;
+    case SQLITE_IOERR:
+        return sys == ENOSPC ? LN_ENOSPC : LN_EIO;
+    default:
+        return LN_EBACKEND;
     }
 }
 
@@ -359,7 +361,8 @@ int ln__sq_corrupt(sq_be *be, const char *what, long long rid) {
     if (rid != 0) snprintf(row, sizeof row, " (job row %lld)", rid);
     return ln__jobs_be_err(&be->base, LN_ECORRUPT,
                            "store is corrupt: %s%s; restore it from a copy "
-                           "(PRAGMA integrity_check says more)", what, row);
+                           "(PRAGMA integrity_check says more)",
+                           what, row);
 }
 
 int ln__sq_err(sq_be *be, int rc, const char *what) {
@@ -369,8 +372,7 @@ int ln__sq_err(sq_be *be, int rc, const char *what) {
     if (sys != 0 && (rc & 0xff) != SQLITE_BUSY)
         return ln__jobs_be_err(&be->base, map_rc(be->db, rc), "sqlite: %s: %s (%s)", what, msg,
                                strerror_r(sys, ebuf, sizeof ebuf));
-    return ln__jobs_be_err(&be->base, map_rc(be->db, rc), "sqlite: %s: %s",
-                           what, msg);
+    return ln__jobs_be_err(&be->base, map_rc(be->db, rc), "sqlite: %s: %s", what, msg);
 }
 
 /* ------------------------------------------------------------ statements */
@@ -386,8 +388,7 @@ sqlite3_stmt *ln__sq_stmt_get(sq_be *be, sq_stmt id) {
         sqlite3_clear_bindings(s);
         return s;
     }
-    int rc = sqlite3_prepare_v3(be->db, sql_text[id], -1,
-                                SQLITE_PREPARE_PERSISTENT, &s, NULL);
+    int rc = sqlite3_prepare_v3(be->db, sql_text[id], -1, SQLITE_PREPARE_PERSISTENT, &s, NULL);
     if (rc != SQLITE_OK) {
         ln__sq_err(be, rc, "prepare");
         return NULL;
@@ -420,8 +421,7 @@ int ln__sq_begin_write(sq_be *be, int64_t *now_ms) {
     if (err != 0) return err;
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_NOW);
     if (s == NULL || sqlite3_step(s) != SQLITE_ROW) {
-        err = s != NULL ? ln__sq_err(be, sqlite3_errcode(be->db), "clock")
-                        : LN_EBACKEND;
+        err = s != NULL ? ln__sq_err(be, sqlite3_errcode(be->db), "clock") : LN_EBACKEND;
         ln__sq_rollback(be);
         return err;
     }
@@ -508,23 +508,21 @@ static const ln__store_methods sq_methods = {
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */
-static int parse_url(sq_be *be, const char *url, char **path,
-                     unsigned *busy_ms) {
+static int parse_url(sq_be *be, const char *url, char **path, unsigned *busy_ms) {
     const char *p = url + strlen("sqlite:");
     if (strncmp(p, "//", 2) == 0) p += 2; /* sqlite:///abs/path */
     const char *q = strchr(p, '?');
     size_t plen = q != NULL ? (size_t)(q - p) : strlen(p);
     if (plen == 0)
-        return ln__jobs_be_err(&be->base, LN_EINVAL,
-                               "sqlite URL '%s' has no file path", url);
+        return ln__jobs_be_err(&be->base, LN_EINVAL, "sqlite URL '%s' has no file path", url);
     while (q != NULL) {
         const char *k = q + 1;
         q = strchr(k, '&');
         size_t klen = q != NULL ? (size_t)(q - k) : strlen(k);
         char kv[64];
         if (klen >= sizeof kv)
-            return ln__jobs_be_err(&be->base, LN_EINVAL,
-                                   "sqlite URL parameter too long in '%s'", url);
+            return ln__jobs_be_err(&be->base, LN_EINVAL, "sqlite URL parameter too long in '%s'",
+                                   url);
         memcpy(kv, k, klen);
         kv[klen] = '\0';
         char *end;
@@ -533,23 +531,23 @@ static int parse_url(sq_be *be, const char *url, char **path,
         } else if (strcmp(kv, "sync=full") == 0) {
             be->full_sync = 1;
         } else if (strncmp(kv, "busy_timeout=", 13) == 0 && kv[13] != '\0' &&
-                   strtoul(kv + 13, &end, 10) <= 3600000 && *end == '\0' &&
-                   kv[13] != '-') {
+                   strtoul(kv + 13, &end, 10) <= 3600000 && *end == '\0' && kv[13] != '-') {
             *busy_ms = (unsigned)strtoul(kv + 13, NULL, 10);
         } else if (strcmp(kv, "events=none") == 0 || strcmp(kv, "events=outcomes") == 0 ||
                    strcmp(kv, "events=all") == 0) {
-            be->events = kv[7] == 'n' ? SQ_EVENTS_NONE : kv[7] == 'o' ? SQ_EVENTS_OUTCOMES
-                                                                      : SQ_EVENTS_ALL;
-        } else if (strncmp(kv, "reserve=", 8) == 0 && kv[8] >= '0' &&
-                   kv[8] <= '9' && strtoll(kv + 8, &end, 10) <= (1LL << 40) &&
-                   *end == '\0') {
+            be->events = kv[7] == 'n'   ? SQ_EVENTS_NONE
+                         : kv[7] == 'o' ? SQ_EVENTS_OUTCOMES
+                                        : SQ_EVENTS_ALL;
+        } else if (strncmp(kv, "reserve=", 8) == 0 && kv[8] >= '0' && kv[8] <= '9' &&
+                   strtoll(kv + 8, &end, 10) <= (1LL << 40) && *end == '\0') {
             be->reserve_bytes = strtoll(kv + 8, NULL, 10);
         } else {
             return ln__jobs_be_err(&be->base, LN_EINVAL,
                                    "unknown or invalid sqlite URL parameter "
                                    "'%s' (known: sync=normal|full, "
                                    "busy_timeout=MS, reserve=BYTES, "
-                                   "events=none|outcomes|all)", kv);
+                                   "events=none|outcomes|all)",
+                                   kv);
         }
     }
     *path = ln__malloc(plen + 1);
@@ -582,12 +580,10 @@ static int migrate(sq_be *be) {
     int64_t version = 0;
     if ((err = ln__sq_check_schema(be, &version)) != 0) goto fail;
     for (int64_t v = version; v < SQ_SCHEMA_VERSION; v++)
-        if ((err = exec_sql(be, migrations[v], "schema migration")) != 0)
-            goto fail;
+        if ((err = exec_sql(be, migrations[v], "schema migration")) != 0) goto fail;
     if (version < SQ_SCHEMA_VERSION) {
         char sql[128];
-        snprintf(sql, sizeof sql,
-                 "PRAGMA user_version = %d; PRAGMA application_id = %d",
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %d; PRAGMA application_id = %d",
                  SQ_SCHEMA_VERSION, SQ_APPLICATION_ID);
         if ((err = exec_sql(be, sql, "schema version")) != 0) goto fail;
     }
@@ -608,8 +604,8 @@ fail:
  * and double up to 2 ms: a writer notices a released lock within about the
  * time it has waited so far, and never more than 2 ms late. The total stays
  * bounded by busy_ms, measured from the first call of this wait. */
-#define BUSY_FIRST_NS 50000u  /* 50 us */
-#define BUSY_MAX_NS 2000000u  /* 2 ms */
+#define BUSY_FIRST_NS 50000u /* 50 us */
+#define BUSY_MAX_NS 2000000u /* 2 ms */
 
 static int busy_wait(void *arg, int count) {
     sq_be *be = arg;
@@ -628,16 +624,15 @@ static int busy_wait(void *arg, int count) {
 
 static int open_db(sq_be *be, const char *path) {
     int rc = sqlite3_open_v2(path, &be->db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                 SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+                                 SQLITE_OPEN_EXRESCODE,
                              NULL);
     if (rc != SQLITE_OK) {
         int err = ln__sq_open_denied(be, path);
         if (err != 0) return err;
         err = ln__sq_err(be, rc, "open");
         size_t len = strlen(be->base.errmsg);
-        snprintf(be->base.errmsg + len, sizeof be->base.errmsg - len,
-                 " [%s]", path);
+        snprintf(be->base.errmsg + len, sizeof be->base.errmsg - len, " [%s]", path);
         return err;
     }
     sqlite3_busy_handler(be->db, busy_wait, be);
@@ -658,8 +653,7 @@ static int switch_to_wal(sq_be *be, const char *path) {
         rc = sqlite3_prepare_v2(be->db, "PRAGMA journal_mode=WAL", -1, &s, NULL);
         if (rc == SQLITE_OK) {
             rc = sqlite3_step(s);
-            wal = rc == SQLITE_ROW &&
-                  strcmp((const char *)sqlite3_column_text(s, 0), "wal") == 0;
+            wal = rc == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(s, 0), "wal") == 0;
             sqlite3_finalize(s);
         }
         int busy = (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
@@ -669,8 +663,7 @@ static int switch_to_wal(sq_be *be, const char *path) {
     }
     if (rc != SQLITE_ROW) return ln__sq_err(be, rc, "journal_mode");
     if (!wal)
-        return ln__jobs_be_err(&be->base, LN_EINVAL,
-                               "sqlite: '%s' cannot use WAL mode", path);
+        return ln__jobs_be_err(&be->base, LN_EINVAL, "sqlite: '%s' cannot use WAL mode", path);
     return 0;
 }
 
@@ -685,8 +678,7 @@ static int setup(sq_be *be, const char *path) {
     sqlite3_exec(be->db, "COMMIT", NULL, NULL, NULL);
     if (err == 0) err = switch_to_wal(be, path);
     if (err == 0)
-        err = exec_sql(be, be->full_sync ? "PRAGMA synchronous=FULL"
-                                         : "PRAGMA synchronous=NORMAL",
+        err = exec_sql(be, be->full_sync ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
                        "synchronous");
     if (err == 0) err = migrate(be);
     return err;
@@ -708,8 +700,7 @@ static int configure(sq_be *be, const char *path, unsigned busy_ms) {
     return err;
 }
 
-int ln__jobs_sqlite_open(ln__jobs_be **out, const char *url,
-                         const ln_jobs_opts *opts, char *errmsg,
+int ln__jobs_sqlite_open(ln__jobs_be **out, const char *url, const ln_jobs_opts *opts, char *errmsg,
                          size_t errmsg_size) {
     sq_be *be = ln__calloc(1, sizeof *be);
     if (be == NULL) {

@@ -72,15 +72,19 @@ static int trim(sq_be *be, int64_t seq) {
  * delayed, active) only with events=all. */
 static int level_of(const char *name) {
     switch (name[0]) {
-    case 'a': return SQ_EVENTS_ALL;            /* added, active */
-    case 'w': return SQ_EVENTS_ALL;            /* waiting */
-    case 'd': return name[1] == 'e' ? SQ_EVENTS_ALL : SQ_EVENTS_OUTCOMES; /* delayed */
-    default: return SQ_EVENTS_OUTCOMES;
+    case 'a':
+        return SQ_EVENTS_ALL; /* added, active */
+    case 'w':
+        return SQ_EVENTS_ALL; /* waiting */
+    case 'd':
+        return name[1] == 'e' ? SQ_EVENTS_ALL : SQ_EVENTS_OUTCOMES; /* delayed */
+    default:
+        return SQ_EVENTS_OUTCOMES;
     }
 }
 
-int ln__sq_event(sq_be *be, const char *queue, const char *name, const char *job_id,
-                 const char *k1, const char *v1, const char *k2, const char *v2, int64_t now) {
+int ln__sq_event(sq_be *be, const char *queue, const char *name, const char *job_id, const char *k1,
+                 const char *v1, const char *k2, const char *v2, int64_t now) {
     if (be->events < level_of(name) || be->reserve_low) return 0;
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_EVENT);
     if (s == NULL) return LN_EBACKEND;
@@ -121,25 +125,24 @@ typedef struct sq_row {
 
 typedef struct sq_events {
     ln__jobs_events base;
-    sqlite3 *db;          /* its own connection; never writes */
-    sqlite3_stmt *rows;   /* the events of the queue after ?2 */
-    sqlite3_stmt *top;    /* max(seq) */
-    sqlite3_stmt *dv;     /* PRAGMA data_version */
+    sqlite3 *db;        /* its own connection; never writes */
+    sqlite3_stmt *rows; /* the events of the queue after ?2 */
+    sqlite3_stmt *top;  /* max(seq) */
+    sqlite3_stmt *dv;   /* PRAGMA data_version */
     char *queue;
-    int64_t cursor;       /* every row <= cursor was looked at */
-    int64_t version;      /* data_version at the last look; -1: look now */
-    unsigned sleep_ms;    /* the next sleep when nothing is new */
-    int more;             /* the last look stopped at BATCH rows: look again
+    int64_t cursor;    /* every row <= cursor was looked at */
+    int64_t version;   /* data_version at the last look; -1: look now */
+    unsigned sleep_ms; /* the next sleep when nothing is new */
+    int more;          /* the last look stopped at BATCH rows: look again
                              without waiting for a new data_version */
-    sq_row buf[BATCH];    /* rows read, not yet returned: [head, n) */
+    sq_row buf[BATCH]; /* rows read, not yet returned: [head, n) */
     size_t head, n;
 } sq_events;
 
 static const ln__events_methods sq_events_methods;
 
 static int ev_err(sq_events *e, int rc, const char *what) {
-    snprintf(e->base.errmsg, sizeof e->base.errmsg, "sqlite: %s: %s", what,
-             sqlite3_errmsg(e->db));
+    snprintf(e->base.errmsg, sizeof e->base.errmsg, "sqlite: %s: %s", what, sqlite3_errmsg(e->db));
     return (rc & 0xff) == SQLITE_NOMEM ? LN_ENOMEM : LN_EBACKEND;
 }
 
@@ -312,14 +315,12 @@ static int prepare(sq_be *be, sq_events *e) {
                                 &e->top, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(e->db, "PRAGMA data_version", -1, &e->dv, NULL);
     if (rc != SQLITE_OK)
-        return ln__jobs_be_err(&be->base, LN_EBACKEND, "sqlite: events: %s",
-                               sqlite3_errmsg(e->db));
+        return ln__jobs_be_err(&be->base, LN_EBACKEND, "sqlite: events: %s", sqlite3_errmsg(e->db));
     sqlite3_bind_text(e->rows, 1, e->queue, -1, SQLITE_STATIC);
     return 0;
 }
 
-int ln__sq_events_open(ln__jobs_be *b, const char *queue, const char *from,
-                       ln__jobs_events **out) {
+int ln__sq_events_open(ln__jobs_be *b, const char *queue, const char *from, ln__jobs_events **out) {
     sq_be *be = (sq_be *)b;
     const char *path = sqlite3_db_filename(be->db, "main");
     if (path == NULL || *path == '\0')
@@ -332,9 +333,8 @@ int ln__sq_events_open(ln__jobs_be *b, const char *queue, const char *from,
     e->base.methods = &sq_events_methods;
     e->version = -1;
     e->sleep_ms = SLEEP_MIN_MS;
-    int rc = sqlite3_open_v2(path, &e->db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
-                             NULL);
+    int rc = sqlite3_open_v2(
+        path, &e->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, NULL);
     int err = 0;
     if (rc != SQLITE_OK)
         err = ln__jobs_be_err(b, LN_EBACKEND, "sqlite: events: open: %s",

@@ -14,9 +14,8 @@
 
 /* Tables each schema version has; a store claiming version v lacks none
  * of lanes_tables[0 .. lanes_ntables[v]). */
-static const char *const lanes_tables[] = {"lanes_queues", "lanes_jobs",
-                                           "lanes_logs", "lanes_counts",
-                                           "lanes_dedup"};
+static const char *const lanes_tables[] = {"lanes_queues", "lanes_jobs", "lanes_logs",
+                                           "lanes_counts", "lanes_dedup"};
 static const int lanes_ntables[SQ_SCHEMA_VERSION + 1] = {0, 3, 4, 4, 5};
 
 /* Is this file a lanes store (or new and empty), so lanes may write to it?
@@ -29,17 +28,18 @@ int ln__sq_check_schema(sq_be *be, int64_t *version) {
     *version = 0;
     if ((err = ln__sq_pragma_int(be, "PRAGMA user_version", version)) != 0 ||
         (err = ln__sq_pragma_int(be, "PRAGMA application_id", &app)) != 0 ||
-        (err = ln__sq_pragma_int(be, "SELECT count(*) FROM sqlite_master WHERE "
-                              "name LIKE 'lanes\\_%' ESCAPE '\\'",
-                          &lanes)) != 0 ||
-        (err = ln__sq_pragma_int(be, "SELECT count(*) FROM sqlite_master WHERE "
-                              "name NOT LIKE 'lanes\\_%' ESCAPE '\\' AND "
-                              "name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
-                          &other)) != 0)
+        (err = ln__sq_pragma_int(be,
+                                 "SELECT count(*) FROM sqlite_master WHERE "
+                                 "name LIKE 'lanes\\_%' ESCAPE '\\'",
+                                 &lanes)) != 0 ||
+        (err = ln__sq_pragma_int(be,
+                                 "SELECT count(*) FROM sqlite_master WHERE "
+                                 "name NOT LIKE 'lanes\\_%' ESCAPE '\\' AND "
+                                 "name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+                                 &other)) != 0)
         return err;
     if (app != 0 && app != SQ_APPLICATION_ID)
-        return ln__jobs_be_err(&be->base, LN_ECORRUPT,
-                               "not a lanes store: application_id is %lld",
+        return ln__jobs_be_err(&be->base, LN_ECORRUPT, "not a lanes store: application_id is %lld",
                                (long long)app);
     if (*version > SQ_SCHEMA_VERSION)
         return ln__jobs_be_err(&be->base, LN_ECORRUPT,
@@ -55,12 +55,15 @@ int ln__sq_check_schema(sq_be *be, int64_t *version) {
                                "tables or indexes of another application "
                                "and no lanes schema (lanes creates its store "
                                "only in a new or empty database; left "
-                               "unchanged)", (long long)other);
+                               "unchanged)",
+                               (long long)other);
     for (int i = 0; i < lanes_ntables[*version]; i++) {
         char sql[128];
         int64_t n = 0;
-        snprintf(sql, sizeof sql, "SELECT count(*) FROM sqlite_master WHERE "
-                 "type = 'table' AND name = '%s'", lanes_tables[i]);
+        snprintf(sql, sizeof sql,
+                 "SELECT count(*) FROM sqlite_master WHERE "
+                 "type = 'table' AND name = '%s'",
+                 lanes_tables[i]);
         if ((err = ln__sq_pragma_int(be, sql, &n)) != 0) return err;
         if (n == 0)
             return ln__jobs_be_err(&be->base, LN_ECORRUPT,
@@ -86,8 +89,7 @@ int64_t ln__sq_quick_check_max = (int64_t)16 << 20;
  * never run. Read-only, before anything writes. */
 int ln__sq_check_pages(sq_be *be, const char *path) {
     struct stat st;
-    if (stat(path, &st) != 0 || st.st_size == 0 ||
-        (int64_t)st.st_size > ln__sq_quick_check_max)
+    if (stat(path, &st) != 0 || st.st_size == 0 || (int64_t)st.st_size > ln__sq_quick_check_max)
         return 0;
     sqlite3_stmt *s;
     int rc = sqlite3_prepare_v2(be->db, "PRAGMA quick_check(1)", -1, &s, NULL);
@@ -97,8 +99,7 @@ int ln__sq_check_pages(sq_be *be, const char *path) {
     if (rc != SQLITE_ROW) {
         err = ln__sq_err(be, rc, "quick_check");
         if (err != LN_ECORRUPT && (rc & 0xff) == SQLITE_IOERR)
-            err = ln__jobs_be_err(&be->base, LN_ECORRUPT,
-                                  "store is corrupt: %s", be->base.errmsg);
+            err = ln__jobs_be_err(&be->base, LN_ECORRUPT, "store is corrupt: %s", be->base.errmsg);
     } else {
         const char *r = (const char *)sqlite3_column_text(s, 0);
         const char *head = "*** in database main ***\n";
@@ -106,7 +107,8 @@ int ln__sq_check_pages(sq_be *be, const char *path) {
         if (r == NULL || strcmp(r, "ok") != 0)
             err = ln__jobs_be_err(&be->base, LN_ECORRUPT,
                                   "store is corrupt (PRAGMA quick_check: "
-                                  "%s) [%s]", r != NULL ? r : "?", path);
+                                  "%s) [%s]",
+                                  r != NULL ? r : "?", path);
     }
     sqlite3_finalize(s);
     return err;
@@ -123,16 +125,16 @@ int ln__sq_open_denied(sq_be *be, const char *path) {
     char dir[4200];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
-    if (slash == dir) slash[1] = '\0';
-    else if (slash != NULL) *slash = '\0';
-    else snprintf(dir, sizeof dir, ".");
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
-        access(dir, W_OK | X_OK) == 0)
-        return 0;
+    if (slash == dir)
+        slash[1] = '\0';
+    else if (slash != NULL)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) == 0) return 0;
     int e = errno;
     if (e != EACCES && e != EPERM && e != EROFS) return 0;
     char ebuf[128];
-    return ln__jobs_be_err(&be->base, LN_EACCES,
-                           "cannot create the store %s: directory %s: %s",
+    return ln__jobs_be_err(&be->base, LN_EACCES, "cannot create the store %s: directory %s: %s",
                            path, dir, strerror_r(e, ebuf, sizeof ebuf));
 }

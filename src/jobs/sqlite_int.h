@@ -15,8 +15,7 @@
 /* Job states as stored in lanes_jobs.state. "prioritized" and "paused" are
  * not stored: a ready job with priority > 0 is prioritized, and ready jobs
  * of a paused queue report paused. */
-enum { ST_READY = 0, ST_DELAYED = 1, ST_ACTIVE = 3, ST_COMPLETED = 4,
-       ST_FAILED = 5 };
+enum { ST_READY = 0, ST_DELAYED = 1, ST_ACTIVE = 3, ST_COMPLETED = 4, ST_FAILED = 5 };
 
 /* Invariant: lanes_counts(queue, state).n is the number of lanes_jobs rows
  * of that queue whose SQ_COUNT_KEY is state, at every commit. Who keeps it:
@@ -34,38 +33,81 @@ enum { ST_READY = 0, ST_DELAYED = 1, ST_ACTIVE = 3, ST_COMPLETED = 4,
  * "new.", "old." or ""): its ln_job_state, stored state ST_READY split into
  * waiting and prioritized by priority, which no statement changes once the
  * job is inserted. */
-#define SQ_COUNT_KEY(r)                                                       \
-    "CASE WHEN " r "state = 0 AND " r "priority > 0 THEN 2 ELSE " r "state END"
+#define SQ_COUNT_KEY(r) "CASE WHEN " r "state = 0 AND " r "priority > 0 THEN 2 ELSE " r "state END"
 
 /* For tests: one row, the number of (queue, state) pairs whose counter in
  * lanes_counts differs from a COUNT(*) of lanes_jobs (a full scan); 0 when
  * every counter is exact. */
-#define SQ_COUNTS_AUDIT_SQL                                                   \
-    "WITH c AS (SELECT queue, state, n FROM lanes_counts WHERE n <> 0), "     \
-    "j AS (SELECT queue, " SQ_COUNT_KEY("") " AS state, count(*) AS n "       \
-    "FROM lanes_jobs GROUP BY 1, 2) "                                          \
-    "SELECT (SELECT count(*) FROM (SELECT * FROM c EXCEPT SELECT * FROM j)) " \
-    "+ (SELECT count(*) FROM (SELECT * FROM j EXCEPT SELECT * FROM c))"
+#define SQ_COUNTS_AUDIT_SQL                                                                        \
+    "WITH c AS (SELECT queue, state, n FROM lanes_counts WHERE n <> 0), "                          \
+    "j AS (SELECT queue, " SQ_COUNT_KEY(                                                           \
+        "") " AS state, count(*) AS n "                                                            \
+            "FROM lanes_jobs GROUP BY 1, 2) "                                                      \
+            "SELECT (SELECT count(*) FROM (SELECT * FROM c EXCEPT SELECT * FROM j)) "              \
+            "+ (SELECT count(*) FROM (SELECT * FROM j EXCEPT SELECT * FROM c))"
 
 /* Every statement the backend runs, prepared once on first use and reused
  * (SQLITE_PREPARE_PERSISTENT). The SQL lives in sqlite.c (sql_text). */
 typedef enum sq_stmt {
-    S_BEGIN_W, S_BEGIN_R, S_COMMIT, S_ROLLBACK, S_NOW,
-    S_ADD, S_ADD_LIFO, S_COUNT,
-    S_GET_RID, S_GET_CID, S_RID_OF_CID,
+    S_BEGIN_W,
+    S_BEGIN_R,
+    S_COMMIT,
+    S_ROLLBACK,
+    S_NOW,
+    S_ADD,
+    S_ADD_LIFO,
+    S_COUNT,
+    S_GET_RID,
+    S_GET_CID,
+    S_RID_OF_CID,
     S_COUNTS,
-    S_LIST_WAITING, S_LIST_PRIORITIZED, S_LIST_READY, S_LIST_DELAYED,
-    S_LIST_ACTIVE, S_LIST_COMPLETED, S_LIST_FAILED,
-    S_LOGS, S_STATE_OF,
-    S_RETRY_ONE, S_RETRY_ALL, S_REMOVE, S_CLEAN_COMPLETED, S_CLEAN_FAILED,
-    S_CLEAN_CHUNK_C, S_CLEAN_CHUNK_F,
-    S_PAUSE, S_IS_PAUSED, S_DRAIN_READY, S_DRAIN_DELAYED,
-    S_COMPLETE, S_RETRY_RUN, S_FAIL, S_DELETE_RID,
-    S_TRIM_COUNT_C, S_TRIM_COUNT_F, S_TRIM_AGE_C, S_TRIM_AGE_F,
-    S_RENEW, S_PROMOTE, S_TAKE, S_READY_ANY, S_NEXT_DUE, S_HAS_WORK,
-    S_STALLED, S_RELEASE, S_PROGRESS, S_LOG, S_PENDING, S_DELAY_RUN,
-    S_DEDUP_GET, S_DEDUP_PUT, S_DEDUP_PURGE,
-    S_EVENT, S_EVENT_TRIM, S_EVENT_PROMOTE, S_EVENT_RETRY_ALL,
+    S_LIST_WAITING,
+    S_LIST_PRIORITIZED,
+    S_LIST_READY,
+    S_LIST_DELAYED,
+    S_LIST_ACTIVE,
+    S_LIST_COMPLETED,
+    S_LIST_FAILED,
+    S_LOGS,
+    S_STATE_OF,
+    S_RETRY_ONE,
+    S_RETRY_ALL,
+    S_REMOVE,
+    S_CLEAN_COMPLETED,
+    S_CLEAN_FAILED,
+    S_CLEAN_CHUNK_C,
+    S_CLEAN_CHUNK_F,
+    S_PAUSE,
+    S_IS_PAUSED,
+    S_DRAIN_READY,
+    S_DRAIN_DELAYED,
+    S_COMPLETE,
+    S_RETRY_RUN,
+    S_FAIL,
+    S_DELETE_RID,
+    S_TRIM_COUNT_C,
+    S_TRIM_COUNT_F,
+    S_TRIM_AGE_C,
+    S_TRIM_AGE_F,
+    S_RENEW,
+    S_PROMOTE,
+    S_TAKE,
+    S_READY_ANY,
+    S_NEXT_DUE,
+    S_HAS_WORK,
+    S_STALLED,
+    S_RELEASE,
+    S_PROGRESS,
+    S_LOG,
+    S_PENDING,
+    S_DELAY_RUN,
+    S_DEDUP_GET,
+    S_DEDUP_PUT,
+    S_DEDUP_PURGE,
+    S_EVENT,
+    S_EVENT_TRIM,
+    S_EVENT_PROMOTE,
+    S_EVENT_RETRY_ALL,
     S_COUNT_
 } sq_stmt;
 
@@ -76,18 +118,18 @@ typedef enum sq_stmt {
 enum { SQ_EVENTS_NONE = 0, SQ_EVENTS_OUTCOMES = 1, SQ_EVENTS_ALL = 2 };
 
 typedef struct sq_be {
-    ln__jobs_be base;           /* must be first */
+    ln__jobs_be base; /* must be first */
     sqlite3 *db;
     sqlite3_stmt *st[S_COUNT_];
-    int full_sync;              /* ?sync=full */
-    unsigned busy_ms;           /* how long a write waits for the lock */
-    uint64_t busy_since_ns;     /* start of the current wait (busy_wait,
+    int full_sync;          /* ?sync=full */
+    unsigned busy_ms;       /* how long a write waits for the lock */
+    uint64_t busy_since_ns; /* start of the current wait (busy_wait,
                                    which runs inside an op: mu held) */
-    int reserve_fd;             /* PATH-reserve, or -1 (see sqlite.c) */
-    int64_t reserve_bytes;      /* ?reserve=BYTES; 0 = no reserve, -1 (until
+    int reserve_fd;         /* PATH-reserve, or -1 (see sqlite.c) */
+    int64_t reserve_bytes;  /* ?reserve=BYTES; 0 = no reserve, -1 (until
                                    the open) = sized to the volume */
-    int events;                 /* ?events=: SQ_EVENTS_* this handle writes */
-    int reserve_low;            /* the reserve was found not whole (set by
+    int events;             /* ?events=: SQ_EVENTS_* this handle writes */
+    int reserve_low;        /* the reserve was found not whole (set by
                                    reserve_release, refreshed by relieve):
                                    no events are written, the room is kept
                                    for finishing jobs */
@@ -173,8 +215,8 @@ int64_t ln__sq_numeric_id(const char *id);
  * (completed / failed) with the job's keep mode and value. uncounted: jobs
  * this transaction moved into 'state' that lanes_counts does not show yet
  * (the inline-counted completions, see above); keep-count trims use it. */
-int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
-                  int mode, int64_t value, int64_t now_ms, int64_t uncounted);
+int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state, int mode, int64_t value,
+                      int64_t now_ms, int64_t uncounted);
 
 /* Events (sqlite_events.c has the design): write one event of queue,
  * named name, of job job_id (NULL: none), with up to two more string
@@ -182,15 +224,14 @@ int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
  * transaction at the store time now. Every LN__SQ_EVENTS_TRIM_EVERY-th
  * event also deletes a bounded chunk of events older than the newest
  * LN_JOBS_EVENTS_KEEP. */
-int ln__sq_event(sq_be *be, const char *queue, const char *name, const char *job_id,
-                 const char *k1, const char *v1, const char *k2, const char *v2, int64_t now);
+int ln__sq_event(sq_be *be, const char *queue, const char *name, const char *job_id, const char *k1,
+                 const char *v1, const char *k2, const char *v2, int64_t now);
 /* The event of a run of statement id (S_EVENT_PROMOTE, S_EVENT_RETRY_ALL:
  * one event per job they are about to move) with ?1 = queue, ?2 = now. */
 int ln__sq_events_for(sq_be *be, sq_stmt id, const char *queue, int64_t now);
 /* The public id of row rid with caller id cid (NULL: store-numbered). */
 void ln__sq_public_id(char *out, size_t size, int64_t rid, const char *cid);
-int ln__sq_events_open(ln__jobs_be *b, const char *queue, const char *from,
-                       ln__jobs_events **out);
+int ln__sq_events_open(ln__jobs_be *b, const char *queue, const char *from, ln__jobs_events **out);
 
 /* Ops implemented in sqlite_ops.c (admin) and sqlite_work.c (worker). */
 int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n);
@@ -199,34 +240,27 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n);
  * nothing to add), 0 = add it (a replaced delayed holder was deleted) and
  * then hold the id with ln__sq_dedup_hold(..., *expires) (-1 = none), or
  * an error. */
-int ln__sq_dedup_check(sq_be *be, const char *queue, ln__job_new *j, int64_t now,
-                       int64_t *expires);
+int ln__sq_dedup_check(sq_be *be, const char *queue, ln__job_new *j, int64_t now, int64_t *expires);
 int ln__sq_dedup_hold(sq_be *be, const char *queue, const ln_job_opts *o, int64_t rid,
                       int64_t expires);
-int ln__sq_get(ln__jobs_be *b, const char *queue, const char *id,
-           ln_job_info *info);
+int ln__sq_get(ln__jobs_be *b, const char *queue, const char *id, ln_job_info *info);
 int ln__sq_counts(ln__jobs_be *b, const char *queue, ln_job_counts *c);
-int ln__sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset,
-            size_t limit, ln_job_info **out, size_t *n);
-int ln__sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines,
-            size_t *n);
-int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id,
-             size_t *count);
+int ln__sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset, size_t limit,
+                ln_job_info **out, size_t *n);
+int ln__sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines, size_t *n);
+int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id, size_t *count);
 int ln__sq_remove(ln__jobs_be *b, const char *queue, const char *id);
-int ln__sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms,
-             uint64_t keep, size_t *removed);
+int ln__sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms, uint64_t keep,
+                 size_t *removed);
 int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused);
 int ln__sq_is_paused(ln__jobs_be *b, const char *queue, int *paused);
 int ln__sq_drain(ln__jobs_be *b, const char *queue, size_t *removed);
 int ln__sq_step(ln__jobs_be *b, const char *queue, ln__jobs_step *st);
 int ln__sq_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stalled,
-                       const char *reason, size_t *requeued, size_t *failed);
-int ln__sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs,
-               int *rc, size_t n);
-int ln__sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
-                const char *json);
-int ln__sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
-           const char *line);
+                           const char *reason, size_t *requeued, size_t *failed);
+int ln__sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs, int *rc, size_t n);
+int ln__sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref, const char *json);
+int ln__sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref, const char *line);
 int ln__sq_pending(ln__jobs_be *b, const char *queue, int *pending);
 
 /* sqlite_admin.c: store methods version 4. */

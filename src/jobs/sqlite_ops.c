@@ -27,7 +27,8 @@ static int cid_exists(sq_be *be, const char *queue, const char *cid) {
 static int add_events(sq_be *be, const char *queue, const ln__job_new *j, int64_t now) {
     int err = ln__sq_event(be, queue, "added", j->id, "name", j->name, NULL, NULL, now);
     if (err != 0 || j->opts.delay_ms <= 0)
-        return err != 0 ? err : ln__sq_event(be, queue, "waiting", j->id, NULL, NULL, NULL, NULL, now);
+        return err != 0 ? err
+                        : ln__sq_event(be, queue, "waiting", j->id, NULL, NULL, NULL, NULL, now);
     char due[24];
     snprintf(due, sizeof due, "%lld", (long long)(now + j->opts.delay_ms));
     return ln__sq_event(be, queue, "delayed", j->id, "delay", due, NULL, NULL, now);
@@ -36,7 +37,7 @@ static int add_events(sq_be *be, const char *queue, const ln__job_new *j, int64_
 int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
     sq_be *be = (sq_be *)b;
     int64_t now;
-    int64_t added[3] = {0}; /* jobs inserted, by ln_job_state */
+    int64_t added[3] = {0};             /* jobs inserted, by ln_job_state */
     int err = ln__sq_reserve_check(be); /* adds never use the space reserve */
     if (err != 0) return err;
     err = ln__sq_begin_write(be, &now);
@@ -80,8 +81,7 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
             continue;
         }
         int64_t rid = sqlite3_last_insert_rowid(be->db);
-        if (o->dedup_id != NULL &&
-            (err = ln__sq_dedup_hold(be, queue, o, rid, dedup_expires)) != 0)
+        if (o->dedup_id != NULL && (err = ln__sq_dedup_hold(be, queue, o, rid, dedup_expires)) != 0)
             goto fail;
         added[o->delay_ms > 0   ? LN_JOB_DELAYED
               : o->priority > 0 ? LN_JOB_PRIORITIZED
@@ -110,8 +110,7 @@ fail:
 }
 
 /* Find a job by public id: its rowid and stored state. LN_ENOENT. */
-static int find_job(sq_be *be, const char *queue, const char *id,
-                    int64_t *rid, int *state) {
+static int find_job(sq_be *be, const char *queue, const char *id, int64_t *rid, int *state) {
     int64_t num = ln__sq_numeric_id(id);
     sqlite3_stmt *s = ln__sq_stmt_get(be, num > 0 ? S_STATE_OF : S_RID_OF_CID);
     if (s == NULL) return LN_EBACKEND;
@@ -128,8 +127,7 @@ static int find_job(sq_be *be, const char *queue, const char *id,
         return 0;
     }
     int err = rc == SQLITE_DONE
-                  ? ln__jobs_be_err(&be->base, LN_ENOENT,
-                                    "queue '%s' has no job '%s'", queue, id)
+                  ? ln__jobs_be_err(&be->base, LN_ENOENT, "queue '%s' has no job '%s'", queue, id)
                   : ln__sq_err(be, rc, "find job");
     sqlite3_reset(s);
     return err;
@@ -152,8 +150,7 @@ static int read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
     if (cid != NULL)
         snprintf(info->id, sizeof info->id, "%s", (const char *)cid);
     else
-        snprintf(info->id, sizeof info->id, "%lld",
-                 (long long)sqlite3_column_int64(s, 0));
+        snprintf(info->id, sizeof info->id, "%lld", (long long)sqlite3_column_int64(s, 0));
     info->priority = sqlite3_column_int(s, 10);
     switch (sqlite3_column_int(s, 2)) {
     case ST_READY:
@@ -161,22 +158,26 @@ static int read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
                       : info->priority > 0      ? LN_JOB_PRIORITIZED
                                                 : LN_JOB_WAITING;
         break;
-    case ST_DELAYED: info->state = LN_JOB_DELAYED; break;
-    case ST_ACTIVE: info->state = LN_JOB_ACTIVE; break;
-    case ST_COMPLETED: info->state = LN_JOB_COMPLETED; break;
-    case ST_FAILED: info->state = LN_JOB_FAILED; break;
+    case ST_DELAYED:
+        info->state = LN_JOB_DELAYED;
+        break;
+    case ST_ACTIVE:
+        info->state = LN_JOB_ACTIVE;
+        break;
+    case ST_COMPLETED:
+        info->state = LN_JOB_COMPLETED;
+        break;
+    case ST_FAILED:
+        info->state = LN_JOB_FAILED;
+        break;
     default: /* NULL or a state no lanes writes */
-        return ln__sq_corrupt(be, "a job with no valid state",
-                              sqlite3_column_int64(s, 0));
+        return ln__sq_corrupt(be, "a job with no valid state", sqlite3_column_int64(s, 0));
     }
-    if (sqlite3_column_type(s, 2) == SQLITE_NULL ||
-        sqlite3_column_type(s, 3) == SQLITE_NULL ||
+    if (sqlite3_column_type(s, 2) == SQLITE_NULL || sqlite3_column_type(s, 3) == SQLITE_NULL ||
         sqlite3_column_type(s, 4) == SQLITE_NULL) /* NOT NULL columns */
-        return ln__sq_corrupt(be, "a job with no state, name or data",
-                              sqlite3_column_int64(s, 0));
-    char **strs[] = {&info->name, &info->data, &info->result,
-                     &info->failed_reason, &info->progress,
-                     &info->traceparent, &info->tracestate};
+        return ln__sq_corrupt(be, "a job with no state, name or data", sqlite3_column_int64(s, 0));
+    char **strs[] = {&info->name,     &info->data,        &info->result,    &info->failed_reason,
+                     &info->progress, &info->traceparent, &info->tracestate};
     for (int i = 0; i < 7; i++)
         if (dup_col(s, 3 + i, strs[i]) != 0) {
             ln_job_info_clear(info);
@@ -196,8 +197,7 @@ static int read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
     return 0;
 }
 
-int ln__sq_get(ln__jobs_be *b, const char *queue, const char *id,
-           ln_job_info *info) {
+int ln__sq_get(ln__jobs_be *b, const char *queue, const char *id, ln_job_info *info) {
     sq_be *be = (sq_be *)b;
     int64_t num = ln__sq_numeric_id(id);
     sqlite3_stmt *s = ln__sq_stmt_get(be, num > 0 ? S_GET_RID : S_GET_CID);
@@ -211,8 +211,7 @@ int ln__sq_get(ln__jobs_be *b, const char *queue, const char *id,
     if (rc == SQLITE_ROW)
         err = read_info(be, s, info);
     else if (rc == SQLITE_DONE)
-        err = ln__jobs_be_err(&be->base, LN_ENOENT,
-                              "queue '%s' has no job '%s'", queue, id);
+        err = ln__jobs_be_err(&be->base, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
     else
         err = ln__sq_err(be, rc, "get");
     sqlite3_reset(s);
@@ -254,14 +253,13 @@ int ln__sq_is_paused(ln__jobs_be *b, const char *queue, int *paused) {
     BIND_TEXT(s, 1, queue);
     int rc = sqlite3_step(s);
     *paused = rc == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
-    int err = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0
-                                                    : ln__sq_err(be, rc, "paused");
+    int err = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "paused");
     sqlite3_reset(s);
     return err;
 }
 
-int ln__sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset,
-            size_t limit, ln_job_info **out, size_t *n) {
+int ln__sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset, size_t limit,
+                ln_job_info **out, size_t *n) {
     sq_be *be = (sq_be *)b;
     static const sq_stmt by_state[LN_JOB_NSTATES] = {
         [LN_JOB_WAITING] = S_LIST_WAITING,
@@ -318,8 +316,7 @@ done:
     return err;
 }
 
-int ln__sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines,
-            size_t *n) {
+int ln__sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines, size_t *n) {
     sq_be *be = (sq_be *)b;
     *lines = NULL;
     *n = 0;
@@ -345,9 +342,7 @@ int ln__sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines
             arr = p;
             cap = ncap;
         }
-        if ((arr[len] = ln__strdup((const char *)sqlite3_column_text(s, 0))) ==
-            NULL)
-            break;
+        if ((arr[len] = ln__strdup((const char *)sqlite3_column_text(s, 0))) == NULL) break;
         len++;
     }
     if (rc == SQLITE_ROW)
@@ -366,8 +361,7 @@ done:
     return err;
 }
 
-static int retry_once(sq_be *be, const char *queue, const char *id,
-             size_t *count) {
+static int retry_once(sq_be *be, const char *queue, const char *id, size_t *count) {
     int64_t now, rid;
     int state;
     *count = 0;
@@ -377,8 +371,7 @@ static int retry_once(sq_be *be, const char *queue, const char *id,
     if (id != NULL) {
         if ((err = find_job(be, queue, id, &rid, &state)) != 0) goto fail;
         if (state != ST_FAILED) {
-            err = ln__jobs_be_err(&be->base, LN_EINVAL,
-                                  "job '%s' is not failed, nothing to retry",
+            err = ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is not failed, nothing to retry",
                                   id);
             goto fail;
         }
@@ -402,8 +395,7 @@ fail:
     return err;
 }
 
-int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id,
-             size_t *count) {
+int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id, size_t *count) {
     sq_be *be = (sq_be *)b;
     int err = retry_once(be, queue, id, count);
     if (ln__sq_retry_for_space(be, err, 0)) err = retry_once(be, queue, id, count);
@@ -417,8 +409,7 @@ static int remove_once(sq_be *be, const char *queue, const char *id) {
     if (err != 0) return err;
     if ((err = find_job(be, queue, id, &rid, &state)) != 0) goto fail;
     if (state == ST_ACTIVE) {
-        err = ln__jobs_be_err(&be->base, LN_EBUSY,
-                              "job '%s' is active; a worker holds it", id);
+        err = ln__jobs_be_err(&be->base, LN_EBUSY, "job '%s' is active; a worker holds it", id);
         goto fail;
     }
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_REMOVE);
@@ -428,8 +419,10 @@ static int remove_once(sq_be *be, const char *queue, const char *id) {
     }
     sqlite3_bind_int64(s, 1, rid);
     if ((err = ln__sq_run(be, s, "remove")) != 0) goto fail;
-    static const char *const prev[] = {[ST_READY] = "waiting", [ST_DELAYED] = "delayed",
-                                       [ST_COMPLETED] = "completed", [ST_FAILED] = "failed"};
+    static const char *const prev[] = {[ST_READY] = "waiting",
+                                       [ST_DELAYED] = "delayed",
+                                       [ST_COMPLETED] = "completed",
+                                       [ST_FAILED] = "failed"};
     const char *from = state >= 0 && state <= ST_FAILED && prev[state] ? prev[state] : "unknown";
     err = ln__sq_event(be, queue, "removed", id, "prev", from, NULL, NULL, now);
     if (err != 0) goto fail;
@@ -446,15 +439,14 @@ int ln__sq_remove(ln__jobs_be *b, const char *queue, const char *id) {
     return ln__sq_relieved(be, err);
 }
 
-static int clean_once(sq_be *be, const char *queue, int state, int64_t age_ms,
-             uint64_t keep, size_t *removed) {
+static int clean_once(sq_be *be, const char *queue, int state, int64_t age_ms, uint64_t keep,
+                      size_t *removed) {
     int64_t now;
     *removed = 0;
     int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
-    sqlite3_stmt *s = ln__sq_stmt_get(be, state == LN_JOB_COMPLETED
-                                          ? S_CLEAN_COMPLETED
-                                          : S_CLEAN_FAILED);
+    sqlite3_stmt *s =
+        ln__sq_stmt_get(be, state == LN_JOB_COMPLETED ? S_CLEAN_COMPLETED : S_CLEAN_FAILED);
     if (s == NULL) {
         ln__sq_rollback(be);
         return LN_EBACKEND;
@@ -482,16 +474,15 @@ static int clean_once(sq_be *be, const char *queue, int state, int64_t age_ms,
  * chunk's pages. Not atomic as a whole: each chunk is. */
 #define CLEAN_CHUNK 32
 
-static int clean_chunked(sq_be *be, const char *queue, int state,
-                         int64_t age_ms, uint64_t keep, size_t *removed) {
+static int clean_chunked(sq_be *be, const char *queue, int state, int64_t age_ms, uint64_t keep,
+                         size_t *removed) {
     *removed = 0;
     for (;;) {
         int64_t now;
         int err = ln__sq_begin_write(be, &now);
         if (err != 0) return err;
-        sqlite3_stmt *s = ln__sq_stmt_get(be, state == LN_JOB_COMPLETED
-                                              ? S_CLEAN_CHUNK_C
-                                              : S_CLEAN_CHUNK_F);
+        sqlite3_stmt *s =
+            ln__sq_stmt_get(be, state == LN_JOB_COMPLETED ? S_CLEAN_CHUNK_C : S_CLEAN_CHUNK_F);
         if (s == NULL) {
             ln__sq_rollback(be);
             return LN_EBACKEND;
@@ -512,8 +503,8 @@ static int clean_chunked(sq_be *be, const char *queue, int state,
     }
 }
 
-int ln__sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms,
-             uint64_t keep, size_t *removed) {
+int ln__sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms, uint64_t keep,
+                 size_t *removed) {
     sq_be *be = (sq_be *)b;
     int err = clean_once(be, queue, state, age_ms, keep, removed);
     if (ln__sq_retry_for_space(be, err, 1))
@@ -536,8 +527,8 @@ int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused) {
     BIND_TEXT(s, 1, queue);
     sqlite3_bind_int(s, 2, paused);
     if ((err = ln__sq_run(be, s, "pause")) != 0 ||
-        (err = ln__sq_event(be, queue, paused ? "paused" : "resumed", NULL, NULL, NULL, NULL,
-                            NULL, now)) != 0) {
+        (err = ln__sq_event(be, queue, paused ? "paused" : "resumed", NULL, NULL, NULL, NULL, NULL,
+                            now)) != 0) {
         ln__sq_rollback(be);
         return err;
     }

@@ -71,16 +71,15 @@ int ln__sq_reserve_check(sq_be *be) {
     if (rc == 0) return 0;
     if (rc != ENOSPC) {
         char ebuf[128];
-        return ln__jobs_be_err(&be->base, LN_EIO,
-                               "cannot allocate the disk-space reserve: %s",
+        return ln__jobs_be_err(&be->base, LN_EIO, "cannot allocate the disk-space reserve: %s",
                                strerror_r(rc, ebuf, sizeof ebuf));
     }
     return ln__jobs_be_err(&be->base, LN_ENOSPC,
                            "disk full: %llu bytes free on the store's "
                            "volume; adds need %lld free (twice the %lld "
                            "bytes kept for finishing, cleaning and removing "
-                           "stored jobs)", (unsigned long long)avail,
-                           2 * (long long)be->reserve_bytes,
+                           "stored jobs)",
+                           (unsigned long long)avail, 2 * (long long)be->reserve_bytes,
                            (long long)be->reserve_bytes);
 }
 
@@ -88,16 +87,14 @@ int ln__sq_add_full(sq_be *be) {
     char was[LN__JOBS_ERRMSG_MAX];
     snprintf(was, sizeof was, "%s", be->base.errmsg);
     if (be->reserve_fd < 0)
-        return ln__jobs_be_err(&be->base, LN_ENOSPC,
-                               "disk full: no room for the add (%s)", was);
+        return ln__jobs_be_err(&be->base, LN_ENOSPC, "disk full: no room for the add (%s)", was);
     return ln__jobs_be_err(&be->base, LN_ENOSPC,
                            "disk full: no room for the add (%llu bytes free "
                            "on the store's volume besides %lld of the %lld "
                            "kept for finishing, cleaning and removing stored "
                            "jobs; %s)",
                            (unsigned long long)bytes_free(be->reserve_fd),
-                           (long long)reserve_held(be),
-                           (long long)be->reserve_bytes, was);
+                           (long long)reserve_held(be), (long long)be->reserve_bytes, was);
 }
 
 /* The part of the reserve only deletes may use. */
@@ -123,8 +120,7 @@ int ln__sq_reserve_free(const char *path) {
 void ln__sq_relieve(sq_be *be) {
     be->reserve_low = be->reserve_fd >= 0 && reserve_held(be) < be->reserve_bytes;
     if (be->reserve_low)
-        sqlite3_wal_checkpoint_v2(be->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
-                                  NULL, NULL);
+        sqlite3_wal_checkpoint_v2(be->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 }
 
 int ln__sq_retry_for_space(sq_be *be, int err, int for_delete) {
@@ -156,9 +152,7 @@ static int64_t default_size(int fd) {
     if (fstatvfs(fd, &vfs) != 0) return RESERVE_MAX;
     int64_t part = (int64_t)((uint64_t)vfs.f_blocks * vfs.f_frsize / 6);
     part &= ~(int64_t)4095;
-    return part > RESERVE_MAX ? RESERVE_MAX
-           : part < RESERVE_MIN ? RESERVE_MIN
-                                : part;
+    return part > RESERVE_MAX ? RESERVE_MAX : part < RESERVE_MIN ? RESERVE_MIN : part;
 }
 
 static int set_pragmas(sq_be *be) {
@@ -186,8 +180,7 @@ static int set_pragmas(sq_be *be) {
              (long long)(pages > 16 ? pages : 16));
     int rc = sqlite3_exec(be->db, sql, NULL, NULL, NULL);
     if (rc != SQLITE_OK) return ln__sq_err(be, rc, "wal_autocheckpoint");
-    snprintf(sql, sizeof sql, "PRAGMA journal_size_limit=%lld",
-             (long long)be->reserve_bytes);
+    snprintf(sql, sizeof sql, "PRAGMA journal_size_limit=%lld", (long long)be->reserve_bytes);
     int64_t ignored;
     return ln__sq_pragma_int(be, sql, &ignored);
 }
@@ -200,11 +193,11 @@ int ln__sq_reserve_open(sq_be *be, const char *path) {
     if (be->reserve_fd < 0) {
         int e = errno;
         char ebuf[128];
-        int code = e == ENOSPC                              ? LN_ENOSPC
+        int code = e == ENOSPC                               ? LN_ENOSPC
                    : e == EACCES || e == EPERM || e == EROFS ? LN_EACCES
-                                                              : LN_EIO;
-        return ln__jobs_be_err(&be->base, code, "cannot create %s: %s",
-                               rpath, strerror_r(e, ebuf, sizeof ebuf));
+                                                             : LN_EIO;
+        return ln__jobs_be_err(&be->base, code, "cannot create %s: %s", rpath,
+                               strerror_r(e, ebuf, sizeof ebuf));
     }
     if (be->reserve_bytes < 0) be->reserve_bytes = default_size(be->reserve_fd);
     ln__sq_reserve_check(be); /* a full disk here is no reason to refuse opening */

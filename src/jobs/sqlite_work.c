@@ -23,8 +23,8 @@ static void bind_ref(sqlite3_stmt *s, const ln__job_ref *ref) {
     sqlite3_bind_int64(s, 2, strtoll(ref->token, NULL, 10));
 }
 
-int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
-                  int mode, int64_t value, int64_t now_ms, int64_t uncounted) {
+int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state, int mode, int64_t value,
+                      int64_t now_ms, int64_t uncounted) {
     int done = state == ST_COMPLETED;
     sqlite3_stmt *s;
     switch (mode) {
@@ -45,7 +45,8 @@ int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state,
         sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
         sqlite3_bind_int64(s, 2, now_ms - value);
         break;
-    default: return 0; /* LN_KEEP_ALL */
+    default:
+        return 0; /* LN_KEEP_ALL */
     }
     return ln__sq_run(be, s, "retention");
 }
@@ -61,8 +62,8 @@ static int retry_event(sq_be *be, const char *queue, const ln__job_done *d, int6
 
 /* Record one outcome; d->rc = LN_ESTALE if the lease is gone. A
  * completion adds 1 to *completed, which the caller counts (sqlite_int.h). */
-static int apply_done(sq_be *be, const char *queue, ln__job_done *d,
-                      int64_t now, int64_t *completed) {
+static int apply_done(sq_be *be, const char *queue, ln__job_done *d, int64_t now,
+                      int64_t *completed) {
     sqlite3_stmt *s;
     if (d->kind == LN__DONE_RETRY || d->kind == LN__DONE_DELAY) {
         int retry = d->kind == LN__DONE_RETRY;
@@ -82,8 +83,7 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d,
         return d->rc != 0 ? 0 : retry_event(be, queue, d, now);
     }
     int complete = d->kind == LN__DONE_COMPLETE;
-    if ((s = ln__sq_stmt_get(be, complete ? S_COMPLETE : S_FAIL)) == NULL)
-        return LN_EBACKEND;
+    if ((s = ln__sq_stmt_get(be, complete ? S_COMPLETE : S_FAIL)) == NULL) return LN_EBACKEND;
     bind_ref(s, &d->ref);
     sqlite3_bind_int64(s, 3, now);
     const char *text = complete ? d->result : d->reason;
@@ -112,9 +112,8 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d,
     *completed += complete;
     /* Failures are counted by trigger at once; completions of this step
      * are added to lanes_counts by the caller afterwards (sqlite_int.h). */
-    return ln__sq_apply_keep(be, queue, (int64_t)d->ref.key,
-                         complete ? ST_COMPLETED : ST_FAILED, mode, value, now,
-                         complete ? *completed : 0);
+    return ln__sq_apply_keep(be, queue, (int64_t)d->ref.key, complete ? ST_COMPLETED : ST_FAILED,
+                             mode, value, now, complete ? *completed : 0);
 }
 
 static int dup_text(sqlite3_stmt *s, int col, char **out) {
@@ -130,9 +129,7 @@ static void sort_taken(ln__job_taken *t, int64_t (*key)[3], size_t n) {
     for (size_t i = 1; i < n; i++)
         for (size_t j = i; j > 0; j--) {
             int64_t *a = key[j - 1], *b = key[j];
-            int after = a[0] != b[0] ? a[0] > b[0]
-                      : a[1] != b[1] ? a[1] > b[1]
-                                     : a[2] > b[2];
+            int after = a[0] != b[0] ? a[0] > b[0] : a[1] != b[1] ? a[1] > b[1] : a[2] > b[2];
             if (!after) break;
             ln__job_taken tt = t[j];
             t[j] = t[j - 1];
@@ -155,8 +152,10 @@ static int check_none_ready(sq_be *be, const char *queue) {
     int rc = sqlite3_step(s);
     int err = rc == SQLITE_ROW ? 0 : ln__sq_err(be, rc, "take (check)");
     if (err == 0 && sqlite3_column_int(s, 0) != 0)
-        err = ln__sq_corrupt(be, "the ready index lists jobs that cannot be "
-                                 "taken", 0);
+        err = ln__sq_corrupt(be,
+                             "the ready index lists jobs that cannot be "
+                             "taken",
+                             0);
     sqlite3_reset(s);
     return err;
 }
@@ -192,16 +191,14 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
         else
             snprintf(t->ref.id, sizeof t->ref.id, "%lld", (long long)rid);
         t->ref.key = (uint64_t)rid;
-        snprintf(t->ref.token, sizeof t->ref.token, "%lld",
-                 (long long)sqlite3_column_int64(s, 4));
+        snprintf(t->ref.token, sizeof t->ref.token, "%lld", (long long)sqlite3_column_int64(s, 4));
         if (sqlite3_column_type(s, 2) == SQLITE_NULL ||
             sqlite3_column_type(s, 3) == SQLITE_NULL) { /* NOT NULL columns */
             err = ln__sq_corrupt(be, "a job without name or data", rid);
             break;
         }
         if (dup_text(s, 2, &t->name) || dup_text(s, 3, &t->data) ||
-            dup_text(s, 10, &t->traceparent) ||
-            dup_text(s, 11, &t->tracestate)) {
+            dup_text(s, 10, &t->traceparent) || dup_text(s, 11, &t->tracestate)) {
             ln__job_taken_free(t);
             err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
             break;
@@ -221,8 +218,8 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
     sqlite3_reset(s);
     if (err == 0 && st->ntaken == 0) err = check_none_ready(be, queue);
     for (size_t i = 0; i < st->ntaken && err == 0; i++)
-        err = ln__sq_event(be, queue, "active", st->taken[i].ref.id, "prev", "waiting", NULL,
-                           NULL, now);
+        err = ln__sq_event(be, queue, "active", st->taken[i].ref.id, "prev", "waiting", NULL, NULL,
+                           now);
     /* Count the moves: ready (waiting or prioritized) -> active. */
     int64_t prioritized = 0, taken = (int64_t)st->ntaken;
     for (size_t i = 0; i < st->ntaken; i++) prioritized += key[i][0] > 0;
@@ -259,8 +256,7 @@ static int next_due(sq_be *be, const char *queue, int64_t now, int64_t *out) {
 
 /* Without outcomes to record, look before locking: an idle poll then costs
  * one read (no write lock, so it never delays producers or other workers). */
-static int idle_check(sq_be *be, const char *queue, ln__jobs_step *st,
-                      int *has_work) {
+static int idle_check(sq_be *be, const char *queue, ln__jobs_step *st, int *has_work) {
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_HAS_WORK);
     if (s == NULL) return LN_EBACKEND;
     sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
@@ -306,11 +302,12 @@ static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
     }
     if (err == 0 && st->want > 0) {
         err = take(be, queue, st, now);
-        if (err == 0 && st->ntaken < st->want)
-            err = next_due(be, queue, now, &st->next_due_ms);
+        if (err == 0 && st->ntaken < st->want) err = next_due(be, queue, now, &st->next_due_ms);
     }
-    if (err == 0) err = ln__sq_commit(be);
-    else ln__sq_rollback(be);
+    if (err == 0)
+        err = ln__sq_commit(be);
+    else
+        ln__sq_rollback(be);
     if (err != 0) {
         for (size_t i = 0; i < st->ntaken; i++) ln__job_taken_free(&st->taken[i]);
         st->ntaken = 0;
@@ -338,8 +335,8 @@ static int stalled_events(sq_be *be, const char *queue, sqlite3_stmt *s, const c
     return ln__sq_event(be, queue, "waiting", id, "prev", "active", NULL, NULL, now);
 }
 
-static int stalled_once(sq_be *be, const char *queue, unsigned max_stalled,
-                        const char *reason, size_t *requeued, size_t *failed) {
+static int stalled_once(sq_be *be, const char *queue, unsigned max_stalled, const char *reason,
+                        size_t *requeued, size_t *failed) {
     int64_t now;
     *requeued = *failed = 0;
     int err = ln__sq_begin_write(be, &now);
@@ -354,7 +351,10 @@ static int stalled_once(sq_be *be, const char *queue, unsigned max_stalled,
     sqlite3_bind_int64(s, 3, max_stalled);
     sqlite3_bind_text(s, 4, reason, -1, SQLITE_STATIC);
     /* Failed jobs whose retention must run once the UPDATE is finished. */
-    struct keep { int64_t rid, value; int mode; } *keep = NULL;
+    struct keep {
+        int64_t rid, value;
+        int mode;
+    } *keep = NULL;
     size_t nkeep = 0, cap = 0;
     int rc;
     /* RETURNING: the UPDATE is done at the first step, so the events may
@@ -385,8 +385,8 @@ static int stalled_once(sq_be *be, const char *queue, unsigned max_stalled,
     if (err == 0 && rc != SQLITE_DONE) err = ln__sq_err(be, rc, "stalled");
     sqlite3_reset(s);
     for (size_t i = 0; i < nkeep && err == 0; i++)
-        err = ln__sq_apply_keep(be, queue, keep[i].rid, ST_FAILED, keep[i].mode,
-                            keep[i].value, now, 0);
+        err = ln__sq_apply_keep(be, queue, keep[i].rid, ST_FAILED, keep[i].mode, keep[i].value, now,
+                                0);
     ln__free(keep);
     if (err == 0) return ln__sq_commit(be);
     ln__sq_rollback(be);
@@ -395,7 +395,7 @@ static int stalled_once(sq_be *be, const char *queue, unsigned max_stalled,
 }
 
 int ln__sq_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stalled,
-                       const char *reason, size_t *requeued, size_t *failed) {
+                           const char *reason, size_t *requeued, size_t *failed) {
     sq_be *be = (sq_be *)b;
     int err = stalled_once(be, queue, max_stalled, reason, requeued, failed);
     if (ln__sq_retry_for_space(be, err, 0))
@@ -403,8 +403,7 @@ int ln__sq_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stall
     return ln__sq_relieved(be, err);
 }
 
-static int release_once(sq_be *be, const char *queue, const ln__job_ref *refs, int *rcs,
-                        size_t n) {
+static int release_once(sq_be *be, const char *queue, const ln__job_ref *refs, int *rcs, size_t n) {
     int64_t now;
     int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
@@ -425,8 +424,7 @@ static int release_once(sq_be *be, const char *queue, const ln__job_ref *refs, i
     return err;
 }
 
-int ln__sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs,
-               int *rcs, size_t n) {
+int ln__sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs, int *rcs, size_t n) {
     sq_be *be = (sq_be *)b;
     int err = release_once(be, queue, refs, rcs, n);
     if (ln__sq_retry_for_space(be, err, 0)) err = release_once(be, queue, refs, rcs, n);
@@ -458,12 +456,10 @@ static int fenced_write(sq_be *be, const char *queue, sq_stmt id, const ln__job_
     }
     if ((err = ln__sq_commit(be)) != 0) return err;
     return changed == 1 ? 0
-                        : ln__jobs_be_err(&be->base, LN_ESTALE,
-                                          "job '%s': lease lost", ref->id);
+                        : ln__jobs_be_err(&be->base, LN_ESTALE, "job '%s': lease lost", ref->id);
 }
 
-int ln__sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
-                const char *json) {
+int ln__sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref, const char *json) {
     sq_be *be = (sq_be *)b;
     int err = fenced_write(be, queue, S_PROGRESS, ref, json, "progress");
     if (ln__sq_retry_for_space(be, err, 0))
@@ -471,8 +467,7 @@ int ln__sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
     return ln__sq_relieved(be, err);
 }
 
-int ln__sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
-           const char *line) {
+int ln__sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref, const char *line) {
     sq_be *be = (sq_be *)b;
     int err = fenced_write(be, queue, S_LOG, ref, line, "log");
     if (ln__sq_retry_for_space(be, err, 0)) err = fenced_write(be, queue, S_LOG, ref, line, "log");

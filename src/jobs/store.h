@@ -15,15 +15,11 @@
 
 /* ---- Store operations: each one runs with the handle's mutex held. ---- */
 int ln__store_step(ln_jobs *jobs, const char *queue, ln__jobs_step *st);
-int ln__store_recover_stalled(ln_jobs *jobs, const char *queue,
-                              unsigned max_stalled, const char *reason,
-                              size_t *requeued, size_t *failed);
-int ln__store_release(ln_jobs *jobs, const char *queue,
-                      const ln__job_ref *refs, int *rc, size_t n);
-int ln__store_progress(ln_jobs *jobs, const char *queue,
-                       const ln__job_ref *ref, const char *json);
-int ln__store_log(ln_jobs *jobs, const char *queue, const ln__job_ref *ref,
-                  const char *line);
+int ln__store_recover_stalled(ln_jobs *jobs, const char *queue, unsigned max_stalled,
+                              const char *reason, size_t *requeued, size_t *failed);
+int ln__store_release(ln_jobs *jobs, const char *queue, const ln__job_ref *refs, int *rc, size_t n);
+int ln__store_progress(ln_jobs *jobs, const char *queue, const ln__job_ref *ref, const char *json);
+int ln__store_log(ln_jobs *jobs, const char *queue, const ln__job_ref *ref, const char *line);
 int ln__store_pending(ln_jobs *jobs, const char *queue, int *pending);
 
 /* ---- Blocking wait for new work (backend.h's wait methods). ----
@@ -31,8 +27,7 @@ int ln__store_pending(ln_jobs *jobs, const char *queue, int *pending);
  * wait: the worker then polls. The ln__wait_* calls run WITHOUT the
  * handle's mutex, by the worker's dispatcher only. */
 int ln__store_wait_open(ln_jobs *jobs, const char *queue, ln__jobs_wait **out);
-int ln__wait_arm(ln__jobs_wait *w, int64_t timeout_ms, int *fd,
-                 int64_t *limit_ms);
+int ln__wait_arm(ln__jobs_wait *w, int64_t timeout_ms, int *fd, int64_t *limit_ms);
 int ln__wait_read(ln__jobs_wait *w, int64_t *due_in_ms);
 void ln__wait_cancel(ln__jobs_wait *w);
 void ln__wait_close(ln__jobs_wait *w); /* NULL: no-op */
@@ -44,14 +39,13 @@ void ln__wait_close(ln__jobs_wait *w); /* NULL: no-op */
  * hands it back; poll always says the reply is in). So the worker has one
  * path. The ln__pipe_* calls run WITHOUT the handle's mutex, by the
  * worker's dispatcher only. */
-int ln__store_pipe_open(ln_jobs *jobs, const char *queue,
-                        ln__jobs_pipe **out);
+int ln__store_pipe_open(ln_jobs *jobs, const char *queue, ln__jobs_pipe **out);
 unsigned ln__pipe_depth(const ln__jobs_pipe *p); /* 1..LN__PIPE_DEPTH */
 int ln__pipe_send(ln__jobs_pipe *p, ln__jobs_step *st);
 int ln__pipe_recv(ln__jobs_pipe *p, ln__jobs_step *st);
 int ln__pipe_poll(ln__jobs_pipe *p, int *fd);
 const char *ln__pipe_errmsg(const ln__jobs_pipe *p); /* last failure */
-void ln__pipe_close(ln__jobs_pipe *p);                /* NULL: no-op */
+void ln__pipe_close(ln__jobs_pipe *p);               /* NULL: no-op */
 
 /* ---- Job records. ---- Free the strings of a taken job and zero them
  * (the one destructor for what a step's take hands out). */

@@ -21,8 +21,7 @@ static int has_control(const char *s) {
     return 0;
 }
 
-int ln__jobs_check_name(const char *s, size_t max, const char *what,
-                        char *err, size_t errsize) {
+int ln__jobs_check_name(const char *s, size_t max, const char *what, char *err, size_t errsize) {
     if (s == NULL || *s == '\0') {
         snprintf(err, errsize, "%s must not be empty", what);
         return LN_EINVAL;
@@ -39,12 +38,12 @@ int ln__jobs_check_name(const char *s, size_t max, const char *what,
 }
 
 int ln__jobs_check_queue(const char *queue, char *err, size_t errsize) {
-    int rc = ln__jobs_check_name(queue, LN_JOB_QUEUE_MAX, "queue name", err,
-                                 errsize);
+    int rc = ln__jobs_check_name(queue, LN_JOB_QUEUE_MAX, "queue name", err, errsize);
     if (rc == 0 && strchr(queue, ':') != NULL) {
         snprintf(err, errsize,
                  "queue name '%s' contains ':' (BullMQ forbids it: it would "
-                 "make the store's keys ambiguous)", queue);
+                 "make the store's keys ambiguous)",
+                 queue);
         return LN_EINVAL;
     }
     return rc;
@@ -106,8 +105,8 @@ static int rfc8259_valid(const char *data, size_t n) {
     sqlite3_stmt *st = NULL;
     int valid = -1;
     if (n <= INT_MAX &&
-        sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY,
-                        NULL) == SQLITE_OK &&
+        sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL) ==
+            SQLITE_OK &&
         sqlite3_prepare_v2(db, "SELECT json_valid(?1)", -1, &st, NULL) == SQLITE_OK &&
         sqlite3_bind_text(st, 1, data, (int)n, SQLITE_STATIC) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
@@ -122,19 +121,18 @@ static int rfc8259_valid(const char *data, size_t n) {
  * stored as given; nothing here converts it. jansson decides first (fast,
  * and what it takes is valid); what it refuses gets rfc8259_valid(). Both
  * bound the nesting (2000 levels and more; 1000 is always taken). */
-int ln__jobs_check_json(const char *data, size_t max, size_t *len,
-                        const char *what, char *err, size_t errsize) {
+int ln__jobs_check_json(const char *data, size_t max, size_t *len, const char *what, char *err,
+                        size_t errsize) {
     size_t n = strnlen(data, max + 1);
     if (n > max) {
-        snprintf(err, errsize, "%s is larger than the limit of %zu bytes",
-                 what, max);
+        snprintf(err, errsize, "%s is larger than the limit of %zu bytes", what, max);
         return LN_EINVAL;
     }
     json_error_t jerr;
     json_t *v = json_loadb(data, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
     if (v == NULL && rfc8259_valid(data, n) != 1) {
-        snprintf(err, errsize, "%s is not valid JSON: %s (line %d, column %d)",
-                 what, jerr.text, jerr.line, jerr.column);
+        snprintf(err, errsize, "%s is not valid JSON: %s (line %d, column %d)", what, jerr.text,
+                 jerr.line, jerr.column);
         return LN_EINVAL;
     }
     json_decref(v);
@@ -165,20 +163,18 @@ static int hex_field(const char *p, size_t n, int *all_zero) {
 int ln__jobs_check_traceparent(const char *tp) {
     /* version "-" trace-id(32) "-" parent-id(16) "-" flags(2), lowercase */
     int z1, z2, z3;
-    return strlen(tp) == 55 && strncmp(tp, "00-", 3) == 0 && tp[35] == '-' &&
-           tp[52] == '-' && hex_field(tp + 3, 32, &z1) && !z1 &&
-           hex_field(tp + 36, 16, &z2) && !z2 && hex_field(tp + 53, 2, &z3);
+    return strlen(tp) == 55 && strncmp(tp, "00-", 3) == 0 && tp[35] == '-' && tp[52] == '-' &&
+           hex_field(tp + 3, 32, &z1) && !z1 && hex_field(tp + 36, 16, &z2) && !z2 &&
+           hex_field(tp + 53, 2, &z3);
 }
 
-static int check_keep(const ln_job_keep *k, const char *what, char *err,
-                      size_t errsize) {
+static int check_keep(const ln_job_keep *k, const char *what, char *err, size_t errsize) {
     if (k->mode < LN_KEEP_ALL || k->mode > LN_KEEP_AGE) {
         snprintf(err, errsize, "%s: unknown mode %d", what, k->mode);
         return LN_EINVAL;
     }
     if (k->value < 0) {
-        snprintf(err, errsize, "%s: value must be >= 0 (got %lld)", what,
-                 (long long)k->value);
+        snprintf(err, errsize, "%s: value must be >= 0 (got %lld)", what, (long long)k->value);
         return LN_EINVAL;
     }
     return 0;
@@ -216,18 +212,16 @@ static int check_dedup(const ln_job_opts *o, char *err, size_t errsize) {
 
 int ln__jobs_check_opts(const ln_job_opts *o, char *err, size_t errsize) {
     if (o->delay_ms < 0 || o->delay_ms > MAX_SPAN_MS) {
-        snprintf(err, errsize, "delay must be 0..%lld ms (got %lld)",
-                 MAX_SPAN_MS, (long long)o->delay_ms);
+        snprintf(err, errsize, "delay must be 0..%lld ms (got %lld)", MAX_SPAN_MS,
+                 (long long)o->delay_ms);
         return LN_EINVAL;
     }
     if (o->priority < 0 || o->priority > LN_JOB_PRIORITY_MAX) {
-        snprintf(err, errsize, "priority must be 0..%d (got %d)",
-                 LN_JOB_PRIORITY_MAX, o->priority);
+        snprintf(err, errsize, "priority must be 0..%d (got %d)", LN_JOB_PRIORITY_MAX, o->priority);
         return LN_EINVAL;
     }
     if (o->attempts < 1 || o->attempts > MAX_ATTEMPTS) {
-        snprintf(err, errsize, "attempts must be 1..%d (got %d)",
-                 MAX_ATTEMPTS, o->attempts);
+        snprintf(err, errsize, "attempts must be 1..%d (got %d)", MAX_ATTEMPTS, o->attempts);
         return LN_EINVAL;
     }
     if (o->backoff != LN_BACKOFF_FIXED && o->backoff != LN_BACKOFF_EXPONENTIAL) {
@@ -235,8 +229,8 @@ int ln__jobs_check_opts(const ln_job_opts *o, char *err, size_t errsize) {
         return LN_EINVAL;
     }
     if (o->backoff_ms < 0 || o->backoff_ms > MAX_SPAN_MS) {
-        snprintf(err, errsize, "backoff must be 0..%lld ms (got %lld)",
-                 MAX_SPAN_MS, (long long)o->backoff_ms);
+        snprintf(err, errsize, "backoff must be 0..%lld ms (got %lld)", MAX_SPAN_MS,
+                 (long long)o->backoff_ms);
         return LN_EINVAL;
     }
     if (o->timeout_ms < 0 || o->timeout_ms > INT32_MAX) {
@@ -249,10 +243,8 @@ int ln__jobs_check_opts(const ln_job_opts *o, char *err, size_t errsize) {
         return LN_EINVAL;
     }
     int rc;
-    if (o->job_id != NULL && (rc = ln__jobs_check_id(o->job_id, err, errsize)))
-        return rc;
-    if ((rc = check_keep(&o->remove_on_complete, "remove_on_complete", err,
-                         errsize)) ||
+    if (o->job_id != NULL && (rc = ln__jobs_check_id(o->job_id, err, errsize))) return rc;
+    if ((rc = check_keep(&o->remove_on_complete, "remove_on_complete", err, errsize)) ||
         (rc = check_keep(&o->remove_on_fail, "remove_on_fail", err, errsize)))
         return rc;
     if ((rc = check_dedup(o, err, errsize)) != 0) return rc;
@@ -262,12 +254,9 @@ int ln__jobs_check_opts(const ln_job_opts *o, char *err, size_t errsize) {
                  "(00-<32 hex>-<16 hex>-<2 hex>, lowercase, ids not zero)");
         return LN_EINVAL;
     }
-    if (o->tracestate != NULL &&
-        (strnlen(o->tracestate, TRACESTATE_MAX + 1) > TRACESTATE_MAX ||
-         has_control(o->tracestate))) {
-        snprintf(err, errsize,
-                 "tracestate must be at most %d printable bytes",
-                 TRACESTATE_MAX);
+    if (o->tracestate != NULL && (strnlen(o->tracestate, TRACESTATE_MAX + 1) > TRACESTATE_MAX ||
+                                  has_control(o->tracestate))) {
+        snprintf(err, errsize, "tracestate must be at most %d printable bytes", TRACESTATE_MAX);
         return LN_EINVAL;
     }
     return 0;

@@ -28,7 +28,7 @@ static int64_t backoff_delay(const ln__job_taken *t) {
 static void decide(const ln_job *job, ln__job_done *d) {
     memset(d, 0, sizeof *d);
     d->ref = job->t.ref;
-    int final = 0; /* ln_job_fail_unrecoverable: no retry */
+    int final = 0;        /* ln_job_fail_unrecoverable: no retry */
     if (job->timed_out) { /* rc, result, reason: the handler's, maybe still
                              being written; the outcome is the timeout */
         d->reason = job->timeout_reason;

@@ -33,10 +33,10 @@
 #include <string.h>
 
 typedef struct conf_ctx {
-    const char *store;  /* "sqlite" or "redis": the kind of c->url */
-    const char *url;    /* the store's URL, to open more handles */
-    ln_jobs *jobs;      /* a handle for this case (closed after it) */
-    const char *queue;  /* a queue of this case alone */
+    const char *store; /* "sqlite" or "redis": the kind of c->url */
+    const char *url;   /* the store's URL, to open more handles */
+    ln_jobs *jobs;     /* a handle for this case (closed after it) */
+    const char *queue; /* a queue of this case alone */
     /* private to conf_queue() */
     char queues_[8][LN_JOB_QUEUE_MAX];
     int nqueues_;
@@ -47,7 +47,8 @@ typedef struct conf_case {
     void (*fn)(conf_ctx *c);
 } conf_case;
 
-#define CONF_CASE(x) {#x, case_##x}
+#define CONF_CASE(x)                                                                               \
+    { #x, case_##x }
 #define CONF_NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The case tables, one per file, each ending with {0}. */
@@ -67,36 +68,32 @@ extern const conf_case conf_events_cases[];
 
 /* Strings equal (NULL equals only NULL); prints both on failure. */
 #define CONF_CHECK_STR(a, b) conf_check_str(__FILE__, __LINE__, #a, (a), (b))
-void conf_check_str(const char *file, int line, const char *expr,
-                    const char *a, const char *b);
+void conf_check_str(const char *file, int line, const char *expr, const char *a, const char *b);
 /* s contains sub (s NULL fails). */
 #define CONF_CHECK_HAS(s, sub) conf_check_has(__FILE__, __LINE__, #s, (s), (sub))
-void conf_check_has(const char *file, int line, const char *expr,
-                    const char *s, const char *sub);
+void conf_check_has(const char *file, int line, const char *expr, const char *s, const char *sub);
 
 /* Another queue of this case: "<c->queue>-<suffix>" (up to 8 per case). */
 const char *conf_queue(conf_ctx *c, const char *suffix);
 /* c->url with one more URL parameter ("name=value") into buf. */
-const char *conf_url_with(const conf_ctx *c, const char *param, char *buf,
-                          size_t size);
+const char *conf_url_with(const conf_ctx *c, const char *param, char *buf, size_t size);
 /* Another handle on the store (opts NULL = defaults); CHECKs success. */
 ln_jobs *conf_open(const conf_ctx *c, const ln_jobs_opts *opts);
 
 /* Add a job (CHECKs success, printing the store's message otherwise);
  * its id goes to id (LN_JOB_ID_MAX bytes) if not NULL. */
-void conf_add(conf_ctx *c, const char *queue, const char *name,
-              const char *data, const ln_job_opts *o, char *id);
+void conf_add(conf_ctx *c, const char *queue, const char *name, const char *data,
+              const ln_job_opts *o, char *id);
 /* A job with custom id 'id' and the given priority, lifo and delay. */
-void conf_add_id(conf_ctx *c, const char *queue, const char *id, int priority,
-                 int lifo, int64_t delay_ms);
+void conf_add_id(conf_ctx *c, const char *queue, const char *id, int priority, int lifo,
+                 int64_t delay_ms);
 
 /* The state of job id (LN_JOB_*), or the error code. */
 int conf_state(conf_ctx *c, const char *queue, const char *id);
 /* The ids (or names) of a page of ln_jobs_list, each followed by a space. */
-void conf_list_ids(conf_ctx *c, const char *queue, int state, size_t offset,
-                   size_t limit, char *out, size_t size);
-void conf_list_names(conf_ctx *c, const char *queue, int state, char *out,
-                     size_t size);
+void conf_list_ids(conf_ctx *c, const char *queue, int state, size_t offset, size_t limit,
+                   char *out, size_t size);
+void conf_list_names(conf_ctx *c, const char *queue, int state, char *out, size_t size);
 /* The number of jobs of queue in any state. */
 uint64_t conf_total(conf_ctx *c, const char *queue);
 /* ln_jobs_counts agrees with what ln_jobs_list returns for every state. */
@@ -105,13 +102,13 @@ void conf_check_counts(conf_ctx *c, const char *queue);
 /* Worker options for tests: exit_when_empty, short polls. */
 void conf_worker_opts(ln_worker_opts *o);
 /* Create a worker, run it to its end (CHECK 0), destroy it; its stats. */
-ln_worker_stats conf_run(conf_ctx *c, const char *queue, ln_job_handler fn,
-                         void *ctx, const ln_worker_opts *o);
+ln_worker_stats conf_run(conf_ctx *c, const char *queue, ln_job_handler fn, void *ctx,
+                         const ln_worker_opts *o);
 
 /* A worker running on a thread of its own. */
 typedef struct conf_bg conf_bg;
-conf_bg *conf_bg_start(ln_jobs *jobs, const char *queue, ln_job_handler fn,
-                       void *ctx, const ln_worker_opts *o);
+conf_bg *conf_bg_start(ln_jobs *jobs, const char *queue, ln_job_handler fn, void *ctx,
+                       const ln_worker_opts *o);
 ln_worker *conf_bg_worker(conf_bg *b);
 /* 1 once ln_worker_run returned. */
 int conf_bg_done(conf_bg *b);
@@ -140,7 +137,7 @@ int64_t conf_now_ms(void);
 /* A deadline for polling, scaled up under sanitizers. */
 int64_t conf_deadline(unsigned ms);
 /* Poll (every 5 ms) until job id is in state; CHECKs it gets there. */
-void conf_wait_state(conf_ctx *c, const char *queue, const char *id,
-                     int state, unsigned timeout_ms);
+void conf_wait_state(conf_ctx *c, const char *queue, const char *id, int state,
+                     unsigned timeout_ms);
 
 #endif

@@ -59,9 +59,13 @@ static void case_add_get_every_field(conf_ctx *c) {
 /* The backoff comes back as given, also where it cannot apply yet (one
  * attempt, or no delay): get reports what is stored about the job. */
 static void case_get_backoff_as_given(conf_ctx *c) {
-    const struct { int attempts, backoff; int64_t ms; } cases[] = {
-        {1, LN_BACKOFF_EXPONENTIAL, 10}, {3, LN_BACKOFF_EXPONENTIAL, 0},
-        {2, LN_BACKOFF_FIXED, 25}, {1, LN_BACKOFF_FIXED, 0}};
+    const struct {
+        int attempts, backoff;
+        int64_t ms;
+    } cases[] = {{1, LN_BACKOFF_EXPONENTIAL, 10},
+                 {3, LN_BACKOFF_EXPONENTIAL, 0},
+                 {2, LN_BACKOFF_FIXED, 25},
+                 {1, LN_BACKOFF_FIXED, 0}};
     for (size_t i = 0; i < CONF_NELEM(cases); i++) {
         ln_job_opts o;
         ln_job_opts_init(&o);
@@ -73,9 +77,8 @@ static void case_get_backoff_as_given(conf_ctx *c) {
         ln_job_info info;
         CHECK_EQ(ln_jobs_get(c->jobs, c->queue, id, &info), 0);
         if (info.backoff != o.backoff || info.backoff_ms != o.backoff_ms)
-            fprintf(stderr, "attempts %d backoff %d/%lld came back %d/%lld\n",
-                    o.attempts, o.backoff, (long long)o.backoff_ms,
-                    info.backoff, (long long)info.backoff_ms);
+            fprintf(stderr, "attempts %d backoff %d/%lld came back %d/%lld\n", o.attempts,
+                    o.backoff, (long long)o.backoff_ms, info.backoff, (long long)info.backoff_ms);
         CHECK_EQ(info.attempts, o.attempts);
         CHECK_EQ(info.backoff, o.backoff);
         CHECK_EQ(info.backoff_ms, o.backoff_ms);
@@ -85,8 +88,8 @@ static void case_get_backoff_as_given(conf_ctx *c) {
 
 /* Any JSON value is data, stored as given. */
 static void case_add_any_json_value(conf_ctx *c) {
-    const char *values[] = {"[1,2]", "\"text\"", "42", "-1.5", "null", "true",
-                            "{\"k\":\"\\u00e9\\n\"}", "{}", "[]"};
+    const char *values[] = {
+        "[1,2]", "\"text\"", "42", "-1.5", "null", "true", "{\"k\":\"\\u00e9\\n\"}", "{}", "[]"};
     for (size_t i = 0; i < CONF_NELEM(values); i++) {
         char id[LN_JOB_ID_MAX];
         conf_add(c, c->queue, "v", values[i], NULL, id);
@@ -117,8 +120,7 @@ static void case_add_store_ids_are_distinct_numbers(conf_ctx *c) {
         CHECK_EQ(strspn(ids[i], "0123456789"), strlen(ids[i]));
         for (int k = 0; k < i; k++) CHECK(strcmp(ids[i], ids[k]) != 0);
     }
-    for (int i = 0; i < 20; i++)
-        CHECK_EQ(conf_state(c, c->queue, ids[i]), LN_JOB_WAITING);
+    for (int i = 0; i < 20; i++) CHECK_EQ(conf_state(c, c->queue, ids[i]), LN_JOB_WAITING);
     /* id may be NULL; an id_size that just fits is enough. */
     CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", "{}", NULL, NULL, 0), 0);
     ln_job_opts o;
@@ -165,8 +167,7 @@ static void case_custom_id_existing_is_noop(conf_ctx *c) {
     o2.job_id = "order-43";
     ln_job_spec specs[2] = {{"x", "{}", &o}, {"y", "{}", &o2}};
     char ids[2][LN_JOB_ID_MAX];
-    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 2, ids[0],
-                              LN_JOB_ID_MAX), 0);
+    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 2, ids[0], LN_JOB_ID_MAX), 0);
     CONF_CHECK_STR(ids[0], "order-42");
     CONF_CHECK_STR(ids[1], "order-43");
     CHECK_EQ(conf_total(c, c->queue), 2);
@@ -179,11 +180,9 @@ static void case_custom_id_twice_in_one_bulk(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.job_id = "dup";
-    ln_job_spec specs[3] = {{"first", "1", &o}, {"mid", "2", NULL},
-                            {"second", "3", &o}};
+    ln_job_spec specs[3] = {{"first", "1", &o}, {"mid", "2", NULL}, {"second", "3", &o}};
     char ids[3][LN_JOB_ID_MAX];
-    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 3, ids[0],
-                              LN_JOB_ID_MAX), 0);
+    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 3, ids[0], LN_JOB_ID_MAX), 0);
     CONF_CHECK_STR(ids[0], "dup");
     CONF_CHECK_STR(ids[2], "dup");
     CHECK(strcmp(ids[1], "dup") != 0);
@@ -199,29 +198,25 @@ static void case_add_bulk_all_or_nothing(conf_ctx *c) {
     ln_job_spec specs[100];
     for (int i = 0; i < 100; i++) specs[i] = (ln_job_spec){"n", "{}", NULL};
     static char ids[100][LN_JOB_ID_MAX];
-    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 100, ids[0],
-                              LN_JOB_ID_MAX), 0);
+    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 100, ids[0], LN_JOB_ID_MAX), 0);
     for (int i = 1; i < 100; i++) CHECK(strcmp(ids[i], ids[i - 1]) != 0);
     CHECK_EQ(conf_state(c, c->queue, ids[99]), LN_JOB_WAITING);
     CHECK_EQ(conf_total(c, c->queue), 100);
 
     /* One bad job anywhere: none is stored, the message names its index. */
     specs[57].data_json = "{oops";
-    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 100, NULL, 0),
-             LN_EINVAL);
+    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 100, NULL, 0), LN_EINVAL);
     CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "57");
     specs[57].data_json = "{}";
     ln_job_opts bad;
     ln_job_opts_init(&bad);
     bad.attempts = 0;
     specs[99].opts = &bad;
-    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 100, NULL, 0),
-             LN_EINVAL);
+    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 100, NULL, 0), LN_EINVAL);
     CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "99");
     specs[99].opts = NULL;
     specs[0].name = "";
-    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 100, NULL, 0),
-             LN_EINVAL);
+    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 100, NULL, 0), LN_EINVAL);
     CHECK_EQ(conf_total(c, c->queue), 100);
 
     /* n = 0 adds nothing and succeeds; ids may be NULL. */
@@ -255,8 +250,7 @@ static void case_get_missing_job(conf_ctx *c) {
     CHECK(ln_jobs_errmsg(c->jobs)[0] != '\0');
     CHECK_EQ(ln_jobs_get(c->jobs, c->queue, "99999999", &info), LN_ENOENT);
     /* A job belongs to its queue only. */
-    CHECK_EQ(ln_jobs_get(c->jobs, conf_queue(c, "other"), id, &info),
-             LN_ENOENT);
+    CHECK_EQ(ln_jobs_get(c->jobs, conf_queue(c, "other"), id, &info), LN_ENOENT);
 }
 
 /* A queue nobody used has zero in every state and lists nothing. */
@@ -264,8 +258,8 @@ static void case_counts_of_unused_queue(conf_ctx *c) {
     ln_job_counts k;
     memset(&k, 0xff, sizeof k);
     CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
-    CHECK_EQ(k.waiting + k.delayed + k.prioritized + k.active + k.completed +
-             k.failed + k.paused, 0);
+    CHECK_EQ(k.waiting + k.delayed + k.prioritized + k.active + k.completed + k.failed + k.paused,
+             0);
     for (int s = 0; s < LN_JOB_NSTATES; s++) {
         ln_job_info *infos = (ln_job_info *)&k; /* overwritten with NULL */
         size_t n = 7;
@@ -392,19 +386,18 @@ static void case_counts_each_state(conf_ctx *c) {
     CHECK_EQ(conf_total(c, c->queue), 6);
 }
 
-const conf_case conf_add_cases[] = {
-    CONF_CASE(add_get_every_field),
-    CONF_CASE(get_backoff_as_given),
-    CONF_CASE(add_any_json_value),
-    CONF_CASE(add_store_ids_are_distinct_numbers),
-    CONF_CASE(custom_id_existing_is_noop),
-    CONF_CASE(custom_id_twice_in_one_bulk),
-    CONF_CASE(add_bulk_all_or_nothing),
-    CONF_CASE(get_missing_job),
-    CONF_CASE(counts_of_unused_queue),
-    CONF_CASE(list_waiting_fifo_and_lifo),
-    CONF_CASE(list_prioritized_order),
-    CONF_CASE(list_delayed_by_due_time),
-    CONF_CASE(list_paging),
-    CONF_CASE(counts_each_state),
-    {0}};
+const conf_case conf_add_cases[] = {CONF_CASE(add_get_every_field),
+                                    CONF_CASE(get_backoff_as_given),
+                                    CONF_CASE(add_any_json_value),
+                                    CONF_CASE(add_store_ids_are_distinct_numbers),
+                                    CONF_CASE(custom_id_existing_is_noop),
+                                    CONF_CASE(custom_id_twice_in_one_bulk),
+                                    CONF_CASE(add_bulk_all_or_nothing),
+                                    CONF_CASE(get_missing_job),
+                                    CONF_CASE(counts_of_unused_queue),
+                                    CONF_CASE(list_waiting_fifo_and_lifo),
+                                    CONF_CASE(list_prioritized_order),
+                                    CONF_CASE(list_delayed_by_due_time),
+                                    CONF_CASE(list_paging),
+                                    CONF_CASE(counts_each_state),
+                                    {0}};

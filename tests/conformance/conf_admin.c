@@ -145,24 +145,20 @@ static void case_clean_by_age_and_keep(conf_ctx *c) {
     run_all(c, c->queue);
     size_t removed = 99;
     /* Too young for an hour's age limit. */
-    CHECK_EQ(ln_jobs_clean(c->jobs, c->queue, LN_JOB_COMPLETED, 3600000, 0,
-                           &removed), 0);
+    CHECK_EQ(ln_jobs_clean(c->jobs, c->queue, LN_JOB_COMPLETED, 3600000, 0, &removed), 0);
     CHECK_EQ(removed, 0);
     /* Keep the newest one of any age. */
     ln_job_info *infos;
     size_t n;
-    CHECK_EQ(ln_jobs_list(c->jobs, c->queue, LN_JOB_COMPLETED, 0, 10, &infos,
-                          &n), 0);
+    CHECK_EQ(ln_jobs_list(c->jobs, c->queue, LN_JOB_COMPLETED, 0, 10, &infos, &n), 0);
     CHECK_EQ(n, 4);
     char newest[LN_JOB_ID_MAX];
     snprintf(newest, sizeof newest, "%s", infos[0].id);
     int64_t newest_ms = infos[0].finished_ms;
     ln_job_info_free_array(infos, n);
-    CHECK_EQ(ln_jobs_clean(c->jobs, c->queue, LN_JOB_COMPLETED, -1, 1,
-                           &removed), 0);
+    CHECK_EQ(ln_jobs_clean(c->jobs, c->queue, LN_JOB_COMPLETED, -1, 1, &removed), 0);
     CHECK_EQ(removed, 3);
-    CHECK_EQ(ln_jobs_list(c->jobs, c->queue, LN_JOB_COMPLETED, 0, 10, &infos,
-                          &n), 0);
+    CHECK_EQ(ln_jobs_list(c->jobs, c->queue, LN_JOB_COMPLETED, 0, 10, &infos, &n), 0);
     CHECK_EQ(n, 1);
     CHECK_EQ(infos[0].finished_ms, newest_ms);
     (void)newest; /* jobs that finished in the same ms may tie */
@@ -170,13 +166,11 @@ static void case_clean_by_age_and_keep(conf_ctx *c) {
     /* Failed jobs are listed newest finished first too. */
     CHECK_EQ(ln_jobs_list(c->jobs, c->queue, LN_JOB_FAILED, 0, 10, &infos, &n), 0);
     CHECK_EQ(n, 3);
-    for (size_t i = 1; i < n; i++)
-        CHECK(infos[i - 1].finished_ms >= infos[i].finished_ms);
+    for (size_t i = 1; i < n; i++) CHECK(infos[i - 1].finished_ms >= infos[i].finished_ms);
     CONF_CHECK_STR(infos[0].failed_reason, "nope");
     ln_job_info_free_array(infos, n);
     /* Failed jobs apart: a keep larger than the set removes none. */
-    CHECK_EQ(ln_jobs_clean(c->jobs, c->queue, LN_JOB_FAILED, -1, 10, &removed),
-             0);
+    CHECK_EQ(ln_jobs_clean(c->jobs, c->queue, LN_JOB_FAILED, -1, 10, &removed), 0);
     CHECK_EQ(removed, 0);
     CHECK_EQ(ln_jobs_clean(c->jobs, c->queue, LN_JOB_FAILED, -1, 0, NULL), 0);
     ln_job_counts k;
@@ -303,8 +297,7 @@ static void case_logs_empty_and_missing(conf_ctx *c) {
     CHECK_EQ(ln_jobs_logs(c->jobs, c->queue, id, &lines, &n), 0);
     CHECK_EQ(n, 0);
     ln_jobs_free_lines(lines, n);
-    CHECK_EQ(ln_jobs_logs(c->jobs, c->queue, "no-such-job", &lines, &n),
-             LN_ENOENT);
+    CHECK_EQ(ln_jobs_logs(c->jobs, c->queue, "no-such-job", &lines, &n), LN_ENOENT);
     ln_jobs_free_lines(NULL, 0);
 }
 
@@ -318,17 +311,17 @@ typedef struct adder {
 static void *add_100(void *arg) {
     adder *a = arg;
     for (int i = 0; i < 100; i++) {
-        if (ln_jobs_add(a->jobs, a->queue, "t", "{}", NULL, a->ids[i],
-                        LN_JOB_ID_MAX) != 0)
+        if (ln_jobs_add(a->jobs, a->queue, "t", "{}", NULL, a->ids[i], LN_JOB_ID_MAX) != 0)
             a->failed++;
         ln_job_counts k;
-        if (i % 25 == 0 && ln_jobs_counts(a->jobs, a->queue, &k) != 0)
-            a->failed++;
+        if (i % 25 == 0 && ln_jobs_counts(a->jobs, a->queue, &k) != 0) a->failed++;
     }
     return NULL;
 }
 
-static int cmp_id(const void *a, const void *b) { return strcmp(a, b); }
+static int cmp_id(const void *a, const void *b) {
+    return strcmp(a, b);
+}
 
 /* One handle shared by threads: every add lands once, ids distinct. */
 static void case_one_handle_many_threads(conf_ctx *c) {
@@ -356,8 +349,7 @@ static void case_handle_refused_after_fork(conf_ctx *c) {
     pid_t pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) {
-        int ok = ln_jobs_add(c->jobs, c->queue, "n", "{}", NULL, NULL, 0) ==
-                 LN_EFORK;
+        int ok = ln_jobs_add(c->jobs, c->queue, "n", "{}", NULL, NULL, 0) == LN_EFORK;
         ok = ok && strstr(ln_jobs_errmsg(c->jobs), "fork") != NULL;
         ln_job_counts k;
         ok = ok && ln_jobs_counts(c->jobs, c->queue, &k) == LN_EFORK;
@@ -375,14 +367,13 @@ static void case_handle_refused_after_fork(conf_ctx *c) {
     CHECK_EQ(conf_total(c, c->queue), 2);
 }
 
-const conf_case conf_admin_cases[] = {
-    CONF_CASE(pause_resume_states),
-    CONF_CASE(pause_holds_workers),
-    CONF_CASE(drain_keeps_active_and_finished),
-    CONF_CASE(clean_by_age_and_keep),
-    CONF_CASE(retry_failed_one_and_all),
-    CONF_CASE(remove_any_state_but_active),
-    CONF_CASE(logs_empty_and_missing),
-    CONF_CASE(one_handle_many_threads),
-    CONF_CASE(handle_refused_after_fork),
-    {0}};
+const conf_case conf_admin_cases[] = {CONF_CASE(pause_resume_states),
+                                      CONF_CASE(pause_holds_workers),
+                                      CONF_CASE(drain_keeps_active_and_finished),
+                                      CONF_CASE(clean_by_age_and_keep),
+                                      CONF_CASE(retry_failed_one_and_all),
+                                      CONF_CASE(remove_any_state_but_active),
+                                      CONF_CASE(logs_empty_and_missing),
+                                      CONF_CASE(one_handle_many_threads),
+                                      CONF_CASE(handle_refused_after_fork),
+                                      {0}};

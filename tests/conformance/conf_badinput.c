@@ -8,14 +8,13 @@
 #include <stdlib.h>
 
 /* rc is LN_EINVAL (or 'want') and the handle says why. */
-#define REFUSED(want, call)                                              \
-    do {                                                                 \
-        int rc_ = (call);                                                \
-        if (rc_ != (want))                                               \
-            fprintf(stderr, "%s -> %d (%s)\n", #call, rc_,               \
-                    ln_jobs_errmsg(c->jobs));                            \
-        CHECK_EQ(rc_, (want));                                           \
-        CHECK(ln_jobs_errmsg(c->jobs)[0] != '\0');                       \
+#define REFUSED(want, call)                                                                        \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        if (rc_ != (want))                                                                         \
+            fprintf(stderr, "%s -> %d (%s)\n", #call, rc_, ln_jobs_errmsg(c->jobs));               \
+        CHECK_EQ(rc_, (want));                                                                     \
+        CHECK(ln_jobs_errmsg(c->jobs)[0] != '\0');                                                 \
     } while (0)
 
 static char long_queue[LN_JOB_QUEUE_MAX + 1], long_name[LN_JOB_NAME_MAX + 1],
@@ -64,34 +63,28 @@ static void case_bad_open(conf_ctx *c) {
 static void case_bad_add_names(conf_ctx *c) {
     make_long_strings();
     char id[LN_JOB_ID_MAX];
-    CHECK_EQ(ln_jobs_add(NULL, c->queue, "n", "{}", NULL, id, sizeof id),
-             LN_EINVAL);
+    CHECK_EQ(ln_jobs_add(NULL, c->queue, "n", "{}", NULL, id, sizeof id), LN_EINVAL);
     REFUSED(LN_EINVAL, ln_jobs_add(c->jobs, NULL, "n", "{}", NULL, id, sizeof id));
     for (size_t i = 0; i < CONF_NELEM(bad_queues); i++)
-        REFUSED(LN_EINVAL, ln_jobs_add(c->jobs, bad_queues[i], "n", "{}", NULL,
-                                       id, sizeof id));
+        REFUSED(LN_EINVAL, ln_jobs_add(c->jobs, bad_queues[i], "n", "{}", NULL, id, sizeof id));
     REFUSED(LN_EINVAL, ln_jobs_add(c->jobs, c->queue, NULL, "{}", NULL, id, sizeof id));
     REFUSED(LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "", "{}", NULL, id, sizeof id));
-    REFUSED(LN_EINVAL, ln_jobs_add(c->jobs, c->queue, long_name, "{}", NULL, id,
-                                   sizeof id));
-    REFUSED(LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "a\x01", "{}", NULL, id,
-                                   sizeof id));
+    REFUSED(LN_EINVAL, ln_jobs_add(c->jobs, c->queue, long_name, "{}", NULL, id, sizeof id));
+    REFUSED(LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "a\x01", "{}", NULL, id, sizeof id));
     /* The longest allowed names are fine. */
     long_queue[LN_JOB_QUEUE_MAX - 1] = '\0';
     long_name[LN_JOB_NAME_MAX - 1] = '\0';
-    CHECK_EQ(ln_jobs_add(c->jobs, long_queue, long_name, "{}", NULL, id,
-                         sizeof id), 0);
+    CHECK_EQ(ln_jobs_add(c->jobs, long_queue, long_name, "{}", NULL, id, sizeof id), 0);
     CHECK_EQ(conf_total(c, long_queue), 1);
     CHECK_EQ(conf_total(c, c->queue), 0);
 }
 
 static void case_bad_add_data(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
-    const char *bad[] = {"{not json", "", "{} {}", "{\"a\":}", "[1,",
-                         "undefined", "'single'", "{\"a\":1}x"};
+    const char *bad[] = {"{not json", "",          "{} {}",    "{\"a\":}",
+                         "[1,",       "undefined", "'single'", "{\"a\":1}x"};
     for (size_t i = 0; i < CONF_NELEM(bad); i++) {
-        REFUSED(LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "n", bad[i], NULL,
-                                       id, sizeof id));
+        REFUSED(LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "n", bad[i], NULL, id, sizeof id));
         CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "JSON");
     }
     /* Larger than max_data_size. */
@@ -104,12 +97,10 @@ static void case_bad_add_data(conf_ctx *c) {
     big[0] = '"';
     big[sizeof big - 2] = '"';
     big[sizeof big - 1] = '\0';
-    CHECK_EQ(ln_jobs_add(small, c->queue, "n", big, NULL, id, sizeof id),
-             LN_EINVAL);
+    CHECK_EQ(ln_jobs_add(small, c->queue, "n", big, NULL, id, sizeof id), LN_EINVAL);
     CONF_CHECK_HAS(ln_jobs_errmsg(small), "64");
     big[65] = '"', big[66] = '\0'; /* 66 bytes */
-    CHECK_EQ(ln_jobs_add(small, c->queue, "n", big, NULL, id, sizeof id),
-             LN_EINVAL);
+    CHECK_EQ(ln_jobs_add(small, c->queue, "n", big, NULL, id, sizeof id), LN_EINVAL);
     ln_jobs_close(small);
     /* The default limit, 1 MiB, on the default handle. */
     char *huge = malloc(LN_JOB_DATA_MAX_DEFAULT + 3);
@@ -118,8 +109,7 @@ static void case_bad_add_data(conf_ctx *c) {
     huge[0] = '"';
     huge[LN_JOB_DATA_MAX_DEFAULT + 1] = '"';
     huge[LN_JOB_DATA_MAX_DEFAULT + 2] = '\0';
-    REFUSED(LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "n", huge, NULL, id,
-                                   sizeof id));
+    REFUSED(LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "n", huge, NULL, id, sizeof id));
     free(huge);
     CHECK_EQ(conf_total(c, c->queue), 0);
 }
@@ -134,23 +124,57 @@ static void case_bad_add_options(conf_ctx *c) {
         ln_job_opts o;
         ln_job_opts_init(&o);
         switch (i) {
-        case 0: o.delay_ms = -5; break;
-        case 1: o.delay_ms = INT64_MAX; break;
-        case 2: o.priority = -1; break;
-        case 3: o.priority = LN_JOB_PRIORITY_MAX + 1; break;
-        case 4: o.attempts = 0; break;
-        case 5: o.attempts = -3; break;
-        case 6: o.backoff = 7; break;
-        case 7: o.backoff = -1; break;
-        case 8: o.backoff_ms = -1; break;
-        case 9: o.backoff_ms = INT64_MAX; break;
-        case 10: o.lifo = 2; break;
-        case 11: o.job_id = ""; break;
-        case 12: o.job_id = long_id; break;
-        case 13: o.job_id = "12345"; break;
-        case 14: o.job_id = "0"; break;
-        case 15: o.job_id = "bad\nid"; break;
-        case 16: o.job_id = "tab\tid"; break;
+        case 0:
+            o.delay_ms = -5;
+            break;
+        case 1:
+            o.delay_ms = INT64_MAX;
+            break;
+        case 2:
+            o.priority = -1;
+            break;
+        case 3:
+            o.priority = LN_JOB_PRIORITY_MAX + 1;
+            break;
+        case 4:
+            o.attempts = 0;
+            break;
+        case 5:
+            o.attempts = -3;
+            break;
+        case 6:
+            o.backoff = 7;
+            break;
+        case 7:
+            o.backoff = -1;
+            break;
+        case 8:
+            o.backoff_ms = -1;
+            break;
+        case 9:
+            o.backoff_ms = INT64_MAX;
+            break;
+        case 10:
+            o.lifo = 2;
+            break;
+        case 11:
+            o.job_id = "";
+            break;
+        case 12:
+            o.job_id = long_id;
+            break;
+        case 13:
+            o.job_id = "12345";
+            break;
+        case 14:
+            o.job_id = "0";
+            break;
+        case 15:
+            o.job_id = "bad\nid";
+            break;
+        case 16:
+            o.job_id = "tab\tid";
+            break;
         case 17: /* zero trace id */
             o.traceparent = "00-00000000000000000000000000000000-00f067aa0ba902b7-01";
             break;
@@ -160,21 +184,40 @@ static void case_bad_add_options(conf_ctx *c) {
         case 19: /* upper case */
             o.traceparent = "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01";
             break;
-        case 20: o.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7"; break;
-        case 21: o.traceparent = ""; break;
-        case 22: o.tracestate = tracestate; break;
-        case 23: o.tracestate = "a\nb"; break;
-        case 24: o.remove_on_complete.mode = 9; break;
-        case 25: o.remove_on_complete.mode = -1; break;
-        case 26: o.remove_on_complete = (ln_job_keep){LN_KEEP_COUNT, -1}; break;
-        case 27: o.remove_on_fail.mode = 4; break;
-        case 28: o.remove_on_fail = (ln_job_keep){LN_KEEP_AGE, -5}; break;
-        default: o.attempts = -100; break;
+        case 20:
+            o.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7";
+            break;
+        case 21:
+            o.traceparent = "";
+            break;
+        case 22:
+            o.tracestate = tracestate;
+            break;
+        case 23:
+            o.tracestate = "a\nb";
+            break;
+        case 24:
+            o.remove_on_complete.mode = 9;
+            break;
+        case 25:
+            o.remove_on_complete.mode = -1;
+            break;
+        case 26:
+            o.remove_on_complete = (ln_job_keep){LN_KEEP_COUNT, -1};
+            break;
+        case 27:
+            o.remove_on_fail.mode = 4;
+            break;
+        case 28:
+            o.remove_on_fail = (ln_job_keep){LN_KEEP_AGE, -5};
+            break;
+        default:
+            o.attempts = -100;
+            break;
         }
         if (i > 28) break;
         int rc = ln_jobs_add(c->jobs, c->queue, "n", "1", &o, id, sizeof id);
-        if (rc != LN_EINVAL)
-            fprintf(stderr, "bad option %d accepted: %d\n", i, rc);
+        if (rc != LN_EINVAL) fprintf(stderr, "bad option %d accepted: %d\n", i, rc);
         CHECK_EQ(rc, LN_EINVAL);
         CHECK(ln_jobs_errmsg(c->jobs)[0] != '\0');
         /* and in a batch */
@@ -292,35 +335,42 @@ static void case_bad_worker_options(conf_ctx *c) {
     ln_worker *w = NULL;
     ln_worker_opts o;
     ln_worker_opts_init(&o);
-    CHECK_EQ(ln_worker_create(&w, NULL, c->queue, conf_handler_by_name, NULL, &o),
-             LN_EINVAL);
-    REFUSED(LN_EINVAL, ln_worker_create(NULL, c->jobs, c->queue,
-                                        conf_handler_by_name, NULL, &o));
+    CHECK_EQ(ln_worker_create(&w, NULL, c->queue, conf_handler_by_name, NULL, &o), LN_EINVAL);
+    REFUSED(LN_EINVAL, ln_worker_create(NULL, c->jobs, c->queue, conf_handler_by_name, NULL, &o));
     REFUSED(LN_EINVAL, ln_worker_create(&w, c->jobs, c->queue, NULL, NULL, &o));
-    REFUSED(LN_EINVAL, ln_worker_create(&w, c->jobs, NULL, conf_handler_by_name,
-                                        NULL, &o));
+    REFUSED(LN_EINVAL, ln_worker_create(&w, c->jobs, NULL, conf_handler_by_name, NULL, &o));
     for (size_t i = 0; i < CONF_NELEM(bad_queues); i++)
-        REFUSED(LN_EINVAL, ln_worker_create(&w, c->jobs, bad_queues[i],
-                                            conf_handler_by_name, NULL, &o));
+        REFUSED(LN_EINVAL,
+                ln_worker_create(&w, c->jobs, bad_queues[i], conf_handler_by_name, NULL, &o));
     ln_pool *pool;
     CHECK_EQ(ln_pool_create(&pool, NULL), 0);
     for (int i = 0; i < 6; i++) {
         ln_worker_opts_init(&o);
         switch (i) {
-        case 0: o.concurrency = 0; break;
-        case 1: o.concurrency = 1000000; break;
-        case 2: o.lease_ms = 99; break;
-        case 3: o.poll_ms = 0; break;
-        case 4: o.pool = pool, o.lane = 9; break;
-        default: o.pool = pool, o.lane = -1; break;
+        case 0:
+            o.concurrency = 0;
+            break;
+        case 1:
+            o.concurrency = 1000000;
+            break;
+        case 2:
+            o.lease_ms = 99;
+            break;
+        case 3:
+            o.poll_ms = 0;
+            break;
+        case 4:
+            o.pool = pool, o.lane = 9;
+            break;
+        default:
+            o.pool = pool, o.lane = -1;
+            break;
         }
-        REFUSED(LN_EINVAL, ln_worker_create(&w, c->jobs, c->queue,
-                                            conf_handler_by_name, NULL, &o));
+        REFUSED(LN_EINVAL, ln_worker_create(&w, c->jobs, c->queue, conf_handler_by_name, NULL, &o));
     }
     ln_worker_opts_init(&o);
     o.concurrency = 0;
-    CHECK_EQ(ln_worker_create(&w, c->jobs, c->queue, conf_handler_by_name, NULL,
-                              &o), LN_EINVAL);
+    CHECK_EQ(ln_worker_create(&w, c->jobs, c->queue, conf_handler_by_name, NULL, &o), LN_EINVAL);
     CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "concurrency");
     CHECK(w == NULL);
     ln_pool_destroy(pool);
@@ -328,8 +378,7 @@ static void case_bad_worker_options(conf_ctx *c) {
     ln_worker_stop(NULL);
     ln_worker_destroy(NULL);
     /* opts NULL = defaults. */
-    CHECK_EQ(ln_worker_create(&w, c->jobs, c->queue, conf_handler_by_name, NULL,
-                              NULL), 0);
+    CHECK_EQ(ln_worker_create(&w, c->jobs, c->queue, conf_handler_by_name, NULL, NULL), 0);
     ln_worker_destroy(w);
 }
 
@@ -399,8 +448,8 @@ static void case_bad_calls_in_handler(conf_ctx *c) {
 /* State names and their parsing. */
 static void case_state_names(conf_ctx *c) {
     (void)c;
-    const char *names[] = {"waiting", "delayed", "prioritized", "active",
-                           "completed", "failed", "paused"};
+    const char *names[] = {"waiting",   "delayed", "prioritized", "active",
+                           "completed", "failed",  "paused"};
     for (int s = 0; s < LN_JOB_NSTATES; s++) {
         CONF_CHECK_STR(ln_job_state_name(s), names[s]);
         CHECK_EQ(ln_job_state_parse(names[s]), s);
@@ -417,14 +466,13 @@ static void case_state_names(conf_ctx *c) {
     ln_worker_opts_init(NULL);
 }
 
-const conf_case conf_badinput_cases[] = {
-    CONF_CASE(bad_open),
-    CONF_CASE(bad_add_names),
-    CONF_CASE(bad_add_data),
-    CONF_CASE(bad_add_options),
-    CONF_CASE(bad_id_size_and_bulk_args),
-    CONF_CASE(bad_admin_args),
-    CONF_CASE(bad_worker_options),
-    CONF_CASE(bad_calls_in_handler),
-    CONF_CASE(state_names),
-    {0}};
+const conf_case conf_badinput_cases[] = {CONF_CASE(bad_open),
+                                         CONF_CASE(bad_add_names),
+                                         CONF_CASE(bad_add_data),
+                                         CONF_CASE(bad_add_options),
+                                         CONF_CASE(bad_id_size_and_bulk_args),
+                                         CONF_CASE(bad_admin_args),
+                                         CONF_CASE(bad_worker_options),
+                                         CONF_CASE(bad_calls_in_handler),
+                                         CONF_CASE(state_names),
+                                         {0}};

@@ -143,10 +143,7 @@ static void case_dedup_bad_options(conf_ctx *c) {
 }
 
 const conf_case conf_dedup_cases[] = {
-    CONF_CASE(dedup_simple_until_finished),
-    CONF_CASE(dedup_throttle_ttl),
-    CONF_CASE(dedup_extend_keeps_holding),
-    CONF_CASE(dedup_replace_pending),
-    CONF_CASE(dedup_bad_options),
-    {0},
+    CONF_CASE(dedup_simple_until_finished), CONF_CASE(dedup_throttle_ttl),
+    CONF_CASE(dedup_extend_keeps_holding),  CONF_CASE(dedup_replace_pending),
+    CONF_CASE(dedup_bad_options),           {0},
 };

@@ -165,10 +165,7 @@ static void case_events_retention_is_bounded(conf_ctx *c) {
 }
 
 const conf_case conf_events_cases[] = {
-    CONF_CASE(events_retention_is_bounded),
-    CONF_CASE(event_order_of_one_job),
-    CONF_CASE(wait_sees_another_handle),
-    CONF_CASE(wait_returns_outcomes),
-    CONF_CASE(wait_for_a_job_removed_on_complete),
-    {0},
+    CONF_CASE(events_retention_is_bounded),        CONF_CASE(event_order_of_one_job),
+    CONF_CASE(wait_sees_another_handle),           CONF_CASE(wait_returns_outcomes),
+    CONF_CASE(wait_for_a_job_removed_on_complete), {0},
 };

@@ -85,8 +85,10 @@ static int trace_handler(ln_job *job, void *ctx) {
     seen_trace *st = ctx;
     const char *tp = ln_job_traceparent(job), *ts = ln_job_tracestate(job);
     if (tp == NULL) atomic_fetch_add(&st->tp_null, 1);
-    if (ts == NULL) atomic_fetch_add(&st->ts_null, 1);
-    else snprintf(st->ts, sizeof st->ts, "%s", ts);
+    if (ts == NULL)
+        atomic_fetch_add(&st->ts_null, 1);
+    else
+        snprintf(st->ts, sizeof st->ts, "%s", ts);
     atomic_fetch_add(&st->runs, 1);
     return 0;
 }
@@ -94,7 +96,9 @@ static int trace_handler(ln_job *job, void *ctx) {
 /* A tracestate travels with a traceparent only, and an empty one is none:
  * NULL in ln_jobs_get and in the handler, on every store. */
 static void case_tracestate_empty_or_alone_is_none(conf_ctx *c) {
-    struct { const char *tp, *ts; } cases[] = {{TP, ""}, {NULL, "k=v"}, {NULL, ""}};
+    struct {
+        const char *tp, *ts;
+    } cases[] = {{TP, ""}, {NULL, "k=v"}, {NULL, ""}};
     for (size_t i = 0; i < CONF_NELEM(cases); i++) {
         ln_job_opts o;
         ln_job_opts_init(&o);

@@ -45,13 +45,33 @@ static const char *const accepted[] = {
 };
 
 static const char *const refused[] = {
-    "[1,]",         "{\"a\":1,}",  "NaN",          "-Infinity",
-    "[1]//c",       "/*c*/1",      "'a'",          "01",
-    "-01",          "1.",          ".5",           "+1",
-    "0x10",         "\xef\xbb\xbf" "1", "",        "   ",
-    "\"\\x41\"",    "\"tab\traw\"", "\"\\ud80\"",  "\"\xff\"",
-    "\"\xed\xa0\x80\"", "1 2",     "[1e400] x",    "{\"a\":1e400,}",
-    "\"\\u0000",    "[100000000000000000000,]",
+    "[1,]",
+    "{\"a\":1,}",
+    "NaN",
+    "-Infinity",
+    "[1]//c",
+    "/*c*/1",
+    "'a'",
+    "01",
+    "-01",
+    "1.",
+    ".5",
+    "+1",
+    "0x10",
+    "\xef\xbb\xbf"
+    "1",
+    "",
+    "   ",
+    "\"\\x41\"",
+    "\"tab\traw\"",
+    "\"\\ud80\"",
+    "\"\xff\"",
+    "\"\xed\xa0\x80\"",
+    "1 2",
+    "[1e400] x",
+    "{\"a\":1e400,}",
+    "\"\\u0000",
+    "[100000000000000000000,]",
 };
 
 /* [[[...1e400...]]] nested 'depth' deep (free it). */
@@ -68,8 +88,7 @@ static char *nested(int depth) {
 static void add_and_read_back(conf_ctx *c, const char *text) {
     char id[LN_JOB_ID_MAX];
     int rc = ln_jobs_add(c->jobs, c->queue, "t", text, NULL, id, sizeof id);
-    if (rc != 0)
-        fprintf(stderr, "add %s -> %d (%s)\n", text, rc, ln_jobs_errmsg(c->jobs));
+    if (rc != 0) fprintf(stderr, "add %s -> %d (%s)\n", text, rc, ln_jobs_errmsg(c->jobs));
     CHECK_EQ(rc, 0);
     ln_job_info info;
     CHECK_EQ(ln_jobs_get(c->jobs, c->queue, id, &info), 0);
@@ -79,8 +98,7 @@ static void add_and_read_back(conf_ctx *c, const char *text) {
 
 /* Every accepted text is stored as data and read back unchanged. */
 static void case_json_data_byte_for_byte(conf_ctx *c) {
-    for (size_t i = 0; i < CONF_NELEM(accepted); i++)
-        add_and_read_back(c, accepted[i]);
+    for (size_t i = 0; i < CONF_NELEM(accepted); i++) add_and_read_back(c, accepted[i]);
     char *deep = nested(DEPTH_OK);
     add_and_read_back(c, deep);
     free(deep);
@@ -169,9 +187,8 @@ static void case_json_valid_agrees(conf_ctx *c) {
     CHECK(!ln_jobs_json_valid(NULL, 0));
 }
 
-const conf_case conf_json_cases[] = {
-    CONF_CASE(json_valid_agrees),
-    CONF_CASE(json_data_byte_for_byte),
-    CONF_CASE(json_data_refused),
-    CONF_CASE(json_result_and_progress_byte_for_byte),
-    {0}};
+const conf_case conf_json_cases[] = {CONF_CASE(json_valid_agrees),
+                                     CONF_CASE(json_data_byte_for_byte),
+                                     CONF_CASE(json_data_refused),
+                                     CONF_CASE(json_result_and_progress_byte_for_byte),
+                                     {0}};

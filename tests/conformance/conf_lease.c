@@ -34,8 +34,8 @@ static int child_handler(ln_job *job, void *ctx) {
     if (write(cc->started_fd, "s", 1) != 1) _exit(5);
     char b;
     if (read(cc->go_fd, &b, 1) != 1) _exit(6);
-    late_writes_stale = ln_job_progress(job, "{\"late\":1}") == LN_ESTALE &&
-                        ln_job_log(job, "late") == LN_ESTALE;
+    late_writes_stale =
+        ln_job_progress(job, "{\"late\":1}") == LN_ESTALE && ln_job_log(job, "late") == LN_ESTALE;
     return ln_job_set_result(job, "\"from the frozen worker\"");
 }
 
@@ -191,8 +191,7 @@ static void case_stale_completion_refused(conf_ctx *c) {
 
 static int sleep_handler(ln_job *job, void *ctx) {
     unsigned ms = *(unsigned *)ctx;
-    for (unsigned i = 0; i < ms / 5 && !ln_job_canceled(job); i++)
-        ln_test_sleep_ms(5);
+    for (unsigned i = 0; i < ms / 5 && !ln_job_canceled(job); i++) ln_test_sleep_ms(5);
     return 0;
 }
 
@@ -218,7 +217,8 @@ static void case_lease_renewed_while_running(conf_ctx *c) {
     CHECK_EQ(conf_bg_join(second, &st2), 0);
     ln_jobs_close(other);
     if (st1.completed != 1 || st2.taken != 0)
-        fprintf(stderr, "first: taken %llu completed %llu stale %llu; second: "
+        fprintf(stderr,
+                "first: taken %llu completed %llu stale %llu; second: "
                 "taken %llu stalled_found %llu\n",
                 (unsigned long long)st1.taken, (unsigned long long)st1.completed,
                 (unsigned long long)st1.stale, (unsigned long long)st2.taken,
@@ -302,11 +302,10 @@ static void case_graceful_stop_releases_after_grace(conf_ctx *c) {
     ln_job_info_clear(&info);
 }
 
-const conf_case conf_lease_cases[] = {
-    CONF_CASE(stalled_job_recovered),
-    CONF_CASE(stalled_twice_fails),
-    CONF_CASE(stale_completion_refused),
-    CONF_CASE(lease_renewed_while_running),
-    CONF_CASE(graceful_stop_finishes_within_grace),
-    CONF_CASE(graceful_stop_releases_after_grace),
-    {0}};
+const conf_case conf_lease_cases[] = {CONF_CASE(stalled_job_recovered),
+                                      CONF_CASE(stalled_twice_fails),
+                                      CONF_CASE(stale_completion_refused),
+                                      CONF_CASE(lease_renewed_while_running),
+                                      CONF_CASE(graceful_stop_finishes_within_grace),
+                                      CONF_CASE(graceful_stop_releases_after_grace),
+                                      {0}};

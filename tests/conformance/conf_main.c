@@ -16,22 +16,17 @@
 
 /* Every table of cases; a new concept file adds its table here. */
 static const conf_case *const tables[] = {
-    conf_add_cases,  conf_admin_cases,    conf_worker_cases,
-    conf_lease_cases, conf_badinput_cases, conf_rules_cases,
-    conf_json_cases,
-    conf_fields_cases,
-    conf_timeout_cases,
-    conf_queues_cases,
-    conf_outcomes_cases,
-    conf_dedup_cases,
+    conf_add_cases,      conf_admin_cases,  conf_worker_cases,   conf_lease_cases,
+    conf_badinput_cases, conf_rules_cases,  conf_json_cases,     conf_fields_cases,
+    conf_timeout_cases,  conf_queues_cases, conf_outcomes_cases, conf_dedup_cases,
     conf_events_cases,
 };
 
 static char store_url[1024];
 static const char *store_kind;
-static char run_tag[32];     /* part of every queue name: runs never meet */
-static char tmp_dir[512];    /* "sqlite": the directory of the store file */
-static char redis_prefix[64]; /* "redis": the key prefix of this run */
+static char run_tag[32];          /* part of every queue name: runs never meet */
+static char tmp_dir[512];         /* "sqlite": the directory of the store file */
+static char redis_prefix[64];     /* "redis": the key prefix of this run */
 static const char *redis_url_var; /* the environment variable with its URL */
 
 /* What an abort in a case prints after the CHECK's own message. */
@@ -49,8 +44,7 @@ static int setup_store(const char *arg) {
              (unsigned long)time(NULL) & 0xfffff);
     if (strcmp(arg, "sqlite") == 0) {
         const char *t = getenv("TMPDIR");
-        snprintf(tmp_dir, sizeof tmp_dir, "%s/lanes-conf-XXXXXX",
-                 t != NULL && *t ? t : "/tmp");
+        snprintf(tmp_dir, sizeof tmp_dir, "%s/lanes-conf-XXXXXX", t != NULL && *t ? t : "/tmp");
         if (mkdtemp(tmp_dir) == NULL) {
             perror("mkdtemp");
             return 1;
@@ -68,8 +62,8 @@ static int setup_store(const char *arg) {
         }
         redis_url_var = var;
         snprintf(redis_prefix, sizeof redis_prefix, cluster ? "{lconf%s}" : "lconf%s", run_tag);
-        snprintf(store_url, sizeof store_url, "%s%cprefix=%s", base,
-                 strchr(base, '?') ? '&' : '?', redis_prefix);
+        snprintf(store_url, sizeof store_url, "%s%cprefix=%s", base, strchr(base, '?') ? '&' : '?',
+                 redis_prefix);
     } else {
         snprintf(store_url, sizeof store_url, "%s", arg);
     }
@@ -88,11 +82,10 @@ static void cleanup_node(const char *host, int port, int db) {
     if (db) freeReplyObject(redisCommand(r, "SELECT %d", db));
     /* On a cluster the run's keys share one slot: its owner deletes them,
      * the other nodes find none (replicas refuse the DEL). */
-    freeReplyObject(redisCommand(
-        r, "EVAL %s 0 %s:*",
-        "local n = 0 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
-        "redis.call('DEL', k) n = n + 1 end return n",
-        redis_prefix));
+    freeReplyObject(redisCommand(r, "EVAL %s 0 %s:*",
+                                 "local n = 0 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
+                                 "redis.call('DEL', k) n = n + 1 end return n",
+                                 redis_prefix));
     redisFree(r);
 }
 
@@ -132,8 +125,7 @@ static void cleanup_store(void) {
 /* The child: a handle, a queue, the case, then a clean close. */
 static void run_child(const conf_case *tc, unsigned timeout_s) {
     alarm(timeout_s); /* SIGALRM ends a case that hangs */
-    snprintf(abort_note, sizeof abort_note, "^^^ in case %s on store %s\n",
-             tc->name, store_kind);
+    snprintf(abort_note, sizeof abort_note, "^^^ in case %s on store %s\n", tc->name, store_kind);
     signal(SIGABRT, on_abort);
     conf_ctx c;
     memset(&c, 0, sizeof c);

@@ -24,16 +24,22 @@ static int script_handler(ln_job *job, void *ctx) {
     int n = ln_job_attempt(job);
     char act = n >= 1 && (size_t)n <= strlen(script) ? script[n - 1] : 'c';
     switch (act) {
-    case 'f': return ln_job_fail(job, "plain failure");
-    case 'u': return ln_job_fail_unrecoverable(job, "cannot ever work");
-    case 'd': return ln_job_delay_until(job, wall_ms() + 40);
-    case 'z': (void)ln_job_delay_until(job, wall_ms() + 40); return ln_job_fail(job, "ignored");
+    case 'f':
+        return ln_job_fail(job, "plain failure");
+    case 'u':
+        return ln_job_fail_unrecoverable(job, "cannot ever work");
+    case 'd':
+        return ln_job_delay_until(job, wall_ms() + 40);
+    case 'z':
+        (void)ln_job_delay_until(job, wall_ms() + 40);
+        return ln_job_fail(job, "ignored");
     case 'D': {
         int64_t at = wall_ms() + 60000;
         if (ctx != NULL) *(int64_t *)ctx = at;
         return ln_job_delay_until(job, at);
     }
-    default: return ln_job_set_result(job, "\"done\"");
+    default:
+        return ln_job_set_result(job, "\"done\"");
     }
 }
 

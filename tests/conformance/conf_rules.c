@@ -30,27 +30,24 @@ static void case_rules_queue_name_colon_refused(conf_ctx *c) {
         int paused;
         CHECK_EQ(ln_jobs_counts(c->jobs, bad, &k), LN_EINVAL);
         CHECK_EQ(ln_jobs_get(c->jobs, bad, "x", &info), LN_EINVAL);
-        CHECK_EQ(ln_jobs_list(c->jobs, bad, LN_JOB_WAITING, 0, 1, &infos, &n),
-                 LN_EINVAL);
+        CHECK_EQ(ln_jobs_list(c->jobs, bad, LN_JOB_WAITING, 0, 1, &infos, &n), LN_EINVAL);
         CHECK_EQ(ln_jobs_logs(c->jobs, bad, "x", &lines, &n), LN_EINVAL);
         CHECK_EQ(ln_jobs_retry(c->jobs, bad, "x"), LN_EINVAL);
         CHECK_EQ(ln_jobs_retry_all(c->jobs, bad, NULL), LN_EINVAL);
         CHECK_EQ(ln_jobs_remove(c->jobs, bad, "x"), LN_EINVAL);
-        CHECK_EQ(ln_jobs_clean(c->jobs, bad, LN_JOB_COMPLETED, -1, 0, NULL),
-                 LN_EINVAL);
+        CHECK_EQ(ln_jobs_clean(c->jobs, bad, LN_JOB_COMPLETED, -1, 0, NULL), LN_EINVAL);
         CHECK_EQ(ln_jobs_pause(c->jobs, bad), LN_EINVAL);
         CHECK_EQ(ln_jobs_resume(c->jobs, bad), LN_EINVAL);
         CHECK_EQ(ln_jobs_is_paused(c->jobs, bad, &paused), LN_EINVAL);
         CHECK_EQ(ln_jobs_drain(c->jobs, bad, NULL), LN_EINVAL);
         ln_worker *w = NULL;
-        CHECK_EQ(ln_worker_create(&w, c->jobs, bad, conf_handler_by_name, NULL,
-                                  NULL), LN_EINVAL);
+        CHECK_EQ(ln_worker_create(&w, c->jobs, bad, conf_handler_by_name, NULL, NULL), LN_EINVAL);
     }
 }
 
 /* Custom ids: ':' only in exactly three parts, the first not "0". */
 static void case_rules_job_id_colons(conf_ctx *c) {
-    const char *refused[] = {"a:b", ":", "a:", ":b", "a:b:c:d", "x::y::z",
+    const char *refused[] = {"a:b",    ":",     "a:",  ":b",  "a:b:c:d", "x::y::z",
                              "a:b:c:", "0:a:b", "0::", "0:a", "0:a:b:c"};
     char id[LN_JOB_ID_MAX];
     for (size_t i = 0; i < CONF_NELEM(refused); i++) {
@@ -63,20 +60,18 @@ static void case_rules_job_id_colons(conf_ctx *c) {
         CHECK(ln_jobs_errmsg(c->jobs)[0] != '\0');
         /* in a batch, with a good job beside it: nothing stored */
         ln_job_spec specs[2] = {{"ok", "{}", NULL}, {"n", "{}", &o}};
-        CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 2, NULL, 0),
-                 LN_EINVAL);
+        CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 2, NULL, 0), LN_EINVAL);
     }
     CHECK_EQ(conf_total(c, c->queue), 0);
-    const char *allowed[] = {"repeat:s:1", "a:b:c", "sched:every-5m:job",
-                             "a::c", "::", ":a:b", "00:a:b", "a:0:b",
-                             "x0:a:b", "a:b:0"};
+    const char *allowed[] = {
+        "repeat:s:1", "a:b:c", "sched:every-5m:job", "a::c", "::", ":a:b", "00:a:b", "a:0:b",
+        "x0:a:b",     "a:b:0"};
     for (size_t i = 0; i < CONF_NELEM(allowed); i++) {
         ln_job_opts o;
         ln_job_opts_init(&o);
         o.job_id = allowed[i];
         int rc = ln_jobs_add(c->jobs, c->queue, "n", "{}", &o, id, sizeof id);
-        if (rc != 0) fprintf(stderr, "job id '%s': %s\n", allowed[i],
-                             ln_jobs_errmsg(c->jobs));
+        if (rc != 0) fprintf(stderr, "job id '%s': %s\n", allowed[i], ln_jobs_errmsg(c->jobs));
         CHECK_EQ(rc, 0);
         CONF_CHECK_STR(id, allowed[i]);
         CHECK_EQ(conf_state(c, c->queue, allowed[i]), LN_JOB_WAITING);
@@ -110,15 +105,13 @@ static void case_rules_job_id_digits(conf_ctx *c) {
         ln_job_opts_init(&o);
         o.job_id = allowed[i];
         int rc = ln_jobs_add(c->jobs, c->queue, "n", "{}", &o, id, sizeof id);
-        if (rc != 0) fprintf(stderr, "job id '%s': %s\n", allowed[i],
-                             ln_jobs_errmsg(c->jobs));
+        if (rc != 0) fprintf(stderr, "job id '%s': %s\n", allowed[i], ln_jobs_errmsg(c->jobs));
         CHECK_EQ(rc, 0);
         CONF_CHECK_STR(id, allowed[i]);
     }
 }
 
-const conf_case conf_rules_cases[] = {
-    CONF_CASE(rules_queue_name_colon_refused),
-    CONF_CASE(rules_job_id_colons),
-    CONF_CASE(rules_job_id_digits),
-    {0}};
+const conf_case conf_rules_cases[] = {CONF_CASE(rules_queue_name_colon_refused),
+                                      CONF_CASE(rules_job_id_colons),
+                                      CONF_CASE(rules_job_id_digits),
+                                      {0}};

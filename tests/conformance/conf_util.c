@@ -6,19 +6,17 @@
 #include <stdlib.h>
 #include <time.h>
 
-void conf_check_str(const char *file, int line, const char *expr,
-                    const char *a, const char *b) {
+void conf_check_str(const char *file, int line, const char *expr, const char *a, const char *b) {
     if (a == b || (a != NULL && b != NULL && strcmp(a, b) == 0)) return;
-    fprintf(stderr, "%s:%d: %s is \"%s\", expected \"%s\"\n", file, line, expr,
-            a ? a : "(null)", b ? b : "(null)");
+    fprintf(stderr, "%s:%d: %s is \"%s\", expected \"%s\"\n", file, line, expr, a ? a : "(null)",
+            b ? b : "(null)");
     ln_test_fail(file, line, expr);
 }
 
-void conf_check_has(const char *file, int line, const char *expr,
-                    const char *s, const char *sub) {
+void conf_check_has(const char *file, int line, const char *expr, const char *s, const char *sub) {
     if (s != NULL && strstr(s, sub) != NULL) return;
-    fprintf(stderr, "%s:%d: %s is \"%s\", which lacks \"%s\"\n", file, line,
-            expr, s ? s : "(null)", sub);
+    fprintf(stderr, "%s:%d: %s is \"%s\", which lacks \"%s\"\n", file, line, expr, s ? s : "(null)",
+            sub);
     ln_test_fail(file, line, expr);
 }
 
@@ -29,10 +27,8 @@ const char *conf_queue(conf_ctx *c, const char *suffix) {
     return q;
 }
 
-const char *conf_url_with(const conf_ctx *c, const char *param, char *buf,
-                          size_t size) {
-    snprintf(buf, size, "%s%c%s", c->url, strchr(c->url, '?') ? '&' : '?',
-             param);
+const char *conf_url_with(const conf_ctx *c, const char *param, char *buf, size_t size) {
+    snprintf(buf, size, "%s%c%s", c->url, strchr(c->url, '?') ? '&' : '?', param);
     return buf;
 }
 
@@ -45,17 +41,16 @@ ln_jobs *conf_open(const conf_ctx *c, const ln_jobs_opts *opts) {
     return jobs;
 }
 
-void conf_add(conf_ctx *c, const char *queue, const char *name,
-              const char *data, const ln_job_opts *o, char *id) {
+void conf_add(conf_ctx *c, const char *queue, const char *name, const char *data,
+              const ln_job_opts *o, char *id) {
     char buf[LN_JOB_ID_MAX];
-    int rc = ln_jobs_add(c->jobs, queue, name, data, o, id ? id : buf,
-                         LN_JOB_ID_MAX);
+    int rc = ln_jobs_add(c->jobs, queue, name, data, o, id ? id : buf, LN_JOB_ID_MAX);
     if (rc != 0) fprintf(stderr, "add: %s\n", ln_jobs_errmsg(c->jobs));
     CHECK_EQ(rc, 0);
 }
 
-void conf_add_id(conf_ctx *c, const char *queue, const char *id, int priority,
-                 int lifo, int64_t delay_ms) {
+void conf_add_id(conf_ctx *c, const char *queue, const char *id, int priority, int lifo,
+                 int64_t delay_ms) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.job_id = id;
@@ -74,9 +69,8 @@ int conf_state(conf_ctx *c, const char *queue, const char *id) {
     return state;
 }
 
-static void list_field(conf_ctx *c, const char *queue, int state,
-                       size_t offset, size_t limit, int names, char *out,
-                       size_t size) {
+static void list_field(conf_ctx *c, const char *queue, int state, size_t offset, size_t limit,
+                       int names, char *out, size_t size) {
     ln_job_info *infos = NULL;
     size_t n = 0;
     int rc = ln_jobs_list(c->jobs, queue, state, offset, limit, &infos, &n);
@@ -93,25 +87,31 @@ static void list_field(conf_ctx *c, const char *queue, int state,
     ln_job_info_free_array(infos, n);
 }
 
-void conf_list_ids(conf_ctx *c, const char *queue, int state, size_t offset,
-                   size_t limit, char *out, size_t size) {
+void conf_list_ids(conf_ctx *c, const char *queue, int state, size_t offset, size_t limit,
+                   char *out, size_t size) {
     list_field(c, queue, state, offset, limit, 0, out, size);
 }
 
-void conf_list_names(conf_ctx *c, const char *queue, int state, char *out,
-                     size_t size) {
+void conf_list_names(conf_ctx *c, const char *queue, int state, char *out, size_t size) {
     list_field(c, queue, state, 0, 10000, 1, out, size);
 }
 
 static uint64_t count_of(const ln_job_counts *k, int state) {
     switch (state) {
-    case LN_JOB_WAITING: return k->waiting;
-    case LN_JOB_DELAYED: return k->delayed;
-    case LN_JOB_PRIORITIZED: return k->prioritized;
-    case LN_JOB_ACTIVE: return k->active;
-    case LN_JOB_COMPLETED: return k->completed;
-    case LN_JOB_FAILED: return k->failed;
-    default: return k->paused;
+    case LN_JOB_WAITING:
+        return k->waiting;
+    case LN_JOB_DELAYED:
+        return k->delayed;
+    case LN_JOB_PRIORITIZED:
+        return k->prioritized;
+    case LN_JOB_ACTIVE:
+        return k->active;
+    case LN_JOB_COMPLETED:
+        return k->completed;
+    case LN_JOB_FAILED:
+        return k->failed;
+    default:
+        return k->paused;
     }
 }
 
@@ -132,8 +132,7 @@ void conf_check_counts(conf_ctx *c, const char *queue) {
         CHECK_EQ(ln_jobs_list(c->jobs, queue, s, 0, 10000, &infos, &n), 0);
         ln_job_info_free_array(infos, n);
         if (n != count_of(&k, s))
-            fprintf(stderr, "state %s: counts %llu, list %zu\n",
-                    ln_job_state_name(s),
+            fprintf(stderr, "state %s: counts %llu, list %zu\n", ln_job_state_name(s),
                     (unsigned long long)count_of(&k, s), n);
         CHECK_EQ(n, count_of(&k, s));
     }
@@ -145,8 +144,8 @@ void conf_worker_opts(ln_worker_opts *o) {
     o->poll_ms = 10;
 }
 
-ln_worker_stats conf_run(conf_ctx *c, const char *queue, ln_job_handler fn,
-                         void *ctx, const ln_worker_opts *o) {
+ln_worker_stats conf_run(conf_ctx *c, const char *queue, ln_job_handler fn, void *ctx,
+                         const ln_worker_opts *o) {
     ln_worker *w = NULL;
     int rc = ln_worker_create(&w, c->jobs, queue, fn, ctx, o);
     if (rc != 0) fprintf(stderr, "worker: %s\n", ln_jobs_errmsg(c->jobs));
@@ -174,7 +173,9 @@ static void *bg_main(void *arg) {
     return NULL;
 }
 
-int conf_bg_done(conf_bg *b) { return atomic_load(&b->done); }
+int conf_bg_done(conf_bg *b) {
+    return atomic_load(&b->done);
+}
 
 int conf_handler_by_name(ln_job *job, void *ctx) {
     if (ctx != NULL) atomic_fetch_add((atomic_int *)ctx, 1);
@@ -187,8 +188,8 @@ int conf_handler_by_name(ln_job *job, void *ctx) {
     return ln_job_set_result(job, buf);
 }
 
-conf_bg *conf_bg_start(ln_jobs *jobs, const char *queue, ln_job_handler fn,
-                       void *ctx, const ln_worker_opts *o) {
+conf_bg *conf_bg_start(ln_jobs *jobs, const char *queue, ln_job_handler fn, void *ctx,
+                       const ln_worker_opts *o) {
     conf_bg *b = calloc(1, sizeof *b);
     CHECK(b != NULL);
     int rc = ln_worker_create(&b->w, jobs, queue, fn, ctx, o);
@@ -198,7 +199,9 @@ conf_bg *conf_bg_start(ln_jobs *jobs, const char *queue, ln_job_handler fn,
     return b;
 }
 
-ln_worker *conf_bg_worker(conf_bg *b) { return b->w; }
+ln_worker *conf_bg_worker(conf_bg *b) {
+    return b->w;
+}
 
 int conf_bg_join(conf_bg *b, ln_worker_stats *st) {
     CHECK_EQ(pthread_join(b->t, NULL), 0);
@@ -224,8 +227,7 @@ int conf_hold_handler(ln_job *job, void *ctx) {
 
 void conf_hold_wait(conf_hold *h, int n) {
     int64_t end = conf_deadline(5000);
-    while (atomic_load(&h->entered) < n && conf_now_ms() < end)
-        ln_test_sleep_ms(1);
+    while (atomic_load(&h->entered) < n && conf_now_ms() < end) ln_test_sleep_ms(1);
     CHECK(atomic_load(&h->entered) >= n);
 }
 
@@ -239,14 +241,13 @@ int64_t conf_deadline(unsigned ms) {
     return conf_now_ms() + (int64_t)ms * (ln_test_sanitized() ? 8 : 1);
 }
 
-void conf_wait_state(conf_ctx *c, const char *queue, const char *id,
-                     int state, unsigned timeout_ms) {
+void conf_wait_state(conf_ctx *c, const char *queue, const char *id, int state,
+                     unsigned timeout_ms) {
     int64_t end = conf_deadline(timeout_ms);
     int now;
-    while ((now = conf_state(c, queue, id)) != state && conf_now_ms() < end)
-        ln_test_sleep_ms(5);
+    while ((now = conf_state(c, queue, id)) != state && conf_now_ms() < end) ln_test_sleep_ms(5);
     if (now != state)
-        fprintf(stderr, "job %s: state %s, waited for %s\n", id,
-                ln_job_state_name(now), ln_job_state_name(state));
+        fprintf(stderr, "job %s: state %s, waited for %s\n", id, ln_job_state_name(now),
+                ln_job_state_name(state));
     CHECK_EQ(now, state);
 }

@@ -22,8 +22,7 @@ static int count_once(ln_job *job, void *ctx) {
     atomic_fetch_add(&o->runs[i], 1);
     if (ln_job_attempt(job) != 1) atomic_fetch_add(&o->bad_attempt, 1);
     char buf[64];
-    snprintf(buf, sizeof buf, "{\"i\":%d,\"attempt\":%d}", i,
-             ln_job_attempt(job));
+    snprintf(buf, sizeof buf, "{\"i\":%d,\"attempt\":%d}", i, ln_job_attempt(job));
     return ln_job_set_result(job, buf);
 }
 
@@ -36,8 +35,7 @@ static void case_worker_runs_every_job_once(conf_ctx *c) {
         snprintf(data[i], sizeof data[i], "{\"i\":%d}", i);
         specs[i] = (ln_job_spec){"n", data[i], NULL};
     }
-    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 300, ids[0],
-                              LN_JOB_ID_MAX), 0);
+    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 300, ids[0], LN_JOB_ID_MAX), 0);
     static once o;
     ln_worker_opts wo;
     conf_worker_opts(&wo);
@@ -64,11 +62,9 @@ static void case_worker_runs_every_job_once(conf_ctx *c) {
     /* Completed jobs are listed newest finished first. */
     ln_job_info *infos;
     size_t n;
-    CHECK_EQ(ln_jobs_list(c->jobs, c->queue, LN_JOB_COMPLETED, 0, 300, &infos,
-                          &n), 0);
+    CHECK_EQ(ln_jobs_list(c->jobs, c->queue, LN_JOB_COMPLETED, 0, 300, &infos, &n), 0);
     CHECK_EQ(n, 300);
-    for (size_t i = 1; i < n; i++)
-        CHECK(infos[i - 1].finished_ms >= infos[i].finished_ms);
+    for (size_t i = 1; i < n; i++) CHECK(infos[i - 1].finished_ms >= infos[i].finished_ms);
     CHECK(infos[0].result != NULL);
     ln_job_info_free_array(infos, n);
     conf_check_counts(c, c->queue);
@@ -302,9 +298,11 @@ static int record_order(ln_job *job, void *ctx) {
 
 /* One at a time: LIFO first, FIFO, then by priority (FIFO within one). */
 static void case_worker_priority_and_lifo_order(conf_ctx *c) {
-    const struct { const char *name; int prio, lifo; } add[] = {
-        {"a", 0, 0}, {"b", 3, 0}, {"c", 1, 0}, {"d", 0, 0}, {"e", 0, 1},
-        {"f", 1, 0}, {"g", 1, 1},
+    const struct {
+        const char *name;
+        int prio, lifo;
+    } add[] = {
+        {"a", 0, 0}, {"b", 3, 0}, {"c", 1, 0}, {"d", 0, 0}, {"e", 0, 1}, {"f", 1, 0}, {"g", 1, 1},
     };
     for (size_t i = 0; i < CONF_NELEM(add); i++) {
         ln_job_opts o;
@@ -362,8 +360,7 @@ static void case_delayed_run_at_kept_after_run(conf_ctx *c) {
     CHECK_EQ(info.state, LN_JOB_COMPLETED);
     if (info.run_at_ms != due)
         fprintf(stderr, "run_at_ms was created_ms + %lld, now + %lld\n",
-                (long long)(due - info.created_ms),
-                (long long)(info.run_at_ms - info.created_ms));
+                (long long)(due - info.created_ms), (long long)(info.run_at_ms - info.created_ms));
     CHECK_EQ(info.run_at_ms, due);
     ln_job_info_clear(&info);
 }
@@ -401,17 +398,14 @@ static int progress_handler(ln_job *job, void *ctx) {
     w->state = info.state;
     w->attempts_started = info.attempts_started;
     w->started_ms = info.started_ms;
-    snprintf(w->progress, sizeof w->progress, "%s",
-             info.progress ? info.progress : "(null)");
+    snprintf(w->progress, sizeof w->progress, "%s", info.progress ? info.progress : "(null)");
     ln_job_info_clear(&info);
     char **lines;
-    CHECK_EQ(ln_jobs_logs(w->other, w->queue, ln_job_id(job), &lines,
-                          &w->nlogs), 0);
+    CHECK_EQ(ln_jobs_logs(w->other, w->queue, ln_job_id(job), &lines, &w->nlogs), 0);
     ln_jobs_free_lines(lines, w->nlogs);
     ln_job_info *infos;
     size_t n;
-    CHECK_EQ(ln_jobs_list(w->other, w->queue, LN_JOB_ACTIVE, 0, 10, &infos,
-                          &n), 0);
+    CHECK_EQ(ln_jobs_list(w->other, w->queue, LN_JOB_ACTIVE, 0, 10, &infos, &n), 0);
     w->listed = n == 1 && strcmp(infos[0].id, ln_job_id(job)) == 0;
     ln_job_info_free_array(infos, n);
     CHECK_EQ(ln_job_progress(job, "[1,2,3]"), 0); /* the last one stays */
@@ -487,8 +481,7 @@ static void case_retention_by_count(conf_ctx *c) {
     CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
     CHECK_EQ(k.completed, 3);
     for (int i = 0; i < 7; i++) CHECK_EQ(conf_state(c, c->queue, ids[i]), LN_ENOENT);
-    for (int i = 7; i < 10; i++)
-        CHECK_EQ(conf_state(c, c->queue, ids[i]), LN_JOB_COMPLETED);
+    for (int i = 7; i < 10; i++) CHECK_EQ(conf_state(c, c->queue, ids[i]), LN_JOB_COMPLETED);
 
     const char *q2 = conf_queue(c, "fail");
     ln_job_keep keep2 = {LN_KEEP_COUNT, 2};
@@ -616,8 +609,7 @@ static void case_worker_exit_when_empty(conf_ctx *c) {
     /* A stop before the run makes it return at once, taking nothing. */
     conf_add(c, c->queue, "ok", "{}", NULL, id);
     ln_worker *w;
-    CHECK_EQ(ln_worker_create(&w, c->jobs, c->queue, conf_handler_by_name,
-                              NULL, &wo), 0);
+    CHECK_EQ(ln_worker_create(&w, c->jobs, c->queue, conf_handler_by_name, NULL, &wo), 0);
     ln_worker_stop(w);
     CHECK_EQ(ln_worker_run(w), 0);
     ln_worker_get_stats(w, &st);
@@ -653,23 +645,22 @@ static void case_worker_active_jobs_listed(conf_ctx *c) {
     CHECK_EQ(k.completed, 3);
 }
 
-const conf_case conf_worker_cases[] = {
-    CONF_CASE(worker_runs_every_job_once),
-    CONF_CASE(worker_handler_sees_the_job),
-    CONF_CASE(worker_results_and_reasons),
-    CONF_CASE(worker_result_null_without_set_result),
-    CONF_CASE(worker_retry_fixed_backoff),
-    CONF_CASE(worker_retry_exponential_backoff),
-    CONF_CASE(worker_retry_waits_delayed),
-    CONF_CASE(worker_priority_and_lifo_order),
-    CONF_CASE(worker_delayed_runs_when_due),
-    CONF_CASE(delayed_run_at_kept_after_run),
-    CONF_CASE(worker_progress_and_logs),
-    CONF_CASE(retention_by_count),
-    CONF_CASE(retention_keep_none),
-    CONF_CASE(retention_by_age),
-    CONF_CASE(retention_age_zero),
-    CONF_CASE(worker_max_jobs_on_caller_pool),
-    CONF_CASE(worker_exit_when_empty),
-    CONF_CASE(worker_active_jobs_listed),
-    {0}};
+const conf_case conf_worker_cases[] = {CONF_CASE(worker_runs_every_job_once),
+                                       CONF_CASE(worker_handler_sees_the_job),
+                                       CONF_CASE(worker_results_and_reasons),
+                                       CONF_CASE(worker_result_null_without_set_result),
+                                       CONF_CASE(worker_retry_fixed_backoff),
+                                       CONF_CASE(worker_retry_exponential_backoff),
+                                       CONF_CASE(worker_retry_waits_delayed),
+                                       CONF_CASE(worker_priority_and_lifo_order),
+                                       CONF_CASE(worker_delayed_runs_when_due),
+                                       CONF_CASE(delayed_run_at_kept_after_run),
+                                       CONF_CASE(worker_progress_and_logs),
+                                       CONF_CASE(retention_by_count),
+                                       CONF_CASE(retention_keep_none),
+                                       CONF_CASE(retention_by_age),
+                                       CONF_CASE(retention_age_zero),
+                                       CONF_CASE(worker_max_jobs_on_caller_pool),
+                                       CONF_CASE(worker_exit_when_empty),
+                                       CONF_CASE(worker_active_jobs_listed),
+                                       {0}};

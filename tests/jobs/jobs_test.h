@@ -30,8 +30,7 @@ static inline void jt_cleanup(void) {
 static inline const char *jt_tmpdir(void) {
     if (jt_dir[0] != '\0') return jt_dir;
     const char *t = getenv("TMPDIR");
-    snprintf(jt_dir, sizeof jt_dir, "%s/lanes-jobs-XXXXXX",
-             t != NULL && *t ? t : "/tmp");
+    snprintf(jt_dir, sizeof jt_dir, "%s/lanes-jobs-XXXXXX", t != NULL && *t ? t : "/tmp");
     if (mkdtemp(jt_dir) == NULL) {
         perror("mkdtemp");
         abort();
@@ -64,8 +63,7 @@ static inline ln_jobs *jt_open(const char *url) {
 static inline uint64_t jt_total(ln_jobs *jobs, const char *queue) {
     ln_job_counts c;
     CHECK_EQ(ln_jobs_counts(jobs, queue, &c), 0);
-    return c.waiting + c.delayed + c.prioritized + c.active + c.completed +
-           c.failed + c.paused;
+    return c.waiting + c.delayed + c.prioritized + c.active + c.completed + c.failed + c.paused;
 }
 
 /* The per-state counters of store <name>.db (in jt_tmpdir) agree with a
