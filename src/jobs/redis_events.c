@@ -53,7 +53,7 @@ static void drop_batch(redis_events *e) {
 static void ev_close(ln__jobs_events *b) {
     redis_events *e = (redis_events *)b;
     drop_batch(e);
-    ln__redis_disconnect(&e->conn);
+    ln__redis_conn_free(&e->conn);
     ln__free(e);
 }
 
@@ -105,6 +105,7 @@ int ln__redis_events_open(const ln__redis_cfg *cfg, const char *base, const char
     e->conn.err = e->base.errmsg;
     e->conn.err_size = sizeof e->base.errmsg;
     snprintf(e->key, sizeof e->key, "%sevents", base);
+    ln__redis_route(&e->conn, base); /* Redis Cluster: the slot's owner */
     int rc = 0;
     if (from == NULL || strcmp(from, "$") == 0)
         rc = newest(e);
