@@ -1,6 +1,6 @@
 /* submit.c - the submit paths (ln_submit, ln_submit_ex, ln_submit_cb,
- * ln_group_submit*, and the item and batch paths behind them) and the
- * owner-ring submit policy.
+ * and the item and batch paths behind them and ln_group_submit*, which
+ * are in group_submit.c) and the owner-ring submit policy.
  *
  * DESIGN
  * A fixed lane (lane.h) takes submits without its mutex: the lane's owner
@@ -295,41 +295,4 @@ int ln_submit_cb(ln_pool *pool, int lane, ln_fn fn, void *arg, ln_complete_fn do
     else
         ln__task_unref(t);
     return 0;
-}
-
-/* ---- group submits ------------------------------------------------------- */
-
-int ln_group_submit_ex(ln_group *group, int lane, ln_fn fn, void *arg, unsigned flags) {
-    if (group == NULL || fn == NULL || flags > LN_SUBMIT_WAIT) return LN_EINVAL;
-    ln_pool *pool = group->pool;
-    if (lane < 0 || (unsigned)lane >= pool->nlanes) return LN_EINVAL;
-    /* Count first: a worker may finish the task before submit returns, and
-     * finished must never overtake submitted. relaxed: see group.h. */
-    ln__group_count(group, 1);
-    if (ln__submit_owned(pool, lane, fn, arg, ln__owner_group(group))) return 0;
-    int rc = ln__submit_item(pool, lane, fn, arg, ln__owner_group(group), flags);
-    if (rc != 0) ln__group_uncount(group, 1);
-    return rc;
-}
-
-int ln_group_submit_batch(ln_group *group, int lane, ln_fn fn, void *const *args, size_t n,
-                          size_t *queued) {
-    if (queued != NULL) *queued = 0;
-    if (group == NULL || fn == NULL || (args == NULL && n > 0)) return LN_EINVAL;
-    ln_pool *pool = group->pool;
-    if (lane < 0 || (unsigned)lane >= pool->nlanes) return LN_EINVAL;
-    if (n == 0) return 0;
-    /* Count all first (finished must never overtake submitted), then give
-     * back what was not accepted. relaxed: see group.h. */
-    ln__group_count(group, (int64_t)n);
-    size_t done = 0;
-    int rc =
-        ln__submit_batch(pool, lane, fn, args, n, ln__owner_group(group), LN_SUBMIT_DEFAULT, &done);
-    if (done < n) ln__group_uncount(group, n - done);
-    if (queued != NULL) *queued = done;
-    return rc;
-}
-
-int ln_group_submit(ln_group *group, int lane, ln_fn fn, void *arg) {
-    return ln_group_submit_ex(group, lane, fn, arg, LN_SUBMIT_DEFAULT);
 }
