@@ -439,33 +439,48 @@ int ln__sq_remove(ln__jobs_be *b, const char *queue, const char *id) {
     return ln__sq_relieved(be, err);
 }
 
-static int clean_once(sq_be *be, const char *queue, int state, int64_t age_ms, uint64_t keep,
-                      size_t *removed) {
-    int64_t now;
-    *removed = 0;
-    int err = ln__sq_begin_write(be, &now);
+/* clean_once and clean_chunked use this: begin a write and delete the
+ * finished jobs of state that one clean statement takes (chunk 0: all of
+ * them; else at most chunk). On success the transaction stays open with
+ * *now and *n (jobs removed) set; on failure it is rolled back. */
+static int clean_step(sq_be *be, const char *queue, int state, int64_t age_ms, uint64_t keep,
+                      int chunk, int64_t *now, size_t *n) {
+    int err = ln__sq_begin_write(be, now);
     if (err != 0) return err;
+    int completed = state == LN_JOB_COMPLETED;
     sqlite3_stmt *s =
-        ln__sq_stmt_get(be, state == LN_JOB_COMPLETED ? S_CLEAN_COMPLETED : S_CLEAN_FAILED);
+        ln__sq_stmt_get(be, chunk > 0 ? (completed ? S_CLEAN_CHUNK_C : S_CLEAN_CHUNK_F)
+                                      : (completed ? S_CLEAN_COMPLETED : S_CLEAN_FAILED));
     if (s == NULL) {
         ln__sq_rollback(be);
         return LN_EBACKEND;
     }
     BIND_TEXT(s, 1, queue);
     sqlite3_bind_int64(s, 2, keep > INT64_MAX ? INT64_MAX : (int64_t)keep);
-    sqlite3_bind_int64(s, 3, age_ms < 0 ? INT64_MAX : now - age_ms);
+    sqlite3_bind_int64(s, 3, age_ms < 0 ? INT64_MAX : *now - age_ms);
+    if (chunk > 0) sqlite3_bind_int(s, 4, chunk);
     if ((err = ln__sq_run(be, s, "clean")) != 0) {
         ln__sq_rollback(be);
         return err;
     }
-    *removed = (size_t)sqlite3_changes(be->db);
+    *n = (size_t)sqlite3_changes(be->db);
+    return 0;
+}
+
+static int clean_once(sq_be *be, const char *queue, int state, int64_t age_ms, uint64_t keep,
+                      size_t *removed) {
+    int64_t now;
+    size_t n;
+    *removed = 0;
+    int err = clean_step(be, queue, state, age_ms, keep, 0, &now, &n);
+    if (err != 0) return err;
     char count[24];
-    snprintf(count, sizeof count, "%zu", *removed);
+    snprintf(count, sizeof count, "%zu", n);
     if ((err = ln__sq_event(be, queue, "cleaned", NULL, "count", count, NULL, NULL, now)) != 0) {
         ln__sq_rollback(be);
-        *removed = 0;
         return err;
     }
+    *removed = n;
     return ln__sq_commit(be);
 }
 
@@ -479,23 +494,9 @@ static int clean_chunked(sq_be *be, const char *queue, int state, int64_t age_ms
     *removed = 0;
     for (;;) {
         int64_t now;
-        int err = ln__sq_begin_write(be, &now);
+        size_t n;
+        int err = clean_step(be, queue, state, age_ms, keep, CLEAN_CHUNK, &now, &n);
         if (err != 0) return err;
-        sqlite3_stmt *s =
-            ln__sq_stmt_get(be, state == LN_JOB_COMPLETED ? S_CLEAN_CHUNK_C : S_CLEAN_CHUNK_F);
-        if (s == NULL) {
-            ln__sq_rollback(be);
-            return LN_EBACKEND;
-        }
-        BIND_TEXT(s, 1, queue);
-        sqlite3_bind_int64(s, 2, keep > INT64_MAX ? INT64_MAX : (int64_t)keep);
-        sqlite3_bind_int64(s, 3, age_ms < 0 ? INT64_MAX : now - age_ms);
-        sqlite3_bind_int(s, 4, CLEAN_CHUNK);
-        if ((err = ln__sq_run(be, s, "clean")) != 0) {
-            ln__sq_rollback(be);
-            return err;
-        }
-        size_t n = (size_t)sqlite3_changes(be->db);
         if ((err = ln__sq_commit(be)) != 0) return err;
         *removed += n;
         ln__sq_relieve(be);
