@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "cli_err.h"
 #include "jobs_help.h"
+#include "store_check.h"
 
 #include <lanes.h>
 #include <lanes/jobs.h>
@@ -606,40 +607,11 @@ static int cmd_action(ln_jobs *jobs, const char *cmd, args *a) {
     return CLI_EXIT_OK;
 }
 
-/* The path of a sqlite: URL (without "//" and "?..."), copied to buf, or
- * NULL for another kind of store or a path that does not fit. */
-static const char *sqlite_path(const char *url, char *buf, size_t size) {
-    if (strncmp(url, "sqlite:", 7) != 0) return NULL;
-    const char *p = url + 7;
-    if (strncmp(p, "//", 2) == 0) p += 2; /* sqlite:///abs/path */
-    size_t n = strcspn(p, "?");
-    if (n == 0 || n >= size) return NULL;
-    memcpy(buf, p, n);
-    buf[n] = '\0';
-    return buf;
-}
-
 /* Only `add` and --create make a new sqlite: store: a mistyped PATH is
- * refused rather than silently becoming an empty store. 0 to go on, or an
- * exit code: 2 when the file is missing (--create would make it), 3 when
- * its directory is (nothing could be opened). */
+ * refused rather than silently becoming an empty store (store_check.h). */
 static int check_store_exists(const char *url, const args *a) {
-    char path[4096];
-    struct stat st;
     if (a->create || strcmp(a->cmd->name, "add") == 0) return 0;
-    if (sqlite_path(url, path, sizeof path) == NULL) return 0;
-    if (stat(path, &st) == 0 || errno != ENOENT) return 0; /* the library says the rest */
-    char *slash = strrchr(path, '/');
-    if (slash != NULL) {
-        *slash = '\0';
-        if (stat(slash == path ? "/" : path, &st) != 0)
-            return cli_error(CLI_EXIT_UNAVAILABLE, prog, "LN_ENOENT", NULL,
-                             "no store at %s/%s: directory '%s' does not exist", path, slash + 1,
-                             slash == path ? "/" : path);
-        *slash = '/';
-    }
-    return cli_error(CLI_EXIT_USAGE, prog, "LN_ENOENT", NULL,
-                     "no store at %s (add --create, or add a job, to make one)", path);
+    return cli_check_store_exists(prog, url, "add --create, or add a job, to make one");
 }
 
 static int is_help(const char *s) {

@@ -4,6 +4,7 @@
  * worker_exec.c; the other parts are listed in worker.h. */
 #include "cli.h"
 #include "cli_err.h"
+#include "store_check.h"
 #include "worker.h"
 
 #include <errno.h>
@@ -248,31 +249,12 @@ static void masked_url(char *out, size_t size, const char *url) {
 }
 
 /* Like `lanes jobs`: only --create makes a new sqlite: store; a mistyped
- * PATH is refused rather than silently becoming an empty store (exit 2;
- * exit 3 when not even its directory exists). 0 to go on. */
+ * PATH is refused rather than silently becoming an empty store
+ * (store_check.h). 0 to go on. */
 static int check_store_exists(const char *url, int create) {
-    char path[4096];
-    struct stat st;
-    if (create || strncmp(url, "sqlite:", 7) != 0) return 0;
-    const char *p = url + 7;
-    if (strncmp(p, "//", 2) == 0) p += 2; /* sqlite:///abs/path */
-    size_t n = strcspn(p, "?");
-    if (n == 0 || n >= sizeof path) return 0; /* the library says what is wrong */
-    memcpy(path, p, n);
-    path[n] = '\0';
-    if (stat(path, &st) == 0 || errno != ENOENT) return 0;
-    char *slash = strrchr(path, '/');
-    if (slash != NULL) {
-        *slash = '\0';
-        if (stat(slash == path ? "/" : path, &st) != 0)
-            return cli_error(CLI_EXIT_UNAVAILABLE, prog, "LN_ENOENT", NULL,
-                             "no store at %s/%s: directory '%s' does not exist", path, slash + 1,
-                             slash == path ? "/" : path);
-        *slash = '/';
-    }
-    return cli_error(CLI_EXIT_USAGE, prog, "LN_ENOENT", NULL,
-                     "no store at %s (add --create, or add a job with 'lanes jobs', to make one)",
-                     path);
+    if (create) return 0;
+    return cli_check_store_exists(prog, url,
+                                  "add --create, or add a job with 'lanes jobs', to make one");
 }
 
 /* ---- the watch thread: says when the store is lost and regained */
