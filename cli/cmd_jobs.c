@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* Exit code for "no such job" (get/remove/retry/logs of an unknown id). */
 #define EXIT_NOT_FOUND 4
