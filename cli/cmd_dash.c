@@ -3,6 +3,7 @@
  * until SIGINT or SIGTERM. This file reads the command line and the token,
  * opens the store and waits; dash_http.c serves. */
 #include "cli.h"
+#include "store_url.h"
 
 #include "dash.h"
 
@@ -127,20 +128,6 @@ static int read_token(const char *path, char *tok, size_t size) {
     return 0;
 }
 
-/* The URL with a password replaced by "***" (it is shown on the page). */
-static void redact(const char *url, char *out, size_t size) {
-    snprintf(out, size, "%s", url);
-    char *scheme = strstr(out, "://");
-    if (scheme == NULL) return;
-    char *auth = scheme + 3, *at = strchr(auth, '@'), *slash = strchr(auth, '/');
-    if (at == NULL || (slash != NULL && slash < at)) return;
-    char *colon = memchr(auth, ':', (size_t)(at - auth));
-    if (colon == NULL) colon = auth - 1; /* "redis://PASSWORD@host" */
-    char rest[512];
-    snprintf(rest, sizeof rest, "%s", at);
-    snprintf(colon + 1, size - (size_t)(colon + 1 - out), "***%s", rest);
-}
-
 /* A sqlite: URL must name a file that exists: the dashboard never
  * creates a store (a mistyped path would show an empty one). */
 static int store_exists(const char *url) {
@@ -201,7 +188,7 @@ int cmd_dash(int argc, char **argv) {
                                                      : CLI_DASH_QUEUES_TTL_REDIS_MS;
     memcpy(d.fixed, a.queues, sizeof d.fixed);
     d.nfixed = a.nqueues;
-    redact(a.url, d.url_shown, sizeof d.url_shown);
+    cli_store_url_shown(d.url_shown, sizeof d.url_shown, a.url);
     if (a.token_file != NULL && read_token(a.token_file, d.token, sizeof d.token) != 0)
         return CLI_EXIT_USAGE;
     if (!store_exists(a.url)) return CLI_EXIT_UNAVAILABLE;

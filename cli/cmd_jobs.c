@@ -3,7 +3,7 @@
 #include "cli.h"
 #include "cli_err.h"
 #include "jobs_help.h"
-#include "store_check.h"
+#include "store_url.h"
 
 #include <lanes.h>
 #include <lanes/jobs.h>
@@ -607,7 +607,7 @@ static int cmd_action(ln_jobs *jobs, const char *cmd, args *a) {
 }
 
 /* Only `add` and --create make a new sqlite: store: a mistyped PATH is
- * refused rather than silently becoming an empty store (store_check.h). */
+ * refused rather than silently becoming an empty store (store_url.h). */
 static int check_store_exists(const char *url, const args *a) {
     if (a->create || strcmp(a->cmd->name, "add") == 0) return 0;
     return cli_check_store_exists(prog, url, "add --create, or add a job, to make one");

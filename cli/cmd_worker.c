@@ -4,7 +4,7 @@
  * worker_exec.c; the other parts are listed in worker.h. */
 #include "cli.h"
 #include "cli_err.h"
-#include "store_check.h"
+#include "store_url.h"
 #include "worker.h"
 
 #include <errno.h>
@@ -233,23 +233,9 @@ static void prescan_json(int argc, char **argv) {
             cli_err_json(1);
 }
 
-/* The URL as it may be shown: a redis URL's password becomes "***". */
-static void masked_url(char *out, size_t size, const char *url) {
-    snprintf(out, size, "%s", url);
-    char *scheme = strstr(out, "://");
-    if (scheme == NULL) return;
-    char *host = scheme + 3, *at = strchr(host, '@'), *slash = strchr(host, '/');
-    if (at == NULL || (slash != NULL && slash < at)) return;
-    char *colon = memchr(host, ':', (size_t)(at - host));
-    char *from = colon != NULL ? colon + 1 : host; /* USER:PASSWORD or PASSWORD */
-    char rest[4096];
-    snprintf(rest, sizeof rest, "%s", at);
-    snprintf(from, size - (size_t)(from - out), "***%s", rest);
-}
-
 /* Like `lanes jobs`: only --create makes a new sqlite: store; a mistyped
  * PATH is refused rather than silently becoming an empty store
- * (store_check.h). 0 to go on. */
+ * (store_url.h). 0 to go on. */
 static int check_store_exists(const char *url, int create) {
     if (create) return 0;
     return cli_check_store_exists(prog, url,
@@ -469,7 +455,7 @@ int cmd_worker(int argc, char **argv) {
     if ((rc = check_store_exists(a.url, a.create)) != 0) return rc;
 
     char shown[4096];
-    masked_url(shown, sizeof shown, a.url);
+    cli_store_url_shown(shown, sizeof shown, a.url);
     ln_jobs *jobs;
     char msg[512];
     int err = ln_jobs_open_ex(&jobs, a.url, NULL, msg, sizeof msg);

@@ -1,10 +1,11 @@
-/* store_check.c - refuse a sqlite: store that does not exist (store_check.h). */
-#include "store_check.h"
+/* store_url.c - refuse a sqlite: store that does not exist (store_url.h). */
+#include "store_url.h"
 
 #include "cli.h"
 #include "cli_err.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -37,4 +38,17 @@ int cli_check_store_exists(const char *prog, const char *url, const char *how) {
         *slash = '/';
     }
     return cli_error(CLI_EXIT_USAGE, prog, "LN_ENOENT", NULL, "no store at %s (%s)", path, how);
+}
+
+void cli_store_url_shown(char *out, size_t size, const char *url) {
+    snprintf(out, size, "%s", url);
+    char *scheme = strstr(out, "://");
+    if (scheme == NULL) return;
+    char *host = scheme + 3, *at = strchr(host, '@'), *slash = strchr(host, '/');
+    if (at == NULL || (slash != NULL && slash < at)) return;
+    char *colon = memchr(host, ':', (size_t)(at - host));
+    char *from = colon != NULL ? colon + 1 : host; /* USER:PASSWORD or PASSWORD */
+    char rest[4096];
+    snprintf(rest, sizeof rest, "%s", at);
+    snprintf(from, size - (size_t)(from - out), "***%s", rest);
 }
