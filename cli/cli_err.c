@@ -17,9 +17,7 @@ int cli_err_is_json(void) {
     return json_errors;
 }
 
-/* msg as a JSON string; bytes of text that is not UTF-8 (a path, an
- * argument) become '?' rather than losing the whole message. */
-static json_t *text(char *msg) {
+json_t *cli_json_text(char *msg) {
     json_t *v = json_string(msg);
     if (v != NULL) return v;
     for (char *p = msg; *p; p++)
@@ -43,7 +41,7 @@ int cli_error(int exit_code, const char *prog, const char *code, const char *hin
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (json_errors) {
-        put_json(json_pack("{s:{s:s,s:o}}", "error", "code", code, "message", text(msg)));
+        put_json(json_pack("{s:{s:s,s:o}}", "error", "code", code, "message", cli_json_text(msg)));
     } else {
         fprintf(stderr, "%s: %s\n", prog, msg);
         if (hint != NULL) fprintf(stderr, "%s\n", hint);
@@ -55,7 +53,7 @@ void cli_warning(const char *prog, const char *msg) {
     char copy[1024];
     snprintf(copy, sizeof copy, "%s", msg);
     if (json_errors)
-        put_json(json_pack("{s:o}", "warning", text(copy)));
+        put_json(json_pack("{s:o}", "warning", cli_json_text(copy)));
     else
         fprintf(stderr, "%s: warning: %s\n", prog, msg);
 }

@@ -5,6 +5,13 @@
 #ifndef CLI_ERR_H
 #define CLI_ERR_H
 
+#include <jansson.h>
+
+/* msg as a new JSON string; if it is not UTF-8 (a path, an argument, a
+ * program's stderr), its bytes above 127 are changed to '?' in place
+ * rather than losing the whole text. */
+json_t *cli_json_text(char *msg);
+
 /* Whether errors are JSON from now on (the command saw --json). */
 void cli_err_json(int on);
 int cli_err_is_json(void);

@@ -2,6 +2,8 @@
  * --log-format json one JSON object per line (worker.h, docs/cli.md). */
 #include "worker.h"
 
+#include "cli_err.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,16 +36,6 @@ static void now_text(char *buf, size_t size) {
     snprintf(buf + n, size - n, ".%03ldZ", ts.tv_nsec / 1000000);
 }
 
-/* msg as a JSON string; bytes that are not UTF-8 (a path, a program's
- * stderr) become '?' rather than losing the line. */
-static json_t *text(char *msg) {
-    json_t *v = json_string(msg);
-    if (v != NULL) return v;
-    for (char *p = msg; *p; p++)
-        if ((unsigned char)*p >= 0x80) *p = '?';
-    return json_string(msg);
-}
-
 void cli_wlog(const char *level, json_t *fields, const char *fmt, ...) {
     char msg[2048];
     va_list ap;
@@ -57,7 +49,7 @@ void cli_wlog(const char *level, json_t *fields, const char *fmt, ...) {
     }
     char ts[40];
     now_text(ts, sizeof ts);
-    json_t *line = json_pack("{s:s,s:s,s:o}", "ts", ts, "level", level, "msg", text(msg));
+    json_t *line = json_pack("{s:s,s:s,s:o}", "ts", ts, "level", level, "msg", cli_json_text(msg));
     if (line != NULL && fields != NULL) {
         /* A field's value that is not UTF-8 made json_pack fail: the
          * caller's fields object is then NULL, and the line goes without. */
