@@ -10,6 +10,7 @@ if(OPENSSL_FOUND)
   ln_test(NAME test_starvation SOURCES test_starvation.c LIBS PkgConfig::OPENSSL)
 endif()
 ln_test(NAME test_pool_adversarial SOURCES test_pool_adversarial.c TIMEOUT 120)
+ln_test(NAME test_pool_destroy_races SOURCES test_pool_destroy_races.c TIMEOUT 120)
 # The same ring and wake-up tests with the symmetric barrier (seq_cst fences
 # on both sides), the fallback where membarrier(2) is unavailable; the plain
 # run above uses membarrier, the TSan run a shared-word RMW (barrier.h).
