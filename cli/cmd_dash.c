@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define DEFAULT_LISTEN "127.0.0.1:7700"
 
@@ -128,21 +127,6 @@ static int read_token(const char *path, char *tok, size_t size) {
     return 0;
 }
 
-/* A sqlite: URL must name a file that exists: the dashboard never
- * creates a store (a mistyped path would show an empty one). */
-static int store_exists(const char *url) {
-    if (strncmp(url, "sqlite:", 7) != 0) return 1;
-    const char *p = url + 7;
-    if (strncmp(p, "//", 2) == 0) p += 2;
-    char path[4096];
-    snprintf(path, sizeof path, "%.*s", (int)strcspn(p, "?"), p);
-    struct stat st;
-    if (stat(path, &st) == 0) return 1;
-    fprintf(stderr, "lanes dash: no store at '%s' (%s); 'lanes jobs %s add ...' creates one\n",
-            path, strerror(errno), url);
-    return 0;
-}
-
 /* Serve until SIGINT or SIGTERM (blocked before the daemon's thread
  * starts, so it inherits the mask and only sigwait sees them). */
 static int serve(cli_dash *d, const char *host, unsigned port) {
@@ -191,7 +175,8 @@ int cmd_dash(int argc, char **argv) {
     cli_store_url_shown(d.url_shown, sizeof d.url_shown, a.url);
     if (a.token_file != NULL && read_token(a.token_file, d.token, sizeof d.token) != 0)
         return CLI_EXIT_USAGE;
-    if (!store_exists(a.url)) return CLI_EXIT_UNAVAILABLE;
+    rc = cli_check_store_exists("lanes dash", a.url, "'lanes jobs URL add ...' creates one");
+    if (rc != 0) return rc;
     char msg[512];
     int err = ln_jobs_open_ex(&d.jobs, a.url, NULL, msg, sizeof msg);
     if (err != 0) {

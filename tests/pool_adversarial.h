@@ -16,7 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 static inline void *count_task(void *arg) {
     atomic_fetch_add((_Atomic int *)arg, 1);
     return arg;
@@ -47,7 +46,7 @@ static inline void rec_done(void *arg, void *result, int status) {
 }
 
 static inline ln_pool *make_pool(unsigned nlanes, const ln_lane_opts *lanes, int when_full,
-                          unsigned spin_us) {
+                                 unsigned spin_us) {
     ln_pool_opts o;
     ln_pool_opts_init(&o);
     o.nlanes = nlanes;
