@@ -121,11 +121,16 @@ static void parse_line(const char *p, size_t n, client_line *cl) {
         if (eq == NULL) continue;
         span key = {field.p, (size_t)(eq - field.p)};
         span val = {eq + 1, field.n - key.n - 1};
-        if (span_is(key, "id")) cl->id = val;
-        else if (span_is(key, "addr")) cl->addr = val;
-        else if (span_is(key, "name")) cl->name = val, cl->has_name = 1;
-        else if (span_is(key, "age")) cl->age = val;
-        else if (span_is(key, "idle")) cl->idle = val;
+        if (span_is(key, "id"))
+            cl->id = val;
+        else if (span_is(key, "addr"))
+            cl->addr = val;
+        else if (span_is(key, "name"))
+            cl->name = val, cl->has_name = 1;
+        else if (span_is(key, "age"))
+            cl->age = val;
+        else if (span_is(key, "idle"))
+            cl->idle = val;
     }
 }
 
@@ -205,8 +210,9 @@ static int server_ms(ln__redis_conn *c, ln__jobs_be *be, int64_t *ms) {
     if (r == NULL) return rc;
     int ok = r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
              r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING;
-    if (ok) *ms = strtoll(r->element[0]->str, NULL, 10) * 1000 +
-                  strtoll(r->element[1]->str, NULL, 10) / 1000;
+    if (ok)
+        *ms = strtoll(r->element[0]->str, NULL, 10) * 1000 +
+              strtoll(r->element[1]->str, NULL, 10) / 1000;
     freeReplyObject(r);
     return ok ? 0 : ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to TIME");
 }

@@ -135,8 +135,7 @@ static int store_now(sq_be *be, int64_t *now) {
     return err;
 }
 
-int ln__sq_workers(ln__jobs_be *b, const char *queue, size_t max, ln_worker_info **out,
-                   size_t *n) {
+int ln__sq_workers(ln__jobs_be *b, const char *queue, size_t max, ln_worker_info **out, size_t *n) {
     sq_be *be = (sq_be *)b;
     sqlite3_stmt *s;
     int err = prep(be,
