@@ -82,3 +82,12 @@ if(TARGET lanes_cli AND Python3_Interpreter_FOUND)
   set_tests_properties(test_worker_metrics PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
                        LABELS "plain;jobs;metrics")
 endif()
+
+# ln_jobs_workers without waiting or a server: the heartbeat's due test on
+# a fake clock, the SQLite listing window and pruning (rows with chosen
+# heartbeat times), and the parser of Redis's CLIENT LIST text.
+ln_test(NAME test_workers SOURCES test_workers.c
+        LIBS PkgConfig::SQLITE3 TIMEOUT 60 LABELS jobs)
+if(LN_HAVE_REDIS)
+  target_compile_definitions(test_workers PRIVATE WK_HAVE_REDIS=1)
+endif()
