@@ -13,10 +13,10 @@
 #define NOW_SQL "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
 
 TEST(beat_due_on_a_fake_clock) {
-    CHECK(ln__beat_due(0, 5));         /* a run's first round */
-    CHECK(!ln__beat_due(2000, 1999));  /* not yet */
-    CHECK(ln__beat_due(2000, 2000));   /* due */
-    CHECK(ln__beat_due(2000, 999999)); /* late (a long step) */
+    CHECK(ln__beat_due(0, 5));                        /* a run's first round */
+    CHECK(!ln__beat_due(2000, 1999));                 /* not yet */
+    CHECK(ln__beat_due(2000, 2000));                  /* due */
+    CHECK(ln__beat_due(2000, 999999));                /* late (a long step) */
     CHECK(!ln__beat_due(UINT64_MAX, UINT64_MAX - 1)); /* a store without beats */
 }
 
@@ -103,12 +103,12 @@ TEST(client_list_parse) {
         "idle=2 flags=N db=0 cmd=evalsha\n"
         "id=4 addr=[::1]:5002 fd=9 name=bull:cQ== age=3 idle=0 cmd=bzpopmin\r\n"
         "id=5 addr=10.0.0.1:1 name=bull:cQ==:w:nodew age=1 idle=1\n"
-        "id=6 addr=10.0.0.1:2 name=bull:cQ==x age=1 idle=1\n"      /* another queue */
-        "id=7 addr=10.0.0.1:3 name=bull:cQ==:qe age=1 idle=1\n"    /* QueueEvents */
-        "id=8 addr=10.0.0.1:4 name= age=1 idle=1\n"                /* unnamed */
-        "id=9 addr=10.0.0.1:5 age=1 idle=1\n"                      /* no name field */
+        "id=6 addr=10.0.0.1:2 name=bull:cQ==x age=1 idle=1\n"   /* another queue */
+        "id=7 addr=10.0.0.1:3 name=bull:cQ==:qe age=1 idle=1\n" /* QueueEvents */
+        "id=8 addr=10.0.0.1:4 name= age=1 idle=1\n"             /* unnamed */
+        "id=9 addr=10.0.0.1:5 age=1 idle=1\n"                   /* no name field */
         "garbage without fields\n\n"
-        "id=10 name=bull:cQ==:w:a=b=c  age=x idle=\n"              /* '=' in a name */
+        "id=10 name=bull:cQ==:w:a=b=c  age=x idle=\n"                   /* '=' in a name */
         "id=11 addr=1.2.3.4:5 name=bull:cQ==:w:lanes-12x age=0 idle=0"; /* no newline */
     ln_worker_info *w;
     size_t n = parse(text, 100, &w);
@@ -121,7 +121,7 @@ TEST(client_list_parse) {
     CHECK(strcmp(w[2].name, "nodew") == 0 && w[2].kind == LN_WORKER_BULLMQ);
     CHECK(strcmp(w[3].id, "10") == 0 && strcmp(w[3].name, "a=b=c") == 0);
     CHECK(w[3].addr == NULL && w[3].started_ms == 0 && w[3].seen_ms == 0); /* bad numbers */
-    CHECK(strcmp(w[4].id, "11") == 0 && w[4].kind == LN_WORKER_BULLMQ); /* not lanes-<pid> */
+    CHECK(strcmp(w[4].id, "11") == 0 && w[4].kind == LN_WORKER_BULLMQ);    /* not lanes-<pid> */
     ln_jobs_workers_free(w, n);
     CHECK_EQ(parse(text, 2, &w), 2); /* at most max */
     ln_jobs_workers_free(w, 2);
