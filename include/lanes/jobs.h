@@ -611,7 +611,8 @@ typedef struct ln_worker_info {
  *    is at most LN_JOB_WORKER_WINDOW_MS old; a run removes itself when it
  *    returns. One indexed range read.
  * 0, LN_EINVAL (bad queue, out or n NULL), LN_ENOMEM, LN_EFORK,
- * LN_EBACKEND (on Redis also when the server refuses CLIENT LIST). */
+ * LN_EBACKEND; on Redis LN_EACCES when an ACL refuses CLIENT LIST (a
+ * managed server that does not have it: LN_EBACKEND). */
 LN_EXTERN int ln_jobs_workers(ln_jobs *jobs, const char *queue, ln_worker_info **out, size_t *n);
 
 /* Free an array from ln_jobs_workers (its strings too). NULL is a no-op. */
