@@ -88,6 +88,29 @@ TEST(sqlite_window_and_prune) {
     jt_cleanup();
 }
 
+/* Out of memory at each allocation of a listing: LN_ENOMEM, nothing
+ * leaked, nothing half-returned. */
+TEST(listing_out_of_memory_is_clean) {
+    ln_jobs *jobs = jt_open(jt_url("w"));
+    for (int i = 0; i < 3; i++) row("q", "r", 0);
+    int ok = 0;
+    for (long n = 1; n < 40; n++) {
+        ln_test_alloc_install(n);
+        ln_worker_info *w = (ln_worker_info *)&ok;
+        size_t nw = 99;
+        int rc = ln_jobs_workers(jobs, "q", &w, &nw);
+        CHECK(rc == 0 || rc == LN_ENOMEM);
+        CHECK(rc == 0 ? nw == 3 : nw == 0 && w == NULL);
+        ok += rc == 0;
+        ln_jobs_workers_free(w, nw);
+        CHECK_EQ(ln_test_alloc_live(), 0);
+        ln_test_alloc_uninstall();
+    }
+    CHECK(ok > 0);
+    ln_jobs_close(jobs);
+    jt_cleanup();
+}
+
 #ifdef WK_HAVE_REDIS
 static size_t parse(const char *text, size_t max, ln_worker_info **out) {
     size_t n = 0, cap = 0;
@@ -135,12 +158,25 @@ TEST(client_list_parse) {
     CHECK(name != NULL && strcmp(name, "{p}:YWJjZA==:w:w") == 0);
     ln__free(name);
     CHECK(ln__redis_worker_name("bull", "other:q:", "w") == NULL);
+    /* Out of memory anywhere: LN_ENOMEM, and freeing what was appended
+     * (entries zeroed before their strings) leaks nothing. */
+    for (long fail = 1; fail < 30; fail++) {
+        ln_test_alloc_install(fail);
+        size_t m = 0, cap = 0;
+        w = NULL;
+        int rc = ln__redis_parse_clients(text, strlen(text), "bull:cQ==", 0, 100, &w, &m, &cap);
+        CHECK(rc == 0 ? m == 5 : rc == LN_ENOMEM);
+        ln_jobs_workers_free(w, m);
+        CHECK_EQ(ln_test_alloc_live(), 0);
+        ln_test_alloc_uninstall();
+    }
 }
 #endif
 
 int main(int argc, char **argv) {
     static const ln_test_case cases[] = {TESTCASE(beat_due_on_a_fake_clock),
                                          TESTCASE(sqlite_window_and_prune),
+                                         TESTCASE(listing_out_of_memory_is_clean),
 #ifdef WK_HAVE_REDIS
                                          TESTCASE(client_list_parse),
 #endif
