@@ -30,7 +30,9 @@
  * instance's: its steps go through a pipe (redis_pipe.c: up to two steps
  * in flight, so Redis runs one while the worker starts the jobs of the
  * last), and when idle it blocks in BZPOPMIN on BullMQ's marker
- * (redis_wait.c) instead of polling, as BullMQ's Node workers do.
+ * (redis_wait.c) instead of polling, as BullMQ's Node workers do. The
+ * pipe's connection is named as BullMQ names a worker's for as long as
+ * the run lasts, so dashboards list the run (redis_workers.c).
  *
  * Threads: the front serialises ops on an instance (backend.h), so the
  * instance needs no lock of its own; wait and pipe objects share only the
@@ -69,7 +71,7 @@ typedef struct redis_be {
     uint64_t token_seq;  /* lock tokens are "<token_base>:<seq>" */
     char key[BASE_MAX];  /* "<prefix>:<queue>:" of the op running */
     char worker[24];     /* "lanes-<pid>": processedBy, and a worker
-                                   run's client name (redis_workers.c) */
+                            run's client name (redis_workers.c) */
 } redis_be;
 
 static redis_be *rbe(ln__jobs_be *be) {
