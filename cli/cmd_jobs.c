@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "cli_err.h"
 #include "jobs_help.h"
+#include "jobs_workers.h"
 #include "store_url.h"
 
 #include <lanes.h>
@@ -677,6 +678,9 @@ int cmd_jobs(int argc, char **argv) {
         rc = cmd_wait(jobs, &a);
     else if (strcmp(cmd, "events") == 0)
         rc = cmd_events(jobs, &a);
+    else if (strcmp(cmd, "workers") == 0) /* jobs_workers.c */
+        rc = a.npos != 1 ? usage_error("%s", "workers needs QUEUE")
+                         : cli_jobs_workers(jobs, prog, a.pos[0], a.json);
     else
         rc = cmd_action(jobs, cmd, &a);
     ln_jobs_close(jobs);

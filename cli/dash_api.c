@@ -5,6 +5,7 @@
  * CLI_DASH_SEARCH_WINDOW jobs from the page's offset (the reply says where
  * to go on), so a queue of a million jobs answers as fast as a small one. */
 #include "dash.h"
+#include "jobs_workers.h"
 
 #include <lanes.h>
 
@@ -323,6 +324,21 @@ static cli_dash_reply queue_action(cli_dash *d, const cli_dash_req *req, const c
     return ok(json_pack("{s:b,s:b}", "ok", 1, "paused", strcmp(act, "pause") == 0));
 }
 
+/* ------------------------------------------------------------ workers */
+
+/* The workers connected to queue q now (ln_jobs_workers: at most
+ * LN_JOB_WORKERS_MAX; on Redis one CLIENT LIST). */
+static cli_dash_reply get_workers(cli_dash *d, const char *q) {
+    ln_worker_info *w = NULL;
+    size_t n = 0;
+    int err = ln_jobs_workers(d->jobs, q, &w, &n);
+    if (err != 0) return lib_error(d, err);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) json_array_append_new(arr, cli_worker_json(&w[i]));
+    ln_jobs_workers_free(w, n);
+    return ok(json_pack("{s:s,s:o}", "queue", q, "workers", arr));
+}
+
 /* ------------------------------------------------------------ routing */
 
 static int is(const cli_dash_req *req, int nseg, const char *method) {
@@ -351,6 +367,7 @@ cli_dash_reply cli_dash_api(cli_dash *d, const cli_dash_req *req) {
     if (is(req, 2, "GET")) return get_queue(d, s[1]);
     if (is(req, 3, "GET") && strcmp(s[2], "jobs") == 0) return get_jobs(d, req, s[1]);
     if (is(req, 4, "GET") && strcmp(s[2], "jobs") == 0) return get_job(d, s[1], s[3]);
+    if (is(req, 3, "GET") && strcmp(s[2], "workers") == 0) return get_workers(d, s[1]);
     if (is(req, 3, "POST")) {
         r = queue_action(d, req, s[1], s[2]);
     } else if (is(req, 5, "POST") && strcmp(s[2], "jobs") == 0) {

@@ -1,8 +1,8 @@
 /* dash_metrics.c - /metrics of `lanes dash`: Prometheus' text exposition
  * format (version 0.0.4) of what the store tells, read at each scrape:
  * jobs per queue and state (the store's counters, never a count of jobs),
- * whether each queue is paused, the number of queues, and whether the
- * store answered. Nothing is made up: lanes keeps no totals of completed
+ * whether each queue is paused, the workers connected to each queue, the
+ * number of queues, and whether the store answered. Nothing is made up: lanes keeps no totals of completed
  * or failed runs and no run-time histogram in the store (docs/dash.md). */
 #include "dash.h"
 
@@ -62,6 +62,22 @@ static int queue_samples(cli_dash *d, FILE *f, char **names, size_t n) {
     return err;
 }
 
+/* lanes_workers: the workers connected to each queue (ln_jobs_workers; on
+ * Redis one CLIENT LIST per queue). A queue whose listing fails (a server
+ * refusing CLIENT LIST) has no sample; the scrape goes on. */
+static void worker_samples(cli_dash *d, FILE *f, char **names, size_t n) {
+    header(f, "lanes_workers", "Workers connected to the queue now (lanes and BullMQ's).");
+    for (size_t i = 0; i < n; i++) {
+        ln_worker_info *w = NULL;
+        size_t nw = 0;
+        if (ln_jobs_workers(d->jobs, names[i], &w, &nw) != 0) continue;
+        ln_jobs_workers_free(w, nw);
+        fputs("lanes_workers{queue=\"", f);
+        label(f, names[i]);
+        fprintf(f, "\"} %zu\n", nw);
+    }
+}
+
 char *cli_dash_metrics(cli_dash *d, size_t *len) {
     char *buf = NULL;
     size_t size = 0;
@@ -75,6 +91,7 @@ char *cli_dash_metrics(cli_dash *d, size_t *len) {
         header(f, "lanes_queues", "Queues the store has (the list stops at 1000).");
         fprintf(f, "lanes_queues %zu\n", n);
         err = queue_samples(d, f, names, n);
+        if (err == 0) worker_samples(d, f, names, n);
     }
     header(f, "lanes_store_up", "1 if the store answered this scrape, else 0.");
     fprintf(f, "lanes_store_up{store=\"%s\"} %d\n", d->store, err == 0);

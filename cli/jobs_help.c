@@ -84,6 +84,15 @@ static const cli_jobs_cmd cmds[] = {
      "  --follow    keep printing new events until interrupted (SIGINT/SIGTERM)\n"
      "  --from ID   start after event ID; \"0\" from the oldest kept, \"$\" only\n"
      "              new ones (default: \"0\", or \"$\" with --follow)\n"},
+    {"workers", "QUEUE", "",
+     "Print the workers connected to the queue now, oldest first, one a line:\n"
+     "ID KIND NAME WHERE pid=PID up=Ns seen=Ns-ago, or with --json an array of\n"
+     "{\"id\",\"kind\",\"name\",\"addr\",\"host\",\"pid\",\"startedOn\",\"seenOn\"}.\n"
+     "KIND is lanes (a `lanes worker` or ln_worker_run) or bullmq (a BullMQ\n"
+     "worker, e.g. Node's). Redis: the connections named as BullMQ names a\n"
+     "worker's (CLIENT LIST, as Queue.getWorkers()); WHERE is the address.\n"
+     "sqlite: the runs that sent a heartbeat within the last 6 s; WHERE is\n"
+     "the host.\n"},
 };
 
 const cli_jobs_cmd *cli_jobs_cmd_find(const char *name) {

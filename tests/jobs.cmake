@@ -17,7 +17,8 @@ set(LN_CONF_SOURCES
     conformance/conf_lease.c conformance/conf_badinput.c
     conformance/conf_rules.c conformance/conf_json.c conformance/conf_fields.c
     conformance/conf_timeout.c conformance/conf_queues.c
-    conformance/conf_outcomes.c conformance/conf_dedup.c conformance/conf_events.c)
+    conformance/conf_outcomes.c conformance/conf_dedup.c conformance/conf_events.c
+    conformance/conf_workers.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it
@@ -80,4 +81,13 @@ if(TARGET lanes_cli AND Python3_Interpreter_FOUND)
                    $<TARGET_FILE:lanes_cli>)
   set_tests_properties(test_worker_metrics PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
                        LABELS "plain;jobs;metrics")
+endif()
+
+# ln_jobs_workers without waiting or a server: the heartbeat's due test on
+# a fake clock, the SQLite listing window and pruning (rows with chosen
+# heartbeat times), and the parser of Redis's CLIENT LIST text.
+ln_test(NAME test_workers SOURCES test_workers.c
+        LIBS PkgConfig::SQLITE3 TIMEOUT 60 LABELS jobs)
+if(LN_HAVE_REDIS)
+  target_compile_definitions(test_workers PRIVATE WK_HAVE_REDIS=1)
 endif()

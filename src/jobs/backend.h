@@ -30,8 +30,9 @@
 #include <stdint.h>
 
 /* 3: wait and pipe tables split off; 4: queues, promote, the outcome
- * LN__DONE_DELAY; 5: add honours opts.dedup_*; 6: events_open. */
-#define LN__STORE_METHODS_VERSION 6
+ * LN__DONE_DELAY; 5: add honours opts.dedup_*; 6: events_open; 7: workers,
+ * worker_beat. */
+#define LN__STORE_METHODS_VERSION 7
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -180,6 +181,17 @@ struct ln__store_methods {
      * newest now, fixed before this returns; "0": the oldest kept; else an
      * event id). May connect. NULL: the store has none (LN_ENOTSUP). */
     int (*events_open)(ln__jobs_be *be, const char *queue, const char *from, ln__jobs_events **out);
+    /* Version 7. The workers connected to queue now (jobs.h
+     * ln_jobs_workers), at most max, oldest first; *out ln__malloc'd with
+     * ln__malloc'd strings (NULL if *n == 0). */
+    int (*workers)(ln__jobs_be *be, const char *queue, size_t max, ln_worker_info **out, size_t *n);
+    /* A worker run's heartbeat on queue, at most every
+     * LN_JOB_WORKER_BEAT_MS: *id 0 = the run starts (register it, set
+     * *id > 0); else it is alive (register it again if its entry was
+     * dropped); leaving 1 = it ends (unregister, *id = 0). One bounded
+     * transaction. NULL: the store knows its workers otherwise (Redis: a
+     * run's named connection). */
+    int (*worker_beat)(ln__jobs_be *be, const char *queue, int64_t *id, int leaving);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */

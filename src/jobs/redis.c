@@ -30,7 +30,9 @@
  * instance's: its steps go through a pipe (redis_pipe.c: up to two steps
  * in flight, so Redis runs one while the worker starts the jobs of the
  * last), and when idle it blocks in BZPOPMIN on BullMQ's marker
- * (redis_wait.c) instead of polling, as BullMQ's Node workers do.
+ * (redis_wait.c) instead of polling, as BullMQ's Node workers do. The
+ * pipe's connection is named as BullMQ names a worker's for as long as
+ * the run lasts, so dashboards list the run (redis_workers.c).
  *
  * Threads: the front serialises ops on an instance (backend.h), so the
  * instance needs no lock of its own; wait and pipe objects share only the
@@ -47,6 +49,7 @@
 #include "redis_view.h"
 #include "redis_events.h"
 #include "redis_wait.h"
+#include "redis_workers.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -58,19 +61,17 @@
 
 #define PREFIX_MAX 256
 #define BASE_MAX (PREFIX_MAX + LN_JOB_QUEUE_MAX + 2)
-/* "<prefix>:<base64(queue)>:w:lanes-<pid>" */
-#define CLIENT_NAME_MAX (PREFIX_MAX + (LN_JOB_QUEUE_MAX + 2) / 3 * 4 + 32)
 #define BATCH 1000 /* jobs per script call of retry-all and clean */
 
 typedef struct redis_be {
     ln__jobs_be base;
     ln__redis_cfg cfg;
     ln__redis_conn conn;
-    char token_base[33];        /* hex of 16 random bytes */
-    uint64_t token_seq;         /* lock tokens are "<token_base>:<seq>" */
-    char key[BASE_MAX];         /* "<prefix>:<queue>:" of the op running */
-    char worker[24];            /* "lanes-<pid>": processedBy, client name */
-    char name[CLIENT_NAME_MAX]; /* CLIENT SETNAME, or "" before the first step */
+    char token_base[33]; /* hex of 16 random bytes */
+    uint64_t token_seq;  /* lock tokens are "<token_base>:<seq>" */
+    char key[BASE_MAX];  /* "<prefix>:<queue>:" of the op running */
+    char worker[24];     /* "lanes-<pid>": processedBy, and a worker
+                            run's client name (redis_workers.c) */
 } redis_be;
 
 static redis_be *rbe(ln__jobs_be *be) {
@@ -393,37 +394,6 @@ static int redis_drain(ln__jobs_be *be, const char *queue, size_t *removed) {
 
 /* -------------------------------------------------------------- workers */
 
-static void base64(const char *in, char *out) {
-    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t n = strlen(in), o = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned char)in[i] << 16;
-        if (i + 1 < n) v |= (unsigned char)in[i + 1] << 8;
-        if (i + 2 < n) v |= (unsigned char)in[i + 2];
-        out[o++] = digits[v >> 18];
-        out[o++] = digits[(v >> 12) & 63];
-        out[o++] = i + 1 < n ? digits[(v >> 6) & 63] : '=';
-        out[o++] = i + 2 < n ? digits[v & 63] : '=';
-    }
-    out[o] = '\0';
-}
-
-/* Name the connection as BullMQ names a worker's,
- * "<prefix>:<base64(queue)>:w:lanes-<pid>", so Queue.getWorkers() and Bull
- * Board's workers panel list lanes workers; "lanes-<pid>" is also stored as
- * the jobs' processedBy. The first queue a handle works on names it
- * (reconnects keep the name). */
-static void name_connection(redis_be *r, const char *queue) {
-    if (r->name[0]) return;
-    char b64[(LN_JOB_QUEUE_MAX + 2) / 3 * 4 + 1];
-    base64(queue, b64);
-    snprintf(r->name, sizeof r->name, "%s:%s:w:%s", r->cfg.prefix, b64, r->worker);
-    r->conn.name = r->name;
-    int rc;
-    redisReply *rep = command(r, 3, (const char *[]){"CLIENT", "SETNAME", r->name}, &rc);
-    if (rep) freeReplyObject(rep); /* a refusal only costs the listing */
-}
-
 /* 0, or a leave_active code (LN__RC_*): not ours any more. */
 static int stale_or_ok(int64_t code) {
     return code == 0 ? 0 : LN_ESTALE;
@@ -435,7 +405,6 @@ static int redis_step(ln__jobs_be *be, const char *queue, ln__jobs_step *st) {
     st->next_due_ms = -1;
     int rc = 0;
     set_queue(r, queue);
-    name_connection(r, queue);
     ln__redis_token *tokens = st->want ? ln__malloc(st->want * sizeof *tokens) : NULL;
     if (st->want && !tokens) return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
     ln__redis_step_tokens(r->token_base, &r->token_seq, tokens, st->want);
@@ -537,13 +506,13 @@ static int redis_wait_open(ln__jobs_be *be, const char *queue, ln__jobs_wait **o
     return 0;
 }
 
-/* The pipelined steps (redis_pipe.c) of a worker on queue. The handle's
- * own connection carries the worker's name, as when it steps itself. */
+/* The pipelined steps (redis_pipe.c) of a worker on queue, on a
+ * connection of their own that carries the run's worker name
+ * (redis_workers.c) while the run lasts. */
 static int redis_pipe_open(ln__jobs_be *be, const char *queue, ln__jobs_pipe **out) {
     redis_be *r = rbe(be);
     int rc = 0;
     set_queue(r, queue);
-    name_connection(r, queue);
     if ((rc = ln__redis_pipe_open(&r->cfg, r->key, r->worker, out)) < 0)
         return ln__jobs_be_err(be, rc, "cannot make a step pipe: %s", ln_strerror(rc));
     return 0;
@@ -583,6 +552,13 @@ static int redis_promote(ln__jobs_be *be, const char *queue, const char *id) {
     return 0;
 }
 
+static int redis_workers(ln__jobs_be *be, const char *queue, size_t max, ln_worker_info **out,
+                         size_t *n) {
+    redis_be *r = rbe(be);
+    set_queue(r, queue); /* Redis Cluster: the node serving the queue */
+    return public_rc(ln__redis_workers(&r->conn, r->cfg.prefix, queue, be, max, out, n));
+}
+
 static const ln__store_methods redis_methods = {
     .version = LN__STORE_METHODS_VERSION,
     .name = "redis",
@@ -609,6 +585,7 @@ static const ln__store_methods redis_methods = {
     .queues = redis_queues,
     .promote = redis_promote,
     .events_open = redis_events_open,
+    .workers = redis_workers,
 };
 
 /* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and

@@ -275,6 +275,8 @@ void ln__redis_conn_free(ln__redis_conn *c) {
     ln__redis_disconnect(c);
     ln__redis_cluster_free(c->cl);
     c->cl = NULL;
+    ln__free(c->name);
+    c->name = NULL;
 }
 
 /* Redis error replies that mean "this server cannot serve us right now":

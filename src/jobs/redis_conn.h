@@ -55,7 +55,8 @@ typedef struct ln__redis_conn {
     redisContext *ctx;    /* NULL while disconnected; on a cluster, the
                              context of the node serving 'slot' (owned by
                              cl) */
-    const char *name;     /* CLIENT SETNAME after connecting, or NULL */
+    char *name;           /* CLIENT SETNAME after connecting, or NULL;
+                             owned (ln__malloc'd, ln__redis_conn_free) */
     uint64_t retry_at_ns; /* no reconnect attempt before (monotonic) */
     unsigned backoff_ms;  /* wait after the next failed attempt */
     char *err;            /* where failures are described (the backend's

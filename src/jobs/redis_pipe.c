@@ -4,9 +4,9 @@
  * starts the jobs of the previous one, instead of idling for a round trip.
  *
  * DESIGN
- * A pipe has a connection of its own (unnamed: the instance's connection
- * carries the worker's name for dashboards) that carries only EVALSHA
- * step.lua, at most
+ * A pipe has a connection of its own, named as BullMQ names a worker's
+ * (redis_workers.c: dashboards list the run by it), that carries only
+ * EVALSHA step.lua, at most
  * LN__PIPE_DEPTH in flight. Redis runs commands of one connection in
  * order, so steps apply in the order sent, each one atomic script. send
  * appends the command and writes it; recv reads the oldest reply with the
@@ -27,6 +27,7 @@
 #include "internal.h"
 #include "redis_scripts.h"
 #include "redis_step.h"
+#include "redis_workers.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -64,7 +65,8 @@ int ln__redis_pipe_open(const ln__redis_cfg *cfg, const char *base, const char *
     p->conn.err_size = sizeof p->base.errmsg;
     p->key = ln__strdup(base);
     p->worker = ln__strdup(worker);
-    if (!p->key || !p->worker) {
+    p->conn.name = ln__redis_worker_name(cfg->prefix, base, worker); /* a worker's, listed */
+    if (!p->key || !p->worker || !p->conn.name) {
         pipe_close(&p->base);
         return LN_ENOMEM;
     }

@@ -329,6 +329,13 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
      * trimmed, so max(seq) + 1 is never a number handed out before. */
     "CREATE TABLE lanes_events(seq INTEGER PRIMARY KEY, queue TEXT NOT NULL,"
     "  name TEXT NOT NULL, job_id TEXT, fields TEXT, at INTEGER NOT NULL);",
+    /* 5 -> 6: the worker runs of each queue and their heartbeats
+     * (sqlite_workers.c, ln_jobs_workers). AUTOINCREMENT: a run that
+     * registers again never gets the id of another. */
+    "CREATE TABLE lanes_workers(id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  queue TEXT NOT NULL, name TEXT NOT NULL, host TEXT, pid INTEGER NOT NULL,"
+    "  started_at INTEGER NOT NULL, seen_at INTEGER NOT NULL);"
+    "CREATE INDEX lanes_workers_seen ON lanes_workers(queue, seen_at);",
 };
 
 /* ---------------------------------------------------------------- errors */
@@ -505,6 +512,8 @@ static const ln__store_methods sq_methods = {
     .queues = ln__sq_queues,
     .promote = ln__sq_promote,
     .events_open = ln__sq_events_open,
+    .workers = ln__sq_workers,
+    .worker_beat = ln__sq_worker_beat,
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */

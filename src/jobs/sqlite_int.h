@@ -8,7 +8,7 @@
 #include <sqlite3.h>
 
 /* Schema version this code writes; stored in PRAGMA user_version. */
-#define SQ_SCHEMA_VERSION 5
+#define SQ_SCHEMA_VERSION 6
 /* PRAGMA application_id of a lanes store: "LNJB". */
 #define SQ_APPLICATION_ID 0x4C4E4A42
 
@@ -266,5 +266,9 @@ int ln__sq_pending(ln__jobs_be *b, const char *queue, int *pending);
 /* sqlite_admin.c: store methods version 4. */
 int ln__sq_queues(ln__jobs_be *b, size_t max, char ***names, size_t *n);
 int ln__sq_promote(ln__jobs_be *b, const char *queue, const char *id);
+
+/* sqlite_workers.c: store methods version 7 (lanes_workers). */
+int ln__sq_workers(ln__jobs_be *b, const char *queue, size_t max, ln_worker_info **out, size_t *n);
+int ln__sq_worker_beat(ln__jobs_be *b, const char *queue, int64_t *id, int leaving);
 
 #endif

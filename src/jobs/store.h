@@ -21,6 +21,9 @@ int ln__store_release(ln_jobs *jobs, const char *queue, const ln__job_ref *refs,
 int ln__store_progress(ln_jobs *jobs, const char *queue, const ln__job_ref *ref, const char *json);
 int ln__store_log(ln_jobs *jobs, const char *queue, const ln__job_ref *ref, const char *line);
 int ln__store_pending(ln_jobs *jobs, const char *queue, int *pending);
+/* The run's heartbeat (backend.h worker_beat); LN_ENOTSUP for a store
+ * without one (nothing done). */
+int ln__store_worker_beat(ln_jobs *jobs, const char *queue, int64_t *id, int leaving);
 
 /* ---- Blocking wait for new work (backend.h's wait methods). ----
  * ln__store_wait_open returns LN_ENOTSUP when the store has no blocking

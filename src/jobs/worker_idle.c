@@ -169,5 +169,6 @@ void ln__idle_phase(ln__run *r) {
     deadline = min_u64(deadline, w->next_timeout);
     if (!rd->no_take) deadline = min_u64(deadline, r->next_stall);
     if (rd->stopping && !r->released) deadline = min_u64(deadline, r->grace_end);
+    deadline = min_u64(deadline, r->next_beat); /* the heartbeat */
     r->idle.sleep(r, deadline);
 }

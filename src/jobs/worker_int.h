@@ -6,6 +6,7 @@
  *   worker_jobs.c    the jobs held: collect, start, release, abandon
  *   worker_steps.c   the steps in flight: send, receive, drain
  *   worker_idle.c    the idle phase: blocking wait or polling, the sleep
+ *   worker_beat.c    the heartbeat that lists the run (ln_jobs_workers)
  *
  * The design, the phases and the invariants: docs/internals/worker-loop.md.
  * The worker reaches a store only through the front (store.h).
@@ -163,6 +164,8 @@ struct ln__run {
     int result;             /* what ln_worker_run returns */
     ln__idle idle;
     ln__round rd;
+    uint64_t next_beat; /* the next heartbeat (worker_beat.c), 0: now */
+    int64_t beat_id;    /* the store's id of this run, 0: unregistered */
 };
 
 #define LN__MS ((uint64_t)1000000) /* ns per ms */
@@ -235,5 +238,14 @@ void ln__idle_phase(ln__run *r);
 /* Sleep until the eventfd fires, fd (if >= 0) is readable, or the
  * monotonic deadline (ns) passes. Returns 1 if fd is readable. */
 int ln__worker_sleep(ln_worker *w, uint64_t deadline, int fd);
+
+/* ---- worker_beat.c: the run's heartbeat ---- */
+
+/* Pure: 1 if a beat is due at now (ns) when the next was due at next. */
+int ln__beat_due(uint64_t next, uint64_t now);
+/* The maintenance phase's beat, when due. */
+void ln__beat_maintain(ln__run *r);
+/* The run ends: unregister it. */
+void ln__beat_leave(ln__run *r);
 
 #endif

@@ -97,6 +97,7 @@ static int phase_maintain(ln__run *r) {
         r->next_stall = r->now + r->stall_every;
     }
     rd->renew = rd->running > 0 && r->now >= r->next_renew;
+    ln__beat_maintain(r); /* listed by ln_jobs_workers */
     return NEXT;
 }
 
@@ -254,6 +255,7 @@ static void run_close(ln__run *r) {
      * pairs with the release decrement). A few instructions and one
      * write(2) at most, so yielding is enough. */
     while (atomic_load_explicit(&w->tasks, memory_order_acquire) != 0) sched_yield();
+    ln__beat_leave(r);
     ln__pipe_close(w->pipe);
     w->pipe = NULL;
     ln__idle_close(r);

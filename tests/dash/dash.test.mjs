@@ -10,8 +10,9 @@
 // queue list shows the counts, that a job's page shows its data, that
 // retry, promote and remove work and the store changes accordingly (read
 // back with `lanes jobs`), that a write without the token is refused, and
-// that --read-only refuses writes. The queue page's screenshot goes to
-// OUTDIR/dash-STORE.png.
+// that --read-only refuses writes, and that a queue's workers panel shows
+// a running `lanes worker` and drops it once stopped. The queue page's
+// screenshot goes to OUTDIR/dash-STORE.png.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -199,7 +200,31 @@ async function readOnly(ctx) {
   }
 }
 
+// The workers panel of a queue's page: a running `lanes worker` shows
+// (refreshed without reloading the page), and is gone once it stopped.
+let idleWorker = null;
+async function workersPanel(page, base) {
+  idleWorker = spawn(lanesBin, ['worker', url, 'idle', '--exec', 'true'], { stdio: 'ignore' });
+  const name = 'lanes-' + idleWorker.pid;
+  await page.goto(base + '/#/queue/idle');
+  await page.waitForSelector('#workers-table');
+  await page.waitForFunction((n) => [...document.querySelectorAll('#workers-table tbody tr')]
+    .some((tr) => tr.textContent.includes(n)), name);
+  const row = await page.textContent('#workers-table tbody tr');
+  check(row.includes(name) && row.includes('lanes'),
+    'workers panel: the running lanes worker is listed (' + name + ')');
+  const exited = new Promise((resolve) => idleWorker.on('exit', (code) => resolve(code)));
+  idleWorker.kill('SIGTERM');
+  check(await exited === 0, 'the worker stops on SIGTERM');
+  idleWorker = null;
+  await page.waitForFunction(() =>
+    document.getElementById('workers-count')?.textContent === '0', null, { timeout: 10000 });
+  check(await page.$('#workers-table tbody tr') === null,
+    'workers panel: the stopped worker is gone');
+}
+
 function cleanup() {
+  if (idleWorker) idleWorker.kill('SIGKILL');
   rmSync(tmp, { recursive: true, force: true });
   if (redisPrefix === null) return;
   const script = "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end";
@@ -228,6 +253,7 @@ try {
   page.on('pageerror', (e) => fail('page error: ' + e.message));
   await readAndRefuse(page, dash.base);
   await actions(page, dash.base);
+  await workersPanel(page, dash.base);
   check(await stopDash(dash) === 0, 'lanes dash stops on SIGTERM with exit 0');
   dash = null;
   await readOnly(ctx);

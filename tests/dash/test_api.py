@@ -133,6 +133,11 @@ def run(base):
            "clean completed")
     s, body = call(base, "/api/queues/plain/jobs?q=p1")
     assert [j["id"] for j in body["search"]["id_match"]] == ["p1"], body
+    s, body = call(base, "/api/queues/plain/workers")
+    expect((s, body), 200, None, "workers of a queue nobody works")
+    assert body == {"queue": "plain", "workers": []}, body
+    expect(call(base, "/api/queues/a%3Ab/workers"), 409, "invalid", "workers of a bad name")
+    expect(call(base, "/api/queues/plain/workers", "POST", w), 404, "not_found", "POST workers")
 
 
 try:

@@ -6,8 +6,8 @@ text parser (Debian's python3-prometheus-client), on one store.
 Fills two queues (one paused, one named with the characters the format
 escapes), starts `lanes dash` on a free port, and checks that every
 lanes_jobs sample equals what `lanes jobs counts` says, that the paused
-flag and lanes_store_up are right, and that the exposition parses. Exit
-77 = skipped (no prometheus_client, or redis without LANES_TEST_REDIS_URL).
+flag, lanes_workers (a running `lanes worker`) and lanes_store_up are
+right, and that the exposition parses. Exit 77 = skipped (no prometheus_client, or redis without LANES_TEST_REDIS_URL).
 """
 import json
 import os
@@ -79,12 +79,23 @@ def main():
     lanes("jobs", url, "add", "mail", "later", "{}", "--delay", "3600000")
     lanes("jobs", url, "add", ODD, "x", "{}", "--priority", "2")
     lanes("jobs", url, "pause", ODD)
-    dash, base = start_dash()
+    # A worker on the paused queue (it takes nothing, the counts stay).
+    worker = subprocess.Popen([lanes_bin, "worker", url, ODD, "--exec", "true"],
+                              stderr=subprocess.DEVNULL)
     try:
-        text = scrape(base)
+        deadline = time.time() + 10
+        while json.loads(lanes("jobs", url, "workers", ODD, "--json")) == []:
+            assert time.time() < deadline, "the worker is not listed"
+            time.sleep(0.05)
+        dash, base = start_dash()
+        try:
+            text = scrape(base)
+        finally:
+            dash.terminate()
+            dash.wait(timeout=10)
     finally:
-        dash.terminate()
-        dash.wait(timeout=10)
+        worker.terminate()
+        worker.wait(timeout=20)
     families = {f.name: f for f in text_string_to_metric_families(text)}
     for name in ("lanes_jobs", "lanes_queue_paused", "lanes_queues", "lanes_store_up"):
         assert name in families and families[name].type == "gauge", name
@@ -98,6 +109,8 @@ def main():
     paused = {s.labels["queue"]: s.value for s in families["lanes_queue_paused"].samples}
     assert paused == {"mail": 0, ODD: 1}, paused
     assert families["lanes_queues"].samples[0].value == 2
+    workers = {s.labels["queue"]: s.value for s in families["lanes_workers"].samples}
+    assert families["lanes_workers"].type == "gauge" and workers == {"mail": 0, ODD: 1}, workers
     up = families["lanes_store_up"].samples[0]
     assert up.value == 1 and up.labels["store"] == store, up
     print("ok   %s: /metrics parses; %d samples agree with lanes jobs counts"

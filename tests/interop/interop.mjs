@@ -347,6 +347,30 @@ async function waitFinished(queue, name, data, readyFile) {
   console.log(JSON.stringify({ id: job.id, result }));
 }
 
+// Node's Queue.getWorkers(): the names of the connections it lists
+// (rawname) and getWorkersCount(), as one JSON line.
+async function getWorkers(queue) {
+  const q = new Queue(queue, { connection });
+  const workers = await q.getWorkers();
+  const count = await q.getWorkersCount();
+  await q.close();
+  console.log(JSON.stringify({ count, names: workers.map(w => w.rawname) }));
+}
+
+// Two idle BullMQ Workers on queue, one named 'nodew' and one unnamed,
+// until SIGTERM; "ready" on stderr once both connected.
+async function idleWorkers(queue) {
+  const named = new Worker(queue, handler, { connection, name: 'nodew' });
+  const plain = new Worker(queue, handler, { connection });
+  await named.waitUntilReady();
+  await plain.waitUntilReady();
+  console.error('ready');
+  await new Promise(resolve => process.once('SIGTERM', resolve));
+  await named.close();
+  await plain.close();
+  console.log(JSON.stringify({ closed: 2 }));
+}
+
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
 switch (cmd) {
@@ -373,6 +397,8 @@ switch (cmd) {
   case 'add-one': await addOne(queue, args[0], args[1], args[2]); break;
   case 'job': await jobInfo(queue, args[0]); break;
   case 'wait-finished': await waitFinished(queue, args[0], args[1], args[2]); break;
+  case 'get-workers': await getWorkers(queue); break;
+  case 'idle-workers': await idleWorkers(queue); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);
