@@ -1,6 +1,7 @@
 /* jobs_help.c - the table of `lanes jobs` subcommands: which options each
  * takes and what `--help` prints for it. */
 #include "jobs_help.h"
+#include "jobs_metrics.h"
 
 #include <string.h>
 
@@ -84,6 +85,7 @@ static const cli_jobs_cmd cmds[] = {
      "  --follow    keep printing new events until interrupted (SIGINT/SIGTERM)\n"
      "  --from ID   start after event ID; \"0\" from the oldest kept, \"$\" only\n"
      "              new ones (default: \"0\", or \"$\" with --follow)\n"},
+    {"metrics", CLI_JOBS_METRICS_SYNOPSIS, CLI_JOBS_METRICS_OPTIONS, CLI_JOBS_METRICS_HELP},
 };
 
 const cli_jobs_cmd *cli_jobs_cmd_find(const char *name) {

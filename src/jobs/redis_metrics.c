@@ -18,8 +18,8 @@ static int64_t field(const redisReply *rep, size_t i) {
     return rep->element[i]->type == REDIS_REPLY_NIL ? 0 : ln__redis_int_at(rep, i);
 }
 
-int ln__redis_metrics(ln__redis_conn *c, const char *base, ln__jobs_be *be, int type,
-                      int64_t start, int64_t end, ln_job_metrics *out) {
+int ln__redis_metrics(ln__redis_conn *c, const char *base, ln__jobs_be *be, int type, int64_t start,
+                      int64_t end, ln_job_metrics *out) {
     ln__redis_args a = {0};
     ln__redis_args_str(&a, type == LN_JOB_COMPLETED ? "completed" : "failed");
     ln__redis_args_i64(&a, start);
@@ -33,9 +33,10 @@ int ln__redis_metrics(ln__redis_conn *c, const char *base, ln__jobs_be *be, int 
         rep = ln__redis_eval(c, LN__RS_METRICS, base, (int)a.n, a.v, a.len, &rc);
     ln__redis_args_free(&a);
     if (rep == NULL) return rc;
-    const redisReply *pts = rep->type == REDIS_REPLY_ARRAY && rep->elements == 5 ? rep->element[3]
-                                                                                : NULL;
-    if (pts == NULL || pts->type != REDIS_REPLY_ARRAY || pts->elements > LN_JOB_METRICS_POINTS_MAX) {
+    const redisReply *pts =
+        rep->type == REDIS_REPLY_ARRAY && rep->elements == 5 ? rep->element[3] : NULL;
+    if (pts == NULL || pts->type != REDIS_REPLY_ARRAY ||
+        pts->elements > LN_JOB_METRICS_POINTS_MAX) {
         freeReplyObject(rep);
         return ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to metrics");
     }
@@ -43,8 +44,7 @@ int ln__redis_metrics(ln__redis_conn *c, const char *base, ln__jobs_be *be, int 
     out->prev_ts = field(rep, 1);
     out->prev_count = (uint64_t)field(rep, 2);
     out->npoints = (uint64_t)field(rep, 4);
-    if (pts->elements > 0 &&
-        (out->data = ln__malloc(pts->elements * sizeof *out->data)) == NULL) {
+    if (pts->elements > 0 && (out->data = ln__malloc(pts->elements * sizeof *out->data)) == NULL) {
         freeReplyObject(rep);
         return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
     }
