@@ -347,6 +347,15 @@ async function waitFinished(queue, name, data, readyFile) {
   console.log(JSON.stringify({ id: job.id, result }));
 }
 
+// queue.getMetrics for both types, as Bull Board's chart reads them:
+// {completed: {meta, data, count}, failed: {...}}.
+async function metrics(queue) {
+  const q = new Queue(queue, { connection });
+  const out = { completed: await q.getMetrics('completed'), failed: await q.getMetrics('failed') };
+  await q.close();
+  console.log(JSON.stringify(out));
+}
+
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
 switch (cmd) {
@@ -373,6 +382,7 @@ switch (cmd) {
   case 'add-one': await addOne(queue, args[0], args[1], args[2]); break;
   case 'job': await jobInfo(queue, args[0]); break;
   case 'wait-finished': await waitFinished(queue, args[0], args[1], args[2]); break;
+  case 'metrics': await metrics(queue); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);
