@@ -16,15 +16,15 @@
 
 static json_t *metrics_json(const ln_job_metrics *m) {
     json_t *data = json_array();
-    for (size_t i = 0; i < m->ndata; i++) json_array_append_new(data, json_integer((json_int_t)m->data[i]));
+    for (size_t i = 0; i < m->ndata; i++)
+        json_array_append_new(data, json_integer((json_int_t)m->data[i]));
     return json_pack("{s:I,s:I,s:I,s:I,s:o}", "count", (json_int_t)m->count, "prevTS",
                      (json_int_t)m->prev_ts, "prevCount", (json_int_t)m->prev_count, "points",
                      (json_int_t)m->npoints, "data", data);
 }
 
 static void metrics_text(const char *type, const ln_job_metrics *m) {
-    printf("%s: count %" PRIu64 ", prevTS %" PRId64 ", prevCount %" PRIu64 ", %" PRIu64
-           " points\n",
+    printf("%s: count %" PRIu64 ", prevTS %" PRId64 ", prevCount %" PRIu64 ", %" PRIu64 " points\n",
            type, m->count, m->prev_ts, m->prev_count, m->npoints);
     if (m->ndata == 0) return;
     fputs("  newest first:", stdout);
@@ -49,7 +49,7 @@ int cli_jobs_metrics(ln_jobs *jobs, const char *prog, const char *const *pos, in
         int err = ln_jobs_metrics(jobs, pos[0], types[i], 0, -1, &m);
         if (err != 0) {
             json_decref(out);
-            int code = err == LN_EINVAL  ? CLI_EXIT_USAGE
+            int code = err == LN_EINVAL   ? CLI_EXIT_USAGE
                        : err == LN_ENOMEM ? CLI_EXIT_FAILURE
                                           : CLI_EXIT_UNAVAILABLE;
             return cli_error(code, prog, ln_err_name(err), NULL, "%s%s%s",

@@ -9,15 +9,15 @@
 #define CLI_JOBS_METRICS_SYNOPSIS "QUEUE [--type completed|failed]"
 #define CLI_JOBS_METRICS_OPTIONS "--type "
 #define CLI_JOBS_METRICS_HELP                                                                      \
-    "Print the queue's per-minute counts of completed and failed jobs (BullMQ's\n"                \
-    "metrics, as queue.getMetrics and Bull Board's chart read them), which\n"                    \
-    "workers started with --metrics-points N write: per type the jobs counted\n"                 \
-    "so far, prevTS (ms) and prevCount, then the data points, newest first,\n"                   \
-    "one per minute: point i is the jobs of the (i+1)-th minute before prevTS's.\n"              \
+    "Print the queue's per-minute counts of completed and failed jobs (BullMQ's\n"                 \
+    "metrics, as queue.getMetrics and Bull Board's chart read them), which\n"                      \
+    "workers started with --metrics-points N write: per type the jobs counted\n"                   \
+    "so far, prevTS (ms) and prevCount, then the data points, newest first,\n"                     \
+    "one per minute: point i is the jobs of the (i+1)-th minute before prevTS's.\n"                \
     "\n"                                                                                           \
-    "  --type T    completed or failed (default: both)\n"                                         \
+    "  --type T    completed or failed (default: both)\n"                                          \
     "\n"                                                                                           \
-    "--json: {\"completed\":{\"count\",\"prevTS\",\"prevCount\",\"points\",\"data\":[...]},\n"    \
+    "--json: {\"completed\":{\"count\",\"prevTS\",\"prevCount\",\"points\",\"data\":[...]},\n"     \
     "\"failed\":{...}} (with --type, only that one).\n"
 
 /* Run it: pos[0..npos) the positional arguments (QUEUE), type the value of
