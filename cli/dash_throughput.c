@@ -39,7 +39,8 @@ cli_dash_reply cli_dash_throughput(cli_dash *d, const cli_dash_req *req, const c
         if (err != 0) {
             json_decref(out);
             const char *msg = ln_jobs_errmsg(d->jobs);
-            return cli_dash_error(err == LN_EINVAL ? 409 : 503, err == LN_EINVAL ? "invalid" : "store",
+            return cli_dash_error(err == LN_EINVAL ? 409 : 503,
+                                  err == LN_EINVAL ? "invalid" : "store",
                                   msg != NULL && *msg ? msg : ln_strerror(err));
         }
         json_object_set_new(out, names[i], type_json(&m));
