@@ -205,9 +205,14 @@ TEST(jobs_metrics_after_a_worker) {
     CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--metrics-points", "80641",
                    "--exec", "true"),
              2);
+    char err[4096], text[8192];
+    snprintf(err, sizeof err, "%s", jt_path("mt.err"));
+    stderr_path = err;
     CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--metrics-points", "60", "--exec",
                    "sh", "-c", "test \"$LANES_JOB_NAME\" != bad"),
              0);
+    stderr_path = NULL;
+    CHECK(strstr(slurp(err, text, sizeof text), ", per-minute metrics (60 points)") != NULL);
     CHECK_EQ(LANES(out, "jobs", url, "metrics", "q"), 0);
     CHECK(strstr(out, "completed: count 2, prevTS ") != NULL);
     CHECK(strstr(out, "failed: count 1, prevTS ") != NULL);
