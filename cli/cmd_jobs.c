@@ -4,6 +4,7 @@
 #include "cli_err.h"
 #include "jobs_help.h"
 #include "jobs_workers.h"
+#include "jobs_metrics.h"
 #include "store_url.h"
 
 #include <lanes.h>
@@ -28,7 +29,7 @@ typedef struct args {
     int json, all, lifo, create, dedup_extend, dedup_replace, follow;
     const char *dedup;
     const char *delay, *priority, *attempts, *backoff, *id, *limit, *offset, *age, *keep,
-        *traceparent, *on_complete, *on_fail, *timeout, *from;
+        *traceparent, *on_complete, *on_fail, *timeout, *from, *type;
 } args;
 
 /* "lanes jobs" or "lanes jobs CMD": who speaks in messages. */
@@ -67,6 +68,7 @@ static const char **value_slot(args *a, const char *opt) {
         {"--dedup", offsetof(args, dedup)},
         {"--timeout", offsetof(args, timeout)},
         {"--from", offsetof(args, from)},
+        {"--type", offsetof(args, type)},
     };
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         if (strcmp(opt, opts[i].name) == 0) return (const char **)((char *)a + opts[i].off);
@@ -681,6 +683,8 @@ int cmd_jobs(int argc, char **argv) {
     else if (strcmp(cmd, "workers") == 0) /* jobs_workers.c */
         rc = a.npos != 1 ? usage_error("%s", "workers needs QUEUE")
                          : cli_jobs_workers(jobs, prog, a.pos[0], a.json);
+    else if (strcmp(cmd, "metrics") == 0)
+        rc = cli_jobs_metrics(jobs, prog, a.pos, a.npos, a.type, a.json);
     else
         rc = cmd_action(jobs, cmd, &a);
     ln_jobs_close(jobs);

@@ -75,6 +75,10 @@ static const char usage_text[] =
     "                       ADDR is PORT (binds 127.0.0.1), HOST:PORT or\n"
     "                       [HOST]:PORT (port 0: any free port, named in the\n"
     "                       start line)\n"
+    "  --metrics-points N   count completed and failed jobs per minute in the\n"
+    "                       store, keeping N points (BullMQ's worker option\n"
+    "                       metrics.maxDataPoints: Bull Board's chart and\n"
+    "                       `lanes jobs URL metrics` read them; default 0, off)\n"
     "  --json               print the final counts as JSON on stdout; errors\n"
     "                       are then JSON objects on stderr\n"
     "\n"
@@ -129,7 +133,7 @@ static const struct {
     {"--max-stalled", 0, 1000000, 1},  {"--stalled-interval", 0, 86400000, 1},
     {"--max-jobs", 1, UINT64_MAX, 1},  {"--timeout", 1, 2147483, 1000},
     {"--grace", 0, 86400, 1000},       {"--poll", 1, 60000, 1},
-    {"--store-retry", 0, 86400000, 1},
+    {"--store-retry", 0, 86400000, 1}, {"--metrics-points", 0, LN_JOB_METRICS_POINTS_MAX, 1},
 };
 #define NUM_OPTS (sizeof num_opts / sizeof num_opts[0])
 
@@ -159,8 +163,11 @@ static void set_num(ln_worker_opts *o, size_t k, unsigned long long v) {
     case 7:
         o->poll_ms = (unsigned)v;
         break;
-    default:
+    case 8:
         o->store_retry_ms = (unsigned)v;
+        break;
+    default:
+        o->metrics_max_points = (unsigned)v;
         break;
     }
 }
@@ -303,10 +310,15 @@ static void start_line(const wargs *a, const char *url, unsigned port) {
     if (f != NULL) {
         json_object_set_new(f, "queue", json_string(a->queue));
         if (*metrics) json_object_set_new(f, "metrics", json_string(metrics));
+        if (o->metrics_max_points > 0)
+            json_object_set_new(f, "metrics_points", json_integer(o->metrics_max_points));
     }
-    cli_wlog("info", f, "started: store %s, queue %s, concurrency %u, exec '%s', timeout %s%s%s",
+    char points[64] = "";
+    if (o->metrics_max_points > 0)
+        snprintf(points, sizeof points, ", per-minute metrics (%u points)", o->metrics_max_points);
+    cli_wlog("info", f, "started: store %s, queue %s, concurrency %u, exec '%s', timeout %s%s%s%s",
              url, a->queue, o->concurrency, a->argv[0], timeout, *metrics ? ", metrics at " : "",
-             metrics);
+             metrics, points);
 }
 
 static void stop_line(const wargs *a, const ln_worker_stats *st, int err, uint64_t ms) {

@@ -6,6 +6,7 @@
  *   dash_api.c      the JSON API over lanes/jobs.h (every answer one
  *                   bounded query)
  *   dash_metrics.c  /metrics in Prometheus' text format
+ *   dash_throughput.c  the per-minute metrics for the throughput chart
  *   dash_assets.c   GENERATED (scripts/embed-assets.sh): the page's files
  *
  * Threads: libmicrohttpd runs every request on its one internal thread
@@ -80,6 +81,12 @@ typedef struct cli_dash_req {
 cli_dash_reply cli_dash_api(cli_dash *d, const cli_dash_req *req);
 /* 1 if the request is a write (a POST the API knows). */
 int cli_dash_api_is_write(const cli_dash_req *req);
+
+/* GET /api/queues/Q/metrics?points=N (dash_throughput.c): the queue's
+ * per-minute metrics, the newest N (1..CLI_DASH_METRICS_POINTS_MAX,
+ * default 60) points of each type, for the throughput chart. */
+#define CLI_DASH_METRICS_POINTS_MAX 1440
+cli_dash_reply cli_dash_throughput(cli_dash *d, const cli_dash_req *req, const char *queue);
 
 /* An error reply {"error": {"code": code, "message": msg}}. */
 cli_dash_reply cli_dash_error(unsigned status, const char *code, const char *msg);

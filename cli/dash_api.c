@@ -366,6 +366,7 @@ cli_dash_reply cli_dash_api(cli_dash *d, const cli_dash_req *req) {
     if (is(req, 1, "GET")) return get_queues(d);
     if (is(req, 2, "GET")) return get_queue(d, s[1]);
     if (is(req, 3, "GET") && strcmp(s[2], "jobs") == 0) return get_jobs(d, req, s[1]);
+    if (is(req, 3, "GET") && strcmp(s[2], "metrics") == 0) return cli_dash_throughput(d, req, s[1]);
     if (is(req, 4, "GET") && strcmp(s[2], "jobs") == 0) return get_job(d, s[1], s[3]);
     if (is(req, 3, "GET") && strcmp(s[2], "workers") == 0) return get_workers(d, s[1]);
     if (is(req, 3, "POST")) {

@@ -1,6 +1,7 @@
 /* jobs_help.c - the table of `lanes jobs` subcommands: which options each
  * takes and what `--help` prints for it. */
 #include "jobs_help.h"
+#include "jobs_metrics.h"
 
 #include <string.h>
 
@@ -93,6 +94,7 @@ static const cli_jobs_cmd cmds[] = {
      "worker's (CLIENT LIST, as Queue.getWorkers()); WHERE is the address.\n"
      "sqlite: the runs that sent a heartbeat within the last 6 s; WHERE is\n"
      "the host.\n"},
+    {"metrics", CLI_JOBS_METRICS_SYNOPSIS, CLI_JOBS_METRICS_OPTIONS, CLI_JOBS_METRICS_HELP},
 };
 
 const cli_jobs_cmd *cli_jobs_cmd_find(const char *name) {

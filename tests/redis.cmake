@@ -41,10 +41,24 @@ if(TARGET lanes_cli)
 endif()
 # Forking, kill -9 and server restarts: plain tree only (no sanitizer runs).
 foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board json
-        gconc obliterate runat outcomes dedup waitfor workers)
+        gconc obliterate runat outcomes dedup waitfor workers metrics)
   add_test(NAME test_redis_interop/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_interop.sh ${case}
                    $<TARGET_FILE:redis_peer> ${LN_REDIS_CLI})
   set_tests_properties(test_redis_interop/${case} PROPERTIES TIMEOUT 120
                        SKIP_RETURN_CODE 77 LABELS "plain;redis")
 endforeach()
+
+# test_metrics_lua   the per-minute metrics arithmetic with a fake clock,
+#                    three ways: lanes' Lua (lib.lua collect_metrics), stock
+#                    BullMQ 6.7.0's collectMetrics.lua and the C
+#                    ln_job_metrics_record leave the same hash and list
+#                    (docs/internals/metrics.md)
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME test_metrics_lua
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_metrics_lua.py
+                   ${PROJECT_SOURCE_DIR} $<TARGET_FILE:lanes_jobs>)
+  set_tests_properties(test_metrics_lua PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
+                       LABELS "plain;redis")
+endif()

@@ -16,6 +16,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 
 static ln_jobs *open_fresh(const char *name) {
     return jt_open(jt_url(name));
@@ -88,7 +89,7 @@ TEST(open_refuses_newer_schema_and_foreign_db) {
     sqlite3_finalize(st);
     sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
     CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
-    CHECK_EQ(sqlite3_column_int(st, 0), 6);
+    CHECK_EQ(sqlite3_column_int(st, 0), SQ_SCHEMA_VERSION);
     sqlite3_finalize(st);
     sqlite3_close(db);
     ln_jobs_close(jobs);
@@ -339,6 +340,7 @@ TEST(counts_upgrade_from_schema_1) {
                           "ALTER TABLE lanes_jobs DROP COLUMN timeout_ms;"
                           "DROP TABLE lanes_events;"
                           "DROP TABLE lanes_workers;"
+                          "DROP TABLE lanes_metrics; DROP TABLE lanes_metrics_data;"
                           "PRAGMA user_version = 1;"
                           "UPDATE lanes_jobs SET state = 4, finished_at = "
                           "  created_at WHERE rid IN (1, 2);"
@@ -367,7 +369,7 @@ TEST(counts_upgrade_from_schema_1) {
     sqlite3_stmt *st;
     CHECK_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
     CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
-    CHECK_EQ(sqlite3_column_int(st, 0), 6);
+    CHECK_EQ(sqlite3_column_int(st, 0), SQ_SCHEMA_VERSION);
     sqlite3_finalize(st);
     sqlite3_close(db);
     size_t n = 0;
@@ -445,6 +447,86 @@ TEST(allocation_failures_are_clean) {
     jt_cleanup();
 }
 
+static int metrics_ok(ln_job *job, void *ctx) {
+    (void)job;
+    (void)ctx;
+    return 0;
+}
+
+/* n jobs of queue q run by a worker counting metrics (max points). */
+static void metrics_run(ln_jobs *jobs, int n, unsigned max) {
+    for (int i = 0; i < n; i++) CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", NULL, NULL, 0), 0);
+    ln_worker_opts o;
+    ln_worker_opts_init(&o);
+    o.exit_when_empty = 1;
+    o.poll_ms = 5;
+    o.metrics_max_points = max;
+    ln_worker *w;
+    CHECK_EQ(ln_worker_create(&w, jobs, "q", metrics_ok, NULL, &o), 0);
+    CHECK_EQ(ln_worker_run(w), 0);
+    ln_worker_destroy(w);
+}
+
+/* Set the stored prevTS of q's completions to 'minutes' whole minutes
+ * before now, half a minute into that minute (a worker then sees a gap of
+ * 'minutes', or one more if a minute ends meanwhile). */
+static void metrics_rewind(const char *name, int64_t minutes) {
+    sqlite3 *db;
+    CHECK_EQ(sqlite3_open(jt_path(name), &db), SQLITE_OK);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "UPDATE lanes_metrics SET prev_ts = (%lld / 60 - %lld) * 60000 + 30000 "
+             "WHERE queue = 'q' AND type = %d",
+             (long long)time(NULL), (long long)minutes, LN_JOB_COMPLETED);
+    CHECK_EQ(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    CHECK_EQ(sqlite3_changes(db), 1);
+    sqlite3_close(db);
+}
+
+/* The stored points of a real store across minutes (the store's clock
+ * moved back by rewriting prevTS): a minute change pushes the jobs
+ * counted since, then zeros; a gap longer than max points keeps max. */
+TEST(metrics_points_across_minutes) {
+    ln_jobs *jobs = open_fresh("m");
+    metrics_run(jobs, 2, 10);
+    ln_job_metrics m;
+    CHECK_EQ(ln_jobs_metrics(jobs, "q", LN_JOB_COMPLETED, 0, -1, &m), 0);
+    CHECK_EQ(m.count, 2);
+    int64_t minute = m.prev_ts / 60000;
+    ln_job_metrics_clear(&m);
+    if (minute == 0) CHECK(0);
+    metrics_rewind("m.db", 3);
+    metrics_run(jobs, 1, 10);
+    CHECK_EQ(ln_jobs_metrics(jobs, "q", LN_JOB_COMPLETED, 0, -1, &m), 0);
+    CHECK_EQ(m.count, 3);
+    CHECK_EQ(m.prev_count, 2);
+    CHECK(m.npoints == 3 || m.npoints == 4);
+    CHECK_EQ(m.ndata, m.npoints);
+    for (size_t i = 0; i + 1 < m.ndata; i++) CHECK_EQ(m.data[i], 0);
+    CHECK_EQ(m.data[m.ndata - 1], 2);
+    size_t had = m.ndata;
+    ln_job_metrics_clear(&m);
+    /* a page: the oldest point alone, by LRANGE's rule */
+    CHECK_EQ(ln_jobs_metrics(jobs, "q", LN_JOB_COMPLETED, -1, -1, &m), 0);
+    CHECK_EQ(m.ndata, 1);
+    CHECK_EQ(m.data[0], 2);
+    ln_job_metrics_clear(&m);
+    /* 1000 minutes later with max 10: 10 points, the oldest the one job */
+    metrics_rewind("m.db", 1000);
+    metrics_run(jobs, 1, 10);
+    CHECK_EQ(ln_jobs_metrics(jobs, "q", LN_JOB_COMPLETED, 0, -1, &m), 0);
+    CHECK_EQ(m.count, 4);
+    CHECK_EQ(m.prev_count, 3);
+    CHECK_EQ(m.npoints, 10);
+    CHECK_EQ(m.ndata, 10);
+    for (size_t i = 0; i < 9; i++) CHECK_EQ(m.data[i], 0);
+    CHECK_EQ(m.data[9], 1);
+    ln_job_metrics_clear(&m);
+    CHECK(had >= 3);
+    ln_jobs_close(jobs);
+    jt_cleanup();
+}
+
 int main(int argc, char **argv) {
     return ln_test_run(argc, argv,
                        (ln_test_case[]){TESTCASE(open_rejects_bad_urls_and_files),
@@ -456,5 +538,6 @@ int main(int argc, char **argv) {
                                         TESTCASE(counts_upgrade_from_schema_1),
                                         TESTCASE(writer_waits_for_the_lock_then_times_out),
                                         TESTCASE(allocation_failures_are_clean),
+                                        TESTCASE(metrics_points_across_minutes),
                                         {0}});
 }

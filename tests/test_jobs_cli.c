@@ -195,6 +195,44 @@ TEST(jobs_add_dedup) {
     jt_cleanup();
 }
 
+/* lanes worker --metrics-points counts; lanes jobs metrics prints the
+ * counts as text and JSON, one type with --type, and refuses a bad one. */
+TEST(jobs_metrics_after_a_worker) {
+    char url[512], out[8192];
+    snprintf(url, sizeof url, "%s", jt_url("mt"));
+    const char *names[] = {"ok", "ok", "bad"};
+    for (int i = 0; i < 3; i++) CHECK_EQ(LANES(out, "jobs", url, "add", "q", names[i], "{}"), 0);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--metrics-points", "80641",
+                   "--exec", "true"),
+             2);
+    char err[4096], text[8192];
+    snprintf(err, sizeof err, "%s", jt_path("mt.err"));
+    stderr_path = err;
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--metrics-points", "60", "--exec",
+                   "sh", "-c", "test \"$LANES_JOB_NAME\" != bad"),
+             0);
+    stderr_path = NULL;
+    CHECK(strstr(slurp(err, text, sizeof text), ", per-minute metrics (60 points)") != NULL);
+    CHECK_EQ(LANES(out, "jobs", url, "metrics", "q"), 0);
+    CHECK(strstr(out, "completed: count 2, prevTS ") != NULL);
+    CHECK(strstr(out, "failed: count 1, prevTS ") != NULL);
+    CHECK_EQ(LANES(out, "jobs", url, "metrics", "q", "--json"), 0);
+    json_t *v = parse(out);
+    json_t *c = json_object_get(v, "completed");
+    CHECK_EQ(json_integer_value(json_object_get(c, "count")), 2);
+    CHECK(json_integer_value(json_object_get(c, "prevTS")) > 1000000000000LL);
+    CHECK(json_is_array(json_object_get(c, "data")));
+    CHECK_EQ(json_integer_value(json_object_get(json_object_get(v, "failed"), "count")), 1);
+    json_decref(v);
+    CHECK_EQ(LANES(out, "jobs", url, "metrics", "q", "--type", "failed", "--json"), 0);
+    v = parse(out);
+    CHECK(json_object_size(v) == 1 && json_object_get(v, "failed") != NULL);
+    json_decref(v);
+    CHECK_EQ(LANES(out, "jobs", url, "metrics", "q", "--type", "waiting"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "metrics"), 2);
+    jt_cleanup();
+}
+
 /* Exit 76 fails for good; exit 75 delays by what stdout says, using no
  * attempt, and without a delay on stdout is a plain failure. */
 static const char outcome_sh[] =
@@ -1100,6 +1138,7 @@ int main(int argc, char **argv) {
                                         TESTCASE(worker_exec_results_and_failures),
                                         TESTCASE(worker_exec_delay_and_unrecoverable_exit_codes),
                                         TESTCASE(jobs_add_dedup),
+                                        TESTCASE(jobs_metrics_after_a_worker),
                                         TESTCASE(worker_exec_never_uses_a_shell),
                                         TESTCASE(worker_exec_keeps_utf8_and_names_a_nul),
                                         TESTCASE(worker_exec_json_stdout_as_printed),

@@ -172,7 +172,8 @@ async function queueView(main, name, params) {
   el('tbody', {}, r.jobs.map((j) => jobRow(name, j))));
   show(main, el('p', {}, el('a', { href: '#/' }, '← queues')),
     el('h1', {}, name, ' ', qu.paused ? el('span', { class: 'badge paused' }, 'paused') : ''),
-    actions, tabs, search, idHit, table, pager(name, r, { state, q: params.q || undefined }),
+    actions, throughputChart(name), tabs, search, idHit, table,
+    pager(name, r, { state, q: params.q || undefined }),
     workersPanel(name)); // workers.js
 }
 

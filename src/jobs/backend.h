@@ -31,8 +31,8 @@
 
 /* 3: wait and pipe tables split off; 4: queues, promote, the outcome
  * LN__DONE_DELAY; 5: add honours opts.dedup_*; 6: events_open; 7: workers,
- * worker_beat. */
-#define LN__STORE_METHODS_VERSION 7
+ * worker_beat; 8: metrics (and step honours st->metrics_max_points). */
+#define LN__STORE_METHODS_VERSION 8
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -102,6 +102,9 @@ typedef struct ln__jobs_step {
                             is due (0 = now), or -1 if none. Only required
                             when ntaken < want; backends that cannot tell
                             cheaply report -1. */
+    /* in: > 0: count the completions and final failures recorded into the
+     * queue's metrics keeping this many points (jobs.h "Metrics"); 0 off */
+    unsigned metrics_max_points;
 } ln__jobs_step;
 
 /* ---- Store methods (the instance). WITH the handle's mutex. ---- */
@@ -192,6 +195,11 @@ struct ln__store_methods {
      * transaction. NULL: the store knows its workers otherwise (Redis: a
      * run's named connection). */
     int (*worker_beat)(ln__jobs_be *be, const char *queue, int64_t *id, int leaving);
+    /* Version 8. Queue's metrics of type (LN_JOB_COMPLETED or
+     * LN_JOB_FAILED) into *out (zeroed): the points start..end by LRANGE's
+     * rule, at most LN_JOB_METRICS_POINTS_MAX, data ln__malloc'd. */
+    int (*metrics)(ln__jobs_be *be, const char *queue, int type, int64_t start, int64_t end,
+                   ln_job_metrics *out);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */

@@ -48,6 +48,7 @@
 #include "redis_step.h"
 #include "redis_view.h"
 #include "redis_events.h"
+#include "redis_metrics.h"
 #include "redis_wait.h"
 #include "redis_workers.h"
 
@@ -557,6 +558,11 @@ static int redis_workers(ln__jobs_be *be, const char *queue, size_t max, ln_work
     redis_be *r = rbe(be);
     set_queue(r, queue); /* Redis Cluster: the node serving the queue */
     return public_rc(ln__redis_workers(&r->conn, r->cfg.prefix, queue, be, max, out, n));
+static int redis_metrics(ln__jobs_be *be, const char *queue, int type, int64_t start, int64_t end,
+                         ln_job_metrics *out) {
+    redis_be *r = rbe(be);
+    set_queue(r, queue);
+    return public_rc(ln__redis_metrics(&r->conn, r->key, be, type, start, end, out));
 }
 
 static const ln__store_methods redis_methods = {
@@ -586,6 +592,7 @@ static const ln__store_methods redis_methods = {
     .promote = redis_promote,
     .events_open = redis_events_open,
     .workers = redis_workers,
+    .metrics = redis_metrics,
 };
 
 /* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and

@@ -62,6 +62,7 @@ void ln__redis_step_args(ln__redis_args *a, const ln__jobs_step *st, const char 
         ln__redis_args_str(a, st->renew[i].token);
     }
     for (size_t i = 0; i < st->want; i++) ln__redis_args_str(a, tokens[i]);
+    ln__redis_args_i64(a, st->metrics_max_points); /* last: lib.lua collect_step_metrics */
 }
 
 /* ---------------------------------------------- the jobs a step took */

@@ -242,6 +242,22 @@ static const char *const sql_text[S_COUNT_] = {
                   "AND state = 0) OR EXISTS (SELECT 1 FROM lanes_jobs WHERE "
                   "queue = ?1 AND state = 1) OR EXISTS (SELECT 1 FROM "
                   "lanes_jobs WHERE queue = ?1 AND state = 3)",
+    /* Metrics (sqlite_metrics.c): a type is LN_JOB_COMPLETED or _FAILED;
+     * seq is the newest point's, and point i (0 = newest) has seq - i. */
+    [S_METRICS_GET] = "SELECT count, prev_ts, prev_count, seq, npoints FROM "
+                      "lanes_metrics WHERE queue = ?1 AND type = ?2",
+    [S_METRICS_PUT] = "INSERT OR REPLACE INTO lanes_metrics(queue, type, count, "
+                      "prev_ts, prev_count, seq, npoints) VALUES(?1, ?2, ?3, ?4, "
+                      "?5, ?6, ?7)",
+    /* The new points: ?4 at seq ?3, then zeros up to seq ?5. */
+    [S_METRICS_PUSH] = "INSERT INTO lanes_metrics_data(queue, type, seq, n) "
+                       "WITH RECURSIVE z(i) AS (SELECT ?3 UNION ALL SELECT i + 1 "
+                       "FROM z WHERE i < ?5) SELECT ?1, ?2, i, CASE WHEN i = ?3 "
+                       "THEN ?4 ELSE 0 END FROM z",
+    [S_METRICS_TRIM] = "DELETE FROM lanes_metrics_data WHERE queue = ?1 AND "
+                       "type = ?2 AND seq <= ?3",
+    [S_METRICS_DATA] = "SELECT n FROM lanes_metrics_data WHERE queue = ?1 AND "
+                       "type = ?2 AND seq BETWEEN ?3 AND ?4 ORDER BY seq DESC",
 };
 
 /* A trigger's counter change: add d to the counter of row r's key. */
@@ -336,6 +352,17 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "  queue TEXT NOT NULL, name TEXT NOT NULL, host TEXT, pid INTEGER NOT NULL,"
     "  started_at INTEGER NOT NULL, seen_at INTEGER NOT NULL);"
     "CREATE INDEX lanes_workers_seen ON lanes_workers(queue, seen_at);",
+    /* 6 -> 7: per-minute metrics of completed and failed jobs
+     * (sqlite_metrics.c; jobs.h "Metrics"), BullMQ's metrics:<type> hash
+     * (lanes_metrics: count, prevTS, prevCount, and where the points are)
+     * and its metrics:<type>:data list (lanes_metrics_data). */
+    "CREATE TABLE lanes_metrics(queue TEXT NOT NULL, type INTEGER NOT NULL,"
+    "  count INTEGER NOT NULL, prev_ts INTEGER NOT NULL,"
+    "  prev_count INTEGER NOT NULL, seq INTEGER NOT NULL,"
+    "  npoints INTEGER NOT NULL, PRIMARY KEY(queue, type)) WITHOUT ROWID;"
+    "CREATE TABLE lanes_metrics_data(queue TEXT NOT NULL, type INTEGER NOT NULL,"
+    "  seq INTEGER NOT NULL, n INTEGER NOT NULL,"
+    "  PRIMARY KEY(queue, type, seq)) WITHOUT ROWID;",
 };
 
 /* ---------------------------------------------------------------- errors */
@@ -514,6 +541,7 @@ static const ln__store_methods sq_methods = {
     .events_open = ln__sq_events_open,
     .workers = ln__sq_workers,
     .worker_beat = ln__sq_worker_beat,
+    .metrics = ln__sq_metrics,
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */

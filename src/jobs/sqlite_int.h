@@ -8,7 +8,7 @@
 #include <sqlite3.h>
 
 /* Schema version this code writes; stored in PRAGMA user_version. */
-#define SQ_SCHEMA_VERSION 6
+#define SQ_SCHEMA_VERSION 7
 /* PRAGMA application_id of a lanes store: "LNJB". */
 #define SQ_APPLICATION_ID 0x4C4E4A42
 
@@ -108,6 +108,11 @@ typedef enum sq_stmt {
     S_EVENT_TRIM,
     S_EVENT_PROMOTE,
     S_EVENT_RETRY_ALL,
+    S_METRICS_GET,
+    S_METRICS_PUT,
+    S_METRICS_PUSH,
+    S_METRICS_TRIM,
+    S_METRICS_DATA,
     S_COUNT_
 } sq_stmt;
 
@@ -262,6 +267,14 @@ int ln__sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs, i
 int ln__sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref, const char *json);
 int ln__sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref, const char *line);
 int ln__sq_pending(ln__jobs_be *b, const char *queue, int *pending);
+
+/* sqlite_metrics.c (jobs.h "Metrics"): count the completions and final
+ * failures of st->done that were recorded (rc 0) into queue's metrics, in
+ * the step's write transaction at store time now; and the read method
+ * (store methods version 7). */
+int ln__sq_metrics_collect(sq_be *be, const char *queue, const ln__jobs_step *st, int64_t now);
+int ln__sq_metrics(ln__jobs_be *b, const char *queue, int type, int64_t start, int64_t end,
+                   ln_job_metrics *out);
 
 /* sqlite_admin.c: store methods version 4. */
 int ln__sq_queues(ln__jobs_be *b, size_t max, char ***names, size_t *n);

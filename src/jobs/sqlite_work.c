@@ -289,6 +289,7 @@ static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
         err = apply_done(be, queue, &st->done[i], now, &completed);
     if (err == 0) err = ln__sq_count(be, queue, LN_JOB_ACTIVE, -completed);
     if (err == 0) err = ln__sq_count(be, queue, LN_JOB_COMPLETED, completed);
+    if (err == 0 && st->metrics_max_points > 0) err = ln__sq_metrics_collect(be, queue, st, now);
     for (size_t i = 0; i < st->nrenew && err == 0; i++) {
         sqlite3_stmt *s = ln__sq_stmt_get(be, S_RENEW);
         if (s == NULL) {

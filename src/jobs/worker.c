@@ -86,6 +86,8 @@ static int check_worker_opts(const ln_worker_opts *o, char *msg, size_t size) {
         snprintf(msg, size, "lease_ms must be >= 100");
     else if (o->timeout_ms > INT32_MAX)
         snprintf(msg, size, "timeout_ms must be 0..%d", INT32_MAX);
+    else if (o->metrics_max_points > LN_JOB_METRICS_POINTS_MAX)
+        snprintf(msg, size, "metrics_max_points must be 0..%d", LN_JOB_METRICS_POINTS_MAX);
     else if (o->poll_ms < 1)
         snprintf(msg, size, "poll_ms must be >= 1");
     else if (o->pool != NULL && (o->lane < 0 || o->lane >= ln_pool_lanes(o->pool)))

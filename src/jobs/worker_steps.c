@@ -79,7 +79,8 @@ int ln__steps_send(ln_worker *w, int renew, size_t want) {
                             .nrenew = nr,
                             .want = want,
                             .lease_ms = w->opts.lease_ms,
-                            .taken = f->taken};
+                            .taken = f->taken,
+                            .metrics_max_points = w->opts.metrics_max_points};
     int err = ln__pipe_send(w->pipe, &f->st);
     if (err != 0) {
         for (size_t i = 0; i < nr; i++) f->renewing[i]->renew_sent = 0;

@@ -10,9 +10,11 @@
 // queue list shows the counts, that a job's page shows its data, that
 // retry, promote and remove work and the store changes accordingly (read
 // back with `lanes jobs`), that a write without the token is refused, and
-// that --read-only refuses writes, and that a queue's workers panel shows
-// a running `lanes worker` and drops it once stopped. The queue page's
-// screenshot goes to OUTDIR/dash-STORE.png.
+// that --read-only refuses writes, that a queue's workers panel shows
+// a running `lanes worker` and drops it once stopped, and that a queue
+// page's throughput chart draws the per-minute metrics of a worker run
+// with --metrics-points. The queue page's screenshot goes to
+// OUTDIR/dash-STORE.png, the chart's to OUTDIR/dash-chart-STORE.png.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -125,6 +127,29 @@ function fill() {
   const w = lanes('worker', url, 'failing', '--exit-when-empty', '--exec', 'false');
   if (w.code !== 0) fail('worker: ' + w.err);
   check(counts('failing').failed === 1, 'the worker failed boom-1');
+  // The throughput chart's queue: 3 completed, 1 failed, counted per minute.
+  for (const n of ['ok', 'ok', 'ok', 'bad']) add('tput', n, '{}');
+  const m = lanes('worker', url, 'tput', '--exit-when-empty', '--metrics-points', '60',
+    '--exec', 'sh', '-c', 'test "$LANES_JOB_NAME" != bad');
+  if (m.code !== 0) fail('worker with metrics: ' + m.err);
+}
+
+// The queue page's throughput chart, drawn from the metrics: bars of the
+// 3 completed and the 1 failed job; a queue without metrics says so.
+async function throughput(page, base) {
+  await page.goto(base + '/#/queue/tput?state=completed');
+  await page.waitForSelector('#throughput[data-ready="drawn"] svg');
+  const sum = (cls) => page.$$eval(`#throughput rect.bar.${cls}`,
+    (rs) => rs.reduce((a, r) => a + Number(r.dataset.n), 0));
+  check(await page.getAttribute('#throughput', 'data-completed') === '3' &&
+    await sum('completed') === 3, 'throughput chart: bars of the 3 completed jobs');
+  check(await page.getAttribute('#throughput', 'data-failed') === '1' &&
+    await sum('failed') === 1, 'throughput chart: a bar of the failed job');
+  await page.screenshot({ path: join(outDir, 'dash-chart-' + store + '.png'), fullPage: true });
+  await page.goto(base + '/#/queue/mail');
+  await page.waitForSelector('#throughput[data-ready="empty"]');
+  check((await page.textContent('#throughput')).includes('--metrics-points'),
+    'throughput chart: a queue without metrics says how to get them');
 }
 
 async function cell(page, queue, state) {
@@ -252,6 +277,7 @@ try {
   page.on('dialog', (dlg) => dlg.accept());
   page.on('pageerror', (e) => fail('page error: ' + e.message));
   await readAndRefuse(page, dash.base);
+  await throughput(page, dash.base);
   await actions(page, dash.base);
   await workersPanel(page, dash.base);
   check(await stopDash(dash) === 0, 'lanes dash stops on SIGTERM with exit 0');

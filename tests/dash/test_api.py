@@ -107,6 +107,10 @@ def run(base):
     expect(call(base, "/api/queues/plain/jobs?limit=101"), 400, "bad_request", "limit 101")
     expect(call(base, "/api/queues/plain/jobs?offset=-1"), 400, "bad_request", "offset -1")
     expect(call(base, "/api/queues/plain/jobs/nope"), 404, "not_found", "no such job")
+    expect(call(base, "/api/queues/plain/metrics?points=0"), 400, "bad_request", "points 0")
+    expect(call(base, "/api/queues/plain/metrics?points=1441"), 400, "bad_request", "points 1441")
+    s, body = call(base, "/api/queues/plain/metrics?points=5")
+    assert s == 200 and body["completed"]["count"] == 0 and body["failed"]["data"] == [], body
     expect(call(base, "/api/queues/plain/jobs/p1/retry", "POST", w), 409, "invalid",
            "retry of a waiting job")
     expect(call(base, "/api/queues/plain/jobs/p1/promote", "POST", w), 409, "invalid",

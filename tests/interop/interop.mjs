@@ -371,6 +371,15 @@ async function idleWorkers(queue) {
   console.log(JSON.stringify({ closed: 2 }));
 }
 
+// queue.getMetrics for both types, as Bull Board's chart reads them:
+// {completed: {meta, data, count}, failed: {...}}.
+async function metrics(queue) {
+  const q = new Queue(queue, { connection });
+  const out = { completed: await q.getMetrics('completed'), failed: await q.getMetrics('failed') };
+  await q.close();
+  console.log(JSON.stringify(out));
+}
+
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
 switch (cmd) {
@@ -399,6 +408,7 @@ switch (cmd) {
   case 'wait-finished': await waitFinished(queue, args[0], args[1], args[2]); break;
   case 'get-workers': await getWorkers(queue); break;
   case 'idle-workers': await idleWorkers(queue); break;
+  case 'metrics': await metrics(queue); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

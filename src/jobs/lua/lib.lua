@@ -542,3 +542,44 @@ local function take_jobs(tokens, lock_ms, worker)
     if #taken > 0 and #taken == #tokens then wake_workers() end
     return taken, limited
 end
+
+-- BullMQ's per-minute metrics (jobs.h "Metrics", docs/internals/metrics.md):
+-- count n jobs finished now into the hash <base>metrics:<kind> (count,
+-- prevTS, prevCount) and its list <...>:data, newest first, keeping max
+-- points: the steps of ln_job_metrics_record (metrics.c), which counting
+-- a step's n outcomes at once gives exactly as n counts in a row would.
+-- Bounded: at most max (<= 80640) points pushed, in LPUSHes of 7000.
+local function collect_metrics(kind, n, max, now)
+    local key = B .. 'metrics:' .. kind
+    local count = rcall('HINCRBY', key, 'count', n) - n
+    local prev = tonumber(rcall('HGET', key, 'prevTS'))
+    if not prev then
+        rcall('HSET', key, 'prevTS', int_str(now), 'prevCount', '0')
+        return
+    end
+    local p = math.min(math.floor(now / 60000) - math.floor(prev / 60000), max)
+    if p <= 0 then return end
+    local points = {int_str(count - (tonumber(rcall('HGET', key, 'prevCount')) or 0))}
+    for i = 2, p do points[i] = '0' end
+    local data = key .. ':data'
+    for c = 1, p, 7000 do
+        rcall('LPUSH', data, unpack(points, c, math.min(c + 6999, p)))
+    end
+    rcall('LTRIM', data, 0, max - 1)
+    rcall('HSET', key, 'prevCount', int_str(count), 'prevTS', int_str(now))
+end
+
+-- A worker step's metrics: its recorded (done code 0) completions ("c")
+-- and final failures ("f"), the kind of outcome i being
+-- ARGV[first + (i - 1) * width + 3].
+local function collect_step_metrics(done_rc, first, width, max)
+    local c, f = 0, 0
+    for i = 1, #done_rc do
+        if done_rc[i] == 0 then
+            local kind = ARGV[first + (i - 1) * width + 3]
+            if kind == 'c' then c = c + 1 elseif kind == 'f' then f = f + 1 end
+        end
+    end
+    if c > 0 then collect_metrics('completed', c, max, NOW) end
+    if f > 0 then collect_metrics('failed', f, max, NOW) end
+end

@@ -11,6 +11,7 @@
 --                      count ("-1" keeps all), else "" and "" (the full path)
 --   nrenew pairs: id, token
 --   want fresh lock tokens, one per job to take
+--   last: metrics max points ("0" = off; lib.lua's collect_step_metrics)
 -- Returns {done codes, renew codes, next due, taken, taken, ...}: a done
 -- code is 0 or an RC of leave_active; a renew code 1 renewed, 0 lost;
 -- next due = ms until the earliest delayed job is due (0 now, -1 none) or
@@ -209,6 +210,8 @@ end
 
 local batch = new_batch()
 local done_rc, a, nfinished = record_done(5, batch)
+local metrics_max = tonumber(ARGV[#ARGV])
+if metrics_max > 0 then collect_step_metrics(done_rc, 5, DONE_ARGS, metrics_max) end
 flush_batch(batch) -- (every XADD caps the stream itself: MAXLEN ~)
 local renew_rc
 renew_rc, a = renew_leases(a)
