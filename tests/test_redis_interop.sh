@@ -584,6 +584,7 @@ workers)
         sleep 0.1
     done
     echo "lanes jobs workers lists BullMQ's Node workers (named and unnamed), not closed ones"
+    ;;
 metrics)
     [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
     # A C worker counts; Node's getMetrics reads it.

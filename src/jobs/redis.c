@@ -558,6 +558,8 @@ static int redis_workers(ln__jobs_be *be, const char *queue, size_t max, ln_work
     redis_be *r = rbe(be);
     set_queue(r, queue); /* Redis Cluster: the node serving the queue */
     return public_rc(ln__redis_workers(&r->conn, r->cfg.prefix, queue, be, max, out, n));
+}
+
 static int redis_metrics(ln__jobs_be *be, const char *queue, int type, int64_t start, int64_t end,
                          ln_job_metrics *out) {
     redis_be *r = rbe(be);
