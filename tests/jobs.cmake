@@ -17,7 +17,8 @@ set(LN_CONF_SOURCES
     conformance/conf_lease.c conformance/conf_badinput.c
     conformance/conf_rules.c conformance/conf_json.c conformance/conf_fields.c
     conformance/conf_timeout.c conformance/conf_queues.c
-    conformance/conf_outcomes.c conformance/conf_dedup.c conformance/conf_events.c)
+    conformance/conf_outcomes.c conformance/conf_dedup.c conformance/conf_events.c
+    conformance/conf_longid.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it
@@ -80,4 +81,12 @@ if(TARGET lanes_cli AND Python3_Interpreter_FOUND)
                    $<TARGET_FILE:lanes_cli>)
   set_tests_properties(test_worker_metrics PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
                        LABELS "plain;jobs;metrics")
+endif()
+
+# `lanes jobs` and `lanes worker` with job ids longer than 127 bytes.
+if(TARGET lanes_cli)
+  add_test(NAME jobs_cli_longid
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_jobs_longid_cli.sh
+                   $<TARGET_FILE:lanes_cli>)
+  set_tests_properties(jobs_cli_longid PROPERTIES TIMEOUT 60 LABELS "plain;jobs")
 endif()
