@@ -526,7 +526,8 @@ longid)
     js add-one "$q-a" plain '{"n":1}' "{\"jobId\":\"$lid\"}" >"$tmp/add.json" || fail "Node add"
     grep -q "\"id\":\"$lid\"" "$tmp/add.json" || fail "Node add gave $(cat "$tmp/add.json")"
     js add-one "$q-a" doomed '{}' "{\"jobId\":\"$bad\"}" >/dev/null || fail "Node add (doomed)"
-    "$peer" work "$url" "$q-a" --log "$tmp/c.log" >/dev/null 2>"$tmp/c.err" ||
+    # bounded: a worker that cannot hand the job over holds it till it stalls
+    timeout 20 "$peer" work "$url" "$q-a" --log "$tmp/c.log" >/dev/null 2>"$tmp/c.err" ||
         fail "C worker: $(cat "$tmp/c.err")"
     grep -qx "$lid" "$tmp/c.log" || fail "the C handler did not see the whole id: $(cat "$tmp/c.log")"
     js job "$q-a" "$lid" >"$tmp/j.json" || fail "Node get"
