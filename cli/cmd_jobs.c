@@ -241,7 +241,7 @@ static int cmd_add(ln_jobs *jobs, args *a) {
     if (a->on_fail && parse_keep(a->on_fail, &o.remove_on_fail))
         return usage_error("--remove-on-fail '%s': none, all, keep:N or age:S", a->on_fail);
     static char deid[LN_JOB_CUSTOM_ID_MAX]; /* static: 64 KiB, one add a run */
-    if (a->dedup) { /* ID[:TTL_MS]: the TTL after the last ':' */
+    if (a->dedup) {                         /* ID[:TTL_MS]: the TTL after the last ':' */
         const char *colon = strrchr(a->dedup, ':');
         size_t n = colon ? (size_t)(colon - a->dedup) : strlen(a->dedup);
         if (colon && parse_ll(colon + 1, 0, INT32_MAX, &v) < 0)

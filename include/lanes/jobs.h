@@ -293,7 +293,7 @@ LN_EXTERN int ln_jobs_counts(ln_jobs *jobs, const char *queue, ln_job_counts *co
 /* Everything stored about one job. Strings are owned by the struct and
  * freed by ln_job_info_clear(); NULL where there is nothing. */
 typedef struct ln_job_info {
-    char *id; /* the whole id, any length; never NULL in a filled info */
+    char *id;  /* the whole id, any length; never NULL in a filled info */
     int state; /* ln_job_state */
     char *name;
     char *data;          /* JSON */
@@ -612,16 +612,16 @@ LN_EXTERN int ln_job_canceled(const ln_job *job);
 typedef struct ln_jobs_events ln_jobs_events;
 
 typedef struct ln_job_event {
-    char id[48];                /* where it is in the queue's events: the stream id on
+    char id[48];   /* where it is in the queue's events: the stream id on
                       Redis ("1700000000000-0"), the sequence number on
                       SQLite ("42"); increasing; give it as 'from' to go on
                       after it */
-    char name[64];              /* "completed", ...; longer names are cut */
-    char *job_id;               /* the jobId field, whole; "" when none.
-                                   Owned: freed by ln_job_event_clear */
-    char *fields;               /* every field as a JSON object of strings, e.g.
+    char name[64]; /* "completed", ...; longer names are cut */
+    char *job_id;  /* the jobId field, whole (any length); "" when none.
+                      Owned: freed by ln_job_event_clear */
+    char *fields;  /* every field as a JSON object of strings, e.g.
                       {"jobId":"7","returnvalue":"{\"ok\":1}","prev":"active"} */
-    int64_t at_ms;              /* when it was written, ms since the Unix epoch */
+    int64_t at_ms; /* when it was written, ms since the Unix epoch */
 } ln_job_event;
 
 /* Free event->fields and event->job_id and zero *event. NULL is a no-op. */

@@ -96,8 +96,8 @@ int ln__redis_view_info(const redisReply *v, ln_job_info *info) {
     info->run_at_ms = ln__redis_int_at(v, V_RUN_AT);
     info->started_ms = ln__redis_int_at(v, V_STARTED);
     info->finished_ms = ln__redis_int_at(v, V_FINISHED);
-    if (ln__redis_str_at(v, V_ID, &info->id) || ln__redis_str_at(v, V_NAME, &info->name) || ln__redis_str_at(v, V_DATA, &info->data) ||
-        ln__redis_str_at(v, V_RESULT, &info->result) ||
+    if (ln__redis_str_at(v, V_ID, &info->id) || ln__redis_str_at(v, V_NAME, &info->name) ||
+        ln__redis_str_at(v, V_DATA, &info->data) || ln__redis_str_at(v, V_RESULT, &info->result) ||
         ln__redis_str_at(v, V_REASON, &info->failed_reason) ||
         ln__redis_str_at(v, V_PROGRESS, &info->progress) ||
         ln__redis_str_at(v, V_TRACEPARENT, &info->traceparent) ||
@@ -123,7 +123,8 @@ int ln__redis_view_taken(const redisReply *v, const char *token, ln__job_taken *
     t->backoff_ms = ln__redis_int_at(v, T_BACKOFF_MS);
     t->ref.key = (uint64_t)ln__redis_int_at(v, T_HINT);
     t->timeout_ms = ln__redis_int_at(v, T_TIMEOUT);
-    if (ln__redis_str_at(v, T_ID, &t->ref.id) || ln__redis_str_at(v, T_NAME, &t->name) || ln__redis_str_at(v, T_DATA, &t->data) ||
+    if (ln__redis_str_at(v, T_ID, &t->ref.id) || ln__redis_str_at(v, T_NAME, &t->name) ||
+        ln__redis_str_at(v, T_DATA, &t->data) ||
         ln__redis_str_at(v, T_TRACEPARENT, &t->traceparent) ||
         ln__redis_str_at(v, T_TRACESTATE, &t->tracestate)) {
         ln__job_taken_free(t);
