@@ -61,7 +61,9 @@
 #              200-byte id runs on a C worker (the handler sees the whole
 #              id) and Node reads it completed with its return value; `lanes
 #              jobs get/retry/logs/remove/list` take 200- and 300-byte ids;
-#              `lanes jobs add --id` of a 300-byte id runs on a Node worker.
+#              `lanes jobs add --id` of a 300-byte id runs on a Node worker;
+#              a Node id of 70,000 bytes (past lanes' own bound) still runs
+#              on a C worker and is read.
 #
 # Exit 77 (skipped) without LANES_TEST_REDIS_URL, node or the npm packages.
 set -u
@@ -566,6 +568,13 @@ assert j["returnvalue"] == {"name": "plain", "data": {"b": 1}}, j
 PY
     "$cli" jobs "$url" get "$q-b" "$cid" | grep -q completed || fail "lanes jobs get after Node"
     echo "lanes jobs add --id of a 300-byte id ran on a Node worker"
+    huge=L-$(printf '%069998d' 0 | tr 0 h) # 70,000 bytes: past what lanes adds
+    js add-one "$q-c" plain '{}' "{\"jobId\":\"$huge\"}" >/dev/null || fail "Node add (huge id)"
+    timeout 20 "$peer" work "$url" "$q-c" --log "$tmp/h.log" >/dev/null 2>"$tmp/c.err" ||
+        fail "C worker (huge id): $(cat "$tmp/c.err")"
+    grep -qxF "$huge" "$tmp/h.log" || fail "the C handler did not see the whole 70,000-byte id"
+    "$cli" jobs "$url" get "$q-c" "$huge" | grep -q completed || fail "lanes jobs get (huge id)"
+    echo "a Node job with a 70,000-byte id ran on a C worker and lanes jobs get reads it"
     ;;
 *)
     echo "unknown case $what" >&2
