@@ -246,12 +246,15 @@ static int redis_logs(ln__jobs_be *be, const char *queue, const char *id, char *
     snprintf(jkey, klen + 1, "%s%s", r->key, id);
     snprintf(lkey, klen + 6, "%s%s:logs", r->key, id);
     redisReply *rep = command(r, 2, (const char *[]){"EXISTS", jkey}, &rc);
-    int exists = rep && rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
-    if (rep) freeReplyObject(rep);
+    if (!rep) {
+        ln__free(jkey);
+        return public_rc(rc);
+    }
+    int exists = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
+    freeReplyObject(rep);
     rep = exists ? command(r, 4, (const char *[]){"LRANGE", lkey, "0", "-1"}, &rc) : NULL;
-    ln__free(jkey);
-    if (!exists && rc == 0)
-        return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    ln__free(jkey); /* and lkey, in the same block */
+    if (!exists) return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
     if (!rep) return public_rc(rc);
     if (rep->type != REDIS_REPLY_ARRAY) return bad_reply(r, rep, "LRANGE");
     char **out = rep->elements ? ln__calloc(rep->elements, sizeof *out) : NULL;
