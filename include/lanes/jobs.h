@@ -59,9 +59,10 @@
  *    characters and without ':' (it separates the parts of Redis keys);
  *  - a job name likewise, 1..LN_JOB_NAME_MAX-1 bytes (':' allowed);
  *  - a custom job id (ln_job_opts.job_id) is 1..LN_JOB_CUSTOM_ID_MAX-1
- *    bytes (64 KiB less one) without control characters, is not an integer (all digits, as "0"
- *    or "007", or '-' and digits without a leading zero, as "-12" or
- *    "-0"; "-012" is an id: the store numbers its own jobs so),
+ *    bytes (64 KiB less one) without control characters, is not an
+ *    integer (all digits, as "0" or "007", or '-' and digits without a
+ *    leading zero, as "-12" or "-0"; "-012" is an id: the store numbers
+ *    its own jobs so),
  *    and contains ':' only in the three-part form "a:b:c": exactly two
  *    ':', parts may be empty ("a::c", "::"), and the first part is not
  *    "0" ("0:a:b" is refused, as BullMQ's Queue refuses ids starting with
@@ -89,17 +90,18 @@ typedef struct ln_jobs ln_jobs;
 typedef struct ln_job ln_job;
 typedef struct ln_worker ln_worker;
 
-/* Longest queue name and job name, including the terminating NUL.
- * LN_JOB_ID_MAX always holds an id the store numbers itself ("42"), so
- * it is enough for ln_jobs_add's id output when no custom id is given
- * (custom ids are longer: see ln_jobs_add). It is no longer a limit of
- * ids: ln_job_info.id and ln_job_event.job_id are strings of any length. */
+/* A buffer of LN_JOB_ID_MAX bytes always holds an id the store numbers
+ * itself ("42"), so it is enough for ln_jobs_add's id output when no
+ * custom id is given (custom ids may be longer: see ln_jobs_add). It no
+ * longer bounds ids: ln_job_info.id, ln_job_event.job_id and ln_job_id()
+ * are strings of any length. */
 #define LN_JOB_ID_MAX 128
 /* Longest custom id (ln_job_opts.job_id) and deduplication id
- * (ln_job_opts.dedup_id), including the terminating NUL: 64 KiB, far
- * below Redis's key limit. BullMQ sets none; ids stored by another
- * program that are longer still are read like any other. */
+ * (ln_job_opts.dedup_id) an add takes, including the terminating NUL:
+ * 64 KiB, far below Redis's key limit. BullMQ sets none; longer ids that
+ * another program stored are read like any other. */
 #define LN_JOB_CUSTOM_ID_MAX (64 * 1024)
+/* Longest queue name and job name, including the terminating NUL. */
 #define LN_JOB_QUEUE_MAX 128
 #define LN_JOB_NAME_MAX 256
 /* Default limit of a job's data (and of a result) in bytes: 1 MiB. */
@@ -217,9 +219,9 @@ typedef struct ln_job_opts {
      *    delayed removes it and adds this job in its place, holding the id
      *    (its TTL kept unless dedup_extend); a holder no longer delayed is
      *    kept and the add deduplicated. */
-    const char *dedup_id; /* NULL (default) = none; else 1..
-                                LN_JOB_CUSTOM_ID_MAX-1 bytes without
-                                control characters */
+    const char *dedup_id; /* NULL (default) = none; else
+                             1..LN_JOB_CUSTOM_ID_MAX-1 bytes without
+                             control characters */
     int64_t dedup_ttl_ms; /* 0..2^31-1 ms; 0 = simple mode */
     int dedup_extend;     /* 0/1; needs dedup_ttl_ms > 0 */
     int dedup_replace;    /* 0/1 */
