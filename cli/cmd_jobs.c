@@ -243,15 +243,15 @@ static int cmd_add(ln_jobs *jobs, args *a) {
         return usage_error("--remove-on-complete '%s': none, all, keep:N or age:S", a->on_complete);
     if (a->on_fail && parse_keep(a->on_fail, &o.remove_on_fail))
         return usage_error("--remove-on-fail '%s': none, all, keep:N or age:S", a->on_fail);
-    char deid[LN_JOB_ID_MAX];
-    if (a->dedup) { /* ID[:TTL_MS]: the TTL after the last ':' */
+    static char deid[LN_JOB_CUSTOM_ID_MAX]; /* static: 64 KiB, one add a run */
+    if (a->dedup) {                         /* ID[:TTL_MS]: the TTL after the last ':' */
         const char *colon = strrchr(a->dedup, ':');
         size_t n = colon ? (size_t)(colon - a->dedup) : strlen(a->dedup);
         if (colon && parse_ll(colon + 1, 0, INT32_MAX, &v) < 0)
             return usage_error("--dedup '%s': use ID or ID:TTL_MS", a->dedup);
         if (n == 0 || n >= sizeof deid)
-            return usage_error("--dedup '%s': the id must be 1..%d bytes", a->dedup,
-                               LN_JOB_ID_MAX - 1);
+            return usage_error("--dedup '%.200s': the id must be 1..%d bytes", a->dedup,
+                               LN_JOB_CUSTOM_ID_MAX - 1);
         memcpy(deid, a->dedup, n);
         deid[n] = '\0';
         o.dedup_id = deid;
@@ -264,7 +264,8 @@ static int cmd_add(ln_jobs *jobs, args *a) {
     o.job_id = a->id;
     o.lifo = a->lifo;
     o.traceparent = a->traceparent;
-    char id[LN_JOB_ID_MAX], *input = NULL;
+    static char id[LN_JOB_CUSTOM_ID_MAX]; /* any custom id or dedup holder */
+    char *input = NULL;
     const char *data = a->npos == 3 ? a->pos[2] : NULL;
     if (data != NULL && strcmp(data, "-") == 0) {
         size_t len;

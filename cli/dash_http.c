@@ -24,7 +24,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-#define PATH_MAX_LEN 2048
+#define PATH_MAX_LEN 16384 /* a job id of ~5000 bytes, each byte escaped */
 #define ARGS_MAX 8
 
 /* A request's query arguments, unescaped on first use (the daemon's

@@ -140,18 +140,22 @@ static int utf8_clean(buf *out, const char *text, size_t n, int controls) {
 static char **make_env(ln_job *job, char extra[5][512]) {
     size_t n = 0;
     while (environ[n] != NULL) n++;
-    char **env = malloc((n + 6) * sizeof *env);
+    /* LANES_JOB_ID=<id> follows the array in the same block: any length */
+    size_t idlen = strlen("LANES_JOB_ID=") + strlen(ln_job_id(job)) + 1;
+    char **env = malloc((n + 6) * sizeof *env + idlen);
     if (env == NULL) return NULL;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (strncmp(environ[i], "LANES_JOB_", 10) != 0 &&
             strncmp(environ[i], "TRACEPARENT=", 12) != 0)
             env[k++] = environ[i];
-    snprintf(extra[0], 512, "LANES_JOB_ID=%s", ln_job_id(job));
+    char *id_env = (char *)(env + n + 6);
+    snprintf(id_env, idlen, "LANES_JOB_ID=%s", ln_job_id(job));
+    env[k++] = id_env;
     snprintf(extra[1], 512, "LANES_JOB_NAME=%s", ln_job_name(job));
     snprintf(extra[2], 512, "LANES_JOB_QUEUE=%s", ln_job_queue(job));
     snprintf(extra[3], 512, "LANES_JOB_ATTEMPT=%d", ln_job_attempt(job));
-    for (int i = 0; i < 4; i++) env[k++] = extra[i];
+    for (int i = 1; i < 4; i++) env[k++] = extra[i]; /* extra[0]: unused */
     if (ln_job_traceparent(job) != NULL) {
         snprintf(extra[4], 512, "TRACEPARENT=%s", ln_job_traceparent(job));
         env[k++] = extra[4];

@@ -18,7 +18,7 @@ set(LN_CONF_SOURCES
     conformance/conf_rules.c conformance/conf_json.c conformance/conf_fields.c
     conformance/conf_timeout.c conformance/conf_queues.c
     conformance/conf_outcomes.c conformance/conf_dedup.c conformance/conf_events.c
-    conformance/conf_workers.c conformance/conf_metrics.c)
+    conformance/conf_workers.c conformance/conf_metrics.c conformance/conf_longid.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it
@@ -90,4 +90,12 @@ ln_test(NAME test_workers SOURCES test_workers.c
         LIBS PkgConfig::SQLITE3 TIMEOUT 60 LABELS jobs)
 if(LN_HAVE_REDIS)
   target_compile_definitions(test_workers PRIVATE WK_HAVE_REDIS=1)
+endif()
+
+# `lanes jobs` and `lanes worker` with job ids longer than 127 bytes.
+if(TARGET lanes_cli)
+  add_test(NAME jobs_cli_longid
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_jobs_longid_cli.sh
+                   $<TARGET_FILE:lanes_cli>)
+  set_tests_properties(jobs_cli_longid PROPERTIES TIMEOUT 60 LABELS "plain;jobs")
 endif()

@@ -54,9 +54,13 @@ static int handle(ln_job *job, void *ctx) {
     peer *p = ctx;
     const char *name = ln_job_name(job);
     if (p->log_fd >= 0) {
-        char line[LN_JOB_ID_MAX + 1];
-        int n = snprintf(line, sizeof line, "%s\n", ln_job_id(job));
-        if (write(p->log_fd, line, (size_t)n) != n) return ln_job_fail(job, "log write failed");
+        size_t n = strlen(ln_job_id(job)) + 1; /* ids of any length; one write a line */
+        char *line = malloc(n + 1);
+        if (line == NULL) return ln_job_fail(job, "out of memory");
+        snprintf(line, n + 1, "%s\n", ln_job_id(job));
+        ssize_t w = write(p->log_fd, line, n);
+        free(line);
+        if (w != (ssize_t)n) return ln_job_fail(job, "log write failed");
     }
     if (!strcmp(name, "flaky") && ln_job_attempt(job) <= 2) {
         char reason[64];

@@ -69,6 +69,13 @@
 #              zeros, then the jobs of prevTS's minute); a Node Worker with
 #              metrics {maxDataPoints} runs jobs and `lanes jobs metrics`
 #              reads its counts and points.
+#   longid     job ids longer than 127 bytes both ways: a Node job with a
+#              200-byte id runs on a C worker (the handler sees the whole
+#              id) and Node reads it completed with its return value; `lanes
+#              jobs get/retry/logs/remove/list` take 200- and 300-byte ids;
+#              `lanes jobs add --id` of a 300-byte id runs on a Node worker;
+#              a Node id of 70,000 bytes (past lanes' own bound) still runs
+#              on a C worker and is read.
 #
 # Exit 77 (skipped) without LANES_TEST_REDIS_URL, node or the npm packages.
 set -u
@@ -644,6 +651,61 @@ c = d["completed"]
 assert c["count"] == 3 and c["prevCount"] == 2 and c["data"] in ([0, 2], [0, 0, 2]), c
 PY
     echo "lanes jobs metrics reads the counts and points of a Node worker with metrics on"
+    ;;
+longid)
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    lid=L-$(printf '%0198d' 0 | tr 0 x) # 200 bytes
+    bad=L-$(printf '%0298d' 0 | tr 0 y) # 300 bytes
+    js add-one "$q-a" plain '{"n":1}' "{\"jobId\":\"$lid\"}" >"$tmp/add.json" || fail "Node add"
+    grep -q "\"id\":\"$lid\"" "$tmp/add.json" || fail "Node add gave $(cat "$tmp/add.json")"
+    js add-one "$q-a" doomed '{}' "{\"jobId\":\"$bad\"}" >/dev/null || fail "Node add (doomed)"
+    # bounded: a worker that cannot hand the job over holds it till it stalls
+    timeout 20 "$peer" work "$url" "$q-a" --log "$tmp/c.log" >/dev/null 2>"$tmp/c.err" ||
+        fail "C worker: $(cat "$tmp/c.err")"
+    grep -qx "$lid" "$tmp/c.log" || fail "the C handler did not see the whole id: $(cat "$tmp/c.log")"
+    js job "$q-a" "$lid" >"$tmp/j.json" || fail "Node get"
+    python3 - "$tmp/j.json" "$lid" <<'PY' || fail "Node reads the C outcome: $(cat "$tmp/j.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["id"] == sys.argv[2] and j["state"] == "completed", j
+assert j["returnvalue"] == {"name": "plain", "data": {"n": 1}}, j
+PY
+    echo "a Node job with a 200-byte id ran on a C worker; Node reads its return value"
+    "$cli" jobs "$url" get "$q-a" "$lid" --json >"$tmp/get.json" 2>"$tmp/get.err" ||
+        fail "lanes jobs get: $(cat "$tmp/get.err")"
+    python3 - "$tmp/get.json" "$lid" <<'PY' || fail "lanes jobs get: $(cat "$tmp/get.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["id"] == sys.argv[2] and j["state"] == "completed", j
+PY
+    "$cli" jobs "$url" get "$q-a" "$bad" | grep -q failed || fail "lanes jobs get (failed)"
+    "$cli" jobs "$url" logs "$q-a" "$bad" >/dev/null || fail "lanes jobs logs"
+    "$cli" jobs "$url" retry "$q-a" "$bad" >/dev/null || fail "lanes jobs retry"
+    js job "$q-a" "$bad" | grep -q '"state":"waiting"' || fail "retried job not waiting for Node"
+    "$cli" jobs "$url" list "$q-a" waiting | grep -q "^$bad " || fail "lanes jobs list"
+    "$cli" jobs "$url" remove "$q-a" "$bad" >/dev/null || fail "lanes jobs remove"
+    js job "$q-a" "$bad" | grep -qx null || fail "removed job still there for Node"
+    echo "lanes jobs get/logs/retry/list/remove administer 200- and 300-byte ids"
+    cid=L-$(printf '%0298d' 0 | tr 0 z) # 300 bytes
+    got=$("$cli" jobs "$url" add "$q-b" plain '{"b":1}' --id "$cid") || fail "lanes jobs add --id"
+    [ "$got" = "$cid" ] || fail "lanes jobs add --id printed $got"
+    js work "$q-b" 1 >/dev/null || fail "Node worker"
+    js job "$q-b" "$cid" >"$tmp/j.json" || fail "Node get"
+    python3 - "$tmp/j.json" "$cid" <<'PY' || fail "Node ran the C job: $(cat "$tmp/j.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["id"] == sys.argv[2] and j["state"] == "completed", j
+assert j["returnvalue"] == {"name": "plain", "data": {"b": 1}}, j
+PY
+    "$cli" jobs "$url" get "$q-b" "$cid" | grep -q completed || fail "lanes jobs get after Node"
+    echo "lanes jobs add --id of a 300-byte id ran on a Node worker"
+    huge=L-$(printf '%069998d' 0 | tr 0 h) # 70,000 bytes: past what lanes adds
+    js add-one "$q-c" plain '{}' "{\"jobId\":\"$huge\"}" >/dev/null || fail "Node add (huge id)"
+    timeout 20 "$peer" work "$url" "$q-c" --log "$tmp/h.log" >/dev/null 2>"$tmp/c.err" ||
+        fail "C worker (huge id): $(cat "$tmp/c.err")"
+    grep -qxF "$huge" "$tmp/h.log" || fail "the C handler did not see the whole 70,000-byte id"
+    "$cli" jobs "$url" get "$q-c" "$huge" | grep -q completed || fail "lanes jobs get (huge id)"
+    echo "a Node job with a 70,000-byte id ran on a C worker and lanes jobs get reads it"
     ;;
 *)
     echo "unknown case $what" >&2

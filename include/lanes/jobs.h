@@ -58,16 +58,21 @@
  *  - a queue name is 1..LN_JOB_QUEUE_MAX-1 bytes without control
  *    characters and without ':' (it separates the parts of Redis keys);
  *  - a job name likewise, 1..LN_JOB_NAME_MAX-1 bytes (':' allowed);
- *  - a custom job id (ln_job_opts.job_id) is 1..LN_JOB_ID_MAX-1 bytes
- *    without control characters, is not an integer (all digits, as "0"
- *    or "007", or '-' and digits without a leading zero, as "-12" or
- *    "-0"; "-012" is an id: the store numbers its own jobs so),
+ *  - a custom job id (ln_job_opts.job_id) is 1..LN_JOB_CUSTOM_ID_MAX-1
+ *    bytes (64 KiB less one) without control characters, is not an
+ *    integer (all digits, as "0" or "007", or '-' and digits without a
+ *    leading zero, as "-12" or "-0"; "-012" is an id: the store numbers
+ *    its own jobs so),
  *    and contains ':' only in the three-part form "a:b:c": exactly two
  *    ':', parts may be empty ("a::c", "::"), and the first part is not
  *    "0" ("0:a:b" is refused, as BullMQ's Queue refuses ids starting with
  *    "0:"; "00:a:b" and "a:0:b" are ids like any other).
  * A call given a name or id that breaks these returns LN_EINVAL and stores
- * nothing.
+ * nothing. Ids are read back whole whatever their length: a job another
+ * program (BullMQ) stored with a longer id runs, is read and administered
+ * like any other (the calls that name a job take any non-empty id without
+ * control characters), and ln_job_info.id, ln_job_event.job_id and
+ * ln_job_id() hold it in full.
  */
 #ifndef LANES_JOBS_H
 #define LANES_JOBS_H
@@ -85,8 +90,18 @@ typedef struct ln_jobs ln_jobs;
 typedef struct ln_job ln_job;
 typedef struct ln_worker ln_worker;
 
-/* Longest job id, queue name and job name, including the terminating NUL. */
+/* A buffer of LN_JOB_ID_MAX bytes always holds an id the store numbers
+ * itself ("42"), so it is enough for ln_jobs_add's id output when no
+ * custom id is given (custom ids may be longer: see ln_jobs_add). It no
+ * longer bounds ids: ln_job_info.id, ln_job_event.job_id and ln_job_id()
+ * are strings of any length. */
 #define LN_JOB_ID_MAX 128
+/* Longest custom id (ln_job_opts.job_id) and deduplication id
+ * (ln_job_opts.dedup_id) an add takes, including the terminating NUL:
+ * 64 KiB, far below Redis's key limit. BullMQ sets none; longer ids that
+ * another program stored are read like any other. */
+#define LN_JOB_CUSTOM_ID_MAX (64 * 1024)
+/* Longest queue name and job name, including the terminating NUL. */
 #define LN_JOB_QUEUE_MAX 128
 #define LN_JOB_NAME_MAX 256
 /* Default limit of a job's data (and of a result) in bytes: 1 MiB. */
@@ -204,8 +219,9 @@ typedef struct ln_job_opts {
      *    delayed removes it and adds this job in its place, holding the id
      *    (its TTL kept unless dedup_extend); a holder no longer delayed is
      *    kept and the add deduplicated. */
-    const char *dedup_id; /* NULL (default) = none; else 1..LN_JOB_ID_MAX-1
-                                bytes without control characters */
+    const char *dedup_id; /* NULL (default) = none; else
+                             1..LN_JOB_CUSTOM_ID_MAX-1 bytes without
+                             control characters */
     int64_t dedup_ttl_ms; /* 0..2^31-1 ms; 0 = simple mode */
     int dedup_extend;     /* 0/1; needs dedup_ttl_ms > 0 */
     int dedup_replace;    /* 0/1 */
@@ -216,11 +232,15 @@ LN_EXTERN void ln_job_opts_init(ln_job_opts *opts);
 
 /* Add one job. queue and name: see "Names" above; data_json: valid JSON text of at most max_data_size bytes (NULL =
  * "{}"); opts NULL = defaults. The new (or, with opts->job_id or a held opts->dedup_id, existing)
- * job's id is written to id (id_size >= LN_JOB_ID_MAX is always enough; id
- * may be NULL). When 0 is returned the job is durable (see the guarantees
- * above). LN_EINVAL (bad argument or option, data not JSON, data too
- * large: ln_jobs_errmsg says which), LN_ERANGE (id_size too small; nothing
- * added), LN_ENOSPC (disk full), LN_EFORK, LN_EBACKEND. On error nothing is
+ * job's id is written to id (may be NULL): id_size >= LN_JOB_ID_MAX holds
+ * every id the store numbers itself; a custom id needs strlen(job_id) + 1
+ * (LN_JOB_CUSTOM_ID_MAX always suffices for ids lanes accepts). When 0 is
+ * returned the job is durable (see the guarantees above). LN_EINVAL (bad
+ * argument or option, data not JSON, data too large: ln_jobs_errmsg says
+ * which), LN_ERANGE (id_size too small for the id; nothing added: checked
+ * before adding, or, when a held dedup_id names an existing job whose id
+ * does not fit, that job is left as it is and nothing new was added for
+ * it), LN_ENOSPC (disk full), LN_EFORK, LN_EBACKEND. On error nothing is
  * stored. Any thread. */
 LN_EXTERN int ln_jobs_add(ln_jobs *jobs, const char *queue, const char *name, const char *data_json,
                           const ln_job_opts *opts, char *id, size_t id_size);
@@ -275,7 +295,7 @@ LN_EXTERN int ln_jobs_counts(ln_jobs *jobs, const char *queue, ln_job_counts *co
 /* Everything stored about one job. Strings are owned by the struct and
  * freed by ln_job_info_clear(); NULL where there is nothing. */
 typedef struct ln_job_info {
-    char id[LN_JOB_ID_MAX];
+    char *id;  /* the whole id, any length; never NULL in a filled info */
     int state; /* ln_job_state */
     char *name;
     char *data;          /* JSON */
@@ -512,6 +532,7 @@ LN_EXTERN void ln_worker_destroy(ln_worker *w);
 /* ------------------------------------------------------------------------ */
 /* Inside a handler (the job's thread only, until the handler returns)       */
 
+/* The job's whole id (any length), its name and queue; owned by the job. */
 LN_EXTERN const char *ln_job_id(const ln_job *job);
 LN_EXTERN const char *ln_job_name(const ln_job *job);
 LN_EXTERN const char *ln_job_queue(const ln_job *job);
@@ -725,18 +746,19 @@ LN_EXTERN unsigned ln_job_metrics_record(ln_job_metrics *m, uint64_t n, int64_t 
 typedef struct ln_jobs_events ln_jobs_events;
 
 typedef struct ln_job_event {
-    char id[48];                /* where it is in the queue's events: the stream id on
+    char id[48];   /* where it is in the queue's events: the stream id on
                       Redis ("1700000000000-0"), the sequence number on
                       SQLite ("42"); increasing; give it as 'from' to go on
                       after it */
-    char name[64];              /* "completed", ...; longer names are cut */
-    char job_id[LN_JOB_ID_MAX]; /* the jobId field, "" when none */
-    char *fields;               /* every field as a JSON object of strings, e.g.
+    char name[64]; /* "completed", ...; longer names are cut */
+    char *job_id;  /* the jobId field, whole (any length); "" when none.
+                      Owned: freed by ln_job_event_clear */
+    char *fields;  /* every field as a JSON object of strings, e.g.
                       {"jobId":"7","returnvalue":"{\"ok\":1}","prev":"active"} */
-    int64_t at_ms;              /* when it was written, ms since the Unix epoch */
+    int64_t at_ms; /* when it was written, ms since the Unix epoch */
 } ln_job_event;
 
-/* Free event->fields and zero *event. NULL is a no-op. */
+/* Free event->fields and event->job_id and zero *event. NULL is a no-op. */
 LN_EXTERN void ln_job_event_clear(ln_job_event *event);
 
 /* Follow queue's events on a connection of its own. from: NULL or "$" =

@@ -28,6 +28,7 @@ struct ln_jobs_events {
 void ln_job_event_clear(ln_job_event *event) {
     if (event == NULL) return;
     ln__free(event->fields);
+    ln__free(event->job_id);
     memset(event, 0, sizeof *event);
 }
 
@@ -72,6 +73,8 @@ int ln_jobs_events_next(ln_jobs_events *ev, int64_t timeout_ms, ln_job_event *ev
     memset(event, 0, sizeof *event);
     ev->be->errmsg[0] = '\0';
     int err = ev->be->methods->next(ev->be, timeout_ms, event);
+    if (err == 0 && event->job_id == NULL && (event->job_id = ln__strdup("")) == NULL)
+        err = LN_ENOMEM; /* jobs.h: "" when none, never NULL */
     if (err != 0) ln_job_event_clear(event);
     return err;
 }
@@ -100,7 +103,7 @@ static int finished(int state) {
  * is read (removed by its retention as it finished). */
 static int info_from_event(const ln_job_event *e, const char *id, ln_job_info *info) {
     memset(info, 0, sizeof *info);
-    snprintf(info->id, sizeof info->id, "%s", id);
+    if ((info->id = ln__strdup(id)) == NULL) return LN_ENOMEM;
     int done = strcmp(e->name, "completed") == 0;
     info->state = done ? LN_JOB_COMPLETED : LN_JOB_FAILED;
     info->finished_ms = e->at_ms;
@@ -108,7 +111,10 @@ static int info_from_event(const ln_job_event *e, const char *id, ln_job_info *i
     const char *v = json_string_value(json_object_get(f, done ? "returnvalue" : "failedReason"));
     char *copy = ln__strdup(v != NULL ? v : done ? "null" : "failed");
     json_decref(f);
-    if (copy == NULL) return LN_ENOMEM;
+    if (copy == NULL) {
+        ln_job_info_clear(info);
+        return LN_ENOMEM;
+    }
     if (done)
         info->result = copy;
     else

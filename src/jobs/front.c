@@ -202,6 +202,27 @@ static int prepare_job(const ln_jobs *jobs, const ln_job_spec *spec, size_t i, s
     return rc;
 }
 
+/* The ids of an add into ids. prepare_job checked that the new jobs' ids
+ * fit; only the holder of a dedup_id (an existing job: nothing was added
+ * for it) may have a longer one: LN_ERANGE, as jobs.h says. */
+static int copy_ids(ln__jobs_be *be, const ln__job_new *nj, size_t n, char *ids, size_t id_size) {
+    int err = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t need = strlen(nj[i].id) + 1;
+        if (need <= id_size) {
+            memcpy(ids + i * id_size, nj[i].id, need);
+        } else if (err == 0) {
+            ids[i * id_size] = '\0';
+            err = ln__jobs_be_err(be, LN_ERANGE,
+                                  "job %zu: id_size %zu is too small for the id of the job "
+                                  "holding its dedup_id (%zu bytes needed); nothing was "
+                                  "added for it",
+                                  i, id_size, need);
+        }
+    }
+    return err;
+}
+
 int ln_jobs_add_bulk(ln_jobs *jobs, const char *queue, const ln_job_spec *specs, size_t n,
                      char *ids, size_t id_size) {
     if (jobs == NULL) return LN_EINVAL;
@@ -233,10 +254,11 @@ int ln_jobs_add_bulk(ln_jobs *jobs, const char *queue, const ln_job_spec *specs,
             prepare_job(jobs, &specs[i], i, n, ids != NULL ? id_size : 0, &nj[i], msg, sizeof msg);
     int err = enter_checked(jobs, code, msg);
     if (err == 0) {
-        err = ln__jobs_leave(jobs, jobs->be->methods->add(jobs->be, queue, nj, n));
-        if (err == 0 && ids != NULL)
-            for (size_t i = 0; i < n; i++) snprintf(ids + i * id_size, id_size, "%s", nj[i].id);
+        err = jobs->be->methods->add(jobs->be, queue, nj, n);
+        if (err == 0 && ids != NULL) err = copy_ids(jobs->be, nj, n, ids, id_size);
+        err = ln__jobs_leave(jobs, err);
     }
+    for (size_t i = 0; i < n; i++) ln__free(nj[i].id);
     if (nj != &one) ln__free(nj);
     return err;
 }
@@ -260,7 +282,8 @@ static int enter_q(ln_jobs *jobs, const char *queue) {
 static int enter_qid(ln_jobs *jobs, const char *queue, const char *id) {
     char msg[LN__JOBS_ERRMSG_MAX];
     int code = ln__jobs_check_queue(queue, msg, sizeof msg);
-    if (code == 0) code = ln__jobs_check_name(id, LN_JOB_ID_MAX, "job id", msg, sizeof msg);
+    /* no upper bound: another program may have stored a longer id */
+    if (code == 0) code = ln__jobs_check_name(id, SIZE_MAX, "job id", msg, sizeof msg);
     return enter_checked(jobs, code, msg);
 }
 

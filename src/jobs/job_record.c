@@ -29,6 +29,7 @@ int ln_job_state_parse(const char *s) {
 
 void ln_job_info_clear(ln_job_info *info) {
     if (info == NULL) return;
+    ln__free(info->id);
     ln__free(info->name);
     ln__free(info->data);
     ln__free(info->result);
@@ -53,6 +54,7 @@ void ln_jobs_free_lines(char **lines, size_t n) {
 
 void ln__job_taken_free(ln__job_taken *t) {
     if (t == NULL) return;
+    ln__free(t->ref.id);
     ln__free(t->name);
     ln__free(t->data);
     ln__free(t->traceparent);

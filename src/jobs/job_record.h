@@ -16,9 +16,12 @@
 
 typedef struct ln__jobs_be ln__jobs_be; /* backend.h */
 
-/* How a job is addressed after take: id, backend key, lease token. */
+/* How a job is addressed after take: id, backend key, lease token. The
+ * id (any length) is ln__malloc'd and owned by the ln__job_taken that
+ * holds the ref (freed by ln__job_taken_free); a copy of the ref (a
+ * renewal, an outcome, a release) borrows it and must not outlive it. */
 typedef struct ln__job_ref {
-    char id[LN_JOB_ID_MAX];
+    char *id;
     uint64_t key;                   /* backend-private; 0 = none */
     char token[LN__JOBS_TOKEN_MAX]; /* NUL-terminated lease token */
 } ln__job_ref;
@@ -31,9 +34,11 @@ typedef struct ln__job_new {
     ln_job_opts opts; /* complete: defaults filled, checked; job_id,
                          traceparent, tracestate may be NULL */
     /* out */
-    char id[LN_JOB_ID_MAX]; /* the new or existing job's id */
-    int existed;            /* 1 if opts.job_id already existed, or
-                               opts.dedup_id is held (no-op) */
+    char *id;    /* the new or existing job's id (any length),
+                    ln__malloc'd by the backend, freed by the
+                    front (also after an error) */
+    int existed; /* 1 if opts.job_id already existed, or
+                    opts.dedup_id is held (no-op) */
 } ln__job_new;
 
 /* One job handed out by take. The backend fills every field; strings are

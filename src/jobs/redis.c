@@ -155,10 +155,11 @@ static int redis_add(ln__jobs_be *be, const char *queue, ln__job_new *jobs, size
     if (!rep) return public_rc(rc);
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 * n) return bad_reply(r, rep, "add");
     for (size_t i = 0; i < n; i++) {
-        const redisReply *id = rep->element[2 * i];
-        if (id->type != REDIS_REPLY_STRING || id->len >= LN_JOB_ID_MAX)
-            return bad_reply(r, rep, "add");
-        memcpy(jobs[i].id, id->str, id->len + 1);
+        if (rep->element[2 * i]->type != REDIS_REPLY_STRING) return bad_reply(r, rep, "add");
+        if (ln__redis_str_at(rep, 2 * i, &jobs[i].id)) {
+            freeReplyObject(rep);
+            return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
+        }
         jobs[i].existed = ln__redis_int_at(rep, 2 * i + 1) != 0;
     }
     freeReplyObject(rep);
@@ -241,16 +242,22 @@ static int redis_logs(ln__jobs_be *be, const char *queue, const char *id, char *
     *n = 0;
     int rc = 0;
     set_queue(r, queue);
-    char jkey[BASE_MAX + LN_JOB_ID_MAX], lkey[sizeof jkey + 5];
-    snprintf(jkey, sizeof jkey, "%s%s", r->key, id);
-    snprintf(lkey, sizeof lkey, "%s:logs", jkey);
+    size_t klen = strlen(r->key) + strlen(id); /* the id: any length */
+    char *jkey = ln__malloc(2 * klen + 7), *lkey = jkey + klen + 1;
+    if (!jkey) return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
+    snprintf(jkey, klen + 1, "%s%s", r->key, id);
+    snprintf(lkey, klen + 6, "%s%s:logs", r->key, id);
     redisReply *rep = command(r, 2, (const char *[]){"EXISTS", jkey}, &rc);
-    if (!rep) return public_rc(rc);
+    if (!rep) {
+        ln__free(jkey);
+        return public_rc(rc);
+    }
     int exists = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
     freeReplyObject(rep);
+    rep = exists ? command(r, 4, (const char *[]){"LRANGE", lkey, "0", "-1"}, &rc) : NULL;
+    ln__free(jkey); /* and lkey, in the same block */
     if (!exists) return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
-    if (!(rep = command(r, 4, (const char *[]){"LRANGE", lkey, "0", "-1"}, &rc)))
-        return public_rc(rc);
+    if (!rep) return public_rc(rc);
     if (rep->type != REDIS_REPLY_ARRAY) return bad_reply(r, rep, "LRANGE");
     char **out = rep->elements ? ln__calloc(rep->elements, sizeof *out) : NULL;
     rc = rep->elements && !out ? LN_ENOMEM : 0;

@@ -166,7 +166,10 @@ static int hand_out(redis_events *e, const redisReply *x, ln_job_event *ev) {
             snprintf(ev->name, sizeof ev->name, "%s", v->str);
             continue;
         }
-        if (strcmp(k->str, "jobId") == 0) snprintf(ev->job_id, sizeof ev->job_id, "%s", v->str);
+        if (strcmp(k->str, "jobId") == 0 && !ev->job_id && !(ev->job_id = ln__strdup(v->str))) {
+            json_decref(obj);
+            return LN_ENOMEM;
+        }
         json_t *js = json_stringn(v->str, v->len); /* NULL: not UTF-8, left out */
         if (js) json_object_set_new(obj, k->str, js);
     }

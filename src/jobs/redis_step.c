@@ -176,7 +176,7 @@ enum { R_ID, R_NAME, R_DATA, R_OPTS, R_ATS, R_ATM, R_DEID, R_COUNT }; /* step.lu
 
 static int is_row(const redisReply *v) {
     return v->type == REDIS_REPLY_ARRAY && v->elements == R_COUNT &&
-           v->element[R_ID]->type == REDIS_REPLY_STRING && v->element[R_ID]->len < LN_JOB_ID_MAX;
+           v->element[R_ID]->type == REDIS_REPLY_STRING;
 }
 
 /* Is the plan of the previous row valid for this one's opts? true (an
@@ -207,7 +207,6 @@ static int taken_of_row(const redisReply *v, const char *token, opts_plan *plan,
     memset(t, 0, sizeof *t);
     int rc = same_text(plan, v->element[R_OPTS]) ? 0 : plan_opts(plan, v->element[R_OPTS]);
     if (!rc) rc = row_name(v, prev_name, &t->name);
-    memcpy(t->ref.id, v->element[R_ID]->str, v->element[R_ID]->len + 1);
     snprintf(t->ref.token, sizeof t->ref.token, "%s", token);
     const redisReply *atm = v->element[R_ATM];
     double made = atm->type == REDIS_REPLY_STRING ? floor(strtod(atm->str, NULL)) : 0;
@@ -220,7 +219,7 @@ static int taken_of_row(const redisReply *v, const char *token, opts_plan *plan,
     if (plan->keep != INT64_MIN && ln__redis_int_at(v, R_DEID) == 0 && made >= 0 &&
         made < HINT_ATM_MAX)
         t->ref.key = 1 + 2 * (uint64_t)made + (uint64_t)HINT_ATM * (uint64_t)(plan->keep + 2);
-    if (!rc && (ln__redis_str_at(v, R_DATA, &t->data) ||
+    if (!rc && (ln__redis_str_at(v, R_ID, &t->ref.id) || ln__redis_str_at(v, R_DATA, &t->data) ||
                 (plan->traceparent && !(t->traceparent = ln__strdup(plan->traceparent))) ||
                 (plan->tracestate && !(t->tracestate = ln__strdup(plan->tracestate)))))
         rc = LN_ENOMEM;

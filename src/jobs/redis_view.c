@@ -71,7 +71,7 @@ int ln__redis_str_at(const redisReply *a, size_t i, char **out) {
 
 int ln__redis_is_view(const redisReply *v) {
     return v->type == REDIS_REPLY_ARRAY && v->elements == V_COUNT &&
-           v->element[V_ID]->type == REDIS_REPLY_STRING && v->element[V_ID]->len < LN_JOB_ID_MAX;
+           v->element[V_ID]->type == REDIS_REPLY_STRING;
 }
 
 /* The scripts spell states as ln_job_state_name does. */
@@ -82,7 +82,7 @@ static int state_of(const redisReply *v) {
 }
 
 int ln__redis_view_info(const redisReply *v, ln_job_info *info) {
-    memcpy(info->id, v->element[V_ID]->str, v->element[V_ID]->len + 1);
+    memset(info, 0, sizeof *info);
     info->state = state_of(v);
     info->priority = (int)ln__redis_int_at(v, V_PRIORITY);
     info->lifo = (int)ln__redis_int_at(v, V_LIFO);
@@ -96,8 +96,8 @@ int ln__redis_view_info(const redisReply *v, ln_job_info *info) {
     info->run_at_ms = ln__redis_int_at(v, V_RUN_AT);
     info->started_ms = ln__redis_int_at(v, V_STARTED);
     info->finished_ms = ln__redis_int_at(v, V_FINISHED);
-    if (ln__redis_str_at(v, V_NAME, &info->name) || ln__redis_str_at(v, V_DATA, &info->data) ||
-        ln__redis_str_at(v, V_RESULT, &info->result) ||
+    if (ln__redis_str_at(v, V_ID, &info->id) || ln__redis_str_at(v, V_NAME, &info->name) ||
+        ln__redis_str_at(v, V_DATA, &info->data) || ln__redis_str_at(v, V_RESULT, &info->result) ||
         ln__redis_str_at(v, V_REASON, &info->failed_reason) ||
         ln__redis_str_at(v, V_PROGRESS, &info->progress) ||
         ln__redis_str_at(v, V_TRACEPARENT, &info->traceparent) ||
@@ -110,12 +110,11 @@ int ln__redis_view_info(const redisReply *v, ln_job_info *info) {
 
 int ln__redis_is_taken_view(const redisReply *v) {
     return v->type == REDIS_REPLY_ARRAY && v->elements == T_COUNT &&
-           v->element[T_ID]->type == REDIS_REPLY_STRING && v->element[T_ID]->len < LN_JOB_ID_MAX;
+           v->element[T_ID]->type == REDIS_REPLY_STRING;
 }
 
 int ln__redis_view_taken(const redisReply *v, const char *token, ln__job_taken *t) {
     memset(t, 0, sizeof *t);
-    memcpy(t->ref.id, v->element[T_ID]->str, v->element[T_ID]->len + 1);
     snprintf(t->ref.token, sizeof t->ref.token, "%s", token);
     t->attempts_started = (int)ln__redis_int_at(v, T_ATS);
     t->attempts_made = (int)ln__redis_int_at(v, T_ATM);
@@ -124,7 +123,8 @@ int ln__redis_view_taken(const redisReply *v, const char *token, ln__job_taken *
     t->backoff_ms = ln__redis_int_at(v, T_BACKOFF_MS);
     t->ref.key = (uint64_t)ln__redis_int_at(v, T_HINT);
     t->timeout_ms = ln__redis_int_at(v, T_TIMEOUT);
-    if (ln__redis_str_at(v, T_NAME, &t->name) || ln__redis_str_at(v, T_DATA, &t->data) ||
+    if (ln__redis_str_at(v, T_ID, &t->ref.id) || ln__redis_str_at(v, T_NAME, &t->name) ||
+        ln__redis_str_at(v, T_DATA, &t->data) ||
         ln__redis_str_at(v, T_TRACEPARENT, &t->traceparent) ||
         ln__redis_str_at(v, T_TRACESTATE, &t->tracestate)) {
         ln__job_taken_free(t);

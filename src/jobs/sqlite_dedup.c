@@ -38,12 +38,10 @@ int ln__sq_dedup_check(sq_be *be, const char *queue, ln__job_new *j, int64_t now
     int64_t exp = sqlite3_column_int64(s, 1);
     int exists = sqlite3_column_type(s, 2) != SQLITE_NULL;
     int state = sqlite3_column_int(s, 2);
-    const unsigned char *cid = sqlite3_column_text(s, 3);
-    if (cid != NULL)
-        snprintf(j->id, sizeof j->id, "%s", (const char *)cid);
-    else
-        snprintf(j->id, sizeof j->id, "%lld", (long long)rid);
+    ln__free(j->id); /* set by an earlier try of the add */
+    j->id = ln__sq_id_dup(rid, (const char *)sqlite3_column_text(s, 3));
     sqlite3_reset(s);
+    if (j->id == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
     /* Expired, or without expiry but its job gone (stale): free. */
     if ((has_expiry && exp <= now) || (!has_expiry && !exists)) return 0;
     if (o->dedup_replace) {

@@ -52,11 +52,15 @@
 _Static_assert(LN_JOBS_EVENTS_KEEP >= 1, "the newest event must stay (seq order)");
 _Static_assert(TRIM_CHUNK > TRIM_EVERY, "a trim must catch up a backlog");
 
-void ln__sq_public_id(char *out, size_t size, int64_t rid, const char *cid) {
-    if (cid != NULL)
-        snprintf(out, size, "%s", cid);
-    else
-        snprintf(out, size, "%lld", (long long)rid);
+const char *ln__sq_public_id(char *num, size_t size, int64_t rid, const char *cid) {
+    if (cid != NULL) return cid;
+    snprintf(num, size, "%lld", (long long)rid);
+    return num;
+}
+
+char *ln__sq_id_dup(int64_t rid, const char *cid) {
+    char num[24];
+    return ln__strdup(ln__sq_public_id(num, sizeof num, rid, cid));
 }
 
 static int trim(sq_be *be, int64_t seq) {
@@ -242,11 +246,10 @@ static void hand_out(sq_events *e, ln_job_event *ev) {
     sq_row *r = &e->buf[e->head++];
     snprintf(ev->id, sizeof ev->id, "%lld", (long long)r->seq);
     snprintf(ev->name, sizeof ev->name, "%s", r->name);
-    snprintf(ev->job_id, sizeof ev->job_id, "%s", r->job_id != NULL ? r->job_id : "");
+    ev->job_id = r->job_id; /* moved; NULL: the front makes it "" */
     ev->fields = r->fields; /* moved */
     ev->at_ms = r->at;
     ln__free(r->name);
-    ln__free(r->job_id);
     if (e->head == e->n) e->head = e->n = 0;
 }
 

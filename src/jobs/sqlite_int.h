@@ -234,8 +234,11 @@ int ln__sq_event(sq_be *be, const char *queue, const char *name, const char *job
 /* The event of a run of statement id (S_EVENT_PROMOTE, S_EVENT_RETRY_ALL:
  * one event per job they are about to move) with ?1 = queue, ?2 = now. */
 int ln__sq_events_for(sq_be *be, sq_stmt id, const char *queue, int64_t now);
-/* The public id of row rid with caller id cid (NULL: store-numbered). */
-void ln__sq_public_id(char *out, size_t size, int64_t rid, const char *cid);
+/* The public id of row rid with caller id cid (NULL: store-numbered):
+ * cid itself, or rid written into num (size bytes, >= 21). */
+const char *ln__sq_public_id(char *num, size_t size, int64_t rid, const char *cid);
+/* ln__sq_public_id's id as a new string (ln__free), NULL without memory. */
+char *ln__sq_id_dup(int64_t rid, const char *cid);
 int ln__sq_events_open(ln__jobs_be *b, const char *queue, const char *from, ln__jobs_events **out);
 
 /* Ops implemented in sqlite_ops.c (admin) and sqlite_work.c (worker). */

@@ -75,7 +75,8 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
         if ((err = ln__sq_run(be, s, "add")) != 0) goto fail;
         if (sqlite3_changes(be->db) == 0) { /* the caller id exists */
             j->existed = 1;
-            snprintf(j->id, sizeof j->id, "%s", o->job_id);
+            ln__free(j->id); /* set by a dedup check, or an earlier try */
+            if ((j->id = ln__strdup(o->job_id)) == NULL) goto fail_nomem;
             err = ln__sq_event(be, queue, "duplicated", j->id, NULL, NULL, NULL, NULL, now);
             if (err != 0) goto fail;
             continue;
@@ -87,10 +88,8 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
               : o->priority > 0 ? LN_JOB_PRIORITIZED
                                 : LN_JOB_WAITING]++; /* S_ADD's state */
         j->existed = 0;
-        if (o->job_id != NULL)
-            snprintf(j->id, sizeof j->id, "%s", o->job_id);
-        else
-            snprintf(j->id, sizeof j->id, "%lld", (long long)rid);
+        ln__free(j->id); /* set by a dedup check, or an earlier try */
+        if ((j->id = ln__sq_id_dup(rid, o->job_id)) == NULL) goto fail_nomem;
         if (o->lifo) {
             if ((s = ln__sq_stmt_get(be, S_ADD_LIFO)) == NULL) goto fail_backend;
             sqlite3_bind_int64(s, 1, rid);
@@ -102,6 +101,9 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
         if ((err = ln__sq_count(be, queue, k, added[k])) != 0) goto fail;
     err = ln__sq_commit(be);
     return err == LN_ENOSPC ? ln__sq_add_full(be) : err;
+fail_nomem:
+    err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+    goto fail;
 fail_backend:
     err = LN_EBACKEND;
 fail:
@@ -146,11 +148,6 @@ static int dup_col(sqlite3_stmt *s, int col, char **out) {
 /* Fill info from a row of INFO_COLS (see sqlite.c). */
 static int read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
     memset(info, 0, sizeof *info);
-    const unsigned char *cid = sqlite3_column_text(s, 1);
-    if (cid != NULL)
-        snprintf(info->id, sizeof info->id, "%s", (const char *)cid);
-    else
-        snprintf(info->id, sizeof info->id, "%lld", (long long)sqlite3_column_int64(s, 0));
     info->priority = sqlite3_column_int(s, 10);
     switch (sqlite3_column_int(s, 2)) {
     case ST_READY:
@@ -178,8 +175,9 @@ static int read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
         return ln__sq_corrupt(be, "a job with no state, name or data", sqlite3_column_int64(s, 0));
     char **strs[] = {&info->name,     &info->data,        &info->result,    &info->failed_reason,
                      &info->progress, &info->traceparent, &info->tracestate};
+    info->id = ln__sq_id_dup(sqlite3_column_int64(s, 0), (const char *)sqlite3_column_text(s, 1));
     for (int i = 0; i < 7; i++)
-        if (dup_col(s, 3 + i, strs[i]) != 0) {
+        if (info->id == NULL || dup_col(s, 3 + i, strs[i]) != 0) {
             ln_job_info_clear(info);
             return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
         }

@@ -185,19 +185,16 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
         ln__job_taken *t = &st->taken[st->ntaken];
         memset(t, 0, sizeof *t);
         int64_t rid = sqlite3_column_int64(s, 0);
-        const unsigned char *cid = sqlite3_column_text(s, 1);
-        if (cid != NULL)
-            snprintf(t->ref.id, sizeof t->ref.id, "%s", (const char *)cid);
-        else
-            snprintf(t->ref.id, sizeof t->ref.id, "%lld", (long long)rid);
+        t->ref.id = ln__sq_id_dup(rid, (const char *)sqlite3_column_text(s, 1));
         t->ref.key = (uint64_t)rid;
         snprintf(t->ref.token, sizeof t->ref.token, "%lld", (long long)sqlite3_column_int64(s, 4));
         if (sqlite3_column_type(s, 2) == SQLITE_NULL ||
             sqlite3_column_type(s, 3) == SQLITE_NULL) { /* NOT NULL columns */
+            ln__job_taken_free(t);
             err = ln__sq_corrupt(be, "a job without name or data", rid);
             break;
         }
-        if (dup_text(s, 2, &t->name) || dup_text(s, 3, &t->data) ||
+        if (t->ref.id == NULL || dup_text(s, 2, &t->name) || dup_text(s, 3, &t->data) ||
             dup_text(s, 10, &t->traceparent) || dup_text(s, 11, &t->tracestate)) {
             ln__job_taken_free(t);
             err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
@@ -326,9 +323,9 @@ int ln__sq_step(ln__jobs_be *b, const char *queue, ln__jobs_step *st) {
 /* The events of one row of S_STALLED: stalled, then waiting or failed. */
 static int stalled_events(sq_be *be, const char *queue, sqlite3_stmt *s, const char *reason,
                           int64_t now) {
-    char id[LN_JOB_ID_MAX];
-    ln__sq_public_id(id, sizeof id, sqlite3_column_int64(s, 0),
-                     (const char *)sqlite3_column_text(s, 4));
+    char num[24];
+    const char *id = ln__sq_public_id(num, sizeof num, sqlite3_column_int64(s, 0),
+                                      (const char *)sqlite3_column_text(s, 4));
     int err = ln__sq_event(be, queue, "stalled", id, NULL, NULL, NULL, NULL, now);
     if (err != 0) return err;
     if (sqlite3_column_int(s, 1) == ST_FAILED)

@@ -73,7 +73,7 @@ static const char *colon_problem(const char *id) {
 }
 
 int ln__jobs_check_id(const char *id, char *err, size_t errsize) {
-    int rc = ln__jobs_check_name(id, LN_JOB_ID_MAX, "job id", err, errsize);
+    int rc = ln__jobs_check_name(id, LN_JOB_CUSTOM_ID_MAX, "job id", err, errsize);
     if (rc != 0) return rc;
     if (is_integer(id)) {
         snprintf(err, errsize,
@@ -187,10 +187,10 @@ static int check_dedup(const ln_job_opts *o, char *err, size_t errsize) {
         snprintf(err, errsize, "dedup_ttl_ms, dedup_extend and dedup_replace need a dedup_id");
         return LN_EINVAL;
     }
-    size_t len = strnlen(o->dedup_id, LN_JOB_ID_MAX);
-    if (len == 0 || len >= LN_JOB_ID_MAX || has_control(o->dedup_id)) {
+    size_t len = strnlen(o->dedup_id, LN_JOB_CUSTOM_ID_MAX);
+    if (len == 0 || len >= LN_JOB_CUSTOM_ID_MAX || has_control(o->dedup_id)) {
         snprintf(err, errsize, "dedup_id must be 1..%d bytes without control characters",
-                 LN_JOB_ID_MAX - 1);
+                 LN_JOB_CUSTOM_ID_MAX - 1);
         return LN_EINVAL;
     }
     if (o->dedup_ttl_ms < 0 || o->dedup_ttl_ms > INT32_MAX) {

@@ -125,9 +125,9 @@ void ln__worker_release(ln_worker *w, ln_job **jobs, size_t n) {
 
 /* A taken job without memory for its ln_job: back to the store at once. */
 static void give_back_taken(ln_worker *w, ln__job_taken *t) {
-    w->refs[0] = t->ref;
-    ln__job_taken_free(t);
+    w->refs[0] = t->ref; /* borrows t's id: free t after the release */
     (void)ln__store_release(w->jobs, w->queue, w->refs, w->rcs, 1);
+    ln__job_taken_free(t);
 }
 
 void ln__worker_start_taken(ln_worker *w, ln__job_taken *taken, size_t n) {

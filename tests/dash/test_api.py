@@ -34,6 +34,7 @@ else:
     url = base_url + ("&" if "?" in base_url else "?") + "prefix=" + prefix
 
 SLASHY = "a/b q?#%"  # a queue name that needs escaping in a path
+LONG_ID = "L/" + "x" * 3000  # a job id longer than 127 bytes, escaped in a path
 checks = 0
 
 
@@ -68,6 +69,7 @@ def expect(got, status, code=None, what=""):
 
 def main():
     lanes("jobs", url, "add", SLASHY, "x", '{"k":"v"}', "--id", "j/1")
+    lanes("jobs", url, "add", SLASHY, "x", "{}", "--id", LONG_ID)
     lanes("jobs", url, "add", "plain", "x", "{}", "--id", "p1")
     with_dash([], run)
     with_dash(["--queue", "plain", "--queue", "other"], run_fixed)
@@ -142,6 +144,10 @@ def run(base):
     assert body == {"queue": "plain", "workers": []}, body
     expect(call(base, "/api/queues/a%3Ab/workers"), 409, "invalid", "workers of a bad name")
     expect(call(base, "/api/queues/plain/workers", "POST", w), 404, "not_found", "POST workers")
+    qs = urllib.parse.quote(SLASHY, safe="")
+    got = call(base, "/api/queues/" + qs + "/jobs/" + urllib.parse.quote(LONG_ID, safe=""))
+    expect(got, 200, None, "a job with a 3002-byte id")
+    assert got[1]["id"] == LONG_ID, got
 
 
 try:

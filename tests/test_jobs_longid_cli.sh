@@ -1,0 +1,43 @@
+#!/bin/sh
+# test_jobs_longid_cli.sh LANES - `lanes jobs` with job ids longer than 127
+# bytes on a SQLite store: add --id of a 5000-byte id prints it whole, get,
+# list, logs, retry, wait and remove take it, a worker runs it under the
+# whole id (LANES_JOB_ID), and a custom id past 65535 bytes is refused
+# with exit 2 and a message. (Redis: tests/test_redis_interop.sh longid.)
+set -u
+cli=$1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/lanes-longid.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+url=sqlite:$tmp/s.db
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+lid=L-$(printf '%04998d' 0 | tr 0 x) # 5000 bytes
+got=$("$cli" jobs "$url" add q bad '{"a":1}' --id "$lid" 2>"$tmp/err") ||
+    fail "add --id: $(cat "$tmp/err")"
+[ "$got" = "$lid" ] || fail "add --id printed $got"
+"$cli" jobs "$url" get q "$lid" --json >"$tmp/get.json" 2>"$tmp/err" || fail "get: $(cat "$tmp/err")"
+grep -q "\"id\": *\"$lid\"" "$tmp/get.json" || fail "get: $(cat "$tmp/get.json")"
+"$cli" worker "$url" q --exit-when-empty --exec sh -c \
+    'echo "$LANES_JOB_ID" >>"$0"; [ "$LANES_JOB_NAME" != bad ] || [ -e "$0.ok" ]' "$tmp/ran" \
+    >/dev/null 2>&1
+[ "$(cat "$tmp/ran")" = "$lid" ] || fail "the worker ran $(cat "$tmp/ran")"
+"$cli" jobs "$url" get q "$lid" | grep -q failed || fail "get: not failed"
+"$cli" jobs "$url" list q failed | grep -q "^$lid " || fail "list failed"
+"$cli" jobs "$url" logs q "$lid" >/dev/null || fail "logs"
+"$cli" jobs "$url" retry q "$lid" >/dev/null || fail "retry"
+touch "$tmp/ran.ok"
+"$cli" worker "$url" q --exit-when-empty --exec sh -c 'echo "$LANES_JOB_ID" >>"$0"' "$tmp/ran" \
+    >/dev/null 2>&1 || fail "second worker"
+"$cli" jobs "$url" wait q "$lid" --timeout 5 >/dev/null || fail "wait"
+"$cli" jobs "$url" remove q "$lid" >/dev/null || fail "remove"
+rc=0
+"$cli" jobs "$url" get q "$lid" >/dev/null 2>&1 || rc=$?
+[ $rc -eq 4 ] || fail "get after remove exited $rc, not 4"
+over=L-$(printf '%065534d' 0 | tr 0 o) # 65536 bytes: one past the bound
+rc=0
+"$cli" jobs "$url" add q n '{}' --id "$over" >/dev/null 2>"$tmp/err" || rc=$?
+[ $rc -eq 2 ] || fail "add of a 65536-byte id exited $rc"
+grep -q 'longer than 65535 bytes' "$tmp/err" || fail "message: $(head -c 300 "$tmp/err")"
+echo "lanes jobs add/get/list/logs/retry/wait/remove and lanes worker with a 5000-byte id"
