@@ -2,6 +2,7 @@
  * of a durable job store from the shell, with --json output for scripts. */
 #include "cli.h"
 #include "cli_err.h"
+#include "jobs_cancel.h"
 #include "jobs_help.h"
 #include "store_url.h"
 
@@ -677,6 +678,8 @@ int cmd_jobs(int argc, char **argv) {
         rc = cmd_wait(jobs, &a);
     else if (strcmp(cmd, "events") == 0)
         rc = cmd_events(jobs, &a);
+    else if (strcmp(cmd, "cancel") == 0) /* jobs_cancel.c */
+        rc = cli_jobs_cancel(jobs, prog, a.pos, a.npos, a.json);
     else
         rc = cmd_action(jobs, cmd, &a);
     ln_jobs_close(jobs);

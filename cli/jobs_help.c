@@ -84,6 +84,16 @@ static const cli_jobs_cmd cmds[] = {
      "  --follow    keep printing new events until interrupted (SIGINT/SIGTERM)\n"
      "  --from ID   start after event ID; \"0\" from the oldest kept, \"$\" only\n"
      "              new ones (default: \"0\", or \"$\" with --follow)\n"},
+    {"cancel", "QUEUE ID", "",
+     "Cancel a job that has not finished: it ends failed with the reason\n"
+     "\"canceled\" at once, without a retry. A waiting, prioritized or\n"
+     "delayed job never runs. An active one: the lanes worker running it sees\n"
+     "the cancel within a second (its handler's ln_job_canceled() turns 1;\n"
+     "`lanes worker --exec` sends the program's process group SIGTERM, then\n"
+     "SIGKILL 2 s later) and whatever the run reports later is refused. A\n"
+     "Node (BullMQ) worker cannot see it: its processor runs on, and its\n"
+     "outcome is refused. Prints nothing ({\"ok\":true,\"id\":ID} with --json).\n"
+     "A finished job: exit 2, nothing changes. No such job: exit 4.\n"},
 };
 
 const cli_jobs_cmd *cli_jobs_cmd_find(const char *name) {

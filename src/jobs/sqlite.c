@@ -505,6 +505,8 @@ static const ln__store_methods sq_methods = {
     .queues = ln__sq_queues,
     .promote = ln__sq_promote,
     .events_open = ln__sq_events_open,
+    .cancel = ln__sq_cancel,
+    .cancel_poll = ln__sq_cancel_poll,
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */

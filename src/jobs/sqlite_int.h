@@ -267,4 +267,9 @@ int ln__sq_pending(ln__jobs_be *b, const char *queue, int *pending);
 int ln__sq_queues(ln__jobs_be *b, size_t max, char ***names, size_t *n);
 int ln__sq_promote(ln__jobs_be *b, const char *queue, const char *id);
 
+/* sqlite_cancel.c: store methods version 7. */
+int ln__sq_cancel(ln__jobs_be *b, const char *queue, const char *id, const char *reason);
+int ln__sq_cancel_poll(ln__jobs_be *b, const char *queue, int64_t *mark, const ln__job_ref *refs,
+                       int *gone, size_t n);
+
 #endif

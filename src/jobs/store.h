@@ -21,6 +21,9 @@ int ln__store_release(ln_jobs *jobs, const char *queue, const ln__job_ref *refs,
 int ln__store_progress(ln_jobs *jobs, const char *queue, const ln__job_ref *ref, const char *json);
 int ln__store_log(ln_jobs *jobs, const char *queue, const ln__job_ref *ref, const char *line);
 int ln__store_pending(ln_jobs *jobs, const char *queue, int *pending);
+/* Cancels of held jobs (backend.h cancel_poll; cancel.c). */
+int ln__store_cancel_poll(ln_jobs *jobs, const char *queue, int64_t *mark, const ln__job_ref *refs,
+                          int *gone, size_t n);
 
 /* ---- Blocking wait for new work (backend.h's wait methods). ----
  * ln__store_wait_open returns LN_ENOTSUP when the store has no blocking

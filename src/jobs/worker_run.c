@@ -97,6 +97,7 @@ static int phase_maintain(ln__run *r) {
         r->next_stall = r->now + r->stall_every;
     }
     rd->renew = rd->running > 0 && r->now >= r->next_renew;
+    ln__worker_cancels(r);
     return NEXT;
 }
 
@@ -242,6 +243,7 @@ static int run_open(ln__run *r, ln_worker *w) {
     r->stall_every =
         (uint64_t)(o->stalled_interval_ms != 0 ? o->stalled_interval_ms : o->lease_ms) * LN__MS;
     r->next_stall = r->now; /* a restarted worker recovers at once */
+    r->cancel_mark = -1;    /* the first cancel poll looks at every job */
     return 0;
 }
 
