@@ -39,6 +39,11 @@ if(TARGET lanes_cli)
   target_compile_definitions(test_jobs_cli PRIVATE
                              LANES_BIN="$<TARGET_FILE:lanes_cli>")
   add_dependencies(test_jobs_cli lanes_cli)
+  # `lanes jobs URL cancel` of a job `lanes worker --exec` runs (sqlite,
+  # and Redis under scripts/with-services.sh).
+  add_test(NAME test_worker_cancel
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_worker_cancel.sh $<TARGET_FILE:lanes_cli>)
+  set_tests_properties(test_worker_cancel PROPERTIES TIMEOUT 60 LABELS "plain;jobs")
 endif()
 ln_test(NAME test_jobs_crash SOURCES test_jobs_crash.c
         LIBS PkgConfig::SQLITE3 TIMEOUT 180 NO_SANITIZE LABELS jobs)
