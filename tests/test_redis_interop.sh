@@ -57,6 +57,12 @@
 #              job, which Node reads with its deduplicationId); a TTL set by
 #              C throttles Node's adds; once a C worker finished the
 #              simple-mode job, Node's add with the id adds a new job.
+#   cancel     `lanes jobs cancel` of a Node job that `lanes worker --exec`
+#              runs: Node's QueueEvents sees it failed "canceled" (one
+#              attempt of 3 made, no retry) and the C worker ends; of a
+#              job a Node Worker runs: the same, BullMQ refuses the
+#              processor's late outcome (an 'error') and the Node worker
+#              goes on with the next job.
 #
 # Exit 77 (skipped) without LANES_TEST_REDIS_URL, node or the npm packages.
 set -u
@@ -513,6 +519,38 @@ waitfor)
         fail "no completed event: $(cat "$tmp/events.out")"
     grep -q "^[0-9-]* failed $bad " "$tmp/events.out" || fail "no failed event"
     echo "lanes jobs events shows a Node worker's completed and failed events"
+    ;;
+cancel)
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    # A C worker (lanes worker --exec) runs the Node job lanes cancels.
+    js cancel-seen "$q-c" held "$tmp/ready-c" >"$tmp/cs-c.json" 2>"$tmp/cs-c.err" &
+    node_pid=$!
+    pids="$pids $node_pid"
+    wait_lines "$tmp/ready-c" 1
+    id=$(head -1 "$tmp/ready-c")
+    "$cli" worker "$url" "$q-c" --exit-when-empty --exec /bin/sh -c \
+        'exec 2>/dev/null; echo >"$0/started"; while :; do sleep 0.05; done' "$tmp" \
+        >/dev/null 2>"$tmp/w.err" &
+    wpid=$!
+    pids="$pids $wpid"
+    wait_lines "$tmp/started" 1
+    "$cli" jobs "$url" cancel "$q-c" "$id" || fail "lanes jobs cancel of a C worker's job"
+    wait $node_pid || fail "Node on a job canceled under a C worker: $(cat "$tmp/cs-c.err")"
+    wait $wpid || fail "lanes worker: $(cat "$tmp/w.err")"
+    echo "a job canceled under lanes worker --exec: failed \"canceled\" for Node's QueueEvents"
+    # A Node Worker runs the job lanes cancels.
+    js cancel-seen "$q-n" held "$tmp/ready-n" node >"$tmp/cs-n.json" 2>"$tmp/cs-n.err" &
+    node_pid=$!
+    pids="$pids $node_pid"
+    wait_lines "$tmp/ready-n" 1
+    id=$(head -1 "$tmp/ready-n")
+    "$cli" jobs "$url" cancel "$q-n" "$id" || fail "lanes jobs cancel of a Node worker's job"
+    wait $node_pid || fail "Node worker on a canceled job: $(cat "$tmp/cs-n.err")"
+    grep -q '"errors":[1-9]' "$tmp/cs-n.json" ||
+        fail "the Node processor's late outcome was not refused: $(cat "$tmp/cs-n.json")"
+    [ "$(redis-cli -u "$url" get "bull:$q-n:lanes:cancel")" = 1 ] ||
+        fail "lanes:cancel counter: $(redis-cli -u "$url" get "bull:$q-n:lanes:cancel")"
+    echo "a job canceled under a Node worker: failed \"canceled\", the worker went on"
     ;;
 *)
     echo "unknown case $what" >&2
