@@ -534,10 +534,15 @@ cancel)
     wpid=$!
     pids="$pids $wpid"
     wait_lines "$tmp/started" 1
+    t0=$(date +%s%N)
     "$cli" jobs "$url" cancel "$q-c" "$id" || fail "lanes jobs cancel of a C worker's job"
     wait $node_pid || fail "Node on a job canceled under a C worker: $(cat "$tmp/cs-c.err")"
     wait $wpid || fail "lanes worker: $(cat "$tmp/w.err")"
-    echo "a job canceled under lanes worker --exec: failed \"canceled\" for Node's QueueEvents"
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    # The worker's lease (30 s) would find it at its renewal, 15 s on.
+    [ $ms -lt 3000 ] || fail "the C worker ended $ms ms after the cancel"
+    echo "a job canceled under lanes worker --exec: failed \"canceled\" for Node's QueueEvents," \
+        "the program gone $ms ms after the cancel"
     # A Node Worker runs the job lanes cancels.
     js cancel-seen "$q-n" held "$tmp/ready-n" node >"$tmp/cs-n.json" 2>"$tmp/cs-n.err" &
     node_pid=$!
