@@ -22,8 +22,7 @@ int cli_jobs_cancel(ln_jobs *jobs, const char *prog, const char *const *pos, int
                    : err == LN_EINVAL ? CLI_EXIT_USAGE
                    : err == LN_EFORK  ? CLI_EXIT_FAILURE
                                       : CLI_EXIT_UNAVAILABLE;
-        if (json)
-            return cli_error(code, prog, ln_err_name(err), NULL, "%s", ln_jobs_errmsg(jobs));
+        if (json) return cli_error(code, prog, ln_err_name(err), NULL, "%s", ln_jobs_errmsg(jobs));
         return cli_error(code, prog, ln_err_name(err), NULL, "%s: %s", ln_err_name(err),
                          ln_jobs_errmsg(jobs));
     }

@@ -1,8 +1,9 @@
 /* redis_cancel.c - cancelling jobs on the Redis backend (store methods
  * version 7): cancel.lua fails the job and, for an active one, deletes its
- * lock and bumps the queue's lanes:cancel counter; cancel_poll.lua tells a
- * worker which of its jobs lost their lock, reading only the counter while
- * it has not moved. docs/internals/cancel.md has the design. */
+ * lock and gives the queue's lanes:cancel mark a new value;
+ * cancel_poll.lua tells a worker which of its jobs lost their lock,
+ * reading only the mark while it has not changed.
+ * docs/internals/cancel.md has the design. */
 #include "redis_cancel.h"
 
 #include "internal.h"
@@ -35,8 +36,8 @@ int ln__redis_cancel(ln__redis_conn *c, const char *base, ln__jobs_be *be, const
     else if (rep->type == REDIS_REPLY_INTEGER && rep->integer == LN__RC_JOB_NOT_EXIST)
         err = ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
     else if (rep->type == REDIS_REPLY_STRING)
-        err = ln__jobs_be_err(be, LN_EINVAL, "job '%s' is %s: only a job not finished can be canceled",
-                              id, rep->str);
+        err = ln__jobs_be_err(
+            be, LN_EINVAL, "job '%s' is %s: only a job not finished can be canceled", id, rep->str);
     else
         return bad_reply(be, rep, "cancel");
     freeReplyObject(rep);

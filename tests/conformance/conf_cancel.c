@@ -169,7 +169,6 @@ static void case_cancel_remove_on_fail(conf_ctx *c) {
 }
 
 const conf_case conf_cancel_cases[] = {
-    CONF_CASE(cancel_running),  CONF_CASE(cancel_waiting),
-    CONF_CASE(cancel_unknown),  CONF_CASE(cancel_finished),
-    CONF_CASE(cancel_remove_on_fail), {0},
+    CONF_CASE(cancel_running),  CONF_CASE(cancel_waiting),        CONF_CASE(cancel_unknown),
+    CONF_CASE(cancel_finished), CONF_CASE(cancel_remove_on_fail), {0},
 };

@@ -4,8 +4,11 @@
 --    holder's finish, renewal, progress and log are refused: BullMQ's
 --    "Missing lock"), then failed as a finished run (moveToFinished:
 --    attemptsMade + 1, stacktrace, removeOnFail, "failed" prev active);
---    and lanes' own key <base>lanes:cancel (a counter) is bumped, so the
---    lanes workers' cancel poll looks at the locks of their jobs.
+--    and lanes' own key <base>lanes:cancel is given a new value, so the
+--    lanes workers' cancel poll looks at the locks of their jobs. The
+--    value is the server time in ms, or the last value + 1 if that is not
+--    more: never a value a worker saw before, also once the key expired
+--    (a day after the last cancel, so an idle queue keeps no lanes key).
 --  - waiting, paused, prioritized, delayed: out of its list or set and
 --    failed without a run (attemptsMade unchanged, "failed" with that prev).
 --   ARGV[1] id   ARGV[2] reason
@@ -38,7 +41,9 @@ end
 if rcall('LREM', K.active, -1, id) > 0 then
     rcall('DEL', jkey .. ':lock')
     rcall('SREM', K.stalled, id)
-    rcall('INCR', B .. 'lanes:cancel')
+    local ckey = B .. 'lanes:cancel'
+    local mark = math.max(NOW, (tonumber(rcall('GET', ckey)) or 0) + 1)
+    rcall('SET', ckey, int_str(mark), 'PX', 86400000)
     finish_job(id, 'failed', reason)
     wake_if_slot_freed()
     return 0
