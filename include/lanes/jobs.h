@@ -482,7 +482,9 @@ typedef struct ln_worker_stats {
     uint64_t failed;        /* runs that failed for good (no attempts
                                left, or unrecoverable) */
     uint64_t retried;       /* failed runs put back for a retry */
-    uint64_t stale;         /* outcomes or renewals refused: lease lost */
+    uint64_t stale;         /* outcomes or renewals refused, or running
+                               jobs the cancel poll found no longer held:
+                               lease lost, or canceled (ln_jobs_cancel) */
     uint64_t stalled_found; /* lapsed leases this worker recovered */
     uint64_t released;      /* jobs given back at a graceful stop */
     /* The store's outages, as ln_worker_run retries them (store_retry_ms):

@@ -244,6 +244,7 @@ static int run_open(ln__run *r, ln_worker *w) {
         (uint64_t)(o->stalled_interval_ms != 0 ? o->stalled_interval_ms : o->lease_ms) * LN__MS;
     r->next_stall = r->now; /* a restarted worker recovers at once */
     r->cancel_mark = -1;    /* the first cancel poll looks at every job */
+    r->next_cancel = r->now + (uint64_t)LN_JOBS_CANCEL_POLL_MS * LN__MS;
     return 0;
 }
 
