@@ -13,7 +13,8 @@
 --    failed without a run (attemptsMade unchanged, "failed" with that prev).
 --   ARGV[1] id   ARGV[2] reason
 -- Returns 0, RC.JOB_NOT_EXIST, or the name of the state that cannot be
--- canceled ('completed', 'failed', or 'unknown' for any other).
+-- canceled ('completed', 'failed', 'waiting-children' (a flow parent),
+-- or 'unknown' for any other).
 local id, reason = ARGV[1], ARGV[2]
 local jkey = B .. id
 if rcall('EXISTS', jkey) == 0 then return RC.JOB_NOT_EXIST end
@@ -59,6 +60,8 @@ elseif rcall('ZSCORE', K.completed, id) then
     return 'completed'
 elseif rcall('ZSCORE', K.failed, id) then
     return 'failed'
+elseif rcall('ZSCORE', B .. 'waiting-children', id) then
+    return 'waiting-children'
 else
     return 'unknown'
 end
