@@ -37,7 +37,9 @@ int ln__redis_cancel(ln__redis_conn *c, const char *base, ln__jobs_be *be, const
         err = ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
     else if (rep->type == REDIS_REPLY_STRING)
         err = ln__jobs_be_err(
-            be, LN_EINVAL, "job '%s' is %s: only a waiting, prioritized, delayed or active job can be canceled", id, rep->str);
+            be, LN_EINVAL,
+            "job '%s' is %s: only a waiting, prioritized, delayed or active job can be canceled",
+            id, rep->str);
     else
         return bad_reply(be, rep, "cancel");
     freeReplyObject(rep);

@@ -93,9 +93,10 @@ static int cancel_once(sq_be *be, const char *queue, const char *id, const char 
     sq_row row = {0};
     err = find_row(be, queue, id, &row);
     if (err == 0 && row.state != ST_READY && row.state != ST_DELAYED && row.state != ST_ACTIVE)
-        err = ln__jobs_be_err(&be->base, LN_EINVAL,
-                              "job '%s' is %s: only a waiting, prioritized, delayed or active job can be canceled", id,
-                              ln_job_state_name(row.state));
+        err = ln__jobs_be_err(
+            &be->base, LN_EINVAL,
+            "job '%s' is %s: only a waiting, prioritized, delayed or active job can be canceled",
+            id, ln_job_state_name(row.state));
     if (err == 0) err = fail_row(be, queue, &row, reason, now);
     if (err != 0) {
         ln__sq_rollback(be);
