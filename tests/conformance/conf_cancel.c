@@ -168,7 +168,45 @@ static void case_cancel_remove_on_fail(conf_ctx *c) {
     CHECK_EQ(conf_total(c, c->queue), 0);
 }
 
+/* Several running jobs of one worker, renewed often (lease 400 ms: a
+ * renewal every 200 ms, so polls meet renewals in flight), and queued ones
+ * behind them: each running handler sees its cancel, the queued ones
+ * never run, every job ends failed "canceled". */
+static void case_cancel_many_running(conf_ctx *c) {
+    enum { N = 8, CONC = 4 };
+    char ids[N][LN_JOB_ID_MAX];
+    for (int i = 0; i < N; i++) conf_add(c, c->queue, "loop", "{}", NULL, ids[i]);
+    cctx t = {0};
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    o.concurrency = CONC;
+    o.lease_ms = 400;
+    conf_bg *b = conf_bg_start(c->jobs, c->queue, loop_handler, &t, &o);
+    wait_entered(&t, CONC);
+    ln_test_sleep_ms(300); /* renewals and polls under way */
+    ln_jobs *other = conf_open(c, NULL);
+    int64_t t0 = conf_now_ms();
+    for (int i = 0; i < N; i++) CHECK_EQ(ln_jobs_cancel(other, c->queue, ids[i]), 0);
+    ln_worker_stats st;
+    CHECK_EQ(conf_bg_join(b, &st), 0);
+    int64_t ms = conf_now_ms() - t0;
+    printf("%d running handlers saw their cancels; the worker ended %lld ms later\n", CONC,
+           (long long)ms);
+    CHECK(ms < 1500 * (ln_test_sanitized() ? 8 : 1));
+    CHECK_EQ(atomic_load(&t.entered), CONC); /* the queued ones never ran */
+    CHECK_EQ(st.taken, CONC);
+    CHECK_EQ(st.completed, 0);
+    for (int i = 0; i < N; i++) CHECK_EQ(conf_state(c, c->queue, ids[i]), LN_JOB_FAILED);
+    ln_jobs_close(other);
+    conf_check_counts(c, c->queue);
+}
+
 const conf_case conf_cancel_cases[] = {
-    CONF_CASE(cancel_running),  CONF_CASE(cancel_waiting),        CONF_CASE(cancel_unknown),
-    CONF_CASE(cancel_finished), CONF_CASE(cancel_remove_on_fail), {0},
+    CONF_CASE(cancel_running),
+    CONF_CASE(cancel_waiting),
+    CONF_CASE(cancel_unknown),
+    CONF_CASE(cancel_finished),
+    CONF_CASE(cancel_remove_on_fail),
+    CONF_CASE(cancel_many_running),
+    {0},
 };
