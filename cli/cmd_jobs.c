@@ -2,6 +2,7 @@
  * of a durable job store from the shell, with --json output for scripts. */
 #include "cli.h"
 #include "cli_err.h"
+#include "jobs_cancel.h"
 #include "jobs_help.h"
 #include "jobs_workers.h"
 #include "jobs_metrics.h"
@@ -686,6 +687,8 @@ int cmd_jobs(int argc, char **argv) {
                          : cli_jobs_workers(jobs, prog, a.pos[0], a.json);
     else if (strcmp(cmd, "metrics") == 0)
         rc = cli_jobs_metrics(jobs, prog, a.pos, a.npos, a.type, a.json);
+    else if (strcmp(cmd, "cancel") == 0) /* jobs_cancel.c */
+        rc = cli_jobs_cancel(jobs, prog, a.pos, a.npos, a.json);
     else
         rc = cmd_action(jobs, cmd, &a);
     ln_jobs_close(jobs);

@@ -95,6 +95,16 @@ static const cli_jobs_cmd cmds[] = {
      "sqlite: the runs that sent a heartbeat within the last 6 s; WHERE is\n"
      "the host.\n"},
     {"metrics", CLI_JOBS_METRICS_SYNOPSIS, CLI_JOBS_METRICS_OPTIONS, CLI_JOBS_METRICS_HELP},
+    {"cancel", "QUEUE ID", "",
+     "Cancel a job that has not finished: it ends failed with the reason\n"
+     "\"canceled\" at once, without a retry. A waiting, prioritized or\n"
+     "delayed job never runs. An active one: the lanes worker running it sees\n"
+     "the cancel within a second (its handler's ln_job_canceled() turns 1;\n"
+     "`lanes worker --exec` sends the program's process group SIGTERM, then\n"
+     "SIGKILL 2 s later) and whatever the run reports later is refused. A\n"
+     "Node (BullMQ) worker cannot see it: its processor runs on, and its\n"
+     "outcome is refused. Prints nothing ({\"ok\":true,\"id\":ID} with --json).\n"
+     "A finished job: exit 2, nothing changes. No such job: exit 4.\n"},
 };
 
 const cli_jobs_cmd *cli_jobs_cmd_find(const char *name) {

@@ -508,7 +508,9 @@ typedef struct ln_worker_stats {
     uint64_t failed;        /* runs that failed for good (no attempts
                                left, or unrecoverable) */
     uint64_t retried;       /* failed runs put back for a retry */
-    uint64_t stale;         /* outcomes or renewals refused: lease lost */
+    uint64_t stale;         /* outcomes or renewals refused, or running
+                               jobs the cancel poll found no longer held:
+                               lease lost, or canceled (ln_jobs_cancel) */
     uint64_t stalled_found; /* lapsed leases this worker recovered */
     uint64_t released;      /* jobs given back at a graceful stop */
     /* The store's outages, as ln_worker_run retries them (store_retry_ms):
@@ -580,8 +582,9 @@ LN_EXTERN int ln_job_progress(ln_job *job, const char *json);
 LN_EXTERN int ln_job_log(ln_job *job, const char *line);
 
 /* 1 once the worker gave the job up (stopped past its grace period, the
- * lease was lost, or the run timed out: see "Timeouts"): the handler
- * should return soon; its outcome is ignored. */
+ * lease was lost, the run timed out: see "Timeouts", or the job was
+ * canceled: see ln_jobs_cancel): the handler should return soon; its
+ * outcome is ignored. */
 LN_EXTERN int ln_job_canceled(const ln_job *job);
 
 /* ------------------------------------------------------------------------ */
@@ -709,6 +712,39 @@ LN_EXTERN void ln_job_metrics_clear(ln_job_metrics *m);
  * max_points 0 or n 0 change nothing and return 0. m->data is not used. */
 LN_EXTERN unsigned ln_job_metrics_record(ln_job_metrics *m, uint64_t n, int64_t now_ms,
                                          unsigned max_points, uint64_t *first);
+
+/* ------------------------------------------------------------------------ */
+/* Cancelling a job from any process                                         */
+
+/* The failed_reason of a canceled job. */
+#define LN_JOB_CANCELED_REASON "canceled"
+/* How often a worker running jobs looks for cancels of them (ms). */
+#define LN_JOBS_CANCEL_POLL_MS 250
+
+/* Cancel job id of queue, from any process. The job ends failed with the
+ * reason LN_JOB_CANCELED_REASON at once and for good: no retry, whatever
+ * attempts remain; a "failed" event is written and remove_on_fail
+ * applies (the job may be removed at once).
+ *  - waiting, prioritized, paused or delayed: it is failed now and never
+ *    runs; attempts_made is unchanged (no run failed).
+ *  - active: it is failed now (attempts_made + 1: the run counts as a
+ *    failed one) and the lease of the worker holding it is taken away, so
+ *    whatever that worker reports later (result, failure, renewal,
+ *    progress, log) is refused (LN_ESTALE) and the job stays failed. A
+ *    lanes worker holding it sees the cancel within a second (it looks
+ *    every LN_JOBS_CANCEL_POLL_MS while it runs handlers):
+ *    ln_job_canceled() becomes 1 and the handler should return soon
+ *    (what it returns is ignored); `lanes worker --exec` sends the
+ *    program's process group SIGTERM, then SIGKILL 2 s later. A Node
+ *    (BullMQ) worker holding the job on Redis cannot see the cancel: its
+ *    processor runs on to its end, then BullMQ refuses its outcome
+ *    ("Missing lock") and the worker goes on with other jobs.
+ *  - completed or failed: LN_EINVAL, nothing changes.
+ * Cost: SQLite O(log n); Redis finds an active or waiting job in its
+ * list (O(length), as removing a job does). 0, LN_ENOENT (no such
+ * job), LN_EINVAL (bad queue or id, or the job is finished:
+ * ln_jobs_errmsg says which), LN_EFORK, LN_EBACKEND. Any thread. */
+LN_EXTERN int ln_jobs_cancel(ln_jobs *jobs, const char *queue, const char *id);
 
 /* ------------------------------------------------------------------------ */
 /* Events and waiting for a result                                           */

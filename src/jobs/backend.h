@@ -31,8 +31,9 @@
 
 /* 3: wait and pipe tables split off; 4: queues, promote, the outcome
  * LN__DONE_DELAY; 5: add honours opts.dedup_*; 6: events_open; 7: workers,
- * worker_beat; 8: metrics (and step honours st->metrics_max_points). */
-#define LN__STORE_METHODS_VERSION 8
+ * worker_beat; 8: metrics (and step honours st->metrics_max_points); 9: cancel,
+ * cancel_poll. */
+#define LN__STORE_METHODS_VERSION 9
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -200,6 +201,21 @@ struct ln__store_methods {
      * rule, at most LN_JOB_METRICS_POINTS_MAX, data ln__malloc'd. */
     int (*metrics)(ln__jobs_be *be, const char *queue, int type, int64_t start, int64_t end,
                    ln_job_metrics *out);
+    /* Version 9. Cancel job id (jobs.h ln_jobs_cancel): a waiting,
+     * prioritized or delayed job -> failed with reason (attempts_made
+     * unchanged); an active one -> failed with attempts_made + 1, its
+     * lease voided (every later op with the holder's token is
+     * LN_ESTALE) and the store's cancel mark changed. LN_ENOENT,
+     * LN_EINVAL (finished). One transaction / script. */
+    int (*cancel)(ln__jobs_be *be, const char *queue, const char *id, const char *reason);
+    /* Which of n jobs a worker holds are no longer active with their
+     * token (canceled, or the lease lost): gone[i] = 1 for those, else
+     * 0. *mark: the store's cancel mark the last call saw (-1 at
+     * first); a backend may leave gone[] all 0 while the mark has not
+     * changed, and updates it. Cheap when nothing was canceled: a worker
+     * calls it every LN_JOBS_CANCEL_POLL_MS. */
+    int (*cancel_poll)(ln__jobs_be *be, const char *queue, int64_t *mark, const ln__job_ref *refs,
+                       int *gone, size_t n);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */

@@ -41,6 +41,7 @@
 #include "backend.h"
 #include "internal.h"
 #include "redis_admin.h"
+#include "redis_cancel.h"
 #include "redis_codes.h"
 #include "redis_conn.h"
 #include "redis_pipe.h"
@@ -574,6 +575,20 @@ static int redis_metrics(ln__jobs_be *be, const char *queue, int type, int64_t s
     return public_rc(ln__redis_metrics(&r->conn, r->key, be, type, start, end, out));
 }
 
+/* Store methods version 9: cancel (redis_cancel.c). */
+static int redis_cancel(ln__jobs_be *be, const char *queue, const char *id, const char *reason) {
+    redis_be *r = rbe(be);
+    set_queue(r, queue);
+    return ln__redis_cancel(&r->conn, r->key, be, queue, id, reason);
+}
+
+static int redis_cancel_poll(ln__jobs_be *be, const char *queue, int64_t *mark,
+                             const ln__job_ref *refs, int *gone, size_t n) {
+    redis_be *r = rbe(be);
+    set_queue(r, queue);
+    return ln__redis_cancel_poll(&r->conn, r->key, be, mark, refs, gone, n);
+}
+
 static const ln__store_methods redis_methods = {
     .version = LN__STORE_METHODS_VERSION,
     .name = "redis",
@@ -602,6 +617,8 @@ static const ln__store_methods redis_methods = {
     .events_open = redis_events_open,
     .workers = redis_workers,
     .metrics = redis_metrics,
+    .cancel = redis_cancel,
+    .cancel_poll = redis_cancel_poll,
 };
 
 /* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and

@@ -542,6 +542,8 @@ static const ln__store_methods sq_methods = {
     .workers = ln__sq_workers,
     .worker_beat = ln__sq_worker_beat,
     .metrics = ln__sq_metrics,
+    .cancel = ln__sq_cancel,
+    .cancel_poll = ln__sq_cancel_poll,
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */

@@ -286,5 +286,9 @@ int ln__sq_promote(ln__jobs_be *b, const char *queue, const char *id);
 /* sqlite_workers.c: store methods version 7 (lanes_workers). */
 int ln__sq_workers(ln__jobs_be *b, const char *queue, size_t max, ln_worker_info **out, size_t *n);
 int ln__sq_worker_beat(ln__jobs_be *b, const char *queue, int64_t *id, int leaving);
+/* sqlite_cancel.c: store methods version 9. */
+int ln__sq_cancel(ln__jobs_be *b, const char *queue, const char *id, const char *reason);
+int ln__sq_cancel_poll(ln__jobs_be *b, const char *queue, int64_t *mark, const ln__job_ref *refs,
+                       int *gone, size_t n);
 
 #endif

@@ -24,6 +24,9 @@ int ln__store_pending(ln_jobs *jobs, const char *queue, int *pending);
 /* The run's heartbeat (backend.h worker_beat); LN_ENOTSUP for a store
  * without one (nothing done). */
 int ln__store_worker_beat(ln_jobs *jobs, const char *queue, int64_t *id, int leaving);
+/* Cancels of held jobs (backend.h cancel_poll; cancel.c). */
+int ln__store_cancel_poll(ln_jobs *jobs, const char *queue, int64_t *mark, const ln__job_ref *refs,
+                          int *gone, size_t n);
 
 /* ---- Blocking wait for new work (backend.h's wait methods). ----
  * ln__store_wait_open returns LN_ENOTSUP when the store has no blocking

@@ -167,6 +167,7 @@ void ln__idle_phase(ln__run *r) {
     uint64_t deadline = r->now + 3600000ull * LN__MS;
     if (w->nslots > 0) deadline = min_u64(deadline, r->next_renew);
     deadline = min_u64(deadline, w->next_timeout);
+    if (w->nslots > 0) deadline = min_u64(deadline, r->next_cancel); /* worker_cancel.c */
     if (!rd->no_take) deadline = min_u64(deadline, r->next_stall);
     if (rd->stopping && !r->released) deadline = min_u64(deadline, r->grace_end);
     deadline = min_u64(deadline, r->next_beat); /* the heartbeat */

@@ -161,6 +161,8 @@ struct ln__run {
                                stats.store_lost (ln_worker_stats) */
     int released;           /* the jobs still running at grace_end were
                                given back */
+    uint64_t next_cancel;   /* the next cancel poll (worker_cancel.c) */
+    int64_t cancel_mark;    /* the store's cancel mark it last saw */
     int result;             /* what ln_worker_run returns */
     ln__idle idle;
     ln__round rd;
@@ -225,6 +227,13 @@ void ln__steps_drain(ln_worker *w);
  * failing_ms > 0 the run gives up after that long of transient failures
  * in a row, and the message says so. */
 int ln__steps_failed(ln_worker *w, int err, uint64_t failing_ms);
+
+/* ---- worker_cancel.c: cancels from other processes ---- */
+
+/* When due (every LN_JOBS_CANCEL_POLL_MS while handlers run), ask the
+ * store which running jobs are no longer ours (ln_jobs_cancel, or a lost
+ * lease) and mark them canceled. */
+void ln__worker_cancels(ln__run *r);
 
 /* ---- worker_idle.c: the idle phase ---- */
 

@@ -98,6 +98,7 @@ static int phase_maintain(ln__run *r) {
     }
     rd->renew = rd->running > 0 && r->now >= r->next_renew;
     ln__beat_maintain(r); /* listed by ln_jobs_workers */
+    ln__worker_cancels(r);
     return NEXT;
 }
 
@@ -243,6 +244,8 @@ static int run_open(ln__run *r, ln_worker *w) {
     r->stall_every =
         (uint64_t)(o->stalled_interval_ms != 0 ? o->stalled_interval_ms : o->lease_ms) * LN__MS;
     r->next_stall = r->now; /* a restarted worker recovers at once */
+    r->cancel_mark = -1;    /* the first cancel poll looks at every job */
+    r->next_cancel = r->now + (uint64_t)LN_JOBS_CANCEL_POLL_MS * LN__MS;
     return 0;
 }
 
