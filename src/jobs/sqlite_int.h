@@ -8,7 +8,7 @@
 #include <sqlite3.h>
 
 /* Schema version this code writes; stored in PRAGMA user_version. */
-#define SQ_SCHEMA_VERSION 5
+#define SQ_SCHEMA_VERSION 6
 /* PRAGMA application_id of a lanes store: "LNJB". */
 #define SQ_APPLICATION_ID 0x4C4E4A42
 
@@ -266,5 +266,16 @@ int ln__sq_pending(ln__jobs_be *b, const char *queue, int *pending);
 /* sqlite_admin.c: store methods version 4. */
 int ln__sq_queues(ln__jobs_be *b, size_t max, char ***names, size_t *n);
 int ln__sq_promote(ln__jobs_be *b, const char *queue, const char *id);
+
+/* sqlite_sched.c: job schedulers (store methods version 7). sched_taken
+ * runs inside the take's transaction (sqlite_work.c) for the n jobs it
+ * took: each that is its scheduler's current iteration makes the next. */
+int ln__sq_sched_upsert(ln__jobs_be *b, const char *queue, const ln__sched_new *s, char **job_id);
+int ln__sq_sched_remove(ln__jobs_be *b, const char *queue, const char *id);
+int ln__sq_sched_get(ln__jobs_be *b, const char *queue, const char *id, ln_job_scheduler *out);
+int ln__sq_sched_list(ln__jobs_be *b, const char *queue, size_t offset, size_t limit,
+                      ln_job_scheduler **out, size_t *n);
+int ln__sq_sched_taken(sq_be *be, const char *queue, const ln__job_taken *taken, size_t n,
+                       int64_t now);
 
 #endif
