@@ -57,6 +57,15 @@
 #              job, which Node reads with its deduplicationId); a TTL set by
 #              C throttles Node's adds; once a C worker finished the
 #              simple-mode job, Node's add with the id adds a new job.
+#   sched_node_to_c    a Node upsertJobScheduler (every 200 ms) run by C
+#              workers only: >= 8 iterations in 2.2 s (each made when a C
+#              worker took the one before), BullMQ's fields on each, and
+#              still producing after (a second C run adds more).
+#   sched_c_to_node    a schedule made by `lanes jobs schedule --every 200`
+#              advanced by a Node Worker only, likewise.
+#   sched_cron_node_to_c    a Node pattern with seconds ('* * * * * *' in
+#              Europe/Berlin) run by a C worker: an iteration a second,
+#              on whole seconds.
 #
 # Exit 77 (skipped) without LANES_TEST_REDIS_URL, node or the npm packages.
 set -u
@@ -513,6 +522,51 @@ waitfor)
         fail "no completed event: $(cat "$tmp/events.out")"
     grep -q "^[0-9-]* failed $bad " "$tmp/events.out" || fail "no failed event"
     echo "lanes jobs events shows a Node worker's completed and failed events"
+    ;;
+sched_node_to_c | sched_cron_node_to_c)
+    # C workers only; the time a C worker runs is given, not a job count.
+    c_run() { # SECONDS
+        "$peer" work "$url" "$q" --forever >/dev/null 2>&1 &
+        worker=$!
+        pids="$pids $worker"
+        sleep "$1"
+        kill -TERM $worker
+        wait $worker || fail "C worker did not stop cleanly"
+    }
+    if [ "$what" = sched_node_to_c ]; then
+        js sched-upsert "$q" nsch '{"every":200}' '{"n":1}' >/dev/null || fail "Node upsertJobScheduler"
+        c_run 2.2
+        n1=$(js sched-check "$q" nsch 8 200 '{"n":1}') || fail "after the first C run"
+        c_run 1
+        n2=$(js sched-check "$q" nsch 12 200 '{"n":1}') || fail "after the second C run"
+        echo "Node scheduler run by C workers: $n1 then $n2"
+    else
+        js sched-upsert "$q" cr '{"pattern":"* * * * * *","tz":"Europe/Berlin"}' '{}' >/dev/null ||
+            fail "Node upsertJobScheduler"
+        c_run 3.4
+        n1=$(js sched-check "$q" cr 2 1000 '{}' 1000) || fail "cron iterations"
+        echo "Node cron scheduler (seconds) run by a C worker: $n1"
+    fi
+    ;;
+sched_c_to_node)
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    "$cli" jobs "$url" schedule "$q" lsch --every 200 tick '{"c":2}' >/dev/null ||
+        fail "lanes jobs schedule"
+    node "$interop/interop.mjs" serve "$q" "$tmp/n.log" 2>"$tmp/n.err" &
+    node_pid=$!
+    pids="$pids $node_pid"
+    i=0
+    until grep -q ready "$tmp/n.err" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -le 200 ] || fail "Node worker did not start"
+        sleep 0.05
+    done
+    sleep 2.2
+    kill -TERM $node_pid
+    wait $node_pid || fail "Node worker: $(cat "$tmp/n.err")"
+    n1=$(js sched-check "$q" lsch 8 200 '{"c":2}') || fail "lanes scheduler run by Node"
+    "$cli" jobs "$url" schedules "$q" | grep -q '^lsch .* every:200 ' || fail "lanes jobs schedules"
+    echo "lanes scheduler advanced by a Node Worker: $n1"
     ;;
 *)
     echo "unknown case $what" >&2

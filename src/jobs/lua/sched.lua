@@ -147,7 +147,9 @@ local function upsert()
     if start ~= '0' then rep.startDate = tonumber(start) end
     if stop ~= '0' then rep.endDate = tonumber(stop) end
     opts['repeat'] = rep
-    opts.timestamp, opts.prevMillis, opts.repeatJobKey = NOW, nxt, sid
+    -- (BullMQ's JavaScript knows the time of a pattern's iteration only)
+    opts.timestamp, opts.repeatJobKey = NOW, sid
+    if not every then opts.prevMillis = nxt end
     local delay = store_iteration(id, sid, name, data, opts, nxt)
     return {id, delay}
 end
@@ -195,7 +197,8 @@ local function next_iteration()
     rep.count = (tonumber(rep.count) or 0) + 1
     if not (every and rep.offset) then rep.offset = nil end
     opts['repeat'] = rep
-    opts.timestamp, opts.prevMillis, opts.repeatJobKey = NOW, nxt, sid
+    opts.timestamp, opts.repeatJobKey = NOW, sid
+    if every then opts.prevMillis = nil else opts.prevMillis = nxt end
     store_iteration(id, sid, a[1] or '', a[2] or '{}', opts, nxt)
     return id
 end
