@@ -87,10 +87,10 @@ static const char **slot(sargs *a, const char *o) {
     struct {
         const char *name;
         const char **p;
-    } t[] = {{"--every", &a->every},       {"--cron", &a->cron},       {"--tz", &a->tz},
-             {"--start", &a->start},       {"--end", &a->end},         {"--limit", &a->limit},
-             {"--offset", &a->offset},     {"--priority", &a->priority},
-             {"--attempts", &a->attempts}, {"--backoff", &a->backoff}};
+    } t[] = {{"--every", &a->every},    {"--cron", &a->cron},         {"--tz", &a->tz},
+             {"--start", &a->start},    {"--end", &a->end},           {"--limit", &a->limit},
+             {"--offset", &a->offset},  {"--priority", &a->priority}, {"--attempts", &a->attempts},
+             {"--backoff", &a->backoff}};
     char key[32];
     snprintf(key, sizeof key, "%s ", o);
     if (strstr(takes[a->which], key) == NULL) return NULL;

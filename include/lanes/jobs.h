@@ -706,12 +706,12 @@ LN_EXTERN int ln_jobs_unschedule(ln_jobs *jobs, const char *queue, const char *i
  * (ln_job_scheduler_clear); NULL where there is none. */
 typedef struct ln_job_scheduler {
     char *id;
-    char *name;        /* template job name */
-    char *data;        /* template data JSON ("{}" when none) */
-    char *pattern;     /* NULL for every */
-    char *tz;          /* NULL when none */
-    int64_t every_ms;  /* 0 for a pattern */
-    int64_t offset_ms; /* every: the slot offset the store keeps, else 0 */
+    char *name;                      /* template job name */
+    char *data;                      /* template data JSON ("{}" when none) */
+    char *pattern;                   /* NULL for every */
+    char *tz;                        /* NULL when none */
+    int64_t every_ms;                /* 0 for a pattern */
+    int64_t offset_ms;               /* every: the slot offset the store keeps, else 0 */
     int64_t start_ms, end_ms, limit; /* 0 = none */
     int64_t iterations;              /* iterations made so far (the current included) */
     int64_t next_ms;                 /* time of the current (pending or last) iteration */
@@ -729,8 +729,8 @@ LN_EXTERN int ln_jobs_scheduler_get(ln_jobs *jobs, const char *queue, const char
  * next_ms, earliest first; *out a new array of *n (free with
  * ln_job_scheduler_free_array), NULL when *n is 0. Bounded: each call
  * reads at most limit schedulers. */
-LN_EXTERN int ln_jobs_scheduler_list(ln_jobs *jobs, const char *queue, size_t offset,
-                                     size_t limit, ln_job_scheduler **out, size_t *n);
+LN_EXTERN int ln_jobs_scheduler_list(ln_jobs *jobs, const char *queue, size_t offset, size_t limit,
+                                     ln_job_scheduler **out, size_t *n);
 
 #ifdef __cplusplus
 }

@@ -605,8 +605,7 @@ static int redis_sched_get(ln__jobs_be *be, const char *queue, const char *id,
 static int redis_sched_list(ln__jobs_be *be, const char *queue, size_t offset, size_t limit,
                             ln_job_scheduler **out, size_t *n) {
     set_queue(rbe(be), queue);
-    return public_rc(
-        ln__redis_sched_list(&rbe(be)->conn, rbe(be)->key, be, offset, limit, out, n));
+    return public_rc(ln__redis_sched_list(&rbe(be)->conn, rbe(be)->key, be, offset, limit, out, n));
 }
 
 static int redis_sched_taken(ln__jobs_be *be, const char *queue, const char *job_id) {

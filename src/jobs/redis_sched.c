@@ -68,11 +68,11 @@ static char *template_opts(const ln_job_opts *o) {
     json_t *j = json_pack("{s:i}", "attempts", o->attempts);
     if (j == NULL) return NULL;
     if (o->backoff != LN_BACKOFF_FIXED || o->backoff_ms != 0)
-        json_object_set_new(j, "backoff",
-                            json_pack("{s:s,s:I}", "type",
-                                      o->backoff == LN_BACKOFF_EXPONENTIAL ? "exponential"
-                                                                           : "fixed",
-                                      "delay", (json_int_t)o->backoff_ms));
+        json_object_set_new(
+            j, "backoff",
+            json_pack("{s:s,s:I}", "type",
+                      o->backoff == LN_BACKOFF_EXPONENTIAL ? "exponential" : "fixed", "delay",
+                      (json_int_t)o->backoff_ms));
     if (o->priority > 0) json_object_set_new(j, "priority", json_integer(o->priority));
     if (o->lifo) json_object_set_new(j, "lifo", json_true());
     json_t *rc = keep_json(&o->remove_on_complete), *rf = keep_json(&o->remove_on_fail);
@@ -119,9 +119,8 @@ int ln__redis_sched_upsert(ln__redis_conn *c, const char *base, ln__jobs_be *be,
     if (rep == NULL) return rc;
     if (rep->type == REDIS_REPLY_INTEGER && rep->integer == LN__RC_SCHEDULER_ID_TAKEN) {
         freeReplyObject(rep);
-        return ln__jobs_be_err(be, LN_EEXIST,
-                               "scheduler '%s': the job of its next iteration exists already",
-                               s->id);
+        return ln__jobs_be_err(
+            be, LN_EEXIST, "scheduler '%s': the job of its next iteration exists already", s->id);
     }
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
         rep->element[0]->type != REDIS_REPLY_STRING)

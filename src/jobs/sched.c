@@ -86,8 +86,7 @@ static int check_sid(const char *id, char *err, size_t errsize) {
     return rc;
 }
 
-static int check_schedule(const ln_job_schedule *sc, ln__sched_new *s, char *err,
-                          size_t errsize) {
+static int check_schedule(const ln_job_schedule *sc, ln__sched_new *s, char *err, size_t errsize) {
     int has_pattern = sc->pattern != NULL && sc->pattern[0] != '\0';
     if ((sc->every_ms > 0) == has_pattern || sc->every_ms < 0) {
         snprintf(err, errsize, "a scheduler needs exactly one of every_ms > 0 and a pattern");
@@ -168,9 +167,9 @@ static int enter_qsid(ln_jobs *jobs, const char *queue, const char *id) {
 
 /* ------------------------------------------------------------ the calls */
 
-int ln_jobs_schedule(ln_jobs *jobs, const char *queue, const char *id,
-                     const ln_job_schedule *sched, const char *name, const char *data_json,
-                     const ln_job_opts *opts, char *job_id, size_t job_id_size) {
+int ln_jobs_schedule(ln_jobs *jobs, const char *queue, const char *id, const ln_job_schedule *sched,
+                     const char *name, const char *data_json, const ln_job_opts *opts, char *job_id,
+                     size_t job_id_size) {
     if (jobs == NULL) return LN_EINVAL;
     char msg[LN__JOBS_ERRMSG_MAX] = "";
     ln__sched_new s;
@@ -185,8 +184,7 @@ int ln_jobs_schedule(ln_jobs *jobs, const char *queue, const char *id,
     if (code == 0) code = check_schedule(sched, &s, msg, sizeof msg);
     if (code == 0) code = check_template(jobs, name, data_json, opts, &s, msg, sizeof msg);
     if (code == 0 && job_id != NULL && job_id_size < strlen(id) + ITER_PREFIX_LEN + 22) {
-        snprintf(msg, sizeof msg, "job_id_size %zu is too small for an iteration id",
-                 job_id_size);
+        snprintf(msg, sizeof msg, "job_id_size %zu is too small for an iteration id", job_id_size);
         code = LN_ERANGE;
     }
     int err = enter_or(jobs, code, msg);
@@ -206,8 +204,7 @@ int ln_jobs_unschedule(ln_jobs *jobs, const char *queue, const char *id) {
     return ln__jobs_leave(jobs, jobs->be->methods->sched_remove(jobs->be, queue, id));
 }
 
-int ln_jobs_scheduler_get(ln_jobs *jobs, const char *queue, const char *id,
-                          ln_job_scheduler *out) {
+int ln_jobs_scheduler_get(ln_jobs *jobs, const char *queue, const char *id, ln_job_scheduler *out) {
     if (out == NULL) return enter_or(jobs, LN_EINVAL, "out is NULL");
     memset(out, 0, sizeof *out);
     int err = enter_qsid(jobs, queue, id);
@@ -227,14 +224,13 @@ int ln_jobs_scheduler_list(ln_jobs *jobs, const char *queue, size_t offset, size
     int err = enter_or(jobs, ln__jobs_check_queue(queue, msg, sizeof msg), msg);
     if (err != 0) return err;
     if (jobs->be->methods->sched_list == NULL) return unsupported(jobs);
-    return ln__jobs_leave(
-        jobs, jobs->be->methods->sched_list(jobs->be, queue, offset, limit, out, n));
+    return ln__jobs_leave(jobs,
+                          jobs->be->methods->sched_list(jobs->be, queue, offset, limit, out, n));
 }
 
 /* ----------------------------------------------------- the worker's hook */
 
-void ln__store_sched_taken(ln_jobs *jobs, const char *queue, const ln__job_taken *taken,
-                           size_t n) {
+void ln__store_sched_taken(ln_jobs *jobs, const char *queue, const ln__job_taken *taken, size_t n) {
     const char *sid;
     size_t sid_len;
     int64_t ms;
@@ -244,6 +240,7 @@ void ln__store_sched_taken(ln_jobs *jobs, const char *queue, const ln__job_taken
         if (ln__jobs_enter(jobs) != 0) return;
         /* As BullMQ's worker: a failure to schedule the next iteration
          * does not fail the job taken; the handle's errmsg keeps it. */
-        (void)ln__jobs_leave(jobs, jobs->be->methods->sched_taken(jobs->be, queue, taken[i].ref.id));
+        (void)ln__jobs_leave(jobs,
+                             jobs->be->methods->sched_taken(jobs->be, queue, taken[i].ref.id));
     }
 }

@@ -22,12 +22,12 @@ typedef struct ln__sched_new {
     const char *name;
     const char *data; /* valid JSON */
     size_t data_len;
-    ln_job_opts opts;    /* the template's, complete and checked (no delay,
+    ln_job_opts opts;         /* the template's, complete and checked (no delay,
                             job id or dedup) */
-    int64_t every;       /* > 0, or 0 with pattern */
-    const char *pattern; /* NULL with every */
-    ln__cron cron;       /* pattern parsed */
-    const char *tz;      /* NULL = none (UTC) */
+    int64_t every;            /* > 0, or 0 with pattern */
+    const char *pattern;      /* NULL with every */
+    ln__cron cron;            /* pattern parsed */
+    const char *tz;           /* NULL = none (UTC) */
     int64_t start_ms, end_ms; /* 0 = none */
     int64_t limit;            /* < 0 = no limit */
     int immediately;
@@ -50,7 +50,6 @@ int ln__sched_parse_job_id(const char *id, const char **sid, size_t *sid_len, in
 /* The worker's hook, after a step took n jobs and before they start: for
  * each iteration id among them, the store's sched_taken (with the handle's
  * mutex; a no-op for a store that advances inside its take). */
-void ln__store_sched_taken(ln_jobs *jobs, const char *queue, const ln__job_taken *taken,
-                           size_t n);
+void ln__store_sched_taken(ln_jobs *jobs, const char *queue, const ln__job_taken *taken, size_t n);
 
 #endif

@@ -332,8 +332,8 @@ static int fill_info(sqlite3_stmt *s, ln_job_scheduler *o) {
 int ln__sq_sched_get(ln__jobs_be *b, const char *queue, const char *id, ln_job_scheduler *out) {
     sq_be *be = (sq_be *)b;
     sqlite3_stmt *s;
-    int err = prep(be,
-                   "SELECT " SCHED_COLS " FROM lanes_schedulers WHERE queue = ?1 AND id = ?2", &s);
+    int err =
+        prep(be, "SELECT " SCHED_COLS " FROM lanes_schedulers WHERE queue = ?1 AND id = ?2", &s);
     if (err != 0) return err;
     BIND_TEXT(s, 1, queue);
     BIND_TEXT(s, 2, id);
@@ -389,12 +389,10 @@ int ln__sq_sched_list(ln__jobs_be *b, const char *queue, size_t offset, size_t l
 
 /* Taken job id is an iteration of scheduler sid: if it is the current one
  * (its time is next_at), make the next. */
-static int advance(sq_be *be, const char *queue, const char *sid, int64_t ms,
-                   int64_t now) {
+static int advance(sq_be *be, const char *queue, const char *sid, int64_t ms, int64_t now) {
     sqlite3_stmt *s;
-    int err = prep(be,
-                   "SELECT " SCHED_COLS " FROM lanes_schedulers WHERE queue = ?1 AND id = ?2",
-                   &s);
+    int err =
+        prep(be, "SELECT " SCHED_COLS " FROM lanes_schedulers WHERE queue = ?1 AND id = ?2", &s);
     if (err != 0) return err;
     BIND_TEXT(s, 1, queue);
     BIND_TEXT(s, 2, sid);
@@ -402,7 +400,8 @@ static int advance(sq_be *be, const char *queue, const char *sid, int64_t ms,
     ln__sched_new n;
     char tz[256], msg[256];
     int64_t next = LN__CRON_NONE, offset;
-    if (rc == SQLITE_ROW && sqlite3_column_int64(s, 11) == ms && row_sched(s, &n, tz, sizeof tz) == 0) {
+    if (rc == SQLITE_ROW && sqlite3_column_int64(s, 11) == ms &&
+        row_sched(s, &n, tz, sizeof tz) == 0) {
         n.id = sid;
         int64_t off = sqlite3_column_int64(s, 9), count = sqlite3_column_int64(s, 14);
         if (ln__sched_new_next(&n, count, ms, now, off, &next, &offset, msg, sizeof msg) != 0)

@@ -262,12 +262,8 @@ static void case_sched_nothing_to_make(conf_ctx *c) {
 }
 
 const conf_case conf_sched_cases[] = {
-    CONF_CASE(sched_upsert_get_list_remove),
-    CONF_CASE(sched_every_advances_on_take),
-    CONF_CASE(sched_end_date_stops),
-    CONF_CASE(sched_only_current_advances),
-    CONF_CASE(sched_upsert_replaces_pending),
-    CONF_CASE(sched_bad_input),
-    CONF_CASE(sched_nothing_to_make),
-    {0},
+    CONF_CASE(sched_upsert_get_list_remove),  CONF_CASE(sched_every_advances_on_take),
+    CONF_CASE(sched_end_date_stops),          CONF_CASE(sched_only_current_advances),
+    CONF_CASE(sched_upsert_replaces_pending), CONF_CASE(sched_bad_input),
+    CONF_CASE(sched_nothing_to_make),         {0},
 };
