@@ -61,8 +61,9 @@
 #              workers only: >= 8 iterations in 2.2 s (each made when a C
 #              worker took the one before), BullMQ's fields on each, and
 #              still producing after (a second C run adds more).
-#   sched_c_to_node    a schedule made by `lanes jobs schedule --every 200`
-#              advanced by a Node Worker only, likewise.
+#   sched_c_to_node    schedules made by `lanes jobs schedule` (--every 200,
+#              and --cron with seconds in Asia/Kolkata) advanced by a Node
+#              Worker only, likewise.
 #   sched_cron_node_to_c    a Node pattern with seconds ('* * * * * *' in
 #              Europe/Berlin) run by a C worker: an iteration a second,
 #              on whole seconds.
@@ -552,6 +553,8 @@ sched_c_to_node)
     [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
     "$cli" jobs "$url" schedule "$q" lsch --every 200 tick '{"c":2}' >/dev/null ||
         fail "lanes jobs schedule"
+    "$cli" jobs "$url" schedule "$q" lcr --cron '* * * * * *' --tz Asia/Kolkata tick >/dev/null ||
+        fail "lanes jobs schedule --cron"
     node "$interop/interop.mjs" serve "$q" "$tmp/n.log" 2>"$tmp/n.err" &
     node_pid=$!
     pids="$pids $node_pid"
@@ -565,8 +568,9 @@ sched_c_to_node)
     kill -TERM $node_pid
     wait $node_pid || fail "Node worker: $(cat "$tmp/n.err")"
     n1=$(js sched-check "$q" lsch 8 200 '{"c":2}') || fail "lanes scheduler run by Node"
+    n2=$(js sched-check "$q" lcr 2 1000 '{}' 1000) || fail "lanes cron scheduler run by Node"
     "$cli" jobs "$url" schedules "$q" | grep -q '^lsch .* every:200 ' || fail "lanes jobs schedules"
-    echo "lanes scheduler advanced by a Node Worker: $n1"
+    echo "lanes schedulers advanced by a Node Worker: every $n1, cron $n2"
     ;;
 *)
     echo "unknown case $what" >&2
