@@ -69,6 +69,7 @@ def expect(got, status, code=None, what=""):
 def main():
     lanes("jobs", url, "add", SLASHY, "x", '{"k":"v"}', "--id", "j/1")
     lanes("jobs", url, "add", "plain", "x", "{}", "--id", "p1")
+    lanes("jobs", url, "schedule", "plain", "sch", "--cron", "0 0 1 1 *", "tick")
     with_dash([], run)
     with_dash(["--queue", "plain", "--queue", "other"], run_fixed)
 
@@ -133,6 +134,10 @@ def run(base):
            "clean completed")
     s, body = call(base, "/api/queues/plain/jobs?q=p1")
     assert [j["id"] for j in body["search"]["id_match"]] == ["p1"], body
+    s, body = call(base, "/api/queues/plain/schedulers")
+    assert s == 200 and [(x["id"], x["pattern"]) for x in body["schedulers"]] == \
+        [("sch", "0 0 1 1 *")], body
+    expect(call(base, "/api/queues/" + qs + "/schedulers"), 200, None, "no schedulers")
 
 
 try:
