@@ -269,9 +269,70 @@ static void case_sched_nothing_to_make(conf_ctx *c) {
     CHECK_EQ(conf_total(c, c->queue), 0);
 }
 
+/* A pattern with immediately: the first iteration runs now; taking it
+ * makes the second at the pattern's next time (a whole second here). */
+static void case_sched_pattern_advances_on_take(conf_ctx *c) {
+    ln_job_schedule p = cron("* * * * * *", "Europe/Berlin");
+    p.immediately = 1;
+    char first[LN_JOB_ID_MAX];
+    sched(c, "pt", &p, NULL, first);
+    CHECK_EQ(conf_state(c, c->queue, first), LN_JOB_WAITING);
+    static seen s;
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    o.exit_when_empty = 0;
+    o.max_jobs = 1;
+    conf_run(c, c->queue, record, &s, &o);
+    CONF_CHECK_STR(s.ids[0], first);
+    ln_job_scheduler sc;
+    CHECK_EQ(ln_jobs_scheduler_get(c->jobs, c->queue, "pt", &sc), 0);
+    CHECK_EQ(sc.iterations, 2);
+    CHECK(sc.next_ms > iter_ms(first, "pt"));
+    CHECK_EQ(sc.next_ms % 1000, 0);
+    CHECK(sc.next_ms <= iter_ms(first, "pt") + 2000);
+    char next[LN_JOB_ID_MAX];
+    snprintf(next, sizeof next, "repeat:pt:%lld", (long long)sc.next_ms);
+    ln_job_scheduler_clear(&sc);
+    int st = conf_state(c, c->queue, next);
+    CHECK(st == LN_JOB_DELAYED || st == LN_JOB_WAITING);
+}
+
+/* every with a start date: the first iteration waits for it. */
+static void case_sched_every_start_date(conf_ctx *c) {
+    ln_job_schedule e = every(1000);
+    e.start_ms = wall_ms() + 60000;
+    char id[LN_JOB_ID_MAX];
+    sched(c, "st", &e, NULL, id);
+    CHECK_EQ(iter_ms(id, "st"), e.start_ms);
+    CHECK_EQ(conf_state(c, c->queue, id), LN_JOB_DELAYED);
+}
+
+/* A pattern's next iteration id held by another job: LN_EEXIST, and
+ * nothing stored. */
+static void case_sched_id_taken(conf_ctx *c) {
+    ln_job_schedule p = cron("0 0 1 1 *", NULL);
+    char id[LN_JOB_ID_MAX];
+    sched(c, "tk", &p, NULL, id);
+    CHECK_EQ(ln_jobs_unschedule(c->jobs, c->queue, "tk"), 0);
+    conf_add_id(c, c->queue, id, 0, 0, 0); /* a job of that id, not the scheduler's */
+    char got[LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_schedule(c->jobs, c->queue, "tk", &p, "n", NULL, NULL, got, sizeof got),
+             LN_EEXIST);
+    ln_job_scheduler sc;
+    CHECK_EQ(ln_jobs_scheduler_get(c->jobs, c->queue, "tk", &sc), LN_ENOENT);
+    CHECK_EQ(conf_total(c, c->queue), 1);
+}
+
 const conf_case conf_sched_cases[] = {
-    CONF_CASE(sched_upsert_get_list_remove),  CONF_CASE(sched_every_advances_on_take),
-    CONF_CASE(sched_end_date_stops),          CONF_CASE(sched_only_current_advances),
-    CONF_CASE(sched_upsert_replaces_pending), CONF_CASE(sched_bad_input),
-    CONF_CASE(sched_nothing_to_make),         {0},
+    CONF_CASE(sched_upsert_get_list_remove),
+    CONF_CASE(sched_every_advances_on_take),
+    CONF_CASE(sched_end_date_stops),
+    CONF_CASE(sched_only_current_advances),
+    CONF_CASE(sched_upsert_replaces_pending),
+    CONF_CASE(sched_bad_input),
+    CONF_CASE(sched_nothing_to_make),
+    CONF_CASE(sched_pattern_advances_on_take),
+    CONF_CASE(sched_every_start_date),
+    CONF_CASE(sched_id_taken),
+    {0},
 };
