@@ -67,6 +67,9 @@
 #   sched_cron_node_to_c    a Node pattern with seconds ('* * * * * *' in
 #              Europe/Berlin) run by a C worker: an iteration a second,
 #              on whole seconds.
+#   sched_mixed    a Node scheduler (every 100 ms) with a Node Worker and
+#              a C worker on its queue at once: each advances the iterations
+#              it takes, both take some, and none is made or run twice.
 #
 # Exit 77 (skipped) without LANES_TEST_REDIS_URL, node or the npm packages.
 set -u
@@ -571,6 +574,29 @@ sched_c_to_node)
     n2=$(js sched-check "$q" lcr 2 1000 '{}' 1000) || fail "lanes cron scheduler run by Node"
     "$cli" jobs "$url" schedules "$q" | grep -q '^lsch .* every:200 ' || fail "lanes jobs schedules"
     echo "lanes schedulers advanced by a Node Worker: every $n1, cron $n2"
+    ;;
+sched_mixed)
+    js sched-upsert "$q" mix '{"every":100}' '{"m":1}' >/dev/null || fail "Node upsertJobScheduler"
+    node "$interop/interop.mjs" serve "$q" "$tmp/n.log" 2>"$tmp/n.err" &
+    node_pid=$!
+    pids="$pids $node_pid"
+    i=0
+    until grep -q ready "$tmp/n.err" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -le 200 ] || fail "Node worker did not start"
+        sleep 0.05
+    done
+    "$peer" work "$url" "$q" --forever --log "$tmp/c.log" >/dev/null 2>&1 &
+    worker=$!
+    pids="$pids $worker"
+    sleep 2.5
+    kill -TERM $worker $node_pid
+    wait $worker || fail "C worker did not stop cleanly"
+    wait $node_pid || fail "Node worker: $(cat "$tmp/n.err")"
+    n=$(js sched-check "$q" mix 15 100 '{"m":1}') || fail "mixed run"
+    [ -s "$tmp/c.log" ] && [ -s "$tmp/n.log" ] || fail "one side ran no iteration"
+    cat "$tmp/c.log" "$tmp/n.log" | sort | uniq -d | grep -q . && fail "an iteration ran twice"
+    echo "Node scheduler with a Node and a C worker: $n ($(wc -l <"$tmp/c.log") by C, $(wc -l <"$tmp/n.log") by Node)"
     ;;
 *)
     echo "unknown case $what" >&2
