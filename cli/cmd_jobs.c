@@ -6,6 +6,7 @@
 #include "jobs_help.h"
 #include "jobs_workers.h"
 #include "jobs_metrics.h"
+#include "jobs_schedule.h"
 #include "store_url.h"
 
 #include <lanes.h>
@@ -641,6 +642,8 @@ static int help_asked(int argc, char **argv) {
 int cmd_jobs(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--json") == 0) cli_err_json(1);
+    int sched_rc = cli_jobs_schedule(argc, argv); /* schedule, unschedule, schedules */
+    if (sched_rc >= 0) return sched_rc;
     if (help_asked(argc, argv)) return CLI_EXIT_OK;
     if (argc < 3) {
         if (cli_err_is_json())

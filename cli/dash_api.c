@@ -339,6 +339,27 @@ static cli_dash_reply get_workers(cli_dash *d, const char *q) {
     return ok(json_pack("{s:s,s:o}", "queue", q, "workers", arr));
 }
 
+/* A queue's job schedulers, the next to run first: one page of at most
+ * CLI_DASH_PAGE_MAX (bounded, as every answer). */
+static cli_dash_reply get_schedulers(cli_dash *d, const char *queue) {
+    ln_job_scheduler *list;
+    size_t n;
+    int err = ln_jobs_scheduler_list(d->jobs, queue, 0, CLI_DASH_PAGE_MAX, &list, &n);
+    if (err != 0) return lib_error(d, err);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        const ln_job_scheduler *c = &list[i];
+        json_array_append_new(
+            arr, json_pack("{s:s,s:s,s:I,s:I,s:s?,s:s?,s:I,s:I,s:I,s:I}", "id", c->id, "name",
+                           c->name, "next_ms", (json_int_t)c->next_ms, "every_ms",
+                           (json_int_t)c->every_ms, "pattern", c->pattern, "tz", c->tz, "limit",
+                           (json_int_t)c->limit, "iterations", (json_int_t)c->iterations,
+                           "start_ms", (json_int_t)c->start_ms, "end_ms", (json_int_t)c->end_ms));
+    }
+    ln_job_scheduler_free_array(list, n);
+    return ok(json_pack("{s:o}", "schedulers", arr));
+}
+
 /* ------------------------------------------------------------ routing */
 
 static int is(const cli_dash_req *req, int nseg, const char *method) {
@@ -367,6 +388,7 @@ cli_dash_reply cli_dash_api(cli_dash *d, const cli_dash_req *req) {
     if (is(req, 2, "GET")) return get_queue(d, s[1]);
     if (is(req, 3, "GET") && strcmp(s[2], "jobs") == 0) return get_jobs(d, req, s[1]);
     if (is(req, 3, "GET") && strcmp(s[2], "metrics") == 0) return cli_dash_throughput(d, req, s[1]);
+    if (is(req, 3, "GET") && strcmp(s[2], "schedulers") == 0) return get_schedulers(d, s[1]);
     if (is(req, 4, "GET") && strcmp(s[2], "jobs") == 0) return get_job(d, s[1], s[3]);
     if (is(req, 3, "GET") && strcmp(s[2], "workers") == 0) return get_workers(d, s[1]);
     if (is(req, 3, "POST")) {

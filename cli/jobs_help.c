@@ -146,6 +146,9 @@ void cli_jobs_usage(FILE *f) {
     fputs("usage: lanes jobs URL COMMAND [ARGS] [--json]\n\ncommands:\n", f);
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         fprintf(f, "  %s %s\n", cmds[i].name, cmds[i].synopsis);
+    fputs("  schedule QUEUE ID (--every MS | --cron PATTERN) NAME [JSON|-] [options]\n"
+          "  unschedule QUEUE ID\n  schedules QUEUE [--limit N] [--offset N]\n",
+          f);
     fputs("\n'lanes jobs URL COMMAND --help' describes one command.\n\n", f);
     fputs(common_text, f);
 }

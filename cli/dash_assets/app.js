@@ -138,8 +138,8 @@ async function queueView(main, name, params) {
   const state = params.state || 'waiting';
   const qs = new URLSearchParams({ state, offset: params.offset || 0, limit: PAGE });
   if (params.q) qs.set('q', params.q);
-  const [r, qu] = await Promise.all([api('queues/' + q(name) + '/jobs?' + qs),
-    api('queues/' + q(name))]);
+  const [r, qu, sc] = await Promise.all([api('queues/' + q(name) + '/jobs?' + qs),
+    api('queues/' + q(name)), api('queues/' + q(name) + '/schedulers')]);
   const tabs = el('nav', { class: 'tabs' }, STATES.map((s) => el('a', {
     href: qhref(name, { state: s }), class: s === state ? 'on' : null, 'data-tab': s,
   }, s + ' ' + r.counts[s])));
@@ -172,9 +172,22 @@ async function queueView(main, name, params) {
   el('tbody', {}, r.jobs.map((j) => jobRow(name, j))));
   show(main, el('p', {}, el('a', { href: '#/' }, '← queues')),
     el('h1', {}, name, ' ', qu.paused ? el('span', { class: 'badge paused' }, 'paused') : ''),
-    actions, throughputChart(name), tabs, search, idHit, table,
-    pager(name, r, { state, q: params.q || undefined }),
+    actions, throughputChart(name), schedulersTable(sc.schedulers), tabs, search, idHit,
+    table, pager(name, r, { state, q: params.q || undefined }),
     workersPanel(name)); // workers.js
+}
+
+// The queue's job schedulers (none: nothing shown).
+function schedulersTable(list) {
+  if (!list.length) return null;
+  const what = (s) => s.every_ms ? 'every ' + s.every_ms + ' ms'
+    : 'cron ' + s.pattern + (s.tz ? ' (' + s.tz + ')' : '');
+  return el('table', { id: 'schedulers' }, el('thead', {}, el('tr', {},
+    ['Scheduler', 'Schedule', 'Next run', 'Iterations', 'Job name'].map((h) => el('th', {}, h)))),
+  el('tbody', {}, list.map((s) => el('tr', {}, el('td', {}, s.id), el('td', {}, what(s)),
+    el('td', {}, when(s.next_ms)),
+    el('td', {}, String(s.iterations) + (s.limit ? ' of ' + s.limit : '')),
+    el('td', {}, s.name)))));
 }
 
 // -------------------------------------------------------------------- job

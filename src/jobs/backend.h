@@ -32,8 +32,8 @@
 /* 3: wait and pipe tables split off; 4: queues, promote, the outcome
  * LN__DONE_DELAY; 5: add honours opts.dedup_*; 6: events_open; 7: workers,
  * worker_beat; 8: metrics (and step honours st->metrics_max_points); 9: cancel,
- * cancel_poll. */
-#define LN__STORE_METHODS_VERSION 9
+ * cancel_poll; 10: job schedulers (sched_*). */
+#define LN__STORE_METHODS_VERSION 10
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -45,6 +45,7 @@ typedef struct ln__store_methods ln__store_methods;
 typedef struct ln__wait_methods ln__wait_methods;
 typedef struct ln__pipe_methods ln__pipe_methods;
 typedef struct ln__events_methods ln__events_methods;
+typedef struct ln__sched_new ln__sched_new; /* sched.h */
 
 /* The first member of every backend instance: a backend allocates its own
  * struct with this at offset 0 and returns &self->base from open. */
@@ -216,6 +217,22 @@ struct ln__store_methods {
      * calls it every LN_JOBS_CANCEL_POLL_MS. */
     int (*cancel_poll)(ln__jobs_be *be, const char *queue, int64_t *mark, const ln__job_ref *refs,
                        int *gone, size_t n);
+    /* Version 10: job schedulers (sched.h, docs/internals/schedules.md).
+     * upsert: create or replace s and its pending iteration; *job_id the
+     * iteration's id (ln__malloc'd) or NULL when none was made (nothing
+     * changed); LN_EEXIST: that id is taken by a job not pending. */
+    int (*sched_upsert)(ln__jobs_be *be, const char *queue, const ln__sched_new *s, char **job_id);
+    /* Remove scheduler id and its iteration if delayed; LN_ENOENT. */
+    int (*sched_remove)(ln__jobs_be *be, const char *queue, const char *id);
+    /* Fill *out (zeroed); LN_ENOENT. */
+    int (*sched_get)(ln__jobs_be *be, const char *queue, const char *id, ln_job_scheduler *out);
+    /* Up to limit (1..1000) by next time after offset; *out ln__malloc'd. */
+    int (*sched_list)(ln__jobs_be *be, const char *queue, size_t offset, size_t limit,
+                      ln_job_scheduler **out, size_t *n);
+    /* A worker took job_id, an iteration id ("repeat:<sid>:<ms>"): if it
+     * is its scheduler's current iteration, make the next. NULL: the
+     * store does that inside its take (step). */
+    int (*sched_taken)(ln__jobs_be *be, const char *queue, const char *job_id);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */

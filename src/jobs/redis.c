@@ -45,6 +45,7 @@
 #include "redis_codes.h"
 #include "redis_conn.h"
 #include "redis_pipe.h"
+#include "redis_sched.h"
 #include "redis_scripts.h"
 #include "redis_step.h"
 #include "redis_view.h"
@@ -589,6 +590,35 @@ static int redis_cancel_poll(ln__jobs_be *be, const char *queue, int64_t *mark,
     return ln__redis_cancel_poll(&r->conn, r->key, be, mark, refs, gone, n);
 }
 
+/* Job schedulers: redis_sched.c on the instance's connection. */
+static int redis_sched_upsert(ln__jobs_be *be, const char *queue, const ln__sched_new *s,
+                              char **job_id) {
+    set_queue(rbe(be), queue);
+    return public_rc(ln__redis_sched_upsert(&rbe(be)->conn, rbe(be)->key, be, s, job_id));
+}
+
+static int redis_sched_remove(ln__jobs_be *be, const char *queue, const char *id) {
+    set_queue(rbe(be), queue);
+    return public_rc(ln__redis_sched_remove(&rbe(be)->conn, rbe(be)->key, be, id));
+}
+
+static int redis_sched_get(ln__jobs_be *be, const char *queue, const char *id,
+                           ln_job_scheduler *out) {
+    set_queue(rbe(be), queue);
+    return public_rc(ln__redis_sched_get(&rbe(be)->conn, rbe(be)->key, be, id, out));
+}
+
+static int redis_sched_list(ln__jobs_be *be, const char *queue, size_t offset, size_t limit,
+                            ln_job_scheduler **out, size_t *n) {
+    set_queue(rbe(be), queue);
+    return public_rc(ln__redis_sched_list(&rbe(be)->conn, rbe(be)->key, be, offset, limit, out, n));
+}
+
+static int redis_sched_taken(ln__jobs_be *be, const char *queue, const char *job_id) {
+    set_queue(rbe(be), queue);
+    return public_rc(ln__redis_sched_taken(&rbe(be)->conn, rbe(be)->key, be, job_id));
+}
+
 static const ln__store_methods redis_methods = {
     .version = LN__STORE_METHODS_VERSION,
     .name = "redis",
@@ -619,6 +649,11 @@ static const ln__store_methods redis_methods = {
     .metrics = redis_metrics,
     .cancel = redis_cancel,
     .cancel_poll = redis_cancel_poll,
+    .sched_upsert = redis_sched_upsert,
+    .sched_remove = redis_sched_remove,
+    .sched_get = redis_sched_get,
+    .sched_list = redis_sched_list,
+    .sched_taken = redis_sched_taken,
 };
 
 /* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and

@@ -363,6 +363,23 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "CREATE TABLE lanes_metrics_data(queue TEXT NOT NULL, type INTEGER NOT NULL,"
     "  seq INTEGER NOT NULL, n INTEGER NOT NULL,"
     "  PRIMARY KEY(queue, type, seq)) WITHOUT ROWID;",
+    /* 7 -> 8: job schedulers (sqlite_sched.c): the schedule, the
+     * template (name, data, options), the iteration count ic, the time
+     * next_at and number cnt of the current iteration, whose job is
+     * "repeat:<id>:<next_at>". lim -1 = no limit. */
+    "CREATE TABLE lanes_schedulers(queue TEXT NOT NULL, id TEXT NOT NULL,"
+    "  name TEXT NOT NULL, data TEXT NOT NULL, every INTEGER NOT NULL DEFAULT 0,"
+    "  pattern TEXT, tz TEXT, start_at INTEGER NOT NULL DEFAULT 0,"
+    "  end_at INTEGER NOT NULL DEFAULT 0, lim INTEGER NOT NULL DEFAULT -1,"
+    "  offset_ms INTEGER NOT NULL DEFAULT 0, ic INTEGER NOT NULL DEFAULT 1,"
+    "  next_at INTEGER NOT NULL, cnt INTEGER NOT NULL DEFAULT 1,"
+    "  priority INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 1,"
+    "  backoff INTEGER NOT NULL DEFAULT 0, backoff_ms INTEGER NOT NULL DEFAULT 0,"
+    "  lifo INTEGER NOT NULL DEFAULT 0, keep_c_mode INTEGER NOT NULL DEFAULT 0,"
+    "  keep_c_val INTEGER NOT NULL DEFAULT 0, keep_f_mode INTEGER NOT NULL DEFAULT 0,"
+    "  keep_f_val INTEGER NOT NULL DEFAULT 0, timeout_ms INTEGER NOT NULL DEFAULT 0,"
+    "  PRIMARY KEY(queue, id)) WITHOUT ROWID;"
+    "CREATE INDEX lanes_schedulers_next ON lanes_schedulers(queue, next_at);",
 };
 
 /* ---------------------------------------------------------------- errors */
@@ -544,6 +561,11 @@ static const ln__store_methods sq_methods = {
     .metrics = ln__sq_metrics,
     .cancel = ln__sq_cancel,
     .cancel_poll = ln__sq_cancel_poll,
+    .sched_upsert = ln__sq_sched_upsert,
+    .sched_remove = ln__sq_sched_remove,
+    .sched_get = ln__sq_sched_get,
+    .sched_list = ln__sq_sched_list,
+    .sched_taken = NULL, /* inside the take: ln__sq_sched_taken */
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */

@@ -8,7 +8,7 @@
 #include <sqlite3.h>
 
 /* Schema version this code writes; stored in PRAGMA user_version. */
-#define SQ_SCHEMA_VERSION 7
+#define SQ_SCHEMA_VERSION 8
 /* PRAGMA application_id of a lanes store: "LNJB". */
 #define SQ_APPLICATION_ID 0x4C4E4A42
 
@@ -290,5 +290,15 @@ int ln__sq_worker_beat(ln__jobs_be *b, const char *queue, int64_t *id, int leavi
 int ln__sq_cancel(ln__jobs_be *b, const char *queue, const char *id, const char *reason);
 int ln__sq_cancel_poll(ln__jobs_be *b, const char *queue, int64_t *mark, const ln__job_ref *refs,
                        int *gone, size_t n);
+/* sqlite_sched.c: job schedulers (store methods version 10). sched_taken
+ * runs inside the take's transaction (sqlite_work.c) for the n jobs it
+ * took: each that is its scheduler's current iteration makes the next. */
+int ln__sq_sched_upsert(ln__jobs_be *b, const char *queue, const ln__sched_new *s, char **job_id);
+int ln__sq_sched_remove(ln__jobs_be *b, const char *queue, const char *id);
+int ln__sq_sched_get(ln__jobs_be *b, const char *queue, const char *id, ln_job_scheduler *out);
+int ln__sq_sched_list(ln__jobs_be *b, const char *queue, size_t offset, size_t limit,
+                      ln_job_scheduler **out, size_t *n);
+int ln__sq_sched_taken(sq_be *be, const char *queue, const ln__job_taken *taken, size_t n,
+                       int64_t now);
 
 #endif

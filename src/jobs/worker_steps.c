@@ -11,6 +11,8 @@
  */
 #include "worker_int.h"
 
+#include "sched.h"
+
 #include <string.h>
 
 /* Delay before the retry that follows failed run number attempts_made + 1. */
@@ -154,6 +156,7 @@ int ln__steps_recv(ln_worker *w, ln__round *rd) {
     }
     LN_ASSERT(f->st.ntaken <= f->st.want);
     count_step(w, f);
+    ln__store_sched_taken(w->jobs, w->queue, f->taken, f->st.ntaken); /* job schedulers */
     for (size_t i = 0; i < nd; i++) /* stored: the outcomes leave slots[] */
         ln__worker_outcome_done(w, f->jobs[i]);
     for (size_t i = 0; i < nr; i++) /* lease lost: the outcome is refused */

@@ -71,6 +71,7 @@ def main():
     lanes("jobs", url, "add", SLASHY, "x", '{"k":"v"}', "--id", "j/1")
     lanes("jobs", url, "add", SLASHY, "x", "{}", "--id", LONG_ID)
     lanes("jobs", url, "add", "plain", "x", "{}", "--id", "p1")
+    lanes("jobs", url, "schedule", "plain", "sch", "--cron", "0 0 1 1 *", "tick")
     with_dash([], run)
     with_dash(["--queue", "plain", "--queue", "other"], run_fixed)
 
@@ -148,6 +149,10 @@ def run(base):
     got = call(base, "/api/queues/" + qs + "/jobs/" + urllib.parse.quote(LONG_ID, safe=""))
     expect(got, 200, None, "a job with a 3002-byte id")
     assert got[1]["id"] == LONG_ID, got
+    s, body = call(base, "/api/queues/plain/schedulers")
+    assert s == 200 and [(x["id"], x["pattern"]) for x in body["schedulers"]] == \
+        [("sch", "0 0 1 1 *")], body
+    expect(call(base, "/api/queues/" + qs + "/schedulers"), 200, None, "no schedulers")
 
 
 try:
