@@ -88,7 +88,7 @@ TEST(open_refuses_newer_schema_and_foreign_db) {
     sqlite3_finalize(st);
     sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
     CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
-    CHECK_EQ(sqlite3_column_int(st, 0), 5);
+    CHECK_EQ(sqlite3_column_int(st, 0), SQ_SCHEMA_VERSION);
     sqlite3_finalize(st);
     sqlite3_close(db);
     ln_jobs_close(jobs);
@@ -338,6 +338,7 @@ TEST(counts_upgrade_from_schema_1) {
                           "DROP TABLE lanes_counts;"
                           "ALTER TABLE lanes_jobs DROP COLUMN timeout_ms;"
                           "DROP TABLE lanes_events;"
+                          "DROP TABLE lanes_limits;"
                           "PRAGMA user_version = 1;"
                           "UPDATE lanes_jobs SET state = 4, finished_at = "
                           "  created_at WHERE rid IN (1, 2);"
@@ -366,7 +367,7 @@ TEST(counts_upgrade_from_schema_1) {
     sqlite3_stmt *st;
     CHECK_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
     CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
-    CHECK_EQ(sqlite3_column_int(st, 0), 5);
+    CHECK_EQ(sqlite3_column_int(st, 0), SQ_SCHEMA_VERSION);
     sqlite3_finalize(st);
     sqlite3_close(db);
     size_t n = 0;

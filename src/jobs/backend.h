@@ -30,8 +30,9 @@
 #include <stdint.h>
 
 /* 3: wait and pipe tables split off; 4: queues, promote, the outcome
- * LN__DONE_DELAY; 5: add honours opts.dedup_*; 6: events_open. */
-#define LN__STORE_METHODS_VERSION 6
+ * LN__DONE_DELAY; 5: add honours opts.dedup_*; 6: events_open; 7: limits,
+ * the step's rate limit fields and the outcome LN__DONE_LIMITED. */
+#define LN__STORE_METHODS_VERSION 7
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -101,7 +102,27 @@ typedef struct ln__jobs_step {
                             is due (0 = now), or -1 if none. Only required
                             when ntaken < want; backends that cannot tell
                             cheaply report -1. */
+    /* Version 7: rate limits (docs/internals/ratelimit.md). */
+    int64_t rate_max;         /* in: the worker's limiter, 0 = none */
+    int64_t rate_duration_ms; /* in: its window, > 0 when rate_max is */
+    int64_t limited_ms;       /* out: > 0 when the queue's rate limit (or a
+                                 LN__DONE_LIMITED outcome of this step)
+                                 stopped the take: ms until it lifts; the
+                                 worker takes nothing meanwhile */
 } ln__jobs_step;
+
+/* What the limits method does (store methods version 7). */
+enum {
+    LN__LIMITS_GET = 0,         /* out: max, duration_ms, concurrency */
+    LN__LIMITS_SET_RATE = 1,    /* in: max, duration_ms (0, 0: clear) */
+    LN__LIMITS_SET_CONCURRENCY, /* in: concurrency (0: clear) */
+    LN__LIMITS_MANUAL,          /* in: ttl_ms (0: delete the counter) */
+    LN__LIMITS_TTL              /* in: max (0: the global one); out: ttl_ms */
+};
+typedef struct ln__jobs_limits {
+    int op; /* LN__LIMITS_* */
+    int64_t max, duration_ms, concurrency, ttl_ms;
+} ln__jobs_limits;
 
 /* ---- Store methods (the instance). WITH the handle's mutex. ---- */
 struct ln__store_methods {
@@ -180,6 +201,9 @@ struct ln__store_methods {
      * newest now, fixed before this returns; "0": the oldest kept; else an
      * event id). May connect. NULL: the store has none (LN_ENOTSUP). */
     int (*events_open)(ln__jobs_be *be, const char *queue, const char *from, ln__jobs_events **out);
+    /* Version 7. Read or change queue's rate limits and global concurrency
+     * (l->op; arguments checked by the front). */
+    int (*limits)(ln__jobs_be *be, const char *queue, ln__jobs_limits *l);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */

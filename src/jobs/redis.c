@@ -46,6 +46,7 @@
 #include "redis_step.h"
 #include "redis_view.h"
 #include "redis_events.h"
+#include "redis_limit.h"
 #include "redis_wait.h"
 
 #include <errno.h>
@@ -583,6 +584,13 @@ static int redis_promote(ln__jobs_be *be, const char *queue, const char *id) {
     return 0;
 }
 
+/* Store methods version 7: rate limits and global concurrency. */
+static int redis_limits(ln__jobs_be *be, const char *queue, ln__jobs_limits *l) {
+    redis_be *r = rbe(be);
+    set_queue(r, queue);
+    return public_rc(ln__redis_limits(&r->conn, r->key, be, l));
+}
+
 static const ln__store_methods redis_methods = {
     .version = LN__STORE_METHODS_VERSION,
     .name = "redis",
@@ -609,6 +617,7 @@ static const ln__store_methods redis_methods = {
     .queues = redis_queues,
     .promote = redis_promote,
     .events_open = redis_events_open,
+    .limits = redis_limits,
 };
 
 /* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and

@@ -32,6 +32,10 @@ static void decide(const ln_job *job, ln__job_done *d) {
     if (job->timed_out) { /* rc, result, reason: the handler's, maybe still
                              being written; the outcome is the timeout */
         d->reason = job->timeout_reason;
+    } else if (job->limit_set) { /* no attempt used, nothing stored */
+        d->kind = LN__DONE_LIMITED;
+        d->delay_ms = job->limit_ms;
+        return;
     } else if (job->delay_set) { /* no attempt used, nothing stored */
         d->kind = LN__DONE_DELAY;
         d->run_at_ms = job->delay_at_ms;
@@ -79,7 +83,9 @@ int ln__steps_send(ln_worker *w, int renew, size_t want) {
                             .nrenew = nr,
                             .want = want,
                             .lease_ms = w->opts.lease_ms,
-                            .taken = f->taken};
+                            .taken = f->taken,
+                            .rate_max = w->opts.rate_max,
+                            .rate_duration_ms = w->opts.rate_duration_ms};
     int err = ln__pipe_send(w->pipe, &f->st);
     if (err != 0) {
         for (size_t i = 0; i < nr; i++) f->renewing[i]->renew_sent = 0;
@@ -119,6 +125,8 @@ static void count_step(ln_worker *w, const ln__flight *f) {
             d.retried++;
         else if (f->done[i].kind == LN__DONE_DELAY)
             d.delayed++;
+        else if (f->done[i].kind == LN__DONE_LIMITED)
+            d.rate_limited++;
         else
             d.failed++;
     }
@@ -130,6 +138,7 @@ static void count_step(ln_worker *w, const ln__flight *f) {
     w->stats.failed += d.failed;
     w->stats.retried += d.retried;
     w->stats.delayed += d.delayed;
+    w->stats.rate_limited += d.rate_limited;
     w->stats.stale += d.stale;
     pthread_mutex_unlock(&w->mu);
 }
@@ -146,6 +155,7 @@ int ln__steps_recv(ln_worker *w, ln__round *rd) {
     rd->asked = f->st.want;
     rd->ntaken = 0;
     rd->next_due = -1;
+    rd->limited = 0;
     for (size_t i = 0; i < nr; i++) f->renewing[i]->renew_sent = 0;
     if (err != 0) { /* recorded again by a later step (a repeat is stale) */
         for (size_t i = 0; i < nd; i++) w->unrecorded[w->nunrecorded++] = f->jobs[i];
@@ -162,6 +172,7 @@ int ln__steps_recv(ln_worker *w, ln__round *rd) {
     LN_ASSERT(w->nslots + f->st.ntaken <= w->opts.concurrency);
     rd->ntaken = f->st.ntaken;
     rd->next_due = f->st.next_due_ms;
+    rd->limited = f->st.limited_ms;
     ln__worker_start_taken(w, f->taken, f->st.ntaken);
     return 0;
 }
