@@ -438,9 +438,13 @@ static int reap(run *r, ln_job *job) {
 /* The exit codes with an outcome of their own (docs/cli.md "lanes
  * worker"): EXIT_DELAY puts the job back to delayed, without using an
  * attempt, until the time stdout names ({"delay_until": MS since the
- * epoch} or {"delay_ms": N}); EXIT_UNRECOVERABLE fails it without retries. */
+ * epoch} or {"delay_ms": N}); EXIT_UNRECOVERABLE fails it without retries;
+ * EXIT_RATE_LIMITED puts it back to waiting, without using an attempt,
+ * and rate limits the queue for the ms stdout names ({"rate_limit_ms": N};
+ * empty stdout: 0). */
 #define EXIT_DELAY 75
 #define EXIT_UNRECOVERABLE 76
+#define EXIT_RATE_LIMITED 77
 
 static int64_t wall_ms(void) {
     struct timespec ts;
@@ -458,6 +462,20 @@ static int special_exit(ln_job *job, run *r, int code, const char *tail) {
     }
     const buf *out = &r->bo;
     json_t *doc = out->p ? json_loadb(out->p, out->len, JSON_DECODE_ANY, NULL) : NULL;
+    if (code == EXIT_RATE_LIMITED) {
+        json_t *ms = json_object_get(doc, "rate_limit_ms");
+        int ok = out->p == NULL || out->len == 0 ||
+                 (json_is_integer(ms) && json_integer_value(ms) >= 0 &&
+                  json_integer_value(ms) <= INT32_MAX);
+        int64_t n = ok && ms != NULL ? json_integer_value(ms) : 0;
+        json_decref(doc);
+        if (ok) return ln_job_rate_limited(job, n);
+        snprintf(reason, sizeof reason,
+                 "exit status %d (rate limited) with stdout other than {\"rate_limit_ms\": "
+                 "0..2147483647}%s%s",
+                 code, *tail ? ": " : "", tail);
+        return fail_run(job, r, reason);
+    }
     json_t *until = json_object_get(doc, "delay_until"), *in = json_object_get(doc, "delay_ms");
     int64_t at = -1;
     if (json_is_integer(until) && json_integer_value(until) >= 0)
@@ -491,7 +509,8 @@ static int outcome(run *r, ln_job *job, int status) {
         snprintf(reason, sizeof reason, "killed by signal %d (%s)%s%s", WTERMSIG(status),
                  strsignal(WTERMSIG(status)), *tail ? ": " : "", tail);
         rc = fail_run(job, r, reason);
-    } else if (WEXITSTATUS(status) == EXIT_DELAY || WEXITSTATUS(status) == EXIT_UNRECOVERABLE) {
+    } else if (WEXITSTATUS(status) == EXIT_DELAY || WEXITSTATUS(status) == EXIT_UNRECOVERABLE ||
+               WEXITSTATUS(status) == EXIT_RATE_LIMITED) {
         rc = special_exit(job, r, WEXITSTATUS(status), tail);
     } else if (WEXITSTATUS(status) != 0) {
         snprintf(reason, sizeof reason, "exit status %d%s%s", WEXITSTATUS(status),

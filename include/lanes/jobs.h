@@ -553,7 +553,7 @@ typedef struct ln_worker_stats {
      * while the worker is retrying a lost store (Redis unreachable, ...). */
     uint64_t store_lost;
     uint64_t store_regained;
-    uint64_t delayed; /* runs put back to delayed by
+    uint64_t delayed;      /* runs put back to delayed by
                                ln_job_delay_until */
     uint64_t rate_limited; /* runs put back to waiting by
                               ln_job_rate_limited */

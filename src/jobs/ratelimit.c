@@ -27,9 +27,9 @@ static int run_limits(ln_jobs *jobs, const char *queue, ln__jobs_limits *l, cons
         return ln__jobs_leave(jobs, code);
     }
     if (jobs->be->methods->limits == NULL)
-        return ln__jobs_leave(jobs, ln__jobs_err(jobs, LN_ENOTSUP,
-                                                 "the %s store has no rate limits",
-                                                 jobs->be->methods->name));
+        return ln__jobs_leave(jobs,
+                              ln__jobs_err(jobs, LN_ENOTSUP, "the %s store has no rate limits",
+                                           jobs->be->methods->name));
     return ln__jobs_leave(jobs, jobs->be->methods->limits(jobs->be, queue, l));
 }
 
@@ -61,9 +61,9 @@ int ln_jobs_get_rate_limit(ln_jobs *jobs, const char *queue, int64_t *max, int64
 
 int ln_jobs_set_concurrency(ln_jobs *jobs, const char *queue, int64_t n) {
     ln__jobs_limits l = {.op = LN__LIMITS_SET_CONCURRENCY, .concurrency = n};
-    return run_limits(jobs, queue, &l,
-                      in_range(n, 0) ? NULL
-                                     : "global concurrency must be 1..2147483647 (or 0 to clear it)");
+    return run_limits(
+        jobs, queue, &l,
+        in_range(n, 0) ? NULL : "global concurrency must be 1..2147483647 (or 0 to clear it)");
 }
 
 int ln_jobs_get_concurrency(ln_jobs *jobs, const char *queue, int64_t *n) {

@@ -12,8 +12,11 @@
 #include <stdio.h>
 
 static const char *const op_name[] = {
-    [LN__LIMITS_GET] = "get",      [LN__LIMITS_SET_RATE] = "rate", [LN__LIMITS_SET_CONCURRENCY] = "conc",
-    [LN__LIMITS_MANUAL] = "manual", [LN__LIMITS_TTL] = "ttl",
+    [LN__LIMITS_GET] = "get",
+    [LN__LIMITS_SET_RATE] = "rate",
+    [LN__LIMITS_SET_CONCURRENCY] = "conc",
+    [LN__LIMITS_MANUAL] = "manual",
+    [LN__LIMITS_TTL] = "ttl",
 };
 
 int ln__redis_limits(ln__redis_conn *c, const char *base, ln__jobs_be *be, ln__jobs_limits *l) {

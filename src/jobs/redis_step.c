@@ -40,14 +40,15 @@ void ln__redis_step_args(ln__redis_args *a, const ln__jobs_step *st, const char 
         const ln__job_done *d = &st->done[i];
         ln__redis_args_str(a, d->ref.id);
         ln__redis_args_str(a, d->ref.token);
-        ln__redis_args_str(a, d->kind == LN__DONE_COMPLETE ? "c"
-                              : d->kind == LN__DONE_RETRY  ? "r"
-                              : d->kind == LN__DONE_DELAY  ? "d"
+        ln__redis_args_str(a, d->kind == LN__DONE_COMPLETE  ? "c"
+                              : d->kind == LN__DONE_RETRY   ? "r"
+                              : d->kind == LN__DONE_DELAY   ? "d"
                               : d->kind == LN__DONE_LIMITED ? "l"
-                                                           : "f");
+                                                            : "f");
         ln__redis_args_str(a, d->kind == LN__DONE_COMPLETE ? (d->result ? d->result : "null")
-                              : d->kind == LN__DONE_DELAY || d->kind == LN__DONE_LIMITED ? ""
-                                                           : d->reason);
+                              : d->kind == LN__DONE_DELAY || d->kind == LN__DONE_LIMITED
+                                  ? ""
+                                  : d->reason);
         ln__redis_args_i64(a, d->kind == LN__DONE_RETRY || d->kind == LN__DONE_LIMITED ? d->delay_ms
                               : d->kind == LN__DONE_DELAY ? d->run_at_ms
                                                           : 0);

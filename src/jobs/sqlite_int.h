@@ -231,8 +231,8 @@ int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state, int 
  * by limit_count (ntaken jobs). limit_requeue: a LN__DONE_LIMITED outcome
  * (d->rc as apply_done's), and st->limited_ms. ln__sq_limits: the store
  * method. */
-int ln__sq_limit_take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now,
-                      size_t *allowed, int *counted);
+int ln__sq_limit_take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now, size_t *allowed,
+                      int *counted);
 int ln__sq_limit_count(sq_be *be, const char *queue, const ln__jobs_step *st, int64_t now);
 int ln__sq_limit_requeue(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_step *st,
                          int64_t now);

@@ -49,9 +49,9 @@ static int64_t window_count(const limits_row *r, int64_t now) {
  * worker's) and its window (the worker's, else the global one). */
 static int64_t take_max(const limits_row *r, const ln__jobs_step *st, int64_t *duration) {
     int64_t max = r->max > 0 ? r->max : st->rate_max;
-    *duration = st->rate_max > 0   ? st->rate_duration_ms
+    *duration = st->rate_max > 0  ? st->rate_duration_ms
                 : r->duration > 0 ? r->duration
-                                   : DEFAULT_DURATION_MS;
+                                  : DEFAULT_DURATION_MS;
     return max;
 }
 
@@ -74,8 +74,8 @@ static int active_count(sq_be *be, const char *queue, int64_t *n) {
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "active count");
 }
 
-int ln__sq_limit_take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now,
-                      size_t *allowed, int *counted) {
+int ln__sq_limit_take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now, size_t *allowed,
+                      int *counted) {
     *allowed = st->want;
     *counted = 0;
     if (st->limited_ms > 0) { /* a "rate limited" outcome of this step */
@@ -169,8 +169,10 @@ static int limits_once(sq_be *be, const char *queue, ln__jobs_limits *l) {
         if ((err = read_row(be, queue, &r)) != 0) break;
         l->duration_ms = r.duration;
         l->concurrency = r.concurrency;
-        if (l->op == LN__LIMITS_TTL) l->ttl_ms = ttl_of(&r, l->max, now);
-        else l->max = r.max;
+        if (l->op == LN__LIMITS_TTL)
+            l->ttl_ms = ttl_of(&r, l->max, now);
+        else
+            l->max = r.max;
         break;
     }
     if (err == 0) return ln__sq_commit(be);

@@ -62,8 +62,8 @@ static int retry_event(sq_be *be, const char *queue, const ln__job_done *d, int6
 
 /* Record one outcome; d->rc = LN_ESTALE if the lease is gone. A
  * completion adds 1 to *completed, which the caller counts (sqlite_int.h). */
-static int apply_done(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_step *st,
-                      int64_t now, int64_t *completed) {
+static int apply_done(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_step *st, int64_t now,
+                      int64_t *completed) {
     sqlite3_stmt *s;
     if (d->kind == LN__DONE_LIMITED) return ln__sq_limit_requeue(be, queue, d, st, now);
     if (d->kind == LN__DONE_RETRY || d->kind == LN__DONE_DELAY) {

@@ -132,8 +132,8 @@ typedef struct ln__idle {
     uint64_t due_at; /* a delayed job is due (monotonic ns), or never */
     int armed;       /* a wait is armed on fd */
     int fd;
-    uint64_t limit;   /* the armed wait's answer expected by then (ns) */
-    unsigned idle_ms; /* polling: the next backoff (1 ms .. poll_ms) */
+    uint64_t limit;       /* the armed wait's answer expected by then (ns) */
+    unsigned idle_ms;     /* polling: the next backoff (1 ms .. poll_ms) */
     uint64_t limit_until; /* rate limited until then (monotonic ns): no
                              takes, no blocking wait; 0 = not limited
                              (worker_idle.c) */
