@@ -57,6 +57,17 @@
 #              job, which Node reads with its deduplicationId); a TTL set by
 #              C throttles Node's adds; once a C worker finished the
 #              simple-mode job, Node's add with the id adds a new job.
+#   ratelimit  a C worker (`lanes worker --rate-limit 3/300`) and a Node
+#              Worker with limiter {max: 3, duration: 300} on one queue of
+#              18 jobs share BullMQ's limiter: six windows, never 4 jobs
+#              started within 300 ms (processedOn, as Node reads them).
+#   ratelimit_node  Node's setGlobalRateLimit(2, 300) holds for a C worker
+#              without a limit of its own, and Node's queue.rateLimit(600)
+#              holds back a C worker with one.
+#   ratelimit_meta  lanes' global concurrency and rate limit, and its
+#              manual limit, as Node's getGlobalConcurrency,
+#              getGlobalRateLimit and getRateLimitTtl read them; Node's
+#              setGlobalConcurrency as `lanes jobs concurrency` reads it.
 #
 # Exit 77 (skipped) without LANES_TEST_REDIS_URL, node or the npm packages.
 set -u
@@ -513,6 +524,36 @@ waitfor)
         fail "no completed event: $(cat "$tmp/events.out")"
     grep -q "^[0-9-]* failed $bad " "$tmp/events.out" || fail "no failed event"
     echo "lanes jobs events shows a Node worker's completed and failed events"
+    ;;
+ratelimit)
+    [ -n "$cli" ] || exit 77
+    js rl-add "$q" 18 >/dev/null || fail "add"
+    js work "$q" 2 "" '{"limiter":{"max":3,"duration":300}}' >/dev/null 2>"$tmp/n.err" &
+    node_pid=$!
+    pids="$pids $node_pid"
+    "$cli" worker "$url" "$q" --rate-limit 3/300 --concurrency 2 --exit-when-empty --verbose \
+        --exec true 2>"$tmp/c.err" || fail "lanes worker: $(cat "$tmp/c.err")"
+    wait $node_pid || fail "Node worker: $(cat "$tmp/n.err")"
+    js rl-check "$q" 3 300 18 >"$tmp/rl.json" || fail "limit check"
+    ran=$(grep -c completed "$tmp/c.err")
+    [ "$ran" -ge 1 ] && [ "$ran" -le 17 ] || fail "the C worker ran $ran of 18 jobs"
+    echo "C and Node workers with limiter 3/300: 18 jobs, never 4 in a window ($(cat "$tmp/rl.json"), C ran $ran)"
+    ;;
+ratelimit_node)
+    [ -n "$cli" ] || exit 77
+    js rl-node "$q" "$cli" "$url" >"$tmp/rl.json" || fail "Node limits on a C worker"
+    echo "Node's setGlobalRateLimit and queue.rateLimit hold for C workers: $(cat "$tmp/rl.json")"
+    ;;
+ratelimit_meta)
+    [ -n "$cli" ] || exit 77
+    "$cli" jobs "$url" concurrency "$q" 3 || fail "lanes jobs concurrency"
+    "$cli" jobs "$url" rate-limit "$q" 7/900 || fail "lanes jobs rate-limit"
+    "$cli" jobs "$url" rate-limit "$q" --for 5000 || fail "lanes jobs rate-limit --for"
+    js rl-meta "$q" 3 7 900 >"$tmp/rl.json" || fail "Node reads lanes' limits"
+    [ "$("$cli" jobs "$url" concurrency "$q")" = 5 ] || fail "lanes reads Node's concurrency"
+    "$cli" jobs "$url" rate-limit "$q" --clear || fail "clear"
+    [ "$("$cli" jobs "$url" rate-limit "$q" | head -1)" = none ] || fail "rate limit not cleared"
+    echo "lanes' limits read by Node and Node's by lanes: $(cat "$tmp/rl.json")"
     ;;
 *)
     echo "unknown case $what" >&2

@@ -347,6 +347,78 @@ async function waitFinished(queue, name, data, readyFile) {
   console.log(JSON.stringify({ id: job.id, result }));
 }
 
+// Rate limits (tests/test_redis_interop.sh ratelimit*). n jobs named
+// "plain" added at once.
+async function rlAdd(queue, n) {
+  const q = new Queue(queue, { connection });
+  await q.addBulk(Array.from({ length: Number(n) }, (_, i) => ({ name: 'plain', data: { i } })));
+  await q.close();
+  console.log(JSON.stringify({ added: Number(n) }));
+}
+
+// Every job of the queue completed, and no window of the limit took more
+// than max: any max + 1 starts in a row (processedOn) span >= duration ms
+// (less 1 ms of rounding). Prints the number of jobs and the span.
+async function rlCheck(queue, max, duration, n) {
+  const q = new Queue(queue, { connection });
+  const jobs = await q.getJobs(['completed'], 0, -1, true);
+  check(jobs.length === Number(n), 'completed jobs', { got: jobs.length, want: Number(n) });
+  const t = jobs.map(j => j.processedOn).sort((a, b) => a - b);
+  for (let i = 0; i + Number(max) < t.length; i++)
+    check(t[i + Number(max)] - t[i] >= Number(duration) - 1, 'limit exceeded',
+          { from: i, starts: t.slice(i, i + Number(max) + 1).map(x => x - t[0]) });
+  await q.close();
+  console.log(JSON.stringify({ jobs: t.length, span: t[t.length - 1] - t[0] }));
+}
+
+// A C worker (`lanes worker`, run by this process) on limits set from
+// Node: setGlobalRateLimit(2, 300) for a worker without a limit of its
+// own, then queue.rateLimit(600) for one with --rate-limit 10/1000.
+async function rlNode(queue, cli, redisUrl) {
+  const { spawnSync } = await import('node:child_process');
+  const q = new Queue(queue, { connection });
+  const runC = (...extra) => {
+    const r = spawnSync(cli, ['worker', redisUrl, queue, '--exit-when-empty', ...extra,
+                              '--exec', 'true'], { encoding: 'utf8' });
+    check(r.status === 0, 'lanes worker', r.stderr);
+  };
+  await q.setGlobalRateLimit(2, 300);
+  await q.addBulk(Array.from({ length: 6 }, (_, i) => ({ name: 'plain', data: { i } })));
+  runC('--concurrency', '4');
+  let jobs = await q.getJobs(['completed'], 0, -1, true);
+  check(jobs.length === 6, 'global limit: completed', jobs.length);
+  const t = jobs.map(j => j.processedOn).sort((a, b) => a - b);
+  for (let i = 0; i + 2 < t.length; i++)
+    check(t[i + 2] - t[i] >= 299, 'global limit exceeded', t.map(x => x - t[0]));
+  await q.removeGlobalRateLimit();
+  await q.clean(0, 100, 'completed');
+  await q.rateLimit(600);
+  const t0 = Date.now();
+  await q.addBulk([{ name: 'plain', data: {} }, { name: 'plain', data: {} }]);
+  runC('--rate-limit', '10/1000');
+  jobs = await q.getJobs(['completed'], 0, -1, true);
+  check(jobs.length === 2, 'manual limit: completed', jobs.length);
+  for (const j of jobs) check(j.processedOn >= t0 + 590, 'taken during rateLimit', j.processedOn - t0);
+  await q.close();
+  console.log(JSON.stringify({ global: t[t.length - 1] - t[0], manual: Math.min(...jobs.map(j => j.processedOn)) - t0 }));
+}
+
+// What lanes set (`lanes jobs URL concurrency/rate-limit`) as Node reads
+// it: getGlobalConcurrency, getGlobalRateLimit, getRateLimitTtl. Then
+// Node sets the concurrency lanes reads back (checked by the caller).
+async function rlMeta(queue, conc, max, duration) {
+  const q = new Queue(queue, { connection });
+  const c = await q.getGlobalConcurrency();
+  check(c === Number(conc), 'getGlobalConcurrency', c);
+  const rl = await q.getGlobalRateLimit();
+  check(rl && rl.max === Number(max) && rl.duration === Number(duration), 'getGlobalRateLimit', rl);
+  const ttl = await q.getRateLimitTtl();
+  check(ttl > 4000 && ttl <= 5000, 'getRateLimitTtl', ttl);
+  await q.setGlobalConcurrency(5);
+  await q.close();
+  console.log(JSON.stringify({ concurrency: c, rateLimit: rl, ttl }));
+}
+
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
 switch (cmd) {
@@ -373,6 +445,10 @@ switch (cmd) {
   case 'add-one': await addOne(queue, args[0], args[1], args[2]); break;
   case 'job': await jobInfo(queue, args[0]); break;
   case 'wait-finished': await waitFinished(queue, args[0], args[1], args[2]); break;
+  case 'rl-add': await rlAdd(queue, args[0]); break;
+  case 'rl-check': await rlCheck(queue, args[0], args[1], args[2]); break;
+  case 'rl-node': await rlNode(queue, args[0], args[1]); break;
+  case 'rl-meta': await rlMeta(queue, args[0], args[1], args[2]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);
