@@ -101,9 +101,9 @@ static int parse(int argc, char **argv, int rate, largs *a) {
 }
 
 static int failed(ln_jobs *jobs, int err) {
-    int code = err == LN_EINVAL ? CLI_EXIT_USAGE
+    int code = err == LN_EINVAL                                           ? CLI_EXIT_USAGE
                : err == LN_EBACKEND || err == LN_ENOTSUP || err == LN_EIO ? CLI_EXIT_UNAVAILABLE
-                                                                         : CLI_EXIT_FAILURE;
+                                                                          : CLI_EXIT_FAILURE;
     return cli_error(code, prog, ln_err_name(err), NULL, "%s%s%s",
                      cli_err_is_json() ? "" : ln_err_name(err), cli_err_is_json() ? "" : ": ",
                      ln_jobs_errmsg(jobs));
@@ -184,8 +184,8 @@ int cli_jobs_limits_main(int argc, char **argv) {
     if (argc < 4 || strncmp(argv[3], "--", 2) == 0) return usage("%s", "QUEUE is missing");
     int rc = parse(argc, argv, rate, &a);
     if (rc != 0) return rc;
-    if (!a.create &&
-        (rc = cli_check_store_exists(prog, argv[1], "add --create, or add a job, to make one")) != 0)
+    if (!a.create && (rc = cli_check_store_exists(prog, argv[1],
+                                                  "add --create, or add a job, to make one")) != 0)
         return rc;
     ln_jobs *jobs;
     char msg[512];
