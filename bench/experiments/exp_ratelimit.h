@@ -11,7 +11,7 @@
 #include "experiments/experiment.h"
 
 #define EXP_RATELIMIT_MAX 300
-#define EXP_RATELIMIT_MS 100 /* 3,000 jobs/s, well under both stores' own rates */
+#define EXP_RATELIMIT_MS 100    /* 3,000 jobs/s, well under both stores' own rates */
 #define EXP_RATELIMIT_JOBS 1800 /* six windows */
 
 /* The SQLite run (arg unused: a fresh store in a temporary directory). */
