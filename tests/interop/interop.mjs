@@ -356,17 +356,35 @@ async function rlAdd(queue, n) {
   console.log(JSON.stringify({ added: Number(n) }));
 }
 
+// The limiter's windows rebuilt from sorted start times t (ms): a window
+// starts at a take and lasts duration; the next starts at the first take
+// after it; none may hold more than max. A take within tol ms of a
+// window's end may be of either window and counts in the old one while it
+// has room (the most lenient reading): Node's processedOn is its own clock
+// before the take reaches Redis, a C worker's is the server's. The index
+// of the first window's take that holds too many, or -1.
+function overLimit(t, max, duration, tol) {
+  for (let i = 0; i < t.length;) {
+    const end = t[i] + duration;
+    let j = i, k = 0;
+    while (j < t.length && t[j] < end - tol) j++, k++;
+    if (k > max) return i;
+    while (j < t.length && t[j] < end + tol && k < max) j++, k++;
+    i = j;
+  }
+  return -1;
+}
+
 // Every job of the queue completed, and no window of the limit took more
-// than max: any max + 1 starts in a row (processedOn) span >= duration ms
-// (less 1 ms of rounding). Prints the number of jobs and the span.
+// than max (processedOn, 50 ms of tolerance). Prints the number of jobs
+// and the span.
 async function rlCheck(queue, max, duration, n) {
   const q = new Queue(queue, { connection });
   const jobs = await q.getJobs(['completed'], 0, -1, true);
   check(jobs.length === Number(n), 'completed jobs', { got: jobs.length, want: Number(n) });
   const t = jobs.map(j => j.processedOn).sort((a, b) => a - b);
-  for (let i = 0; i + Number(max) < t.length; i++)
-    check(t[i + Number(max)] - t[i] >= Number(duration) - 1, 'limit exceeded',
-          { from: i, starts: t.slice(i, i + Number(max) + 1).map(x => x - t[0]) });
+  const bad = overLimit(t, Number(max), Number(duration), 50);
+  check(bad < 0, 'limit exceeded', { from: bad, starts: t.map(x => x - t[0]) });
   await q.close();
   console.log(JSON.stringify({ jobs: t.length, span: t[t.length - 1] - t[0] }));
 }
@@ -388,8 +406,7 @@ async function rlNode(queue, cli, redisUrl) {
   let jobs = await q.getJobs(['completed'], 0, -1, true);
   check(jobs.length === 6, 'global limit: completed', jobs.length);
   const t = jobs.map(j => j.processedOn).sort((a, b) => a - b);
-  for (let i = 0; i + 2 < t.length; i++)
-    check(t[i + 2] - t[i] >= 299, 'global limit exceeded', t.map(x => x - t[0]));
+  check(overLimit(t, 2, 300, 2) < 0, 'global limit exceeded', t.map(x => x - t[0]));
   await q.removeGlobalRateLimit();
   await q.clean(0, 100, 'completed');
   await q.rateLimit(600);
