@@ -68,6 +68,10 @@
 #              manual limit, as Node's getGlobalConcurrency,
 #              getGlobalRateLimit and getRateLimitTtl read them; Node's
 #              setGlobalConcurrency as `lanes jobs concurrency` reads it.
+#   ratelimit_error  `lanes worker --exec` exit 77 with {"rate_limit_ms":
+#              3000} on a Node job (BullMQ's RateLimitError): Node sees it
+#              waiting with no attempt used and the queue limited, and a
+#              Node Worker with a limiter runs it once the limit is over.
 #
 # Exit 77 (skipped) without LANES_TEST_REDIS_URL, node or the npm packages.
 set -u
@@ -554,6 +558,16 @@ ratelimit_meta)
     "$cli" jobs "$url" rate-limit "$q" --clear || fail "clear"
     [ "$("$cli" jobs "$url" rate-limit "$q" | head -1)" = none ] || fail "rate limit not cleared"
     echo "lanes' limits read by Node and Node's by lanes: $(cat "$tmp/rl.json")"
+    ;;
+ratelimit_error)
+    [ -n "$cli" ] || exit 77
+    id=$(js add-one "$q" n '{}' '{"attempts":3}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
+    printf '#!/bin/sh\necho %s\nexit 77\n' "'{\"rate_limit_ms\": 3000}'" >"$tmp/rl.sh"
+    chmod +x "$tmp/rl.sh"
+    "$cli" worker "$url" "$q" --max-jobs 1 --exec "$tmp/rl.sh" 2>"$tmp/c.err" ||
+        fail "lanes worker: $(cat "$tmp/c.err")"
+    js rl-error "$q" "$id" >"$tmp/rl.json" || fail "Node's view of the rate-limited job"
+    echo "a C RateLimitError as Node sees it: $(cat "$tmp/rl.json")"
     ;;
 *)
     echo "unknown case $what" >&2

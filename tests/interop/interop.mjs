@@ -436,6 +436,28 @@ async function rlMeta(queue, conc, max, duration) {
   console.log(JSON.stringify({ concurrency: c, rateLimit: rl, ttl }));
 }
 
+// A job a C worker gave back as rate limited (`lanes worker --exec`, exit
+// 77 with {"rate_limit_ms": 3000}), as Node sees it: waiting again with no
+// attempt used, the queue limited (getRateLimitTtl) for up to 3 s; then a
+// Node Worker with a limiter runs it only once the limit is over.
+async function rlError(queue, id) {
+  const q = new Queue(queue, { connection });
+  const job = await q.getJob(id);
+  check(job && (await job.getState()) === 'waiting', 'state after RateLimitError', job && await job.getState());
+  check(job.attemptsMade === 0 && job.attemptsStarted === 1, 'attempts', job);
+  const ttl = await q.getRateLimitTtl(1);
+  check(ttl > 500 && ttl <= 3000, 'getRateLimitTtl', ttl);
+  const t0 = Date.now();
+  const w = new Worker(queue, async () => 'ok', { connection, limiter: { max: 1, duration: 100 } });
+  await waitIdle(queue);
+  await w.close();
+  const done = await q.getJob(id);
+  check(done.returnvalue === 'ok' && done.processedOn >= t0 + ttl - 50, 'ran before the limit ended',
+        { ttl, after: done.processedOn - t0 });
+  await q.close();
+  console.log(JSON.stringify({ ttl, ranAfter: done.processedOn - t0 }));
+}
+
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
 switch (cmd) {
@@ -466,6 +488,7 @@ switch (cmd) {
   case 'rl-check': await rlCheck(queue, args[0], args[1], args[2]); break;
   case 'rl-node': await rlNode(queue, args[0], args[1]); break;
   case 'rl-meta': await rlMeta(queue, args[0], args[1], args[2]); break;
+  case 'rl-error': await rlError(queue, args[0]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);
