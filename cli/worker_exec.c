@@ -205,6 +205,7 @@ typedef struct run {
     double term_at;
     int killed;
     char reason[STREAK_REASON_MAX + 4]; /* of a failure, for --verbose */
+    const char *put_back;               /* "delayed" or "rate limited" (exit 75, 77), or NULL */
 } run;
 
 /* reason as one line: newlines become spaces, cut at STREAK_REASON_MAX
@@ -469,6 +470,7 @@ static int special_exit(ln_job *job, run *r, int code, const char *tail) {
                   json_integer_value(ms) <= INT32_MAX);
         int64_t n = ok && ms != NULL ? json_integer_value(ms) : 0;
         json_decref(doc);
+        if (ok) r->put_back = "rate limited";
         if (ok) return ln_job_rate_limited(job, n);
         snprintf(reason, sizeof reason,
                  "exit status %d (rate limited) with stdout other than {\"rate_limit_ms\": "
@@ -484,6 +486,7 @@ static int special_exit(ln_job *job, run *r, int code, const char *tail) {
              json_integer_value(in) <= INT64_MAX / 2)
         at = wall_ms() + json_integer_value(in);
     json_decref(doc);
+    if (at >= 0) r->put_back = "delayed";
     if (at >= 0) return ln_job_delay_until(job, at);
     snprintf(reason, sizeof reason,
              "exit status %d (delay) without {\"delay_until\": MS} or {\"delay_ms\": N} "
@@ -526,7 +529,10 @@ static int outcome(run *r, ln_job *job, int status) {
 
 /* --verbose: one line per run. */
 static void job_line(const run *r, ln_job *job, int rc, uint64_t ns) {
-    const char *what = r->term_at > 0 ? "canceled" : rc == 0 ? "completed" : "failed";
+    const char *what = r->term_at > 0        ? "canceled"
+                       : rc != 0             ? "failed"
+                       : r->put_back != NULL ? r->put_back
+                                             : "completed";
     json_int_t ms = (json_int_t)(ns / 1000000);
     json_t *f = json_pack("{s:s,s:s,s:i,s:s,s:I}", "id", ln_job_id(job), "name", ln_job_name(job),
                           "attempt", ln_job_attempt(job), "outcome", what, "ms", ms);

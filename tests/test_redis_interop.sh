@@ -69,7 +69,7 @@
 #              getGlobalRateLimit and getRateLimitTtl read them; Node's
 #              setGlobalConcurrency as `lanes jobs concurrency` reads it.
 #   ratelimit_error  `lanes worker --exec` exit 77 with {"rate_limit_ms":
-#              3000} on a Node job (BullMQ's RateLimitError): Node sees it
+#              6000} on a Node job (BullMQ's RateLimitError): Node sees it
 #              waiting with no attempt used and the queue limited, and a
 #              Node Worker with a limiter runs it once the limit is over.
 #
@@ -531,10 +531,17 @@ waitfor)
     ;;
 ratelimit)
     [ -n "$cli" ] || exit 77
-    js rl-add "$q" 18 >/dev/null || fail "add"
-    js work "$q" 2 "" '{"limiter":{"max":3,"duration":300}}' >/dev/null 2>"$tmp/n.err" &
+    # The Node worker first, waiting for jobs; then the jobs and the C worker.
+    node "$interop/interop.mjs" rl-work "$q" 3 300 18 >/dev/null 2>"$tmp/n.err" &
     node_pid=$!
     pids="$pids $node_pid"
+    i=0
+    until grep -q ready "$tmp/n.err" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -le 400 ] || fail "Node worker did not start: $(cat "$tmp/n.err")"
+        sleep 0.05
+    done
+    js rl-add "$q" 18 >/dev/null || fail "add"
     "$cli" worker "$url" "$q" --rate-limit 3/300 --concurrency 2 --exit-when-empty --verbose \
         --exec true 2>"$tmp/c.err" || fail "lanes worker: $(cat "$tmp/c.err")"
     wait $node_pid || fail "Node worker: $(cat "$tmp/n.err")"
@@ -552,17 +559,20 @@ ratelimit_meta)
     [ -n "$cli" ] || exit 77
     "$cli" jobs "$url" concurrency "$q" 3 || fail "lanes jobs concurrency"
     "$cli" jobs "$url" rate-limit "$q" 7/900 || fail "lanes jobs rate-limit"
-    "$cli" jobs "$url" rate-limit "$q" --for 5000 || fail "lanes jobs rate-limit --for"
+    "$cli" jobs "$url" rate-limit "$q" --for 20000 || fail "lanes jobs rate-limit --for"
     js rl-meta "$q" 3 7 900 >"$tmp/rl.json" || fail "Node reads lanes' limits"
     [ "$("$cli" jobs "$url" concurrency "$q")" = 5 ] || fail "lanes reads Node's concurrency"
     "$cli" jobs "$url" rate-limit "$q" --clear || fail "clear"
+    "$cli" jobs "$url" rate-limit "$q" --for 0 || fail "end the manual limit"
+    [ "$("$cli" jobs "$url" rate-limit "$q" --json)" = '{"max":0,"duration_ms":0,"limited_ms":0}' ] ||
+        fail "limits left: $("$cli" jobs "$url" rate-limit "$q" --json)"
     [ "$("$cli" jobs "$url" rate-limit "$q" | head -1)" = none ] || fail "rate limit not cleared"
     echo "lanes' limits read by Node and Node's by lanes: $(cat "$tmp/rl.json")"
     ;;
 ratelimit_error)
     [ -n "$cli" ] || exit 77
     id=$(js add-one "$q" n '{}' '{"attempts":3}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
-    printf '#!/bin/sh\necho %s\nexit 77\n' "'{\"rate_limit_ms\": 3000}'" >"$tmp/rl.sh"
+    printf '#!/bin/sh\necho %s\nexit 77\n' "'{\"rate_limit_ms\": 6000}'" >"$tmp/rl.sh"
     chmod +x "$tmp/rl.sh"
     "$cli" worker "$url" "$q" --max-jobs 1 --exec "$tmp/rl.sh" 2>"$tmp/c.err" ||
         fail "lanes worker: $(cat "$tmp/c.err")"
