@@ -72,6 +72,10 @@
 #              6000} on a Node job (BullMQ's RateLimitError): Node sees it
 #              waiting with no attempt used and the queue limited, and a
 #              Node Worker with a limiter runs it once the limit is over.
+#   ratelimit_idle  a C worker held back by a 2 s manual limit sleeps it
+#              out: on a redis-server of our own, it runs at most a few
+#              step scripts meanwhile (25 for a worker that went on
+#              waking on the marker or polling).
 #
 # Exit 77 (skipped) without LANES_TEST_REDIS_URL, node or the npm packages.
 set -u
@@ -578,6 +582,30 @@ ratelimit_error)
         fail "lanes worker: $(cat "$tmp/c.err")"
     js rl-error "$q" "$id" >"$tmp/rl.json" || fail "Node's view of the rate-limited job"
     echo "a C RateLimitError as Node sees it: $(cat "$tmp/rl.json")"
+    ;;
+ratelimit_idle)
+    [ -n "$cli" ] || exit 77
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    mkdir "$tmp/redis"
+    redis-server --port "$port" --bind 127.0.0.1 --dir "$tmp/redis" --save "" --appendonly no \
+        --daemonize no --loglevel warning >>"$tmp/redis/log" 2>&1 &
+    redis_pid=$!
+    i=0
+    until redis-cli -p "$port" ping 2>/dev/null | grep -q PONG; do
+        i=$((i + 1))
+        [ $i -le 200 ] || fail "redis-server did not start: $(cat "$tmp/redis/log")"
+        sleep 0.05
+    done
+    url2="redis://127.0.0.1:$port/0"
+    "$cli" jobs "$url2" add "$q" n '{}' >/dev/null || fail "add"
+    "$cli" jobs "$url2" rate-limit "$q" --for 2000 || fail "rate-limit --for"
+    redis-cli -p "$port" config resetstat >/dev/null
+    "$cli" worker "$url2" "$q" --rate-limit 5/1000 --exit-when-empty --poll 10 --exec true \
+        2>"$tmp/c.err" || fail "lanes worker: $(cat "$tmp/c.err")"
+    calls=$(redis-cli -p "$port" info commandstats | sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),.*/\1/p')
+    "$cli" jobs "$url2" counts "$q" --json | grep -q '"completed":1' || fail "the job did not run"
+    [ "${calls:-0}" -ge 1 ] && [ "${calls:-0}" -le 12 ] || fail "the limited worker ran ${calls:-0} scripts in 2 s"
+    echo "a C worker limited for 2 s ran $calls step scripts, then the job"
     ;;
 *)
     echo "unknown case $what" >&2
