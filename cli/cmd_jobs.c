@@ -7,6 +7,7 @@
 #include "jobs_workers.h"
 #include "jobs_metrics.h"
 #include "jobs_schedule.h"
+#include "jobs_ratelimit.h"
 #include "store_url.h"
 
 #include <lanes.h>
@@ -651,6 +652,7 @@ int cmd_jobs(int argc, char **argv) {
         cli_jobs_usage(stderr);
         return CLI_EXIT_USAGE;
     }
+    if (cli_jobs_limits_is(argv[2])) return cli_jobs_limits_main(argc, argv); /* jobs_ratelimit.c */
     const char *url = argv[1];
     args a;
     memset(&a, 0, sizeof a);

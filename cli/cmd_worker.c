@@ -4,6 +4,7 @@
  * worker_exec.c; the other parts are listed in worker.h. */
 #include "cli.h"
 #include "cli_err.h"
+#include "jobs_ratelimit.h"
 #include "store_url.h"
 #include "worker.h"
 
@@ -32,11 +33,14 @@ static const char usage_text[] =
     "Exit 0 completes the job; stdout becomes its return value (JSON if it\n"
     "parses, else a JSON string). A non-zero exit or a signal fails it with\n"
     "the tail of stderr as the reason (retried while the job has attempts\n"
-    "left), except two exit codes:\n"
+    "left), except three exit codes:\n"
     "  75  put the job back to delayed, without using an attempt, until the\n"
     "      time stdout names: {\"delay_until\": MS since the epoch} or\n"
     "      {\"delay_ms\": N} (other stdout: a plain failure)\n"
     "  76  fail the job for good, whatever attempts it has left\n"
+    "  77  rate limited: put the job back at the front of waiting, without\n"
+    "      using an attempt, and, if stdout is {\"rate_limit_ms\": N}, rate\n"
+    "      limit the queue for N ms (empty stdout: only wait out the limit)\n"
     "A run past its timeout (the job's own timeout, else --timeout)\n"
     "fails with \"timed out after N ms\"; CMD's process group then gets\n"
     "SIGTERM, and SIGKILL 2 s later; so does a run canceled with `lanes\n"
@@ -59,6 +63,10 @@ static const char usage_text[] =
     "                       the lease)\n"
     "  --exit-when-empty    exit once the queue has nothing left to run\n"
     "  --max-jobs N         exit after taking N jobs\n"
+    "  --rate-limit MAX/MS  take at most MAX jobs per MS ms, counted with\n"
+    "                       every worker of the queue that has a limit\n"
+    "                       (BullMQ's limiter; a global limit set with 'lanes\n"
+    "                       jobs URL rate-limit' wins over MAX)\n"
     "  --timeout S          fail a run after S seconds and kill CMD (jobs\n"
     "                       added with a timeout of their own use theirs)\n"
     "  --grace S            on SIGTERM, let running jobs finish for S seconds,\n"
@@ -186,7 +194,7 @@ static int *flag_slot(wargs *a, const char *s) {
  * option given twice is an error: neither value would be the obvious one. */
 static int parse_args(int argc, char **argv, wargs *a) {
     unsigned long long seen = 0; /* bit k: num_opts[k]; NUM_OPTS + 0..: others */
-    const char *log_format = NULL;
+    const char *log_format = NULL, *rate_limit = NULL;
     for (int i = 3; i < argc; i++) {
         const char *s = argv[i];
         unsigned long long v = 0;
@@ -206,6 +214,7 @@ static int parse_args(int argc, char **argv, wargs *a) {
         while (k < NUM_OPTS && strcmp(s, num_opts[k].name) != 0) k++;
         const char **str = strcmp(s, "--metrics") == 0      ? &a->metrics
                            : strcmp(s, "--log-format") == 0 ? &log_format
+                           : strcmp(s, "--rate-limit") == 0 ? &rate_limit
                                                             : NULL;
         if (k == NUM_OPTS && str == NULL) return usage_error("unknown option '%s'", s);
         if (i + 1 >= argc || strcmp(argv[i + 1], "--exec") == 0)
@@ -228,6 +237,9 @@ static int parse_args(int argc, char **argv, wargs *a) {
         a->log_format = CLI_LOG_JSON;
     else if (log_format != NULL && strcmp(log_format, "text") != 0)
         return usage_error("--log-format is text or json, not '%s'", log_format);
+    if (rate_limit != NULL && cli_parse_rate(rate_limit, &a->o.rate_max, &a->o.rate_duration_ms))
+        return usage_error("--rate-limit is MAX/DURATION_MS, both 1..2147483647, not '%s'",
+                           rate_limit);
     if (a->argv == NULL) return usage_error("%s", "--exec CMD is required");
     return 0;
 }

@@ -2,6 +2,7 @@
  * takes and what `--help` prints for it. */
 #include "jobs_help.h"
 #include "jobs_metrics.h"
+#include "jobs_ratelimit.h"
 
 #include <string.h>
 
@@ -60,6 +61,9 @@ static const cli_jobs_cmd cmds[] = {
      "  --age S     only jobs that finished more than S seconds ago\n"
      "  --keep N    keep the newest N jobs (default 0)\n"},
     {"pause", "QUEUE", "", "Stop workers taking jobs from the queue.\n"},
+    {"rate-limit", "QUEUE [MAX/DURATION_MS | --clear | --for MS]", "--clear --for ",
+     cli_jobs_rate_limit_help},
+    {"concurrency", "QUEUE [N | --clear]", "--clear ", cli_jobs_concurrency_help},
     {"resume", "QUEUE", "", "Let workers take jobs from the queue again.\n"},
     {"drain", "QUEUE", "",
      "Delete the waiting, prioritized and delayed jobs; prints how many went.\n"},

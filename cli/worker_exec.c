@@ -209,6 +209,7 @@ typedef struct run {
     double term_at;
     int killed;
     char reason[STREAK_REASON_MAX + 4]; /* of a failure, for --verbose */
+    const char *put_back;               /* "delayed" or "rate limited" (exit 75, 77), or NULL */
 } run;
 
 /* reason as one line: newlines become spaces, cut at STREAK_REASON_MAX
@@ -442,9 +443,13 @@ static int reap(run *r, ln_job *job) {
 /* The exit codes with an outcome of their own (docs/cli.md "lanes
  * worker"): EXIT_DELAY puts the job back to delayed, without using an
  * attempt, until the time stdout names ({"delay_until": MS since the
- * epoch} or {"delay_ms": N}); EXIT_UNRECOVERABLE fails it without retries. */
+ * epoch} or {"delay_ms": N}); EXIT_UNRECOVERABLE fails it without retries;
+ * EXIT_RATE_LIMITED puts it back to waiting, without using an attempt,
+ * and rate limits the queue for the ms stdout names ({"rate_limit_ms": N};
+ * empty stdout: 0). */
 #define EXIT_DELAY 75
 #define EXIT_UNRECOVERABLE 76
+#define EXIT_RATE_LIMITED 77
 
 static int64_t wall_ms(void) {
     struct timespec ts;
@@ -462,6 +467,21 @@ static int special_exit(ln_job *job, run *r, int code, const char *tail) {
     }
     const buf *out = &r->bo;
     json_t *doc = out->p ? json_loadb(out->p, out->len, JSON_DECODE_ANY, NULL) : NULL;
+    if (code == EXIT_RATE_LIMITED) {
+        json_t *ms = json_object_get(doc, "rate_limit_ms");
+        int ok = out->p == NULL || out->len == 0 ||
+                 (json_is_integer(ms) && json_integer_value(ms) >= 0 &&
+                  json_integer_value(ms) <= INT32_MAX);
+        int64_t n = ok && ms != NULL ? json_integer_value(ms) : 0;
+        json_decref(doc);
+        if (ok) r->put_back = "rate limited";
+        if (ok) return ln_job_rate_limited(job, n);
+        snprintf(reason, sizeof reason,
+                 "exit status %d (rate limited) with stdout other than {\"rate_limit_ms\": "
+                 "0..2147483647}%s%s",
+                 code, *tail ? ": " : "", tail);
+        return fail_run(job, r, reason);
+    }
     json_t *until = json_object_get(doc, "delay_until"), *in = json_object_get(doc, "delay_ms");
     int64_t at = -1;
     if (json_is_integer(until) && json_integer_value(until) >= 0)
@@ -470,6 +490,7 @@ static int special_exit(ln_job *job, run *r, int code, const char *tail) {
              json_integer_value(in) <= INT64_MAX / 2)
         at = wall_ms() + json_integer_value(in);
     json_decref(doc);
+    if (at >= 0) r->put_back = "delayed";
     if (at >= 0) return ln_job_delay_until(job, at);
     snprintf(reason, sizeof reason,
              "exit status %d (delay) without {\"delay_until\": MS} or {\"delay_ms\": N} "
@@ -495,7 +516,8 @@ static int outcome(run *r, ln_job *job, int status) {
         snprintf(reason, sizeof reason, "killed by signal %d (%s)%s%s", WTERMSIG(status),
                  strsignal(WTERMSIG(status)), *tail ? ": " : "", tail);
         rc = fail_run(job, r, reason);
-    } else if (WEXITSTATUS(status) == EXIT_DELAY || WEXITSTATUS(status) == EXIT_UNRECOVERABLE) {
+    } else if (WEXITSTATUS(status) == EXIT_DELAY || WEXITSTATUS(status) == EXIT_UNRECOVERABLE ||
+               WEXITSTATUS(status) == EXIT_RATE_LIMITED) {
         rc = special_exit(job, r, WEXITSTATUS(status), tail);
     } else if (WEXITSTATUS(status) != 0) {
         snprintf(reason, sizeof reason, "exit status %d%s%s", WEXITSTATUS(status),
@@ -511,7 +533,10 @@ static int outcome(run *r, ln_job *job, int status) {
 
 /* --verbose: one line per run. */
 static void job_line(const run *r, ln_job *job, int rc, uint64_t ns) {
-    const char *what = r->term_at > 0 ? "canceled" : rc == 0 ? "completed" : "failed";
+    const char *what = r->term_at > 0        ? "canceled"
+                       : rc != 0             ? "failed"
+                       : r->put_back != NULL ? r->put_back
+                                             : "completed";
     json_int_t ms = (json_int_t)(ns / 1000000);
     json_t *f = json_pack("{s:s,s:s,s:i,s:s,s:I}", "id", ln_job_id(job), "name", ln_job_name(job),
                           "attempt", ln_job_attempt(job), "outcome", what, "ms", ms);

@@ -342,6 +342,7 @@ TEST(counts_upgrade_from_schema_1) {
                           "DROP TABLE lanes_workers;"
                           "DROP TABLE lanes_metrics; DROP TABLE lanes_metrics_data;"
                           "DROP TABLE lanes_schedulers;"
+                          "DROP TABLE lanes_limits;"
                           "PRAGMA user_version = 1;"
                           "UPDATE lanes_jobs SET state = 4, finished_at = "
                           "  created_at WHERE rid IN (1, 2);"

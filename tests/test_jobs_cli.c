@@ -1123,6 +1123,48 @@ TEST(worker_says_when_it_loses_and_regains_the_store) {
     jt_cleanup();
 }
 
+/* `lanes jobs URL rate-limit / concurrency` read, set and clear the limits;
+ * bad values are usage errors; --exec exit 77 puts the job back without an
+ * attempt and limits the queue (jobs.h "Rate limits and global
+ * concurrency"). */
+static const char limited_sh[] =
+    "if [ \"$LANES_JOB_ATTEMPT\" = 1 ]; then echo '{\"rate_limit_ms\": 200}'; exit 77; fi\n"
+    "echo '\"ran\"'\n";
+
+TEST(jobs_rate_limit_concurrency_and_exit_77) {
+    char url[512], out[4096];
+    snprintf(url, sizeof url, "%s", jt_url("rl"));
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--attempts", "2"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "rate-limit", "q"), 0);
+    CHECK(strcmp(out, "none\n") == 0);
+    CHECK_EQ(LANES(out, "jobs", url, "rate-limit", "q", "5/1000"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "rate-limit", "q", "--json"), 0);
+    CHECK(strcmp(out, "{\"max\":5,\"duration_ms\":1000,\"limited_ms\":0}\n") == 0);
+    CHECK_EQ(LANES(out, "jobs", url, "rate-limit", "q", "--clear"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "concurrency", "q", "3"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "concurrency", "q"), 0);
+    CHECK(strcmp(out, "3\n") == 0);
+    CHECK_EQ(LANES(out, "jobs", url, "concurrency", "q", "--clear"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "concurrency", "q", "--json"), 0);
+    CHECK(strcmp(out, "{\"concurrency\":0}\n") == 0);
+    const char *bad[][2] = {{"rate-limit", "5"},
+                            {"rate-limit", "0/10"},
+                            {"concurrency", "-1"},
+                            {"concurrency", "--for"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_EQ(LANES(out, "jobs", url, bad[i][0], "q", bad[i][1]), 2);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--rate-limit", "2", "--exec", "true"), 2);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--poll", "10", "--exec",
+                   "/bin/sh", "-c", limited_sh, "handler"),
+             0);
+    json_t *j = get_job(url, "q", "1");
+    CHECK(strcmp(json_string_value(json_object_get(j, "state")), "completed") == 0);
+    CHECK_EQ(json_integer_value(json_object_get(j, "attempts_made")), 0);
+    CHECK_EQ(json_integer_value(json_object_get(j, "attempts_started")), 2);
+    json_decref(j);
+    jt_cleanup();
+}
+
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     return ln_test_run(argc, argv,
@@ -1151,5 +1193,6 @@ int main(int argc, char **argv) {
                                         TESTCASE(worker_refuses_a_missing_store_and_bad_options),
                                         TESTCASE(worker_fd3_progress_and_log),
                                         TESTCASE(worker_says_when_it_loses_and_regains_the_store),
+                                        TESTCASE(jobs_rate_limit_concurrency_and_exit_77),
                                         {0}});
 }

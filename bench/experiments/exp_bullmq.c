@@ -15,6 +15,7 @@
  * processes through the same environment variable, set here.
  */
 #include "experiments/experiment.h"
+#include "experiments/exp_ratelimit.h"
 
 #include "workloads/bullmq_load.h"
 
@@ -323,6 +324,7 @@ static const exp_experiment bullmq_experiment = {
         EXP_LANES("lanes-add", "lanes ln_jobs_add, one by one", measure, &add_case),
         EXP_LANES("lanes-bulk", "lanes ln_jobs_add_bulk, 1,000 per call", measure,
                      &bulk_case),
+        EXP_LANES("lanes-limited", "lanes C worker limited to 300 jobs per 100 ms", exp_ratelimit_redis, server.url),
         EXP_PEER("bullmq-worker", "BullMQ Worker, concurrency 50", NULL, "bench.mjs",
                     "worker"),
         EXP_PEER("bullmq-add", "BullMQ Queue.add, one by one", NULL, "bench.mjs", "add"),
@@ -344,6 +346,8 @@ static const exp_experiment bullmq_experiment = {
         COST("bullmqRedisCallsPerJob", "calls/job", "bullmq-worker", "redisCallsPerJob"),
         COST("lanesRedisScriptsPerJob", "calls/job", "lanes-worker", "redisScriptsPerJob"),
         COST("bullmqRedisScriptsPerJob", "calls/job", "bullmq-worker", "redisScriptsPerJob"),
+        RATE("limitedJobsPerSec", "lanes-limited", "limitedJobsPerSec"),
+        RATE("limitBoundJobsPerSec", "lanes-limited", "limitBoundJobsPerSec"),
     },
     .compares = {
         {EXP_CMP_TARGET, "lanesWorkerJobsPerSec", "bullmqWorkerJobsPerSec",
@@ -367,6 +371,8 @@ static const exp_experiment bullmq_experiment = {
          "worker: Redis CPU per job (INFO cpu, user + sys, around the run) of the C worker "
          "against 10 us (the target: at most 10 us)",
          "C worker <= 10 us of Redis CPU per job", 1},
+        {EXP_CMP_COUNTERPART, "limitedJobsPerSec", "limitBoundJobsPerSec",
+         "rate limited C worker vs the most its limit allows (<= 1; near 1: met)", NULL, 0},
     },
     .chart = {
         .title = {"BullMQ 호환 Redis 백엔드: C vs BullMQ (Node), redis-server 하나",

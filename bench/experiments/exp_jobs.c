@@ -6,6 +6,7 @@
  * (`lanes bench bullmq` measures BullMQ itself). The workloads are those of
  * bench/bench_jobs.c, in bench/workloads/jobs_load.c. */
 #include "experiments/experiment.h"
+#include "experiments/exp_ratelimit.h"
 
 #include "workloads/jobs_load.h"
 
@@ -124,6 +125,7 @@ static const exp_experiment jobs_experiment = {
                      &add_batch),
         EXP_LANES("e2e-8", "lanes, batched adds + a worker of concurrency 8", measure,
                      &end_to_end),
+        EXP_LANES("limited", "lanes, a worker limited to 300 jobs per 100 ms", exp_ratelimit_sqlite, NULL),
     },
     .figures = {
         RATE("addOneJobsPerSec", "add-one", "jobsPerSec"),
@@ -136,6 +138,8 @@ static const exp_experiment jobs_experiment = {
         RATE("targetAddOneJobsPerSec", "add-one", "target"),
         RATE("targetE2eJobsPerSec", "e2e-8", "target"),
         RATE("bullmqIssueJobsPerSec", "e2e-8", "bullmqIssue"),
+        RATE("limitedJobsPerSec", "limited", "limitedJobsPerSec"),
+        RATE("limitBoundJobsPerSec", "limited", "limitBoundJobsPerSec"),
     },
     .compares = {
         {EXP_CMP_COUNTERPART, "e2eJobsPerSec", "targetE2eJobsPerSec",
@@ -144,6 +148,8 @@ static const exp_experiment jobs_experiment = {
          "adds one by one vs the issue's target of 5,000 jobs/s (> 1: met)", NULL, 0},
         {EXP_CMP_COUNTERPART, "addBatchJobsPerSec", "addOneJobsPerSec",
          "adds in batches of 1,000 vs one by one", NULL, 0},
+        {EXP_CMP_COUNTERPART, "limitedJobsPerSec", "limitBoundJobsPerSec",
+         "rate limited run vs the most its limit allows (<= 1; near 1: met)", NULL, 0},
     },
     .chart = {
         .title = {"내장 작업 큐 (SQLite, sync=normal)",

@@ -401,6 +401,58 @@ LN_EXTERN int ln_jobs_queues(ln_jobs *jobs, char ***names, size_t *n);
 LN_EXTERN int ln_jobs_promote(ln_jobs *jobs, const char *queue, const char *id);
 
 /* ------------------------------------------------------------------------ */
+/* Rate limits and global concurrency                                        */
+
+/* A queue's rate limit is a counter in the store (on Redis BullMQ's
+ * '<queue>:limiter' key) of the jobs taken in the current window: the
+ * first take of a window starts it (duration_ms long), each take of a
+ * worker with a limit adds one, and a take finding the counter at the
+ * limit takes nothing and tells the worker how long the window still
+ * runs; the worker then sleeps that long (at most 30 s, then looks again)
+ * without polling or waiting for new jobs. The check and the count are in
+ * the same atomic take, so all workers of the queue (lanes and, on Redis,
+ * BullMQ's) together never take more than max in a window. Which limit
+ * applies to a take: the global one's max if set, else the worker's
+ * rate_max; the worker's rate_duration_ms if it has one, else the global
+ * duration (BullMQ's rule). A worker without rate_max on a queue without
+ * a global limit ignores the counter. Jobs that fail at take for a lapsed
+ * lease (a deferred failure) are not counted.
+ *
+ * Global concurrency: at most n jobs of the queue active at once, over all
+ * workers (BullMQ's setGlobalConcurrency); each worker's concurrency stays
+ * its own cap beneath it. A raised or cleared limit is seen by idle workers
+ * at their next look (at most 5 s; at once when a job finishes or is added).
+ *
+ * On Redis these are BullMQ's fields of '<queue>:meta' ('max', 'duration',
+ * 'concurrency'), so Node's setGlobalRateLimit / setGlobalConcurrency and
+ * these calls set the same limits. */
+
+/* Set queue's global rate limit to max jobs per duration_ms (both
+ * 1..2^31-1), or clear it (max 0 and duration_ms 0). 0, LN_EINVAL,
+ * LN_EFORK, LN_EBACKEND. */
+LN_EXTERN int ln_jobs_set_rate_limit(ln_jobs *jobs, const char *queue, int64_t max,
+                                     int64_t duration_ms);
+/* The global rate limit: *max and *duration_ms (0 and 0 when none). */
+LN_EXTERN int ln_jobs_get_rate_limit(ln_jobs *jobs, const char *queue, int64_t *max,
+                                     int64_t *duration_ms);
+/* Set queue's global concurrency to n (1..2^31-1), or clear it (n = 0). */
+LN_EXTERN int ln_jobs_set_concurrency(ln_jobs *jobs, const char *queue, int64_t n);
+/* The global concurrency into *n (0 when none). */
+LN_EXTERN int ln_jobs_get_concurrency(ln_jobs *jobs, const char *queue, int64_t *n);
+/* Rate limit queue for ms from now (BullMQ's queue.rateLimit): the counter
+ * is set full (9007199254740991) for ms, whatever its window. ms = 0
+ * deletes the counter instead (BullMQ's removeRateLimitKey): the window
+ * ends now. ms 0..2^31-1. Workers already asleep on the limit wake when
+ * their sleep ends. */
+LN_EXTERN int ln_jobs_rate_limit(ln_jobs *jobs, const char *queue, int64_t ms);
+/* ms until the queue's rate limit lets a take through, 0 when it would now
+ * (BullMQ's getRateLimitTtl): with max > 0 for a limit of max jobs, with
+ * max = 0 for the global limit; without a global limit, how long the
+ * counter's window still runs (0 without a counter). 0, LN_EINVAL, ... */
+LN_EXTERN int ln_jobs_rate_limit_ttl(ln_jobs *jobs, const char *queue, int64_t max,
+                                     int64_t *ttl_ms);
+
+/* ------------------------------------------------------------------------ */
 /* Workers                                                                   */
 
 /* Runs one job. Return 0 (completed; the result is what ln_job_set_result
@@ -459,6 +511,14 @@ typedef struct ln_worker_opts {
                                   metrics, keeping this many points (BullMQ's
                                   worker option metrics.maxDataPoints; see
                                   "Metrics" below) */
+    /* Rate limit shared by every worker of the queue (BullMQ's worker
+     * 'limiter'; see "Rate limits and global concurrency" below): at most
+     * rate_max jobs taken per rate_duration_ms window, counted in the
+     * store for all workers that take with a limit. Both 0 (default) =
+     * none; else both 1..2^31-1. A global rate limit set on the queue
+     * (ln_jobs_set_rate_limit) wins over rate_max, as in BullMQ. */
+    unsigned rate_max;
+    unsigned rate_duration_ms;
 } ln_worker_opts;
 
 /* Timeouts. When a run's timeout (the job's timeout_ms, else the worker's)
@@ -521,8 +581,10 @@ typedef struct ln_worker_stats {
      * while the worker is retrying a lost store (Redis unreachable, ...). */
     uint64_t store_lost;
     uint64_t store_regained;
-    uint64_t delayed; /* runs put back to delayed by
+    uint64_t delayed;      /* runs put back to delayed by
                                ln_job_delay_until */
+    uint64_t rate_limited; /* runs put back to waiting by
+                              ln_job_rate_limited */
 } ln_worker_stats;
 
 /* Copy the counters to *out. Any thread, also while the worker runs. */
@@ -573,6 +635,19 @@ LN_EXTERN int ln_job_fail_unrecoverable(ln_job *job, const char *reason);
  * (see "Timeouts") or a lost lease like any outcome. 0, or LN_EINVAL
  * (job NULL, at_ms < 0). */
 LN_EXTERN int ln_job_delay_until(ln_job *job, int64_t at_ms);
+
+/* When the handler returns, put the job back at the front of waiting (the
+ * head of its priority) instead of recording an outcome, without using an
+ * attempt, and, for ms > 0, rate limit the queue for ms from then (BullMQ's
+ * queue.rateLimit(ms) + Worker.RateLimitError): the store's limiter is set
+ * full for ms, so no worker taking with a rate limit (its own rate_max or
+ * the queue's global one) takes a job until it expires. This worker takes
+ * nothing until the limiter's time is over (at most 30 s, then it looks
+ * again). ms = 0 only puts the job back and waits out the limiter as it
+ * is. What the handler returns changes nothing; a timeout or a lost lease
+ * overrides it like any outcome; a later call replaces ms, and it wins over
+ * ln_job_delay_until. 0, or LN_EINVAL (job NULL, ms outside 0..2^31-1). */
+LN_EXTERN int ln_job_rate_limited(ln_job *job, int64_t ms);
 
 /* Store a progress value (JSON) now, visible to ln_jobs_get. 0,
  * LN_EINVAL (not JSON or too large), LN_ESTALE (the lease was lost), LN_EBACKEND. */

@@ -32,8 +32,9 @@
 /* 3: wait and pipe tables split off; 4: queues, promote, the outcome
  * LN__DONE_DELAY; 5: add honours opts.dedup_*; 6: events_open; 7: workers,
  * worker_beat; 8: metrics (and step honours st->metrics_max_points); 9: cancel,
- * cancel_poll; 10: job schedulers (sched_*). */
-#define LN__STORE_METHODS_VERSION 10
+ * cancel_poll; 10: job schedulers (sched_*); 11: limits, the step's rate
+ * limit fields and the outcome LN__DONE_LIMITED. */
+#define LN__STORE_METHODS_VERSION 11
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -107,7 +108,27 @@ typedef struct ln__jobs_step {
     /* in: > 0: count the completions and final failures recorded into the
      * queue's metrics keeping this many points (jobs.h "Metrics"); 0 off */
     unsigned metrics_max_points;
+    /* Version 11: rate limits (docs/internals/ratelimit.md). */
+    int64_t rate_max;         /* in: the worker's limiter, 0 = none */
+    int64_t rate_duration_ms; /* in: its window, > 0 when rate_max is */
+    int64_t limited_ms;       /* out: > 0 when the queue's rate limit (or a
+                                 LN__DONE_LIMITED outcome of this step)
+                                 stopped the take: ms until it lifts; the
+                                 worker takes nothing meanwhile */
 } ln__jobs_step;
+
+/* What the limits method does (store methods version 7). */
+enum {
+    LN__LIMITS_GET = 0,         /* out: max, duration_ms, concurrency */
+    LN__LIMITS_SET_RATE = 1,    /* in: max, duration_ms (0, 0: clear) */
+    LN__LIMITS_SET_CONCURRENCY, /* in: concurrency (0: clear) */
+    LN__LIMITS_MANUAL,          /* in: ttl_ms (0: delete the counter) */
+    LN__LIMITS_TTL              /* in: max (0: the global one); out: ttl_ms */
+};
+typedef struct ln__jobs_limits {
+    int op; /* LN__LIMITS_* */
+    int64_t max, duration_ms, concurrency, ttl_ms;
+} ln__jobs_limits;
 
 /* ---- Store methods (the instance). WITH the handle's mutex. ---- */
 struct ln__store_methods {
@@ -233,6 +254,9 @@ struct ln__store_methods {
      * is its scheduler's current iteration, make the next. NULL: the
      * store does that inside its take (step). */
     int (*sched_taken)(ln__jobs_be *be, const char *queue, const char *job_id);
+    /* Version 11. Read or change queue's rate limits and global concurrency
+     * (l->op; arguments checked by the front). */
+    int (*limits)(ln__jobs_be *be, const char *queue, ln__jobs_limits *l);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */

@@ -66,10 +66,15 @@ enum {
                               attempts_made + 1, store reason */
     LN__DONE_FAIL = 2,     /* -> failed, attempts_made + 1, store reason;
                               apply remove_on_fail */
-    LN__DONE_DELAY = 3     /* -> delayed until run_at_ms (store clock; past
+    LN__DONE_DELAY = 3,    /* -> delayed until run_at_ms (store clock; past
                               = due now), attempts_made, reason and result
                               unchanged (BullMQ's moveToDelayed with
                               skipAttempt) */
+    LN__DONE_LIMITED = 4   /* -> the front of waiting (head of its
+                              priority), attempts_made unchanged; for
+                              delay_ms > 0 the queue's rate limiter is set
+                              full for delay_ms (BullMQ's rateLimit +
+                              RateLimitError); takes of this step stop */
 };
 
 typedef struct ln__job_done {
@@ -77,7 +82,7 @@ typedef struct ln__job_done {
     int kind;           /* LN__DONE_* */
     const char *result; /* COMPLETE: JSON, or NULL for no result */
     const char *reason; /* RETRY / FAIL: non-NULL text */
-    int64_t delay_ms;   /* RETRY: >= 0 */
+    int64_t delay_ms;   /* RETRY, LIMITED: >= 0 */
     int64_t run_at_ms;  /* DELAY: >= 0, ms since the epoch */
     int rc;             /* out: 0 or LN_ESTALE (job not active with that
                            token any more: nothing changed) */

@@ -51,6 +51,7 @@
 #include "redis_view.h"
 #include "redis_events.h"
 #include "redis_metrics.h"
+#include "redis_limit.h"
 #include "redis_wait.h"
 #include "redis_workers.h"
 
@@ -619,6 +620,13 @@ static int redis_sched_taken(ln__jobs_be *be, const char *queue, const char *job
     return public_rc(ln__redis_sched_taken(&rbe(be)->conn, rbe(be)->key, be, job_id));
 }
 
+/* Store methods version 11: rate limits and global concurrency. */
+static int redis_limits(ln__jobs_be *be, const char *queue, ln__jobs_limits *l) {
+    redis_be *r = rbe(be);
+    set_queue(r, queue);
+    return public_rc(ln__redis_limits(&r->conn, r->key, be, l));
+}
+
 static const ln__store_methods redis_methods = {
     .version = LN__STORE_METHODS_VERSION,
     .name = "redis",
@@ -654,6 +662,7 @@ static const ln__store_methods redis_methods = {
     .sched_get = redis_sched_get,
     .sched_list = redis_sched_list,
     .sched_taken = redis_sched_taken,
+    .limits = redis_limits,
 };
 
 /* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and

@@ -34,18 +34,22 @@ void ln__redis_step_args(ln__redis_args *a, const ln__jobs_step *st, const char 
     ln__redis_args_i64(a, (int64_t)st->ndone);
     ln__redis_args_i64(a, (int64_t)st->nrenew);
     ln__redis_args_i64(a, (int64_t)st->want);
+    ln__redis_args_i64(a, st->rate_max); /* the worker's rate limit, 0 = none */
+    ln__redis_args_i64(a, st->rate_duration_ms);
     for (size_t i = 0; i < st->ndone; i++) {
         const ln__job_done *d = &st->done[i];
         ln__redis_args_str(a, d->ref.id);
         ln__redis_args_str(a, d->ref.token);
-        ln__redis_args_str(a, d->kind == LN__DONE_COMPLETE ? "c"
-                              : d->kind == LN__DONE_RETRY  ? "r"
-                              : d->kind == LN__DONE_DELAY  ? "d"
-                                                           : "f");
+        ln__redis_args_str(a, d->kind == LN__DONE_COMPLETE  ? "c"
+                              : d->kind == LN__DONE_RETRY   ? "r"
+                              : d->kind == LN__DONE_DELAY   ? "d"
+                              : d->kind == LN__DONE_LIMITED ? "l"
+                                                            : "f");
         ln__redis_args_str(a, d->kind == LN__DONE_COMPLETE ? (d->result ? d->result : "null")
-                              : d->kind == LN__DONE_DELAY  ? ""
-                                                           : d->reason);
-        ln__redis_args_i64(a, d->kind == LN__DONE_RETRY   ? d->delay_ms
+                              : d->kind == LN__DONE_DELAY || d->kind == LN__DONE_LIMITED
+                                  ? ""
+                                  : d->reason);
+        ln__redis_args_i64(a, d->kind == LN__DONE_RETRY || d->kind == LN__DONE_LIMITED ? d->delay_ms
                               : d->kind == LN__DONE_DELAY ? d->run_at_ms
                                                           : 0);
         if (d->kind == LN__DONE_COMPLETE && d->ref.key > 0) {
@@ -236,6 +240,7 @@ int ln__redis_step_reply(const redisReply *rep, ln__jobs_step *st, const ln__red
                          char *err, size_t err_size) {
     st->ntaken = 0;
     st->next_due_ms = -1;
+    st->limited_ms = 0;
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 ||
         rep->element[0]->type != REDIS_REPLY_ARRAY || rep->element[0]->elements != st->ndone ||
         rep->element[1]->type != REDIS_REPLY_ARRAY || rep->element[1]->elements != st->nrenew ||
@@ -247,7 +252,11 @@ int ln__redis_step_reply(const redisReply *rep, ln__jobs_step *st, const ln__red
         st->done[i].rc = stale_or_ok(ln__redis_int_at(rep->element[0], i));
     for (size_t i = 0; i < st->nrenew; i++)
         st->renew_rc[i] = ln__redis_int_at(rep->element[1], i) == 1 ? 0 : LN_ESTALE;
-    st->next_due_ms = ln__redis_int_at(rep, 2);
+    const redisReply *due = rep->element[2]; /* {ms}: rate limited */
+    if (due->type == REDIS_REPLY_ARRAY && due->elements == 1)
+        st->limited_ms = ln__redis_int_at(due, 0);
+    else
+        st->next_due_ms = ln__redis_int_at(rep, 2);
     int rc = 0;
     opts_plan plan = {0};
     const char *prev_name = NULL;

@@ -238,6 +238,25 @@ static const char *const sql_text[S_COUNT_] = {
                           "rid), '{\"prev\":\"failed\"}', ?2 FROM lanes_jobs "
                           "WHERE queue = ?1 AND state = 5 ORDER BY "
                           "finished_at, rid",
+    /* Rate limits and global concurrency (sqlite_limit.c). */
+    [S_LIMIT_GET] = "SELECT max, duration, concurrency, win_count, win_until "
+                    "FROM lanes_limits WHERE queue = ?1",
+    [S_LIMIT_COUNT] = "INSERT INTO lanes_limits(queue, win_count, win_until) "
+                      "VALUES(?1, ?2, ?3) ON CONFLICT(queue) DO UPDATE SET "
+                      "win_count = excluded.win_count, win_until = excluded.win_until",
+    [S_LIMIT_RATE] = "INSERT INTO lanes_limits(queue, max, duration) VALUES(?1, "
+                     "?2, ?3) ON CONFLICT(queue) DO UPDATE SET max = "
+                     "excluded.max, duration = excluded.duration",
+    [S_LIMIT_CONC] = "INSERT INTO lanes_limits(queue, concurrency) VALUES(?1, "
+                     "?2) ON CONFLICT(queue) DO UPDATE SET concurrency = "
+                     "excluded.concurrency",
+    [S_LIMIT_ACTIVE] = "SELECT n FROM lanes_counts WHERE queue = ?1 AND state = 3",
+    /* Back to the front of its priority: a seq below every ready job's. */
+    [S_LIMIT_REQUEUE] = "UPDATE lanes_jobs SET state = 0, lease_until = NULL, "
+                        "seq = (SELECT min(0, coalesce(min(r.seq), 0)) - 1 FROM "
+                        "lanes_jobs r WHERE r.queue = ?3 AND r.state = 0 AND "
+                        "r.priority = lanes_jobs.priority) WHERE rid = ?1 AND "
+                        "token = ?2 AND state = 3",
     [S_PENDING] = "SELECT EXISTS (SELECT 1 FROM lanes_jobs WHERE queue = ?1 "
                   "AND state = 0) OR EXISTS (SELECT 1 FROM lanes_jobs WHERE "
                   "queue = ?1 AND state = 1) OR EXISTS (SELECT 1 FROM "
@@ -380,6 +399,14 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "  keep_f_val INTEGER NOT NULL DEFAULT 0, timeout_ms INTEGER NOT NULL DEFAULT 0,"
     "  PRIMARY KEY(queue, id)) WITHOUT ROWID;"
     "CREATE INDEX lanes_schedulers_next ON lanes_schedulers(queue, next_at);",
+    /* 8 -> 9: rate limits and global concurrency (sqlite_limit.c): the
+     * global limits (0 = none) and the current window's counter, one row
+     * per queue that has any. */
+    "CREATE TABLE lanes_limits(queue TEXT PRIMARY KEY NOT NULL,"
+    "  max INTEGER NOT NULL DEFAULT 0, duration INTEGER NOT NULL DEFAULT 0,"
+    "  concurrency INTEGER NOT NULL DEFAULT 0,"
+    "  win_count INTEGER NOT NULL DEFAULT 0, win_until INTEGER NOT NULL DEFAULT 0)"
+    "  WITHOUT ROWID;",
 };
 
 /* ---------------------------------------------------------------- errors */
@@ -566,6 +593,7 @@ static const ln__store_methods sq_methods = {
     .sched_get = ln__sq_sched_get,
     .sched_list = ln__sq_sched_list,
     .sched_taken = NULL, /* inside the take: ln__sq_sched_taken */
+    .limits = ln__sq_limits,
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */

@@ -8,7 +8,7 @@
 #include <sqlite3.h>
 
 /* Schema version this code writes; stored in PRAGMA user_version. */
-#define SQ_SCHEMA_VERSION 8
+#define SQ_SCHEMA_VERSION 9
 /* PRAGMA application_id of a lanes store: "LNJB". */
 #define SQ_APPLICATION_ID 0x4C4E4A42
 
@@ -113,6 +113,12 @@ typedef enum sq_stmt {
     S_METRICS_PUSH,
     S_METRICS_TRIM,
     S_METRICS_DATA,
+    S_LIMIT_GET, /* rate limits and global concurrency: sqlite_limit.c */
+    S_LIMIT_COUNT,
+    S_LIMIT_RATE,
+    S_LIMIT_CONC,
+    S_LIMIT_ACTIVE,
+    S_LIMIT_REQUEUE,
     S_COUNT_
 } sq_stmt;
 
@@ -222,6 +228,20 @@ int64_t ln__sq_numeric_id(const char *id);
  * (the inline-counted completions, see above); keep-count trims use it. */
 int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state, int mode, int64_t value,
                       int64_t now_ms, int64_t uncounted);
+
+/* Rate limits and global concurrency (sqlite_limit.c), inside the step's
+ * write transaction. limit_take, before the take: how many of st->want
+ * the limits let through (*allowed; 0 with st->limited_ms set when the
+ * rate limit is reached), *counted = 1 when the take must then be counted
+ * by limit_count (ntaken jobs). limit_requeue: a LN__DONE_LIMITED outcome
+ * (d->rc as apply_done's), and st->limited_ms. ln__sq_limits: the store
+ * method. */
+int ln__sq_limit_take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now, size_t *allowed,
+                      int *counted);
+int ln__sq_limit_count(sq_be *be, const char *queue, const ln__jobs_step *st, int64_t now);
+int ln__sq_limit_requeue(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_step *st,
+                         int64_t now);
+int ln__sq_limits(ln__jobs_be *b, const char *queue, ln__jobs_limits *l);
 
 /* Events (sqlite_events.c has the design): write one event of queue,
  * named name, of job job_id (NULL: none), with up to two more string

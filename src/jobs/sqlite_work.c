@@ -62,9 +62,10 @@ static int retry_event(sq_be *be, const char *queue, const ln__job_done *d, int6
 
 /* Record one outcome; d->rc = LN_ESTALE if the lease is gone. A
  * completion adds 1 to *completed, which the caller counts (sqlite_int.h). */
-static int apply_done(sq_be *be, const char *queue, ln__job_done *d, int64_t now,
+static int apply_done(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_step *st, int64_t now,
                       int64_t *completed) {
     sqlite3_stmt *s;
+    if (d->kind == LN__DONE_LIMITED) return ln__sq_limit_requeue(be, queue, d, st, now);
     if (d->kind == LN__DONE_RETRY || d->kind == LN__DONE_DELAY) {
         int retry = d->kind == LN__DONE_RETRY;
         if ((s = ln__sq_stmt_get(be, retry ? S_RETRY_RUN : S_DELAY_RUN)) == NULL)
@@ -167,7 +168,7 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
     sqlite3_bind_int64(s, 2, now);
     int err = ln__sq_events_for(be, S_EVENT_PROMOTE, queue, now); /* before: it reads them */
     if (err == 0) err = ln__sq_run(be, s, "promote delayed");
-    if (err != 0) return err;
+    if (err != 0 || st->want == 0) return err; /* (0: held back by a limit) */
 
     int64_t(*key)[3] = ln__malloc(st->want * sizeof *key);
     if (key == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
@@ -274,6 +275,7 @@ static int idle_check(sq_be *be, const char *queue, ln__jobs_step *st, int *has_
 static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
     st->ntaken = 0;
     st->next_due_ms = -1;
+    st->limited_ms = 0;
     if (st->ndone == 0 && st->nrenew == 0) {
         int has_work = 0;
         if (st->want == 0) return 0;
@@ -284,7 +286,7 @@ static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
     int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
     for (size_t i = 0; i < st->ndone && err == 0; i++)
-        err = apply_done(be, queue, &st->done[i], now, &completed);
+        err = apply_done(be, queue, &st->done[i], st, now, &completed);
     if (err == 0) err = ln__sq_count(be, queue, LN_JOB_ACTIVE, -completed);
     if (err == 0) err = ln__sq_count(be, queue, LN_JOB_COMPLETED, completed);
     if (err == 0 && st->metrics_max_points > 0) err = ln__sq_metrics_collect(be, queue, st, now);
@@ -299,10 +301,17 @@ static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
         if ((err = ln__sq_run(be, s, "renew lease")) == 0)
             st->renew_rc[i] = sqlite3_changes(be->db) == 1 ? 0 : LN_ESTALE;
     }
-    if (err == 0 && st->want > 0) {
+    size_t want = st->want, allowed = want;
+    int counted = 0; /* rate limits: sqlite_limit.c */
+    if (err == 0 && want > 0) err = ln__sq_limit_take(be, queue, st, now, &allowed, &counted);
+    if (err == 0 && want > 0) {
+        st->want = allowed;
         err = take(be, queue, st, now);
-        if (err == 0 && st->ntaken < st->want) err = next_due(be, queue, now, &st->next_due_ms);
+        st->want = want;
+        if (err == 0 && counted && st->ntaken > 0) err = ln__sq_limit_count(be, queue, st, now);
     }
+    if (err == 0 && want > 0 && st->ntaken < want && st->limited_ms == 0)
+        err = next_due(be, queue, now, &st->next_due_ms);
     if (err == 0)
         err = ln__sq_commit(be);
     else

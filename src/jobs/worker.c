@@ -90,6 +90,10 @@ static int check_worker_opts(const ln_worker_opts *o, char *msg, size_t size) {
         snprintf(msg, size, "metrics_max_points must be 0..%d", LN_JOB_METRICS_POINTS_MAX);
     else if (o->poll_ms < 1)
         snprintf(msg, size, "poll_ms must be >= 1");
+    else if ((o->rate_max == 0) != (o->rate_duration_ms == 0) || o->rate_max > INT32_MAX ||
+             o->rate_duration_ms > INT32_MAX)
+        snprintf(msg, size, "rate_max and rate_duration_ms must both be 1..%d (or both 0)",
+                 INT32_MAX);
     else if (o->pool != NULL && (o->lane < 0 || o->lane >= ln_pool_lanes(o->pool)))
         snprintf(msg, size, "lane %d does not exist in the pool", o->lane);
     else
@@ -259,6 +263,13 @@ int ln_job_delay_until(ln_job *job, int64_t at_ms) {
     if (job == NULL || at_ms < 0) return LN_EINVAL;
     job->delay_at_ms = at_ms;
     job->delay_set = 1;
+    return 0;
+}
+
+int ln_job_rate_limited(ln_job *job, int64_t ms) {
+    if (job == NULL || ms < 0 || ms > INT32_MAX) return LN_EINVAL;
+    job->limit_ms = ms;
+    job->limit_set = 1;
     return 0;
 }
 

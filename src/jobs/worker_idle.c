@@ -18,6 +18,9 @@
 #include <unistd.h>
 
 #define WAIT_MAX_MS 5000 /* longest blocking wait (BullMQ: drainDelay 5 s) */
+/* Longest sleep on a rate limit before looking again (BullMQ's
+ * maximumRateLimitDelay): a limit cleared meanwhile is seen by then. */
+#define LIMIT_SLEEP_MAX_MS 30000
 #define NEVER UINT64_MAX
 
 static uint64_t min_u64(uint64_t a, uint64_t b) {
@@ -42,9 +45,22 @@ int ln__worker_sleep(ln_worker *w, uint64_t deadline, int fd) {
     return fd >= 0 && p[1].revents != 0;
 }
 
+/* ---------------------------------------------------------- rate limit */
+
+/* A step said the queue is rate limited for rd.limited ms: take nothing
+ * and wait for nothing but the timers until then (want_now in
+ * worker_run.c asks for no job while limit_until is set). */
+static void note_limit(ln__run *r) {
+    int64_t ms = r->rd.limited;
+    if (ms <= 0) return;
+    if (ms > LIMIT_SLEEP_MAX_MS) ms = LIMIT_SLEEP_MAX_MS;
+    r->idle.limit_until = r->now + (uint64_t)ms * LN__MS;
+}
+
 /* ------------------------------------------------------------- polling */
 
 static void poll_after_step(ln__run *r) {
+    note_limit(r);
     if (r->rd.ntaken > 0) r->idle.idle_ms = 1;
 }
 
@@ -67,6 +83,7 @@ static void poll_sleep(ln__run *r, uint64_t deadline) {
 static void wait_after_step(ln__run *r) {
     ln__idle *id = &r->idle;
     const ln__round *rd = &r->rd;
+    note_limit(r);
     if (rd->asked > rd->ntaken) { /* seen empty: wait for a signal */
         int64_t due = rd->next_due;
         id->may_take = 0;
@@ -151,6 +168,10 @@ void ln__idle_close(ln__run *r) {
 void ln__idle_tick(ln__run *r) {
     ln__idle *id = &r->idle;
     if (!id->may_take && !id->armed && r->now >= id->due_at) id->may_take = 1;
+    if (id->limit_until != 0 && r->now >= id->limit_until) { /* the limit's time is over */
+        id->limit_until = 0;
+        id->may_take = 1;
+    }
 }
 
 void ln__idle_phase(ln__run *r) {
@@ -171,5 +192,9 @@ void ln__idle_phase(ln__run *r) {
     if (!rd->no_take) deadline = min_u64(deadline, r->next_stall);
     if (rd->stopping && !r->released) deadline = min_u64(deadline, r->grace_end);
     deadline = min_u64(deadline, r->next_beat); /* the heartbeat */
+    if (r->idle.limit_until != 0 && !rd->no_take) { /* rate limited: timers only */
+        (void)ln__worker_sleep(w, min_u64(deadline, r->idle.limit_until), -1);
+        return;
+    }
     r->idle.sleep(r, deadline);
 }

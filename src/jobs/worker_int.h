@@ -30,6 +30,9 @@ struct ln_job {
     int unrecoverable;     /* ln_job_fail_unrecoverable (handler thread) */
     int delay_set;         /* ln_job_delay_until was called: delay_at_ms */
     int64_t delay_at_ms;   /*   is the outcome (handler thread) */
+    int limit_set;         /* ln_job_rate_limited was called: back to
+                              waiting, the queue limited for limit_ms */
+    int64_t limit_ms;      /*   (handler thread; wins over delay_set) */
     int rc;                /* handler's return value; published, with
                               the fields above, by the release push on
                               w->finished */
@@ -130,8 +133,11 @@ typedef struct ln__idle {
     uint64_t due_at; /* a delayed job is due (monotonic ns), or never */
     int armed;       /* a wait is armed on fd */
     int fd;
-    uint64_t limit;   /* the armed wait's answer expected by then (ns) */
-    unsigned idle_ms; /* polling: the next backoff (1 ms .. poll_ms) */
+    uint64_t limit;       /* the armed wait's answer expected by then (ns) */
+    unsigned idle_ms;     /* polling: the next backoff (1 ms .. poll_ms) */
+    uint64_t limit_until; /* rate limited until then (monotonic ns): no
+                             takes, no blocking wait; 0 = not limited
+                             (worker_idle.c) */
 } ln__idle;
 
 /* What one round of the loop saw and did (reset by the collect phase). */
@@ -147,6 +153,7 @@ typedef struct ln__round {
     size_t asked;     /* the received step's want */
     size_t ntaken;    /* what it took */
     int64_t next_due; /* its next_due_ms */
+    int64_t limited;  /* its limited_ms (> 0: rate limited) */
 } ln__round;
 
 struct ln__run {

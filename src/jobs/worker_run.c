@@ -110,7 +110,7 @@ static int phase_maintain(ln__run *r) {
 static size_t want_now(const ln__run *r) {
     const ln_worker *w = r->w;
     const ln_worker_opts *o = &w->opts;
-    if (r->rd.no_take || !r->idle.may_take) return 0;
+    if (r->rd.no_take || !r->idle.may_take || r->idle.limit_until != 0) return 0;
     size_t held = r->rd.running + w->fl_want; /* a take must not exceed */
     size_t want = held < o->concurrency ? o->concurrency - held : 0;
     if (want > o->batch) want = o->batch;

@@ -34,6 +34,10 @@ static void decide(const ln_job *job, ln__job_done *d) {
     if (job->timed_out) { /* rc, result, reason: the handler's, maybe still
                              being written; the outcome is the timeout */
         d->reason = job->timeout_reason;
+    } else if (job->limit_set) { /* no attempt used, nothing stored */
+        d->kind = LN__DONE_LIMITED;
+        d->delay_ms = job->limit_ms;
+        return;
     } else if (job->delay_set) { /* no attempt used, nothing stored */
         d->kind = LN__DONE_DELAY;
         d->run_at_ms = job->delay_at_ms;
@@ -82,7 +86,9 @@ int ln__steps_send(ln_worker *w, int renew, size_t want) {
                             .want = want,
                             .lease_ms = w->opts.lease_ms,
                             .taken = f->taken,
-                            .metrics_max_points = w->opts.metrics_max_points};
+                            .metrics_max_points = w->opts.metrics_max_points,
+                            .rate_max = w->opts.rate_max,
+                            .rate_duration_ms = w->opts.rate_duration_ms};
     int err = ln__pipe_send(w->pipe, &f->st);
     if (err != 0) {
         for (size_t i = 0; i < nr; i++) f->renewing[i]->renew_sent = 0;
@@ -122,6 +128,8 @@ static void count_step(ln_worker *w, const ln__flight *f) {
             d.retried++;
         else if (f->done[i].kind == LN__DONE_DELAY)
             d.delayed++;
+        else if (f->done[i].kind == LN__DONE_LIMITED)
+            d.rate_limited++;
         else
             d.failed++;
     }
@@ -133,6 +141,7 @@ static void count_step(ln_worker *w, const ln__flight *f) {
     w->stats.failed += d.failed;
     w->stats.retried += d.retried;
     w->stats.delayed += d.delayed;
+    w->stats.rate_limited += d.rate_limited;
     w->stats.stale += d.stale;
     pthread_mutex_unlock(&w->mu);
 }
@@ -149,6 +158,7 @@ int ln__steps_recv(ln_worker *w, ln__round *rd) {
     rd->asked = f->st.want;
     rd->ntaken = 0;
     rd->next_due = -1;
+    rd->limited = 0;
     for (size_t i = 0; i < nr; i++) f->renewing[i]->renew_sent = 0;
     if (err != 0) { /* recorded again by a later step (a repeat is stale) */
         for (size_t i = 0; i < nd; i++) w->unrecorded[w->nunrecorded++] = f->jobs[i];
@@ -166,6 +176,7 @@ int ln__steps_recv(ln_worker *w, ln__round *rd) {
     LN_ASSERT(w->nslots + f->st.ntaken <= w->opts.concurrency);
     rd->ntaken = f->st.ntaken;
     rd->next_due = f->st.next_due_ms;
+    rd->limited = f->st.limited_ms;
     ln__worker_start_taken(w, f->taken, f->st.ntaken);
     return 0;
 }

@@ -489,15 +489,53 @@ local function pop_ready()
     return p[1]
 end
 
+-- Rate limits (docs/internals/ratelimit.md). The limiter key counts the
+-- jobs taken in the current window; the first take of a window gives it
+-- the window's PX. The 9007199254740991 of BullMQ's queue.rateLimit fills
+-- it for any max.
+local LIMITER_FULL = '9007199254740991'
+
+-- Set by requeue_limited: the ms the queue stays limited after a
+-- "rate limited" outcome of this call; takes stop.
+local limit_held = nil
+
+-- The limit a take applies, BullMQ's rule: the global max (meta.max) if
+-- set, else the worker's (lim_max, 0 = none); the worker's duration if it
+-- has a limit, else the global one. nil when neither sets a max.
+local function take_limit(m_max, m_dur, lim_max, lim_dur)
+    local max_jobs = tonumber(m_max)
+    if not max_jobs and lim_max > 0 then max_jobs = lim_max end
+    if not max_jobs then return nil end
+    local dur = lim_max > 0 and lim_dur or tonumber(m_dur) or 1000
+    return max_jobs, math.floor(math.abs(dur))
+end
+
+-- A "rate limited" outcome (BullMQ's rateLimit(ms) + RateLimitError,
+-- moveJobFromActiveToWait) for a job that has left 'active': the limiter
+-- full for ms (0: left as it is), the job back at the front of its line
+-- without using an attempt, and the call's takes stop for the limiter's
+-- PTTL.
+local function requeue_limited(id, ms)
+    if ms > 0 then rcall('SET', K.limiter, LIMITER_FULL, 'PX', int_str(ms)) end
+    push_front(id, job_priority(B .. id))
+    if not paused_or_maxed() then wake_workers() end
+    emit('waiting', 'jobId', id, 'prev', 'active')
+    local ttl = rcall('PTTL', K.limiter)
+    if ttl > 0 then limit_held = math.max(limit_held or 0, ttl) end
+end
+
 -- BullMQ's moveToActive for up to #tokens jobs: honour pause, global
--- concurrency and the global rate limit, then take each job under the next
--- token for lock_ms. A job carrying a deferred failure ('defa', set by
--- BullMQ's stalled check) is failed here, as a Node worker would, without
--- using a token. Returns the views of the jobs taken and, when the rate
--- limit stopped it, the ms until it lifts (else 0).
-local function take_jobs(tokens, lock_ms, worker)
+-- concurrency and the rate limit (take_limit: global, or the worker's
+-- lim_max per lim_dur ms), then take each job under the next token for
+-- lock_ms. A job carrying a deferred failure ('defa', set by BullMQ's
+-- stalled check) is failed here, as a Node worker would, without using a
+-- token or counting against the limit. Returns the views of the jobs taken
+-- and, when the rate limit stopped it, the ms until it lifts (else 0).
+local function take_jobs(tokens, lock_ms, worker, lim_max, lim_dur)
+    if limit_held then return {}, limit_held end
     local m = rcall('HMGET', K.meta, 'paused', 'concurrency', 'max', 'duration')
-    local paused, concurrency, max_jobs = m[1], tonumber(m[2]), tonumber(m[3])
+    local paused, concurrency = m[1], tonumber(m[2])
+    local max_jobs, duration = take_limit(m[3], m[4], lim_max or 0, tonumber(lim_dur) or 0)
     local taken, limited = {}, 0
     while #taken < #tokens do
         if max_jobs and (tonumber(rcall('GET', K.limiter)) or 0) >= max_jobs then
@@ -517,7 +555,7 @@ local function take_jobs(tokens, lock_ms, worker)
         local h = {name = f[1], data = f[2], opts = f[3], ats = f[4], atm = f[5],
                    attemptsMade = f[6], defa = f[7], deid = f[8]}
         if max_jobs and not h.defa and rcall('INCR', K.limiter) == 1 then
-            rcall('PEXPIRE', K.limiter, math.floor(tonumber(m[4]) or 1000))
+            rcall('PEXPIRE', K.limiter, duration)
         end
         emit('active', 'jobId', id, 'prev', 'waiting')
         h.processedOn, h.ats = NOW_S, (tonumber(h.ats) or 0) + 1

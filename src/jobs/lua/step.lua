@@ -2,10 +2,12 @@
 -- renew leases, promote due delayed jobs, take new jobs. Every move out of
 -- 'active' checks the lock token in this same script.
 --   ARGV[1] lease ms   ARGV[2] worker name ("" = none, else stored as 'pb')
---   ARGV[3] ndone   ARGV[4] nrenew   ARGV[5] want, then
+--   ARGV[3] ndone   ARGV[4] nrenew   ARGV[5] want
+--   ARGV[6] the worker's rate limit max (0 none)   ARGV[7] its duration ms, then
 --   ndone groups of 7: id, token, kind ("c" complete, "r" retry, "f" fail,
---                      "d" delay), returnvalue JSON or failedReason,
---                      retry delay ms (for "d": the due time in ms),
+--                      "d" delay, "l" rate limited), returnvalue JSON or
+--                      failedReason, retry delay ms (for "d": the due
+--                      time in ms; for "l": the ms to limit the queue),
 --                      then for a completion the C side could plan (see
 --                      redis_step.c) the new 'atm' and the removeOnComplete
 --                      count ("-1" keeps all), else "" and "" (the full path)
@@ -15,7 +17,8 @@
 -- Returns {done codes, renew codes, next due, taken, taken, ...}: a done
 -- code is 0 or an RC of leave_active; a renew code 1 renewed, 0 lost;
 -- next due = ms until the earliest delayed job is due (0 now, -1 none) or
--- until the rate limit lifts; a taken job is {id, name, data, opts (raw
+-- {ms until the rate limit lifts} (lib.lua's take_jobs, requeue_limited);
+-- a taken job is {id, name, data, opts (raw
 -- JSON or false), ats (after this take), atm or attemptsMade (raw or
 -- false), 1 if it has a deduplication id else 0} (redis_step.c parses
 -- opts, so no cjson runs here per job); name and opts are true when equal
@@ -27,6 +30,7 @@
 -- SREM stalled, ZADD completed, the drained check.
 local lease, worker = ARGV[1], ARGV[2]
 local ndone, nrenew, want = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local lim_max, lim_dur = tonumber(ARGV[6]), tonumber(ARGV[7])
 local DONE_ARGS = 7
 
 -- The lock key and current token of every job the finishes below check,
@@ -97,6 +101,8 @@ local function record_done(first, batch)
                 finish_job(id, 'failed', value, batch)
             elseif kind == 'd' then
                 finish_delayed(id, tonumber(ARGV[a + 5]))
+            elseif kind == 'l' then
+                requeue_limited(id, tonumber(ARGV[a + 5]))
             else
                 retry_job(id, value, tonumber(ARGV[a + 5]))
             end
@@ -187,7 +193,9 @@ end
 -- the rate limit stopped it, the ms until it lifts (else 0).
 local function take_batch(tokens)
     local m = rcall('HMGET', K.meta, 'paused', 'concurrency', 'max')
-    if m[2] or m[3] then return take_jobs(tokens, lease, worker) end
+    if m[2] or m[3] or lim_max > 0 or limit_held then
+        return take_jobs(tokens, lease, worker, lim_max, lim_dur)
+    end
     if m[1] then return {}, 0 end
     local taken, exhausted, popped = {}, false, 0
     -- Again only after 'defa' jobs or BullMQ 4 markers, and at most 1,000 of
@@ -209,9 +217,9 @@ local function take_batch(tokens)
 end
 
 local batch = new_batch()
-local done_rc, a, nfinished = record_done(5, batch)
+local done_rc, a, nfinished = record_done(7, batch)
 local metrics_max = tonumber(ARGV[#ARGV])
-if metrics_max > 0 then collect_step_metrics(done_rc, 5, DONE_ARGS, metrics_max) end
+if metrics_max > 0 then collect_step_metrics(done_rc, 7, DONE_ARGS, metrics_max) end
 flush_batch(batch) -- (every XADD caps the stream itself: MAXLEN ~)
 local renew_rc
 renew_rc, a = renew_leases(a)
@@ -223,8 +231,9 @@ if want > 0 then
     for i = 1, want do tokens[i] = ARGV[a + i] end
     local taken, limited = take_batch(tokens)
     for _, job in ipairs(taken) do out[#out + 1] = job end
-    if #taken < want then out[3] = limited > 0 and limited or next_due_in() end
+    if #taken < want then out[3] = limited > 0 and {limited} or next_due_in() end
 end
+if limit_held then out[3] = {limit_held} end
 -- Only recorded outcomes write anything: a refused one (the job is gone,
 -- e.g. its queue obliterated) must not recreate 'events' and 'meta'.
 if nfinished > 0 then

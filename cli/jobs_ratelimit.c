@@ -1,0 +1,200 @@
+/* jobs_ratelimit.c - `lanes jobs URL rate-limit QUEUE [MAX/DURATION_MS |
+ * --clear | --for MS]` and `lanes jobs URL concurrency QUEUE [N |
+ * --clear]`: read or set a queue's global rate limit, its manual limit
+ * (BullMQ's queue.rateLimit) and its global concurrency (jobs.h "Rate
+ * limits and global concurrency"). */
+#include "cli.h"
+#include "cli_err.h"
+#include "jobs_ratelimit.h"
+#include "store_url.h"
+
+#include <lanes.h>
+#include <lanes/jobs.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cli_jobs_rate_limit_help[] =
+    "Read, set or clear the queue's global rate limit: at most MAX jobs\n"
+    "taken per DURATION_MS ms by all its workers together (BullMQ's\n"
+    "setGlobalRateLimit; it wins over a worker's own --rate-limit MAX).\n"
+    "Without a value it prints the limit (MAX/DURATION_MS, or none) and,\n"
+    "when the queue is limited now, for how many more ms.\n"
+    "\n"
+    "  --clear     remove the global rate limit\n"
+    "  --for MS    rate limit the queue for MS ms from now, whatever its\n"
+    "              window (BullMQ's queue.rateLimit; 0 ends the current\n"
+    "              window). Workers with a limit take nothing meanwhile.\n";
+
+const char cli_jobs_concurrency_help[] =
+    "Read, set or clear the queue's global concurrency: at most N jobs\n"
+    "active at once over all its workers (BullMQ's setGlobalConcurrency).\n"
+    "Without a value it prints N, or none.\n"
+    "\n"
+    "  --clear     remove the global concurrency\n";
+
+#define LIMIT_MAX 2147483647LL
+
+int cli_jobs_limits_is(const char *name) {
+    return strcmp(name, "rate-limit") == 0 || strcmp(name, "concurrency") == 0;
+}
+
+/* A decimal 0..LIMIT_MAX that is all of s, or -1. */
+static long long parse_n(const char *s, size_t len) {
+    if (len == 0 || len > 10) return -1;
+    long long v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v <= LIMIT_MAX ? v : -1;
+}
+
+int cli_parse_rate(const char *s, unsigned *max, unsigned *duration_ms) {
+    const char *slash = strchr(s, '/');
+    if (slash == NULL) return -1;
+    long long m = parse_n(s, (size_t)(slash - s)), d = parse_n(slash + 1, strlen(slash + 1));
+    if (m < 1 || d < 1) return -1;
+    *max = (unsigned)m;
+    *duration_ms = (unsigned)d;
+    return 0;
+}
+
+/* The command line after QUEUE. */
+typedef struct largs {
+    const char *value; /* MAX/DURATION_MS or N, or NULL */
+    const char *for_ms;
+    int clear, json, create;
+} largs;
+
+static char prog[64] = "lanes jobs";
+
+static int usage(const char *fmt, const char *arg) {
+    return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", "(see 'lanes jobs URL COMMAND --help')",
+                     fmt, arg);
+}
+
+static int parse(int argc, char **argv, int rate, largs *a) {
+    for (int i = 4; i < argc; i++) {
+        const char *s = argv[i];
+        if (strcmp(s, "--json") == 0 || strcmp(s, "--create") == 0) {
+            *(s[2] == 'j' ? &a->json : &a->create) = 1;
+        } else if (strcmp(s, "--clear") == 0) {
+            a->clear = 1;
+        } else if (rate && strcmp(s, "--for") == 0) {
+            if (i + 1 >= argc) return usage("%s needs MS", s);
+            a->for_ms = argv[++i];
+        } else if (strncmp(s, "--", 2) == 0) {
+            return usage("unknown option '%s'", s);
+        } else if (a->value != NULL) {
+            return usage("unexpected argument '%s'", s);
+        } else {
+            a->value = s;
+        }
+    }
+    if ((a->value != NULL) + a->clear + (a->for_ms != NULL) > 1)
+        return usage("%s", rate ? "give one of MAX/DURATION_MS, --clear and --for"
+                                : "give N or --clear, not both");
+    return 0;
+}
+
+static int failed(ln_jobs *jobs, int err) {
+    int code = err == LN_EINVAL                                           ? CLI_EXIT_USAGE
+               : err == LN_EBACKEND || err == LN_ENOTSUP || err == LN_EIO ? CLI_EXIT_UNAVAILABLE
+                                                                          : CLI_EXIT_FAILURE;
+    return cli_error(code, prog, ln_err_name(err), NULL, "%s%s%s",
+                     cli_err_is_json() ? "" : ln_err_name(err), cli_err_is_json() ? "" : ": ",
+                     ln_jobs_errmsg(jobs));
+}
+
+static void print_json(json_t *v) {
+    char *s = json_dumps(v, JSON_COMPACT);
+    if (s != NULL) puts(s);
+    free(s);
+    json_decref(v);
+}
+
+static int show_rate(ln_jobs *jobs, const char *queue, int json) {
+    int64_t max = 0, dur = 0, ttl = 0;
+    int err = ln_jobs_get_rate_limit(jobs, queue, &max, &dur);
+    if (err == 0) err = ln_jobs_rate_limit_ttl(jobs, queue, 0, &ttl);
+    if (err != 0) return failed(jobs, err);
+    if (json) {
+        print_json(json_pack("{s:I,s:I,s:I}", "max", (json_int_t)max, "duration_ms",
+                             (json_int_t)dur, "limited_ms", (json_int_t)ttl));
+        return CLI_EXIT_OK;
+    }
+    if (max > 0)
+        printf("%lld/%lld\n", (long long)max, (long long)dur);
+    else
+        puts("none");
+    if (ttl > 0) printf("limited for %lld ms\n", (long long)ttl);
+    return CLI_EXIT_OK;
+}
+
+static int run_rate(ln_jobs *jobs, const char *queue, const largs *a) {
+    int err;
+    if (a->for_ms != NULL) {
+        long long ms = parse_n(a->for_ms, strlen(a->for_ms));
+        if (ms < 0) return usage("--for is 0..2147483647 ms, not '%s'", a->for_ms);
+        err = ln_jobs_rate_limit(jobs, queue, ms);
+    } else if (a->clear) {
+        err = ln_jobs_set_rate_limit(jobs, queue, 0, 0);
+    } else if (a->value != NULL) {
+        unsigned max, dur;
+        if (cli_parse_rate(a->value, &max, &dur) != 0)
+            return usage("the limit is MAX/DURATION_MS, both 1..2147483647, not '%s'", a->value);
+        err = ln_jobs_set_rate_limit(jobs, queue, max, dur);
+    } else {
+        return show_rate(jobs, queue, a->json);
+    }
+    if (err != 0) return failed(jobs, err);
+    if (a->json) print_json(json_pack("{s:b}", "ok", 1));
+    return CLI_EXIT_OK;
+}
+
+static int run_concurrency(ln_jobs *jobs, const char *queue, const largs *a) {
+    int err;
+    if (a->clear || a->value != NULL) {
+        long long n = a->clear ? 0 : parse_n(a->value, strlen(a->value));
+        if (n < 1 && !a->clear) return usage("N is 1..2147483647, not '%s'", a->value);
+        if ((err = ln_jobs_set_concurrency(jobs, queue, n)) != 0) return failed(jobs, err);
+        if (a->json) print_json(json_pack("{s:b}", "ok", 1));
+        return CLI_EXIT_OK;
+    }
+    int64_t n = 0;
+    if ((err = ln_jobs_get_concurrency(jobs, queue, &n)) != 0) return failed(jobs, err);
+    if (a->json)
+        print_json(json_pack("{s:I}", "concurrency", (json_int_t)n));
+    else if (n > 0)
+        printf("%lld\n", (long long)n);
+    else
+        puts("none");
+    return CLI_EXIT_OK;
+}
+
+int cli_jobs_limits_main(int argc, char **argv) {
+    int rate = strcmp(argv[2], "rate-limit") == 0;
+    snprintf(prog, sizeof prog, "lanes jobs %s", argv[2]);
+    largs a = {0};
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--json") == 0) cli_err_json(1);
+    if (argc < 4 || strncmp(argv[3], "--", 2) == 0) return usage("%s", "QUEUE is missing");
+    int rc = parse(argc, argv, rate, &a);
+    if (rc != 0) return rc;
+    if (!a.create && (rc = cli_check_store_exists(prog, argv[1],
+                                                  "add --create, or add a job, to make one")) != 0)
+        return rc;
+    ln_jobs *jobs;
+    char msg[512];
+    int err = ln_jobs_open_ex(&jobs, argv[1], NULL, msg, sizeof msg);
+    if (err != 0)
+        return cli_error(err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE, prog,
+                         ln_err_name(err), NULL, "cannot open '%s': %s", argv[1], msg);
+    if (ln_jobs_warning(jobs) != NULL) cli_warning("lanes", ln_jobs_warning(jobs));
+    rc = rate ? run_rate(jobs, argv[3], &a) : run_concurrency(jobs, argv[3], &a);
+    ln_jobs_close(jobs);
+    return rc;
+}
