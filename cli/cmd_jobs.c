@@ -306,15 +306,15 @@ static int cmd_counts(ln_jobs *jobs, args *a) {
     int err = ln_jobs_counts(jobs, a->pos[0], &c);
     if (err != 0) return fail(jobs, "counts", err);
     const char *names[] = {"waiting",   "delayed", "prioritized", "active",
-                           "completed", "failed",  "paused"};
+                           "completed", "failed",  "paused",      "waiting-children"};
     uint64_t vals[] = {c.waiting,   c.delayed, c.prioritized, c.active,
-                       c.completed, c.failed,  c.paused};
+                       c.completed, c.failed,  c.paused,      c.waiting_children};
     json_t *o = a->json ? json_object() : NULL;
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 8; i++) {
         if (o != NULL)
             json_object_set_new(o, names[i], json_integer((json_int_t)vals[i]));
         else
-            printf("%-12s %llu\n", names[i], (unsigned long long)vals[i]);
+            printf("%-16s %llu\n", names[i], (unsigned long long)vals[i]);
     }
     if (o != NULL) print_json(o);
     return CLI_EXIT_OK;

@@ -30,7 +30,7 @@ static void header(FILE *f, const char *name, const char *help) {
 static int queue_samples(cli_dash *d, FILE *f, char **names, size_t n) {
     static const int states[] = {LN_JOB_WAITING, LN_JOB_DELAYED,   LN_JOB_PRIORITIZED,
                                  LN_JOB_ACTIVE,  LN_JOB_COMPLETED, LN_JOB_FAILED,
-                                 LN_JOB_PAUSED};
+                                 LN_JOB_PAUSED,  LN_JOB_WAITING_CHILDREN};
     ln_job_counts *k = calloc(n > 0 ? n : 1, sizeof *k);
     int *paused = calloc(n > 0 ? n : 1, sizeof *paused);
     int err = k == NULL || paused == NULL ? LN_ENOMEM : 0;
@@ -42,7 +42,8 @@ static int queue_samples(cli_dash *d, FILE *f, char **names, size_t n) {
         header(f, "lanes_jobs", "Jobs of a queue in a state, as the store counts them now.");
         for (size_t i = 0; i < n; i++) {
             const uint64_t v[] = {k[i].waiting,   k[i].delayed, k[i].prioritized, k[i].active,
-                                  k[i].completed, k[i].failed,  k[i].paused};
+                                  k[i].completed, k[i].failed,  k[i].paused,
+                                  k[i].waiting_children};
             for (size_t s = 0; s < sizeof states / sizeof states[0]; s++) {
                 fputs("lanes_jobs{queue=\"", f);
                 label(f, names[i]);

@@ -17,7 +17,8 @@ set(LN_CONF_SOURCES
     conformance/conf_lease.c conformance/conf_badinput.c
     conformance/conf_rules.c conformance/conf_json.c conformance/conf_fields.c
     conformance/conf_timeout.c conformance/conf_queues.c
-    conformance/conf_outcomes.c conformance/conf_dedup.c conformance/conf_events.c)
+    conformance/conf_outcomes.c conformance/conf_dedup.c conformance/conf_events.c
+    conformance/conf_flows.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it

@@ -30,8 +30,9 @@
 #include <stdint.h>
 
 /* 3: wait and pipe tables split off; 4: queues, promote, the outcome
- * LN__DONE_DELAY; 5: add honours opts.dedup_*; 6: events_open. */
-#define LN__STORE_METHODS_VERSION 6
+ * LN__DONE_DELAY; 5: add honours opts.dedup_*; 6: events_open; 7: add_flow,
+ * children. */
+#define LN__STORE_METHODS_VERSION 7
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -102,6 +103,19 @@ typedef struct ln__jobs_step {
                             when ntaken < want; backends that cannot tell
                             cheaply report -1. */
 } ln__jobs_step;
+
+/* A child's failure options (ln_flow_node), as BullMQ's parent JSON
+ * spells them: fpof, cpof, idof, rdof. */
+enum { LN__FLOW_FPOF = 1, LN__FLOW_CPOF = 2, LN__FLOW_IDOF = 4, LN__FLOW_RDOF = 8 };
+
+/* One node of a flow to add (validated by the front), in pre-order. */
+typedef struct ln__flow_new {
+    const char *queue;
+    ln__job_new job;  /* job.opts has no dedup_id; job.id/existed are out */
+    long parent;      /* index of the parent node (< this one's), -1: root */
+    int on_fail;      /* LN__FLOW_* bits (0 on the root) */
+    size_t nchildren; /* > 0: added in waiting-children */
+} ln__flow_new;
 
 /* ---- Store methods (the instance). WITH the handle's mutex. ---- */
 struct ln__store_methods {
@@ -180,6 +194,13 @@ struct ln__store_methods {
      * newest now, fixed before this returns; "0": the oldest kept; else an
      * event id). May connect. NULL: the store has none (LN_ENOTSUP). */
     int (*events_open)(ln__jobs_be *be, const char *queue, const char *from, ln__jobs_events **out);
+    /* Version 7. Add the n >= 2 nodes of a flow, all or nothing, filling
+     * nodes[i].job.id; a custom id that exists refuses the flow
+     * (LN_EINVAL). */
+    int (*add_flow)(ln__jobs_be *be, ln__flow_new *nodes, size_t n);
+    /* The parent and children of job id (jobs.h ln_jobs_children), *out
+     * zeroed by the caller, strings ln__malloc'd; LN_ENOENT. */
+    int (*children)(ln__jobs_be *be, const char *queue, const char *id, ln_job_children *out);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */

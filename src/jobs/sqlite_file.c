@@ -15,8 +15,8 @@
 /* Tables each schema version has; a store claiming version v lacks none
  * of lanes_tables[0 .. lanes_ntables[v]). */
 static const char *const lanes_tables[] = {"lanes_queues", "lanes_jobs", "lanes_logs",
-                                           "lanes_counts", "lanes_dedup"};
-static const int lanes_ntables[SQ_SCHEMA_VERSION + 1] = {0, 3, 4, 4, 5};
+                                           "lanes_counts", "lanes_dedup", "lanes_deps"};
+static const int lanes_ntables[SQ_SCHEMA_VERSION + 1] = {0, 3, 4, 4, 5, 5, 6};
 
 /* Is this file a lanes store (or new and empty), so lanes may write to it?
  * Only reads: run before anything changes the file (the WAL switch, the

@@ -65,6 +65,7 @@ extern const conf_case conf_queues_cases[];
 extern const conf_case conf_outcomes_cases[];
 extern const conf_case conf_dedup_cases[];
 extern const conf_case conf_events_cases[];
+extern const conf_case conf_flows_cases[];
 
 /* Strings equal (NULL equals only NULL); prints both on failure. */
 #define CONF_CHECK_STR(a, b) conf_check_str(__FILE__, __LINE__, #a, (a), (b))

@@ -10,6 +10,7 @@ for _, s in ipairs({'completed', 'failed', 'delayed', 'prioritized'}) do
     if rcall('ZREM', K[s], id) == 1 then prev = s end
 end
 if rcall('LREM', K.wait, 0, id) > 0 then prev = 'waiting' end
+if rcall('ZREM', B .. 'waiting-children', id) == 1 then prev = 'waiting-children' end
 if rcall('LREM', K.active, 0, id) > 0 then prev = 'active' end
 rcall('LREM', K.paused, 0, id)
 rcall('SREM', K.stalled, id)
