@@ -249,11 +249,11 @@ static const char *const sql_text[S_COUNT_] = {
     [S_DEP_DONE] = "UPDATE lanes_deps SET status = ?3, value = ?4 WHERE "
                    "parent_rid = ?1 AND child_rid = ?2 AND status = 0",
     [S_FLOW_DEPS_DEC] = "UPDATE lanes_jobs SET deps = deps - 1 WHERE rid = ?1",
-    /* Out of waiting-children (only), to the front of its line as BullMQ's
-     * RPUSH, or delayed by its own delay; ?3: even with deps left. */
+    /* Out of waiting-children (only) to ready, in its place by rid (older
+     * than its children, so ahead of every job added after it), or delayed
+     * by its own delay; ?3: even with deps left. */
     [S_FLOW_RELEASE] = "UPDATE lanes_jobs SET state = CASE WHEN delay > 0 THEN 1 "
-                       "ELSE 0 END, run_at = ?2 + delay, seq = CASE WHEN "
-                       "priority = 0 THEN -rid ELSE seq END WHERE rid = ?1 AND "
+                       "ELSE 0 END, run_at = ?2 + delay WHERE rid = ?1 AND "
                        "state = 7 AND (?3 OR deps = 0) RETURNING queue, cid, delay",
     [S_FLOW_FAIL_PARENT] = "UPDATE lanes_jobs SET state = 5, reason = ?2, "
                            "finished_at = ?3, attempts_made = attempts_made + 1, "
