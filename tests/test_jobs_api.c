@@ -88,7 +88,7 @@ TEST(open_refuses_newer_schema_and_foreign_db) {
     sqlite3_finalize(st);
     sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
     CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
-    CHECK_EQ(sqlite3_column_int(st, 0), 5);
+    CHECK_EQ(sqlite3_column_int(st, 0), SQ_SCHEMA_VERSION);
     sqlite3_finalize(st);
     sqlite3_close(db);
     ln_jobs_close(jobs);
@@ -302,7 +302,7 @@ TEST(every_statement_uses_an_index) {
                               "(queue=? AND state=?)") == 0;
     }
     sqlite3_finalize(st);
-    CHECK_EQ(searches, 6);
+    CHECK_EQ(searches, 7); /* states 0..5 and waiting-children */
     sqlite3_close(db);
     jt_cleanup();
 }
@@ -329,6 +329,13 @@ TEST(counts_upgrade_from_schema_1) {
     sqlite3 *db;
     CHECK_EQ(sqlite3_open(jt_path("u.db"), &db), SQLITE_OK);
     CHECK_EQ(sqlite3_exec(db,
+                          "DROP TRIGGER lanes_deps_parent_gone;"
+                          "DROP TRIGGER lanes_deps_child_gone;"
+                          "DROP TABLE lanes_deps;"
+                          "DROP INDEX lanes_jobs_wchildren;"
+                          "ALTER TABLE lanes_jobs DROP COLUMN parent_rid;"
+                          "ALTER TABLE lanes_jobs DROP COLUMN pflags;"
+                          "ALTER TABLE lanes_jobs DROP COLUMN deps;"
                           "DROP TRIGGER lanes_dedup_finish;"
                           "DROP TRIGGER lanes_dedup_gone;"
                           "DROP TABLE lanes_dedup;"
@@ -366,7 +373,7 @@ TEST(counts_upgrade_from_schema_1) {
     sqlite3_stmt *st;
     CHECK_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
     CHECK_EQ(sqlite3_step(st), SQLITE_ROW);
-    CHECK_EQ(sqlite3_column_int(st, 0), 5);
+    CHECK_EQ(sqlite3_column_int(st, 0), SQ_SCHEMA_VERSION);
     sqlite3_finalize(st);
     sqlite3_close(db);
     size_t n = 0;
