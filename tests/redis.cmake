@@ -41,7 +41,7 @@ if(TARGET lanes_cli)
 endif()
 # Forking, kill -9 and server restarts: plain tree only (no sanitizer runs).
 foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board json
-        gconc obliterate runat outcomes dedup waitfor)
+        gconc obliterate runat outcomes dedup waitfor flow_node_to_c flow_c_to_node)
   add_test(NAME test_redis_interop/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_interop.sh ${case}
                    $<TARGET_FILE:redis_peer> ${LN_REDIS_CLI})
