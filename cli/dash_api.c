@@ -181,7 +181,7 @@ static long long parse_num(const char *s, long long max) {
 
 static uint64_t count_of(const ln_job_counts *k, int state) {
     const uint64_t v[] = {k->waiting,   k->delayed, k->prioritized, k->active,
-                          k->completed, k->failed,  k->paused, k->waiting_children};
+                          k->completed, k->failed,  k->paused,      k->waiting_children};
     return state >= 0 && state < LN_JOB_NSTATES ? v[state] : 0;
 }
 

@@ -77,10 +77,9 @@ static int backoff_of(const json_t *v, ln_job_opts *o) {
 
 /* One key of opts into o / nd; -1 when the key or its value is not one. */
 static int opt_of(const char *key, const json_t *v, ln_job_opts *o, ln_flow_node *nd) {
-    int *flag = strcmp(key, "failParentOnFailure") == 0       ? &nd->fail_parent_on_failure
-                : strcmp(key, "continueParentOnFailure") == 0 ? &nd->continue_parent_on_failure
-                : strcmp(key, "ignoreDependencyOnFailure") == 0
-                    ? &nd->ignore_dependency_on_failure
+    int *flag = strcmp(key, "failParentOnFailure") == 0         ? &nd->fail_parent_on_failure
+                : strcmp(key, "continueParentOnFailure") == 0   ? &nd->continue_parent_on_failure
+                : strcmp(key, "ignoreDependencyOnFailure") == 0 ? &nd->ignore_dependency_on_failure
                 : strcmp(key, "removeDependencyOnFailure") == 0 ? &nd->remove_dependency_on_failure
                 : strcmp(key, "lifo") == 0                      ? &o->lifo
                                                                 : NULL;
@@ -176,8 +175,8 @@ static void print_ids(const ln_flow_node *nd, const char *queue, char (**ids)[LN
                       json_t *arr) {
     const char *q = nd->queue ? nd->queue : queue;
     if (arr != NULL)
-        json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "queue", q, "id", **ids, "name",
-                                             nd->name));
+        json_array_append_new(
+            arr, json_pack("{s:s,s:s,s:s}", "queue", q, "id", **ids, "name", nd->name));
     else
         printf("%s %s\n", q, **ids);
     (*ids)++;
@@ -211,8 +210,8 @@ int cli_jobs_flow(ln_jobs *jobs, int npos, const char *const *pos, int json) {
         return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", "lanes jobs flow --help",
                          "flow needs FILE.json (or - for stdin)");
     json_error_t je;
-    json_t *root = strcmp(pos[0], "-") == 0 ? json_loadf(stdin, 0, &je)
-                                            : json_load_file(pos[0], 0, &je);
+    json_t *root =
+        strcmp(pos[0], "-") == 0 ? json_loadf(stdin, 0, &je) : json_load_file(pos[0], 0, &je);
     if (root == NULL)
         return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", NULL, "%s: %s (line %d)", pos[0],
                          je.text, je.line);
@@ -241,8 +240,8 @@ int cli_jobs_flow(ln_jobs *jobs, int npos, const char *const *pos, int json) {
 /* ------------------------------------------------------------ for get */
 
 static const char *status_name(int s) {
-    return s == LN_CHILD_PROCESSED ? "processed"
-           : s == LN_CHILD_FAILED  ? "failed"
+    return s == LN_CHILD_PROCESSED      ? "processed"
+           : s == LN_CHILD_FAILED       ? "failed"
            : s == LN_CHILD_UNSUCCESSFUL ? "unsuccessful"
                                         : "pending";
 }
@@ -250,8 +249,8 @@ static const char *status_name(int s) {
 static void relations_json(const ln_job_children *r) {
     json_t *o = json_object(), *kids = json_array();
     json_object_set_new(o, "parent",
-                        r->parent_key ? json_pack("{s:s?,s:s?,s:s}", "queue", r->parent_queue,
-                                                  "id", r->parent_id, "key", r->parent_key)
+                        r->parent_key ? json_pack("{s:s?,s:s?,s:s}", "queue", r->parent_queue, "id",
+                                                  r->parent_id, "key", r->parent_key)
                                       : json_null());
     for (size_t i = 0; i < r->n; i++) {
         const ln_job_child *c = &r->children[i];
@@ -274,9 +273,8 @@ void cli_jobs_flow_relations(ln_jobs *jobs, const char *queue, const char *id, i
     } else {
         if (r.parent_key) printf("parent       %s\n", r.parent_key);
         for (size_t i = 0; i < r.n; i++)
-            printf("child        %s %s%s%s\n", r.children[i].key,
-                   status_name(r.children[i].status), r.children[i].value ? " " : "",
-                   r.children[i].value ? r.children[i].value : "");
+            printf("child        %s %s%s%s\n", r.children[i].key, status_name(r.children[i].status),
+                   r.children[i].value ? " " : "", r.children[i].value ? r.children[i].value : "");
     }
     ln_job_children_clear(&r);
 }

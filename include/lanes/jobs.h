@@ -608,9 +608,9 @@ LN_EXTERN int ln_job_canceled(const ln_job *job);
 #define LN_FLOW_DEPTH_MAX 64
 
 typedef struct ln_flow_node {
-    const char *queue;     /* NULL = the parent's queue (required on the root) */
-    const char *name;      /* job name */
-    const char *data_json; /* NULL = "{}" */
+    const char *queue;       /* NULL = the parent's queue (required on the root) */
+    const char *name;        /* job name */
+    const char *data_json;   /* NULL = "{}" */
     const ln_job_opts *opts; /* NULL = defaults. Not allowed in a flow:
                                 dedup_id, and a job_id that exists */
     /* What this child's final failure does to its parent (see above);
@@ -655,7 +655,7 @@ typedef struct ln_job_child {
 #define LN_JOB_CHILDREN_MAX 10000
 
 typedef struct ln_job_children {
-    char *parent_key; /* the job's own parent, or NULL (not a child) */
+    char *parent_key;               /* the job's own parent, or NULL (not a child) */
     char *parent_queue, *parent_id; /* parsed, as ln_job_child's */
     ln_job_child *children;         /* processed, failed, unsuccessful,
                                        then pending; sorted by key within

@@ -112,7 +112,8 @@ int ln_jobs_add_flow(ln_jobs *jobs, const ln_flow_node *root, char *ids, size_t 
     if (code == 0) code = flatten(&f, root, -1, root->queue, 1);
     if (code == 0 && ids != NULL) code = check_ids(&f, nids, id_size, f.msg, sizeof f.msg);
     int err = ln__jobs_enter(jobs);
-    if (err == 0 && code != 0) err = ln__jobs_leave(jobs, ln__jobs_err(jobs, code, "%s", f.msg));
+    if (err == 0 && code != 0)
+        err = ln__jobs_leave(jobs, ln__jobs_err(jobs, code, "%s", f.msg));
     else if (err == 0) {
         ln__jobs_be *be = jobs->be;
         if (f.n == 1) /* no children: a plain job */

@@ -22,8 +22,8 @@ static int bad_reply(ln__jobs_be *be, redisReply *rep, const char *what) {
 
 /* The queue bases of the nodes into bases[i]; on a Cluster every one must
  * hash to the root's slot (one script touches them all). */
-static int node_bases(const ln__redis_conn *c, ln__jobs_be *be, const ln__flow_new *nodes,
-                      size_t n, char (*bases)[BASE_MAX]) {
+static int node_bases(const ln__redis_conn *c, ln__jobs_be *be, const ln__flow_new *nodes, size_t n,
+                      char (*bases)[BASE_MAX]) {
     for (size_t i = 0; i < n; i++)
         snprintf(bases[i], BASE_MAX, "%s:%s:", c->cfg->prefix, nodes[i].queue);
     if (!c->cfg->cluster) return 0;
@@ -97,8 +97,7 @@ int ln__redis_flow_add(ln__redis_conn *c, ln__jobs_be *be, ln__flow_new *nodes, 
     }
     redisReply *rep = NULL;
     if (rc == 0 && a.oom) rc = ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
-    if (rc == 0)
-        rep = ln__redis_eval(c, LN__RS_FLOW, bases[0], (int)a.n, a.v, a.len, &rc);
+    if (rc == 0) rep = ln__redis_eval(c, LN__RS_FLOW, bases[0], (int)a.n, a.v, a.len, &rc);
     ln__redis_args_free(&a);
     ln__free(bases);
     if (rc != 0 || rep == NULL) return rc != 0 ? rc : LN_EBACKEND;
@@ -187,7 +186,8 @@ int ln__redis_flow_children(ln__redis_conn *c, ln__jobs_be *be, const char *base
     ln__redis_args_str(&a, id);
     ln__redis_args_i64(&a, LN_JOB_CHILDREN_MAX);
     int rc = 0;
-    redisReply *rep = a.oom ? NULL : ln__redis_eval(c, LN__RS_CHILDREN, base, (int)a.n, a.v, a.len, &rc);
+    redisReply *rep =
+        a.oom ? NULL : ln__redis_eval(c, LN__RS_CHILDREN, base, (int)a.n, a.v, a.len, &rc);
     ln__redis_args_free(&a);
     if (rep == NULL) return rc != 0 ? rc : ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
     if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 0) {

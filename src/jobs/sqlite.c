@@ -93,9 +93,10 @@ static const char *const sql_text[S_COUNT_] = {
     [S_GET_CID] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue = ?1 AND cid = ?2",
     [S_RID_OF_CID] = "SELECT rid, state FROM lanes_jobs WHERE queue = ?1 AND "
                      "cid = ?2",
-    [S_COUNTS] = "SELECT " COUNT_OF(0) ", " COUNT_OF(1) ", " COUNT_OF(2) ", " COUNT_OF(
-        3) ", " COUNT_OF(4) ", " COUNT_OF(5) ", (SELECT "
-                                             "paused FROM lanes_queues WHERE name = ?1), " COUNT_OF(7),
+    [S_COUNTS] =
+        "SELECT " COUNT_OF(0) ", " COUNT_OF(1) ", " COUNT_OF(2) ", " COUNT_OF(3) ", " COUNT_OF(
+            4) ", " COUNT_OF(5) ", (SELECT "
+                                "paused FROM lanes_queues WHERE name = ?1), " COUNT_OF(7),
     [S_LIST_WAITING] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue = "
                        "?1 AND state = 0 AND priority = 0 ORDER BY seq, rid "
                        "LIMIT ?2 OFFSET ?3",

@@ -14,7 +14,7 @@
 
 /* Tables each schema version has; a store claiming version v lacks none
  * of lanes_tables[0 .. lanes_ntables[v]). */
-static const char *const lanes_tables[] = {"lanes_queues", "lanes_jobs", "lanes_logs",
+static const char *const lanes_tables[] = {"lanes_queues", "lanes_jobs",  "lanes_logs",
                                            "lanes_counts", "lanes_dedup", "lanes_deps"};
 static const int lanes_ntables[SQ_SCHEMA_VERSION + 1] = {0, 3, 4, 4, 5, 5, 6};
 

@@ -254,8 +254,8 @@ static int child_done(sq_be *be, const char *key, int64_t rid, int64_t prid, int
     return 0; /* no option: it stays a pending dependency */
 }
 
-int ln__sq_flow_child_done(sq_be *be, const char *queue, const char *id, int64_t rid,
-                           int64_t prid, int pflags, int completed, const char *text, int64_t now) {
+int ln__sq_flow_child_done(sq_be *be, const char *queue, const char *id, int64_t rid, int64_t prid,
+                           int pflags, int completed, const char *text, int64_t now) {
     char key[LN_JOB_QUEUE_MAX + LN_JOB_ID_MAX + 2];
     snprintf(key, sizeof key, "%s:%s", queue, id);
     return child_done(be, key, rid, prid, pflags, completed, text, now, 0);
@@ -295,7 +295,7 @@ int ln__sq_flow_refused(sq_be *be, ln__job_done *d, char *reason, size_t reason_
     d->kind = LN__DONE_RETRY; /* the worker's backoff (worker_steps.c) */
     int shift = made < 40 ? made : 40;
     const int64_t cap = 100LL * 366 * 24 * 3600 * 1000;
-    d->delay_ms = backoff == LN_BACKOFF_FIXED ? backoff_ms
+    d->delay_ms = backoff == LN_BACKOFF_FIXED   ? backoff_ms
                   : backoff_ms > (cap >> shift) ? cap
                                                 : backoff_ms << shift;
     return 1;
@@ -359,7 +359,7 @@ static int read_child(sqlite3_stmt *s, ln_job_child *c) {
     memset(c, 0, sizeof *c);
     const unsigned char *key = sqlite3_column_text(s, 0), *v = sqlite3_column_text(s, 2);
     int st = sqlite3_column_int(s, 1);
-    c->status = st == 1 ? LN_CHILD_PROCESSED
+    c->status = st == 1   ? LN_CHILD_PROCESSED
                 : st == 2 ? LN_CHILD_FAILED
                 : st == 3 ? LN_CHILD_UNSUCCESSFUL
                           : LN_CHILD_PENDING;

@@ -287,8 +287,8 @@ int ln__sq_pending(ln__jobs_be *b, const char *queue, int *pending);
  * result text; 0: failed for good with reason text). */
 int ln__sq_add_flow(ln__jobs_be *b, ln__flow_new *nodes, size_t n);
 int ln__sq_children(ln__jobs_be *b, const char *queue, const char *id, ln_job_children *out);
-int ln__sq_flow_child_done(sq_be *be, const char *queue, const char *id, int64_t rid,
-                           int64_t prid, int pflags, int completed, const char *text, int64_t now);
+int ln__sq_flow_child_done(sq_be *be, const char *queue, const char *id, int64_t rid, int64_t prid,
+                           int pflags, int completed, const char *text, int64_t now);
 /* A completion refused for pending or failed dependencies: *d turned into
  * the failure that replaces it (1), or 0 when the job is simply not held
  * (stale). */

@@ -28,8 +28,7 @@ static int flow_handler(ln_job *job, void *ctx) {
     if (strncmp(ln_job_name(job), "parent", 6) != 0) {
         ln_job_children rel;
         if (ln_job_children_read(job, &rel) == 0 && rel.parent_id != NULL)
-            snprintf(s->parent_of, sizeof s->parent_of, "%s/%s", rel.parent_queue,
-                     rel.parent_id);
+            snprintf(s->parent_of, sizeof s->parent_of, "%s/%s", rel.parent_queue, rel.parent_id);
         ln_job_children_clear(&rel);
         return conf_handler_by_name(job, NULL);
     }
@@ -182,7 +181,8 @@ static void case_flow_fail_parent(conf_ctx *c) {
     ln_job_children rel;
     CHECK_EQ(ln_jobs_children(c->jobs, c->queue, "p", &rel), 0);
     int unsuccessful = 0;
-    for (size_t i = 0; i < rel.n; i++) unsuccessful += rel.children[i].status == LN_CHILD_UNSUCCESSFUL;
+    for (size_t i = 0; i < rel.n; i++)
+        unsuccessful += rel.children[i].status == LN_CHILD_UNSUCCESSFUL;
     CHECK_EQ(unsuccessful, 1);
     ln_job_children_clear(&rel);
     conf_check_counts(c, c->queue);

@@ -19,8 +19,7 @@ static const conf_case *const tables[] = {
     conf_add_cases,      conf_admin_cases,  conf_worker_cases,   conf_lease_cases,
     conf_badinput_cases, conf_rules_cases,  conf_json_cases,     conf_fields_cases,
     conf_timeout_cases,  conf_queues_cases, conf_outcomes_cases, conf_dedup_cases,
-    conf_events_cases,
-    conf_flows_cases,
+    conf_events_cases,   conf_flows_cases,
 };
 
 static char store_url[1024];
