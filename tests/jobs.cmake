@@ -39,6 +39,10 @@ if(TARGET lanes_cli)
   target_compile_definitions(test_jobs_cli PRIVATE
                              LANES_BIN="$<TARGET_FILE:lanes_cli>")
   add_dependencies(test_jobs_cli lanes_cli)
+  # `lanes jobs flow`, `get`'s relations and LANES_CHILDREN_FILE.
+  add_test(NAME test_flow_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_flow_cli.sh
+                                      $<TARGET_FILE:lanes_cli>)
+  set_tests_properties(test_flow_cli PROPERTIES TIMEOUT 60 LABELS "jobs;plain")
 endif()
 ln_test(NAME test_jobs_crash SOURCES test_jobs_crash.c
         LIBS PkgConfig::SQLITE3 TIMEOUT 180 NO_SANITIZE LABELS jobs)

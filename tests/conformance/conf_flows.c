@@ -270,6 +270,55 @@ static void case_flow_bad_input(conf_ctx *c) {
     CHECK_EQ(conf_state(c, c->queue, "p"), LN_ENOENT);
     CHECK_EQ(conf_total(c, c->queue), 1);
     CHECK_EQ(ln_jobs_add_flow(c->jobs, NULL, NULL, 0, 0), LN_EINVAL);
+    /* Past the limits: LN_FLOW_DEPTH_MAX + 1 levels, LN_FLOW_NODES_MAX + 1 nodes. */
+    ln_flow_node *many = calloc(LN_FLOW_NODES_MAX + 1, sizeof *many);
+    CHECK(many != NULL);
+    for (int i = 0; i <= LN_FLOW_DEPTH_MAX; i++) {
+        many[i].name = "deep";
+        many[i].queue = c->queue;
+        many[i].children = i < LN_FLOW_DEPTH_MAX ? &many[i + 1] : NULL;
+        many[i].nchildren = i < LN_FLOW_DEPTH_MAX;
+    }
+    CHECK_EQ(ln_jobs_add_flow(c->jobs, &many[0], NULL, 0, 0), LN_EINVAL);
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "levels");
+    memset(many, 0, (LN_FLOW_NODES_MAX + 1) * sizeof *many);
+    for (int i = 0; i <= LN_FLOW_NODES_MAX; i++) many[i].name = "wide";
+    many[0].queue = c->queue;
+    many[0].children = &many[1];
+    many[0].nchildren = LN_FLOW_NODES_MAX;
+    CHECK_EQ(ln_jobs_add_flow(c->jobs, &many[0], NULL, 0, 0), LN_EINVAL);
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "at most");
+    many[0].nchildren = LN_FLOW_NODES_MAX - 1; /* exactly the most */
+    CHECK_EQ(ln_jobs_add_flow(c->jobs, &many[0], NULL, 0, 0), 0);
+    free(many);
+    CHECK_EQ(conf_total(c, c->queue), 1 + LN_FLOW_NODES_MAX);
+}
+
+/* A parent with a delay goes to delayed when its children are done (by
+ * its own delay from then), one with a priority to prioritized. */
+static void case_flow_parent_delay_priority(conf_ctx *c) {
+    ln_job_opts po, qo, ko[2];
+    ln_flow_node k1 = node(NULL, "k", "k1", &ko[0]), k2 = node(NULL, "k", "k2", &ko[1]);
+    ln_flow_node r1 = node(c->queue, "parent", "late", &po),
+                 r2 = node(c->queue, "parent", "prio", &qo);
+    po.delay_ms = 600000;
+    qo.priority = 7;
+    r1.children = &k1;
+    r1.nchildren = 1;
+    r2.children = &k2;
+    r2.nchildren = 1;
+    add_flow(c, &r1, 2);
+    add_flow(c, &r2, 2);
+    CHECK_EQ(conf_state(c, c->queue, "late"), LN_JOB_WAITING_CHILDREN);
+    seen s = {0};
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    o.max_jobs = 2; /* the children only */
+    conf_run(c, c->queue, flow_handler, &s, &o);
+    CHECK_EQ(s.parents, 0);
+    CHECK_EQ(conf_state(c, c->queue, "late"), LN_JOB_DELAYED);
+    CHECK_EQ(conf_state(c, c->queue, "prio"), LN_JOB_PRIORITIZED);
+    conf_check_counts(c, c->queue);
 }
 
 const conf_case conf_flows_cases[] = {
@@ -281,5 +330,6 @@ const conf_case conf_flows_cases[] = {
     CONF_CASE(flow_failure_keeps_parent_waiting),
     CONF_CASE(flow_continue_parent_refused),
     CONF_CASE(flow_bad_input),
+    CONF_CASE(flow_parent_delay_priority),
     {0},
 };
