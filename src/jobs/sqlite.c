@@ -363,11 +363,14 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "  name TEXT NOT NULL, job_id TEXT, fields TEXT, at INTEGER NOT NULL);",
     /* 5 -> 6: flows (sqlite_flow.c). A parent sits in state 7
      * (waiting-children) with deps = its pending children plus those that
-     * failed with fail-parent (a completion needs deps = 0); a child has
-     * parent_rid and its failure options (pflags). lanes_deps: one row per
+     * failed with fail-parent (a completion needs deps = 0), and pflags
+     * bit 16 (SQ_FLOW_PARENT: so deleting other jobs costs nothing here);
+     * a child has parent_rid and its failure options (pflags, the
+     * LN__FLOW_* bits). lanes_deps: one row per
      * (parent, child), status 0 pending, 1 processed (value = result), 2
-     * failed (value = reason), 3 unsuccessful. A parent's rows go with it;
-     * a pending child deleted stops being a dependency. */
+     * failed (value = reason), 3 unsuccessful, 5 removed (rdof, not
+     * shown). A parent's rows go with it; a pending child deleted stops
+     * being a dependency, and releases a parent it was the last one of. */
     "ALTER TABLE lanes_jobs ADD COLUMN parent_rid INTEGER;"
     "ALTER TABLE lanes_jobs ADD COLUMN pflags INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE lanes_jobs ADD COLUMN deps INTEGER NOT NULL DEFAULT 0;"
@@ -375,7 +378,8 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "CREATE TABLE lanes_deps(parent_rid INTEGER NOT NULL, child_rid INTEGER NOT NULL,"
     "  child_key TEXT NOT NULL, status INTEGER NOT NULL DEFAULT 0, value TEXT,"
     "  PRIMARY KEY(parent_rid, child_rid)) WITHOUT ROWID;"
-    "CREATE TRIGGER lanes_deps_parent_gone AFTER DELETE ON lanes_jobs BEGIN "
+    "CREATE TRIGGER lanes_deps_parent_gone AFTER DELETE ON lanes_jobs"
+    "  WHEN old.pflags >= 16 BEGIN "
     "  DELETE FROM lanes_deps WHERE parent_rid = old.rid; END;"
     "CREATE TRIGGER lanes_deps_child_gone AFTER DELETE ON lanes_jobs"
     "  WHEN old.parent_rid IS NOT NULL AND old.state < 4 BEGIN "
@@ -383,7 +387,10 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "  EXISTS (SELECT 1 FROM lanes_deps WHERE parent_rid = old.parent_rid AND"
     "  child_rid = old.rid AND status = 0);"
     "  DELETE FROM lanes_deps WHERE parent_rid = old.parent_rid AND"
-    "  child_rid = old.rid AND status = 0; END;",
+    "  child_rid = old.rid AND status = 0;"
+    "  UPDATE lanes_jobs SET state = CASE WHEN delay > 0 THEN 1 ELSE 0 END,"
+    "  run_at = " NOW_SQL " + delay WHERE rid = old.parent_rid AND state = 7"
+    "  AND deps = 0; END;",
 };
 
 /* ---------------------------------------------------------------- errors */

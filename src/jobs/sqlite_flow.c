@@ -51,7 +51,7 @@ static int run_flow_set(sq_be *be, int64_t rid, const ln__flow_new *nd, int64_t 
     sqlite3_bind_int64(s, 1, rid);
     sqlite3_bind_int64(s, 2, (int64_t)nd->nchildren);
     if (prid > 0) sqlite3_bind_int64(s, 3, prid);
-    sqlite3_bind_int(s, 4, nd->on_fail);
+    sqlite3_bind_int(s, 4, nd->on_fail | (nd->nchildren > 0 ? SQ_FLOW_PARENT : 0));
     return ln__sq_run(be, s, "add flow (links)");
 }
 

@@ -15,6 +15,10 @@
 /* Job states as stored in lanes_jobs.state. "prioritized" and "paused" are
  * not stored: a ready job with priority > 0 is prioritized, and ready jobs
  * of a paused queue report paused. */
+/* pflags bit of a flow parent (the LN__FLOW_* bits below it are a
+ * child's failure options). */
+#define SQ_FLOW_PARENT 16
+
 enum {
     ST_READY = 0,
     ST_DELAYED = 1,

@@ -321,6 +321,27 @@ static void case_flow_parent_delay_priority(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
+/* Removing a pending child drops the dependency; the last one releases
+ * the parent (BullMQ's removeJob). */
+static void case_flow_remove_child_releases_parent(conf_ctx *c) {
+    ln_job_opts po, ko[2];
+    ln_flow_node kids[2] = {node(NULL, "k", "k1", &ko[0]), node(NULL, "k", "k2", &ko[1])};
+    ln_flow_node root = node(c->queue, "parent", "p", &po);
+    root.children = kids;
+    root.nchildren = 2;
+    add_flow(c, &root, 3);
+    CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, "k1"), 0);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_WAITING_CHILDREN);
+    ln_job_children rel;
+    CHECK_EQ(ln_jobs_children(c->jobs, c->queue, "p", &rel), 0);
+    CHECK_EQ(rel.n, 1);
+    CONF_CHECK_STR(rel.children[0].id, "k2");
+    ln_job_children_clear(&rel);
+    CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, "k2"), 0);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_WAITING);
+    conf_check_counts(c, c->queue);
+}
+
 const conf_case conf_flows_cases[] = {
     CONF_CASE(flow_parent_after_children),
     CONF_CASE(flow_nested),
@@ -331,5 +352,6 @@ const conf_case conf_flows_cases[] = {
     CONF_CASE(flow_continue_parent_refused),
     CONF_CASE(flow_bad_input),
     CONF_CASE(flow_parent_delay_priority),
+    CONF_CASE(flow_remove_child_releases_parent),
     {0},
 };

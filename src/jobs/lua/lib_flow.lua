@@ -126,6 +126,16 @@ flow_on_finish = function(jkey, pkey, raw, target, value)
     end
 end
 
+-- Child jkey (parentKey pkey, parent field raw) is being removed: no
+-- longer a dependency, and a parent left without one is released
+-- (BullMQ's removeParentDependencyKey, as removeJob calls it).
+local function flow_child_removed(jkey, pkey, raw)
+    local _, pid, qk = flow_parent_of(pkey, raw)
+    if not qk then return end
+    pkey = qk .. ':' .. pid
+    if rcall('SREM', pkey .. ':dependencies', jkey) == 1 then flow_release_if_done(qk, pkey, pid) end
+end
+
 -- The completions of a step (ARGV groups of 'size' from 'first', kind
 -- "c") that their job's children refuse, as BullMQ's moveToFinished
 -- does (-4 pending, -9 a failed child): one EXISTS for all of them finds
