@@ -349,8 +349,9 @@ async function waitFinished(queue, name, data, readyFile) {
 
 // Flows. The tree both directions use, as FlowProducer.add takes it (and
 // `lanes jobs flow` reads it): a root in <queue>-p with three children in
-// <queue>-c, the first with a child of its own; and a root whose child
-// "doomed" has failParentOnFailure.
+// <queue>-c, the first with a child of its own; a root whose child
+// "doomed" has failParentOnFailure; and one whose "doomed" child has
+// ignoreDependencyOnFailure.
 function flowTrees(queue) {
   const p = `${queue}-p`, c = `${queue}-c`;
   return [
@@ -362,6 +363,9 @@ function flowTrees(queue) {
     { name: 'root2', queueName: p, data: { r: 2 }, children: [
       { name: 'doomed', queueName: c, data: {}, opts: { failParentOnFailure: true } },
       { name: 'kid', queueName: c, data: { k: 4 } }] },
+    { name: 'root3', queueName: p, data: { r: 3 }, children: [
+      { name: 'doomed', queueName: c, data: {}, opts: { ignoreDependencyOnFailure: true } },
+      { name: 'kid', queueName: c, data: { k: 5 } }] },
   ];
 }
 
@@ -369,16 +373,17 @@ function flowTrees(queue) {
 // flow-json FILE1 FILE2: write them for `lanes jobs flow` instead.
 async function flowAdd(queue) {
   const fp = new FlowProducer({ connection });
-  const [t1, t2] = flowTrees(queue);
-  const a = await fp.add(t1), b = await fp.add(t2);
+  const [t1, t2, t3] = flowTrees(queue);
+  const a = await fp.add(t1), b = await fp.add(t2), c = await fp.add(t3);
   await fp.close();
-  console.log(JSON.stringify({ ok: a.job.id, bad: b.job.id }));
+  console.log(JSON.stringify({ ok: a.job.id, bad: b.job.id, ign: c.job.id }));
 }
 
-// flow-check OK BAD: root OK completed with every child's value
+// flow-check OK BAD IGN: root OK completed with every child's value
 // (getChildrenValues, keyed by the children's full keys), its child mid
-// too; root BAD failed for its failParentOnFailure child.
-async function flowCheck(queue, okId, badId) {
+// too; root BAD failed for its failParentOnFailure child; root IGN
+// completed with its ignored child's reason in getFailedChildrenValues.
+async function flowCheck(queue, okId, badId, ignId) {
   const q = new Queue(`${queue}-p`, { connection });
   const ok = await q.getJob(okId);
   check(ok, 'no root job', okId);
@@ -406,6 +411,13 @@ async function flowCheck(queue, okId, badId) {
   check(badState === 'failed', 'fail-parent root state', badState);
   check(/^child bull:.*-c:.* failed$/.test(bad.failedReason), 'fail-parent reason',
         bad.failedReason);
+  const ign = await q.getJob(ignId);
+  const ignState = await ign.getState();
+  check(ignState === 'completed', 'ignore-dependency root state', ignState);
+  const ignVals = Object.values(await ign.getChildrenValues());
+  check(ignVals.length === 1 && ignVals[0].data.k === 5, 'ignore-dependency values', ignVals);
+  const failed = Object.values(await ign.getFailedChildrenValues());
+  check(failed.length === 1 && /doomed/.test(failed[0]), 'ignored failure', failed);
   await cq.close();
   await q.close();
   console.log(JSON.stringify({ ok: okId, children: keys.length, bad: bad.failedReason }));
@@ -439,13 +451,11 @@ switch (cmd) {
   case 'wait-finished': await waitFinished(queue, args[0], args[1], args[2]); break;
   case 'flow-add': await flowAdd(queue); break;
   case 'flow-json': {
-    const [t1, t2] = flowTrees(queue);
-    writeFileSync(args[0], JSON.stringify(t1));
-    writeFileSync(args[1], JSON.stringify(t2));
-    console.log(JSON.stringify({ written: 2 }));
+    flowTrees(queue).forEach((t, i) => writeFileSync(args[i], JSON.stringify(t)));
+    console.log(JSON.stringify({ written: 3 }));
     break;
   }
-  case 'flow-check': await flowCheck(queue, args[0], args[1]); break;
+  case 'flow-check': await flowCheck(queue, args[0], args[1], args[2]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);
