@@ -116,9 +116,12 @@ int ln_jobs_add_flow(ln_jobs *jobs, const ln_flow_node *root, char *ids, size_t 
         err = ln__jobs_leave(jobs, ln__jobs_err(jobs, code, "%s", f.msg));
     else if (err == 0) {
         ln__jobs_be *be = jobs->be;
-        if (f.n == 1) /* no children: a plain job */
+        if (f.n == 1) { /* no children: a plain job */
             err = be->methods->add(be, f.nodes[0].queue, &f.nodes[0].job, 1);
-        else
+            if (err == 0 && f.nodes[0].job.existed) /* (nothing stored) */
+                err = ln__jobs_be_err(be, LN_EINVAL, "flow node 0: queue '%s' has a job '%s'",
+                                      f.nodes[0].queue, f.nodes[0].job.id);
+        } else
             err = be->methods->add_flow(be, f.nodes, f.n);
         err = ln__jobs_leave(jobs, err);
         if (err == 0 && ids != NULL)

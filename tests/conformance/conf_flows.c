@@ -268,6 +268,9 @@ static void case_flow_bad_input(conf_ctx *c) {
     conf_add(c, c->queue, "x", NULL, &dup, NULL);
     CHECK_EQ(ln_jobs_add_flow(c->jobs, &root, ids[0], 2, sizeof ids[0]), LN_EINVAL);
     CHECK_EQ(conf_state(c, c->queue, "p"), LN_ENOENT);
+    kid.queue = c->queue; /* a flow of one node with that id: refused too */
+    CHECK_EQ(ln_jobs_add_flow(c->jobs, &kid, ids[0], 1, sizeof ids[0]), LN_EINVAL);
+    kid.queue = NULL;
     CHECK_EQ(conf_total(c, c->queue), 1);
     CHECK_EQ(ln_jobs_add_flow(c->jobs, NULL, NULL, 0, 0), LN_EINVAL);
     /* Past the limits: LN_FLOW_DEPTH_MAX + 1 levels, LN_FLOW_NODES_MAX + 1 nodes. */
