@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "cli_err.h"
 #include "jobs_cancel.h"
+#include "jobs_flow.h"
 #include "jobs_help.h"
 #include "jobs_workers.h"
 #include "jobs_metrics.h"
@@ -313,15 +314,15 @@ static int cmd_counts(ln_jobs *jobs, args *a) {
     int err = ln_jobs_counts(jobs, a->pos[0], &c);
     if (err != 0) return fail(jobs, "counts", err);
     const char *names[] = {"waiting",   "delayed", "prioritized", "active",
-                           "completed", "failed",  "paused"};
+                           "completed", "failed",  "paused",      "waiting-children"};
     uint64_t vals[] = {c.waiting,   c.delayed, c.prioritized, c.active,
-                       c.completed, c.failed,  c.paused};
+                       c.completed, c.failed,  c.paused,      c.waiting_children};
     json_t *o = a->json ? json_object() : NULL;
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 8; i++) {
         if (o != NULL)
             json_object_set_new(o, names[i], json_integer((json_int_t)vals[i]));
         else
-            printf("%-12s %llu\n", names[i], (unsigned long long)vals[i]);
+            printf("%-16s %llu\n", names[i], (unsigned long long)vals[i]);
     }
     if (o != NULL) print_json(o);
     return CLI_EXIT_OK;
@@ -368,8 +369,9 @@ static void print_embedded(const char *key, const char *text) {
     json_decref(s);
 }
 
-/* A job as one compact JSON object (no newline). */
-static void print_info_json(const ln_job_info *i) {
+/* A job as one compact JSON object (no newline); with jobs, its flow
+ * relations too (get). */
+static void print_info_json_of(const ln_job_info *i, ln_jobs *jobs, const char *queue) {
     json_t *o = info_fields(i);
     char *fields = o ? json_dumps(o, JSON_COMPACT | JSON_EMBED) : NULL;
     json_decref(o);
@@ -378,7 +380,12 @@ static void print_info_json(const ln_job_info *i) {
     print_embedded("data", i->data);
     print_embedded("result", i->result);
     print_embedded("progress", i->progress);
+    if (jobs != NULL) cli_jobs_flow_relations(jobs, queue, i->id, 1);
     putchar('}');
+}
+
+static void print_info_json(const ln_job_info *i) {
+    print_info_json_of(i, NULL, NULL);
 }
 
 static void print_info_text(const ln_job_info *i, int full) {
@@ -403,10 +410,12 @@ static int cmd_get(ln_jobs *jobs, args *a) {
     int err = ln_jobs_get(jobs, a->pos[0], a->pos[1], &info);
     if (err != 0) return fail(jobs, "get", err);
     if (a->json) {
-        print_info_json(&info);
+        print_info_json_of(&info, jobs, a->pos[0]);
         putchar('\n');
-    } else
+    } else {
         print_info_text(&info, 1);
+        cli_jobs_flow_relations(jobs, a->pos[0], a->pos[1], 0);
+    }
     ln_job_info_clear(&info);
     return CLI_EXIT_OK;
 }
@@ -616,7 +625,8 @@ static int cmd_action(ln_jobs *jobs, const char *cmd, args *a) {
 /* Only `add` and --create make a new sqlite: store: a mistyped PATH is
  * refused rather than silently becoming an empty store (store_url.h). */
 static int check_store_exists(const char *url, const args *a) {
-    if (a->create || strcmp(a->cmd->name, "add") == 0) return 0;
+    if (a->create || strcmp(a->cmd->name, "add") == 0 || strcmp(a->cmd->name, "flow") == 0)
+        return 0;
     return cli_check_store_exists(prog, url, "add --create, or add a job, to make one");
 }
 
@@ -694,6 +704,8 @@ int cmd_jobs(int argc, char **argv) {
         rc = cli_jobs_metrics(jobs, prog, a.pos, a.npos, a.type, a.json);
     else if (strcmp(cmd, "cancel") == 0) /* jobs_cancel.c */
         rc = cli_jobs_cancel(jobs, prog, a.pos, a.npos, a.json);
+    else if (strcmp(cmd, "flow") == 0)
+        rc = cli_jobs_flow(jobs, a.npos, a.pos, a.json);
     else
         rc = cmd_action(jobs, cmd, &a);
     ln_jobs_close(jobs);

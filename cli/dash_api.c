@@ -79,10 +79,11 @@ int cli_dash_queue_names(cli_dash *d, char ***names, size_t *n) {
 }
 
 static json_t *counts_json(const ln_job_counts *k) {
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "waiting", (json_int_t)k->waiting, "delayed",
-                     (json_int_t)k->delayed, "prioritized", (json_int_t)k->prioritized, "active",
-                     (json_int_t)k->active, "completed", (json_int_t)k->completed, "failed",
-                     (json_int_t)k->failed, "paused", (json_int_t)k->paused);
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "waiting", (json_int_t)k->waiting,
+                     "delayed", (json_int_t)k->delayed, "prioritized", (json_int_t)k->prioritized,
+                     "active", (json_int_t)k->active, "completed", (json_int_t)k->completed,
+                     "failed", (json_int_t)k->failed, "paused", (json_int_t)k->paused,
+                     "waiting-children", (json_int_t)k->waiting_children);
 }
 
 /* {name, paused, counts} of one queue, or NULL with *err set. */
@@ -181,7 +182,7 @@ static long long parse_num(const char *s, long long max) {
 
 static uint64_t count_of(const ln_job_counts *k, int state) {
     const uint64_t v[] = {k->waiting,   k->delayed, k->prioritized, k->active,
-                          k->completed, k->failed,  k->paused};
+                          k->completed, k->failed,  k->paused,      k->waiting_children};
     return state >= 0 && state < LN_JOB_NSTATES ? v[state] : 0;
 }
 

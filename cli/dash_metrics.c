@@ -28,9 +28,9 @@ static void header(FILE *f, const char *name, const char *help) {
 
 /* The lanes_jobs and lanes_queue_paused samples; 0 or the store's error. */
 static int queue_samples(cli_dash *d, FILE *f, char **names, size_t n) {
-    static const int states[] = {LN_JOB_WAITING, LN_JOB_DELAYED,   LN_JOB_PRIORITIZED,
-                                 LN_JOB_ACTIVE,  LN_JOB_COMPLETED, LN_JOB_FAILED,
-                                 LN_JOB_PAUSED};
+    static const int states[] = {LN_JOB_WAITING, LN_JOB_DELAYED,         LN_JOB_PRIORITIZED,
+                                 LN_JOB_ACTIVE,  LN_JOB_COMPLETED,       LN_JOB_FAILED,
+                                 LN_JOB_PAUSED,  LN_JOB_WAITING_CHILDREN};
     ln_job_counts *k = calloc(n > 0 ? n : 1, sizeof *k);
     int *paused = calloc(n > 0 ? n : 1, sizeof *paused);
     int err = k == NULL || paused == NULL ? LN_ENOMEM : 0;
@@ -41,8 +41,9 @@ static int queue_samples(cli_dash *d, FILE *f, char **names, size_t n) {
     if (err == 0) {
         header(f, "lanes_jobs", "Jobs of a queue in a state, as the store counts them now.");
         for (size_t i = 0; i < n; i++) {
-            const uint64_t v[] = {k[i].waiting,   k[i].delayed, k[i].prioritized, k[i].active,
-                                  k[i].completed, k[i].failed,  k[i].paused};
+            const uint64_t v[] = {k[i].waiting, k[i].delayed,         k[i].prioritized,
+                                  k[i].active,  k[i].completed,       k[i].failed,
+                                  k[i].paused,  k[i].waiting_children};
             for (size_t s = 0; s < sizeof states / sizeof states[0]; s++) {
                 fputs("lanes_jobs{queue=\"", f);
                 label(f, names[i]);

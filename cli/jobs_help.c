@@ -41,7 +41,7 @@ static const cli_jobs_cmd cmds[] = {
     {"counts", "QUEUE", "", "Print the number of jobs in each state.\n"},
     {"list", "QUEUE STATE [--limit N] [--offset N]", "--limit --offset ",
      "List the jobs in one state: waiting delayed prioritized active completed\n"
-     "failed paused.\n"
+     "failed paused waiting-children.\n"
      "\n"
      "  --limit N     at most N jobs, 1..10000 (default 100)\n"
      "  --offset N    skip the first N jobs (default 0)\n"
@@ -49,7 +49,9 @@ static const cli_jobs_cmd cmds[] = {
      "When more jobs remain after the page, a line on stderr says so and\n"
      "gives the --offset of the next page (a JSON object under --json:\n"
      "{\"more\":true,\"shown\":N,\"next_offset\":N}); stdout stays the list.\n"},
-    {"get", "QUEUE ID", "", "Print one job with all its fields.\n"},
+    {"get", "QUEUE ID", "",
+     "Print one job with all its fields, and for a job of a flow its parent\n"
+     "and children (each child's key, status and result or reason).\n"},
     {"logs", "QUEUE ID", "", "Print the log lines a handler wrote for a job.\n"},
     {"retry", "QUEUE ID | QUEUE --all", "--all ",
      "Move a failed job (or, with --all, every failed job) back to waiting.\n"
@@ -109,6 +111,24 @@ static const cli_jobs_cmd cmds[] = {
      "Node (BullMQ) worker cannot see it: its processor runs on, and its\n"
      "outcome is refused. Prints nothing ({\"ok\":true,\"id\":ID} with --json).\n"
      "A finished job: exit 2, nothing changes. No such job: exit 4.\n"},
+    {"flow", "FILE.json|-", "",
+     "Add a flow: a tree of jobs, all or nothing (BullMQ's FlowProducer). A\n"
+     "parent waits in waiting-children until its children are done, then\n"
+     "runs and reads their results. FILE ('-': stdin) holds one node:\n"
+     "  {\"name\": N, \"queueName\": Q, \"data\": JSON, \"opts\": {...},\n"
+     "   \"children\": [node, ...]}\n"
+     "queueName is required on the root; a child without it is in its\n"
+     "parent's queue. opts: jobId, delay, priority, attempts, backoff\n"
+     "({\"type\":\"fixed\"|\"exponential\",\"delay\":MS} or MS), lifo,\n"
+     "removeOnComplete / removeOnFail (true, false, N, {\"count\":N},\n"
+     "{\"age\":S}), and on a child what its final failure does to its\n"
+     "parent: failParentOnFailure, continueParentOnFailure,\n"
+     "ignoreDependencyOnFailure, removeDependencyOnFailure (jobs.h,\n"
+     "\"Flows\"). data is written back by jansson: use the C API for data\n"
+     "whose numbers exceed a double or a 64-bit integer.\n"
+     "Prints \"QUEUE ID\" per node, root first, then each child's subtree\n"
+     "(--json: [{\"queue\",\"id\",\"name\"}]). A sqlite: store that does not\n"
+     "exist yet is created.\n"},
 };
 
 const cli_jobs_cmd *cli_jobs_cmd_find(const char *name) {

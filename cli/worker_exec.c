@@ -14,6 +14,8 @@
  * failing says so once on stderr (FAIL_STREAK). */
 #include "worker.h"
 
+#include "jobs_flow.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -137,19 +139,20 @@ static int utf8_clean(buf *out, const char *text, size_t n, int controls) {
 /* The child's environment: ours without stale LANES_JOB_* / TRACEPARENT,
  * plus this job's. Returns a malloc'd array whose added strings are in
  * 'extra' (freed by the caller). */
-static char **make_env(ln_job *job, char extra[5][512]) {
+static char **make_env(ln_job *job, char extra[6][512], const char *children_file) {
     size_t n = 0;
     while (environ[n] != NULL) n++;
     /* LANES_JOB_ID=<id> follows the array in the same block: any length */
     size_t idlen = strlen("LANES_JOB_ID=") + strlen(ln_job_id(job)) + 1;
-    char **env = malloc((n + 6) * sizeof *env + idlen);
+    char **env = malloc((n + 7) * sizeof *env + idlen);
     if (env == NULL) return NULL;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (strncmp(environ[i], "LANES_JOB_", 10) != 0 &&
+            strncmp(environ[i], "LANES_CHILDREN_FILE=", 20) != 0 &&
             strncmp(environ[i], "TRACEPARENT=", 12) != 0)
             env[k++] = environ[i];
-    char *id_env = (char *)(env + n + 6);
+    char *id_env = (char *)(env + n + 7);
     snprintf(id_env, idlen, "LANES_JOB_ID=%s", ln_job_id(job));
     env[k++] = id_env;
     snprintf(extra[1], 512, "LANES_JOB_NAME=%s", ln_job_name(job));
@@ -160,13 +163,18 @@ static char **make_env(ln_job *job, char extra[5][512]) {
         snprintf(extra[4], 512, "TRACEPARENT=%s", ln_job_traceparent(job));
         env[k++] = extra[4];
     }
+    if (children_file[0] != '\0') { /* a flow parent's children (jobs_flow.h) */
+        snprintf(extra[5], 512, "LANES_CHILDREN_FILE=%.255s", children_file);
+        env[k++] = extra[5];
+    }
     env[k] = NULL;
     return env;
 }
 
-static pid_t spawn(ln_job *job, cli_exec *x, const int fds[4], int *spawn_err) {
-    char extra[5][512];
-    char **env = make_env(job, extra);
+static pid_t spawn(ln_job *job, cli_exec *x, const int fds[4], int *spawn_err,
+                   const char *children_file) {
+    char extra[6][512];
+    char **env = make_env(job, extra, children_file);
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
@@ -553,7 +561,10 @@ int cli_exec_run(ln_job *job, void *arg) {
     if (pipes_open(child, parent) != 0) return fail_run(job, &r, "pipe failed");
     r.fin = parent[0], r.fout = parent[1], r.ferr = parent[2], r.f3 = parent[3];
     uint64_t t0 = ln_now_ns();
-    r.pid = spawn(job, r.x, child, &serr);
+    char cf[256]; /* fits extra[5] with its name */
+    cli_jobs_children_file(job, cf, sizeof cf);
+    r.pid = spawn(job, r.x, child, &serr, cf);
+    if (cf[0] != '\0' && r.pid < 0) unlink(cf);
     for (int i = 0; i < 4; i++) close(child[i]);
     if (r.pid < 0) {
         close_fd(&r.fin), close_fd(&r.fout), close_fd(&r.ferr), close_fd(&r.f3);
@@ -564,6 +575,7 @@ int cli_exec_run(ln_job *job, void *arg) {
     fcntl(r.fin, F_SETFL, O_NONBLOCK);
     pump(&r, job);
     int status = reap(&r, job);
+    if (cf[0] != '\0') unlink(cf);
     cli_fd3_end(&r.c3, job);
     int rc = outcome(&r, job, status);
     uint64_t ns = ln_now_ns() - t0;

@@ -4,7 +4,7 @@
 # own tree, so nothing generated is kept in the source tree.
 #
 # The .lua files are the source of truth. Each script is embedded as one C
-# string: codes.lua (the return codes, table RC), lib.lua (the shared
+# string: codes.lua (the return codes, table RC), lib.lua and lib_flow.lua (the shared
 # helpers), then the script itself, with the SHA1 Redis gives that body, so
 # the backend can EVALSHA without a SCRIPT LOAD round trip first.
 # redis_codes.h is made from codes.lua's `NAME = value, -- meaning` lines,
@@ -18,7 +18,7 @@ out=${1:?usage: embed-lua.sh OUTDIR}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-names=$(cd "$lua" && ls *.lua | sed -n 's/\.lua$//p' | grep -v '^lib$' | grep -v '^codes$' | LC_ALL=C sort)
+names=$(cd "$lua" && ls *.lua | sed -n 's/\.lua$//p' | grep -v '^lib$' | grep -v '^lib_flow$' | grep -v '^codes$' | LC_ALL=C sort)
 
 # C string literal of a file: one "line\n" per line, \ and " escaped.
 c_string() {
@@ -58,7 +58,7 @@ c_string() {
     echo ""
     echo "const ln__redis_script ln__redis_scripts[LN__RS_COUNT] = {"
     for n in $names; do
-        cat "$lua/codes.lua" "$lua/lib.lua" "$lua/$n.lua" >"$tmp/body"
+        cat "$lua/codes.lua" "$lua/lib.lua" "$lua/lib_flow.lua" "$lua/$n.lua" >"$tmp/body"
         sha=$(sha1sum "$tmp/body" | cut -d' ' -f1)
         echo "    [LN__RS_$(echo "$n" | tr 'a-z-' 'A-Z_')] = {"
         echo "        \"$n\", \"$sha\","

@@ -20,7 +20,8 @@ set(LN_CONF_SOURCES
     conformance/conf_outcomes.c conformance/conf_dedup.c conformance/conf_events.c
     conformance/conf_workers.c conformance/conf_metrics.c conformance/conf_longid.c
     conformance/conf_cancel.c
-    conformance/conf_sched.c conformance/conf_ratelimit.c)
+    conformance/conf_sched.c conformance/conf_ratelimit.c
+    conformance/conf_flows.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it
@@ -50,6 +51,10 @@ if(TARGET lanes_cli)
   add_test(NAME test_sched_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_sched_cli.sh
                                        $<TARGET_FILE:lanes_cli>)
   set_tests_properties(test_sched_cli PROPERTIES TIMEOUT 60 LABELS "plain;jobs")
+  # `lanes jobs flow`, `get`'s relations and LANES_CHILDREN_FILE.
+  add_test(NAME test_flow_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_flow_cli.sh
+                                      $<TARGET_FILE:lanes_cli>)
+  set_tests_properties(test_flow_cli PROPERTIES TIMEOUT 60 LABELS "jobs;plain")
 endif()
 ln_test(NAME test_jobs_crash SOURCES test_jobs_crash.c
         LIBS PkgConfig::SQLITE3 TIMEOUT 180 NO_SANITIZE LABELS jobs)

@@ -303,7 +303,7 @@ TEST(every_statement_uses_an_index) {
                               "(queue=? AND state=?)") == 0;
     }
     sqlite3_finalize(st);
-    CHECK_EQ(searches, 6);
+    CHECK_EQ(searches, 7); /* states 0..5 and waiting-children */
     sqlite3_close(db);
     jt_cleanup();
 }
@@ -330,6 +330,13 @@ TEST(counts_upgrade_from_schema_1) {
     sqlite3 *db;
     CHECK_EQ(sqlite3_open(jt_path("u.db"), &db), SQLITE_OK);
     CHECK_EQ(sqlite3_exec(db,
+                          "DROP TRIGGER lanes_deps_parent_gone;"
+                          "DROP TRIGGER lanes_deps_child_gone;"
+                          "DROP TABLE lanes_deps;"
+                          "DROP INDEX lanes_jobs_wchildren;"
+                          "ALTER TABLE lanes_jobs DROP COLUMN parent_rid;"
+                          "ALTER TABLE lanes_jobs DROP COLUMN pflags;"
+                          "ALTER TABLE lanes_jobs DROP COLUMN deps;"
                           "DROP TRIGGER lanes_dedup_finish;"
                           "DROP TRIGGER lanes_dedup_gone;"
                           "DROP TABLE lanes_dedup;"

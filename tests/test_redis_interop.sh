@@ -114,6 +114,15 @@
 #              out: on a redis-server of our own, it runs at most a few
 #              step scripts meanwhile (25 for a worker that went on
 #              waking on the marker or polling).
+#   flow_node_to_c  FlowProducer trees (a root with three children in another
+#              queue, one with a child of its own; roots whose child fails
+#              with failParentOnFailure / ignoreDependencyOnFailure) run by C
+#              workers: Node's getChildrenValues has every child's result,
+#              the root its own, the fail-parent root is failed for its
+#              child, the other completed with the failure in
+#              getFailedChildrenValues.
+#   flow_c_to_node  the same trees added by `lanes jobs flow`, run by Node
+#              Workers: the same checks.
 #
 # Exit 77 (skipped) without LANES_TEST_REDIS_URL, node or the npm packages.
 set -u
@@ -926,6 +935,28 @@ ratelimit_idle)
     "$cli" jobs "$url2" counts "$q" --json | grep -q '"completed":1' || fail "the job did not run"
     [ "${calls:-0}" -ge 1 ] && [ "${calls:-0}" -le 12 ] || fail "the limited worker ran ${calls:-0} scripts in 2 s"
     echo "a C worker limited for 2 s ran $calls step scripts, then the job"
+    ;;
+flow_node_to_c)
+    ids=$(js flow-add "$q") || fail "FlowProducer add"
+    ok=$(echo "$ids" | sed 's/.*"ok":"\([^"]*\)".*/\1/')
+    bad=$(echo "$ids" | sed 's/.*"bad":"\([^"]*\)".*/\1/')
+    ign=$(echo "$ids" | sed 's/.*"ign":"\([^"]*\)".*/\1/')
+    "$peer" work "$url" "$q-c" >/dev/null 2>"$tmp/c.err" || fail "C worker (children): $(cat "$tmp/c.err")"
+    "$peer" work "$url" "$q-p" >/dev/null 2>"$tmp/p.err" || fail "C worker (roots): $(cat "$tmp/p.err")"
+    js flow-check "$q" "$ok" "$bad" "$ign" >/dev/null || fail "the FlowProducer trees did not finish on C workers"
+    echo "FlowProducer trees finish on C workers: getChildrenValues has every child, fail-parent fails the root"
+    ;;
+flow_c_to_node)
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    js flow-json "$q" "$tmp/t1.json" "$tmp/t2.json" "$tmp/t3.json" >/dev/null || fail "flow-json"
+    ok=$("$cli" jobs "$url" flow "$tmp/t1.json" | head -1 | cut -d' ' -f2) || fail "lanes jobs flow"
+    bad=$("$cli" jobs "$url" flow "$tmp/t2.json" | head -1 | cut -d' ' -f2) || fail "lanes jobs flow"
+    ign=$("$cli" jobs "$url" flow "$tmp/t3.json" | head -1 | cut -d' ' -f2) || fail "lanes jobs flow"
+    [ -n "$ok" ] && [ -n "$bad" ] && [ -n "$ign" ] || fail "lanes jobs flow printed no ids"
+    js work "$q-c" >/dev/null || fail "Node worker (children)"
+    js work "$q-p" >/dev/null || fail "Node worker (roots)"
+    js flow-check "$q" "$ok" "$bad" "$ign" >/dev/null || fail "the lanes trees did not finish on Node workers"
+    echo "lanes flows finish on Node workers: getChildrenValues has every child, fail-parent fails the root"
     ;;
 *)
     echo "unknown case $what" >&2

@@ -16,12 +16,13 @@ for f in redis_scripts.h redis_scripts.c redis_codes.h; do
         status=1
     fi
 done
-# Each embedded body is codes.lua + lib.lua + the script, and its SHA1 is
-# that body's.
+# Each embedded body is codes.lua + lib.lua + lib_flow.lua + the script,
+# and its SHA1 is that body's.
 for lua in "$root"/src/jobs/lua/*.lua; do
     name=$(basename "$lua" .lua)
-    [ "$name" = lib ] || [ "$name" = codes ] && continue
-    sha=$(cat "$root/src/jobs/lua/codes.lua" "$root/src/jobs/lua/lib.lua" "$lua" | sha1sum | cut -d' ' -f1)
+    [ "$name" = lib ] || [ "$name" = lib_flow ] || [ "$name" = codes ] && continue
+    sha=$(cat "$root/src/jobs/lua/codes.lua" "$root/src/jobs/lua/lib.lua" \
+        "$root/src/jobs/lua/lib_flow.lua" "$lua" | sha1sum | cut -d' ' -f1)
     grep -q "\"$name\", \"$sha\"" "$gen/redis_scripts.c" || {
         echo "redis_scripts.c: wrong or missing SHA1 for $name" >&2
         status=1

@@ -6,7 +6,8 @@
 //   #/queue/Q/job/ID           one job
 'use strict';
 
-const STATES = ['waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed', 'paused'];
+const STATES = ['waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed', 'paused',
+  'waiting-children'];
 const PAGE = 20;
 let info = null;
 let timer = null;

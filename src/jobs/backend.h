@@ -33,8 +33,8 @@
  * LN__DONE_DELAY; 5: add honours opts.dedup_*; 6: events_open; 7: workers,
  * worker_beat; 8: metrics (and step honours st->metrics_max_points); 9: cancel,
  * cancel_poll; 10: job schedulers (sched_*); 11: limits, the step's rate
- * limit fields and the outcome LN__DONE_LIMITED. */
-#define LN__STORE_METHODS_VERSION 11
+ * limit fields and the outcome LN__DONE_LIMITED; 12: add_flow, children. */
+#define LN__STORE_METHODS_VERSION 12
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -129,6 +129,19 @@ typedef struct ln__jobs_limits {
     int op; /* LN__LIMITS_* */
     int64_t max, duration_ms, concurrency, ttl_ms;
 } ln__jobs_limits;
+
+/* A child's failure options (ln_flow_node), as BullMQ's parent JSON
+ * spells them: fpof, cpof, idof, rdof. */
+enum { LN__FLOW_FPOF = 1, LN__FLOW_CPOF = 2, LN__FLOW_IDOF = 4, LN__FLOW_RDOF = 8 };
+
+/* One node of a flow to add (validated by the front), in pre-order. */
+typedef struct ln__flow_new {
+    const char *queue;
+    ln__job_new job;  /* job.opts has no dedup_id; job.id/existed are out */
+    long parent;      /* index of the parent node (< this one's), -1: root */
+    int on_fail;      /* LN__FLOW_* bits (0 on the root) */
+    size_t nchildren; /* > 0: added in waiting-children */
+} ln__flow_new;
 
 /* ---- Store methods (the instance). WITH the handle's mutex. ---- */
 struct ln__store_methods {
@@ -257,6 +270,13 @@ struct ln__store_methods {
     /* Version 11. Read or change queue's rate limits and global concurrency
      * (l->op; arguments checked by the front). */
     int (*limits)(ln__jobs_be *be, const char *queue, ln__jobs_limits *l);
+    /* Version 12. Add the n >= 2 nodes of a flow, all or nothing, filling
+     * nodes[i].job.id; a custom id that exists refuses the flow
+     * (LN_EINVAL). */
+    int (*add_flow)(ln__jobs_be *be, ln__flow_new *nodes, size_t n);
+    /* The parent and children of job id (jobs.h ln_jobs_children), *out
+     * zeroed by the caller, strings ln__malloc'd; LN_ENOENT. */
+    int (*children)(ln__jobs_be *be, const char *queue, const char *id, ln_job_children *out);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */

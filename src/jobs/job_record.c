@@ -14,7 +14,7 @@ static const char *const state_names[LN_JOB_NSTATES] = {
     [LN_JOB_WAITING] = "waiting",         [LN_JOB_DELAYED] = "delayed",
     [LN_JOB_PRIORITIZED] = "prioritized", [LN_JOB_ACTIVE] = "active",
     [LN_JOB_COMPLETED] = "completed",     [LN_JOB_FAILED] = "failed",
-    [LN_JOB_PAUSED] = "paused",
+    [LN_JOB_PAUSED] = "paused",           [LN_JOB_WAITING_CHILDREN] = "waiting-children",
 };
 
 const char *ln_job_state_name(int state) {

@@ -52,6 +52,7 @@
 #include "redis_events.h"
 #include "redis_metrics.h"
 #include "redis_limit.h"
+#include "redis_flow.h"
 #include "redis_wait.h"
 #include "redis_workers.h"
 
@@ -197,10 +198,10 @@ static int redis_counts(ln__jobs_be *be, const char *queue, ln_job_counts *c) {
     ln__redis_args a = {0};
     redisReply *rep = script(r, LN__RS_COUNTS, &a, &rc);
     if (!rep) return public_rc(rc);
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 7) return bad_reply(r, rep, "counts");
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 8) return bad_reply(r, rep, "counts");
     uint64_t *f[] = {&c->waiting,   &c->delayed, &c->prioritized, &c->active,
-                     &c->completed, &c->failed,  &c->paused};
-    for (size_t i = 0; i < 7; i++) *f[i] = (uint64_t)ln__redis_int_at(rep, i);
+                     &c->completed, &c->failed,  &c->paused,      &c->waiting_children};
+    for (size_t i = 0; i < 8; i++) *f[i] = (uint64_t)ln__redis_int_at(rep, i);
     freeReplyObject(rep);
     return 0;
 }
@@ -542,6 +543,20 @@ static void redis_close(ln__jobs_be *be, int forked) {
     ln__free(r);
 }
 
+/* Store methods version 7: flows (redis_flow.c). */
+static int redis_add_flow(ln__jobs_be *be, ln__flow_new *nodes, size_t n) {
+    redis_be *r = rbe(be);
+    set_queue(r, nodes[0].queue);
+    return public_rc(ln__redis_flow_add(&r->conn, be, nodes, n));
+}
+
+static int redis_children(ln__jobs_be *be, const char *queue, const char *id,
+                          ln_job_children *out) {
+    redis_be *r = rbe(be);
+    set_queue(r, queue);
+    return public_rc(ln__redis_flow_children(&r->conn, be, r->key, id, out));
+}
+
 /* Store methods version 4: the queue list (redis_admin.c) and promote. */
 static int redis_queues(ln__jobs_be *be, size_t max, char ***names, size_t *n) {
     redis_be *r = rbe(be);
@@ -663,6 +678,8 @@ static const ln__store_methods redis_methods = {
     .sched_list = redis_sched_list,
     .sched_taken = redis_sched_taken,
     .limits = redis_limits,
+    .add_flow = redis_add_flow,
+    .children = redis_children,
 };
 
 /* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and

@@ -170,6 +170,7 @@ static int plan_opts(opts_plan *p, const redisReply *raw) {
         p->backoff_ms = (int64_t)lua_num(b, &ok);
     }
     p->keep = keep_count(json_object_get(o, "removeOnComplete"));
+    if (json_object_get(o, "parent")) p->keep = INT64_MIN; /* a flow child: lib_flow.lua */
     p->timeout_ms = (int64_t)lua_num(json_object_get(o, "lanesTimeout"), &ok);
     int rc = plan_trace(p, json_object_get(o, "tm"));
     json_decref(o);

@@ -93,9 +93,10 @@ static const char *const sql_text[S_COUNT_] = {
     [S_GET_CID] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue = ?1 AND cid = ?2",
     [S_RID_OF_CID] = "SELECT rid, state FROM lanes_jobs WHERE queue = ?1 AND "
                      "cid = ?2",
-    [S_COUNTS] = "SELECT " COUNT_OF(0) ", " COUNT_OF(1) ", " COUNT_OF(2) ", " COUNT_OF(
-        3) ", " COUNT_OF(4) ", " COUNT_OF(5) ", (SELECT "
-                                             "paused FROM lanes_queues WHERE name = ?1)",
+    [S_COUNTS] =
+        "SELECT " COUNT_OF(0) ", " COUNT_OF(1) ", " COUNT_OF(2) ", " COUNT_OF(3) ", " COUNT_OF(
+            4) ", " COUNT_OF(5) ", (SELECT "
+                                "paused FROM lanes_queues WHERE name = ?1), " COUNT_OF(7),
     [S_LIST_WAITING] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue = "
                        "?1 AND state = 0 AND priority = 0 ORDER BY seq, rid "
                        "LIMIT ?2 OFFSET ?3",
@@ -142,8 +143,8 @@ static const char *const sql_text[S_COUNT_] = {
     /* A handler that set no result completes with the JSON null (jobs.h). */
     [S_COMPLETE] = "UPDATE lanes_jobs SET state = 4, result = COALESCE(?4, "
                    "'null'), finished_at = ?3, lease_until = NULL WHERE rid "
-                   "= ?1 AND token = ?2 AND state = 3 RETURNING keep_c_mode, "
-                   "keep_c_val",
+                   "= ?1 AND token = ?2 AND state = 3 AND deps = 0 RETURNING "
+                   "keep_c_mode, keep_c_val, parent_rid, pflags",
     [S_RETRY_RUN] = "UPDATE lanes_jobs SET state = CASE WHEN ?4 > 0 THEN 1 "
                     "ELSE 0 END, run_at = ?3 + ?4, attempts_made = "
                     "attempts_made + 1, reason = ?5, lease_until = NULL "
@@ -166,7 +167,7 @@ static const char *const sql_text[S_COUNT_] = {
     [S_FAIL] = "UPDATE lanes_jobs SET state = 5, attempts_made = "
                "attempts_made + 1, reason = ?4, finished_at = ?3, "
                "lease_until = NULL WHERE rid = ?1 AND token = ?2 AND state "
-               "= 3 RETURNING keep_f_mode, keep_f_val",
+               "= 3 RETURNING keep_f_mode, keep_f_val, parent_rid, pflags",
     [S_DELETE_RID] = "DELETE FROM lanes_jobs WHERE rid = ?1",
     /* Keep the newest ?2: delete the oldest (count + ?3 - ?2), where ?3 is
      * this transaction's completions not yet in lanes_counts. The counter
@@ -213,7 +214,7 @@ static const char *const sql_text[S_COUNT_] = {
                   "+ 1 ELSE attempts_made END, reason = CASE WHEN stalled + 1 > ?3 THEN "
                   "?4 ELSE reason END, finished_at = CASE WHEN stalled + 1 > ?3 THEN ?2 "
                   "ELSE finished_at END WHERE queue = ?1 AND state = 3 AND lease_until "
-                  "< ?2 RETURNING rid, state, keep_f_mode, keep_f_val, cid",
+                  "< ?2 RETURNING rid, state, keep_f_mode, keep_f_val, cid, parent_rid, pflags",
     [S_RELEASE] = "UPDATE lanes_jobs SET state = 0, lease_until = NULL, "
                   "started = started - 1 WHERE rid = ?1 AND token = ?2 AND "
                   "state = 3",
@@ -257,6 +258,37 @@ static const char *const sql_text[S_COUNT_] = {
                         "lanes_jobs r WHERE r.queue = ?3 AND r.state = 0 AND "
                         "r.priority = lanes_jobs.priority) WHERE rid = ?1 AND "
                         "token = ?2 AND state = 3",
+    /* Flows (sqlite_flow.c). */
+    [S_LIST_WAITING_CHILDREN] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE "
+                                "queue = ?1 AND state = 7 ORDER BY rid LIMIT ?2 "
+                                "OFFSET ?3",
+    [S_FLOW_SET] = "UPDATE lanes_jobs SET state = CASE WHEN ?2 > 0 THEN 7 ELSE "
+                   "state END, deps = ?2, parent_rid = ?3, pflags = ?4 WHERE rid = ?1",
+    [S_DEP_ADD] = "INSERT INTO lanes_deps(parent_rid, child_rid, child_key) "
+                  "VALUES(?1, ?2, ?3)",
+    [S_DEP_DONE] = "UPDATE lanes_deps SET status = ?3, value = ?4 WHERE "
+                   "parent_rid = ?1 AND child_rid = ?2 AND status = 0",
+    [S_FLOW_DEPS_DEC] = "UPDATE lanes_jobs SET deps = deps - 1 WHERE rid = ?1",
+    /* Out of waiting-children (only) to ready, in its place by rid (older
+     * than its children, so ahead of every job added after it), or delayed
+     * by its own delay; ?3: even with deps left. */
+    [S_FLOW_RELEASE] = "UPDATE lanes_jobs SET state = CASE WHEN delay > 0 THEN 1 "
+                       "ELSE 0 END, run_at = ?2 + delay WHERE rid = ?1 AND "
+                       "state = 7 AND (?3 OR deps = 0) RETURNING queue, cid, delay",
+    [S_FLOW_FAIL_PARENT] = "UPDATE lanes_jobs SET state = 5, reason = ?2, "
+                           "finished_at = ?3, attempts_made = attempts_made + 1, "
+                           "lease_until = NULL WHERE rid = ?1 AND state IN (0, 1, 7) "
+                           "RETURNING queue, cid, parent_rid, pflags, keep_f_mode, "
+                           "keep_f_val",
+    [S_FLOW_BLOCKED] = "SELECT deps, EXISTS (SELECT 1 FROM lanes_deps WHERE "
+                       "parent_rid = ?1 AND status = 3), attempts_made, attempts, "
+                       "backoff, backoff_ms FROM lanes_jobs WHERE rid = ?1 AND "
+                       "token = ?2 AND state = 3 AND deps > 0",
+    [S_FLOW_CHILDREN] = "SELECT child_key, status, value FROM lanes_deps WHERE "
+                        "parent_rid = ?1 AND status <> 5 ORDER BY CASE status WHEN 0 THEN 4 ELSE "
+                        "status END, child_key LIMIT ?2",
+    [S_FLOW_PARENT] = "SELECT p.queue, p.cid, p.rid FROM lanes_jobs c JOIN "
+                      "lanes_jobs p ON p.rid = c.parent_rid WHERE c.rid = ?1",
     [S_PENDING] = "SELECT EXISTS (SELECT 1 FROM lanes_jobs WHERE queue = ?1 "
                   "AND state = 0) OR EXISTS (SELECT 1 FROM lanes_jobs WHERE "
                   "queue = ?1 AND state = 1) OR EXISTS (SELECT 1 FROM "
@@ -407,6 +439,36 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "  concurrency INTEGER NOT NULL DEFAULT 0,"
     "  win_count INTEGER NOT NULL DEFAULT 0, win_until INTEGER NOT NULL DEFAULT 0)"
     "  WITHOUT ROWID;",
+    /* 9 -> 10: flows (sqlite_flow.c). A parent sits in state 7
+     * (waiting-children) with deps = its pending children plus those that
+     * failed with fail-parent (a completion needs deps = 0), and pflags
+     * bit 16 (SQ_FLOW_PARENT: so deleting other jobs costs nothing here);
+     * a child has parent_rid and its failure options (pflags, the
+     * LN__FLOW_* bits). lanes_deps: one row per
+     * (parent, child), status 0 pending, 1 processed (value = result), 2
+     * failed (value = reason), 3 unsuccessful, 5 removed (rdof, not
+     * shown). A parent's rows go with it; a pending child deleted stops
+     * being a dependency, and releases a parent it was the last one of. */
+    "ALTER TABLE lanes_jobs ADD COLUMN parent_rid INTEGER;"
+    "ALTER TABLE lanes_jobs ADD COLUMN pflags INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE lanes_jobs ADD COLUMN deps INTEGER NOT NULL DEFAULT 0;"
+    "CREATE INDEX lanes_jobs_wchildren ON lanes_jobs(queue, rid) WHERE state = 7;"
+    "CREATE TABLE lanes_deps(parent_rid INTEGER NOT NULL, child_rid INTEGER NOT NULL,"
+    "  child_key TEXT NOT NULL, status INTEGER NOT NULL DEFAULT 0, value TEXT,"
+    "  PRIMARY KEY(parent_rid, child_rid)) WITHOUT ROWID;"
+    "CREATE TRIGGER lanes_deps_parent_gone AFTER DELETE ON lanes_jobs"
+    "  WHEN old.pflags >= 16 BEGIN "
+    "  DELETE FROM lanes_deps WHERE parent_rid = old.rid; END;"
+    "CREATE TRIGGER lanes_deps_child_gone AFTER DELETE ON lanes_jobs"
+    "  WHEN old.parent_rid IS NOT NULL AND old.state < 4 BEGIN "
+    "  UPDATE lanes_jobs SET deps = deps - 1 WHERE rid = old.parent_rid AND"
+    "  EXISTS (SELECT 1 FROM lanes_deps WHERE parent_rid = old.parent_rid AND"
+    "  child_rid = old.rid AND status = 0);"
+    "  DELETE FROM lanes_deps WHERE parent_rid = old.parent_rid AND"
+    "  child_rid = old.rid AND status = 0;"
+    "  UPDATE lanes_jobs SET state = CASE WHEN delay > 0 THEN 1 ELSE 0 END,"
+    "  run_at = " NOW_SQL " + delay WHERE rid = old.parent_rid AND state = 7"
+    "  AND deps = 0; END;",
 };
 
 /* ---------------------------------------------------------------- errors */
@@ -594,6 +656,8 @@ static const ln__store_methods sq_methods = {
     .sched_list = ln__sq_sched_list,
     .sched_taken = NULL, /* inside the take: ln__sq_sched_taken */
     .limits = ln__sq_limits,
+    .add_flow = ln__sq_add_flow,
+    .children = ln__sq_children,
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */

@@ -8,14 +8,25 @@
 #include <sqlite3.h>
 
 /* Schema version this code writes; stored in PRAGMA user_version. */
-#define SQ_SCHEMA_VERSION 9
+#define SQ_SCHEMA_VERSION 10
 /* PRAGMA application_id of a lanes store: "LNJB". */
 #define SQ_APPLICATION_ID 0x4C4E4A42
 
 /* Job states as stored in lanes_jobs.state. "prioritized" and "paused" are
  * not stored: a ready job with priority > 0 is prioritized, and ready jobs
  * of a paused queue report paused. */
-enum { ST_READY = 0, ST_DELAYED = 1, ST_ACTIVE = 3, ST_COMPLETED = 4, ST_FAILED = 5 };
+/* pflags bit of a flow parent (the LN__FLOW_* bits below it are a
+ * child's failure options). */
+#define SQ_FLOW_PARENT 16
+
+enum {
+    ST_READY = 0,
+    ST_DELAYED = 1,
+    ST_ACTIVE = 3,
+    ST_COMPLETED = 4,
+    ST_FAILED = 5,
+    ST_WAITING_CHILDREN = 7 /* = LN_JOB_WAITING_CHILDREN (a flow parent) */
+};
 
 /* Invariant: lanes_counts(queue, state).n is the number of lanes_jobs rows
  * of that queue whose SQ_COUNT_KEY is state, at every commit. Who keeps it:
@@ -119,6 +130,17 @@ typedef enum sq_stmt {
     S_LIMIT_CONC,
     S_LIMIT_ACTIVE,
     S_LIMIT_REQUEUE,
+    /* Flows (sqlite_flow.c). */
+    S_LIST_WAITING_CHILDREN,
+    S_FLOW_SET,
+    S_DEP_ADD,
+    S_DEP_DONE,
+    S_FLOW_DEPS_DEC,
+    S_FLOW_RELEASE,
+    S_FLOW_FAIL_PARENT,
+    S_FLOW_BLOCKED,
+    S_FLOW_CHILDREN,
+    S_FLOW_PARENT,
     S_COUNT_
 } sq_stmt;
 
@@ -298,6 +320,18 @@ int ln__sq_pending(ln__jobs_be *b, const char *queue, int *pending);
 int ln__sq_metrics_collect(sq_be *be, const char *queue, const ln__jobs_step *st, int64_t now);
 int ln__sq_metrics(ln__jobs_be *b, const char *queue, int type, int64_t start, int64_t end,
                    ln_job_metrics *out);
+/* Flows (sqlite_flow.c): store methods version 7, and the hook of the
+ * completion transaction: child 'rid' (of queue, public id) with parent
+ * prid and failure options pflags (LN__FLOW_*) finished (completed 1: with
+ * result text; 0: failed for good with reason text). */
+int ln__sq_add_flow(ln__jobs_be *b, ln__flow_new *nodes, size_t n);
+int ln__sq_children(ln__jobs_be *b, const char *queue, const char *id, ln_job_children *out);
+int ln__sq_flow_child_done(sq_be *be, const char *queue, const char *id, int64_t rid, int64_t prid,
+                           int pflags, int completed, const char *text, int64_t now);
+/* A completion refused for pending or failed dependencies: *d turned into
+ * the failure that replaces it (1), or 0 when the job is simply not held
+ * (stale). */
+int ln__sq_flow_refused(sq_be *be, ln__job_done *d, char *reason, size_t reason_size);
 
 /* sqlite_admin.c: store methods version 4. */
 int ln__sq_queues(ln__jobs_be *b, size_t max, char ***names, size_t *n);

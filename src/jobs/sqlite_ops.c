@@ -158,6 +158,9 @@ static int read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
     case ST_DELAYED:
         info->state = LN_JOB_DELAYED;
         break;
+    case ST_WAITING_CHILDREN:
+        info->state = LN_JOB_WAITING_CHILDREN;
+        break;
     case ST_ACTIVE:
         info->state = LN_JOB_ACTIVE;
         break;
@@ -236,6 +239,7 @@ int ln__sq_counts(ln__jobs_be *b, const char *queue, ln_job_counts *c) {
     c->active = (uint64_t)sqlite3_column_int64(s, LN_JOB_ACTIVE);
     c->completed = (uint64_t)sqlite3_column_int64(s, LN_JOB_COMPLETED);
     c->failed = (uint64_t)sqlite3_column_int64(s, LN_JOB_FAILED);
+    c->waiting_children = (uint64_t)sqlite3_column_int64(s, 7);
     if (sqlite3_column_int(s, 6)) {
         c->paused = c->waiting + c->prioritized;
         c->waiting = c->prioritized = 0;
@@ -267,6 +271,7 @@ int ln__sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset, siz
         [LN_JOB_COMPLETED] = S_LIST_COMPLETED,
         [LN_JOB_FAILED] = S_LIST_FAILED,
         [LN_JOB_PAUSED] = S_LIST_READY,
+        [LN_JOB_WAITING_CHILDREN] = S_LIST_WAITING_CHILDREN,
     };
     *out = NULL;
     *n = 0;

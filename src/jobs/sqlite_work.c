@@ -90,10 +90,16 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_st
     const char *text = complete ? d->result : d->reason;
     if (text != NULL) sqlite3_bind_text(s, 4, text, -1, SQLITE_STATIC);
     int rc = sqlite3_step(s);
-    if (rc == SQLITE_DONE) { /* no row: the token is stale */
+    if (rc == SQLITE_DONE) { /* no row: the token is stale, or a parent refuses */
         sqlite3_reset(s);
         d->rc = LN_ESTALE;
-        return 0;
+        ln__job_done alt = *d;
+        char why[LN_JOB_ID_MAX + 96];
+        int refused = complete ? ln__sq_flow_refused(be, &alt, why, sizeof why) : 0;
+        if (refused <= 0) return refused;
+        int err = apply_done(be, queue, &alt, now, completed); /* the failure instead */
+        d->rc = alt.rc;
+        return err;
     }
     if (rc != SQLITE_ROW) {
         int err = ln__sq_err(be, rc, complete ? "complete" : "fail");
@@ -102,7 +108,12 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_st
     }
     int mode = sqlite3_column_int(s, 0);
     int64_t value = sqlite3_column_int64(s, 1);
+    int64_t prid = sqlite3_column_int64(s, 2); /* a flow child's parent, else 0 */
+    int pflags = sqlite3_column_int(s, 3);
     int err = ln__sq_run(be, s, "finish"); /* drain and reset */
+    if (err == 0 && prid > 0)
+        err = ln__sq_flow_child_done(be, queue, d->ref.id, (int64_t)d->ref.key, prid, pflags,
+                                     complete, text, now);
     if (err == 0)
         err = complete ? ln__sq_event(be, queue, "completed", d->ref.id, "returnvalue",
                                       text != NULL ? text : "null", "prev", "active", now)
@@ -338,8 +349,14 @@ static int stalled_events(sq_be *be, const char *queue, sqlite3_stmt *s, const c
                                       (const char *)sqlite3_column_text(s, 4));
     int err = ln__sq_event(be, queue, "stalled", id, NULL, NULL, NULL, NULL, now);
     if (err != 0) return err;
-    if (sqlite3_column_int(s, 1) == ST_FAILED)
-        return ln__sq_event(be, queue, "failed", id, "failedReason", reason, "prev", "active", now);
+    if (sqlite3_column_int(s, 1) == ST_FAILED) {
+        err = ln__sq_event(be, queue, "failed", id, "failedReason", reason, "prev", "active", now);
+        if (err == 0 && sqlite3_column_int64(s, 5) > 0) /* a flow child */
+            err = ln__sq_flow_child_done(be, queue, id, sqlite3_column_int64(s, 0),
+                                         sqlite3_column_int64(s, 5), sqlite3_column_int(s, 6), 0,
+                                         reason, now);
+        return err;
+    }
     return ln__sq_event(be, queue, "waiting", id, "prev", "active", NULL, NULL, now);
 }
 

@@ -450,7 +450,7 @@ static void case_bad_calls_in_handler(conf_ctx *c) {
 static void case_state_names(conf_ctx *c) {
     (void)c;
     const char *names[] = {"waiting",   "delayed", "prioritized", "active",
-                           "completed", "failed",  "paused"};
+                           "completed", "failed",  "paused",      "waiting-children"};
     for (int s = 0; s < LN_JOB_NSTATES; s++) {
         CONF_CHECK_STR(ln_job_state_name(s), names[s]);
         CHECK_EQ(ln_job_state_parse(names[s]), s);

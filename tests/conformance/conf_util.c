@@ -110,6 +110,8 @@ static uint64_t count_of(const ln_job_counts *k, int state) {
         return k->completed;
     case LN_JOB_FAILED:
         return k->failed;
+    case LN_JOB_WAITING_CHILDREN:
+        return k->waiting_children;
     default:
         return k->paused;
     }

@@ -24,6 +24,9 @@ local TWO32 = 4294967296
 local T = rcall('TIME')
 local NOW = tonumber(T[1]) * 1000 + math.floor(tonumber(T[2]) / 1000)
 
+-- A flow child's finish, set by lib_flow.lua (embedded after this file).
+local flow_on_finish
+
 local function int_str(x)
     return string.format('%.0f', x)
 end
@@ -296,7 +299,7 @@ end
 -- removeOnComplete, out-of-range numbers).
 local HINT_ATM = 2097152 -- 2^21
 local function finish_hint(opts, h)
-    if h.deid then return 0 end
+    if h.deid or opts.parent then return 0 end -- (a flow child: lib_flow.lua)
     local count, age = keep_spec(opts.removeOnComplete)
     local atm = math.floor(tonumber(h.atm or h.attemptsMade) or 0)
     if age >= 0 or count ~= math.floor(count) or count < -1 or count >= 1073741822
@@ -312,13 +315,13 @@ end
 -- flush_batch. A finish_hint (> 0, completed only) saves reading the hash.
 local function finish_job(id, target, value, batch, hint)
     local jkey = B .. id
-    local opts, atm, count, age, limit
+    local opts, atm, count, age, limit, f
     if hint and hint > 0 and target == 'completed' then
         opts, age, limit = {}, -1, 0
         count = math.floor(hint / HINT_ATM) - 2
         atm = math.floor((hint % HINT_ATM) / 2) + 1
     else
-        local f = rcall('HMGET', jkey, 'opts', 'deid', 'atm', 'attemptsMade')
+        f = rcall('HMGET', jkey, 'opts', 'deid', 'atm', 'attemptsMade', 'parentKey', 'parent')
         local deid = f[2]
         opts = decode_opts(f[1])
         atm = (tonumber(f[3] or f[4]) or 0) + 1
@@ -332,6 +335,7 @@ local function finish_job(id, target, value, batch, hint)
         if target == 'completed' then keep = opts.removeOnComplete else keep = opts.removeOnFail end
         count, age, limit = keep_spec(keep)
     end
+    if f and (f[5] or f[6]) then flow_on_finish(jkey, f[5], f[6], target, value) end
     if count == 0 then
         delete_job_keys(id)
     else

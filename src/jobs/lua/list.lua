@@ -34,6 +34,8 @@ elseif state == 'paused' then
     end
 elseif state == 'delayed' then
     ids = rcall('ZRANGE', K.delayed, off, off + lim - 1)
+elseif state == 'waiting-children' then
+    ids = rcall('ZRANGE', B .. 'waiting-children', off, off + lim - 1)
 elseif state == 'active' then
     ids = from_tail(K.active, off, lim)
 elseif state == 'completed' or state == 'failed' then

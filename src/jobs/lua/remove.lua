@@ -10,10 +10,13 @@ for _, s in ipairs({'completed', 'failed', 'delayed', 'prioritized'}) do
     if rcall('ZREM', K[s], id) == 1 then prev = s end
 end
 if rcall('LREM', K.wait, 0, id) > 0 then prev = 'waiting' end
+if rcall('ZREM', B .. 'waiting-children', id) == 1 then prev = 'waiting-children' end
 if rcall('LREM', K.active, 0, id) > 0 then prev = 'active' end
 rcall('LREM', K.paused, 0, id)
 rcall('SREM', K.stalled, id)
-local deid = rcall('HGET', jkey, 'deid')
+local f = rcall('HMGET', jkey, 'deid', 'parentKey', 'parent')
+local deid = f[1]
+if f[2] or f[3] then flow_child_removed(jkey, f[2], f[3]) end
 if deid and rcall('GET', B .. 'de:' .. deid) == id then rcall('DEL', B .. 'de:' .. deid) end
 delete_job_keys(id)
 emit('removed', 'jobId', id, 'prev', prev)

@@ -74,10 +74,12 @@ end
 -- and how many outcomes were recorded (the lease still held).
 local function record_done(first, batch)
     local lock_keys, locks = read_done_locks(first)
+    local refused = flow_refusals(first, ndone, DONE_ARGS) -- flow parents (lib_flow.lua)
     local done_rc, nfinished = {}, 0
     for i = 1, ndone do
         local a = first + (i - 1) * DONE_ARGS
         local id, token, kind, value = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
+        if refused[i] then kind, value = refused[i][1], refused[i][2] end
         local rc
         if token ~= '0' and locks[i] == token then -- ours: no EXISTS needed
             if rcall('LREM', K.active, '-1', id) == 0 then -- (a string: no number formatting)
@@ -104,7 +106,7 @@ local function record_done(first, batch)
             elseif kind == 'l' then
                 requeue_limited(id, tonumber(ARGV[a + 5]))
             else
-                retry_job(id, value, tonumber(ARGV[a + 5]))
+                retry_job(id, value, refused[i] and refused[i][3] or tonumber(ARGV[a + 5]))
             end
         end
         done_rc[i] = rc

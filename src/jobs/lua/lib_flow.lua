@@ -1,0 +1,177 @@
+-- lib_flow.lua - flows, in BullMQ 6.7's layout (docs/internals/flows.md):
+-- what a child's completion or final failure does to its parent. Embedded
+-- after lib.lua in every script; lib.lua's finish_job calls flow_on_finish
+-- for a job that has a parent, so other jobs pay nothing here.
+--
+-- A parent may sit in another queue than the script's (of the same hash
+-- slot on a Cluster), so these take the parent's queue key
+-- ("<prefix>:<queue>", BullMQ's queueKey) instead of using K.
+
+-- XADD to the events of queue base qb ("<prefix>:<queue>:").
+local function flow_emit(qb, name, ...)
+    if qb == B then return emit(name, ...) end
+    local cap = rcall('HGET', qb .. 'meta', 'opts.maxLenEvents') or '10000'
+    rcall('XADD', qb .. 'events', 'MAXLEN', '~', cap, '*', 'event', name, ...)
+end
+
+local function flow_paused_or_maxed(qb)
+    local m = rcall('HMGET', qb .. 'meta', 'paused', 'concurrency')
+    if m[1] then return true end
+    return m[2] ~= false and rcall('LLEN', qb .. 'active') >= (tonumber(m[2]) or 0)
+end
+
+-- BullMQ's moveParentToWait: delayed by the parent's own delay, else to
+-- the front of wait (RPUSH) or into prioritized, with the marker.
+local function flow_parent_to_wait(qk, pkey, pid)
+    local qb = qk .. ':'
+    local a = rcall('HMGET', pkey, 'priority', 'delay')
+    local priority, delay = tonumber(a[1]) or 0, tonumber(a[2]) or 0
+    if delay > 0 then
+        local due = NOW + delay
+        rcall('ZADD', qb .. 'delayed', int_str(due * 4096), pid)
+        flow_emit(qb, 'delayed', 'jobId', pid, 'delay', int_str(due))
+        local first = rcall('ZRANGE', qb .. 'delayed', 0, 0, 'WITHSCORES')
+        if first[2] then rcall('ZADD', qb .. 'marker', tonumber(first[2]) / 4096, '1') end
+        return
+    end
+    local held = flow_paused_or_maxed(qb)
+    if priority == 0 then
+        rcall('RPUSH', qb .. 'wait', pid)
+    else
+        local n = rcall('INCR', qb .. 'pc') % TWO32
+        rcall('ZADD', qb .. 'prioritized', int_str(priority * TWO32 + n), pid)
+    end
+    if not held then rcall('ZADD', qb .. 'marker', 0, '0') end
+    flow_emit(qb, 'waiting', 'jobId', pid, 'prev', 'waiting-children')
+end
+
+-- BullMQ's moveParentToWaitIfNeeded: only a parent in waiting-children.
+local function flow_release(qk, pkey, pid)
+    if rcall('EXISTS', pkey) == 0 then return end
+    if rcall('ZREM', qk .. ':waiting-children', pid) == 1 then
+        flow_parent_to_wait(qk, pkey, pid)
+    end
+end
+
+local function flow_release_if_done(qk, pkey, pid)
+    if rcall('SCARD', pkey .. ':dependencies') == 0 then flow_release(qk, pkey, pid) end
+end
+
+-- The parent of a child: its decoded 'parent' field (nil if bad), its
+-- id and queue key (from the field, else split from parentKey).
+local function flow_parent_of(pkey, raw)
+    local p = {}
+    if raw then
+        local ok, t = pcall(cjson.decode, raw)
+        if ok and type(t) == 'table' then p = t end
+    end
+    local pid, qk = p.id, p.queueKey
+    if (not pid or not qk) and pkey then
+        pid = string.match(pkey, '([^:]+)$')
+        qk = string.sub(pkey, 1, #pkey - #pid - 1)
+    end
+    return p, tostring(pid), qk
+end
+
+-- BullMQ's handleChildFailureAndMoveParentToWait (fail-parent): a
+-- deferred failure that the next worker to take the parent records.
+local function flow_fail_parent(qk, pkey, pid, ckey)
+    if rcall('EXISTS', pkey) == 0 then return end
+    local defa = 'child ' .. ckey .. ' failed'
+    local from = qk .. ':waiting-children'
+    if not rcall('ZSCORE', from, pid) then
+        from = nil
+        if rcall('ZSCORE', qk .. ':delayed', pid) then
+            from = qk .. ':delayed'
+            rcall('HSET', pkey, 'delay', 0)
+        end
+    end
+    if from then
+        rcall('ZREM', from, pid)
+        rcall('HSET', pkey, 'defa', defa)
+        flow_parent_to_wait(qk, pkey, pid)
+    elseif not rcall('ZSCORE', qk .. ':failed', pid) then
+        rcall('HSET', pkey, 'defa', defa)
+    end
+end
+
+-- Job jkey (with parentKey pkey and parent field raw) finished: target
+-- 'completed' with returnvalue value, or 'failed' for good with reason
+-- value. BullMQ's updateParentDepsIfNeeded / moveChildFromDependenciesIfNeeded.
+flow_on_finish = function(jkey, pkey, raw, target, value)
+    local p, pid, qk = flow_parent_of(pkey, raw)
+    if not qk then return end
+    pkey = qk .. ':' .. pid
+    local deps = pkey .. ':dependencies'
+    if target == 'completed' then
+        if rcall('SREM', deps, jkey) == 1 then
+            rcall('HSET', pkey .. ':processed', jkey, value)
+            flow_release_if_done(qk, pkey, pid)
+        end
+    elseif p.fpof then
+        if rcall('SREM', deps, jkey) == 1 then
+            rcall('ZADD', pkey .. ':unsuccessful', NOW_S, jkey)
+            flow_fail_parent(qk, pkey, pid, jkey)
+        end
+    elseif p.cpof then
+        if rcall('SREM', deps, jkey) == 1 then
+            rcall('HSET', pkey .. ':failed', jkey, value)
+            flow_release(qk, pkey, pid)
+        end
+    elseif p.idof or p.rdof then
+        if rcall('SREM', deps, jkey) == 1 then
+            flow_release_if_done(qk, pkey, pid)
+            if p.idof then rcall('HSET', pkey .. ':failed', jkey, value) end
+        end
+    end
+end
+
+-- Child jkey (parentKey pkey, parent field raw) is being removed: no
+-- longer a dependency, and a parent left without one is released
+-- (BullMQ's removeParentDependencyKey, as removeJob calls it).
+local function flow_child_removed(jkey, pkey, raw)
+    local _, pid, qk = flow_parent_of(pkey, raw)
+    if not qk then return end
+    pkey = qk .. ':' .. pid
+    if rcall('SREM', pkey .. ':dependencies', jkey) == 1 then flow_release_if_done(qk, pkey, pid) end
+end
+
+-- The completions of a step (ARGV groups of 'size' from 'first', kind
+-- "c") that their job's children refuse, as BullMQ's moveToFinished
+-- does (-4 pending, -9 a failed child): one EXISTS for all of them finds
+-- none in the common case. Returns {[i] = {kind, reason, delay}}: the
+-- failure recorded instead (the delay: the job's backoff).
+local function flow_refusals(first, n, size)
+    local keys, at = {}, {}
+    for i = 1, n do
+        local a = first + (i - 1) * size
+        if ARGV[a + 3] == 'c' then
+            local jkey = B .. ARGV[a + 1]
+            keys[#keys + 1] = jkey .. ':dependencies'
+            keys[#keys + 1] = jkey .. ':unsuccessful'
+            at[#at + 1] = i
+        end
+    end
+    local out = {}
+    if #keys == 0 or rcall('EXISTS', unpack(keys)) == 0 then return out end
+    for _, i in ipairs(at) do
+        local id = ARGV[first + (i - 1) * size + 1]
+        local jkey = B .. id
+        if rcall('ZCARD', jkey .. ':unsuccessful') > 0 then
+            out[i] = {'f', 'Cannot complete job ' .. id ..
+                      ' because it has at least one failed child. moveToFinished', 0}
+        elseif rcall('SCARD', jkey .. ':dependencies') > 0 then
+            local reason = 'Job ' .. id .. ' has pending dependencies. moveToFinished'
+            local f = rcall('HMGET', jkey, 'opts', 'atm', 'attemptsMade')
+            local opts = decode_opts(f[1])
+            local made = tonumber(f[2] or f[3]) or 0
+            if made + 1 >= (tonumber(opts.attempts) or 0) then
+                out[i] = {'f', reason, 0}
+            else
+                local btype, bdelay = backoff_of(opts)
+                out[i] = {'r', reason, btype == 1 and bdelay * 2 ^ math.min(made, 40) or bdelay}
+            end
+        end
+    end
+    return out
+end

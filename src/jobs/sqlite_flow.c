@@ -1,0 +1,407 @@
+/* sqlite_flow.c - SQLite backend: flows (jobs.h "Flows";
+ * docs/internals/flows.md). A flow is added in one transaction; a child's
+ * completion or final failure updates its parent in the transaction that
+ * records it (apply_done in sqlite_work.c calls ln__sq_flow_child_done
+ * only for a row with a parent_rid, so other jobs pay nothing). */
+#include "sqlite_int.h"
+
+#include "../internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BIND_TEXT(s, i, v) sqlite3_bind_text((s), (i), (v), -1, SQLITE_STATIC)
+/* How far a failure climbs a chain of parents in one transaction (a flow
+ * is at most LN_FLOW_DEPTH_MAX deep; more only by hand-made chains). */
+#define CLIMB_MAX (4 * LN_FLOW_DEPTH_MAX)
+
+/* Insert node j of queue (S_ADD's bindings, as ln__sq_add). 0, or 1 if
+ * its caller id exists, or an error. */
+static int insert_job(sq_be *be, const char *queue, const ln__job_new *j, int64_t now) {
+    const ln_job_opts *o = &j->opts;
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_ADD);
+    if (s == NULL) return LN_EBACKEND;
+    BIND_TEXT(s, 1, queue);
+    if (o->job_id != NULL) BIND_TEXT(s, 2, o->job_id);
+    BIND_TEXT(s, 3, j->name);
+    sqlite3_bind_text(s, 4, j->data, (int)j->data_len, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 5, o->delay_ms);
+    sqlite3_bind_int(s, 6, o->priority);
+    sqlite3_bind_int64(s, 7, now);
+    sqlite3_bind_int(s, 8, o->attempts);
+    sqlite3_bind_int(s, 9, o->backoff);
+    sqlite3_bind_int64(s, 10, o->backoff_ms);
+    sqlite3_bind_int(s, 11, o->remove_on_complete.mode);
+    sqlite3_bind_int64(s, 12, o->remove_on_complete.value);
+    sqlite3_bind_int(s, 13, o->remove_on_fail.mode);
+    sqlite3_bind_int64(s, 14, o->remove_on_fail.value);
+    if (o->traceparent != NULL) BIND_TEXT(s, 15, o->traceparent);
+    if (o->traceparent != NULL && o->tracestate != NULL && o->tracestate[0])
+        BIND_TEXT(s, 16, o->tracestate);
+    sqlite3_bind_int64(s, 17, o->timeout_ms);
+    int err = ln__sq_run(be, s, "add flow");
+    if (err != 0) return err;
+    return sqlite3_changes(be->db) == 0 ? 1 : 0;
+}
+
+static int run_flow_set(sq_be *be, int64_t rid, const ln__flow_new *nd, int64_t prid) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_FLOW_SET);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, rid);
+    sqlite3_bind_int64(s, 2, (int64_t)nd->nchildren);
+    if (prid > 0) sqlite3_bind_int64(s, 3, prid);
+    sqlite3_bind_int(s, 4, nd->on_fail | (nd->nchildren > 0 ? SQ_FLOW_PARENT : 0));
+    return ln__sq_run(be, s, "add flow (links)");
+}
+
+static int add_dep(sq_be *be, int64_t prid, int64_t rid, const char *queue, const char *id) {
+    char key[LN_JOB_QUEUE_MAX + LN_JOB_ID_MAX + 2];
+    snprintf(key, sizeof key, "%s:%s", queue, id);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_DEP_ADD);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, prid);
+    sqlite3_bind_int64(s, 2, rid);
+    BIND_TEXT(s, 3, key);
+    return ln__sq_run(be, s, "add flow (dependency)");
+}
+
+/* The events of node nd just added: added, then waiting-children (a
+ * parent), delayed or waiting. */
+static int node_events(sq_be *be, const ln__flow_new *nd, int64_t now) {
+    const ln__job_new *j = &nd->job;
+    int err = ln__sq_event(be, nd->queue, "added", j->id, "name", j->name, NULL, NULL, now);
+    if (err != 0) return err;
+    if (nd->nchildren > 0)
+        return ln__sq_event(be, nd->queue, "waiting-children", j->id, NULL, NULL, NULL, NULL, now);
+    if (j->opts.delay_ms <= 0)
+        return ln__sq_event(be, nd->queue, "waiting", j->id, NULL, NULL, NULL, NULL, now);
+    char due[24];
+    snprintf(due, sizeof due, "%lld", (long long)(now + j->opts.delay_ms));
+    return ln__sq_event(be, nd->queue, "delayed", j->id, "delay", due, NULL, NULL, now);
+}
+
+/* One node: insert, link to its parent, count, events. */
+static int add_node(sq_be *be, ln__flow_new *nodes, size_t i, int64_t *rids, int64_t now) {
+    ln__flow_new *nd = &nodes[i];
+    ln__job_new *j = &nd->job;
+    int err = insert_job(be, nd->queue, j, now);
+    if (err == 1)
+        return ln__jobs_be_err(&be->base, LN_EINVAL, "flow node %zu: queue '%s' has a job '%s'", i,
+                               nd->queue, j->opts.job_id);
+    if (err != 0) return err;
+    int64_t rid = rids[i] = sqlite3_last_insert_rowid(be->db);
+    if (j->opts.job_id != NULL)
+        snprintf(j->id, sizeof j->id, "%s", j->opts.job_id);
+    else
+        snprintf(j->id, sizeof j->id, "%lld", (long long)rid);
+    j->existed = 0;
+    /* S_ADD's state is counted here; the move to waiting-children by the
+     * triggers (sqlite_int.h). */
+    int state = j->opts.delay_ms > 0   ? LN_JOB_DELAYED
+                : j->opts.priority > 0 ? LN_JOB_PRIORITIZED
+                                       : LN_JOB_WAITING;
+    if ((err = ln__sq_count(be, nd->queue, state, 1)) != 0) return err;
+    if (j->opts.lifo) {
+        sqlite3_stmt *s = ln__sq_stmt_get(be, S_ADD_LIFO);
+        if (s == NULL) return LN_EBACKEND;
+        sqlite3_bind_int64(s, 1, rid);
+        if ((err = ln__sq_run(be, s, "add flow (lifo)")) != 0) return err;
+    }
+    int64_t prid = nd->parent >= 0 ? rids[nd->parent] : 0;
+    if (nd->nchildren > 0 || prid > 0) err = run_flow_set(be, rid, nd, prid);
+    if (err == 0 && prid > 0) err = add_dep(be, prid, rid, nd->queue, j->id);
+    if (err == 0) err = node_events(be, nd, now);
+    return err;
+}
+
+int ln__sq_add_flow(ln__jobs_be *b, ln__flow_new *nodes, size_t n) {
+    sq_be *be = (sq_be *)b;
+    int64_t now;
+    int err = ln__sq_reserve_check(be); /* adds never use the space reserve */
+    if (err != 0) return err;
+    int64_t *rids = ln__calloc(n, sizeof *rids);
+    if (rids == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+    if ((err = ln__sq_begin_write(be, &now)) != 0) {
+        ln__free(rids);
+        return err;
+    }
+    for (size_t i = 0; i < n && err == 0; i++) err = add_node(be, nodes, i, rids, now);
+    ln__free(rids);
+    if (err == 0)
+        err = ln__sq_commit(be);
+    else
+        ln__sq_rollback(be);
+    return err == LN_ENOSPC ? ln__sq_add_full(be) : err;
+}
+
+/* -------------------------------------------------- a child finished */
+
+/* Text column col of s copied into buf ("" for NULL). */
+static void col_text(sqlite3_stmt *s, int col, char *buf, size_t size) {
+    const unsigned char *t = sqlite3_column_text(s, col);
+    snprintf(buf, size, "%s", t != NULL ? (const char *)t : "");
+}
+
+/* Parent prid out of waiting-children (force: even with pending deps),
+ * with its event. */
+static int release_parent(sq_be *be, int64_t prid, int force, int64_t now) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_FLOW_RELEASE);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, prid);
+    sqlite3_bind_int64(s, 2, now);
+    sqlite3_bind_int(s, 3, force);
+    int rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        int err = rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "release parent");
+        sqlite3_reset(s);
+        return err;
+    }
+    char queue[LN_JOB_QUEUE_MAX], cid[LN_JOB_ID_MAX], id[LN_JOB_ID_MAX];
+    col_text(s, 0, queue, sizeof queue);
+    col_text(s, 1, cid, sizeof cid);
+    int64_t delay = sqlite3_column_int64(s, 2);
+    int err = ln__sq_run(be, s, "release parent");
+    ln__sq_public_id(id, sizeof id, prid, cid[0] ? cid : NULL);
+    if (err != 0) return err;
+    if (delay <= 0)
+        return ln__sq_event(be, queue, "waiting", id, "prev", "waiting-children", NULL, NULL, now);
+    char due[24];
+    snprintf(due, sizeof due, "%lld", (long long)(now + delay));
+    return ln__sq_event(be, queue, "delayed", id, "delay", due, NULL, NULL, now);
+}
+
+/* Mark child rid of prid: status (1 processed, 2 failed, 3 unsuccessful,
+ * 5 removed) with value. *changed: it was pending. */
+static int mark_dep(sq_be *be, int64_t prid, int64_t rid, int status, const char *value,
+                    int *changed) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_DEP_DONE);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, prid);
+    sqlite3_bind_int64(s, 2, rid);
+    sqlite3_bind_int(s, 3, status);
+    if (value != NULL) BIND_TEXT(s, 4, value);
+    int err = ln__sq_run(be, s, "flow dependency");
+    *changed = err == 0 && sqlite3_changes(be->db) == 1;
+    if (err != 0 || !*changed || status == 3) return err; /* 3 keeps blocking */
+    if ((s = ln__sq_stmt_get(be, S_FLOW_DEPS_DEC)) == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, prid);
+    return ln__sq_run(be, s, "flow dependency count");
+}
+
+static int child_done(sq_be *be, const char *key, int64_t rid, int64_t prid, int pflags,
+                      int completed, const char *text, int64_t now, int depth);
+
+/* fail-parent: parent prid fails now if it is not running or finished
+ * (an active parent keeps its unsuccessful child, which refuses its
+ * completion), and its own parent hears of it. */
+static int fail_parent(sq_be *be, int64_t prid, const char *reason, int64_t now, int depth) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_FLOW_FAIL_PARENT);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, prid);
+    BIND_TEXT(s, 2, reason);
+    sqlite3_bind_int64(s, 3, now);
+    int rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        int err = rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "fail parent");
+        sqlite3_reset(s);
+        return err;
+    }
+    char queue[LN_JOB_QUEUE_MAX], cid[LN_JOB_ID_MAX], id[LN_JOB_ID_MAX];
+    col_text(s, 0, queue, sizeof queue);
+    col_text(s, 1, cid, sizeof cid);
+    int64_t gprid = sqlite3_column_int64(s, 2);
+    int gflags = sqlite3_column_int(s, 3), mode = sqlite3_column_int(s, 4);
+    int64_t value = sqlite3_column_int64(s, 5);
+    int err = ln__sq_run(be, s, "fail parent");
+    ln__sq_public_id(id, sizeof id, prid, cid[0] ? cid : NULL);
+    if (err == 0)
+        err = ln__sq_event(be, queue, "failed", id, "failedReason", reason, "prev",
+                           "waiting-children", now);
+    if (err == 0 && gprid > 0 && depth < CLIMB_MAX) {
+        char key[LN_JOB_QUEUE_MAX + LN_JOB_ID_MAX + 2];
+        snprintf(key, sizeof key, "%s:%s", queue, id);
+        err = child_done(be, key, prid, gprid, gflags, 0, reason, now, depth + 1);
+    }
+    if (err == 0) err = ln__sq_apply_keep(be, queue, prid, ST_FAILED, mode, value, now, 0);
+    return err;
+}
+
+/* BullMQ's updateParentDepsIfNeeded (completed) and
+ * moveChildFromDependenciesIfNeeded (failed for good). */
+static int child_done(sq_be *be, const char *key, int64_t rid, int64_t prid, int pflags,
+                      int completed, const char *text, int64_t now, int depth) {
+    int changed = 0, err;
+    if (completed) {
+        err = mark_dep(be, prid, rid, 1, text != NULL ? text : "null", &changed);
+        return err == 0 && changed ? release_parent(be, prid, 0, now) : err;
+    }
+    if (pflags & LN__FLOW_FPOF) {
+        if ((err = mark_dep(be, prid, rid, 3, NULL, &changed)) != 0 || !changed) return err;
+        char reason[LN_JOB_QUEUE_MAX + LN_JOB_ID_MAX + 32];
+        snprintf(reason, sizeof reason, "child %s failed", key);
+        return fail_parent(be, prid, reason, now, depth);
+    }
+    if (pflags & LN__FLOW_CPOF) {
+        err = mark_dep(be, prid, rid, 2, text, &changed);
+        return err == 0 && changed ? release_parent(be, prid, 1, now) : err;
+    }
+    if (pflags & (LN__FLOW_IDOF | LN__FLOW_RDOF)) {
+        int idof = (pflags & LN__FLOW_IDOF) != 0;
+        err = mark_dep(be, prid, rid, idof ? 2 : 5, idof ? text : NULL, &changed);
+        return err == 0 && changed ? release_parent(be, prid, 0, now) : err;
+    }
+    return 0; /* no option: it stays a pending dependency */
+}
+
+int ln__sq_flow_child_done(sq_be *be, const char *queue, const char *id, int64_t rid, int64_t prid,
+                           int pflags, int completed, const char *text, int64_t now) {
+    char key[LN_JOB_QUEUE_MAX + LN_JOB_ID_MAX + 2];
+    snprintf(key, sizeof key, "%s:%s", queue, id);
+    return child_done(be, key, rid, prid, pflags, completed, text, now, 0);
+}
+
+int ln__sq_flow_refused(sq_be *be, ln__job_done *d, char *reason, size_t reason_size) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_FLOW_BLOCKED);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, (int64_t)d->ref.key);
+    sqlite3_bind_int64(s, 2, strtoll(d->ref.token, NULL, 10));
+    int rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        int err = rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "complete (dependencies)");
+        sqlite3_reset(s);
+        return err;
+    }
+    int failed_child = sqlite3_column_int(s, 1);
+    int made = sqlite3_column_int(s, 2), attempts = sqlite3_column_int(s, 3);
+    int backoff = sqlite3_column_int(s, 4);
+    int64_t backoff_ms = sqlite3_column_int64(s, 5);
+    sqlite3_reset(s);
+    d->result = NULL;
+    d->reason = reason;
+    if (failed_child) { /* BullMQ: unrecoverable */
+        snprintf(reason, reason_size,
+                 "Cannot complete job %s because it has at least one failed child. "
+                 "moveToFinished",
+                 d->ref.id);
+        d->kind = LN__DONE_FAIL;
+        return 1;
+    }
+    snprintf(reason, reason_size, "Job %s has pending dependencies. moveToFinished", d->ref.id);
+    if (made + 1 >= attempts) {
+        d->kind = LN__DONE_FAIL;
+        return 1;
+    }
+    d->kind = LN__DONE_RETRY; /* the worker's backoff (worker_steps.c) */
+    int shift = made < 40 ? made : 40;
+    const int64_t cap = 100LL * 366 * 24 * 3600 * 1000;
+    d->delay_ms = backoff == LN_BACKOFF_FIXED   ? backoff_ms
+                  : backoff_ms > (cap >> shift) ? cap
+                                                : backoff_ms << shift;
+    return 1;
+}
+
+/* ------------------------------------------------------------ reading */
+
+/* "queue:id" into c's queue and id (queue names have no ':'). */
+static int split_key(const char *key, char **queue, char **id) {
+    const char *colon = strchr(key, ':');
+    if (colon == NULL) return 0;
+    *queue = ln__malloc((size_t)(colon - key) + 1);
+    if (*queue == NULL) return LN_ENOMEM;
+    memcpy(*queue, key, (size_t)(colon - key));
+    (*queue)[colon - key] = '\0';
+    return (*id = ln__strdup(colon + 1)) != NULL ? 0 : LN_ENOMEM;
+}
+
+static int find_rid(sq_be *be, const char *queue, const char *id, int64_t *rid) {
+    int64_t num = ln__sq_numeric_id(id);
+    sqlite3_stmt *s = ln__sq_stmt_get(be, num > 0 ? S_STATE_OF : S_RID_OF_CID);
+    if (s == NULL) return LN_EBACKEND;
+    BIND_TEXT(s, 1, queue);
+    if (num > 0)
+        sqlite3_bind_int64(s, 2, num);
+    else
+        BIND_TEXT(s, 2, id);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) *rid = sqlite3_column_int64(s, 0);
+    sqlite3_reset(s);
+    if (rc == SQLITE_ROW) return 0;
+    if (rc == SQLITE_DONE)
+        return ln__jobs_be_err(&be->base, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    return ln__sq_err(be, rc, "children");
+}
+
+static int read_parent(sq_be *be, int64_t rid, ln_job_children *out) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_FLOW_PARENT);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, rid);
+    int rc = sqlite3_step(s), err = 0;
+    if (rc == SQLITE_ROW) {
+        char queue[LN_JOB_QUEUE_MAX], cid[LN_JOB_ID_MAX], id[LN_JOB_ID_MAX];
+        char key[sizeof queue + sizeof id + 1];
+        col_text(s, 0, queue, sizeof queue);
+        col_text(s, 1, cid, sizeof cid);
+        ln__sq_public_id(id, sizeof id, sqlite3_column_int64(s, 2), cid[0] ? cid : NULL);
+        snprintf(key, sizeof key, "%s:%s", queue, id);
+        if ((out->parent_key = ln__strdup(key)) == NULL ||
+            (out->parent_queue = ln__strdup(queue)) == NULL ||
+            (out->parent_id = ln__strdup(id)) == NULL)
+            err = LN_ENOMEM;
+    } else if (rc != SQLITE_DONE) {
+        err = ln__sq_err(be, rc, "children (parent)");
+    }
+    sqlite3_reset(s);
+    return err;
+}
+
+static int read_child(sqlite3_stmt *s, ln_job_child *c) {
+    memset(c, 0, sizeof *c);
+    const unsigned char *key = sqlite3_column_text(s, 0), *v = sqlite3_column_text(s, 2);
+    int st = sqlite3_column_int(s, 1);
+    c->status = st == 1   ? LN_CHILD_PROCESSED
+                : st == 2 ? LN_CHILD_FAILED
+                : st == 3 ? LN_CHILD_UNSUCCESSFUL
+                          : LN_CHILD_PENDING;
+    if ((c->key = ln__strdup(key != NULL ? (const char *)key : "")) == NULL) return LN_ENOMEM;
+    if (v != NULL && (c->value = ln__strdup((const char *)v)) == NULL) return LN_ENOMEM;
+    return split_key(c->key, &c->queue, &c->id);
+}
+
+static int read_children(sq_be *be, int64_t rid, ln_job_children *out) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_FLOW_CHILDREN);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, rid);
+    sqlite3_bind_int64(s, 2, 4 * (int64_t)LN_JOB_CHILDREN_MAX);
+    size_t cap = 0;
+    int rc, err = 0;
+    while (err == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (out->n == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            ln_job_child *p = ln__realloc(out->children, ncap * sizeof *p);
+            if (p == NULL) {
+                err = LN_ENOMEM;
+                break;
+            }
+            out->children = p;
+            cap = ncap;
+        }
+        err = read_child(s, &out->children[out->n++]);
+    }
+    if (err == 0 && rc != SQLITE_DONE) err = ln__sq_err(be, rc, "children");
+    sqlite3_reset(s);
+    return err;
+}
+
+int ln__sq_children(ln__jobs_be *b, const char *queue, const char *id, ln_job_children *out) {
+    sq_be *be = (sq_be *)b;
+    int64_t rid = 0;
+    int err = ln__sq_exec(be, S_BEGIN_R); /* one snapshot */
+    if (err != 0) return err;
+    err = find_rid(be, queue, id, &rid);
+    if (err == 0) err = read_parent(be, rid, out);
+    if (err == 0) err = read_children(be, rid, out);
+    ln__sq_rollback(be);
+    if (err == LN_ENOMEM) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+    return err;
+}
