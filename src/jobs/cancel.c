@@ -9,7 +9,7 @@
 int ln_jobs_cancel(ln_jobs *jobs, const char *queue, const char *id) {
     char msg[LN__JOBS_ERRMSG_MAX];
     int code = ln__jobs_check_queue(queue, msg, sizeof msg);
-    if (code == 0) code = ln__jobs_check_name(id, LN_JOB_ID_MAX, "job id", msg, sizeof msg);
+    if (code == 0) code = ln__jobs_check_name(id, SIZE_MAX, "job id", msg, sizeof msg);
     int err = ln__jobs_enter(jobs);
     if (err != 0) return err;
     if (code != 0) return ln__jobs_leave(jobs, ln__jobs_err(jobs, code, "%s", msg));

@@ -128,6 +128,7 @@ int ln_jobs_add_flow(ln_jobs *jobs, const ln_flow_node *root, char *ids, size_t 
             for (size_t i = 0; i < f.n; i++)
                 snprintf(ids + i * id_size, id_size, "%s", f.nodes[i].job.id);
     }
+    for (size_t i = 0; f.nodes != NULL && i < f.n; i++) ln__free(f.nodes[i].job.id);
     ln__free(f.nodes);
     return err;
 }
@@ -156,7 +157,7 @@ int ln_jobs_children(ln_jobs *jobs, const char *queue, const char *id, ln_job_ch
         memset(out, 0, sizeof *out);
         code = ln__jobs_check_queue(queue, msg, sizeof msg);
     }
-    if (code == 0) code = ln__jobs_check_name(id, LN_JOB_ID_MAX, "job id", msg, sizeof msg);
+    if (code == 0) code = ln__jobs_check_name(id, SIZE_MAX, "job id", msg, sizeof msg);
     int err = ln__jobs_enter(jobs);
     if (err != 0) return err;
     if (code != 0) return ln__jobs_leave(jobs, ln__jobs_err(jobs, code, "%s", msg));

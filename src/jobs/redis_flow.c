@@ -76,10 +76,13 @@ static int read_ids(ln__jobs_be *be, redisReply *rep, ln__flow_new *nodes, size_
     }
     if (rep->elements != n + 1) return bad_reply(be, rep, "flow");
     for (size_t i = 0; i < n; i++) {
-        const redisReply *id = rep->element[i + 1];
-        if (id->type != REDIS_REPLY_STRING || id->len >= LN_JOB_ID_MAX)
-            return bad_reply(be, rep, "flow");
-        memcpy(nodes[i].job.id, id->str, id->len + 1);
+        if (rep->element[i + 1]->type != REDIS_REPLY_STRING) return bad_reply(be, rep, "flow");
+        ln__free(nodes[i].job.id); /* the backend sets it; any length (job_record.h) */
+        nodes[i].job.id = NULL;
+        if (ln__redis_str_at(rep, i + 1, &nodes[i].job.id) != 0) {
+            freeReplyObject(rep);
+            return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
+        }
         nodes[i].job.existed = 0;
     }
     freeReplyObject(rep);

@@ -91,10 +91,9 @@ static int add_node(sq_be *be, ln__flow_new *nodes, size_t i, int64_t *rids, int
                                nd->queue, j->opts.job_id);
     if (err != 0) return err;
     int64_t rid = rids[i] = sqlite3_last_insert_rowid(be->db);
-    if (j->opts.job_id != NULL)
-        snprintf(j->id, sizeof j->id, "%s", j->opts.job_id);
-    else
-        snprintf(j->id, sizeof j->id, "%lld", (long long)rid);
+    ln__free(j->id); /* the backend sets it; any length (job_record.h) */
+    if ((j->id = ln__sq_id_dup(rid, j->opts.job_id)) == NULL)
+        return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
     j->existed = 0;
     /* S_ADD's state is counted here; the move to waiting-children by the
      * triggers (sqlite_int.h). */

@@ -97,7 +97,7 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_st
         char why[LN_JOB_ID_MAX + 96];
         int refused = complete ? ln__sq_flow_refused(be, &alt, why, sizeof why) : 0;
         if (refused <= 0) return refused;
-        int err = apply_done(be, queue, &alt, now, completed); /* the failure instead */
+        int err = apply_done(be, queue, &alt, st, now, completed); /* the failure instead */
         d->rc = alt.rc;
         return err;
     }

@@ -191,7 +191,7 @@ void ln__idle_phase(ln__run *r) {
     if (w->nslots > 0) deadline = min_u64(deadline, r->next_cancel); /* worker_cancel.c */
     if (!rd->no_take) deadline = min_u64(deadline, r->next_stall);
     if (rd->stopping && !r->released) deadline = min_u64(deadline, r->grace_end);
-    deadline = min_u64(deadline, r->next_beat); /* the heartbeat */
+    deadline = min_u64(deadline, r->next_beat);     /* the heartbeat */
     if (r->idle.limit_until != 0 && !rd->no_take) { /* rate limited: timers only */
         (void)ln__worker_sleep(w, min_u64(deadline, r->idle.limit_until), -1);
         return;
