@@ -229,6 +229,8 @@ static int measure(exp_ctx *ctx, const void *arg) {
             exp_put(ctx, "redisScriptsPerJob", r.redis_scripts_per_job);
             exp_put(ctx, "redisCpuTargetUs", REDIS_CPU_TARGET_US);
         }
+        if (r.worker_cpu_us_per_job >= 0)
+            exp_put(ctx, "workerCpuUsPerJob", r.worker_cpu_us_per_job);
     }
     return 0;
 }
@@ -293,7 +295,9 @@ static const exp_experiment bullmq_experiment = {
         "Worker runs also read the server's INFO cpu (used_cpu_user + used_cpu_sys) and "
         "INFO commandstats on a connection of their own just before and after the timed "
         "span; the differences over the jobs are the Redis CPU and the commands per job "
-        "(script-inner calls included, EVALSHA/EVAL also counted apart).",
+        "(script-inner calls included, EVALSHA/EVAL also counted apart). The C side also "
+        "reads its own CPU time (getrusage, user + sys, all threads) around the span: the "
+        "worker's CPU per job.",
     },
     .limits = {
         "The issue's targets assumed BullMQ's Node worker at about 5,000 jobs/s on two "
@@ -344,6 +348,7 @@ static const exp_experiment bullmq_experiment = {
         COST("bullmqRedisCallsPerJob", "calls/job", "bullmq-worker", "redisCallsPerJob"),
         COST("lanesRedisScriptsPerJob", "calls/job", "lanes-worker", "redisScriptsPerJob"),
         COST("bullmqRedisScriptsPerJob", "calls/job", "bullmq-worker", "redisScriptsPerJob"),
+        COST("lanesWorkerCpuUsPerJob", "us/job", "lanes-worker", "workerCpuUsPerJob"),
     },
     .compares = {
         {EXP_CMP_TARGET, "lanesWorkerJobsPerSec", "bullmqWorkerJobsPerSec",

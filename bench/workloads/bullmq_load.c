@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #ifdef BENCH_HAVE_HIREDIS
 #include <hiredis/hiredis.h>
@@ -190,6 +191,14 @@ static void stats_put(server_stats a, server_stats b, size_t jobs, bench_bullmq_
     out->redis_scripts_per_job = ok ? (b.scripts - a.scripts) / (double)jobs : -1;
 }
 
+/* This process's CPU seconds so far, user + sys, every thread. */
+static double self_cpu_s(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 static int noop(ln_job *job, void *ctx) {
     (void)job;
     (void)ctx;
@@ -201,6 +210,7 @@ int bench_bullmq_worker(const char *url, const char *queue, size_t jobs, unsigne
     if (!out) return LN_EINVAL;
     out->jobs_per_sec = 0;
     out->redis_cpu_us_per_job = out->redis_calls_per_job = out->redis_scripts_per_job = -1;
+    out->worker_cpu_us_per_job = -1;
     out->errmsg[0] = '\0';
     if (!url || !queue || jobs == 0 || concurrency == 0 || concurrency > 1000)
         return fail(out, LN_EINVAL, "need a URL, a queue, jobs >= 1 and concurrency 1..1000");
@@ -221,10 +231,13 @@ int bench_bullmq_worker(const char *url, const char *queue, size_t jobs, unsigne
     if (err == 0) {
         redisContext *info = stats_connect(url);
         server_stats before = stats_read(info);
+        double cpu0 = self_cpu_s();
         uint64_t t0 = ln_now_ns();
         err = ln_worker_run(w);
         double secs = (double)(ln_now_ns() - t0) / 1e9;
+        double cpu1 = self_cpu_s();
         stats_put(before, stats_read(info), jobs, out);
+        if (cpu0 >= 0 && cpu1 >= 0) out->worker_cpu_us_per_job = (cpu1 - cpu0) * 1e6 / (double)jobs;
         if (info) redisFree(info);
         ln_worker_stats st;
         ln_worker_get_stats(w, &st);
@@ -248,6 +261,7 @@ int bench_bullmq_add(const char *url, const char *queue, size_t jobs, size_t bat
     if (!out) return LN_EINVAL;
     out->jobs_per_sec = 0;
     out->redis_cpu_us_per_job = out->redis_calls_per_job = out->redis_scripts_per_job = -1;
+    out->worker_cpu_us_per_job = -1;
     out->errmsg[0] = '\0';
     if (!url || !queue || jobs == 0 || batch == 0 || batch > BENCH_BULLMQ_BATCH)
         return fail(out, LN_EINVAL, "need a URL, a queue, jobs >= 1 and batch 1..%d",

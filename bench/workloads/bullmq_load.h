@@ -32,6 +32,10 @@ typedef struct bench_bullmq_result {
     double redis_cpu_us_per_job;  /* used_cpu_user + used_cpu_sys, in us */
     double redis_calls_per_job;   /* every command, script-inner ones too */
     double redis_scripts_per_job; /* EVALSHA + EVAL */
+    /* The C side's own CPU over the timed span (bench_bullmq_worker only):
+     * getrusage of this process, user + sys, in us per job (the worker's
+     * threads and the library's; nothing else runs in the span). */
+    double worker_cpu_us_per_job;
     char errmsg[256];
 } bench_bullmq_result;
 
