@@ -201,9 +201,11 @@ static void teardown(void) {
 
 /* ------------------------------------------------------------- the runs */
 
-typedef enum { CASE_WORKER, CASE_ADD, CASE_BULK } bq_case;
+typedef enum { CASE_WORKER, CASE_ADD, CASE_BULK, CASE_WORKER_FIXED } bq_case;
 
-static const char *const case_names[] = {"worker", "add", "bulk"};
+static const char *const case_names[] = {"worker", "add", "bulk", "worker-fixed"};
+
+#define FIXED_THREADS 2 /* the fixed lane of the worker-fixed variant */
 
 static int measure(exp_ctx *ctx, const void *arg) {
     bq_case c = *(const bq_case *)arg;
@@ -211,9 +213,10 @@ static int measure(exp_ctx *ctx, const void *arg) {
     snprintf(queue, sizeof queue, "lanes-bench-c-%ld-%s", (long)getpid(), case_names[c]);
     bench_bullmq_result r;
     int err;
-    if (c == CASE_WORKER)
+    if (c == CASE_WORKER || c == CASE_WORKER_FIXED)
         err = bench_bullmq_worker(server.url, queue, (size_t)exp_param(ctx, P_WORKER_JOBS),
-                                  (unsigned)exp_param(ctx, P_CONCURRENCY), &r);
+                                  (unsigned)exp_param(ctx, P_CONCURRENCY),
+                                  c == CASE_WORKER ? 0 : FIXED_THREADS, &r);
     else if (c == CASE_ADD)
         err = bench_bullmq_add(server.url, queue, (size_t)exp_param(ctx, P_ADD_JOBS), 1, &r);
     else
@@ -231,11 +234,16 @@ static int measure(exp_ctx *ctx, const void *arg) {
         }
         if (r.worker_cpu_us_per_job >= 0)
             exp_put(ctx, "workerCpuUsPerJob", r.worker_cpu_us_per_job);
+    } else if (c == CASE_WORKER_FIXED) {
+        if (r.redis_cpu_us_per_job >= 0) exp_put(ctx, "redisCpuUsPerJob", r.redis_cpu_us_per_job);
+        if (r.worker_cpu_us_per_job >= 0)
+            exp_put(ctx, "workerCpuUsPerJob", r.worker_cpu_us_per_job);
     }
     return 0;
 }
 
-static const bq_case worker_case = CASE_WORKER, add_case = CASE_ADD, bulk_case = CASE_BULK;
+static const bq_case worker_case = CASE_WORKER, add_case = CASE_ADD, bulk_case = CASE_BULK,
+                     fixed_case = CASE_WORKER_FIXED;
 
 /* The declaration tables read best as written. */
 /* clang-format off */
@@ -298,6 +306,10 @@ static const exp_experiment bullmq_experiment = {
         "(script-inner calls included, EVALSHA/EVAL also counted apart). The C side also "
         "reads its own CPU time (getrusage, user + sys, all threads) around the span: the "
         "worker's CPU per job.",
+        "lanes-worker-fixed is the same C worker with its handlers on a pool of its own "
+        "(ln_worker_opts.pool) with one fixed lane of 2 threads instead of the default lane "
+        "that grows up to concurrency threads; a BullMQ Node worker runs its 50 handlers on "
+        "one thread. Reported beside the targets, not as them.",
     },
     .limits = {
         "The issue's targets assumed BullMQ's Node worker at about 5,000 jobs/s on two "
@@ -327,6 +339,8 @@ static const exp_experiment bullmq_experiment = {
         EXP_LANES("lanes-add", "lanes ln_jobs_add, one by one", measure, &add_case),
         EXP_LANES("lanes-bulk", "lanes ln_jobs_add_bulk, 1,000 per call", measure,
                      &bulk_case),
+        EXP_LANES("lanes-worker-fixed", "lanes C worker, concurrency 50, handlers on a fixed "
+                  "lane of 2 threads", measure, &fixed_case),
         EXP_PEER("bullmq-worker", "BullMQ Worker, concurrency 50", NULL, "bench.mjs",
                     "worker"),
         EXP_PEER("bullmq-add", "BullMQ Queue.add, one by one", NULL, "bench.mjs", "add"),
@@ -349,6 +363,9 @@ static const exp_experiment bullmq_experiment = {
         COST("lanesRedisScriptsPerJob", "calls/job", "lanes-worker", "redisScriptsPerJob"),
         COST("bullmqRedisScriptsPerJob", "calls/job", "bullmq-worker", "redisScriptsPerJob"),
         COST("lanesWorkerCpuUsPerJob", "us/job", "lanes-worker", "workerCpuUsPerJob"),
+        RATE("lanesFixedWorkerJobsPerSec", "lanes-worker-fixed", "jobsPerSec"),
+        COST("lanesFixedRedisCpuUsPerJob", "us/job", "lanes-worker-fixed", "redisCpuUsPerJob"),
+        COST("lanesFixedWorkerCpuUsPerJob", "us/job", "lanes-worker-fixed", "workerCpuUsPerJob"),
     },
     .compares = {
         {EXP_CMP_TARGET, "lanesWorkerJobsPerSec", "bullmqWorkerJobsPerSec",
@@ -372,6 +389,17 @@ static const exp_experiment bullmq_experiment = {
          "worker: Redis CPU per job (INFO cpu, user + sys, around the run) of the C worker "
          "against 10 us (the target: at most 10 us)",
          "C worker <= 10 us of Redis CPU per job", 1},
+        /* The same worker with its handlers on a fixed lane of 2 threads
+         * (ln_worker_opts.pool): what the default lane's thread hand-offs
+         * cost (docs/internals/redis-speed.md). After the targets. */
+        {EXP_CMP_VERSUS, "lanesFixedWorkerJobsPerSec", "bullmqWorkerJobsPerSec",
+         "worker, handlers on a fixed lane of 2 threads: C vs BullMQ", NULL, 0},
+        {EXP_CMP_VERSUS, "lanesFixedRedisCpuUsPerJob", "bullmqRedisCpuUsPerJob",
+         "worker, handlers on a fixed lane of 2 threads: Redis CPU per job, C vs BullMQ", NULL,
+         0},
+        {EXP_CMP_COUNTERPART, "lanesFixedWorkerCpuUsPerJob", "lanesWorkerCpuUsPerJob",
+         "lanes: the C worker's own CPU per job, fixed lane of 2 threads vs the default lane",
+         NULL, 0},
     },
     .chart = {
         .title = {"BullMQ 호환 Redis 백엔드: C vs BullMQ (Node), redis-server 하나",

@@ -41,10 +41,14 @@ typedef struct bench_bullmq_result {
 
 /* Add 'jobs' jobs in batches (untimed), then run them all with a worker of
  * 'concurrency' (1..1000) no-op handlers and exit_when_empty, timed from
- * ln_worker_run's start to its return. Fails unless the worker completed
- * exactly 'jobs' jobs. */
+ * ln_worker_run's start to its return. threads 0: the worker's own pool
+ * (ln_worker_opts.pool NULL, the default: a lane that grows up to
+ * concurrency threads); 1..64: a pool of its own with one fixed lane of
+ * that many threads (ln_worker_opts.pool), as a Node worker runs its 50
+ * handlers on one thread. Fails unless the worker completed exactly 'jobs'
+ * jobs. */
 int bench_bullmq_worker(const char *url, const char *queue, size_t jobs, unsigned concurrency,
-                        bench_bullmq_result *out);
+                        unsigned threads, bench_bullmq_result *out);
 
 /* Add 'jobs' jobs, 'batch' (1..BENCH_BULLMQ_BATCH) per call on one
  * connection: batch 1 is one awaited ln_jobs_add per job, larger ones
