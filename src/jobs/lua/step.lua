@@ -23,7 +23,9 @@
 -- Per job, the common case costs 7 Redis calls: HMGET, XADD active, HSET,
 -- SET lock at take; LREM, HSET, XADD completed at finish. Per call, not per
 -- job: the locks' MGET, RPOP n + LPUSH of the taken ids, DEL of the locks,
--- SREM stalled, ZADD completed, the drained check.
+-- SREM stalled, ZADD completed, the drained check, one XTRIM of the events
+-- (the per-job XADDs go without MAXLEN). What each piece costs Redis:
+-- docs/internals/redis-speed.md.
 local lease, worker = ARGV[1], ARGV[2]
 local ndone, nrenew, want = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local DONE_ARGS = 7
