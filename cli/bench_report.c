@@ -289,6 +289,15 @@ void cli_bench_print_table(FILE *f, json_t *const *docs, size_t n) {
             direction(dir, sizeof dir, c, json_object_get(docs[i], "summary"));
             fprintf(f, "%-12s %-9s %-19s %-36s %s", slug, r, sp, dir, str(c, "what"));
             if (*str(c, "published")) fprintf(f, "; %s", str(c, "published"));
+            /* the two medians themselves, e.g. both sides' Redis CPU per job */
+            const json_t *sum = json_object_get(docs[i], "summary");
+            const json_t *a = json_object_get(sum, str(c, "target"));
+            const json_t *b = json_object_get(sum, str(c, "baseline"));
+            if (a && b) {
+                double va = num(a, "median"), vb = num(b, "median");
+                fprintf(f, " [%.*f %s vs %.*f %s]", va >= 100 ? 0 : 2, va, str(a, "unit"),
+                        vb >= 100 ? 0 : 2, vb, str(b, "unit"));
+            }
             fputc('\n', f);
         }
     }

@@ -809,6 +809,37 @@ TEST(eviction_policy_warning) {
     done(jobs);
 }
 
+/* A worker's steps write the events of their jobs without MAXLEN each and
+ * trim the stream once per step: it still stays near meta's
+ * opts.maxLenEvents (MAXLEN ~ removes whole stream nodes of 100 entries,
+ * so up to about 100 more stay). Without the trim, 300 jobs would leave
+ * 600 entries (active, completed). */
+TEST(events_capped_by_steps) {
+    ln_jobs *jobs = open_case("cap");
+    ln_job_spec specs[400];
+    for (size_t i = 0; i < 400; i++) specs[i] = (ln_job_spec){"ok", "1", NULL};
+    CHECK_EQ(ln_jobs_add_bulk(jobs, "q", specs, 400, NULL, 0), 0);
+    CHECK_EQ(cmd_int("HSET %s:q:meta opts.maxLenEvents 50", prefix), 0);
+    CHECK(cmd_int("XTRIM %s:q:events MAXLEN 0", prefix) >= 400); /* the adds' events */
+    /* 300 of them: the queue never drains, so no 'drained' event (whose
+     * own XADD trims too) comes at the end. */
+    ln_worker_opts o;
+    ln_worker_opts_init(&o);
+    o.concurrency = 50;
+    o.max_jobs = 300;
+    ln_worker *w;
+    CHECK_EQ(ln_worker_create(&w, jobs, "q", handler, NULL, &o), 0);
+    CHECK_EQ(ln_worker_run(w), 0);
+    ln_worker_stats st;
+    ln_worker_get_stats(w, &st);
+    ln_worker_destroy(w);
+    CHECK_EQ(st.completed, 300);
+    long long len = cmd_int("XLEN %s:q:events", prefix);
+    CHECK(len >= 50 && len <= 250);
+    CHECK(has_event("q", "completed", "300"));
+    done(jobs);
+}
+
 int main(int argc, char **argv) {
     base_url = getenv("LANES_TEST_REDIS_URL");
     if (!base_url || !*base_url) {
@@ -832,5 +863,6 @@ int main(int argc, char **argv) {
                                         TESTCASE(eviction_policy_warning),
                                         TESTCASE(acl_auth),
                                         TESTCASE(unresponsive_server_times_out),
+                                        TESTCASE(events_capped_by_steps),
                                         {0}});
 }

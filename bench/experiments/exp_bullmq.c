@@ -202,9 +202,11 @@ static void teardown(void) {
 
 /* ------------------------------------------------------------- the runs */
 
-typedef enum { CASE_WORKER, CASE_ADD, CASE_BULK } bq_case;
+typedef enum { CASE_WORKER, CASE_ADD, CASE_BULK, CASE_WORKER_FIXED } bq_case;
 
-static const char *const case_names[] = {"worker", "add", "bulk"};
+static const char *const case_names[] = {"worker", "add", "bulk", "worker-fixed"};
+
+#define FIXED_THREADS 2 /* the fixed lane of the worker-fixed variant */
 
 static int measure(exp_ctx *ctx, const void *arg) {
     bq_case c = *(const bq_case *)arg;
@@ -212,9 +214,10 @@ static int measure(exp_ctx *ctx, const void *arg) {
     snprintf(queue, sizeof queue, "lanes-bench-c-%ld-%s", (long)getpid(), case_names[c]);
     bench_bullmq_result r;
     int err;
-    if (c == CASE_WORKER)
+    if (c == CASE_WORKER || c == CASE_WORKER_FIXED)
         err = bench_bullmq_worker(server.url, queue, (size_t)exp_param(ctx, P_WORKER_JOBS),
-                                  (unsigned)exp_param(ctx, P_CONCURRENCY), &r);
+                                  (unsigned)exp_param(ctx, P_CONCURRENCY),
+                                  c == CASE_WORKER ? 0 : FIXED_THREADS, &r);
     else if (c == CASE_ADD)
         err = bench_bullmq_add(server.url, queue, (size_t)exp_param(ctx, P_ADD_JOBS), 1, &r);
     else
@@ -230,11 +233,18 @@ static int measure(exp_ctx *ctx, const void *arg) {
             exp_put(ctx, "redisScriptsPerJob", r.redis_scripts_per_job);
             exp_put(ctx, "redisCpuTargetUs", REDIS_CPU_TARGET_US);
         }
+        if (r.worker_cpu_us_per_job >= 0)
+            exp_put(ctx, "workerCpuUsPerJob", r.worker_cpu_us_per_job);
+    } else if (c == CASE_WORKER_FIXED) {
+        if (r.redis_cpu_us_per_job >= 0) exp_put(ctx, "redisCpuUsPerJob", r.redis_cpu_us_per_job);
+        if (r.worker_cpu_us_per_job >= 0)
+            exp_put(ctx, "workerCpuUsPerJob", r.worker_cpu_us_per_job);
     }
     return 0;
 }
 
-static const bq_case worker_case = CASE_WORKER, add_case = CASE_ADD, bulk_case = CASE_BULK;
+static const bq_case worker_case = CASE_WORKER, add_case = CASE_ADD, bulk_case = CASE_BULK,
+                     fixed_case = CASE_WORKER_FIXED;
 
 /* The declaration tables read best as written. */
 /* clang-format off */
@@ -294,7 +304,13 @@ static const exp_experiment bullmq_experiment = {
         "Worker runs also read the server's INFO cpu (used_cpu_user + used_cpu_sys) and "
         "INFO commandstats on a connection of their own just before and after the timed "
         "span; the differences over the jobs are the Redis CPU and the commands per job "
-        "(script-inner calls included, EVALSHA/EVAL also counted apart).",
+        "(script-inner calls included, EVALSHA/EVAL also counted apart). The C side also "
+        "reads its own CPU time (getrusage, user + sys, all threads) around the span: the "
+        "worker's CPU per job.",
+        "lanes-worker-fixed is the same C worker with its handlers on a pool of its own "
+        "(ln_worker_opts.pool) with one fixed lane of 2 threads instead of the default lane "
+        "that grows up to concurrency threads; a BullMQ Node worker runs its 50 handlers on "
+        "one thread. Reported beside the targets, not as them.",
     },
     .limits = {
         "The issue's targets assumed BullMQ's Node worker at about 5,000 jobs/s on two "
@@ -325,6 +341,8 @@ static const exp_experiment bullmq_experiment = {
         EXP_LANES("lanes-bulk", "lanes ln_jobs_add_bulk, 1,000 per call", measure,
                      &bulk_case),
         EXP_LANES("lanes-limited", "lanes C worker limited to 300 jobs per 100 ms", exp_ratelimit_redis, server.url),
+        EXP_LANES("lanes-worker-fixed", "lanes C worker, concurrency 50, handlers on a fixed "
+                  "lane of 2 threads", measure, &fixed_case),
         EXP_PEER("bullmq-worker", "BullMQ Worker, concurrency 50", NULL, "bench.mjs",
                     "worker"),
         EXP_PEER("bullmq-add", "BullMQ Queue.add, one by one", NULL, "bench.mjs", "add"),
@@ -348,6 +366,10 @@ static const exp_experiment bullmq_experiment = {
         COST("bullmqRedisScriptsPerJob", "calls/job", "bullmq-worker", "redisScriptsPerJob"),
         RATE("limitedJobsPerSec", "lanes-limited", "limitedJobsPerSec"),
         RATE("limitBoundJobsPerSec", "lanes-limited", "limitBoundJobsPerSec"),
+        COST("lanesWorkerCpuUsPerJob", "us/job", "lanes-worker", "workerCpuUsPerJob"),
+        RATE("lanesFixedWorkerJobsPerSec", "lanes-worker-fixed", "jobsPerSec"),
+        COST("lanesFixedRedisCpuUsPerJob", "us/job", "lanes-worker-fixed", "redisCpuUsPerJob"),
+        COST("lanesFixedWorkerCpuUsPerJob", "us/job", "lanes-worker-fixed", "workerCpuUsPerJob"),
     },
     .compares = {
         {EXP_CMP_TARGET, "lanesWorkerJobsPerSec", "bullmqWorkerJobsPerSec",
@@ -373,6 +395,17 @@ static const exp_experiment bullmq_experiment = {
          "C worker <= 10 us of Redis CPU per job", 1},
         {EXP_CMP_COUNTERPART, "limitedJobsPerSec", "limitBoundJobsPerSec",
          "rate limited C worker vs the most its limit allows (<= 1; near 1: met)", NULL, 0},
+        /* The same worker with its handlers on a fixed lane of 2 threads
+         * (ln_worker_opts.pool): what the default lane's thread hand-offs
+         * cost (docs/internals/redis-speed.md). After the targets. */
+        {EXP_CMP_VERSUS, "lanesFixedWorkerJobsPerSec", "bullmqWorkerJobsPerSec",
+         "worker, handlers on a fixed lane of 2 threads: C vs BullMQ", NULL, 0},
+        {EXP_CMP_VERSUS, "lanesFixedRedisCpuUsPerJob", "bullmqRedisCpuUsPerJob",
+         "worker, handlers on a fixed lane of 2 threads: Redis CPU per job, C vs BullMQ", NULL,
+         0},
+        {EXP_CMP_COUNTERPART, "lanesFixedWorkerCpuUsPerJob", "lanesWorkerCpuUsPerJob",
+         "lanes: the C worker's own CPU per job, fixed lane of 2 threads vs the default lane",
+         NULL, 0},
     },
     .chart = {
         .title = {"BullMQ 호환 Redis 백엔드: C vs BullMQ (Node), redis-server 하나",

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #ifdef BENCH_HAVE_HIREDIS
 #include <hiredis/hiredis.h>
@@ -190,41 +191,71 @@ static void stats_put(server_stats a, server_stats b, size_t jobs, bench_bullmq_
     out->redis_scripts_per_job = ok ? (b.scripts - a.scripts) / (double)jobs : -1;
 }
 
+/* This process's CPU seconds so far, user + sys, every thread. */
+static double self_cpu_s(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 static int noop(ln_job *job, void *ctx) {
     (void)job;
     (void)ctx;
     return 0;
 }
 
+/* A pool with one fixed lane of n threads (min = max = n), or NULL. */
+static ln_pool *fixed_pool(unsigned n) {
+    ln_pool_opts po;
+    ln_pool_opts_init(&po);
+    po.nlanes = 1;
+    po.lanes[0] = (ln_lane_opts){"jobs", n, n, 0, NULL, 0};
+    ln_pool *pool = NULL;
+    return ln_pool_create(&pool, &po) == 0 ? pool : NULL;
+}
+
 int bench_bullmq_worker(const char *url, const char *queue, size_t jobs, unsigned concurrency,
-                        bench_bullmq_result *out) {
+                        unsigned threads, bench_bullmq_result *out) {
     if (!out) return LN_EINVAL;
     out->jobs_per_sec = 0;
     out->redis_cpu_us_per_job = out->redis_calls_per_job = out->redis_scripts_per_job = -1;
+    out->worker_cpu_us_per_job = -1;
     out->errmsg[0] = '\0';
-    if (!url || !queue || jobs == 0 || concurrency == 0 || concurrency > 1000)
-        return fail(out, LN_EINVAL, "need a URL, a queue, jobs >= 1 and concurrency 1..1000");
+    if (!url || !queue || jobs == 0 || concurrency == 0 || concurrency > 1000 || threads > 64)
+        return fail(out, LN_EINVAL,
+                    "need a URL, a queue, jobs >= 1, concurrency 1..1000 and threads 0..64");
     ln_jobs *store;
     int err = open_store(url, &store, out);
     if (err != 0) return err;
     ln_worker *w = NULL;
-    err = forget(store, queue, out);
+    ln_pool *pool = NULL;
+    if (threads > 0 && !(pool = fixed_pool(threads)))
+        err = fail(out, LN_ENOMEM, "cannot create a pool of %u threads", threads);
+    if (err == 0) err = forget(store, queue, out);
     if (err == 0) err = add_jobs(store, queue, jobs, BENCH_BULLMQ_BATCH, out);
     if (err == 0) {
         ln_worker_opts o;
         ln_worker_opts_init(&o);
         o.concurrency = concurrency;
         o.exit_when_empty = 1;
+        if (pool) {
+            o.pool = pool;
+            o.lane = 0;
+        }
         err = ln_worker_create(&w, store, queue, noop, NULL, &o);
         if (err != 0) fail(out, err, "worker_create: %s", ln_strerror(err));
     }
     if (err == 0) {
         redisContext *info = stats_connect(url);
         server_stats before = stats_read(info);
+        double cpu0 = self_cpu_s();
         uint64_t t0 = ln_now_ns();
         err = ln_worker_run(w);
         double secs = (double)(ln_now_ns() - t0) / 1e9;
+        double cpu1 = self_cpu_s();
         stats_put(before, stats_read(info), jobs, out);
+        if (cpu0 >= 0 && cpu1 >= 0) out->worker_cpu_us_per_job = (cpu1 - cpu0) * 1e6 / (double)jobs;
         if (info) redisFree(info);
         ln_worker_stats st;
         ln_worker_get_stats(w, &st);
@@ -238,6 +269,7 @@ int bench_bullmq_worker(const char *url, const char *queue, size_t jobs, unsigne
     }
     if (err == 0) err = check_counts(store, queue, 0, jobs, out);
     ln_worker_destroy(w);
+    if (pool) ln_pool_destroy(pool);
     int cleaned = forget(store, queue, out);
     ln_jobs_close(store);
     return err != 0 ? err : cleaned;
@@ -248,6 +280,7 @@ int bench_bullmq_add(const char *url, const char *queue, size_t jobs, size_t bat
     if (!out) return LN_EINVAL;
     out->jobs_per_sec = 0;
     out->redis_cpu_us_per_job = out->redis_calls_per_job = out->redis_scripts_per_job = -1;
+    out->worker_cpu_us_per_job = -1;
     out->errmsg[0] = '\0';
     if (!url || !queue || jobs == 0 || batch == 0 || batch > BENCH_BULLMQ_BATCH)
         return fail(out, LN_EINVAL, "need a URL, a queue, jobs >= 1 and batch 1..%d",

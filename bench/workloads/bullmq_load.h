@@ -32,15 +32,23 @@ typedef struct bench_bullmq_result {
     double redis_cpu_us_per_job;  /* used_cpu_user + used_cpu_sys, in us */
     double redis_calls_per_job;   /* every command, script-inner ones too */
     double redis_scripts_per_job; /* EVALSHA + EVAL */
+    /* The C side's own CPU over the timed span (bench_bullmq_worker only):
+     * getrusage of this process, user + sys, in us per job (the worker's
+     * threads and the library's; nothing else runs in the span). */
+    double worker_cpu_us_per_job;
     char errmsg[256];
 } bench_bullmq_result;
 
 /* Add 'jobs' jobs in batches (untimed), then run them all with a worker of
  * 'concurrency' (1..1000) no-op handlers and exit_when_empty, timed from
- * ln_worker_run's start to its return. Fails unless the worker completed
- * exactly 'jobs' jobs. */
+ * ln_worker_run's start to its return. threads 0: the worker's own pool
+ * (ln_worker_opts.pool NULL, the default: a lane that grows up to
+ * concurrency threads); 1..64: a pool of its own with one fixed lane of
+ * that many threads (ln_worker_opts.pool), as a Node worker runs its 50
+ * handlers on one thread. Fails unless the worker completed exactly 'jobs'
+ * jobs. */
 int bench_bullmq_worker(const char *url, const char *queue, size_t jobs, unsigned concurrency,
-                        bench_bullmq_result *out);
+                        unsigned threads, bench_bullmq_result *out);
 
 /* Add 'jobs' jobs, 'batch' (1..BENCH_BULLMQ_BATCH) per call on one
  * connection: batch 1 is one awaited ln_jobs_add per job, larger ones

@@ -27,7 +27,9 @@
 -- Per job, the common case costs 7 Redis calls: HMGET, XADD active, HSET,
 -- SET lock at take; LREM, HSET, XADD completed at finish. Per call, not per
 -- job: the locks' MGET, RPOP n + LPUSH of the taken ids, DEL of the locks,
--- SREM stalled, ZADD completed, the drained check.
+-- SREM stalled, ZADD completed, the drained check, one XTRIM of the events
+-- (the per-job XADDs go without MAXLEN). What each piece costs Redis:
+-- docs/internals/redis-speed.md.
 local lease, worker = ARGV[1], ARGV[2]
 local ndone, nrenew, want = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local lim_max, lim_dur = tonumber(ARGV[6]), tonumber(ARGV[7])
@@ -54,6 +56,15 @@ local function read_done_locks(first)
     return lock_keys, cur
 end
 
+-- The per-job events of the fast paths: XADD without MAXLEN (3 arguments
+-- fewer for Redis to parse and the trim check skipped per entry); the end
+-- of the script caps the stream once, as BullMQ's own XTRIM does.
+local job_events = 0
+local function job_event(name, id, key, value, prev)
+    rcall('XADD', K.events, '*', 'event', name, 'jobId', id, key, value, 'prev', prev)
+    job_events = job_events + 1
+end
+
 -- A completion planned at take (atm and keep passed as strings): the fast
 -- half of lib.lua's finish_job for a job with no deduplication id and a
 -- count-only removeOnComplete. It has left 'active' already.
@@ -67,7 +78,7 @@ local function complete_planned(id, value, atm, keep, batch)
             batch.trims['completed:' .. keep .. ':-1:0'] = {'completed', tonumber(keep), -1, 0}
         end
     end
-    emit('completed', 'jobId', id, 'returnvalue', value, 'prev', 'active')
+    job_event('completed', id, 'returnvalue', value, 'active')
 end
 
 -- Record every finished run; returns the done codes, the next ARGV index
@@ -168,7 +179,8 @@ local function take_popped(id, token)
     local jkey = B .. id
     local f = rcall('HMGET', jkey, 'name', 'data', 'opts', 'ats', 'atm', 'attemptsMade',
                     'defa', 'deid')
-    emit('active', 'jobId', id, 'prev', 'waiting')
+    rcall('XADD', K.events, '*', 'event', 'active', 'jobId', id, 'prev', 'waiting')
+    job_events = job_events + 1
     local n = tonumber(f[4])
     local ats = n and int_str(n + 1) or '1'
     if worker ~= '' then
@@ -193,8 +205,10 @@ end
 -- concurrency takes lib.lua's take_jobs (job by job, its checks between
 -- jobs); the plain case pops in batches. Returns the taken rows and, when
 -- the rate limit stopped it, the ms until it lifts (else 0).
+local no_concurrency = false -- meta read by take_batch: no global concurrency
 local function take_batch(tokens)
     local m = rcall('HMGET', K.meta, 'paused', 'concurrency', 'max')
+    no_concurrency = not m[2]
     if m[2] or m[3] or lim_max > 0 or limit_held then
         return take_jobs(tokens, lease, worker, lim_max, lim_dur)
     end
@@ -240,6 +254,7 @@ if limit_held then out[3] = {limit_held} end
 -- e.g. its queue obliterated) must not recreate 'events' and 'meta'.
 if nfinished > 0 then
     if #out == 3 then emit_drained_if_idle() end
-    wake_if_slot_freed()
+    if not no_concurrency then wake_if_slot_freed() end -- (it would read meta again)
 end
+if job_events > 0 then rcall('XTRIM', K.events, 'MAXLEN', '~', max_events()) end
 return out
