@@ -7,6 +7,8 @@
  * primary-key lookup per job, no table of its own and no schema change. */
 #include "sqlite_int.h"
 
+#include "../internal.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,7 +16,7 @@
 typedef struct sq_row {
     int64_t rid;
     int state, priority;
-    char pub[LN_JOB_ID_MAX]; /* its public id, for the event */
+    char *pub; /* its public id, for the event (ln__malloc'd; any length) */
 } sq_row;
 
 static int find_row(sq_be *be, const char *queue, const char *id, sq_row *row) {
@@ -38,7 +40,8 @@ static int find_row(sq_be *be, const char *queue, const char *id, sq_row *row) {
         row->state = sqlite3_column_int(s, 1);
         row->priority = sqlite3_column_int(s, 2);
         const char *cid = (const char *)sqlite3_column_text(s, 3);
-        ln__sq_public_id(row->pub, sizeof row->pub, row->rid, cid);
+        if ((row->pub = ln__sq_id_dup(row->rid, cid)) == NULL)
+            err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
     } else if (rc == SQLITE_DONE) {
         err = ln__jobs_be_err(&be->base, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
     } else {
@@ -98,6 +101,7 @@ static int cancel_once(sq_be *be, const char *queue, const char *id, const char 
             "job '%s' is %s: only a waiting, prioritized, delayed or active job can be canceled",
             id, ln_job_state_name(row.state));
     if (err == 0) err = fail_row(be, queue, &row, reason, now);
+    ln__free(row.pub);
     if (err != 0) {
         ln__sq_rollback(be);
         return err;

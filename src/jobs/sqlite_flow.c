@@ -156,12 +156,12 @@ static int release_parent(sq_be *be, int64_t prid, int force, int64_t now) {
         sqlite3_reset(s);
         return err;
     }
-    char queue[LN_JOB_QUEUE_MAX], cid[LN_JOB_ID_MAX], id[LN_JOB_ID_MAX];
+    char queue[LN_JOB_QUEUE_MAX], cid[LN_JOB_ID_MAX], num[24];
     col_text(s, 0, queue, sizeof queue);
     col_text(s, 1, cid, sizeof cid);
     int64_t delay = sqlite3_column_int64(s, 2);
     int err = ln__sq_run(be, s, "release parent");
-    ln__sq_public_id(id, sizeof id, prid, cid[0] ? cid : NULL);
+    const char *id = ln__sq_public_id(num, sizeof num, prid, cid[0] ? cid : NULL);
     if (err != 0) return err;
     if (delay <= 0)
         return ln__sq_event(be, queue, "waiting", id, "prev", "waiting-children", NULL, NULL, now);
@@ -206,14 +206,14 @@ static int fail_parent(sq_be *be, int64_t prid, const char *reason, int64_t now,
         sqlite3_reset(s);
         return err;
     }
-    char queue[LN_JOB_QUEUE_MAX], cid[LN_JOB_ID_MAX], id[LN_JOB_ID_MAX];
+    char queue[LN_JOB_QUEUE_MAX], cid[LN_JOB_ID_MAX], num[24];
     col_text(s, 0, queue, sizeof queue);
     col_text(s, 1, cid, sizeof cid);
     int64_t gprid = sqlite3_column_int64(s, 2);
     int gflags = sqlite3_column_int(s, 3), mode = sqlite3_column_int(s, 4);
     int64_t value = sqlite3_column_int64(s, 5);
     int err = ln__sq_run(be, s, "fail parent");
-    ln__sq_public_id(id, sizeof id, prid, cid[0] ? cid : NULL);
+    const char *id = ln__sq_public_id(num, sizeof num, prid, cid[0] ? cid : NULL);
     if (err == 0)
         err = ln__sq_event(be, queue, "failed", id, "failedReason", reason, "prev",
                            "waiting-children", now);
@@ -337,11 +337,12 @@ static int read_parent(sq_be *be, int64_t rid, ln_job_children *out) {
     sqlite3_bind_int64(s, 1, rid);
     int rc = sqlite3_step(s), err = 0;
     if (rc == SQLITE_ROW) {
-        char queue[LN_JOB_QUEUE_MAX], cid[LN_JOB_ID_MAX], id[LN_JOB_ID_MAX];
-        char key[sizeof queue + sizeof id + 1];
+        char queue[LN_JOB_QUEUE_MAX], cid[LN_JOB_ID_MAX], num[24];
+        char key[sizeof queue + sizeof cid + 1];
         col_text(s, 0, queue, sizeof queue);
         col_text(s, 1, cid, sizeof cid);
-        ln__sq_public_id(id, sizeof id, sqlite3_column_int64(s, 2), cid[0] ? cid : NULL);
+        const char *id =
+            ln__sq_public_id(num, sizeof num, sqlite3_column_int64(s, 2), cid[0] ? cid : NULL);
         snprintf(key, sizeof key, "%s:%s", queue, id);
         if ((out->parent_key = ln__strdup(key)) == NULL ||
             (out->parent_queue = ln__strdup(queue)) == NULL ||
