@@ -38,7 +38,7 @@ typedef struct flow_walk {
     int depth_max;
     flow_ref chain[CLI_DASH_FLOW_UP_MAX + 1]; /* chain[0] = the job, then its ancestors */
     int nchain;
-    int root_reached; /* walk_up found a job without a parent */
+    int root_reached;                    /* walk_up found a job without a parent */
     flow_ref q[CLI_DASH_FLOW_NODES_MAX]; /* the tree, breadth first */
     size_t n;
     int truncated;
@@ -260,7 +260,8 @@ cli_dash_reply cli_dash_flow(cli_dash *d, const cli_dash_req *req, const char *q
     json_object_set_new(body, "nodes", json_integer((json_int_t)w.n));
     json_object_set_new(body, "truncated",
                         json_boolean(w.truncated || top != w.nchain - 1 || !w.root_reached));
-    json_object_set_new(body, "limits", json_pack("{s:i,s:i}", "nodes", (int)nodes, "depth", (int)depth));
+    json_object_set_new(body, "limits",
+                        json_pack("{s:i,s:i}", "nodes", (int)nodes, "depth", (int)depth));
     walk_free(&w);
     cli_dash_reply r = {200, body};
     return r;
