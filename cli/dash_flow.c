@@ -12,10 +12,10 @@
  *    each with one ln_jobs_get;
  *  - the tree: breadth first, at most N nodes and L levels, each node one
  *    ln_jobs_get and one ln_jobs_children. The path from the tree's top
- *    to the job is always in it (its nodes are counted first), so the job
+ *    to the job is always in it (its nodes are reserved), so the job
  *    shows even under a top with more than N children.
  * A node whose children were not all shown says how many were left out
- * ("more"); the page shows that. */
+ * ("more"); the page shows that. More in docs/internals/dash-flow.md. */
 #include "dash.h"
 
 #include <lanes.h>
