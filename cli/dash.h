@@ -7,6 +7,7 @@
  *                   bounded query)
  *   dash_metrics.c  /metrics in Prometheus' text format
  *   dash_throughput.c  the per-minute metrics for the throughput chart
+ *   dash_flow.c     a job's flow: parent, children, the tree (bounded)
  *   dash_assets.c   GENERATED (scripts/embed-assets.sh): the page's files
  *
  * Threads: libmicrohttpd runs every request on its one internal thread
@@ -87,6 +88,23 @@ int cli_dash_api_is_write(const cli_dash_req *req);
  * default 60) points of each type, for the throughput chart. */
 #define CLI_DASH_METRICS_POINTS_MAX 1440
 cli_dash_reply cli_dash_throughput(cli_dash *d, const cli_dash_req *req, const char *queue);
+
+/* GET /api/queues/Q/jobs/ID/flow?nodes=N&depth=L (dash_flow.c): the job's
+ * parent, children and flow tree, at most N nodes (1..NODES_MAX, default
+ * NODES_MAX) and L levels (1..DEPTH_MAX, default DEPTH_MAX) from the top;
+ * the walk up to the root reads at most UP_MAX ancestors. */
+#define CLI_DASH_FLOW_NODES_MAX 200
+#define CLI_DASH_FLOW_DEPTH_MAX 10
+#define CLI_DASH_FLOW_UP_MAX LN_FLOW_DEPTH_MAX
+cli_dash_reply cli_dash_flow(cli_dash *d, const cli_dash_req *req, const char *queue,
+                             const char *id);
+
+/* A reply for a failed library call (ln_jobs_errmsg as the message):
+ * LN_ENOENT 404, LN_EINVAL / LN_EBUSY 409, others 503 (dash_api.c). */
+cli_dash_reply cli_dash_lib_error(cli_dash *d, int err);
+/* s cut to 200 bytes (whole UTF-8 characters) as a JSON string; null for
+ * NULL (dash_api.c). */
+json_t *cli_dash_preview(const char *s);
 
 /* An error reply {"error": {"code": code, "message": msg}}. */
 cli_dash_reply cli_dash_error(unsigned status, const char *code, const char *msg);

@@ -33,7 +33,7 @@ static cli_dash_reply ok(json_t *body) {
 }
 
 /* A reply for a failed library call: its code as HTTP, its detail. */
-static cli_dash_reply lib_error(cli_dash *d, int err) {
+cli_dash_reply cli_dash_lib_error(cli_dash *d, int err) {
     const char *msg = ln_jobs_errmsg(d->jobs);
     if (msg == NULL || *msg == '\0') msg = ln_strerror(err);
     switch (err) {
@@ -99,13 +99,13 @@ static cli_dash_reply get_queues(cli_dash *d) {
     char **names;
     size_t n;
     int err = cli_dash_queue_names(d, &names, &n);
-    if (err != 0) return lib_error(d, err);
+    if (err != 0) return cli_dash_lib_error(d, err);
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
         json_t *q = queue_json(d, names[i], &err);
         if (q == NULL) {
             json_decref(arr);
-            return lib_error(d, err);
+            return cli_dash_lib_error(d, err);
         }
         json_array_append_new(arr, q);
     }
@@ -115,7 +115,7 @@ static cli_dash_reply get_queues(cli_dash *d) {
 static cli_dash_reply get_queue(cli_dash *d, const char *q) {
     int err;
     json_t *j = queue_json(d, q, &err);
-    return j != NULL ? ok(j) : lib_error(d, err);
+    return j != NULL ? ok(j) : cli_dash_lib_error(d, err);
 }
 
 /* --------------------------------------------------------------- jobs */
@@ -127,7 +127,7 @@ static json_t *json_text(const char *text) {
     return v != NULL ? v : json_string(text);
 }
 
-static json_t *preview(const char *s) {
+json_t *cli_dash_preview(const char *s) {
     if (s == NULL) return json_null();
     size_t len = strlen(s);
     if (len <= PREVIEW_MAX) return json_string(s);
@@ -152,8 +152,8 @@ static json_t *job_json(const ln_job_info *j, int full) {
         "started_ms", (json_int_t)j->started_ms, "finished_ms", (json_int_t)j->finished_ms);
     if (o == NULL) return NULL;
     if (!full) {
-        json_object_set_new(o, "data_preview", preview(j->data));
-        json_object_set_new(o, "failed_reason", preview(j->failed_reason));
+        json_object_set_new(o, "data_preview", cli_dash_preview(j->data));
+        json_object_set_new(o, "failed_reason", cli_dash_preview(j->failed_reason));
         return o;
     }
     json_object_set_new(o, "data", json_text(j->data));
@@ -232,13 +232,13 @@ static cli_dash_reply get_jobs(cli_dash *d, const cli_dash_req *req, const char 
     const char *q = req->arg(req->arg_ctx, "q");
     ln_job_counts k;
     int err = ln_jobs_counts(d->jobs, queue, &k);
-    if (err != 0) return lib_error(d, err);
+    if (err != 0) return cli_dash_lib_error(d, err);
     json_t *arr = json_array();
     size_t scanned = 0;
     err = list_page(d, queue, state, (size_t)offset, (size_t)limit, q, arr, &scanned);
     if (err != 0) {
         json_decref(arr);
-        return lib_error(d, err);
+        return cli_dash_lib_error(d, err);
     }
     uint64_t total = count_of(&k, state);
     json_t *body = json_pack("{s:s,s:s,s:I,s:I,s:I,s:o,s:o}", "queue", queue, "state",
@@ -258,7 +258,7 @@ static cli_dash_reply get_jobs(cli_dash *d, const cli_dash_req *req, const char 
 static cli_dash_reply get_job(cli_dash *d, const char *queue, const char *id) {
     ln_job_info info;
     int err = ln_jobs_get(d->jobs, queue, id, &info);
-    if (err != 0) return lib_error(d, err == LN_EINVAL ? LN_ENOENT : err);
+    if (err != 0) return cli_dash_lib_error(d, err == LN_EINVAL ? LN_ENOENT : err);
     json_t *o = job_json(&info, 1);
     ln_job_info_clear(&info);
     char **lines = NULL;
@@ -285,7 +285,7 @@ static cli_dash_reply job_action(cli_dash *d, const char *queue, const char *id,
         err = ln_jobs_promote(d->jobs, queue, id);
     else
         return cli_dash_error(404, "not_found", "no such action");
-    if (err != 0) return lib_error(d, err);
+    if (err != 0) return cli_dash_lib_error(d, err);
     return ok(json_pack("{s:b,s:s,s:s}", "ok", 1, "id", id, "action", act));
 }
 
@@ -301,7 +301,7 @@ static cli_dash_reply clean(cli_dash *d, const cli_dash_req *req, const char *qu
         return cli_dash_error(400, "bad_request", "age_ms and keep must be numbers >= 0");
     size_t removed = 0;
     int err = ln_jobs_clean(d->jobs, queue, state, age, (uint64_t)keep, &removed);
-    if (err != 0) return lib_error(d, err);
+    if (err != 0) return cli_dash_lib_error(d, err);
     return ok(json_pack("{s:b,s:I}", "ok", 1, "removed", (json_int_t)removed));
 }
 
@@ -311,7 +311,8 @@ static cli_dash_reply queue_action(cli_dash *d, const cli_dash_req *req, const c
     int err;
     if (strcmp(act, "retry-all") == 0) {
         size_t count = 0;
-        if ((err = ln_jobs_retry_all(d->jobs, queue, &count)) != 0) return lib_error(d, err);
+        if ((err = ln_jobs_retry_all(d->jobs, queue, &count)) != 0)
+            return cli_dash_lib_error(d, err);
         return ok(json_pack("{s:b,s:I}", "ok", 1, "retried", (json_int_t)count));
     }
     if (strcmp(act, "clean") == 0) return clean(d, req, queue);
@@ -321,7 +322,7 @@ static cli_dash_reply queue_action(cli_dash *d, const cli_dash_req *req, const c
         err = ln_jobs_resume(d->jobs, queue);
     else
         return cli_dash_error(404, "not_found", "no such action");
-    if (err != 0) return lib_error(d, err);
+    if (err != 0) return cli_dash_lib_error(d, err);
     return ok(json_pack("{s:b,s:b}", "ok", 1, "paused", strcmp(act, "pause") == 0));
 }
 
@@ -333,7 +334,7 @@ static cli_dash_reply get_workers(cli_dash *d, const char *q) {
     ln_worker_info *w = NULL;
     size_t n = 0;
     int err = ln_jobs_workers(d->jobs, q, &w, &n);
-    if (err != 0) return lib_error(d, err);
+    if (err != 0) return cli_dash_lib_error(d, err);
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) json_array_append_new(arr, cli_worker_json(&w[i]));
     ln_jobs_workers_free(w, n);
@@ -346,7 +347,7 @@ static cli_dash_reply get_schedulers(cli_dash *d, const char *queue) {
     ln_job_scheduler *list;
     size_t n;
     int err = ln_jobs_scheduler_list(d->jobs, queue, 0, CLI_DASH_PAGE_MAX, &list, &n);
-    if (err != 0) return lib_error(d, err);
+    if (err != 0) return cli_dash_lib_error(d, err);
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
         const ln_job_scheduler *c = &list[i];
@@ -359,6 +360,16 @@ static cli_dash_reply get_schedulers(cli_dash *d, const char *queue) {
     }
     ln_job_scheduler_free_array(list, n);
     return ok(json_pack("{s:o}", "schedulers", arr));
+}
+
+/* POST /api/queues/Q/schedulers/ID/remove: ln_jobs_unschedule (its
+ * pending iteration goes too if delayed; one waiting or running stays). */
+static cli_dash_reply scheduler_action(cli_dash *d, const char *queue, const char *id,
+                                       const char *act) {
+    if (strcmp(act, "remove") != 0) return cli_dash_error(404, "not_found", "no such action");
+    int err = ln_jobs_unschedule(d->jobs, queue, id);
+    if (err != 0) return cli_dash_lib_error(d, err);
+    return ok(json_pack("{s:b,s:s,s:s}", "ok", 1, "id", id, "action", act));
 }
 
 /* ------------------------------------------------------------ routing */
@@ -391,11 +402,15 @@ cli_dash_reply cli_dash_api(cli_dash *d, const cli_dash_req *req) {
     if (is(req, 3, "GET") && strcmp(s[2], "metrics") == 0) return cli_dash_throughput(d, req, s[1]);
     if (is(req, 3, "GET") && strcmp(s[2], "schedulers") == 0) return get_schedulers(d, s[1]);
     if (is(req, 4, "GET") && strcmp(s[2], "jobs") == 0) return get_job(d, s[1], s[3]);
+    if (is(req, 5, "GET") && strcmp(s[2], "jobs") == 0 && strcmp(s[4], "flow") == 0)
+        return cli_dash_flow(d, req, s[1], s[3]);
     if (is(req, 3, "GET") && strcmp(s[2], "workers") == 0) return get_workers(d, s[1]);
     if (is(req, 3, "POST")) {
         r = queue_action(d, req, s[1], s[2]);
     } else if (is(req, 5, "POST") && strcmp(s[2], "jobs") == 0) {
         r = job_action(d, s[1], s[3], s[4]);
+    } else if (is(req, 5, "POST") && strcmp(s[2], "schedulers") == 0) {
+        r = scheduler_action(d, s[1], s[3], s[4]);
     } else if (req->nseg <= 5 && strcmp(req->method, "GET") != 0 &&
                strcmp(req->method, "POST") != 0) {
         return cli_dash_error(405, "method_not_allowed", "use GET to read and POST to act");

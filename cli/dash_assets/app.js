@@ -173,22 +173,28 @@ async function queueView(main, name, params) {
   el('tbody', {}, r.jobs.map((j) => jobRow(name, j))));
   show(main, el('p', {}, el('a', { href: '#/' }, '← queues')),
     el('h1', {}, name, ' ', qu.paused ? el('span', { class: 'badge paused' }, 'paused') : ''),
-    actions, throughputChart(name), schedulersTable(sc.schedulers), tabs, search, idHit,
+    actions, throughputChart(name), schedulersTable(name, sc.schedulers), tabs, search, idHit,
     table, pager(name, r, { state, q: params.q || undefined }),
     workersPanel(name)); // workers.js
 }
 
-// The queue's job schedulers (none: nothing shown).
-function schedulersTable(list) {
+// The queue's job schedulers (none: nothing shown), each with a Remove
+// button (ln_jobs_unschedule) unless the dashboard is read-only.
+function schedulersTable(name, list) {
   if (!list.length) return null;
   const what = (s) => s.every_ms ? 'every ' + s.every_ms + ' ms'
     : 'cron ' + s.pattern + (s.tz ? ' (' + s.tz + ')' : '');
+  const remove = (s) => action('Remove', 'queues/' + q(name) + '/schedulers/' + q(s.id) +
+    '/remove', { name: 'remove-scheduler', danger: true,
+    confirm: 'Remove scheduler ' + s.id + ' (and its delayed next job)?',
+    done: () => 'Removed scheduler ' + s.id });
   return el('table', { id: 'schedulers' }, el('thead', {}, el('tr', {},
-    ['Scheduler', 'Schedule', 'Next run', 'Iterations', 'Job name'].map((h) => el('th', {}, h)))),
-  el('tbody', {}, list.map((s) => el('tr', {}, el('td', {}, s.id), el('td', {}, what(s)),
-    el('td', {}, when(s.next_ms)),
+    ['Scheduler', 'Schedule', 'Next run', 'Iterations', 'Job name', ''].map((h) =>
+      el('th', {}, h)))),
+  el('tbody', {}, list.map((s) => el('tr', { 'data-scheduler': s.id }, el('td', {}, s.id),
+    el('td', {}, what(s)), el('td', {}, when(s.next_ms)),
     el('td', {}, String(s.iterations) + (s.limit ? ' of ' + s.limit : '')),
-    el('td', {}, s.name)))));
+    el('td', {}, s.name), el('td', {}, remove(s))))));
 }
 
 // -------------------------------------------------------------------- job
@@ -216,6 +222,7 @@ async function jobView(main, name, id) {
     '← ' + name + ' · ' + j.state)),
   el('h1', {}, 'Job ', el('span', { id: 'job-id' }, j.id)), acts,
   el('dl', {}, facts.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
+  flowPanel(name, j.id), // flow.js
   el('h2', {}, 'Data'), el('pre', { id: 'job-data' }, pretty(j.data)),
   j.failed_reason ? [el('h2', {}, 'Failure reason'),
     el('pre', { id: 'job-reason' }, j.failed_reason)] : null,

@@ -13,8 +13,13 @@
 // that --read-only refuses writes, that a queue's workers panel shows
 // a running `lanes worker` and drops it once stopped, and that a queue
 // page's throughput chart draws the per-minute metrics of a worker run
-// with --metrics-points. The queue page's screenshot goes to
-// OUTDIR/dash-STORE.png, the chart's to OUTDIR/dash-chart-STORE.png.
+// with --metrics-points, that a flow parent is listed under
+// waiting-children and its page draws its children and tree (states
+// updated once a worker ran them, links between parent and child), and
+// that a scheduler shows its schedule and next run and is removed by its
+// button. The queue page's screenshot goes to OUTDIR/dash-STORE.png, the
+// chart's to OUTDIR/dash-chart-STORE.png, the flow's to
+// OUTDIR/dash-flow-STORE.png.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -132,6 +137,22 @@ function fill() {
   const m = lanes('worker', url, 'tput', '--exit-when-empty', '--metrics-points', '60',
     '--exec', 'sh', '-c', 'test "$LANES_JOB_NAME" != bad');
   if (m.code !== 0) fail('worker with metrics: ' + m.err);
+  // A flow: report rep-1 (queue flows) waits for two parts in another
+  // queue, part-1 with a child of its own.
+  writeFileSync(join(tmp, 'flow.json'), JSON.stringify({
+    name: 'report', queueName: 'flows', data: { month: 11 }, opts: { jobId: 'rep-1' },
+    children: [
+      { name: 'part', queueName: 'flowparts', data: { n: 1 }, opts: { jobId: 'part-1' },
+        children: [{ name: 'piece', queueName: 'flowparts', opts: { jobId: 'piece-1' } }] },
+      { name: 'part', queueName: 'flowparts', data: { n: 2 }, opts: { jobId: 'part-2' } },
+    ],
+  }));
+  const f = lanes('jobs', url, 'flow', join(tmp, 'flow.json'));
+  if (f.code !== 0) fail('flow: ' + f.err);
+  const s = lanes('jobs', url, 'schedule', 'nightly', 'digest', '--cron', '0 3 * * *', 'digest');
+  if (s.code !== 0) fail('schedule: ' + s.err);
+  if (lanes('jobs', url, 'schedule', 'ro', 'keep', '--every', '3600000', 'keep').code !== 0)
+    fail('schedule ro');
 }
 
 // The queue page's throughput chart, drawn from the metrics: bars of the
@@ -164,6 +185,8 @@ async function readAndRefuse(page, base) {
   check(await cell(page, 'mail', 'waiting') === '2', 'queue list: mail has 2 waiting');
   check(await cell(page, 'mail', 'delayed') === '1', 'queue list: mail has 1 delayed');
   check(await cell(page, 'failing', 'failed') === '1', 'queue list: failing has 1 failed');
+  check(await cell(page, 'flows', 'waiting-children') === '1',
+    'queue list: flows has 1 waiting-children');
   await page.screenshot({ path: join(outDir, 'dash-' + store + '.png'), fullPage: true });
 
   await page.click('#queues tr[data-queue="mail"] a');
@@ -215,6 +238,10 @@ async function readOnly(ctx) {
     await page.goto(d.base + '/#/queue/mail/job/mail-1');
     await page.waitForSelector('#job-data');
     check(await page.$('button[data-action="remove"]') === null, 'read-only: no Remove button');
+    await page.goto(d.base + '/#/queue/ro');
+    await page.waitForSelector('#schedulers tr[data-scheduler="keep"]');
+    check(await page.$('button[data-action="remove-scheduler"]') === null,
+      'read-only: no Remove button for a scheduler');
     const r = await post(page, '/api/queues/mail/jobs/mail-1/remove',
       { Authorization: 'Bearer ' + TOKEN });
     check(r.status === 403 && r.body.error.code === 'read_only',
@@ -223,6 +250,69 @@ async function readOnly(ctx) {
   } finally {
     await stopDash(d);
   }
+}
+
+const nodeState = (page, id) => page.getAttribute(`#flow-tree li[data-node="${id}"]`,
+  'data-state');
+
+// A flow parent under its queue's waiting-children tab, its page's flow
+// panel (children, tree, links both ways), and the states once a worker
+// ran the children and then the parent.
+async function flows(page, base) {
+  await page.goto(base + '/#/queue/flows?state=waiting-children');
+  await page.waitForSelector('#jobs tr[data-job="rep-1"]');
+  check((await page.textContent('a[data-tab="waiting-children"]')).includes('1'),
+    'waiting-children tab: its count, and it lists the parent rep-1');
+  await page.click('#jobs tr[data-job="rep-1"] a');
+  await page.waitForSelector('#flow[data-ready="drawn"]');
+  check(await page.$$eval('#flow-children tbody tr', (rs) => rs.map((r) => r.dataset.child)
+    .sort().join()) === 'part-1,part-2', "flow: the parent's page lists its 2 children");
+  check(await nodeState(page, 'rep-1') === 'waiting-children' &&
+    await nodeState(page, 'part-1') === 'waiting-children' &&
+    await nodeState(page, 'piece-1') === 'waiting' && await nodeState(page, 'part-2') === 'waiting',
+    'flow: the tree shows the parent, both children and the grandchild with their states');
+  check((await page.textContent('#flow-parent')).includes('a root'), 'flow: the root has no parent');
+  await page.click('#flow-children tr[data-child="part-1"] a');
+  await page.waitForSelector('#flow[data-ready="drawn"] #flow-parent a');
+  check(await page.textContent('#job-id') === 'part-1' &&
+    (await page.textContent('#flow-parent a')).includes('rep-1') &&
+    await page.$('#flow-tree li.self[data-node="part-1"]') !== null,
+    "flow: a child's page links its parent, and its tree marks it within the whole flow");
+  await page.click('#flow-parent a');
+  await page.waitForSelector('#flow[data-ready="drawn"]');
+  check(await page.textContent('#job-id') === 'rep-1', "flow: the parent link opens rep-1's page");
+  await page.screenshot({ path: join(outDir, 'dash-flow-' + store + '.png'), fullPage: true });
+
+  for (const queue of ['flowparts', 'flows']) {
+    const w = lanes('worker', url, queue, '--exit-when-empty', '--exec', 'sh', '-c',
+      'printf \'{"done":"%s"}\' "$LANES_JOB_ID"');
+    if (w.code !== 0) fail('worker ' + queue + ': ' + w.err);
+  }
+  await page.reload();
+  await page.waitForSelector('#flow[data-ready="drawn"]');
+  check(await nodeState(page, 'rep-1') === 'completed' &&
+    await nodeState(page, 'part-1') === 'completed' &&
+    await nodeState(page, 'piece-1') === 'completed' &&
+    await nodeState(page, 'part-2') === 'completed',
+    'flow: after the workers ran, the children and the parent show completed');
+  const row = await page.textContent('#flow-children tr[data-child="part-2"]');
+  check(row.includes('processed') && row.includes('{"done":"part-2"}'),
+    "flow: a child's row shows its status and result");
+  check(await page.textContent('.badge.completed') === 'completed', 'flow: rep-1 is completed');
+}
+
+// The scheduler table: schedule and next run; Remove removes it.
+async function schedulers(page, base) {
+  await page.goto(base + '/#/queue/nightly');
+  await page.waitForSelector('#schedulers tr[data-scheduler="digest"]');
+  const row = await page.textContent('#schedulers tr[data-scheduler="digest"]');
+  check(row.includes('cron 0 3 * * *') && !row.includes('—'),
+    'schedulers: the schedule and the next run are shown');
+  await page.click('#schedulers button[data-action="remove-scheduler"]');
+  await page.waitForSelector('#banner:not([hidden])');
+  await page.waitForFunction(() => document.getElementById('schedulers') === null);
+  const r = lanes('jobs', url, 'schedules', 'nightly');
+  check(r.code === 0 && !r.out.includes('digest'), 'schedulers: Remove removed it in the store');
 }
 
 // The workers panel of a queue's page: a running `lanes worker` shows
@@ -279,6 +369,8 @@ try {
   await readAndRefuse(page, dash.base);
   await throughput(page, dash.base);
   await actions(page, dash.base);
+  await flows(page, dash.base);
+  await schedulers(page, dash.base);
   await workersPanel(page, dash.base);
   check(await stopDash(dash) === 0, 'lanes dash stops on SIGTERM with exit 0');
   dash = null;

@@ -1,7 +1,8 @@
 """test_api.py - the JSON API of `lanes dash` at its edges, on one store:
 names that need escaping in a path, bad arguments, unknown endpoints,
-methods, the Host check, the loopback write header, and that every error
-is JSON.
+methods, the Host check, the loopback write header, a job's flow and its
+bounds, removing a scheduler (and --read-only refusing it), and that every
+error is JSON.
 
     python3 test_api.py sqlite|redis LANES_BIN
 
@@ -72,7 +73,10 @@ def main():
     lanes("jobs", url, "add", SLASHY, "x", "{}", "--id", LONG_ID)
     lanes("jobs", url, "add", "plain", "x", "{}", "--id", "p1")
     lanes("jobs", url, "schedule", "plain", "sch", "--cron", "0 0 1 1 *", "tick")
+    with_dash(["--read-only"], run_read_only)
     with_dash([], run)
+    add_flows()
+    with_dash([], run_flow)
     with_dash(["--queue", "plain", "--queue", "other"], run_fixed)
 
 
@@ -86,6 +90,98 @@ def with_dash(opts, fn):
     finally:
         p.terminate()
         p.wait(timeout=10)
+
+
+def flow(tree):
+    path = os.path.join(tmp, "flow.json")
+    with open(path, "w") as f:
+        json.dump(tree, f)
+    lanes("jobs", url, "flow", path)
+
+
+def node(qname, jid, *children, **opts):
+    return {"name": "n", "queueName": qname, "opts": {"jobId": jid, **opts},
+            "children": list(children)}
+
+
+def add_flows():
+    # fl: root with c0..c4; c0 > g0 > h0 (4 levels)
+    flow(node("fl", "root", node("fl", "c0", node("fl", "g0", node("fl", "h0"))),
+              *[node("fl", "c%d" % i) for i in range(1, 5)]))
+    # wide: a parent of 250 children (more than a page's 200 nodes)
+    flow(node("wide", "w", *[node("wide", "k%03d" % i) for i in range(250)]))
+    # flf: a child that fails, ignored by its parent (its reason recorded)
+    flow(node("flf", "fr", node("flfk", "bad", ignoreDependencyOnFailure=True)))
+    lanes("worker", url, "flfk", "--exit-when-empty", "--exec", "false")
+
+
+def ids(n):
+    """The tree as nested (id, [children]) pairs."""
+    return (n["id"], [ids(c) for c in n["children"]])
+
+
+def run_flow(base):
+    global checks
+    f = "/api/queues/fl/jobs/%s/flow"
+    s, b = call(base, f % "root")
+    assert s == 200 and b["parent"] is None and b["children_total"] == 5, b
+    assert [c["id"] for c in b["children"]] == ["c0", "c1", "c2", "c3", "c4"], b
+    assert all(c["status"] == "pending" and c["state"] for c in b["children"]), b
+    assert ids(b["tree"]) == ("root", [("c0", [("g0", [("h0", [])])])] +
+                              [("c%d" % i, []) for i in range(1, 5)]), b
+    assert b["nodes"] == 8 and b["truncated"] is False and b["levels_up"] == 0, b
+    assert b["tree"]["state"] == "waiting-children" and b["tree"].get("self") is True, b
+    s, b = call(base, f % "h0")
+    assert s == 200 and b["parent"]["id"] == "g0" and b["parent"]["queue"] == "fl", b
+    assert b["root"] == {"queue": "fl", "id": "root"} and b["levels_up"] == 3, b
+    assert b["tree"]["id"] == "root" and b["nodes"] == 8, b
+    checks += 1
+    print("ok   flow: parent, children and the whole tree from the root")
+    s, b = call(base, f % "root" + "?nodes=3")
+    assert b["nodes"] == 3 and b["truncated"] is True and b["tree"]["more"] == 3, b
+    s, b = call(base, f % "h0" + "?nodes=3")
+    assert b["top"]["id"] == "c0" and b["root"]["id"] == "root", b
+    assert ids(b["tree"]) == ("c0", [("g0", [("h0", [])])]) and b["truncated"], b
+    s, b = call(base, f % "root" + "?depth=2")
+    assert b["nodes"] == 6 and b["tree"]["children"][0]["more"] == 1, b
+    s, b = call(base, f % "h0" + "?depth=2")
+    assert ids(b["tree"]) == ("g0", [("h0", [])]) and b["root"]["id"] == "root", b
+    checks += 1
+    print("ok   flow: nodes and depth bound the tree; the path to the job is always in it")
+    s, b = call(base, "/api/queues/wide/jobs/w/flow")
+    assert b["children_total"] == 250 and len(b["children"]) == 200, b["children_total"]
+    assert b["nodes"] == 200 and b["tree"]["more"] == 51 and b["truncated"], b["nodes"]
+    s, b = call(base, "/api/queues/wide/jobs/k249/flow?nodes=2")
+    assert ids(b["tree"]) == ("w", [("k249", [])]) and b["tree"]["more"] == 249, b
+    checks += 1
+    print("ok   flow: a parent of 250 children shows 200, says 51 more; a deep child is kept")
+    s, b = call(base, "/api/queues/flf/jobs/fr/flow")
+    c = b["children"][0]
+    assert c["queue"] == "flfk" and c["status"] == "failed" and c["state"] == "failed", b
+    assert c["value"], b
+    assert b["state"] == "waiting", b  # the ignored failure released it
+    checks += 1
+    print("ok   flow: a failed child's status and reason (%r)" % c["value"])
+    s, b = call(base, "/api/queues/plain/jobs/p1/flow")
+    assert b["parent"] is None and b["children"] == [] and b["nodes"] == 1, b
+    assert ids(b["tree"]) == ("p1", []), b
+    expect((s, b), 200, None, "flow of a job in no flow")
+    for bad in ["nodes=0", "nodes=201", "depth=0", "depth=11", "nodes=x", "depth="]:
+        expect(call(base, f % "root" + "?" + bad), 400, "bad_request", "flow " + bad)
+    expect(call(base, f % "nope"), 404, "not_found", "flow of no such job")
+    expect(call(base, "/api/queues/a%3Ab/jobs/x/flow"), 409, "invalid", "flow of a bad name")
+    expect(call(base, f % "root", "DELETE", {"X-Lanes-Dash": "1"}), 405, "method_not_allowed",
+           "DELETE flow")
+    qs = urllib.parse.quote(SLASHY, safe="")
+    got = call(base, "/api/queues/%s/jobs/%s/flow" % (qs, urllib.parse.quote(LONG_ID, safe="")))
+    expect(got, 200, None, "flow of a job with a 3002-byte id")
+    assert got[1]["tree"]["id"] == LONG_ID, got
+
+
+def run_read_only(base):
+    expect(call(base, "/api/queues/plain/schedulers/sch/remove", "POST", {"X-Lanes-Dash": "1"}),
+           403, "read_only", "remove a scheduler under --read-only")
+    assert "sch" in lanes("jobs", url, "schedules", "plain")
 
 
 def run_fixed(base):
@@ -153,6 +249,14 @@ def run(base):
     assert s == 200 and [(x["id"], x["pattern"]) for x in body["schedulers"]] == \
         [("sch", "0 0 1 1 *")], body
     expect(call(base, "/api/queues/" + qs + "/schedulers"), 200, None, "no schedulers")
+    rm = "/api/queues/plain/schedulers/sch/remove"
+    expect(call(base, rm, "POST"), 403, "forbidden", "remove a scheduler without X-Lanes-Dash")
+    expect(call(base, "/api/queues/plain/schedulers/sch/explode", "POST", w), 404, "not_found",
+           "unknown scheduler action")
+    expect(call(base, rm, "POST", w), 200, None, "remove a scheduler")
+    assert "sch" not in lanes("jobs", url, "schedules", "plain")
+    assert call(base, "/api/queues/plain/schedulers")[1]["schedulers"] == []
+    expect(call(base, rm, "POST", w), 404, "not_found", "remove it again")
 
 
 try:
