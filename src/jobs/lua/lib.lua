@@ -152,11 +152,8 @@ local function job_opts(jkey)
     return decode_opts(rcall('HGET', jkey, 'opts'))
 end
 
--- Move every delayed job due now to wait/prioritized (at most 1000).
-local function promote_due()
-    local ids = rcall('ZRANGEBYSCORE', K.delayed, 0, int_str((NOW + 1) * 4096 - 1),
-                      'LIMIT', 0, 1000)
-    if #ids == 0 then return 0 end
+-- Move the delayed jobs ids (due now) to wait/prioritized.
+local function promote_ids(ids)
     for _, id in ipairs(ids) do
         local jkey = B .. id
         rcall('ZREM', K.delayed, id)
@@ -165,6 +162,15 @@ local function promote_due()
         emit('waiting', 'jobId', id, 'prev', 'delayed')
     end
     if not paused_or_maxed() then wake_workers() end
+end
+
+-- Move every delayed job due now to wait/prioritized (at most 1000). The
+-- moves are cold() code: most calls find none.
+local function promote_due()
+    local ids = rcall('ZRANGEBYSCORE', K.delayed, 0, int_str((NOW + 1) * 4096 - 1),
+                      'LIMIT', 0, 1000)
+    if #ids == 0 then return 0 end
+    cold().promote_ids(ids)
     return #ids
 end
 

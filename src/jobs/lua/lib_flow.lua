@@ -152,8 +152,14 @@ local function flow_refusals(first, n, size)
             at[#at + 1] = i
         end
     end
+    if #keys == 0 or rcall('EXISTS', unpack(keys)) == 0 then return {} end
+    return cold().flow_refused(first, size, at)
+end
+
+-- flow_refusals' answer once its EXISTS found children: for the outcomes
+-- at[k] (ARGV groups of 'size' from 'first'), which the children refuse.
+local function flow_refused(first, size, at)
     local out = {}
-    if #keys == 0 or rcall('EXISTS', unpack(keys)) == 0 then return out end
     for _, i in ipairs(at) do
         local id = ARGV[first + (i - 1) * size + 1]
         local jkey = B .. id
