@@ -19,6 +19,12 @@
 # commands: docs/internals/redis-speed.md), so a script pays only for the
 # helpers it can call. Definitions keep their order, so a forward
 # declaration (`local flow_on_finish`) still comes before its assignment.
+#
+# A script (or a kept definition) that calls a helper as `cold().NAME`
+# marks NAME, and what only it needs, as cold: those definitions go into a
+# generated function `cold`, which defines them on its first call and
+# returns a table of the NAMEs. A step that takes the fast paths only never
+# calls it, so never makes those closures.
 # redis_codes.h is made from codes.lua's `NAME = value, -- meaning` lines,
 # so Lua and C read their return codes from one table.
 #

@@ -1,8 +1,11 @@
 -- lib.lua - helpers shared by every lanes Redis script.
 --
--- scripts/embed-lua.sh prepends this file (after codes.lua, the return
--- codes RC) to each script, so each script stays one self-contained
--- EVALSHA body. Layout: BullMQ 6.7, as described in
+-- scripts/embed-lua.sh prepends the definitions of this file a script uses
+-- (after codes.lua, the return codes RC) to it, so each script stays one
+-- self-contained EVALSHA body; a helper a script calls as cold().NAME is
+-- defined only when that call first runs (every closure made costs Redis on
+-- every call: docs/internals/redis-speed.md). Keep each definition at column
+-- 0 as `local ...` or `NAME = function`; embed-lua.sh cuts the file there. Layout: BullMQ 6.7, as described in
 -- docs/internals/redis-layout.md. KEYS[1] is the queue base "<prefix>:<queue>:"
 -- and every key a script touches is built from it, so all of a queue's
 -- keys share the slot of a {hash tag} placed in the prefix or queue name.
