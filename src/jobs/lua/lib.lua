@@ -1,8 +1,11 @@
 -- lib.lua - helpers shared by every lanes Redis script.
 --
--- scripts/embed-lua.sh prepends this file (after codes.lua, the return
--- codes RC) to each script, so each script stays one self-contained
--- EVALSHA body. Layout: BullMQ 6.7, as described in
+-- scripts/embed-lua.sh prepends the definitions of this file a script uses
+-- (after codes.lua, the return codes RC) to it, so each script stays one
+-- self-contained EVALSHA body; a helper a script calls as cold().NAME is
+-- defined only when that call first runs (every closure made costs Redis on
+-- every call: docs/internals/redis-speed.md). Keep each definition at column
+-- 0 as `local ...` or `NAME = function`; embed-lua.sh cuts the file there. Layout: BullMQ 6.7, as described in
 -- docs/internals/redis-layout.md. KEYS[1] is the queue base "<prefix>:<queue>:"
 -- and every key a script touches is built from it, so all of a queue's
 -- keys share the slot of a {hash tag} placed in the prefix or queue name.
@@ -152,11 +155,8 @@ local function job_opts(jkey)
     return decode_opts(rcall('HGET', jkey, 'opts'))
 end
 
--- Move every delayed job due now to wait/prioritized (at most 1000).
-local function promote_due()
-    local ids = rcall('ZRANGEBYSCORE', K.delayed, 0, int_str((NOW + 1) * 4096 - 1),
-                      'LIMIT', 0, 1000)
-    if #ids == 0 then return 0 end
+-- Move the delayed jobs ids (due now) to wait/prioritized.
+local function promote_ids(ids)
     for _, id in ipairs(ids) do
         local jkey = B .. id
         rcall('ZREM', K.delayed, id)
@@ -165,6 +165,15 @@ local function promote_due()
         emit('waiting', 'jobId', id, 'prev', 'delayed')
     end
     if not paused_or_maxed() then wake_workers() end
+end
+
+-- Move every delayed job due now to wait/prioritized (at most 1000). The
+-- moves are cold() code: most calls find none.
+local function promote_due()
+    local ids = rcall('ZRANGEBYSCORE', K.delayed, 0, int_str((NOW + 1) * 4096 - 1),
+                      'LIMIT', 0, 1000)
+    if #ids == 0 then return 0 end
+    cold().promote_ids(ids)
     return #ids
 end
 

@@ -1,7 +1,8 @@
 -- lib_flow.lua - flows, in BullMQ 6.7's layout (docs/internals/flows.md):
 -- what a child's completion or final failure does to its parent. Embedded
--- after lib.lua in every script; lib.lua's finish_job calls flow_on_finish
--- for a job that has a parent, so other jobs pay nothing here.
+-- after lib.lua's definitions, as far as a script uses them (embed-lua.sh);
+-- lib.lua's finish_job calls flow_on_finish for a job that has a parent, so
+-- other jobs pay nothing here.
 --
 -- A parent may sit in another queue than the script's (of the same hash
 -- slot on a Cluster), so these take the parent's queue key
@@ -152,8 +153,14 @@ local function flow_refusals(first, n, size)
             at[#at + 1] = i
         end
     end
+    if #keys == 0 or rcall('EXISTS', unpack(keys)) == 0 then return {} end
+    return cold().flow_refused(first, size, at)
+end
+
+-- flow_refusals' answer once its EXISTS found children: for the outcomes
+-- at[k] (ARGV groups of 'size' from 'first'), which the children refuse.
+local function flow_refused(first, size, at)
     local out = {}
-    if #keys == 0 or rcall('EXISTS', unpack(keys)) == 0 then return out end
     for _, i in ipairs(at) do
         local id = ARGV[first + (i - 1) * size + 1]
         local jkey = B .. id

@@ -101,7 +101,7 @@ local function record_done(first, batch)
                 batch.stalled[#batch.stalled + 1] = id
             end
         else
-            rc = leave_active(id, token, batch)
+            rc = cold().leave_active(id, token, batch)
         end
         if rc == 0 then
             nfinished = nfinished + 1
@@ -109,15 +109,15 @@ local function record_done(first, batch)
             if kind == 'c' and atm ~= '' then
                 complete_planned(id, value, atm, ARGV[a + 7], batch)
             elseif kind == 'c' then
-                finish_job(id, 'completed', value, batch)
+                cold().finish_job(id, 'completed', value, batch)
             elseif kind == 'f' then
-                finish_job(id, 'failed', value, batch)
+                cold().finish_job(id, 'failed', value, batch)
             elseif kind == 'd' then
-                finish_delayed(id, tonumber(ARGV[a + 5]))
+                cold().finish_delayed(id, tonumber(ARGV[a + 5]))
             elseif kind == 'l' then
-                requeue_limited(id, tonumber(ARGV[a + 5]))
+                cold().requeue_limited(id, tonumber(ARGV[a + 5]))
             else
-                retry_job(id, value, refused[i] and refused[i][3] or tonumber(ARGV[a + 5]))
+                cold().retry_job(id, value, refused[i] and refused[i][3] or tonumber(ARGV[a + 5]))
             end
         end
         done_rc[i] = rc
@@ -190,7 +190,7 @@ local function take_popped(id, token)
     end
     if f[7] then
         rcall('LREM', K.active, '-1', id)
-        finish_job(id, 'failed', f[7])
+        cold().finish_job(id, 'failed', f[7])
         return nil
     end
     if token ~= '0' then rcall('SET', jkey .. ':lock', token, 'PX', lease) end
@@ -210,7 +210,7 @@ local function take_batch(tokens)
     local m = rcall('HMGET', K.meta, 'paused', 'concurrency', 'max')
     no_concurrency = not m[2]
     if m[2] or m[3] or lim_max > 0 or limit_held then
-        return take_jobs(tokens, lease, worker, lim_max, lim_dur)
+        return cold().take_jobs(tokens, lease, worker, lim_max, lim_dur)
     end
     if m[1] then return {}, 0 end
     local taken, exhausted, popped = {}, false, 0
@@ -235,7 +235,7 @@ end
 local batch = new_batch()
 local done_rc, a, nfinished = record_done(7, batch)
 local metrics_max = tonumber(ARGV[#ARGV])
-if metrics_max > 0 then collect_step_metrics(done_rc, 7, DONE_ARGS, metrics_max) end
+if metrics_max > 0 then cold().collect_step_metrics(done_rc, 7, DONE_ARGS, metrics_max) end
 flush_batch(batch) -- (every XADD caps the stream itself: MAXLEN ~)
 local renew_rc
 renew_rc, a = renew_leases(a)
