@@ -43,9 +43,9 @@ static const char usage_text[] =
     "      limit the queue for N ms (empty stdout: only wait out the limit)\n"
     "A run past its timeout (the job's own timeout, else --timeout)\n"
     "fails with \"timed out after N ms\"; CMD's process group then gets\n"
-    "SIGTERM, and SIGKILL 2 s later; so does a run canceled with `lanes\n"
-    "jobs URL cancel` (within a second). SIGTERM or SIGINT stop the worker\n"
-    "gracefully.\n"
+    "SIGTERM, and SIGKILL after the --grace (2 s if --grace is not given);\n"
+    "so does a run canceled with `lanes jobs URL cancel` (within a second).\n"
+    "SIGTERM or SIGINT stop the worker gracefully.\n"
     "\n"
     "Progress and log lines: CMD may write JSON lines to file descriptor 3,\n"
     "one object a line: {\"progress\": <any JSON>} stores the job's progress\n"
@@ -70,7 +70,9 @@ static const char usage_text[] =
     "  --timeout S          fail a run after S seconds and kill CMD (jobs\n"
     "                       added with a timeout of their own use theirs)\n"
     "  --grace S            on SIGTERM, let running jobs finish for S seconds,\n"
-    "                       then kill them and release the jobs (default 10)\n"
+    "                       then kill them and release the jobs (default 10);\n"
+    "                       a timed-out or canceled CMD gets SIGKILL S seconds\n"
+    "                       after its SIGTERM (default 2)\n"
     "  --poll MS            longest sleep while the queue is empty (default 100)\n"
     "  --store-retry MS     how long to keep retrying a store that fails (e.g.\n"
     "                       Redis unreachable) before giving up (default: the\n"
@@ -130,6 +132,7 @@ typedef struct wargs {
     ln_worker_opts o;
     char **argv; /* CMD ARG... */
     int json, create, verbose, log_format;
+    unsigned kill_after_ms; /* cli_exec's: --grace, else CLI_EXEC_KILL_AFTER_MS */
 } wargs;
 
 /* Options with a number: name, bounds, scale. Their order is the field
@@ -232,6 +235,7 @@ static int parse_args(int argc, char **argv, wargs *a) {
                              "%s must be %llu..%llu, not '%s'", s, num_opts[k].lo, num_opts[k].hi,
                              val);
         set_num(&a->o, k, v * num_opts[k].scale);
+        if (strcmp(s, "--grace") == 0) a->kill_after_ms = a->o.grace_ms;
     }
     if (log_format != NULL && strcmp(log_format, "json") == 0)
         a->log_format = CLI_LOG_JSON;
@@ -410,7 +414,7 @@ static int make_pool(ln_pool **pool, unsigned concurrency) {
 static int serve(wargs *a, ln_jobs *jobs, const char *shown_url) {
     cli_whist hist;
     memset(&hist, 0, sizeof hist);
-    cli_exec x = {a->argv, 0, &hist};
+    cli_exec x = {a->argv, 0, &hist, a->kill_after_ms};
     ln_pool *pool = NULL;
     int err = make_pool(&pool, a->o.concurrency);
     if (err != 0)
@@ -471,6 +475,7 @@ int cmd_worker(int argc, char **argv) {
         return usage_error("URL and QUEUE come first, not '%s'",
                            strncmp(a.url, "--", 2) == 0 ? a.url : a.queue);
     ln_worker_opts_init(&a.o);
+    a.kill_after_ms = CLI_EXEC_KILL_AFTER_MS;
     int rc = parse_args(argc, argv, &a);
     if (rc != 0) return rc;
     cli_wlog_setup(a.log_format, a.verbose);

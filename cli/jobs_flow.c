@@ -170,30 +170,47 @@ static void tree_free(tree *t) {
     free(t->opts);
 }
 
+/* The ids, id_size bytes each, in pre-order as ln_jobs_add_flow gives them. */
+typedef struct id_cursor {
+    const char *at;
+    size_t id_size;
+} id_cursor;
+
 /* Print the ids (pre-order, as ln_jobs_add_flow gives them). */
-static void print_ids(const ln_flow_node *nd, const char *queue, char (**ids)[LN_JOB_ID_MAX],
-                      json_t *arr) {
+static void print_ids(const ln_flow_node *nd, const char *queue, id_cursor *ids, json_t *arr) {
     const char *q = nd->queue ? nd->queue : queue;
     if (arr != NULL)
         json_array_append_new(
-            arr, json_pack("{s:s,s:s,s:s}", "queue", q, "id", **ids, "name", nd->name));
+            arr, json_pack("{s:s,s:s,s:s}", "queue", q, "id", ids->at, "name", nd->name));
     else
-        printf("%s %s\n", q, **ids);
-    (*ids)++;
+        printf("%s %s\n", q, ids->at);
+    ids->at += ids->id_size;
     for (size_t i = 0; i < nd->nchildren; i++) print_ids(&nd->children[i], q, ids, arr);
 }
 
+/* Bytes that hold every node's id: a custom id whole (any length up to
+ * LN_JOB_CUSTOM_ID_MAX), a store-numbered one in LN_JOB_ID_MAX. */
+static size_t id_size_of(const tree *t) {
+    size_t size = LN_JOB_ID_MAX;
+    for (size_t i = 0; i < t->n; i++) {
+        const char *id = t->nodes[i].opts ? t->nodes[i].opts->job_id : NULL;
+        if (id != NULL && strlen(id) + 1 > size) size = strlen(id) + 1;
+    }
+    return size;
+}
+
 static int add_tree(ln_jobs *jobs, tree *t, int json) {
-    char(*ids)[LN_JOB_ID_MAX] = calloc(t->n, sizeof *ids);
+    size_t id_size = id_size_of(t);
+    char *ids = calloc(t->n, id_size);
     if (ids == NULL) return cli_error(CLI_EXIT_FAILURE, prog, "LN_ENOMEM", NULL, "out of memory");
-    int err = ln_jobs_add_flow(jobs, &t->nodes[0], ids[0], t->n, sizeof ids[0]);
+    int err = ln_jobs_add_flow(jobs, &t->nodes[0], ids, t->n, id_size);
     if (err != 0) {
         free(ids);
         return cli_error(err == LN_EINVAL || err == LN_ERANGE ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE,
                          prog, ln_err_name(err), NULL, "%s", ln_jobs_errmsg(jobs));
     }
     json_t *arr = json ? json_array() : NULL;
-    char(*cur)[LN_JOB_ID_MAX] = ids;
+    id_cursor cur = {ids, id_size};
     print_ids(&t->nodes[0], t->nodes[0].queue, &cur, arr);
     if (arr != NULL) {
         char *s = json_dumps(arr, JSON_COMPACT);

@@ -107,10 +107,11 @@ static const cli_jobs_cmd cmds[] = {
      "delayed job never runs. An active one: the lanes worker running it sees\n"
      "the cancel within a second (its handler's ln_job_canceled() turns 1;\n"
      "`lanes worker --exec` sends the program's process group SIGTERM, then\n"
-     "SIGKILL 2 s later) and whatever the run reports later is refused. A\n"
-     "Node (BullMQ) worker cannot see it: its processor runs on, and its\n"
-     "outcome is refused. Prints nothing ({\"ok\":true,\"id\":ID} with --json).\n"
-     "A finished job: exit 2, nothing changes. No such job: exit 4.\n"},
+     "SIGKILL after its --grace, 2 s without one) and whatever the run\n"
+     "reports later is refused. A Node (BullMQ) worker cannot see it: its\n"
+     "processor runs on, and its outcome is refused. Prints nothing\n"
+     "({\"ok\":true,\"id\":ID} with --json). A finished job: exit 2, nothing\n"
+     "changes. No such job: exit 4.\n"},
     {"flow", "FILE.json|-", "",
      "Add a flow: a tree of jobs, all or nothing (BullMQ's FlowProducer). A\n"
      "parent waits in waiting-children until its children are done, then\n"

@@ -239,7 +239,7 @@ static int cmd_schedule(ln_jobs *jobs, const sargs *a) {
     const char *data = a->npos == 4 ? a->pos[3] : NULL;
     if (data && !strcmp(data, "-") && (data = input = read_all(stdin)) == NULL)
         return cli_error(CLI_EXIT_FAILURE, prog, "LN_EIO", NULL, "cannot read stdin");
-    char id[LN_JOB_ID_MAX];
+    char id[LN_JOB_ID_MAX]; /* any iteration id: scheduler ids are 1..100 bytes (jobs.h) */
     int err = ln_jobs_schedule(jobs, a->pos[0], a->pos[1], &s, a->pos[2], data, &o, id, sizeof id);
     free(input);
     if (err != 0) return fail(jobs, err);

@@ -91,7 +91,12 @@ typedef struct cli_exec {
      * FAIL_STREAK, and a completion racing with it only resets the count). */
     atomic_uint fail_streak;
     cli_whist *hist; /* run times, for /metrics */
+    /* After the SIGTERM of a canceled, timed-out or stopped run, how long
+     * before its group gets SIGKILL: --grace, else CLI_EXEC_KILL_AFTER_MS. */
+    unsigned kill_after_ms;
 } cli_exec;
+
+#define CLI_EXEC_KILL_AFTER_MS 2000
 
 /* The ln_job_handler of `--exec` (arg: a cli_exec). */
 int cli_exec_run(ln_job *job, void *arg);

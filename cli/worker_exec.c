@@ -35,10 +35,6 @@
 extern char **environ;
 
 #define STDERR_TAIL 2048
-/* A canceled run (timed out, or the worker stopped past its grace): its
- * process group gets SIGTERM, and SIGKILL this long after if it is still
- * there. */
-#define KILL_GRACE_S 2.0
 /* After this many failed runs in a row (no completed run between them) the
  * worker prints one line on stderr: the queue is likely being emptied
  * into failed by a broken program. */
@@ -212,8 +208,9 @@ typedef struct run {
     buf bo, be;              /* stdout, the tail of stderr */
     cli_fd3 c3;
     /* The worker cancels the run when it times out (ln_worker_opts and
-     * ln_job_opts timeout_ms) or is stopped past its grace: then the
-     * group gets SIGTERM at term_at, SIGKILL KILL_GRACE_S later. */
+     * ln_job_opts timeout_ms), is canceled or is stopped past its grace:
+     * then the group gets SIGTERM at term_at, and SIGKILL
+     * x->kill_after_ms later if it is still there. */
     double term_at;
     int killed;
     char reason[STREAK_REASON_MAX + 4]; /* of a failure, for --verbose */
@@ -436,7 +433,7 @@ static int reap(run *r, ln_job *job) {
             kill(-r->pid, SIGTERM);
             r->term_at = mono_s();
         }
-        if (r->term_at > 0 && !r->killed && mono_s() > r->term_at + KILL_GRACE_S) {
+        if (r->term_at > 0 && !r->killed && mono_s() >= r->term_at + r->x->kill_after_ms / 1000.0) {
             kill(-r->pid, SIGKILL);
             r->killed = 1;
         }

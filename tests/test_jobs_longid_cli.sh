@@ -2,8 +2,9 @@
 # test_jobs_longid_cli.sh LANES - `lanes jobs` with job ids longer than 127
 # bytes on a SQLite store: add --id of a 5000-byte id prints it whole, get,
 # list, logs, retry, wait and remove take it, a worker runs it under the
-# whole id (LANES_JOB_ID), and a custom id past 65535 bytes is refused
-# with exit 2 and a message. (Redis: tests/test_redis_interop.sh longid.)
+# whole id (LANES_JOB_ID), a flow of 300-byte ids is added, run and read
+# whole, a long id is canceled, and a custom id past 65535 bytes is
+# refused with exit 2 and a message. (Redis: tests/test_redis_interop.sh longid.)
 set -u
 cli=$1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lanes-longid.XXXXXX")
@@ -35,9 +36,26 @@ touch "$tmp/ran.ok"
 rc=0
 "$cli" jobs "$url" get q "$lid" >/dev/null 2>&1 || rc=$?
 [ $rc -eq 4 ] || fail "get after remove exited $rc, not 4"
+# A flow of long ids: printed whole, the parent reads its child by its
+# whole key, the child names its whole parent; a long id is canceled.
+pid=P-$(printf '%0298d' 0 | tr 0 p) kid=K-$(printf '%0298d' 0 | tr 0 k) # 300 bytes
+printf '{"name":"p","queueName":"f","opts":{"jobId":"%s"},"children":[{"name":"k","opts":{"jobId":"%s"}}]}' \
+    "$pid" "$kid" >"$tmp/flow.json"
+"$cli" jobs "$url" flow "$tmp/flow.json" >"$tmp/flow.out" 2>"$tmp/err" || fail "flow: $(cat "$tmp/err")"
+[ "$(cat "$tmp/flow.out")" = "$(printf 'f %s\nf %s' "$pid" "$kid")" ] ||
+    fail "flow printed $(cat "$tmp/flow.out")"
+"$cli" worker "$url" f --exit-when-empty --exec sh -c 'echo "\"r-$LANES_JOB_NAME\""' \
+    >/dev/null 2>&1 || fail "flow worker"
+"$cli" jobs "$url" get f "$pid" >"$tmp/p.txt" 2>&1 || fail "get parent: $(cat "$tmp/p.txt")"
+grep -q "completed" "$tmp/p.txt" || fail "parent: $(cat "$tmp/p.txt")"
+grep -q "^child  *f:$kid processed" "$tmp/p.txt" || fail "parent's child: $(cat "$tmp/p.txt")"
+"$cli" jobs "$url" get f "$kid" | grep -q "^parent  *f:$pid\$" || fail "child's parent"
+"$cli" jobs "$url" add c n '{}' --id "$lid" >/dev/null || fail "add to cancel"
+"$cli" jobs "$url" cancel c "$lid" 2>"$tmp/err" || fail "cancel: $(cat "$tmp/err")"
+"$cli" jobs "$url" get c "$lid" | grep -q failed || fail "canceled job not failed"
 over=L-$(printf '%065534d' 0 | tr 0 o) # 65536 bytes: one past the bound
 rc=0
 "$cli" jobs "$url" add q n '{}' --id "$over" >/dev/null 2>"$tmp/err" || rc=$?
 [ $rc -eq 2 ] || fail "add of a 65536-byte id exited $rc"
 grep -q 'longer than 65535 bytes' "$tmp/err" || fail "message: $(head -c 300 "$tmp/err")"
-echo "lanes jobs add/get/list/logs/retry/wait/remove and lanes worker with a 5000-byte id"
+echo "lanes jobs add/get/list/logs/retry/wait/remove/flow/cancel and lanes worker with long ids"

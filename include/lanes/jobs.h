@@ -813,7 +813,7 @@ LN_EXTERN unsigned ln_job_metrics_record(ln_job_metrics *m, uint64_t n, int64_t 
  *    every LN_JOBS_CANCEL_POLL_MS while it runs handlers):
  *    ln_job_canceled() becomes 1 and the handler should return soon
  *    (what it returns is ignored); `lanes worker --exec` sends the
- *    program's process group SIGTERM, then SIGKILL 2 s later. A Node
+ *    program's process group SIGTERM, then SIGKILL after its --grace. A Node
  *    (BullMQ) worker holding the job on Redis cannot see the cancel: its
  *    processor runs on to its end, then BullMQ refuses its outcome
  *    ("Missing lock") and the worker goes on with other jobs.

@@ -164,10 +164,12 @@ static int read_relations(const char *prefix, const redisReply *rep, ln_job_chil
         json_t *p = json_loads(rep->element[1]->str, 0, NULL);
         const char *pid = json_string_value(json_object_get(p, "id"));
         const char *qk = json_string_value(json_object_get(p, "queueKey"));
-        char key[BASE_MAX + LN_JOB_ID_MAX];
-        if (pid && qk) {
-            snprintf(key, sizeof key, "%s:%s", qk, pid);
-            if ((out->parent_key = ln__strdup(key)) == NULL) rc = LN_ENOMEM;
+        if (pid && qk) { /* "<queueKey>:<id>", whole: ids have any length */
+            size_t size = strlen(qk) + strlen(pid) + 2;
+            if ((out->parent_key = ln__malloc(size)) == NULL)
+                rc = LN_ENOMEM;
+            else
+                snprintf(out->parent_key, size, "%s:%s", qk, pid);
         }
         json_decref(p);
     }

@@ -274,15 +274,11 @@ static int peeked(const redisReply *r, ln__sched_new *s, int64_t *now, int64_t *
     return 0;
 }
 
-int ln__redis_sched_taken(ln__redis_conn *c, const char *base, ln__jobs_be *be,
-                          const char *job_id) {
-    const char *sid;
-    size_t len;
-    int64_t ms, now = 0, count = 0, prev = 0, next, offset;
-    char id[LN__SCHED_ID_MAX * 4 + 1]; /* (a Node scheduler's id may be longer than ours) */
-    if (!ln__sched_parse_job_id(job_id, &sid, &len, &ms) || len >= sizeof id) return 0;
-    memcpy(id, sid, len);
-    id[len] = '\0';
+/* Scheduler id's next iteration once its current one, job_id, was taken:
+ * peek at it, then make the next one if it is still current. */
+static int advance(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *id,
+                   const char *job_id) {
+    int64_t now = 0, count = 0, prev = 0, next, offset;
     int rc = 0;
     ln__redis_args a = {0};
     ln__redis_args_str(&a, "peek");
@@ -313,4 +309,21 @@ int ln__redis_sched_taken(ln__redis_conn *c, const char *base, ln__jobs_be *be,
     if (rep == NULL) return rc;
     freeReplyObject(rep);
     return 0;
+}
+
+int ln__redis_sched_taken(ln__redis_conn *c, const char *base, ln__jobs_be *be,
+                          const char *job_id) {
+    const char *sid;
+    size_t len;
+    int64_t ms;
+    if (!ln__sched_parse_job_id(job_id, &sid, &len, &ms)) return 0;
+    /* A Node scheduler's id may be of any length (ours are at most
+     * LN__SCHED_ID_MAX): a copy of it whole. */
+    char *id = ln__malloc(len + 1);
+    if (id == NULL) return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
+    memcpy(id, sid, len);
+    id[len] = '\0';
+    int rc = advance(c, base, be, id, job_id);
+    ln__free(id);
+    return rc;
 }

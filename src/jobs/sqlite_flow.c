@@ -55,15 +55,31 @@ static int run_flow_set(sq_be *be, int64_t rid, const ln__flow_new *nd, int64_t 
     return ln__sq_run(be, s, "add flow (links)");
 }
 
+/* "queue:id" as a new string (ln__free), NULL without memory: a child's
+ * key holds its whole id, of any length (docs/internals/long-ids.md). */
+static char *join_key(const char *queue, const char *id) {
+    size_t ql = strlen(queue), il = strlen(id);
+    char *key = ln__malloc(ql + il + 2);
+    if (key == NULL) return NULL;
+    memcpy(key, queue, ql);
+    key[ql] = ':';
+    memcpy(key + ql + 1, id, il + 1);
+    return key;
+}
+
 static int add_dep(sq_be *be, int64_t prid, int64_t rid, const char *queue, const char *id) {
-    char key[LN_JOB_QUEUE_MAX + LN_JOB_ID_MAX + 2];
-    snprintf(key, sizeof key, "%s:%s", queue, id);
+    char *key = join_key(queue, id);
+    if (key == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_DEP_ADD);
-    if (s == NULL) return LN_EBACKEND;
-    sqlite3_bind_int64(s, 1, prid);
-    sqlite3_bind_int64(s, 2, rid);
-    BIND_TEXT(s, 3, key);
-    return ln__sq_run(be, s, "add flow (dependency)");
+    int err = LN_EBACKEND;
+    if (s != NULL) {
+        sqlite3_bind_int64(s, 1, prid);
+        sqlite3_bind_int64(s, 2, rid);
+        BIND_TEXT(s, 3, key);
+        err = ln__sq_run(be, s, "add flow (dependency)"); /* (resets s: key unbound) */
+    }
+    ln__free(key);
+    return err;
 }
 
 /* The events of node nd just added: added, then waiting-children (a
@@ -136,10 +152,19 @@ int ln__sq_add_flow(ln__jobs_be *b, ln__flow_new *nodes, size_t n) {
 
 /* -------------------------------------------------- a child finished */
 
-/* Text column col of s copied into buf ("" for NULL). */
+/* Text column col of s copied into buf ("" for NULL): for queue names,
+ * which are bounded (LN_JOB_QUEUE_MAX). */
 static void col_text(sqlite3_stmt *s, int col, char *buf, size_t size) {
     const unsigned char *t = sqlite3_column_text(s, col);
     snprintf(buf, size, "%s", t != NULL ? (const char *)t : "");
+}
+
+/* The public id of row rid whose caller id is column col of s (NULL or
+ * "" when store-numbered), as a new string (ln__free) read while s is on
+ * its row; NULL without memory. Ids have any length. */
+static char *col_id(sqlite3_stmt *s, int col, int64_t rid) {
+    const char *cid = (const char *)sqlite3_column_text(s, col);
+    return ln__sq_id_dup(rid, cid != NULL && cid[0] ? cid : NULL);
 }
 
 /* Parent prid out of waiting-children (force: even with pending deps),
@@ -156,18 +181,21 @@ static int release_parent(sq_be *be, int64_t prid, int force, int64_t now) {
         sqlite3_reset(s);
         return err;
     }
-    char queue[LN_JOB_QUEUE_MAX], cid[LN_JOB_ID_MAX], num[24];
+    char queue[LN_JOB_QUEUE_MAX];
     col_text(s, 0, queue, sizeof queue);
-    col_text(s, 1, cid, sizeof cid);
+    char *id = col_id(s, 1, prid);
     int64_t delay = sqlite3_column_int64(s, 2);
     int err = ln__sq_run(be, s, "release parent");
-    const char *id = ln__sq_public_id(num, sizeof num, prid, cid[0] ? cid : NULL);
-    if (err != 0) return err;
-    if (delay <= 0)
-        return ln__sq_event(be, queue, "waiting", id, "prev", "waiting-children", NULL, NULL, now);
-    char due[24];
-    snprintf(due, sizeof due, "%lld", (long long)(now + delay));
-    return ln__sq_event(be, queue, "delayed", id, "delay", due, NULL, NULL, now);
+    if (err == 0 && id == NULL) err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+    if (err == 0 && delay <= 0) {
+        err = ln__sq_event(be, queue, "waiting", id, "prev", "waiting-children", NULL, NULL, now);
+    } else if (err == 0) {
+        char due[24];
+        snprintf(due, sizeof due, "%lld", (long long)(now + delay));
+        err = ln__sq_event(be, queue, "delayed", id, "delay", due, NULL, NULL, now);
+    }
+    ln__free(id);
+    return err;
 }
 
 /* Mark child rid of prid: status (1 processed, 2 failed, 3 unsuccessful,
@@ -206,23 +234,24 @@ static int fail_parent(sq_be *be, int64_t prid, const char *reason, int64_t now,
         sqlite3_reset(s);
         return err;
     }
-    char queue[LN_JOB_QUEUE_MAX], cid[LN_JOB_ID_MAX], num[24];
+    char queue[LN_JOB_QUEUE_MAX];
     col_text(s, 0, queue, sizeof queue);
-    col_text(s, 1, cid, sizeof cid);
+    char *id = col_id(s, 1, prid);
     int64_t gprid = sqlite3_column_int64(s, 2);
     int gflags = sqlite3_column_int(s, 3), mode = sqlite3_column_int(s, 4);
     int64_t value = sqlite3_column_int64(s, 5);
     int err = ln__sq_run(be, s, "fail parent");
-    const char *id = ln__sq_public_id(num, sizeof num, prid, cid[0] ? cid : NULL);
+    char *key = id != NULL && gprid > 0 ? join_key(queue, id) : NULL;
+    if (err == 0 && (id == NULL || (gprid > 0 && key == NULL)))
+        err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
     if (err == 0)
         err = ln__sq_event(be, queue, "failed", id, "failedReason", reason, "prev",
                            "waiting-children", now);
-    if (err == 0 && gprid > 0 && depth < CLIMB_MAX) {
-        char key[LN_JOB_QUEUE_MAX + LN_JOB_ID_MAX + 2];
-        snprintf(key, sizeof key, "%s:%s", queue, id);
+    if (err == 0 && gprid > 0 && depth < CLIMB_MAX)
         err = child_done(be, key, prid, gprid, gflags, 0, reason, now, depth + 1);
-    }
     if (err == 0) err = ln__sq_apply_keep(be, queue, prid, ST_FAILED, mode, value, now, 0);
+    ln__free(key);
+    ln__free(id);
     return err;
 }
 
@@ -237,9 +266,13 @@ static int child_done(sq_be *be, const char *key, int64_t rid, int64_t prid, int
     }
     if (pflags & LN__FLOW_FPOF) {
         if ((err = mark_dep(be, prid, rid, 3, NULL, &changed)) != 0 || !changed) return err;
-        char reason[LN_JOB_QUEUE_MAX + LN_JOB_ID_MAX + 32];
-        snprintf(reason, sizeof reason, "child %s failed", key);
-        return fail_parent(be, prid, reason, now, depth);
+        size_t size = strlen(key) + sizeof "child  failed"; /* the whole key */
+        char *reason = ln__malloc(size);
+        if (reason == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+        snprintf(reason, size, "child %s failed", key);
+        err = fail_parent(be, prid, reason, now, depth);
+        ln__free(reason);
+        return err;
     }
     if (pflags & LN__FLOW_CPOF) {
         err = mark_dep(be, prid, rid, 2, text, &changed);
@@ -255,9 +288,11 @@ static int child_done(sq_be *be, const char *key, int64_t rid, int64_t prid, int
 
 int ln__sq_flow_child_done(sq_be *be, const char *queue, const char *id, int64_t rid, int64_t prid,
                            int pflags, int completed, const char *text, int64_t now) {
-    char key[LN_JOB_QUEUE_MAX + LN_JOB_ID_MAX + 2];
-    snprintf(key, sizeof key, "%s:%s", queue, id);
-    return child_done(be, key, rid, prid, pflags, completed, text, now, 0);
+    char *key = join_key(queue, id);
+    if (key == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+    int err = child_done(be, key, rid, prid, pflags, completed, text, now, 0);
+    ln__free(key);
+    return err;
 }
 
 int ln__sq_flow_refused(sq_be *be, ln__job_done *d, char *reason, size_t reason_size) {
@@ -337,16 +372,11 @@ static int read_parent(sq_be *be, int64_t rid, ln_job_children *out) {
     sqlite3_bind_int64(s, 1, rid);
     int rc = sqlite3_step(s), err = 0;
     if (rc == SQLITE_ROW) {
-        char queue[LN_JOB_QUEUE_MAX], cid[LN_JOB_ID_MAX], num[24];
-        char key[sizeof queue + sizeof cid + 1];
+        char queue[LN_JOB_QUEUE_MAX];
         col_text(s, 0, queue, sizeof queue);
-        col_text(s, 1, cid, sizeof cid);
-        const char *id =
-            ln__sq_public_id(num, sizeof num, sqlite3_column_int64(s, 2), cid[0] ? cid : NULL);
-        snprintf(key, sizeof key, "%s:%s", queue, id);
-        if ((out->parent_key = ln__strdup(key)) == NULL ||
-            (out->parent_queue = ln__strdup(queue)) == NULL ||
-            (out->parent_id = ln__strdup(id)) == NULL)
+        if ((out->parent_id = col_id(s, 1, sqlite3_column_int64(s, 2))) == NULL ||
+            (out->parent_key = join_key(queue, out->parent_id)) == NULL ||
+            (out->parent_queue = ln__strdup(queue)) == NULL)
             err = LN_ENOMEM;
     } else if (rc != SQLITE_DONE) {
         err = ln__sq_err(be, rc, "children (parent)");

@@ -434,6 +434,9 @@ int ln__sq_sched_taken(sq_be *be, const char *queue, const ln__job_taken *taken,
         const char *sid;
         size_t len;
         int64_t ms;
+        /* Only lanes writes this store's schedulers, whose ids are at most
+         * LN__SCHED_ID_MAX bytes: a longer "repeat:" id is a custom job id
+         * that names no scheduler (its job id itself is never cut). */
         char buf[LN__SCHED_ID_MAX + 1];
         if (!ln__sched_parse_job_id(taken[i].ref.id, &sid, &len, &ms) || len >= sizeof buf)
             continue;

@@ -94,11 +94,16 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_st
         sqlite3_reset(s);
         d->rc = LN_ESTALE;
         ln__job_done alt = *d;
-        char why[LN_JOB_ID_MAX + 96];
-        int refused = complete ? ln__sq_flow_refused(be, &alt, why, sizeof why) : 0;
-        if (refused <= 0) return refused;
-        int err = apply_done(be, queue, &alt, st, now, completed); /* the failure instead */
-        d->rc = alt.rc;
+        if (!complete) return 0;
+        size_t size = strlen(d->ref.id) + 96; /* the reason holds the whole id */
+        char *why = ln__malloc(size);
+        if (why == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+        int err = ln__sq_flow_refused(be, &alt, why, size);
+        if (err > 0) { /* refused: the failure instead */
+            err = apply_done(be, queue, &alt, st, now, completed);
+            d->rc = alt.rc;
+        }
+        ln__free(why);
         return err;
     }
     if (rc != SQLITE_ROW) {
