@@ -164,17 +164,12 @@ TEST(eviction_policy_warning) {
 }
 
 int main(int argc, char **argv) {
-    base_url = getenv("LANES_TEST_REDIS_URL");
-    if (!base_url || !*base_url) {
-        fprintf(stderr, "LANES_TEST_REDIS_URL not set: skipped\n");
-        return 77;
-    }
-    return ln_test_run(argc, argv,
-                       (ln_test_case[]){TESTCASE(url_errors),
-                                        TESTCASE(noscript_reload),
-                                        TESTCASE(client_kill_no_wedge),
-                                        TESTCASE(eviction_policy_warning),
-                                        TESTCASE(acl_auth),
-                                        TESTCASE(unresponsive_server_times_out),
-                                        {0}});
+    return redis_test_main(argc, argv,
+                           (ln_test_case[]){TESTCASE(url_errors),
+                                            TESTCASE(noscript_reload),
+                                            TESTCASE(client_kill_no_wedge),
+                                            TESTCASE(eviction_policy_warning),
+                                            TESTCASE(acl_auth),
+                                            TESTCASE(unresponsive_server_times_out),
+                                            {0}});
 }

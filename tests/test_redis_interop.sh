@@ -49,17 +49,26 @@ fail() {
 # node's pid and the cleanup can stop it.
 js() { node "$interop/interop.mjs" "$@"; }
 
+# Until FILE has WORD, looking every 50 ms up to TRIES times; else fail
+# with WHAT, followed by FILE's text when the fifth argument is "say".
+wait_word() { # FILE WORD TRIES WHAT [say]
+    i=0
+    until grep -q "$2" "$1" 2>/dev/null; do
+        i=$((i + 1))
+        if [ $i -gt "$3" ]; then
+            [ "${5:-}" = say ] && fail "$4: $(cat "$1")"
+            fail "$4"
+        fi
+        sleep 0.05
+    done
+}
+
 # Record a queue's QueueEvents in the background into $tmp/ev-QUEUE.json.
 events_start() {
     node "$interop/interop.mjs" events "$1" >"$tmp/ev-$1.json" 2>"$tmp/ev-$1.err" &
     pids="$pids $!"
     eval "ev_pid_$(echo "$1" | tr -c 'a-zA-Z0-9\n' _)=$!"
-    i=0
-    until grep -q ready "$tmp/ev-$1.err" 2>/dev/null; do
-        i=$((i + 1))
-        [ $i -le 200 ] || fail "QueueEvents for $1 did not start"
-        sleep 0.05
-    done
+    wait_word "$tmp/ev-$1.err" ready 200 "QueueEvents for $1 did not start"
 }
 
 events_stop() {

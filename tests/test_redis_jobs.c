@@ -490,22 +490,17 @@ TEST(events_capped_by_steps) {
 }
 
 int main(int argc, char **argv) {
-    base_url = getenv("LANES_TEST_REDIS_URL");
-    if (!base_url || !*base_url) {
-        fprintf(stderr, "LANES_TEST_REDIS_URL not set: skipped\n");
-        return 77;
-    }
-    return ln_test_run(argc, argv,
-                       (ln_test_case[]){TESTCASE(layout_add),
-                                        TESTCASE(layout_opts_and_events),
-                                        TESTCASE(delayed_same_ms_and_bulk),
-                                        TESTCASE(worker_complete_layout),
-                                        TESTCASE(worker_retry_and_fail),
-                                        TESTCASE(retention),
-                                        TESTCASE(lost_lock_is_stale_then_recovered),
-                                        TESTCASE(admin),
-                                        TESTCASE(global_concurrency_and_pause),
-                                        TESTCASE(deferred_failure),
-                                        TESTCASE(events_capped_by_steps),
-                                        {0}});
+    return redis_test_main(argc, argv,
+                           (ln_test_case[]){TESTCASE(layout_add),
+                                            TESTCASE(layout_opts_and_events),
+                                            TESTCASE(delayed_same_ms_and_bulk),
+                                            TESTCASE(worker_complete_layout),
+                                            TESTCASE(worker_retry_and_fail),
+                                            TESTCASE(retention),
+                                            TESTCASE(lost_lock_is_stale_then_recovered),
+                                            TESTCASE(admin),
+                                            TESTCASE(global_concurrency_and_pause),
+                                            TESTCASE(deferred_failure),
+                                            TESTCASE(events_capped_by_steps),
+                                            {0}});
 }

@@ -3,7 +3,7 @@
  * stored: a store with a key prefix of its own per case (open_case, done),
  * a raw connection (cmd, hget, zscore, the events), a worker run.
  *
- * The program's main sets base_url from LANES_TEST_REDIS_URL. */
+ * A program's main is redis_test_main (base_url: LANES_TEST_REDIS_URL). */
 #ifndef LN_REDIS_TEST_H
 #define LN_REDIS_TEST_H
 
@@ -203,6 +203,17 @@ static inline void *bg_run(void *arg) {
     bg_worker *b = arg;
     b->rc = ln_worker_run(b->w);
     return NULL;
+}
+
+/* A program's main: skipped (77) without LANES_TEST_REDIS_URL, else runs
+ * cases against it. */
+static inline int redis_test_main(int argc, char **argv, const ln_test_case *cases) {
+    base_url = getenv("LANES_TEST_REDIS_URL");
+    if (!base_url || !*base_url) {
+        fprintf(stderr, "LANES_TEST_REDIS_URL not set: skipped\n");
+        return 77;
+    }
+    return ln_test_run(argc, argv, cases);
 }
 
 #endif

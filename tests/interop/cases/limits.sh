@@ -13,12 +13,7 @@ case_gconc() {
     "$peer" work "$url" "$q" --forever --concurrency 4 --sleep-ms 300 \
         --log "$tmp/c.log" >/dev/null 2>"$tmp/c.err" &
     pids="$pids $!"
-    i=0
-    until grep -q working "$tmp/c.err" 2>/dev/null; do
-        i=$((i + 1))
-        [ $i -le 200 ] || fail "C worker did not start: $(cat "$tmp/c.err")"
-        sleep 0.05
-    done
+    wait_word "$tmp/c.err" working 200 "C worker did not start" say
     sleep 0.5 # idle on the marker now
     js global-concurrency "$q" 1 6 >"$tmp/gc.json" || fail "global concurrency run"
     ms=$(sed 's/.*"ms":\([0-9]*\).*/\1/' "$tmp/gc.json")
@@ -38,12 +33,7 @@ case_ratelimit() {
     node "$interop/interop.mjs" rl-work "$q" 3 300 18 >/dev/null 2>"$tmp/n.err" &
     node_pid=$!
     pids="$pids $node_pid"
-    i=0
-    until grep -q ready "$tmp/n.err" 2>/dev/null; do
-        i=$((i + 1))
-        [ $i -le 400 ] || fail "Node worker did not start: $(cat "$tmp/n.err")"
-        sleep 0.05
-    done
+    wait_word "$tmp/n.err" ready 400 "Node worker did not start" say
     js rl-add "$q" 18 >/dev/null || fail "add"
     "$cli" worker "$url" "$q" --rate-limit 3/300 --concurrency 2 --exit-when-empty --verbose \
         --exec true 2>"$tmp/c.err" || fail "lanes worker: $(cat "$tmp/c.err")"

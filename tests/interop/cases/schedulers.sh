@@ -51,12 +51,7 @@ case_sched_c_to_node() {
     node "$interop/interop.mjs" serve "$q" "$tmp/n.log" 2>"$tmp/n.err" &
     node_pid=$!
     pids="$pids $node_pid"
-    i=0
-    until grep -q ready "$tmp/n.err" 2>/dev/null; do
-        i=$((i + 1))
-        [ $i -le 200 ] || fail "Node worker did not start"
-        sleep 0.05
-    done
+    wait_word "$tmp/n.err" ready 200 "Node worker did not start"
     sleep 2.2
     kill -TERM $node_pid
     wait $node_pid || fail "Node worker: $(cat "$tmp/n.err")"
@@ -74,12 +69,7 @@ case_sched_mixed() {
     node "$interop/interop.mjs" serve "$q" "$tmp/n.log" 2>"$tmp/n.err" &
     node_pid=$!
     pids="$pids $node_pid"
-    i=0
-    until grep -q ready "$tmp/n.err" 2>/dev/null; do
-        i=$((i + 1))
-        [ $i -le 200 ] || fail "Node worker did not start"
-        sleep 0.05
-    done
+    wait_word "$tmp/n.err" ready 200 "Node worker did not start"
     "$peer" work "$url" "$q" --forever --log "$tmp/c.log" >/dev/null 2>&1 &
     worker=$!
     pids="$pids $worker"

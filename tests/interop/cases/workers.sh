@@ -49,12 +49,7 @@ case_workers() {
     node "$interop/interop.mjs" idle-workers "$q" >/dev/null 2>"$tmp/iw.err" &
     node_pid=$!
     pids="$pids $node_pid"
-    i=0
-    until grep -q ready "$tmp/iw.err" 2>/dev/null; do
-        i=$((i + 1))
-        [ $i -le 200 ] || fail "Node workers did not start: $(cat "$tmp/iw.err")"
-        sleep 0.05
-    done
+    wait_word "$tmp/iw.err" ready 200 "Node workers did not start" say
     "$cli" jobs "$url" workers "$q" --json >"$tmp/nw.json" || fail "lanes jobs workers"
     grep -q '"kind":"bullmq","name":"nodew",' "$tmp/nw.json" || fail "no named Node worker: $(cat "$tmp/nw.json")"
     grep -q '"kind":"bullmq","name":null,' "$tmp/nw.json" || fail "no unnamed Node worker: $(cat "$tmp/nw.json")"
