@@ -63,6 +63,17 @@ wait_word() { # FILE WORD TRIES WHAT [say]
     done
 }
 
+# Until the redis-server of our own on PORT answers (10 s); else fail with
+# its log ($tmp/redis/log).
+wait_redis() { # PORT
+    i=0
+    until redis-cli -p "$1" ping 2>/dev/null | grep -q PONG; do
+        i=$((i + 1))
+        [ $i -le 200 ] || fail "redis-server did not start: $(cat "$tmp/redis/log")"
+        sleep 0.05
+    done
+}
+
 # Record a queue's QueueEvents in the background into $tmp/ev-QUEUE.json.
 events_start() {
     node "$interop/interop.mjs" events "$1" >"$tmp/ev-$1.json" 2>"$tmp/ev-$1.err" &

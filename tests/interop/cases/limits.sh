@@ -98,12 +98,7 @@ case_ratelimit_idle() {
     redis-server --port "$port" --bind 127.0.0.1 --dir "$tmp/redis" --save "" --appendonly no \
         --daemonize no --loglevel warning >>"$tmp/redis/log" 2>&1 &
     redis_pid=$!
-    i=0
-    until redis-cli -p "$port" ping 2>/dev/null | grep -q PONG; do
-        i=$((i + 1))
-        [ $i -le 200 ] || fail "redis-server did not start: $(cat "$tmp/redis/log")"
-        sleep 0.05
-    done
+    wait_redis "$port"
     url2="redis://127.0.0.1:$port/0"
     "$cli" jobs "$url2" add "$q" n '{}' >/dev/null || fail "add"
     "$cli" jobs "$url2" rate-limit "$q" --for 2000 || fail "rate-limit --for"

@@ -69,12 +69,7 @@ case_restart() {
             --appendonly yes --appendfsync always --daemonize no \
             --loglevel warning >>"$tmp/redis/log" 2>&1 &
         redis_pid=$!
-        i=0
-        until redis-cli -p "$port" ping 2>/dev/null | grep -q PONG; do
-            i=$((i + 1))
-            [ $i -le 200 ] || fail "redis-server did not start: $(cat "$tmp/redis/log")"
-            sleep 0.05
-        done
+        wait_redis "$port"
     }
     start_redis
     url2="redis://127.0.0.1:$port/0"
