@@ -123,27 +123,9 @@ static int run_peer(const char *peers, size_t items, unsigned conc, int repeats,
 
 /* ---- main ------------------------------------------------------------------ */
 
-int main(int argc, char **argv) {
-    int quick = 0, repeats = 0;
-    const char *peers_arg = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0)
-            quick = 1;
-        else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
-            repeats = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--peers") == 0 && i + 1 < argc)
-            peers_arg = argv[++i];
-        else {
-            fprintf(stderr, "usage: %s [--quick] [--repeats N] [--peers DIR]\n", argv[0]);
-            return 2;
-        }
-    }
-    if (repeats <= 0) repeats = quick ? 3 : 5;
-    if (repeats > MAX_REPEATS) repeats = MAX_REPEATS;
-    const size_t ops = quick ? 200000 : 1000000;
-    const unsigned op_conc = 1000;
-
-    /* ---- E2 ---- */
+/* E2: the rails plan's computed bounds, then the chunked, ln_limiter and
+ * ln_map runs measured against them and the targets. */
+static void run_e2(int repeats) {
     bench_rails_opts o;
     bench_rails_opts_init(&o);
     bench_rails_plan plan;
@@ -192,8 +174,12 @@ int main(int argc, char **argv) {
            sc.median / sl.median >= 1.3 ? "met" : "MISSED",
            sc.median / sm.median >= 1.3 ? "met" : "MISSED");
     bench_rails_plan_free(&plan);
+}
 
-    /* ---- overhead ---- */
+/* The cost per item of ln_limiter and ln_map for ops items that take no
+ * time, and the promise-pool peer's beside them when it is found. */
+static void run_overhead(size_t ops, unsigned op_conc, int repeats, const char *peers_arg) {
+    int rc;
     double lo[MAX_REPEATS], mo[MAX_REPEATS];
     /* one warm-up of each: page faults, thread start, caches */
     if ((rc = bench_rails_limiter_overhead(ops / 10, op_conc, &lo[0])) != 0)
@@ -225,5 +211,26 @@ int main(int argc, char **argv) {
                peer_ns / slo.median, peer_ns / smo.median,
                peer_ns / slo.median >= 20 && peer_ns / smo.median >= 20 ? "met" : "MISSED");
     }
+}
+
+int main(int argc, char **argv) {
+    int quick = 0, repeats = 0;
+    const char *peers_arg = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = 1;
+        else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
+            repeats = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--peers") == 0 && i + 1 < argc)
+            peers_arg = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s [--quick] [--repeats N] [--peers DIR]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (repeats <= 0) repeats = quick ? 3 : 5;
+    if (repeats > MAX_REPEATS) repeats = MAX_REPEATS;
+    run_e2(repeats);
+    run_overhead(quick ? 200000 : 1000000, 1000, repeats, peers_arg);
     return 0;
 }

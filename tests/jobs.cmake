@@ -37,11 +37,15 @@ endif()
 # Process-level tests fork, kill -9, SIGSTOP and run the `lanes` binary;
 # sanitizers only make their timing flaky, so they run in the plain tree.
 if(TARGET lanes_cli)
-  ln_test(NAME test_jobs_cli SOURCES test_jobs_cli.c
-          LIBS PkgConfig::JANSSON TIMEOUT 150 NO_SANITIZE LABELS jobs)
-  target_compile_definitions(test_jobs_cli PRIVATE
-                             LANES_BIN="$<TARGET_FILE:lanes_cli>")
-  add_dependencies(test_jobs_cli lanes_cli)
+  # `lanes jobs` subcommands, `lanes worker --exec`, what `lanes worker`
+  # says (helpers: tests/jobs/jobs_cli_test.h).
+  foreach(part admin exec worker)
+    ln_test(NAME test_jobs_cli_${part} SOURCES test_jobs_cli_${part}.c
+            LIBS PkgConfig::JANSSON TIMEOUT 150 NO_SANITIZE LABELS jobs)
+    target_compile_definitions(test_jobs_cli_${part} PRIVATE
+                               LANES_BIN="$<TARGET_FILE:lanes_cli>")
+    add_dependencies(test_jobs_cli_${part} lanes_cli)
+  endforeach()
   # `lanes jobs URL cancel` of a job `lanes worker --exec` runs (sqlite,
   # and Redis under scripts/with-services.sh).
   add_test(NAME test_worker_cancel

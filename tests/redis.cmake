@@ -8,6 +8,8 @@
 #                      what scripts/embed-lua.sh makes of src/jobs/lua/*.lua
 # test_redis_jobs      the backend through the public API, the stored layout
 #                      checked key by key (C, forked cases)
+# test_redis_conn      its connections: bad URLs, NOSCRIPT, CLIENT KILL, a
+#                      silent server, ACL logins, the eviction warning
 # test_redis_wait      idle workers block on BullMQ's marker (no polling),
 #                      counted on a private redis-server
 # test_redis_interop/<case>  against stock BullMQ 6.7.0 in Node.js
@@ -28,6 +30,8 @@ set_tests_properties(test_redis_scripts PROPERTIES TIMEOUT 30 LABELS "plain")
 
 
 ln_test(NAME test_redis_jobs SOURCES test_redis_jobs.c LIBS PkgConfig::HIREDIS m
+        TIMEOUT 120)
+ln_test(NAME test_redis_conn SOURCES test_redis_conn.c LIBS PkgConfig::HIREDIS
         TIMEOUT 120)
 ln_test(NAME test_redis_wait SOURCES test_redis_wait.c LIBS PkgConfig::HIREDIS
         TIMEOUT 120)

@@ -60,14 +60,16 @@ expect="include/lanes.h include/lanes/uv.h bin/lanes
         $libdir_rel/liblanes.so $libdir_rel/liblanes.so.$major $libdir_rel/liblanes.a
         $libdir_rel/pkgconfig/lanes.pc"
 unexpected=""
+# jobs.h and every part of it in the source tree (lanes/jobs_*.h)
+jobs_headers=$(cd "$src" && echo include/lanes/jobs.h include/lanes/jobs_*.h)
 if [ "$with_jobs" = 1 ]; then
-  expect="$expect include/lanes/jobs.h $libdir_rel/liblanes-jobs.so
+  expect="$expect $jobs_headers $libdir_rel/liblanes-jobs.so
           $libdir_rel/liblanes-jobs.so.$major $libdir_rel/liblanes-jobs.a
           $libdir_rel/pkgconfig/lanes-jobs.pc"
 else
   # a core-only build installs neither the job queue nor the CLI
   expect=$(echo "$expect" | sed 's| bin/lanes||')
-  unexpected="include/lanes/jobs.h $libdir_rel/pkgconfig/lanes-jobs.pc bin/lanes"
+  unexpected="$jobs_headers $libdir_rel/pkgconfig/lanes-jobs.pc bin/lanes"
 fi
 for f in $expect; do
   [ -e "$prefix/$f" ] || fail "not installed: $f"
@@ -132,6 +134,15 @@ if [ "$with_jobs" = 1 ]; then
   echo "liblanes-jobs.so NEEDED: $(echo $jneeded)"
   echo "$jneeded" | grep -q "^liblanes\.so\.$major$" ||
     fail "liblanes-jobs.so does not need liblanes.so.$major"
+
+  # each installed header of the job queue compiles included on its own
+  for h in $jobs_headers; do
+    printf '#include <lanes/%s>\n' "${h#include/lanes/}" >"$tmp/one_header.c"
+    # shellcheck disable=SC2046
+    $cc -fsyntax-only -Wall -Werror "$tmp/one_header.c" $(pkg-config --cflags lanes-jobs) \
+      2>"$tmp/cc.log" || { cat "$tmp/cc.log"; fail "$h does not compile on its own"; }
+  done
+  ok "the job queue's headers compile each on its own"
 
   # shared
   # shellcheck disable=SC2046

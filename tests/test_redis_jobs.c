@@ -1,178 +1,17 @@
 /* test_redis_jobs.c - the Redis backend of lanes jobs through the public
  * API, with the stored layout checked key by key against BullMQ 6.7's
  * (docs/internals/redis-layout.md): hash fields, score encodings, list ends,
- * marker, events, locks; plus leases, retries, retention, administration,
- * lost connections and script reloads.
+ * marker, events, locks; plus leases, retries, retention, administration
+ * and global limits (the connection cases are in test_redis_conn.c).
  *
  * Needs LANES_TEST_REDIS_URL (exit 77 = skipped without it). Each case
  * uses its own key prefix, so cases and other tests can share the server.
  */
-#include "testutil.h"
+#include "jobs/redis_test.h"
 
-#include <lanes.h>
-#include <lanes/jobs.h>
-
-#include <hiredis/hiredis.h>
-
-#include <arpa/inet.h>
 #include <math.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <stdarg.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-static const char *base_url;
-
-static uint64_t now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
-static char url[512]; /* base_url?prefix=<this case's prefix> */
-static char prefix[64];
-static redisContext *raw; /* direct connection for layout checks */
-
-/* Open the store with a prefix of its own for the calling case. */
-static ln_jobs *open_case(const char *name) {
-    snprintf(prefix, sizeof prefix, "lt%d%s", (int)getpid(), name);
-    snprintf(url, sizeof url, "%s?prefix=%s", base_url, prefix);
-    ln_jobs *jobs = NULL;
-    char err[512];
-    int rc = ln_jobs_open_ex(&jobs, url, NULL, err, sizeof err);
-    if (rc) fprintf(stderr, "open %s: %s\n", url, err);
-    CHECK_EQ(rc, 0);
-    char host[256] = "127.0.0.1";
-    int port = 6379;
-    sscanf(base_url, "redis://%255[^:/]:%d", host, &port);
-    raw = redisConnect(host, port);
-    CHECK(raw && !raw->err);
-    int db = 0;
-    const char *slash = strrchr(base_url + 8, '/');
-    if (slash) db = atoi(slash + 1);
-    redisReply *r = redisCommand(raw, "SELECT %d", db);
-    CHECK(r && r->type != REDIS_REPLY_ERROR);
-    freeReplyObject(r);
-    return jobs;
-}
-
-/* A raw command whose reply the caller frees. */
-static redisReply *cmd(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(raw, fmt, ap);
-    va_end(ap);
-    CHECK(r != NULL);
-    CHECK(r->type != REDIS_REPLY_ERROR);
-    return r;
-}
-
-static long long cmd_int(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(raw, fmt, ap);
-    va_end(ap);
-    CHECK(r && r->type == REDIS_REPLY_INTEGER);
-    long long v = r->integer;
-    freeReplyObject(r);
-    return v;
-}
-
-/* HGET of <prefix>:<queue>:<id> as a string (caller frees), NULL if none. */
-static char *hget(const char *queue, const char *id, const char *field) {
-    redisReply *r = cmd("HGET %s:%s:%s %s", prefix, queue, id, field);
-    char *s = r->type == REDIS_REPLY_STRING ? strdup(r->str) : NULL;
-    freeReplyObject(r);
-    return s;
-}
-
-static long long hget_ll(const char *queue, const char *id, const char *field) {
-    char *s = hget(queue, id, field);
-    long long v = s ? atoll(s) : -1;
-    free(s);
-    return v;
-}
-
-static double zscore(const char *queue, const char *set, const char *id) {
-    redisReply *r = cmd("ZSCORE %s:%s:%s %s", prefix, queue, set, id);
-    double v = r->type == REDIS_REPLY_STRING ? strtod(r->str, NULL) : -1;
-    freeReplyObject(r);
-    return v;
-}
-
-/* The event names of the queue's stream, space-separated, in order. */
-static void event_names(const char *queue, char *out, size_t size) {
-    redisReply *r = cmd("XRANGE %s:%s:events - +", prefix, queue);
-    out[0] = '\0';
-    for (size_t i = 0; i < r->elements; i++) {
-        redisReply *fields = r->element[i]->element[1];
-        CHECK(!strcmp(fields->element[0]->str, "event"));
-        size_t n = strlen(out);
-        snprintf(out + n, size - n, "%s%s", n ? " " : "", fields->element[1]->str);
-    }
-    freeReplyObject(r);
-}
-
-static int has_event(const char *queue, const char *name, const char *id) {
-    redisReply *r = cmd("XRANGE %s:%s:events - +", prefix, queue);
-    int found = 0;
-    for (size_t i = 0; i < r->elements && !found; i++) {
-        redisReply *f = r->element[i]->element[1];
-        if (strcmp(f->element[1]->str, name)) continue;
-        for (size_t k = 2; k + 1 < f->elements; k += 2)
-            if (!strcmp(f->element[k]->str, "jobId") && !strcmp(f->element[k + 1]->str, id))
-                found = 1;
-    }
-    freeReplyObject(r);
-    return found;
-}
-
-static void add(ln_jobs *jobs, const char *queue, const char *name, const char *data,
-                const ln_job_opts *o, char *id) {
-    char buf[LN_JOB_ID_MAX];
-    int rc = ln_jobs_add(jobs, queue, name, data, o, id ? id : buf, LN_JOB_ID_MAX);
-    if (rc) fprintf(stderr, "add: %s\n", ln_jobs_errmsg(jobs));
-    CHECK_EQ(rc, 0);
-}
-
-static void done(ln_jobs *jobs) {
-    redisReply *r = redisCommand(raw, "EVAL %s 0 %s:*",
-                                 "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
-                                 "redis.call('DEL', k) end return 0",
-                                 prefix);
-    freeReplyObject(r);
-    redisFree(raw);
-    ln_jobs_close(jobs);
-}
-
-/* ------------------------------------------------------------------ cases */
-
-TEST(url_errors) {
-    ln_jobs *jobs = NULL;
-    char err[256];
-    const char *bad[] = {
-        "redis://",         "redis://host:0",    "redis://host:99999", "redis://host/abc",
-        "redis://h?nope=1", "redis://h?prefix=", "redis://:%zz@h",     "unix:",
-        "redis://h?db"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        int rc = ln_jobs_open_ex(&jobs, bad[i], NULL, err, sizeof err);
-        if (rc != LN_EINVAL) fprintf(stderr, "%s -> %d\n", bad[i], rc);
-        CHECK_EQ(rc, LN_EINVAL);
-        CHECK(err[0] != '\0');
-    }
-    CHECK_EQ(ln_jobs_open_ex(&jobs, "rediss://h", NULL, err, sizeof err), LN_ENOTSUP);
-    /* A port nobody listens on (the discard port is never open here). */
-    CHECK_EQ(ln_jobs_open_ex(&jobs, "redis://127.0.0.1:9", NULL, err, sizeof err), LN_ECONNREFUSED);
-    CHECK(strstr(err, "127.0.0.1:9") != NULL);
-    CHECK_EQ(ln_jobs_open_ex(&jobs, "unix:/nonexistent/redis.sock", NULL, err, sizeof err),
-             LN_ECONNREFUSED);
-    CHECK(jobs == NULL);
-}
 
 TEST(layout_add) {
     ln_jobs *jobs = open_case("lay");
@@ -322,57 +161,6 @@ TEST(delayed_same_ms_and_bulk) {
     CHECK_EQ(c.delayed, 2);
     CHECK_EQ(c.waiting, 1);
     done(jobs);
-}
-
-/* ------------------------------------------------------------- workers */
-
-typedef struct handler_ctx {
-    redisContext *raw; /* for the lock-stealing case, else NULL */
-    const char *queue;
-    int steal_once; /* delete our own lock on the first attempt */
-} handler_ctx;
-
-/* "ok" -> {"ok":<data>}; "flaky" fails attempts 1 and 2; "bad" fails;
- * "steal" (with steal_once) loses its lock on attempt 1, then completes. */
-static int handler(ln_job *job, void *vctx) {
-    handler_ctx *ctx = vctx;
-    const char *name = ln_job_name(job);
-    if (!strcmp(name, "flaky") && ln_job_attempt(job) <= 2) return ln_job_fail(job, "flaky");
-    if (!strcmp(name, "bad")) return ln_job_fail(job, "bad \"input\"");
-    if (!strcmp(name, "steal") && ctx && ctx->steal_once && ln_job_attempt(job) == 1) {
-        redisReply *r =
-            redisCommand(ctx->raw, "DEL %s:%s:%s:lock", prefix, ctx->queue, ln_job_id(job));
-        freeReplyObject(r);
-    }
-    if (!strcmp(name, "progress")) {
-        CHECK_EQ(ln_job_progress(job, "{\"pct\":50}"), 0);
-        CHECK_EQ(ln_job_log(job, "line one"), 0);
-        CHECK_EQ(ln_job_log(job, "line two"), 0);
-    }
-    char buf[256];
-    snprintf(buf, sizeof buf, "{\"ok\":%s}", ln_job_data(job));
-    return ln_job_set_result(job, buf);
-}
-
-static ln_worker_stats run_worker(ln_jobs *jobs, const char *queue, handler_ctx *ctx,
-                                  unsigned lease_ms, unsigned concurrency) {
-    ln_worker_opts o;
-    ln_worker_opts_init(&o);
-    o.exit_when_empty = 1;
-    o.concurrency = concurrency;
-    if (lease_ms) {
-        o.lease_ms = lease_ms;
-        o.stalled_interval_ms = lease_ms;
-    }
-    ln_worker *w;
-    CHECK_EQ(ln_worker_create(&w, jobs, queue, handler, ctx, &o), 0);
-    int rc = ln_worker_run(w);
-    if (rc) fprintf(stderr, "worker: %s\n", ln_jobs_errmsg(jobs));
-    CHECK_EQ(rc, 0);
-    ln_worker_stats st;
-    ln_worker_get_stats(w, &st);
-    ln_worker_destroy(w);
-    return st;
 }
 
 TEST(worker_complete_layout) {
@@ -581,82 +369,6 @@ TEST(admin) {
     done(jobs);
 }
 
-/* The server forgot our scripts (restart, SCRIPT FLUSH): EVALSHA says
- * NOSCRIPT and the backend sends them again. */
-TEST(noscript_reload) {
-    ln_jobs *jobs = open_case("nos");
-    add(jobs, "q", "ok", "{}", NULL, NULL);
-    freeReplyObject(cmd("SCRIPT FLUSH"));
-    add(jobs, "q", "ok", "{}", NULL, NULL);
-    ln_job_counts c;
-    CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
-    CHECK_EQ(c.waiting, 2);
-    /* The worker's pipelined steps (a connection of their own) meet
-     * NOSCRIPT too: the step fails unrun and the next one sends the body. */
-    freeReplyObject(cmd("SCRIPT FLUSH"));
-    ln_worker_stats st = run_worker(jobs, "q", NULL, 0, 2);
-    CHECK_EQ(st.completed, 2);
-    CHECK_EQ(st.stale, 0);
-    done(jobs);
-}
-
-typedef struct bg_worker {
-    ln_worker *w;
-    int rc;
-} bg_worker;
-
-static void *bg_run(void *arg) {
-    bg_worker *b = arg;
-    b->rc = ln_worker_run(b->w);
-    return NULL;
-}
-
-/* CLIENT KILL of the worker's connection while it idles, three times: the
- * worker must not wedge; a job added afterwards still runs. The worker
- * logs in as an ACL user of its own, so only its connections are killed
- * (other tests share the server). */
-TEST(client_kill_no_wedge) {
-    ln_jobs *producer = open_case("kil");
-    char user[32], worker_url[700];
-    snprintf(user, sizeof user, "lanes-kill-%d", (int)getpid());
-    freeReplyObject(cmd("ACL SETUSER %s on >pw ~* &* +@all", user));
-    snprintf(worker_url, sizeof worker_url, "redis://%s:pw@%s?prefix=%s", user,
-             base_url + strlen("redis://"), prefix);
-    ln_jobs *jobs;
-    CHECK_EQ(ln_jobs_open(&jobs, worker_url), 0);
-    ln_worker_opts o;
-    ln_worker_opts_init(&o);
-    bg_worker b = {0};
-    CHECK_EQ(ln_worker_create(&b.w, jobs, "q", handler, NULL, &o), 0);
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, bg_run, &b), 0);
-    /* Each kill finds the connections the worker made again (its step's and
-     * its blocking wait's, so a kill may end one or two). */
-    long long killed = 0, kills = 0;
-    for (int i = 0; i < 100 && kills < 3; i++) {
-        ln_test_sleep_ms(50);
-        long long k = cmd_int("CLIENT KILL USER %s", user);
-        killed += k;
-        kills += k > 0;
-    }
-    CHECK_EQ(kills, 3);
-    CHECK(killed >= 3);
-    add(producer, "q", "ok", "{}", NULL, NULL);
-    ln_job_counts c = {0};
-    for (int i = 0; i < 200 && c.completed == 0; i++) {
-        ln_test_sleep_ms(50);
-        if (ln_jobs_counts(producer, "q", &c)) memset(&c, 0, sizeof c);
-    }
-    CHECK_EQ(c.completed, 1);
-    ln_worker_stop(b.w);
-    pthread_join(t, NULL);
-    CHECK_EQ(b.rc, 0);
-    ln_worker_destroy(b.w);
-    ln_jobs_close(jobs);
-    freeReplyObject(cmd("ACL DELUSER %s", user));
-    done(producer);
-}
-
 /* A job BullMQ's stalled check marked with a deferred failure ('defa') is
  * failed by the next worker that takes it, without running, as a Node
  * worker does. */
@@ -746,69 +458,6 @@ TEST(global_concurrency_and_pause) {
     done(jobs);
 }
 
-/* A server that accepts connections and never answers (frozen, or a
- * half-open link): every call gives up after timeout_ms instead of hanging. */
-TEST(unresponsive_server_times_out) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    CHECK(fd >= 0);
-    CHECK_EQ(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    CHECK_EQ(listen(fd, 8), 0); /* the kernel completes connects; nobody reads */
-    CHECK_EQ(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    char silent[128], err[256];
-    snprintf(silent, sizeof silent, "redis://127.0.0.1:%d?timeout_ms=200", ntohs(a.sin_port));
-    ln_jobs *jobs = NULL;
-    uint64_t t0 = now_ms();
-    CHECK_EQ(ln_jobs_open_ex(&jobs, silent, NULL, err, sizeof err), LN_EBACKEND);
-    CHECK(strstr(err, "timeout") != NULL);
-    CHECK(now_ms() - t0 < 5000);
-    close(fd);
-}
-
-/* redis://USER:PASSWORD@... authenticates (Redis 6 ACL); a wrong password
- * is LN_EACCES. */
-TEST(acl_auth) {
-    ln_jobs *jobs = open_case("acl");
-    char user[32], good[600], bad[600], err[256];
-    snprintf(user, sizeof user, "lanes-%d", (int)getpid());
-    freeReplyObject(cmd("ACL SETUSER %s on >p%%40ss ~* &* +@all", user));
-    const char *hostport = base_url + strlen("redis://");
-    snprintf(good, sizeof good, "redis://%s:p%%2540ss@%s", user, hostport);
-    snprintf(bad, sizeof bad, "redis://%s:nope@%s", user, hostport);
-    ln_jobs *other = NULL;
-    int rc_good = ln_jobs_open_ex(&other, good, NULL, err, sizeof err);
-    ln_jobs_close(other);
-    other = NULL;
-    int rc_bad = ln_jobs_open_ex(&other, bad, NULL, err, sizeof err);
-    freeReplyObject(cmd("ACL DELUSER %s", user));
-    CHECK_EQ(rc_good, 0);
-    CHECK_EQ(rc_bad, LN_EACCES);
-    CHECK(other == NULL);
-    done(jobs);
-}
-
-/* Opening warns on stderr when maxmemory-policy could evict keys. */
-TEST(eviction_policy_warning) {
-    ln_jobs *jobs = open_case("evp");
-    CHECK(ln_jobs_warning(jobs) == NULL); /* the test server: noeviction */
-    redisReply *r = cmd("CONFIG GET maxmemory-policy");
-    CHECK_EQ(r->elements, 2);
-    char old[64];
-    snprintf(old, sizeof old, "%s", r->element[1]->str);
-    freeReplyObject(r);
-    freeReplyObject(cmd("CONFIG SET maxmemory-policy allkeys-lru"));
-    ln_jobs *other = NULL;
-    int rc = ln_jobs_open(&other, url);
-    freeReplyObject(cmd("CONFIG SET maxmemory-policy %s", old));
-    CHECK_EQ(rc, 0);
-    /* The library never prints: the warning is on the handle. */
-    const char *w = ln_jobs_warning(other);
-    CHECK(w != NULL && strstr(w, "maxmemory-policy is 'allkeys-lru'") != NULL);
-    ln_jobs_close(other);
-    done(jobs);
-}
-
 /* A worker's steps write the events of their jobs without MAXLEN each and
  * trim the stream once per step: it still stays near meta's
  * opts.maxLenEvents (MAXLEN ~ removes whole stream nodes of 100 entries,
@@ -841,28 +490,17 @@ TEST(events_capped_by_steps) {
 }
 
 int main(int argc, char **argv) {
-    base_url = getenv("LANES_TEST_REDIS_URL");
-    if (!base_url || !*base_url) {
-        fprintf(stderr, "LANES_TEST_REDIS_URL not set: skipped\n");
-        return 77;
-    }
-    return ln_test_run(argc, argv,
-                       (ln_test_case[]){TESTCASE(url_errors),
-                                        TESTCASE(layout_add),
-                                        TESTCASE(layout_opts_and_events),
-                                        TESTCASE(delayed_same_ms_and_bulk),
-                                        TESTCASE(worker_complete_layout),
-                                        TESTCASE(worker_retry_and_fail),
-                                        TESTCASE(retention),
-                                        TESTCASE(lost_lock_is_stale_then_recovered),
-                                        TESTCASE(admin),
-                                        TESTCASE(noscript_reload),
-                                        TESTCASE(client_kill_no_wedge),
-                                        TESTCASE(global_concurrency_and_pause),
-                                        TESTCASE(deferred_failure),
-                                        TESTCASE(eviction_policy_warning),
-                                        TESTCASE(acl_auth),
-                                        TESTCASE(unresponsive_server_times_out),
-                                        TESTCASE(events_capped_by_steps),
-                                        {0}});
+    return redis_test_main(argc, argv,
+                           (ln_test_case[]){TESTCASE(layout_add),
+                                            TESTCASE(layout_opts_and_events),
+                                            TESTCASE(delayed_same_ms_and_bulk),
+                                            TESTCASE(worker_complete_layout),
+                                            TESTCASE(worker_retry_and_fail),
+                                            TESTCASE(retention),
+                                            TESTCASE(lost_lock_is_stale_then_recovered),
+                                            TESTCASE(admin),
+                                            TESTCASE(global_concurrency_and_pause),
+                                            TESTCASE(deferred_failure),
+                                            TESTCASE(events_capped_by_steps),
+                                            {0}});
 }

@@ -1,5 +1,5 @@
-/* sqlite_int.h - private to the SQLite backend (sqlite.c, sqlite_ops.c,
- * sqlite_work.c): the instance, the statement cache and the schema. */
+/* sqlite_int.h - private to the SQLite backend (sqlite*.c): the instance,
+ * the statement cache and the schema. */
 #ifndef LN_JOBS_SQLITE_INT_H
 #define LN_JOBS_SQLITE_INT_H
 
@@ -7,7 +7,8 @@
 
 #include <sqlite3.h>
 
-/* Schema version this code writes; stored in PRAGMA user_version. */
+/* Schema version this code writes; stored in PRAGMA user_version. The
+ * steps that reach it: migrations[] in sqlite_schema.c. */
 #define SQ_SCHEMA_VERSION 10
 /* PRAGMA application_id of a lanes store: "LNJB". */
 #define SQ_APPLICATION_ID 0x4C4E4A42
@@ -34,7 +35,7 @@ enum {
  *  - ready -> active (only S_TAKE): take() in sqlite_work.c, per step;
  *  - active -> completed (only S_COMPLETE): step_once, per step;
  *  - every other UPDATE OF state, and every DELETE: the triggers of
- *    schema version 2 (sqlite.c), which skip exactly the two moves above.
+ *    schema version 2 (sqlite_schema.c), which skip exactly the two moves above.
  * So a new statement that inserts jobs, takes them or completes them must
  * call ln__sq_count in the same transaction; any other statement is counted
  * by the triggers. Counter changes commute (each adds to n), so their
@@ -58,7 +59,7 @@ enum {
             "+ (SELECT count(*) FROM (SELECT * FROM j EXCEPT SELECT * FROM c))"
 
 /* Every statement the backend runs, prepared once on first use and reused
- * (SQLITE_PREPARE_PERSISTENT). The SQL lives in sqlite.c (sql_text). */
+ * (SQLITE_PREPARE_PERSISTENT). The SQL lives in sqlite_sql.c (sql_text). */
 typedef enum sq_stmt {
     S_BEGIN_W,
     S_BEGIN_R,
@@ -208,6 +209,17 @@ int ln__sq_pragma_int(sq_be *be, const char *sql, int64_t *out);
 
 /* The SQL of a statement (tests check every one's query plan). */
 const char *ln__sq_sql_text(sq_stmt id);
+
+/* The store clock in SQL: ms since the Unix epoch (julianday('now')). */
+#define SQ_NOW_SQL "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
+
+/* Run sql (any number of statements, no rows wanted); what names it in
+ * the error. 0 or LN_E* with errmsg set. */
+int ln__sq_exec_sql(sq_be *be, const char *sql, const char *what);
+
+/* Create or migrate the schema to SQ_SCHEMA_VERSION (sqlite_schema.c),
+ * all under one write lock. 0 or LN_E* with errmsg set. */
+int ln__sq_migrate(sq_be *be);
 
 /* The prepared statement id, reset and with bindings cleared, or NULL
  * (be->base.errmsg set). */

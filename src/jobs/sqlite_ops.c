@@ -145,7 +145,7 @@ static int dup_col(sqlite3_stmt *s, int col, char **out) {
     return *out != NULL ? 0 : LN_ENOMEM;
 }
 
-/* Fill info from a row of INFO_COLS (see sqlite.c). */
+/* Fill info from a row of INFO_COLS (see sqlite_sql.c). */
 static int read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
     memset(info, 0, sizeof *info);
     info->priority = sqlite3_column_int(s, 10);

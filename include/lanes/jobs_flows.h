@@ -1,0 +1,131 @@
+/* lanes/jobs_flows.h - part of <lanes/jobs.h>: flows, trees of jobs added in
+ * one step, and a parent's children. Include <lanes/jobs.h>, which includes
+ * this header; its conventions (errors, threads, names, who owns what) hold
+ * here too. */
+#ifndef LANES_JOBS_FLOWS_H
+#define LANES_JOBS_FLOWS_H
+
+#include <lanes/jobs.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A flow is a tree of jobs added in one atomic step (BullMQ's
+ * FlowProducer): a node with children is added in LN_JOB_WAITING_CHILDREN
+ * and becomes waiting (or prioritized, or delayed by its own delay_ms)
+ * once every child is done; children may sit in any queue of the store
+ * and have children of their own. A child's result goes to its parent,
+ * which reads them in its handler (ln_job_children) or from anywhere
+ * (ln_jobs_children).
+ *
+ * What a child's final failure (no attempts left, or unrecoverable) does
+ * to its parent, BullMQ's four options; the first set of these wins:
+ *  - fail_parent_on_failure: the parent fails with the reason
+ *    "child <key> failed" (on Redis as BullMQ: the parent goes to wait
+ *    with a deferred failure that the next worker to take it records;
+ *    an active parent only gets the deferred failure, and its completion
+ *    is then refused);
+ *  - continue_parent_on_failure: the failure is recorded
+ *    (LN_CHILD_FAILED) and the parent is released at once, even with
+ *    other children still pending;
+ *  - ignore_dependency_on_failure: the failure is recorded
+ *    (LN_CHILD_FAILED) and counts as done: the parent is released once no
+ *    child is pending;
+ *  - remove_dependency_on_failure: as ignore, and nothing is recorded;
+ *  - none: the child stays a pending dependency (the parent waits until it
+ *    is retried, ln_jobs_retry, and completes, or is removed).
+ *
+ * A parent refuses to complete while a child is pending or failed with
+ * fail_parent_on_failure (BullMQ's moveToFinished): the handler's success
+ * is then recorded as a failure instead, "Job <id> has pending
+ * dependencies. moveToFinished" (retried while attempts remain, with the
+ * job's backoff), or, with such a failed child, "Cannot complete job <id>
+ * because it has at least one failed child. moveToFinished" (final).
+ *
+ * On Redis the layout is BullMQ 6.7's (parentKey and parent on the child,
+ * <parent>:dependencies, :processed, :failed, :unsuccessful and the
+ * queue's waiting-children), so trees added by Node's FlowProducer run on
+ * lanes workers and trees added here run on Node workers. On a Redis
+ * Cluster every queue of a flow must hash to one slot: the prefix is the
+ * hash tag (as {bull}), not the queue names. A child's key is its Redis
+ * key ("bull:q:7") on Redis and "<queue>:<id>" on SQLite. */
+
+/* Most nodes of one flow, and the deepest nesting (root = depth 1). */
+#define LN_FLOW_NODES_MAX 1000
+#define LN_FLOW_DEPTH_MAX 64
+
+typedef struct ln_flow_node {
+    const char *queue;       /* NULL = the parent's queue (required on the root) */
+    const char *name;        /* job name */
+    const char *data_json;   /* NULL = "{}" */
+    const ln_job_opts *opts; /* NULL = defaults. Not allowed in a flow:
+                                dedup_id, and a job_id that exists */
+    /* What this child's final failure does to its parent (see above);
+     * 0/1 each, ignored on the root. */
+    int fail_parent_on_failure;
+    int continue_parent_on_failure;
+    int ignore_dependency_on_failure;
+    int remove_dependency_on_failure;
+    const struct ln_flow_node *children; /* nchildren nodes, or NULL */
+    size_t nchildren;
+} ln_flow_node;
+
+/* Add the tree under root, all or nothing. ids (may be NULL) receives one
+ * id per node, nids of them at most, id_size bytes each, in pre-order
+ * (root first, then each child's subtree in order). 0; LN_EINVAL (a bad
+ * node: ln_jobs_errmsg names it by its pre-order index; more than
+ * LN_FLOW_NODES_MAX nodes or LN_FLOW_DEPTH_MAX levels; queues of other
+ * hash slots on a Redis Cluster), LN_ERANGE (nids or id_size too small;
+ * nothing added) and ln_jobs_add's errors. Cost O(nodes), one store
+ * transaction (one script call on Redis). */
+LN_EXTERN int ln_jobs_add_flow(ln_jobs *jobs, const ln_flow_node *root, char *ids, size_t nids,
+                               size_t id_size);
+
+/* A dependency of a parent, as its parent records it. */
+enum {
+    LN_CHILD_PENDING = 0,     /* not done yet */
+    LN_CHILD_PROCESSED = 1,   /* completed: value is its result JSON */
+    LN_CHILD_FAILED = 2,      /* failed, ignored or continued past:
+                                 value is its reason */
+    LN_CHILD_UNSUCCESSFUL = 3 /* failed with fail_parent_on_failure */
+};
+
+typedef struct ln_job_child {
+    char *key;   /* "bull:q:7" (Redis) or "q:7" (SQLite) */
+    char *queue; /* parsed from key; NULL if the key is of another prefix */
+    char *id;
+    int status;  /* LN_CHILD_* */
+    char *value; /* see LN_CHILD_*; NULL for pending and unsuccessful */
+} ln_job_child;
+
+/* Most children ln_jobs_children reads per status. */
+#define LN_JOB_CHILDREN_MAX 10000
+
+typedef struct ln_job_children {
+    char *parent_key;               /* the job's own parent, or NULL (not a child) */
+    char *parent_queue, *parent_id; /* parsed, as ln_job_child's */
+    ln_job_child *children;         /* processed, failed, unsuccessful,
+                                       then pending; sorted by key within
+                                       each */
+    size_t n;
+} ln_job_children;
+
+/* The flow relations of job id of queue: its parent and its children
+ * (BullMQ's getChildrenValues is the LN_CHILD_PROCESSED ones,
+ * getFailedChildrenValues the LN_CHILD_FAILED ones). Clear *out with
+ * ln_job_children_clear. A job of no flow has none. 0, LN_ENOENT,
+ * LN_EINVAL, LN_ENOMEM, LN_EFORK, LN_EBACKEND. */
+LN_EXTERN int ln_jobs_children(ln_jobs *jobs, const char *queue, const char *id,
+                               ln_job_children *out);
+LN_EXTERN void ln_job_children_clear(ln_job_children *c);
+/* Inside a handler: ln_jobs_children of the job itself. */
+LN_EXTERN int ln_job_children_read(ln_job *job, ln_job_children *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LANES_JOBS_FLOWS_H */

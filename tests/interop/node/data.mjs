@@ -1,0 +1,59 @@
+// node/data.mjs - the BullMQ side of lanes' interop tests: what a job carries
+// across: trace context and JSON that only JSON.parse's grammar bounds.
+// Imported by tests/interop/interop.mjs (the command dispatch).
+import { Queue } from 'bullmq';
+import { connection, check, handler } from './common.mjs';
+
+// Trace context across the queue, both ways: BullMQ's telemetry stores the
+// propagation carrier as opts.tm (JobsOptions.telemetry.metadata).
+export async function traceProduce(queue, traceparent) {
+  const q = new Queue(queue, { connection });
+  const metadata = JSON.stringify({ traceparent, tracestate: 'lanes=test' });
+  const job = await q.add('trace', {}, { telemetry: { metadata } });
+  await q.close();
+  console.log(JSON.stringify({ id: job.id }));
+}
+
+export async function traceCheck(queue, traceparent) {
+  const q = new Queue(queue, { connection });
+  const fromNode = await q.getJob('1');
+  check(fromNode?.returnvalue?.traceparent === traceparent, 'C worker saw', fromNode?.returnvalue);
+  check(fromNode.returnvalue.tracestate === 'lanes=test', 'tracestate', fromNode.returnvalue);
+  const fromC = await q.getJob('c-trace');
+  const carrier = JSON.parse(fromC?.opts?.telemetry?.metadata ?? '{}');
+  check(carrier.traceparent === traceparent, 'C job carrier', fromC?.opts);
+  await q.close();
+  console.log(JSON.stringify({ traceparent }));
+}
+
+// JSON that only JSON.parse's grammar bounds: a number past 64 bits and a
+// lone surrogate (JSON.stringify writes 100000000000000000000, "\ud800").
+const jsonData = { x: 1e20, s: '\ud800' };
+
+export async function jsonProduce(queue) {
+  const q = new Queue(queue, { connection });
+  await q.add('echo', jsonData, { jobId: 'echo' });
+  await q.add('big', {}, { jobId: 'big' });
+  await q.close();
+  console.log(JSON.stringify({ added: 2 }));
+}
+
+// mode "c": redis_peer's handler returned {name, data}; "exec": `lanes
+// worker --exec` echoed the data and printed a big-number object for "big".
+export async function jsonCheck(queue, mode) {
+  const q = new Queue(queue, { connection });
+  const echo = await q.getJob('echo');
+  check(await echo?.getState() === 'completed', 'echo not completed', echo?.failedReason);
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  check(same(echo.data, jsonData), 'data changed', echo.data);
+  const rv = mode === 'exec' ? echo.returnvalue : echo.returnvalue?.data;
+  check(same(rv, jsonData), 'returnvalue is not the data', echo.returnvalue);
+  check(rv.s === '\ud800' && rv.x === 1e20, 'returnvalue fields', rv);
+  if (mode === 'exec') {
+    const big = await q.getJob('big');
+    check(big?.returnvalue?.ok === true, 'big: returnvalue.ok', big?.returnvalue);
+    check(big.returnvalue.total === 1e20, 'big: returnvalue.total', big.returnvalue);
+  }
+  await q.close();
+  console.log(JSON.stringify({ mode, returnvalue: rv }));
+}
