@@ -11,7 +11,12 @@
 //         (removeOnComplete): completed, the failure in
 //         getFailedChildrenValues, the kid's value kept;
 //   deep  root <- mid (failParentOnFailure) <- doomed (failParentOnFailure):
-//         mid failed for doomed, the root failed for mid.
+//         mid failed for doomed, the root failed for mid;
+//   rm    root <- mid (removeOnComplete) <- leaf (removeOnComplete): both
+//         removed, the root keeps mid's value;
+//   mix   root <- mid (ignoreDependencyOnFailure) <- doomed
+//         (failParentOnFailure), kid: mid fails for doomed, the root
+//         completes with mid's reason in getFailedChildrenValues.
 // No job runs twice; every job ends in the state Node reports.
 import { Queue, Worker, FlowProducer } from 'bullmq';
 import { connection, check, fail, until, nodeHandler, cWorker, stopC } from './audit_lib.mjs';
@@ -38,6 +43,13 @@ const ign = await add({ name: 'root', queueName: P, data: { t: 'ign' }, children
 const deep = await fp.add({ name: 'root', queueName: P, data: { t: 'deep' }, children: [
   { name: 'mid', queueName: C, data: {}, opts: { failParentOnFailure: true }, children: [
     { name: 'doomed', queueName: X, data: {}, opts: { failParentOnFailure: true } }] }] });
+const rm = await add({ name: 'root', queueName: P, data: { t: 'rm' }, children: [
+  { name: 'mid', queueName: X, data: {}, opts: { removeOnComplete: true }, children: [
+    { name: 'leaf', queueName: X, data: {}, opts: { removeOnComplete: true } }] }] });
+const mix = await fp.add({ name: 'root', queueName: P, data: { t: 'mix' }, children: [
+  { name: 'mid', queueName: X, data: {}, opts: { ignoreDependencyOnFailure: true }, children: [
+    { name: 'doomed', queueName: X, data: {}, opts: { failParentOnFailure: true } }] },
+  { name: 'kid', queueName: C, data: {} }] });
 await fp.close();
 const deepMid = deep.children[0].job.id;
 
@@ -45,7 +57,7 @@ const ws = [P, C].map(n => new Worker(n, nodeHandler(log, 30), { connection, con
 ws.forEach(w => w.on('error', e => fail('Node worker error', String(e))));
 const cs = [P, C, X].map(n => cWorker(n, { log, sleepMs: 30, args: ['--concurrency', '2'] }));
 
-const roots = { ok, bad, ign, deep: deep.job.id };
+const roots = { ok, bad, ign, deep: deep.job.id, rm, mix: mix.job.id };
 const states = await until(async () => {
   const s = {};
   for (const [k, id] of Object.entries(roots)) s[k] = await (await qp.getJob(id)).getState();
@@ -54,7 +66,8 @@ const states = await until(async () => {
 await Promise.all(cs.map(c => stopC(c)));
 await Promise.all(ws.map(w => w.close()));
 
-const want = { ok: 'completed', bad: 'failed', ign: 'completed', deep: 'failed' };
+const want = { ok: 'completed', bad: 'failed', ign: 'completed', deep: 'failed', rm: 'completed',
+               mix: 'completed' };
 check(JSON.stringify(states) === JSON.stringify(want), 'root states', states);
 
 const okJob = await qp.getJob(ok);
@@ -92,6 +105,16 @@ const deepRoot = await qp.getJob(deep.job.id);
 check(deepRoot.failedReason === `child bull:${C}:${deepMid} failed`, 'deep root reason',
       deepRoot.failedReason);
 
+const rmVals = Object.entries(await (await qp.getJob(rm)).getChildrenValues());
+check(rmVals.length === 1 && rmVals[0][1].name === 'mid', 'removed mid value kept by root', rmVals);
+check(!(await qx.getJob(rmVals[0][0].split(':').pop())), 'removeOnComplete mid still stored');
+const mixJob = await qp.getJob(mix.job.id);
+const mixFailed = await mixJob.getFailedChildrenValues();
+const mixKey = `bull:${X}:${mix.children[0].job.id}`;
+check(Object.keys(mixFailed).length === 1 && /^child bull:.*-x:\S+ failed$/.test(mixFailed[mixKey]),
+      'a failed-by-its-child mid ignored by its root', mixFailed);
+const mixVals = Object.values(await mixJob.getChildrenValues());
+check(mixVals.length === 1 && mixVals[0].name === 'kid', 'mixed root values', mixVals);
 const runs = readFileSync(log, 'utf8').trim().split('\n');
 const keys = runs.map(l => l.split(' ').slice(1).join(':'));
 const twice = keys.filter((k, i) => keys.indexOf(k) !== i && !k.includes(flakyKey.split(':').pop()));
