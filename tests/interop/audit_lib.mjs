@@ -119,12 +119,16 @@ export function maxOverlap(intervals) {
 // The most start times within one window of BullMQ's limiter: a fixed
 // window of `ms` opened by the first job taken after the last one closed
 // (the limiter key's INCR and PEXPIRE), so a sliding window may hold up to
-// twice the limit.
-export function maxInFixedWindow(starts, ms) {
+// twice the limit. processedOn is the worker's clock, a few ms off the
+// limiter key's: a start within `slack` ms of a window's end may be in
+// either window, and is put where the count stays lowest (in the open
+// window while it is under `max`, else it opens the next).
+export function maxInFixedWindow(starts, ms, max, slack = 30) {
   const s = [...starts].sort((a, b) => a - b);
   let best = 0, open = -Infinity, n = 0;
   for (const t of s) {
-    if (t >= open + ms) { open = t; n = 0; }
+    const end = open + ms;
+    if (t >= end + slack || (t >= end - slack && n >= max)) { open = t; n = 0; }
     best = Math.max(best, ++n);
   }
   return best;
