@@ -76,10 +76,9 @@ static int phase_stop(ln__run *r) {
 
 static int recover_stalled(ln_worker *w) {
     size_t requeued = 0, failed = 0;
-    char reason[128];
-    snprintf(reason, sizeof reason, "%s (max_stalled=%u)", STALLED_REASON, w->opts.max_stalled);
-    int err = ln__store_recover_stalled(w->jobs, w->queue, w->opts.max_stalled, reason, &requeued,
-                                        &failed);
+    /* BullMQ's text exactly: Node code compares a job's failedReason with it. */
+    int err = ln__store_recover_stalled(w->jobs, w->queue, w->opts.max_stalled, STALLED_REASON,
+                                        &requeued, &failed);
     pthread_mutex_lock(&w->mu);
     w->stats.stalled_found += requeued + failed;
     pthread_mutex_unlock(&w->mu);
