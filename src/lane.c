@@ -11,8 +11,9 @@
  * A push into the queue (ln__lane_queued_locked) wakes a sleeping worker
  * only when one sleeps, no wake-up is already on its way (pending_wakes)
  * and no worker is spinning (a spinning worker will see the item by
- * itself); it grows a lane that has fewer workers on their way than items.
- * docs/internals/wakeup.md explains why no wake-up is lost.
+ * itself). A lane of fixed size never grows; a growing lane grows only
+ * when its queued work has waited on busy workers (see "growing lanes"
+ * below). docs/internals/wakeup.md explains why no wake-up is lost.
  *
  * Every accepted item ends exactly once: it runs, or it is canceled (by
  * ln_task_cancel before it started, or by ln_pool_destroy). Counting is
@@ -271,7 +272,6 @@ static int stalled_locked(const ln__lane *l, uint64_t now) {
     return l->q_taken < l->mark_seq && now > l->mark_ns && now - l->mark_ns >= LN_GROW_WAIT_NS &&
            now - l->last_take_ns >= LN_GROW_WAIT_NS && !on_its_way(l);
 }
-
 
 /* Add a taker to a growing lane (mu held): a sleeper, else a new thread,
  * else (max_threads alive) the watcher itself. A new mark first, so the

@@ -33,7 +33,7 @@ typedef struct ln__thread {
     struct ln__lane *lane;
     pthread_t tid;
     uint64_t born_ns;
-    int watch_first; /* a growing lane's thread started to watch, not take */
+    int watch_first;          /* a growing lane's thread started to watch, not take */
     _Atomic uint64_t busy_ns; /* single writer: this thread */
     ln__hist wait;            /* single writer: this thread */
     ln__hist run;
@@ -102,7 +102,7 @@ typedef struct ln__lane {
     uint64_t q_taken, mark_seq, mark_ns;
     /* When a worker last took from q (growing lanes). */
     uint64_t last_take_ns;
-    ln__hist retired_wait;   /* merged from exited threads */
+    ln__hist retired_wait; /* merged from exited threads */
     ln__hist retired_run;
     uint64_t retired_busy_ns, retired_alive_ns;
 

@@ -8,7 +8,8 @@
  * task, a queue op excepted, or any user code under the lock.
  *
  * Batching: with a backlog, a worker takes several items at once, never
- * more than its share (backlog / threads) nor LN_BATCH. It starts with
+ * more than its share (backlog / threads; on a growing lane backlog /
+ * threads awake, as its sleepers are not coming) nor LN_BATCH. It starts with
  * batches of 1 and doubles the size only while its tasks prove short
  * (<= LN_LONG_TASK_NS each on average); one long task sends it back to 1.
  * Items in a batch are invisible to other workers until they run, so a
