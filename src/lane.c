@@ -58,7 +58,7 @@ int ln__lane_init(ln__lane *l, ln_pool *pool, int index, const ln_lane_opts *o) 
     l->idle_timeout_ms = o->idle_timeout_ms;
     l->grow = o->min_threads < o->max_threads;
     l->nstarting = l->nwatch = 0;
-    l->watch_take = 0;
+    l->watch_take = l->short_tasks = 0;
     l->watch_until = l->q_taken = l->mark_seq = l->mark_ns = l->last_take_ns = 0;
     atomic_init(&l->hint, 0);
     atomic_init(&l->stop_hint, 0);
@@ -217,8 +217,10 @@ void ln__lane_wait_idle(ln__lane *l) {
 /* ---- growing lanes ----------------------------------------------------------
  *
  * A growing lane (min_threads < max_threads) adds a taker -- wakes a
- * sleeper, or starts a thread -- when its queued work has waited, not
- * because a burst of submits outnumbers the threads awake: a burst of
+ * sleeper, or starts a thread -- when its queued work waits on busy
+ * workers (stalled_locked: the wait mark is LN_GROW_WAIT_NS old, nobody
+ * took for as long, nobody is on the way), not because a burst of
+ * submits outnumbers the threads awake: a burst of
  * short tasks then runs on the threads already awake, in batches, and a
  * task that blocks holds the ones queued behind it up for about
  * LN_GROW_WAIT_NS only. wakeup.md, "growing lanes", has the reasons.
@@ -229,7 +231,8 @@ void ln__lane_wait_idle(ln__lane *l) {
  * Invariant after every such decision point, while q is non-empty and
  * the lane can still grow: a spinner, a wake-up or a new thread is on its
  * way to q, or the watcher's deadline is at most 2 * LN_GROW_WAIT_NS after
- * the mark, or a thread was asked to take (watch_take). So queued work
+ * the mark, or a thread was asked to take (watch_take) -- unless a thread
+ * could not start (then the busy ones will come back). So queued work
  * waits at most about 2 * LN_GROW_WAIT_NS plus a wake-up per taker added
  * while every thread awake is busy, and at most one thread is added per
  * LN_GROW_WAIT_NS of waiting (each growth sets a new mark). */
@@ -263,14 +266,15 @@ static int on_its_way(const ln__lane *l) {
 
 /* 1 if q's work waits on busy workers (mu held): the mark item is still
  * queued and has waited LN_GROW_WAIT_NS (then, FIFO, so has every item in
- * front of it), no worker took from q for as long (every thread awake is
- * inside a batch: a stream of short tasks that outpaces them is not a
- * reason to add threads, it would only add contention), and no taker is
- * on its way (a wake-up late because the machine is loaded is not one
- * either). */
+ * front of it); no taker is on its way (a wake-up late because the
+ * machine is loaded is not a reason to add more); and either no worker
+ * took from q for as long (every thread awake is inside a batch) or the
+ * last taker runs tasks that are not short (batches of 1: more threads
+ * run them in parallel). A stream of short tasks that outpaces the
+ * threads awake is not a reason: more threads would only contend for mu. */
 static int stalled_locked(const ln__lane *l, uint64_t now) {
     return l->q_taken < l->mark_seq && now > l->mark_ns && now - l->mark_ns >= LN_GROW_WAIT_NS &&
-           now - l->last_take_ns >= LN_GROW_WAIT_NS && !on_its_way(l);
+           (now - l->last_take_ns >= LN_GROW_WAIT_NS || !l->short_tasks) && !on_its_way(l);
 }
 
 /* Add a taker to a growing lane (mu held): a sleeper, else a new thread,
@@ -333,11 +337,12 @@ static void grow_policy_locked(ln__lane *l, uint64_t now) {
  * Returns like ln__lane_sleep. */
 static int watch_locked(ln__lane *l) {
     LN_ASSERT(l->grow && l->nwatch == 0);
-    l->nwatch = 1;
+    l->nwatch = 1; /* the only watcher until it leaves below */
     l->watch_take = 0;
     int rc = 0;
     uint64_t idle_since = ln__now_ns();
     for (;;) {
+        LN_ASSERT(l->nwatch == 1);
         if (l->stopping) {
             rc = 1;
             break;
@@ -477,6 +482,7 @@ int ln__lane_stats(ln__lane *l, ln_lane_stats *out) {
 /* ---- threads ---------------------------------------------------------------- */
 
 unsigned ln__lane_take_locked(ln__lane *l, ln_queue_item *b, unsigned want) {
+    const unsigned asked = want; /* the caller's batch size */
     unsigned n = 0;
     pthread_mutex_lock(&l->mu);
     if (!l->stopping) {
@@ -500,7 +506,12 @@ unsigned ln__lane_take_locked(ln__lane *l, ln_queue_item *b, unsigned want) {
         if (n > 0 && l->room_waiters > 0) pthread_cond_broadcast(&l->room_cv);
         if (l->grow) {
             l->q_taken += n;
-            if (n > 0) l->last_take_ns = ln__now_ns();
+            if (n > 0) {
+                l->last_take_ns = ln__now_ns();
+                /* The caller's batch size says how short its tasks are
+                 * (lane_thread.c: it doubles while they prove short). */
+                l->short_tasks = asked >= 8;
+            }
             LN_ASSERT(l->q_taken <= l->slow_submitted);
             if (left > 0) {
                 uint64_t now = ln__now_ns();

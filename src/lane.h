@@ -100,8 +100,10 @@ typedef struct ln__lane {
      * been since at least mark_ns. Invariant: q non-empty implies
      * q_taken < mark_seq <= slow_submitted. */
     uint64_t q_taken, mark_seq, mark_ns;
-    /* When a worker last took from q (growing lanes). */
+    /* When a worker last took from q, and whether its tasks were short
+     * (it asked for a batch of 8 or more); growing lanes. */
     uint64_t last_take_ns;
+    int short_tasks;
     ln__hist retired_wait; /* merged from exited threads */
     ln__hist retired_run;
     uint64_t retired_busy_ns, retired_alive_ns;

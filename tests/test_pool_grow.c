@@ -1,7 +1,8 @@
 /* test_pool_grow.c - the growth policy of a growing lane (min_threads <
  * max_threads): it grows when queued work waits (blocking tasks all get a
  * thread, without a submit to prompt it), and it does not grow for a
- * stream or bursts of short tasks, which the threads already awake run.
+ * stream or bursts of short tasks, which the threads already awake run,
+ * while tasks of moderate length queued behind a busy thread grow it.
  * No speed is asserted: the bounds are generous (seconds, or "far fewer
  * threads than allowed"). */
 #include "testutil.h"
@@ -161,12 +162,36 @@ TEST(short_tasks_stay_on_few_threads) {
     CHECK(bursts <= 16);
 }
 
+/* ---- tasks of moderate length run in parallel -----------------------------
+ * 400 tasks of ~90 us of CPU each, submitted at once, on a lane of min 1,
+ * max 4: one thread takes one at a time (they are not short), and the
+ * work queued behind it waits, so the lane must grow. */
+
+static void *spin_90us(void *arg) {
+    uint64_t until = ln_now_ns() + 90000;
+    while (ln_now_ns() < until) {
+    }
+    return arg;
+}
+
+TEST(moderate_tasks_grow_the_lane) {
+    ln_pool *p = growing_pool(1, 4);
+    for (int i = 0; i < 400; i++) CHECK_EQ(ln_submit(p, 0, spin_90us, NULL, NULL), 0);
+    ln_pool_drain(p);
+    ln_lane_stats st;
+    CHECK_EQ(ln_pool_stats(p, 0, &st), 0);
+    printf("400 tasks of 90 us, max 4: %u threads\n", st.threads);
+    CHECK(st.threads >= 2);
+    ln_pool_destroy(p);
+}
+
 int main(int argc, char **argv) {
     return ln_test_run(argc, argv,
                        (ln_test_case[]){
                            TESTCASE(blocking_tasks_all_start),
                            TESTCASE(blocked_task_does_not_hold_up_others),
                            TESTCASE(short_tasks_stay_on_few_threads),
+                           TESTCASE(moderate_tasks_grow_the_lane),
                            {0, 0},
                        });
 }
