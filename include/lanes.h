@@ -170,7 +170,9 @@ enum { LN_LANE_CPU = 0, LN_LANE_IO = 1 };
 typedef struct ln_lane_opts {
     const char *name;          /* copied; NULL = "lane<N>" */
     unsigned min_threads;      /* started at create, never retired */
-    unsigned max_threads;      /* >= min_threads, >= 1; grown on demand */
+    unsigned max_threads;      /* >= min_threads, >= 1; grown on demand:
+                                  when queued tasks have waited ~100 us
+                                  while every thread awake runs a task */
     unsigned idle_timeout_ms;  /* surplus thread exits after this idle time */
     const ln_queue_ops *queue; /* NULL = &ln_queue_ring; must outlive pool */
     size_t max_queue;          /* 0 = unbounded; else submit blocks or

@@ -11,8 +11,9 @@
  * A push into the queue (ln__lane_queued_locked) wakes a sleeping worker
  * only when one sleeps, no wake-up is already on its way (pending_wakes)
  * and no worker is spinning (a spinning worker will see the item by
- * itself); it grows a lane that has fewer workers on their way than items.
- * docs/internals/wakeup.md explains why no wake-up is lost.
+ * itself). A lane of fixed size never grows; a growing lane grows only
+ * when its queued work has waited on busy workers (see "growing lanes"
+ * below). docs/internals/wakeup.md explains why no wake-up is lost.
  *
  * Every accepted item ends exactly once: it runs, or it is canceled (by
  * ln_task_cancel before it started, or by ln_pool_destroy). Counting is
@@ -55,6 +56,10 @@ int ln__lane_init(ln__lane *l, ln_pool *pool, int index, const ln_lane_opts *o) 
     l->min_threads = o->min_threads;
     l->max_threads = o->max_threads;
     l->idle_timeout_ms = o->idle_timeout_ms;
+    l->grow = o->min_threads < o->max_threads;
+    l->nstarting = l->nwatch = 0;
+    l->watch_take = l->short_tasks = 0;
+    l->watch_until = l->q_taken = l->mark_seq = l->mark_ns = l->last_take_ns = 0;
     atomic_init(&l->hint, 0);
     atomic_init(&l->stop_hint, 0);
     atomic_init(&l->owner, 0);
@@ -97,7 +102,10 @@ int ln__lane_init(ln__lane *l, ln_pool *pool, int index, const ln_lane_opts *o) 
     if (ln__cond_init_monotonic(&l->work_cv) != 0) goto fail_mu;
     if (pthread_cond_init(&l->room_cv, NULL) != 0) goto fail_work;
     if (pthread_cond_init(&l->idle_cv, NULL) != 0) goto fail_room;
+    if (ln__cond_init_monotonic(&l->watch_cv) != 0) goto fail_idle;
     return 0;
+fail_idle:
+    pthread_cond_destroy(&l->idle_cv);
 fail_room:
     pthread_cond_destroy(&l->room_cv);
 fail_work:
@@ -113,6 +121,7 @@ fail_q:
 
 void ln__lane_fini(ln__lane *l) {
     if (l->q == NULL) return;
+    pthread_cond_destroy(&l->watch_cv);
     pthread_cond_destroy(&l->idle_cv);
     pthread_cond_destroy(&l->room_cv);
     pthread_cond_destroy(&l->work_cv);
@@ -179,6 +188,7 @@ void ln__lane_begin_stop(ln__lane *l) {
     }
     atomic_store_explicit(&l->hint, 0, memory_order_relaxed);
     pthread_cond_broadcast(&l->work_cv);
+    pthread_cond_broadcast(&l->watch_cv);
     pthread_cond_broadcast(&l->room_cv);
     pthread_mutex_unlock(&l->mu);
     ln__lane_account(l, purged, 0);
@@ -204,6 +214,170 @@ void ln__lane_wait_idle(ln__lane *l) {
     pthread_mutex_unlock(&l->mu);
 }
 
+/* ---- growing lanes ----------------------------------------------------------
+ *
+ * A growing lane (min_threads < max_threads) adds a taker -- wakes a
+ * sleeper, or starts a thread -- when its queued work waits on busy
+ * workers (stalled_locked: the wait mark is LN_GROW_WAIT_NS old, nobody
+ * took for as long, nobody is on the way), not because a burst of
+ * submits outnumbers the threads awake: a burst of
+ * short tasks then runs on the threads already awake, in batches, and a
+ * task that blocks holds the ones queued behind it up for about
+ * LN_GROW_WAIT_NS only. wakeup.md, "growing lanes", has the reasons.
+ *
+ * Who looks at the queue (all under mu): a push or a take that leaves q
+ * non-empty (grow_policy_locked), and the watcher (watch_locked), an idle
+ * thread that waits on watch_cv with a deadline while q is non-empty.
+ * Invariant after every such decision point, while q is non-empty and
+ * the lane can still grow: a spinner, a wake-up or a new thread is on its
+ * way to q, or the watcher's deadline is at most 2 * LN_GROW_WAIT_NS after
+ * the mark, or a thread was asked to take (watch_take) -- unless a thread
+ * could not start (then the busy ones will come back). So queued work
+ * waits at most about 2 * LN_GROW_WAIT_NS plus a wake-up per taker added
+ * while every thread awake is busy, and at most one thread is added per
+ * LN_GROW_WAIT_NS of waiting (each growth sets a new mark). */
+
+/* How long queued work of a growing lane may wait before a taker is added. */
+#define LN_GROW_WAIT_NS 100000u
+_Static_assert(LN_GROW_WAIT_NS > 0 && LN_GROW_WAIT_NS < 1000000000u,
+               "LN_GROW_WAIT_NS must be a positive fraction of a second");
+
+static int spawn_locked(ln__lane *l, int watch_first);
+
+/* Sleepers on work_cv that no signal is on its way to (mu held). */
+static unsigned free_sleepers(const ln__lane *l) {
+    /* relaxed: nidle changes only under mu, held here. */
+    unsigned nidle = atomic_load_explicit(&l->nidle, memory_order_relaxed);
+    return nidle > l->pending_wakes ? nidle - l->pending_wakes : 0;
+}
+
+/* Set the wait mark at the youngest item in q (mu held). */
+static void mark_locked(ln__lane *l, uint64_t now) {
+    l->mark_seq = l->slow_submitted;
+    l->mark_ns = now;
+    LN_ASSERT(l->q_taken <= l->mark_seq);
+}
+
+/* A spinner, a wake-up, a new thread or the watcher is on its way to q
+ * (mu held). */
+static int on_its_way(const ln__lane *l) {
+    return l->nspinning > 0 || l->pending_wakes > 0 || l->nstarting > 0 || l->watch_take;
+}
+
+/* 1 if q's work waits on busy workers (mu held): the mark item is still
+ * queued and has waited LN_GROW_WAIT_NS (then, FIFO, so has every item in
+ * front of it); no taker is on its way (a wake-up late because the
+ * machine is loaded is not a reason to add more); and either no worker
+ * took from q for as long (every thread awake is inside a batch) or the
+ * last taker runs tasks that are not short (batches of 1: more threads
+ * run them in parallel). A stream of short tasks that outpaces the
+ * threads awake is not a reason: more threads would only contend for mu. */
+static int stalled_locked(const ln__lane *l, uint64_t now) {
+    return l->q_taken < l->mark_seq && now > l->mark_ns && now - l->mark_ns >= LN_GROW_WAIT_NS &&
+           (now - l->last_take_ns >= LN_GROW_WAIT_NS || !l->short_tasks) && !on_its_way(l);
+}
+
+/* Add a taker to a growing lane (mu held): a sleeper, else a new thread,
+ * else (max_threads alive) the watcher itself. A new mark first, so the
+ * next growth needs a new wait. A failed start is harmless: the lane has
+ * threads that will get to the work. */
+static void grow_one_locked(ln__lane *l, uint64_t now) {
+    mark_locked(l, now);
+    if (free_sleepers(l) > 0) {
+        l->pending_wakes++;
+        pthread_cond_signal(&l->work_cv);
+    } else if (l->nthreads < l->max_threads) {
+        (void)ln__lane_spawn(l);
+    } else if (l->nwatch > 0) {
+        l->watch_take = 1;
+        pthread_cond_signal(&l->watch_cv);
+    }
+}
+
+/* q is non-empty after a push or a take on a growing lane (mu held; now
+ * is the time; the mark is live). Decide who gets to the work: nobody new
+ * if one is on its way, or if a busy worker will come back for it and the
+ * watcher's deadline covers it; else wake or start one. */
+static void grow_policy_locked(ln__lane *l, uint64_t now) {
+    LN_ASSERT(l->grow && l->q_taken < l->mark_seq);
+    if (stalled_locked(l, now)) {
+        grow_one_locked(l, now);
+        return;
+    }
+    if (on_its_way(l)) return;
+    /* relaxed: a hint. A stale 0 costs one wake-up; a stale non-zero only
+     * defers to the watcher, whose deadline bounds the wait. */
+    int busy = atomic_load_explicit(&l->nbusy, memory_order_relaxed) > 0;
+    if (busy && l->nwatch > 0) {
+        uint64_t due = l->mark_ns + LN_GROW_WAIT_NS;
+        if (l->watch_until == 0 || l->watch_until > due + LN_GROW_WAIT_NS) {
+            l->watch_until = due; /* one re-arm per mark is enough */
+            pthread_cond_signal(&l->watch_cv);
+        }
+        return;
+    }
+    if (free_sleepers(l) > 0) {
+        l->pending_wakes++;
+        pthread_cond_signal(&l->work_cv);
+    } else if (!busy && l->nwatch > 0) {
+        l->watch_take = 1; /* nobody else is awake: the watcher takes */
+        pthread_cond_signal(&l->watch_cv);
+    } else if (l->nthreads < l->max_threads) {
+        /* Every thread is busy and none watches: a new one, which starts
+         * as the watcher (a taker only if the work then waits). */
+        (void)spawn_locked(l, 1); /* a failure is harmless: the busy ones come back */
+    }
+}
+
+/* The watcher's side (ln__lane_sleep on a growing lane, mu held, q empty,
+ * no watcher yet). It waits on watch_cv: with a deadline at the mark plus
+ * LN_GROW_WAIT_NS while q is non-empty, where it grows the lane if the
+ * work is still there; without one while q is empty (or the idle timeout,
+ * for a surplus thread). It leaves to take work when asked (watch_take).
+ * Returns like ln__lane_sleep. */
+static int watch_locked(ln__lane *l) {
+    LN_ASSERT(l->grow && l->nwatch == 0);
+    l->nwatch = 1; /* the only watcher until it leaves below */
+    l->watch_take = 0;
+    int rc = 0;
+    uint64_t idle_since = ln__now_ns();
+    for (;;) {
+        LN_ASSERT(l->nwatch == 1);
+        if (l->stopping) {
+            rc = 1;
+            break;
+        }
+        if (l->watch_take) break;
+        uint64_t now = ln__now_ns();
+        size_t size = l->qops->size(l->q);
+        if (size > 0) {
+            idle_since = now;
+            if (stalled_locked(l, now)) grow_one_locked(l, now);
+            if (l->watch_take) break; /* grow_one_locked asked the watcher itself */
+            l->watch_until = l->mark_ns + LN_GROW_WAIT_NS;
+            if (l->watch_until <= now) l->watch_until = now + LN_GROW_WAIT_NS;
+            (void)ln__cond_timedwait_ns(&l->watch_cv, &l->mu, l->watch_until);
+        } else if (l->nthreads > l->min_threads) {
+            uint64_t idle_end = idle_since + (uint64_t)l->idle_timeout_ms * 1000000u;
+            if (now >= idle_end) {
+                rc = 1; /* a surplus thread idle for idle_timeout_ms retires */
+                break;
+            }
+            l->watch_until = 0;
+            (void)ln__cond_timedwait_ns(&l->watch_cv, &l->mu, idle_end);
+        } else {
+            l->watch_until = 0;
+            pthread_cond_wait(&l->watch_cv, &l->mu);
+        }
+    }
+    l->nwatch = 0;
+    l->watch_take = 0;
+    l->watch_until = 0;
+    if (rc == 1) return 1; /* mu held */
+    pthread_mutex_unlock(&l->mu);
+    return 0;
+}
+
 /* ---- accounting and wake-ups ---------------------------------------------- */
 
 /* After n items were pushed into q (mu held): count them, publish the
@@ -212,11 +386,18 @@ void ln__lane_wait_idle(ln__lane *l) {
  * the lane (a failed start is harmless here: the lane has threads that will
  * get to it; fixed lanes never grow, they run max_threads already). */
 void ln__lane_queued_locked(ln__lane *l, uint64_t n) {
+    int marked = l->q_taken < l->mark_seq;
     l->slow_submitted += n;
     size_t size = l->qops->size(l->q);
     /* relaxed: a hint for spinners and submitters (see lane.h). */
     atomic_store_explicit(&l->hint, size, memory_order_relaxed);
     ln__lane_note_depth(l, size);
+    if (l->grow) {
+        uint64_t now = ln__now_ns();
+        if (!marked) mark_locked(l, now); /* q was empty, or its mark taken */
+        grow_policy_locked(l, now);
+        return;
+    }
     unsigned nidle = atomic_load_explicit(&l->nidle, memory_order_relaxed);
     unsigned free_idle = nidle > l->pending_wakes ? nidle - l->pending_wakes : 0;
     if (l->nspinning == 0 && free_idle > 0) {
@@ -301,21 +482,61 @@ int ln__lane_stats(ln__lane *l, ln_lane_stats *out) {
 /* ---- threads ---------------------------------------------------------------- */
 
 unsigned ln__lane_take_locked(ln__lane *l, ln_queue_item *b, unsigned want) {
+    const unsigned asked = want; /* the caller's batch size */
     unsigned n = 0;
     pthread_mutex_lock(&l->mu);
     if (!l->stopping) {
+        if (l->ring == NULL) {
+            /* The caller's share: over the threads awake on a growing
+             * lane (its sleepers are not coming), else over them all. */
+            unsigned awake = l->max_threads;
+            if (l->grow) {
+                unsigned asleep = atomic_load_explicit(&l->nidle, memory_order_relaxed) + l->nwatch;
+                awake = l->nthreads > asleep ? l->nthreads - asleep : 1;
+            }
+            size_t share = l->qops->size(l->q) / awake;
+            if (share < want) want = share > 0 ? (unsigned)share : 1;
+        }
         while (n < want && l->qops->shift(l->q, &b[n]) == 1) n++;
         size_t left = l->qops->size(l->q);
         atomic_store_explicit(&l->hint, left, memory_order_relaxed); /* see lane.h */
+        /* relaxed: a statistic and a hint (grow_policy_locked); the caller
+         * subtracts it after the batch. */
+        if (n > 0) atomic_fetch_add_explicit(&l->nbusy, 1, memory_order_relaxed);
         if (n > 0 && l->room_waiters > 0) pthread_cond_broadcast(&l->room_cv);
-        /* Chain wake-up: more work than this worker takes. */
-        if (left > 0 && atomic_load_explicit(&l->nidle, memory_order_relaxed) > l->pending_wakes) {
+        if (l->grow) {
+            l->q_taken += n;
+            if (n > 0) {
+                l->last_take_ns = ln__now_ns();
+                /* The caller's batch size says how short its tasks are
+                 * (lane_thread.c: it doubles while they prove short). */
+                l->short_tasks = asked >= 8;
+            }
+            LN_ASSERT(l->q_taken <= l->slow_submitted);
+            if (left > 0) {
+                uint64_t now = ln__now_ns();
+                if (l->q_taken >= l->mark_seq) mark_locked(l, now); /* the mark was taken */
+                grow_policy_locked(l, now);
+            }
+        } else if (left > 0 &&
+                   atomic_load_explicit(&l->nidle, memory_order_relaxed) > l->pending_wakes) {
+            /* Chain wake-up: more work than this worker takes. */
             l->pending_wakes++;
             pthread_cond_signal(&l->work_cv);
         }
     }
     pthread_mutex_unlock(&l->mu);
     return n;
+}
+
+int ln__lane_started(ln__lane *l, ln__thread *self) {
+    pthread_mutex_lock(&l->mu);
+    LN_ASSERT(l->nstarting > 0);
+    l->nstarting--;
+    if (self->watch_first && !l->stopping && l->nwatch == 0) return watch_locked(l);
+    if (l->stopping) return 1;
+    pthread_mutex_unlock(&l->mu);
+    return 0;
 }
 
 void ln__lane_set_spinning(ln__lane *l, int on) {
@@ -333,6 +554,8 @@ void ln__lane_set_spinning(ln__lane *l, int on) {
 int ln__lane_sleep(ln__lane *l) {
     pthread_mutex_lock(&l->mu);
     if (l->stopping) return 1;
+    /* A growing lane keeps one idle thread as its watcher. */
+    if (l->grow && l->nwatch == 0 && l->qops->size(l->q) == 0) return watch_locked(l);
     /* Announce ourselves before the last look at the rings: the
      * counterpart of the submitter's publish, light barrier, read of nidle
      * (barrier.h). Lanes without rings take every submit under mu. */
@@ -395,10 +618,15 @@ void ln__lane_reap(ln__lane *l) {
 }
 
 int ln__lane_spawn(ln__lane *l) {
+    return spawn_locked(l, 0);
+}
+
+static int spawn_locked(ln__lane *l, int watch_first) {
     ln__lane_reap(l);
     ln__thread *t = ln__calloc(1, sizeof *t);
     if (t == NULL) return LN_ENOMEM;
     t->lane = l;
+    t->watch_first = watch_first;
     t->born_ns = ln__now_ns();
     atomic_init(&t->busy_ns, 0);
     /* The thread blocks on mu (held by our caller) until we return, so it
@@ -406,10 +634,12 @@ int ln__lane_spawn(ln__lane *l) {
     t->next = l->threads;
     l->threads = t;
     l->nthreads++;
+    l->nstarting++; /* until its ln__lane_started */
     int rc = pthread_create(&t->tid, NULL, ln__lane_thread_main, t);
     if (rc != 0) {
         l->threads = t->next;
         l->nthreads--;
+        l->nstarting--;
         ln__free(t);
         return rc == ENOMEM ? LN_ENOMEM : LN_EAGAIN;
     }

@@ -33,6 +33,7 @@ typedef struct ln__thread {
     struct ln__lane *lane;
     pthread_t tid;
     uint64_t born_ns;
+    int watch_first;          /* a growing lane's thread started to watch, not take */
     _Atomic uint64_t busy_ns; /* single writer: this thread */
     ln__hist wait;            /* single writer: this thread */
     ln__hist run;
@@ -57,6 +58,10 @@ typedef struct ln__lane {
     struct ln__mpmc *ring;  /* fixed lanes only, else NULL: any producer */
     struct ln__spmc *owned; /* fixed lanes only, else NULL: the owner's */
     size_t max_queue;
+    /* 1 for a growing lane (min_threads < max_threads; never has rings):
+     * it grows when queued work waits, not when submits outnumber idle
+     * threads (lane.c, "growing lanes"; wakeup.md). */
+    int grow;
     unsigned min_threads, max_threads, idle_timeout_ms;
 
     /* The fields above are read by every submit and never written after
@@ -72,11 +77,34 @@ typedef struct ln__lane {
     /* pending_wakes: signals sent to work_cv and not yet consumed by a
      * waking worker; never more than nidle when sent (wakeup.md). */
     unsigned nthreads, nspinning, pending_wakes, room_waiters;
+    /* Threads spawned that have not yet looked at the lane: like a
+     * pending wake, one is on its way to the queue. */
+    unsigned nstarting;
     int stopping;
     uint64_t slow_submitted; /* items accepted into q (the rings count their own) */
     ln__thread *threads;     /* alive */
     ln__thread *zombies;     /* exited, not yet joined */
-    ln__hist retired_wait;   /* merged from exited threads */
+    /* Growing lanes only (lane.c, "growing lanes"). The watcher: at most
+     * one idle thread (nwatch 0 or 1) that waits on watch_cv, not
+     * work_cv, so wake-ups for work never reach it; while q is non-empty
+     * it waits with a deadline (watch_until, 0 = none) and grows the lane
+     * when queued work has waited LN_GROW_WAIT_NS. watch_take asks it to
+     * take work itself. It is not counted in nidle. */
+    pthread_cond_t watch_cv;
+    unsigned nwatch;
+    int watch_take;
+    uint64_t watch_until;
+    /* The wait mark: q_taken counts items shifted from q by workers;
+     * while q_taken < mark_seq the item pushed as number mark_seq (the
+     * youngest in q when the mark was set) is still queued, and it has
+     * been since at least mark_ns. Invariant: q non-empty implies
+     * q_taken < mark_seq <= slow_submitted. */
+    uint64_t q_taken, mark_seq, mark_ns;
+    /* When a worker last took from q, and whether its tasks were short
+     * (it asked for a batch of 8 or more); growing lanes. */
+    uint64_t last_take_ns;
+    int short_tasks;
+    ln__hist retired_wait; /* merged from exited threads */
     ln__hist retired_run;
     uint64_t retired_busy_ns, retired_alive_ns;
 
@@ -201,8 +229,17 @@ int ln__lane_spawn(ln__lane *lane);
 /* Join the threads of lane->zombies (mu held). */
 void ln__lane_reap(ln__lane *lane);
 /* Move up to want items from q into b under mu (nothing once stopping);
- * passes a wake-up on when more are left. The number taken. */
+ * on a lane without rings no more than the caller's share of q (q's size
+ * over the threads awake; over max_threads if the lane does not grow).
+ * Passes a wake-up on when more are left (a growing lane: only when its
+ * work waited, or nobody else would notice; lane.c). Counts the caller
+ * in nbusy when it took something. The number taken. */
 unsigned ln__lane_take_locked(ln__lane *l, ln_queue_item *b, unsigned want);
+/* A new worker thread's first call: it is no longer on its way; one
+ * started to watch (watch_first) watches first, if the lane has no
+ * watcher. Returns 1 when the thread should exit, with mu held; else 0
+ * with mu released. */
+int ln__lane_started(ln__lane *l, ln__thread *self);
 /* Count the caller among the spinning workers (on) or not (off). */
 void ln__lane_set_spinning(ln__lane *l, int on);
 /* Sleep until woken (or the idle timeout, for a surplus thread). Returns 1

@@ -8,7 +8,8 @@
  * task, a queue op excepted, or any user code under the lock.
  *
  * Batching: with a backlog, a worker takes several items at once, never
- * more than its share (backlog / threads) nor LN_BATCH. It starts with
+ * more than its share (backlog / threads; on a growing lane backlog /
+ * threads awake, as its sleepers are not coming) nor LN_BATCH. It starts with
  * batches of 1 and doubles the size only while its tasks prove short
  * (<= LN_LONG_TASK_NS each on average); one long task sends it back to 1.
  * Items in a batch are invisible to other workers until they run, so a
@@ -166,8 +167,11 @@ static unsigned take(ln__lane *l, ln_queue_item *b, unsigned batch_max, unsigned
             if (n < want) n += ln__spmc_pop(l->owned, b + n, want - n);
         }
     }
+    if (n > 0) /* relaxed: a statistic and a hint; take_locked counts its own */
+        atomic_fetch_add_explicit(&l->nbusy, 1, memory_order_relaxed);
     if (n == 0 && (l->ring == NULL || queue_n > 0)) {
-        n = ln__lane_take_locked(l, b, want);
+        /* Without rings, take_locked works out the share under mu. */
+        n = ln__lane_take_locked(l, b, l->ring == NULL ? batch_max : want);
     } else if (n > 0 && atomic_load_explicit(&l->nidle, memory_order_relaxed) > 0 &&
                rings_peek(l)) {
         ln__lane_wake_one(l); /* chain wake-up on the lock-free path */
@@ -196,12 +200,13 @@ void *ln__lane_thread_main(void *p) {
     int spun = 0;
 
     ln__set_current(pool, l->index);
-    for (;;) {
+    int leave = ln__lane_started(l, self);
+    while (!leave) {
         unsigned taken = 0;
         if (!atomic_load_explicit(&l->stop_hint, memory_order_relaxed))
             taken = take(l, batch, batch_max, turn++);
         if (taken > 0) {
-            atomic_fetch_add_explicit(&l->nbusy, 1, memory_order_relaxed); /* statistic */
+            /* take() counted this worker in nbusy. */
             uint64_t elapsed = 0;
             unsigned ran = run_batch(self, l, batch, taken, &t_last, &elapsed);
             atomic_fetch_sub_explicit(&l->nbusy, 1, memory_order_relaxed);
@@ -224,7 +229,7 @@ void *ln__lane_thread_main(void *p) {
             continue;
         }
         spun = 0;
-        if (ln__lane_sleep(l)) break; /* mu held */
+        leave = ln__lane_sleep(l); /* 1: mu held */
     }
     ln__lane_thread_exit(l, self); /* releases mu */
     return NULL;

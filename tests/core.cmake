@@ -11,6 +11,7 @@ if(OPENSSL_FOUND)
 endif()
 ln_test(NAME test_pool_adversarial SOURCES test_pool_adversarial.c TIMEOUT 120)
 ln_test(NAME test_pool_destroy_races SOURCES test_pool_destroy_races.c TIMEOUT 120)
+ln_test(NAME test_pool_grow SOURCES test_pool_grow.c TIMEOUT 120)
 # The same ring and wake-up tests with the symmetric barrier (seq_cst fences
 # on both sides), the fallback where membarrier(2) is unavailable; the plain
 # run above uses membarrier, the TSan run a shared-word RMW (barrier.h).
