@@ -228,6 +228,9 @@ static int work(ln_jobs *jobs, const char *queue, int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    /* As docs/redis.md asks of every program using the Redis store: a write
+     * to a connection the server closed (a restart) must fail, not kill. */
+    signal(SIGPIPE, SIG_IGN);
     if (argc < 4) {
         fprintf(stderr, "usage: redis_peer add|bulk|one|work URL QUEUE [args]\n");
         return 2;
