@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/time.h>
 #include <time.h>
 
@@ -286,6 +288,22 @@ static int transient_error(const char *msg) {
            !strncmp(msg, "READONLY", 8) || !strncmp(msg, "TRYAGAIN", 8);
 }
 
+int ln__redis_write(redisContext *ctx, int *done) {
+    sigset_t pipe_set, old, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    int was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+    int rc = redisBufferWrite(ctx, done);
+    if (rc != REDIS_OK && !was_pending && sigpending(&pending) == 0 &&
+        sigismember(&pending, SIGPIPE)) {
+        const struct timespec now = {0, 0};
+        (void)sigtimedwait(&pipe_set, NULL, &now); /* this write's SIGPIPE */
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
 /* Send a command and read its reply. Before blocking in read(2) it polls
  * the socket for up to SPIN_US: a reply a loopback server sends within
  * that time is read without putting this thread to sleep and waking it
@@ -296,7 +314,7 @@ static redisReply *send_and_read(redisContext *ctx, int argc, const char **argv,
     if (redisAppendCommandArgv(ctx, argc, argv, lens) != REDIS_OK) return NULL;
     int done = 0;
     do {
-        if (redisBufferWrite(ctx, &done) != REDIS_OK) return NULL;
+        if (ln__redis_write(ctx, &done) != REDIS_OK) return NULL;
     } while (!done);
     uint64_t until = ln__now_ns() + SPIN_US * 1000u;
     struct pollfd p = {.fd = ctx->fd, .events = POLLIN};

@@ -92,6 +92,15 @@ int ln__redis_cluster_error(const ln__redis_conn *c, const char *msg);
 /* Disconnect and free what c holds (its cluster map). */
 void ln__redis_conn_free(ln__redis_conn *c);
 
+/* redisBufferWrite with SIGPIPE blocked on this thread: a write to a
+ * connection the server closed fails with EPIPE (the caller sees an I/O
+ * error and reconnects) instead of killing a program that did not ignore
+ * the signal. A SIGPIPE this write raised is taken back before the mask is
+ * restored; one already pending stays. Every write lanes makes to Redis
+ * goes through it (hiredis' redisGetReply writes only what is still
+ * buffered, which these writes leave empty). */
+int ln__redis_write(redisContext *ctx, int *done);
+
 /* Connect if not connected: 0, LN_ECONNREFUSED (unreachable, or a failed
  * attempt was less than the backoff ago: 100 ms doubling to 1 s, reset by
  * a success), LN_EACCES (AUTH refused), LN_EBACKEND (SELECT failed). */

@@ -125,7 +125,7 @@ static int pipe_send(ln__jobs_pipe *base, ln__jobs_step *st) {
     }
     int done = 0;
     while (!done) {
-        if (redisBufferWrite(ctx, &done) != REDIS_OK) {
+        if (ln__redis_write(ctx, &done) != REDIS_OK) {
             snprintf(p->base.errmsg, sizeof p->base.errmsg, "redis connection lost (%s)",
                      ctx->errstr);
             drop(p); /* the steps in flight die with it */

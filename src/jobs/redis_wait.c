@@ -95,7 +95,7 @@ static int wait_arm(ln__jobs_wait *base, int64_t timeout_ms, int *fd, int64_t *l
     }
     int done = 0;
     while (!done) { /* a few dozen bytes: one write, bounded by the send timeout */
-        if (redisBufferWrite(ctx, &done) != REDIS_OK) {
+        if (ln__redis_write(ctx, &done) != REDIS_OK) {
             snprintf(w->errmsg, sizeof w->errmsg, "redis connection lost (%s)", ctx->errstr);
             drop(w);
             return LN_EIO;
