@@ -27,6 +27,10 @@ int ln__store_cancel_poll(ln_jobs *jobs, const char *queue, int64_t *mark, const
     if (jobs->be->methods->version < 7 || jobs->be->methods->cancel_poll == NULL || n == 0)
         return ln__jobs_leave(jobs, 0);
     err = jobs->be->methods->cancel_poll(jobs->be, queue, mark, refs, gone, n);
-    if (err != 0) memset(gone, 0, n * sizeof *gone); /* advisory: look again later */
-    return ln__jobs_leave(jobs, err);
+    if (err != 0) { /* advisory: look again later; keep the run's own message */
+        memset(gone, 0, n * sizeof *gone);
+        jobs->be->errmsg[0] = '\0';
+    }
+    ln__jobs_leave(jobs, 0);
+    return err;
 }

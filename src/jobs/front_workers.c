@@ -52,5 +52,11 @@ int ln__store_worker_beat(ln_jobs *jobs, const char *queue, int64_t *id, int lea
         ln__jobs_leave(jobs, 0);
         return LN_ENOTSUP; /* the worker stops beating */
     }
-    return ln__jobs_leave(jobs, be->methods->worker_beat(be, queue, id, leaving));
+    err = be->methods->worker_beat(be, queue, id, leaving);
+    /* Best effort (a failed beat only delays the listing): its message
+     * must not replace the one of the run's last real failure, e.g. the
+     * full-disk report of a step, which the caller reads afterwards. */
+    be->errmsg[0] = '\0';
+    ln__jobs_leave(jobs, 0);
+    return err;
 }
