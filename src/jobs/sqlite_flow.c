@@ -16,35 +16,6 @@
  * is at most LN_FLOW_DEPTH_MAX deep; more only by hand-made chains). */
 #define CLIMB_MAX (4 * LN_FLOW_DEPTH_MAX)
 
-/* Insert node j of queue (S_ADD's bindings, as ln__sq_add). 0, or 1 if
- * its caller id exists, or an error. */
-static int insert_job(sq_be *be, const char *queue, const ln__job_new *j, int64_t now) {
-    const ln_job_opts *o = &j->opts;
-    sqlite3_stmt *s = ln__sq_stmt_get(be, S_ADD);
-    if (s == NULL) return LN_EBACKEND;
-    BIND_TEXT(s, 1, queue);
-    if (o->job_id != NULL) BIND_TEXT(s, 2, o->job_id);
-    BIND_TEXT(s, 3, j->name);
-    sqlite3_bind_text(s, 4, j->data, (int)j->data_len, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 5, o->delay_ms);
-    sqlite3_bind_int(s, 6, o->priority);
-    sqlite3_bind_int64(s, 7, now);
-    sqlite3_bind_int(s, 8, o->attempts);
-    sqlite3_bind_int(s, 9, o->backoff);
-    sqlite3_bind_int64(s, 10, o->backoff_ms);
-    sqlite3_bind_int(s, 11, o->remove_on_complete.mode);
-    sqlite3_bind_int64(s, 12, o->remove_on_complete.value);
-    sqlite3_bind_int(s, 13, o->remove_on_fail.mode);
-    sqlite3_bind_int64(s, 14, o->remove_on_fail.value);
-    if (o->traceparent != NULL) BIND_TEXT(s, 15, o->traceparent);
-    if (o->traceparent != NULL && o->tracestate != NULL && o->tracestate[0])
-        BIND_TEXT(s, 16, o->tracestate);
-    sqlite3_bind_int64(s, 17, o->timeout_ms);
-    int err = ln__sq_run(be, s, "add flow");
-    if (err != 0) return err;
-    return sqlite3_changes(be->db) == 0 ? 1 : 0;
-}
-
 static int run_flow_set(sq_be *be, int64_t rid, const ln__flow_new *nd, int64_t prid) {
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_FLOW_SET);
     if (s == NULL) return LN_EBACKEND;
@@ -101,7 +72,7 @@ static int node_events(sq_be *be, const ln__flow_new *nd, int64_t now) {
 static int add_node(sq_be *be, ln__flow_new *nodes, size_t i, int64_t *rids, int64_t now) {
     ln__flow_new *nd = &nodes[i];
     ln__job_new *j = &nd->job;
-    int err = insert_job(be, nd->queue, j, now);
+    int err = ln__sq_insert_job(be, nd->queue, j, now, "add flow");
     if (err == 1)
         return ln__jobs_be_err(&be->base, LN_EINVAL, "flow node %zu: queue '%s' has a job '%s'", i,
                                nd->queue, j->opts.job_id);

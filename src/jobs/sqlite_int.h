@@ -297,6 +297,12 @@ int ln__sq_events_open(ln__jobs_be *b, const char *queue, const char *from, ln__
 
 /* Ops implemented in sqlite_ops.c (admin) and sqlite_work.c (worker). */
 int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n);
+/* One S_ADD insert of job j into queue (every binding, with a write
+ * transaction open): 0 inserted (sqlite3_last_insert_rowid is its rid),
+ * 1 its caller id exists (nothing inserted), or an error; what names the
+ * operation in its message. ln__sq_add and the flow add share it. */
+int ln__sq_insert_job(sq_be *be, const char *queue, const ln__job_new *j, int64_t now,
+                      const char *what);
 /* Deduplication at add, inside its transaction (sqlite_dedup.c): check
  * j's dedup id: 1 = deduplicated (j->id = the holder, j->existed = 1;
  * nothing to add), 0 = add it (a replaced delayed holder was deleted) and

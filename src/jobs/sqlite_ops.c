@@ -34,6 +34,36 @@ static int add_events(sq_be *be, const char *queue, const ln__job_new *j, int64_
     return ln__sq_event(be, queue, "delayed", j->id, "delay", due, NULL, NULL, now);
 }
 
+int ln__sq_insert_job(sq_be *be, const char *queue, const ln__job_new *j, int64_t now,
+                      const char *what) {
+    const ln_job_opts *o = &j->opts;
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_ADD);
+    if (s == NULL) return LN_EBACKEND;
+    BIND_TEXT(s, 1, queue);
+    if (o->job_id != NULL) BIND_TEXT(s, 2, o->job_id);
+    BIND_TEXT(s, 3, j->name);
+    sqlite3_bind_text(s, 4, j->data, (int)j->data_len, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 5, o->delay_ms);
+    sqlite3_bind_int(s, 6, o->priority);
+    sqlite3_bind_int64(s, 7, now);
+    sqlite3_bind_int(s, 8, o->attempts);
+    sqlite3_bind_int(s, 9, o->backoff);
+    sqlite3_bind_int64(s, 10, o->backoff_ms);
+    sqlite3_bind_int(s, 11, o->remove_on_complete.mode);
+    sqlite3_bind_int64(s, 12, o->remove_on_complete.value);
+    sqlite3_bind_int(s, 13, o->remove_on_fail.mode);
+    sqlite3_bind_int64(s, 14, o->remove_on_fail.value);
+    if (o->traceparent != NULL) BIND_TEXT(s, 15, o->traceparent);
+    /* jobs.h: a tracestate only with its traceparent; "" is none */
+    if (o->traceparent != NULL && o->tracestate != NULL && o->tracestate[0])
+        BIND_TEXT(s, 16, o->tracestate);
+    sqlite3_bind_int64(s, 17, o->timeout_ms);
+    if (o->dedup_id != NULL) BIND_TEXT(s, 18, o->dedup_id);
+    int err = ln__sq_run(be, s, what);
+    if (err != 0) return err;
+    return sqlite3_changes(be->db) == 0 ? 1 : 0;
+}
+
 int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
     sq_be *be = (sq_be *)b;
     int64_t now;
@@ -50,30 +80,8 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
             if ((err = ln__sq_dedup_check(be, queue, j, now, &dedup_expires)) < 0) goto fail;
             if (err == 1) continue;
         }
-        sqlite3_stmt *s = ln__sq_stmt_get(be, S_ADD);
-        if (s == NULL) goto fail_backend;
-        BIND_TEXT(s, 1, queue);
-        if (o->job_id != NULL) BIND_TEXT(s, 2, o->job_id);
-        BIND_TEXT(s, 3, j->name);
-        sqlite3_bind_text(s, 4, j->data, (int)j->data_len, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 5, o->delay_ms);
-        sqlite3_bind_int(s, 6, o->priority);
-        sqlite3_bind_int64(s, 7, now);
-        sqlite3_bind_int(s, 8, o->attempts);
-        sqlite3_bind_int(s, 9, o->backoff);
-        sqlite3_bind_int64(s, 10, o->backoff_ms);
-        sqlite3_bind_int(s, 11, o->remove_on_complete.mode);
-        sqlite3_bind_int64(s, 12, o->remove_on_complete.value);
-        sqlite3_bind_int(s, 13, o->remove_on_fail.mode);
-        sqlite3_bind_int64(s, 14, o->remove_on_fail.value);
-        if (o->traceparent != NULL) BIND_TEXT(s, 15, o->traceparent);
-        /* jobs.h: a tracestate only with its traceparent; "" is none */
-        if (o->traceparent != NULL && o->tracestate != NULL && o->tracestate[0])
-            BIND_TEXT(s, 16, o->tracestate);
-        sqlite3_bind_int64(s, 17, o->timeout_ms);
-        if (o->dedup_id != NULL) BIND_TEXT(s, 18, o->dedup_id);
-        if ((err = ln__sq_run(be, s, "add")) != 0) goto fail;
-        if (sqlite3_changes(be->db) == 0) { /* the caller id exists */
+        if ((err = ln__sq_insert_job(be, queue, j, now, "add")) < 0) goto fail;
+        if (err == 1) { /* the caller id exists */
             j->existed = 1;
             ln__free(j->id); /* set by a dedup check, or an earlier try */
             if ((j->id = ln__strdup(o->job_id)) == NULL) goto fail_nomem;
@@ -91,7 +99,8 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
         ln__free(j->id); /* set by a dedup check, or an earlier try */
         if ((j->id = ln__sq_id_dup(rid, o->job_id)) == NULL) goto fail_nomem;
         if (o->lifo) {
-            if ((s = ln__sq_stmt_get(be, S_ADD_LIFO)) == NULL) goto fail_backend;
+            sqlite3_stmt *s = ln__sq_stmt_get(be, S_ADD_LIFO);
+            if (s == NULL) goto fail_backend;
             sqlite3_bind_int64(s, 1, rid);
             if ((err = ln__sq_run(be, s, "add (lifo)")) != 0) goto fail;
         }
