@@ -54,33 +54,6 @@ int ln__sq_queues(ln__jobs_be *b, size_t max, char ***names, size_t *n) {
     return err;
 }
 
-/* The job's stored state, or LN_ENOENT. */
-static int job_state(sq_be *be, const char *queue, const char *id, int *state) {
-    int64_t num = ln__sq_numeric_id(id);
-    sqlite3_stmt *s = NULL;
-    int rc =
-        sqlite3_prepare_v2(be->db,
-                           num > 0 ? "SELECT state FROM lanes_jobs WHERE queue = ?1 AND rid = ?2"
-                                   : "SELECT state FROM lanes_jobs WHERE queue = ?1 AND cid = ?2",
-                           -1, &s, NULL);
-    if (rc != SQLITE_OK) return ln__sq_err(be, rc, "promote");
-    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
-    if (num > 0)
-        sqlite3_bind_int64(s, 2, num);
-    else
-        sqlite3_bind_text(s, 2, id, -1, SQLITE_STATIC);
-    rc = sqlite3_step(s);
-    int err = 0;
-    if (rc == SQLITE_ROW)
-        *state = sqlite3_column_int(s, 0);
-    else if (rc == SQLITE_DONE)
-        err = ln__jobs_be_err(&be->base, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
-    else
-        err = ln__sq_err(be, rc, "promote");
-    sqlite3_finalize(s);
-    return err;
-}
-
 /* delayed -> ready (waiting or prioritized by its priority, which the
  * counter key reads: the trigger of schema version 2 moves the count),
  * keeping its seq, so it runs after the ready jobs added before it. */
@@ -115,7 +88,8 @@ int ln__sq_promote(ln__jobs_be *b, const char *queue, const char *id) {
     err = promote_row(be, queue, id, now);
     if (err == 1) { /* nothing moved: no such job, or not delayed */
         int state = -1;
-        err = job_state(be, queue, id, &state);
+        int64_t rid;
+        err = ln__sq_find_job(be, queue, id, &rid, &state);
         if (err == 0)
             err = ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is not delayed (it is %s)", id,
                                   state == ST_READY ? "waiting" : ln_job_state_name(state));

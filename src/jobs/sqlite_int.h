@@ -297,6 +297,8 @@ int ln__sq_events_open(ln__jobs_be *b, const char *queue, const char *from, ln__
 
 /* Ops implemented in sqlite_ops.c (admin) and sqlite_work.c (worker). */
 int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n);
+/* Find a job by public id: its rowid and stored state. LN_ENOENT. */
+int ln__sq_find_job(sq_be *be, const char *queue, const char *id, int64_t *rid, int *state);
 /* One S_ADD insert of job j into queue (every binding, with a write
  * transaction open): 0 inserted (sqlite3_last_insert_rowid is its rid),
  * 1 its caller id exists (nothing inserted), or an error; what names the

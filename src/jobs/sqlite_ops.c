@@ -120,8 +120,7 @@ fail:
     return err == LN_ENOSPC ? ln__sq_add_full(be) : err;
 }
 
-/* Find a job by public id: its rowid and stored state. LN_ENOENT. */
-static int find_job(sq_be *be, const char *queue, const char *id, int64_t *rid, int *state) {
+int ln__sq_find_job(sq_be *be, const char *queue, const char *id, int64_t *rid, int *state) {
     int64_t num = ln__sq_numeric_id(id);
     sqlite3_stmt *s = ln__sq_stmt_get(be, num > 0 ? S_STATE_OF : S_RID_OF_CID);
     if (s == NULL) return LN_EBACKEND;
@@ -336,7 +335,7 @@ int ln__sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines
     int state;
     int err = ln__sq_exec(be, S_BEGIN_R);
     if (err != 0) return err;
-    if ((err = find_job(be, queue, id, &rid, &state)) != 0) goto done;
+    if ((err = ln__sq_find_job(be, queue, id, &rid, &state)) != 0) goto done;
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_LOGS);
     if (s == NULL) {
         err = LN_EBACKEND;
@@ -381,7 +380,7 @@ static int retry_once(sq_be *be, const char *queue, const char *id, size_t *coun
     if (err != 0) return err;
     sqlite3_stmt *s;
     if (id != NULL) {
-        if ((err = find_job(be, queue, id, &rid, &state)) != 0) goto fail;
+        if ((err = ln__sq_find_job(be, queue, id, &rid, &state)) != 0) goto fail;
         if (state != ST_FAILED) {
             err = ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is not failed, nothing to retry",
                                   id);
@@ -419,7 +418,7 @@ static int remove_once(sq_be *be, const char *queue, const char *id) {
     int state;
     int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
-    if ((err = find_job(be, queue, id, &rid, &state)) != 0) goto fail;
+    if ((err = ln__sq_find_job(be, queue, id, &rid, &state)) != 0) goto fail;
     if (state == ST_ACTIVE) {
         err = ln__jobs_be_err(&be->base, LN_EBUSY, "job '%s' is active; a worker holds it", id);
         goto fail;
