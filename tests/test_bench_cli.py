@@ -67,7 +67,13 @@ def alive(pid):
     return stat[stat.rfind(")") + 2:].split()[0] != "Z"
 
 
+STARTED = time.monotonic()
+
+
 def run(lanes, *args, env=None):
+    # Each run is logged as it starts, so that a test stopped by CTest's
+    # timeout shows which run it was in and how long the ones before took.
+    print(f"[{time.monotonic() - STARTED:6.1f} s] lanes bench {' '.join(args)}", flush=True)
     proc = subprocess.run([lanes, "bench", *args], capture_output=True, text=True,
                           env=env, timeout=600)
     # A negative return code is a signal: a crash, never acceptable.

@@ -207,24 +207,32 @@ async function readAndRefuse(page, base) {
   check(lanes('jobs', url, 'get', 'mail', 'mail-2').code === 0, '... and mail-2 is still there');
 }
 
+// Opens a job's page and waits until that job's page (not the one before
+// it, which stays on screen until the new answer is in) is drawn.
+async function openJob(page, base, queue, id) {
+  await page.goto(base + '/#/queue/' + queue + '/job/' + id);
+  await page.waitForFunction((want) =>
+    document.getElementById('job-id')?.textContent === want, id);
+}
+
 // Retry, promote and remove through the page's buttons, with the token.
 async function actions(page, base) {
   await page.fill('#token', TOKEN);
   await page.click('#token-form button');
-  await page.goto(base + '/#/queue/failing/job/boom-1');
+  await openJob(page, base, 'failing', 'boom-1');
   await page.click('button[data-action="retry"]');
   await page.waitForSelector('#banner:not([hidden])');
   let k = counts('failing');
   check(k.failed === 0 && k.waiting === 1, 'retry: boom-1 is waiting again in the store');
 
-  await page.goto(base + '/#/queue/mail/job/mail-3');
+  await openJob(page, base, 'mail', 'mail-3');
   await page.click('button[data-action="promote"]');
   await page.waitForSelector('#banner:not([hidden])');
   await page.waitForFunction(() => document.querySelector('.badge.waiting') !== null);
   k = counts('mail');
   check(k.delayed === 0 && k.waiting === 3, 'promote: mail-3 is waiting in the store');
 
-  await page.goto(base + '/#/queue/mail/job/mail-2');
+  await openJob(page, base, 'mail', 'mail-2');
   await page.click('button[data-action="remove"]');
   await page.waitForSelector('#jobs');
   check(lanes('jobs', url, 'get', 'mail', 'mail-2').code === 4, 'remove: mail-2 is gone');
@@ -279,7 +287,9 @@ async function flows(page, base) {
     await page.$('#flow-tree li.self[data-node="part-1"]') !== null,
     "flow: a child's page links its parent, and its tree marks it within the whole flow");
   await page.click('#flow-parent a');
-  await page.waitForSelector('#flow[data-ready="drawn"]');
+  // part-1's drawn panel stays on screen until rep-1's page replaces it:
+  // wait for the panel that marks rep-1 itself.
+  await page.waitForSelector('#flow[data-ready="drawn"] #flow-tree li.self[data-node="rep-1"]');
   check(await page.textContent('#job-id') === 'rep-1', "flow: the parent link opens rep-1's page");
   await page.screenshot({ path: join(outDir, 'dash-flow-' + store + '.png'), fullPage: true });
 
