@@ -19,33 +19,24 @@ typedef struct sq_row {
     char *pub; /* its public id, for the event (ln__malloc'd; any length) */
 } sq_row;
 
+/* Job id's row: ln__sq_find_job's lookup (rid and state), then the two
+ * columns only a cancel needs, by primary key. */
 static int find_row(sq_be *be, const char *queue, const char *id, sq_row *row) {
-    int64_t num = ln__sq_numeric_id(id);
+    int err = ln__sq_find_job(be, queue, id, &row->rid, &row->state);
+    if (err != 0) return err;
     sqlite3_stmt *s = NULL;
-    int rc = sqlite3_prepare_v2(
-        be->db,
-        num > 0 ? "SELECT rid, state, priority, cid FROM lanes_jobs WHERE queue = ?1 AND rid = ?2"
-                : "SELECT rid, state, priority, cid FROM lanes_jobs WHERE queue = ?1 AND cid = ?2",
-        -1, &s, NULL);
+    int rc = sqlite3_prepare_v2(be->db, "SELECT priority, cid FROM lanes_jobs WHERE rid = ?1", -1,
+                                &s, NULL);
     if (rc != SQLITE_OK) return ln__sq_err(be, rc, "cancel");
-    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
-    if (num > 0)
-        sqlite3_bind_int64(s, 2, num);
-    else
-        sqlite3_bind_text(s, 2, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 1, row->rid);
     rc = sqlite3_step(s);
-    int err = 0;
     if (rc == SQLITE_ROW) {
-        row->rid = sqlite3_column_int64(s, 0);
-        row->state = sqlite3_column_int(s, 1);
-        row->priority = sqlite3_column_int(s, 2);
-        const char *cid = (const char *)sqlite3_column_text(s, 3);
+        row->priority = sqlite3_column_int(s, 0);
+        const char *cid = (const char *)sqlite3_column_text(s, 1);
         if ((row->pub = ln__sq_id_dup(row->rid, cid)) == NULL)
             err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
-    } else if (rc == SQLITE_DONE) {
-        err = ln__jobs_be_err(&be->base, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
     } else {
-        err = ln__sq_err(be, rc, "cancel");
+        err = ln__sq_err(be, rc, "cancel"); /* (the write transaction holds the row) */
     }
     sqlite3_finalize(s);
     return err;
