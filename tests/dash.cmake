@@ -33,13 +33,13 @@ foreach(store ${LN_DASH_STORES})
                          LABELS "plain;jobs;dash")
   endif()
   add_test(NAME dash/api-${store}
-           COMMAND /usr/bin/env -u PYTHONPATH /usr/bin/python3
+           COMMAND /usr/bin/env -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3
                    ${CMAKE_CURRENT_SOURCE_DIR}/dash/test_api.py ${store}
                    $<TARGET_FILE:lanes_cli>)
   set_tests_properties(dash/api-${store} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
                        LABELS "plain;jobs;dash")
   add_test(NAME dash/metrics-${store}
-           COMMAND /usr/bin/env -u PYTHONPATH /usr/bin/python3
+           COMMAND /usr/bin/env -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3
                    ${CMAKE_CURRENT_SOURCE_DIR}/dash/test_metrics.py ${store}
                    $<TARGET_FILE:lanes_cli>)
   set_tests_properties(dash/metrics-${store} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77

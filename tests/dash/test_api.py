@@ -10,40 +10,20 @@ Exit 77 = skipped (redis without LANES_TEST_REDIS_URL).
 """
 import json
 import os
-import re
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 
-SKIP = 77
-store, lanes_bin = sys.argv[1], sys.argv[2]
-tmp = tempfile.mkdtemp(prefix="lanes-dash-api-")
-prefix = None
-if store == "sqlite":
-    url = "sqlite:" + os.path.join(tmp, "a.db")
-else:
-    base_url = os.environ.get("LANES_TEST_REDIS_URL", "")
-    if not base_url:
-        print("LANES_TEST_REDIS_URL not set: skipped")
-        sys.exit(SKIP)
-    prefix = "ldasha%d" % os.getpid()
-    url = base_url + ("&" if "?" in base_url else "?") + "prefix=" + prefix
+from dashutil import Run
+
+run_ = Run(sys.argv[1], sys.argv[2], "api")
+store, url, tmp, lanes = run_.store, run_.url, run_.tmp, run_.lanes
 
 SLASHY = "a/b q?#%"  # a queue name that needs escaping in a path
 LONG_ID = "L/" + "x" * 3000  # a job id longer than 127 bytes, escaped in a path
 checks = 0
-
-
-def lanes(*args):
-    r = subprocess.run([lanes_bin, *args], capture_output=True, text=True, timeout=30)
-    if r.returncode != 0:
-        raise SystemExit("lanes %s: %s" % (" ".join(args), r.stderr))
-    return r.stdout
 
 
 def call(base, path, method="GET", headers=None):
@@ -81,15 +61,11 @@ def main():
 
 
 def with_dash(opts, fn):
-    p = subprocess.Popen([lanes_bin, "dash", url, "--listen", "127.0.0.1:0", *opts],
-                         stderr=subprocess.PIPE, text=True)
+    p, base = run_.start_dash(*opts)
     try:
-        line = p.stderr.readline()
-        base = re.search(r"on (http://127\.0\.0\.1:\d+)/", line).group(1)
         fn(base)
     finally:
-        p.terminate()
-        p.wait(timeout=10)
+        run_.stop_dash(p)
 
 
 def flow(tree):
@@ -263,9 +239,4 @@ try:
     main()
     print("%s: %d passed, 0 failed" % (store, checks))
 finally:
-    shutil.rmtree(tmp, ignore_errors=True)
-    if prefix is not None:
-        subprocess.run(["redis-cli", "-u", os.environ["LANES_TEST_REDIS_URL"].split("?")[0],
-                        "EVAL", "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
-                        "redis.call('DEL', k) end", "0", prefix + ":*"],
-                       capture_output=True, timeout=10)
+    run_.cleanup()

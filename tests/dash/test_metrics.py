@@ -10,16 +10,12 @@ flag, lanes_workers (a running `lanes worker`) and lanes_store_up are
 right, and that the exposition parses. Exit 77 = skipped (no prometheus_client, or redis without LANES_TEST_REDIS_URL).
 """
 import json
-import os
-import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
-SKIP = 77
+from dashutil import SKIP, Run
 
 try:
     from prometheus_client.parser import text_string_to_metric_families
@@ -27,43 +23,10 @@ except ImportError:
     print("prometheus_client not found (Debian: python3-prometheus-client): skipped")
     sys.exit(SKIP)
 
-store, lanes_bin = sys.argv[1], sys.argv[2]
-tmp = tempfile.mkdtemp(prefix="lanes-dash-metrics-")
-prefix = None
-if store == "sqlite":
-    url = "sqlite:" + os.path.join(tmp, "m.db")
-else:
-    base = os.environ.get("LANES_TEST_REDIS_URL", "")
-    if not base:
-        print("LANES_TEST_REDIS_URL not set: skipped")
-        sys.exit(SKIP)
-    prefix = "ldashm%d" % os.getpid()
-    url = base + ("&" if "?" in base else "?") + "prefix=" + prefix
+run_ = Run(sys.argv[1], sys.argv[2], "metrics")
+store, url, lanes_bin, lanes = run_.store, run_.url, run_.lanes_bin, run_.lanes
 
 ODD = 'we"ird\\q'  # a queue name with the characters label values escape
-
-
-def lanes(*args):
-    r = subprocess.run([lanes_bin, *args], capture_output=True, text=True, timeout=30)
-    if r.returncode != 0:
-        raise SystemExit("lanes %s: %s" % (" ".join(args), r.stderr))
-    return r.stdout
-
-
-def start_dash():
-    p = subprocess.Popen([lanes_bin, "dash", url, "--listen", "127.0.0.1:0"],
-                         stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 10
-    line = ""
-    while time.time() < deadline:
-        line = p.stderr.readline()
-        m = re.search(r"on (http://127\.0\.0\.1:\d+)/", line)
-        if m:
-            return p, m.group(1)
-        if p.poll() is not None:
-            break
-    p.kill()
-    raise SystemExit("lanes dash did not start: " + line)
 
 
 def scrape(base):
@@ -87,12 +50,11 @@ def main():
         while json.loads(lanes("jobs", url, "workers", ODD, "--json")) == []:
             assert time.time() < deadline, "the worker is not listed"
             time.sleep(0.05)
-        dash, base = start_dash()
+        dash, base = run_.start_dash()
         try:
             text = scrape(base)
         finally:
-            dash.terminate()
-            dash.wait(timeout=10)
+            run_.stop_dash(dash)
     finally:
         worker.terminate()
         worker.wait(timeout=20)
@@ -121,9 +83,4 @@ try:
     main()
     print("1 passed, 0 failed")
 finally:
-    shutil.rmtree(tmp, ignore_errors=True)
-    if prefix is not None:
-        subprocess.run(["redis-cli", "-u", os.environ["LANES_TEST_REDIS_URL"].split("?")[0],
-                        "EVAL", "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
-                        "redis.call('DEL', k) end", "0", prefix + ":*"],
-                       capture_output=True, timeout=10)
+    run_.cleanup()
