@@ -319,24 +319,6 @@ static int split_key(const char *key, char **queue, char **id) {
     return (*id = ln__strdup(colon + 1)) != NULL ? 0 : LN_ENOMEM;
 }
 
-static int find_rid(sq_be *be, const char *queue, const char *id, int64_t *rid) {
-    int64_t num = ln__sq_numeric_id(id);
-    sqlite3_stmt *s = ln__sq_stmt_get(be, num > 0 ? S_STATE_OF : S_RID_OF_CID);
-    if (s == NULL) return LN_EBACKEND;
-    BIND_TEXT(s, 1, queue);
-    if (num > 0)
-        sqlite3_bind_int64(s, 2, num);
-    else
-        BIND_TEXT(s, 2, id);
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) *rid = sqlite3_column_int64(s, 0);
-    sqlite3_reset(s);
-    if (rc == SQLITE_ROW) return 0;
-    if (rc == SQLITE_DONE)
-        return ln__jobs_be_err(&be->base, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
-    return ln__sq_err(be, rc, "children");
-}
-
 static int read_parent(sq_be *be, int64_t rid, ln_job_children *out) {
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_FLOW_PARENT);
     if (s == NULL) return LN_EBACKEND;
@@ -397,9 +379,10 @@ static int read_children(sq_be *be, int64_t rid, ln_job_children *out) {
 int ln__sq_children(ln__jobs_be *b, const char *queue, const char *id, ln_job_children *out) {
     sq_be *be = (sq_be *)b;
     int64_t rid = 0;
+    int state = 0; /* (any state has children to read) */
     int err = ln__sq_exec(be, S_BEGIN_R); /* one snapshot */
     if (err != 0) return err;
-    err = find_rid(be, queue, id, &rid);
+    err = ln__sq_find_job(be, queue, id, &rid, &state);
     if (err == 0) err = read_parent(be, rid, out);
     if (err == 0) err = read_children(be, rid, out);
     ln__sq_rollback(be);
