@@ -57,43 +57,29 @@ int ln__sq_queues(ln__jobs_be *b, size_t max, char ***names, size_t *n) {
 /* delayed -> ready (waiting or prioritized by its priority, which the
  * counter key reads: the trigger of schema version 2 moves the count),
  * keeping its seq, so it runs after the ready jobs added before it. */
-static int promote_row(sq_be *be, const char *queue, const char *id, int64_t now) {
-    int64_t num = ln__sq_numeric_id(id);
+static int promote_row(sq_be *be, int64_t rid, int64_t now) {
     sqlite3_stmt *s = NULL;
     int rc = sqlite3_prepare_v2(
-        be->db,
-        num > 0 ? "UPDATE lanes_jobs SET state = 0, run_at = ?3 WHERE queue = ?1 "
-                  "AND rid = ?2 AND state = 1"
-                : "UPDATE lanes_jobs SET state = 0, run_at = ?3 WHERE queue = ?1 "
-                  "AND cid = ?2 AND state = 1",
-        -1, &s, NULL);
+        be->db, "UPDATE lanes_jobs SET state = 0, run_at = ?2 WHERE rid = ?1", -1, &s, NULL);
     if (rc != SQLITE_OK) return ln__sq_err(be, rc, "promote");
-    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
-    if (num > 0)
-        sqlite3_bind_int64(s, 2, num);
-    else
-        sqlite3_bind_text(s, 2, id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 3, now);
+    sqlite3_bind_int64(s, 1, rid);
+    sqlite3_bind_int64(s, 2, now);
     rc = sqlite3_step(s);
     sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) return ln__sq_err(be, rc, "promote");
-    return sqlite3_changes(be->db) > 0 ? 0 : 1;
+    return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "promote");
 }
 
 int ln__sq_promote(ln__jobs_be *b, const char *queue, const char *id) {
     sq_be *be = (sq_be *)b;
-    int64_t now;
+    int64_t now, rid = 0;
+    int state = -1;
     int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
-    err = promote_row(be, queue, id, now);
-    if (err == 1) { /* nothing moved: no such job, or not delayed */
-        int state = -1;
-        int64_t rid;
-        err = ln__sq_find_job(be, queue, id, &rid, &state);
-        if (err == 0)
-            err = ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is not delayed (it is %s)", id,
-                                  state == ST_READY ? "waiting" : ln_job_state_name(state));
-    }
+    err = ln__sq_find_job(be, queue, id, &rid, &state);
+    if (err == 0 && state != ST_DELAYED)
+        err = ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is not delayed (it is %s)", id,
+                              state == ST_READY ? "waiting" : ln_job_state_name(state));
+    if (err == 0) err = promote_row(be, rid, now);
     if (err != 0) {
         ln__sq_rollback(be);
         return err;

@@ -379,7 +379,7 @@ static int read_children(sq_be *be, int64_t rid, ln_job_children *out) {
 int ln__sq_children(ln__jobs_be *b, const char *queue, const char *id, ln_job_children *out) {
     sq_be *be = (sq_be *)b;
     int64_t rid = 0;
-    int state = 0; /* (any state has children to read) */
+    int state = 0;                        /* (any state has children to read) */
     int err = ln__sq_exec(be, S_BEGIN_R); /* one snapshot */
     if (err != 0) return err;
     err = ln__sq_find_job(be, queue, id, &rid, &state);

@@ -299,6 +299,10 @@ int ln__sq_events_open(ln__jobs_be *b, const char *queue, const char *from, ln__
 int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n);
 /* Find a job by public id: its rowid and stored state. LN_ENOENT. */
 int ln__sq_find_job(sq_be *be, const char *queue, const char *id, int64_t *rid, int *state);
+/* Cached statement by_rid or by_cid (by the id's form) with queue bound
+ * as ?1 and id as ?2; NULL (LN_EBACKEND, errmsg set) on failure. */
+sqlite3_stmt *ln__sq_stmt_by_id(sq_be *be, sq_stmt by_rid, sq_stmt by_cid, const char *queue,
+                                const char *id);
 /* One S_ADD insert of job j into queue (every binding, with a write
  * transaction open): 0 inserted (sqlite3_last_insert_rowid is its rid),
  * 1 its caller id exists (nothing inserted), or an error; what names the

@@ -120,15 +120,25 @@ fail:
     return err == LN_ENOSPC ? ln__sq_add_full(be) : err;
 }
 
-int ln__sq_find_job(sq_be *be, const char *queue, const char *id, int64_t *rid, int *state) {
+/* The cached statement by_rid (a numeric id, lanes' own) or by_cid (a
+ * caller's id) with the queue bound as ?1 and the id as ?2; NULL with the
+ * handle's error set. */
+sqlite3_stmt *ln__sq_stmt_by_id(sq_be *be, sq_stmt by_rid, sq_stmt by_cid, const char *queue,
+                                const char *id) {
     int64_t num = ln__sq_numeric_id(id);
-    sqlite3_stmt *s = ln__sq_stmt_get(be, num > 0 ? S_STATE_OF : S_RID_OF_CID);
-    if (s == NULL) return LN_EBACKEND;
+    sqlite3_stmt *s = ln__sq_stmt_get(be, num > 0 ? by_rid : by_cid);
+    if (s == NULL) return NULL;
     BIND_TEXT(s, 1, queue);
     if (num > 0)
         sqlite3_bind_int64(s, 2, num);
     else
         BIND_TEXT(s, 2, id);
+    return s;
+}
+
+int ln__sq_find_job(sq_be *be, const char *queue, const char *id, int64_t *rid, int *state) {
+    sqlite3_stmt *s = ln__sq_stmt_by_id(be, S_STATE_OF, S_RID_OF_CID, queue, id);
+    if (s == NULL) return LN_EBACKEND;
     int rc = sqlite3_step(s);
     if (rc == SQLITE_ROW) {
         *rid = sqlite3_column_int64(s, 0);
@@ -208,14 +218,8 @@ static int read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
 
 int ln__sq_get(ln__jobs_be *b, const char *queue, const char *id, ln_job_info *info) {
     sq_be *be = (sq_be *)b;
-    int64_t num = ln__sq_numeric_id(id);
-    sqlite3_stmt *s = ln__sq_stmt_get(be, num > 0 ? S_GET_RID : S_GET_CID);
+    sqlite3_stmt *s = ln__sq_stmt_by_id(be, S_GET_RID, S_GET_CID, queue, id);
     if (s == NULL) return LN_EBACKEND;
-    BIND_TEXT(s, 1, queue);
-    if (num > 0)
-        sqlite3_bind_int64(s, 2, num);
-    else
-        BIND_TEXT(s, 2, id);
     int rc = sqlite3_step(s), err;
     if (rc == SQLITE_ROW)
         err = read_info(be, s, info);
