@@ -2,6 +2,7 @@
  * of a durable job store from the shell, with --json output for scripts. */
 #include "cli.h"
 #include "cli_err.h"
+#include "cli_num.h"
 #include "jobs_cancel.h"
 #include "jobs_flow.h"
 #include "jobs_help.h"
@@ -119,16 +120,6 @@ static int parse_args(int argc, char **argv, args *a) {
     return 0;
 }
 
-/* Whole-string integer in [lo, hi]. */
-static int parse_ll(const char *s, long long lo, long long hi, long long *out) {
-    char *end;
-    if (s == NULL || *s == '\0') return -1;
-    long long v = strtoll(s, &end, 10);
-    if (*end != '\0' || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
 /* --remove-on-complete / --remove-on-fail WHAT: the value says which
  * finished jobs are removed. "none" removes none (LN_KEEP_ALL), "all"
  * removes each one as it finishes (LN_KEEP_NONE), "keep:N" (or a bare N,
@@ -140,10 +131,10 @@ static int parse_keep(const char *s, ln_job_keep *k) {
         k->mode = LN_KEEP_ALL;
     } else if (strcmp(s, "all") == 0) {
         k->mode = LN_KEEP_NONE;
-    } else if (strncmp(s, "age:", 4) == 0 && parse_ll(s + 4, 0, 1LL << 40, &v) == 0) {
+    } else if (strncmp(s, "age:", 4) == 0 && cli_parse_ll(s + 4, 0, 1LL << 40, &v) == 0) {
         k->mode = LN_KEEP_AGE;
         k->value = v * 1000;
-    } else if (parse_ll(strncmp(s, "keep:", 5) == 0 ? s + 5 : s, 0, 1LL << 40, &v) == 0) {
+    } else if (cli_parse_ll(strncmp(s, "keep:", 5) == 0 ? s + 5 : s, 0, 1LL << 40, &v) == 0) {
         k->mode = LN_KEEP_COUNT;
         k->value = v;
     } else {
@@ -221,13 +212,13 @@ static int cmd_add(ln_jobs *jobs, args *a) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     long long v;
-    if (a->delay && parse_ll(a->delay, -(1LL << 62), 1LL << 62, &v) < 0)
+    if (a->delay && cli_parse_ll(a->delay, -(1LL << 62), 1LL << 62, &v) < 0)
         return usage_error("--delay '%s' is not a number of ms", a->delay);
     if (a->delay) o.delay_ms = v;
-    if (a->priority && parse_ll(a->priority, -(1LL << 30), 1LL << 30, &v) < 0)
+    if (a->priority && cli_parse_ll(a->priority, -(1LL << 30), 1LL << 30, &v) < 0)
         return usage_error("--priority '%s' is not a number", a->priority);
     if (a->priority) o.priority = (int)v;
-    if (a->attempts && parse_ll(a->attempts, -(1LL << 30), 1LL << 30, &v) < 0)
+    if (a->attempts && cli_parse_ll(a->attempts, -(1LL << 30), 1LL << 30, &v) < 0)
         return usage_error("--attempts '%s' is not a number", a->attempts);
     if (a->attempts) o.attempts = (int)v;
     if (a->backoff) {
@@ -239,7 +230,7 @@ static int cmd_add(ln_jobs *jobs, args *a) {
             o.backoff = LN_BACKOFF_EXPONENTIAL;
         else
             return usage_error("--backoff '%s': use fixed:MS or exponential:MS", a->backoff);
-        if (parse_ll(colon + 1, -(1LL << 62), 1LL << 62, &v) < 0)
+        if (cli_parse_ll(colon + 1, -(1LL << 62), 1LL << 62, &v) < 0)
             return usage_error("--backoff '%s': MS is not a number", a->backoff);
         o.backoff_ms = v;
     }
@@ -251,7 +242,7 @@ static int cmd_add(ln_jobs *jobs, args *a) {
     if (a->dedup) {                         /* ID[:TTL_MS]: the TTL after the last ':' */
         const char *colon = strrchr(a->dedup, ':');
         size_t n = colon ? (size_t)(colon - a->dedup) : strlen(a->dedup);
-        if (colon && parse_ll(colon + 1, 0, INT32_MAX, &v) < 0)
+        if (colon && cli_parse_ll(colon + 1, 0, INT32_MAX, &v) < 0)
             return usage_error("--dedup '%s': use ID or ID:TTL_MS", a->dedup);
         if (n == 0 || n >= sizeof deid)
             return usage_error("--dedup '%.200s': the id must be 1..%d bytes", a->dedup,
@@ -448,9 +439,9 @@ static int cmd_list(ln_jobs *jobs, args *a) {
     int state = ln_job_state_parse(a->pos[1]);
     if (state < 0) return usage_error("unknown state '%s'", a->pos[1]);
     long long limit = 100, offset = 0;
-    if (a->limit && parse_ll(a->limit, 1, 10000, &limit) < 0)
+    if (a->limit && cli_parse_ll(a->limit, 1, 10000, &limit) < 0)
         return usage_error("--limit '%s' must be 1..10000", a->limit);
-    if (a->offset && parse_ll(a->offset, 0, 1LL << 62, &offset) < 0)
+    if (a->offset && cli_parse_ll(a->offset, 0, 1LL << 62, &offset) < 0)
         return usage_error("--offset '%s' must be >= 0", a->offset);
     ln_job_info *infos;
     size_t n;
@@ -600,9 +591,9 @@ static int cmd_action(ln_jobs *jobs, const char *cmd, args *a) {
         if (state != LN_JOB_COMPLETED && state != LN_JOB_FAILED)
             return usage_error("clean: state '%s' must be completed or failed", a->pos[1]);
         long long age = -1, keep = 0;
-        if (a->age && parse_ll(a->age, 0, 1LL << 40, &age) < 0)
+        if (a->age && cli_parse_ll(a->age, 0, 1LL << 40, &age) < 0)
             return usage_error("--age '%s' must be seconds >= 0", a->age);
-        if (a->keep && parse_ll(a->keep, 0, 1LL << 62, &keep) < 0)
+        if (a->keep && cli_parse_ll(a->keep, 0, 1LL << 62, &keep) < 0)
             return usage_error("--keep '%s' must be >= 0", a->keep);
         err = ln_jobs_clean(jobs, a->pos[0], state, age < 0 ? -1 : age * 1000, (uint64_t)keep,
                             &count);

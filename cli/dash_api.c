@@ -4,6 +4,7 @@
  * CLI_DASH_PAGE_MAX rows, and a search by name or data reads at most
  * CLI_DASH_SEARCH_WINDOW jobs from the page's offset (the reply says where
  * to go on), so a queue of a million jobs answers as fast as a small one. */
+#include "cli_num.h"
 #include "dash.h"
 #include "jobs_workers.h"
 
@@ -172,12 +173,10 @@ static json_t *job_json(const ln_job_info *j, int full) {
     return o;
 }
 
-/* Whole-string unsigned number, or -1. */
+/* Whole-string number in [0, max], or -1. */
 static long long parse_num(const char *s, long long max) {
-    if (s == NULL || *s == '\0') return -1;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    return *end != '\0' || v < 0 || v > max ? -1 : v;
+    long long v;
+    return cli_parse_ll(s, 0, max, &v) == 0 ? v : -1;
 }
 
 static uint64_t count_of(const ln_job_counts *k, int state) {

@@ -16,6 +16,7 @@
  *    shows even under a top with more than N children.
  * A node whose children were not all shown says how many were left out
  * ("more"); the page shows that. More in docs/internals/dash-flow.md. */
+#include "cli_num.h"
 #include "dash.h"
 
 #include <lanes.h>
@@ -204,9 +205,8 @@ static void walk_free(flow_walk *w) {
 static long bound(const cli_dash_req *req, const char *name, long dflt, long max) {
     const char *s = req->arg(req->arg_ctx, name);
     if (s == NULL) return dflt;
-    char *end;
-    long v = strtol(s, &end, 10);
-    return *s == '\0' || *end != '\0' || v < 1 || v > max ? -1 : v;
+    long long v;
+    return cli_parse_ll(s, 1, max, &v) == 0 ? (long)v : -1;
 }
 
 static json_t *ref_json(const flow_ref *r) {

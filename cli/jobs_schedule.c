@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "cli_err.h"
+#include "cli_num.h"
 #include "store_url.h"
 
 #include <lanes.h>
@@ -125,19 +126,10 @@ static int parse(int argc, char **argv, sargs *a) {
     return 0;
 }
 
-static int parse_ll(const char *s, long long lo, long long hi, long long *out) {
-    char *end;
-    if (s == NULL || *s == '\0') return -1;
-    long long v = strtoll(s, &end, 10);
-    if (*end != '\0' || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
 /* T: ms since the epoch, or YYYY-MM-DDTHH:MM:SS[.mmm]Z (UTC). */
 static int parse_time(const char *s, int64_t *ms) {
     long long v;
-    if (parse_ll(s, 0, 1LL << 50, &v) == 0) {
+    if (cli_parse_ll(s, 0, 1LL << 50, &v) == 0) {
         *ms = v;
         return 0;
     }
@@ -175,17 +167,17 @@ static void print_json(json_t *j) {
 static int job_opts(const sargs *a, ln_job_opts *o) {
     long long v;
     ln_job_opts_init(o);
-    if (a->priority && parse_ll(a->priority, 0, LN_JOB_PRIORITY_MAX, &v) < 0)
+    if (a->priority && cli_parse_ll(a->priority, 0, LN_JOB_PRIORITY_MAX, &v) < 0)
         return usage("--priority '%s' must be 0..%d", a->priority, LN_JOB_PRIORITY_MAX);
     if (a->priority) o->priority = (int)v;
-    if (a->attempts && parse_ll(a->attempts, 1, 1 << 30, &v) < 0)
+    if (a->attempts && cli_parse_ll(a->attempts, 1, 1 << 30, &v) < 0)
         return usage("--attempts '%s' must be >= 1", a->attempts);
     if (a->attempts) o->attempts = (int)v;
     if (a->backoff) {
         const char *c = strchr(a->backoff, ':');
         int exp = c && !strncmp(a->backoff, "exponential:", 12);
         if (c == NULL || (!exp && strncmp(a->backoff, "fixed:", 6)) ||
-            parse_ll(c + 1, 0, 1LL << 40, &v) < 0)
+            cli_parse_ll(c + 1, 0, 1LL << 40, &v) < 0)
             return usage("--backoff '%s' must be fixed:MS or exponential:MS", a->backoff);
         o->backoff = exp ? LN_BACKOFF_EXPONENTIAL : LN_BACKOFF_FIXED;
         o->backoff_ms = v;
@@ -218,7 +210,7 @@ static int cmd_schedule(ln_jobs *jobs, const sargs *a) {
     long long v;
     if ((a->every != NULL) == (a->cron != NULL))
         return usage("%s", "schedule needs exactly one of --every MS and --cron PATTERN");
-    if (a->every && parse_ll(a->every, 1, 1LL << 40, &v) < 0)
+    if (a->every && cli_parse_ll(a->every, 1, 1LL << 40, &v) < 0)
         return usage("--every '%s' must be milliseconds > 0", a->every);
     if (a->every) s.every_ms = v;
     if (a->tz && !a->cron) return usage("%s", "--tz needs --cron");
@@ -228,7 +220,7 @@ static int cmd_schedule(ln_jobs *jobs, const sargs *a) {
         return usage("--start '%s': ms since the epoch or YYYY-MM-DDTHH:MM:SSZ", a->start);
     if (a->end && parse_time(a->end, &s.end_ms) < 0)
         return usage("--end '%s': ms since the epoch or YYYY-MM-DDTHH:MM:SSZ", a->end);
-    if (a->limit && parse_ll(a->limit, 1, 1LL << 50, &v) < 0)
+    if (a->limit && cli_parse_ll(a->limit, 1, 1LL << 50, &v) < 0)
         return usage("--limit '%s' must be >= 1", a->limit);
     if (a->limit) s.limit = v;
     s.immediately = a->immediately;
@@ -280,9 +272,9 @@ static json_t *sched_json(const ln_job_scheduler *s) {
 static int cmd_schedules(ln_jobs *jobs, const sargs *a) {
     if (a->npos != 1) return usage("%s", "schedules needs QUEUE");
     long long limit = 100, offset = 0;
-    if (a->limit && parse_ll(a->limit, 1, 1000, &limit) < 0)
+    if (a->limit && cli_parse_ll(a->limit, 1, 1000, &limit) < 0)
         return usage("--limit '%s' must be 1..1000", a->limit);
-    if (a->offset && parse_ll(a->offset, 0, 1LL << 40, &offset) < 0)
+    if (a->offset && cli_parse_ll(a->offset, 0, 1LL << 40, &offset) < 0)
         return usage("--offset '%s' must be >= 0", a->offset);
     ln_job_scheduler *list;
     size_t n;
