@@ -114,108 +114,112 @@ static void case_bad_add_data(conf_ctx *c) {
     CHECK_EQ(conf_total(c, c->queue), 0);
 }
 
+/* Bad option number i of case_bad_add_options set in o (0: no more). */
+static int set_bad_option(ln_job_opts *o, int i, char *tracestate) {
+    switch (i) {
+    case 0:
+        o->delay_ms = -5;
+        break;
+    case 1:
+        o->delay_ms = INT64_MAX;
+        break;
+    case 2:
+        o->priority = -1;
+        break;
+    case 3:
+        o->priority = LN_JOB_PRIORITY_MAX + 1;
+        break;
+    case 4:
+        o->attempts = 0;
+        break;
+    case 5:
+        o->attempts = -3;
+        break;
+    case 6:
+        o->backoff = 7;
+        break;
+    case 7:
+        o->backoff = -1;
+        break;
+    case 8:
+        o->backoff_ms = -1;
+        break;
+    case 9:
+        o->backoff_ms = INT64_MAX;
+        break;
+    case 10:
+        o->lifo = 2;
+        break;
+    case 11:
+        o->job_id = "";
+        break;
+    case 12:
+        o->job_id = long_id;
+        break;
+    case 13:
+        o->job_id = "12345";
+        break;
+    case 14:
+        o->job_id = "0";
+        break;
+    case 15:
+        o->job_id = "bad\nid";
+        break;
+    case 16:
+        o->job_id = "tab\tid";
+        break;
+    case 17: /* zero trace id */
+        o->traceparent = "00-00000000000000000000000000000000-00f067aa0ba902b7-01";
+        break;
+    case 18: /* zero parent id */
+        o->traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01";
+        break;
+    case 19: /* upper case */
+        o->traceparent = "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01";
+        break;
+    case 20:
+        o->traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7";
+        break;
+    case 21:
+        o->traceparent = "";
+        break;
+    case 22:
+        o->tracestate = tracestate;
+        break;
+    case 23:
+        o->tracestate = "a\nb";
+        break;
+    case 24:
+        o->remove_on_complete.mode = 9;
+        break;
+    case 25:
+        o->remove_on_complete.mode = -1;
+        break;
+    case 26:
+        o->remove_on_complete = (ln_job_keep){LN_KEEP_COUNT, -1};
+        break;
+    case 27:
+        o->remove_on_fail.mode = 4;
+        break;
+    case 28:
+        o->remove_on_fail = (ln_job_keep){LN_KEEP_AGE, -5};
+        break;
+    default:
+        return 0;
+    }
+    return 1;
+}
+
 /* One bad option at a time, each refused, nothing stored. */
 static void case_bad_add_options(conf_ctx *c) {
     make_long_strings();
     char id[LN_JOB_ID_MAX], tracestate[600];
     memset(tracestate, 'a', sizeof tracestate - 1);
     tracestate[sizeof tracestate - 1] = '\0';
+    ln_job_opts o;
     for (int i = 0;; i++) {
-        ln_job_opts o;
         ln_job_opts_init(&o);
-        switch (i) {
-        case 0:
-            o.delay_ms = -5;
-            break;
-        case 1:
-            o.delay_ms = INT64_MAX;
-            break;
-        case 2:
-            o.priority = -1;
-            break;
-        case 3:
-            o.priority = LN_JOB_PRIORITY_MAX + 1;
-            break;
-        case 4:
-            o.attempts = 0;
-            break;
-        case 5:
-            o.attempts = -3;
-            break;
-        case 6:
-            o.backoff = 7;
-            break;
-        case 7:
-            o.backoff = -1;
-            break;
-        case 8:
-            o.backoff_ms = -1;
-            break;
-        case 9:
-            o.backoff_ms = INT64_MAX;
-            break;
-        case 10:
-            o.lifo = 2;
-            break;
-        case 11:
-            o.job_id = "";
-            break;
-        case 12:
-            o.job_id = long_id;
-            break;
-        case 13:
-            o.job_id = "12345";
-            break;
-        case 14:
-            o.job_id = "0";
-            break;
-        case 15:
-            o.job_id = "bad\nid";
-            break;
-        case 16:
-            o.job_id = "tab\tid";
-            break;
-        case 17: /* zero trace id */
-            o.traceparent = "00-00000000000000000000000000000000-00f067aa0ba902b7-01";
-            break;
-        case 18: /* zero parent id */
-            o.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01";
-            break;
-        case 19: /* upper case */
-            o.traceparent = "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01";
-            break;
-        case 20:
-            o.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7";
-            break;
-        case 21:
-            o.traceparent = "";
-            break;
-        case 22:
-            o.tracestate = tracestate;
-            break;
-        case 23:
-            o.tracestate = "a\nb";
-            break;
-        case 24:
-            o.remove_on_complete.mode = 9;
-            break;
-        case 25:
-            o.remove_on_complete.mode = -1;
-            break;
-        case 26:
-            o.remove_on_complete = (ln_job_keep){LN_KEEP_COUNT, -1};
-            break;
-        case 27:
-            o.remove_on_fail.mode = 4;
-            break;
-        case 28:
-            o.remove_on_fail = (ln_job_keep){LN_KEEP_AGE, -5};
-            break;
-        default:
-            o.attempts = -100;
-            break;
-        }
-        if (i > 28) break;
+        if (!set_bad_option(&o, i, tracestate)) break;
         int rc = ln_jobs_add(c->jobs, c->queue, "n", "1", &o, id, sizeof id);
         if (rc != LN_EINVAL) fprintf(stderr, "bad option %d accepted: %d\n", i, rc);
         CHECK_EQ(rc, LN_EINVAL);
@@ -226,7 +230,6 @@ static void case_bad_add_options(conf_ctx *c) {
     }
     CHECK_EQ(conf_total(c, c->queue), 0);
     /* The edges that are allowed. */
-    ln_job_opts o;
     ln_job_opts_init(&o);
     o.priority = LN_JOB_PRIORITY_MAX;
     o.job_id = "a1";
