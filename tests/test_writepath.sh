@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_writepath.sh CASE WRITEPATH WORKER LOAD_LUA - end-to-end tests of the
 # write-path service (examples/writepath) over real HTTP. CASE is one of
-# lifecycle, validation, load, trace, redis (see tests/writepath.cmake). Every
+# the cases listed in tests/writepath.cmake. Every
 # process it starts is stopped by pid on exit; all files live in a fresh
 # temporary directory. Exit 0 pass, 1 fail, 77 skip (no curl or wrk).
 set -u

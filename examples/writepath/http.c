@@ -112,22 +112,24 @@ static void linger(wp_http_conn *c) {
 }
 
 static const char *reason(int status) {
-    switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 201: return "Created";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 411: return "Length Required";
-    case 413: return "Content Too Large";
-    case 431: return "Request Header Fields Too Large";
-    case 503: return "Service Unavailable";
-    case 505: return "HTTP Version Not Supported";
-    default: return status < 500 ? "Client Error" : "Server Error";
-    }
+    static const struct {
+        int status;
+        const char *text;
+    } reasons[] = {{100, "Continue"},
+                   {201, "Created"},
+                   {400, "Bad Request"},
+                   {404, "Not Found"},
+                   {405, "Method Not Allowed"},
+                   {408, "Request Timeout"},
+                   {409, "Conflict"},
+                   {411, "Length Required"},
+                   {413, "Content Too Large"},
+                   {431, "Request Header Fields Too Large"},
+                   {503, "Service Unavailable"},
+                   {505, "HTTP Version Not Supported"}};
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
+        if (reasons[i].status == status) return reasons[i].text;
+    return status < 300 ? "OK" : status < 500 ? "Client Error" : "Server Error";
 }
 
 int wp_http_respond(wp_http_conn *c, int status, const char *json, size_t len,
@@ -140,9 +142,9 @@ int wp_http_respond(wp_http_conn *c, int status, const char *json, size_t len,
                      status, reason(status), len, traceparent ? "traceparent: " : "",
                      traceparent ? traceparent : "", traceparent ? "\r\n" : "",
                      extra_headers ? extra_headers : "",
-                     c->closing                  ? "Connection: close\r\n"
+                     c->closing             ? "Connection: close\r\n"
                      : c->p.http_minor == 0 ? "Connection: keep-alive\r\n"
-                                                 : "");
+                                            : "");
     if (n < 0 || (size_t)n >= sizeof head) {
         c->dead = 1;
         return -1;
@@ -204,8 +206,8 @@ static int on_header_field(llhttp_t *p, const char *at, size_t n) {
 static int on_header_field_complete(llhttp_t *p) {
     wp_http_conn *c = p->data;
     c->which = c->name_len == 11 && !strncasecmp(c->name, "traceparent", 11) ? H_TRACEPARENT
-               : c->name_len == 6 && !strncasecmp(c->name, "expect", 6)  ? H_EXPECT
-                                                                         : H_OTHER;
+               : c->name_len == 6 && !strncasecmp(c->name, "expect", 6)      ? H_EXPECT
+                                                                             : H_OTHER;
     c->value_len = 0;
     return 0;
 }

@@ -31,13 +31,13 @@
 #define WP_HTTP_HEAD_MAX 8192  /* bytes of request line and headers accepted */
 
 typedef struct wp_http_request {
-    const char *method; /* "POST", ...; "" when not parsed */
-    const char *url;    /* the request target; "" when not parsed */
+    const char *method;      /* "POST", ...; "" when not parsed */
+    const char *url;         /* the request target; "" when not parsed */
     const char *traceparent; /* the header's value, or NULL */
     const char *body;
     size_t body_len;
     /* 0, or the status of a request this layer refused, with the error
-     * code and message of its JSON answer (static strings). */
+     * code and message of its JSON answer (valid during the call). */
     int error;
     const char *error_code, *error_message;
 } wp_http_request;
