@@ -14,8 +14,8 @@
  *             ("overloaded", Retry-After: 1), sends FIN and reads what the
  *             client still sends until it closes, for at most 1 s;
  *   closed    past both (over a thousand connects within a second) a
- *             connection is closed at once: the client learns at once,
- *             never waits.
+ *             connection gets the same 503 and is closed at once, without
+ *             the lingering read: the client learns at once, never waits.
  *
  * Thread rules: start and stop from one thread; the handler runs on the
  * connections' threads, several at once.
