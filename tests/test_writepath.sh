@@ -328,7 +328,7 @@ raw_closed() {
 case_malformed() {
   command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 not installed"; exit 77; }
   write_raw_py
-  start_app async
+  start_app async --idle-timeout 1
   h='b"POST /comment HTTP/1.1\r\nHost: x\r\n'
   raw_closed "${h}Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n\"" 411 length_required
   raw_closed "${h}Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n\"" 411 length_required
@@ -346,6 +346,8 @@ case_malformed() {
   raw_closed 'b"GARBAGE\r\n\r\n"' 400 invalid_request
   raw_closed 'b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 64' 400 invalid_request
   raw_closed "${h}X-Bad: a\x01b\r\nContent-Length: 2\r\n\r\n{}\"" 400 invalid_request
+  # A request begun and then left idle past --idle-timeout.
+  raw_closed "${h}Content-Length: 10\r\n\r\n{}\"" 408 request_timeout
   # The rules hold for every request of a keep-alive connection, not only
   # the first: a good one, then a bad one on the same connection.
   ka='b"POST /like HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}'
@@ -361,7 +363,7 @@ case_malformed() {
   esac
   stop_app
   check comments 0 likes 0
-  pass "chunked or any Transfer-Encoding -> 411; Content-Length over 16 KiB -> 413 before the body; 20 KB, 200 KB and 400 KB heads -> 431; non-numeric or duplicate Content-Length, HTTP/2.0, HTTP/1.7, a garbage request line, a TLS hello, a bad header byte -> 400/505; also on the 2nd request of a connection: JSON errors, connection closed, nothing written"
+  pass "chunked or any Transfer-Encoding -> 411; Content-Length over 16 KiB -> 413 before the body; 20 KB, 200 KB and 520 KB heads -> 431; non-numeric or duplicate Content-Length, HTTP/2.0, HTTP/1.7, a garbage request line, a TLS hello, a bad header byte -> 400/505; a stalled body -> 408; also on the 2nd request of a connection: JSON errors, connection closed, nothing written"
 }
 
 # Idle connections past --max-connections: the next client gets a JSON 503
