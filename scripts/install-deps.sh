@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PKGS="build-essential cmake pkg-config libsqlite3-dev sqlite3 libjansson-dev libicu-dev
 libhiredis-dev libuv1-dev libssl-dev redis-server redis-tools wrk
-libmicrohttpd-dev nodejs npm libxml2-utils clang-format chromium
+libmicrohttpd-dev node-llhttp nodejs npm libxml2-utils clang-format chromium
 python3-prometheus-client"
 
 missing=""

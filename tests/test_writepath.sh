@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_writepath.sh CASE WRITEPATH WORKER LOAD_LUA - end-to-end tests of the
 # write-path service (examples/writepath) over real HTTP. CASE is one of
-# lifecycle, validation, load, trace, redis (see tests/writepath.cmake). Every
+# the cases listed in tests/writepath.cmake. Every
 # process it starts is stopped by pid on exit; all files live in a fresh
 # temporary directory. Exit 0 pass, 1 fail, 77 skip (no curl or wrk).
 set -u
@@ -242,33 +242,63 @@ case_trace() {
 # raw.py: a raw-socket HTTP client for requests curl will not send.
 #   raw.py PORT HEAD_PY [IDLE]  HEAD_PY: a Python bytes expression, sent as
 #   is; IDLE > 0 first opens that many idle connections (held while the
-#   request runs). Prints "SECONDS STATUS BODY" (STATUS 0 = no answer).
+#   request runs). Prints "SECONDS STATUS BODY" (STATUS 0 = no answer) of
+#   the first answer; with RAW_ANSWERS=N it reads N answers and adds
+#   " | STATUS BODY" for each further one; with RAW_CLOSE=1 it then waits
+#   up to 2 s for the server to close and adds " [closed]" or " [open]".
 write_raw_py() {
   cat >"$dir/raw.py" <<'PY'
-import resource, socket, sys, time
+import os, resource, socket, sys, time
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 if soft != resource.RLIM_INFINITY and soft < 4096:
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), hard))
 port, req = int(sys.argv[1]), eval(sys.argv[2])
 idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(int(sys.argv[3]) if len(sys.argv) > 3 else 0)]
 time.sleep(0.2 if idle else 0)
+
+def answer_len(buf):  # bytes of the complete answer at the front of buf, or 0
+    if b"\r\n\r\n" not in buf:
+        return 0
+    head, rest = buf.split(b"\r\n\r\n", 1)
+    n = int(([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")] or [b"0"])[0])
+    return len(head) + 4 + n if len(rest) >= n else 0
+
 t = time.time()
 s = socket.create_connection(("127.0.0.1", port))
 s.settimeout(5)
-out = b""
+out, answers, eof = b"", [], False
 try:
     s.sendall(req)
-    while b"\r\n\r\n" not in out or len(out.split(b"\r\n\r\n", 1)[1]) < int(
-            ([l.split(b":")[1] for l in out.split(b"\r\n") if l.lower().startswith(b"content-length:")] or [b"0"])[0]):
+    while len(answers) < int(os.environ.get("RAW_ANSWERS", "1")):
+        n = answer_len(out)
+        if n:
+            answers.append(out[:n])
+            out = out[n:]
+            continue
         b = s.recv(65536)
         if not b:
+            eof = True
             break
         out += b
 except OSError:
     pass
-status = out.split(b" ", 2)[1].decode() if out.startswith(b"HTTP/") else "0"
-body = out.split(b"\r\n\r\n", 1)[1].decode(errors="replace") if b"\r\n\r\n" in out else ""
-print("%.2f %s %s" % (time.time() - t, status, body))
+secs = time.time() - t
+if not answers and out:
+    answers.append(out)
+shown = []
+for a in answers or [b""]:
+    status = a.split(b" ", 2)[1].decode() if a.startswith(b"HTTP/") else "0"
+    body = a.split(b"\r\n\r\n", 1)[1].decode(errors="replace") if b"\r\n\r\n" in a else ""
+    shown.append("%s %s" % (status, body))
+closed = ""
+if os.environ.get("RAW_CLOSE"):
+    try:
+        s.settimeout(2)
+        eof = eof or (not out and s.recv(65536) == b"")
+    except OSError as e:
+        eof = isinstance(e, ConnectionResetError)
+    closed = " [closed]" if eof else " [open]"
+print("%.2f %s%s" % (secs, " | ".join(shown), closed))
 PY
 }
 
@@ -285,22 +315,55 @@ raw() {
   [ "${secs%%.*}" -lt 2 ] || fail "raw request $1: answered after $secs s"
 }
 
-# Requests libmicrohttpd would refuse with its own HTML page get the API's
-# JSON error instead, answered before any body is read.
+# raw_closed HEAD_PY STATUS ERROR: the same, and then the service closes
+# the connection (as HTTP requires after a request it could not read).
+raw_closed() {
+  RAW_CLOSE=1 raw "$@"
+  case "$out" in *" [closed]") ;; *) fail "raw request $1: connection not closed: $out" ;; esac
+}
+
+# Requests llhttp refuses, and the rules the service adds, get the API's
+# JSON error (never an HTML page, never a silent close), answered before
+# any body is read; the connection is then closed.
 case_malformed() {
   command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 not installed"; exit 77; }
   write_raw_py
-  start_app async
+  start_app async --idle-timeout 1
   h='b"POST /comment HTTP/1.1\r\nHost: x\r\n'
-  raw "${h}Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n\"" 411 length_required
-  raw "${h}Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n\"" 411 length_required
-  raw "${h}Content-Length: 99999999\r\n\r\n{}\"" 413 too_large
-  raw "${h}X-Big: \" + b\"a\" * 20000 + b\"\r\nContent-Length: 2\r\n\r\n{}\"" 431 headers_too_large
-  raw "${h}X-Big: \" + b\"a\" * 200000 + b\"\r\nContent-Length: 2\r\n\r\n{}\"" 431 headers_too_large
+  raw_closed "${h}Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n\"" 411 length_required
+  raw_closed "${h}Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n\"" 411 length_required
+  raw_closed "${h}Transfer-Encoding: gzip, chunked\r\n\r\n2;x=\x01\r\n{}\r\n\"" 411 length_required
+  raw_closed "${h}Content-Length: 99999999\r\n\r\n{}\"" 413 too_large
+  raw_closed "${h}X-Big: \" + b\"a\" * 20000 + b\"\r\nContent-Length: 2\r\n\r\n{}\"" 431 headers_too_large
+  raw_closed "${h}X-Big: \" + b\"a\" * 200000 + b\"\r\nContent-Length: 2\r\n\r\n{}\"" 431 headers_too_large
+  raw_closed "${h}\" + b\"X-Many: aaaaaaaaaaaaaaaa\r\n\" * 20000 + b\"Content-Length: 2\r\n\r\n{}\"" 431 headers_too_large
   raw "${h}Content-Length: 2\r\n\r\n{}\"" 400 invalid_request
+  # What libmicrohttpd answered with its own HTML page or not at all.
+  raw_closed "${h}Content-Length: abc\r\n\r\n{}\"" 400 invalid_request
+  raw_closed "${h}Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}\"" 400 invalid_request
+  raw_closed 'b"POST /comment HTTP/2.0\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"' 505 version_not_supported
+  raw_closed 'b"POST /comment HTTP/1.7\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"' 505 version_not_supported
+  raw_closed 'b"GARBAGE\r\n\r\n"' 400 invalid_request
+  raw_closed 'b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 64' 400 invalid_request
+  raw_closed "${h}X-Bad: a\x01b\r\nContent-Length: 2\r\n\r\n{}\"" 400 invalid_request
+  # A request begun and then left idle past --idle-timeout.
+  raw_closed "${h}Content-Length: 10\r\n\r\n{}\"" 408 request_timeout
+  # The rules hold for every request of a keep-alive connection, not only
+  # the first: a good one, then a bad one on the same connection.
+  ka='b"POST /like HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}'
+  out=$(RAW_ANSWERS=2 RAW_CLOSE=1 python3 "$dir/raw.py" "$port" "${ka}POST /like HTTP/1.7\r\n\r\n\"")
+  case "$out" in
+    *' 400 {"error":"invalid_request"'*' | 505 {"error":"version_not_supported"'*' [closed]') ;;
+    *) fail "keep-alive: a bad second request: $out" ;;
+  esac
+  out=$(RAW_ANSWERS=2 RAW_CLOSE=1 python3 "$dir/raw.py" "$port" "${ka}${h#b\"}Content-Length: x\r\n\r\n\"")
+  case "$out" in
+    *' 400 {"error":"invalid_request"'*' | 400 {"error":"invalid_request"'*' [closed]') ;;
+    *) fail "keep-alive: a bad Content-Length in the second request: $out" ;;
+  esac
   stop_app
   check comments 0 likes 0
-  pass "chunked (bad or good) -> 411, Content-Length over 16 KiB -> 413 before the body, 20 KB and 200 KB headers -> 431: JSON errors, nothing written"
+  pass "chunked or any Transfer-Encoding -> 411; Content-Length over 16 KiB -> 413 before the body; 20 KB, 200 KB and 520 KB heads -> 431; non-numeric or duplicate Content-Length, HTTP/2.0, HTTP/1.7, a garbage request line, a TLS hello, a bad header byte -> 400/505; a stalled body -> 408; also on the 2nd request of a connection: JSON errors, connection closed, nothing written"
 }
 
 # Idle connections past --max-connections: the next client gets a JSON 503

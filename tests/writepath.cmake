@@ -20,8 +20,12 @@
 #   crash       kill -9 of the async service under load, restart: after the
 #               drain nothing is uncounted and no count differs (outbox)
 #   crash_redis the same with the queue in Redis (LANES_TEST_REDIS_URL)
-#   malformed   chunked bodies, an oversized Content-Length and oversized
-#               headers get the API's JSON errors (raw sockets, python3)
+#   malformed   requests that cannot be parsed or break a limit (any
+#               Transfer-Encoding or bad chunk, Content-Length over 16 KiB or
+#               non-numeric, heads over 8 KiB and over 256 KiB, HTTP/2.0 and
+#               1.7, a garbage request line), also as the 2nd request of a
+#               keep-alive connection: the API's JSON error, then the
+#               connection closes (raw sockets, python3)
 #   overload    idle connections past --max-connections: the next client
 #               gets a JSON 503 at once
 #   redis       the async load with the queue in Redis (LANES_TEST_REDIS_URL,

@@ -1,33 +1,30 @@
-/* gate.c - the accepting thread and the two daemons (see gate.h).
+/* gate.c - the accepting thread and the connection threads (see gate.h).
  *
- * DESIGN: 'open' and 'rejecting' count each daemon's connections: the
- * accepting thread adds 1 when it hands a connection over (and takes it
- * back if libmicrohttpd refuses it at once), and libmicrohttpd's
- * notify-connection callback takes 1 when a connection has closed. The
- * accepting thread is the only one that adds, so it never hands a daemon
- * more than its share, also in a burst of connects (libmicrohttpd reports
- * a connection added from another thread only later, from its own
- * thread, so counting its "started" reports would admit a whole burst).
- * A daemon must never reach its own connection limit: libmicrohttpd
- * 0.9.75 refusing a connection added from another thread can leave its
- * thread stuck on a mutex, and MHD_stop_daemon then never returns. So each
- * daemon's limit has WP_GATE_SLACK of room above its share, for the moment
- * between a close being reported and libmicrohttpd forgetting the
- * connection, and past both shares the gate closes the socket itself.
+ * DESIGN: 'open' counts the connection threads alive, under 'mu'. Only the
+ * accepting thread raises it (before it starts a thread), so a burst of
+ * connects never gets more than max_conns threads; each connection thread
+ * lowers it as its last act, after which it touches nothing of the gate.
+ * Stop waits until it is 0 and only then frees the gate and closes the
+ * stop pipe the threads poll. The connection threads are detached: nobody
+ * joins them, the count says when they are gone.
  *
- * Memory order: the counters guard no other data; only the accepting
- * thread raises them, so a value it reads is at most too high by closes
- * not yet seen (a connection refused early): relaxed operations suffice. 'stop' is the
- * write end of a pipe, so the accepting thread wakes in poll().
+ * The rejected connections are the accepting thread's alone: a pollfd
+ * each after the listening socket and the stop pipe, with a deadline. The
+ * 503 goes out at accept (a fresh socket's send buffer takes it whole);
+ * then FIN, and the client's bytes are read and dropped until it closes
+ * or the deadline passes (closing with unread bytes would reset the
+ * connection, and the client could lose the answer). 'stop' is the write
+ * end of a pipe: written once, it stays readable, so every thread polling
+ * it wakes.
  */
 #include "gate.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,84 +32,162 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WP_GATE_SLACK 64
-#define WP_GATE_REJECT_IDLE_S 1u
-#define WP_GATE_REJECT_MEMORY (16u * 1024) /* enough for headers up to ~12 KiB */
+#define WP_GATE_REJECT_MS 1000 /* how long a rejected connection is kept */
+#define WP_GATE_ACCEPTS 64     /* connections accepted per wake-up */
+#define WP_OVERLOADED                                                                              \
+    "{\"error\":\"overloaded\",\"message\":\"too many open connections; retry later\"}"
 
 struct wp_gate {
     int listen_fd;
     int stop_pipe[2];
     uint16_t port;
-    unsigned max_conns, reject_max;
-    atomic_uint open;      /* the main daemon's connections */
-    atomic_uint rejecting; /* the reject daemon's */
-    struct MHD_Daemon *main, *reject;
-    struct MHD_Response *overloaded;
+    wp_gate_opts o;
+    wp_http_opts http; /* set before any connection thread starts */
+    pthread_mutex_t mu;
+    pthread_cond_t gone; /* open became 0 */
+    unsigned open;       /* connection threads alive; under mu */
     pthread_t thread;
     int started;
+    struct pollfd *fds;  /* listen, stop, then the rejected connections */
+    long long *deadline; /* of fds[2 + i] */
+    unsigned nreject;
+    char overloaded[256];
+    size_t overloaded_len;
 };
 
-static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
-                          enum MHD_ConnectionNotificationCode code) {
-    atomic_uint *count = cls;
-    (void)c;
-    (void)socket_ctx;
-    if (code == MHD_CONNECTION_NOTIFY_CLOSED)
-        atomic_fetch_sub_explicit(count, 1, memory_order_relaxed);
+typedef struct conn_arg {
+    wp_gate *g;
+    int fd;
+} conn_arg;
+
+static long long now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Hand fd to d if fewer than max are counted in count; else close it.
- * libmicrohttpd closes fd itself when it refuses it. */
-static void hand_over(struct MHD_Daemon *d, atomic_uint *count, unsigned max, int fd,
-                      const struct sockaddr_storage *addr, socklen_t len) {
-    if (atomic_load_explicit(count, memory_order_relaxed) >= max) {
+/* ------------------------------------------------------------ served */
+
+static void conn_gone(wp_gate *g) {
+    pthread_mutex_lock(&g->mu);
+    assert(g->open > 0);
+    if (--g->open == 0) pthread_cond_broadcast(&g->gone);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static void *conn_main(void *arg) {
+    conn_arg *a = arg;
+    wp_gate *g = a->g;
+    wp_http_serve(a->fd, &g->http);
+    close(a->fd);
+    free(a);
+    conn_gone(g); /* the last use of g */
+    return NULL;
+}
+
+/* Serve fd on a thread of its own if fewer than max_conns are open. 1
+ * done (fd is the thread's, or closed), 0 over the limit. */
+static int serve(wp_gate *g, int fd) {
+    pthread_mutex_lock(&g->mu);
+    int room = g->open < g->o.max_conns;
+    if (room) g->open++;
+    pthread_mutex_unlock(&g->mu);
+    if (!room) return 0;
+    conn_arg *a = malloc(sizeof *a);
+    pthread_attr_t attr;
+    pthread_t t;
+    int ok = a && pthread_attr_init(&attr) == 0;
+    if (ok) {
+        *a = (conn_arg){g, fd};
+        ok = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+             pthread_create(&t, &attr, conn_main, a) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    if (!ok) {
+        free(a);
+        close(fd);
+        conn_gone(g);
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ rejected */
+
+static void reject(wp_gate *g, int fd) {
+    ssize_t n = send(fd, g->overloaded, g->overloaded_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (g->nreject >= g->o.reject_max || n != (ssize_t)g->overloaded_len) {
         close(fd);
         return;
     }
-    atomic_fetch_add_explicit(count, 1, memory_order_relaxed);
-    if (MHD_add_connection(d, fd, (const struct sockaddr *)addr, len) != MHD_YES)
-        atomic_fetch_sub_explicit(count, 1, memory_order_relaxed);
+    shutdown(fd, SHUT_WR);
+    g->fds[2 + g->nreject] = (struct pollfd){.fd = fd, .events = POLLIN};
+    g->deadline[g->nreject++] = now_ms() + WP_GATE_REJECT_MS;
 }
 
-/* The reject daemon: answer at once, before any body (libmicrohttpd then
- * reads no more of the request and closes the connection after it). */
-static enum MHD_Result on_reject(void *cls, struct MHD_Connection *conn, const char *url,
-                                 const char *method, const char *version, const char *upload,
-                                 size_t *upload_size, void **req_cls) {
-    wp_gate *g = cls;
-    (void)url, (void)method, (void)version, (void)upload, (void)upload_size, (void)req_cls;
-    return MHD_queue_response(conn, MHD_HTTP_SERVICE_UNAVAILABLE, g->overloaded);
+/* Read and drop what the rejected clients sent; close those that closed
+ * or whose time is up. */
+static void sweep(wp_gate *g) {
+    long long now = now_ms();
+    char buf[4096];
+    for (unsigned i = g->nreject; i-- > 0;) {
+        struct pollfd *f = &g->fds[2 + i];
+        int done = g->deadline[i] <= now;
+        if (!done && f->revents) {
+            ssize_t n = recv(f->fd, buf, sizeof buf, 0);
+            done = n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+        }
+        if (!done) continue;
+        close(f->fd);
+        g->nreject--; /* the last one (already swept) takes slot i */
+        g->fds[2 + i] = g->fds[2 + g->nreject];
+        g->deadline[i] = g->deadline[g->nreject];
+    }
 }
 
-static void *accept_main(void *arg) {
-    wp_gate *g = arg;
-    struct pollfd fds[2] = {{.fd = g->listen_fd, .events = POLLIN},
-                            {.fd = g->stop_pipe[0], .events = POLLIN}};
-    for (;;) {
-        if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
-        if (fds[1].revents) break;
-        if (!(fds[0].revents & POLLIN)) continue;
-        struct sockaddr_storage addr;
-        socklen_t len = sizeof addr;
-        int fd =
-            accept4(g->listen_fd, (struct sockaddr *)&addr, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+static int poll_timeout(const wp_gate *g) {
+    if (!g->nreject) return -1;
+    long long first = g->deadline[0];
+    for (unsigned i = 1; i < g->nreject; i++)
+        if (g->deadline[i] < first) first = g->deadline[i];
+    long long ms = first - now_ms();
+    return ms < 0 ? 0 : (int)ms + 1;
+}
+
+/* ------------------------------------------------------------ accepting */
+
+static void accept_some(wp_gate *g) {
+    for (int i = 0; i < WP_GATE_ACCEPTS; i++) {
+        int fd = accept4(g->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
                 struct timespec ts = {0, 10 * 1000000L}; /* out of descriptors: let some close */
                 nanosleep(&ts, NULL);
             }
-            continue;
+            return;
         }
-        if (atomic_load_explicit(&g->open, memory_order_relaxed) < g->max_conns)
-            hand_over(g->main, &g->open, g->max_conns, fd, &addr, len);
-        else
-            hand_over(g->reject, &g->rejecting, g->reject_max, fd, &addr, len);
+        if (!serve(g, fd)) reject(g, fd);
     }
+}
+
+static void *accept_main(void *arg) {
+    wp_gate *g = arg;
+    g->fds[0] = (struct pollfd){.fd = g->listen_fd, .events = POLLIN};
+    g->fds[1] = (struct pollfd){.fd = g->stop_pipe[0], .events = POLLIN};
+    for (;;) {
+        int n = poll(g->fds, 2 + g->nreject, poll_timeout(g));
+        if (n < 0 && errno != EINTR) break;
+        if (n < 0) continue;
+        if (g->fds[1].revents) break;
+        sweep(g);
+        if (g->fds[0].revents) accept_some(g);
+    }
+    for (unsigned i = 0; i < g->nreject; i++) close(g->fds[2 + i].fd);
+    g->nreject = 0;
     return NULL;
 }
 
 static int listen_on(wp_gate *g, uint16_t port) {
-    g->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    g->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (g->listen_fd < 0) return -1;
     int one = 1;
     setsockopt(g->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -127,50 +202,40 @@ static int listen_on(wp_gate *g, uint16_t port) {
     return 0;
 }
 
-static int start_daemons(wp_gate *g, const wp_gate_opts *o) {
-    static const char body[] =
-        "{\"error\":\"overloaded\",\"message\":\"too many open connections; retry later\"}";
-    g->overloaded =
-        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
-    if (!g->overloaded ||
-        MHD_add_response_header(g->overloaded, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json") !=
-            MHD_YES ||
-        MHD_add_response_header(g->overloaded, MHD_HTTP_HEADER_RETRY_AFTER, "1") != MHD_YES ||
-        MHD_add_response_header(g->overloaded, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES)
-        return -1;
-    unsigned common = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_NO_LISTEN_SOCKET |
-                      MHD_USE_ITC | MHD_USE_ERROR_LOG;
-    g->main = MHD_start_daemon(common | MHD_USE_THREAD_PER_CONNECTION, 0, NULL, NULL, o->access,
-                               o->access_cls, MHD_OPTION_NOTIFY_COMPLETED, o->completed,
-                               o->completed_cls, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
-                               &g->open, MHD_OPTION_CONNECTION_TIMEOUT, o->idle_timeout_s,
-                               MHD_OPTION_CONNECTION_LIMIT, o->max_conns + WP_GATE_SLACK,
-                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->conn_memory, MHD_OPTION_END);
-    g->reject = MHD_start_daemon(common, 0, NULL, NULL, on_reject, g, MHD_OPTION_NOTIFY_CONNECTION,
-                                 on_connection, &g->rejecting, MHD_OPTION_CONNECTION_TIMEOUT,
-                                 WP_GATE_REJECT_IDLE_S, MHD_OPTION_CONNECTION_LIMIT,
-                                 o->reject_max + WP_GATE_SLACK, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                                 (size_t)WP_GATE_REJECT_MEMORY, MHD_OPTION_END);
-    return g->main && g->reject ? 0 : -1;
-}
-
 int wp_gate_start(wp_gate **out, const wp_gate_opts *o) {
     wp_gate *g = calloc(1, sizeof *g);
     if (!g) return -1;
     g->listen_fd = g->stop_pipe[0] = g->stop_pipe[1] = -1;
-    g->max_conns = o->max_conns;
-    g->reject_max = o->reject_max;
-    atomic_init(&g->open, 0);
-    atomic_init(&g->rejecting, 0);
-    if (listen_on(g, o->port)) {
+    g->o = *o;
+    if (g->o.reject_max > WP_GATE_REJECT_MAX) g->o.reject_max = WP_GATE_REJECT_MAX;
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->gone, NULL);
+    int n = snprintf(g->overloaded, sizeof g->overloaded,
+                     "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                     "Retry-After: 1\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s",
+                     sizeof WP_OVERLOADED - 1, WP_OVERLOADED);
+    assert(n > 0 && (size_t)n < sizeof g->overloaded);
+    g->overloaded_len = (size_t)n;
+    g->fds = calloc(2 + (size_t)g->o.reject_max, sizeof *g->fds);
+    g->deadline = calloc(1 + (size_t)g->o.reject_max, sizeof *g->deadline);
+    if (!g->fds || !g->deadline) {
+        fprintf(stderr, "writepath: out of memory\n");
+    } else if (listen_on(g, o->port)) {
         fprintf(stderr, "writepath: cannot listen on 127.0.0.1:%u: %s\n", (unsigned)o->port,
                 strerror(errno));
-    } else if (pipe2(g->stop_pipe, O_CLOEXEC) || start_daemons(g, o)) {
-        fprintf(stderr, "writepath: cannot start the HTTP daemons\n");
-    } else if (pthread_create(&g->thread, NULL, accept_main, g) == 0) {
-        g->started = 1;
-        *out = g;
-        return 0;
+    } else if (pipe2(g->stop_pipe, O_CLOEXEC)) {
+        fprintf(stderr, "writepath: cannot start: %s\n", strerror(errno));
+    } else {
+        g->http = (wp_http_opts){.handler = o->handler,
+                                 .cls = o->cls,
+                                 .idle_ms = (int)o->idle_timeout_s * 1000,
+                                 .stop_fd = g->stop_pipe[0]};
+        if (pthread_create(&g->thread, NULL, accept_main, g) == 0) {
+            g->started = 1;
+            *out = g;
+            return 0;
+        }
+        fprintf(stderr, "writepath: cannot start the accepting thread\n");
     }
     wp_gate_stop(g);
     return -1;
@@ -189,10 +254,14 @@ void wp_gate_stop(wp_gate *g) {
         pthread_join(g->thread, NULL);
     }
     if (g->listen_fd >= 0) close(g->listen_fd);
-    if (g->main) MHD_stop_daemon(g->main); /* closes connections, joins their threads */
-    if (g->reject) MHD_stop_daemon(g->reject);
-    if (g->overloaded) MHD_destroy_response(g->overloaded);
+    pthread_mutex_lock(&g->mu); /* the connection threads see the stop pipe too */
+    while (g->open) pthread_cond_wait(&g->gone, &g->mu);
+    pthread_mutex_unlock(&g->mu);
     for (int i = 0; i < 2; i++)
         if (g->stop_pipe[i] >= 0) close(g->stop_pipe[i]);
+    pthread_mutex_destroy(&g->mu);
+    pthread_cond_destroy(&g->gone);
+    free(g->fds);
+    free(g->deadline);
     free(g);
 }

@@ -1,32 +1,33 @@
-/* gate.h - the service's front door: a listening socket on 127.0.0.1 whose
- * connections go to libmicrohttpd, at most max_conns at once.
+/* gate.h - the service's front door: a listening socket on 127.0.0.1, a
+ * thread per served connection (http.h), at most max_conns at once.
  *
- * libmicrohttpd left alone stops accepting at its connection limit
- * (FD_SETSIZE - 4 = 1020 by default): a client past it waits unanswered in
- * the listen backlog until some idle connection times out. The gate
- * accepts every connection itself and hands it to one of two daemons:
+ * The accepting thread accepts every connection itself, so no client
+ * waits unanswered in the listen backlog:
  *
- *   main    thread per connection, poll() (no FD_SETSIZE bound), closes a
- *           connection idle for idle_timeout_s; gets a connection while
- *           fewer than max_conns are open.
- *   reject  one thread, poll(), answers every request on its connections
- *           at once with 503 and a JSON error ("overloaded"), closes
- *           after it and after 1 s idle; gets the connections past
- *           max_conns, up to reject_max at once. Past that (over
- *           a thousand idle connects within a second) a connection is
- *           closed at once: the client learns immediately, never waits.
+ *   served    while fewer than max_conns are open, a connection gets its
+ *             own thread running wp_http_serve (keep-alive, closed after
+ *             idle_timeout_s idle), so a request that waits (for a pooled
+ *             database connection, for the push) blocks only its own
+ *             connection;
+ *   rejected  past max_conns, up to reject_max at once, the accepting
+ *             thread answers at once with 503 and a JSON error
+ *             ("overloaded", Retry-After: 1), sends FIN and reads what the
+ *             client still sends until it closes, for at most 1 s;
+ *   closed    past both (over a thousand connects within a second) a
+ *             connection gets the same 503 and is closed at once, without
+ *             the lingering read: the client learns at once, never waits.
  *
- * Thread rules: start and stop from one thread; the callbacks run on the
- * main daemon's connection threads (libmicrohttpd's rules).
+ * Thread rules: start and stop from one thread; the handler runs on the
+ * connections' threads, several at once.
  */
 #ifndef WP_GATE_H
 #define WP_GATE_H
 
-#include <microhttpd.h>
+#include "http.h"
 
 #include <stdint.h>
 
-/* Most connections the reject daemon holds at once (each one descriptor). */
+/* Most connections answered 503 at once (each one descriptor). */
 #define WP_GATE_REJECT_MAX 1024
 
 typedef struct wp_gate wp_gate;
@@ -34,22 +35,18 @@ typedef struct wp_gate wp_gate;
 typedef struct wp_gate_opts {
     uint16_t port; /* 0 = any free port */
     unsigned max_conns;
-    unsigned reject_max; /* the reject daemon's connections, <= WP_GATE_REJECT_MAX */
+    unsigned reject_max; /* connections being answered 503, <= WP_GATE_REJECT_MAX */
     unsigned idle_timeout_s;
-    size_t conn_memory; /* libmicrohttpd's per-connection memory limit */
-    MHD_AccessHandlerCallback access;
-    void *access_cls;
-    MHD_RequestCompletedCallback completed;
-    void *completed_cls;
+    wp_http_handler handler;
+    void *cls;
 } wp_gate_opts;
 
-/* Listen and start both daemons and the accepting thread. 0, or -1 with
- * the reason printed. */
+/* Listen and start the accepting thread. 0, or -1 with the reason printed. */
 int wp_gate_start(wp_gate **out, const wp_gate_opts *o);
 /* The port it listens on. */
 uint16_t wp_gate_port(const wp_gate *g);
-/* Stop accepting, close every connection (joining their threads), free.
- * NULL is a no-op. */
+/* Stop accepting, end every connection (each finishes the request it is
+ * answering), wait for their threads, free. NULL is a no-op. */
 void wp_gate_stop(wp_gate *g);
 
 #endif

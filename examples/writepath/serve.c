@@ -1,8 +1,8 @@
-/* serve.c - the write-path HTTP service (docs/writepath.md) over
- * libmicrohttpd: POST /comment and POST /like, in naive or async mode.
+/* serve.c - the write-path HTTP service (docs/writepath.md): POST /comment
+ * and POST /like, in naive or async mode.
  *
- * DESIGN: libmicrohttpd runs one thread per HTTP connection (like a Node
- * process keeps every virtual user's request in flight at once), so a
+ * DESIGN: every served connection has a thread of its own (gate.h; like a
+ * Node process keeps every virtual user's request in flight at once), so a
  * request that waits blocks only its own connection. Every request takes a
  * database connection from a pool of 10 (the original Node.js service's
  * mysql2 pool) for its statements:
@@ -18,18 +18,14 @@
  *          only once the write and its outbox row are committed, so the
  *          follow-up work can no longer be lost.
  *
- * libmicrohttpd calls the access handler several times per request: first
- * with the headers (we start the request span, and answer at once -- before
- * any body is read -- a request whose headers are too large, whose
- * Content-Length is over WP_REQUEST_MAX, or whose body is chunked: a
- * malformed chunk would otherwise get libmicrohttpd's HTML error), then
- * with pieces of the body (we copy up to WP_REQUEST_MAX bytes), then once
- * with none (we answer). The completion callback ends the request span
- * when the response has been sent -- the response boundary of the
- * waterfall -- and writes the request's spans. A request's state is
- * touched only by its connection's thread. Shared state (pool, queue
- * handle, tracer) is thread-safe. Connections come through gate.h, which
- * bounds how many are open.
+ * The HTTP layer (http.h, over llhttp) calls on_request once per request
+ * with the whole request, or with the error of a request it refused
+ * (malformed, head or body too large, a Transfer-Encoding, another HTTP
+ * version): every answer, also those, is the API's JSON with the trace id.
+ * The request span ends once the answer is sent -- the response boundary
+ * of the waterfall -- and the request's spans are written. A request's
+ * state lives on its connection's thread. Shared state (pool, queue
+ * handle, tracer) is thread-safe.
  */
 #include "dbpool.h"
 #include "gate.h"
@@ -42,20 +38,11 @@
 #include <lanes/jobs.h>
 
 #include <jansson.h>
-#include <microhttpd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-
-#define WP_REQUEST_MAX 16384 /* bytes of request body accepted */
-#define WP_HEADERS_MAX 8192  /* bytes of URL and header lines accepted */
-/* libmicrohttpd's memory per connection. It answers a request line and
- * headers that do not fit with its own HTML 431, so this is well above
- * WP_HEADERS_MAX: anything between the two gets our JSON 431. The pool is
- * mmap'd, so untouched memory costs nothing. */
-#define WP_CONN_MEMORY (256u * 1024)
 
 typedef struct service {
     int async;
@@ -68,9 +55,8 @@ typedef struct service {
 } service;
 
 typedef struct request {
-    char *body;
+    const char *body;
     size_t len;
-    int too_big;
     int status;
     wp_span *root;
     wp_trace trace;
@@ -78,34 +64,35 @@ typedef struct request {
 
 /* ------------------------------------------------------------ responses */
 
-static enum MHD_Result reply(struct MHD_Connection *conn, request *r, int status, json_t *obj) {
-    char tid[33], tp[WP_TRACEPARENT_LEN + 1];
-    wp_hex(r->root->ctx.trace_id, 16, tid);
-    json_object_set_new(obj, "trace_id", json_string(tid));
-    char *text = json_dumps(obj, JSON_COMPACT);
-    json_decref(obj);
-    if (!text) return MHD_NO;
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        free(text);
-        return MHD_NO;
-    }
-    wp_traceparent_format(&r->root->ctx, tp);
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    MHD_add_response_header(resp, "traceparent", tp);
-    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "POST");
+/* The answer: status and JSON object (taken), sent by send_answer. */
+static json_t *reply(request *r, int status, json_t *obj) {
     r->status = status;
-    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)status, resp);
-    MHD_destroy_response(resp);
-    return ret;
+    return obj;
 }
 
-static enum MHD_Result reply_error(struct MHD_Connection *conn, request *r, int status,
-                                   const char *code, const char *message) {
+static json_t *reply_error(request *r, int status, const char *code, const char *message) {
     r->root->error = status >= 500;
-    return reply(conn, r, status, json_pack("{s:s,s:s}", "error", code, "message", message));
+    return reply(r, status, json_pack("{s:s,s:s}", "error", code, "message", message));
+}
+
+/* Send obj (taken) with the request's trace id in it and its traceparent
+ * in the headers. 0, or -1 when it could not be sent. */
+static int send_answer(wp_http_conn *c, request *r, json_t *obj) {
+    char tid[33], tp[WP_TRACEPARENT_LEN + 1];
+    wp_hex(r->root->ctx.trace_id, 16, tid);
+    if (obj) json_object_set_new(obj, "trace_id", json_string(tid));
+    char *text = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+    json_decref(obj);
+    const char *body = text ? text : "{\"error\":\"unavailable\",\"message\":\"out of memory\"}";
+    if (!text) { /* still an answer in the API's shape */
+        r->status = 503;
+        r->root->error = 1;
+    }
+    wp_traceparent_format(&r->root->ctx, tp);
+    int rc = wp_http_respond(c, r->status, body, strlen(body), tp,
+                             r->status == 405 ? "Allow: POST\r\n" : NULL);
+    free(text);
+    return rc;
 }
 
 /* ------------------------------------------------------------ the body */
@@ -115,7 +102,7 @@ static enum MHD_Result reply_error(struct MHD_Connection *conn, request *r, int 
 static const char *parse_body(const request *r, wp_kind kind, wp_write *w, json_t **doc,
                               int *status) {
     json_error_t err;
-    *status = MHD_HTTP_BAD_REQUEST;
+    *status = 400;
     *doc = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &err);
     if (!*doc) return "body is not valid JSON";
     if (!json_is_object(*doc)) return "body must be a JSON object";
@@ -173,141 +160,64 @@ static int handle_write(service *svc, request *r, wp_write *w) {
     return rc;
 }
 
-static enum MHD_Result answer(service *svc, struct MHD_Connection *conn, request *r,
-                              const char *url, const char *method) {
+static json_t *answer(service *svc, request *r, const wp_http_request *q) {
     wp_kind kind;
-    if (strcmp(url, "/comment") == 0) {
+    if (strcmp(q->url, "/comment") == 0) {
         kind = WP_COMMENT;
         r->root->name = "POST /comment";
-    } else if (strcmp(url, "/like") == 0) {
+    } else if (strcmp(q->url, "/like") == 0) {
         kind = WP_LIKE;
         r->root->name = "POST /like";
     } else {
-        return reply_error(conn, r, MHD_HTTP_NOT_FOUND, "not_found", "no such endpoint");
+        return reply_error(r, 404, "not_found", "no such endpoint");
     }
-    if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
-        return reply_error(conn, r, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "use POST");
-    if (r->too_big)
-        return reply_error(conn, r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
-                           "request body larger than 16384 bytes");
+    if (strcmp(q->method, "POST") != 0)
+        return reply_error(r, 405, "method_not_allowed", "use POST");
     wp_write w;
     json_t *doc;
     int status;
     const char *bad = parse_body(r, kind, &w, &doc, &status);
     if (bad) {
         json_decref(doc);
-        return reply_error(conn, r, status, "invalid_request", bad);
+        return reply_error(r, status, "invalid_request", bad);
     }
     int rc = handle_write(svc, r, &w);
     json_decref(doc); /* w.body pointed into it */
     switch (rc) {
     case WP_OK:
-        return reply(conn, r, MHD_HTTP_CREATED,
+        return reply(r, 201,
                      json_pack("{s:s,s:I,s:I,s:I,s:s}", "kind", wp_kind_name(kind), "id",
                                (json_int_t)w.id, "post_id", (json_int_t)w.post_id, "user_id",
                                (json_int_t)w.user_id, "mode", svc->async ? "async" : "naive"));
     case WP_ALREADY:
-        return reply_error(conn, r, MHD_HTTP_CONFLICT, "already_liked",
-                           "the user already likes this post");
+        return reply_error(r, 409, "already_liked", "the user already likes this post");
     case WP_ENOPOST:
-        return reply_error(conn, r, MHD_HTTP_NOT_FOUND, "unknown_post", "no such post");
+        return reply_error(r, 404, "unknown_post", "no such post");
     case WP_ENOUSER:
-        return reply_error(conn, r, MHD_HTTP_NOT_FOUND, "unknown_user", "no such user");
+        return reply_error(r, 404, "unknown_user", "no such user");
     default:
-        return reply_error(conn, r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
-                           "the database failed; nothing was written");
+        return reply_error(r, 503, "unavailable", "the database failed; nothing was written");
     }
 }
 
-/* ------------------------------------------------------------ callbacks */
+/* ------------------------------------------------------------ the handler */
 
-static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
-                                    const char *value) {
-    size_t *n = cls;
-    (void)kind;
-    *n += strlen(key) + (value ? strlen(value) : 0) + 4; /* ": " and CRLF */
-    return MHD_YES;
-}
-
-/* The checks made on the headers alone, answered before any body is read
- * (libmicrohttpd then reads no more and closes the connection after the
- * answer). 1 with *ret set when answered, else 0. */
-static int answer_early(struct MHD_Connection *conn, request *r, const char *url,
-                        enum MHD_Result *ret) {
-    size_t header_bytes = strlen(url);
-    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &header_bytes);
-    const char *te =
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
-    const char *cl =
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (header_bytes > WP_HEADERS_MAX)
-        *ret = reply_error(conn, r, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "headers_too_large",
-                           "request line and headers larger than 8192 bytes");
-    else if (te)
-        *ret = reply_error(conn, r, MHD_HTTP_LENGTH_REQUIRED, "length_required",
-                           "send the body with Content-Length (no Transfer-Encoding)");
-    else if (cl && strtoull(cl, NULL, 10) > WP_REQUEST_MAX) /* digits: checked by MHD */
-        *ret = reply_error(conn, r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
-                           "request body larger than 16384 bytes");
-    else
-        return 0;
-    return 1;
-}
-
-static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
-                                 const char *method, const char *version, const char *upload,
-                                 size_t *upload_size, void **req_cls) {
+/* One request (or the error of one the HTTP layer refused), on its
+ * connection's thread: trace it, answer it, write its spans. */
+static void on_request(void *cls, wp_http_conn *c, const wp_http_request *q) {
     service *svc = cls;
-    request *r = *req_cls;
-    (void)version;
-    if (!r) { /* headers received */
-        r = calloc(1, sizeof *r);
-        if (!r) return MHD_NO;
-        wp_span_ctx in;
-        const char *tp = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "traceparent");
-        int continued = tp && wp_traceparent_parse(tp, &in) == 0;
-        wp_trace_begin(&r->trace, svc->tracer, continued ? &in : NULL, svc->sample_every);
-        r->root =
-            wp_span_start(&r->trace, NULL, continued ? &in : NULL, "HTTP request", WP_KIND_SERVER);
-        *req_cls = r;
-        enum MHD_Result ret;
-        return answer_early(conn, r, url, &ret) ? ret : MHD_YES;
-    }
-    if (r->status) { /* answered early; libmicrohttpd should not call again */
-        *upload_size = 0;
-        return MHD_YES;
-    }
-    if (*upload_size) { /* a piece of the body */
-        size_t n = *upload_size;
-        *upload_size = 0;
-        if (r->too_big || r->len + n > WP_REQUEST_MAX) {
-            r->too_big = 1;
-            return MHD_YES; /* keep reading, drop the bytes, answer 413 */
-        }
-        char *grown = realloc(r->body, r->len + n);
-        if (!grown) return MHD_NO;
-        memcpy(grown + r->len, upload, n);
-        r->body = grown;
-        r->len += n;
-        return MHD_YES;
-    }
-    return answer(svc, conn, r, url, method);
-}
-
-static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
-                         enum MHD_RequestTerminationCode toe) {
-    service *svc = cls;
-    request *r = *req_cls;
-    (void)conn;
-    if (!r) return;
-    wp_span_end(r->root);
-    wp_span_str(r->root, "http.request.method", "POST");
-    wp_span_int(r->root, "http.response.status_code", r->status);
-    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK) r->root->error = 1;
-    wp_trace_flush(&r->trace, svc->tracer);
-    free(r->body);
-    free(r);
-    *req_cls = NULL;
+    request r = {.body = q->body, .len = q->body_len};
+    wp_span_ctx in;
+    int continued = q->traceparent && wp_traceparent_parse(q->traceparent, &in) == 0;
+    wp_trace_begin(&r.trace, svc->tracer, continued ? &in : NULL, svc->sample_every);
+    r.root = wp_span_start(&r.trace, NULL, continued ? &in : NULL, "HTTP request", WP_KIND_SERVER);
+    json_t *obj =
+        q->error ? reply_error(&r, q->error, q->error_code, q->error_message) : answer(svc, &r, q);
+    if (send_answer(c, &r, obj)) r.root->error = 1;
+    wp_span_end(r.root);
+    wp_span_str(r.root, "http.request.method", *q->method ? q->method : "POST");
+    wp_span_int(r.root, "http.response.status_code", r.status);
+    wp_trace_flush(&r.trace, svc->tracer);
 }
 
 /* ------------------------------------------------------------ main */
@@ -375,8 +285,8 @@ static int parse_args(int argc, char **argv, config *c) {
 }
 
 /* Raise the open-file limit to its hard limit if the connections need it,
- * and split the descriptors there are between the main daemon (up to
- * o->max_conns) and the reject daemon (up to WP_GATE_REJECT_MAX); 256 stay
+ * and split the descriptors there are between the served connections (up
+ * to o->max_conns) and those answered 503 (up to WP_GATE_REJECT_MAX); 256 stay
  * for the databases, the queue and stdio. */
 static void fit_fd_limit(wp_gate_opts *o) {
     struct rlimit rl;
@@ -447,11 +357,8 @@ int wp_serve_main(int argc, char **argv) {
     wp_gate_opts go = {.port = (uint16_t)c.port,
                        .max_conns = (unsigned)c.max_conns,
                        .idle_timeout_s = (unsigned)c.idle_s,
-                       .conn_memory = WP_CONN_MEMORY,
-                       .access = on_access,
-                       .access_cls = &svc,
-                       .completed = on_completed,
-                       .completed_cls = &svc};
+                       .handler = on_request,
+                       .cls = &svc};
     fit_fd_limit(&go);
     if (wp_gate_start(&gate, &go)) goto out;
     printf("port=%u\n", (unsigned)wp_gate_port(gate));
@@ -465,7 +372,7 @@ int wp_serve_main(int argc, char **argv) {
     fprintf(stderr, "writepath: %s, stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     rc = 0;
 out:
-    wp_gate_stop(gate);        /* closes connections, joins their threads */
+    wp_gate_stop(gate);        /* ends connections, waits for their threads */
     wp_relay_close(svc.relay); /* relays what the last requests committed */
     ln_jobs_close(svc.jobs);
     wp_dbpool_close(svc.pool);

@@ -1,0 +1,68 @@
+/* http.h - one HTTP/1.1 connection of the service, parsed by llhttp.
+ *
+ * wp_http_serve reads requests from a connected socket, lets llhttp parse
+ * them and calls the handler once per request, also for every request the
+ * HTTP layer refuses (then with 'error' set: the handler answers that
+ * error, so every answer is the API's JSON). The handler answers with
+ * wp_http_respond, exactly once. The rules enforced here, each answered
+ * before any body is read:
+ *
+ *   400 invalid_request      llhttp refused the request (garbage request
+ *                            line, bad header syntax, non-numeric or
+ *                            duplicate Content-Length, ...)
+ *   411 length_required      any Transfer-Encoding (chunked or not)
+ *   413 too_large            Content-Length over WP_HTTP_BODY_MAX
+ *   431 headers_too_large    request line and headers over WP_HTTP_HEAD_MAX
+ *   505 version_not_supported  an HTTP version other than 1.0 and 1.1
+ *   408 request_timeout      a request begun, then idle for idle_ms
+ *
+ * After a refused request the connection is closed (after a short
+ * lingering read, so that the client reads the answer rather than a
+ * reset). Keep-alive as HTTP/1.1 and HTTP/1.0 say; an idle connection is
+ * closed after idle_ms; a readable stop_fd ends the connection after the
+ * request in progress.
+ */
+#ifndef WP_HTTP_H
+#define WP_HTTP_H
+
+#include <stddef.h>
+
+#define WP_HTTP_BODY_MAX 16384 /* bytes of request body accepted */
+#define WP_HTTP_HEAD_MAX 8192  /* bytes of request line and headers accepted */
+
+typedef struct wp_http_request {
+    const char *method;      /* "POST", ...; "" when not parsed */
+    const char *url;         /* the request target; "" when not parsed */
+    const char *traceparent; /* the header's value, or NULL */
+    const char *body;
+    size_t body_len;
+    /* 0, or the status of a request this layer refused, with the error
+     * code and message of its JSON answer (valid during the call). */
+    int error;
+    const char *error_code, *error_message;
+} wp_http_request;
+
+typedef struct wp_http_conn wp_http_conn;
+
+/* Called on the connection's thread; must call wp_http_respond once. */
+typedef void (*wp_http_handler)(void *cls, wp_http_conn *c, const wp_http_request *q);
+
+typedef struct wp_http_opts {
+    wp_http_handler handler;
+    void *cls;
+    int idle_ms; /* close an idle connection after this long */
+    int stop_fd; /* readable: stop serving */
+} wp_http_opts;
+
+/* Answer the current request: status, the JSON body, the traceparent to
+ * echo, and extra header lines ("Name: value\r\n"..., or NULL). 0, or -1
+ * when the connection failed (it is then closed). */
+int wp_http_respond(wp_http_conn *c, int status, const char *json, size_t len,
+                    const char *traceparent, const char *extra_headers);
+
+/* Serve the connected socket fd until the client closes it, it idles, a
+ * request is refused or stop_fd becomes readable; fd is non-blocking and
+ * stays open (the caller closes it). */
+void wp_http_serve(int fd, const wp_http_opts *o);
+
+#endif
