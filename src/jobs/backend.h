@@ -115,6 +115,7 @@ typedef struct ln__jobs_step {
                                  LN__DONE_LIMITED outcome of this step)
                                  stopped the take: ms until it lifts; the
                                  worker takes nothing meanwhile */
+    int no_active_event;      /* in: 1 = take without the 'active' event (jobs.h) */
 } ln__jobs_step;
 
 /* What the limits method does (store methods version 7). */
