@@ -267,9 +267,14 @@ local function trim_finished(set, count, age, limit)
     end
 end
 
+-- 'stalled' exists only while a BullMQ stalled check (a Node worker's) has
+-- marked jobs in it: one EXISTS spares the SREM of every finished id
+-- otherwise (about 1% of a step's Redis instructions per job).
 local function flush_batch(batch)
     if #batch.locks > 0 then call_chunked('DEL', nil, batch.locks, add_item) end
-    if #batch.stalled > 0 then call_chunked('SREM', K.stalled, batch.stalled, add_item) end
+    if #batch.stalled > 0 and rcall('EXISTS', K.stalled) == 1 then
+        call_chunked('SREM', K.stalled, batch.stalled, add_item)
+    end
     for _, target in ipairs({'completed', 'failed'}) do
         if #batch[target] > 0 then call_chunked('ZADD', K[target], batch[target], add_now_item) end
     end
