@@ -202,9 +202,10 @@ static void teardown(void) {
 
 /* ------------------------------------------------------------- the runs */
 
-typedef enum { CASE_WORKER, CASE_ADD, CASE_BULK, CASE_WORKER_FIXED } bq_case;
+typedef enum { CASE_WORKER, CASE_ADD, CASE_BULK, CASE_WORKER_FIXED, CASE_WORKER_NO_ACTIVE } bq_case;
 
-static const char *const case_names[] = {"worker", "add", "bulk", "worker-fixed"};
+static const char *const case_names[] = {"worker", "add", "bulk", "worker-fixed",
+                                         "worker-no-active"};
 
 #define FIXED_THREADS 2 /* the fixed lane of the worker-fixed variant */
 
@@ -214,10 +215,11 @@ static int measure(exp_ctx *ctx, const void *arg) {
     snprintf(queue, sizeof queue, "lanes-bench-c-%ld-%s", (long)getpid(), case_names[c]);
     bench_bullmq_result r;
     int err;
-    if (c == CASE_WORKER || c == CASE_WORKER_FIXED)
+    if (c == CASE_WORKER || c == CASE_WORKER_FIXED || c == CASE_WORKER_NO_ACTIVE)
         err = bench_bullmq_worker(server.url, queue, (size_t)exp_param(ctx, P_WORKER_JOBS),
                                   (unsigned)exp_param(ctx, P_CONCURRENCY),
-                                  c == CASE_WORKER ? 0 : FIXED_THREADS, &r);
+                                  c == CASE_WORKER_FIXED ? FIXED_THREADS : 0,
+                                  c == CASE_WORKER_NO_ACTIVE, &r);
     else if (c == CASE_ADD)
         err = bench_bullmq_add(server.url, queue, (size_t)exp_param(ctx, P_ADD_JOBS), 1, &r);
     else
@@ -235,7 +237,7 @@ static int measure(exp_ctx *ctx, const void *arg) {
         }
         if (r.worker_cpu_us_per_job >= 0)
             exp_put(ctx, "workerCpuUsPerJob", r.worker_cpu_us_per_job);
-    } else if (c == CASE_WORKER_FIXED) {
+    } else if (c == CASE_WORKER_FIXED || c == CASE_WORKER_NO_ACTIVE) {
         if (r.redis_cpu_us_per_job >= 0) exp_put(ctx, "redisCpuUsPerJob", r.redis_cpu_us_per_job);
         if (r.worker_cpu_us_per_job >= 0)
             exp_put(ctx, "workerCpuUsPerJob", r.worker_cpu_us_per_job);
@@ -244,7 +246,7 @@ static int measure(exp_ctx *ctx, const void *arg) {
 }
 
 static const bq_case worker_case = CASE_WORKER, add_case = CASE_ADD, bulk_case = CASE_BULK,
-                     fixed_case = CASE_WORKER_FIXED;
+                     fixed_case = CASE_WORKER_FIXED, no_active_case = CASE_WORKER_NO_ACTIVE;
 
 /* The declaration tables read best as written. */
 /* clang-format off */
@@ -311,6 +313,9 @@ static const exp_experiment bullmq_experiment = {
         "(ln_worker_opts.pool) with one fixed lane of 2 threads instead of the default lane "
         "that grows up to concurrency threads; a BullMQ Node worker runs its 50 handlers on "
         "one thread. Reported beside the targets, not as them.",
+        "lanes-worker-no-active is the default C worker with ln_worker_opts.no_active_event "
+        "(lanes worker --no-active-event): it does not write the per-job 'active' event, "
+        "which BullMQ's worker writes; an opt-in, reported beside the targets, not as them.",
     },
     .limits = {
         "The issue's targets assumed BullMQ's Node worker at about 5,000 jobs/s on two "
@@ -343,6 +348,8 @@ static const exp_experiment bullmq_experiment = {
         EXP_LANES("lanes-limited", "lanes C worker limited to 300 jobs per 100 ms", exp_ratelimit_redis, server.url),
         EXP_LANES("lanes-worker-fixed", "lanes C worker, concurrency 50, handlers on a fixed "
                   "lane of 2 threads", measure, &fixed_case),
+        EXP_LANES("lanes-worker-no-active", "lanes C worker, concurrency 50, without the "
+                  "per-job 'active' event (opt-in)", measure, &no_active_case),
         EXP_PEER("bullmq-worker", "BullMQ Worker, concurrency 50", NULL, "bench.mjs",
                     "worker"),
         EXP_PEER("bullmq-add", "BullMQ Queue.add, one by one", NULL, "bench.mjs", "add"),
@@ -370,6 +377,8 @@ static const exp_experiment bullmq_experiment = {
         RATE("lanesFixedWorkerJobsPerSec", "lanes-worker-fixed", "jobsPerSec"),
         COST("lanesFixedRedisCpuUsPerJob", "us/job", "lanes-worker-fixed", "redisCpuUsPerJob"),
         COST("lanesFixedWorkerCpuUsPerJob", "us/job", "lanes-worker-fixed", "workerCpuUsPerJob"),
+        RATE("lanesNoActiveWorkerJobsPerSec", "lanes-worker-no-active", "jobsPerSec"),
+        COST("lanesNoActiveRedisCpuUsPerJob", "us/job", "lanes-worker-no-active", "redisCpuUsPerJob"),
     },
     .compares = {
         {EXP_CMP_TARGET, "lanesWorkerJobsPerSec", "bullmqWorkerJobsPerSec",
@@ -406,6 +415,10 @@ static const exp_experiment bullmq_experiment = {
         {EXP_CMP_COUNTERPART, "lanesFixedWorkerCpuUsPerJob", "lanesWorkerCpuUsPerJob",
          "lanes: the C worker's own CPU per job, fixed lane of 2 threads vs the default lane",
          NULL, 0},
+        /* The opt-in without the per-job 'active' event: after the targets. */
+        {EXP_CMP_COUNTERPART, "lanesNoActiveRedisCpuUsPerJob", "lanesRedisCpuUsPerJob",
+         "lanes: Redis CPU per job without the 'active' event (opt-in) vs the default worker "
+         "(< 1: cheaper)", NULL, 0},
     },
     .chart = {
         .title = {"BullMQ 호환 Redis 백엔드: C vs BullMQ (Node), redis-server 하나",

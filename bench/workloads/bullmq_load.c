@@ -216,7 +216,7 @@ static ln_pool *fixed_pool(unsigned n) {
 }
 
 int bench_bullmq_worker(const char *url, const char *queue, size_t jobs, unsigned concurrency,
-                        unsigned threads, bench_bullmq_result *out) {
+                        unsigned threads, int no_active_event, bench_bullmq_result *out) {
     if (!out) return LN_EINVAL;
     out->jobs_per_sec = 0;
     out->redis_cpu_us_per_job = out->redis_calls_per_job = out->redis_scripts_per_job = -1;
@@ -239,6 +239,7 @@ int bench_bullmq_worker(const char *url, const char *queue, size_t jobs, unsigne
         ln_worker_opts_init(&o);
         o.concurrency = concurrency;
         o.exit_when_empty = 1;
+        o.no_active_event = no_active_event;
         if (pool) {
             o.pool = pool;
             o.lane = 0;

@@ -45,10 +45,10 @@ typedef struct bench_bullmq_result {
  * (ln_worker_opts.pool NULL, the default: a lane that grows up to
  * concurrency threads); 1..64: a pool of its own with one fixed lane of
  * that many threads (ln_worker_opts.pool), as a Node worker runs its 50
- * handlers on one thread. Fails unless the worker completed exactly 'jobs'
- * jobs. */
+ * handlers on one thread. no_active_event: ln_worker_opts.no_active_event.
+ * Fails unless the worker completed exactly 'jobs' jobs. */
 int bench_bullmq_worker(const char *url, const char *queue, size_t jobs, unsigned concurrency,
-                        unsigned threads, bench_bullmq_result *out);
+                        unsigned threads, int no_active_event, bench_bullmq_result *out);
 
 /* Add 'jobs' jobs, 'batch' (1..BENCH_BULLMQ_BATCH) per call on one
  * connection: batch 1 is one awaited ln_jobs_add per job, larger ones

@@ -34,7 +34,7 @@
  * worker_beat; 8: metrics (and step honours st->metrics_max_points); 9: cancel,
  * cancel_poll; 10: job schedulers (sched_*); 11: limits, the step's rate
  * limit fields and the outcome LN__DONE_LIMITED; 12: add_flow, children. */
-#define LN__STORE_METHODS_VERSION 12
+#define LN__STORE_METHODS_VERSION 13
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -115,6 +115,9 @@ typedef struct ln__jobs_step {
                                  LN__DONE_LIMITED outcome of this step)
                                  stopped the take: ms until it lifts; the
                                  worker takes nothing meanwhile */
+    /* Version 13: in: 1 = take without writing the 'active' event of each
+     * job taken (ln_worker_opts.no_active_event); every other event stays. */
+    int no_active_event;
 } ln__jobs_step;
 
 /* What the limits method does (store methods version 7). */

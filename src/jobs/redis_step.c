@@ -36,6 +36,7 @@ void ln__redis_step_args(ln__redis_args *a, const ln__jobs_step *st, const char 
     ln__redis_args_i64(a, (int64_t)st->want);
     ln__redis_args_i64(a, st->rate_max); /* the worker's rate limit, 0 = none */
     ln__redis_args_i64(a, st->rate_duration_ms);
+    ln__redis_args_str(a, st->no_active_event ? "0" : "1"); /* the 'active' event */
     for (size_t i = 0; i < st->ndone; i++) {
         const ln__job_done *d = &st->done[i];
         ln__redis_args_str(a, d->ref.id);

@@ -232,7 +232,7 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
     sqlite3_reset(s);
     if (err == 0 && st->ntaken == 0) err = check_none_ready(be, queue);
     if (err == 0) err = ln__sq_sched_taken(be, queue, st->taken, st->ntaken, now); /* schedulers */
-    for (size_t i = 0; i < st->ntaken && err == 0; i++)
+    for (size_t i = 0; i < st->ntaken && err == 0 && !st->no_active_event; i++)
         err = ln__sq_event(be, queue, "active", st->taken[i].ref.id, "prev", "waiting", NULL, NULL,
                            now);
     /* Count the moves: ready (waiting or prioritized) -> active. */

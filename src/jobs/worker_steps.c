@@ -88,7 +88,8 @@ int ln__steps_send(ln_worker *w, int renew, size_t want) {
                             .taken = f->taken,
                             .metrics_max_points = w->opts.metrics_max_points,
                             .rate_max = w->opts.rate_max,
-                            .rate_duration_ms = w->opts.rate_duration_ms};
+                            .rate_duration_ms = w->opts.rate_duration_ms,
+                            .no_active_event = w->opts.no_active_event != 0};
     int err = ln__pipe_send(w->pipe, &f->st);
     if (err != 0) {
         for (size_t i = 0; i < nr; i++) f->renewing[i]->renew_sent = 0;

@@ -267,9 +267,14 @@ local function trim_finished(set, count, age, limit)
     end
 end
 
+-- 'stalled' exists only while a BullMQ stalled check (a Node worker's) has
+-- marked jobs in it: one EXISTS spares the SREM of every finished id
+-- otherwise (about 1% of a step's Redis instructions per job).
 local function flush_batch(batch)
     if #batch.locks > 0 then call_chunked('DEL', nil, batch.locks, add_item) end
-    if #batch.stalled > 0 then call_chunked('SREM', K.stalled, batch.stalled, add_item) end
+    if #batch.stalled > 0 and rcall('EXISTS', K.stalled) == 1 then
+        call_chunked('SREM', K.stalled, batch.stalled, add_item)
+    end
     for _, target in ipairs({'completed', 'failed'}) do
         if #batch[target] > 0 then call_chunked('ZADD', K[target], batch[target], add_now_item) end
     end
@@ -544,7 +549,8 @@ end
 -- stalled check) is failed here, as a Node worker would, without using a
 -- token or counting against the limit. Returns the views of the jobs taken
 -- and, when the rate limit stopped it, the ms until it lifts (else 0).
-local function take_jobs(tokens, lock_ms, worker, lim_max, lim_dur)
+-- no_active true: no 'active' event (the worker's no_active_event).
+local function take_jobs(tokens, lock_ms, worker, lim_max, lim_dur, no_active)
     if limit_held then return {}, limit_held end
     local m = rcall('HMGET', K.meta, 'paused', 'concurrency', 'max', 'duration')
     local paused, concurrency = m[1], tonumber(m[2])
@@ -570,7 +576,7 @@ local function take_jobs(tokens, lock_ms, worker, lim_max, lim_dur)
         if max_jobs and not h.defa and rcall('INCR', K.limiter) == 1 then
             rcall('PEXPIRE', K.limiter, duration)
         end
-        emit('active', 'jobId', id, 'prev', 'waiting')
+        if not no_active then emit('active', 'jobId', id, 'prev', 'waiting') end
         h.processedOn, h.ats = NOW_S, (tonumber(h.ats) or 0) + 1
         if worker ~= '' then
             h.pb = worker

@@ -3,7 +3,8 @@
 -- 'active' checks the lock token in this same script.
 --   ARGV[1] lease ms   ARGV[2] worker name ("" = none, else stored as 'pb')
 --   ARGV[3] ndone   ARGV[4] nrenew   ARGV[5] want
---   ARGV[6] the worker's rate limit max (0 none)   ARGV[7] its duration ms, then
+--   ARGV[6] the worker's rate limit max (0 none)   ARGV[7] its duration ms
+--   ARGV[8] "1" to write the 'active' event of each taken job, "0" not, then
 --   ndone groups of 7: id, token, kind ("c" complete, "r" retry, "f" fail,
 --                      "d" delay, "l" rate limited), returnvalue JSON or
 --                      failedReason, retry delay ms (for "d": the due
@@ -33,7 +34,8 @@
 local lease, worker = ARGV[1], ARGV[2]
 local ndone, nrenew, want = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local lim_max, lim_dur = tonumber(ARGV[6]), tonumber(ARGV[7])
-local DONE_ARGS = 7
+local active_event = ARGV[8] == '1'
+local DONE_ARGS, FIRST = 7, 8
 
 -- The lock key and current token of every job the finishes below check,
 -- one MGET (in chunks) for all: lock_keys[i], locks[i] (token or false).
@@ -179,8 +181,10 @@ local function take_popped(id, token)
     local jkey = B .. id
     local f = rcall('HMGET', jkey, 'name', 'data', 'opts', 'ats', 'atm', 'attemptsMade',
                     'defa', 'deid')
-    rcall('XADD', K.events, '*', 'event', 'active', 'jobId', id, 'prev', 'waiting')
-    job_events = job_events + 1
+    if active_event then
+        rcall('XADD', K.events, '*', 'event', 'active', 'jobId', id, 'prev', 'waiting')
+        job_events = job_events + 1
+    end
     local n = tonumber(f[4])
     local ats = n and int_str(n + 1) or '1'
     if worker ~= '' then
@@ -210,7 +214,7 @@ local function take_batch(tokens)
     local m = rcall('HMGET', K.meta, 'paused', 'concurrency', 'max')
     no_concurrency = not m[2]
     if m[2] or m[3] or lim_max > 0 or limit_held then
-        return cold().take_jobs(tokens, lease, worker, lim_max, lim_dur)
+        return cold().take_jobs(tokens, lease, worker, lim_max, lim_dur, not active_event)
     end
     if m[1] then return {}, 0 end
     local taken, exhausted, popped = {}, false, 0
@@ -233,9 +237,9 @@ local function take_batch(tokens)
 end
 
 local batch = new_batch()
-local done_rc, a, nfinished = record_done(7, batch)
+local done_rc, a, nfinished = record_done(FIRST, batch)
 local metrics_max = tonumber(ARGV[#ARGV])
-if metrics_max > 0 then cold().collect_step_metrics(done_rc, 7, DONE_ARGS, metrics_max) end
+if metrics_max > 0 then cold().collect_step_metrics(done_rc, FIRST, DONE_ARGS, metrics_max) end
 flush_batch(batch) -- (every XADD caps the stream itself: MAXLEN ~)
 local renew_rc
 renew_rc, a = renew_leases(a)
