@@ -136,6 +136,20 @@ static int exec(sqlite3 *db, const char *sql, const char *what) {
     return 0;
 }
 
+/* Switching a new file to WAL takes an exclusive lock without calling the
+ * busy handler: when the service and the worker open a fresh database at
+ * once, one of them gets SQLITE_BUSY at once ("pragmas: database is
+ * locked", and that worker never ran). Retry the switch for up to 10 s, as
+ * long as the busy handler waits; any other outcome is left to the
+ * pragmas that follow, which report it. */
+static void wal_when_free(sqlite3 *db) {
+    for (int i = 0; i < 1000; i++) {
+        if (sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL) != SQLITE_BUSY) return;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static sqlite3 *open_raw(const char *path) {
     sqlite3 *db = NULL;
     int rc = sqlite3_open_v2(
@@ -147,6 +161,7 @@ static sqlite3 *open_raw(const char *path) {
         return NULL;
     }
     wp_db_busy_handler(db);
+    wal_when_free(db);
     if (exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", "pragmas")) {
         sqlite3_close(db);
         return NULL;
