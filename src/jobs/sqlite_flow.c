@@ -84,16 +84,7 @@ static int add_node(sq_be *be, ln__flow_new *nodes, size_t i, int64_t *rids, int
     j->existed = 0;
     /* S_ADD's state is counted here; the move to waiting-children by the
      * triggers (sqlite_int.h). */
-    int state = j->opts.delay_ms > 0   ? LN_JOB_DELAYED
-                : j->opts.priority > 0 ? LN_JOB_PRIORITIZED
-                                       : LN_JOB_WAITING;
-    if ((err = ln__sq_count(be, nd->queue, state, 1)) != 0) return err;
-    if (j->opts.lifo) {
-        sqlite3_stmt *s = ln__sq_stmt_get(be, S_ADD_LIFO);
-        if (s == NULL) return LN_EBACKEND;
-        sqlite3_bind_int64(s, 1, rid);
-        if ((err = ln__sq_run(be, s, "add flow (lifo)")) != 0) return err;
-    }
+    if ((err = ln__sq_count(be, nd->queue, ln__sq_new_state(&j->opts), 1)) != 0) return err;
     int64_t prid = nd->parent >= 0 ? rids[nd->parent] : 0;
     if (nd->nchildren > 0 || prid > 0) err = run_flow_set(be, rid, nd, prid);
     if (err == 0 && prid > 0) err = add_dep(be, prid, rid, nd->queue, j->id);

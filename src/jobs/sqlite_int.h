@@ -303,12 +303,19 @@ int ln__sq_find_job(sq_be *be, const char *queue, const char *id, int64_t *rid, 
  * as ?1 and id as ?2; NULL (LN_EBACKEND, errmsg set) on failure. */
 sqlite3_stmt *ln__sq_stmt_by_id(sq_be *be, sq_stmt by_rid, sq_stmt by_cid, const char *queue,
                                 const char *id);
-/* One S_ADD insert of job j into queue (every binding, with a write
- * transaction open): 0 inserted (sqlite3_last_insert_rowid is its rid),
- * 1 its caller id exists (nothing inserted), or an error; what names the
- * operation in its message. ln__sq_add and the flow add share it. */
+/* One S_ADD insert of job j into queue (every binding, and the move to the
+ * front of a lifo job, with a write transaction open): 0 inserted
+ * (sqlite3_last_insert_rowid is its rid), 1 its caller id exists (nothing
+ * inserted), or an error; what names the operation in its message. The
+ * add, the flow add and the scheduler's iterations share it. */
 int ln__sq_insert_job(sq_be *be, const char *queue, const ln__job_new *j, int64_t now,
                       const char *what);
+/* The ln_job_state S_ADD gives a new job of options o (the counter to
+ * raise): delayed, prioritized or waiting. */
+int ln__sq_new_state(const ln_job_opts *o);
+/* A new job's events, as BullMQ's add writes them: added, then delayed
+ * (with its due time) or waiting. */
+int ln__sq_add_events(sq_be *be, const char *queue, const ln__job_new *j, int64_t now);
 /* Deduplication at add, inside its transaction (sqlite_dedup.c): check
  * j's dedup id: 1 = deduplicated (j->id = the holder, j->existed = 1;
  * nothing to add), 0 = add it (a replaced delayed holder was deleted) and

@@ -22,9 +22,11 @@ static int cid_exists(sq_be *be, const char *queue, const char *cid) {
     return found;
 }
 
-/* A new job's events, as BullMQ's add writes them: added, then delayed
- * (with its due time) or waiting. */
-static int add_events(sq_be *be, const char *queue, const ln__job_new *j, int64_t now) {
+int ln__sq_new_state(const ln_job_opts *o) {
+    return o->delay_ms > 0 ? LN_JOB_DELAYED : o->priority > 0 ? LN_JOB_PRIORITIZED : LN_JOB_WAITING;
+}
+
+int ln__sq_add_events(sq_be *be, const char *queue, const ln__job_new *j, int64_t now) {
     int err = ln__sq_event(be, queue, "added", j->id, "name", j->name, NULL, NULL, now);
     if (err != 0 || j->opts.delay_ms <= 0)
         return err != 0 ? err
@@ -61,7 +63,12 @@ int ln__sq_insert_job(sq_be *be, const char *queue, const ln__job_new *j, int64_
     if (o->dedup_id != NULL) BIND_TEXT(s, 18, o->dedup_id);
     int err = ln__sq_run(be, s, what);
     if (err != 0) return err;
-    return sqlite3_changes(be->db) == 0 ? 1 : 0;
+    if (sqlite3_changes(be->db) == 0) return 1;
+    if (!o->lifo) return 0;
+    /* (an UPDATE leaves sqlite3_last_insert_rowid as the insert set it) */
+    if ((s = ln__sq_stmt_get(be, S_ADD_LIFO)) == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, sqlite3_last_insert_rowid(be->db));
+    return ln__sq_run(be, s, what);
 }
 
 int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
@@ -92,19 +99,11 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
         int64_t rid = sqlite3_last_insert_rowid(be->db);
         if (o->dedup_id != NULL && (err = ln__sq_dedup_hold(be, queue, o, rid, dedup_expires)) != 0)
             goto fail;
-        added[o->delay_ms > 0   ? LN_JOB_DELAYED
-              : o->priority > 0 ? LN_JOB_PRIORITIZED
-                                : LN_JOB_WAITING]++; /* S_ADD's state */
+        added[ln__sq_new_state(o)]++;
         j->existed = 0;
         ln__free(j->id); /* set by a dedup check, or an earlier try */
         if ((j->id = ln__sq_id_dup(rid, o->job_id)) == NULL) goto fail_nomem;
-        if (o->lifo) {
-            sqlite3_stmt *s = ln__sq_stmt_get(be, S_ADD_LIFO);
-            if (s == NULL) goto fail_backend;
-            sqlite3_bind_int64(s, 1, rid);
-            if ((err = ln__sq_run(be, s, "add (lifo)")) != 0) goto fail;
-        }
-        if ((err = add_events(be, queue, j, now)) != 0) goto fail;
+        if ((err = ln__sq_add_events(be, queue, j, now)) != 0) goto fail;
     }
     for (int k = 0; k < 3; k++) /* waiting, delayed, prioritized */
         if ((err = ln__sq_count(be, queue, k, added[k])) != 0) goto fail;
@@ -112,9 +111,6 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
     return err == LN_ENOSPC ? ln__sq_add_full(be) : err;
 fail_nomem:
     err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
-    goto fail;
-fail_backend:
-    err = LN_EBACKEND;
 fail:
     ln__sq_rollback(be);
     return err == LN_ENOSPC ? ln__sq_add_full(be) : err;

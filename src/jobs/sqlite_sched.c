@@ -10,7 +10,6 @@
 
 #include "../internal.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,46 +66,22 @@ static int row_sched(sqlite3_stmt *s, ln__sched_new *n, char *tz_buf, size_t tz_
 }
 
 /* Insert iteration job cid of scheduler n due at 'at', with its events and
- * counters, in the caller's transaction. *made 0 when cid exists. */
+ * counters, in the caller's transaction: the add's own insert and events.
+ * *made 0 when cid exists. */
 static int insert_iteration(sq_be *be, const char *queue, const ln__sched_new *n, const char *cid,
                             int64_t at, int64_t now, int *made) {
-    const ln_job_opts *o = &n->opts;
-    int64_t delay = at > now ? at - now : 0;
-    sqlite3_stmt *s = ln__sq_stmt_get(be, S_ADD);
-    if (s == NULL) return LN_EBACKEND;
-    BIND_TEXT(s, 1, queue);
-    BIND_TEXT(s, 2, cid);
-    BIND_TEXT(s, 3, n->name);
-    sqlite3_bind_text(s, 4, n->data, (int)n->data_len, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 5, delay);
-    sqlite3_bind_int(s, 6, o->priority);
-    sqlite3_bind_int64(s, 7, now);
-    sqlite3_bind_int(s, 8, o->attempts);
-    sqlite3_bind_int(s, 9, o->backoff);
-    sqlite3_bind_int64(s, 10, o->backoff_ms);
-    sqlite3_bind_int(s, 11, o->remove_on_complete.mode);
-    sqlite3_bind_int64(s, 12, o->remove_on_complete.value);
-    sqlite3_bind_int(s, 13, o->remove_on_fail.mode);
-    sqlite3_bind_int64(s, 14, o->remove_on_fail.value);
-    sqlite3_bind_int64(s, 17, o->timeout_ms);
-    int err = ln__sq_run(be, s, "add (scheduler)");
-    if (err != 0) return err;
-    *made = sqlite3_changes(be->db) == 1;
+    ln__job_new j = {.name = n->name, .data = n->data, .data_len = n->data_len, .opts = n->opts};
+    j.opts.job_id = cid;
+    j.opts.delay_ms = at > now ? at - now : 0;
+    /* The stored scheduler keeps no trace context: every iteration alike. */
+    j.opts.traceparent = j.opts.tracestate = NULL;
+    j.id = (char *)cid; /* (only read by the events) */
+    int err = ln__sq_insert_job(be, queue, &j, now, "add (scheduler)");
+    if (err < 0) return err;
+    *made = err == 0;
     if (!*made) return ln__sq_event(be, queue, "duplicated", cid, NULL, NULL, NULL, NULL, now);
-    int64_t rid = sqlite3_last_insert_rowid(be->db);
-    if (o->lifo) {
-        if ((s = ln__sq_stmt_get(be, S_ADD_LIFO)) == NULL) return LN_EBACKEND;
-        sqlite3_bind_int64(s, 1, rid);
-        if ((err = ln__sq_run(be, s, "add (lifo)")) != 0) return err;
-    }
-    int state = delay > 0 ? LN_JOB_DELAYED : o->priority > 0 ? LN_JOB_PRIORITIZED : LN_JOB_WAITING;
-    if ((err = ln__sq_count(be, queue, state, 1)) != 0) return err;
-    if ((err = ln__sq_event(be, queue, "added", cid, "name", n->name, NULL, NULL, now)) != 0)
-        return err;
-    if (delay == 0) return ln__sq_event(be, queue, "waiting", cid, NULL, NULL, NULL, NULL, now);
-    char due[24];
-    snprintf(due, sizeof due, "%" PRId64, at);
-    return ln__sq_event(be, queue, "delayed", cid, "delay", due, NULL, NULL, now);
+    if ((err = ln__sq_count(be, queue, ln__sq_new_state(&j.opts), 1)) != 0) return err;
+    return ln__sq_add_events(be, queue, &j, now);
 }
 
 /* Job cid of queue: *state (-1 when there is none) and *rid. */
