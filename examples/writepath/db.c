@@ -136,18 +136,20 @@ static int exec(sqlite3 *db, const char *sql, const char *what) {
     return 0;
 }
 
-/* Switching a new file to WAL takes an exclusive lock without calling the
- * busy handler: when the service and the worker open a fresh database at
- * once, one of them gets SQLITE_BUSY at once ("pragmas: database is
- * locked", and that worker never ran). Retry the switch for up to 10 s, as
- * long as the busy handler waits; any other outcome is left to the
- * pragmas that follow, which report it. */
-static void wal_when_free(sqlite3 *db) {
-    for (int i = 0; i < 1000; i++) {
-        if (sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL) != SQLITE_BUSY) return;
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
+/* WAL mode, retried while busy: switching a fresh file to WAL can fail
+ * with SQLITE_BUSY at once, without the busy handler waiting (seen when the
+ * service and the worker open a new database together: "database is
+ * locked", and that worker never ran). Up to 10 s, as the busy handler
+ * waits; any other failure is reported. */
+static int set_wal(sqlite3 *db) {
+    int rc = SQLITE_BUSY;
+    for (int i = 0; i < 1000 && rc == SQLITE_BUSY; i++) {
+        if (i > 0) nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+        rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
     }
+    if (rc == SQLITE_OK) return 0;
+    fprintf(stderr, "writepath: pragmas: %s\n", sqlite3_errmsg(db));
+    return -1;
 }
 
 static sqlite3 *open_raw(const char *path) {
@@ -161,8 +163,7 @@ static sqlite3 *open_raw(const char *path) {
         return NULL;
     }
     wp_db_busy_handler(db);
-    wal_when_free(db);
-    if (exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", "pragmas")) {
+    if (set_wal(db) != 0 || exec(db, "PRAGMA synchronous=NORMAL;", "pragmas")) {
         sqlite3_close(db);
         return NULL;
     }
