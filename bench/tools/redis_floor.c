@@ -17,6 +17,11 @@
  *   proto   a minimal script doing only the commands BullMQ's layout
  *           needs per job, B jobs per call the same way; --no-active
  *           leaves out its XADD of the 'active' event
+ *   multi   the same commands without Lua around each: per step one round
+ *           trip that WATCHes and reads the finished jobs' locks and picks
+ *           B ids (a two-call script), then one MULTI/EXEC the C side
+ *           fills with every job's commands (ats by HINCRBY, as the C
+ *           side cannot read it first inside a transaction)
  *
  * and prints redis-server's INFO cpu (user + sys) microseconds per job
  * around that part. With --callgrind PID (the server runs under valgrind
@@ -284,6 +289,168 @@ static int run_script(redisContext *c, const args *a, int *steps) {
     return finished == a->jobs ? 0 : -1;
 }
 
+/* ------------------------------------------------- multi: no Lua per job */
+
+/* The pick: moves up to ARGV[1] ids from wait to active, returns them. */
+static const char PICK[] = "local ids = redis.call('RPOP', KEYS[1] .. 'wait', ARGV[1]) or {}\n"
+                           "if #ids > 0 then redis.call('LPUSH', KEYS[1] .. 'active', "
+                           "unpack(ids)) end\n"
+                           "return ids\n";
+
+/* One step's jobs: those taken by this step's pick (ids, keys, locks,
+ * toks) and those it finishes (dids, dlocks: the previous step's). */
+typedef struct multi {
+    redisContext *c;
+    char sha[48], want[24], now[24];
+    char ids[MAXB][64], keys[MAXB][80], locks[MAXB][90], toks[MAXB][32];
+    char dids[MAXB][64], dlocks[MAXB][90];
+    size_t ntaken, ndone;
+    unsigned long long seq;
+    int replies; /* queued in this step's transaction */
+} multi;
+
+/* Append one command: argv[0..n), each a C string. */
+static void send_argv(multi *m, int n, const char **argv) {
+    size_t lens[4 + 2 * MAXB];
+    for (int i = 0; i < n; i++) lens[i] = strlen(argv[i]);
+    redisAppendCommandArgv(m->c, n, argv, lens);
+    m->replies++;
+}
+
+/* cmd followed by every done job's lock key (WATCH, MGET, DEL). */
+static void send_done_locks(multi *m, const char *cmd) {
+    static const char *argv[1 + MAXB];
+    argv[0] = cmd;
+    for (size_t i = 0; i < m->ndone; i++) argv[1 + i] = m->dlocks[i];
+    send_argv(m, (int)m->ndone + 1, argv);
+}
+
+/* Round 1: WATCH and MGET the done jobs' locks, pick up to B ids. */
+static int multi_pick(multi *m) {
+    m->replies = 0;
+    if (m->ndone > 0) {
+        send_done_locks(m, "WATCH");
+        send_done_locks(m, "MGET");
+    }
+    const char *pick[] = {"EVALSHA", m->sha, "1", BASE, m->want};
+    send_argv(m, 5, pick);
+    redisReply *r = NULL;
+    for (int i = 0; i < m->replies; i++) {
+        if (redisGetReply(m->c, (void **)&r) != REDIS_OK) return -1;
+        if (i < m->replies - 1) freeReplyObject(r);
+    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements > MAXB) {
+        freeReplyObject(r);
+        return -1;
+    }
+    m->ntaken = r->elements;
+    for (size_t i = 0; i < m->ntaken; i++) {
+        snprintf(m->ids[i], sizeof m->ids[i], "%s", r->element[i]->str);
+        snprintf(m->keys[i], sizeof m->keys[i], BASE "%s", m->ids[i]);
+        snprintf(m->locks[i], sizeof m->locks[i], BASE "%s:lock", m->ids[i]);
+        snprintf(m->toks[i], sizeof m->toks[i], "floor:%llu", ++m->seq);
+    }
+    freeReplyObject(r);
+    return 0;
+}
+
+/* The finishes of the transaction: proto's commands for each done job. */
+static void queue_finishes(multi *m) {
+    static const char *zadd[2 + 2 * MAXB];
+    for (size_t i = 0; i < m->ndone; i++) {
+        char key[80];
+        snprintf(key, sizeof key, BASE "%s", m->dids[i]);
+        const char *l[] = {"LREM", BASE "active", "-1", m->dids[i]};
+        send_argv(m, 4, l);
+        const char *h[] = {"HSET", key, "returnvalue", "null", "finishedOn", m->now, "atm", "1"};
+        send_argv(m, 8, h);
+        const char *x[] = {"XADD",     BASE "events", "*",    "event", "completed", "jobId",
+                           m->dids[i], "returnvalue", "null", "prev",  "active"};
+        send_argv(m, 11, x);
+    }
+    if (m->ndone == 0) return;
+    send_done_locks(m, "DEL");
+    zadd[0] = "ZADD";
+    zadd[1] = BASE "completed";
+    for (size_t i = 0; i < m->ndone; i++) {
+        zadd[2 + 2 * i] = m->now;
+        zadd[3 + 2 * i] = m->dids[i];
+    }
+    send_argv(m, (int)(2 + 2 * m->ndone), zadd);
+}
+
+/* The takes of the transaction: proto's commands for each picked job. */
+static void queue_takes(multi *m, int no_active) {
+    for (size_t i = 0; i < m->ntaken; i++) {
+        const char *g[] = {"HMGET", m->keys[i], "name",         "data", "opts",
+                           "ats",   "atm",      "attemptsMade", "defa", "deid"};
+        send_argv(m, 10, g);
+        const char *h[] = {"HINCRBY", m->keys[i], "ats", "1"};
+        send_argv(m, 4, h);
+        const char *p[] = {"HSET", m->keys[i], "processedOn", m->now};
+        send_argv(m, 4, p);
+        const char *s[] = {"SET", m->locks[i], m->toks[i], "PX", LEASE};
+        send_argv(m, 5, s);
+        if (!no_active) {
+            const char *x[] = {"XADD",  BASE "events", "*",    "event",  "active",
+                               "jobId", m->ids[i],     "prev", "waiting"};
+            send_argv(m, 9, x);
+        }
+    }
+}
+
+/* Round 2: one MULTI/EXEC with every job's commands; the taken jobs are
+ * the next step's done ones. */
+static int multi_exec(multi *m, int no_active) {
+    snprintf(m->now, sizeof m->now, "%llu", (unsigned long long)(ln_now_ns() / 1000000));
+    m->replies = 0;
+    const char *mu[] = {"MULTI"};
+    send_argv(m, 1, mu);
+    queue_finishes(m);
+    queue_takes(m, no_active);
+    const char *t[] = {"XTRIM", BASE "events", "MAXLEN", "~", "10000"};
+    send_argv(m, 5, t);
+    const char *ex[] = {"EXEC"};
+    send_argv(m, 1, ex);
+    for (int i = 0; i < m->replies; i++) {
+        redisReply *r;
+        if (redisGetReply(m->c, (void **)&r) != REDIS_OK) return -1;
+        int bad = i == m->replies - 1 && r->type != REDIS_REPLY_ARRAY; /* nil: a lock moved */
+        freeReplyObject(r);
+        if (bad) return -1;
+    }
+    m->ndone = m->ntaken;
+    for (size_t i = 0; i < m->ntaken; i++) {
+        memcpy(m->dids[i], m->ids[i], sizeof m->dids[i]);
+        memcpy(m->dlocks[i], m->locks[i], sizeof m->dlocks[i]);
+    }
+    return 0;
+}
+
+/* The same commands as proto, sent by the C side in one MULTI/EXEC per
+ * step: what BullMQ's layout costs without Lua around each command. */
+static int run_multi(redisContext *c, const args *a, int *steps) {
+    static multi m;
+    memset(&m, 0, sizeof m);
+    m.c = c;
+    redisReply *r = redisCommand(c, "SCRIPT LOAD %s", PICK);
+    if (!r || r->type != REDIS_REPLY_STRING) return -1;
+    snprintf(m.sha, sizeof m.sha, "%s", r->str);
+    freeReplyObject(r);
+    snprintf(m.want, sizeof m.want, "%zu", a->b);
+    size_t finished = 0;
+    dump(a);
+    for (;;) {
+        if (multi_pick(&m) != 0) return -1;
+        (*steps)++;
+        if (m.ndone == 0 && m.ntaken == 0) break;
+        finished += m.ndone;
+        if (multi_exec(&m, a->no_active) != 0) return -1;
+    }
+    dump(a);
+    return finished == a->jobs ? 0 : -1;
+}
+
 static int parse(int argc, char **argv, args *a) {
     if (argc < 5) return -1;
     memset(a, 0, sizeof *a);
@@ -301,7 +468,8 @@ static int parse(int argc, char **argv, args *a) {
         else
             return -1;
     }
-    int known = !strcmp(a->mode, "worker") || !strcmp(a->mode, "step") || !strcmp(a->mode, "proto");
+    int known = !strcmp(a->mode, "worker") || !strcmp(a->mode, "step") ||
+                !strcmp(a->mode, "proto") || !strcmp(a->mode, "multi");
     return known && a->port > 0 && a->jobs > 0 && a->b > 0 && a->b <= MAXB ? 0 : -1;
 }
 
@@ -322,7 +490,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (parse(argc, argv, &a) != 0) {
-        fprintf(stderr, "usage: redis_floor PORT worker|step|proto JOBS B [--no-active] "
+        fprintf(stderr, "usage: redis_floor PORT worker|step|proto|multi JOBS B [--no-active] "
                         "[--callgrind PID] [--body FILE]\n");
         return 2;
     }
@@ -343,6 +511,8 @@ int main(int argc, char **argv) {
         dump(&a);
         err = run_worker(jobs, &a);
         dump(&a);
+    } else if (strcmp(a.mode, "multi") == 0) {
+        err = run_multi(c, &a, &steps);
     } else {
         err = run_script(c, &a, &steps);
     }
