@@ -426,6 +426,9 @@ static const struct opt_case opt_cases[] = {
     {"metrics", {"q"}, "--limit", "--type"},
     {"cancel", {"q", "1"}, "--limit", NULL},
     {"flow", {"f.json"}, "--limit", NULL},
+    {"schedule", {"q", "s", "n"}, "--offset", "--every"},
+    {"unschedule", {"q", "s"}, "--limit", NULL},
+    {"schedules", {"q"}, "--every", "--limit"},
 };
 
 /* Run `lanes jobs url c->cmd POS... extra...` (extra NULL-terminated);
