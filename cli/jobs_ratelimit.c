@@ -5,12 +5,14 @@
  * limits and global concurrency"). */
 #include "cli.h"
 #include "cli_err.h"
+#include "cli_opts.h"
 #include "jobs_ratelimit.h"
 #include "store_url.h"
 
 #include <lanes.h>
 #include <lanes/jobs.h>
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,32 +73,25 @@ typedef struct largs {
 
 static char prog[64] = "lanes jobs";
 
-static int usage(const char *fmt, const char *arg) {
-    return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", "(see 'lanes jobs URL COMMAND --help')",
-                     fmt, arg);
-}
+#define AT(member) offsetof(largs, member)
+
+static const cli_opt options[] = {
+    {"--json", 0, AT(json), NULL},
+    {"--create", 0, AT(create), NULL},
+    {"--clear", 0, AT(clear), NULL},
+    {"--for", 1, AT(for_ms), "rate-limit"},
+    {NULL, 0, 0, NULL},
+};
 
 static int parse(int argc, char **argv, int rate, largs *a) {
-    for (int i = 4; i < argc; i++) {
-        const char *s = argv[i];
-        if (strcmp(s, "--json") == 0 || strcmp(s, "--create") == 0) {
-            *(s[2] == 'j' ? &a->json : &a->create) = 1;
-        } else if (strcmp(s, "--clear") == 0) {
-            a->clear = 1;
-        } else if (rate && strcmp(s, "--for") == 0) {
-            if (i + 1 >= argc) return usage("%s needs MS", s);
-            a->for_ms = argv[++i];
-        } else if (strncmp(s, "--", 2) == 0) {
-            return usage("unknown option '%s'", s);
-        } else if (a->value != NULL) {
-            return usage("unexpected argument '%s'", s);
-        } else {
-            a->value = s;
-        }
-    }
+    cli_cmdline cl = {options, argv[2], prog, 1};
+    int npos = 0;
+    int rc = cli_opts_parse(&cl, argc - 4, argv + 4, a, &a->value, &npos); /* at most 1 */
+    if (rc != 0) return rc;
     if ((a->value != NULL) + a->clear + (a->for_ms != NULL) > 1)
-        return usage("%s", rate ? "give one of MAX/DURATION_MS, --clear and --for"
-                                : "give N or --clear, not both");
+        return cli_usage(prog, "%s",
+                         rate ? "give one of MAX/DURATION_MS, --clear and --for"
+                              : "give N or --clear, not both");
     return 0;
 }
 
@@ -138,14 +133,15 @@ static int run_rate(ln_jobs *jobs, const char *queue, const largs *a) {
     int err;
     if (a->for_ms != NULL) {
         long long ms = parse_n(a->for_ms, strlen(a->for_ms));
-        if (ms < 0) return usage("--for is 0..2147483647 ms, not '%s'", a->for_ms);
+        if (ms < 0) return cli_usage(prog, "--for is 0..2147483647 ms, not '%s'", a->for_ms);
         err = ln_jobs_rate_limit(jobs, queue, ms);
     } else if (a->clear) {
         err = ln_jobs_set_rate_limit(jobs, queue, 0, 0);
     } else if (a->value != NULL) {
         unsigned max, dur;
         if (cli_parse_rate(a->value, &max, &dur) != 0)
-            return usage("the limit is MAX/DURATION_MS, both 1..2147483647, not '%s'", a->value);
+            return cli_usage(prog, "the limit is MAX/DURATION_MS, both 1..2147483647, not '%s'",
+                             a->value);
         err = ln_jobs_set_rate_limit(jobs, queue, max, dur);
     } else {
         return show_rate(jobs, queue, a->json);
@@ -159,7 +155,7 @@ static int run_concurrency(ln_jobs *jobs, const char *queue, const largs *a) {
     int err;
     if (a->clear || a->value != NULL) {
         long long n = a->clear ? 0 : parse_n(a->value, strlen(a->value));
-        if (n < 1 && !a->clear) return usage("N is 1..2147483647, not '%s'", a->value);
+        if (n < 1 && !a->clear) return cli_usage(prog, "N is 1..2147483647, not '%s'", a->value);
         if ((err = ln_jobs_set_concurrency(jobs, queue, n)) != 0) return failed(jobs, err);
         if (a->json) print_json(json_pack("{s:b}", "ok", 1));
         return CLI_EXIT_OK;
@@ -179,9 +175,8 @@ int cli_jobs_limits_main(int argc, char **argv) {
     int rate = strcmp(argv[2], "rate-limit") == 0;
     snprintf(prog, sizeof prog, "lanes jobs %s", argv[2]);
     largs a = {0};
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--json") == 0) cli_err_json(1);
-    if (argc < 4 || strncmp(argv[3], "--", 2) == 0) return usage("%s", "QUEUE is missing");
+    if (argc < 4 || strncmp(argv[3], "--", 2) == 0)
+        return cli_usage(prog, "%s", "QUEUE is missing");
     int rc = parse(argc, argv, rate, &a);
     if (rc != 0) return rc;
     if (!a.create && (rc = cli_check_store_exists(prog, argv[1],

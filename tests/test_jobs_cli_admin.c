@@ -426,6 +426,8 @@ static const struct opt_case opt_cases[] = {
     {"metrics", {"q"}, "--limit", "--type"},
     {"cancel", {"q", "1"}, "--limit", NULL},
     {"flow", {"f.json"}, "--limit", NULL},
+    {"rate-limit", {"q"}, NULL, "--for"},
+    {"concurrency", {"q"}, "--for", NULL},
     {"schedule", {"q", "s", "n"}, "--offset", "--every"},
     {"unschedule", {"q", "s"}, "--limit", NULL},
     {"schedules", {"q"}, "--every", "--limit"},
