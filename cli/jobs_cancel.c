@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "cli_err.h"
+#include "cli_opts.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -13,9 +14,7 @@
 #define EXIT_NOT_FOUND 4 /* as every `lanes jobs` command: no such job */
 
 int cli_jobs_cancel(ln_jobs *jobs, const char *prog, const char *const *pos, int npos, int json) {
-    if (npos != 2)
-        return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", "(see 'lanes jobs cancel --help')",
-                         "cancel needs QUEUE ID");
+    if (npos != 2) return cli_usage(prog, "%s", "cancel needs QUEUE ID");
     int err = ln_jobs_cancel(jobs, pos[0], pos[1]);
     if (err != 0) {
         int code = err == LN_ENOENT   ? EXIT_NOT_FOUND

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "cli_err.h"
+#include "cli_opts.h"
 
 #include <jansson.h>
 
@@ -223,9 +224,7 @@ static int add_tree(ln_jobs *jobs, tree *t, int json) {
 }
 
 int cli_jobs_flow(ln_jobs *jobs, int npos, const char *const *pos, int json) {
-    if (npos != 1)
-        return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", "lanes jobs flow --help",
-                         "flow needs FILE.json (or - for stdin)");
+    if (npos != 1) return cli_usage(prog, "%s", "flow needs FILE.json (or - for stdin)");
     json_error_t je;
     json_t *root =
         strcmp(pos[0], "-") == 0 ? json_loadf(stdin, 0, &je) : json_load_file(pos[0], 0, &je);

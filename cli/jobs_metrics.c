@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "cli_err.h"
+#include "cli_opts.h"
 
 #include <lanes.h>
 
@@ -34,12 +35,9 @@ static void metrics_text(const char *type, const ln_job_metrics *m) {
 
 int cli_jobs_metrics(ln_jobs *jobs, const char *prog, const char *const *pos, int npos,
                      const char *type, int json) {
-    if (npos != 1)
-        return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", "(see 'lanes jobs URL metrics --help')",
-                         "%s", "metrics needs QUEUE");
+    if (npos != 1) return cli_usage(prog, "%s", "metrics needs QUEUE");
     if (type != NULL && strcmp(type, "completed") != 0 && strcmp(type, "failed") != 0)
-        return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", "(see 'lanes jobs URL metrics --help')",
-                         "--type is completed or failed, not '%s'", type);
+        return cli_usage(prog, "--type is completed or failed, not '%s'", type);
     static const char *const names[] = {"completed", "failed"};
     static const int types[] = {LN_JOB_COMPLETED, LN_JOB_FAILED};
     json_t *out = json ? json_object() : NULL;

@@ -400,8 +400,8 @@ TEST(jobs_rate_limit_concurrency_and_exit_77) {
 
 /* Every subcommand parses its options the same way: --help, an unknown
  * option, an option of another subcommand, a missing value, each as text
- * (with the hint to its --help) and as JSON under --json; and an argument
- * too many. */
+ * (with the hint to its --help) and as JSON under --json; and its own
+ * complaint about missing arguments carries the same hint. */
 struct opt_case {
     const char *cmd, *pos[3]; /* the subcommand and a valid set of positionals */
     const char *other;        /* an option it does not take (NULL: none) */
@@ -478,6 +478,17 @@ TEST(jobs_option_errors_on_every_subcommand) {
         snprintf(want, sizeof want, "usage: lanes jobs URL %s ", c->cmd);
         CHECK_EQ(LANES(out, "jobs", url, c->cmd, "--help"), 0);
         CHECK(strncmp(out, want, strlen(want)) == 0);
+        /* No positional argument: its own message, the same hint. */
+        CHECK_EQ(LANES(out, "jobs", url, c->cmd), 2);
+        char err[1024], hint[96];
+        snprintf(want, sizeof want, "lanes jobs %s: ", c->cmd);
+        snprintf(hint, sizeof hint, "\n(see 'lanes jobs %s --help')\n", c->cmd);
+        err_text(err, sizeof err);
+        if (strncmp(err, want, strlen(want)) != 0 || strlen(err) < strlen(hint) ||
+            strcmp(err + strlen(err) - strlen(hint), hint) != 0)
+            fprintf(stderr, "%s without arguments: %s\n", c->cmd, err);
+        CHECK(strncmp(err, want, strlen(want)) == 0 && strlen(err) >= strlen(hint) &&
+              strcmp(err + strlen(err) - strlen(hint), hint) == 0);
         for (int json = 0; json <= 1; json++) {
             opt_error(url, c, (const char *[]){"--bogus", NULL}, json, "unknown option '--bogus'");
             if (c->other != NULL) {
