@@ -27,6 +27,15 @@ typedef struct cli_opt {
                          NULL: every one */
 } cli_opt;
 
+/* The options every subcommand takes, into its int members json and
+ * create (--help is found before parsing, by cli_opts_help_asked), and
+ * the entry that ends a table. */
+/* clang-format off */
+#define CLI_OPTS_EVERY(type) \
+    {"--json", 0, offsetof(type, json), NULL}, {"--create", 0, offsetof(type, create), NULL}
+#define CLI_OPTS_END {NULL, 0, 0, NULL}
+/* clang-format on */
+
 /* What a command line is parsed against. */
 typedef struct cli_cmdline {
     const cli_opt *opts; /* the table */

@@ -45,8 +45,7 @@ static char prog[64] = "lanes jobs";
 /* The options of the subcommands this file runs (jobs_help.c describes
  * them); rate-limit and concurrency have their own (jobs_ratelimit.c). */
 static const cli_opt options[] = {
-    {"--json", 0, AT(json), NULL},
-    {"--create", 0, AT(create), NULL},
+    CLI_OPTS_EVERY(args),
     {"--delay", 1, AT(delay), "add"},
     {"--priority", 1, AT(priority), "add"},
     {"--attempts", 1, AT(attempts), "add"},
@@ -68,7 +67,7 @@ static const cli_opt options[] = {
     {"--follow", 0, AT(follow), "events"},
     {"--from", 1, AT(from), "events"},
     {"--type", 1, AT(type), "metrics"},
-    {NULL, 0, 0, NULL},
+    CLI_OPTS_END,
 };
 
 /* --remove-on-complete / --remove-on-fail WHAT: the value says which

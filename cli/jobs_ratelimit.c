@@ -76,11 +76,10 @@ static char prog[64] = "lanes jobs";
 #define AT(member) offsetof(largs, member)
 
 static const cli_opt options[] = {
-    {"--json", 0, AT(json), NULL},
-    {"--create", 0, AT(create), NULL},
+    CLI_OPTS_EVERY(largs),
     {"--clear", 0, AT(clear), NULL},
     {"--for", 1, AT(for_ms), "rate-limit"},
-    {NULL, 0, 0, NULL},
+    CLI_OPTS_END,
 };
 
 static int parse(int argc, char **argv, int rate, largs *a) {

@@ -73,8 +73,7 @@ static char prog[64];
 #define AT(member) offsetof(sargs, member)
 
 static const cli_opt options[] = {
-    {"--json", 0, AT(json), NULL},
-    {"--create", 0, AT(create), NULL},
+    CLI_OPTS_EVERY(sargs),
     {"--every", 1, AT(every), "schedule"},
     {"--cron", 1, AT(cron), "schedule"},
     {"--tz", 1, AT(tz), "schedule"},
@@ -86,7 +85,7 @@ static const cli_opt options[] = {
     {"--priority", 1, AT(priority), "schedule"},
     {"--attempts", 1, AT(attempts), "schedule"},
     {"--backoff", 1, AT(backoff), "schedule"},
-    {NULL, 0, 0, NULL},
+    CLI_OPTS_END,
 };
 
 /* T: ms since the epoch, or YYYY-MM-DDTHH:MM:SS[.mmm]Z (UTC). */
