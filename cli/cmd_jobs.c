@@ -10,6 +10,7 @@
 #include "jobs_workers.h"
 #include "jobs_metrics.h"
 #include "jobs_schedule.h"
+#include "jobs_store.h"
 #include "jobs_ratelimit.h"
 #include "store_url.h"
 
@@ -117,10 +118,7 @@ static int exit_for(int err) {
 /* The library's error err of command what, on stderr; its exit code. */
 static int fail(ln_jobs *jobs, const char *what, int err) {
     snprintf(prog, sizeof prog, "lanes jobs %s", what);
-    if (cli_err_is_json())
-        return cli_error(exit_for(err), prog, ln_err_name(err), NULL, "%s", ln_jobs_errmsg(jobs));
-    return cli_error(exit_for(err), prog, ln_err_name(err), NULL, "%s: %s", ln_err_name(err),
-                     ln_jobs_errmsg(jobs));
+    return cli_jobs_error(exit_for(err), prog, err, ln_jobs_errmsg(jobs));
 }
 
 /* Print v (stolen) as one line of JSON. */
@@ -516,9 +514,7 @@ static int cmd_events(ln_jobs *jobs, args *a) {
     int rc = CLI_EXIT_OK;
     if (err != 0) {
         snprintf(prog, sizeof prog, "lanes jobs events");
-        rc = cli_error(exit_for(err), prog, ln_err_name(err), NULL, "%s%s%s",
-                       cli_err_is_json() ? "" : ln_err_name(err), cli_err_is_json() ? "" : ": ",
-                       ln_jobs_events_errmsg(ev));
+        rc = cli_jobs_error(exit_for(err), prog, err, ln_jobs_events_errmsg(ev));
     }
     ln_jobs_events_close(ev);
     return rc;
@@ -610,15 +606,7 @@ int cmd_jobs(int argc, char **argv) {
     if (rc == 0) rc = check_store_exists(url, &a);
     if (rc != 0) return rc;
     ln_jobs *jobs;
-    char msg[512];
-    int err = ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg);
-    if (err != 0)
-        return cli_error(err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE, prog,
-                         ln_err_name(err), NULL, "cannot open '%s': %s%s%s", url,
-                         cli_err_is_json() ? "" : ln_err_name(err), cli_err_is_json() ? "" : ": ",
-                         msg);
-    if (ln_jobs_warning(jobs) != NULL) /* the library never prints */
-        cli_warning("lanes", ln_jobs_warning(jobs));
+    if ((rc = cli_jobs_open(prog, url, &jobs)) != 0) return rc;
     const char *cmd = a.cmd->name;
     if (strcmp(cmd, "add") == 0)
         rc = cmd_add(jobs, &a);

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "cli_err.h"
 #include "cli_opts.h"
+#include "jobs_store.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -21,9 +22,7 @@ int cli_jobs_cancel(ln_jobs *jobs, const char *prog, const char *const *pos, int
                    : err == LN_EINVAL ? CLI_EXIT_USAGE
                    : err == LN_EFORK  ? CLI_EXIT_FAILURE
                                       : CLI_EXIT_UNAVAILABLE;
-        if (json) return cli_error(code, prog, ln_err_name(err), NULL, "%s", ln_jobs_errmsg(jobs));
-        return cli_error(code, prog, ln_err_name(err), NULL, "%s: %s", ln_err_name(err),
-                         ln_jobs_errmsg(jobs));
+        return cli_jobs_error(code, prog, err, ln_jobs_errmsg(jobs));
     }
     if (json) {
         json_t *v = json_pack("{s:b,s:s}", "ok", 1, "id", pos[1]);

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "cli_err.h"
 #include "cli_opts.h"
+#include "jobs_store.h"
 
 #include <lanes.h>
 
@@ -50,9 +51,7 @@ int cli_jobs_metrics(ln_jobs *jobs, const char *prog, const char *const *pos, in
             int code = err == LN_EINVAL   ? CLI_EXIT_USAGE
                        : err == LN_ENOMEM ? CLI_EXIT_FAILURE
                                           : CLI_EXIT_UNAVAILABLE;
-            return cli_error(code, prog, ln_err_name(err), NULL, "%s%s%s",
-                             cli_err_is_json() ? "" : ln_err_name(err),
-                             cli_err_is_json() ? "" : ": ", ln_jobs_errmsg(jobs));
+            return cli_jobs_error(code, prog, err, ln_jobs_errmsg(jobs));
         }
         if (json)
             json_object_set_new(out, names[i], metrics_json(&m));

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "cli_err.h"
 #include "cli_opts.h"
+#include "jobs_store.h"
 #include "jobs_ratelimit.h"
 #include "store_url.h"
 
@@ -98,9 +99,7 @@ static int failed(ln_jobs *jobs, int err) {
     int code = err == LN_EINVAL                                           ? CLI_EXIT_USAGE
                : err == LN_EBACKEND || err == LN_ENOTSUP || err == LN_EIO ? CLI_EXIT_UNAVAILABLE
                                                                           : CLI_EXIT_FAILURE;
-    return cli_error(code, prog, ln_err_name(err), NULL, "%s%s%s",
-                     cli_err_is_json() ? "" : ln_err_name(err), cli_err_is_json() ? "" : ": ",
-                     ln_jobs_errmsg(jobs));
+    return cli_jobs_error(code, prog, err, ln_jobs_errmsg(jobs));
 }
 
 static void print_json(json_t *v) {
@@ -182,12 +181,7 @@ int cli_jobs_limits_main(int argc, char **argv) {
                                                   "add --create, or add a job, to make one")) != 0)
         return rc;
     ln_jobs *jobs;
-    char msg[512];
-    int err = ln_jobs_open_ex(&jobs, argv[1], NULL, msg, sizeof msg);
-    if (err != 0)
-        return cli_error(err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE, prog,
-                         ln_err_name(err), NULL, "cannot open '%s': %s", argv[1], msg);
-    if (ln_jobs_warning(jobs) != NULL) cli_warning("lanes", ln_jobs_warning(jobs));
+    if ((rc = cli_jobs_open(prog, argv[1], &jobs)) != 0) return rc;
     rc = rate ? run_rate(jobs, argv[3], &a) : run_concurrency(jobs, argv[3], &a);
     ln_jobs_close(jobs);
     return rc;

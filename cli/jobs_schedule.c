@@ -7,6 +7,7 @@
 #include "cli_err.h"
 #include "cli_num.h"
 #include "cli_opts.h"
+#include "jobs_store.h"
 #include "store_url.h"
 
 #include <lanes.h>
@@ -113,9 +114,7 @@ static int fail(ln_jobs *jobs, int err) {
                : err == LN_EBACKEND || err == LN_ECONNREFUSED || err == LN_EIO
                    ? CLI_EXIT_UNAVAILABLE
                    : CLI_EXIT_FAILURE;
-    return cli_error(code, prog, ln_err_name(err), NULL, "%s%s%s",
-                     cli_err_is_json() ? "" : ln_err_name(err), cli_err_is_json() ? "" : ": ",
-                     ln_jobs_errmsg(jobs));
+    return cli_jobs_error(code, prog, err, ln_jobs_errmsg(jobs));
 }
 
 static void print_json(json_t *j) {
@@ -293,11 +292,8 @@ int cli_jobs_schedule(int argc, char **argv) {
         (rc = cli_check_store_exists(prog, url, "schedule a job, or use --create")) != 0)
         return rc;
     ln_jobs *jobs;
-    char msg[512];
-    int err = ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg);
-    if (err != 0)
-        return cli_error(err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE, prog,
-                         ln_err_name(err), NULL, "cannot open '%s': %s", url, msg);
+    if ((rc = cli_jobs_open(prog, url, &jobs)) != 0) return rc;
+    int err;
     if (which == 0) {
         rc = cmd_schedule(jobs, &a);
     } else if (which == 2) {

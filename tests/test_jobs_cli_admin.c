@@ -506,6 +506,42 @@ TEST(jobs_option_errors_on_every_subcommand) {
     jt_cleanup();
 }
 
+/* A store that cannot be opened, and a library error, read alike in every
+ * subcommand: "PROG: cannot open 'URL': LN_X: WHY", "PROG: LN_X: WHY". */
+TEST(jobs_store_errors_read_alike) {
+    char url[512], bad[600], out[4096], err[4096], want[700];
+    snprintf(url, sizeof url, "%s", jt_url("e"));
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n"), 0);
+    snprintf(bad, sizeof bad, "%s?sync=bogus", url);
+    stderr_path = jt_path("stderr.txt");
+    const char *cmds[][3] = {{"counts", "q"},     {"schedules", "q"},   {"unschedule", "q", "s"},
+                             {"rate-limit", "q"}, {"concurrency", "q"}, {"flow", "-"}};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        CHECK_EQ(LANES(out, "jobs", bad, cmds[i][0], cmds[i][1], cmds[i][2]), 2);
+        snprintf(want, sizeof want, "lanes jobs %s: cannot open '%s': LN_EINVAL: ", cmds[i][0],
+                 bad);
+        if (strncmp(err_text(err, sizeof err), want, strlen(want)) != 0)
+            fprintf(stderr, "%s: %s", cmds[i][0], err);
+        CHECK(strncmp(err, want, strlen(want)) == 0);
+    }
+    char in[512];
+    snprintf(in, sizeof in, "%s", jt_path("flow.json"));
+    stderr_path = jt_path("stderr.txt"); /* jt_path's one buffer */
+    stdin_path = in;
+    FILE *f = fopen(in, "w");
+    CHECK(f != NULL);
+    fputs("{\"name\":\"x\",\"queueName\":\"q\",\"opts\":{\"jobId\":\"1\"}}", f);
+    fclose(f);
+    CHECK_EQ(LANES(out, "jobs", url, "flow", "-"), 2); /* an integer id is refused */
+    const char *flow_want = "lanes jobs flow: LN_EINVAL: ";
+    if (strncmp(err_text(err, sizeof err), flow_want, strlen(flow_want)) != 0)
+        fprintf(stderr, "flow: %s", err);
+    CHECK(strncmp(err, flow_want, strlen(flow_want)) == 0);
+    stdin_path = NULL;
+    stderr_path = NULL;
+    jt_cleanup();
+}
+
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     return ln_test_run(argc, argv,
@@ -516,6 +552,7 @@ int main(int argc, char **argv) {
                                         TESTCASE(jobs_list_says_when_more_follow),
                                         TESTCASE(jobs_options_that_do_not_apply_are_errors),
                                         TESTCASE(jobs_option_errors_on_every_subcommand),
+                                        TESTCASE(jobs_store_errors_read_alike),
                                         TESTCASE(jobs_remove_on_complete_says_what_is_removed),
                                         TESTCASE(jobs_no_store_is_created_on_a_mistyped_path),
                                         TESTCASE(jobs_stdin_keeps_no_trailing_newline),
