@@ -121,14 +121,6 @@ static int fail(ln_jobs *jobs, const char *what, int err) {
     return cli_jobs_error(exit_for(err), prog, err, ln_jobs_errmsg(jobs));
 }
 
-/* Print v (stolen) as one line of JSON. */
-static void print_json(json_t *v) {
-    char *s = json_dumps(v, JSON_COMPACT);
-    if (s != NULL) puts(s);
-    free(s);
-    json_decref(v);
-}
-
 /* All of stdin as a string (malloc'd) and its length in *len (the text
  * may hold NUL bytes: the caller checks), or NULL. At most 1 GiB is read;
  * the store's own size limit is checked by ln_jobs_add. */
@@ -242,7 +234,7 @@ static int cmd_add(ln_jobs *jobs, args *a) {
     free(input);
     if (err != 0) return fail(jobs, "add", err);
     if (a->json)
-        print_json(json_pack("{s:s}", "id", id));
+        cli_jobs_print_json(json_pack("{s:s}", "id", id));
     else
         puts(id);
     return CLI_EXIT_OK;
@@ -264,7 +256,7 @@ static int cmd_counts(ln_jobs *jobs, args *a) {
         else
             printf("%-16s %llu\n", names[i], (unsigned long long)vals[i]);
     }
-    if (o != NULL) print_json(o);
+    if (o != NULL) cli_jobs_print_json(o);
     return CLI_EXIT_OK;
 }
 
@@ -425,7 +417,7 @@ static int cmd_logs(ln_jobs *jobs, args *a) {
             puts(lines[i]);
     }
     if (a->json)
-        print_json(arr);
+        cli_jobs_print_json(arr);
     else
         json_decref(arr);
     ln_jobs_free_lines(lines, n);
@@ -482,7 +474,7 @@ static void print_event(const ln_job_event *e, int json) {
         json_t *v = json_pack("{s:s,s:s,s:s?,s:I,s:o}", "id", e->id, "event", e->name, "jobId",
                               e->job_id[0] ? e->job_id : NULL, "at", (json_int_t)e->at_ms, "fields",
                               f != NULL ? f : json_object());
-        if (v != NULL) print_json(v);
+        if (v != NULL) cli_jobs_print_json(v);
     }
     fflush(stdout);
 }
@@ -554,7 +546,7 @@ static int cmd_action(ln_jobs *jobs, const char *cmd, args *a) {
     }
     if (err != 0) return fail(jobs, cmd, err);
     if (a->json)
-        print_json(json_pack("{s:b,s:I}", "ok", 1, "count", (json_int_t)count));
+        cli_jobs_print_json(json_pack("{s:b,s:I}", "ok", 1, "count", (json_int_t)count));
     else if (strcmp(cmd, "pause") != 0 && strcmp(cmd, "resume") != 0)
         printf("%zu\n", count);
     return CLI_EXIT_OK;

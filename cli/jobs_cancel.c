@@ -24,12 +24,6 @@ int cli_jobs_cancel(ln_jobs *jobs, const char *prog, const char *const *pos, int
                                       : CLI_EXIT_UNAVAILABLE;
         return cli_jobs_error(code, prog, err, ln_jobs_errmsg(jobs));
     }
-    if (json) {
-        json_t *v = json_pack("{s:b,s:s}", "ok", 1, "id", pos[1]);
-        char *s = v != NULL ? json_dumps(v, JSON_COMPACT) : NULL;
-        if (s != NULL) puts(s);
-        free(s);
-        json_decref(v);
-    }
+    if (json) cli_jobs_print_json(json_pack("{s:b,s:s}", "ok", 1, "id", pos[1]));
     return CLI_EXIT_OK;
 }

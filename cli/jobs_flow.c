@@ -215,12 +215,7 @@ static int add_tree(ln_jobs *jobs, tree *t, int json) {
     json_t *arr = json ? json_array() : NULL;
     id_cursor cur = {ids, id_size};
     print_ids(&t->nodes[0], t->nodes[0].queue, &cur, arr);
-    if (arr != NULL) {
-        char *s = json_dumps(arr, JSON_COMPACT);
-        if (s != NULL) puts(s);
-        free(s);
-        json_decref(arr);
-    }
+    if (arr != NULL) cli_jobs_print_json(arr);
     free(ids);
     return CLI_EXIT_OK;
 }

@@ -59,11 +59,6 @@ int cli_jobs_metrics(ln_jobs *jobs, const char *prog, const char *const *pos, in
             metrics_text(names[i], &m);
         ln_job_metrics_clear(&m);
     }
-    if (json) {
-        char *s = json_dumps(out, JSON_COMPACT);
-        if (s != NULL) puts(s);
-        free(s);
-        json_decref(out);
-    }
+    if (json) cli_jobs_print_json(out);
     return CLI_EXIT_OK;
 }

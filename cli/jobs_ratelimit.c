@@ -102,21 +102,14 @@ static int failed(ln_jobs *jobs, int err) {
     return cli_jobs_error(code, prog, err, ln_jobs_errmsg(jobs));
 }
 
-static void print_json(json_t *v) {
-    char *s = json_dumps(v, JSON_COMPACT);
-    if (s != NULL) puts(s);
-    free(s);
-    json_decref(v);
-}
-
 static int show_rate(ln_jobs *jobs, const char *queue, int json) {
     int64_t max = 0, dur = 0, ttl = 0;
     int err = ln_jobs_get_rate_limit(jobs, queue, &max, &dur);
     if (err == 0) err = ln_jobs_rate_limit_ttl(jobs, queue, 0, &ttl);
     if (err != 0) return failed(jobs, err);
     if (json) {
-        print_json(json_pack("{s:I,s:I,s:I}", "max", (json_int_t)max, "duration_ms",
-                             (json_int_t)dur, "limited_ms", (json_int_t)ttl));
+        cli_jobs_print_json(json_pack("{s:I,s:I,s:I}", "max", (json_int_t)max, "duration_ms",
+                                      (json_int_t)dur, "limited_ms", (json_int_t)ttl));
         return CLI_EXIT_OK;
     }
     if (max > 0)
@@ -145,7 +138,7 @@ static int run_rate(ln_jobs *jobs, const char *queue, const largs *a) {
         return show_rate(jobs, queue, a->json);
     }
     if (err != 0) return failed(jobs, err);
-    if (a->json) print_json(json_pack("{s:b}", "ok", 1));
+    if (a->json) cli_jobs_print_json(json_pack("{s:b}", "ok", 1));
     return CLI_EXIT_OK;
 }
 
@@ -155,13 +148,13 @@ static int run_concurrency(ln_jobs *jobs, const char *queue, const largs *a) {
         long long n = a->clear ? 0 : parse_n(a->value, strlen(a->value));
         if (n < 1 && !a->clear) return cli_usage(prog, "N is 1..2147483647, not '%s'", a->value);
         if ((err = ln_jobs_set_concurrency(jobs, queue, n)) != 0) return failed(jobs, err);
-        if (a->json) print_json(json_pack("{s:b}", "ok", 1));
+        if (a->json) cli_jobs_print_json(json_pack("{s:b}", "ok", 1));
         return CLI_EXIT_OK;
     }
     int64_t n = 0;
     if ((err = ln_jobs_get_concurrency(jobs, queue, &n)) != 0) return failed(jobs, err);
     if (a->json)
-        print_json(json_pack("{s:I}", "concurrency", (json_int_t)n));
+        cli_jobs_print_json(json_pack("{s:I}", "concurrency", (json_int_t)n));
     else if (n > 0)
         printf("%lld\n", (long long)n);
     else

@@ -117,13 +117,6 @@ static int fail(ln_jobs *jobs, int err) {
     return cli_jobs_error(code, prog, err, ln_jobs_errmsg(jobs));
 }
 
-static void print_json(json_t *j) {
-    char *s = json_dumps(j, JSON_COMPACT);
-    if (s != NULL) puts(s);
-    free(s);
-    json_decref(j);
-}
-
 /* --priority, --attempts, --backoff into o. */
 static int job_opts(const sargs *a, ln_job_opts *o) {
     long long v;
@@ -199,7 +192,8 @@ static int cmd_schedule(ln_jobs *jobs, const sargs *a) {
     free(input);
     if (err != 0) return fail(jobs, err);
     if (a->json)
-        print_json(json_pack("{s:s,s:s?}", "scheduler", a->pos[1], "job", id[0] ? id : NULL));
+        cli_jobs_print_json(
+            json_pack("{s:s,s:s?}", "scheduler", a->pos[1], "job", id[0] ? id : NULL));
     else if (id[0])
         puts(id);
     return CLI_EXIT_OK;
@@ -259,7 +253,7 @@ static int cmd_schedules(ln_jobs *jobs, const sargs *a) {
             printf("%s %s cron:'%s'%s%s %lld %s\n", s->id, next, s->pattern, s->tz ? "@" : "",
                    s->tz ? s->tz : "", (long long)s->iterations, s->name);
     }
-    if (arr != NULL) print_json(arr);
+    if (arr != NULL) cli_jobs_print_json(arr);
     ln_job_scheduler_free_array(list, n);
     return CLI_EXIT_OK;
 }
@@ -303,7 +297,7 @@ int cli_jobs_schedule(int argc, char **argv) {
     } else if ((err = ln_jobs_unschedule(jobs, a.pos[0], a.pos[1])) != 0) {
         rc = fail(jobs, err);
     } else if (a.json) {
-        print_json(json_pack("{s:b}", "ok", 1));
+        cli_jobs_print_json(json_pack("{s:b}", "ok", 1));
     }
     ln_jobs_close(jobs);
     return rc;

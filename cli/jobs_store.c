@@ -1,11 +1,14 @@
-/* jobs_store.c - opening the store and reporting library errors for the
- * `lanes jobs` subcommands (jobs_store.h). */
+/* jobs_store.c - opening the store, reporting library errors and
+ * printing JSON results for the `lanes jobs` subcommands (jobs_store.h). */
 #include "jobs_store.h"
 
 #include "cli.h"
 #include "cli_err.h"
 
 #include <lanes.h>
+
+#include <stdio.h>
+#include <stdlib.h>
 
 int cli_jobs_error(int exit_code, const char *prog, int err, const char *why) {
     if (cli_err_is_json()) return cli_error(exit_code, prog, ln_err_name(err), NULL, "%s", why);
@@ -24,4 +27,11 @@ int cli_jobs_open(const char *prog, const char *url, ln_jobs **jobs) {
     }
     if (ln_jobs_warning(*jobs) != NULL) cli_warning("lanes", ln_jobs_warning(*jobs));
     return 0;
+}
+
+void cli_jobs_print_json(json_t *v) {
+    char *s = v != NULL ? json_dumps(v, JSON_COMPACT) : NULL;
+    if (s != NULL) puts(s);
+    free(s);
+    json_decref(v);
 }

@@ -1,10 +1,12 @@
-/* jobs_store.h - what every `lanes jobs` subcommand does with its store
- * (jobs_store.c): open it, and report what the library says went wrong,
- * in the same words for all of them. */
+/* jobs_store.h - what every `lanes jobs` subcommand does around its work
+ * (jobs_store.c): open the store, report what the library says went
+ * wrong, print a JSON result; in the same way for all of them. */
 #ifndef CLI_JOBS_STORE_H
 #define CLI_JOBS_STORE_H
 
 #include <lanes/jobs.h>
+
+#include <jansson.h>
 
 /* The library's error err of prog, with its message why (ln_jobs_errmsg):
  * "PROG: LN_X: WHY" as text, {"error":{"code":"LN_X","message":WHY}}
@@ -16,5 +18,8 @@ int cli_jobs_error(int exit_code, const char *prog, int err, const char *why);
  * CLI_EXIT_UNAVAILABLE). The store's warning, if it has one, goes to
  * stderr (the library never prints). */
 int cli_jobs_open(const char *prog, const char *url, ln_jobs **jobs);
+
+/* v (stolen; NULL prints nothing) on stdout as one line of compact JSON. */
+void cli_jobs_print_json(json_t *v);
 
 #endif

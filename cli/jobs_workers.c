@@ -43,10 +43,7 @@ int cli_jobs_workers(ln_jobs *jobs, const char *prog, const char *queue, int jso
     if (json) {
         json_t *arr = json_array();
         for (size_t i = 0; i < n; i++) json_array_append_new(arr, cli_worker_json(&w[i]));
-        char *s = json_dumps(arr, JSON_COMPACT);
-        if (s != NULL) puts(s);
-        free(s);
-        json_decref(arr);
+        cli_jobs_print_json(arr);
     } else {
         for (size_t i = 0; i < n; i++) {
             const char *where = w[i].addr ? w[i].addr : w[i].host ? w[i].host : "-";
