@@ -3,12 +3,14 @@
 #include "cli.h"
 #include "cli_err.h"
 #include "cli_num.h"
+#include "cli_opts.h"
 #include "jobs_cancel.h"
 #include "jobs_flow.h"
 #include "jobs_help.h"
 #include "jobs_workers.h"
 #include "jobs_metrics.h"
 #include "jobs_schedule.h"
+#include "jobs_store.h"
 #include "jobs_ratelimit.h"
 #include "store_url.h"
 
@@ -18,7 +20,6 @@
 #include <errno.h>
 #include <jansson.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,85 +41,35 @@ typedef struct args {
 /* "lanes jobs" or "lanes jobs CMD": who speaks in messages. */
 static char prog[64] = "lanes jobs";
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define AT(member) offsetof(args, member)
 
-static int usage_error(const char *fmt, ...) {
-    char msg[768], hint[96];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    snprintf(hint, sizeof hint, "(see '%s --help')", prog);
-    return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", hint, "%s", msg);
-}
-
-/* Options that take a value, and where it goes. */
-static const char **value_slot(args *a, const char *opt) {
-    static const struct {
-        const char *name;
-        size_t off;
-    } opts[] = {
-        {"--delay", offsetof(args, delay)},
-        {"--priority", offsetof(args, priority)},
-        {"--attempts", offsetof(args, attempts)},
-        {"--backoff", offsetof(args, backoff)},
-        {"--id", offsetof(args, id)},
-        {"--limit", offsetof(args, limit)},
-        {"--offset", offsetof(args, offset)},
-        {"--age", offsetof(args, age)},
-        {"--keep", offsetof(args, keep)},
-        {"--traceparent", offsetof(args, traceparent)},
-        {"--remove-on-complete", offsetof(args, on_complete)},
-        {"--remove-on-fail", offsetof(args, on_fail)},
-        {"--dedup", offsetof(args, dedup)},
-        {"--timeout", offsetof(args, timeout)},
-        {"--from", offsetof(args, from)},
-        {"--type", offsetof(args, type)},
-    };
-    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
-        if (strcmp(opt, opts[i].name) == 0) return (const char **)((char *)a + opts[i].off);
-    return NULL;
-}
-
-/* The flags, and where each goes. */
-static int *flag_slot(args *a, const char *opt) {
-    if (strcmp(opt, "--json") == 0) return &a->json;
-    if (strcmp(opt, "--all") == 0) return &a->all;
-    if (strcmp(opt, "--lifo") == 0) return &a->lifo;
-    if (strcmp(opt, "--create") == 0) return &a->create;
-    if (strcmp(opt, "--dedup-extend") == 0) return &a->dedup_extend;
-    if (strcmp(opt, "--dedup-replace") == 0) return &a->dedup_replace;
-    if (strcmp(opt, "--follow") == 0) return &a->follow;
-    return NULL;
-}
-
-/* argv after the command into a; an option the command does not take is
- * an error, not ignored. */
-static int parse_args(int argc, char **argv, args *a) {
-    for (int i = 0; i < argc; i++) {
-        const char *s = argv[i];
-        const char **slot = NULL;
-        int *flag = NULL;
-        if (strncmp(s, "--", 2) == 0 && (flag = flag_slot(a, s)) == NULL &&
-            (slot = value_slot(a, s)) == NULL)
-            return usage_error("unknown option '%s'", s);
-        if (flag != NULL || slot != NULL) {
-            if (!cli_jobs_opt_applies(a->cmd, s))
-                return usage_error("option '%s' does not apply to '%s'", s, a->cmd->name);
-            if (flag != NULL) {
-                *flag = 1;
-                continue;
-            }
-            if (i + 1 >= argc) return usage_error("%s needs a value", s);
-            *slot = argv[++i];
-        } else if (a->npos < 4) {
-            a->pos[a->npos++] = s;
-        } else {
-            return usage_error("unexpected argument '%s'", s);
-        }
-    }
-    return 0;
-}
+/* The options of the subcommands this file runs (jobs_help.c describes
+ * them); rate-limit and concurrency have their own (jobs_ratelimit.c). */
+static const cli_opt options[] = {
+    CLI_OPTS_EVERY(args),
+    {"--delay", 1, AT(delay), "add"},
+    {"--priority", 1, AT(priority), "add"},
+    {"--attempts", 1, AT(attempts), "add"},
+    {"--backoff", 1, AT(backoff), "add"},
+    {"--id", 1, AT(id), "add"},
+    {"--lifo", 0, AT(lifo), "add"},
+    {"--traceparent", 1, AT(traceparent), "add"},
+    {"--remove-on-complete", 1, AT(on_complete), "add"},
+    {"--remove-on-fail", 1, AT(on_fail), "add"},
+    {"--dedup", 1, AT(dedup), "add"},
+    {"--dedup-extend", 0, AT(dedup_extend), "add"},
+    {"--dedup-replace", 0, AT(dedup_replace), "add"},
+    {"--limit", 1, AT(limit), "list"},
+    {"--offset", 1, AT(offset), "list"},
+    {"--all", 0, AT(all), "retry"},
+    {"--age", 1, AT(age), "clean"},
+    {"--keep", 1, AT(keep), "clean"},
+    {"--timeout", 1, AT(timeout), "wait"},
+    {"--follow", 0, AT(follow), "events"},
+    {"--from", 1, AT(from), "events"},
+    {"--type", 1, AT(type), "metrics"},
+    CLI_OPTS_END,
+};
 
 /* --remove-on-complete / --remove-on-fail WHAT: the value says which
  * finished jobs are removed. "none" removes none (LN_KEEP_ALL), "all"
@@ -167,18 +118,7 @@ static int exit_for(int err) {
 /* The library's error err of command what, on stderr; its exit code. */
 static int fail(ln_jobs *jobs, const char *what, int err) {
     snprintf(prog, sizeof prog, "lanes jobs %s", what);
-    if (cli_err_is_json())
-        return cli_error(exit_for(err), prog, ln_err_name(err), NULL, "%s", ln_jobs_errmsg(jobs));
-    return cli_error(exit_for(err), prog, ln_err_name(err), NULL, "%s: %s", ln_err_name(err),
-                     ln_jobs_errmsg(jobs));
-}
-
-/* Print v (stolen) as one line of JSON. */
-static void print_json(json_t *v) {
-    char *s = json_dumps(v, JSON_COMPACT);
-    if (s != NULL) puts(s);
-    free(s);
-    json_decref(v);
+    return cli_jobs_error(exit_for(err), prog, err, ln_jobs_errmsg(jobs));
 }
 
 /* All of stdin as a string (malloc'd) and its length in *len (the text
@@ -208,18 +148,18 @@ static char *read_stdin(size_t *lenp) {
 }
 
 static int cmd_add(ln_jobs *jobs, args *a) {
-    if (a->npos < 2 || a->npos > 3) return usage_error("%s", "add needs QUEUE NAME [JSON]");
+    if (a->npos < 2 || a->npos > 3) return cli_usage(prog, "%s", "add needs QUEUE NAME [JSON]");
     ln_job_opts o;
     ln_job_opts_init(&o);
     long long v;
     if (a->delay && cli_parse_ll(a->delay, -(1LL << 62), 1LL << 62, &v) < 0)
-        return usage_error("--delay '%s' is not a number of ms", a->delay);
+        return cli_usage(prog, "--delay '%s' is not a number of ms", a->delay);
     if (a->delay) o.delay_ms = v;
     if (a->priority && cli_parse_ll(a->priority, -(1LL << 30), 1LL << 30, &v) < 0)
-        return usage_error("--priority '%s' is not a number", a->priority);
+        return cli_usage(prog, "--priority '%s' is not a number", a->priority);
     if (a->priority) o.priority = (int)v;
     if (a->attempts && cli_parse_ll(a->attempts, -(1LL << 30), 1LL << 30, &v) < 0)
-        return usage_error("--attempts '%s' is not a number", a->attempts);
+        return cli_usage(prog, "--attempts '%s' is not a number", a->attempts);
     if (a->attempts) o.attempts = (int)v;
     if (a->backoff) {
         const char *colon = strchr(a->backoff, ':');
@@ -229,30 +169,31 @@ static int cmd_add(ln_jobs *jobs, args *a) {
         else if (colon && n == 11 && strncmp(a->backoff, "exponential", 11) == 0)
             o.backoff = LN_BACKOFF_EXPONENTIAL;
         else
-            return usage_error("--backoff '%s': use fixed:MS or exponential:MS", a->backoff);
+            return cli_usage(prog, "--backoff '%s': use fixed:MS or exponential:MS", a->backoff);
         if (cli_parse_ll(colon + 1, -(1LL << 62), 1LL << 62, &v) < 0)
-            return usage_error("--backoff '%s': MS is not a number", a->backoff);
+            return cli_usage(prog, "--backoff '%s': MS is not a number", a->backoff);
         o.backoff_ms = v;
     }
     if (a->on_complete && parse_keep(a->on_complete, &o.remove_on_complete))
-        return usage_error("--remove-on-complete '%s': none, all, keep:N or age:S", a->on_complete);
+        return cli_usage(prog, "--remove-on-complete '%s': none, all, keep:N or age:S",
+                         a->on_complete);
     if (a->on_fail && parse_keep(a->on_fail, &o.remove_on_fail))
-        return usage_error("--remove-on-fail '%s': none, all, keep:N or age:S", a->on_fail);
+        return cli_usage(prog, "--remove-on-fail '%s': none, all, keep:N or age:S", a->on_fail);
     static char deid[LN_JOB_CUSTOM_ID_MAX]; /* static: 64 KiB, one add a run */
     if (a->dedup) {                         /* ID[:TTL_MS]: the TTL after the last ':' */
         const char *colon = strrchr(a->dedup, ':');
         size_t n = colon ? (size_t)(colon - a->dedup) : strlen(a->dedup);
         if (colon && cli_parse_ll(colon + 1, 0, INT32_MAX, &v) < 0)
-            return usage_error("--dedup '%s': use ID or ID:TTL_MS", a->dedup);
+            return cli_usage(prog, "--dedup '%s': use ID or ID:TTL_MS", a->dedup);
         if (n == 0 || n >= sizeof deid)
-            return usage_error("--dedup '%.200s': the id must be 1..%d bytes", a->dedup,
-                               LN_JOB_CUSTOM_ID_MAX - 1);
+            return cli_usage(prog, "--dedup '%.200s': the id must be 1..%d bytes", a->dedup,
+                             LN_JOB_CUSTOM_ID_MAX - 1);
         memcpy(deid, a->dedup, n);
         deid[n] = '\0';
         o.dedup_id = deid;
         o.dedup_ttl_ms = colon ? v : 0;
     } else if (a->dedup_extend || a->dedup_replace) {
-        return usage_error("%s", "--dedup-extend and --dedup-replace need --dedup ID[:TTL_MS]");
+        return cli_usage(prog, "%s", "--dedup-extend and --dedup-replace need --dedup ID[:TTL_MS]");
     }
     o.dedup_extend = a->dedup_extend;
     o.dedup_replace = a->dedup_replace;
@@ -293,14 +234,14 @@ static int cmd_add(ln_jobs *jobs, args *a) {
     free(input);
     if (err != 0) return fail(jobs, "add", err);
     if (a->json)
-        print_json(json_pack("{s:s}", "id", id));
+        cli_jobs_print_json(json_pack("{s:s}", "id", id));
     else
         puts(id);
     return CLI_EXIT_OK;
 }
 
 static int cmd_counts(ln_jobs *jobs, args *a) {
-    if (a->npos != 1) return usage_error("%s", "counts needs QUEUE");
+    if (a->npos != 1) return cli_usage(prog, "%s", "counts needs QUEUE");
     ln_job_counts c;
     int err = ln_jobs_counts(jobs, a->pos[0], &c);
     if (err != 0) return fail(jobs, "counts", err);
@@ -315,7 +256,7 @@ static int cmd_counts(ln_jobs *jobs, args *a) {
         else
             printf("%-16s %llu\n", names[i], (unsigned long long)vals[i]);
     }
-    if (o != NULL) print_json(o);
+    if (o != NULL) cli_jobs_print_json(o);
     return CLI_EXIT_OK;
 }
 
@@ -396,7 +337,7 @@ static void print_info_text(const ln_job_info *i, int full) {
 }
 
 static int cmd_get(ln_jobs *jobs, args *a) {
-    if (a->npos != 2) return usage_error("%s", "get needs QUEUE ID");
+    if (a->npos != 2) return cli_usage(prog, "%s", "get needs QUEUE ID");
     ln_job_info info;
     int err = ln_jobs_get(jobs, a->pos[0], a->pos[1], &info);
     if (err != 0) return fail(jobs, "get", err);
@@ -435,14 +376,14 @@ static void more_notice(ln_jobs *jobs, const char *queue, int state, long long s
 }
 
 static int cmd_list(ln_jobs *jobs, args *a) {
-    if (a->npos != 2) return usage_error("%s", "list needs QUEUE STATE");
+    if (a->npos != 2) return cli_usage(prog, "%s", "list needs QUEUE STATE");
     int state = ln_job_state_parse(a->pos[1]);
-    if (state < 0) return usage_error("unknown state '%s'", a->pos[1]);
+    if (state < 0) return cli_usage(prog, "unknown state '%s'", a->pos[1]);
     long long limit = 100, offset = 0;
     if (a->limit && cli_parse_ll(a->limit, 1, 10000, &limit) < 0)
-        return usage_error("--limit '%s' must be 1..10000", a->limit);
+        return cli_usage(prog, "--limit '%s' must be 1..10000", a->limit);
     if (a->offset && cli_parse_ll(a->offset, 0, 1LL << 62, &offset) < 0)
-        return usage_error("--offset '%s' must be >= 0", a->offset);
+        return cli_usage(prog, "--offset '%s' must be >= 0", a->offset);
     ln_job_info *infos;
     size_t n;
     int err = ln_jobs_list(jobs, a->pos[0], state, (size_t)offset, (size_t)limit, &infos, &n);
@@ -463,7 +404,7 @@ static int cmd_list(ln_jobs *jobs, args *a) {
 }
 
 static int cmd_logs(ln_jobs *jobs, args *a) {
-    if (a->npos != 2) return usage_error("%s", "logs needs QUEUE ID");
+    if (a->npos != 2) return cli_usage(prog, "%s", "logs needs QUEUE ID");
     char **lines;
     size_t n;
     int err = ln_jobs_logs(jobs, a->pos[0], a->pos[1], &lines, &n);
@@ -476,7 +417,7 @@ static int cmd_logs(ln_jobs *jobs, args *a) {
             puts(lines[i]);
     }
     if (a->json)
-        print_json(arr);
+        cli_jobs_print_json(arr);
     else
         json_decref(arr);
     ln_jobs_free_lines(lines, n);
@@ -487,13 +428,13 @@ static int cmd_logs(ln_jobs *jobs, args *a) {
 #define EXIT_WAIT_TIMEOUT 124
 
 static int cmd_wait(ln_jobs *jobs, args *a) {
-    if (a->npos != 2) return usage_error("%s", "wait needs QUEUE ID");
+    if (a->npos != 2) return cli_usage(prog, "%s", "wait needs QUEUE ID");
     int64_t timeout_ms = -1;
     if (a->timeout) {
         char *end;
         double secs = strtod(a->timeout, &end);
         if (end == a->timeout || *end != '\0' || !(secs >= 0 && secs <= 1e9))
-            return usage_error("--timeout '%s' must be seconds >= 0", a->timeout);
+            return cli_usage(prog, "--timeout '%s' must be seconds >= 0", a->timeout);
         timeout_ms = (int64_t)(secs * 1000.0 + 0.5);
     }
     ln_job_info info;
@@ -533,13 +474,13 @@ static void print_event(const ln_job_event *e, int json) {
         json_t *v = json_pack("{s:s,s:s,s:s?,s:I,s:o}", "id", e->id, "event", e->name, "jobId",
                               e->job_id[0] ? e->job_id : NULL, "at", (json_int_t)e->at_ms, "fields",
                               f != NULL ? f : json_object());
-        if (v != NULL) print_json(v);
+        if (v != NULL) cli_jobs_print_json(v);
     }
     fflush(stdout);
 }
 
 static int cmd_events(ln_jobs *jobs, args *a) {
-    if (a->npos != 1) return usage_error("%s", "events needs QUEUE");
+    if (a->npos != 1) return cli_usage(prog, "%s", "events needs QUEUE");
     const char *from = a->from != NULL ? a->from : a->follow ? "$" : "0";
     ln_jobs_events *ev;
     int err = ln_jobs_events_open(jobs, a->pos[0], from, &ev);
@@ -565,9 +506,7 @@ static int cmd_events(ln_jobs *jobs, args *a) {
     int rc = CLI_EXIT_OK;
     if (err != 0) {
         snprintf(prog, sizeof prog, "lanes jobs events");
-        rc = cli_error(exit_for(err), prog, ln_err_name(err), NULL, "%s%s%s",
-                       cli_err_is_json() ? "" : ln_err_name(err), cli_err_is_json() ? "" : ": ",
-                       ln_jobs_events_errmsg(ev));
+        rc = cli_jobs_error(exit_for(err), prog, err, ln_jobs_events_errmsg(ev));
     }
     ln_jobs_events_close(ev);
     return rc;
@@ -579,35 +518,35 @@ static int cmd_action(ln_jobs *jobs, const char *cmd, args *a) {
     size_t count = 1;
     if (strcmp(cmd, "retry") == 0) {
         if (a->npos != (a->all ? 1 : 2))
-            return usage_error("%s", "retry needs QUEUE ID or QUEUE --all");
+            return cli_usage(prog, "%s", "retry needs QUEUE ID or QUEUE --all");
         err = a->all ? ln_jobs_retry_all(jobs, a->pos[0], &count)
                      : ln_jobs_retry(jobs, a->pos[0], a->pos[1]);
     } else if (strcmp(cmd, "remove") == 0) {
-        if (a->npos != 2) return usage_error("%s", "remove needs QUEUE ID");
+        if (a->npos != 2) return cli_usage(prog, "%s", "remove needs QUEUE ID");
         err = ln_jobs_remove(jobs, a->pos[0], a->pos[1]);
     } else if (strcmp(cmd, "clean") == 0) {
-        if (a->npos != 2) return usage_error("%s", "clean needs QUEUE STATE");
+        if (a->npos != 2) return cli_usage(prog, "%s", "clean needs QUEUE STATE");
         int state = ln_job_state_parse(a->pos[1]);
         if (state != LN_JOB_COMPLETED && state != LN_JOB_FAILED)
-            return usage_error("clean: state '%s' must be completed or failed", a->pos[1]);
+            return cli_usage(prog, "clean: state '%s' must be completed or failed", a->pos[1]);
         long long age = -1, keep = 0;
         if (a->age && cli_parse_ll(a->age, 0, 1LL << 40, &age) < 0)
-            return usage_error("--age '%s' must be seconds >= 0", a->age);
+            return cli_usage(prog, "--age '%s' must be seconds >= 0", a->age);
         if (a->keep && cli_parse_ll(a->keep, 0, 1LL << 62, &keep) < 0)
-            return usage_error("--keep '%s' must be >= 0", a->keep);
+            return cli_usage(prog, "--keep '%s' must be >= 0", a->keep);
         err = ln_jobs_clean(jobs, a->pos[0], state, age < 0 ? -1 : age * 1000, (uint64_t)keep,
                             &count);
     } else if (strcmp(cmd, "drain") == 0) {
-        if (a->npos != 1) return usage_error("%s", "drain needs QUEUE");
+        if (a->npos != 1) return cli_usage(prog, "%s", "drain needs QUEUE");
         err = ln_jobs_drain(jobs, a->pos[0], &count);
     } else { /* pause, resume */
-        if (a->npos != 1) return usage_error("%s needs QUEUE", cmd);
+        if (a->npos != 1) return cli_usage(prog, "%s needs QUEUE", cmd);
         err = strcmp(cmd, "pause") == 0 ? ln_jobs_pause(jobs, a->pos[0])
                                         : ln_jobs_resume(jobs, a->pos[0]);
     }
     if (err != 0) return fail(jobs, cmd, err);
     if (a->json)
-        print_json(json_pack("{s:b,s:I}", "ok", 1, "count", (json_int_t)count));
+        cli_jobs_print_json(json_pack("{s:b,s:I}", "ok", 1, "count", (json_int_t)count));
     else if (strcmp(cmd, "pause") != 0 && strcmp(cmd, "resume") != 0)
         printf("%zu\n", count);
     return CLI_EXIT_OK;
@@ -621,17 +560,11 @@ static int check_store_exists(const char *url, const args *a) {
     return cli_check_store_exists(prog, url, "add --create, or add a job, to make one");
 }
 
-static int is_help(const char *s) {
-    return strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0;
-}
-
 /* --help anywhere: `lanes jobs --help`, `lanes jobs URL --help`, `lanes
  * jobs URL CMD ... --help` or `lanes jobs CMD --help` print the usage to
  * stdout. 1 if it did. */
 static int help_asked(int argc, char **argv) {
-    int asked = 0;
-    for (int i = 1; i < argc; i++) asked |= is_help(argv[i]);
-    if (!asked) return 0;
+    if (!cli_opts_help_asked(argc, argv)) return 0;
     const cli_jobs_cmd *c = argc > 2 ? cli_jobs_cmd_find(argv[2]) : NULL;
     if (c == NULL && argc > 1) c = cli_jobs_cmd_find(argv[1]);
     if (c != NULL)
@@ -649,7 +582,7 @@ int cmd_jobs(int argc, char **argv) {
     if (help_asked(argc, argv)) return CLI_EXIT_OK;
     if (argc < 3) {
         if (cli_err_is_json())
-            return usage_error("%s", "usage: lanes jobs URL COMMAND [ARGS] [--json]");
+            return cli_usage(prog, "%s", "usage: lanes jobs URL COMMAND [ARGS] [--json]");
         cli_jobs_usage(stderr);
         return CLI_EXIT_USAGE;
     }
@@ -658,21 +591,14 @@ int cmd_jobs(int argc, char **argv) {
     args a;
     memset(&a, 0, sizeof a);
     a.cmd = cli_jobs_cmd_find(argv[2]);
-    if (a.cmd == NULL) return usage_error("unknown command '%s'", argv[2]);
+    if (a.cmd == NULL) return cli_usage(prog, "unknown command '%s'", argv[2]);
     snprintf(prog, sizeof prog, "lanes jobs %s", a.cmd->name);
-    int rc = parse_args(argc - 3, argv + 3, &a);
+    cli_cmdline cl = {options, a.cmd->name, prog, 4};
+    int rc = cli_opts_parse(&cl, argc - 3, argv + 3, &a, a.pos, &a.npos);
     if (rc == 0) rc = check_store_exists(url, &a);
     if (rc != 0) return rc;
     ln_jobs *jobs;
-    char msg[512];
-    int err = ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg);
-    if (err != 0)
-        return cli_error(err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE, prog,
-                         ln_err_name(err), NULL, "cannot open '%s': %s%s%s", url,
-                         cli_err_is_json() ? "" : ln_err_name(err), cli_err_is_json() ? "" : ": ",
-                         msg);
-    if (ln_jobs_warning(jobs) != NULL) /* the library never prints */
-        cli_warning("lanes", ln_jobs_warning(jobs));
+    if ((rc = cli_jobs_open(prog, url, &jobs)) != 0) return rc;
     const char *cmd = a.cmd->name;
     if (strcmp(cmd, "add") == 0)
         rc = cmd_add(jobs, &a);
@@ -689,7 +615,7 @@ int cmd_jobs(int argc, char **argv) {
     else if (strcmp(cmd, "events") == 0)
         rc = cmd_events(jobs, &a);
     else if (strcmp(cmd, "workers") == 0) /* jobs_workers.c */
-        rc = a.npos != 1 ? usage_error("%s", "workers needs QUEUE")
+        rc = a.npos != 1 ? cli_usage(prog, "%s", "workers needs QUEUE")
                          : cli_jobs_workers(jobs, prog, a.pos[0], a.json);
     else if (strcmp(cmd, "metrics") == 0)
         rc = cli_jobs_metrics(jobs, prog, a.pos, a.npos, a.type, a.json);

@@ -5,6 +5,8 @@
 
 #include "cli.h"
 #include "cli_err.h"
+#include "cli_opts.h"
+#include "jobs_store.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -13,25 +15,15 @@
 #define EXIT_NOT_FOUND 4 /* as every `lanes jobs` command: no such job */
 
 int cli_jobs_cancel(ln_jobs *jobs, const char *prog, const char *const *pos, int npos, int json) {
-    if (npos != 2)
-        return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", "(see 'lanes jobs cancel --help')",
-                         "cancel needs QUEUE ID");
+    if (npos != 2) return cli_usage(prog, "%s", "cancel needs QUEUE ID");
     int err = ln_jobs_cancel(jobs, pos[0], pos[1]);
     if (err != 0) {
         int code = err == LN_ENOENT   ? EXIT_NOT_FOUND
                    : err == LN_EINVAL ? CLI_EXIT_USAGE
                    : err == LN_EFORK  ? CLI_EXIT_FAILURE
                                       : CLI_EXIT_UNAVAILABLE;
-        if (json) return cli_error(code, prog, ln_err_name(err), NULL, "%s", ln_jobs_errmsg(jobs));
-        return cli_error(code, prog, ln_err_name(err), NULL, "%s: %s", ln_err_name(err),
-                         ln_jobs_errmsg(jobs));
+        return cli_jobs_error(code, prog, err, ln_jobs_errmsg(jobs));
     }
-    if (json) {
-        json_t *v = json_pack("{s:b,s:s}", "ok", 1, "id", pos[1]);
-        char *s = v != NULL ? json_dumps(v, JSON_COMPACT) : NULL;
-        if (s != NULL) puts(s);
-        free(s);
-        json_decref(v);
-    }
+    if (json) cli_jobs_print_json(json_pack("{s:b,s:s}", "ok", 1, "id", pos[1]));
     return CLI_EXIT_OK;
 }

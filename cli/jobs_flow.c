@@ -14,6 +14,8 @@
 
 #include "cli.h"
 #include "cli_err.h"
+#include "cli_opts.h"
+#include "jobs_store.h"
 
 #include <jansson.h>
 
@@ -206,26 +208,20 @@ static int add_tree(ln_jobs *jobs, tree *t, int json) {
     int err = ln_jobs_add_flow(jobs, &t->nodes[0], ids, t->n, id_size);
     if (err != 0) {
         free(ids);
-        return cli_error(err == LN_EINVAL || err == LN_ERANGE ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE,
-                         prog, ln_err_name(err), NULL, "%s", ln_jobs_errmsg(jobs));
+        return cli_jobs_error(err == LN_EINVAL || err == LN_ERANGE ? CLI_EXIT_USAGE
+                                                                   : CLI_EXIT_FAILURE,
+                              prog, err, ln_jobs_errmsg(jobs));
     }
     json_t *arr = json ? json_array() : NULL;
     id_cursor cur = {ids, id_size};
     print_ids(&t->nodes[0], t->nodes[0].queue, &cur, arr);
-    if (arr != NULL) {
-        char *s = json_dumps(arr, JSON_COMPACT);
-        if (s != NULL) puts(s);
-        free(s);
-        json_decref(arr);
-    }
+    if (arr != NULL) cli_jobs_print_json(arr);
     free(ids);
     return CLI_EXIT_OK;
 }
 
 int cli_jobs_flow(ln_jobs *jobs, int npos, const char *const *pos, int json) {
-    if (npos != 1)
-        return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", "lanes jobs flow --help",
-                         "flow needs FILE.json (or - for stdin)");
+    if (npos != 1) return cli_usage(prog, "%s", "flow needs FILE.json (or - for stdin)");
     json_error_t je;
     json_t *root =
         strcmp(pos[0], "-") == 0 ? json_loadf(stdin, 0, &je) : json_load_file(pos[0], 0, &je);

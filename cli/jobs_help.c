@@ -1,5 +1,5 @@
-/* jobs_help.c - the table of `lanes jobs` subcommands: which options each
- * takes and what `--help` prints for it. */
+/* jobs_help.c - the table of `lanes jobs` subcommands: their synopsis and
+ * what `--help` prints for each. */
 #include "jobs_help.h"
 #include "jobs_metrics.h"
 #include "jobs_ratelimit.h"
@@ -15,8 +15,6 @@
 
 static const cli_jobs_cmd cmds[] = {
     {"add", "QUEUE NAME [JSON|-] [options]",
-     "--delay --priority --attempts --backoff --id --lifo --traceparent "
-     "--remove-on-complete --remove-on-fail --dedup --dedup-extend --dedup-replace ",
      "Add a job and print its id. JSON is the job's data (default {});\n"
      "'-' reads it from stdin, where one trailing newline (\\n or \\r\\n) is\n"
      "dropped, so `echo '{\"a\":1}' | lanes jobs URL add q n -` stores {\"a\":1}.\n"
@@ -38,8 +36,8 @@ static const cli_jobs_cmd cmds[] = {
      "  --dedup-extend          each deduplicated add starts the TTL again\n"
      "  --dedup-replace         an add while the holder is still delayed\n"
      "                          replaces it with this job\n"},
-    {"counts", "QUEUE", "", "Print the number of jobs in each state.\n"},
-    {"list", "QUEUE STATE [--limit N] [--offset N]", "--limit --offset ",
+    {"counts", "QUEUE", "Print the number of jobs in each state.\n"},
+    {"list", "QUEUE STATE [--limit N] [--offset N]",
      "List the jobs in one state: waiting delayed prioritized active completed\n"
      "failed paused waiting-children.\n"
      "\n"
@@ -49,27 +47,25 @@ static const cli_jobs_cmd cmds[] = {
      "When more jobs remain after the page, a line on stderr says so and\n"
      "gives the --offset of the next page (a JSON object under --json:\n"
      "{\"more\":true,\"shown\":N,\"next_offset\":N}); stdout stays the list.\n"},
-    {"get", "QUEUE ID", "",
+    {"get", "QUEUE ID",
      "Print one job with all its fields, and for a job of a flow its parent\n"
      "and children (each child's key, status and result or reason).\n"},
-    {"logs", "QUEUE ID", "", "Print the log lines a handler wrote for a job.\n"},
-    {"retry", "QUEUE ID | QUEUE --all", "--all ",
+    {"logs", "QUEUE ID", "Print the log lines a handler wrote for a job.\n"},
+    {"retry", "QUEUE ID | QUEUE --all",
      "Move a failed job (or, with --all, every failed job) back to waiting.\n"
      "Prints how many moved.\n"},
-    {"remove", "QUEUE ID", "", "Delete a job (not while it is active).\n"},
-    {"clean", "QUEUE completed|failed [--age S] [--keep N]", "--age --keep ",
+    {"remove", "QUEUE ID", "Delete a job (not while it is active).\n"},
+    {"clean", "QUEUE completed|failed [--age S] [--keep N]",
      "Delete finished jobs in one state; prints how many went.\n"
      "\n"
      "  --age S     only jobs that finished more than S seconds ago\n"
      "  --keep N    keep the newest N jobs (default 0)\n"},
-    {"pause", "QUEUE", "", "Stop workers taking jobs from the queue.\n"},
-    {"rate-limit", "QUEUE [MAX/DURATION_MS | --clear | --for MS]", "--clear --for ",
-     cli_jobs_rate_limit_help},
-    {"concurrency", "QUEUE [N | --clear]", "--clear ", cli_jobs_concurrency_help},
-    {"resume", "QUEUE", "", "Let workers take jobs from the queue again.\n"},
-    {"drain", "QUEUE", "",
-     "Delete the waiting, prioritized and delayed jobs; prints how many went.\n"},
-    {"wait", "QUEUE ID [--timeout S]", "--timeout ",
+    {"pause", "QUEUE", "Stop workers taking jobs from the queue.\n"},
+    {"rate-limit", "QUEUE [MAX/DURATION_MS | --clear | --for MS]", cli_jobs_rate_limit_help},
+    {"concurrency", "QUEUE [N | --clear]", cli_jobs_concurrency_help},
+    {"resume", "QUEUE", "Let workers take jobs from the queue again.\n"},
+    {"drain", "QUEUE", "Delete the waiting, prioritized and delayed jobs; prints how many went.\n"},
+    {"wait", "QUEUE ID [--timeout S]",
      "Wait until the job completed or failed (as BullMQ's waitUntilFinished)\n"
      "and print its result on stdout (exit 0), or its failure reason on\n"
      "stderr (exit 1). Returns at once for a job already finished.\n"
@@ -79,7 +75,7 @@ static const cli_jobs_cmd cmds[] = {
      "\n"
      "--json prints the job as `get --json` does, for both outcomes.\n"
      "No such job, or removed meanwhile: exit 4.\n"},
-    {"events", "QUEUE [--follow] [--from ID]", "--follow --from ",
+    {"events", "QUEUE [--follow] [--from ID]",
      "Print the queue's events, one a line: ID NAME JOBID FIELDS (FIELDS a\n"
      "JSON object of strings; JOBID '-' when none), or with --json\n"
      "{\"id\",\"event\",\"jobId\",\"at\",\"fields\"}. Redis: BullMQ's events\n"
@@ -91,7 +87,7 @@ static const cli_jobs_cmd cmds[] = {
      "  --follow    keep printing new events until interrupted (SIGINT/SIGTERM)\n"
      "  --from ID   start after event ID; \"0\" from the oldest kept, \"$\" only\n"
      "              new ones (default: \"0\", or \"$\" with --follow)\n"},
-    {"workers", "QUEUE", "",
+    {"workers", "QUEUE",
      "Print the workers connected to the queue now, oldest first, one a line:\n"
      "ID KIND NAME WHERE pid=PID up=Ns seen=Ns-ago, or with --json an array of\n"
      "{\"id\",\"kind\",\"name\",\"addr\",\"host\",\"pid\",\"startedOn\",\"seenOn\"}.\n"
@@ -100,8 +96,8 @@ static const cli_jobs_cmd cmds[] = {
      "worker's (CLIENT LIST, as Queue.getWorkers()); WHERE is the address.\n"
      "sqlite: the runs that sent a heartbeat within the last 6 s; WHERE is\n"
      "the host.\n"},
-    {"metrics", CLI_JOBS_METRICS_SYNOPSIS, CLI_JOBS_METRICS_OPTIONS, CLI_JOBS_METRICS_HELP},
-    {"cancel", "QUEUE ID", "",
+    {"metrics", CLI_JOBS_METRICS_SYNOPSIS, CLI_JOBS_METRICS_HELP},
+    {"cancel", "QUEUE ID",
      "Cancel a job that has not finished: it ends failed with the reason\n"
      "\"canceled\" at once, without a retry. A waiting, prioritized or\n"
      "delayed job never runs. An active one: the lanes worker running it sees\n"
@@ -112,7 +108,7 @@ static const cli_jobs_cmd cmds[] = {
      "processor runs on, and its outcome is refused. Prints nothing\n"
      "({\"ok\":true,\"id\":ID} with --json). A finished job: exit 2, nothing\n"
      "changes. No such job: exit 4.\n"},
-    {"flow", "FILE.json|-", "",
+    {"flow", "FILE.json|-",
      "Add a flow: a tree of jobs, all or nothing (BullMQ's FlowProducer). A\n"
      "parent waits in waiting-children until its children are done, then\n"
      "runs and reads their results. FILE ('-': stdin) holds one node:\n"
@@ -136,16 +132,6 @@ const cli_jobs_cmd *cli_jobs_cmd_find(const char *name) {
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(cmds[i].name, name) == 0) return &cmds[i];
     return NULL;
-}
-
-int cli_jobs_opt_applies(const cli_jobs_cmd *cmd, const char *opt) {
-    if (strcmp(opt, "--json") == 0 || strcmp(opt, "--create") == 0 || strcmp(opt, "--help") == 0 ||
-        strcmp(opt, "-h") == 0)
-        return 1;
-    size_t n = strlen(opt);
-    for (const char *p = cmd->options; (p = strstr(p, opt)) != NULL; p += n)
-        if ((p == cmd->options || p[-1] == ' ') && p[n] == ' ') return 1;
-    return 0;
 }
 
 static const char common_text[] =

@@ -1,5 +1,6 @@
-/* jobs_help.h - the subcommands of `lanes jobs`: their names, the options
- * each one takes, and their --help text (docs/cli.md). */
+/* jobs_help.h - the subcommands of `lanes jobs`: their names and their
+ * --help text (docs/cli.md); the options each takes are in the option
+ * tables of cmd_jobs.c, jobs_schedule.c and jobs_ratelimit.c. */
 #ifndef CLI_JOBS_HELP_H
 #define CLI_JOBS_HELP_H
 
@@ -8,16 +9,11 @@
 typedef struct cli_jobs_cmd {
     const char *name;     /* "add", "counts", ... */
     const char *synopsis; /* the arguments after the name */
-    const char *options;  /* the options it takes, each followed by a space */
     const char *help;     /* what it does, and its options, for --help */
 } cli_jobs_cmd;
 
 /* The subcommand called name, or NULL. */
 const cli_jobs_cmd *cli_jobs_cmd_find(const char *name);
-
-/* 1 if option opt (e.g. "--limit") applies to cmd. --json, --create and
- * --help apply to every subcommand. */
-int cli_jobs_opt_applies(const cli_jobs_cmd *cmd, const char *opt);
 
 /* `lanes jobs --help` (every subcommand), and `lanes jobs URL CMD --help`. */
 void cli_jobs_usage(FILE *f);

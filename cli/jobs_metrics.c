@@ -5,6 +5,8 @@
 
 #include "cli.h"
 #include "cli_err.h"
+#include "cli_opts.h"
+#include "jobs_store.h"
 
 #include <lanes.h>
 
@@ -34,12 +36,9 @@ static void metrics_text(const char *type, const ln_job_metrics *m) {
 
 int cli_jobs_metrics(ln_jobs *jobs, const char *prog, const char *const *pos, int npos,
                      const char *type, int json) {
-    if (npos != 1)
-        return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", "(see 'lanes jobs URL metrics --help')",
-                         "%s", "metrics needs QUEUE");
+    if (npos != 1) return cli_usage(prog, "%s", "metrics needs QUEUE");
     if (type != NULL && strcmp(type, "completed") != 0 && strcmp(type, "failed") != 0)
-        return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", "(see 'lanes jobs URL metrics --help')",
-                         "--type is completed or failed, not '%s'", type);
+        return cli_usage(prog, "--type is completed or failed, not '%s'", type);
     static const char *const names[] = {"completed", "failed"};
     static const int types[] = {LN_JOB_COMPLETED, LN_JOB_FAILED};
     json_t *out = json ? json_object() : NULL;
@@ -52,9 +51,7 @@ int cli_jobs_metrics(ln_jobs *jobs, const char *prog, const char *const *pos, in
             int code = err == LN_EINVAL   ? CLI_EXIT_USAGE
                        : err == LN_ENOMEM ? CLI_EXIT_FAILURE
                                           : CLI_EXIT_UNAVAILABLE;
-            return cli_error(code, prog, ln_err_name(err), NULL, "%s%s%s",
-                             cli_err_is_json() ? "" : ln_err_name(err),
-                             cli_err_is_json() ? "" : ": ", ln_jobs_errmsg(jobs));
+            return cli_jobs_error(code, prog, err, ln_jobs_errmsg(jobs));
         }
         if (json)
             json_object_set_new(out, names[i], metrics_json(&m));
@@ -62,11 +59,6 @@ int cli_jobs_metrics(ln_jobs *jobs, const char *prog, const char *const *pos, in
             metrics_text(names[i], &m);
         ln_job_metrics_clear(&m);
     }
-    if (json) {
-        char *s = json_dumps(out, JSON_COMPACT);
-        if (s != NULL) puts(s);
-        free(s);
-        json_decref(out);
-    }
+    if (json) cli_jobs_print_json(out);
     return CLI_EXIT_OK;
 }

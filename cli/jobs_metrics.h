@@ -7,7 +7,6 @@
 
 /* Its entry of the subcommand table (jobs_help.c). */
 #define CLI_JOBS_METRICS_SYNOPSIS "QUEUE [--type completed|failed]"
-#define CLI_JOBS_METRICS_OPTIONS "--type "
 #define CLI_JOBS_METRICS_HELP                                                                      \
     "Print the queue's per-minute counts of completed and failed jobs (BullMQ's\n"                 \
     "metrics, as queue.getMetrics and Bull Board's chart read them), which\n"                      \

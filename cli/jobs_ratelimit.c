@@ -5,12 +5,15 @@
  * limits and global concurrency"). */
 #include "cli.h"
 #include "cli_err.h"
+#include "cli_opts.h"
+#include "jobs_store.h"
 #include "jobs_ratelimit.h"
 #include "store_url.h"
 
 #include <lanes.h>
 #include <lanes/jobs.h>
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,32 +74,24 @@ typedef struct largs {
 
 static char prog[64] = "lanes jobs";
 
-static int usage(const char *fmt, const char *arg) {
-    return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", "(see 'lanes jobs URL COMMAND --help')",
-                     fmt, arg);
-}
+#define AT(member) offsetof(largs, member)
+
+static const cli_opt options[] = {
+    CLI_OPTS_EVERY(largs),
+    {"--clear", 0, AT(clear), NULL},
+    {"--for", 1, AT(for_ms), "rate-limit"},
+    CLI_OPTS_END,
+};
 
 static int parse(int argc, char **argv, int rate, largs *a) {
-    for (int i = 4; i < argc; i++) {
-        const char *s = argv[i];
-        if (strcmp(s, "--json") == 0 || strcmp(s, "--create") == 0) {
-            *(s[2] == 'j' ? &a->json : &a->create) = 1;
-        } else if (strcmp(s, "--clear") == 0) {
-            a->clear = 1;
-        } else if (rate && strcmp(s, "--for") == 0) {
-            if (i + 1 >= argc) return usage("%s needs MS", s);
-            a->for_ms = argv[++i];
-        } else if (strncmp(s, "--", 2) == 0) {
-            return usage("unknown option '%s'", s);
-        } else if (a->value != NULL) {
-            return usage("unexpected argument '%s'", s);
-        } else {
-            a->value = s;
-        }
-    }
+    cli_cmdline cl = {options, argv[2], prog, 1};
+    int npos = 0;
+    int rc = cli_opts_parse(&cl, argc - 4, argv + 4, a, &a->value, &npos); /* at most 1 */
+    if (rc != 0) return rc;
     if ((a->value != NULL) + a->clear + (a->for_ms != NULL) > 1)
-        return usage("%s", rate ? "give one of MAX/DURATION_MS, --clear and --for"
-                                : "give N or --clear, not both");
+        return cli_usage(prog, "%s",
+                         rate ? "give one of MAX/DURATION_MS, --clear and --for"
+                              : "give N or --clear, not both");
     return 0;
 }
 
@@ -104,16 +99,7 @@ static int failed(ln_jobs *jobs, int err) {
     int code = err == LN_EINVAL                                           ? CLI_EXIT_USAGE
                : err == LN_EBACKEND || err == LN_ENOTSUP || err == LN_EIO ? CLI_EXIT_UNAVAILABLE
                                                                           : CLI_EXIT_FAILURE;
-    return cli_error(code, prog, ln_err_name(err), NULL, "%s%s%s",
-                     cli_err_is_json() ? "" : ln_err_name(err), cli_err_is_json() ? "" : ": ",
-                     ln_jobs_errmsg(jobs));
-}
-
-static void print_json(json_t *v) {
-    char *s = json_dumps(v, JSON_COMPACT);
-    if (s != NULL) puts(s);
-    free(s);
-    json_decref(v);
+    return cli_jobs_error(code, prog, err, ln_jobs_errmsg(jobs));
 }
 
 static int show_rate(ln_jobs *jobs, const char *queue, int json) {
@@ -122,8 +108,8 @@ static int show_rate(ln_jobs *jobs, const char *queue, int json) {
     if (err == 0) err = ln_jobs_rate_limit_ttl(jobs, queue, 0, &ttl);
     if (err != 0) return failed(jobs, err);
     if (json) {
-        print_json(json_pack("{s:I,s:I,s:I}", "max", (json_int_t)max, "duration_ms",
-                             (json_int_t)dur, "limited_ms", (json_int_t)ttl));
+        cli_jobs_print_json(json_pack("{s:I,s:I,s:I}", "max", (json_int_t)max, "duration_ms",
+                                      (json_int_t)dur, "limited_ms", (json_int_t)ttl));
         return CLI_EXIT_OK;
     }
     if (max > 0)
@@ -138,20 +124,21 @@ static int run_rate(ln_jobs *jobs, const char *queue, const largs *a) {
     int err;
     if (a->for_ms != NULL) {
         long long ms = parse_n(a->for_ms, strlen(a->for_ms));
-        if (ms < 0) return usage("--for is 0..2147483647 ms, not '%s'", a->for_ms);
+        if (ms < 0) return cli_usage(prog, "--for is 0..2147483647 ms, not '%s'", a->for_ms);
         err = ln_jobs_rate_limit(jobs, queue, ms);
     } else if (a->clear) {
         err = ln_jobs_set_rate_limit(jobs, queue, 0, 0);
     } else if (a->value != NULL) {
         unsigned max, dur;
         if (cli_parse_rate(a->value, &max, &dur) != 0)
-            return usage("the limit is MAX/DURATION_MS, both 1..2147483647, not '%s'", a->value);
+            return cli_usage(prog, "the limit is MAX/DURATION_MS, both 1..2147483647, not '%s'",
+                             a->value);
         err = ln_jobs_set_rate_limit(jobs, queue, max, dur);
     } else {
         return show_rate(jobs, queue, a->json);
     }
     if (err != 0) return failed(jobs, err);
-    if (a->json) print_json(json_pack("{s:b}", "ok", 1));
+    if (a->json) cli_jobs_print_json(json_pack("{s:b}", "ok", 1));
     return CLI_EXIT_OK;
 }
 
@@ -159,15 +146,15 @@ static int run_concurrency(ln_jobs *jobs, const char *queue, const largs *a) {
     int err;
     if (a->clear || a->value != NULL) {
         long long n = a->clear ? 0 : parse_n(a->value, strlen(a->value));
-        if (n < 1 && !a->clear) return usage("N is 1..2147483647, not '%s'", a->value);
+        if (n < 1 && !a->clear) return cli_usage(prog, "N is 1..2147483647, not '%s'", a->value);
         if ((err = ln_jobs_set_concurrency(jobs, queue, n)) != 0) return failed(jobs, err);
-        if (a->json) print_json(json_pack("{s:b}", "ok", 1));
+        if (a->json) cli_jobs_print_json(json_pack("{s:b}", "ok", 1));
         return CLI_EXIT_OK;
     }
     int64_t n = 0;
     if ((err = ln_jobs_get_concurrency(jobs, queue, &n)) != 0) return failed(jobs, err);
     if (a->json)
-        print_json(json_pack("{s:I}", "concurrency", (json_int_t)n));
+        cli_jobs_print_json(json_pack("{s:I}", "concurrency", (json_int_t)n));
     else if (n > 0)
         printf("%lld\n", (long long)n);
     else
@@ -179,21 +166,15 @@ int cli_jobs_limits_main(int argc, char **argv) {
     int rate = strcmp(argv[2], "rate-limit") == 0;
     snprintf(prog, sizeof prog, "lanes jobs %s", argv[2]);
     largs a = {0};
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--json") == 0) cli_err_json(1);
-    if (argc < 4 || strncmp(argv[3], "--", 2) == 0) return usage("%s", "QUEUE is missing");
+    if (argc < 4 || strncmp(argv[3], "--", 2) == 0)
+        return cli_usage(prog, "%s", "QUEUE is missing");
     int rc = parse(argc, argv, rate, &a);
     if (rc != 0) return rc;
     if (!a.create && (rc = cli_check_store_exists(prog, argv[1],
                                                   "add --create, or add a job, to make one")) != 0)
         return rc;
     ln_jobs *jobs;
-    char msg[512];
-    int err = ln_jobs_open_ex(&jobs, argv[1], NULL, msg, sizeof msg);
-    if (err != 0)
-        return cli_error(err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE, prog,
-                         ln_err_name(err), NULL, "cannot open '%s': %s", argv[1], msg);
-    if (ln_jobs_warning(jobs) != NULL) cli_warning("lanes", ln_jobs_warning(jobs));
+    if ((rc = cli_jobs_open(prog, argv[1], &jobs)) != 0) return rc;
     rc = rate ? run_rate(jobs, argv[3], &a) : run_concurrency(jobs, argv[3], &a);
     ln_jobs_close(jobs);
     return rc;

@@ -6,13 +6,15 @@
 #include "cli.h"
 #include "cli_err.h"
 #include "cli_num.h"
+#include "cli_opts.h"
+#include "jobs_store.h"
 #include "store_url.h"
 
 #include <lanes.h>
 #include <lanes/jobs.h>
 
 #include <jansson.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,68 +65,29 @@ static const char schedules_help[] =
 
 typedef struct sargs {
     const char *cmd, *pos[4];
-    int which, npos, json, immediately, create; /* which: 0 schedule, 1 unschedule, 2 schedules */
+    int npos, json, immediately, create;
     const char *every, *cron, *tz, *start, *end, *limit, *offset, *priority, *attempts, *backoff;
 } sargs;
 
 static char prog[64];
 
-static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage(const char *fmt, ...) {
-    char msg[512], hint[96];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    snprintf(hint, sizeof hint, "(see '%s --help')", prog);
-    return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", hint, "%s", msg);
-}
+#define AT(member) offsetof(sargs, member)
 
-/* Where option o's value goes, or NULL when cmd does not take it. */
-static const char **slot(sargs *a, const char *o) {
-    static const char *const takes[] = {
-        "--every --cron --tz --start --end --limit --priority --attempts --backoff ", "",
-        "--limit --offset "};
-    struct {
-        const char *name;
-        const char **p;
-    } t[] = {{"--every", &a->every},    {"--cron", &a->cron},         {"--tz", &a->tz},
-             {"--start", &a->start},    {"--end", &a->end},           {"--limit", &a->limit},
-             {"--offset", &a->offset},  {"--priority", &a->priority}, {"--attempts", &a->attempts},
-             {"--backoff", &a->backoff}};
-    char key[32];
-    snprintf(key, sizeof key, "%s ", o);
-    if (strstr(takes[a->which], key) == NULL) return NULL;
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (!strcmp(o, t[i].name)) return t[i].p;
-    return NULL;
-}
-
-/* argv after the command into a; an option the command does not take is
- * an error. */
-static int parse(int argc, char **argv, sargs *a) {
-    for (int i = 0; i < argc; i++) {
-        const char *s = argv[i];
-        const char **p;
-        if (!strcmp(s, "--json")) {
-            a->json = 1;
-        } else if (!strcmp(s, "--create")) {
-            a->create = 1;
-        } else if (a->which == 0 && !strcmp(s, "--immediately")) {
-            a->immediately = 1;
-        } else if (strncmp(s, "--", 2) == 0) {
-            if ((p = slot(a, s)) == NULL)
-                return usage("option '%s' does not apply to '%s'", s, a->cmd);
-            if (i + 1 >= argc) return usage("%s needs a value", s);
-            *p = argv[++i];
-        } else if (a->npos < 4) {
-            a->pos[a->npos++] = s;
-        } else {
-            return usage("unexpected argument '%s'", s);
-        }
-    }
-    return 0;
-}
+static const cli_opt options[] = {
+    CLI_OPTS_EVERY(sargs),
+    {"--every", 1, AT(every), "schedule"},
+    {"--cron", 1, AT(cron), "schedule"},
+    {"--tz", 1, AT(tz), "schedule"},
+    {"--start", 1, AT(start), "schedule"},
+    {"--end", 1, AT(end), "schedule"},
+    {"--limit", 1, AT(limit), "schedule schedules"},
+    {"--offset", 1, AT(offset), "schedules"},
+    {"--immediately", 0, AT(immediately), "schedule"},
+    {"--priority", 1, AT(priority), "schedule"},
+    {"--attempts", 1, AT(attempts), "schedule"},
+    {"--backoff", 1, AT(backoff), "schedule"},
+    CLI_OPTS_END,
+};
 
 /* T: ms since the epoch, or YYYY-MM-DDTHH:MM:SS[.mmm]Z (UTC). */
 static int parse_time(const char *s, int64_t *ms) {
@@ -151,16 +114,7 @@ static int fail(ln_jobs *jobs, int err) {
                : err == LN_EBACKEND || err == LN_ECONNREFUSED || err == LN_EIO
                    ? CLI_EXIT_UNAVAILABLE
                    : CLI_EXIT_FAILURE;
-    return cli_error(code, prog, ln_err_name(err), NULL, "%s%s%s",
-                     cli_err_is_json() ? "" : ln_err_name(err), cli_err_is_json() ? "" : ": ",
-                     ln_jobs_errmsg(jobs));
-}
-
-static void print_json(json_t *j) {
-    char *s = json_dumps(j, JSON_COMPACT);
-    if (s != NULL) puts(s);
-    free(s);
-    json_decref(j);
+    return cli_jobs_error(code, prog, err, ln_jobs_errmsg(jobs));
 }
 
 /* --priority, --attempts, --backoff into o. */
@@ -168,17 +122,17 @@ static int job_opts(const sargs *a, ln_job_opts *o) {
     long long v;
     ln_job_opts_init(o);
     if (a->priority && cli_parse_ll(a->priority, 0, LN_JOB_PRIORITY_MAX, &v) < 0)
-        return usage("--priority '%s' must be 0..%d", a->priority, LN_JOB_PRIORITY_MAX);
+        return cli_usage(prog, "--priority '%s' must be 0..%d", a->priority, LN_JOB_PRIORITY_MAX);
     if (a->priority) o->priority = (int)v;
     if (a->attempts && cli_parse_ll(a->attempts, 1, 1 << 30, &v) < 0)
-        return usage("--attempts '%s' must be >= 1", a->attempts);
+        return cli_usage(prog, "--attempts '%s' must be >= 1", a->attempts);
     if (a->attempts) o->attempts = (int)v;
     if (a->backoff) {
         const char *c = strchr(a->backoff, ':');
         int exp = c && !strncmp(a->backoff, "exponential:", 12);
         if (c == NULL || (!exp && strncmp(a->backoff, "fixed:", 6)) ||
             cli_parse_ll(c + 1, 0, 1LL << 40, &v) < 0)
-            return usage("--backoff '%s' must be fixed:MS or exponential:MS", a->backoff);
+            return cli_usage(prog, "--backoff '%s' must be fixed:MS or exponential:MS", a->backoff);
         o->backoff = exp ? LN_BACKOFF_EXPONENTIAL : LN_BACKOFF_FIXED;
         o->backoff_ms = v;
     }
@@ -204,24 +158,26 @@ static char *read_all(FILE *f) {
 }
 
 static int cmd_schedule(ln_jobs *jobs, const sargs *a) {
-    if (a->npos < 3 || a->npos > 4) return usage("%s", "schedule needs QUEUE ID NAME [JSON]");
+    if (a->npos < 3 || a->npos > 4)
+        return cli_usage(prog, "%s", "schedule needs QUEUE ID NAME [JSON]");
     ln_job_schedule s;
     ln_job_schedule_init(&s);
     long long v;
     if ((a->every != NULL) == (a->cron != NULL))
-        return usage("%s", "schedule needs exactly one of --every MS and --cron PATTERN");
+        return cli_usage(prog, "%s", "schedule needs exactly one of --every MS and --cron PATTERN");
     if (a->every && cli_parse_ll(a->every, 1, 1LL << 40, &v) < 0)
-        return usage("--every '%s' must be milliseconds > 0", a->every);
+        return cli_usage(prog, "--every '%s' must be milliseconds > 0", a->every);
     if (a->every) s.every_ms = v;
-    if (a->tz && !a->cron) return usage("%s", "--tz needs --cron");
+    if (a->tz && !a->cron) return cli_usage(prog, "%s", "--tz needs --cron");
     s.pattern = a->cron;
     s.tz = a->tz;
     if (a->start && parse_time(a->start, &s.start_ms) < 0)
-        return usage("--start '%s': ms since the epoch or YYYY-MM-DDTHH:MM:SSZ", a->start);
+        return cli_usage(prog, "--start '%s': ms since the epoch or YYYY-MM-DDTHH:MM:SSZ",
+                         a->start);
     if (a->end && parse_time(a->end, &s.end_ms) < 0)
-        return usage("--end '%s': ms since the epoch or YYYY-MM-DDTHH:MM:SSZ", a->end);
+        return cli_usage(prog, "--end '%s': ms since the epoch or YYYY-MM-DDTHH:MM:SSZ", a->end);
     if (a->limit && cli_parse_ll(a->limit, 1, 1LL << 50, &v) < 0)
-        return usage("--limit '%s' must be >= 1", a->limit);
+        return cli_usage(prog, "--limit '%s' must be >= 1", a->limit);
     if (a->limit) s.limit = v;
     s.immediately = a->immediately;
     ln_job_opts o;
@@ -236,7 +192,8 @@ static int cmd_schedule(ln_jobs *jobs, const sargs *a) {
     free(input);
     if (err != 0) return fail(jobs, err);
     if (a->json)
-        print_json(json_pack("{s:s,s:s?}", "scheduler", a->pos[1], "job", id[0] ? id : NULL));
+        cli_jobs_print_json(
+            json_pack("{s:s,s:s?}", "scheduler", a->pos[1], "job", id[0] ? id : NULL));
     else if (id[0])
         puts(id);
     return CLI_EXIT_OK;
@@ -270,12 +227,12 @@ static json_t *sched_json(const ln_job_scheduler *s) {
 }
 
 static int cmd_schedules(ln_jobs *jobs, const sargs *a) {
-    if (a->npos != 1) return usage("%s", "schedules needs QUEUE");
+    if (a->npos != 1) return cli_usage(prog, "%s", "schedules needs QUEUE");
     long long limit = 100, offset = 0;
     if (a->limit && cli_parse_ll(a->limit, 1, 1000, &limit) < 0)
-        return usage("--limit '%s' must be 1..1000", a->limit);
+        return cli_usage(prog, "--limit '%s' must be 1..1000", a->limit);
     if (a->offset && cli_parse_ll(a->offset, 0, 1LL << 40, &offset) < 0)
-        return usage("--offset '%s' must be >= 0", a->offset);
+        return cli_usage(prog, "--offset '%s' must be >= 0", a->offset);
     ln_job_scheduler *list;
     size_t n;
     int err = ln_jobs_scheduler_list(jobs, a->pos[0], (size_t)offset, (size_t)limit, &list, &n);
@@ -296,7 +253,7 @@ static int cmd_schedules(ln_jobs *jobs, const sargs *a) {
             printf("%s %s cron:'%s'%s%s %lld %s\n", s->id, next, s->pattern, s->tz ? "@" : "",
                    s->tz ? s->tz : "", (long long)s->iterations, s->name);
     }
-    if (arr != NULL) print_json(arr);
+    if (arr != NULL) cli_jobs_print_json(arr);
     ln_job_scheduler_free_array(list, n);
     return CLI_EXIT_OK;
 }
@@ -315,38 +272,32 @@ int cli_jobs_schedule(int argc, char **argv) {
     sargs a;
     memset(&a, 0, sizeof a);
     a.cmd = names[which];
-    a.which = which;
     snprintf(prog, sizeof prog, "lanes jobs %s", a.cmd);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(helps[which], stdout);
-            return CLI_EXIT_OK;
-        }
-        if (!strcmp(argv[i], "--json")) cli_err_json(1);
+    if (cli_opts_help_asked(argc, argv)) {
+        fputs(helps[which], stdout);
+        return CLI_EXIT_OK;
     }
-    if (at != 2) return usage("usage: lanes jobs URL %s ...", a.cmd);
-    int rc = parse(argc - 3, argv + 3, &a);
+    if (at != 2) return cli_usage(prog, "usage: lanes jobs URL %s ...", a.cmd);
+    cli_cmdline cl = {options, a.cmd, prog, 4};
+    int rc = cli_opts_parse(&cl, argc - 3, argv + 3, &a, a.pos, &a.npos);
     if (rc != 0) return rc;
     const char *url = argv[1];
     if (which != 0 && !a.create &&
         (rc = cli_check_store_exists(prog, url, "schedule a job, or use --create")) != 0)
         return rc;
     ln_jobs *jobs;
-    char msg[512];
-    int err = ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg);
-    if (err != 0)
-        return cli_error(err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE, prog,
-                         ln_err_name(err), NULL, "cannot open '%s': %s", url, msg);
+    if ((rc = cli_jobs_open(prog, url, &jobs)) != 0) return rc;
+    int err;
     if (which == 0) {
         rc = cmd_schedule(jobs, &a);
     } else if (which == 2) {
         rc = cmd_schedules(jobs, &a);
     } else if (a.npos != 2) {
-        rc = usage("%s", "unschedule needs QUEUE ID");
+        rc = cli_usage(prog, "%s", "unschedule needs QUEUE ID");
     } else if ((err = ln_jobs_unschedule(jobs, a.pos[0], a.pos[1])) != 0) {
         rc = fail(jobs, err);
     } else if (a.json) {
-        print_json(json_pack("{s:b}", "ok", 1));
+        cli_jobs_print_json(json_pack("{s:b}", "ok", 1));
     }
     ln_jobs_close(jobs);
     return rc;

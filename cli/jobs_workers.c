@@ -3,6 +3,7 @@
  * and on Redis BullMQ's Node workers too. */
 #include "cli.h"
 #include "cli_err.h"
+#include "jobs_store.h"
 #include "jobs_workers.h"
 
 #include <lanes.h>
@@ -37,17 +38,12 @@ int cli_jobs_workers(ln_jobs *jobs, const char *prog, const char *queue, int jso
     size_t n = 0;
     int err = ln_jobs_workers(jobs, queue, &w, &n);
     if (err != 0)
-        return cli_error(err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE, prog,
-                         ln_err_name(err), NULL, "%s%s%s",
-                         cli_err_is_json() ? "" : ln_err_name(err), cli_err_is_json() ? "" : ": ",
-                         ln_jobs_errmsg(jobs));
+        return cli_jobs_error(err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE, prog, err,
+                              ln_jobs_errmsg(jobs));
     if (json) {
         json_t *arr = json_array();
         for (size_t i = 0; i < n; i++) json_array_append_new(arr, cli_worker_json(&w[i]));
-        char *s = json_dumps(arr, JSON_COMPACT);
-        if (s != NULL) puts(s);
-        free(s);
-        json_decref(arr);
+        cli_jobs_print_json(arr);
     } else {
         for (size_t i = 0; i < n; i++) {
             const char *where = w[i].addr ? w[i].addr : w[i].host ? w[i].host : "-";

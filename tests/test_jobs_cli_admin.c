@@ -398,6 +398,150 @@ TEST(jobs_rate_limit_concurrency_and_exit_77) {
     jt_cleanup();
 }
 
+/* Every subcommand parses its options the same way: --help, an unknown
+ * option, an option of another subcommand, a missing value, each as text
+ * (with the hint to its --help) and as JSON under --json; and its own
+ * complaint about missing arguments carries the same hint. */
+struct opt_case {
+    const char *cmd, *pos[3]; /* the subcommand and a valid set of positionals */
+    const char *other;        /* an option it does not take (NULL: none) */
+    const char *valued;       /* an option of its own that takes a value (NULL: none) */
+};
+
+static const struct opt_case opt_cases[] = {
+    {"add", {"q", "n"}, "--limit", "--delay"},
+    {"counts", {"q"}, "--limit", NULL},
+    {"list", {"q", "waiting"}, "--delay", "--limit"},
+    {"get", {"q", "1"}, "--limit", NULL},
+    {"logs", {"q", "1"}, "--limit", NULL},
+    {"retry", {"q", "1"}, "--limit", NULL},
+    {"remove", {"q", "1"}, "--limit", NULL},
+    {"clean", {"q", "failed"}, "--limit", "--age"},
+    {"pause", {"q"}, "--limit", NULL},
+    {"resume", {"q"}, "--limit", NULL},
+    {"drain", {"q"}, "--limit", NULL},
+    {"wait", {"q", "1"}, "--limit", "--timeout"},
+    {"events", {"q"}, "--limit", "--from"},
+    {"workers", {"q"}, "--limit", NULL},
+    {"metrics", {"q"}, "--limit", "--type"},
+    {"cancel", {"q", "1"}, "--limit", NULL},
+    {"flow", {"f.json"}, "--limit", NULL},
+    {"rate-limit", {"q"}, NULL, "--for"},
+    {"concurrency", {"q"}, "--for", NULL},
+    {"schedule", {"q", "s", "n"}, "--offset", "--every"},
+    {"unschedule", {"q", "s"}, "--limit", NULL},
+    {"schedules", {"q"}, "--every", "--limit"},
+};
+
+/* Run `lanes jobs url c->cmd POS... extra...` (extra NULL-terminated);
+ * check it exits 2 with msg: as text with the hint, or (json) as one JSON
+ * error object. */
+static void opt_error(const char *url, const struct opt_case *c, const char *const *extra, int json,
+                      const char *msg) {
+    const char *args[16] = {"jobs", url, c->cmd};
+    int n = 3;
+    for (int i = 0; i < 3 && c->pos[i] != NULL; i++) args[n++] = c->pos[i];
+    if (json) args[n++] = "--json";
+    for (int i = 0; extra[i] != NULL; i++) args[n++] = extra[i];
+    args[n] = NULL;
+    char out[4096], err[4096], want[256];
+    int rc = run_lanes(out, sizeof out, args);
+    err_text(err, sizeof err);
+    if (json) {
+        json_t *v = parse(err);
+        json_t *e = json_object_get(v, "error");
+        const char *m = json_string_value(json_object_get(e, "message"));
+        if (rc != 2 || m == NULL || strcmp(m, msg) != 0)
+            fprintf(stderr, "%s (json) exited %d: %s (wanted %s)\n", c->cmd, rc, err, msg);
+        CHECK(m != NULL && strcmp(m, msg) == 0);
+        CHECK(strcmp(json_string_value(json_object_get(e, "code")), "LN_EINVAL") == 0);
+        json_decref(v);
+    } else {
+        snprintf(want, sizeof want, "lanes jobs %s: %s\n(see 'lanes jobs %s --help')\n", c->cmd,
+                 msg, c->cmd);
+        if (rc != 2 || strcmp(err, want) != 0)
+            fprintf(stderr, "%s exited %d: %s(wanted %s)\n", c->cmd, rc, err, want);
+        CHECK(strcmp(err, want) == 0);
+    }
+    CHECK_EQ(rc, 2);
+    CHECK(out[0] == '\0');
+}
+
+TEST(jobs_option_errors_on_every_subcommand) {
+    char url[512], out[8192], msg[128];
+    snprintf(url, sizeof url, "%s", jt_url("opts"));
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n"), 0);
+    stderr_path = jt_path("stderr.txt");
+    for (size_t i = 0; i < sizeof opt_cases / sizeof opt_cases[0]; i++) {
+        const struct opt_case *c = &opt_cases[i];
+        char want[64];
+        snprintf(want, sizeof want, "usage: lanes jobs URL %s ", c->cmd);
+        CHECK_EQ(LANES(out, "jobs", url, c->cmd, "--help"), 0);
+        CHECK(strncmp(out, want, strlen(want)) == 0);
+        /* No positional argument: its own message, the same hint. */
+        CHECK_EQ(LANES(out, "jobs", url, c->cmd), 2);
+        char err[1024], hint[96];
+        snprintf(want, sizeof want, "lanes jobs %s: ", c->cmd);
+        snprintf(hint, sizeof hint, "\n(see 'lanes jobs %s --help')\n", c->cmd);
+        err_text(err, sizeof err);
+        if (strncmp(err, want, strlen(want)) != 0 || strlen(err) < strlen(hint) ||
+            strcmp(err + strlen(err) - strlen(hint), hint) != 0)
+            fprintf(stderr, "%s without arguments: %s\n", c->cmd, err);
+        CHECK(strncmp(err, want, strlen(want)) == 0 && strlen(err) >= strlen(hint) &&
+              strcmp(err + strlen(err) - strlen(hint), hint) == 0);
+        for (int json = 0; json <= 1; json++) {
+            opt_error(url, c, (const char *[]){"--bogus", NULL}, json, "unknown option '--bogus'");
+            if (c->other != NULL) {
+                snprintf(msg, sizeof msg, "option '%s' does not apply to '%s'", c->other, c->cmd);
+                opt_error(url, c, (const char *[]){c->other, "1", NULL}, json, msg);
+            }
+            if (c->valued != NULL) {
+                snprintf(msg, sizeof msg, "%s needs a value", c->valued);
+                opt_error(url, c, (const char *[]){c->valued, NULL}, json, msg);
+            }
+        }
+    }
+    stderr_path = NULL;
+    CHECK_EQ(counts_of(url, "q", "waiting"), 1); /* nothing refused ran */
+    jt_cleanup();
+}
+
+/* A store that cannot be opened, and a library error, read alike in every
+ * subcommand: "PROG: cannot open 'URL': LN_X: WHY", "PROG: LN_X: WHY". */
+TEST(jobs_store_errors_read_alike) {
+    char url[512], bad[600], out[4096], err[4096], want[700];
+    snprintf(url, sizeof url, "%s", jt_url("e"));
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n"), 0);
+    snprintf(bad, sizeof bad, "%s?sync=bogus", url);
+    stderr_path = jt_path("stderr.txt");
+    const char *cmds[][3] = {{"counts", "q"},     {"schedules", "q"},   {"unschedule", "q", "s"},
+                             {"rate-limit", "q"}, {"concurrency", "q"}, {"flow", "-"}};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        CHECK_EQ(LANES(out, "jobs", bad, cmds[i][0], cmds[i][1], cmds[i][2]), 2);
+        snprintf(want, sizeof want, "lanes jobs %s: cannot open '%s': LN_EINVAL: ", cmds[i][0],
+                 bad);
+        if (strncmp(err_text(err, sizeof err), want, strlen(want)) != 0)
+            fprintf(stderr, "%s: %s", cmds[i][0], err);
+        CHECK(strncmp(err, want, strlen(want)) == 0);
+    }
+    char in[512];
+    snprintf(in, sizeof in, "%s", jt_path("flow.json"));
+    stderr_path = jt_path("stderr.txt"); /* jt_path's one buffer */
+    stdin_path = in;
+    FILE *f = fopen(in, "w");
+    CHECK(f != NULL);
+    fputs("{\"name\":\"x\",\"queueName\":\"q\",\"opts\":{\"jobId\":\"1\"}}", f);
+    fclose(f);
+    CHECK_EQ(LANES(out, "jobs", url, "flow", "-"), 2); /* an integer id is refused */
+    const char *flow_want = "lanes jobs flow: LN_EINVAL: ";
+    if (strncmp(err_text(err, sizeof err), flow_want, strlen(flow_want)) != 0)
+        fprintf(stderr, "flow: %s", err);
+    CHECK(strncmp(err, flow_want, strlen(flow_want)) == 0);
+    stdin_path = NULL;
+    stderr_path = NULL;
+    jt_cleanup();
+}
+
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     return ln_test_run(argc, argv,
@@ -407,6 +551,8 @@ int main(int argc, char **argv) {
                                         TESTCASE(jobs_errors_are_json_under_json),
                                         TESTCASE(jobs_list_says_when_more_follow),
                                         TESTCASE(jobs_options_that_do_not_apply_are_errors),
+                                        TESTCASE(jobs_option_errors_on_every_subcommand),
+                                        TESTCASE(jobs_store_errors_read_alike),
                                         TESTCASE(jobs_remove_on_complete_says_what_is_removed),
                                         TESTCASE(jobs_no_store_is_created_on_a_mistyped_path),
                                         TESTCASE(jobs_stdin_keeps_no_trailing_newline),

@@ -1,0 +1,37 @@
+/* jobs_store.c - opening the store, reporting library errors and
+ * printing JSON results for the `lanes jobs` subcommands (jobs_store.h). */
+#include "jobs_store.h"
+
+#include "cli.h"
+#include "cli_err.h"
+
+#include <lanes.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+
+int cli_jobs_error(int exit_code, const char *prog, int err, const char *why) {
+    if (cli_err_is_json()) return cli_error(exit_code, prog, ln_err_name(err), NULL, "%s", why);
+    return cli_error(exit_code, prog, ln_err_name(err), NULL, "%s: %s", ln_err_name(err), why);
+}
+
+int cli_jobs_open(const char *prog, const char *url, ln_jobs **jobs) {
+    char msg[512];
+    int err = ln_jobs_open_ex(jobs, url, NULL, msg, sizeof msg);
+    if (err != 0) {
+        int code = err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
+        if (cli_err_is_json())
+            return cli_error(code, prog, ln_err_name(err), NULL, "cannot open '%s': %s", url, msg);
+        return cli_error(code, prog, ln_err_name(err), NULL, "cannot open '%s': %s: %s", url,
+                         ln_err_name(err), msg);
+    }
+    if (ln_jobs_warning(*jobs) != NULL) cli_warning("lanes", ln_jobs_warning(*jobs));
+    return 0;
+}
+
+void cli_jobs_print_json(json_t *v) {
+    char *s = v != NULL ? json_dumps(v, JSON_COMPACT) : NULL;
+    if (s != NULL) puts(s);
+    free(s);
+    json_decref(v);
+}
