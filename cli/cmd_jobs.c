@@ -25,9 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Exit code for "no such job" (get/remove/retry/logs of an unknown id). */
-#define EXIT_NOT_FOUND 4
-
 typedef struct args {
     const cli_jobs_cmd *cmd;
     const char *pos[4]; /* positional arguments after the command */
@@ -94,31 +91,11 @@ static int parse_keep(const char *s, ln_job_keep *k) {
     return 0;
 }
 
-/* Exit code for a library error. */
-static int exit_for(int err) {
-    switch (err) {
-    case LN_ENOENT:
-        return EXIT_NOT_FOUND;
-    case LN_EINVAL:
-    case LN_ERANGE:
-        return CLI_EXIT_USAGE;
-    case LN_EBACKEND:
-    case LN_ECORRUPT:
-    case LN_EACCES:
-    case LN_EIO:
-    case LN_ENOSPC:
-    case LN_ENOTSUP:
-    case LN_ECONNREFUSED:
-        return CLI_EXIT_UNAVAILABLE;
-    default:
-        return CLI_EXIT_FAILURE;
-    }
-}
-
-/* The library's error err of command what, on stderr; its exit code. */
+/* The library's error err of command what, on stderr; its exit code (the
+ * table of cli_jobs_exit). */
 static int fail(ln_jobs *jobs, const char *what, int err) {
     snprintf(prog, sizeof prog, "lanes jobs %s", what);
-    return cli_jobs_error(exit_for(err), prog, err, ln_jobs_errmsg(jobs));
+    return cli_jobs_fail(jobs, prog, err);
 }
 
 /* All of stdin as a string (malloc'd) and its length in *len (the text
@@ -424,9 +401,6 @@ static int cmd_logs(ln_jobs *jobs, args *a) {
     return CLI_EXIT_OK;
 }
 
-/* Exit code of `wait` when the timeout passed (timeout(1)'s). */
-#define EXIT_WAIT_TIMEOUT 124
-
 static int cmd_wait(ln_jobs *jobs, args *a) {
     if (a->npos != 2) return cli_usage(prog, "%s", "wait needs QUEUE ID");
     int64_t timeout_ms = -1;
@@ -439,9 +413,9 @@ static int cmd_wait(ln_jobs *jobs, args *a) {
     }
     ln_job_info info;
     int err = ln_jobs_wait(jobs, a->pos[0], a->pos[1], timeout_ms, &info);
-    if (err == LN_ETIMEDOUT) {
+    if (err == LN_ETIMEDOUT) { /* documented: the timeout passed, not a failure */
         fail(jobs, "wait", err);
-        return EXIT_WAIT_TIMEOUT;
+        return CLI_JOBS_EXIT_TIMEOUT;
     }
     if (err != 0) return fail(jobs, "wait", err);
     int done = info.state == LN_JOB_COMPLETED;
@@ -506,7 +480,7 @@ static int cmd_events(ln_jobs *jobs, args *a) {
     int rc = CLI_EXIT_OK;
     if (err != 0) {
         snprintf(prog, sizeof prog, "lanes jobs events");
-        rc = cli_jobs_error(exit_for(err), prog, err, ln_jobs_events_errmsg(ev));
+        rc = cli_jobs_error(cli_jobs_exit(err), prog, err, ln_jobs_events_errmsg(ev));
     }
     ln_jobs_events_close(ev);
     return rc;
