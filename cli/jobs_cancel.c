@@ -12,18 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define EXIT_NOT_FOUND 4 /* as every `lanes jobs` command: no such job */
-
 int cli_jobs_cancel(ln_jobs *jobs, const char *prog, const char *const *pos, int npos, int json) {
     if (npos != 2) return cli_usage(prog, "%s", "cancel needs QUEUE ID");
     int err = ln_jobs_cancel(jobs, pos[0], pos[1]);
-    if (err != 0) {
-        int code = err == LN_ENOENT   ? EXIT_NOT_FOUND
-                   : err == LN_EINVAL ? CLI_EXIT_USAGE
-                   : err == LN_EFORK  ? CLI_EXIT_FAILURE
-                                      : CLI_EXIT_UNAVAILABLE;
-        return cli_jobs_error(code, prog, err, ln_jobs_errmsg(jobs));
-    }
+    /* Documented: a finished job (LN_EINVAL, as a bad queue or id) is exit
+     * 2, nothing changes; no such job (LN_ENOENT) is 4. */
+    if (err == LN_EINVAL) return cli_jobs_error(CLI_EXIT_USAGE, prog, err, ln_jobs_errmsg(jobs));
+    if (err != 0) return cli_jobs_fail(jobs, prog, err);
     if (json) cli_jobs_print_json(json_pack("{s:b,s:s}", "ok", 1, "id", pos[1]));
     return CLI_EXIT_OK;
 }

@@ -48,10 +48,7 @@ int cli_jobs_metrics(ln_jobs *jobs, const char *prog, const char *const *pos, in
         int err = ln_jobs_metrics(jobs, pos[0], types[i], 0, -1, &m);
         if (err != 0) {
             json_decref(out);
-            int code = err == LN_EINVAL   ? CLI_EXIT_USAGE
-                       : err == LN_ENOMEM ? CLI_EXIT_FAILURE
-                                          : CLI_EXIT_UNAVAILABLE;
-            return cli_jobs_error(code, prog, err, ln_jobs_errmsg(jobs));
+            return cli_jobs_fail(jobs, prog, err);
         }
         if (json)
             json_object_set_new(out, names[i], metrics_json(&m));

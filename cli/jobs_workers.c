@@ -37,9 +37,7 @@ int cli_jobs_workers(ln_jobs *jobs, const char *prog, const char *queue, int jso
     ln_worker_info *w = NULL;
     size_t n = 0;
     int err = ln_jobs_workers(jobs, queue, &w, &n);
-    if (err != 0)
-        return cli_jobs_error(err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE, prog, err,
-                              ln_jobs_errmsg(jobs));
+    if (err != 0) return cli_jobs_fail(jobs, prog, err);
     if (json) {
         json_t *arr = json_array();
         for (size_t i = 0; i < n; i++) json_array_append_new(arr, cli_worker_json(&w[i]));
