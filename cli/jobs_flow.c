@@ -208,9 +208,7 @@ static int add_tree(ln_jobs *jobs, tree *t, int json) {
     int err = ln_jobs_add_flow(jobs, &t->nodes[0], ids, t->n, id_size);
     if (err != 0) {
         free(ids);
-        return cli_jobs_error(err == LN_EINVAL || err == LN_ERANGE ? CLI_EXIT_USAGE
-                                                                   : CLI_EXIT_FAILURE,
-                              prog, err, ln_jobs_errmsg(jobs));
+        return cli_jobs_fail(jobs, prog, err);
     }
     json_t *arr = json ? json_array() : NULL;
     id_cursor cur = {ids, id_size};

@@ -96,10 +96,7 @@ static int parse(int argc, char **argv, int rate, largs *a) {
 }
 
 static int failed(ln_jobs *jobs, int err) {
-    int code = err == LN_EINVAL                                           ? CLI_EXIT_USAGE
-               : err == LN_EBACKEND || err == LN_ENOTSUP || err == LN_EIO ? CLI_EXIT_UNAVAILABLE
-                                                                          : CLI_EXIT_FAILURE;
-    return cli_jobs_error(code, prog, err, ln_jobs_errmsg(jobs));
+    return cli_jobs_fail(jobs, prog, err);
 }
 
 static int show_rate(ln_jobs *jobs, const char *queue, int json) {

@@ -20,8 +20,6 @@
 #include <string.h>
 #include <time.h>
 
-#define EXIT_NOT_FOUND 4
-
 static const char schedule_help[] =
     "usage: lanes jobs URL schedule QUEUE ID (--every MS | --cron PATTERN [--tz ZONE])\n"
     "           [--start T] [--end T] [--limit N] [--immediately]\n"
@@ -108,13 +106,9 @@ static int parse_time(const char *s, int64_t *ms) {
     return 0;
 }
 
+/* unschedule's documented exit 4 for no such scheduler is LN_ENOENT's. */
 static int fail(ln_jobs *jobs, int err) {
-    int code = err == LN_EINVAL || err == LN_ERANGE ? CLI_EXIT_USAGE
-               : err == LN_ENOENT                   ? EXIT_NOT_FOUND
-               : err == LN_EBACKEND || err == LN_ECONNREFUSED || err == LN_EIO
-                   ? CLI_EXIT_UNAVAILABLE
-                   : CLI_EXIT_FAILURE;
-    return cli_jobs_error(code, prog, err, ln_jobs_errmsg(jobs));
+    return cli_jobs_fail(jobs, prog, err);
 }
 
 /* --priority, --attempts, --backoff into o. */
