@@ -150,7 +150,7 @@ static const char common_text[] =
     "exit codes: 0 done; 1 the operation failed (e.g. job active);\n"
     "  2 bad command line or bad input (invalid JSON, negative delay, an option\n"
     "    the command does not take, no store at a sqlite: PATH, ...);\n"
-    "  3 the store could not be opened or used; 4 no such job;\n"
+    "  3 the store could not be opened or used; 4 no such job (or scheduler);\n"
     "  124 wait: the job did not finish within --timeout.\n";
 
 void cli_jobs_usage(FILE *f) {
