@@ -393,7 +393,11 @@ LN_EXTERN int ln_jobs_resume(ln_jobs *jobs, const char *queue);
 LN_EXTERN int ln_jobs_is_paused(ln_jobs *jobs, const char *queue, int *paused);
 
 /* Remove every waiting, prioritized and delayed job of queue (active and
- * finished jobs stay). *removed (may be NULL) gets the number. */
+ * finished jobs stay), but the current iteration of each job scheduler of
+ * the queue, which stays so the schedule goes on (as BullMQ's drain).
+ * Each job goes as ln_jobs_remove removes one: a deduplication id it held
+ * is free again, and a flow parent it was the last pending child of is
+ * released. *removed (may be NULL) gets the number. */
 LN_EXTERN int ln_jobs_drain(ln_jobs *jobs, const char *queue, size_t *removed);
 
 /* Most queue names ln_jobs_queues returns. */
