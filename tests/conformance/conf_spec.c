@@ -6,6 +6,7 @@
 #include "conf.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 /* rc is 'want' and, for an error, the handle says why. */
 #define SAYS(jobs, want, call)                                                                     \
@@ -29,7 +30,8 @@ static ln_jobs *open_all_events(conf_ctx *c) {
 static void next_named(ln_jobs_events *ev, const char *name, ln_job_event *e) {
     for (;;) {
         int rc = ln_jobs_events_next(ev, 3000, e);
-        if (rc != 0) fprintf(stderr, "waiting for %s: %d %s\n", name, rc, ln_jobs_events_errmsg(ev));
+        if (rc != 0)
+            fprintf(stderr, "waiting for %s: %d %s\n", name, rc, ln_jobs_events_errmsg(ev));
         CHECK_EQ(rc, 0);
         if (strcmp(e->name, name) == 0) return;
         ln_job_event_clear(e);
@@ -433,6 +435,154 @@ static void case_spec_keep_count_zero(conf_ctx *c) {
     CHECK_EQ(conf_total(c, c->queue), 0);
 }
 
+/* A flow parent waiting for its children: the calls that name a job in
+ * another state refuse it, drain keeps it, and a cancel of it or of its
+ * child ends as the header says on every store. */
+static void add_pair(conf_ctx *c, int fail_parent, char ids[2][LN_JOB_ID_MAX]) {
+    ln_flow_node child = {NULL, "bad", "{}", NULL, fail_parent, 0, 0, 0, NULL, 0};
+    ln_flow_node root = {c->queue, "parent", "{}", NULL, 0, 0, 0, 0, &child, 1};
+    int rc = ln_jobs_add_flow(c->jobs, &root, ids[0], 2, LN_JOB_ID_MAX);
+    if (rc != 0) fprintf(stderr, "add_flow: %s\n", ln_jobs_errmsg(c->jobs));
+    CHECK_EQ(rc, 0);
+}
+
+static void case_spec_waiting_children_parent(conf_ctx *c) {
+    char ids[2][LN_JOB_ID_MAX];
+    add_pair(c, 0, ids);
+    CHECK_EQ(conf_state(c, c->queue, ids[0]), LN_JOB_WAITING_CHILDREN);
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_promote(c->jobs, c->queue, ids[0]));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_retry(c->jobs, c->queue, ids[0]));
+    int rc = ln_jobs_cancel(c->jobs, c->queue, ids[0]);
+    fprintf(stderr, "cancel of a waiting-children parent: %d (%s), state %d\n", rc,
+            ln_jobs_errmsg(c->jobs), conf_state(c, c->queue, ids[0]));
+    ln_job_counts k;
+    CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
+    CHECK_EQ(k.waiting_children, 1);
+    conf_check_counts(c, c->queue);
+    /* Draining its only child (of its own queue) releases it. */
+    size_t removed = 9;
+    CHECK_EQ(ln_jobs_drain(c->jobs, c->queue, &removed), 0);
+    CHECK_EQ(removed, 1);
+    CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_ENOENT);
+    CHECK_EQ(conf_state(c, c->queue, ids[0]), LN_JOB_WAITING);
+    conf_check_counts(c, c->queue);
+}
+
+/* The parent of a child canceled with fail_parent_on_failure: released
+ * with its child unsuccessful, and it fails when a worker takes it. */
+static void check_parent_failed(conf_ctx *c, const char *queue, const char *pid) {
+    ln_job_children ch;
+    CHECK_EQ(ln_jobs_children(c->jobs, queue, pid, &ch), 0);
+    CHECK_EQ(ch.n, 1);
+    CHECK_EQ(ch.children[0].status, LN_CHILD_UNSUCCESSFUL);
+    ln_job_children_clear(&ch);
+    conf_check_counts(c, queue);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    conf_run(c, queue, conf_handler_by_name, NULL, &o);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, queue, pid, &info), 0);
+    CHECK_EQ(info.state, LN_JOB_FAILED);
+    CONF_CHECK_HAS(info.failed_reason, "child ");
+    ln_job_info_clear(&info);
+}
+
+/* A child canceled before it ran fails its parent as a final failure. */
+static void case_spec_cancel_child_fails_parent(conf_ctx *c) {
+    char ids[2][LN_JOB_ID_MAX];
+    add_pair(c, 1, ids);
+    CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, ids[1]), 0);
+    CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_JOB_FAILED);
+    check_parent_failed(c, c->queue, ids[0]);
+}
+
+/* A drained job is removed as ln_jobs_remove removes one: a deduplication
+ * id it held is free again. */
+static void case_spec_drain_frees_dedup_id(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = "dd1";
+    char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", "1", &o, a, sizeof a), 0);
+    size_t removed = 0;
+    CHECK_EQ(ln_jobs_drain(c->jobs, c->queue, &removed), 0);
+    CHECK_EQ(removed, 1);
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", "2", &o, b, sizeof b), 0);
+    CHECK(strcmp(a, b) != 0);
+    CHECK_EQ(conf_state(c, c->queue, b), LN_JOB_WAITING);
+    CHECK_EQ(conf_total(c, c->queue), 1);
+}
+
+/* A drained child releases its parent, as a removed one does. */
+static void case_spec_drain_child_releases_parent(conf_ctx *c) {
+    const char *q2 = conf_queue(c, "kids");
+    ln_flow_node child = {q2, "k", "{}", NULL, 0, 0, 0, 0, NULL, 0};
+    ln_flow_node root = {c->queue, "parent", "{}", NULL, 0, 0, 0, 0, &child, 1};
+    char ids[2][LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add_flow(c->jobs, &root, ids[0], 2, LN_JOB_ID_MAX), 0);
+    size_t removed = 0;
+    CHECK_EQ(ln_jobs_drain(c->jobs, q2, &removed), 0);
+    CHECK_EQ(removed, 1);
+    CHECK_EQ(conf_state(c, c->queue, ids[0]), LN_JOB_WAITING);
+    conf_check_counts(c, c->queue);
+}
+
+/* Drain spares a job scheduler's pending iteration (BullMQ's drain does),
+ * so the schedule goes on. */
+static void case_spec_drain_keeps_schedule(conf_ctx *c) {
+    ln_job_schedule s;
+    ln_job_schedule_init(&s);
+    s.every_ms = 600000;
+    s.start_ms = (int64_t)time(NULL) * 1000 + 600000;
+    char jid[LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_schedule(c->jobs, c->queue, "s", &s, "n", NULL, NULL, jid, sizeof jid), 0);
+    conf_add_id(c, c->queue, "plain-delayed", 0, 0, 600000);
+    size_t removed = 0;
+    CHECK_EQ(ln_jobs_drain(c->jobs, c->queue, &removed), 0);
+    fprintf(stderr, "drain with a schedule: removed %zu, iteration state %d\n", removed,
+            conf_state(c, c->queue, jid));
+    CHECK_EQ(removed, 1);
+    CHECK_EQ(conf_state(c, c->queue, jid), LN_JOB_DELAYED);
+}
+
+/* A canceled job failed: a simple deduplication id it held is free. */
+static void case_spec_cancel_frees_dedup_id(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = "dc1";
+    char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", "1", &o, a, sizeof a), 0);
+    CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, a), 0);
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", "2", &o, b, sizeof b), 0);
+    CHECK(strcmp(a, b) != 0);
+    CHECK_EQ(conf_state(c, c->queue, b), LN_JOB_WAITING);
+}
+
+/* An active flow child canceled: what its parent sees, on every store. */
+static void case_spec_cancel_active_child(conf_ctx *c) {
+    const char *q2 = conf_queue(c, "kids");
+    ln_flow_node child = {q2, "k", "{}", NULL, 1, 0, 0, 0, NULL, 0};
+    ln_flow_node root = {c->queue, "parent", "{}", NULL, 0, 0, 0, 0, &child, 1};
+    char ids[2][LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add_flow(c->jobs, &root, ids[0], 2, LN_JOB_ID_MAX), 0);
+    conf_hold h = {0};
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    o.exit_when_empty = 0;
+    conf_bg *bg = conf_bg_start(c->jobs, q2, conf_hold_handler, &h, &o);
+    conf_hold_wait(&h, 1);
+    CHECK_EQ(ln_jobs_cancel(c->jobs, q2, ids[1]), 0);
+    int64_t end = conf_deadline(3000);
+    while (atomic_load(&h.canceled) == 0 && conf_now_ms() < end) {
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    ln_worker_stop(conf_bg_worker(bg));
+    conf_bg_join(bg, NULL);
+    CHECK_EQ(conf_state(c, q2, ids[1]), LN_JOB_FAILED);
+    check_parent_failed(c, c->queue, ids[0]);
+}
+
 const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_counts_follow_admin),
                                      CONF_CASE(spec_admin_events),
@@ -447,4 +597,11 @@ const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_schedule_erange_stores_nothing),
                                      CONF_CASE(spec_metrics_empty_range),
                                      CONF_CASE(spec_keep_count_zero),
+                                     CONF_CASE(spec_waiting_children_parent),
+                                     CONF_CASE(spec_cancel_child_fails_parent),
+                                     CONF_CASE(spec_drain_frees_dedup_id),
+                                     CONF_CASE(spec_drain_child_releases_parent),
+                                     CONF_CASE(spec_drain_keeps_schedule),
+                                     CONF_CASE(spec_cancel_frees_dedup_id),
+                                     CONF_CASE(spec_cancel_active_child),
                                      {0}};
