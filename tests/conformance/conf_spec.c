@@ -452,9 +452,9 @@ static void case_spec_waiting_children_parent(conf_ctx *c) {
     CHECK_EQ(conf_state(c, c->queue, ids[0]), LN_JOB_WAITING_CHILDREN);
     SAYS(c->jobs, LN_EINVAL, ln_jobs_promote(c->jobs, c->queue, ids[0]));
     SAYS(c->jobs, LN_EINVAL, ln_jobs_retry(c->jobs, c->queue, ids[0]));
-    int rc = ln_jobs_cancel(c->jobs, c->queue, ids[0]);
-    fprintf(stderr, "cancel of a waiting-children parent: %d (%s), state %d\n", rc,
-            ln_jobs_errmsg(c->jobs), conf_state(c, c->queue, ids[0]));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_cancel(c->jobs, c->queue, ids[0]));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "waiting-children");
+    CHECK_EQ(conf_state(c, c->queue, ids[0]), LN_JOB_WAITING_CHILDREN);
     ln_job_counts k;
     CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
     CHECK_EQ(k.waiting_children, 1);
@@ -539,8 +539,6 @@ static void case_spec_drain_keeps_schedule(conf_ctx *c) {
     conf_add_id(c, c->queue, "plain-delayed", 0, 0, 600000);
     size_t removed = 0;
     CHECK_EQ(ln_jobs_drain(c->jobs, c->queue, &removed), 0);
-    fprintf(stderr, "drain with a schedule: removed %zu, iteration state %d\n", removed,
-            conf_state(c, c->queue, jid));
     CHECK_EQ(removed, 1);
     CHECK_EQ(conf_state(c, c->queue, jid), LN_JOB_DELAYED);
 }
