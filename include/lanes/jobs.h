@@ -224,7 +224,8 @@ typedef struct ln_job_opts {
      *  - dedup_ttl_ms 0 (simple): until the holder completes or fails
      *    (or is removed);
      *  - dedup_ttl_ms > 0 (throttle): for that long from the add, whatever
-     *    becomes of the job;
+     *    becomes of the job, unless it is removed (ln_jobs_remove,
+     *    ln_jobs_drain free the id in every mode, as BullMQ's removal);
      *  - dedup_extend (debounce, with a TTL): each deduplicated add starts
      *    the TTL again;
      *  - dedup_replace (debounce): an add while the holder is still

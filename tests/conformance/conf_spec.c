@@ -581,6 +581,56 @@ static void case_spec_cancel_active_child(conf_ctx *c) {
     check_parent_failed(c, c->queue, ids[0]);
 }
 
+/* A throttled deduplication id (a TTL) after its holder goes: removing or
+ * draining the job frees it (as BullMQ's removal does), a cancel (a final
+ * failure) does not. */
+static void case_spec_throttle_after_removal(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_ttl_ms = 60000;
+    for (int i = 0; i < 3; i++) {
+        char did[16], a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX];
+        snprintf(did, sizeof did, "th%d", i);
+        o.dedup_id = did;
+        CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", "1", &o, a, sizeof a), 0);
+        if (i == 0) CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, a), 0);
+        if (i == 1) CHECK_EQ(ln_jobs_drain(c->jobs, c->queue, NULL), 0);
+        if (i == 2) CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, a), 0);
+        CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", "2", &o, b, sizeof b), 0);
+        if (i < 2) {
+            CHECK(strcmp(a, b) != 0);
+            CHECK_EQ(conf_state(c, c->queue, b), LN_JOB_WAITING);
+        } else {
+            CONF_CHECK_STR(b, a);
+        }
+    }
+}
+
+/* The "removed" event's prev names the state the job was in. */
+static void case_spec_removed_prev(conf_ctx *c) {
+    ln_jobs *jobs = open_all_events(c);
+    ln_jobs_events *ev;
+    CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
+    conf_add_id(c, c->queue, "rp", 3, 0, 0);
+    ln_flow_node child = {NULL, "k", "{}", NULL, 0, 0, 0, 0, NULL, 0};
+    ln_flow_node root = {c->queue, "parent", "{}", NULL, 0, 0, 0, 0, &child, 1};
+    char ids[2][LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add_flow(c->jobs, &root, ids[0], 2, LN_JOB_ID_MAX), 0);
+    CHECK_EQ(ln_jobs_remove(jobs, c->queue, "rp"), 0);
+    CHECK_EQ(ln_jobs_remove(jobs, c->queue, ids[0]), 0);
+    ln_job_event e;
+    next_named(ev, "removed", &e);
+    CONF_CHECK_STR(e.job_id, "rp");
+    CONF_CHECK_HAS(e.fields, "\"prev\":\"prioritized\"");
+    ln_job_event_clear(&e);
+    next_named(ev, "removed", &e);
+    CONF_CHECK_STR(e.job_id, ids[0]);
+    CONF_CHECK_HAS(e.fields, "\"prev\":\"waiting-children\"");
+    ln_job_event_clear(&e);
+    ln_jobs_events_close(ev);
+    ln_jobs_close(jobs);
+}
+
 const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_counts_follow_admin),
                                      CONF_CASE(spec_admin_events),
@@ -602,4 +652,6 @@ const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_drain_keeps_schedule),
                                      CONF_CASE(spec_cancel_frees_dedup_id),
                                      CONF_CASE(spec_cancel_active_child),
+                                     CONF_CASE(spec_throttle_after_removal),
+                                     CONF_CASE(spec_removed_prev),
                                      {0}};
