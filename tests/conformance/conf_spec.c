@@ -631,6 +631,67 @@ static void case_spec_removed_prev(conf_ctx *c) {
     ln_jobs_close(jobs);
 }
 
+/* One batch whose jobs share a deduplication id: the first holds it, the
+ * later ones are deduplicated to it (their id slot gets the holder's). */
+static void case_spec_bulk_shared_dedup_id(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = "bd1";
+    ln_job_spec specs[3] = {{"a", "1", &o}, {"b", "2", &o}, {"c", "3", NULL}};
+    char ids[3][LN_JOB_ID_MAX];
+    int rc = ln_jobs_add_bulk(c->jobs, c->queue, specs, 3, ids[0], LN_JOB_ID_MAX);
+    if (rc != 0) fprintf(stderr, "bulk: %s\n", ln_jobs_errmsg(c->jobs));
+    CHECK_EQ(rc, 0);
+    CONF_CHECK_STR(ids[1], ids[0]);
+    CHECK(strcmp(ids[2], ids[0]) != 0);
+    CHECK_EQ(conf_total(c, c->queue), 2);
+}
+
+/* ln_job_metrics_record's edges: n 0 or max_points 0 change nothing; a
+ * clock behind prev_ts counts without a point. */
+static void case_spec_metrics_record_edges(conf_ctx *c) {
+    (void)c;
+    ln_job_metrics m;
+    memset(&m, 0, sizeof m);
+    uint64_t first = 77;
+    CHECK_EQ(ln_job_metrics_record(&m, 0, 120000, 10, &first), 0);
+    CHECK_EQ(m.count, 0);
+    CHECK_EQ(m.prev_ts, 0);
+    CHECK_EQ(ln_job_metrics_record(&m, 3, 120000, 0, &first), 0);
+    CHECK_EQ(m.count, 0);
+    CHECK_EQ(ln_job_metrics_record(&m, 2, 120000, 10, &first), 0);
+    CHECK_EQ(m.count, 2);
+    CHECK_EQ(m.prev_ts, 120000);
+    CHECK_EQ(m.prev_count, 0);
+    CHECK_EQ(ln_job_metrics_record(&m, 1, 60000, 10, &first), 0); /* behind */
+    CHECK_EQ(m.count, 3);
+    CHECK_EQ(m.prev_ts, 120000);
+    CHECK_EQ(ln_job_metrics_record(&m, 1, 120000 + 5 * 60000, 3, &first), 3);
+    CHECK_EQ(first, 3);
+    CHECK_EQ(m.count, 4);
+    CHECK_EQ(m.prev_count, 3);
+}
+
+/* A flow parent removed before its children finish: the children run and
+ * complete (or fail) as jobs of no flow. */
+static void case_spec_parent_removed_first(conf_ctx *c) {
+    ln_flow_node kids[2] = {{NULL, "k", "{}", NULL, 0, 0, 0, 0, NULL, 0},
+                            {NULL, "bad", "{}", NULL, 1, 0, 0, 0, NULL, 0}};
+    ln_flow_node root = {c->queue, "parent", "{}", NULL, 0, 0, 0, 0, kids, 2};
+    char ids[3][LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add_flow(c->jobs, &root, ids[0], 3, LN_JOB_ID_MAX), 0);
+    CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, ids[0]), 0);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    ln_worker_stats st = conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
+    CHECK_EQ(st.completed, 1);
+    CHECK_EQ(st.failed, 1);
+    CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_JOB_COMPLETED);
+    CHECK_EQ(conf_state(c, c->queue, ids[2]), LN_JOB_FAILED);
+    CHECK_EQ(conf_state(c, c->queue, ids[0]), LN_ENOENT);
+    conf_check_counts(c, c->queue);
+}
+
 const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_counts_follow_admin),
                                      CONF_CASE(spec_admin_events),
@@ -654,4 +715,7 @@ const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_cancel_active_child),
                                      CONF_CASE(spec_throttle_after_removal),
                                      CONF_CASE(spec_removed_prev),
+                                     CONF_CASE(spec_bulk_shared_dedup_id),
+                                     CONF_CASE(spec_metrics_record_edges),
+                                     CONF_CASE(spec_parent_removed_first),
                                      {0}};
