@@ -692,6 +692,41 @@ static void case_spec_parent_removed_first(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
+/* A retried job goes back by its priority: prioritized with one, waiting
+ * without (a job failed while delayed too); it runs in priority order. */
+static void case_spec_retry_keeps_priority(conf_ctx *c) {
+    conf_add_id(c, c->queue, "p7", 7, 0, 0);
+    conf_add_id(c, c->queue, "p2", 2, 0, 0);
+    conf_add_id(c, c->queue, "d0", 0, 0, 600000);
+    const char *ids[] = {"p7", "p2", "d0"};
+    for (int i = 0; i < 3; i++) CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, ids[i]), 0);
+    size_t n = 0;
+    CHECK_EQ(ln_jobs_retry_all(c->jobs, c->queue, &n), 0);
+    CHECK_EQ(n, 3);
+    CHECK_EQ(conf_state(c, c->queue, "p7"), LN_JOB_PRIORITIZED);
+    CHECK_EQ(conf_state(c, c->queue, "p2"), LN_JOB_PRIORITIZED);
+    CHECK_EQ(conf_state(c, c->queue, "d0"), LN_JOB_WAITING);
+    char got[64];
+    conf_list_ids(c, c->queue, LN_JOB_PRIORITIZED, 0, 10, got, sizeof got);
+    CONF_CHECK_STR(got, "p2 p7 ");
+    conf_check_counts(c, c->queue);
+}
+
+/* Handle-level strings: no warning for a NULL handle, an empty message
+ * before any failure, and the follower's own empty message. */
+static void case_spec_handle_strings(conf_ctx *c) {
+    CHECK(ln_jobs_warning(NULL) == NULL);
+    ln_jobs *j = conf_open(c, NULL);
+    CONF_CHECK_STR(ln_jobs_errmsg(j), "");
+    const char *w1 = ln_jobs_warning(j), *w2 = ln_jobs_warning(j);
+    CHECK(w1 == w2);
+    ln_jobs_events *ev;
+    CHECK_EQ(ln_jobs_events_open(j, c->queue, "$", &ev), 0);
+    CONF_CHECK_STR(ln_jobs_events_errmsg(ev), "");
+    ln_jobs_events_close(ev);
+    ln_jobs_close(j);
+}
+
 const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_counts_follow_admin),
                                      CONF_CASE(spec_admin_events),
@@ -718,4 +753,6 @@ const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_bulk_shared_dedup_id),
                                      CONF_CASE(spec_metrics_record_edges),
                                      CONF_CASE(spec_parent_removed_first),
+                                     CONF_CASE(spec_retry_keeps_priority),
+                                     CONF_CASE(spec_handle_strings),
                                      {0}};
