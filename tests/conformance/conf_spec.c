@@ -727,6 +727,74 @@ static void case_spec_handle_strings(conf_ctx *c) {
     ln_jobs_close(j);
 }
 
+/* ln_jobs_schedule's argument checks the scheduler cases leave out: the
+ * id's bounds, negative times and limits, the template's name, data and
+ * the options a scheduler sets itself. Each refused with a message,
+ * nothing stored; the longest id is taken. */
+static int sched_try(conf_ctx *c, const char *id, const ln_job_schedule *s, const char *name,
+                     const char *data, const ln_job_opts *o) {
+    char jid[LN_JOB_ID_MAX];
+    return ln_jobs_schedule(c->jobs, c->queue, id, s, name, data, o, jid, sizeof jid);
+}
+
+static void case_spec_schedule_arg_checks(conf_ctx *c) {
+    ln_job_schedule s;
+    ln_job_schedule_init(&s);
+    s.every_ms = 600000;
+    char id101[102], id100[101];
+    memset(id101, 's', 101);
+    id101[101] = '\0';
+    memcpy(id100, id101, 100);
+    id100[100] = '\0';
+    SAYS(c->jobs, LN_EINVAL, sched_try(c, id101, &s, "n", NULL, NULL));
+    SAYS(c->jobs, LN_EINVAL, sched_try(c, "", &s, "n", NULL, NULL));
+    SAYS(c->jobs, LN_EINVAL, sched_try(c, NULL, &s, "n", NULL, NULL));
+    SAYS(c->jobs, LN_EINVAL, sched_try(c, "a\tb", &s, "n", NULL, NULL));
+    SAYS(c->jobs, LN_EINVAL, sched_try(c, "s", NULL, "n", NULL, NULL));
+    SAYS(c->jobs, LN_EINVAL, sched_try(c, "s", &s, NULL, NULL, NULL));
+    SAYS(c->jobs, LN_EINVAL, sched_try(c, "s", &s, "", NULL, NULL));
+    SAYS(c->jobs, LN_EINVAL, sched_try(c, "s", &s, "n", "{bad", NULL));
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "mine";
+    SAYS(c->jobs, LN_EINVAL, sched_try(c, "s", &s, "n", NULL, &o));
+    ln_job_opts_init(&o);
+    o.dedup_id = "d";
+    SAYS(c->jobs, LN_EINVAL, sched_try(c, "s", &s, "n", NULL, &o));
+    ln_job_opts_init(&o);
+    o.attempts = 0;
+    SAYS(c->jobs, LN_EINVAL, sched_try(c, "s", &s, "n", NULL, &o));
+    ln_job_schedule b = s;
+    b.every_ms = -5;
+    SAYS(c->jobs, LN_EINVAL, sched_try(c, "s", &b, "n", NULL, NULL));
+    b = s;
+    b.limit = -1;
+    SAYS(c->jobs, LN_EINVAL, sched_try(c, "s", &b, "n", NULL, NULL));
+    b = s;
+    b.start_ms = -1;
+    SAYS(c->jobs, LN_EINVAL, sched_try(c, "s", &b, "n", NULL, NULL));
+    b = s;
+    b.end_ms = -1;
+    SAYS(c->jobs, LN_EINVAL, sched_try(c, "s", &b, "n", NULL, NULL));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_schedule(c->jobs, "", "s", &s, "n", NULL, NULL, NULL, 0));
+    CHECK_EQ(conf_total(c, c->queue), 0);
+    ln_job_scheduler *list = NULL;
+    size_t n = 9;
+    CHECK_EQ(ln_jobs_scheduler_list(c->jobs, c->queue, 0, 10, &list, &n), 0);
+    CHECK_EQ(n, 0);
+    ln_job_scheduler got;
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_scheduler_get(c->jobs, c->queue, "", &got));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_unschedule(c->jobs, c->queue, ""));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_unschedule(c->jobs, c->queue, NULL));
+    /* The longest id, and job_id NULL. */
+    CHECK_EQ(ln_jobs_schedule(c->jobs, c->queue, id100, &s, "n", NULL, NULL, NULL, 0), 0);
+    CHECK_EQ(ln_jobs_scheduler_get(c->jobs, c->queue, id100, &got), 0);
+    CONF_CHECK_STR(got.id, id100);
+    CONF_CHECK_STR(got.data, "{}");
+    ln_job_scheduler_clear(&got);
+    CHECK_EQ(conf_total(c, c->queue), 1);
+}
+
 const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_counts_follow_admin),
                                      CONF_CASE(spec_admin_events),
@@ -755,4 +823,5 @@ const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_parent_removed_first),
                                      CONF_CASE(spec_retry_keeps_priority),
                                      CONF_CASE(spec_handle_strings),
+                                     CONF_CASE(spec_schedule_arg_checks),
                                      {0}};
