@@ -431,7 +431,7 @@ LN_EXTERN int ln_jobs_promote(ln_jobs *jobs, const char *queue, const char *id);
 typedef int (*ln_job_handler)(ln_job *job, void *ctx);
 
 typedef struct ln_worker_opts {
-    unsigned concurrency;         /* jobs run at once, >= 1; default 1 */
+    unsigned concurrency;         /* jobs run at once, 1..4096; default 1 */
     ln_pool *pool;                /* run handlers on this pool (must outlive the
                                   worker); NULL = a private pool with one lane
                                   of 'concurrency' threads */
@@ -444,7 +444,7 @@ typedef struct ln_worker_opts {
     unsigned stalled_interval_ms; /* how often this worker looks for lapsed
                                   leases (of any worker); 0 (default) =
                                   every lease_ms */
-    unsigned poll_ms;             /* SQLite: longest sleep while the queue
+    unsigned poll_ms;             /* >= 1. SQLite: longest sleep while the queue
                                   is empty. Redis: idle workers block on
                                   BullMQ's marker instead (woken at once
                                   by an add); poll_ms paces retries while
@@ -459,9 +459,10 @@ typedef struct ln_worker_opts {
                                   with waiting jobs is not empty) */
     uint64_t max_jobs;            /* stop after taking this many; 0 = no limit */
     unsigned batch;               /* most jobs taken per store transaction;
-                                  default = concurrency */
-    unsigned timeout_ms;          /* longest run of a job, from its start; 0
-                                  (default) = none. A job's own
+                                  0 (default) or more than concurrency =
+                                  concurrency */
+    unsigned timeout_ms;          /* longest run of a job, from its start,
+                                  0..2^31-1; 0 (default) = none. A job's own
                                   ln_job_opts.timeout_ms overrides it. See
                                   "Timeouts" below */
     unsigned store_retry_ms;      /* how long ln_worker_run keeps retrying a

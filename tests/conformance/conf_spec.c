@@ -795,6 +795,41 @@ static void case_spec_schedule_arg_checks(conf_ctx *c) {
     CHECK_EQ(conf_total(c, c->queue), 1);
 }
 
+/* The worker options' bounds jobs.h states: concurrency 1..4096, poll_ms
+ * >= 1, timeout_ms and the rate limit 0..2^31-1, metrics_max_points up to
+ * LN_JOB_METRICS_POINTS_MAX; the edges themselves are taken. */
+static void case_spec_worker_option_bounds(conf_ctx *c) {
+    ln_worker_opts o;
+    ln_worker *w = NULL;
+    for (int i = 0; i < 4; i++) {
+        ln_worker_opts_init(&o);
+        if (i == 0) o.concurrency = 4097;
+        if (i == 1) o.metrics_max_points = LN_JOB_METRICS_POINTS_MAX + 1;
+        if (i == 2) o.rate_max = 5;
+        if (i == 3) o.rate_max = 1, o.rate_duration_ms = (unsigned)INT32_MAX + 1u;
+        SAYS(c->jobs, LN_EINVAL,
+             ln_worker_create(&w, c->jobs, c->queue, conf_handler_by_name, NULL, &o));
+        CHECK(w == NULL);
+    }
+    ln_worker_opts_init(&o);
+    o.concurrency = 4096;
+    o.batch = 9999; /* more than concurrency: concurrency */
+    o.poll_ms = 1;
+    o.timeout_ms = INT32_MAX;
+    o.metrics_max_points = LN_JOB_METRICS_POINTS_MAX;
+    o.rate_max = INT32_MAX, o.rate_duration_ms = INT32_MAX;
+    o.exit_when_empty = 1;
+    int rc = ln_worker_create(&w, c->jobs, c->queue, conf_handler_by_name, NULL, &o);
+    if (rc != 0) fprintf(stderr, "worker: %s\n", ln_jobs_errmsg(c->jobs));
+    CHECK_EQ(rc, 0);
+    conf_add(c, c->queue, "n", "1", NULL, NULL);
+    CHECK_EQ(ln_worker_run(w), 0);
+    ln_worker_stats st;
+    ln_worker_get_stats(w, &st);
+    CHECK_EQ(st.completed, 1);
+    ln_worker_destroy(w);
+}
+
 const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_counts_follow_admin),
                                      CONF_CASE(spec_admin_events),
@@ -824,4 +859,5 @@ const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_retry_keeps_priority),
                                      CONF_CASE(spec_handle_strings),
                                      CONF_CASE(spec_schedule_arg_checks),
+                                     CONF_CASE(spec_worker_option_bounds),
                                      {0}};
