@@ -830,6 +830,51 @@ static void case_spec_worker_option_bounds(conf_ctx *c) {
     ln_worker_destroy(w);
 }
 
+/* A failed run that is retried writes "waiting" or "delayed", never
+ * "failed"; "failed" comes once, at the final failure. */
+static int spec_fail_always(ln_job *job, void *ctx) {
+    (void)ctx;
+    return ln_job_fail(job, "again");
+}
+
+static void case_spec_retry_events(conf_ctx *c) {
+    ln_jobs *jobs = open_all_events(c);
+    ln_jobs_events *ev;
+    CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.attempts = 3;
+    o.backoff_ms = 0;
+    char id[LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add(jobs, c->queue, "n", "1", &o, id, sizeof id), 0);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    ln_worker *w;
+    CHECK_EQ(ln_worker_create(&w, jobs, c->queue, spec_fail_always, NULL, &wo), 0);
+    CHECK_EQ(ln_worker_run(w), 0);
+    ln_worker_destroy(w);
+    int failed = 0, retried = 0, active = 0;
+    ln_job_event e;
+    while (ln_jobs_events_next(ev, 200, &e) == 0) {
+        if (strcmp(e.job_id, id) == 0) {
+            if (strcmp(e.name, "failed") == 0) {
+                failed++;
+                CONF_CHECK_HAS(e.fields, "\"failedReason\":\"again\"");
+                CONF_CHECK_HAS(e.fields, "\"prev\":\"active\"");
+            }
+            if (strcmp(e.name, "active") == 0) active++;
+            if (active > 0 && (strcmp(e.name, "waiting") == 0 || strcmp(e.name, "delayed") == 0))
+                retried++;
+        }
+        ln_job_event_clear(&e);
+    }
+    CHECK_EQ(failed, 1);
+    CHECK_EQ(active, 3);
+    CHECK_EQ(retried, 2);
+    ln_jobs_events_close(ev);
+    ln_jobs_close(jobs);
+}
+
 const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_counts_follow_admin),
                                      CONF_CASE(spec_admin_events),
@@ -860,4 +905,5 @@ const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_handle_strings),
                                      CONF_CASE(spec_schedule_arg_checks),
                                      CONF_CASE(spec_worker_option_bounds),
+                                     CONF_CASE(spec_retry_events),
                                      {0}};
