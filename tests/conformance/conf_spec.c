@@ -875,6 +875,58 @@ static void case_spec_retry_events(conf_ctx *c) {
     ln_jobs_close(jobs);
 }
 
+/* Every call of the feature headers refuses a NULL handle (no crash), and
+ * their output pointers NULL. */
+static void case_spec_null_handle_everywhere(conf_ctx *c) {
+    const char *q = c->queue;
+    int64_t a = 0, b = 0;
+    ln_job_schedule s;
+    ln_job_schedule_init(&s);
+    s.every_ms = 1000;
+    ln_job_scheduler sc, *scs;
+    ln_job_children ch;
+    ln_job_metrics m;
+    ln_worker_info *wi;
+    size_t n;
+    ln_flow_node root = {q, "n", NULL, NULL, 0, 0, 0, 0, NULL, 0};
+    CHECK_EQ(ln_jobs_cancel(NULL, q, "x"), LN_EINVAL);
+    CHECK_EQ(ln_jobs_promote(NULL, q, "x"), LN_EINVAL);
+    CHECK_EQ(ln_jobs_set_rate_limit(NULL, q, 1, 1), LN_EINVAL);
+    CHECK_EQ(ln_jobs_get_rate_limit(NULL, q, &a, &b), LN_EINVAL);
+    CHECK_EQ(ln_jobs_set_concurrency(NULL, q, 1), LN_EINVAL);
+    CHECK_EQ(ln_jobs_get_concurrency(NULL, q, &a), LN_EINVAL);
+    CHECK_EQ(ln_jobs_rate_limit(NULL, q, 1), LN_EINVAL);
+    CHECK_EQ(ln_jobs_rate_limit_ttl(NULL, q, 0, &a), LN_EINVAL);
+    CHECK_EQ(ln_jobs_workers(NULL, q, &wi, &n), LN_EINVAL);
+    CHECK_EQ(ln_jobs_metrics(NULL, q, LN_JOB_COMPLETED, 0, -1, &m), LN_EINVAL);
+    CHECK_EQ(ln_jobs_add_flow(NULL, &root, NULL, 0, 0), LN_EINVAL);
+    CHECK_EQ(ln_jobs_children(NULL, q, "x", &ch), LN_EINVAL);
+    CHECK_EQ(ln_jobs_schedule(NULL, q, "s", &s, "n", NULL, NULL, NULL, 0), LN_EINVAL);
+    CHECK_EQ(ln_jobs_unschedule(NULL, q, "s"), LN_EINVAL);
+    CHECK_EQ(ln_jobs_scheduler_get(NULL, q, "s", &sc), LN_EINVAL);
+    CHECK_EQ(ln_jobs_scheduler_list(NULL, q, 0, 1, &scs, &n), LN_EINVAL);
+    CHECK_EQ(ln_jobs_queues(NULL, NULL, NULL), LN_EINVAL);
+    CHECK_EQ(ln_jobs_add_flow(c->jobs, NULL, NULL, 0, 0), LN_EINVAL);
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_get_rate_limit(c->jobs, q, NULL, &b));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_get_rate_limit(c->jobs, q, &a, NULL));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_get_concurrency(c->jobs, q, NULL));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_metrics(c->jobs, q, LN_JOB_COMPLETED, 0, -1, NULL));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_rate_limit(c->jobs, q, -1));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_rate_limit(c->jobs, q, (int64_t)INT32_MAX + 1));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_set_concurrency(c->jobs, q, -1));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_set_concurrency(c->jobs, q, (int64_t)INT32_MAX + 1));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_set_rate_limit(c->jobs, q, 1, 0));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_set_rate_limit(c->jobs, q, 0, 1));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_set_rate_limit(c->jobs, q, -1, -1));
+    CHECK_EQ(ln_jobs_set_rate_limit(c->jobs, q, 0, 0), 0);
+    CHECK_EQ(ln_jobs_set_concurrency(c->jobs, q, 0), 0);
+    CHECK_EQ(ln_jobs_rate_limit(c->jobs, q, 0), 0);
+    CHECK_EQ(ln_jobs_get_rate_limit(c->jobs, q, &a, &b), 0);
+    CHECK(a == 0 && b == 0);
+    CHECK_EQ(ln_jobs_get_concurrency(c->jobs, q, &a), 0);
+    CHECK_EQ(a, 0);
+}
+
 const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_counts_follow_admin),
                                      CONF_CASE(spec_admin_events),
@@ -906,4 +958,5 @@ const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_schedule_arg_checks),
                                      CONF_CASE(spec_worker_option_bounds),
                                      CONF_CASE(spec_retry_events),
+                                     CONF_CASE(spec_null_handle_everywhere),
                                      {0}};
