@@ -433,6 +433,31 @@ static int remove_row(sq_be *be, const char *queue, int64_t rid, int *priority) 
     return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "remove");
 }
 
+/* LN_EINVAL if id is the current iteration of a job scheduler of queue
+ * ("repeat:<scheduler id>:<its next_at>"; scheduler ids have no ':'),
+ * which only its take may end (as BullMQ's removeJob refuses it), else 0.
+ * One primary-key lookup. */
+static int refuse_sched_iteration(sq_be *be, const char *queue, const char *id) {
+    const char *sid = id + 7, *colon = strrchr(id, ':');
+    if (strncmp(id, "repeat:", 7) != 0 || colon <= sid) return 0;
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(
+        be->db, "SELECT next_at FROM lanes_schedulers WHERE queue = ?1 AND id = ?2", -1, &s, NULL);
+    if (rc != SQLITE_OK) return ln__sq_err(be, rc, "remove");
+    BIND_TEXT(s, 1, queue);
+    sqlite3_bind_text(s, 2, sid, (int)(colon - sid), SQLITE_STATIC);
+    char ms[24] = "";
+    if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        snprintf(ms, sizeof ms, "%lld", (long long)sqlite3_column_int64(s, 0));
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ln__sq_err(be, rc, "remove");
+    if (ms[0] == '\0' || strcmp(colon + 1, ms) != 0) return 0;
+    return ln__jobs_be_err(&be->base, LN_EINVAL,
+                           "job '%s' is a job scheduler's current iteration: "
+                           "ln_jobs_unschedule removes it",
+                           id);
+}
+
 static int remove_once(sq_be *be, const char *queue, const char *id) {
     int64_t now, rid;
     int state;
@@ -443,6 +468,7 @@ static int remove_once(sq_be *be, const char *queue, const char *id) {
         err = ln__jobs_be_err(&be->base, LN_EBUSY, "job '%s' is active; a worker holds it", id);
         goto fail;
     }
+    if ((err = refuse_sched_iteration(be, queue, id)) != 0) goto fail;
     int priority = 0;
     if ((err = remove_row(be, queue, rid, &priority)) != 0) goto fail;
     static const char *const prev[] = {[ST_READY] = "waiting",

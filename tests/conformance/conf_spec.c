@@ -927,6 +927,30 @@ static void case_spec_null_handle_everywhere(conf_ctx *c) {
     CHECK_EQ(a, 0);
 }
 
+/* ln_jobs_remove refuses a job scheduler's current iteration (BullMQ's
+ * removeJob does: only its take makes the next one, so removing it would
+ * end the schedule); ln_jobs_unschedule removes it. An older iteration
+ * is a job like any other. */
+static void case_spec_remove_sched_iteration(conf_ctx *c) {
+    ln_job_schedule s;
+    ln_job_schedule_init(&s);
+    s.every_ms = 600000;
+    s.start_ms = (int64_t)time(NULL) * 1000 + 600000;
+    char jid[LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_schedule(c->jobs, c->queue, "s", &s, "n", NULL, NULL, jid, sizeof jid), 0);
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_remove(c->jobs, c->queue, jid));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "scheduler");
+    CHECK_EQ(conf_state(c, c->queue, jid), LN_JOB_DELAYED);
+    /* A custom id of the same form, not the current iteration, goes. */
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "repeat:s:1";
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", NULL, &o, NULL, 0), 0);
+    CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, "repeat:s:1"), 0);
+    CHECK_EQ(ln_jobs_unschedule(c->jobs, c->queue, "s"), 0);
+    CHECK_EQ(conf_state(c, c->queue, jid), LN_ENOENT);
+}
+
 const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_counts_follow_admin),
                                      CONF_CASE(spec_admin_events),
@@ -959,4 +983,5 @@ const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_worker_option_bounds),
                                      CONF_CASE(spec_retry_events),
                                      CONF_CASE(spec_null_handle_everywhere),
+                                     CONF_CASE(spec_remove_sched_iteration),
                                      {0}};
