@@ -951,6 +951,24 @@ static void case_spec_remove_sched_iteration(conf_ctx *c) {
     CHECK_EQ(conf_state(c, c->queue, jid), LN_ENOENT);
 }
 
+/* A canceled pending iteration ends the schedule until it is upserted
+ * again, which makes a new pending iteration. */
+static void case_spec_cancel_sched_iteration(conf_ctx *c) {
+    ln_job_schedule s;
+    ln_job_schedule_init(&s);
+    s.every_ms = 600000;
+    s.start_ms = (int64_t)time(NULL) * 1000 + 600000;
+    char jid[LN_JOB_ID_MAX], again[LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_schedule(c->jobs, c->queue, "s", &s, "n", NULL, NULL, jid, sizeof jid), 0);
+    CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, jid), 0);
+    CHECK_EQ(conf_state(c, c->queue, jid), LN_JOB_FAILED);
+    int rc = ln_jobs_schedule(c->jobs, c->queue, "s", &s, "n", NULL, NULL, again, sizeof again);
+    if (rc != 0) fprintf(stderr, "upsert again: %s\n", ln_jobs_errmsg(c->jobs));
+    CHECK_EQ(rc, 0);
+    CHECK(strcmp(again, jid) != 0);
+    CHECK_EQ(conf_state(c, c->queue, again), LN_JOB_DELAYED);
+}
+
 const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_counts_follow_admin),
                                      CONF_CASE(spec_admin_events),
@@ -984,4 +1002,5 @@ const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_retry_events),
                                      CONF_CASE(spec_null_handle_everywhere),
                                      CONF_CASE(spec_remove_sched_iteration),
+                                     CONF_CASE(spec_cancel_sched_iteration),
                                      {0}};
