@@ -5,6 +5,7 @@
  * from a handler and of events, waits, children and schedulers. */
 #include "conf.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -969,6 +970,41 @@ static void case_spec_cancel_sched_iteration(conf_ctx *c) {
     CHECK_EQ(conf_state(c, c->queue, again), LN_JOB_DELAYED);
 }
 
+/* ln_jobs_wait on a job removed meanwhile: LN_ENOENT at once (the
+ * "removed" event, which every events= setting but none writes). */
+typedef struct spec_wait {
+    const char *url, *queue, *id;
+    int rc;
+    int64_t ms;
+} spec_wait;
+
+static void *spec_wait_thread(void *p) {
+    spec_wait *a = p;
+    ln_jobs *jobs = NULL;
+    CHECK_EQ(ln_jobs_open(&jobs, a->url), 0);
+    ln_job_info info;
+    int64_t t0 = conf_now_ms();
+    a->rc = ln_jobs_wait(jobs, a->queue, a->id, 5000, &info);
+    a->ms = conf_now_ms() - t0;
+    ln_job_info_clear(&info);
+    ln_jobs_close(jobs);
+    return NULL;
+}
+
+static void case_spec_wait_for_a_removed_job(conf_ctx *c) {
+    char id[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "n", "{}", NULL, id);
+    spec_wait a = {c->url, c->queue, id, 1, 0};
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, spec_wait_thread, &a), 0);
+    struct timespec ts = {0, 200000000}; /* the wait follows the events by then */
+    nanosleep(&ts, NULL);
+    CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, id), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    CHECK_EQ(a.rc, LN_ENOENT);
+    CHECK(a.ms < 3000);
+}
+
 const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_counts_follow_admin),
                                      CONF_CASE(spec_admin_events),
@@ -1003,4 +1039,5 @@ const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
                                      CONF_CASE(spec_null_handle_everywhere),
                                      CONF_CASE(spec_remove_sched_iteration),
                                      CONF_CASE(spec_cancel_sched_iteration),
+                                     CONF_CASE(spec_wait_for_a_removed_job),
                                      {0}};
