@@ -224,7 +224,8 @@ typedef struct ln_job_opts {
      *  - dedup_ttl_ms 0 (simple): until the holder completes or fails
      *    (or is removed);
      *  - dedup_ttl_ms > 0 (throttle): for that long from the add, whatever
-     *    becomes of the job;
+     *    becomes of the job, unless it is removed (ln_jobs_remove,
+     *    ln_jobs_drain free the id in every mode, as BullMQ's removal);
      *  - dedup_extend (debounce, with a TTL): each deduplicated add starts
      *    the TTL again;
      *  - dedup_replace (debounce): an add while the holder is still
@@ -375,7 +376,9 @@ LN_EXTERN int ln_jobs_retry(ln_jobs *jobs, const char *queue, const char *id);
 LN_EXTERN int ln_jobs_retry_all(ln_jobs *jobs, const char *queue, size_t *count);
 
 /* Remove a job and its logs. LN_ENOENT: no such job; LN_EBUSY: the job is
- * active (a worker holds its lease). */
+ * active (a worker holds its lease); LN_EINVAL: the job is a job
+ * scheduler's current iteration (only its take makes the next one, so
+ * ln_jobs_unschedule removes it; BullMQ refuses it too). */
 LN_EXTERN int ln_jobs_remove(ln_jobs *jobs, const char *queue, const char *id);
 
 /* Remove completed or failed jobs (state) of queue that finished more than
@@ -393,7 +396,11 @@ LN_EXTERN int ln_jobs_resume(ln_jobs *jobs, const char *queue);
 LN_EXTERN int ln_jobs_is_paused(ln_jobs *jobs, const char *queue, int *paused);
 
 /* Remove every waiting, prioritized and delayed job of queue (active and
- * finished jobs stay). *removed (may be NULL) gets the number. */
+ * finished jobs stay), but the current iteration of each job scheduler of
+ * the queue, which stays so the schedule goes on (as BullMQ's drain).
+ * Each job goes as ln_jobs_remove removes one: a deduplication id it held
+ * is free again, and a flow parent it was the last pending child of is
+ * released. *removed (may be NULL) gets the number. */
 LN_EXTERN int ln_jobs_drain(ln_jobs *jobs, const char *queue, size_t *removed);
 
 /* Most queue names ln_jobs_queues returns. */
@@ -426,7 +433,7 @@ LN_EXTERN int ln_jobs_promote(ln_jobs *jobs, const char *queue, const char *id);
 typedef int (*ln_job_handler)(ln_job *job, void *ctx);
 
 typedef struct ln_worker_opts {
-    unsigned concurrency;         /* jobs run at once, >= 1; default 1 */
+    unsigned concurrency;         /* jobs run at once, 1..4096; default 1 */
     ln_pool *pool;                /* run handlers on this pool (must outlive the
                                   worker); NULL = a private pool with one lane
                                   of 'concurrency' threads */
@@ -439,7 +446,7 @@ typedef struct ln_worker_opts {
     unsigned stalled_interval_ms; /* how often this worker looks for lapsed
                                   leases (of any worker); 0 (default) =
                                   every lease_ms */
-    unsigned poll_ms;             /* SQLite: longest sleep while the queue
+    unsigned poll_ms;             /* >= 1. SQLite: longest sleep while the queue
                                   is empty. Redis: idle workers block on
                                   BullMQ's marker instead (woken at once
                                   by an add); poll_ms paces retries while
@@ -454,9 +461,10 @@ typedef struct ln_worker_opts {
                                   with waiting jobs is not empty) */
     uint64_t max_jobs;            /* stop after taking this many; 0 = no limit */
     unsigned batch;               /* most jobs taken per store transaction;
-                                  default = concurrency */
-    unsigned timeout_ms;          /* longest run of a job, from its start; 0
-                                  (default) = none. A job's own
+                                  0 (default) or more than concurrency =
+                                  concurrency */
+    unsigned timeout_ms;          /* longest run of a job, from its start,
+                                  0..2^31-1; 0 (default) = none. A job's own
                                   ln_job_opts.timeout_ms overrides it. See
                                   "Timeouts" below */
     unsigned store_retry_ms;      /* how long ln_worker_run keeps retrying a

@@ -174,7 +174,8 @@ struct ln__store_methods {
     /* Failed job id (or every failed job when id is NULL) back to waiting
      * with attempts_made = 0; LN_ENOENT, LN_EINVAL (not failed). */
     int (*retry)(ln__jobs_be *be, const char *queue, const char *id, size_t *count);
-    /* Remove a job and its logs; LN_ENOENT, LN_EBUSY (active). */
+    /* Remove a job and its logs; LN_ENOENT, LN_EBUSY (active), LN_EINVAL
+     * (a job scheduler's current iteration). */
     int (*remove)(ln__jobs_be *be, const char *queue, const char *id);
     /* Remove completed or failed jobs finished over age_ms ago (< 0: any)
      * but the newest 'keep'. */

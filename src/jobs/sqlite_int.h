@@ -142,6 +142,8 @@ typedef enum sq_stmt {
     S_FLOW_BLOCKED,
     S_FLOW_CHILDREN,
     S_FLOW_PARENT,
+    S_REMOVE_DEDUP,
+    S_DRAIN_DEDUP,
     S_COUNT_
 } sq_stmt;
 

@@ -413,6 +413,51 @@ int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id, size_t *coun
     return ln__sq_relieved(be, err);
 }
 
+/* Delete job rid (not active) and free its deduplication id; *priority
+ * gets its priority. */
+static int remove_row(sq_be *be, const char *queue, int64_t rid, int *priority) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_REMOVE_DEDUP);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, rid);
+    BIND_TEXT(s, 2, queue);
+    int err = ln__sq_run(be, s, "remove (dedup)");
+    if (err != 0) return err;
+    if ((s = ln__sq_stmt_get(be, S_REMOVE)) == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, rid);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        *priority = sqlite3_column_int(s, 0);
+        rc = sqlite3_step(s);
+    }
+    sqlite3_reset(s);
+    return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "remove");
+}
+
+/* LN_EINVAL if id is the current iteration of a job scheduler of queue
+ * ("repeat:<scheduler id>:<its next_at>"; scheduler ids have no ':'),
+ * which only its take may end (as BullMQ's removeJob refuses it), else 0.
+ * One primary-key lookup. */
+static int refuse_sched_iteration(sq_be *be, const char *queue, const char *id) {
+    const char *sid = id + 7, *colon = strrchr(id, ':');
+    if (strncmp(id, "repeat:", 7) != 0 || colon <= sid) return 0;
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(
+        be->db, "SELECT next_at FROM lanes_schedulers WHERE queue = ?1 AND id = ?2", -1, &s, NULL);
+    if (rc != SQLITE_OK) return ln__sq_err(be, rc, "remove");
+    BIND_TEXT(s, 1, queue);
+    sqlite3_bind_text(s, 2, sid, (int)(colon - sid), SQLITE_STATIC);
+    char ms[24] = "";
+    if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        snprintf(ms, sizeof ms, "%lld", (long long)sqlite3_column_int64(s, 0));
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ln__sq_err(be, rc, "remove");
+    if (ms[0] == '\0' || strcmp(colon + 1, ms) != 0) return 0;
+    return ln__jobs_be_err(&be->base, LN_EINVAL,
+                           "job '%s' is a job scheduler's current iteration: "
+                           "ln_jobs_unschedule removes it",
+                           id);
+}
+
 static int remove_once(sq_be *be, const char *queue, const char *id) {
     int64_t now, rid;
     int state;
@@ -423,18 +468,17 @@ static int remove_once(sq_be *be, const char *queue, const char *id) {
         err = ln__jobs_be_err(&be->base, LN_EBUSY, "job '%s' is active; a worker holds it", id);
         goto fail;
     }
-    sqlite3_stmt *s = ln__sq_stmt_get(be, S_REMOVE);
-    if (s == NULL) {
-        err = LN_EBACKEND;
-        goto fail;
-    }
-    sqlite3_bind_int64(s, 1, rid);
-    if ((err = ln__sq_run(be, s, "remove")) != 0) goto fail;
+    if ((err = refuse_sched_iteration(be, queue, id)) != 0) goto fail;
+    int priority = 0;
+    if ((err = remove_row(be, queue, rid, &priority)) != 0) goto fail;
     static const char *const prev[] = {[ST_READY] = "waiting",
                                        [ST_DELAYED] = "delayed",
                                        [ST_COMPLETED] = "completed",
-                                       [ST_FAILED] = "failed"};
-    const char *from = state >= 0 && state <= ST_FAILED && prev[state] ? prev[state] : "unknown";
+                                       [ST_FAILED] = "failed",
+                                       [ST_WAITING_CHILDREN] = "waiting-children"};
+    const char *from =
+        state >= 0 && state <= ST_WAITING_CHILDREN && prev[state] ? prev[state] : "unknown";
+    if (state == ST_READY && priority > 0) from = "prioritized"; /* as the Redis store's */
     err = ln__sq_event(be, queue, "removed", id, "prev", from, NULL, NULL, now);
     if (err != 0) goto fail;
     return ln__sq_commit(be);
@@ -553,7 +597,7 @@ static int drain_once(sq_be *be, const char *queue, size_t *removed) {
     int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
     size_t total = 0;
-    const sq_stmt ids[] = {S_DRAIN_READY, S_DRAIN_DELAYED};
+    const sq_stmt ids[] = {S_DRAIN_DEDUP, S_DRAIN_READY, S_DRAIN_DELAYED};
     for (size_t i = 0; i < LN_ARRAY_SIZE(ids); i++) {
         sqlite3_stmt *s = ln__sq_stmt_get(be, ids[i]);
         if (s == NULL) err = LN_EBACKEND;
@@ -565,7 +609,7 @@ static int drain_once(sq_be *be, const char *queue, size_t *removed) {
             ln__sq_rollback(be);
             return err;
         }
-        total += (size_t)sqlite3_changes(be->db);
+        if (ids[i] != S_DRAIN_DEDUP) total += (size_t)sqlite3_changes(be->db);
     }
     *removed = total;
     return ln__sq_commit(be);

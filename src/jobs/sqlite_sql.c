@@ -86,7 +86,12 @@ static const char *const sql_text[S_COUNT_] = {
                     "reason = NULL, started_at = NULL, finished_at = NULL, "
                     "run_at = ?2 WHERE "
                     "queue = ?1 AND state = 5",
-    [S_REMOVE] = "DELETE FROM lanes_jobs WHERE rid = ?1 AND state <> 3",
+    [S_REMOVE] = "DELETE FROM lanes_jobs WHERE rid = ?1 AND state <> 3 RETURNING priority",
+    /* A removed or drained job frees its deduplication id whatever its
+     * TTL (BullMQ's removal; a finish frees only a TTL-less one: the
+     * lanes_dedup_finish trigger). */
+    [S_REMOVE_DEDUP] = "DELETE FROM lanes_dedup WHERE queue = ?2 AND job_rid = ?1 AND id = "
+                       "(SELECT deid FROM lanes_jobs WHERE rid = ?1)",
     [S_CLEAN_COMPLETED] = DONE_STMTS(4),
     [S_CLEAN_FAILED] = DONE_STMTS(5),
     [S_CLEAN_CHUNK_C] = CHUNK_STMTS(4),
@@ -94,8 +99,16 @@ static const char *const sql_text[S_COUNT_] = {
     [S_PAUSE] = "INSERT INTO lanes_queues(name, paused) VALUES(?1, ?2) ON "
                 "CONFLICT(name) DO UPDATE SET paused = excluded.paused",
     [S_IS_PAUSED] = "SELECT paused FROM lanes_queues WHERE name = ?1",
-    [S_DRAIN_READY] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 0",
-    [S_DRAIN_DELAYED] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 1",
+/* A job scheduler's current iteration is spared (jobs.h ln_jobs_drain). */
+#define NOT_SCHEDULED                                                                              \
+    " AND (cid IS NULL OR cid NOT IN (SELECT 'repeat:' || id || ':' || next_at "                   \
+    "FROM lanes_schedulers WHERE queue = ?1))"
+    [S_DRAIN_READY] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 0" NOT_SCHEDULED,
+    [S_DRAIN_DELAYED] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 1" NOT_SCHEDULED,
+    [S_DRAIN_DEDUP] = "DELETE FROM lanes_dedup WHERE queue = ?1 AND job_rid IN (SELECT rid "
+                      "FROM lanes_jobs WHERE queue = ?1 AND state IN (0, 1) AND deid IS NOT "
+                      "NULL" NOT_SCHEDULED ")",
+#undef NOT_SCHEDULED
     /* S_COMPLETE and S_TAKE: counted by their callers (sqlite_int.h). */
     /* A handler that set no result completes with the JSON null (jobs.h). */
     [S_COMPLETE] = "UPDATE lanes_jobs SET state = 4, result = COALESCE(?4, "

@@ -21,7 +21,7 @@ static const conf_case *const tables[] = {
     conf_timeout_cases,  conf_queues_cases,  conf_outcomes_cases,  conf_dedup_cases,
     conf_events_cases,   conf_workers_cases, conf_metrics_cases,   conf_longid_cases,
     conf_cancel_cases,   conf_sched_cases,   conf_ratelimit_cases, conf_flows_cases,
-    conf_speed_cases,
+    conf_speed_cases,    conf_spec_cases,
 };
 
 static char store_url[1024];
@@ -124,6 +124,9 @@ static void cleanup_store(void) {
 #endif
 }
 
+/* LeakSanitizer's check, where the build has one (-DLN_ASAN=ON). */
+extern void __lsan_do_leak_check(void) __attribute__((weak));
+
 /* The child: a handle, a queue, the case, then a clean close. */
 static void run_child(const conf_case *tc, unsigned timeout_s) {
     alarm(timeout_s); /* SIGALRM ends a case that hangs */
@@ -145,6 +148,7 @@ static void run_child(const conf_case *tc, unsigned timeout_s) {
     tc->fn(&c);
     ln_jobs_close(c.jobs);
     fflush(NULL);
+    if (__lsan_do_leak_check) __lsan_do_leak_check(); /* _exit skips LeakSanitizer's own check */
     _exit(0);
 }
 

@@ -21,7 +21,8 @@ static void wait_workers(ln_jobs *jobs, const char *queue, size_t want) {
     int64_t until = conf_deadline(2000);
     size_t n = 0;
     for (;;) {
-        ln_jobs_workers_free(workers_of(jobs, queue, &n), n);
+        ln_worker_info *w = workers_of(jobs, queue, &n); /* sets n before the free reads it */
+        ln_jobs_workers_free(w, n);
         if (n == want || conf_now_ms() > until) break;
         ln_test_sleep_ms(5);
     }

@@ -19,10 +19,12 @@ local id, reason = ARGV[1], ARGV[2]
 local jkey = B .. id
 if rcall('EXISTS', jkey) == 0 then return RC.JOB_NOT_EXIST end
 
--- Failed without a run: finish_job's steps but the attempt count and the
--- stacktrace, with the state it came from as 'prev'.
+-- Failed without a run: finish_job's steps (a flow child's parent told of
+-- the final failure) but the attempt count and the stacktrace, with the
+-- state it came from as 'prev'.
 local function fail_unrun(prev)
-    local f = rcall('HMGET', jkey, 'opts', 'deid')
+    local f = rcall('HMGET', jkey, 'opts', 'deid', 'parentKey', 'parent')
+    if f[3] or f[4] then flow_on_finish(jkey, f[3], f[4], 'failed', reason) end
     local opts = decode_opts(f[1])
     if f[2] then
         local dkey = B .. 'de:' .. f[2]

@@ -11,5 +11,6 @@ local RC = {
     NOT_FAILED = -4, -- requeue: the job is not failed
     LOCKED = -5, -- remove: a worker holds the job's lock
     LOCK_MISMATCH = -6, -- another lock token holds the job
+    SCHEDULER_JOB = -8, -- remove: the job is a job scheduler's current iteration (BullMQ's -8)
     SCHEDULER_ID_TAKEN = -10, -- schedule: the next iteration's job id exists (BullMQ's -10)
 }
