@@ -74,6 +74,7 @@ extern const conf_case conf_ratelimit_cases[];
 extern const conf_case conf_flows_cases[];
 extern const conf_case conf_speed_cases[];
 extern const conf_case conf_spec_cases[];
+extern const conf_case conf_spec_flow_cases[];
 
 /* Strings equal (NULL equals only NULL); prints both on failure. */
 #define CONF_CHECK_STR(a, b) conf_check_str(__FILE__, __LINE__, #a, (a), (b))
@@ -82,12 +83,27 @@ void conf_check_str(const char *file, int line, const char *expr, const char *a,
 #define CONF_CHECK_HAS(s, sub) conf_check_has(__FILE__, __LINE__, #s, (s), (sub))
 void conf_check_has(const char *file, int line, const char *expr, const char *s, const char *sub);
 
+/* rc of call is want and, for an error, the handle says why. */
+#define SAYS(jobs, want, call)                                                                     \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        if (rc_ != (want)) fprintf(stderr, "%s -> %d (%s)\n", #call, rc_, ln_jobs_errmsg(jobs));   \
+        CHECK_EQ(rc_, (want));                                                                     \
+        if ((want) < 0) CHECK(ln_jobs_errmsg(jobs)[0] != '\0');                                    \
+    } while (0)
+
 /* Another queue of this case: "<c->queue>-<suffix>" (up to 8 per case). */
 const char *conf_queue(conf_ctx *c, const char *suffix);
 /* c->url with one more URL parameter ("name=value") into buf. */
 const char *conf_url_with(const conf_ctx *c, const char *param, char *buf, size_t size);
 /* Another handle on the store (opts NULL = defaults); CHECKs success. */
 ln_jobs *conf_open(const conf_ctx *c, const ln_jobs_opts *opts);
+/* Another handle that writes every event (SQLite's default writes the
+ * outcomes only: it is opened with ?events=all). */
+ln_jobs *conf_open_all_events(conf_ctx *c);
+/* The next event named name from ev (others skipped), CHECKed to come
+ * within 3 s. */
+void conf_next_named(ln_jobs_events *ev, const char *name, ln_job_event *e);
 
 /* Add a job (CHECKs success, printing the store's message otherwise);
  * its id goes to id (LN_JOB_ID_MAX bytes) if not NULL. */

@@ -6,15 +6,6 @@
 
 #include <pthread.h>
 
-/* A handle writing every event. */
-static ln_jobs *open_all_events(conf_ctx *c) {
-    if (strcmp(c->store, "sqlite") != 0) return conf_open(c, NULL);
-    char url[1200];
-    ln_jobs *j = NULL;
-    CHECK_EQ(ln_jobs_open(&j, conf_url_with(c, "events=all", url, sizeof url)), 0);
-    return j;
-}
-
 /* The next event of job id (others skipped), CHECKed to come in time. */
 static void next_of(ln_jobs_events *ev, const char *id, ln_job_event *e) {
     for (;;) {
@@ -27,7 +18,7 @@ static void next_of(ln_jobs_events *ev, const char *id, ln_job_event *e) {
 }
 
 static void case_event_order_of_one_job(conf_ctx *c) {
-    ln_jobs *jobs = open_all_events(c);
+    ln_jobs *jobs = conf_open_all_events(c);
     ln_jobs_events *ev;
     CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
     char id[LN_JOB_ID_MAX];
@@ -145,7 +136,7 @@ static void case_wait_for_a_job_removed_on_complete(conf_ctx *c) {
  * of at most 512 as it goes). Redis caps its stream itself (MAXLEN ~). */
 static void case_events_retention_is_bounded(conf_ctx *c) {
     if (strcmp(c->store, "sqlite") != 0) return;
-    ln_jobs *jobs = open_all_events(c);
+    ln_jobs *jobs = conf_open_all_events(c);
     static ln_job_spec specs[1000];
     for (size_t i = 0; i < CONF_NELEM(specs); i++) specs[i] = (ln_job_spec){"n", "{}", NULL};
     for (int k = 0; k < 7; k++) /* 7,000 jobs: 14,000 events */

@@ -5,15 +5,6 @@
  * default writes no 'active' event at all). */
 #include "conf.h"
 
-/* A handle writing every event. */
-static ln_jobs *open_all_events(conf_ctx *c) {
-    if (strcmp(c->store, "sqlite") != 0) return conf_open(c, NULL);
-    char url[1200];
-    ln_jobs *j = NULL;
-    CHECK_EQ(ln_jobs_open(&j, conf_url_with(c, "events=all", url, sizeof url)), 0);
-    return j;
-}
-
 /* Run one job with a worker of these options; returns its events' names
  * up to its 'completed' as "added,waiting,...," into names. */
 static void events_of_one_run(conf_ctx *c, ln_jobs *jobs, const ln_worker_opts *o, char *names,
@@ -44,7 +35,7 @@ static void events_of_one_run(conf_ctx *c, ln_jobs *jobs, const ln_worker_opts *
 }
 
 static void case_no_active_event_is_opt_in(conf_ctx *c) {
-    ln_jobs *jobs = open_all_events(c);
+    ln_jobs *jobs = conf_open_all_events(c);
     ln_worker_opts o;
     conf_worker_opts(&o);
     char names[256];

@@ -41,6 +41,25 @@ ln_jobs *conf_open(const conf_ctx *c, const ln_jobs_opts *opts) {
     return jobs;
 }
 
+ln_jobs *conf_open_all_events(conf_ctx *c) {
+    if (strcmp(c->store, "sqlite") != 0) return conf_open(c, NULL);
+    char url[1200];
+    ln_jobs *j = NULL;
+    CHECK_EQ(ln_jobs_open(&j, conf_url_with(c, "events=all", url, sizeof url)), 0);
+    return j;
+}
+
+void conf_next_named(ln_jobs_events *ev, const char *name, ln_job_event *e) {
+    for (;;) {
+        int rc = ln_jobs_events_next(ev, 3000, e);
+        if (rc != 0)
+            fprintf(stderr, "waiting for %s: %d %s\n", name, rc, ln_jobs_events_errmsg(ev));
+        CHECK_EQ(rc, 0);
+        if (strcmp(e->name, name) == 0) return;
+        ln_job_event_clear(e);
+    }
+}
+
 void conf_add(conf_ctx *c, const char *queue, const char *name, const char *data,
               const ln_job_opts *o, char *id) {
     char buf[LN_JOB_ID_MAX];
