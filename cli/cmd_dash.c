@@ -40,8 +40,8 @@ static const char usage_text[] =
     "  --queue Q           show queue Q (repeatable): only these, and the store\n"
     "                      is not searched for queues (a Redis SCAN)\n"
     "\n"
-    "exit codes: 0 stopped by a signal; 2 bad command line; 3 the store or\n"
-    "  the address could not be used.\n";
+    "exit codes: 0 stopped by a signal; 2 bad command line, or no store at a\n"
+    "  sqlite: PATH; 3 the store or the address could not be used.\n";
 
 typedef struct dash_args {
     const char *url, *listen, *token_file;

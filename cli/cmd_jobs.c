@@ -526,8 +526,9 @@ static int cmd_action(ln_jobs *jobs, const char *cmd, args *a) {
     return CLI_EXIT_OK;
 }
 
-/* Only `add` and --create make a new sqlite: store: a mistyped PATH is
- * refused rather than silently becoming an empty store (store_url.h). */
+/* Only add, flow, schedule (jobs_schedule.c) and --create make a new
+ * sqlite: store: a mistyped PATH is refused rather than silently becoming
+ * an empty store (store_url.h). */
 static int check_store_exists(const char *url, const args *a) {
     if (a->create || strcmp(a->cmd->name, "add") == 0 || strcmp(a->cmd->name, "flow") == 0)
         return 0;

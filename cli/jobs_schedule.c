@@ -277,7 +277,8 @@ int cli_jobs_schedule(int argc, char **argv) {
     if (rc != 0) return rc;
     const char *url = argv[1];
     if (which != 0 && !a.create &&
-        (rc = cli_check_store_exists(prog, url, "schedule a job, or use --create")) != 0)
+        (rc = cli_check_store_exists(prog, url, "schedule a job, or add --create, to make one")) !=
+            0)
         return rc;
     ln_jobs *jobs;
     if ((rc = cli_jobs_open(prog, url, &jobs)) != 0) return rc;
