@@ -23,6 +23,7 @@ import {
   globalConcurrency, rlAdd, rlWork, rlCheck, rlNode, rlMeta, rlError,
 } from './node/limits.mjs';
 import { flowAdd, flowCheck, flowJson } from './node/flows.mjs';
+import { drainSetup, drainCheck } from './node/admin.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -60,6 +61,8 @@ switch (cmd) {
   case 'flow-add': await flowAdd(queue); break;
   case 'flow-json': flowJson(queue, args); break;
   case 'flow-check': await flowCheck(queue, args[0], args[1], args[2]); break;
+  case 'drain-setup': await drainSetup(queue); break;
+  case 'drain-check': await drainCheck(queue, args[0], args[1]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);
