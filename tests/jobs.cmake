@@ -22,7 +22,8 @@ set(LN_CONF_SOURCES
     conformance/conf_cancel.c
     conformance/conf_sched.c conformance/conf_ratelimit.c
     conformance/conf_flows.c
-    conformance/conf_speed.c)
+    conformance/conf_speed.c
+    conformance/conf_boundary.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it

@@ -393,7 +393,8 @@ LN_EXTERN int ln_jobs_resume(ln_jobs *jobs, const char *queue);
 LN_EXTERN int ln_jobs_is_paused(ln_jobs *jobs, const char *queue, int *paused);
 
 /* Remove every waiting, prioritized and delayed job of queue (active and
- * finished jobs stay). *removed (may be NULL) gets the number. */
+ * finished jobs stay, and so does each job scheduler's pending iteration,
+ * so its schedule goes on). *removed (may be NULL) gets the number. */
 LN_EXTERN int ln_jobs_drain(ln_jobs *jobs, const char *queue, size_t *removed);
 
 /* Most queue names ln_jobs_queues returns. */

@@ -94,8 +94,12 @@ static const char *const sql_text[S_COUNT_] = {
     [S_PAUSE] = "INSERT INTO lanes_queues(name, paused) VALUES(?1, ?2) ON "
                 "CONFLICT(name) DO UPDATE SET paused = excluded.paused",
     [S_IS_PAUSED] = "SELECT paused FROM lanes_queues WHERE name = ?1",
-    [S_DRAIN_READY] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 0",
-    [S_DRAIN_DELAYED] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 1",
+/* A drain keeps each scheduler's pending iteration (jobs.h). */
+#define DRAIN_SPARE                                                                                \
+    " AND (cid IS NULL OR cid NOT IN (SELECT 'repeat:' || id || ':' || next_at "                   \
+    "FROM lanes_schedulers WHERE queue = ?1))"
+    [S_DRAIN_READY] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 0" DRAIN_SPARE,
+    [S_DRAIN_DELAYED] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 1" DRAIN_SPARE,
     /* S_COMPLETE and S_TAKE: counted by their callers (sqlite_int.h). */
     /* A handler that set no result completes with the JSON null (jobs.h). */
     [S_COMPLETE] = "UPDATE lanes_jobs SET state = 4, result = COALESCE(?4, "

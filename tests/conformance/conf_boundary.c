@@ -1,0 +1,40 @@
+/* conf_boundary.c - what lanes' administration leaves of a queue that a
+ * BullMQ team shares (docs/redis.md, the compatibility table): a drain
+ * keeps each job scheduler's pending iteration, ready or delayed, as
+ * BullMQ's queue.drain does, so the schedule goes on. */
+#include "conf.h"
+
+/* Upsert scheduler id (every ms, or a cron pattern); its iteration's id
+ * into job_id. */
+static void sched(conf_ctx *c, const char *id, int64_t every_ms, const char *pattern,
+                  char *job_id) {
+    ln_job_schedule s;
+    ln_job_schedule_init(&s);
+    s.every_ms = every_ms;
+    s.pattern = pattern;
+    int rc = ln_jobs_schedule(c->jobs, c->queue, id, &s, "tick", NULL, NULL, job_id, LN_JOB_ID_MAX);
+    if (rc != 0) fprintf(stderr, "schedule: %s\n", ln_jobs_errmsg(c->jobs));
+    CHECK_EQ(rc, 0);
+}
+
+static void case_drain_keeps_schedulers(conf_ctx *c) {
+    char now_id[LN_JOB_ID_MAX], later_id[LN_JOB_ID_MAX], id[LN_JOB_ID_MAX];
+    sched(c, "now", 60000, NULL, now_id);        /* its first iteration: ready */
+    sched(c, "later", 0, "0 0 1 1 *", later_id); /* next New Year: delayed */
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "plain", NULL, NULL, id, sizeof id), 0);
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.delay_ms = 60000;
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "later", NULL, &o, id, sizeof id), 0);
+    size_t removed = 0;
+    CHECK_EQ(ln_jobs_drain(c->jobs, c->queue, &removed), 0);
+    CHECK_EQ(removed, 2);
+    CHECK_EQ(conf_state(c, c->queue, now_id), LN_JOB_WAITING);
+    CHECK_EQ(conf_state(c, c->queue, later_id), LN_JOB_DELAYED);
+    CHECK_EQ(conf_total(c, c->queue), 2);
+}
+
+const conf_case conf_boundary_cases[] = {
+    CONF_CASE(drain_keeps_schedulers),
+    {0},
+};
