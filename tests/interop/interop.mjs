@@ -23,7 +23,7 @@ import {
   globalConcurrency, rlAdd, rlWork, rlCheck, rlNode, rlMeta, rlError,
 } from './node/limits.mjs';
 import { flowAdd, flowCheck, flowJson } from './node/flows.mjs';
-import { drainSetup, drainCheck } from './node/admin.mjs';
+import { drainSetup, drainCheck, fixSetup, waitState, fixCheck } from './node/admin.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -63,6 +63,9 @@ switch (cmd) {
   case 'flow-check': await flowCheck(queue, args[0], args[1], args[2]); break;
   case 'drain-setup': await drainSetup(queue); break;
   case 'drain-check': await drainCheck(queue, args[0], args[1]); break;
+  case 'fix-setup': await fixSetup(queue); break;
+  case 'wait-state': await waitState(queue, args[0], args[1]); break;
+  case 'fix-check': await fixCheck(queue, args[0], args[1], args[2]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

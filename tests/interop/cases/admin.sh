@@ -23,3 +23,31 @@ case_drain() {
     js drain-check "$q" "$other" "$same" >/dev/null || fail "drain-check"
     echo "lanes jobs drain kept the scheduler, freed the deduplication ids, released the parent"
 }
+
+#   retry_clean  `lanes jobs retry` and `lanes jobs clean` on the children
+#              of Node flows that a C worker runs: a retried child whose
+#              failure its parent ignored is its dependency again (the
+#              parent gets its result, no ignored failure); cleaning a
+#              failed child its parent waited for lets the parent go on;
+#              cleaning a job frees its TTL deduplication id, as BullMQ's
+#              job.retry and queue.clean do.
+case_retry_clean() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    ids=$(js fix-setup "$q") || fail "fix-setup"
+    get() { echo "$ids" | sed "s/.*\"$1\":\"\([^\"]*\)\".*/\1/"; }
+    "$cli" worker "$url" "${q}k" --exec /bin/sh -c \
+        'case "$LANES_JOB_NAME" in
+         once) [ -f "$0" ] || { touch "$0"; exit 1; } ;;
+         doomed) exit 1 ;;
+         esac; echo "{\"by\":\"c\"}"' "$tmp/once" >/dev/null 2>"$tmp/c.err" &
+    pids="$pids $!"
+    js wait-state "${q}k" "$(get once)" failed >/dev/null || fail "once never failed"
+    js wait-state "${q}k" "$(get dd)" completed >/dev/null || fail "dd never completed"
+    js wait-state "${q}k" "$(get doomed)" failed >/dev/null || fail "doomed never failed"
+    "$cli" jobs "$url" retry "${q}k" "$(get once)" >/dev/null || fail "lanes jobs retry"
+    js wait-state "${q}k" "$(get once)" completed >/dev/null || fail "once never completed"
+    "$cli" jobs "$url" clean "${q}k" failed >/dev/null || fail "lanes jobs clean failed"
+    "$cli" jobs "$url" clean "${q}k" completed >/dev/null || fail "lanes jobs clean completed"
+    js fix-check "$q" "$(get retry)" "$(get held)" "$(get clean)" >/dev/null || fail "fix-check"
+    echo "lanes jobs retry and clean kept the Node flows and deduplication as BullMQ does"
+}

@@ -59,3 +59,67 @@ export async function drainCheck(queue, otherId, sameId) {
   await q.close();
   console.log(JSON.stringify({ ticks, parent: 'completed' }));
 }
+
+// Node flows whose children C workers run in queue <queue>k, for `lanes
+// jobs retry` and `lanes jobs clean`: parent "p-retry" waits for "once"
+// (ignoreDependencyOnFailure; it fails its first run) and "held" (delayed
+// a minute); parent "p-clean" for "doomed" (no failure option: its parent
+// waits for it even once it failed, as in BullMQ); and "dd" holds
+// deduplication id "dttl" for 60 s.
+export async function fixSetup(queue) {
+  const fp = new FlowProducer({ connection });
+  const kids = `${queue}k`;
+  const retry = await fp.add({ name: 'p-retry', queueName: queue, data: {}, children: [
+    { name: 'once', queueName: kids, data: {}, opts: { ignoreDependencyOnFailure: true } },
+    { name: 'held', queueName: kids, data: {}, opts: { delay: 60000 } }] });
+  const clean = await fp.add({ name: 'p-clean', queueName: queue, data: {},
+                              children: [{ name: 'doomed', queueName: kids, data: {} }] });
+  await fp.close();
+  const q = new Queue(kids, { connection });
+  const dd = await q.add('dd', {}, { deduplication: { id: 'dttl', ttl: 60000 } });
+  await q.close();
+  console.log(JSON.stringify({ retry: retry.job.id, once: retry.children[0].job.id,
+                               held: retry.children[1].job.id, clean: clean.job.id, doomed: clean.children[0].job.id,
+                               dd: dd.id }));
+}
+
+// Until job id of queue is in state (10 s).
+export async function waitState(queue, id, state) {
+  const q = new Queue(queue, { connection });
+  const t0 = Date.now();
+  let s;
+  while ((s = await (await q.getJob(id))?.getState()) !== state) {
+    check(Date.now() - t0 < 10000, `job ${id} never ${state}`, s);
+    await sleep(50);
+  }
+  await q.close();
+  console.log(JSON.stringify({ id, state }));
+}
+
+// After `lanes jobs retry` of "once" (then completed by the C worker) and
+// `lanes jobs clean` of <queue>k's completed and failed jobs, as BullMQ's
+// job.retry and queue.clean leave them: "once" is again a dependency of
+// p-retry, which gets its result and no ignored failure once "held" ran;
+// p-clean, its child removed, goes on and completes; "dttl" is free.
+export async function fixCheck(queue, retryId, heldId, cleanId) {
+  const q = new Queue(queue, { connection });
+  const k = new Queue(`${queue}k`, { connection });
+  const w = new Worker(queue, async job => job.name, { connection, drainDelay: 1 });
+  await (await k.getJob(heldId)).promote();
+  const t0 = Date.now();
+  const done = async id => (await q.getJob(id))?.finishedOn;
+  while (!(await done(retryId) && await done(cleanId)) && Date.now() - t0 < 10000) await sleep(50);
+  const pr = await q.getJob(retryId), pc = await q.getJob(cleanId);
+  check(await pc?.getState() === 'completed', 'p-clean after its child was cleaned', await pc?.getState());
+  check(await pr?.getState() === 'completed', 'p-retry', await pr?.getState());
+  const values = Object.values(await pr.getChildrenValues());
+  const ignored = await pr.getIgnoredChildrenFailures();
+  check(values.length === 2, 'p-retry has not the results of both children', values);
+  check(Object.keys(ignored).length === 0, 'the retried child is still an ignored failure', ignored);
+  const a = await k.add('dd2', {}, { deduplication: { id: 'dttl', ttl: 60000 } });
+  check((await k.getJob(a.id))?.name === 'dd2', 'the deduplication id of a cleaned job still held', a.id);
+  await w.close();
+  await q.close();
+  await k.close();
+  console.log(JSON.stringify({ values, ignored }));
+}
