@@ -14,7 +14,9 @@ import {
   counts,
 } from './node/jobs.mjs';
 import { board, boardWorkers } from './node/board.mjs';
-import { traceProduce, traceCheck, jsonProduce, jsonCheck } from './node/data.mjs';
+import {
+  traceProduce, traceCheck, jsonProduce, jsonCheck, halfFail, halfCheck,
+} from './node/data.mjs';
 import { getWorkers, idleWorkers } from './node/workers.mjs';
 import { metrics } from './node/metrics.mjs';
 import { cancelSeen } from './node/cancel.mjs';
@@ -66,6 +68,8 @@ switch (cmd) {
   case 'fix-setup': await fixSetup(queue); break;
   case 'wait-state': await waitState(queue, args[0], args[1]); break;
   case 'fix-check': await fixCheck(queue, args[0], args[1], args[2]); break;
+  case 'half-fail': await halfFail(queue); break;
+  case 'half-check': await halfCheck(queue, args[0]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);
