@@ -15,7 +15,7 @@ import {
 } from './node/jobs.mjs';
 import { board, boardWorkers } from './node/board.mjs';
 import {
-  traceProduce, traceCheck, jsonProduce, jsonCheck, halfFail, halfCheck,
+  traceProduce, traceCheck, jsonProduce, jsonCheck, halfFail, halfCheck, halfIds, halfIdsCheck,
 } from './node/data.mjs';
 import { getWorkers, idleWorkers } from './node/workers.mjs';
 import { metrics } from './node/metrics.mjs';
@@ -70,6 +70,8 @@ switch (cmd) {
   case 'fix-check': await fixCheck(queue, args[0], args[1], args[2]); break;
   case 'half-fail': await halfFail(queue); break;
   case 'half-check': await halfCheck(queue, args[0]); break;
+  case 'half-ids': await halfIds(queue); break;
+  case 'half-ids-check': await halfIdsCheck(queue); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

@@ -141,3 +141,14 @@ case_stacktrace() {
     js half-check "$q" "$id" >/dev/null || fail "half-check"
     echo "the Node run's stacktrace entry survived the C run's failure"
 }
+
+#   halfid     Node jobs whose custom ids end in half an emoji (BullMQ stores
+#              their opts with the bytes ED A0 BD, not UTF-8, which jansson
+#              refuses) keep their options on a C worker: 3 attempts, and
+#              removeOnComplete.
+case_halfid() {
+    js half-ids "$q" >/dev/null || fail "half-ids"
+    "$peer" work "$url" "$q" >/dev/null 2>"$tmp/c.err" || fail "C worker: $(cat "$tmp/c.err")"
+    js half-ids-check "$q" >/dev/null || fail "half-ids-check"
+    echo "a C worker kept the options of jobs whose ids are not UTF-8"
+}

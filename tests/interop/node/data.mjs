@@ -90,3 +90,27 @@ export async function halfCheck(queue, id) {
   await q.close();
   console.log(JSON.stringify({ stacktrace: st.length }));
 }
+
+// Jobs whose custom ids end in half an emoji (an id cut from a title):
+// BullMQ's scripts store such an opts JSON with the lone surrogate as the
+// bytes ED A0 BD, which are not UTF-8. "flaky" has 3 attempts, "noop" is
+// removed on completion.
+export async function halfIds(queue) {
+  const q = new Queue(queue, { connection });
+  const half = '😀'.slice(0, 1);
+  await q.add('flaky', {}, { jobId: `title-${half}`, attempts: 3 });
+  await q.add('noop', {}, { jobId: `gone-${half}`, removeOnComplete: true });
+  await q.close();
+  console.log(JSON.stringify({ added: 2 }));
+}
+
+// After a C worker ran them, as after a Node Worker: the flaky job
+// completed on its third attempt and the other was removed. (BullMQ
+// cannot read such a job by id: ioredis sends the id as U+FFFD.)
+export async function halfIdsCheck(queue) {
+  const q = new Queue(queue, { connection });
+  const counts = await q.getJobCounts('completed', 'failed');
+  check(counts.completed === 1 && counts.failed === 0, 'counts', counts);
+  await q.close();
+  console.log(JSON.stringify(counts));
+}
