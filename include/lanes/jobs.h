@@ -375,7 +375,8 @@ LN_EXTERN int ln_jobs_retry(ln_jobs *jobs, const char *queue, const char *id);
 LN_EXTERN int ln_jobs_retry_all(ln_jobs *jobs, const char *queue, size_t *count);
 
 /* Remove a job and its logs. LN_ENOENT: no such job; LN_EBUSY: the job is
- * active (a worker holds its lease). */
+ * active (a worker holds its lease), or is a job scheduler's current
+ * iteration (its take makes the next: remove the scheduler instead). */
 LN_EXTERN int ln_jobs_remove(ln_jobs *jobs, const char *queue, const char *id);
 
 /* Remove completed or failed jobs (state) of queue that finished more than

@@ -413,6 +413,25 @@ int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id, size_t *coun
     return ln__sq_relieved(be, err);
 }
 
+/* 1 if id is the job of a scheduler's current iteration ("repeat:<id>:<ms>"
+ * with <ms> its next_at), which a remove leaves (its take makes the next:
+ * the schedule would end), as on Redis; else 0. */
+static int is_current_iteration(sq_be *be, const char *queue, const char *id) {
+    if (strncmp(id, "repeat:", 7) != 0) return 0;
+    sqlite3_stmt *s = NULL;
+    int yes = 0;
+    if (sqlite3_prepare_v2(be->db,
+                           "SELECT 1 FROM lanes_schedulers WHERE queue = ?1 AND "
+                           "'repeat:' || id || ':' || next_at = ?2",
+                           -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 2, id, -1, SQLITE_STATIC);
+        yes = sqlite3_step(s) == SQLITE_ROW;
+    }
+    sqlite3_finalize(s);
+    return yes;
+}
+
 static int remove_once(sq_be *be, const char *queue, const char *id) {
     int64_t now, rid;
     int state;
@@ -421,6 +440,13 @@ static int remove_once(sq_be *be, const char *queue, const char *id) {
     if ((err = ln__sq_find_job(be, queue, id, &rid, &state)) != 0) goto fail;
     if (state == ST_ACTIVE) {
         err = ln__jobs_be_err(&be->base, LN_EBUSY, "job '%s' is active; a worker holds it", id);
+        goto fail;
+    }
+    if (is_current_iteration(be, queue, id)) {
+        err = ln__jobs_be_err(&be->base, LN_EBUSY,
+                              "job '%s' is its job scheduler's current iteration: remove the "
+                              "scheduler instead",
+                              id);
         goto fail;
     }
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_REMOVE);

@@ -1,7 +1,8 @@
 /* conf_boundary.c - what lanes' administration leaves of a queue that a
  * BullMQ team shares (docs/redis.md, the compatibility table): a drain
  * keeps each job scheduler's pending iteration, ready or delayed, as
- * BullMQ's queue.drain does, so the schedule goes on. */
+ * BullMQ's queue.drain does, and a remove refuses it (LN_EBUSY), as
+ * BullMQ's job.remove does, so the schedule goes on. */
 #include "conf.h"
 
 /* Upsert scheduler id (every ms, or a cron pattern); its iteration's id
@@ -34,7 +35,24 @@ static void case_drain_keeps_schedulers(conf_ctx *c) {
     CHECK_EQ(conf_total(c, c->queue), 2);
 }
 
+/* A scheduler's current iteration is not removed; once the scheduler is
+ * gone (an every iteration that is waiting stays), it is an ordinary job. */
+static void case_remove_refuses_iteration(conf_ctx *c) {
+    char now_id[LN_JOB_ID_MAX], later_id[LN_JOB_ID_MAX];
+    sched(c, "now", 60000, NULL, now_id);
+    sched(c, "later", 0, "0 0 1 1 *", later_id);
+    CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, now_id), LN_EBUSY);
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "current iteration");
+    CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, later_id), LN_EBUSY);
+    CHECK_EQ(conf_state(c, c->queue, now_id), LN_JOB_WAITING);
+    CHECK_EQ(conf_state(c, c->queue, later_id), LN_JOB_DELAYED);
+    CHECK_EQ(ln_jobs_unschedule(c->jobs, c->queue, "now"), 0);
+    CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, now_id), 0);
+    CHECK_EQ(conf_state(c, c->queue, now_id), LN_ENOENT);
+}
+
 const conf_case conf_boundary_cases[] = {
     CONF_CASE(drain_keeps_schedulers),
+    CONF_CASE(remove_refuses_iteration),
     {0},
 };

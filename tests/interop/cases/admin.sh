@@ -51,3 +51,20 @@ case_retry_clean() {
     js fix-check "$q" "$(get retry)" "$(get held)" "$(get clean)" >/dev/null || fail "fix-check"
     echo "lanes jobs retry and clean kept the Node flows and deduplication as BullMQ does"
 }
+
+#   remove_iter  `lanes jobs remove` of the current iteration of a Node job
+#              scheduler is refused (exit 1), as BullMQ's job.remove refuses
+#              it: the schedule goes on, run by a C worker.
+case_remove_iter() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    id=$(js sched-upsert "$q" tick '{"every":300}' | sed 's/.*"id":"\([^"]*\)".*/\1/') ||
+        fail "sched-upsert"
+    "$cli" jobs "$url" remove "$q" "$id" >/dev/null 2>"$tmp/rm.err"
+    rc=$?
+    [ $rc -eq 1 ] || fail "remove of the current iteration $id: exit $rc, not 1: $(cat "$tmp/rm.err")"
+    "$cli" worker "$url" "$q" --exec /bin/sh -c 'cat >/dev/null; echo 1' >/dev/null 2>"$tmp/c.err" &
+    pids="$pids $!"
+    sleep 1.2
+    js sched-check "$q" tick 3 250 '{}' >/dev/null || fail "the schedule did not go on"
+    echo "lanes jobs remove left the Node scheduler's iteration, and the schedule went on"
+}
