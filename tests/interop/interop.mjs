@@ -25,7 +25,9 @@ import {
   globalConcurrency, rlAdd, rlWork, rlCheck, rlNode, rlMeta, rlError,
 } from './node/limits.mjs';
 import { flowAdd, flowCheck, flowJson } from './node/flows.mjs';
-import { drainSetup, drainCheck, fixSetup, waitState, fixCheck } from './node/admin.mjs';
+import {
+  drainSetup, drainCheck, fixSetup, waitState, fixCheck, live,
+} from './node/admin.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -72,6 +74,7 @@ switch (cmd) {
   case 'half-check': await halfCheck(queue, args[0]); break;
   case 'half-ids': await halfIds(queue); break;
   case 'half-ids-check': await halfIdsCheck(queue); break;
+  case 'live': await live(queue); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

@@ -68,3 +68,23 @@ case_remove_iter() {
     js sched-check "$q" tick 3 250 '{}' >/dev/null || fail "the schedule did not go on"
     echo "lanes jobs remove left the Node scheduler's iteration, and the schedule went on"
 }
+
+#   live       a Node team's calls on jobs a C worker holds or finished
+#              (node/admin.mjs live): updateData, updateProgress and log
+#              during the run, remove refused, the C result, Node's data,
+#              both logs and both QueueEvents progresses after it; and
+#              job.retry() of a job the C worker failed runs it again
+#              (attemptsMade 2).
+case_live() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    "$cli" worker "$url" "$q" --exec /bin/sh -c \
+        'data=$(cat)
+         case "$LANES_JOB_NAME" in
+         slow) echo "{\"log\":\"c-log\"}" >&3; sleep 1.2; echo "{\"progress\":77}" >&3
+               printf "{\"seen\":%s}" "$data" ;;
+         once) [ -f "$0" ] || { touch "$0"; echo first >&2; exit 1; }; echo "{\"run\":2}" ;;
+         esac' "$tmp/once" >/dev/null 2>"$tmp/c.err" &
+    pids="$pids $!"
+    js live "$q" >/dev/null || fail "live: $(cat "$tmp/c.err")"
+    echo "Node's calls on jobs a C worker held or finished did what they do on Node's own"
+}

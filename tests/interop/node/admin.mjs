@@ -2,8 +2,8 @@
 // administration of a Node team's queue: what `lanes jobs drain` and
 // `lanes jobs clean` leave of job schedulers, deduplication and flows.
 // Imported by tests/interop/interop.mjs (the command dispatch).
-import { Queue, Worker, FlowProducer } from 'bullmq';
-import { connection, check, sleep } from './common.mjs';
+import { Queue, Worker, FlowProducer, QueueEvents } from 'bullmq';
+import { connection, check, fail, sleep } from './common.mjs';
 
 // A paused queue as a Node team has it before a drain: the pending
 // iteration of scheduler "tick", a delayed job holding deduplication id
@@ -122,4 +122,54 @@ export async function fixCheck(queue, retryId, heldId, cleanId) {
   await q.close();
   await k.close();
   console.log(JSON.stringify({ values, ignored }));
+}
+
+// A Node team's calls on jobs a C worker (`lanes worker --exec`, running)
+// holds or finished: while "slow" runs (it logs "c-log", sleeps 1.2 s,
+// sets progress 77, returns {"seen": data}), updateData, updateProgress and
+// log land and remove is refused ("locked"); the C worker's result is what
+// it read, the data stays Node's update, the logs are both, and
+// QueueEvents hears both progresses. A "once" job the C worker failed
+// (attempts 1) is retried by job.retry() and completes on its second run.
+export async function live(queue) {
+  const q = new Queue(queue, { connection });
+  const qe = new QueueEvents(queue, { connection });
+  await qe.waitUntilReady();
+  const progress = [];
+  qe.on('progress', ({ jobId, data }) => progress.push([jobId, data]));
+  const s = await q.add('slow', { v: 1 });
+  const t0 = Date.now();
+  while (await s.getState() !== 'active') {
+    check(Date.now() - t0 < 5000, 'the C worker never took the job');
+    await sleep(20);
+  }
+  await s.updateData({ v: 2 });
+  await s.updateProgress(33);
+  await s.log('node-log');
+  let refused = '';
+  try { await s.remove(); } catch (e) { refused = e.message; }
+  check(/locked/.test(refused), 'remove of a job the C worker holds', refused);
+  const rv = await s.waitUntilFinished(qe, 10000);
+  const after = await q.getJob(s.id);
+  check(JSON.stringify(rv) === '{"seen":{"v":1}}', 'returnvalue', rv);
+  check(JSON.stringify(after.data) === '{"v":2}', 'data after the run', after.data);
+  check(after.progress === 77, 'progress', after.progress);
+  const logs = await q.getJobLogs(s.id);
+  check(JSON.stringify(logs.logs.slice().sort()) === '["c-log","node-log"]', 'logs', logs);
+  await sleep(100);
+  const mine = progress.filter(([id]) => id === s.id).map(([, d]) => d);
+  check(JSON.stringify(mine) === '[33,77]', 'QueueEvents progress', mine);
+  const f = await q.add('once', { n: 1 });
+  await f.waitUntilFinished(qe, 10000).then(() => fail('"once" completed on its first run'), () => {});
+  const failed = await q.getJob(f.id);
+  check(failed.attemptsMade === 1 && failed.stacktrace.length === 1, 'the failed run', failed);
+  await failed.retry('failed');
+  const rv2 = await f.waitUntilFinished(qe, 10000);
+  const done = await q.getJob(f.id);
+  check(rv2 && rv2.run === 2, 'the retried run', rv2);
+  check(done.attemptsMade === 2 && done.attemptsStarted === 2 && !done.failedReason,
+        'attempts after the retry', done);
+  await qe.close();
+  await q.close();
+  console.log(JSON.stringify({ progress: mine, logs: logs.count }));
 }
