@@ -58,23 +58,30 @@ static int fail_row(sq_be *be, const char *queue, const sq_row *row, const char 
                                 "UPDATE lanes_jobs SET state = 5, attempts_made = attempts_made + "
                                 "(state = 3), reason = ?2, finished_at = ?3, lease_until = NULL "
                                 "WHERE rid = ?1 AND state IN (0, 1, 3) "
-                                "RETURNING keep_f_mode, keep_f_val",
+                                "RETURNING keep_f_mode, keep_f_val, parent_rid, pflags",
                                 -1, &s, NULL);
     if (rc != SQLITE_OK) return ln__sq_err(be, rc, "cancel");
     sqlite3_bind_int64(s, 1, row->rid);
     sqlite3_bind_text(s, 2, reason, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 3, now);
     rc = sqlite3_step(s);
-    int mode = 0;
-    int64_t value = 0;
+    int mode = 0, pflags = 0;
+    int64_t value = 0, prid = 0; /* a flow child's parent, else 0 */
     if (rc == SQLITE_ROW) {
         mode = sqlite3_column_int(s, 0);
         value = sqlite3_column_int64(s, 1);
+        prid = sqlite3_column_int64(s, 2);
+        pflags = sqlite3_column_int(s, 3);
         rc = sqlite3_step(s);
     }
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE) return ln__sq_err(be, rc, "cancel");
-    int err = ln__sq_event(be, queue, "failed", row->pub, "failedReason", reason, "prev",
+    /* The parent learns of it as of any final failure (as on Redis). */
+    int err = prid > 0 ? ln__sq_flow_child_done(be, queue, row->pub, row->rid, prid, pflags, 0,
+                                                reason, now)
+                       : 0;
+    if (err == 0)
+        err = ln__sq_event(be, queue, "failed", row->pub, "failedReason", reason, "prev",
                            prev_name(row), now);
     if (err != 0) return err;
     return ln__sq_apply_keep(be, queue, row->rid, ST_FAILED, mode, value, now, 0);

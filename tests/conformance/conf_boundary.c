@@ -2,7 +2,8 @@
  * BullMQ team shares (docs/redis.md, the compatibility table): a drain
  * keeps each job scheduler's pending iteration, ready or delayed, as
  * BullMQ's queue.drain does, and a remove refuses it (LN_EBUSY), as
- * BullMQ's job.remove does, so the schedule goes on. */
+ * BullMQ's job.remove does, so the schedule goes on; a canceled flow
+ * child reaches its parent as any final failure does. */
 #include "conf.h"
 
 /* Upsert scheduler id (every ms, or a cron pattern); its iteration's id
@@ -51,8 +52,35 @@ static void case_remove_refuses_iteration(conf_ctx *c) {
     CHECK_EQ(conf_state(c, c->queue, now_id), LN_ENOENT);
 }
 
+/* A delayed child with ignore_dependency_on_failure, canceled before it
+ * ran: its parent is released (waiting), the child a failed one; a child
+ * with fail_parent_on_failure: the parent leaves waiting-children too
+ * (failed, or on Redis waiting, to fail when taken, as in BullMQ). */
+static void case_cancel_child_reaches_parent(conf_ctx *c) {
+    ln_job_opts later;
+    ln_job_opts_init(&later);
+    later.delay_ms = 60000;
+    ln_flow_node kids[2] = {{.name = "held", .opts = &later, .ignore_dependency_on_failure = 1},
+                            {.name = "held", .opts = &later, .fail_parent_on_failure = 1}};
+    for (int i = 0; i < 2; i++) {
+        ln_flow_node root = {
+            .queue = c->queue, .name = "parent", .children = &kids[i], .nchildren = 1};
+        char ids[2][LN_JOB_ID_MAX];
+        CHECK_EQ(ln_jobs_add_flow(c->jobs, &root, ids[0], 2, LN_JOB_ID_MAX), 0);
+        CHECK_EQ(conf_state(c, c->queue, ids[0]), LN_JOB_WAITING_CHILDREN);
+        CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, ids[1]), 0);
+        CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_JOB_FAILED);
+        int parent = conf_state(c, c->queue, ids[0]);
+        if (i == 0)
+            CHECK_EQ(parent, LN_JOB_WAITING);
+        else
+            CHECK(parent == LN_JOB_WAITING || parent == LN_JOB_FAILED);
+    }
+}
+
 const conf_case conf_boundary_cases[] = {
     CONF_CASE(drain_keeps_schedulers),
     CONF_CASE(remove_refuses_iteration),
+    CONF_CASE(cancel_child_reaches_parent),
     {0},
 };

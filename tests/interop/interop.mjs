@@ -26,7 +26,7 @@ import {
 } from './node/limits.mjs';
 import { flowAdd, flowCheck, flowJson } from './node/flows.mjs';
 import {
-  drainSetup, drainCheck, fixSetup, waitState, fixCheck, live,
+  drainSetup, drainCheck, fixSetup, waitState, fixCheck, live, cancelSetup, cancelCheck,
 } from './node/admin.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
@@ -75,6 +75,8 @@ switch (cmd) {
   case 'half-ids': await halfIds(queue); break;
   case 'half-ids-check': await halfIdsCheck(queue); break;
   case 'live': await live(queue); break;
+  case 'cancel-setup': await cancelSetup(queue); break;
+  case 'cancel-check': await cancelCheck(queue, args[0], args[1]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

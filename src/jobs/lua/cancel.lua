@@ -20,10 +20,12 @@ local jkey = B .. id
 if rcall('EXISTS', jkey) == 0 then return RC.JOB_NOT_EXIST end
 
 -- Failed without a run: finish_job's steps but the attempt count and the
--- stacktrace, with the state it came from as 'prev'.
+-- stacktrace, with the state it came from as 'prev' (a flow child's
+-- parent learns of it as of any final failure).
 local function fail_unrun(prev)
-    local f = rcall('HMGET', jkey, 'opts', 'deid')
+    local f = rcall('HMGET', jkey, 'opts', 'deid', 'parentKey', 'parent')
     local opts = decode_opts(f[1])
+    if f[3] or f[4] then flow_on_finish(jkey, f[3], f[4], 'failed', reason) end
     if f[2] then
         local dkey = B .. 'de:' .. f[2]
         if rcall('GET', dkey) == id and rcall('PTTL', dkey) == -1 then rcall('DEL', dkey) end

@@ -173,3 +173,42 @@ export async function live(queue) {
   await q.close();
   console.log(JSON.stringify({ progress: mine, logs: logs.count }));
 }
+
+// Two Node flows whose delayed children `lanes jobs cancel` fails before
+// they run: "held-i" (ignoreDependencyOnFailure) beside "quick", under
+// "p-ignore"; "held-f" (failParentOnFailure) under "p-fail".
+export async function cancelSetup(queue) {
+  const fp = new FlowProducer({ connection });
+  const kids = `${queue}k`;
+  const ign = await fp.add({ name: 'p-ignore', queueName: queue, data: {}, children: [
+    { name: 'held-i', queueName: kids, data: {}, opts: { delay: 60000, ignoreDependencyOnFailure: true } },
+    { name: 'quick', queueName: kids, data: {} }] });
+  const fpf = await fp.add({ name: 'p-fail', queueName: queue, data: {}, children: [
+    { name: 'held-f', queueName: kids, data: {}, opts: { delay: 60000, failParentOnFailure: true } }] });
+  await fp.close();
+  console.log(JSON.stringify({ pi: ign.job.id, hi: ign.children[0].job.id,
+                               pf: fpf.job.id, hf: fpf.children[0].job.id }));
+}
+
+// After the cancels, with Node Workers on both queues: p-ignore completes
+// with quick's result and held-i's "canceled" as an ignored failure;
+// p-fail fails for its child, as for any final failure of theirs.
+export async function cancelCheck(queue, pi, pf) {
+  const q = new Queue(queue, { connection });
+  const w = new Worker(queue, async job => job.name, { connection, drainDelay: 1 });
+  const wk = new Worker(`${queue}k`, async job => job.name, { connection, drainDelay: 1 });
+  w.on('failed', () => {});
+  const t0 = Date.now();
+  const fin = async id => (await q.getJob(id))?.finishedOn;
+  while (!(await fin(pi) && await fin(pf)) && Date.now() - t0 < 10000) await sleep(50);
+  const a = await q.getJob(pi), b = await q.getJob(pf);
+  check(await a.getState() === 'completed', 'p-ignore', await a.getState());
+  const ignored = Object.values(await a.getIgnoredChildrenFailures());
+  check(JSON.stringify(ignored) === '["canceled"]', 'p-ignore\'s ignored failures', ignored);
+  check(JSON.stringify(Object.values(await a.getChildrenValues())) === '["quick"]', 'p-ignore\'s values');
+  check(await b.getState() === 'failed', 'p-fail', await b.getState());
+  await w.close();
+  await wk.close();
+  await q.close();
+  console.log(JSON.stringify({ ignored, pfail: b.failedReason }));
+}
