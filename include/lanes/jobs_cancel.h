@@ -35,6 +35,9 @@ extern "C" {
  *    processor runs on to its end, then BullMQ refuses its outcome
  *    ("Missing lock") and the worker goes on with other jobs.
  *  - completed or failed: LN_EINVAL, nothing changes.
+ *  - a job scheduler's current iteration that has not run: LN_EINVAL,
+ *    nothing changes (its take makes the next: the schedule would end;
+ *    ln_jobs_remove refuses it too).
  * Cost: SQLite O(log n); Redis finds an active or waiting job in its
  * list (O(length), as removing a job does). 0, LN_ENOENT (no such
  * job), LN_EINVAL (bad queue or id, or the job is finished:

@@ -413,10 +413,7 @@ int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id, size_t *coun
     return ln__sq_relieved(be, err);
 }
 
-/* 1 if id is the job of a scheduler's current iteration ("repeat:<id>:<ms>"
- * with <ms> its next_at), which a remove leaves (its take makes the next:
- * the schedule would end), as on Redis; else 0. */
-static int is_current_iteration(sq_be *be, const char *queue, const char *id) {
+int ln__sq_is_current_iteration(sq_be *be, const char *queue, const char *id) {
     if (strncmp(id, "repeat:", 7) != 0) return 0;
     sqlite3_stmt *s = NULL;
     int yes = 0;
@@ -442,7 +439,7 @@ static int remove_once(sq_be *be, const char *queue, const char *id) {
         err = ln__jobs_be_err(&be->base, LN_EBUSY, "job '%s' is active; a worker holds it", id);
         goto fail;
     }
-    if (is_current_iteration(be, queue, id)) {
+    if (ln__sq_is_current_iteration(be, queue, id)) {
         err = ln__jobs_be_err(&be->base, LN_EBUSY,
                               "job '%s' is its job scheduler's current iteration: remove the "
                               "scheduler instead",

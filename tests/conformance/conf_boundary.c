@@ -1,8 +1,8 @@
 /* conf_boundary.c - what lanes' administration leaves of a queue that a
  * BullMQ team shares (docs/redis.md, the compatibility table): a drain
  * keeps each job scheduler's pending iteration, ready or delayed, as
- * BullMQ's queue.drain does, and a remove refuses it (LN_EBUSY), as
- * BullMQ's job.remove does, so the schedule goes on; a canceled flow
+ * BullMQ's queue.drain does, and a remove (or cancel) refuses it
+ * (LN_EBUSY; LN_EINVAL), as BullMQ's job.remove does, so the schedule goes on; a canceled flow
  * child reaches its parent as any final failure does. */
 #include "conf.h"
 
@@ -36,8 +36,9 @@ static void case_drain_keeps_schedulers(conf_ctx *c) {
     CHECK_EQ(conf_total(c, c->queue), 2);
 }
 
-/* A scheduler's current iteration is not removed; once the scheduler is
- * gone (an every iteration that is waiting stays), it is an ordinary job. */
+/* A scheduler's current iteration is not removed nor canceled; once the
+ * scheduler is gone (an every iteration that is waiting stays), it is an
+ * ordinary job. */
 static void case_remove_refuses_iteration(conf_ctx *c) {
     char now_id[LN_JOB_ID_MAX], later_id[LN_JOB_ID_MAX];
     sched(c, "now", 60000, NULL, now_id);
@@ -45,6 +46,8 @@ static void case_remove_refuses_iteration(conf_ctx *c) {
     CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, now_id), LN_EBUSY);
     CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "current iteration");
     CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, later_id), LN_EBUSY);
+    CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, now_id), LN_EINVAL); /* nor canceled */
+    CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, later_id), LN_EINVAL);
     CHECK_EQ(conf_state(c, c->queue, now_id), LN_JOB_WAITING);
     CHECK_EQ(conf_state(c, c->queue, later_id), LN_JOB_DELAYED);
     CHECK_EQ(ln_jobs_unschedule(c->jobs, c->queue, "now"), 0);

@@ -11,6 +11,6 @@ local RC = {
     NOT_FAILED = -4, -- requeue: the job is not failed
     LOCKED = -5, -- remove: a worker holds the job's lock
     LOCK_MISMATCH = -6, -- another lock token holds the job
-    SCHEDULED = -8, -- remove: the job is a job scheduler's pending iteration (BullMQ's -8)
+    SCHEDULED = -8, -- remove, cancel: a job scheduler's pending iteration (BullMQ's -8)
     SCHEDULER_ID_TAKEN = -10, -- schedule: the next iteration's job id exists (BullMQ's -10)
 }

@@ -151,6 +151,17 @@ local function decode_opts(raw)
     return {}
 end
 
+-- Is job id (hash jkey) the current iteration of its job scheduler
+-- ("repeat:<id>:<ms>", <ms> its score in the repeat ZSET), BullMQ's
+-- isJobSchedulerJob? Its take makes the next iteration, so a remove (or
+-- cancel) of it would end the schedule.
+local function is_current_iteration(id, jkey)
+    local rjk = rcall('HGET', jkey, 'rjk')
+    if not rjk then return false end
+    local ms = rcall('ZSCORE', B .. 'repeat', rjk)
+    return ms ~= false and id == 'repeat:' .. rjk .. ':' .. int_str(tonumber(ms))
+end
+
 local function job_opts(jkey)
     return decode_opts(rcall('HGET', jkey, 'opts'))
 end

@@ -2,16 +2,11 @@
 --   ARGV[1] id
 -- Returns 0, or RC.JOB_NOT_EXIST, or RC.LOCKED (a worker holds the job),
 -- or RC.SCHEDULED: as BullMQ's, it does not remove the job of a scheduler's
--- current iteration ("repeat:<id>:<ms>", <ms> its score in the repeat
--- ZSET), whose take makes the next: the schedule would end.
+-- current iteration (lib.lua's is_current_iteration).
 local id = ARGV[1]
 local jkey = B .. id
 if rcall('EXISTS', jkey) == 0 then return RC.JOB_NOT_EXIST end
-local rjk = rcall('HGET', jkey, 'rjk')
-if rjk then
-    local ms = rcall('ZSCORE', B .. 'repeat', rjk)
-    if ms and id == 'repeat:' .. rjk .. ':' .. int_str(tonumber(ms)) then return RC.SCHEDULED end
-end
+if is_current_iteration(id, jkey) then return RC.SCHEDULED end
 if rcall('EXISTS', jkey .. ':lock') == 1 then return RC.LOCKED end
 local prev = 'unknown'
 for _, s in ipairs({'completed', 'failed', 'delayed', 'prioritized'}) do

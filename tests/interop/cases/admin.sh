@@ -88,3 +88,20 @@ case_live() {
     js live "$q" >/dev/null || fail "live: $(cat "$tmp/c.err")"
     echo "Node's calls on jobs a C worker held or finished did what they do on Node's own"
 }
+
+#   cancel_iter  `lanes jobs cancel` of the pending iteration of a Node job
+#              scheduler is refused (exit 2), as a remove of it is: the
+#              schedule goes on, run by a C worker.
+case_cancel_iter() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    id=$(js sched-upsert "$q" tick '{"every":300}' | sed 's/.*"id":"\([^"]*\)".*/\1/') ||
+        fail "sched-upsert"
+    "$cli" jobs "$url" cancel "$q" "$id" >/dev/null 2>"$tmp/cancel.err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "cancel of the current iteration $id: exit $rc, not 2: $(cat "$tmp/cancel.err")"
+    "$cli" worker "$url" "$q" --exec /bin/sh -c 'cat >/dev/null; echo 1' >/dev/null 2>"$tmp/c.err" &
+    pids="$pids $!"
+    sleep 1.2
+    js sched-check "$q" tick 3 250 '{}' >/dev/null || fail "the schedule did not go on"
+    echo "lanes jobs cancel left the Node scheduler's iteration, and the schedule went on"
+}
