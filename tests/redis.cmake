@@ -49,7 +49,8 @@ foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board json
         longid cancel sched_node_to_c sched_c_to_node sched_cron_node_to_c sched_mixed
         ratelimit ratelimit_node ratelimit_meta ratelimit_error ratelimit_idle
         flow_node_to_c flow_c_to_node
-        no_active_event)
+        no_active_event
+        drain retry_clean stacktrace halfid remove_iter live cancel_child cancel_iter)
   add_test(NAME test_redis_interop/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_interop.sh ${case}
                    $<TARGET_FILE:redis_peer> ${LN_REDIS_CLI})

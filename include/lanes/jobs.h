@@ -376,9 +376,9 @@ LN_EXTERN int ln_jobs_retry(ln_jobs *jobs, const char *queue, const char *id);
 LN_EXTERN int ln_jobs_retry_all(ln_jobs *jobs, const char *queue, size_t *count);
 
 /* Remove a job and its logs. LN_ENOENT: no such job; LN_EBUSY: the job is
- * active (a worker holds its lease); LN_EINVAL: the job is a job
- * scheduler's current iteration (only its take makes the next one, so
- * ln_jobs_unschedule removes it; BullMQ refuses it too). */
+ * active (a worker holds its lease), or is a job scheduler's current
+ * iteration (only its take makes the next one: ln_jobs_unschedule removes
+ * it; BullMQ refuses it too). */
 LN_EXTERN int ln_jobs_remove(ln_jobs *jobs, const char *queue, const char *id);
 
 /* Remove completed or failed jobs (state) of queue that finished more than
@@ -398,9 +398,10 @@ LN_EXTERN int ln_jobs_is_paused(ln_jobs *jobs, const char *queue, int *paused);
 /* Remove every waiting, prioritized and delayed job of queue (active and
  * finished jobs stay), but the current iteration of each job scheduler of
  * the queue, which stays so the schedule goes on (as BullMQ's drain).
- * Each job goes as ln_jobs_remove removes one: a deduplication id it held
+ * Each job goes as BullMQ's drain removes it: a deduplication id it held
  * is free again, and a flow parent it was the last pending child of is
- * released. *removed (may be NULL) gets the number. */
+ * released when it is in another queue and removed with it when it is in
+ * this one. *removed (may be NULL) gets the number. */
 LN_EXTERN int ln_jobs_drain(ln_jobs *jobs, const char *queue, size_t *removed);
 
 /* Most queue names ln_jobs_queues returns. */

@@ -36,11 +36,12 @@ extern "C" {
  *    ("Missing lock") and the worker goes on with other jobs.
  *  - completed or failed, or a flow parent waiting for its children
  *    (LN_JOB_WAITING_CHILDREN): LN_EINVAL, nothing changes.
- * A job scheduler's pending iteration, canceled, ends its schedule (the
- * next iteration is made only when one is taken): ln_jobs_schedule it
- * again to go on. A canceled flow child's parent is told of it as of any
- * final failure of the child: its failure options (fail_parent_on_failure,
- * ...; see "Flows") apply, whether the child was running or not.
+ *  - a job scheduler's current iteration that has not run: LN_EINVAL,
+ *    nothing changes (its take makes the next: the schedule would end;
+ *    ln_jobs_remove refuses it too).
+ * A canceled flow child's parent is told of it as of any final failure
+ * of the child: its failure options (fail_parent_on_failure, ...; see
+ * "Flows") apply, whether the child was running or not.
  * Cost: SQLite O(log n); Redis finds an active or waiting job in its
  * list (O(length), as removing a job does). 0, LN_ENOENT (no such
  * job), LN_EINVAL (bad queue or id, or the job is finished:

@@ -21,7 +21,10 @@ extern "C" {
  * with its keys and fields on Redis, so Node and C workers advance each
  * other's schedules). Iteration job ids are "repeat:<scheduler id>:<ms>",
  * ms the iteration's time in ms since the epoch; such a job is an
- * ordinary delayed (or waiting) job until it runs.
+ * ordinary delayed (or waiting) job until it runs, but that
+ * ln_jobs_remove (LN_EBUSY) and ln_jobs_cancel (LN_EINVAL) refuse the
+ * current one and ln_jobs_drain keeps it, as BullMQ does: the schedule would end
+ * without it.
  *
  * Times: with every_ms, the first iteration runs at start_ms (or now),
  * then every every_ms after the previous one's time (missed slots are

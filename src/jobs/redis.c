@@ -362,10 +362,10 @@ static int redis_remove(ln__jobs_be *be, const char *queue, const char *id) {
         return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
     if (res == LN__RC_LOCKED)
         return ln__jobs_be_err(be, LN_EBUSY, "job '%s' is active (a worker holds its lock)", id);
-    if (res == LN__RC_SCHEDULER_JOB)
-        return ln__jobs_be_err(be, LN_EINVAL,
-                               "job '%s' is a job scheduler's current iteration: "
-                               "ln_jobs_unschedule removes it",
+    if (res == LN__RC_SCHEDULED)
+        return ln__jobs_be_err(be, LN_EBUSY,
+                               "job '%s' is its job scheduler's current iteration: remove the "
+                               "scheduler instead",
                                id);
     return 0;
 }

@@ -35,6 +35,11 @@ int ln__redis_cancel(ln__redis_conn *c, const char *base, ln__jobs_be *be, const
         err = 0;
     else if (rep->type == REDIS_REPLY_INTEGER && rep->integer == LN__RC_JOB_NOT_EXIST)
         err = ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    else if (rep->type == REDIS_REPLY_INTEGER && rep->integer == LN__RC_SCHEDULED)
+        err = ln__jobs_be_err(be, LN_EINVAL,
+                              "job '%s' is its job scheduler's current iteration: remove the "
+                              "scheduler instead",
+                              id);
     else if (rep->type == REDIS_REPLY_STRING)
         err = ln__jobs_be_err(
             be, LN_EINVAL,

@@ -140,6 +140,45 @@ static int plan_trace(opts_plan *p, const json_t *tm) {
     return rc;
 }
 
+/* The bytes of a valid UTF-8 sequence at p (left bytes there), as jansson
+ * checks them (no overlong form, no surrogate, at most U+10FFFF), or 0. */
+static size_t utf8_seq(const unsigned char *p, size_t left) {
+    if (p[0] < 0x80) return 1;
+    size_t len = p[0] >= 0xF0 ? 4 : p[0] >= 0xE0 ? 3 : p[0] >= 0xC2 ? 2 : 0;
+    if (len == 0 || p[0] > 0xF4 || len > left) return 0;
+    for (size_t k = 1; k < len; k++)
+        if ((p[k] & 0xC0) != 0x80) return 0;
+    if (len == 3 && ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] >= 0xA0))) return 0;
+    if (len == 4 && ((p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] >= 0x90))) return 0;
+    return len;
+}
+
+/* opts text that jansson refused, read again from a copy where what Lua's
+ * cjson takes and jansson does not is replaced: a byte outside UTF-8 by
+ * '?' (BullMQ's scripts store a lone surrogate of a job id as ED A0 BD)
+ * and a \uD800..\uDFFF escape by \ufffd. Only numbers and flags are read
+ * from it. NULL: still refused, or out of memory. */
+static json_t *load_repaired(const char *s, size_t n) {
+    char *t = ln__malloc(n + 1);
+    if (t == NULL) return NULL;
+    memcpy(t, s, n);
+    for (size_t i = 0; i < n;) {
+        if (t[i] == '\\' && i + 1 < n) {
+            if (t[i + 1] == 'u' && i + 5 < n && (t[i + 2] | 0x20) == 'd' && t[i + 3] != '\0' &&
+                strchr("89abcdefABCDEF", t[i + 3]) != NULL)
+                memcpy(t + i + 2, "fffd", 4);
+            i += 2;
+            continue;
+        }
+        size_t len = utf8_seq((const unsigned char *)t + i, n - i);
+        if (len == 0) t[i] = '?';
+        i += len ? len : 1;
+    }
+    json_t *o = json_loadb(t, n, JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL, NULL);
+    ln__free(t);
+    return o;
+}
+
 /* Parse a job's opts text into p, as lib.lua's decode_opts, backoff_of,
  * trace_of and keep_spec read it (bad JSON reads as {}). */
 static int plan_opts(opts_plan *p, const redisReply *raw) {
@@ -153,6 +192,7 @@ static int plan_opts(opts_plan *p, const redisReply *raw) {
     p->raw = raw->str;
     p->len = raw->len;
     json_t *o = json_loadb(raw->str, raw->len, JSON_DECODE_INT_AS_REAL, NULL); /* Lua numbers */
+    if (o == NULL) o = load_repaired(raw->str, raw->len);
     if (!json_is_object(o)) {
         json_decref(o);
         return 0;

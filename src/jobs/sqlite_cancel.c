@@ -99,6 +99,14 @@ static int cancel_once(sq_be *be, const char *queue, const char *id, const char 
             &be->base, LN_EINVAL,
             "job '%s' is %s: only a waiting, prioritized, delayed or active job can be canceled",
             id, ln_job_state_name(row.state));
+    int iteration =
+        err == 0 && row.state != ST_ACTIVE ? ln__sq_is_current_iteration(be, queue, id) : 0;
+    if (iteration != 0)
+        err = iteration < 0 ? iteration
+                            : ln__jobs_be_err(&be->base, LN_EINVAL,
+                                              "job '%s' is its job scheduler's current iteration: "
+                                              "remove the scheduler instead",
+                                              id);
     if (err == 0) err = fail_row(be, queue, &row, reason, now);
     ln__free(row.pub);
     if (err != 0) {

@@ -385,6 +385,10 @@ int ln__sq_sched_remove(ln__jobs_be *b, const char *queue, const char *id);
 int ln__sq_sched_get(ln__jobs_be *b, const char *queue, const char *id, ln_job_scheduler *out);
 int ln__sq_sched_list(ln__jobs_be *b, const char *queue, size_t offset, size_t limit,
                       ln_job_scheduler **out, size_t *n);
+/* sqlite_ops.c: 1 if id is the job of a scheduler's current iteration
+ * ("repeat:<id>:<ms>", <ms> its next_at), which remove and cancel leave
+ * (its take makes the next: the schedule would end), as on Redis; else 0. */
+int ln__sq_is_current_iteration(sq_be *be, const char *queue, const char *id);
 int ln__sq_sched_taken(sq_be *be, const char *queue, const ln__job_taken *taken, size_t n,
                        int64_t now);
 

@@ -433,29 +433,25 @@ static int remove_row(sq_be *be, const char *queue, int64_t rid, int *priority) 
     return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "remove");
 }
 
-/* LN_EINVAL if id is the current iteration of a job scheduler of queue
+/* 1 if id is the current iteration of a job scheduler of queue
  * ("repeat:<scheduler id>:<its next_at>"; scheduler ids have no ':'),
- * which only its take may end (as BullMQ's removeJob refuses it), else 0.
- * One primary-key lookup. */
-static int refuse_sched_iteration(sq_be *be, const char *queue, const char *id) {
+ * which only its take may end (BullMQ refuses to remove one), 0 if not,
+ * or a negative error. One primary-key lookup. */
+int ln__sq_is_current_iteration(sq_be *be, const char *queue, const char *id) {
     const char *sid = id + 7, *colon = strrchr(id, ':');
     if (strncmp(id, "repeat:", 7) != 0 || colon <= sid) return 0;
     sqlite3_stmt *s = NULL;
     int rc = sqlite3_prepare_v2(
         be->db, "SELECT next_at FROM lanes_schedulers WHERE queue = ?1 AND id = ?2", -1, &s, NULL);
-    if (rc != SQLITE_OK) return ln__sq_err(be, rc, "remove");
+    if (rc != SQLITE_OK) return ln__sq_err(be, rc, "scheduler lookup");
     BIND_TEXT(s, 1, queue);
     sqlite3_bind_text(s, 2, sid, (int)(colon - sid), SQLITE_STATIC);
     char ms[24] = "";
     if ((rc = sqlite3_step(s)) == SQLITE_ROW)
         snprintf(ms, sizeof ms, "%lld", (long long)sqlite3_column_int64(s, 0));
     sqlite3_finalize(s);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ln__sq_err(be, rc, "remove");
-    if (ms[0] == '\0' || strcmp(colon + 1, ms) != 0) return 0;
-    return ln__jobs_be_err(&be->base, LN_EINVAL,
-                           "job '%s' is a job scheduler's current iteration: "
-                           "ln_jobs_unschedule removes it",
-                           id);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ln__sq_err(be, rc, "scheduler lookup");
+    return ms[0] != '\0' && strcmp(colon + 1, ms) == 0;
 }
 
 static int remove_once(sq_be *be, const char *queue, const char *id) {
@@ -468,7 +464,15 @@ static int remove_once(sq_be *be, const char *queue, const char *id) {
         err = ln__jobs_be_err(&be->base, LN_EBUSY, "job '%s' is active; a worker holds it", id);
         goto fail;
     }
-    if ((err = refuse_sched_iteration(be, queue, id)) != 0) goto fail;
+    int iteration = ln__sq_is_current_iteration(be, queue, id);
+    if (iteration != 0) {
+        err = iteration < 0 ? iteration
+                            : ln__jobs_be_err(&be->base, LN_EBUSY,
+                                              "job '%s' is its job scheduler's current iteration: "
+                                              "remove the scheduler instead",
+                                              id);
+        goto fail;
+    }
     int priority = 0;
     if ((err = remove_row(be, queue, rid, &priority)) != 0) goto fail;
     static const char *const prev[] = {[ST_READY] = "waiting",
@@ -591,25 +595,39 @@ int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused) {
     return ln__sq_commit(be);
 }
 
+/* One round of the drain's deletes; *n gets the jobs it removed. */
+static int drain_round(sq_be *be, const char *queue, size_t *n) {
+    const sq_stmt ids[] = {S_DRAIN_DEDUP, S_DRAIN_READY, S_DRAIN_DELAYED};
+    *n = 0;
+    for (size_t i = 0; i < LN_ARRAY_SIZE(ids); i++) {
+        sqlite3_stmt *s = ln__sq_stmt_get(be, ids[i]);
+        if (s == NULL) return LN_EBACKEND;
+        BIND_TEXT(s, 1, queue);
+        int err = ln__sq_run(be, s, "drain");
+        if (err != 0) return err;
+        if (ids[i] != S_DRAIN_DEDUP) *n += (size_t)sqlite3_changes(be->db);
+    }
+    return 0;
+}
+
+/* The first round removes the queue's waiting and delayed jobs; a flow
+ * parent of this queue whose last pending child went is released by the
+ * schema's trigger, and goes in the next round, as BullMQ's drain removes
+ * it (one round per level of the flow, each removing only such parents).
+ * *removed counts the first round's, as the Redis store counts. */
 static int drain_once(sq_be *be, const char *queue, size_t *removed) {
     int64_t now;
     *removed = 0;
     int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
-    size_t total = 0;
-    const sq_stmt ids[] = {S_DRAIN_DEDUP, S_DRAIN_READY, S_DRAIN_DELAYED};
-    for (size_t i = 0; i < LN_ARRAY_SIZE(ids); i++) {
-        sqlite3_stmt *s = ln__sq_stmt_get(be, ids[i]);
-        if (s == NULL) err = LN_EBACKEND;
-        if (err == 0) {
-            BIND_TEXT(s, 1, queue);
-            err = ln__sq_run(be, s, "drain");
-        }
-        if (err != 0) {
-            ln__sq_rollback(be);
-            return err;
-        }
-        if (ids[i] != S_DRAIN_DEDUP) total += (size_t)sqlite3_changes(be->db);
+    size_t n = 0, total = 0;
+    for (int round = 0; err == 0 && (round == 0 || n > 0); round++) {
+        err = drain_round(be, queue, &n);
+        if (round == 0) total = n;
+    }
+    if (err != 0) {
+        ln__sq_rollback(be);
+        return err;
     }
     *removed = total;
     return ln__sq_commit(be);

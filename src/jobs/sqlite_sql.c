@@ -105,9 +105,10 @@ static const char *const sql_text[S_COUNT_] = {
     "FROM lanes_schedulers WHERE queue = ?1))"
     [S_DRAIN_READY] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 0" NOT_SCHEDULED,
     [S_DRAIN_DELAYED] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 1" NOT_SCHEDULED,
-    [S_DRAIN_DEDUP] = "DELETE FROM lanes_dedup WHERE queue = ?1 AND job_rid IN (SELECT rid "
-                      "FROM lanes_jobs WHERE queue = ?1 AND state IN (0, 1) AND deid IS NOT "
-                      "NULL" NOT_SCHEDULED ")",
+    /* (from the queue's dedup rows, each job by its rowid: no scan of jobs) */
+    [S_DRAIN_DEDUP] =
+        "DELETE FROM lanes_dedup WHERE queue = ?1 AND EXISTS (SELECT 1 FROM "
+        "lanes_jobs WHERE rid = lanes_dedup.job_rid AND state IN (0, 1)" NOT_SCHEDULED ")",
 #undef NOT_SCHEDULED
     /* S_COMPLETE and S_TAKE: counted by their callers (sqlite_int.h). */
     /* A handler that set no result completes with the JSON null (jobs.h). */

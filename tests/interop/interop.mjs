@@ -14,7 +14,9 @@ import {
   counts,
 } from './node/jobs.mjs';
 import { board, boardWorkers } from './node/board.mjs';
-import { traceProduce, traceCheck, jsonProduce, jsonCheck } from './node/data.mjs';
+import {
+  traceProduce, traceCheck, jsonProduce, jsonCheck, halfFail, halfCheck, halfIds, halfIdsCheck,
+} from './node/data.mjs';
 import { getWorkers, idleWorkers } from './node/workers.mjs';
 import { metrics } from './node/metrics.mjs';
 import { cancelSeen } from './node/cancel.mjs';
@@ -23,6 +25,9 @@ import {
   globalConcurrency, rlAdd, rlWork, rlCheck, rlNode, rlMeta, rlError,
 } from './node/limits.mjs';
 import { flowAdd, flowCheck, flowJson } from './node/flows.mjs';
+import {
+  drainSetup, drainCheck, fixSetup, waitState, fixCheck, live, cancelSetup, cancelCheck,
+} from './node/admin.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -60,6 +65,18 @@ switch (cmd) {
   case 'flow-add': await flowAdd(queue); break;
   case 'flow-json': flowJson(queue, args); break;
   case 'flow-check': await flowCheck(queue, args[0], args[1], args[2]); break;
+  case 'drain-setup': await drainSetup(queue); break;
+  case 'drain-check': await drainCheck(queue, args[0], args[1]); break;
+  case 'fix-setup': await fixSetup(queue); break;
+  case 'wait-state': await waitState(queue, args[0], args[1]); break;
+  case 'fix-check': await fixCheck(queue, args[0], args[1], args[2]); break;
+  case 'half-fail': await halfFail(queue); break;
+  case 'half-check': await halfCheck(queue, args[0]); break;
+  case 'half-ids': await halfIds(queue); break;
+  case 'half-ids-check': await halfIdsCheck(queue); break;
+  case 'live': await live(queue); break;
+  case 'cancel-setup': await cancelSetup(queue); break;
+  case 'cancel-check': await cancelCheck(queue, args[0], args[1]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

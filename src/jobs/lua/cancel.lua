@@ -12,20 +12,22 @@
 --  - waiting, paused, prioritized, delayed: out of its list or set and
 --    failed without a run (attemptsMade unchanged, "failed" with that prev).
 --   ARGV[1] id   ARGV[2] reason
--- Returns 0, RC.JOB_NOT_EXIST, or the name of the state that cannot be
--- canceled ('completed', 'failed', 'waiting-children' (a flow parent),
--- or 'unknown' for any other).
+-- Returns 0, RC.JOB_NOT_EXIST, RC.SCHEDULED (a scheduler's current
+-- iteration that has not run: cancelling it would end the schedule, as a
+-- remove would), or the name of the state that cannot be canceled
+-- ('completed', 'failed', 'waiting-children' (a flow parent), or
+-- 'unknown' for any other).
 local id, reason = ARGV[1], ARGV[2]
 local jkey = B .. id
 if rcall('EXISTS', jkey) == 0 then return RC.JOB_NOT_EXIST end
 
--- Failed without a run: finish_job's steps (a flow child's parent told of
--- the final failure) but the attempt count and the stacktrace, with the
--- state it came from as 'prev'.
+-- Failed without a run: finish_job's steps but the attempt count and the
+-- stacktrace, with the state it came from as 'prev' (a flow child's
+-- parent learns of it as of any final failure).
 local function fail_unrun(prev)
     local f = rcall('HMGET', jkey, 'opts', 'deid', 'parentKey', 'parent')
-    if f[3] or f[4] then flow_on_finish(jkey, f[3], f[4], 'failed', reason) end
     local opts = decode_opts(f[1])
+    if f[3] or f[4] then flow_on_finish(jkey, f[3], f[4], 'failed', reason) end
     if f[2] then
         local dkey = B .. 'de:' .. f[2]
         if rcall('GET', dkey) == id and rcall('PTTL', dkey) == -1 then rcall('DEL', dkey) end
@@ -50,6 +52,10 @@ if rcall('LREM', K.active, -1, id) > 0 then
     finish_job(id, 'failed', reason)
     wake_if_slot_freed()
     return 0
+end
+if is_current_iteration(id, jkey) and not rcall('ZSCORE', K.completed, id)
+        and not rcall('ZSCORE', K.failed, id) then
+    return RC.SCHEDULED
 end
 if rcall('LREM', K.wait, -1, id) > 0 or rcall('LREM', K.paused, -1, id) > 0 then
     fail_unrun('waiting')

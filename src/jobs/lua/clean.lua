@@ -3,6 +3,8 @@
 --   ARGV[1] 'completed' | 'failed'
 --   ARGV[2] age ms (< 0: any age)
 --   ARGV[3] keep   ARGV[4] most jobs removed by this call
+-- Each job goes as BullMQ's removeJob takes it (lib_flow.lua's
+-- drop_job_hard: its deduplication key, its parent's dependency).
 -- Returns the number removed (call again while it equals ARGV[4]).
 local set, age = K[ARGV[1]], tonumber(ARGV[2])
 local cutoff = age < 0 and '+inf' or '(' .. int_str(NOW - age)
@@ -20,7 +22,7 @@ if #ids > 0 then
 end
 for _, id in ipairs(removed) do
     rcall('ZREM', set, id)
-    delete_job_keys(id)
+    drop_job_hard(id)
 end
 if #removed > 0 then emit('cleaned', 'count', #removed) end
 return #removed

@@ -1,8 +1,8 @@
 -- codes.lua - the return codes the scripts and the C side share, the ONE
 -- source of both: scripts/embed-lua.sh puts this file first in every
 -- script body (before lib.lua) and turns each `NAME = value, -- meaning`
--- line below into LN__RC_NAME of the generated redis_codes.h. -1, -2, -3
--- and -6 are BullMQ's own (its ErrorCode enum), so they mean the same to
+-- line below into LN__RC_NAME of the generated redis_codes.h. -1, -2, -3,
+-- -6 and -8 are BullMQ's own (its ErrorCode enum), so they mean the same to
 -- BullMQ's scripts; -4 and -5 are lanes' meanings.
 local RC = {
     JOB_NOT_EXIST = -1, -- no such job
@@ -11,6 +11,6 @@ local RC = {
     NOT_FAILED = -4, -- requeue: the job is not failed
     LOCKED = -5, -- remove: a worker holds the job's lock
     LOCK_MISMATCH = -6, -- another lock token holds the job
-    SCHEDULER_JOB = -8, -- remove: the job is a job scheduler's current iteration (BullMQ's -8)
+    SCHEDULED = -8, -- remove, cancel: a job scheduler's pending iteration (BullMQ's -8)
     SCHEDULER_ID_TAKEN = -10, -- schedule: the next iteration's job id exists (BullMQ's -10)
 }

@@ -1,47 +1,44 @@
 -- drain.lua - remove every waiting, prioritized and delayed job (BullMQ
--- queue.drain(true)) but the current iteration of a job scheduler, which
--- BullMQ's drain spares too (without it the schedule would make no more);
--- active and finished jobs stay. Each job goes as remove.lua removes one:
--- the deduplication id it holds is freed, and a flow parent it was the
--- last pending child of is released (after the lists are cut, so a
--- parent of this queue released to 'wait' stays there).
+-- queue.drain(true)); active and finished jobs stay, and so does the
+-- pending iteration of each job scheduler ("repeat:<id>:<ms>", <ms> its
+-- score in the repeat ZSET), as in BullMQ: a scheduler makes its next
+-- iteration only when one is taken, so removing it would end the schedule.
+-- Each job goes as BullMQ's removeJob takes it (lib_flow.lua's
+-- drop_job_hard: its deduplication key, its parent's dependency).
 -- Returns the number removed.
-local spared = {}
-local sched = rcall('ZRANGE', B .. 'repeat', 0, -1, 'WITHSCORES')
-for i = 1, #sched, 2 do
-    spared['repeat:' .. sched[i] .. ':' .. int_str(tonumber(sched[i + 1]))] = true
-end
-local gone = {}
--- The list's ids that go; the list keeps the spared ones, in order.
-local function cut_list(key)
+local keep = {}
+local rep = rcall('ZRANGE', B .. 'repeat', 0, -1, 'WITHSCORES')
+for i = 1, #rep, 2 do keep['repeat:' .. rep[i] .. ':' .. int_str(tonumber(rep[i + 1]))] = true end
+local n = 0
+local function drop(ids)
     local kept = {}
-    for _, id in ipairs(rcall('LRANGE', key, 0, -1)) do
-        if spared[id] then kept[#kept + 1] = id else gone[#gone + 1] = id end
+    for _, id in ipairs(ids) do
+        if keep[id] then
+            kept[#kept + 1] = id
+        else
+            drop_job_hard(id)
+            n = n + 1
+        end
     end
-    rcall('DEL', key)
-    for _, id in ipairs(kept) do rcall('RPUSH', key, id) end
+    return kept
 end
-local function cut_zset(key)
-    local kept = {}
-    for _, id in ipairs(rcall('ZRANGE', key, 0, -1)) do
-        if spared[id] then kept[#kept + 1] = {rcall('ZSCORE', key, id), id}
-        else gone[#gone + 1] = id end
+for _, list in ipairs({K.wait, K.paused}) do
+    local kept = drop(rcall('LRANGE', list, 0, -1))
+    rcall('DEL', list)
+    for _, id in ipairs(kept) do rcall('RPUSH', list, id) end
+end
+for _, set in ipairs({K.prioritized, K.delayed}) do
+    local all = rcall('ZRANGE', set, 0, -1, 'WITHSCORES')
+    local ids, score = {}, {}
+    for i = 1, #all, 2 do
+        ids[#ids + 1] = all[i]
+        score[all[i]] = all[i + 1]
     end
-    rcall('DEL', key)
-    for _, e in ipairs(kept) do rcall('ZADD', key, e[1], e[2]) end
+    local kept = drop(ids)
+    rcall('DEL', set)
+    for _, id in ipairs(kept) do rcall('ZADD', set, score[id], id) end
 end
-cut_list(K.wait)
-cut_list(K.paused)
-cut_zset(K.prioritized)
-cut_zset(K.delayed)
-if rcall('ZCARD', K.prioritized) == 0 then rcall('DEL', K.pc) end
+if rcall('EXISTS', K.prioritized) == 0 then rcall('DEL', K.pc) end
 rcall('ZREM', K.marker, '1')
 update_delay_marker()
-for _, id in ipairs(gone) do
-    local jkey = B .. id
-    local f = rcall('HMGET', jkey, 'deid', 'parentKey', 'parent')
-    if f[2] or f[3] then flow_child_removed(jkey, f[2], f[3]) end
-    if f[1] and rcall('GET', B .. 'de:' .. f[1]) == id then rcall('DEL', B .. 'de:' .. f[1]) end
-    delete_job_keys(id)
-end
-return #gone
+return n

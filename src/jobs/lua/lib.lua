@@ -151,6 +151,17 @@ local function decode_opts(raw)
     return {}
 end
 
+-- Is job id (hash jkey) the current iteration of its job scheduler
+-- ("repeat:<id>:<ms>", <ms> its score in the repeat ZSET), BullMQ's
+-- isJobSchedulerJob? Its take makes the next iteration, so a remove (or
+-- cancel) of it would end the schedule.
+local function is_current_iteration(id, jkey)
+    local rjk = rcall('HGET', jkey, 'rjk')
+    if not rjk then return false end
+    local ms = rcall('ZSCORE', B .. 'repeat', rjk)
+    return ms ~= false and id == 'repeat:' .. rjk .. ':' .. int_str(tonumber(ms))
+end
+
 local function job_opts(jkey)
     return decode_opts(rcall('HGET', jkey, 'opts'))
 end
@@ -283,16 +294,25 @@ end
 
 -- Append one entry to the stacktrace JSON array, newest last, capped at
 -- opts.stackTraceLimit. An empty array is written as "[]" (cjson would
--- write "{}").
+-- write "{}"). An array cjson cannot read (JSON.stringify's "\ud83d"
+-- escape of a lone surrogate, as in an error message cut inside an emoji)
+-- gets the entry appended as text, the older entries kept as written (and
+-- not trimmed to the limit: a failure adds one entry, attempts bound them).
 local function push_stacktrace(jkey, opts, entry)
     local st = {}
     local raw = rcall('HGET', jkey, 'stacktrace')
+    local lim = tonumber(opts.stackTraceLimit)
     if raw then
         local ok, t = pcall(cjson.decode, raw)
-        if ok and type(t) == 'table' then st = t end
+        if ok and type(t) == 'table' then
+            st = t
+        elseif lim ~= 0 and string.match(raw, '^%[.*%]$') then
+            local sep = string.match(raw, '^%[%s*%]$') and '' or ','
+            rcall('HSET', jkey, 'stacktrace', string.sub(raw, 1, -2) .. sep .. cjson.encode(entry) .. ']')
+            return
+        end
     end
     st[#st + 1] = entry
-    local lim = tonumber(opts.stackTraceLimit)
     if lim then
         while #st > lim do table.remove(st, 1) end
     end

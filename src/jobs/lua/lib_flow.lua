@@ -182,3 +182,29 @@ local function flow_refused(first, size, at)
     end
     return out
 end
+
+-- A job removed for good by a drain (BullMQ's removeJob with 'hard', as
+-- drain and clean call it): its deduplication key goes if it still names
+-- the job, and it is no longer a dependency of its parent. A parent left
+-- without one goes to wait when it is in another queue, and is removed
+-- too (and so on up its own tree) when in this one, as BullMQ's
+-- removeParentDependencyKey does; otherwise it would wait for it forever.
+local drop_job_hard
+
+local function drop_parent_hard(jkey, pkey, raw)
+    local _, pid, qk = flow_parent_of(pkey, raw)
+    if not qk then return end
+    pkey = qk .. ':' .. pid
+    if rcall('SREM', pkey .. ':dependencies', jkey) == 0 then return end
+    if rcall('SCARD', pkey .. ':dependencies') > 0 then return end
+    if qk .. ':' ~= B then return flow_release(qk, pkey, pid) end
+    if rcall('ZREM', B .. 'waiting-children', pid) == 1 then drop_job_hard(pid) end
+end
+
+drop_job_hard = function(id)
+    local jkey = B .. id
+    local f = rcall('HMGET', jkey, 'deid', 'parentKey', 'parent')
+    if f[2] or f[3] then drop_parent_hard(jkey, f[2], f[3]) end
+    if f[1] and rcall('GET', B .. 'de:' .. f[1]) == id then rcall('DEL', B .. 'de:' .. f[1]) end
+    delete_job_keys(id)
+end

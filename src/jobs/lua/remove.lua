@@ -1,16 +1,12 @@
 -- remove.lua - remove one job that no worker holds (BullMQ removeJob).
 --   ARGV[1] id
 -- Returns 0, or RC.JOB_NOT_EXIST, or RC.LOCKED (a worker holds the job),
--- or RC.SCHEDULER_JOB: the job is a job scheduler's current iteration,
--- which BullMQ refuses to remove (only its take makes the next one).
+-- or RC.SCHEDULED: as BullMQ's, it does not remove the job of a scheduler's
+-- current iteration (lib.lua's is_current_iteration).
 local id = ARGV[1]
 local jkey = B .. id
 if rcall('EXISTS', jkey) == 0 then return RC.JOB_NOT_EXIST end
-local rjk = rcall('HGET', jkey, 'rjk')
-if rjk then
-    local ms = rcall('ZSCORE', B .. 'repeat', rjk)
-    if ms and id == 'repeat:' .. rjk .. ':' .. int_str(tonumber(ms)) then return RC.SCHEDULER_JOB end
-end
+if is_current_iteration(id, jkey) then return RC.SCHEDULED end
 if rcall('EXISTS', jkey .. ':lock') == 1 then return RC.LOCKED end
 local prev = 'unknown'
 for _, s in ipairs({'completed', 'failed', 'delayed', 'prioritized'}) do

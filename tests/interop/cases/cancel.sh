@@ -48,3 +48,18 @@ case_cancel() {
     [ "$ttl" -gt 0 ] && [ "$ttl" -le 86400000 ] || fail "lanes:cancel expires in $ttl ms"
     echo "a job canceled under a Node worker: failed \"canceled\", the worker went on"
 }
+
+#   cancel_child  `lanes jobs cancel` of Node flow children before they
+#              ran: the parent learns of the failure as of any: one whose
+#              child had ignoreDependencyOnFailure completes with it as an
+#              ignored failure, one whose child had failParentOnFailure
+#              fails, on Node Workers.
+case_cancel_child() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    ids=$(js cancel-setup "$q") || fail "cancel-setup"
+    get() { echo "$ids" | sed "s/.*\"$1\":\"\([^\"]*\)\".*/\1/"; }
+    "$cli" jobs "$url" cancel "${q}k" "$(get hi)" >/dev/null || fail "cancel held-i"
+    "$cli" jobs "$url" cancel "${q}k" "$(get hf)" >/dev/null || fail "cancel held-f"
+    js cancel-check "$q" "$(get pi)" "$(get pf)" >/dev/null || fail "cancel-check"
+    echo "canceled Node flow children reached their parents as failures"
+}

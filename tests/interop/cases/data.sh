@@ -128,3 +128,27 @@ PY
     "$cli" jobs "$url" get "$q-c" "$huge" | grep -q completed || fail "lanes jobs get (huge id)"
     echo "a Node job with a 70,000-byte id ran on a C worker and lanes jobs get reads it"
 }
+
+#   stacktrace a job whose first run a Node Worker failed with a message
+#              ending in a lone surrogate (stored as JSON.stringify's
+#              "\ud83d" escape, which Redis's cjson cannot read) fails for
+#              good on a C worker: its stacktrace keeps the Node entry as
+#              written and adds the C one.
+case_stacktrace() {
+    id=$(js half-fail "$q" | sed 's/.*"id":"\([^"]*\)".*/\1/') || fail "half-fail"
+    sleep 0.4 # its backoff
+    "$peer" work "$url" "$q" >/dev/null 2>"$tmp/c.err" || fail "C worker: $(cat "$tmp/c.err")"
+    js half-check "$q" "$id" >/dev/null || fail "half-check"
+    echo "the Node run's stacktrace entry survived the C run's failure"
+}
+
+#   halfid     Node jobs whose custom ids end in half an emoji (BullMQ stores
+#              their opts with the bytes ED A0 BD, not UTF-8, which jansson
+#              refuses) keep their options on a C worker: 3 attempts, and
+#              removeOnComplete.
+case_halfid() {
+    js half-ids "$q" >/dev/null || fail "half-ids"
+    "$peer" work "$url" "$q" >/dev/null 2>"$tmp/c.err" || fail "C worker: $(cat "$tmp/c.err")"
+    js half-ids-check "$q" >/dev/null || fail "half-ids-check"
+    echo "a C worker kept the options of jobs whose ids are not UTF-8"
+}

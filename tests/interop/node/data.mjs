@@ -1,7 +1,7 @@
 // node/data.mjs - the BullMQ side of lanes' interop tests: what a job carries
 // across: trace context and JSON that only JSON.parse's grammar bounds.
 // Imported by tests/interop/interop.mjs (the command dispatch).
-import { Queue } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { connection, check, handler } from './common.mjs';
 
 // Trace context across the queue, both ways: BullMQ's telemetry stores the
@@ -56,4 +56,61 @@ export async function jsonCheck(queue, mode) {
   }
   await q.close();
   console.log(JSON.stringify({ mode, returnvalue: rv }));
+}
+
+// A job "doomed" (2 attempts, 300 ms backoff) whose first run a Node
+// Worker fails with a message cut inside an emoji: err.stack ends with a
+// lone surrogate, which JSON.stringify writes as the escape "\ud83d".
+export async function halfFail(queue) {
+  const q = new Queue(queue, { connection });
+  const job = await q.add('doomed', {}, { attempts: 2, backoff: { type: 'fixed', delay: 300 } });
+  let done;
+  const failed = new Promise(r => { done = r; });
+  const w = new Worker(queue, async () => { throw new Error('bad input: ' + '😀'.slice(0, 1)); },
+                       { connection, autorun: false });
+  w.on('failed', () => done());
+  w.run();
+  await failed;
+  await w.close();
+  await q.close();
+  console.log(JSON.stringify({ id: job.id }));
+}
+
+// The job failed for good on a C worker after the Node run: both runs'
+// entries in its stacktrace, the Node one as Node wrote it.
+export async function halfCheck(queue, id) {
+  const q = new Queue(queue, { connection });
+  const job = await q.getJob(id);
+  check(await job.getState() === 'failed', 'state', await job.getState());
+  check(job.attemptsMade === 2, 'attemptsMade', job.attemptsMade);
+  const st = job.stacktrace;
+  check(st.length === 2, 'stacktrace entries', st);
+  check(st[0].startsWith('Error: bad input: \ud83d\n'), 'the Node run\'s entry', st[0]);
+  check(st[1] === 'doomed', 'the C run\'s entry', st[1]);
+  await q.close();
+  console.log(JSON.stringify({ stacktrace: st.length }));
+}
+
+// Jobs whose custom ids end in half an emoji (an id cut from a title):
+// BullMQ's scripts store such an opts JSON with the lone surrogate as the
+// bytes ED A0 BD, which are not UTF-8. "flaky" has 3 attempts, "noop" is
+// removed on completion.
+export async function halfIds(queue) {
+  const q = new Queue(queue, { connection });
+  const half = '😀'.slice(0, 1);
+  await q.add('flaky', {}, { jobId: `title-${half}`, attempts: 3 });
+  await q.add('noop', {}, { jobId: `gone-${half}`, removeOnComplete: true });
+  await q.close();
+  console.log(JSON.stringify({ added: 2 }));
+}
+
+// After a C worker ran them, as after a Node Worker: the flaky job
+// completed on its third attempt and the other was removed. (BullMQ
+// cannot read such a job by id: ioredis sends the id as U+FFFD.)
+export async function halfIdsCheck(queue) {
+  const q = new Queue(queue, { connection });
+  const counts = await q.getJobCounts('completed', 'failed');
+  check(counts.completed === 1 && counts.failed === 0, 'counts', counts);
+  await q.close();
+  console.log(JSON.stringify(counts));
 }
