@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int json_errors;
 
@@ -17,12 +18,40 @@ int cli_err_is_json(void) {
     return json_errors;
 }
 
-json_t *cli_json_text(char *msg) {
-    json_t *v = json_string(msg);
+/* The length of the one UTF-8 character at p (left bytes there), or 0.
+ * jansson does the checking: the shortest prefix of 1..4 bytes it takes
+ * as a string is one character. */
+static size_t one_char(const char *p, size_t left) {
+    for (size_t k = 1; k <= 4 && k <= left; k++) {
+        json_t *v = json_stringn(p, k);
+        json_decref(v);
+        if (v != NULL) return k;
+    }
+    return 0;
+}
+
+json_t *cli_json_text(const char *s) {
+    if (s == NULL) return json_null();
+    json_t *v = json_string(s);
     if (v != NULL) return v;
-    for (char *p = msg; *p; p++)
-        if ((unsigned char)*p >= 0x80) *p = '?';
-    return json_string(msg);
+    size_t n = strlen(s), at = 0;
+    char *t = malloc(3 * n + 1); /* each byte at most U+FFFD's 3 */
+    if (t == NULL) return NULL;
+    for (size_t i = 0; i < n;) {
+        size_t len = one_char(s + i, n - i);
+        if (len == 0) {
+            memcpy(t + at, "\xEF\xBF\xBD", 3);
+            at += 3;
+            i++;
+        } else {
+            memcpy(t + at, s + i, len);
+            at += len;
+            i += len;
+        }
+    }
+    v = json_stringn(t, at);
+    free(t);
+    return v;
 }
 
 /* Print v (stolen) as one line on stderr. */

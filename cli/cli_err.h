@@ -7,10 +7,12 @@
 
 #include <jansson.h>
 
-/* msg as a new JSON string; if it is not UTF-8 (a path, an argument, a
- * program's stderr), its bytes above 127 are changed to '?' in place
- * rather than losing the whole text. */
-json_t *cli_json_text(char *msg);
+/* s as a new JSON string (NULL: JSON null). Text that is not UTF-8 (a
+ * path, an argument, a program's stderr, a job id or name a BullMQ script
+ * cut inside a character) keeps every valid character and has each byte
+ * that is not part of one replaced by U+FFFD, as a UTF-8 decoder does,
+ * rather than losing the whole text. NULL only when out of memory. */
+json_t *cli_json_text(const char *s);
 
 /* Whether errors are JSON from now on (the command saw --json). */
 void cli_err_json(int on);

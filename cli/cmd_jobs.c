@@ -211,7 +211,7 @@ static int cmd_add(ln_jobs *jobs, args *a) {
     free(input);
     if (err != 0) return fail(jobs, "add", err);
     if (a->json)
-        cli_jobs_print_json(json_pack("{s:s}", "id", id));
+        cli_jobs_print_json(json_pack("{s:o}", "id", cli_json_text(id)));
     else
         puts(id);
     return CLI_EXIT_OK;
@@ -240,18 +240,16 @@ static int cmd_counts(ln_jobs *jobs, args *a) {
 /* The fields of a job jansson writes: all but data, result and progress
  * (print_info_json writes those as stored). */
 static json_t *info_fields(const ln_job_info *i) {
-    json_t *o =
-        json_pack("{s:s,s:s,s:s?,s:i,s:b,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:I}", "id", i->id, "state",
-                  ln_job_state_name(i->state), "name", i->name, "priority", i->priority, "lifo",
-                  i->lifo, "attempts", i->attempts, "attempts_made", i->attempts_made,
-                  "attempts_started", i->attempts_started, "stalled", i->stalled, "created_ms",
-                  (json_int_t)i->created_ms, "run_at_ms", (json_int_t)i->run_at_ms, "started_ms",
-                  (json_int_t)i->started_ms, "finished_ms", (json_int_t)i->finished_ms);
+    json_t *o = json_pack(
+        "{s:o,s:s,s:o,s:i,s:b,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:I}", "id", cli_json_text(i->id),
+        "state", ln_job_state_name(i->state), "name", cli_json_text(i->name), "priority",
+        i->priority, "lifo", i->lifo, "attempts", i->attempts, "attempts_made", i->attempts_made,
+        "attempts_started", i->attempts_started, "stalled", i->stalled, "created_ms",
+        (json_int_t)i->created_ms, "run_at_ms", (json_int_t)i->run_at_ms, "started_ms",
+        (json_int_t)i->started_ms, "finished_ms", (json_int_t)i->finished_ms);
     if (o == NULL) return NULL;
-    json_object_set_new(o, "failed_reason",
-                        i->failed_reason ? json_string(i->failed_reason) : json_null());
-    json_object_set_new(o, "traceparent",
-                        i->traceparent ? json_string(i->traceparent) : json_null());
+    json_object_set_new(o, "failed_reason", cli_json_text(i->failed_reason));
+    json_object_set_new(o, "traceparent", cli_json_text(i->traceparent));
     return o;
 }
 
@@ -271,7 +269,7 @@ static void print_embedded(const char *key, const char *text) {
         fwrite(text + skip, 1, len, stdout);
         return;
     }
-    json_t *s = json_string(text);
+    json_t *s = cli_json_text(text);
     char *out = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
     fputs(out ? out : "null", stdout);
     free(out);
@@ -389,7 +387,7 @@ static int cmd_logs(ln_jobs *jobs, args *a) {
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
         if (a->json)
-            json_array_append_new(arr, json_string(lines[i]));
+            json_array_append_new(arr, cli_json_text(lines[i]));
         else
             puts(lines[i]);
     }
@@ -445,9 +443,9 @@ static void print_event(const ln_job_event *e, int json) {
                e->fields != NULL ? e->fields : "{}");
     } else {
         json_t *f = json_loads(e->fields != NULL ? e->fields : "{}", 0, NULL);
-        json_t *v = json_pack("{s:s,s:s,s:s?,s:I,s:o}", "id", e->id, "event", e->name, "jobId",
-                              e->job_id[0] ? e->job_id : NULL, "at", (json_int_t)e->at_ms, "fields",
-                              f != NULL ? f : json_object());
+        json_t *v = json_pack("{s:s,s:o,s:o,s:I,s:o}", "id", e->id, "event", cli_json_text(e->name),
+                              "jobId", cli_json_text(e->job_id[0] ? e->job_id : NULL), "at",
+                              (json_int_t)e->at_ms, "fields", f != NULL ? f : json_object());
         if (v != NULL) cli_jobs_print_json(v);
     }
     fflush(stdout);

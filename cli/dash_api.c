@@ -4,6 +4,7 @@
  * CLI_DASH_PAGE_MAX rows, and a search by name or data reads at most
  * CLI_DASH_SEARCH_WINDOW jobs from the page's offset (the reply says where
  * to go on), so a queue of a million jobs answers as fast as a small one. */
+#include "cli_err.h"
 #include "cli_num.h"
 #include "dash.h"
 #include "jobs_workers.h"
@@ -93,7 +94,8 @@ static json_t *queue_json(cli_dash *d, const char *q, int *err) {
     int paused = 0;
     if ((*err = ln_jobs_counts(d->jobs, q, &k)) != 0) return NULL;
     if ((*err = ln_jobs_is_paused(d->jobs, q, &paused)) != 0) return NULL;
-    return json_pack("{s:s,s:b,s:o}", "name", q, "paused", paused, "counts", counts_json(&k));
+    return json_pack("{s:o,s:b,s:o}", "name", cli_json_text(q), "paused", paused, "counts",
+                     counts_json(&k));
 }
 
 static cli_dash_reply get_queues(cli_dash *d) {
@@ -125,17 +127,21 @@ static cli_dash_reply get_queue(cli_dash *d, const char *q) {
 static json_t *json_text(const char *text) {
     if (text == NULL) return json_null();
     json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
-    return v != NULL ? v : json_string(text);
+    return v != NULL ? v : cli_json_text(text);
 }
 
 json_t *cli_dash_preview(const char *s) {
     if (s == NULL) return json_null();
     size_t len = strlen(s);
-    if (len <= PREVIEW_MAX) return json_string(s);
+    if (len <= PREVIEW_MAX) return cli_json_text(s);
     size_t cut = PREVIEW_MAX;
     while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--; /* whole UTF-8 chars */
     json_t *j = json_stringn(s, cut);
-    return j != NULL ? j : json_string("(not UTF-8)");
+    if (j != NULL) return j;
+    char *t = strndup(s, cut); /* not UTF-8: the cut text with U+FFFD (cli_err.h) */
+    j = t != NULL ? cli_json_text(t) : NULL;
+    free(t);
+    return j;
 }
 
 /* The trace id of a W3C traceparent "00-<trace id>-<span id>-<flags>". */
@@ -145,12 +151,13 @@ static json_t *trace_id(const char *tp) {
 }
 
 static json_t *job_json(const ln_job_info *j, int full) {
-    json_t *o = json_pack(
-        "{s:s,s:s?,s:s,s:i,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:I}", "id", j->id, "name", j->name, "state",
-        ln_job_state_name(j->state), "priority", j->priority, "attempts", j->attempts,
-        "attempts_made", j->attempts_made, "attempts_started", j->attempts_started, "stalled",
-        j->stalled, "created_ms", (json_int_t)j->created_ms, "run_at_ms", (json_int_t)j->run_at_ms,
-        "started_ms", (json_int_t)j->started_ms, "finished_ms", (json_int_t)j->finished_ms);
+    json_t *o =
+        json_pack("{s:o,s:o,s:s,s:i,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:I}", "id", cli_json_text(j->id),
+                  "name", cli_json_text(j->name), "state", ln_job_state_name(j->state), "priority",
+                  j->priority, "attempts", j->attempts, "attempts_made", j->attempts_made,
+                  "attempts_started", j->attempts_started, "stalled", j->stalled, "created_ms",
+                  (json_int_t)j->created_ms, "run_at_ms", (json_int_t)j->run_at_ms, "started_ms",
+                  (json_int_t)j->started_ms, "finished_ms", (json_int_t)j->finished_ms);
     if (o == NULL) return NULL;
     if (!full) {
         json_object_set_new(o, "data_preview", cli_dash_preview(j->data));
@@ -160,11 +167,9 @@ static json_t *job_json(const ln_job_info *j, int full) {
     json_object_set_new(o, "data", json_text(j->data));
     json_object_set_new(o, "result", json_text(j->result));
     json_object_set_new(o, "progress", json_text(j->progress));
-    json_object_set_new(o, "failed_reason",
-                        j->failed_reason ? json_string(j->failed_reason) : json_null());
-    json_object_set_new(o, "traceparent",
-                        j->traceparent ? json_string(j->traceparent) : json_null());
-    json_object_set_new(o, "tracestate", j->tracestate ? json_string(j->tracestate) : json_null());
+    json_object_set_new(o, "failed_reason", cli_json_text(j->failed_reason));
+    json_object_set_new(o, "traceparent", cli_json_text(j->traceparent));
+    json_object_set_new(o, "tracestate", cli_json_text(j->tracestate));
     json_object_set_new(o, "trace_id", trace_id(j->traceparent));
     json_object_set_new(o, "lifo", json_boolean(j->lifo));
     json_object_set_new(
@@ -264,10 +269,10 @@ static cli_dash_reply get_job(cli_dash *d, const char *queue, const char *id) {
     size_t n = 0;
     json_t *logs = json_array();
     if (ln_jobs_logs(d->jobs, queue, id, &lines, &n) == 0)
-        for (size_t i = 0; i < n; i++) json_array_append_new(logs, json_string(lines[i]));
+        for (size_t i = 0; i < n; i++) json_array_append_new(logs, cli_json_text(lines[i]));
     ln_jobs_free_lines(lines, n);
     json_object_set_new(o, "logs", logs);
-    json_object_set_new(o, "queue", json_string(queue));
+    json_object_set_new(o, "queue", cli_json_text(queue));
     return ok(o);
 }
 
@@ -351,11 +356,12 @@ static cli_dash_reply get_schedulers(cli_dash *d, const char *queue) {
     for (size_t i = 0; i < n; i++) {
         const ln_job_scheduler *c = &list[i];
         json_array_append_new(
-            arr, json_pack("{s:s,s:s,s:I,s:I,s:s?,s:s?,s:I,s:I,s:I,s:I}", "id", c->id, "name",
-                           c->name, "next_ms", (json_int_t)c->next_ms, "every_ms",
-                           (json_int_t)c->every_ms, "pattern", c->pattern, "tz", c->tz, "limit",
-                           (json_int_t)c->limit, "iterations", (json_int_t)c->iterations,
-                           "start_ms", (json_int_t)c->start_ms, "end_ms", (json_int_t)c->end_ms));
+            arr,
+            json_pack("{s:o,s:o,s:I,s:I,s:s?,s:s?,s:I,s:I,s:I,s:I}", "id", cli_json_text(c->id),
+                      "name", cli_json_text(c->name), "next_ms", (json_int_t)c->next_ms, "every_ms",
+                      (json_int_t)c->every_ms, "pattern", c->pattern, "tz", c->tz, "limit",
+                      (json_int_t)c->limit, "iterations", (json_int_t)c->iterations, "start_ms",
+                      (json_int_t)c->start_ms, "end_ms", (json_int_t)c->end_ms));
     }
     ln_job_scheduler_free_array(list, n);
     return ok(json_pack("{s:o}", "schedulers", arr));

@@ -16,6 +16,7 @@
  *    shows even under a top with more than N children.
  * A node whose children were not all shown says how many were left out
  * ("more"); the page shows that. More in docs/internals/dash-flow.md. */
+#include "cli_err.h"
 #include "cli_num.h"
 #include "dash.h"
 
@@ -61,11 +62,11 @@ static int same(const char *a, const char *b) {
 /* {queue, id, name, state} of one job; state "missing" when the store has
  * no such job (removed), "unknown" for a key of another prefix. */
 static json_t *node_json(cli_dash *d, const char *queue, const char *id, int *err) {
-    json_t *o = json_pack("{s:s?,s:s}", "queue", queue, "id", id);
+    json_t *o = json_pack("{s:o,s:o}", "queue", cli_json_text(queue), "id", cli_json_text(id));
     ln_job_info info;
     *err = queue != NULL ? ln_jobs_get(d->jobs, queue, id, &info) : LN_ENOENT;
     if (*err == 0) {
-        json_object_set_new(o, "name", json_string(info.name));
+        json_object_set_new(o, "name", cli_json_text(info.name));
         json_object_set_new(o, "state", json_string(ln_job_state_name(info.state)));
         ln_job_info_clear(&info);
     } else if (*err == LN_ENOENT || *err == LN_EINVAL) {
@@ -78,7 +79,7 @@ static json_t *node_json(cli_dash *d, const char *queue, const char *id, int *er
 /* A child as its parent records it: node_json plus key, status, value. */
 static json_t *child_json(cli_dash *d, const ln_job_child *c, int *err) {
     json_t *o = node_json(d, c->queue, c->id, err);
-    json_object_set_new(o, "key", json_string(c->key));
+    json_object_set_new(o, "key", cli_json_text(c->key));
     json_object_set_new(o, "status", json_string(status_name(c->status)));
     json_object_set_new(o, "value", cli_dash_preview(c->value));
     return o;
@@ -107,8 +108,8 @@ static int walk_up(flow_walk *w, const char *queue, const char *id, json_t **par
         if (err != 0) return err;
         if (w->nchain == 1 && c.parent_key != NULL) {
             json_decref(*parent);
-            *parent = json_pack("{s:s,s:s?,s:s?}", "key", c.parent_key, "queue", c.parent_queue,
-                                "id", c.parent_id);
+            *parent = json_pack("{s:o,s:o,s:o}", "key", cli_json_text(c.parent_key), "queue",
+                                cli_json_text(c.parent_queue), "id", cli_json_text(c.parent_id));
         }
         int up = c.parent_queue != NULL && c.parent_id != NULL &&
                  !(same(c.parent_queue, queue) && same(c.parent_id, id)); /* no loop */
@@ -210,7 +211,7 @@ static long bound(const cli_dash_req *req, const char *name, long dflt, long max
 }
 
 static json_t *ref_json(const flow_ref *r) {
-    return json_pack("{s:s,s:s}", "queue", r->queue, "id", r->id);
+    return json_pack("{s:o,s:o}", "queue", cli_json_text(r->queue), "id", cli_json_text(r->id));
 }
 
 cli_dash_reply cli_dash_flow(cli_dash *d, const cli_dash_req *req, const char *queue,
@@ -227,8 +228,8 @@ cli_dash_reply cli_dash_flow(cli_dash *d, const cli_dash_req *req, const char *q
     ln_job_info info;
     int err = ln_jobs_get(d->jobs, queue, id, &info);
     if (err != 0) return cli_dash_lib_error(d, err);
-    json_t *body = json_pack("{s:s,s:s,s:s}", "queue", queue, "id", id, "state",
-                             ln_job_state_name(info.state));
+    json_t *body = json_pack("{s:o,s:o,s:s}", "queue", cli_json_text(queue), "id",
+                             cli_json_text(id), "state", ln_job_state_name(info.state));
     ln_job_info_clear(&info);
     json_t *parent = NULL, *children = NULL, *tree = NULL;
     size_t total = 0;

@@ -182,8 +182,9 @@ typedef struct id_cursor {
 static void print_ids(const ln_flow_node *nd, const char *queue, id_cursor *ids, json_t *arr) {
     const char *q = nd->queue ? nd->queue : queue;
     if (arr != NULL)
-        json_array_append_new(
-            arr, json_pack("{s:s,s:s,s:s}", "queue", q, "id", ids->at, "name", nd->name));
+        json_array_append_new(arr,
+                              json_pack("{s:o,s:o,s:o}", "queue", cli_json_text(q), "id",
+                                        cli_json_text(ids->at), "name", cli_json_text(nd->name)));
     else
         printf("%s %s\n", q, ids->at);
     ids->at += ids->id_size;
@@ -259,15 +260,17 @@ static const char *status_name(int s) {
 
 static void relations_json(const ln_job_children *r) {
     json_t *o = json_object(), *kids = json_array();
-    json_object_set_new(o, "parent",
-                        r->parent_key ? json_pack("{s:s?,s:s?,s:s}", "queue", r->parent_queue, "id",
-                                                  r->parent_id, "key", r->parent_key)
-                                      : json_null());
+    json_object_set_new(
+        o, "parent",
+        r->parent_key ? json_pack("{s:o,s:o,s:o}", "queue", cli_json_text(r->parent_queue), "id",
+                                  cli_json_text(r->parent_id), "key", cli_json_text(r->parent_key))
+                      : json_null());
     for (size_t i = 0; i < r->n; i++) {
         const ln_job_child *c = &r->children[i];
-        json_array_append_new(kids, json_pack("{s:s,s:s?,s:s?,s:s,s:s?}", "key", c->key, "queue",
-                                              c->queue, "id", c->id, "status",
-                                              status_name(c->status), "value", c->value));
+        json_array_append_new(
+            kids, json_pack("{s:o,s:o,s:o,s:s,s:o}", "key", cli_json_text(c->key), "queue",
+                            cli_json_text(c->queue), "id", cli_json_text(c->id), "status",
+                            status_name(c->status), "value", cli_json_text(c->value)));
     }
     json_object_set_new(o, "children", kids);
     char *s = json_dumps(o, JSON_COMPACT | JSON_EMBED);
@@ -294,7 +297,7 @@ void cli_jobs_flow_relations(ln_jobs *jobs, const char *queue, const char *id, i
 
 /* A JSON string of s on f (jansson escapes it). */
 static void put_string(FILE *f, const char *s) {
-    json_t *v = json_string(s);
+    json_t *v = cli_json_text(s);
     char *t = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
     fputs(t ? t : "null", f);
     free(t);

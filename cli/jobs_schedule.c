@@ -205,11 +205,12 @@ static void iso(int64_t ms, char *out, size_t size) {
 static json_t *sched_json(const ln_job_scheduler *s) {
     char next[48];
     iso(s->next_ms, next, sizeof next);
-    json_t *j = json_pack("{s:s,s:s,s:I,s:s,s:I,s:I}", "id", s->id, "name", s->name, "next_ms",
-                          (json_int_t)s->next_ms, "next", next, "iterations",
-                          (json_int_t)s->iterations, "attempts", (json_int_t)s->attempts);
+    json_t *j =
+        json_pack("{s:o,s:o,s:I,s:s,s:I,s:I}", "id", cli_json_text(s->id), "name",
+                  cli_json_text(s->name), "next_ms", (json_int_t)s->next_ms, "next", next,
+                  "iterations", (json_int_t)s->iterations, "attempts", (json_int_t)s->attempts);
     json_t *data = json_loads(s->data, JSON_DECODE_ANY, NULL);
-    json_object_set_new(j, "data", data ? data : json_string(s->data));
+    json_object_set_new(j, "data", data ? data : cli_json_text(s->data));
     if (s->every_ms) json_object_set_new(j, "every", json_integer(s->every_ms));
     if (s->pattern) json_object_set_new(j, "pattern", json_string(s->pattern));
     if (s->tz) json_object_set_new(j, "tz", json_string(s->tz));

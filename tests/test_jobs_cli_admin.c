@@ -542,6 +542,33 @@ TEST(jobs_store_errors_read_alike) {
     jt_cleanup();
 }
 
+/* A job id or name that is not UTF-8 (BullMQ's scripts can store one cut
+ * inside a character) comes out of --json with every other field kept and
+ * each stray byte as U+FFFD; the text output keeps the bytes. */
+TEST(jobs_json_of_text_that_is_not_utf8) {
+    char url[512], out[8192];
+    snprintf(url, sizeof url, "%s", jt_url("u"));
+    const char *id = "a\xff"
+                     "b\xe2\x82\xac",
+               *name = "n\xc3";
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", name, "{}", "--id", id), 0);
+    CHECK(strncmp(out, id, strlen(id)) == 0);
+    CHECK_EQ(LANES(out, "jobs", url, "get", "q", id, "--json"), 0);
+    json_t *j = parse(out);
+    CHECK(j != NULL);
+    CHECK(strcmp(json_string_value(json_object_get(j, "id")), "a\xef\xbf\xbd"
+                                                              "b\xe2\x82\xac") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(j, "name")), "n\xef\xbf\xbd") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(j, "state")), "waiting") == 0);
+    json_decref(j);
+    CHECK_EQ(LANES(out, "jobs", url, "list", "q", "waiting", "--json"), 0);
+    j = parse(out);
+    CHECK_EQ(json_array_size(j), 1);
+    CHECK(json_string_value(json_object_get(json_array_get(j, 0), "id")) != NULL);
+    json_decref(j);
+    jt_cleanup();
+}
+
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     return ln_test_run(argc, argv,
@@ -559,5 +586,6 @@ int main(int argc, char **argv) {
                                         TESTCASE(jobs_add_dedup),
                                         TESTCASE(jobs_metrics_after_a_worker),
                                         TESTCASE(jobs_rate_limit_concurrency_and_exit_77),
+                                        TESTCASE(jobs_json_of_text_that_is_not_utf8),
                                         {0}});
 }
