@@ -54,7 +54,10 @@ static const cli_jobs_cmd cmds[] = {
     {"retry", "QUEUE ID | QUEUE --all",
      "Move a failed job (or, with --all, every failed job) back to waiting.\n"
      "Prints how many moved.\n"},
-    {"remove", "QUEUE ID", "Delete a job (not while it is active).\n"},
+    {"remove", "QUEUE ID",
+     "Delete a job. Refused (exit 1) while it is active, and for a job\n"
+     "scheduler's current iteration (its take makes the next one: unschedule\n"
+     "the scheduler instead).\n"},
     {"clean", "QUEUE completed|failed [--age S] [--keep N]",
      "Delete finished jobs in one state; prints how many went.\n"
      "\n"
@@ -106,8 +109,9 @@ static const cli_jobs_cmd cmds[] = {
      "SIGKILL after its --grace, 2 s without one) and whatever the run\n"
      "reports later is refused. A Node (BullMQ) worker cannot see it: its\n"
      "processor runs on, and its outcome is refused. Prints nothing\n"
-     "({\"ok\":true,\"id\":ID} with --json). A finished job: exit 2, nothing\n"
-     "changes. No such job: exit 4.\n"},
+     "({\"ok\":true,\"id\":ID} with --json). A finished job, a flow parent\n"
+     "waiting for its children or a job scheduler's iteration that has not\n"
+     "run: exit 2, nothing changes. No such job: exit 4.\n"},
     {"flow", "FILE.json|-",
      "Add a flow: a tree of jobs, all or nothing (BullMQ's FlowProducer). A\n"
      "parent waits in waiting-children until its children are done, then\n"
