@@ -489,6 +489,27 @@ TEST(events_capped_by_steps) {
     done(jobs);
 }
 
+/* An event field another program wrote that is not UTF-8 (BullMQ's
+ * scripts can cut a job id inside a character) reaches the reader with
+ * its stray bytes as U+FFFD, not left out. */
+TEST(event_field_not_utf8) {
+    ln_jobs *jobs = open_case("ev8");
+    redisReply *r = cmd("XADD %s:q:events * event failed jobId 7 failedReason %b", prefix,
+                        "cut \xf0\x9f", (size_t)6);
+    CHECK(r != NULL && r->type == REDIS_REPLY_STRING);
+    freeReplyObject(r);
+    ln_jobs_events *ev;
+    CHECK_EQ(ln_jobs_events_open(jobs, "q", "0", &ev), 0);
+    ln_job_event e;
+    CHECK_EQ(ln_jobs_events_next(ev, 1000, &e), 0);
+    CHECK(strcmp(e.name, "failed") == 0);
+    CHECK(e.fields != NULL &&
+          strstr(e.fields, "\"failedReason\":\"cut \xef\xbf\xbd\xef\xbf\xbd\"") != NULL);
+    ln_job_event_clear(&e);
+    ln_jobs_events_close(ev);
+    done(jobs);
+}
+
 int main(int argc, char **argv) {
     return redis_test_main(argc, argv,
                            (ln_test_case[]){TESTCASE(layout_add),
@@ -502,5 +523,6 @@ int main(int argc, char **argv) {
                                             TESTCASE(global_concurrency_and_pause),
                                             TESTCASE(deferred_failure),
                                             TESTCASE(events_capped_by_steps),
+                                            TESTCASE(event_field_not_utf8),
                                             {0}});
 }

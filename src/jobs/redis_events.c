@@ -20,6 +20,7 @@
 #include "redis_events.h"
 
 #include "internal.h"
+#include "utf8.h"
 
 #include <jansson.h>
 
@@ -170,8 +171,12 @@ static int hand_out(redis_events *e, const redisReply *x, ln_job_event *ev) {
             json_decref(obj);
             return LN_ENOMEM;
         }
-        json_t *js = json_stringn(v->str, v->len); /* NULL: not UTF-8, left out */
-        if (js) json_object_set_new(obj, k->str, js);
+        json_t *js = ln__json_string_lossy(v->str, v->len); /* stray bytes: U+FFFD */
+        if (js == NULL) {
+            json_decref(obj);
+            return LN_ENOMEM;
+        }
+        json_object_set_new(obj, k->str, js);
     }
     char *text = json_dumps(obj, JSON_COMPACT);
     json_decref(obj);

@@ -3,6 +3,7 @@
 
 #include "internal.h"
 #include "redis_view.h"
+#include "utf8.h"
 
 #include <jansson.h>
 
@@ -140,19 +141,6 @@ static int plan_trace(opts_plan *p, const json_t *tm) {
     return rc;
 }
 
-/* The bytes of a valid UTF-8 sequence at p (left bytes there), as jansson
- * checks them (no overlong form, no surrogate, at most U+10FFFF), or 0. */
-static size_t utf8_seq(const unsigned char *p, size_t left) {
-    if (p[0] < 0x80) return 1;
-    size_t len = p[0] >= 0xF0 ? 4 : p[0] >= 0xE0 ? 3 : p[0] >= 0xC2 ? 2 : 0;
-    if (len == 0 || p[0] > 0xF4 || len > left) return 0;
-    for (size_t k = 1; k < len; k++)
-        if ((p[k] & 0xC0) != 0x80) return 0;
-    if (len == 3 && ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] >= 0xA0))) return 0;
-    if (len == 4 && ((p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] >= 0x90))) return 0;
-    return len;
-}
-
 /* opts text that jansson refused, read again from a copy where what Lua's
  * cjson takes and jansson does not is replaced: a byte outside UTF-8 by
  * '?' (BullMQ's scripts store a lone surrogate of a job id as ED A0 BD)
@@ -170,7 +158,7 @@ static json_t *load_repaired(const char *s, size_t n) {
             i += 2;
             continue;
         }
-        size_t len = utf8_seq((const unsigned char *)t + i, n - i);
+        size_t len = ln__utf8_seq((const unsigned char *)t + i, n - i);
         if (len == 0) t[i] = '?';
         i += len ? len : 1;
     }

@@ -1,0 +1,20 @@
+/* utf8.h - the UTF-8 checks the job queue makes where text from another
+ * program (a BullMQ script, a Node process) meets jansson, which takes
+ * only well-formed UTF-8. */
+#ifndef LN_JOBS_UTF8_H
+#define LN_JOBS_UTF8_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* The bytes of the well-formed UTF-8 sequence at p (left bytes there), as
+ * jansson checks them (no overlong form, no surrogate, at most U+10FFFF),
+ * or 0 when p does not start one. left > 0. */
+size_t ln__utf8_seq(const unsigned char *p, size_t left);
+
+/* s[0..n) as a JSON string; when it is not UTF-8, each byte that starts no
+ * well-formed sequence becomes U+FFFD (as a UTF-8 decoder reads it) rather
+ * than the text being lost. NULL only when out of memory. */
+json_t *ln__json_string_lossy(const char *s, size_t n);
+
+#endif
