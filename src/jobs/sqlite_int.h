@@ -9,7 +9,7 @@
 
 /* Schema version this code writes; stored in PRAGMA user_version. The
  * steps that reach it: migrations[] in sqlite_schema.c. */
-#define SQ_SCHEMA_VERSION 10
+#define SQ_SCHEMA_VERSION 11
 /* PRAGMA application_id of a lanes store: "LNJB". */
 #define SQ_APPLICATION_ID 0x4C4E4A42
 
@@ -144,6 +144,12 @@ typedef enum sq_stmt {
     S_FLOW_PARENT,
     S_REMOVE_DEDUP,
     S_DRAIN_DEDUP,
+    S_CLEAN_DEDUP_C, /* a clean frees the TTL ids of the jobs it removes */
+    S_CLEAN_DEDUP_F,
+    S_RETRY_DEPS_INC, /* a retried child is its parent's dependency again */
+    S_RETRY_DEPS,
+    S_RETRY_ALL_DEPS_INC,
+    S_RETRY_ALL_DEPS,
     S_COUNT_
 } sq_stmt;
 
