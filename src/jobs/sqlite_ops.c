@@ -529,6 +529,15 @@ static int clean_step(sq_be *be, const char *queue, int state, int64_t age_ms, u
     int err = ln__sq_begin_write(be, now);
     if (err != 0) return err;
     int completed = state == LN_JOB_COMPLETED;
+    int64_t kept = keep > INT64_MAX ? INT64_MAX : (int64_t)keep;
+    int64_t cutoff = age_ms < 0 ? INT64_MAX : *now - age_ms;
+    int64_t *parents = NULL; /* failed children's parents it may take */
+    size_t np = 0;
+    if (!completed &&
+        (err = ln__sq_flow_clean_parents(be, queue, kept, cutoff, chunk, &parents, &np)) != 0) {
+        ln__sq_rollback(be);
+        return err;
+    }
     /* first the deduplication ids of the jobs the delete takes */
     const sq_stmt ids[2] = {completed ? S_CLEAN_DEDUP_C : S_CLEAN_DEDUP_F,
                             chunk > 0 ? (completed ? S_CLEAN_CHUNK_C : S_CLEAN_CHUNK_F)
@@ -536,20 +545,20 @@ static int clean_step(sq_be *be, const char *queue, int state, int64_t age_ms, u
     for (int i = 0; i < 2; i++) {
         sqlite3_stmt *s = ln__sq_stmt_get(be, ids[i]);
         if (s == NULL) {
-            ln__sq_rollback(be);
-            return LN_EBACKEND;
+            err = LN_EBACKEND;
+            break;
         }
         BIND_TEXT(s, 1, queue);
-        sqlite3_bind_int64(s, 2, keep > INT64_MAX ? INT64_MAX : (int64_t)keep);
-        sqlite3_bind_int64(s, 3, age_ms < 0 ? INT64_MAX : *now - age_ms);
+        sqlite3_bind_int64(s, 2, kept);
+        sqlite3_bind_int64(s, 3, cutoff);
         if (chunk > 0 || i == 0) sqlite3_bind_int(s, 4, chunk > 0 ? chunk : -1);
-        if ((err = ln__sq_run(be, s, i == 0 ? "clean (dedup)" : "clean")) != 0) {
-            ln__sq_rollback(be);
-            return err;
-        }
+        if ((err = ln__sq_run(be, s, i == 0 ? "clean (dedup)" : "clean")) != 0) break;
     }
     *n = (size_t)sqlite3_changes(be->db);
-    return 0;
+    if (err == 0) err = ln__sq_flow_clean_drop(be, queue, parents, np);
+    ln__free(parents);
+    if (err != 0) ln__sq_rollback(be);
+    return err;
 }
 
 static int clean_once(sq_be *be, const char *queue, int state, int64_t age_ms, uint64_t keep,

@@ -123,6 +123,20 @@ static const char *const sql_text[S_COUNT_] = {
 #undef NOT_SCHEDULED
     [S_CLEAN_DEDUP_C] = CLEAN_DEDUP(4),
     [S_CLEAN_DEDUP_F] = CLEAN_DEDUP(5),
+    /* The queue's waiting-children parents of the failed jobs a clean
+     * takes (?2 keep, ?3 cutoff, ?4 chunk or -1), if it has any. */
+    [S_CLEAN_PARENTS] = "SELECT p.rid FROM lanes_jobs p WHERE EXISTS (SELECT 1 FROM "
+                        "lanes_jobs WHERE queue = ?1 AND state = 7) AND p.queue = ?1 AND "
+                        "p.state = 7 AND p.rid IN (SELECT parent_rid FROM lanes_jobs WHERE "
+                        "rid IN (SELECT rid FROM (SELECT rid, finished_at FROM lanes_jobs "
+                        "WHERE queue = ?1 AND state = 5 ORDER BY finished_at DESC, rid DESC "
+                        "LIMIT -1 OFFSET ?2) WHERE finished_at < ?3 LIMIT ?4) AND "
+                        "parent_rid IS NOT NULL)",
+    /* Was parent ?1 released (ready or delayed, no dependency left); its
+     * parent, and is that one of queue ?2 and waiting for children. */
+    [S_CLEAN_PARENT_UP] = "SELECT p.state IN (0, 1) AND p.deps = 0, g.rid, g.state = 7 AND "
+                          "g.queue = ?2 FROM lanes_jobs p LEFT JOIN lanes_jobs g ON g.rid = "
+                          "p.parent_rid WHERE p.rid = ?1",
     /* Before a retry (S_RETRY_ONE, S_RETRY_ALL): a failed child whose
      * parent recorded its failure (ignored or continued past: status 2,
      * which deps no longer counts; fail-parent: 3, still counted) is a

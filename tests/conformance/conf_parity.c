@@ -103,6 +103,33 @@ static void case_failed_child_gone_releases_parent(conf_ctx *c) {
     }
 }
 
+/* A clean removes for good, as BullMQ's clean does: a parent of the
+ * same queue that the cleaned child was the last dependency of goes
+ * with it, and so does its own parent of that queue in turn; one of
+ * another queue is released. A remove only releases (the case above). */
+static void case_clean_takes_parent_of_same_queue(conf_ctx *c) {
+    const char *oq = conf_queue(c, "o");
+    ln_flow_node kid = {.queue = c->queue, .name = "bad"};
+    ln_flow_node mid = {.queue = c->queue, .name = "mid", .children = &kid, .nchildren = 1};
+    ln_flow_node top = {.queue = oq, .name = "top", .children = &mid, .nchildren = 1};
+    char ids[3][LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add_flow(c->jobs, &top, ids[0], 3, LN_JOB_ID_MAX), 0);
+    char other[2][LN_JOB_ID_MAX]; /* a parent of this queue with another child */
+    ln_flow_node kids[2] = {{.name = "bad"}, {.queue = oq, .name = "held"}};
+    flow(c, c->queue, kids, 2, other);
+    run_children(c);
+    CHECK_EQ(conf_state(c, c->queue, ids[2]), LN_JOB_FAILED);
+    CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_JOB_WAITING_CHILDREN);
+    size_t removed = 0;
+    CHECK_EQ(ln_jobs_clean(c->jobs, c->queue, LN_JOB_FAILED, -1, 0, &removed), 0);
+    CHECK_EQ(removed, 2);
+    CHECK_EQ(conf_state(c, c->queue, ids[2]), LN_ENOENT);
+    CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_ENOENT);
+    CHECK_EQ(conf_state(c, oq, ids[0]), LN_JOB_WAITING);
+    CHECK_EQ(conf_state(c, c->queue, other[0]), LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(conf_total(c, c->queue), 1);
+}
+
 /* A retried child whose failure its parent ignored (kept waiting by a
  * sibling in a queue no worker takes) or continued past (released at
  * once) is pending again: the parent waits for it, and removing the
@@ -136,6 +163,7 @@ static void case_retry_makes_child_pending_again(conf_ctx *c) {
 const conf_case conf_parity_cases[] = {
     CONF_CASE(clean_frees_dedup_ttl),
     CONF_CASE(failed_child_gone_releases_parent),
+    CONF_CASE(clean_takes_parent_of_same_queue),
     CONF_CASE(retry_makes_child_pending_again),
     {0},
 };
