@@ -78,11 +78,12 @@ static int child_status(conf_ctx *c, const char *pq, const char *pid, const char
 }
 
 /* A child that failed with the default options stays a pending
- * dependency; cleaning or removing it leaves its parent (of another
- * queue) without one, and the parent goes on. */
+ * dependency; cleaning or removing it leaves its parent without one, and
+ * the parent goes on: one of another queue (clean, remove) or of the
+ * child's queue (remove). */
 static void case_failed_child_gone_releases_parent(conf_ctx *c) {
-    const char *pq = conf_queue(c, "p");
-    for (int how = 0; how < 2; how++) {
+    for (int how = 0; how < 3; how++) {
+        const char *pq = how < 2 ? conf_queue(c, "p") : c->queue;
         ln_flow_node kid = {.name = "bad"};
         char ids[2][LN_JOB_ID_MAX];
         flow(c, pq, &kid, 1, ids);
@@ -105,7 +106,7 @@ static void case_failed_child_gone_releases_parent(conf_ctx *c) {
 
 /* A clean removes for good, as BullMQ's clean does: a parent of the
  * same queue that the cleaned child was the last dependency of goes
- * with it, and so does its own parent of that queue in turn; one of
+ * with it, and so would its own parent of that queue in turn; one of
  * another queue is released. A remove only releases (the case above). */
 static void case_clean_takes_parent_of_same_queue(conf_ctx *c) {
     const char *oq = conf_queue(c, "o");
@@ -133,7 +134,7 @@ static void case_clean_takes_parent_of_same_queue(conf_ctx *c) {
 /* A retried child whose failure its parent ignored (kept waiting by a
  * sibling in a queue no worker takes) or continued past (released at
  * once) is pending again: the parent waits for it, and removing the
- * sibling no longer releases the parent. */
+ * sibling no longer releases the parent. One job's retry and a queue's. */
 static void case_retry_makes_child_pending_again(conf_ctx *c) {
     const char *pq = conf_queue(c, "p"), *hq = conf_queue(c, "h");
     for (int how = 0; how < 2; how++) {
@@ -148,7 +149,13 @@ static void case_retry_makes_child_pending_again(conf_ctx *c) {
         CHECK_EQ(child_status(c, pq, ids[0], ids[1]), LN_CHILD_FAILED);
         int parent = how == 0 ? LN_JOB_WAITING_CHILDREN : LN_JOB_WAITING;
         CHECK_EQ(conf_state(c, pq, ids[0]), parent);
-        SAYS(c->jobs, 0, ln_jobs_retry(c->jobs, c->queue, ids[1]));
+        if (how == 0) {
+            SAYS(c->jobs, 0, ln_jobs_retry(c->jobs, c->queue, ids[1]));
+        } else { /* the whole queue's failed jobs */
+            size_t n = 0;
+            SAYS(c->jobs, 0, ln_jobs_retry_all(c->jobs, c->queue, &n));
+            CHECK_EQ(n, 1);
+        }
         CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_JOB_WAITING);
         CHECK_EQ(child_status(c, pq, ids[0], ids[1]), LN_CHILD_PENDING);
         CHECK_EQ(conf_state(c, pq, ids[0]), parent); /* the parent stays */
@@ -160,10 +167,25 @@ static void case_retry_makes_child_pending_again(conf_ctx *c) {
     }
 }
 
+/* With fail_parent_on_failure the retried child is pending again too
+ * (what became of the parent differs: jobs_flows.h). */
+static void case_retry_fail_parent_child_pending(conf_ctx *c) {
+    const char *pq = conf_queue(c, "p"), *hq = conf_queue(c, "h");
+    ln_flow_node kids[2] = {{.name = "bad", .fail_parent_on_failure = 1},
+                            {.queue = hq, .name = "held"}};
+    char ids[3][LN_JOB_ID_MAX];
+    flow(c, pq, kids, 2, ids);
+    run_children(c);
+    CHECK_EQ(child_status(c, pq, ids[0], ids[1]), LN_CHILD_UNSUCCESSFUL);
+    SAYS(c->jobs, 0, ln_jobs_retry(c->jobs, c->queue, ids[1]));
+    CHECK_EQ(child_status(c, pq, ids[0], ids[1]), LN_CHILD_PENDING);
+}
+
 const conf_case conf_parity_cases[] = {
     CONF_CASE(clean_frees_dedup_ttl),
     CONF_CASE(failed_child_gone_releases_parent),
     CONF_CASE(clean_takes_parent_of_same_queue),
     CONF_CASE(retry_makes_child_pending_again),
+    CONF_CASE(retry_fail_parent_child_pending),
     {0},
 };
