@@ -129,6 +129,8 @@ static void case_clean_takes_parent_of_same_queue(conf_ctx *c) {
     CHECK_EQ(conf_state(c, oq, ids[0]), LN_JOB_WAITING);
     CHECK_EQ(conf_state(c, c->queue, other[0]), LN_JOB_WAITING_CHILDREN);
     CHECK_EQ(conf_total(c, c->queue), 1);
+    conf_check_counts(c, c->queue);
+    conf_check_counts(c, oq);
 }
 
 /* A retried child whose failure its parent ignored (kept waiting by a
