@@ -348,7 +348,7 @@ static int read_children(sq_be *be, int64_t rid, ln_job_children *out) {
     sqlite3_bind_int64(s, 1, rid);
     sqlite3_bind_int64(s, 2, 4 * (int64_t)LN_JOB_CHILDREN_MAX);
     size_t cap = 0;
-    int rc, err = 0;
+    int rc = SQLITE_DONE, err = 0;
     while (err == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
         if (out->n == cap) {
             size_t ncap = cap ? cap * 2 : 8;
@@ -379,4 +379,81 @@ int ln__sq_children(ln__jobs_be *b, const char *queue, const char *id, ln_job_ch
     ln__sq_rollback(be);
     if (err == LN_ENOMEM) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
     return err;
+}
+
+/* A clean removes for good, as BullMQ's clean does (its removeJob with
+ * 'hard'): a parent of the cleaned queue that a cleaned failed child was
+ * the last pending dependency of goes too, and so on up while the next
+ * parent is of the queue; one of another queue is released (the schema's
+ * trigger does that). ln__sq_flow_clean_parents, before the clean's
+ * delete: the queue's waiting-children parents of the children it takes
+ * (bound as S_CLEAN_PARENTS says), into *out (ln__free), *n of them; none
+ * and no allocation when the queue has no such parent (one index probe).
+ * ln__sq_flow_clean_drop, after it: removes those the delete released. */
+int ln__sq_flow_clean_parents(sq_be *be, const char *queue, int64_t keep, int64_t cutoff, int chunk,
+                              int64_t **out, size_t *n) {
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_CLEAN_PARENTS);
+    if (s == NULL) return LN_EBACKEND;
+    BIND_TEXT(s, 1, queue);
+    sqlite3_bind_int64(s, 2, keep);
+    sqlite3_bind_int64(s, 3, cutoff);
+    sqlite3_bind_int(s, 4, chunk > 0 ? chunk : -1);
+    size_t cap = 0;
+    int rc = SQLITE_DONE, err = 0;
+    while (err == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            int64_t *more = ln__realloc(*out, (cap = cap ? 2 * cap : 16) * sizeof *more);
+            if (more == NULL) {
+                err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+                break;
+            }
+            *out = more;
+        }
+        (*out)[(*n)++] = sqlite3_column_int64(s, 0);
+    }
+    if (err == 0 && rc != SQLITE_DONE) err = ln__sq_err(be, rc, "clean (parents)");
+    sqlite3_reset(s);
+    if (err != 0) {
+        ln__free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return err;
+}
+
+/* Remove parent rid if the clean released it (it was in waiting-children:
+ * now ready or delayed with no dependency left); *up gets its parent when
+ * that one is of queue and in waiting-children, so may be released by
+ * this removal in turn, else 0. */
+static int drop_released(sq_be *be, const char *queue, int64_t rid, int64_t *up) {
+    *up = 0;
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_CLEAN_PARENT_UP);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, rid);
+    BIND_TEXT(s, 2, queue);
+    int rc = sqlite3_step(s), released = 0;
+    if (rc == SQLITE_ROW) {
+        released = sqlite3_column_int(s, 0);
+        if (released && sqlite3_column_int(s, 2)) *up = sqlite3_column_int64(s, 1);
+        rc = sqlite3_step(s);
+    }
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE) return ln__sq_err(be, rc, "clean (parent)");
+    if (!released) return 0;
+    if ((s = ln__sq_stmt_get(be, S_DELETE_RID)) == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, rid);
+    return ln__sq_run(be, s, "clean (parent)");
+}
+
+int ln__sq_flow_clean_drop(sq_be *be, const char *queue, const int64_t *parents, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        int64_t rid = parents[i];
+        for (int depth = 0; rid != 0 && depth < CLIMB_MAX; depth++) {
+            int err = drop_released(be, queue, rid, &rid);
+            if (err != 0) return err;
+        }
+    }
+    return 0;
 }

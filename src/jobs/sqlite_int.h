@@ -9,7 +9,7 @@
 
 /* Schema version this code writes; stored in PRAGMA user_version. The
  * steps that reach it: migrations[] in sqlite_schema.c. */
-#define SQ_SCHEMA_VERSION 10
+#define SQ_SCHEMA_VERSION 11
 /* PRAGMA application_id of a lanes store: "LNJB". */
 #define SQ_APPLICATION_ID 0x4C4E4A42
 
@@ -144,6 +144,14 @@ typedef enum sq_stmt {
     S_FLOW_PARENT,
     S_REMOVE_DEDUP,
     S_DRAIN_DEDUP,
+    S_CLEAN_DEDUP_C, /* a clean frees the TTL ids of the jobs it removes */
+    S_CLEAN_DEDUP_F,
+    S_RETRY_DEPS_INC, /* a retried child is its parent's dependency again */
+    S_RETRY_DEPS,
+    S_RETRY_ALL_DEPS_INC,
+    S_RETRY_ALL_DEPS,
+    S_CLEAN_PARENTS, /* a clean's flow parents of its queue (sqlite_flow.c) */
+    S_CLEAN_PARENT_UP,
     S_COUNT_
 } sq_stmt;
 
@@ -365,6 +373,12 @@ int ln__sq_flow_child_done(sq_be *be, const char *queue, const char *id, int64_t
  * the failure that replaces it (1), or 0 when the job is simply not held
  * (stale). */
 int ln__sq_flow_refused(sq_be *be, ln__job_done *d, char *reason, size_t reason_size);
+/* A clean of failed jobs takes the parents of its queue that it leaves
+ * without a dependency (sqlite_flow.c): collect them before its delete,
+ * remove those it released after. */
+int ln__sq_flow_clean_parents(sq_be *be, const char *queue, int64_t keep, int64_t cutoff, int chunk,
+                              int64_t **out, size_t *n);
+int ln__sq_flow_clean_drop(sq_be *be, const char *queue, const int64_t *parents, size_t n);
 
 /* sqlite_admin.c: store methods version 4. */
 int ln__sq_queues(ln__jobs_be *b, size_t max, char ***names, size_t *n);

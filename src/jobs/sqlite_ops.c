@@ -372,6 +372,26 @@ done:
     return err;
 }
 
+/* Before a retry of failed job rid (queue NULL) or of every failed job of
+ * queue: a flow child among them whose failure its parent recorded is
+ * the parent's pending dependency again (S_RETRY_DEPS*: the parent's deps
+ * first, while the rows still say which children count). */
+static int retry_deps(sq_be *be, const char *queue, int64_t rid) {
+    const sq_stmt one[2] = {S_RETRY_DEPS_INC, S_RETRY_DEPS};
+    const sq_stmt all[2] = {S_RETRY_ALL_DEPS_INC, S_RETRY_ALL_DEPS};
+    for (int i = 0; i < 2; i++) {
+        sqlite3_stmt *s = ln__sq_stmt_get(be, queue ? all[i] : one[i]);
+        if (s == NULL) return LN_EBACKEND;
+        if (queue)
+            BIND_TEXT(s, 1, queue);
+        else
+            sqlite3_bind_int64(s, 1, rid);
+        int err = ln__sq_run(be, s, "retry (flow)");
+        if (err != 0) return err;
+    }
+    return 0;
+}
+
 static int retry_once(sq_be *be, const char *queue, const char *id, size_t *count) {
     int64_t now, rid;
     int state;
@@ -387,11 +407,13 @@ static int retry_once(sq_be *be, const char *queue, const char *id, size_t *coun
             goto fail;
         }
         err = ln__sq_event(be, queue, "waiting", id, "prev", "failed", NULL, NULL, now);
-        if (err != 0) goto fail;
+        if (err != 0 || (err = retry_deps(be, NULL, rid)) != 0) goto fail;
         if ((s = ln__sq_stmt_get(be, S_RETRY_ONE)) == NULL) goto fail_backend;
         sqlite3_bind_int64(s, 1, rid);
     } else {
-        if ((err = ln__sq_events_for(be, S_EVENT_RETRY_ALL, queue, now)) != 0) goto fail;
+        if ((err = ln__sq_events_for(be, S_EVENT_RETRY_ALL, queue, now)) != 0 ||
+            (err = retry_deps(be, queue, 0)) != 0)
+            goto fail;
         if ((s = ln__sq_stmt_get(be, S_RETRY_ALL)) == NULL) goto fail_backend;
         BIND_TEXT(s, 1, queue);
     }
@@ -507,23 +529,36 @@ static int clean_step(sq_be *be, const char *queue, int state, int64_t age_ms, u
     int err = ln__sq_begin_write(be, now);
     if (err != 0) return err;
     int completed = state == LN_JOB_COMPLETED;
-    sqlite3_stmt *s =
-        ln__sq_stmt_get(be, chunk > 0 ? (completed ? S_CLEAN_CHUNK_C : S_CLEAN_CHUNK_F)
-                                      : (completed ? S_CLEAN_COMPLETED : S_CLEAN_FAILED));
-    if (s == NULL) {
-        ln__sq_rollback(be);
-        return LN_EBACKEND;
-    }
-    BIND_TEXT(s, 1, queue);
-    sqlite3_bind_int64(s, 2, keep > INT64_MAX ? INT64_MAX : (int64_t)keep);
-    sqlite3_bind_int64(s, 3, age_ms < 0 ? INT64_MAX : *now - age_ms);
-    if (chunk > 0) sqlite3_bind_int(s, 4, chunk);
-    if ((err = ln__sq_run(be, s, "clean")) != 0) {
+    int64_t kept = keep > INT64_MAX ? INT64_MAX : (int64_t)keep;
+    int64_t cutoff = age_ms < 0 ? INT64_MAX : *now - age_ms;
+    int64_t *parents = NULL; /* failed children's parents it may take */
+    size_t np = 0;
+    if (!completed &&
+        (err = ln__sq_flow_clean_parents(be, queue, kept, cutoff, chunk, &parents, &np)) != 0) {
         ln__sq_rollback(be);
         return err;
     }
+    /* first the deduplication ids of the jobs the delete takes */
+    const sq_stmt ids[2] = {completed ? S_CLEAN_DEDUP_C : S_CLEAN_DEDUP_F,
+                            chunk > 0 ? (completed ? S_CLEAN_CHUNK_C : S_CLEAN_CHUNK_F)
+                                      : (completed ? S_CLEAN_COMPLETED : S_CLEAN_FAILED)};
+    for (int i = 0; i < 2; i++) {
+        sqlite3_stmt *s = ln__sq_stmt_get(be, ids[i]);
+        if (s == NULL) {
+            err = LN_EBACKEND;
+            break;
+        }
+        BIND_TEXT(s, 1, queue);
+        sqlite3_bind_int64(s, 2, kept);
+        sqlite3_bind_int64(s, 3, cutoff);
+        if (chunk > 0 || i == 0) sqlite3_bind_int(s, 4, chunk > 0 ? chunk : -1);
+        if ((err = ln__sq_run(be, s, i == 0 ? "clean (dedup)" : "clean")) != 0) break;
+    }
     *n = (size_t)sqlite3_changes(be->db);
-    return 0;
+    if (err == 0) err = ln__sq_flow_clean_drop(be, queue, parents, np);
+    ln__free(parents);
+    if (err != 0) ln__sq_rollback(be);
+    return err;
 }
 
 static int clean_once(sq_be *be, const char *queue, int state, int64_t age_ms, uint64_t keep,

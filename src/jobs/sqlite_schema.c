@@ -179,6 +179,23 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "  UPDATE lanes_jobs SET state = CASE WHEN delay > 0 THEN 1 ELSE 0 END,"
     "  run_at = " SQ_NOW_SQL " + delay WHERE rid = old.parent_rid AND state = 7"
     "  AND deps = 0; END;",
+    /* 10 -> 11: a pending child deleted in any state but completed (a
+     * completed child is never pending) stops being a dependency: also
+     * one that failed with no failure option, which its parent still
+     * waits for (removed or cleaned, as BullMQ's removeJob), and a
+     * waiting-children parent that is itself a child. The rows it reads
+     * are the same: the lanes_deps row by its key, the parent by rowid. */
+    "DROP TRIGGER lanes_deps_child_gone;"
+    "CREATE TRIGGER lanes_deps_child_gone AFTER DELETE ON lanes_jobs"
+    "  WHEN old.parent_rid IS NOT NULL AND old.state <> 4 BEGIN "
+    "  UPDATE lanes_jobs SET deps = deps - 1 WHERE rid = old.parent_rid AND"
+    "  EXISTS (SELECT 1 FROM lanes_deps WHERE parent_rid = old.parent_rid AND"
+    "  child_rid = old.rid AND status = 0);"
+    "  DELETE FROM lanes_deps WHERE parent_rid = old.parent_rid AND"
+    "  child_rid = old.rid AND status = 0;"
+    "  UPDATE lanes_jobs SET state = CASE WHEN delay > 0 THEN 1 ELSE 0 END,"
+    "  run_at = " SQ_NOW_SQL " + delay WHERE rid = old.parent_rid AND state = 7"
+    "  AND deps = 0; END;",
 };
 
 /* Create or migrate the schema, all under one write lock (the check runs

@@ -27,6 +27,17 @@
     "BY finished_at DESC, rid DESC LIMIT -1 OFFSET ?2) WHERE finished_at < "                       \
     "?3 LIMIT ?4)"
 
+/* A clean frees the deduplication id (held with a TTL: a finish freed
+ * any other) of each job DONE_STMTS (?4 = -1) or CHUNK_STMTS (?4 = the
+ * chunk) is about to delete, as BullMQ's clean removes the key that still
+ * names the job: the queue's TTL rows by their index, each job by rowid. */
+#define CLEAN_DEDUP(st)                                                                            \
+    "DELETE FROM lanes_dedup WHERE queue = ?1 AND expires_at IS NOT NULL AND "                     \
+    "job_rid IN (SELECT rid FROM (SELECT rid, finished_at FROM lanes_jobs WHERE "                  \
+    "queue = ?1 AND state = " #st " ORDER BY finished_at DESC, rid DESC LIMIT -1 "                 \
+    "OFFSET ?2) WHERE finished_at < ?3 LIMIT ?4) AND id = (SELECT deid FROM "                      \
+    "lanes_jobs WHERE rid = lanes_dedup.job_rid)"
+
 /* Jobs of queue ?1 in ln_job_state k; NULL (read as 0) if never any. */
 #define COUNT_OF(k) "(SELECT n FROM lanes_counts WHERE queue = ?1 AND state = " #k ")"
 
@@ -110,6 +121,43 @@ static const char *const sql_text[S_COUNT_] = {
         "DELETE FROM lanes_dedup WHERE queue = ?1 AND EXISTS (SELECT 1 FROM "
         "lanes_jobs WHERE rid = lanes_dedup.job_rid AND state IN (0, 1)" NOT_SCHEDULED ")",
 #undef NOT_SCHEDULED
+    [S_CLEAN_DEDUP_C] = CLEAN_DEDUP(4),
+    [S_CLEAN_DEDUP_F] = CLEAN_DEDUP(5),
+    /* The queue's waiting-children parents of the failed jobs a clean
+     * takes (?2 keep, ?3 cutoff, ?4 chunk or -1), if it has any. */
+    [S_CLEAN_PARENTS] = "SELECT p.rid FROM lanes_jobs p WHERE EXISTS (SELECT 1 FROM "
+                        "lanes_jobs WHERE queue = ?1 AND state = 7) AND p.queue = ?1 AND "
+                        "p.state = 7 AND p.rid IN (SELECT parent_rid FROM lanes_jobs WHERE "
+                        "rid IN (SELECT rid FROM (SELECT rid, finished_at FROM lanes_jobs "
+                        "WHERE queue = ?1 AND state = 5 ORDER BY finished_at DESC, rid DESC "
+                        "LIMIT -1 OFFSET ?2) WHERE finished_at < ?3 LIMIT ?4) AND "
+                        "parent_rid IS NOT NULL)",
+    /* Was parent ?1 released (ready or delayed, no dependency left); its
+     * parent, and is that one of queue ?2 and waiting for children. */
+    [S_CLEAN_PARENT_UP] = "SELECT p.state IN (0, 1) AND p.deps = 0, g.rid, g.state = 7 AND "
+                          "g.queue = ?2 FROM lanes_jobs p LEFT JOIN lanes_jobs g ON g.rid = "
+                          "p.parent_rid WHERE p.rid = ?1",
+    /* Before a retry (S_RETRY_ONE, S_RETRY_ALL): a failed child whose
+     * parent recorded its failure (ignored or continued past: status 2,
+     * which deps no longer counts; fail-parent: 3, still counted) is a
+     * pending dependency again, whatever the parent's state, as BullMQ's
+     * retry moves it back into the parent's dependencies. rdof's removed
+     * row (5) stays. */
+    [S_RETRY_DEPS_INC] = "UPDATE lanes_jobs SET deps = deps + 1 WHERE rid = (SELECT "
+                         "parent_rid FROM lanes_jobs WHERE rid = ?1) AND EXISTS (SELECT 1 "
+                         "FROM lanes_deps WHERE parent_rid = lanes_jobs.rid AND child_rid = "
+                         "?1 AND status = 2)",
+    [S_RETRY_DEPS] = "UPDATE lanes_deps SET status = 0, value = NULL WHERE parent_rid = "
+                     "(SELECT parent_rid FROM lanes_jobs WHERE rid = ?1) AND child_rid = ?1 "
+                     "AND status IN (2, 3)",
+    [S_RETRY_ALL_DEPS_INC] = "UPDATE lanes_jobs SET deps = deps + (SELECT count(*) FROM "
+                             "lanes_deps d JOIN lanes_jobs c ON c.rid = d.child_rid WHERE "
+                             "d.parent_rid = lanes_jobs.rid AND d.status = 2 AND c.queue = ?1 "
+                             "AND c.state = 5) WHERE rid IN (SELECT parent_rid FROM lanes_jobs "
+                             "WHERE queue = ?1 AND state = 5 AND parent_rid IS NOT NULL)",
+    [S_RETRY_ALL_DEPS] = "UPDATE lanes_deps SET status = 0, value = NULL WHERE status IN "
+                         "(2, 3) AND (parent_rid, child_rid) IN (SELECT parent_rid, rid FROM "
+                         "lanes_jobs WHERE queue = ?1 AND state = 5 AND parent_rid IS NOT NULL)",
     /* S_COMPLETE and S_TAKE: counted by their callers (sqlite_int.h). */
     /* A handler that set no result completes with the JSON null (jobs.h). */
     [S_COMPLETE] = "UPDATE lanes_jobs SET state = 4, result = COALESCE(?4, "

@@ -1,0 +1,193 @@
+/* conf_parity.c - where the two stores once differed on a removal or a
+ * retry, each as BullMQ 6.7 behaves: a clean frees a deduplication id
+ * held with a TTL (as a remove and a drain do); cleaning or removing a
+ * flow child that failed and is still pending releases a parent it was
+ * the last dependency of; a retried child whose failure its parent
+ * ignored or continued past is a pending dependency again. */
+#include "conf.h"
+
+/* Job of dedup id 'deid' (TTL 60 s) in queue, failed or completed by a
+ * worker (name "bad" fails); its id into id. */
+static void finished_with_dedup(conf_ctx *c, const char *name, const char *deid, char *id) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = deid;
+    o.dedup_ttl_ms = 60000;
+    conf_add(c, c->queue, name, "1", &o, id);
+    ln_worker_opts w;
+    conf_worker_opts(&w);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &w);
+}
+
+/* The id deid is held (an add with it returns the holder) or free. */
+static int dedup_held(conf_ctx *c, const char *deid, const char *holder) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = deid;
+    o.dedup_ttl_ms = 60000;
+    char id[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "probe", "1", &o, id);
+    int held = strcmp(id, holder) == 0;
+    if (!held) CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, id), 0);
+    return held;
+}
+
+static void case_clean_frees_dedup_ttl(conf_ctx *c) {
+    static const char *const names[2] = {"ok", "bad"};
+    static const int states[2] = {LN_JOB_COMPLETED, LN_JOB_FAILED};
+    for (int i = 0; i < 2; i++) {
+        char id[LN_JOB_ID_MAX], deid[32];
+        snprintf(deid, sizeof deid, "throttle-%d", i);
+        finished_with_dedup(c, names[i], deid, id);
+        CHECK_EQ(conf_state(c, c->queue, id), states[i]);
+        CHECK(dedup_held(c, deid, id)); /* a finish keeps a TTL's id */
+        size_t removed = 0;
+        CHECK_EQ(ln_jobs_clean(c->jobs, c->queue, states[i], -1, 0, &removed), 0);
+        CHECK_EQ(removed, 1);
+        CHECK(!dedup_held(c, deid, id));
+    }
+}
+
+/* A parent in queue pq with children kids (in c->queue); ids[0] the
+ * parent's, then the children's. */
+static void flow(conf_ctx *c, const char *pq, ln_flow_node *kids, size_t n,
+                 char ids[][LN_JOB_ID_MAX]) {
+    ln_flow_node root = {.queue = pq, .name = "parent", .children = kids, .nchildren = n};
+    for (size_t i = 0; i < n; i++)
+        if (kids[i].queue == NULL) kids[i].queue = c->queue;
+    CHECK_EQ(ln_jobs_add_flow(c->jobs, &root, ids[0], n + 1, LN_JOB_ID_MAX), 0);
+}
+
+static void run_children(conf_ctx *c) {
+    ln_worker_opts w;
+    conf_worker_opts(&w);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &w);
+}
+
+/* Status of the child id (of c->queue) of parent pid (pq), or -1. */
+static int child_status(conf_ctx *c, const char *pq, const char *pid, const char *id) {
+    ln_job_children ch;
+    CHECK_EQ(ln_jobs_children(c->jobs, pq, pid, &ch), 0);
+    int st = -1;
+    for (size_t i = 0; i < ch.n; i++)
+        if (ch.children[i].id && strcmp(ch.children[i].id, id) == 0 && ch.children[i].queue &&
+            strcmp(ch.children[i].queue, c->queue) == 0)
+            st = ch.children[i].status;
+    ln_job_children_clear(&ch);
+    return st;
+}
+
+/* A child that failed with the default options stays a pending
+ * dependency; cleaning or removing it leaves its parent without one, and
+ * the parent goes on: one of another queue (clean, remove) or of the
+ * child's queue (remove). */
+static void case_failed_child_gone_releases_parent(conf_ctx *c) {
+    for (int how = 0; how < 3; how++) {
+        const char *pq = how < 2 ? conf_queue(c, "p") : c->queue;
+        ln_flow_node kid = {.name = "bad"};
+        char ids[2][LN_JOB_ID_MAX];
+        flow(c, pq, &kid, 1, ids);
+        run_children(c);
+        CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_JOB_FAILED);
+        CHECK_EQ(conf_state(c, pq, ids[0]), LN_JOB_WAITING_CHILDREN);
+        CHECK_EQ(child_status(c, pq, ids[0], ids[1]), LN_CHILD_PENDING);
+        if (how == 0) {
+            size_t removed = 0;
+            CHECK_EQ(ln_jobs_clean(c->jobs, c->queue, LN_JOB_FAILED, -1, 0, &removed), 0);
+            CHECK_EQ(removed, 1);
+        } else {
+            CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, ids[1]), 0);
+        }
+        CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_ENOENT);
+        CHECK_EQ(conf_state(c, pq, ids[0]), LN_JOB_WAITING);
+        CHECK_EQ(child_status(c, pq, ids[0], ids[1]), -1);
+    }
+}
+
+/* A clean removes for good, as BullMQ's clean does: a parent of the
+ * same queue that the cleaned child was the last dependency of goes
+ * with it, and so would its own parent of that queue in turn; one of
+ * another queue is released. A remove only releases (the case above). */
+static void case_clean_takes_parent_of_same_queue(conf_ctx *c) {
+    const char *oq = conf_queue(c, "o");
+    ln_flow_node kid = {.queue = c->queue, .name = "bad"};
+    ln_flow_node mid = {.queue = c->queue, .name = "mid", .children = &kid, .nchildren = 1};
+    ln_flow_node top = {.queue = oq, .name = "top", .children = &mid, .nchildren = 1};
+    char ids[3][LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add_flow(c->jobs, &top, ids[0], 3, LN_JOB_ID_MAX), 0);
+    char other[2][LN_JOB_ID_MAX]; /* a parent of this queue with another child */
+    ln_flow_node kids[2] = {{.name = "bad"}, {.queue = oq, .name = "held"}};
+    flow(c, c->queue, kids, 2, other);
+    run_children(c);
+    CHECK_EQ(conf_state(c, c->queue, ids[2]), LN_JOB_FAILED);
+    CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_JOB_WAITING_CHILDREN);
+    size_t removed = 0;
+    CHECK_EQ(ln_jobs_clean(c->jobs, c->queue, LN_JOB_FAILED, -1, 0, &removed), 0);
+    CHECK_EQ(removed, 2);
+    CHECK_EQ(conf_state(c, c->queue, ids[2]), LN_ENOENT);
+    CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_ENOENT);
+    CHECK_EQ(conf_state(c, oq, ids[0]), LN_JOB_WAITING);
+    CHECK_EQ(conf_state(c, c->queue, other[0]), LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(conf_total(c, c->queue), 1);
+    conf_check_counts(c, c->queue);
+    conf_check_counts(c, oq);
+}
+
+/* A retried child whose failure its parent ignored (kept waiting by a
+ * sibling in a queue no worker takes) or continued past (released at
+ * once) is pending again: the parent waits for it, and removing the
+ * sibling no longer releases the parent. One job's retry and a queue's. */
+static void case_retry_makes_child_pending_again(conf_ctx *c) {
+    const char *pq = conf_queue(c, "p"), *hq = conf_queue(c, "h");
+    for (int how = 0; how < 2; how++) {
+        ln_flow_node kids[2] = {{.name = "bad",
+                                 .ignore_dependency_on_failure = how == 0,
+                                 .continue_parent_on_failure = how == 1},
+                                {.queue = hq, .name = "held"}};
+        char ids[3][LN_JOB_ID_MAX];
+        flow(c, pq, kids, 2, ids);
+        run_children(c);
+        CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_JOB_FAILED);
+        CHECK_EQ(child_status(c, pq, ids[0], ids[1]), LN_CHILD_FAILED);
+        int parent = how == 0 ? LN_JOB_WAITING_CHILDREN : LN_JOB_WAITING;
+        CHECK_EQ(conf_state(c, pq, ids[0]), parent);
+        if (how == 0) {
+            SAYS(c->jobs, 0, ln_jobs_retry(c->jobs, c->queue, ids[1]));
+        } else { /* the whole queue's failed jobs */
+            size_t n = 0;
+            SAYS(c->jobs, 0, ln_jobs_retry_all(c->jobs, c->queue, &n));
+            CHECK_EQ(n, 1);
+        }
+        CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_JOB_WAITING);
+        CHECK_EQ(child_status(c, pq, ids[0], ids[1]), LN_CHILD_PENDING);
+        CHECK_EQ(conf_state(c, pq, ids[0]), parent); /* the parent stays */
+        CHECK_EQ(ln_jobs_remove(c->jobs, hq, ids[2]), 0);
+        CHECK_EQ(conf_state(c, pq, ids[0]), parent);
+        /* the retried child's own end releases a parent still waiting */
+        CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, ids[1]), 0);
+        CHECK_EQ(conf_state(c, pq, ids[0]), LN_JOB_WAITING);
+    }
+}
+
+/* With fail_parent_on_failure the retried child is pending again too
+ * (what became of the parent differs: jobs_flows.h). */
+static void case_retry_fail_parent_child_pending(conf_ctx *c) {
+    const char *pq = conf_queue(c, "p"), *hq = conf_queue(c, "h");
+    ln_flow_node kids[2] = {{.name = "bad", .fail_parent_on_failure = 1},
+                            {.queue = hq, .name = "held"}};
+    char ids[3][LN_JOB_ID_MAX];
+    flow(c, pq, kids, 2, ids);
+    run_children(c);
+    CHECK_EQ(child_status(c, pq, ids[0], ids[1]), LN_CHILD_UNSUCCESSFUL);
+    SAYS(c->jobs, 0, ln_jobs_retry(c->jobs, c->queue, ids[1]));
+    CHECK_EQ(child_status(c, pq, ids[0], ids[1]), LN_CHILD_PENDING);
+}
+
+const conf_case conf_parity_cases[] = {
+    CONF_CASE(clean_frees_dedup_ttl),
+    CONF_CASE(failed_child_gone_releases_parent),
+    CONF_CASE(clean_takes_parent_of_same_queue),
+    CONF_CASE(retry_makes_child_pending_again),
+    CONF_CASE(retry_fail_parent_child_pending),
+    {0},
+};
