@@ -265,15 +265,19 @@ end
 -- Remove the finished jobs of 'set' as old as age s or older (score <=
 -- NOW - age: "keep those younger than age"), then all but the newest count.
 local function trim_finished(set, count, age, limit)
+    -- A failed job may still be a flow parent's pending child: its trim
+    -- releases the parent (lib_flow.lua's trim_job); a completed one is no
+    -- parent's pending child.
+    local drop = set == 'failed' and cold().trim_job or delete_job_keys
     if age >= 0 then
         local old = rcall('ZRANGEBYSCORE', K[set], 0, int_str(NOW - age * 1000),
                           'LIMIT', 0, limit)
-        for _, id in ipairs(old) do delete_job_keys(id) end
+        for _, id in ipairs(old) do drop(id) end
         if #old > 0 then rcall('ZREM', K[set], unpack(old)) end
     end
     if count > 0 then
         local extra = rcall('ZREVRANGE', K[set], count, -1)
-        for _, id in ipairs(extra) do delete_job_keys(id) end
+        for _, id in ipairs(extra) do drop(id) end
         if #extra > 0 then rcall('ZREMRANGEBYRANK', K[set], 0, -(count + 1)) end
     end
 end

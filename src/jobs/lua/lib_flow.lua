@@ -137,6 +137,16 @@ local function flow_child_removed(jkey, pkey, raw)
     if rcall('SREM', pkey .. ':dependencies', jkey) == 1 then flow_release_if_done(qk, pkey, pid) end
 end
 
+-- A finished job trimmed by retention (count or age), as BullMQ's trims
+-- take it (removeJob, not hard, its deduplication key kept): a flow parent
+-- it still held as a pending dependency is released.
+local function trim_job(id)
+    local jkey = B .. id
+    local f = rcall('HMGET', jkey, 'parentKey', 'parent')
+    if f[1] or f[2] then flow_child_removed(jkey, f[1], f[2]) end
+    delete_job_keys(id)
+end
+
 -- The completions of a step (ARGV groups of 'size' from 'first', kind
 -- "c") that their job's children refuse, as BullMQ's moveToFinished
 -- does (-4 pending, -9 a failed child): one EXISTS for all of them finds
