@@ -143,7 +143,9 @@ typedef enum sq_stmt {
     S_FLOW_CHILDREN,
     S_FLOW_PARENT,
     S_REMOVE_DEDUP,
-    S_DRAIN_DEDUP,
+    S_DRAIN_SIZE,
+    S_DRAIN_ONE,
+    S_DRAIN_RELEASED,
     S_COUNT_
 } sq_stmt;
 
