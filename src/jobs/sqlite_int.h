@@ -144,6 +144,8 @@ typedef enum sq_stmt {
     S_FLOW_PARENT,
     S_REMOVE_DEDUP,
     S_DRAIN_SIZE,
+    S_DRAIN_READY_TIE,
+    S_DRAIN_DELAYED_TIE,
     S_DRAIN_ONE,
     S_DRAIN_RELEASED,
     S_COUNT_

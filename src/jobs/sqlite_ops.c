@@ -606,7 +606,7 @@ int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused) {
  * looked at once. It looks at most at as many rows as the index held at
  * the start (budget), so jobs added meanwhile cannot keep it going. */
 typedef struct drain_walk {
-    sq_stmt window;
+    sq_stmt tie, rest; /* the window's statements (sqlite_sql.c) */
     int64_t key[3];
     int64_t budget;
 } drain_walk;
@@ -652,17 +652,16 @@ static int drain_released(sq_be *be, const char *queue, int64_t rid) {
     return 0;
 }
 
-/* The next rows of walk w (at most want) into rows, *n of them, and the
- * key of the last into key. */
-static int drain_window(sq_be *be, const char *queue, const drain_walk *w, int64_t want,
-                        drain_row *rows, size_t *n, int64_t key[3]) {
-    sqlite3_stmt *s = ln__sq_stmt_get(be, w->window);
+/* The rows of window statement id (at most want) after rows[0..*n), *n
+ * growing, and the key of the last into key. */
+static int drain_rows(sq_be *be, const char *queue, sq_stmt id, const int64_t from[3], int64_t want,
+                      drain_row *rows, size_t *n, int64_t key[3]) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, id);
     if (s == NULL) return LN_EBACKEND;
     BIND_TEXT(s, 1, queue);
-    for (int i = 0; i < 3; i++) sqlite3_bind_int64(s, 2 + i, w->key[i]);
-    sqlite3_bind_int64(s, 5, want);
+    for (int i = 0; i < 3; i++) sqlite3_bind_int64(s, 2 + i, from[i]);
+    sqlite3_bind_int64(s, 5, want - (int64_t)*n);
     int rc;
-    *n = 0;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         LN_ASSERT(*n < (size_t)want);
         drain_row *r = &rows[(*n)++];
@@ -677,11 +676,22 @@ static int drain_window(sq_be *be, const char *queue, const drain_walk *w, int64
     return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "drain");
 }
 
+/* The next rows of walk w (at most want) into rows, *n of them, and the
+ * key of the last into key: those of the cursor's key first. */
+static int drain_window(sq_be *be, const char *queue, const drain_walk *w, int64_t want,
+                        drain_row *rows, size_t *n, int64_t key[3]) {
+    *n = 0;
+    int err = drain_rows(be, queue, w->tie, w->key, want, rows, n, key);
+    if (err == 0 && (int64_t)*n < want)
+        err = drain_rows(be, queue, w->rest, w->key, want, rows, n, key);
+    return err;
+}
+
 /* One transaction of walk w; *removed grows by the jobs it removed. On
  * failure nothing changed, w included, so the step may run again. *more:
  * 0 once the walk is over. */
-static int drain_step(sq_be *be, const char *queue, drain_walk *w, drain_row *rows,
-                      size_t *removed, int *more) {
+static int drain_step(sq_be *be, const char *queue, drain_walk *w, drain_row *rows, size_t *removed,
+                      int *more) {
     int64_t now, key[3];
     int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
@@ -723,8 +733,9 @@ static int drain_sizes(sq_be *be, const char *queue, drain_walk walks[2]) {
 /* Not atomic as a whole (each transaction is): docs/internals/drain.md. */
 int ln__sq_drain(ln__jobs_be *b, const char *queue, size_t *removed) {
     sq_be *be = (sq_be *)b;
-    drain_walk walks[2] = {{S_DRAIN_READY, {INT64_MAX, INT64_MAX, INT64_MAX}, 0},
-                           {S_DRAIN_DELAYED, {INT64_MAX, INT64_MAX, INT64_MAX}, 0}};
+    drain_walk walks[2] = {
+        {S_DRAIN_READY_TIE, S_DRAIN_READY, {INT64_MAX, INT64_MAX, INT64_MAX}, 0},
+        {S_DRAIN_DELAYED_TIE, S_DRAIN_DELAYED, {INT64_MAX, INT64_MAX, INT64_MAX}, 0}};
     *removed = 0;
     drain_row *rows = ln__malloc(DRAIN_CHUNK * sizeof *rows);
     if (rows == NULL) return ln__jobs_be_err(b, LN_ENOMEM, "out of memory");

@@ -101,22 +101,31 @@ static const char *const sql_text[S_COUNT_] = {
     [S_IS_PAUSED] = "SELECT paused FROM lanes_queues WHERE name = ?1",
 /* The drain (sqlite_ops.c drain_step): one window of the queue's ready or
  * delayed jobs, walked down its index from the cursor (?2, ?3, ?4: the key
- * of the last row of the window before), at most ?5 rows. Each row says
+ * of the last row of the window before; ?3 unused for delayed jobs), at
+ * most ?5 rows. Each row says
  * whether it is a job scheduler's current iteration, which is spared
  * (jobs.h ln_jobs_drain; found by the scheduler's primary key: the id
  * between "repeat:" and the last ':'), and which flow parent of the queue
  * waits for it (state 7: one its delete may release). */
 #define DRAIN_COLS(k1, k2)                                                                         \
-    "SELECT rid, " k1 ", " k2 ", j.cid IS NOT NULL AND substr(j.cid, 1, 7) = 'repeat:' AND "      \
+    "SELECT rid, " k1 ", " k2 ", j.cid IS NOT NULL AND substr(j.cid, 1, 7) = 'repeat:' AND "       \
     "EXISTS (SELECT 1 FROM lanes_schedulers s WHERE s.queue = ?1 AND s.id = "                      \
-    "substr(rtrim(j.cid, '0123456789'), 8, length(rtrim(j.cid, '0123456789')) - 8) AND "          \
+    "substr(rtrim(j.cid, '0123456789'), 8, length(rtrim(j.cid, '0123456789')) - 8) AND "           \
     "'repeat:' || s.id || ':' || s.next_at = j.cid), (SELECT p.rid FROM lanes_jobs p WHERE "       \
     "p.rid = j.parent_rid AND p.state = 7 AND p.queue = ?1) FROM lanes_jobs j WHERE queue = ?1 "
-    [S_DRAIN_READY] = DRAIN_COLS("priority", "seq") "AND state = 0 AND (priority, seq, rid) < "
-                                                    "(?2, ?3, ?4) ORDER BY priority DESC, seq "
-                                                    "DESC, rid DESC LIMIT ?5",
-    [S_DRAIN_DELAYED] = DRAIN_COLS("run_at", "rid") "AND state = 1 AND (run_at, rid) < (?2, ?4) "
-                                                    "ORDER BY run_at DESC, rid DESC LIMIT ?5",
+    /* Each walk's window in two parts, as SQLite's index ranges do not
+     * reach the rowid after a row value: the rows of the cursor's key
+     * below its rid (_TIE), then those of lower keys. */
+    [S_DRAIN_READY_TIE] = DRAIN_COLS("priority", "seq") "AND state = 0 AND priority = ?2 AND seq "
+                                                        "= ?3 AND rid < ?4 ORDER BY rid DESC "
+                                                        "LIMIT ?5",
+    [S_DRAIN_READY] = DRAIN_COLS("priority", "seq") "AND state = 0 AND (priority, seq) < (?2, "
+                                                    "?3) ORDER BY priority DESC, seq DESC, rid "
+                                                    "DESC LIMIT ?5",
+    [S_DRAIN_DELAYED_TIE] = DRAIN_COLS("run_at", "rid") "AND state = 1 AND run_at = ?2 AND rid < "
+                                                        "?4 ORDER BY rid DESC LIMIT ?5",
+    [S_DRAIN_DELAYED] = DRAIN_COLS("run_at", "rid") "AND state = 1 AND run_at < ?2 ORDER BY "
+                                                    "run_at DESC, rid DESC LIMIT ?5",
 #undef DRAIN_COLS
     /* How many jobs the drain's walks look at: those there at its start. */
     [S_DRAIN_SIZE] = "SELECT coalesce(" COUNT_OF(0) ", 0) + coalesce(" COUNT_OF(
