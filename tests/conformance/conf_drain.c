@@ -78,8 +78,50 @@ static void case_drain_paused_more_than_a_step(conf_ctx *c) {
     CHECK_EQ(ln_jobs_resume(c->jobs, c->queue), 0);
 }
 
+/* Add root (queue q) with n children in c->queue; its id into id. With
+ * mid, one child in c->queue between them, the n its children. */
+static void add_flow(conf_ctx *c, const char *q, size_t n, int mid, char *id) {
+    ln_flow_node *kids = calloc(n, sizeof *kids);
+    CHECK(kids != NULL);
+    for (size_t i = 0; i < n; i++)
+        kids[i] = (ln_flow_node){c->queue, "kid", "{}", NULL, 0, 0, 0, 0, NULL, 0};
+    ln_flow_node middle = {c->queue, "mid", "{}", NULL, 0, 0, 0, 0, kids, n};
+    ln_flow_node root = {q, "root", "{}", NULL, 0, 0, 0, 0, mid ? &middle : kids, mid ? 1 : n};
+    char *ids = calloc(n + 2, LN_JOB_ID_MAX);
+    CHECK(ids != NULL);
+    int rc = ln_jobs_add_flow(c->jobs, &root, ids, n + 2, LN_JOB_ID_MAX);
+    if (rc != 0) fprintf(stderr, "add_flow: %s\n", ln_jobs_errmsg(c->jobs));
+    CHECK_EQ(rc, 0);
+    memcpy(id, ids, LN_JOB_ID_MAX); /* the root's, first */
+    free(ids);
+    free(kids);
+}
+
+/* Flow parents whose children fill more than one step: one in the
+ * drained queue goes with its last child, a later step's (and a
+ * grandparent with its parent), one in another queue is released; only
+ * the children are counted. */
+static void case_drain_flows_over_steps(conf_ctx *c) {
+    char here[LN_JOB_ID_MAX], there[LN_JOB_ID_MAX], top[LN_JOB_ID_MAX];
+    const char *q2 = conf_queue(c, "up");
+    add_many(c, 700, NULL);
+    add_flow(c, c->queue, LN_FLOW_NODES_MAX - 1, 0, here); /* children over two windows */
+    add_flow(c, q2, LN_FLOW_NODES_MAX - 1, 0, there);
+    add_flow(c, c->queue, 500, 1, top);
+    CHECK_EQ(conf_state(c, c->queue, here), LN_JOB_WAITING_CHILDREN);
+    size_t removed = 0;
+    SAYS(c->jobs, 0, ln_jobs_drain(c->jobs, c->queue, &removed));
+    CHECK_EQ(removed, 700 + 2 * (LN_FLOW_NODES_MAX - 1) + 500);
+    CHECK_EQ(conf_state(c, c->queue, here), LN_ENOENT);
+    CHECK_EQ(conf_state(c, c->queue, top), LN_ENOENT);
+    CHECK_EQ(conf_state(c, q2, there), LN_JOB_WAITING);
+    CHECK_EQ(conf_total(c, c->queue), 0);
+    conf_check_counts(c, c->queue);
+}
+
 const conf_case conf_drain_cases[] = {
     CONF_CASE(drain_more_than_a_step),
     CONF_CASE(drain_paused_more_than_a_step),
+    CONF_CASE(drain_flows_over_steps),
     {0},
 };
