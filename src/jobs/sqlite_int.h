@@ -143,7 +143,6 @@ typedef enum sq_stmt {
     S_FLOW_CHILDREN,
     S_FLOW_PARENT,
     S_REMOVE_DEDUP,
-    S_DRAIN_DEDUP,
     S_CLEAN_DEDUP_C, /* a clean frees the TTL ids of the jobs it removes */
     S_CLEAN_DEDUP_F,
     S_RETRY_DEPS_INC, /* a retried child is its parent's dependency again */
@@ -152,6 +151,11 @@ typedef enum sq_stmt {
     S_RETRY_ALL_DEPS,
     S_CLEAN_PARENTS, /* a clean's flow parents of its queue (sqlite_flow.c) */
     S_CLEAN_PARENT_UP,
+    S_DRAIN_SIZE,
+    S_DRAIN_READY_TIE,
+    S_DRAIN_DELAYED_TIE,
+    S_DRAIN_ONE,
+    S_DRAIN_RELEASED,
     S_COUNT_
 } sq_stmt;
 

@@ -630,47 +630,160 @@ int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused) {
     return ln__sq_commit(be);
 }
 
-/* One round of the drain's deletes; *n gets the jobs it removed. */
-static int drain_round(sq_be *be, const char *queue, size_t *n) {
-    const sq_stmt ids[] = {S_DRAIN_DEDUP, S_DRAIN_READY, S_DRAIN_DELAYED};
-    *n = 0;
-    for (size_t i = 0; i < LN_ARRAY_SIZE(ids); i++) {
-        sqlite3_stmt *s = ln__sq_stmt_get(be, ids[i]);
+/* Jobs one drain transaction looks at (docs/internals/drain.md): as a
+ * Redis drain call, and a write lock held for milliseconds, not for as
+ * long as a whole queue takes. */
+#define DRAIN_CHUNK 1000
+
+/* A drain walks each index (ready, then delayed jobs) down from its top,
+ * DRAIN_CHUNK rows per transaction, each going on below the last row of
+ * the one before (key; it starts above every row), so a spared job is
+ * looked at once. It looks at most at as many rows as the index held at
+ * the start (budget), so jobs added meanwhile cannot keep it going. */
+typedef struct drain_walk {
+    sq_stmt tie, rest; /* the window's statements (sqlite_sql.c) */
+    int64_t key[3];
+    int64_t budget;
+} drain_walk;
+
+typedef struct drain_row {
+    int64_t rid;
+    int64_t parent; /* the flow parent of the queue waiting for it, or 0 */
+    int spared;     /* a job scheduler's current iteration: it stays */
+} drain_row;
+
+/* Delete job rid and free the deduplication id it holds (any TTL). */
+static int drain_job(sq_be *be, const char *queue, int64_t rid) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_REMOVE_DEDUP);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, rid);
+    BIND_TEXT(s, 2, queue);
+    int err = ln__sq_run(be, s, "drain");
+    if (err != 0) return err;
+    if ((s = ln__sq_stmt_get(be, S_DRAIN_ONE)) == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, rid);
+    return ln__sq_run(be, s, "drain");
+}
+
+/* Flow parent rid of the queue, once the delete of its last pending child
+ * released it (the schema's trigger), goes too, and so on up its tree, as
+ * BullMQ's drain removes it; it is not counted, as on Redis. Each turn
+ * deletes a job, so the climb ends. */
+static int drain_released(sq_be *be, const char *queue, int64_t rid) {
+    while (rid > 0) {
+        sqlite3_stmt *s = ln__sq_stmt_get(be, S_DRAIN_RELEASED);
         if (s == NULL) return LN_EBACKEND;
-        BIND_TEXT(s, 1, queue);
-        int err = ln__sq_run(be, s, "drain");
+        sqlite3_bind_int64(s, 1, rid);
+        BIND_TEXT(s, 2, queue);
+        int rc = sqlite3_step(s);
+        if (rc == SQLITE_DONE) return 0; /* it waits for other children */
+        if (rc != SQLITE_ROW) return ln__sq_err(be, rc, "drain");
+        int64_t up = sqlite3_column_int64(s, 0); /* NULL reads 0 */
+        sqlite3_reset(s);
+        int err = drain_job(be, queue, rid);
         if (err != 0) return err;
-        if (ids[i] != S_DRAIN_DEDUP) *n += (size_t)sqlite3_changes(be->db);
+        rid = up;
     }
     return 0;
 }
 
-/* The first round removes the queue's waiting and delayed jobs; a flow
- * parent of this queue whose last pending child went is released by the
- * schema's trigger, and goes in the next round, as BullMQ's drain removes
- * it (one round per level of the flow, each removing only such parents).
- * *removed counts the first round's, as the Redis store counts. */
-static int drain_once(sq_be *be, const char *queue, size_t *removed) {
-    int64_t now;
-    *removed = 0;
+/* The rows of window statement id (at most want) after rows[0..*n), *n
+ * growing, and the key of the last into key. */
+static int drain_rows(sq_be *be, const char *queue, sq_stmt id, const int64_t from[3], int64_t want,
+                      drain_row *rows, size_t *n, int64_t key[3]) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, id);
+    if (s == NULL) return LN_EBACKEND;
+    BIND_TEXT(s, 1, queue);
+    for (int i = 0; i < 3; i++) sqlite3_bind_int64(s, 2 + i, from[i]);
+    sqlite3_bind_int64(s, 5, want - (int64_t)*n);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        LN_ASSERT(*n < (size_t)want);
+        drain_row *r = &rows[(*n)++];
+        r->rid = sqlite3_column_int64(s, 0);
+        key[0] = sqlite3_column_int64(s, 1);
+        key[1] = sqlite3_column_int64(s, 2);
+        key[2] = r->rid;
+        r->spared = sqlite3_column_int(s, 3);
+        r->parent = sqlite3_column_int64(s, 4);
+    }
+    sqlite3_reset(s);
+    return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "drain");
+}
+
+/* The next rows of walk w (at most want) into rows, *n of them, and the
+ * key of the last into key: those of the cursor's key first. */
+static int drain_window(sq_be *be, const char *queue, const drain_walk *w, int64_t want,
+                        drain_row *rows, size_t *n, int64_t key[3]) {
+    *n = 0;
+    int err = drain_rows(be, queue, w->tie, w->key, want, rows, n, key);
+    if (err == 0 && (int64_t)*n < want)
+        err = drain_rows(be, queue, w->rest, w->key, want, rows, n, key);
+    return err;
+}
+
+/* One transaction of walk w; *removed grows by the jobs it removed. On
+ * failure nothing changed, w included, so the step may run again. *more:
+ * 0 once the walk is over. */
+static int drain_step(sq_be *be, const char *queue, drain_walk *w, drain_row *rows, size_t *removed,
+                      int *more) {
+    int64_t now, key[3];
     int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
-    size_t n = 0, total = 0;
-    for (int round = 0; err == 0 && (round == 0 || n > 0); round++) {
-        err = drain_round(be, queue, &n);
-        if (round == 0) total = n;
+    int64_t want = w->budget < DRAIN_CHUNK ? w->budget : DRAIN_CHUNK;
+    size_t n = 0, gone = 0;
+    err = drain_window(be, queue, w, want, rows, &n, key);
+    for (size_t i = 0; err == 0 && i < n; i++) {
+        if (rows[i].spared) continue;
+        if ((err = drain_job(be, queue, rows[i].rid)) == 0)
+            err = drain_released(be, queue, rows[i].parent);
+        gone++;
     }
     if (err != 0) {
         ln__sq_rollback(be);
         return err;
     }
-    *removed = total;
-    return ln__sq_commit(be);
+    if ((err = ln__sq_commit(be)) != 0) return err;
+    *removed += gone;
+    memcpy(w->key, key, sizeof key);
+    w->budget -= (int64_t)n;
+    *more = (int64_t)n == want && w->budget > 0;
+    return 0;
 }
 
+/* The walks' budgets: the ready and the delayed jobs there now. */
+static int drain_sizes(sq_be *be, const char *queue, drain_walk walks[2]) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_DRAIN_SIZE);
+    if (s == NULL) return LN_EBACKEND;
+    BIND_TEXT(s, 1, queue);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        walks[0].budget = sqlite3_column_int64(s, 0);
+        walks[1].budget = sqlite3_column_int64(s, 1);
+    }
+    sqlite3_reset(s);
+    return rc == SQLITE_ROW ? 0 : ln__sq_err(be, rc, "drain");
+}
+
+/* Not atomic as a whole (each transaction is): docs/internals/drain.md. */
 int ln__sq_drain(ln__jobs_be *b, const char *queue, size_t *removed) {
     sq_be *be = (sq_be *)b;
-    int err = drain_once(be, queue, removed);
-    if (ln__sq_retry_for_space(be, err, 1)) err = drain_once(be, queue, removed);
-    return ln__sq_relieved(be, err);
+    drain_walk walks[2] = {
+        {S_DRAIN_READY_TIE, S_DRAIN_READY, {INT64_MAX, INT64_MAX, INT64_MAX}, 0},
+        {S_DRAIN_DELAYED_TIE, S_DRAIN_DELAYED, {INT64_MAX, INT64_MAX, INT64_MAX}, 0}};
+    *removed = 0;
+    drain_row *rows = ln__malloc(DRAIN_CHUNK * sizeof *rows);
+    if (rows == NULL) return ln__jobs_be_err(b, LN_ENOMEM, "out of memory");
+    int err = drain_sizes(be, queue, walks);
+    for (size_t i = 0; err == 0 && i < LN_ARRAY_SIZE(walks); i++) {
+        int more = walks[i].budget > 0;
+        while (err == 0 && more) {
+            err = drain_step(be, queue, &walks[i], rows, removed, &more);
+            if (ln__sq_retry_for_space(be, err, 1))
+                err = drain_step(be, queue, &walks[i], rows, removed, &more);
+            err = ln__sq_relieved(be, err);
+        }
+    }
+    ln__free(rows);
+    return err;
 }

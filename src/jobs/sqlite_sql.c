@@ -110,17 +110,44 @@ static const char *const sql_text[S_COUNT_] = {
     [S_PAUSE] = "INSERT INTO lanes_queues(name, paused) VALUES(?1, ?2) ON "
                 "CONFLICT(name) DO UPDATE SET paused = excluded.paused",
     [S_IS_PAUSED] = "SELECT paused FROM lanes_queues WHERE name = ?1",
-/* A job scheduler's current iteration is spared (jobs.h ln_jobs_drain). */
-#define NOT_SCHEDULED                                                                              \
-    " AND (cid IS NULL OR cid NOT IN (SELECT 'repeat:' || id || ':' || next_at "                   \
-    "FROM lanes_schedulers WHERE queue = ?1))"
-    [S_DRAIN_READY] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 0" NOT_SCHEDULED,
-    [S_DRAIN_DELAYED] = "DELETE FROM lanes_jobs WHERE queue = ?1 AND state = 1" NOT_SCHEDULED,
-    /* (from the queue's dedup rows, each job by its rowid: no scan of jobs) */
-    [S_DRAIN_DEDUP] =
-        "DELETE FROM lanes_dedup WHERE queue = ?1 AND EXISTS (SELECT 1 FROM "
-        "lanes_jobs WHERE rid = lanes_dedup.job_rid AND state IN (0, 1)" NOT_SCHEDULED ")",
-#undef NOT_SCHEDULED
+/* The drain (sqlite_ops.c drain_step): one window of the queue's ready or
+ * delayed jobs, walked down its index from the cursor (?2, ?3, ?4: the key
+ * of the last row of the window before; ?3 unused for delayed jobs), at
+ * most ?5 rows. Each row says
+ * whether it is a job scheduler's current iteration, which is spared
+ * (jobs.h ln_jobs_drain; found by the scheduler's primary key: the id
+ * between "repeat:" and the last ':'), and which flow parent of the queue
+ * waits for it (state 7: one its delete may release). */
+#define DRAIN_COLS(k1, k2)                                                                         \
+    "SELECT rid, " k1 ", " k2 ", j.cid IS NOT NULL AND substr(j.cid, 1, 7) = 'repeat:' AND "       \
+    "EXISTS (SELECT 1 FROM lanes_schedulers s WHERE s.queue = ?1 AND s.id = "                      \
+    "substr(rtrim(j.cid, '0123456789'), 8, length(rtrim(j.cid, '0123456789')) - 8) AND "           \
+    "'repeat:' || s.id || ':' || s.next_at = j.cid), (SELECT p.rid FROM lanes_jobs p WHERE "       \
+    "p.rid = j.parent_rid AND p.state = 7 AND p.queue = ?1) FROM lanes_jobs j WHERE queue = ?1 "
+    /* Each walk's window in two parts, as SQLite's index ranges do not
+     * reach the rowid after a row value: the rows of the cursor's key
+     * below its rid (_TIE), then those of lower keys. */
+    [S_DRAIN_READY_TIE] = DRAIN_COLS("priority", "seq") "AND state = 0 AND priority = ?2 AND seq "
+                                                        "= ?3 AND rid < ?4 ORDER BY rid DESC "
+                                                        "LIMIT ?5",
+    [S_DRAIN_READY] = DRAIN_COLS("priority", "seq") "AND state = 0 AND (priority, seq) < (?2, "
+                                                    "?3) ORDER BY priority DESC, seq DESC, rid "
+                                                    "DESC LIMIT ?5",
+    [S_DRAIN_DELAYED_TIE] = DRAIN_COLS("run_at", "rid") "AND state = 1 AND run_at = ?2 AND rid < "
+                                                        "?4 ORDER BY rid DESC LIMIT ?5",
+    [S_DRAIN_DELAYED] = DRAIN_COLS("run_at", "rid") "AND state = 1 AND run_at < ?2 ORDER BY "
+                                                    "run_at DESC, rid DESC LIMIT ?5",
+#undef DRAIN_COLS
+    /* How many jobs the drain's walks look at: those there at its start. */
+    [S_DRAIN_SIZE] = "SELECT coalesce(" COUNT_OF(0) ", 0) + coalesce(" COUNT_OF(
+        2) ", 0), coalesce(" COUNT_OF(1) ", 0)",
+    [S_DRAIN_ONE] = "DELETE FROM lanes_jobs WHERE rid = ?1",
+    /* Flow parent ?1 of queue ?2 if a drained child's delete released it
+     * (the lanes_deps_child_gone trigger), with the parent of queue ?2 that
+     * waits for it in turn (NULL if none). */
+    [S_DRAIN_RELEASED] = "SELECT (SELECT g.rid FROM lanes_jobs g WHERE g.rid = p.parent_rid AND "
+                         "g.state = 7 AND g.queue = ?2) FROM lanes_jobs p WHERE p.rid = ?1 AND "
+                         "p.queue = ?2 AND p.state IN (0, 1)",
     [S_CLEAN_DEDUP_C] = CLEAN_DEDUP(4),
     [S_CLEAN_DEDUP_F] = CLEAN_DEDUP(5),
     /* The queue's waiting-children parents of the failed jobs a clean
