@@ -115,7 +115,7 @@ static void case_clean_takes_parent_of_same_queue(conf_ctx *c) {
     ln_flow_node top = {.queue = oq, .name = "top", .children = &mid, .nchildren = 1};
     char ids[3][LN_JOB_ID_MAX];
     CHECK_EQ(ln_jobs_add_flow(c->jobs, &top, ids[0], 3, LN_JOB_ID_MAX), 0);
-    char other[2][LN_JOB_ID_MAX]; /* a parent of this queue with another child */
+    char other[3][LN_JOB_ID_MAX]; /* a parent of this queue, its two children */
     ln_flow_node kids[2] = {{.name = "bad"}, {.queue = oq, .name = "held"}};
     flow(c, c->queue, kids, 2, other);
     run_children(c);
