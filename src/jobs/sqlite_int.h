@@ -154,7 +154,6 @@ typedef enum sq_stmt {
     S_DRAIN_SIZE,
     S_DRAIN_READY_TIE,
     S_DRAIN_DELAYED_TIE,
-    S_DRAIN_ONE,
     S_DRAIN_RELEASED,
     S_COUNT_
 } sq_stmt;

@@ -435,14 +435,14 @@ int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id, size_t *coun
     return ln__sq_relieved(be, err);
 }
 
-/* Delete job rid (not active) and free its deduplication id; *priority
- * gets its priority. */
-static int remove_row(sq_be *be, const char *queue, int64_t rid, int *priority) {
+/* Delete job rid (not active) and free the deduplication id it holds (any
+ * TTL); *priority gets its priority. what names the caller in an error. */
+static int remove_row(sq_be *be, const char *queue, int64_t rid, int *priority, const char *what) {
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_REMOVE_DEDUP);
     if (s == NULL) return LN_EBACKEND;
     sqlite3_bind_int64(s, 1, rid);
     BIND_TEXT(s, 2, queue);
-    int err = ln__sq_run(be, s, "remove (dedup)");
+    int err = ln__sq_run(be, s, what);
     if (err != 0) return err;
     if ((s = ln__sq_stmt_get(be, S_REMOVE)) == NULL) return LN_EBACKEND;
     sqlite3_bind_int64(s, 1, rid);
@@ -452,7 +452,7 @@ static int remove_row(sq_be *be, const char *queue, int64_t rid, int *priority) 
         rc = sqlite3_step(s);
     }
     sqlite3_reset(s);
-    return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "remove");
+    return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, what);
 }
 
 /* 1 if id is the current iteration of a job scheduler of queue
@@ -496,7 +496,7 @@ static int remove_once(sq_be *be, const char *queue, const char *id) {
         goto fail;
     }
     int priority = 0;
-    if ((err = remove_row(be, queue, rid, &priority)) != 0) goto fail;
+    if ((err = remove_row(be, queue, rid, &priority, "remove")) != 0) goto fail;
     static const char *const prev[] = {[ST_READY] = "waiting",
                                        [ST_DELAYED] = "delayed",
                                        [ST_COMPLETED] = "completed",
@@ -652,17 +652,10 @@ typedef struct drain_row {
     int spared;     /* a job scheduler's current iteration: it stays */
 } drain_row;
 
-/* Delete job rid and free the deduplication id it holds (any TTL). */
+/* Delete a drained job rid (ready or delayed) as remove does. */
 static int drain_job(sq_be *be, const char *queue, int64_t rid) {
-    sqlite3_stmt *s = ln__sq_stmt_get(be, S_REMOVE_DEDUP);
-    if (s == NULL) return LN_EBACKEND;
-    sqlite3_bind_int64(s, 1, rid);
-    BIND_TEXT(s, 2, queue);
-    int err = ln__sq_run(be, s, "drain");
-    if (err != 0) return err;
-    if ((s = ln__sq_stmt_get(be, S_DRAIN_ONE)) == NULL) return LN_EBACKEND;
-    sqlite3_bind_int64(s, 1, rid);
-    return ln__sq_run(be, s, "drain");
+    int priority;
+    return remove_row(be, queue, rid, &priority, "drain");
 }
 
 /* Flow parent rid of the queue, once the delete of its last pending child

@@ -141,7 +141,6 @@ static const char *const sql_text[S_COUNT_] = {
     /* How many jobs the drain's walks look at: those there at its start. */
     [S_DRAIN_SIZE] = "SELECT coalesce(" COUNT_OF(0) ", 0) + coalesce(" COUNT_OF(
         2) ", 0), coalesce(" COUNT_OF(1) ", 0)",
-    [S_DRAIN_ONE] = "DELETE FROM lanes_jobs WHERE rid = ?1",
     /* Flow parent ?1 of queue ?2 if a drained child's delete released it
      * (the lanes_deps_child_gone trigger), with the parent of queue ?2 that
      * waits for it in turn (NULL if none). */
