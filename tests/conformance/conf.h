@@ -108,6 +108,12 @@ ln_jobs *conf_open_all_events(conf_ctx *c);
  * within 3 s. */
 void conf_next_named(ln_jobs_events *ev, const char *name, ln_job_event *e);
 
+/* Upsert job scheduler id of c->queue (every every_ms, or the cron
+ * pattern), its template a job "tick"; CHECKs success. The iteration's id
+ * goes to job_id (LN_JOB_ID_MAX bytes). */
+void conf_schedule(conf_ctx *c, const char *id, int64_t every_ms, const char *pattern,
+                   char *job_id);
+
 /* Add a job (CHECKs success, printing the store's message otherwise);
  * its id goes to id (LN_JOB_ID_MAX bytes) if not NULL. */
 void conf_add(conf_ctx *c, const char *queue, const char *name, const char *data,

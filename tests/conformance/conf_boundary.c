@@ -6,23 +6,10 @@
  * child reaches its parent as any final failure does. */
 #include "conf.h"
 
-/* Upsert scheduler id (every ms, or a cron pattern); its iteration's id
- * into job_id. */
-static void sched(conf_ctx *c, const char *id, int64_t every_ms, const char *pattern,
-                  char *job_id) {
-    ln_job_schedule s;
-    ln_job_schedule_init(&s);
-    s.every_ms = every_ms;
-    s.pattern = pattern;
-    int rc = ln_jobs_schedule(c->jobs, c->queue, id, &s, "tick", NULL, NULL, job_id, LN_JOB_ID_MAX);
-    if (rc != 0) fprintf(stderr, "schedule: %s\n", ln_jobs_errmsg(c->jobs));
-    CHECK_EQ(rc, 0);
-}
-
 static void case_drain_keeps_schedulers(conf_ctx *c) {
     char now_id[LN_JOB_ID_MAX], later_id[LN_JOB_ID_MAX], id[LN_JOB_ID_MAX];
-    sched(c, "now", 60000, NULL, now_id);        /* its first iteration: ready */
-    sched(c, "later", 0, "0 0 1 1 *", later_id); /* next New Year: delayed */
+    conf_schedule(c, "now", 60000, NULL, now_id);        /* its first iteration: ready */
+    conf_schedule(c, "later", 0, "0 0 1 1 *", later_id); /* next New Year: delayed */
     CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "plain", NULL, NULL, id, sizeof id), 0);
     ln_job_opts o;
     ln_job_opts_init(&o);
@@ -41,8 +28,8 @@ static void case_drain_keeps_schedulers(conf_ctx *c) {
  * ordinary job. */
 static void case_remove_refuses_iteration(conf_ctx *c) {
     char now_id[LN_JOB_ID_MAX], later_id[LN_JOB_ID_MAX];
-    sched(c, "now", 60000, NULL, now_id);
-    sched(c, "later", 0, "0 0 1 1 *", later_id);
+    conf_schedule(c, "now", 60000, NULL, now_id);
+    conf_schedule(c, "later", 0, "0 0 1 1 *", later_id);
     CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, now_id), LN_EBUSY);
     CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "current iteration");
     CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, later_id), LN_EBUSY);

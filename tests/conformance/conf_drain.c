@@ -19,18 +19,6 @@ static void add_many(conf_ctx *c, size_t n, const ln_job_opts *o) {
     free(specs);
 }
 
-/* Upsert scheduler id; its iteration's id into job_id. */
-static void sched(conf_ctx *c, const char *id, int64_t every_ms, const char *pattern,
-                  char *job_id) {
-    ln_job_schedule s;
-    ln_job_schedule_init(&s);
-    s.every_ms = every_ms;
-    s.pattern = pattern;
-    int rc = ln_jobs_schedule(c->jobs, c->queue, id, &s, "tick", NULL, NULL, job_id, LN_JOB_ID_MAX);
-    if (rc != 0) fprintf(stderr, "schedule: %s\n", ln_jobs_errmsg(c->jobs));
-    CHECK_EQ(rc, 0);
-}
-
 /* 2,500 jobs (waiting, delayed, prioritized) with two scheduler
  * iterations in the middle of them, one ready and one delayed, and a
  * deduplication id: every job goes, the count is right, the iterations
@@ -45,11 +33,11 @@ static void case_drain_more_than_a_step(conf_ctx *c) {
     ln_job_opts_init(&u);
     u.dedup_id = "once";
     add_many(c, MANY / 2, NULL);
-    sched(c, "ready", 60000, NULL, ready_id); /* waiting, among the others */
+    conf_schedule(c, "ready", 60000, NULL, ready_id); /* waiting, among the others */
     add_many(c, MANY / 2, NULL);
     add_many(c, MANY / 2, &d);
-    sched(c, "later", 0, "0 0 1 1 *", later_id); /* delayed */
-    d.delay_ms = 86400000LL * 400;               /* after it: a window passes it */
+    conf_schedule(c, "later", 0, "0 0 1 1 *", later_id); /* delayed */
+    d.delay_ms = 86400000LL * 400;                       /* after it: a window passes it */
     add_many(c, MANY / 2, &d);
     add_many(c, 99, &p);
     conf_add(c, c->queue, "dedup", NULL, &u, NULL);

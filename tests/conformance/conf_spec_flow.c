@@ -101,15 +101,21 @@ static void case_spec_drain_child_releases_parent(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
-/* Drain spares a job scheduler's pending iteration (BullMQ's drain does),
- * so the schedule goes on. */
-static void case_spec_drain_keeps_schedule(conf_ctx *c) {
+/* Scheduler "s", every 10 minutes from 10 minutes on: its pending
+ * iteration (id into jid) is delayed. */
+static void schedule_later(conf_ctx *c, char *jid) {
     ln_job_schedule s;
     ln_job_schedule_init(&s);
     s.every_ms = 600000;
     s.start_ms = (int64_t)time(NULL) * 1000 + 600000;
+    CHECK_EQ(ln_jobs_schedule(c->jobs, c->queue, "s", &s, "n", NULL, NULL, jid, LN_JOB_ID_MAX), 0);
+}
+
+/* Drain spares a job scheduler's pending iteration (BullMQ's drain does),
+ * so the schedule goes on. */
+static void case_spec_drain_keeps_schedule(conf_ctx *c) {
     char jid[LN_JOB_ID_MAX];
-    CHECK_EQ(ln_jobs_schedule(c->jobs, c->queue, "s", &s, "n", NULL, NULL, jid, sizeof jid), 0);
+    schedule_later(c, jid);
     conf_add_id(c, c->queue, "plain-delayed", 0, 0, 600000);
     size_t removed = 0;
     CHECK_EQ(ln_jobs_drain(c->jobs, c->queue, &removed), 0);
@@ -506,12 +512,8 @@ static void case_spec_null_handle_everywhere(conf_ctx *c) {
  * removing it would end the schedule); ln_jobs_unschedule removes it. A
  * custom id of the same form is a job like any other. */
 static void case_spec_remove_sched_iteration(conf_ctx *c) {
-    ln_job_schedule s;
-    ln_job_schedule_init(&s);
-    s.every_ms = 600000;
-    s.start_ms = (int64_t)time(NULL) * 1000 + 600000;
     char jid[LN_JOB_ID_MAX];
-    CHECK_EQ(ln_jobs_schedule(c->jobs, c->queue, "s", &s, "n", NULL, NULL, jid, sizeof jid), 0);
+    schedule_later(c, jid);
     SAYS(c->jobs, LN_EBUSY, ln_jobs_remove(c->jobs, c->queue, jid));
     CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "scheduler");
     CHECK_EQ(conf_state(c, c->queue, jid), LN_JOB_DELAYED);

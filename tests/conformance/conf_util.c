@@ -60,6 +60,17 @@ void conf_next_named(ln_jobs_events *ev, const char *name, ln_job_event *e) {
     }
 }
 
+void conf_schedule(conf_ctx *c, const char *id, int64_t every_ms, const char *pattern,
+                   char *job_id) {
+    ln_job_schedule s;
+    ln_job_schedule_init(&s);
+    s.every_ms = every_ms;
+    s.pattern = pattern;
+    int rc = ln_jobs_schedule(c->jobs, c->queue, id, &s, "tick", NULL, NULL, job_id, LN_JOB_ID_MAX);
+    if (rc != 0) fprintf(stderr, "schedule: %s\n", ln_jobs_errmsg(c->jobs));
+    CHECK_EQ(rc, 0);
+}
+
 void conf_add(conf_ctx *c, const char *queue, const char *name, const char *data,
               const ln_job_opts *o, char *id) {
     char buf[LN_JOB_ID_MAX];

@@ -52,21 +52,29 @@ case_retry_clean() {
     echo "lanes jobs retry and clean kept the Node flows and deduplication as BullMQ does"
 }
 
-#   remove_iter  `lanes jobs remove` of the current iteration of a Node job
-#              scheduler is refused (exit 1), as BullMQ's job.remove refuses
-#              it: the schedule goes on, run by a C worker.
-case_remove_iter() {
+# The current iteration of a Node job scheduler given to `lanes jobs CMD`
+# is refused with exit WANT, and the schedule goes on, run by a C worker.
+iteration_refused() {
+    cmd=$1 want=$2
     [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
     id=$(js sched-upsert "$q" tick '{"every":300}' | sed 's/.*"id":"\([^"]*\)".*/\1/') ||
         fail "sched-upsert"
-    "$cli" jobs "$url" remove "$q" "$id" >/dev/null 2>"$tmp/rm.err"
+    "$cli" jobs "$url" "$cmd" "$q" "$id" >/dev/null 2>"$tmp/$cmd.err"
     rc=$?
-    [ $rc -eq 1 ] || fail "remove of the current iteration $id: exit $rc, not 1: $(cat "$tmp/rm.err")"
+    [ $rc -eq "$want" ] ||
+        fail "$cmd of the current iteration $id: exit $rc, not $want: $(cat "$tmp/$cmd.err")"
     "$cli" worker "$url" "$q" --exec /bin/sh -c 'cat >/dev/null; echo 1' >/dev/null 2>"$tmp/c.err" &
     pids="$pids $!"
     sleep 1.2
     js sched-check "$q" tick 3 250 '{}' >/dev/null || fail "the schedule did not go on"
-    echo "lanes jobs remove left the Node scheduler's iteration, and the schedule went on"
+    echo "lanes jobs $cmd left the Node scheduler's iteration, and the schedule went on"
+}
+
+#   remove_iter  `lanes jobs remove` of the current iteration of a Node job
+#              scheduler is refused (exit 1), as BullMQ's job.remove refuses
+#              it: the schedule goes on, run by a C worker.
+case_remove_iter() {
+    iteration_refused remove 1
 }
 
 #   live       a Node team's calls on jobs a C worker holds or finished
@@ -93,15 +101,5 @@ case_live() {
 #              scheduler is refused (exit 2), as a remove of it is: the
 #              schedule goes on, run by a C worker.
 case_cancel_iter() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
-    id=$(js sched-upsert "$q" tick '{"every":300}' | sed 's/.*"id":"\([^"]*\)".*/\1/') ||
-        fail "sched-upsert"
-    "$cli" jobs "$url" cancel "$q" "$id" >/dev/null 2>"$tmp/cancel.err"
-    rc=$?
-    [ $rc -eq 2 ] || fail "cancel of the current iteration $id: exit $rc, not 2: $(cat "$tmp/cancel.err")"
-    "$cli" worker "$url" "$q" --exec /bin/sh -c 'cat >/dev/null; echo 1' >/dev/null 2>"$tmp/c.err" &
-    pids="$pids $!"
-    sleep 1.2
-    js sched-check "$q" tick 3 250 '{}' >/dev/null || fail "the schedule did not go on"
-    echo "lanes jobs cancel left the Node scheduler's iteration, and the schedule went on"
+    iteration_refused cancel 2
 }
