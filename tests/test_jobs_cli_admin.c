@@ -54,7 +54,8 @@ TEST(bad_input_gives_clear_exit_codes) {
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--delay", "-1"), 2);
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--delay", "x"), 2);
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--colour", "r"), 2);
-    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--backoff", "linear:5"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--backoff", "linear"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--backoff", "fixed:5:2"), 2);
     CHECK_EQ(LANES(out, "jobs", url, "frobnicate", "q"), 2);
     CHECK_EQ(LANES(out, "jobs", url, "list", "q", "sleeping"), 2);
     /* Oversized: a 2 MiB JSON string on stdin (default limit 1 MiB). */
