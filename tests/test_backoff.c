@@ -22,8 +22,8 @@ TEST(base_fixed_and_exponential) {
 
 /* floor(r * d * j + d * (1 - j)), as BullMQ's builtin strategies. */
 TEST(jitter_formula) {
-    CHECK_EQ(ln__backoff_jittered(1000, 0, 0.3), 1000);   /* none */
-    CHECK_EQ(ln__backoff_jittered(1000, 0.5, 0), 500);    /* the low end */
+    CHECK_EQ(ln__backoff_jittered(1000, 0, 0.3), 1000); /* none */
+    CHECK_EQ(ln__backoff_jittered(1000, 0.5, 0), 500);  /* the low end */
     CHECK_EQ(ln__backoff_jittered(1000, 0.5, 0.5), 750);
     CHECK_EQ(ln__backoff_jittered(1000, 0.5, 0.999), 999); /* floor */
     CHECK_EQ(ln__backoff_jittered(1000, 1, 0), 0);
@@ -32,8 +32,7 @@ TEST(jitter_formula) {
     CHECK_EQ(ln__backoff_jittered(3, 0.1, 0), 2);   /* 2.7: floor, below (1-j) d */
     CHECK_EQ(ln__backoff_jittered(0, 0.5, 0.5), 0);
     /* the largest draw below 1 stays within d */
-    CHECK(ln__backoff_jittered(LN__BACKOFF_CAP_MS, 0.5, nextafter(1.0, 0.0)) <=
-          LN__BACKOFF_CAP_MS);
+    CHECK(ln__backoff_jittered(LN__BACKOFF_CAP_MS, 0.5, nextafter(1.0, 0.0)) <= LN__BACKOFF_CAP_MS);
     CHECK(ln__backoff_jittered(LN__BACKOFF_CAP_MS, 1e-12, 0.9999999) <= LN__BACKOFF_CAP_MS);
     /* out of range inputs are clamped, never outside [0, d] */
     CHECK_EQ(ln__backoff_jittered(1000, 2, 0), 0);
@@ -86,7 +85,9 @@ TEST(random_draws) {
 
 int main(int argc, char **argv) {
     static const ln_test_case cases[] = {TESTCASE(base_fixed_and_exponential),
-                                         TESTCASE(jitter_formula), TESTCASE(clamps),
-                                         TESTCASE(random_draws), {0}};
+                                         TESTCASE(jitter_formula),
+                                         TESTCASE(clamps),
+                                         TESTCASE(random_draws),
+                                         {0}};
     return ln_test_run(argc, argv, cases);
 }

@@ -134,8 +134,8 @@ static void case_backoff_reported(conf_ctx *c) {
 /* Each retry of a jittered backoff is stored due within [(1-j) D, D] of
  * the failure; of NJIT draws at least one is clearly below D (all above
  * 0.9 D: 0.2^8 with j = 0.5), so an unjittered D fails the case. */
-static void check_window(conf_ctx *c, char ids[][LN_JOB_ID_MAX], int64_t t0, int64_t t1,
-                         int64_t d, double j) {
+static void check_window(conf_ctx *c, char ids[][LN_JOB_ID_MAX], int64_t t0, int64_t t1, int64_t d,
+                         double j) {
     int below = 0;
     for (int i = 0; i < NJIT; i++) {
         ln_job_info info;
@@ -197,8 +197,8 @@ typedef struct strat {
     int64_t give[4]; /* what call k returns */
 } strat;
 
-static int64_t strategy(int attempts_made, const char *type, const char *reason,
-                        const ln_job *job, void *user) {
+static int64_t strategy(int attempts_made, const char *type, const char *reason, const ln_job *job,
+                        void *user) {
     strat *s = user;
     int k = s->calls++;
     if (k < 4) s->attempts_made[k] = attempts_made;
