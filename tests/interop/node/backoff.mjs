@@ -69,7 +69,8 @@ export async function backoffCheck(queue, linMs) {
       delays.push(job.delay);
     } else {
       check(job.name === 'lin' && job.opts.backoff.type === 'linear' &&
-            job.opts.backoff.delay === 100, 'lin opts.backoff', job.opts.backoff);
+            job.opts.backoff.delay === 100 && Object.keys(job.opts.backoff).length === 2,
+            'lin opts.backoff (no jitter key when 0)', job.opts.backoff);
       check(job.delay === Number(linMs), `lin retry delay ${job.delay}, not ${linMs}`);
     }
   }
