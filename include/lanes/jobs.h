@@ -538,9 +538,10 @@ typedef struct ln_worker_opts {
      * exponential (LN_BACKOFF_CUSTOM, or any other type a Node producer
      * wrote) fails and has attempts left. attempts_made counts the failed
      * runs including this one (1 on the first failure), type is the job's
-     * type name, reason the failure's reason; job gives ln_job_id, _name,
-     * _queue, _data, _attempt (its handler has returned: nothing else may
-     * be called on it). It returns the delay in ms before the retry (0 =
+     * type name, reason the failure's reason ("timed out after N ms" for
+     * a timeout); job gives ln_job_id, _name, _queue, _data, _attempt,
+     * _traceparent, _tracestate and nothing else may be called on it (the
+     * handler has returned, or, after a timeout, may still run). It returns the delay in ms before the retry (0 =
      * at once; more than 100 years is cut to 100 years; another negative
      * value is taken as 0, as BullMQ's worker retries at once), or -1: no
      * more retries, the job fails for good with its reason. Called on the
