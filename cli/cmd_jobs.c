@@ -301,6 +301,12 @@ static void print_info_text(const ln_job_info *i, int full) {
     if (i->failed_reason) printf("failed       %s\n", i->failed_reason);
     if (i->progress) printf("progress     %s\n", i->progress);
     if (i->traceparent) printf("traceparent  %s\n", i->traceparent);
+    if (i->backoff != LN_BACKOFF_FIXED || i->backoff_ms != 0 || i->backoff_jitter > 0)
+        printf("backoff      %s %lld ms, jitter %g\n",
+               i->backoff == LN_BACKOFF_CUSTOM ? (i->backoff_type ? i->backoff_type : "custom")
+               : i->backoff == LN_BACKOFF_EXPONENTIAL ? "exponential"
+                                                      : "fixed",
+               (long long)i->backoff_ms, i->backoff_jitter);
 }
 
 static int cmd_get(ln_jobs *jobs, args *a) {
