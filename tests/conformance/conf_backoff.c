@@ -5,6 +5,7 @@
  * checked in the stored due time (run_at_ms), never waited out. */
 #include "conf.h"
 
+#include <lanes/jobs_flows.h>
 #include <lanes/jobs_schedulers.h>
 
 #include <math.h>
@@ -354,6 +355,54 @@ static void case_backoff_in_schedule(conf_ctx *c) {
     CHECK_EQ(ln_jobs_unschedule(c->jobs, c->queue, "bo"), 0);
 }
 
+/* The info of job id of queue: backoff as expected. */
+static void check_info(conf_ctx *c, const char *queue, const char *id, int backoff, double jitter,
+                       const char *type) {
+    ln_job_info info;
+    int rc = ln_jobs_get(c->jobs, queue, id, &info);
+    if (rc != 0) fprintf(stderr, "get %s: %s\n", id, ln_jobs_errmsg(c->jobs));
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(info.backoff, backoff);
+    CHECK(info.backoff_jitter == jitter);
+    CONF_CHECK_STR(info.backoff_type, type);
+    ln_job_info_clear(&info);
+}
+
+/* Bulk adds and flows store each job's jitter and type as given. */
+static void case_backoff_in_bulk_and_flow(conf_ctx *c) {
+    ln_job_opts a, b;
+    ln_job_opts_init(&a);
+    ln_job_opts_init(&b);
+    a.backoff_jitter = 0.125;
+    b.backoff = LN_BACKOFF_CUSTOM;
+    b.backoff_type = "step";
+    ln_job_spec specs[3] = {{"a", NULL, &a}, {"b", NULL, &b}, {"plain", NULL, NULL}};
+    char ids[3][LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 3, ids[0], sizeof ids[0]), 0);
+    check_info(c, c->queue, ids[0], LN_BACKOFF_FIXED, 0.125, NULL);
+    check_info(c, c->queue, ids[1], LN_BACKOFF_CUSTOM, 0, "step");
+    check_info(c, c->queue, ids[2], LN_BACKOFF_FIXED, 0, NULL);
+    ln_flow_node kids[2] = {{.name = "ka", .opts = &a}, {.name = "kb", .opts = &b}};
+    ln_flow_node root = {
+        .queue = c->queue, .name = "root", .opts = &b, .children = kids, .nchildren = 2};
+    char fids[3][LN_JOB_ID_MAX];
+    int rc = ln_jobs_add_flow(c->jobs, &root, fids[0], 3, sizeof fids[0]);
+    if (rc != 0) fprintf(stderr, "flow: %s\n", ln_jobs_errmsg(c->jobs));
+    CHECK_EQ(rc, 0);
+    check_info(c, c->queue, fids[0], LN_BACKOFF_CUSTOM, 0, "step");
+    check_info(c, c->queue, fids[1], LN_BACKOFF_FIXED, 0.125, NULL);
+    check_info(c, c->queue, fids[2], LN_BACKOFF_CUSTOM, 0, "step");
+    /* a bad node is refused whole, naming it */
+    ln_job_opts bad;
+    ln_job_opts_init(&bad);
+    bad.backoff_jitter = 2;
+    kids[1].opts = &bad;
+    uint64_t before = conf_total(c, c->queue);
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_flow(c->jobs, &root, fids[0], 3, sizeof fids[0]));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "jitter");
+    CHECK_EQ(conf_total(c, c->queue), before);
+}
+
 const conf_case conf_backoff_cases[] = {
     CONF_CASE(backoff_opts_refused),
     CONF_CASE(backoff_reported),
@@ -364,5 +413,6 @@ const conf_case conf_backoff_cases[] = {
     CONF_CASE(custom_strategy_not_for_builtin),
     CONF_CASE(custom_without_strategy_fails),
     CONF_CASE(backoff_in_schedule),
+    CONF_CASE(backoff_in_bulk_and_flow),
     {0},
 };
