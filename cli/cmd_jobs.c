@@ -1,6 +1,7 @@
 /* cmd_jobs.c - `lanes jobs URL COMMAND ...`: add jobs and administer queues
  * of a durable job store from the shell, with --json output for scripts. */
 #include "cli.h"
+#include "cli_backoff.h"
 #include "cli_err.h"
 #include "cli_num.h"
 #include "cli_opts.h"
@@ -138,19 +139,10 @@ static int cmd_add(ln_jobs *jobs, args *a) {
     if (a->attempts && cli_parse_ll(a->attempts, -(1LL << 30), 1LL << 30, &v) < 0)
         return cli_usage(prog, "--attempts '%s' is not a number", a->attempts);
     if (a->attempts) o.attempts = (int)v;
-    if (a->backoff) {
-        const char *colon = strchr(a->backoff, ':');
-        size_t n = colon ? (size_t)(colon - a->backoff) : 0;
-        if (colon && n == 5 && strncmp(a->backoff, "fixed", 5) == 0)
-            o.backoff = LN_BACKOFF_FIXED;
-        else if (colon && n == 11 && strncmp(a->backoff, "exponential", 11) == 0)
-            o.backoff = LN_BACKOFF_EXPONENTIAL;
-        else
-            return cli_usage(prog, "--backoff '%s': use fixed:MS or exponential:MS", a->backoff);
-        if (cli_parse_ll(colon + 1, -(1LL << 62), 1LL << 62, &v) < 0)
-            return cli_usage(prog, "--backoff '%s': MS is not a number", a->backoff);
-        o.backoff_ms = v;
-    }
+    static char btype[LN_BACKOFF_TYPE_MAX]; /* a custom type's name */
+    if (a->backoff && cli_backoff_parse(a->backoff, &o, btype, sizeof btype) < 0)
+        return cli_usage(prog, "--backoff '%s': use " CLI_BACKOFF_FORM " (%s)", a->backoff,
+                         CLI_BACKOFF_HELP);
     if (a->on_complete && parse_keep(a->on_complete, &o.remove_on_complete))
         return cli_usage(prog, "--remove-on-complete '%s': none, all, keep:N or age:S",
                          a->on_complete);
@@ -309,6 +301,12 @@ static void print_info_text(const ln_job_info *i, int full) {
     if (i->failed_reason) printf("failed       %s\n", i->failed_reason);
     if (i->progress) printf("progress     %s\n", i->progress);
     if (i->traceparent) printf("traceparent  %s\n", i->traceparent);
+    if (i->backoff != LN_BACKOFF_FIXED || i->backoff_ms != 0 || i->backoff_jitter > 0)
+        printf("backoff      %s %lld ms, jitter %g\n",
+               i->backoff == LN_BACKOFF_CUSTOM ? (i->backoff_type ? i->backoff_type : "custom")
+               : i->backoff == LN_BACKOFF_EXPONENTIAL ? "exponential"
+                                                      : "fixed",
+               (long long)i->backoff_ms, i->backoff_jitter);
 }
 
 static int cmd_get(ln_jobs *jobs, args *a) {

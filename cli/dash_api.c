@@ -173,8 +173,13 @@ static json_t *job_json(const ln_job_info *j, int full) {
     json_object_set_new(o, "trace_id", trace_id(j->traceparent));
     json_object_set_new(o, "lifo", json_boolean(j->lifo));
     json_object_set_new(
-        o, "backoff", json_string(j->backoff == LN_BACKOFF_EXPONENTIAL ? "exponential" : "fixed"));
+        o, "backoff",
+        j->backoff == LN_BACKOFF_CUSTOM
+            ? cli_json_text(j->backoff_type)
+            : json_string(j->backoff == LN_BACKOFF_EXPONENTIAL ? "exponential" : "fixed"));
     json_object_set_new(o, "backoff_ms", json_integer(j->backoff_ms));
+    if (j->backoff_jitter > 0)
+        json_object_set_new(o, "backoff_jitter", json_real(j->backoff_jitter));
     return o;
 }
 

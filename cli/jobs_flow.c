@@ -5,14 +5,15 @@
  * A node: {"name": N, "queueName": Q, "data": JSON, "opts": {...},
  * "children": [node, ...]}. queueName is required on the root; a child
  * without one is in its parent's queue. opts takes jobId, delay,
- * priority, attempts, backoff ({"type": "fixed"|"exponential", "delay":
- * MS} or MS), lifo, removeOnComplete / removeOnFail (true, false, N,
+ * priority, attempts, backoff ({"type": "fixed"|"exponential"|a custom
+ * type, "delay": MS, "jitter": 0..1} or MS), lifo, removeOnComplete / removeOnFail (true, false, N,
  * {"count": N} or {"age": S}), failParentOnFailure,
  * continueParentOnFailure, ignoreDependencyOnFailure and
  * removeDependencyOnFailure. Any other key is an error. */
 #include "jobs_flow.h"
 
 #include "cli.h"
+#include "cli_backoff.h"
 #include "cli_err.h"
 #include "cli_opts.h"
 #include "jobs_store.h"
@@ -61,22 +62,6 @@ static int keep_of(const json_t *v, ln_job_keep *k) {
     return 0;
 }
 
-static int backoff_of(const json_t *v, ln_job_opts *o) {
-    if (json_is_integer(v)) {
-        o->backoff_ms = json_integer_value(v);
-        return 0;
-    }
-    const char *type = json_string_value(json_object_get(v, "type"));
-    const json_t *delay = json_object_get(v, "delay");
-    if (type == NULL || (delay != NULL && !json_is_integer(delay))) return -1;
-    if (strcmp(type, "exponential") == 0)
-        o->backoff = LN_BACKOFF_EXPONENTIAL;
-    else if (strcmp(type, "fixed") != 0)
-        return -1;
-    o->backoff_ms = delay ? json_integer_value(delay) : 0;
-    return 0;
-}
-
 /* One key of opts into o / nd; -1 when the key or its value is not one. */
 static int opt_of(const char *key, const json_t *v, ln_job_opts *o, ln_flow_node *nd) {
     int *flag = strcmp(key, "failParentOnFailure") == 0         ? &nd->fail_parent_on_failure
@@ -91,7 +76,7 @@ static int opt_of(const char *key, const json_t *v, ln_job_opts *o, ln_flow_node
         return 0;
     }
     if (strcmp(key, "jobId") == 0) return (o->job_id = json_string_value(v)) ? 0 : -1;
-    if (strcmp(key, "backoff") == 0) return backoff_of(v, o);
+    if (strcmp(key, "backoff") == 0) return cli_backoff_json(v, o);
     if (strcmp(key, "removeOnComplete") == 0) return keep_of(v, &o->remove_on_complete);
     if (strcmp(key, "removeOnFail") == 0) return keep_of(v, &o->remove_on_fail);
     if (!json_is_integer(v)) return -1;

@@ -4,6 +4,7 @@
 #include "jobs_schedule.h"
 
 #include "cli.h"
+#include "cli_backoff.h"
 #include "cli_err.h"
 #include "cli_num.h"
 #include "cli_opts.h"
@@ -23,7 +24,7 @@
 static const char schedule_help[] =
     "usage: lanes jobs URL schedule QUEUE ID (--every MS | --cron PATTERN [--tz ZONE])\n"
     "           [--start T] [--end T] [--limit N] [--immediately]\n"
-    "           [--priority N] [--attempts N] [--backoff fixed:MS|exponential:MS]\n"
+    "           [--priority N] [--attempts N] [--backoff TYPE:MS[:JITTER]]\n"
     "           NAME [JSON|-] [--json]\n"
     "\n"
     "Create or replace job scheduler ID of QUEUE (BullMQ's upsertJobScheduler):\n"
@@ -121,15 +122,10 @@ static int job_opts(const sargs *a, ln_job_opts *o) {
     if (a->attempts && cli_parse_ll(a->attempts, 1, 1 << 30, &v) < 0)
         return cli_usage(prog, "--attempts '%s' must be >= 1", a->attempts);
     if (a->attempts) o->attempts = (int)v;
-    if (a->backoff) {
-        const char *c = strchr(a->backoff, ':');
-        int exp = c && !strncmp(a->backoff, "exponential:", 12);
-        if (c == NULL || (!exp && strncmp(a->backoff, "fixed:", 6)) ||
-            cli_parse_ll(c + 1, 0, 1LL << 40, &v) < 0)
-            return cli_usage(prog, "--backoff '%s' must be fixed:MS or exponential:MS", a->backoff);
-        o->backoff = exp ? LN_BACKOFF_EXPONENTIAL : LN_BACKOFF_FIXED;
-        o->backoff_ms = v;
-    }
+    static char btype[LN_BACKOFF_TYPE_MAX]; /* a custom type's name */
+    if (a->backoff && cli_backoff_parse(a->backoff, o, btype, sizeof btype) < 0)
+        return cli_usage(prog, "--backoff '%s' must be " CLI_BACKOFF_FORM " (%s)", a->backoff,
+                         CLI_BACKOFF_HELP);
     return 0;
 }
 

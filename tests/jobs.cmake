@@ -27,7 +27,8 @@ set(LN_CONF_SOURCES
     conformance/conf_spec_flow.c
     conformance/conf_boundary.c
     conformance/conf_parity.c
-    conformance/conf_drain.c)
+    conformance/conf_drain.c
+    conformance/conf_backoff.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it
@@ -84,6 +85,10 @@ if(LN_HAVE_REDIS)
   ln_test(NAME test_chaos TEST chaos/redis ARGS redis TIMEOUT 120 NO_SANITIZE
           LABELS "jobs;redis")
 endif()
+
+# The retry delay's computing core (src/jobs/backoff.[ch]): builtin types,
+# BullMQ's jitter formula for given draws, the per-thread draw.
+ln_test(NAME test_backoff SOURCES test_backoff.c TIMEOUT 60 LABELS jobs)
 
 # The job schedulers' computing core (src/jobs/cron.[ch]): parsing, fire
 # times against a committed copy of cron-parser's answers (golden), and,

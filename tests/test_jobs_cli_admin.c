@@ -54,7 +54,8 @@ TEST(bad_input_gives_clear_exit_codes) {
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--delay", "-1"), 2);
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--delay", "x"), 2);
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--colour", "r"), 2);
-    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--backoff", "linear:5"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--backoff", "linear"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--backoff", "fixed:5:2"), 2);
     CHECK_EQ(LANES(out, "jobs", url, "frobnicate", "q"), 2);
     CHECK_EQ(LANES(out, "jobs", url, "list", "q", "sleeping"), 2);
     /* Oversized: a 2 MiB JSON string on stdin (default limit 1 MiB). */
@@ -569,6 +570,28 @@ TEST(jobs_json_of_text_that_is_not_utf8) {
     jt_cleanup();
 }
 
+/* --backoff TYPE:MS[:JITTER] on add and schedule: builtin and custom
+ * types, a jitter, get shows them; a bad jitter exits 2. */
+TEST(jobs_backoff_option) {
+    char url[512], out[4096];
+    snprintf(url, sizeof url, "%s", jt_url("bo"));
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--backoff", "exponential:100:0.5"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "get", "q", "1"), 0);
+    CHECK(strstr(out, "backoff      exponential 100 ms, jitter 0.5\n") != NULL);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--backoff", "linear:7"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "get", "q", "2"), 0);
+    CHECK(strstr(out, "backoff      linear 7 ms, jitter 0\n") != NULL);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--backoff", "fixed:7:-0.5"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "schedule", "q", "s", "--every", "3600000", "--backoff",
+                   "step:9:0.25", "tick"),
+             0);
+    char id[128];
+    snprintf(id, sizeof id, "%.*s", (int)strcspn(out, "\n"), out);
+    CHECK_EQ(LANES(out, "jobs", url, "get", "q", id), 0);
+    CHECK(strstr(out, "backoff      step 9 ms, jitter 0.25\n") != NULL);
+    jt_cleanup();
+}
+
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     return ln_test_run(argc, argv,
@@ -587,5 +610,6 @@ int main(int argc, char **argv) {
                                         TESTCASE(jobs_metrics_after_a_worker),
                                         TESTCASE(jobs_rate_limit_concurrency_and_exit_77),
                                         TESTCASE(jobs_json_of_text_that_is_not_utf8),
+                                        TESTCASE(jobs_backoff_option),
                                         {0}});
 }

@@ -170,7 +170,19 @@ LN_EXTERN const char *ln_jobs_warning(const ln_jobs *jobs);
 /* ------------------------------------------------------------------------ */
 /* Adding jobs                                                               */
 
-enum { LN_BACKOFF_FIXED = 0, LN_BACKOFF_EXPONENTIAL = 1 };
+/* Backoff: the delay before a failed job runs again (BullMQ's job option
+ * `backoff: {type, delay, jitter}`). With D = backoff_ms (fixed) or
+ * backoff_ms * 2^(n-1) before retry n (exponential), a job with
+ * backoff_jitter j > 0 waits floor(r * D * j + D * (1 - j)) ms, r drawn
+ * uniformly from [0, 1) for each retry: a delay in [(1 - j) * D, D]
+ * (BullMQ's formula; lanes' worker draws r from a per-thread generator).
+ * LN_BACKOFF_CUSTOM names a type of the caller's (backoff_type, e.g.
+ * "linear"): a worker's ln_worker_opts.backoff_strategy computes its
+ * delay (see there); jitter is stored with it and not applied. */
+enum { LN_BACKOFF_FIXED = 0, LN_BACKOFF_EXPONENTIAL = 1, LN_BACKOFF_CUSTOM = 2 };
+/* Longest custom backoff type (ln_job_opts.backoff_type) an add takes,
+ * including the terminating NUL. */
+#define LN_BACKOFF_TYPE_MAX 128
 
 /* Retention of finished jobs (remove_on_complete / remove_on_fail). */
 enum {
@@ -192,9 +204,23 @@ typedef struct ln_job_opts {
     int priority;                   /* 0 = none (runs before any prioritized job);
                                1..LN_JOB_PRIORITY_MAX, lower runs first */
     int attempts;                   /* >= 1 runs in total before failed; default 1 */
-    int backoff;                    /* LN_BACKOFF_FIXED or _EXPONENTIAL */
+    int backoff;                    /* LN_BACKOFF_FIXED, _EXPONENTIAL or _CUSTOM */
     int64_t backoff_ms;             /* >= 0; delay before retry n is backoff_ms
-                               (fixed) or backoff_ms * 2^(n-1) (exponential) */
+                               (fixed) or backoff_ms * 2^(n-1) (exponential),
+                               less the jitter; a custom type's strategy
+                               gets it as the job's stored delay */
+    double backoff_jitter;          /* 0 (default) = none; 0..1: each retry of a
+                               fixed or exponential backoff waits a delay
+                               drawn from [(1 - j) * D, D] (see above).
+                               Else LN_EINVAL. On Redis opts.backoff.jitter
+                               (a number, as BullMQ writes it; absent when
+                               0), kept to 14 significant digits */
+    const char *backoff_type;       /* NULL unless backoff is LN_BACKOFF_CUSTOM: then
+                               the type's name, 1..LN_BACKOFF_TYPE_MAX-1
+                               bytes without control characters, not
+                               "fixed" or "exponential" (opts.backoff.type
+                               on Redis, so a Node worker's
+                               settings.backoffStrategy sees it too) */
     const char *job_id;             /* NULL = the store numbers the job. Otherwise
                                a custom id (see "Names" above: printable,
                                not an integer, ':' only as "a:b:c").
@@ -326,8 +352,12 @@ typedef struct ln_job_info {
     int attempts_made;    /* runs that failed so far */
     int attempts_started; /* runs started so far (stalls included) */
     int stalled;          /* times its lease lapsed */
-    int backoff;          /* LN_BACKOFF_* */
+    int backoff;          /* LN_BACKOFF_*: CUSTOM for any type but fixed
+                             and exponential (a Node job's too) */
     int64_t backoff_ms;
+    double backoff_jitter; /* 0 = none (a Node job's jitter outside 0..1
+                              reads as the nearest bound) */
+    char *backoff_type;    /* LN_BACKOFF_CUSTOM: the type's name, else NULL */
     /* Store clock, ms since the Unix epoch; 0 = not yet. */
     int64_t created_ms;  /* when added */
     int64_t run_at_ms;   /* while delayed: when it becomes due (after
@@ -503,6 +533,28 @@ typedef struct ln_worker_opts {
      * and Bull Board do not need it. 0 (default): written, as BullMQ's
      * worker does. The SQLite store has no such stream: no effect there. */
     int no_active_event;
+    /* Custom backoff types (BullMQ's worker settings.backoffStrategy):
+     * called when a job whose backoff type is neither fixed nor
+     * exponential (LN_BACKOFF_CUSTOM, or any other type a Node producer
+     * wrote) fails and has attempts left. attempts_made counts the failed
+     * runs including this one (1 on the first failure), type is the job's
+     * type name, reason the failure's reason ("timed out after N ms" for
+     * a timeout); job gives ln_job_id, _name, _queue, _data, _attempt,
+     * _traceparent, _tracestate and nothing else may be called on it (the
+     * handler has returned, or, after a timeout, may still run). It returns the delay in ms before the retry (0 =
+     * at once; more than 100 years is cut to 100 years; another negative
+     * value is taken as 0, as BullMQ's worker retries at once), or -1: no
+     * more retries, the job fails for good with its reason. Called on the
+     * worker's dispatcher thread (ln_worker_run's), one call at a time per
+     * worker, never with a lanes lock held; it should be quick (no other
+     * job's outcome is stored while it runs). NULL (default): a job with a
+     * custom type that fails is not retried: it fails for good, the
+     * reason followed by " (not retried: no backoff strategy for type
+     * '<type>')" (BullMQ's worker throws "Unknown backoff strategy" and
+     * leaves the job to stall). Fixed and exponential never call it. */
+    int64_t (*backoff_strategy)(int attempts_made, const char *type, const char *reason,
+                                const ln_job *job, void *user);
+    void *backoff_user; /* handed to backoff_strategy */
 } ln_worker_opts;
 
 /* Timeouts. When a run's timeout (the job's timeout_ms, else the worker's)

@@ -37,6 +37,7 @@ void ln_job_info_clear(ln_job_info *info) {
     ln__free(info->progress);
     ln__free(info->traceparent);
     ln__free(info->tracestate);
+    ln__free(info->backoff_type);
     memset(info, 0, sizeof *info);
 }
 
@@ -59,6 +60,7 @@ void ln__job_taken_free(ln__job_taken *t) {
     ln__free(t->data);
     ln__free(t->traceparent);
     ln__free(t->tracestate);
+    ln__free(t->backoff_type);
     memset(t, 0, sizeof *t);
 }
 

@@ -55,7 +55,9 @@ typedef struct ln__job_taken {
     int attempts;         /* opts.attempts at add */
     int backoff;          /* LN_BACKOFF_* */
     int64_t backoff_ms;
-    int64_t timeout_ms; /* opts.timeout_ms at add; 0 = the worker's */
+    double backoff_jitter; /* 0..1, 0 = none */
+    char *backoff_type;    /* LN_BACKOFF_CUSTOM: the type's name, else NULL */
+    int64_t timeout_ms;    /* opts.timeout_ms at add; 0 = the worker's */
 } ln__job_taken;
 
 /* What the front decided for a finished run. */

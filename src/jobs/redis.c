@@ -48,6 +48,7 @@
 #include "redis_sched.h"
 #include "redis_scripts.h"
 #include "redis_step.h"
+#include "redis_backoff.h"
 #include "redis_view.h"
 #include "redis_events.h"
 #include "redis_metrics.h"
@@ -136,13 +137,7 @@ static int redis_add(ln__jobs_be *be, const char *queue, ln__job_new *jobs, size
         ln__redis_args_i64(&a, o->delay_ms);
         ln__redis_args_i64(&a, o->priority);
         ln__redis_args_i64(&a, o->attempts);
-        /* Stored as given (BullMQ keeps any backoff a caller passes), so
-         * ln_jobs_get reports it; only the default fixed/0 stays out. */
-        int has_backoff = o->backoff != LN_BACKOFF_FIXED || o->backoff_ms != 0;
-        ln__redis_args_str(&a, !has_backoff                           ? ""
-                               : o->backoff == LN_BACKOFF_EXPONENTIAL ? "exponential"
-                                                                      : "fixed");
-        ln__redis_args_i64(&a, o->backoff_ms);
+        ln__redis_args_backoff(&a, o); /* type, "<ms>[:<jitter>]" */
         ln__redis_args_str(&a, o->lifo ? "1" : "0");
         push_keep(&a, &o->remove_on_complete);
         push_keep(&a, &o->remove_on_fail);

@@ -5,6 +5,7 @@
 #include "internal.h"
 #include "redis_cluster.h"
 #include "redis_scripts.h"
+#include "redis_backoff.h"
 #include "redis_view.h"
 
 #include <jansson.h>
@@ -50,11 +51,7 @@ static void push_node(ln__redis_args *a, const char *base, const ln__flow_new *n
     ln__redis_args_i64(a, o->delay_ms);
     ln__redis_args_i64(a, o->priority);
     ln__redis_args_i64(a, o->attempts);
-    int has_backoff = o->backoff != LN_BACKOFF_FIXED || o->backoff_ms != 0;
-    ln__redis_args_str(a, !has_backoff                           ? ""
-                          : o->backoff == LN_BACKOFF_EXPONENTIAL ? "exponential"
-                                                                 : "fixed");
-    ln__redis_args_i64(a, o->backoff_ms);
+    ln__redis_args_backoff(a, o); /* type, "<ms>[:<jitter>]" */
     ln__redis_args_str(a, o->lifo ? "1" : "0");
     ln__redis_args_i64(a, o->remove_on_complete.mode);
     ln__redis_args_i64(a, o->remove_on_complete.value);

@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "redis_codes.h"
 #include "redis_scripts.h"
+#include "redis_backoff.h"
 #include "redis_view.h"
 
 #include <jansson.h>
@@ -67,12 +68,8 @@ static json_t *keep_json(const ln_job_keep *k) {
 static char *template_opts(const ln_job_opts *o) {
     json_t *j = json_pack("{s:i}", "attempts", o->attempts);
     if (j == NULL) return NULL;
-    if (o->backoff != LN_BACKOFF_FIXED || o->backoff_ms != 0)
-        json_object_set_new(
-            j, "backoff",
-            json_pack("{s:s,s:I}", "type",
-                      o->backoff == LN_BACKOFF_EXPONENTIAL ? "exponential" : "fixed", "delay",
-                      (json_int_t)o->backoff_ms));
+    json_t *b = ln__redis_backoff_json(o); /* NULL: none */
+    if (b != NULL) json_object_set_new(j, "backoff", b);
     if (o->priority > 0) json_object_set_new(j, "priority", json_integer(o->priority));
     if (o->lifo) json_object_set_new(j, "lifo", json_true());
     json_t *rc = keep_json(&o->remove_on_complete), *rf = keep_json(&o->remove_on_fail);

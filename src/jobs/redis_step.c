@@ -1,6 +1,7 @@
 /* redis_step.c - step.lua's arguments and reply (see redis_step.h). */
 #include "redis_step.h"
 
+#include "backoff.h"
 #include "internal.h"
 #include "redis_view.h"
 #include "utf8.h"
@@ -82,6 +83,8 @@ typedef struct opts_plan {
     int attempts; /* max(1, opts.attempts) */
     int backoff;  /* LN_BACKOFF_* */
     int64_t backoff_ms;
+    double backoff_jitter;          /* opts.backoff.jitter, 0..1 */
+    char *backoff_type;             /* LN_BACKOFF_CUSTOM: opts.backoff.type */
     char *traceparent, *tracestate; /* from opts.tm, or NULL */
     int64_t keep;       /* removeOnComplete as a count (-1 all), or INT64_MIN: full path */
     int64_t timeout_ms; /* opts.lanesTimeout (jobs.h ln_job_opts.timeout_ms), 0 = none */
@@ -90,6 +93,7 @@ typedef struct opts_plan {
 static void plan_clear(opts_plan *p) {
     ln__free(p->traceparent);
     ln__free(p->tracestate);
+    ln__free(p->backoff_type);
     memset(p, 0, sizeof *p);
 }
 
@@ -167,6 +171,25 @@ static json_t *load_repaired(const char *s, size_t n) {
     return o;
 }
 
+/* An object opts.backoff into p, as lib.lua's backoff_of and
+ * backoff_more: a string type other than fixed and exponential is a
+ * custom one (a type that is no string reads as fixed), a number jitter
+ * is cut to 0..1. 0 or LN_ENOMEM. */
+static int plan_backoff(opts_plan *p, const json_t *b) {
+    int ok;
+    const json_t *type = json_object_get(b, "type"), *jitter = json_object_get(b, "jitter");
+    const char *t = json_is_string(type) ? json_string_value(type) : "fixed";
+    p->backoff = !strcmp(t, "exponential") ? LN_BACKOFF_EXPONENTIAL
+                 : !strcmp(t, "fixed")     ? LN_BACKOFF_FIXED
+                                           : LN_BACKOFF_CUSTOM;
+    p->backoff_ms = (int64_t)lua_num(json_object_get(b, "delay"), &ok);
+    if (json_is_number(jitter))
+        p->backoff_jitter = ln__backoff_clamp_jitter(json_number_value(jitter));
+    if (p->backoff == LN_BACKOFF_CUSTOM && (p->backoff_type = ln__strdup(t)) == NULL)
+        return LN_ENOMEM;
+    return 0;
+}
+
 /* Parse a job's opts text into p, as lib.lua's decode_opts, backoff_of,
  * trace_of and keep_spec read it (bad JSON reads as {}). */
 static int plan_opts(opts_plan *p, const redisReply *raw) {
@@ -190,11 +213,10 @@ static int plan_opts(opts_plan *p, const redisReply *raw) {
     p->attempts = n > 1 ? (n < INT32_MAX ? (int)n : INT32_MAX) : 1;
     const json_t *b = json_object_get(o, "backoff");
     if (json_is_object(b)) {
-        const json_t *type = json_object_get(b, "type");
-        p->backoff = json_is_string(type) && !strcmp(json_string_value(type), "exponential")
-                         ? LN_BACKOFF_EXPONENTIAL
-                         : LN_BACKOFF_FIXED;
-        p->backoff_ms = (int64_t)lua_num(json_object_get(b, "delay"), &ok);
+        if (plan_backoff(p, b) != 0) {
+            json_decref(o);
+            return LN_ENOMEM;
+        }
     } else if (json_is_number(b)) {
         p->backoff_ms = (int64_t)lua_num(b, &ok);
     }
@@ -249,13 +271,15 @@ static int taken_of_row(const redisReply *v, const char *token, opts_plan *plan,
     t->attempts = plan->attempts;
     t->backoff = plan->backoff;
     t->backoff_ms = plan->backoff_ms;
+    t->backoff_jitter = plan->backoff_jitter;
     t->timeout_ms = plan->timeout_ms;
     if (plan->keep != INT64_MIN && ln__redis_int_at(v, R_DEID) == 0 && made >= 0 &&
         made < HINT_ATM_MAX)
         t->ref.key = 1 + 2 * (uint64_t)made + (uint64_t)HINT_ATM * (uint64_t)(plan->keep + 2);
     if (!rc && (ln__redis_str_at(v, R_ID, &t->ref.id) || ln__redis_str_at(v, R_DATA, &t->data) ||
                 (plan->traceparent && !(t->traceparent = ln__strdup(plan->traceparent))) ||
-                (plan->tracestate && !(t->tracestate = ln__strdup(plan->tracestate)))))
+                (plan->tracestate && !(t->tracestate = ln__strdup(plan->tracestate))) ||
+                (plan->backoff_type && !(t->backoff_type = ln__strdup(plan->backoff_type)))))
         rc = LN_ENOMEM;
     if (rc) ln__job_taken_free(t);
     return rc;

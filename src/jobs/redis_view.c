@@ -3,6 +3,7 @@
 #include "redis_view.h"
 
 #include "internal.h"
+#include "redis_backoff.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,8 @@ enum {
     V_RUN_AT,
     V_STARTED,
     V_FINISHED,
+    V_BJITTER, /* opts.backoff.jitter as a text, or nil */
+    V_BNAME,   /* a custom opts.backoff.type, or nil */
     V_COUNT
 };
 
@@ -48,6 +51,8 @@ enum {
     T_BACKOFF_MS,
     T_HINT,    /* finish_hint: handed back in the step that completes the job */
     T_TIMEOUT, /* opts.lanesTimeout (ms), 0 = none */
+    T_BJITTER, /* as V_BJITTER */
+    T_BNAME,   /* as V_BNAME */
     T_COUNT
 };
 
@@ -101,7 +106,9 @@ int ln__redis_view_info(const redisReply *v, ln_job_info *info) {
         ln__redis_str_at(v, V_REASON, &info->failed_reason) ||
         ln__redis_str_at(v, V_PROGRESS, &info->progress) ||
         ln__redis_str_at(v, V_TRACEPARENT, &info->traceparent) ||
-        ln__redis_str_at(v, V_TRACESTATE, &info->tracestate)) {
+        ln__redis_str_at(v, V_TRACESTATE, &info->tracestate) ||
+        ln__redis_backoff_view(v->element[V_BJITTER], v->element[V_BNAME], &info->backoff,
+                               &info->backoff_jitter, &info->backoff_type)) {
         ln_job_info_clear(info);
         return LN_ENOMEM;
     }
@@ -126,7 +133,9 @@ int ln__redis_view_taken(const redisReply *v, const char *token, ln__job_taken *
     if (ln__redis_str_at(v, T_ID, &t->ref.id) || ln__redis_str_at(v, T_NAME, &t->name) ||
         ln__redis_str_at(v, T_DATA, &t->data) ||
         ln__redis_str_at(v, T_TRACEPARENT, &t->traceparent) ||
-        ln__redis_str_at(v, T_TRACESTATE, &t->tracestate)) {
+        ln__redis_str_at(v, T_TRACESTATE, &t->tracestate) ||
+        ln__redis_backoff_view(v->element[T_BJITTER], v->element[T_BNAME], &t->backoff,
+                               &t->backoff_jitter, &t->backoff_type)) {
         ln__job_taken_free(t);
         return LN_ENOMEM;
     }

@@ -6,6 +6,7 @@
 #include "sqlite_int.h"
 
 #include "../internal.h"
+#include "backoff.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,11 +290,7 @@ int ln__sq_flow_refused(sq_be *be, ln__job_done *d, char *reason, size_t reason_
         return 1;
     }
     d->kind = LN__DONE_RETRY; /* the worker's backoff (worker_steps.c) */
-    int shift = made < 40 ? made : 40;
-    const int64_t cap = 100LL * 366 * 24 * 3600 * 1000;
-    d->delay_ms = backoff == LN_BACKOFF_FIXED   ? backoff_ms
-                  : backoff_ms > (cap >> shift) ? cap
-                                                : backoff_ms << shift;
+    d->delay_ms = ln__backoff_base(backoff, backoff_ms, made); /* a custom type: as fixed */
     return 1;
 }
 

@@ -9,7 +9,7 @@
 
 /* Schema version this code writes; stored in PRAGMA user_version. The
  * steps that reach it: migrations[] in sqlite_schema.c. */
-#define SQ_SCHEMA_VERSION 11
+#define SQ_SCHEMA_VERSION 12
 /* PRAGMA application_id of a lanes store: "LNJB". */
 #define SQ_APPLICATION_ID 0x4C4E4A42
 
@@ -155,6 +155,7 @@ typedef enum sq_stmt {
     S_DRAIN_READY_TIE,
     S_DRAIN_DELAYED_TIE,
     S_DRAIN_RELEASED,
+    S_ADD_BACKOFF,
     S_COUNT_
 } sq_stmt;
 
@@ -408,5 +409,12 @@ int ln__sq_sched_list(ln__jobs_be *b, const char *queue, size_t offset, size_t l
 int ln__sq_is_current_iteration(sq_be *be, const char *queue, const char *id);
 int ln__sq_sched_taken(sq_be *be, const char *queue, const ln__job_taken *taken, size_t n,
                        int64_t now);
+
+/* sqlite_backoff.c: store o's backoff jitter and custom type on the job
+ * just inserted (sqlite3_last_insert_rowid), a no-op without them; read
+ * them from columns col (jitter) and col + 1 (type, copied into *type). 0
+ * or an error code. */
+int ln__sq_add_backoff(sq_be *be, const ln_job_opts *o);
+int ln__sq_read_backoff(sq_be *be, sqlite3_stmt *s, int col, double *jitter, char **type);
 
 #endif

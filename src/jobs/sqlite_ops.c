@@ -64,6 +64,7 @@ int ln__sq_insert_job(sq_be *be, const char *queue, const ln__job_new *j, int64_
     int err = ln__sq_run(be, s, what);
     if (err != 0) return err;
     if (sqlite3_changes(be->db) == 0) return 1;
+    if ((err = ln__sq_add_backoff(be, o)) != 0) return err; /* jitter, custom type */
     if (!o->lifo) return 0;
     /* (an UPDATE leaves sqlite3_last_insert_rowid as the insert set it) */
     if ((s = ln__sq_stmt_get(be, S_ADD_LIFO)) == NULL) return LN_EBACKEND;
@@ -209,7 +210,7 @@ static int read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
     info->run_at_ms = sqlite3_column_int64(s, 19);
     info->started_ms = sqlite3_column_int64(s, 20);
     info->finished_ms = sqlite3_column_int64(s, 21);
-    return 0;
+    return ln__sq_read_backoff(be, s, 23, &info->backoff_jitter, &info->backoff_type);
 }
 
 int ln__sq_get(ln__jobs_be *b, const char *queue, const char *id, ln_job_info *info) {

@@ -19,7 +19,7 @@
 #define SCHED_COLS                                                                                 \
     "id, name, data, every, pattern, tz, start_at, end_at, lim, offset_ms, ic, next_at, "          \
     "priority, attempts, cnt, backoff, backoff_ms, lifo, keep_c_mode, keep_c_val, "                \
-    "keep_f_mode, keep_f_val, timeout_ms"
+    "keep_f_mode, keep_f_val, timeout_ms, backoff_jitter, backoff_type"
 
 static int prep(sq_be *be, const char *sql, sqlite3_stmt **s) {
     int rc = sqlite3_prepare_v2(be->db, sql, -1, s, NULL);
@@ -57,6 +57,8 @@ static int row_sched(sqlite3_stmt *s, ln__sched_new *n, char *tz_buf, size_t tz_
     n->opts.remove_on_fail.mode = sqlite3_column_int(s, 20);
     n->opts.remove_on_fail.value = sqlite3_column_int64(s, 21);
     n->opts.timeout_ms = sqlite3_column_int64(s, 22);
+    n->opts.backoff_jitter = sqlite3_column_double(s, 23);
+    n->opts.backoff_type = (const char *)sqlite3_column_text(s, 24); /* the row's */
     char msg[256];
     if (n->name == NULL || n->data == NULL) return -1;
     if (n->every <= 0 &&
@@ -148,7 +150,7 @@ static int store_row(sq_be *be, const char *queue, const ln__sched_new *n, int64
     int err = prep(be,
                    "INSERT OR REPLACE INTO lanes_schedulers(queue, " SCHED_COLS ") VALUES(?1, ?2, "
                    "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 1, ?16, ?17, ?18, "
-                   "?19, ?20, ?21, ?22, ?23)",
+                   "?19, ?20, ?21, ?22, ?23, ?24, ?25)",
                    &s);
     if (err != 0) return err;
     const ln_job_opts *o = &n->opts;
@@ -175,6 +177,8 @@ static int store_row(sq_be *be, const char *queue, const ln__sched_new *n, int64
     sqlite3_bind_int(s, 21, o->remove_on_fail.mode);
     sqlite3_bind_int64(s, 22, o->remove_on_fail.value);
     sqlite3_bind_int64(s, 23, o->timeout_ms);
+    sqlite3_bind_double(s, 24, o->backoff_jitter);
+    if (o->backoff_type != NULL) BIND_TEXT(s, 25, o->backoff_type);
     err = ln__sq_run(be, s, "store scheduler");
     sqlite3_finalize(s);
     return err;

@@ -196,6 +196,13 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "  UPDATE lanes_jobs SET state = CASE WHEN delay > 0 THEN 1 ELSE 0 END,"
     "  run_at = " SQ_NOW_SQL " + delay WHERE rid = old.parent_rid AND state = 7"
     "  AND deps = 0; END;",
+    /* 11 -> 12: backoff jitter (0 = none) and a custom backoff type's name
+     * (NULL for fixed/exponential), of jobs and of schedulers' templates
+     * (jobs.h "Backoff"; docs/internals/backoff.md). */
+    "ALTER TABLE lanes_jobs ADD COLUMN backoff_jitter REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE lanes_jobs ADD COLUMN backoff_type TEXT;"
+    "ALTER TABLE lanes_schedulers ADD COLUMN backoff_jitter REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE lanes_schedulers ADD COLUMN backoff_type TEXT;",
 };
 
 /* Create or migrate the schema, all under one write lock (the check runs

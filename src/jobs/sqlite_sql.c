@@ -11,7 +11,7 @@
     "stalled, backoff, backoff_ms, created_at, CASE WHEN state = 1 THEN "                          \
     "run_at ELSE created_at + delay END, started_at, "                                             \
     "finished_at, COALESCE((SELECT q.paused FROM lanes_queues q "                                  \
-    "WHERE q.name = j.queue), 0)"
+    "WHERE q.name = j.queue), 0), backoff_jitter, backoff_type"
 
 #define DONE_STMTS(st)                                                                             \
     "DELETE FROM lanes_jobs WHERE rid IN (SELECT rid FROM lanes_jobs "                             \
@@ -241,7 +241,7 @@ static const char *const sql_text[S_COUNT_] = {
                "= ?1 AND q.paused) ORDER BY priority, seq, rid LIMIT ?4) "
                "RETURNING rid, cid, name, data, token, started, "
                "attempts_made, attempts, backoff, backoff_ms, traceparent, "
-               "tracestate, priority, seq, timeout_ms",
+               "tracestate, priority, seq, timeout_ms, backoff_jitter, backoff_type",
     /* Only from the index (no table row is read): checks S_TAKE. */
     [S_READY_ANY] = "SELECT EXISTS (SELECT 1 FROM lanes_jobs WHERE queue = ?1 "
                     "AND state = 0) AND NOT EXISTS (SELECT 1 FROM lanes_queues "
@@ -354,6 +354,10 @@ static const char *const sql_text[S_COUNT_] = {
                        "type = ?2 AND seq <= ?3",
     [S_METRICS_DATA] = "SELECT n FROM lanes_metrics_data WHERE queue = ?1 AND "
                        "type = ?2 AND seq BETWEEN ?3 AND ?4 ORDER BY seq DESC",
+    /* The backoff beyond type and delay (jobs.h "Backoff"), of a job just
+     * inserted: only for the jobs that have one. */
+    [S_ADD_BACKOFF] = "UPDATE lanes_jobs SET backoff_jitter = ?2, backoff_type = ?3 "
+                      "WHERE rid = ?1",
 };
 
 const char *ln__sq_sql_text(sq_stmt id) {

@@ -223,6 +223,10 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
         t->backoff = sqlite3_column_int(s, 8);
         t->backoff_ms = sqlite3_column_int64(s, 9);
         t->timeout_ms = sqlite3_column_int64(s, 14);
+        if ((err = ln__sq_read_backoff(be, s, 15, &t->backoff_jitter, &t->backoff_type)) != 0) {
+            ln__job_taken_free(t);
+            break;
+        }
         key[st->ntaken][0] = sqlite3_column_int64(s, 12);
         key[st->ntaken][1] = sqlite3_column_int64(s, 13);
         key[st->ntaken][2] = rid;

@@ -210,6 +210,31 @@ static int check_dedup(const ln_job_opts *o, char *err, size_t errsize) {
     return 0;
 }
 
+/* backoff_type: set exactly with LN_BACKOFF_CUSTOM, a name BullMQ would
+ * not read as a builtin type. */
+static int check_backoff_type(const ln_job_opts *o, char *err, size_t errsize) {
+    const char *t = o->backoff_type;
+    if (o->backoff != LN_BACKOFF_CUSTOM) {
+        if (t == NULL) return 0;
+        snprintf(err, errsize, "backoff_type '%.64s' needs backoff = LN_BACKOFF_CUSTOM", t);
+        return LN_EINVAL;
+    }
+    size_t n = t != NULL ? strnlen(t, LN_BACKOFF_TYPE_MAX) : 0;
+    if (n == 0 || n >= LN_BACKOFF_TYPE_MAX || has_control(t)) {
+        snprintf(err, errsize,
+                 "LN_BACKOFF_CUSTOM needs a backoff_type of 1..%d bytes without control "
+                 "characters",
+                 LN_BACKOFF_TYPE_MAX - 1);
+        return LN_EINVAL;
+    }
+    if (strcmp(t, "fixed") == 0 || strcmp(t, "exponential") == 0) {
+        snprintf(err, errsize, "backoff_type '%s' is builtin: use LN_BACKOFF_%s", t,
+                 t[0] == 'f' ? "FIXED" : "EXPONENTIAL");
+        return LN_EINVAL;
+    }
+    return 0;
+}
+
 int ln__jobs_check_opts(const ln_job_opts *o, char *err, size_t errsize) {
     if (o->delay_ms < 0 || o->delay_ms > MAX_SPAN_MS) {
         snprintf(err, errsize, "delay must be 0..%lld ms (got %lld)", MAX_SPAN_MS,
@@ -224,8 +249,16 @@ int ln__jobs_check_opts(const ln_job_opts *o, char *err, size_t errsize) {
         snprintf(err, errsize, "attempts must be 1..%d (got %d)", MAX_ATTEMPTS, o->attempts);
         return LN_EINVAL;
     }
-    if (o->backoff != LN_BACKOFF_FIXED && o->backoff != LN_BACKOFF_EXPONENTIAL) {
+    if (o->backoff != LN_BACKOFF_FIXED && o->backoff != LN_BACKOFF_EXPONENTIAL &&
+        o->backoff != LN_BACKOFF_CUSTOM) {
         snprintf(err, errsize, "unknown backoff type %d", o->backoff);
+        return LN_EINVAL;
+    }
+    int brc = check_backoff_type(o, err, errsize);
+    if (brc != 0) return brc;
+    if (!(o->backoff_jitter >= 0 && o->backoff_jitter <= 1)) { /* NaN too */
+        snprintf(err, errsize, "backoff jitter must be between 0 and 1 (got %g)",
+                 o->backoff_jitter);
         return LN_EINVAL;
     }
     if (o->backoff_ms < 0 || o->backoff_ms > MAX_SPAN_MS) {

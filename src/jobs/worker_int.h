@@ -58,6 +58,11 @@ struct ln_job {
     int recorded;       /* timed_out: the outcome was stored (or given
                            up); only the handler's return is awaited */
     char timeout_reason[48];
+    /* The retry of a failed run, decided once (dispatcher only): a step
+     * sent again after a store error stores the same outcome. */
+    int retry_decided;  /* retry_ms is set */
+    int64_t retry_ms;   /* the delay; -1 none (fails for good) */
+    char *retry_reason; /* a reason decide() made (worker_steps.c), or NULL */
 };
 
 /* One step sent and not yet received (arrays of 'concurrency' entries). */

@@ -11,23 +11,46 @@
  */
 #include "worker_int.h"
 
+#include "backoff.h"
 #include "sched.h"
 
+#include <stdio.h>
 #include <string.h>
 
-/* Delay before the retry that follows failed run number attempts_made + 1. */
-static int64_t backoff_delay(const ln__job_taken *t) {
-    if (t->backoff == LN_BACKOFF_FIXED) return t->backoff_ms;
-    const int64_t cap = 100LL * 366 * 24 * 3600 * 1000;
-    int shift = t->attempts_made < 40 ? t->attempts_made : 40;
-    return t->backoff_ms > (cap >> shift) ? cap : t->backoff_ms << shift;
+/* Decide once the retry of job's failed run with reason (sets
+ * retry_decided, retry_ms, maybe retry_reason): fixed and exponential
+ * with their jitter, a custom type by the worker's backoff_strategy, or
+ * no retry when it has none (docs/internals/backoff.md). */
+static void decide_retry(ln_job *job, const char *reason) {
+    const ln__job_taken *t = &job->t;
+    const ln_worker_opts *o = &job->w->opts;
+    job->retry_decided = 1;
+    if (t->backoff != LN_BACKOFF_CUSTOM) {
+        int64_t d = ln__backoff_base(t->backoff, t->backoff_ms, t->attempts_made);
+        job->retry_ms = t->backoff_jitter > 0
+                            ? ln__backoff_jittered(d, t->backoff_jitter, ln__backoff_random())
+                            : d;
+        return;
+    }
+    const char *type = t->backoff_type != NULL ? t->backoff_type : "";
+    if (o->backoff_strategy != NULL) { /* user code: no lock is held here */
+        job->retry_ms = ln__backoff_strategy_delay(
+            o->backoff_strategy(t->attempts_made + 1, type, reason, job, o->backoff_user));
+        return;
+    }
+    job->retry_ms = -1; /* never silently: the reason says why */
+    static const char fmt[] = "%s (not retried: no backoff strategy for type '%s')";
+    size_t n = strlen(reason) + strlen(type) + sizeof fmt;
+    if ((job->retry_reason = ln__malloc(n)) != NULL)
+        snprintf(job->retry_reason, n, fmt, reason, type);
 }
 
 /* The front's retry policy: what to store for a finished run. A timeout
  * wins over what the handler asked (it may still be writing its fields);
  * then ln_job_delay_until; then success, or a failure retried while
- * attempts remain unless the handler called it unrecoverable. */
-static void decide(const ln_job *job, ln__job_done *d) {
+ * attempts remain unless the handler called it unrecoverable or the
+ * backoff says no. */
+static void decide(ln_job *job, ln__job_done *d) {
     memset(d, 0, sizeof *d);
     d->ref = job->t.ref;
     int final = 0;        /* ln_job_fail_unrecoverable: no retry */
@@ -53,11 +76,16 @@ static void decide(const ln_job *job, ln__job_done *d) {
                                         : "handler returned a positive value";
     }
     if (job->t.attempts_made + 1 < job->t.attempts && !final) {
-        d->kind = LN__DONE_RETRY;
-        d->delay_ms = backoff_delay(&job->t);
-    } else {
-        d->kind = LN__DONE_FAIL;
+        if (!job->retry_decided) decide_retry(job, d->reason);
+        if (job->retry_reason != NULL) d->reason = job->retry_reason;
+        LN_ASSERT(job->retry_ms >= -1);
+        if (job->retry_ms >= 0) {
+            d->kind = LN__DONE_RETRY;
+            d->delay_ms = job->retry_ms;
+            return;
+        }
     }
+    d->kind = LN__DONE_FAIL;
 }
 
 int ln__steps_send(ln_worker *w, int renew, size_t want) {

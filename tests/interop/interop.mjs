@@ -28,6 +28,7 @@ import { flowAdd, flowCheck, flowJson } from './node/flows.mjs';
 import {
   drainSetup, drainCheck, fixSetup, waitState, fixCheck, live, cancelSetup, cancelCheck,
 } from './node/admin.mjs';
+import { backoffAdd, backoffWork, backoffCheck } from './node/backoff.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -77,6 +78,9 @@ switch (cmd) {
   case 'live': await live(queue); break;
   case 'cancel-setup': await cancelSetup(queue); break;
   case 'cancel-check': await cancelCheck(queue, args[0], args[1]); break;
+  case 'backoff-add': await backoffAdd(queue); break;
+  case 'backoff-work': await backoffWork(queue, args[0]); break;
+  case 'backoff-check': await backoffCheck(queue, args[0]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

@@ -3,7 +3,8 @@
 --   ARGV[1] number of jobs n, then n groups of 20:
 --     custom id ("" = next value of the id counter), name, data (JSON),
 --     delay ms, priority, attempts, backoff type ("", "fixed",
---     "exponential"), backoff ms, lifo ("1"/"0"), remove-on-complete mode
+--     "exponential", a custom name), backoff ms ("<ms>[:<jitter>]"),
+--     lifo ("1"/"0"), remove-on-complete mode
 --     and value, remove-on-fail mode and value (LN_KEEP_*: 0 all, 1 none,
 --     2 newest count, 3 age in ms), traceparent, tracestate ("" = none),
 --     timeout ms ("0" = none; stored as opts.lanesTimeout, which BullMQ
@@ -116,7 +117,7 @@ for i = 1, tonumber(ARGV[1]) do
         if lifo then opts.lifo = true end
         if custom ~= '' then opts.jobId = custom end
         if ARGV[a + 7] ~= '' then
-            opts.backoff = {type = ARGV[a + 7], delay = tonumber(ARGV[a + 8])}
+            opts.backoff = backoff_opt(ARGV[a + 7], ARGV[a + 8])
         end
         opts.removeOnComplete = keep_opt(ARGV[a + 10], ARGV[a + 11])
         opts.removeOnFail = keep_opt(ARGV[a + 12], ARGV[a + 13])

@@ -8,7 +8,8 @@
 --     root), number of children, failure options (bits: 1 fpof, 2 cpof,
 --     4 idof, 8 rdof), custom id ("" = the queue's id counter), name, data,
 --     delay ms, priority, attempts, backoff type ("", "fixed",
---     "exponential"), backoff ms, lifo ("1"/"0"), remove-on-complete mode
+--     "exponential", a custom name), backoff ms ("<ms>[:<jitter>]"),
+--     lifo ("1"/"0"), remove-on-complete mode
 --     and value, remove-on-fail mode and value (as add.lua), traceparent,
 --     tracestate, timeout ms
 -- Returns {0, id, id, ...} (one id per node), or {1, i} when
@@ -45,7 +46,7 @@ local function node_opts(i, custom, pid, pqk, flags)
     if priority > 0 then opts.priority = priority end
     if arg(i, 13) == '1' then opts.lifo = true end
     if custom ~= '' then opts.jobId = custom end
-    if arg(i, 11) ~= '' then opts.backoff = {type = arg(i, 11), delay = tonumber(arg(i, 12))} end
+    if arg(i, 11) ~= '' then opts.backoff = backoff_opt(arg(i, 11), arg(i, 12)) end
     opts.removeOnComplete = keep_opt(arg(i, 14), arg(i, 15))
     opts.removeOnFail = keep_opt(arg(i, 16), arg(i, 17))
     if arg(i, 18) ~= '' then

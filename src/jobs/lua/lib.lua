@@ -462,7 +462,8 @@ end
 -- id, state, name, data, returnvalue, failedReason, progress, traceparent,
 -- tracestate, priority, lifo, attempts, failed runs, attemptsStarted,
 -- stalledCounter, backoff type (0 fixed, 1 exponential), backoff ms,
--- timestamp, run at, processedOn, finishedOn. false = nothing stored.
+-- timestamp, run at, processedOn, finishedOn, backoff jitter and custom
+-- type (backoff_more). false = nothing stored.
 -- opts.backoff -> type (0 fixed, 1 exponential), delay ms.
 local function backoff_of(opts)
     if type(opts.backoff) == 'table' then
@@ -473,10 +474,34 @@ local function backoff_of(opts)
     return 0, 0
 end
 
+-- opts.backoff's jitter (> 0, as a text: a Lua number reaches C as an
+-- integer) and its type when neither fixed nor exponential; false when
+-- none (jobs.h "Backoff").
+local function backoff_more(opts)
+    local b = opts.backoff
+    if type(b) ~= 'table' then return false, false end
+    local j = b.jitter
+    j = type(j) == 'number' and j > 0 and tostring(j) or false
+    local t = b.type
+    if type(t) ~= 'string' or t == 'fixed' or t == 'exponential' then t = false end
+    return j, t
+end
+
+-- opts.backoff from an add's two arguments (add.lua, flow.lua): the type
+-- and "<delay ms>" or "<delay ms>:<jitter>" (BullMQ's backoff.jitter,
+-- given only when > 0).
+local function backoff_opt(btype, spec)
+    local d, j = string.match(spec, '^([^:]*):(.*)$')
+    local b = {type = btype, delay = tonumber(d or spec)}
+    if j then b.jitter = tonumber(j) end
+    return b
+end
+
 local function job_view(id, state, h)
     local opts = decode_opts(h.opts)
     local tp, ts = trace_of(opts)
     local btype, bdelay = backoff_of(opts)
+    local bjitter, bname = backoff_more(opts)
     -- run_at: the due time while delayed, else when the job was first
     -- due (timestamp + opts.delay). The hash's 'delay' cannot tell: every
     -- promotion (BullMQ's too) sets it to 0, and a Node retry's backoff
@@ -496,21 +521,23 @@ local function job_view(id, state, h)
             num(h.priority), opts.lifo == true and 1 or 0,
             math.max(1, num(opts.attempts)), failed_runs,
             num(h.ats), num(h.stc), btype, bdelay, created, run_at,
-            num(h.processedOn), num(h.finishedOn)}
+            num(h.processedOn), num(h.finishedOn), bjitter, bname}
 end
 
 -- A job just taken, as a worker reads it (redis_view.c, T_* indexes): id,
 -- name, data, traceparent, tracestate, attemptsStarted, failed runs,
 -- attempts, backoff type, backoff ms, finish hint, timeout ms
--- (opts.lanesTimeout, lanes' own key: BullMQ keeps it). Half a job_view: the
+-- (opts.lanesTimeout, lanes' own key: BullMQ keeps it), backoff jitter
+-- and custom type (backoff_more). Half a job_view: the
 -- step returns one per job it takes.
 local function taken_view(id, h)
     local opts = decode_opts(h.opts)
     local tp, ts = trace_of(opts)
     local btype, bdelay = backoff_of(opts)
+    local bjitter, bname = backoff_more(opts)
     return {id, h.name or '', h.data or '{}', tp, ts, num(h.ats), num(h.atm or h.attemptsMade),
             math.max(1, num(opts.attempts)), btype, bdelay, finish_hint(opts, h),
-            num(opts.lanesTimeout)}
+            num(opts.lanesTimeout), bjitter, bname}
 end
 
 -- Move the next ready job to 'active': wait first (from its right end),
