@@ -28,6 +28,9 @@ import { flowAdd, flowCheck, flowJson } from './node/flows.mjs';
 import {
   drainSetup, drainCheck, fixSetup, waitState, fixCheck, live, cancelSetup, cancelCheck,
 } from './node/admin.mjs';
+import {
+  rtSetup, rtTrim, rtRemove, rtBig, rtHold, rtKeys,
+} from './node/remove_tree.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -77,6 +80,12 @@ switch (cmd) {
   case 'live': await live(queue); break;
   case 'cancel-setup': await cancelSetup(queue); break;
   case 'cancel-check': await cancelCheck(queue, args[0], args[1]); break;
+  case 'rt-setup': await rtSetup(queue); break;
+  case 'rt-trim': await rtTrim(queue); break;
+  case 'rt-remove': await rtRemove(queue, args[0]); break;
+  case 'rt-big': await rtBig(queue); break;
+  case 'rt-hold': await rtHold(queue); break;
+  case 'rt-keys': await rtKeys(queue); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);
