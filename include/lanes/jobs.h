@@ -397,7 +397,9 @@ LN_EXTERN int ln_jobs_remove(ln_jobs *jobs, const char *queue, const char *id);
  * Redis the subtree's writes are BullMQ's: a parent of the subtree whose last
  * pending child goes is first released (a "waiting" event with prev
  * "waiting-children", its queue's marker set), so its "removed" says prev
- * "wait"; on SQLite prev is the state the job was in when the call began.
+ * "wait", as does a waiting job (BullMQ's name; ln_jobs_remove writes
+ * "waiting"); on SQLite prev is the state the job was in when the call
+ * began, named as ln_jobs_remove names it.
  * *removed (may be NULL) gets the number of jobs removed (0 on error).
  * Errors, nothing removed: LN_ENOENT (no such job); LN_EBUSY (the job is a
  * job scheduler's current iteration, or a job of the subtree is active: a

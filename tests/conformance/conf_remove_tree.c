@@ -37,14 +37,19 @@ static void run_all(conf_ctx *c, const char *queue) {
 }
 
 /* The next n "removed" events of ev: their job ids each followed by a
- * space, sorted, into out. */
-static void removed_ids(ln_jobs_events *ev, int n, char *out, size_t size) {
+ * space, sorted, into out; an id in 'done' (ids of completed jobs, each
+ * followed by a space) must say prev "completed" (the names of the other
+ * states differ: Redis writes BullMQ's, "wait" for a waiting job). */
+static void removed_ids(ln_jobs_events *ev, int n, const char *done, char *out, size_t size) {
     char ids[8][64];
     CHECK(n <= 8);
     for (int i = 0; i < n; i++) {
         ln_job_event e;
         conf_next_named(ev, "removed", &e);
         snprintf(ids[i], sizeof ids[i], "%s", e.job_id);
+        char word[70];
+        snprintf(word, sizeof word, "%s ", e.job_id);
+        if (strstr(done, word) != NULL) CONF_CHECK_HAS(e.fields, "\"prev\":\"completed\"");
         ln_job_event_clear(&e);
     }
     qsort(ids, (size_t)n, sizeof ids[0], (int (*)(const void *, const void *))strcmp);
@@ -94,9 +99,9 @@ static void case_remove_tree_two_queues(conf_ctx *c) {
     conf_check_counts(c, q);
     conf_check_counts(c, q2);
     char got[512];
-    removed_ids(ev, 3, got, sizeof got);
+    removed_ids(ev, 3, "a1 b ", got, sizeof got);
     CONF_CHECK_STR(got, "a1 b r ");
-    removed_ids(ev2, 1, got, sizeof got);
+    removed_ids(ev2, 1, "", got, sizeof got);
     CONF_CHECK_STR(got, "a ");
     ln_jobs_events_close(ev);
     ln_jobs_events_close(ev2);
@@ -220,6 +225,22 @@ static void case_remove_tree_failed_children(conf_ctx *c) {
     CHECK_EQ(conf_state(c, q, it), LN_JOB_WAITING);
 }
 
+/* A job of no flow is a tree of one: it goes, and the deduplication id
+ * it held is free again (the next add with it adds a job). */
+static void case_remove_tree_frees_dedup_id(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = "once";
+    char id[LN_JOB_ID_MAX], again[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "d", NULL, &o, id);
+    size_t removed = 0;
+    SAYS(c->jobs, 0, ln_jobs_remove_tree(c->jobs, c->queue, id, &removed));
+    CHECK_EQ(removed, 1);
+    conf_add(c, c->queue, "d", NULL, &o, again);
+    CHECK(strcmp(id, again) != 0);
+    CHECK_EQ(conf_state(c, c->queue, again), LN_JOB_WAITING);
+}
+
 /* ---- ln_jobs_wait on a job that goes while it waits. ---- */
 
 typedef struct later {
@@ -266,6 +287,7 @@ const conf_case conf_remove_tree_cases[] = {
     CONF_CASE(remove_tree_largest_flow),
     CONF_CASE(remove_tree_parent_outside),
     CONF_CASE(remove_tree_failed_children),
+    CONF_CASE(remove_tree_frees_dedup_id),
     CONF_CASE(wait_drained_job),
     {0},
 };
