@@ -201,7 +201,7 @@ static int tree_delete(sq_be *be, const tree *t, int64_t now) {
 static int remove_tree_once(sq_be *be, const char *queue, const char *id, size_t max,
                             size_t *removed) {
     tree t = {0};
-    t.max = max; /* entries: the root and the children its tree records */
+    t.max = max > 0 ? max : 1; /* entries: the root and the children its tree records */
     if ((t.v = ln__calloc(t.max, sizeof *t.v)) == NULL)
         return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
     int64_t now;
