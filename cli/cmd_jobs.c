@@ -30,7 +30,7 @@ typedef struct args {
     const cli_jobs_cmd *cmd;
     const char *pos[4]; /* positional arguments after the command */
     int npos;
-    int json, all, lifo, create, dedup_extend, dedup_replace, follow;
+    int json, all, lifo, create, dedup_extend, dedup_replace, follow, children;
     const char *dedup;
     const char *delay, *priority, *attempts, *backoff, *id, *limit, *offset, *age, *keep,
         *traceparent, *on_complete, *on_fail, *timeout, *from, *type;
@@ -60,6 +60,7 @@ static const cli_opt options[] = {
     {"--limit", 1, AT(limit), "list"},
     {"--offset", 1, AT(offset), "list"},
     {"--all", 0, AT(all), "retry"},
+    {"--children", 0, AT(children), "remove"},
     {"--age", 1, AT(age), "clean"},
     {"--keep", 1, AT(keep), "clean"},
     {"--timeout", 1, AT(timeout), "wait"},
@@ -493,7 +494,8 @@ static int cmd_action(ln_jobs *jobs, const char *cmd, args *a) {
                      : ln_jobs_retry(jobs, a->pos[0], a->pos[1]);
     } else if (strcmp(cmd, "remove") == 0) {
         if (a->npos != 2) return cli_usage(prog, "%s", "remove needs QUEUE ID");
-        err = ln_jobs_remove(jobs, a->pos[0], a->pos[1]);
+        err = a->children ? ln_jobs_remove_tree(jobs, a->pos[0], a->pos[1], &count)
+                          : ln_jobs_remove(jobs, a->pos[0], a->pos[1]);
     } else if (strcmp(cmd, "clean") == 0) {
         if (a->npos != 2) return cli_usage(prog, "%s", "clean needs QUEUE STATE");
         int state = ln_job_state_parse(a->pos[1]);

@@ -59,10 +59,16 @@ static const cli_jobs_cmd cmds[] = {
     {"retry", "QUEUE ID | QUEUE --all",
      "Move a failed job (or, with --all, every failed job) back to waiting.\n"
      "Prints how many moved.\n"},
-    {"remove", "QUEUE ID",
+    {"remove", "QUEUE ID [--children]",
      "Delete a job. Refused (exit 1) while it is active, and for a job\n"
      "scheduler's current iteration (its take makes the next one: unschedule\n"
-     "the scheduler instead).\n"},
+     "the scheduler instead). Its flow children stay; prints 1.\n"
+     "\n"
+     "  --children   delete the job with its whole subtree of children, in\n"
+     "               every queue (BullMQ's queue.remove default), all or\n"
+     "               nothing; prints how many went. Refused (exit 1) while\n"
+     "               any job of the tree is active; exit 2 for a tree of\n"
+     "               more than 1000 entries (remove its subtrees first).\n"},
     {"clean", "QUEUE completed|failed [--age S] [--keep N]",
      "Delete finished jobs in one state; prints how many went.\n"
      "\n"

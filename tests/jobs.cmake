@@ -7,6 +7,15 @@
 # failures. (What every store promises is in the conformance suite below.)
 ln_test(NAME test_jobs_api SOURCES test_jobs_api.c
         LIBS PkgConfig::SQLITE3 TIMEOUT 120 LABELS jobs)
+# remove_tree's cap and a drain that fails midway, on both stores.
+if(LN_HAVE_REDIS)
+  ln_test(NAME test_remove_tree SOURCES test_remove_tree.c
+          LIBS PkgConfig::SQLITE3 PkgConfig::HIREDIS TIMEOUT 60 LABELS jobs)
+  target_compile_definitions(test_remove_tree PRIVATE RT_HAVE_HIREDIS=1)
+else()
+  ln_test(NAME test_remove_tree SOURCES test_remove_tree.c
+          LIBS PkgConfig::SQLITE3 TIMEOUT 60 LABELS jobs)
+endif()
 
 # The conformance suite of the jobs contract: one program, one set of cases
 # (tests/conformance/conf_*.c), run once per store. The redis run needs
@@ -28,7 +37,8 @@ set(LN_CONF_SOURCES
     conformance/conf_boundary.c
     conformance/conf_parity.c
     conformance/conf_drain.c
-    conformance/conf_backoff.c)
+    conformance/conf_backoff.c
+    conformance/conf_remove_tree.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it

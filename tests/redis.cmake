@@ -54,7 +54,8 @@ foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board json
         flow_node_to_c flow_c_to_node
         no_active_event
         drain retry_clean stacktrace halfid remove_iter live cancel_child cancel_iter
-        backoff_node_to_c backoff_c_to_node)
+        backoff_node_to_c backoff_c_to_node
+        remove_tree_node_to_c remove_tree_c_to_node remove_tree_refused)
   add_test(NAME test_redis_interop/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_interop.sh ${case}
                    $<TARGET_FILE:redis_peer> ${LN_REDIS_CLI})

@@ -26,6 +26,7 @@ static const subcmd subs[] = {
     {{"retry", "@Q", "@ID"}, 1},
     {{"retry", "@Q", "--all"}, 0},
     {{"remove", "@Q", "@ID"}, 1},
+    {{"remove", "@Q", "@ID", "--children"}, 1},
     {{"clean", "@Q", "completed"}, 0},
     {{"pause", "@Q"}, 0},
     {{"resume", "@Q"}, 0},
@@ -140,7 +141,7 @@ TEST(exit_4_for_no_such_job) {
         expect(url, &subs[i], "q", "nope", 4, "LN_ENOENT");
         lookups++;
     }
-    CHECK_EQ(lookups, 7);
+    CHECK_EQ(lookups, 8);
     CHECK_EQ(mismatches, 0);
     jt_cleanup();
 }

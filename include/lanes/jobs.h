@@ -405,11 +405,42 @@ LN_EXTERN int ln_jobs_retry(ln_jobs *jobs, const char *queue, const char *id);
 /* Retry every failed job of queue; *count (may be NULL) gets how many. */
 LN_EXTERN int ln_jobs_retry_all(ln_jobs *jobs, const char *queue, size_t *count);
 
-/* Remove a job and its logs. LN_ENOENT: no such job; LN_EBUSY: the job is
- * active (a worker holds its lease), or is a job scheduler's current
- * iteration (only its take makes the next one: ln_jobs_unschedule removes
- * it; BullMQ refuses it too). */
+/* Remove a job and its logs; a flow parent's children stay (as BullMQ's
+ * remove with removeChildren false; ln_jobs_remove_tree takes them too).
+ * LN_ENOENT: no such job; LN_EBUSY: the job is active (a worker holds its
+ * lease), or is a job scheduler's current iteration (only its take makes
+ * the next one: ln_jobs_unschedule removes it; BullMQ refuses it too). */
 LN_EXTERN int ln_jobs_remove(ln_jobs *jobs, const char *queue, const char *id);
+
+/* Remove a job together with its subtree of children, in every queue they
+ * sit in (BullMQ's queue.remove / job.remove with removeChildren, their
+ * default), all or nothing, in one Redis script call or SQLite
+ * transaction. The subtree: every child a parent records (jobs_flows.h)
+ * and theirs, and so on: pending ones, processed ones (completed), and
+ * failed ones recorded with ignore_ / continue_ /
+ * fail_parent_on_failure; a child failed with remove_dependency_on_failure
+ * is no longer its parent's and stays. The job itself goes as
+ * ln_jobs_remove takes it: its own flow parent, outside the subtree, loses
+ * a pending dependency and is released when that was its last one. Each
+ * job removed frees the deduplication id it holds and gets a "removed"
+ * event {jobId, prev} in its own queue, children before their parents; on
+ * Redis the subtree's writes are BullMQ's: a parent of the subtree whose last
+ * pending child goes is first released (a "waiting" event with prev
+ * "waiting-children", its queue's marker set), so its "removed" says prev
+ * "wait", as does a waiting job (BullMQ's name; ln_jobs_remove writes
+ * "waiting"); on SQLite prev is the state the job was in when the call
+ * began, named as ln_jobs_remove names it.
+ * *removed (may be NULL) gets the number of jobs removed (0 on error).
+ * Errors, nothing removed: LN_ENOENT (no such job); LN_EBUSY (the job is a
+ * job scheduler's current iteration, or a job of the subtree is active: a
+ * worker holds it, which ln_jobs_errmsg names; BullMQ refuses it too);
+ * LN_ETOOBIG (more than LN_JOBS_REMOVE_TREE_MAX entries: the job and the
+ * children its parents record, counting records of children already gone,
+ * which stay as BullMQ's do; every flow ln_jobs_add_flow makes fits, a
+ * larger tree from another program is removed subtree by subtree). */
+#define LN_JOBS_REMOVE_TREE_MAX 1000
+LN_EXTERN int ln_jobs_remove_tree(ln_jobs *jobs, const char *queue, const char *id,
+                                  size_t *removed);
 
 /* Remove completed or failed jobs (state) of queue that finished more than
  * age_ms ago (age_ms < 0: any age) and are not among the newest 'keep' of
@@ -434,9 +465,10 @@ LN_EXTERN int ln_jobs_is_paused(ln_jobs *jobs, const char *queue, int *paused);
  * this one. *removed (may be NULL) gets the number (not counting such
  * parents). The work goes in steps of at most 1,000 jobs (each a Redis
  * script call or SQLite transaction, each atomic, the drain as a whole
- * not: after an error the finished steps' jobs are gone and *removed is
- * 0), and looks at most at as many jobs as the queue held when it began:
- * jobs added while it runs may stay or go, and cannot keep it going. */
+ * not: after an error the finished steps' jobs are gone, and *removed
+ * still gets their number), and looks at most at as many jobs as the
+ * queue held when it began: jobs added while it runs may stay or go, and
+ * cannot keep it going. */
 LN_EXTERN int ln_jobs_drain(ln_jobs *jobs, const char *queue, size_t *removed);
 
 /* Most queue names ln_jobs_queues returns. */

@@ -32,7 +32,8 @@ extern "C" {
  * (the default: every event above but added, waiting, delayed and active,
  * and never drained; about a tenth of a worker's job rate), all (those
  * too: batched adds then run at about a third of their rate) or none
- * (no events: ln_jobs_wait then only times out). On a full disk
+ * (no events: ln_jobs_wait then sees an outcome or a removal only by
+ * reading the job back, within a second). On a full disk
  * (the reserve in use) SQLite writes no events.
  *
  * Where they live: on Redis, BullMQ's stream <prefix>:<queue>:events
@@ -91,10 +92,16 @@ LN_EXTERN void ln_jobs_events_close(ln_jobs_events *ev);
  * events from before it reads the job, so an outcome written meanwhile
  * is not missed; when the job was removed by its retention as it
  * finished, *info has what the event told (id, state, result or reason).
- * timeout_ms < 0: no limit. 0 (finished), LN_ETIMEDOUT, LN_ENOENT (no
- * such job, or it was removed meanwhile), LN_EINVAL, and the errors of
- * ln_jobs_events_open. Any thread; uses a connection of its own for the
- * wait. */
+ * A job can also go without an event of its own (ln_jobs_drain writes
+ * none per job, as BullMQ's drain; a Node process may delete keys), so
+ * while it waits it reads the job back (ln_jobs_get, on the handle's
+ * connection): 50 ms after it starts, then at twice the last interval up
+ * to once a second. A job gone returns LN_ENOENT within that interval of
+ * its removal, not at the timeout; a job found finished returns as its
+ * event would. timeout_ms < 0: no limit. 0 (finished), LN_ETIMEDOUT,
+ * LN_ENOENT (no such job, or it was removed or drained meanwhile),
+ * LN_EINVAL, and the errors of ln_jobs_events_open. Any thread; uses a
+ * connection of its own for the wait. */
 LN_EXTERN int ln_jobs_wait(ln_jobs *jobs, const char *queue, const char *id, int64_t timeout_ms,
                            ln_job_info *info);
 

@@ -130,21 +130,61 @@ static int wait_err(ln_jobs *jobs, int code, const char *fmt, const char *a, con
     return code;
 }
 
+/* While it waits, the job is read back now and then, for a removal that
+ * writes no event of the job (a drain, as BullMQ's; a store whose events
+ * setting leaves "removed" out): after 50 ms, then twice as long each
+ * time up to once a second, so a short wait sees a removal at once and a
+ * long one costs one read of the job a second. */
+#define RECHECK_FIRST_MS 50
+#define RECHECK_MAX_MS 1000
+
+static int64_t recheck_next_step(int64_t step) {
+    return step >= RECHECK_MAX_MS / 2 ? RECHECK_MAX_MS : 2 * step;
+}
+
+/* Read job id back: 1 while it waits on, 0 finished (*info filled),
+ * LN_ENOENT once it is gone. A store error leaves the wait to the
+ * follower, which reports its own. */
+static int recheck(ln_jobs *jobs, const char *queue, const char *id, ln_job_info *info) {
+    int err = ln_jobs_get(jobs, queue, id, info);
+    if (err == LN_ENOENT)
+        return wait_err(jobs, LN_ENOENT, "job '%s' of queue '%s' was removed", id, queue);
+    if (err == 0 && finished(info->state)) return 0;
+    if (err == 0) ln_job_info_clear(info);
+    return 1;
+}
+
+/* The outcome event e of job id: the job read back, for the fields only
+ * the job has; the event's fields stand in when the job is gone. */
+static int outcome(ln_jobs *jobs, const char *queue, const char *id, const ln_job_event *e,
+                   ln_job_info *info) {
+    int err = ln_jobs_get(jobs, queue, id, info);
+    if (err == 0 && !finished(info->state)) ln_job_info_clear(info);
+    if (err == LN_ENOENT || (err == 0 && !finished(info->state)))
+        err = info_from_event(e, id, info);
+    return err;
+}
+
 /* Read events until job id's outcome, its removal or the deadline (-1:
- * none). The outcome is read back from the job, for the fields only the
- * job has; the event's fields stand in when the job is gone. */
+ * none), reading the job back between them (recheck). */
 static int wait_events(ln_jobs *jobs, ln_jobs_events *ev, const char *queue, const char *id,
                        int64_t deadline, ln_job_info *info) {
+    int64_t step = RECHECK_FIRST_MS, check_at = mono_ms() + step;
     for (;;) {
-        int64_t left = -1;
-        if (deadline >= 0) {
-            left = deadline - mono_ms();
-            if (left < 0) left = 0;
+        int64_t now = mono_ms();
+        if (now >= check_at) {
+            int err = recheck(jobs, queue, id, info);
+            if (err <= 0) return err;
+            step = recheck_next_step(step);
+            check_at = now + step;
         }
+        int64_t left = check_at - now;
+        if (deadline >= 0 && deadline - now < left) left = deadline - now < 0 ? 0 : deadline - now;
         ln_job_event e;
         int err = ln_jobs_events_next(ev, left, &e);
-        if (err == LN_ETIMEDOUT)
+        if (err == LN_ETIMEDOUT && deadline >= 0 && mono_ms() >= deadline)
             return wait_err(jobs, err, "job '%s' of queue '%s' did not finish in time", id, queue);
+        if (err == LN_ETIMEDOUT) continue;
         if (err != 0)
             return wait_err(jobs, err, "%s (queue '%s')", ln_jobs_events_errmsg(ev), queue);
         int ours = strcmp(e.job_id, id) == 0;
@@ -153,10 +193,7 @@ static int wait_events(ln_jobs *jobs, ln_jobs_events *ev, const char *queue, con
             return wait_err(jobs, LN_ENOENT, "job '%s' of queue '%s' was removed", id, queue);
         }
         if (ours && (strcmp(e.name, "completed") == 0 || strcmp(e.name, "failed") == 0)) {
-            err = ln_jobs_get(jobs, queue, id, info);
-            if (err == 0 && !finished(info->state)) ln_job_info_clear(info);
-            if (err == LN_ENOENT || (err == 0 && !finished(info->state)))
-                err = info_from_event(&e, id, info);
+            err = outcome(jobs, queue, id, &e, info);
             ln_job_event_clear(&e);
             return err;
         }

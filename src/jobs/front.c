@@ -350,6 +350,21 @@ int ln_jobs_remove(ln_jobs *jobs, const char *queue, const char *id) {
     return ln__jobs_leave(jobs, jobs->be->methods->remove(jobs->be, queue, id));
 }
 
+int ln_jobs_remove_tree(ln_jobs *jobs, const char *queue, const char *id, size_t *removed) {
+    size_t r = 0;
+    if (removed != NULL) *removed = 0;
+    int err = enter_qid(jobs, queue, id);
+    if (err != 0) return err;
+    if (jobs->be->methods->version < 14 || jobs->be->methods->remove_tree == NULL)
+        return ln__jobs_leave(jobs,
+                              ln__jobs_err(jobs, LN_ENOTSUP, "the %s store cannot remove a tree",
+                                           jobs->be->methods->name));
+    err = jobs->be->methods->remove_tree(jobs->be, queue, id, LN_JOBS_REMOVE_TREE_MAX, &r);
+    err = ln__jobs_leave(jobs, err);
+    if (removed != NULL) *removed = err == 0 ? r : 0;
+    return err;
+}
+
 int ln_jobs_clean(ln_jobs *jobs, const char *queue, int state, int64_t age_ms, uint64_t keep,
                   size_t *removed) {
     size_t r = 0;
@@ -386,7 +401,7 @@ int ln_jobs_drain(ln_jobs *jobs, const char *queue, size_t *removed) {
     int err = enter_q(jobs, queue);
     if (err != 0) return err;
     err = ln__jobs_leave(jobs, jobs->be->methods->drain(jobs->be, queue, &r));
-    if (removed != NULL) *removed = err == 0 ? r : 0;
+    if (removed != NULL) *removed = r; /* on error too: the steps done stay done */
     return err;
 }
 

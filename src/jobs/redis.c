@@ -346,23 +346,15 @@ static int redis_retry(ln__jobs_be *be, const char *queue, const char *id, size_
 }
 
 static int redis_remove(ln__jobs_be *be, const char *queue, const char *id) {
-    redis_be *r = rbe(be);
-    int rc = 0;
-    set_queue(r, queue);
-    ln__redis_args a = {0};
-    ln__redis_args_str(&a, id);
-    int64_t res = 0;
-    if ((rc = script_int(r, LN__RS_REMOVE, &a, &res)) < 0) return rc;
-    if (res == LN__RC_JOB_NOT_EXIST)
-        return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
-    if (res == LN__RC_LOCKED)
-        return ln__jobs_be_err(be, LN_EBUSY, "job '%s' is active (a worker holds its lock)", id);
-    if (res == LN__RC_SCHEDULED)
-        return ln__jobs_be_err(be, LN_EBUSY,
-                               "job '%s' is its job scheduler's current iteration: remove the "
-                               "scheduler instead",
-                               id);
-    return 0;
+    set_queue(rbe(be), queue);
+    return ln__redis_remove(&rbe(be)->conn, rbe(be)->key, be, queue, id);
+}
+
+/* Store methods version 14 (redis_admin.c). */
+static int redis_remove_tree(ln__jobs_be *be, const char *queue, const char *id, size_t max,
+                             size_t *removed) {
+    set_queue(rbe(be), queue);
+    return ln__redis_remove_tree(&rbe(be)->conn, rbe(be)->key, be, queue, id, max, removed);
 }
 
 static int redis_clean(ln__jobs_be *be, const char *queue, int state, int64_t age_ms, uint64_t keep,
@@ -720,6 +712,7 @@ static const ln__store_methods redis_methods = {
     .limits = redis_limits,
     .add_flow = redis_add_flow,
     .children = redis_children,
+    .remove_tree = redis_remove_tree,
 };
 
 /* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and

@@ -1,5 +1,7 @@
-/* redis_admin.c - the queue list of the Redis backend (store methods
- * version 4, backend.h): BullMQ keeps no registry of queues, so they are
+/* redis_admin.c - administration calls of the Redis backend: removing a
+ * job alone (remove.lua) or with its subtree (remove_tree.lua, store
+ * methods version 14), and the queue list (version 4, backend.h): BullMQ
+ * keeps no registry of queues, so they are
  * found as dashboards such as Bull Board's hosts find them, by their
  * "<prefix>:<queue>:meta" hash (written the first time a script touches a
  * queue: docs/internals/redis-layout.md), with SCAN in steps of COUNT
@@ -7,6 +9,8 @@
 #include "redis_admin.h"
 
 #include "../internal.h"
+#include "redis_codes.h"
+#include "redis_scripts.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -88,4 +92,68 @@ int ln__redis_queues(ln__redis_conn *c, const char *prefix, ln__jobs_be *be, siz
     *names = arr;
     *n = len;
     return rc;
+}
+
+/* Once open, a lost or unreachable server is LN_EBACKEND (redis.c). */
+static int public_rc(int rc) {
+    return ln__redis_conn_lost(rc) ? LN_EBACKEND : rc;
+}
+
+/* The other errors remove.lua and remove_tree.lua share, for job id. */
+static int remove_err(ln__jobs_be *be, const char *queue, const char *id, int64_t res) {
+    if (res == LN__RC_JOB_NOT_EXIST)
+        return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    if (res == LN__RC_SCHEDULED)
+        return ln__jobs_be_err(be, LN_EBUSY,
+                               "job '%s' is its job scheduler's current iteration: remove the "
+                               "scheduler instead",
+                               id);
+    return ln__jobs_be_err(be, LN_EBACKEND, "redis: remove returned %lld", (long long)res);
+}
+
+int ln__redis_remove(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
+                     const char *id) {
+    int rc = 0;
+    redisReply *rep = ln__redis_eval(c, LN__RS_REMOVE, base, 1, &id, NULL, &rc);
+    if (!rep) return public_rc(rc);
+    int64_t res = rep->type == REDIS_REPLY_INTEGER ? rep->integer : INT64_MIN;
+    freeReplyObject(rep);
+    if (res == 0) return 0;
+    if (res == LN__RC_LOCKED)
+        return ln__jobs_be_err(be, LN_EBUSY, "job '%s' is active (a worker holds its lock)", id);
+    return remove_err(be, queue, id, res);
+}
+
+int ln__redis_remove_tree(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
+                          const char *id, size_t max, size_t *removed) {
+    char cap[24];
+    snprintf(cap, sizeof cap, "%zu", max);
+    const char *argv[] = {id, cap};
+    int rc = 0;
+    *removed = 0;
+    redisReply *rep = ln__redis_eval(c, LN__RS_REMOVE_TREE, base, 2, argv, NULL, &rc);
+    if (!rep) return public_rc(rc);
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 ||
+        rep->element[0]->type != REDIS_REPLY_INTEGER) {
+        freeReplyObject(rep);
+        return ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to remove_tree");
+    }
+    int64_t res = rep->element[0]->integer;
+    int err = 0;
+    if (res == 0 && rep->elements == 2 && rep->element[1]->type == REDIS_REPLY_INTEGER)
+        *removed = (size_t)rep->element[1]->integer;
+    else if (res == LN__RC_LOCKED && rep->elements == 2 &&
+             rep->element[1]->type == REDIS_REPLY_STRING)
+        err = ln__jobs_be_err(be, LN_EBUSY,
+                              "job %s of the tree under '%s' is active (a worker holds its lock)",
+                              rep->element[1]->str, id);
+    else if (res == LN__RC_TREE_TOO_BIG)
+        err = ln__jobs_be_err(be, LN_ETOOBIG,
+                              "the tree of job '%s' has more than %zu entries (its jobs and the "
+                              "children their parents record): remove its subtrees first",
+                              id, max);
+    else
+        err = remove_err(be, queue, id, res == 0 ? INT64_MIN : res);
+    freeReplyObject(rep);
+    return err;
 }

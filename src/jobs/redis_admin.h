@@ -1,4 +1,5 @@
-/* redis_admin.h - the queue list of the Redis backend (redis_admin.c).
+/* redis_admin.h - removing jobs and the queue list of the Redis backend
+ * (redis_admin.c).
  * Internal to src/jobs/redis*.c; not API. */
 #ifndef LN_JOBS_REDIS_ADMIN_H
 #define LN_JOBS_REDIS_ADMIN_H
@@ -11,5 +12,13 @@
  * described in be's errmsg. Errors as ln__redis_command. */
 int ln__redis_queues(ln__redis_conn *c, const char *prefix, ln__jobs_be *be, size_t max,
                      char ***names, size_t *n);
+
+/* backend.h's remove and remove_tree on connection c for the queue whose
+ * key base is base ("<prefix>:<queue>:", already routed); failures are
+ * described in be's errmsg. */
+int ln__redis_remove(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
+                     const char *id);
+int ln__redis_remove_tree(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
+                          const char *id, size_t max, size_t *removed);
 
 #endif

@@ -345,6 +345,14 @@ int ln__sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset, siz
 int ln__sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines, size_t *n);
 int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id, size_t *count);
 int ln__sq_remove(ln__jobs_be *b, const char *queue, const char *id);
+/* sqlite_ops.c: delete job rid (not active) and free the deduplication id
+ * it holds (any TTL); *priority gets its priority; what names the caller
+ * in an error. The "removed" event's prev for a job of state and priority. */
+int ln__sq_remove_row(sq_be *be, const char *queue, int64_t rid, int *priority, const char *what);
+const char *ln__sq_prev_name(int state, int priority);
+/* sqlite_admin.c: backend.h's remove_tree. */
+int ln__sq_remove_tree(ln__jobs_be *b, const char *queue, const char *id, size_t max,
+                       size_t *removed);
 int ln__sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms, uint64_t keep,
                  size_t *removed);
 int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused);

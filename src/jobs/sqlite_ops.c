@@ -438,7 +438,7 @@ int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id, size_t *coun
 
 /* Delete job rid (not active) and free the deduplication id it holds (any
  * TTL); *priority gets its priority. what names the caller in an error. */
-static int remove_row(sq_be *be, const char *queue, int64_t rid, int *priority, const char *what) {
+int ln__sq_remove_row(sq_be *be, const char *queue, int64_t rid, int *priority, const char *what) {
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_REMOVE_DEDUP);
     if (s == NULL) return LN_EBACKEND;
     sqlite3_bind_int64(s, 1, rid);
@@ -477,6 +477,16 @@ int ln__sq_is_current_iteration(sq_be *be, const char *queue, const char *id) {
     return ms[0] != '\0' && strcmp(colon + 1, ms) == 0;
 }
 
+const char *ln__sq_prev_name(int state, int priority) {
+    static const char *const prev[] = {[ST_READY] = "waiting",
+                                       [ST_DELAYED] = "delayed",
+                                       [ST_COMPLETED] = "completed",
+                                       [ST_FAILED] = "failed",
+                                       [ST_WAITING_CHILDREN] = "waiting-children"};
+    if (state == ST_READY && priority > 0) return "prioritized"; /* as the Redis store's */
+    return state >= 0 && state <= ST_WAITING_CHILDREN && prev[state] ? prev[state] : "unknown";
+}
+
 static int remove_once(sq_be *be, const char *queue, const char *id) {
     int64_t now, rid;
     int state;
@@ -497,16 +507,9 @@ static int remove_once(sq_be *be, const char *queue, const char *id) {
         goto fail;
     }
     int priority = 0;
-    if ((err = remove_row(be, queue, rid, &priority, "remove")) != 0) goto fail;
-    static const char *const prev[] = {[ST_READY] = "waiting",
-                                       [ST_DELAYED] = "delayed",
-                                       [ST_COMPLETED] = "completed",
-                                       [ST_FAILED] = "failed",
-                                       [ST_WAITING_CHILDREN] = "waiting-children"};
-    const char *from =
-        state >= 0 && state <= ST_WAITING_CHILDREN && prev[state] ? prev[state] : "unknown";
-    if (state == ST_READY && priority > 0) from = "prioritized"; /* as the Redis store's */
-    err = ln__sq_event(be, queue, "removed", id, "prev", from, NULL, NULL, now);
+    if ((err = ln__sq_remove_row(be, queue, rid, &priority, "remove")) != 0) goto fail;
+    err = ln__sq_event(be, queue, "removed", id, "prev", ln__sq_prev_name(state, priority), NULL,
+                       NULL, now);
     if (err != 0) goto fail;
     return ln__sq_commit(be);
 fail:
@@ -656,7 +659,7 @@ typedef struct drain_row {
 /* Delete a drained job rid (ready or delayed) as remove does. */
 static int drain_job(sq_be *be, const char *queue, int64_t rid) {
     int priority;
-    return remove_row(be, queue, rid, &priority, "drain");
+    return ln__sq_remove_row(be, queue, rid, &priority, "drain");
 }
 
 /* Flow parent rid of the queue, once the delete of its last pending child

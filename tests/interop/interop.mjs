@@ -29,6 +29,9 @@ import {
   drainSetup, drainCheck, fixSetup, waitState, fixCheck, live, cancelSetup, cancelCheck,
 } from './node/admin.mjs';
 import { backoffAdd, backoffWork, backoffCheck } from './node/backoff.mjs';
+import {
+  rtSetup, rtTrim, rtRemove, rtBig, rtHold, rtKeys,
+} from './node/remove_tree.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -81,6 +84,12 @@ switch (cmd) {
   case 'backoff-add': await backoffAdd(queue); break;
   case 'backoff-work': await backoffWork(queue, args[0]); break;
   case 'backoff-check': await backoffCheck(queue, args[0]); break;
+  case 'rt-setup': await rtSetup(queue); break;
+  case 'rt-trim': await rtTrim(queue); break;
+  case 'rt-remove': await rtRemove(queue, args[0]); break;
+  case 'rt-big': await rtBig(queue); break;
+  case 'rt-hold': await rtHold(queue); break;
+  case 'rt-keys': await rtKeys(queue); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

@@ -13,4 +13,5 @@ local RC = {
     LOCK_MISMATCH = -6, -- another lock token holds the job
     SCHEDULED = -8, -- remove, cancel: a job scheduler's pending iteration (BullMQ's -8)
     SCHEDULER_ID_TAKEN = -10, -- schedule: the next iteration's job id exists (BullMQ's -10)
+    TREE_TOO_BIG = -100, -- remove tree: more entries than its cap (lanes' own)
 }
