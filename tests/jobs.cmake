@@ -27,7 +27,8 @@ set(LN_CONF_SOURCES
     conformance/conf_spec_flow.c
     conformance/conf_boundary.c
     conformance/conf_parity.c
-    conformance/conf_drain.c)
+    conformance/conf_drain.c
+    conformance/conf_dynflow.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it

@@ -125,6 +125,45 @@ LN_EXTERN void ln_job_children_clear(ln_job_children *c);
 /* Inside a handler: ln_jobs_children of the job itself. */
 LN_EXTERN int ln_job_children_read(ln_job *job, ln_job_children *out);
 
+/* Children of an existing parent (BullMQ's queue.add with opts.parent,
+ * job.moveToWaitingChildren and WaitingChildrenError): a job added with
+ * ln_job_opts.parent_queue / parent_id becomes a dependency of that job,
+ * in whatever state the parent is (nothing about the parent changes: a
+ * parent waiting, active, delayed or finished is not moved; one already
+ * in waiting-children waits for this child too). The child's result or
+ * failure reaches the parent by the flow rules above; while it is pending
+ * the parent's completion is refused. A parent that does not exist
+ * refuses the add (LN_ENOENT, "missing key for parent job <key>"; in a
+ * bulk add, nothing is stored). A custom job_id that exists is attached
+ * to the parent instead (as BullMQ's duplicated add): its result is
+ * recorded at once if it completed, else it becomes a pending dependency;
+ * LN_EEXIST if it is the child of another parent that exists.
+ *
+ * The "process in steps" pattern: a running handler adds children with
+ * its own queue and id as their parent, then calls ln_job_wait_children;
+ * when that returns 1 the handler returns at once (what it returns and
+ * sets is ignored) and runs again, on any worker of the queue (C or
+ * Node), once every child is done; its data or its children's results
+ * (ln_job_children_read) tell it which step it is at. */
+
+/* Inside a handler: if the job has pending dependencies, move it from
+ * active to waiting-children now (BullMQ's moveToWaitingChildren): its
+ * lease is released, no attempt is used (the run counts in
+ * attempts_started), and the worker records nothing for this run (no
+ * completion, failure or retry; its place frees when the handler
+ * returns); the job is waiting again (or prioritized, or delayed by its
+ * own delay_ms) once its last child is done. Returns 1 (moved: return
+ * from the handler), 0 (no pending dependency: the job stays active and
+ * the handler goes on), or an error: LN_ESTALE (the lease was lost, the
+ * job is no longer active with it), LN_EFAILED (a child failed with
+ * fail_parent_on_failure: the job can never complete; BullMQ's
+ * UnrecoverableError "Cannot complete job <id> because it has at least
+ * one failed child"), LN_EINVAL (job NULL), LN_EBACKEND; the detail is
+ * in ln_jobs_errmsg of the worker's handle. A synchronous store call on
+ * the handler's thread, like ln_job_children_read; on Redis it checks
+ * the lock token as BullMQ does. Call it at most once per run. */
+LN_EXTERN int ln_job_wait_children(ln_job *job);
+
 #ifdef __cplusplus
 }
 #endif

@@ -33,8 +33,9 @@
  * LN__DONE_DELAY; 5: add honours opts.dedup_*; 6: events_open; 7: workers,
  * worker_beat; 8: metrics (and step honours st->metrics_max_points); 9: cancel,
  * cancel_poll; 10: job schedulers (sched_*); 11: limits, the step's rate
- * limit fields and the outcome LN__DONE_LIMITED; 12: add_flow, children. */
-#define LN__STORE_METHODS_VERSION 13
+ * limit fields and the outcome LN__DONE_LIMITED; 12: add_flow, children;
+ * 14: wait_children, and add honours opts.parent_*. */
+#define LN__STORE_METHODS_VERSION 14
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -281,6 +282,12 @@ struct ln__store_methods {
     /* The parent and children of job id (jobs.h ln_jobs_children), *out
      * zeroed by the caller, strings ln__malloc'd; LN_ENOENT. */
     int (*children)(ln__jobs_be *be, const char *queue, const char *id, ln_job_children *out);
+    /* Version 14. Active job ref of queue (held with ref->token) to
+     * waiting-children if it has pending dependencies (jobs_flows.h
+     * ln_job_wait_children): 1 moved, 0 none pending (nothing changed),
+     * LN_ESTALE (not active with that token), LN_EFAILED (a fail-parent
+     * child failed). */
+    int (*wait_children)(ln__jobs_be *be, const char *queue, const ln__job_ref *ref);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */

@@ -215,6 +215,7 @@ static const ln__store_methods sq_methods = {
     .limits = ln__sq_limits,
     .add_flow = ln__sq_add_flow,
     .children = ln__sq_children,
+    .wait_children = ln__sq_wait_children,
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */

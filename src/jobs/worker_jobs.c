@@ -16,6 +16,8 @@
  */
 #include "worker_int.h"
 
+#include "dynflow.h"
+
 #include <stdio.h>
 
 void ln__worker_job_free(ln_job *job) {
@@ -81,6 +83,7 @@ void ln__worker_collect(ln_worker *w) {
     /* Acquire: pairs with the release push of ln__worker_run_job, so rc,
      * result, reason and next_finished of every job taken are visible. */
     ln_job *next = atomic_exchange_explicit(&w->finished, NULL, memory_order_acquire);
+    if (w->nwaited > 0) ln__worker_waited_sweep(w); /* dynflow.c */
     while (next != NULL) {
         ln_job *job = next;
         next = job->next_finished;
@@ -101,6 +104,8 @@ void ln__worker_collect(ln_worker *w) {
             LN_ASSERT(!job->renew_sent);    /* no step refers to it */
             ln__worker_slot_remove(w, job); /* given up: nothing to record */
             ln__worker_job_free(job);
+        } else if (job->waited) { /* ln_job_wait_children: nothing to record */
+            ln__worker_waited(w, job);
         } else {
             job->collected = 1;
             LN_ASSERT(w->nunrecorded < w->opts.concurrency);

@@ -78,6 +78,7 @@ extern const conf_case conf_spec_flow_cases[];
 extern const conf_case conf_boundary_cases[];
 extern const conf_case conf_parity_cases[];
 extern const conf_case conf_drain_cases[];
+extern const conf_case conf_dynflow_cases[];
 
 /* Strings equal (NULL equals only NULL); prints both on failure. */
 #define CONF_CHECK_STR(a, b) conf_check_str(__FILE__, __LINE__, #a, (a), (b))

@@ -13,4 +13,7 @@ local RC = {
     LOCK_MISMATCH = -6, -- another lock token holds the job
     SCHEDULED = -8, -- remove, cancel: a job scheduler's pending iteration (BullMQ's -8)
     SCHEDULER_ID_TAKEN = -10, -- schedule: the next iteration's job id exists (BullMQ's -10)
+    PARENT_TAKEN = -7, -- add: the job is the child of another parent (BullMQ's -7)
+    FAILED_CHILDREN = -9, -- wait_children: a fail-parent child failed (BullMQ's -9)
+    PARENT_MISSING = -12, -- add: no such parent job (BullMQ's -5, which is LOCKED here)
 }
