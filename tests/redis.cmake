@@ -38,6 +38,9 @@ ln_test(NAME test_redis_wait SOURCES test_redis_wait.c LIBS PkgConfig::HIREDIS
 
 add_executable(redis_peer redis_peer.c)
 target_link_libraries(redis_peer PRIVATE lanes_jobs_static)
+# The C side of the dynflow interop cases (interop/cases/dynflow.sh).
+add_executable(dynflow_peer dynflow_peer.c)
+target_link_libraries(dynflow_peer PRIVATE lanes_jobs_static)
 
 set(LN_REDIS_CLI "")
 if(TARGET lanes_cli)
@@ -50,7 +53,8 @@ foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board json
         ratelimit ratelimit_node ratelimit_meta ratelimit_error ratelimit_idle
         flow_node_to_c flow_c_to_node
         no_active_event
-        drain retry_clean stacktrace halfid remove_iter live cancel_child cancel_iter)
+        drain retry_clean stacktrace halfid remove_iter live cancel_child cancel_iter
+        dynflow_node_to_c dynflow_c_to_node dynflow_add_node_to_c dynflow_add_c_to_node)
   add_test(NAME test_redis_interop/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_interop.sh ${case}
                    $<TARGET_FILE:redis_peer> ${LN_REDIS_CLI})

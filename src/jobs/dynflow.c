@@ -16,7 +16,9 @@ int ln__dynflow_flags(const ln_job_opts *o) {
            (o->remove_dependency_on_failure ? LN__FLOW_RDOF : 0);
 }
 
-static int bool_ok(int v) { return v == 0 || v == 1; }
+static int bool_ok(int v) {
+    return v == 0 || v == 1;
+}
 
 int ln__dynflow_check_opts(const ln_job_opts *o, char *err, size_t errsize) {
     if (!bool_ok(o->fail_parent_on_failure) || !bool_ok(o->continue_parent_on_failure) ||
@@ -64,8 +66,9 @@ int ln_job_wait_children(ln_job *job) {
     if (err != 0) return err;
     ln__jobs_be *be = jobs->be;
     if (be->methods->version < 14 || be->methods->wait_children == NULL)
-        return ln__jobs_leave(jobs, ln__jobs_be_err(be, LN_ENOTSUP, "store '%s' cannot wait "
-                                                                     "for children",
+        return ln__jobs_leave(jobs, ln__jobs_be_err(be, LN_ENOTSUP,
+                                                    "store '%s' cannot wait "
+                                                    "for children",
                                                     be->methods->name));
     err = ln__jobs_leave(jobs, be->methods->wait_children(be, job->w->queue, &job->t.ref));
     /* Handler thread; published to the dispatcher by the release push of

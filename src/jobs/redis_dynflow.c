@@ -91,6 +91,5 @@ int ln__redis_wait_children(ln__redis_conn *c, ln__jobs_be *be, const char *base
                                "job %s is not active with this worker's lock (code %lld). "
                                "moveToWaitingChildren",
                                ref->id, code);
-    return ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected code %lld from wait_children",
-                           code);
+    return ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected code %lld from wait_children", code);
 }

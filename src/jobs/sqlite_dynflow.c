@@ -72,8 +72,7 @@ static int add_dep(sq_be *be, int64_t prid, int64_t rid, const char *queue, cons
     }
     ln__free(key);
     if (err != 0) return err;
-    s = prep(be,
-             "UPDATE lanes_jobs SET deps = deps + ?2, pflags = pflags | ?3 WHERE rid = ?1",
+    s = prep(be, "UPDATE lanes_jobs SET deps = deps + ?2, pflags = pflags | ?3 WHERE rid = ?1",
              "add (parent dependencies)");
     if (s == NULL) return LN_EBACKEND;
     sqlite3_bind_int64(s, 1, prid);
@@ -178,10 +177,10 @@ static int wait_children(sq_be *be, const char *queue, const ln__job_ref *ref, i
     int rc = sqlite3_step(s);
     if (rc != SQLITE_ROW) {
         sqlite3_finalize(s);
-        return rc == SQLITE_DONE ? ln__jobs_be_err(&be->base, LN_ESTALE,
-                                                   "job %s no longer exists. moveToWaitingChildren",
-                                                   ref->id)
-                                 : ln__sq_err(be, rc, "wait for children");
+        return rc == SQLITE_DONE
+                   ? ln__jobs_be_err(&be->base, LN_ESTALE,
+                                     "job %s no longer exists. moveToWaitingChildren", ref->id)
+                   : ln__sq_err(be, rc, "wait for children");
     }
     int state = sqlite3_column_int(s, 0);
     int64_t token = sqlite3_column_int64(s, 1), deps = sqlite3_column_int64(s, 2);
@@ -204,8 +203,8 @@ static int wait_children(sq_be *be, const char *queue, const ln__job_ref *ref, i
     sqlite3_bind_int64(s, 1, (int64_t)ref->key);
     int err = run_once(be, s, "wait for children");
     if (err == 0)
-        err = ln__sq_event(be, queue, "waiting-children", ref->id, "prev", "active", NULL, NULL,
-                           now);
+        err =
+            ln__sq_event(be, queue, "waiting-children", ref->id, "prev", "active", NULL, NULL, now);
     return err != 0 ? err : 1;
 }
 

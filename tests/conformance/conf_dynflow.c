@@ -91,6 +91,7 @@ static void case_dynflow_steps(conf_ctx *c) {
     CHECK_EQ(st.completed, 3); /* k1, k2, then the parent's second run */
     CHECK_EQ(st.failed, 0);
     CHECK_EQ(st.retried, 0);
+    CHECK_EQ(st.stale, 0); /* nothing recorded for the run that waited */
     CHECK_EQ(conf_total(c, c->queue), 3);
     conf_check_counts(c, c->queue);
 }
@@ -293,7 +294,8 @@ static int fail_child_then_wait(ln_job *job, void *ctx) {
     ln_job_opts o;
     kid_opts(&o, job, "bad1");
     o.fail_parent_on_failure = 1;
-    if (ln_jobs_add(f->c->jobs, f->kq, "bad", NULL, &o, NULL, 0) != 0) return ln_job_fail(job, "add");
+    if (ln_jobs_add(f->c->jobs, f->kq, "bad", NULL, &o, NULL, 0) != 0)
+        return ln_job_fail(job, "add");
     ln_worker_opts wo;
     conf_worker_opts(&wo);
     conf_run(f->c, f->kq, conf_handler_by_name, NULL, &wo);

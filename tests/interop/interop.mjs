@@ -28,6 +28,7 @@ import { flowAdd, flowCheck, flowJson } from './node/flows.mjs';
 import {
   drainSetup, drainCheck, fixSetup, waitState, fixCheck, live, cancelSetup, cancelCheck,
 } from './node/admin.mjs';
+import { dynStep, dynAdd, dynMissing, dynCheck } from './node/dynflow.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -77,6 +78,10 @@ switch (cmd) {
   case 'live': await live(queue); break;
   case 'cancel-setup': await cancelSetup(queue); break;
   case 'cancel-check': await cancelCheck(queue, args[0], args[1]); break;
+  case 'dyn-step': await dynStep(queue); break;
+  case 'dyn-add': await dynAdd(queue, args[0], args[1], args[2]); break;
+  case 'dyn-missing': await dynMissing(queue); break;
+  case 'dyn-check': await dynCheck(queue, args[0], args[1]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);
