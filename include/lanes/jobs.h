@@ -269,7 +269,8 @@ LN_EXTERN void ln_job_opts_init(ln_job_opts *opts);
  * does not fit, that job is left as it is and nothing new was added for
  * it), LN_ENOENT (opts->parent_id names no job), LN_EEXIST (a custom id
  * that exists is a child of another parent: BullMQ's "cannot be
- * replaced"), LN_ENOSPC (disk full), LN_EFORK, LN_EBACKEND. On error nothing is
+ * replaced"), LN_EBUSY (such an id is running: see lanes/jobs_flows.h),
+ * LN_ENOSPC (disk full), LN_EFORK, LN_EBACKEND. On error nothing is
  * stored. Any thread. */
 LN_EXTERN int ln_jobs_add(ln_jobs *jobs, const char *queue, const char *name, const char *data_json,
                           const ln_job_opts *opts, char *id, size_t id_size);

@@ -31,12 +31,13 @@ int ln__redis_dynflow_push(const ln__redis_conn *c, ln__jobs_be *be, ln__redis_a
         if (!c->cfg->cluster || o->parent_queue == NULL) continue;
         char pb[BASE_MAX];
         int len = snprintf(pb, sizeof pb, "%s:%s:", c->cfg->prefix, o->parent_queue);
-        if (ln__redis_slot(pb, (size_t)len) != slot)
-            return ln__jobs_be_err(be, LN_EINVAL,
-                                   "job %zu: on Redis Cluster a parent must hash to its child's "
-                                   "slot (put the hash tag in the prefix, like {bull}): '%s' and "
-                                   "'%s' do not",
-                                   i, base, pb);
+        if (ln__redis_slot(pb, (size_t)len) == slot) continue;
+        char what[32] = "";
+        if (n > 1) snprintf(what, sizeof what, "job %zu: ", i);
+        return ln__jobs_be_err(be, LN_EINVAL,
+                               "%son Redis Cluster a parent must hash to its child's slot (put "
+                               "the hash tag in the prefix, like {bull}): '%s' and '%s' do not",
+                               what, base, pb);
     }
     return 0;
 }
@@ -60,6 +61,11 @@ int ln__redis_dynflow_refused(ln__jobs_be *be, redisReply *rep, const ln__job_ne
         return ln__jobs_be_err(be, LN_EEXIST,
                                "%sjob '%s' is a child of another parent; the parent job %s:%s "
                                "cannot be replaced",
+                               what, o->job_id ? o->job_id : "", o->parent_queue, o->parent_id);
+    if (code == LN__RC_CHILD_RUNNING)
+        return ln__jobs_be_err(be, LN_EBUSY,
+                               "%sjob '%s' is running; it can be made a child of %s:%s once it "
+                               "is not",
                                what, o->job_id ? o->job_id : "", o->parent_queue, o->parent_id);
     return ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected code %lld from add",
                            (long long)code);

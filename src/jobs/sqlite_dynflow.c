@@ -120,7 +120,8 @@ static int read_existing(sq_be *be, int64_t rid, int64_t prid, existing *e) {
  * updateExistingJobsParent): a completed job's result goes to the parent
  * at once (released if that was its last dependency), any other job
  * becomes a pending dependency; the child of another parent that exists
- * refuses the add (LN_EEXIST). */
+ * refuses the add (LN_EEXIST), and so does a running job (LN_EBUSY, as on
+ * Redis, where its run's completion may be planned without the parent). */
 static int attach_existing(sq_be *be, const char *queue, const ln__job_new *j, int64_t prid,
                            const char *what, int64_t now) {
     int64_t rid = 0;
@@ -133,6 +134,11 @@ static int attach_existing(sq_be *be, const char *queue, const ln__job_new *j, i
         err = ln__jobs_be_err(&be->base, LN_EEXIST,
                               "%sjob '%s' is a child of another parent; the parent job %s:%s "
                               "cannot be replaced",
+                              what, j->id, j->opts.parent_queue, j->opts.parent_id);
+    else if (e.state == ST_ACTIVE)
+        err = ln__jobs_be_err(&be->base, LN_EBUSY,
+                              "%sjob '%s' is running; it can be made a child of %s:%s once it is "
+                              "not",
                               what, j->id, j->opts.parent_queue, j->opts.parent_id);
     else if (!e.linked) {
         int done = e.state == ST_COMPLETED;

@@ -238,8 +238,28 @@ static void case_dynflow_wait_none_pending(conf_ctx *c) {
     ln_job_children_clear(&rel);
 }
 
+/* Job "r" (of ctx's queue and parent) tries to make itself a child while
+ * it runs: refused (LN_EBUSY). */
+typedef struct self_attach {
+    conf_ctx *c;
+    const char *pq;
+    int rc;
+} self_attach;
+
+static int attach_self(ln_job *job, void *ctx) {
+    self_attach *a = ctx;
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = ln_job_id(job);
+    o.parent_queue = a->pq;
+    o.parent_id = "p";
+    a->rc = ln_jobs_add(a->c->jobs, ln_job_queue(job), "k", NULL, &o, NULL, 0);
+    return 0;
+}
+
 /* A custom id that exists, added with a parent: a completed job gives its
- * result at once, one that is a child of another parent is refused. */
+ * result at once, a waiting one becomes a pending dependency; one that is
+ * a child of another parent, or running, is refused. */
 static void case_dynflow_existing_child(conf_ctx *c) {
     const char *kq = conf_queue(c, "kids");
     conf_add_id(c, kq, "k", 0, 0, 0);
@@ -277,6 +297,14 @@ static void case_dynflow_existing_child(conf_ctx *c) {
     CHECK_EQ(ln_jobs_children(c->jobs, c->queue, "p2", &rel), 0);
     CHECK_EQ(rel.n, 1);
     CHECK_EQ(rel.children[0].status, LN_CHILD_PROCESSED);
+    ln_job_children_clear(&rel);
+    const char *rq = conf_queue(c, "run");
+    conf_add_id(c, rq, "r", 0, 0, 0);
+    self_attach at = {c, c->queue, 0};
+    conf_run(c, rq, attach_self, &at, &wo);
+    CHECK_EQ(at.rc, LN_EBUSY);
+    CHECK_EQ(ln_jobs_children(c->jobs, c->queue, "p", &rel), 0);
+    CHECK_EQ(rel.n, 1); /* k only */
     ln_job_children_clear(&rel);
 }
 

@@ -16,4 +16,5 @@ local RC = {
     PARENT_TAKEN = -7, -- add: the job is the child of another parent (BullMQ's -7)
     FAILED_CHILDREN = -9, -- wait_children: a fail-parent child failed (BullMQ's -9)
     PARENT_MISSING = -12, -- add: no such parent job (BullMQ's -5, which is LOCKED here)
+    CHILD_RUNNING = -13, -- add: an existing job given a parent is running (locked)
 }

@@ -232,8 +232,10 @@ end
 
 -- Before any write: each parent exists (else RC.PARENT_MISSING), and a
 -- custom id that exists is not the child of another parent that exists
--- (else RC.PARENT_TAKEN, BullMQ's -7). nil, or the code and the job's
--- index (groups of nf fields, the custom id first).
+-- (else RC.PARENT_TAKEN, BullMQ's -7) nor running (else RC.CHILD_RUNNING:
+-- the run's completion may be planned at take without the parent, see
+-- flow_attach_existing). nil, or the code and the job's index (groups of
+-- nf fields, the custom id first).
 local function flow_add_check(ps, n, nf)
     for i = 1, n do
         local pa = ps + 3 * i - 2
@@ -246,6 +248,7 @@ local function flow_add_check(ps, n, nf)
                 if cur and cur ~= pkey and rcall('EXISTS', cur) == 1 then
                     return RC.PARENT_TAKEN, i
                 end
+                if rcall('EXISTS', B .. custom .. ':lock') == 1 then return RC.CHILD_RUNNING, i end
             end
         end
     end
