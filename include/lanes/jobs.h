@@ -586,6 +586,8 @@ typedef struct ln_worker_stats {
                                ln_job_delay_until */
     uint64_t rate_limited; /* runs put back to waiting by
                               ln_job_rate_limited */
+    uint64_t waited;       /* runs that ended in waiting-children by
+                              ln_job_wait_children (nothing recorded) */
 } ln_worker_stats;
 
 /* Copy the counters to *out. Any thread, also while the worker runs. */

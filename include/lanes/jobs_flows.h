@@ -134,7 +134,8 @@ LN_EXTERN int ln_job_children_read(ln_job *job, ln_job_children *out);
  * failure reaches the parent by the flow rules above; while it is pending
  * the parent's completion is refused. A parent that does not exist
  * refuses the add (LN_ENOENT, "missing key for parent job <key>"; in a
- * bulk add, nothing is stored). A custom job_id that exists is attached
+ * bulk add, nothing is stored, and a parent added by the same bulk add
+ * does not count: it must exist before). A custom job_id that exists is attached
  * to the parent instead (as BullMQ's duplicated add): its result is
  * recorded at once if it completed, else it becomes a pending dependency;
  * LN_EEXIST if it is the child of another parent that exists, LN_EBUSY
@@ -165,7 +166,8 @@ LN_EXTERN int ln_job_children_read(ln_job *job, ln_job_children *out);
  * one failed child"), LN_EINVAL (job NULL), LN_EBACKEND; the detail is
  * in ln_jobs_errmsg of the worker's handle. A synchronous store call on
  * the handler's thread, like ln_job_children_read; on Redis it checks
- * the lock token as BullMQ does. Call it at most once per run. */
+ * the lock token as BullMQ does. A second call after a move returns
+ * LN_ESTALE. The worker counts such runs in ln_worker_stats.waited. */
 LN_EXTERN int ln_job_wait_children(ln_job *job);
 
 #ifdef __cplusplus

@@ -65,6 +65,10 @@ int ln_job_wait_children(ln_job *job) {
     int err = ln__jobs_enter(jobs);
     if (err != 0) return err;
     ln__jobs_be *be = jobs->be;
+    if (job->waited) /* moved already: not held by this run any more */
+        return ln__jobs_leave(
+            jobs,
+            ln__jobs_be_err(be, LN_ESTALE, "job %s waits for its children already", job->t.ref.id));
     if (be->methods->version < 14 || be->methods->wait_children == NULL)
         return ln__jobs_leave(jobs, ln__jobs_be_err(be, LN_ENOTSUP,
                                                     "store '%s' cannot wait "
@@ -86,6 +90,9 @@ static void waited_free(ln_worker *w, ln_job *job) {
 
 void ln__worker_waited(ln_worker *w, ln_job *job) {
     LN_ASSERT(job->waited && !job->collected && !job->timed_out);
+    pthread_mutex_lock(&w->mu);
+    w->stats.waited++;
+    pthread_mutex_unlock(&w->mu);
     /* Not held any more: no renewal, timeout or cancel poll looks at it
      * (each skips collected or canceled jobs). */
     atomic_store_explicit(&job->canceled, 1, memory_order_relaxed);
