@@ -1,8 +1,8 @@
 /* test_dynflow_worker.c - the dispatcher's side of ln_job_wait_children
  * (src/jobs/dynflow.c) without a store: a job whose handler moved it to
  * waiting-children is freed by collect with nothing recorded, at once or,
- * while a step in flight still renews its lease, only by the sweep after
- * that step was received. The worker is a bare struct whose slots and
+ * while a step in flight still renews its lease, only by the sweep
+ * ln__steps_recv makes after that step was received. The worker is a bare struct whose slots and
  * finished stack the test fills, as ln__worker_start_taken and
  * ln__worker_run_job would. */
 #include "testutil.h"
@@ -76,10 +76,10 @@ TEST(waited_job_with_renewal_in_flight_waits_for_it) {
     CHECK(a->collected);
     CHECK(atomic_load(&a->canceled)); /* no renewal, timeout or poll again */
     CHECK_EQ(f.w.nunrecorded, 0);
-    ln__worker_collect(&f.w); /* still in flight: still kept */
+    ln__worker_waited_sweep(&f.w); /* another step received: still kept */
     CHECK_EQ(f.w.nslots, 2);
-    a->renew_sent = 0; /* the step was received (ln__steps_recv) */
-    ln__worker_collect(&f.w);
+    a->renew_sent = 0; /* its step was received: ln__steps_recv sweeps */
+    ln__worker_waited_sweep(&f.w);
     CHECK_EQ(f.w.nslots, 1);
     CHECK(f.slots[0] == busy); /* a running job is left alone */
     CHECK_EQ(f.w.nwaited, 0);
@@ -112,6 +112,7 @@ TEST(timed_out_job_keeps_its_timeout) {
 int main(int argc, char **argv) {
     static const ln_test_case cases[] = {TESTCASE(waited_job_is_freed_unrecorded),
                                          TESTCASE(waited_job_with_renewal_in_flight_waits_for_it),
-                                         TESTCASE(timed_out_job_keeps_its_timeout), {0}};
+                                         TESTCASE(timed_out_job_keeps_its_timeout),
+                                         {0}};
     return ln_test_run(argc, argv, cases);
 }

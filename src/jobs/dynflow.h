@@ -23,10 +23,11 @@ int ln__dynflow_refuse(const ln_job_opts *o, const char *what, char *err, size_t
 
 typedef struct ln_worker ln_worker;
 
-/* The dispatcher's side of ln_job_wait_children (worker_jobs.c's
- * collect): a job whose handler moved it to waiting-children and has
- * returned is freed with nothing recorded, at once or, while a step in
- * flight renews its lease, by the next sweep. */
+/* The dispatcher's side of ln_job_wait_children: collect (worker_jobs.c)
+ * gives ln__worker_waited a job whose handler moved it to waiting-children
+ * and returned; it is freed with nothing recorded, at once or, while a
+ * step in flight renews its lease, by the sweep ln__steps_recv makes once
+ * such a step is received (worker_steps.c; only while w->nwaited > 0). */
 void ln__worker_waited(ln_worker *w, ln_job *job);
 void ln__worker_waited_sweep(ln_worker *w);
 

@@ -2,9 +2,10 @@
  * finished handlers, start taken jobs, give jobs back, abandon them.
  * Dispatcher only. The invariants: docs/internals/worker-loop.md.
  *
- * Every job taken and not yet freed is in slots[]; only these functions
- * and ln__steps_recv (after a step stored the outcome) free jobs, and a
- * job is freed only once its handler returned (or never started).
+ * Every job taken and not yet freed is in slots[]; only these functions,
+ * ln__steps_recv (after a step stored the outcome) and dynflow.c's
+ * ln__worker_waited / _sweep (a job moved to waiting-children) free jobs,
+ * and a job is freed only once its handler returned (or never started).
  *
  * Timeouts: a job past its deadline is canceled and its failure is
  * recorded like any outcome, while its handler may still run. Such a job
@@ -83,7 +84,6 @@ void ln__worker_collect(ln_worker *w) {
     /* Acquire: pairs with the release push of ln__worker_run_job, so rc,
      * result, reason and next_finished of every job taken are visible. */
     ln_job *next = atomic_exchange_explicit(&w->finished, NULL, memory_order_acquire);
-    if (w->nwaited > 0) ln__worker_waited_sweep(w); /* dynflow.c */
     while (next != NULL) {
         ln_job *job = next;
         next = job->next_finished;

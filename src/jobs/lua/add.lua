@@ -11,12 +11,13 @@
 --     simple mode), extend ("1"/"0"), replace ("1"/"0")
 --   then, only when a job has a parent, the parent section: the prefix,
 --     then per job its parent's queue ("" = none), id and failure option
---     bits (lib_flow.lua's flow_add_parents)
+--     bits (lib_flow.lua's flow_add_check, flow_child_opts, ...)
 -- Returns {id, existed, id, existed, ...}: a custom id that exists already
 -- is left alone (existed = 1) and a 'duplicated' event written; so is a
 -- job deduplicated by the job holding its deduplication id (existed = 1,
 -- that job's id, a 'deduplicated' event). {RC, i} refuses the add for job
--- i before anything is written (a missing parent, one not to replace).
+-- i before anything is written (its parent is missing, or its existing
+-- custom id has another parent or runs).
 local NFIELDS = 20
 
 -- BullMQ's setDeduplicationKey.
