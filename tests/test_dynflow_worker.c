@@ -91,6 +91,18 @@ TEST(waited_job_with_renewal_in_flight_waits_for_it) {
     CHECK_EQ(f.w.nslots, 0);
 }
 
+TEST(waited_job_seen_gone_by_a_poll_counts_as_waited) {
+    fake f;
+    fake_init(&f);
+    ln_job *a = take(&f);
+    a->waited = 1;
+    atomic_store(&a->canceled, 1); /* a cancel poll found it no longer active */
+    finish(&f, a);
+    ln__worker_collect(&f.w);
+    CHECK_EQ(f.w.nslots, 0);
+    CHECK_EQ(f.w.stats.waited, 1);
+}
+
 TEST(timed_out_job_keeps_its_timeout) {
     fake f;
     fake_init(&f);
@@ -112,6 +124,7 @@ TEST(timed_out_job_keeps_its_timeout) {
 int main(int argc, char **argv) {
     static const ln_test_case cases[] = {TESTCASE(waited_job_is_freed_unrecorded),
                                          TESTCASE(waited_job_with_renewal_in_flight_waits_for_it),
+                                         TESTCASE(waited_job_seen_gone_by_a_poll_counts_as_waited),
                                          TESTCASE(timed_out_job_keeps_its_timeout),
                                          {0}};
     return ln_test_run(argc, argv, cases);

@@ -94,7 +94,9 @@ void ln__worker_waited(ln_worker *w, ln_job *job) {
     w->stats.waited++;
     pthread_mutex_unlock(&w->mu);
     /* Not held any more: no renewal, timeout or cancel poll looks at it
-     * (each skips collected or canceled jobs). */
+     * (each skips collected or canceled jobs). One the dispatcher gave up
+     * already (canceled: a cancel poll or a refused renewal saw it gone)
+     * has no renewal in flight: those set canceled only then. */
     atomic_store_explicit(&job->canceled, 1, memory_order_relaxed);
     job->collected = 1;
     if (!job->renew_sent) {

@@ -100,12 +100,12 @@ void ln__worker_collect(ln_worker *w) {
             continue;
         }
         LN_ASSERT(!job->collected);
-        if (atomic_load_explicit(&job->canceled, memory_order_relaxed)) {
+        if (job->waited) { /* ln_job_wait_children (dynflow.c): nothing to record */
+            ln__worker_waited(w, job);
+        } else if (atomic_load_explicit(&job->canceled, memory_order_relaxed)) {
             LN_ASSERT(!job->renew_sent);    /* no step refers to it */
             ln__worker_slot_remove(w, job); /* given up: nothing to record */
             ln__worker_job_free(job);
-        } else if (job->waited) { /* ln_job_wait_children: nothing to record */
-            ln__worker_waited(w, job);
         } else {
             job->collected = 1;
             LN_ASSERT(w->nunrecorded < w->opts.concurrency);
