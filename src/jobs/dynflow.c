@@ -70,10 +70,9 @@ int ln_job_wait_children(ln_job *job) {
             jobs,
             ln__jobs_be_err(be, LN_ESTALE, "job %s waits for its children already", job->t.ref.id));
     if (be->methods->version < 14 || be->methods->wait_children == NULL)
-        return ln__jobs_leave(jobs, ln__jobs_be_err(be, LN_ENOTSUP,
-                                                    "store '%s' cannot wait "
-                                                    "for children",
-                                                    be->methods->name));
+        return ln__jobs_leave(jobs,
+                              ln__jobs_be_err(be, LN_ENOTSUP, "store '%s' cannot wait for children",
+                                              be->methods->name));
     err = ln__jobs_leave(jobs, be->methods->wait_children(be, job->w->queue, &job->t.ref));
     /* Handler thread; published to the dispatcher by the release push of
      * ln__worker_run_job, as the job's other outcome fields. */
