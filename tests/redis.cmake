@@ -54,7 +54,8 @@ foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board json
         flow_node_to_c flow_c_to_node
         no_active_event
         drain retry_clean stacktrace halfid remove_iter live cancel_child cancel_iter
-        dynflow_node_to_c dynflow_c_to_node dynflow_add_node_to_c dynflow_add_c_to_node)
+        dynflow_node_to_c dynflow_c_to_node dynflow_add_node_to_c dynflow_add_c_to_node
+        dynflow_existing)
   add_test(NAME test_redis_interop/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_interop.sh ${case}
                    $<TARGET_FILE:redis_peer> ${LN_REDIS_CLI})

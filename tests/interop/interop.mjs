@@ -79,7 +79,7 @@ switch (cmd) {
   case 'cancel-setup': await cancelSetup(queue); break;
   case 'cancel-check': await cancelCheck(queue, args[0], args[1]); break;
   case 'dyn-step': await dynStep(queue); break;
-  case 'dyn-add': await dynAdd(queue, args[0], args[1], args[2]); break;
+  case 'dyn-add': await dynAdd(queue, args[0], args[1], args[2], args[3], args[4]); break;
   case 'dyn-missing': await dynMissing(queue); break;
   case 'dyn-check': await dynCheck(queue, args[0], args[1]); break;
   default: fail(`unknown command ${cmd}`);

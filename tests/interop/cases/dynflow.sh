@@ -80,3 +80,29 @@ case_dynflow_add_c_to_node() {
     js dyn-check "$q" "$pid" 2 >/dev/null || fail "the Node parent did not get the lanes children"
     echo "lanes adds with a parent make children of a Node parent"
 }
+
+#   dynflow_existing  a custom id that exists, added again with a parent:
+#              attached to a first parent by lanes, Node's add of it with a
+#              second parent is refused ("cannot be replaced"), and so is
+#              lanes' (LN_EEXIST); attached by Node, the same. Each first
+#              parent then gets its child's result from a worker of the
+#              other side.
+case_dynflow_existing() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    p1=$(js add-one "$q-p" step '{}' | id_of) || fail "add parent 1"
+    p2=$(js add-one "$q-p" step '{}' | id_of) || fail "add parent 2"
+    "$cli" jobs "$url" add --id ka --parent "$q-p:$p1" "$q-c" kid '{"k":1}' >/dev/null ||
+        fail "lanes add of ka with parent 1"
+    js dyn-add "$q-c" kid "$q-p" "$p2" ka 'cannot be replaced' >/dev/null ||
+        fail "Node gave lanes' child ka another parent"
+    js dyn-add "$q-c" kid "$q-p" "$p2" kb >/dev/null || fail "Node add of kb with parent 2"
+    if "$cli" jobs "$url" add --id kb --parent "$q-p:$p1" "$q-c" kid >/dev/null 2>"$tmp/e.err"; then
+        fail "lanes gave Node's child kb another parent"
+    fi
+    grep -q "cannot be replaced" "$tmp/e.err" || fail "kb: $(cat "$tmp/e.err")"
+    js work "$q-c" >/dev/null || fail "Node worker (children)"
+    dpeer step "$url" "$q" 2>"$tmp/p.err" || fail "C worker (parents): $(cat "$tmp/p.err")"
+    js dyn-check "$q" "$p1" 1 >/dev/null || fail "parent 1 did not get ka"
+    js dyn-check "$q" "$p2" 1 >/dev/null || fail "parent 2 did not get kb"
+    echo "an existing child keeps its parent on both sides; each parent gets its own"
+}

@@ -36,12 +36,24 @@ export async function dynStep(queue) {
   console.log(JSON.stringify({ waited }));
 }
 
-// dyn-add QUEUE NAME PARENT_QUEUE PARENT_ID: queue.add to <QUEUE> with
-// opts.parent; prints the new job's id.
-export async function dynAdd(queue, name, pqueue, pid) {
+// dyn-add QUEUE NAME PARENT_QUEUE PARENT_ID [JOB_ID [REFUSED]]: queue.add
+// to <QUEUE> with opts.parent (and a custom id); prints the job's id. With
+// REFUSED the add must throw an error matching it instead.
+export async function dynAdd(queue, name, pqueue, pid, jobId, refused) {
   const q = new Queue(queue, { connection });
-  const job = await q.add(name, { k: 9 }, { parent: { id: pid, queue: `bull:${pqueue}` } });
+  const opts = { parent: { id: pid, queue: `bull:${pqueue}` } };
+  if (jobId) opts.jobId = jobId;
+  let job = null, err = null;
+  try {
+    job = await q.add(name, { k: 9 }, opts);
+  } catch (e) { err = e; }
   await q.close();
+  if (refused) {
+    check(err && new RegExp(refused).test(err.message), 'add not refused', err?.message);
+    console.log(JSON.stringify({ refused: err.message }));
+    return;
+  }
+  check(!err, 'add failed', err?.message);
   console.log(JSON.stringify({ id: job.id }));
 }
 
