@@ -138,7 +138,8 @@ LN_EXTERN int ln_job_children_read(ln_job *job, ln_job_children *out);
  * does not count: it must exist before). A custom job_id that exists is attached
  * to the parent instead (as BullMQ's duplicated add): its result is
  * recorded at once if it completed, else it becomes a pending dependency;
- * LN_EEXIST if it is the child of another parent that exists, LN_EBUSY
+ * LN_EEXIST if it is the child of another parent that exists, LN_EINVAL
+ * if it is the parent named, LN_EBUSY
  * while it runs (BullMQ attaches a running job too; lanes refuses, since
  * on Redis that run's completion may not reach the parent). Parent and
  * child may sit in any queues of the store (on a Redis Cluster of one hash

@@ -130,7 +130,10 @@ static int attach_existing(sq_be *be, const char *queue, const ln__job_new *j, i
     existing e;
     if (err == 0) err = read_existing(be, rid, prid, &e);
     if (err != 0) return err;
-    if (e.parent != 0 && e.parent != prid)
+    if (rid == prid)
+        err = ln__jobs_be_err(&be->base, LN_EINVAL, "%sjob '%s' cannot be its own parent", what,
+                              j->id);
+    else if (e.parent != 0 && e.parent != prid)
         err = ln__jobs_be_err(&be->base, LN_EEXIST,
                               "%sjob '%s' is a child of another parent; the parent job %s:%s "
                               "cannot be replaced",

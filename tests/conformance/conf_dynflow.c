@@ -301,6 +301,12 @@ static void case_dynflow_existing_child(conf_ctx *c) {
     CHECK_EQ(rel.n, 1);
     CHECK_EQ(rel.children[0].status, LN_CHILD_PROCESSED);
     ln_job_children_clear(&rel);
+    o.job_id = "p"; /* its own parent */
+    o.parent_id = "p";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "k", NULL, &o, NULL, 0));
+    CHECK_EQ(ln_jobs_children(c->jobs, c->queue, "p", &rel), 0);
+    CHECK_EQ(rel.n, 1); /* k only */
+    ln_job_children_clear(&rel);
     const char *rq = conf_queue(c, "run");
     conf_add_id(c, rq, "r", 0, 0, 0);
     self_attach at = {c, c->queue, 0};

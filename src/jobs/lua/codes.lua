@@ -17,4 +17,5 @@ local RC = {
     FAILED_CHILDREN = -9, -- wait_children: a fail-parent child failed (BullMQ's -9)
     PARENT_MISSING = -12, -- add: no such parent job (BullMQ's -5, which is LOCKED here)
     CHILD_RUNNING = -13, -- add: an existing job given a parent is running (locked)
+    SELF_PARENT = -14, -- add: an existing job given itself as its parent
 }

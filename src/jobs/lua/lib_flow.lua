@@ -231,7 +231,8 @@ local function flow_parent_at(ps, pa)
 end
 
 -- Before any write: each parent exists (else RC.PARENT_MISSING), and a
--- custom id that exists is not the child of another parent that exists
+-- custom id that exists is not its own parent (else RC.SELF_PARENT), not
+-- the child of another parent that exists
 -- (else RC.PARENT_TAKEN, BullMQ's -7) nor running (else RC.CHILD_RUNNING:
 -- the run's completion may be planned at take without the parent, see
 -- flow_attach_existing). nil, or the code and the job's index (groups of
@@ -244,6 +245,7 @@ local function flow_add_check(ps, n, nf)
             if rcall('EXISTS', pkey) == 0 then return RC.PARENT_MISSING, i end
             local custom = ARGV[2 + (i - 1) * nf]
             if custom ~= '' then
+                if pkey == B .. custom then return RC.SELF_PARENT, i end
                 local cur = rcall('HGET', B .. custom, 'parentKey')
                 if cur and cur ~= pkey and rcall('EXISTS', cur) == 1 then
                     return RC.PARENT_TAKEN, i
