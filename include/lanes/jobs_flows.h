@@ -128,28 +128,31 @@ LN_EXTERN int ln_job_children_read(ln_job *job, ln_job_children *out);
 /* Children of an existing parent (BullMQ's queue.add with opts.parent,
  * job.moveToWaitingChildren and WaitingChildrenError): a job added with
  * ln_job_opts.parent_queue / parent_id becomes a dependency of that job,
- * in whatever state the parent is (nothing about the parent changes: a
- * parent waiting, active, delayed or finished is not moved; one already
- * in waiting-children waits for this child too). The child's result or
+ * whatever state the parent is in. Nothing about the parent changes: a
+ * parent waiting, active, delayed or finished is not moved, one already
+ * in waiting-children waits for this child too. The child's result or
  * failure reaches the parent by the flow rules above; while it is pending
- * the parent's completion is refused. A parent that does not exist
- * refuses the add (LN_ENOENT, "missing key for parent job <key>"; in a
- * bulk add, nothing is stored, and a parent added by the same bulk add
- * does not count: it must exist before). A custom job_id that exists is attached
- * to the parent instead (as BullMQ's duplicated add): its result is
- * recorded at once if it completed, else it becomes a pending dependency;
- * LN_EEXIST if it is the child of another parent that exists, LN_EINVAL
- * if it is the parent named, LN_EBUSY
- * while it runs (BullMQ attaches a running job too; lanes refuses, since
- * on Redis that run's completion may not reach the parent). Parent and
- * child may sit in any queues of the store (on a Redis Cluster of one hash
- * slot, as a flow's: else LN_EINVAL).
+ * the parent's completion is refused. Parent and child may sit in any
+ * queues of the store (on a Redis Cluster of one hash slot, as a flow's:
+ * else LN_EINVAL). A flow node and a job scheduler's template cannot have
+ * a parent (LN_EINVAL).
+ *  - A parent that does not exist refuses the add: LN_ENOENT, "missing
+ *    key for parent job ..." (in a bulk add nothing is stored, and a
+ *    parent added by the same bulk add does not count: it must exist
+ *    before).
+ *  - A custom job_id that exists is attached to the parent instead (as
+ *    BullMQ's duplicated add): its result is recorded at once if it
+ *    completed, else it becomes a pending dependency. Refused: LN_EEXIST
+ *    when it is the child of another parent that exists (BullMQ's "cannot
+ *    be replaced"), LN_EINVAL when it is the parent named, LN_EBUSY while
+ *    it runs (BullMQ attaches a running job too; lanes refuses, since on
+ *    Redis that run's completion may not reach the parent).
  *
  * The "process in steps" pattern: a running handler adds children with
  * its own queue and id as their parent, then calls ln_job_wait_children;
  * when that returns 1 the handler returns at once (what it returns and
- * sets is ignored) and runs again, on any worker of the queue (C or
- * Node), once every child is done; its data or its children's results
+ * sets is ignored), and the job runs again, on any worker of its queue (C
+ * or Node), once every child is done: its children's results
  * (ln_job_children_read) tell it which step it is at. */
 
 /* Inside a handler: if the job has pending dependencies, move it from
