@@ -34,6 +34,7 @@ typedef struct args {
     const char *dedup;
     const char *delay, *priority, *attempts, *backoff, *id, *limit, *offset, *age, *keep,
         *traceparent, *on_complete, *on_fail, *timeout, *from, *type;
+    const char *parent, *parent_on_failure; /* add --parent (jobs_flow.c) */
 } args;
 
 /* "lanes jobs" or "lanes jobs CMD": who speaks in messages. */
@@ -57,6 +58,8 @@ static const cli_opt options[] = {
     {"--dedup", 1, AT(dedup), "add"},
     {"--dedup-extend", 0, AT(dedup_extend), "add"},
     {"--dedup-replace", 0, AT(dedup_replace), "add"},
+    {"--parent", 1, AT(parent), "add"},
+    {"--parent-on-failure", 1, AT(parent_on_failure), "add"},
     {"--limit", 1, AT(limit), "list"},
     {"--offset", 1, AT(offset), "list"},
     {"--all", 0, AT(all), "retry"},
@@ -170,6 +173,11 @@ static int cmd_add(ln_jobs *jobs, args *a) {
     o.job_id = a->id;
     o.lifo = a->lifo;
     o.traceparent = a->traceparent;
+    static char pq[LN_JOB_QUEUE_MAX]; /* --parent's queue */
+    if (cli_jobs_parent_opt(a->parent, a->parent_on_failure, &o, pq, sizeof pq) != 0)
+        return cli_usage(prog, "%s",
+                         "--parent QUEUE:ID [--parent-on-failure fail|continue|"
+                         "ignore|remove]");
     static char id[LN_JOB_CUSTOM_ID_MAX]; /* any custom id or dedup holder */
     char *input = NULL;
     const char *data = a->npos == 3 ? a->pos[2] : NULL;

@@ -349,3 +349,27 @@ int cli_jobs_children_file(ln_job *job, char *path, size_t size) {
     }
     return 1;
 }
+
+int cli_jobs_parent_opt(const char *parent, const char *on_failure, ln_job_opts *o, char *queue,
+                        size_t size) {
+    if (parent == NULL) return on_failure != NULL ? -1 : 0;
+    const char *colon = strchr(parent, ':');
+    size_t n = colon != NULL ? (size_t)(colon - parent) : 0;
+    if (n == 0 || n >= size || colon[1] == '\0') return -1;
+    memcpy(queue, parent, n);
+    queue[n] = '\0';
+    o->parent_queue = queue;
+    o->parent_id = colon + 1; /* an id may hold ':' itself ("a:b:c") */
+    if (on_failure == NULL) return 0;
+    if (strcmp(on_failure, "fail") == 0)
+        o->fail_parent_on_failure = 1;
+    else if (strcmp(on_failure, "continue") == 0)
+        o->continue_parent_on_failure = 1;
+    else if (strcmp(on_failure, "ignore") == 0)
+        o->ignore_dependency_on_failure = 1;
+    else if (strcmp(on_failure, "remove") == 0)
+        o->remove_dependency_on_failure = 1;
+    else
+        return -1;
+    return 0;
+}

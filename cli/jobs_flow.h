@@ -24,4 +24,11 @@ void cli_jobs_flow_relations(ln_jobs *jobs, const char *queue, const char *id, i
  * unlinks it. 0: no children (path ""); -1: it could not be written. */
 int cli_jobs_children_file(ln_job *job, char *path, size_t size);
 
+/* For `add --parent QUEUE:ID [--parent-on-failure WHAT]` (parent NULL:
+ * none): o->parent_queue (copied into queue, size bytes), o->parent_id
+ * (borrowed) and the failure option WHAT (fail, continue, ignore,
+ * remove). 0, or -1 for a malformed value. */
+int cli_jobs_parent_opt(const char *parent, const char *on_failure, ln_job_opts *o, char *queue,
+                        size_t size);
+
 #endif

@@ -40,7 +40,12 @@ static const cli_jobs_cmd cmds[] = {
      "                          deduplication; the TTL follows the last ':')\n"
      "  --dedup-extend          each deduplicated add starts the TTL again\n"
      "  --dedup-replace         an add while the holder is still delayed\n"
-     "                          replaces it with this job\n"},
+     "                          replaces it with this job\n"
+     "  --parent QUEUE:ID       add the job as a child of that existing job: the\n"
+     "                          parent waits for it (BullMQ's opts.parent)\n"
+     "  --parent-on-failure fail|continue|ignore|remove   what this job's final\n"
+     "                          failure does to its parent (default: it stays a\n"
+     "                          pending dependency)\n"},
     {"counts", "QUEUE", "Print the number of jobs in each state.\n"},
     {"list", "QUEUE STATE [--limit N] [--offset N]",
      "List the jobs in one state: waiting delayed prioritized active completed\n"

@@ -38,7 +38,8 @@ set(LN_CONF_SOURCES
     conformance/conf_parity.c
     conformance/conf_drain.c
     conformance/conf_backoff.c
-    conformance/conf_remove_tree.c)
+    conformance/conf_remove_tree.c
+    conformance/conf_dynflow.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it
@@ -143,3 +144,8 @@ if(TARGET lanes_cli)
                    $<TARGET_FILE:lanes_cli>)
   set_tests_properties(jobs_cli_longid PROPERTIES TIMEOUT 60 LABELS "plain;jobs")
 endif()
+
+# The dispatcher's side of ln_job_wait_children (src/jobs/dynflow.c) on a
+# bare worker struct: a job moved to waiting-children is freed with nothing
+# recorded, after any renewal in flight.
+ln_test(NAME test_dynflow_worker SOURCES test_dynflow_worker.c TIMEOUT 30 LABELS jobs)

@@ -40,7 +40,10 @@ add_executable(redis_peer redis_peer.c)
 target_link_libraries(redis_peer PRIVATE lanes_jobs_static)
 # The C side of the backoff cases (tests/interop/cases/backoff.sh), beside it.
 add_executable(backoff_peer backoff_peer.c)
-target_link_libraries(backoff_peer PRIVATE lanes_jobs_static)
+target_link_libraries(backoff_peer PRIVATE lanes_jobs_static
+# The C side of the dynflow interop cases (interop/cases/dynflow.sh).
+add_executable(dynflow_peer dynflow_peer.c)
+target_link_libraries(dynflow_peer PRIVATE lanes_jobs_static)
 
 set(LN_REDIS_CLI "")
 if(TARGET lanes_cli)
@@ -55,7 +58,9 @@ foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board json
         no_active_event
         drain retry_clean stacktrace halfid remove_iter live cancel_child cancel_iter
         backoff_node_to_c backoff_c_to_node
-        remove_tree_node_to_c remove_tree_c_to_node remove_tree_refused)
+        remove_tree_node_to_c remove_tree_c_to_node remove_tree_refused
+        dynflow_node_to_c dynflow_c_to_node dynflow_add_node_to_c dynflow_add_c_to_node
+        dynflow_existing)
   add_test(NAME test_redis_interop/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_interop.sh ${case}
                    $<TARGET_FILE:redis_peer> ${LN_REDIS_CLI})

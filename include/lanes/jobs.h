@@ -264,6 +264,20 @@ typedef struct ln_job_opts {
     int64_t dedup_ttl_ms; /* 0..2^31-1 ms; 0 = simple mode */
     int dedup_extend;     /* 0/1; needs dedup_ttl_ms > 0 */
     int dedup_replace;    /* 0/1 */
+    /* Add the job as a child of an existing job, its parent (BullMQ's
+     * opts.parent on a plain add; see "Children of an existing parent" in
+     * lanes/jobs_flows.h): parent_id of parent_queue (both, or neither:
+     * NULL, the default, is no parent), in this store; on a Redis Cluster
+     * of this queue's hash slot. The four options are a flow child's
+     * (ln_flow_node): what this job's final failure does to its parent,
+     * 0/1 each, and only with a parent. Not with dedup_id (BullMQ refuses
+     * both together). LN_ENOENT from the add: no such parent. */
+    const char *parent_queue;
+    const char *parent_id;
+    int fail_parent_on_failure;
+    int continue_parent_on_failure;
+    int ignore_dependency_on_failure;
+    int remove_dependency_on_failure;
 } ln_job_opts;
 
 /* Defaults as listed above. */
@@ -279,7 +293,10 @@ LN_EXTERN void ln_job_opts_init(ln_job_opts *opts);
  * which), LN_ERANGE (id_size too small for the id; nothing added: checked
  * before adding, or, when a held dedup_id names an existing job whose id
  * does not fit, that job is left as it is and nothing new was added for
- * it), LN_ENOSPC (disk full), LN_EFORK, LN_EBACKEND. On error nothing is
+ * it), LN_ENOENT (opts->parent_id names no job), LN_EEXIST (a custom id
+ * that exists is a child of another parent: BullMQ's "cannot be
+ * replaced"), LN_EBUSY (such an id is running: see lanes/jobs_flows.h),
+ * LN_ENOSPC (disk full), LN_EFORK, LN_EBACKEND. On error nothing is
  * stored. Any thread. */
 LN_EXTERN int ln_jobs_add(ln_jobs *jobs, const char *queue, const char *name, const char *data_json,
                           const ln_job_opts *opts, char *id, size_t id_size);
@@ -653,6 +670,8 @@ typedef struct ln_worker_stats {
                                ln_job_delay_until */
     uint64_t rate_limited; /* runs put back to waiting by
                               ln_job_rate_limited */
+    uint64_t waited;       /* runs that ended in waiting-children by
+                              ln_job_wait_children (nothing recorded) */
 } ln_worker_stats;
 
 /* Copy the counters to *out. Any thread, also while the worker runs. */

@@ -125,6 +125,55 @@ LN_EXTERN void ln_job_children_clear(ln_job_children *c);
 /* Inside a handler: ln_jobs_children of the job itself. */
 LN_EXTERN int ln_job_children_read(ln_job *job, ln_job_children *out);
 
+/* Children of an existing parent (BullMQ's queue.add with opts.parent,
+ * job.moveToWaitingChildren and WaitingChildrenError): a job added with
+ * ln_job_opts.parent_queue / parent_id becomes a dependency of that job,
+ * whatever state the parent is in. Nothing about the parent changes: a
+ * parent waiting, active, delayed or finished is not moved, one already
+ * in waiting-children waits for this child too. The child's result or
+ * failure reaches the parent by the flow rules above; while it is pending
+ * the parent's completion is refused. Parent and child may sit in any
+ * queues of the store (on a Redis Cluster of one hash slot, as a flow's:
+ * else LN_EINVAL). A flow node and a job scheduler's template cannot have
+ * a parent (LN_EINVAL).
+ *  - A parent that does not exist refuses the add: LN_ENOENT, "missing
+ *    key for parent job ..." (in a bulk add nothing is stored, and a
+ *    parent added by the same bulk add does not count: it must exist
+ *    before).
+ *  - A custom job_id that exists is attached to the parent instead (as
+ *    BullMQ's duplicated add): its result is recorded at once if it
+ *    completed, else it becomes a pending dependency. Refused: LN_EEXIST
+ *    when it is the child of another parent that exists (BullMQ's "cannot
+ *    be replaced"), LN_EINVAL when it is the parent named, LN_EBUSY while
+ *    it runs (BullMQ attaches a running job too; lanes refuses, since on
+ *    Redis that run's completion may not reach the parent).
+ *
+ * The "process in steps" pattern: a running handler adds children with
+ * its own queue and id as their parent, then calls ln_job_wait_children;
+ * when that returns 1 the handler returns at once (what it returns and
+ * sets is ignored), and the job runs again, on any worker of its queue (C
+ * or Node), once every child is done: its children's results
+ * (ln_job_children_read) tell it which step it is at. */
+
+/* Inside a handler: if the job has pending dependencies, move it from
+ * active to waiting-children now (BullMQ's moveToWaitingChildren): its
+ * lease is released, no attempt is used (the run counts in
+ * attempts_started), and the worker records nothing for this run (no
+ * completion, failure or retry; its place frees when the handler
+ * returns); the job is waiting again (or prioritized, or delayed by its
+ * own delay_ms) once its last child is done. Returns 1 (moved: return
+ * from the handler), 0 (no pending dependency: the job stays active and
+ * the handler goes on), or an error: LN_ESTALE (the lease was lost, the
+ * job is no longer active with it), LN_EFAILED (a child failed with
+ * fail_parent_on_failure: the job can never complete; BullMQ's
+ * UnrecoverableError "Cannot complete job <id> because it has at least
+ * one failed child"), LN_EINVAL (job NULL), LN_EBACKEND; the detail is
+ * in ln_jobs_errmsg of the worker's handle. A synchronous store call on
+ * the handler's thread, like ln_job_children_read; on Redis it checks
+ * the lock token as BullMQ does. A second call after a move returns
+ * LN_ESTALE. The worker counts such runs in ln_worker_stats.waited. */
+LN_EXTERN int ln_job_wait_children(ln_job *job);
+
 #ifdef __cplusplus
 }
 #endif

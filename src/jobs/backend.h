@@ -34,8 +34,9 @@
  * worker_beat; 8: metrics (and step honours st->metrics_max_points); 9: cancel,
  * cancel_poll; 10: job schedulers (sched_*); 11: limits, the step's rate
  * limit fields and the outcome LN__DONE_LIMITED; 12: add_flow, children;
- * 14: remove_tree. */
-#define LN__STORE_METHODS_VERSION 14
+ * 14: remove_tree.
+ * 15: wait_children, and add honours opts.parent_*. */
+#define LN__STORE_METHODS_VERSION 15
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -287,6 +288,12 @@ struct ln__store_methods {
      * max entries (LN_ETOOBIG); *removed: the jobs removed (0 on error). */
     int (*remove_tree)(ln__jobs_be *be, const char *queue, const char *id, size_t max,
                        size_t *removed);
+    /* Version 15. Active job ref of queue (held with ref->token) to
+     * waiting-children if it has pending dependencies (jobs_flows.h
+     * ln_job_wait_children): 1 moved, 0 none pending (nothing changed),
+     * LN_ESTALE (not active with that token), LN_EFAILED (a fail-parent
+     * child failed). */
+    int (*wait_children)(ln__jobs_be *be, const char *queue, const ln__job_ref *ref);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */

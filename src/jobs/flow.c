@@ -1,6 +1,7 @@
 /* flow.c - the front of flows (jobs.h "Flows"): a tree of jobs checked,
  * flattened into pre-order and handed to the store's add_flow in one call;
  * the children a parent reads. docs/internals/flows.md has the design. */
+#include "dynflow.h"
 #include "front.h"
 #include "worker_int.h"
 
@@ -53,6 +54,7 @@ static int flatten(flat *f, const ln_flow_node *node, long parent, const char *q
             ln_job_opts_init(&j->opts);
         rc = ln__jobs_check_opts(&j->opts, err, sizeof err);
     }
+    if (rc == 0) rc = ln__dynflow_refuse(&j->opts, "a flow node", err, sizeof err);
     if (rc == 0 && j->opts.dedup_id != NULL) {
         snprintf(err, sizeof err, "deduplication is not supported in a flow");
         rc = LN_EINVAL;

@@ -54,6 +54,7 @@
 #include "redis_metrics.h"
 #include "redis_limit.h"
 #include "redis_flow.h"
+#include "redis_dynflow.h"
 #include "redis_wait.h"
 #include "redis_workers.h"
 
@@ -149,9 +150,11 @@ static int redis_add(ln__jobs_be *be, const char *queue, ln__job_new *jobs, size
         ln__redis_args_str(&a, o->dedup_extend ? "1" : "0");
         ln__redis_args_str(&a, o->dedup_replace ? "1" : "0");
     }
-    redisReply *rep = script(r, LN__RS_ADD, &a, &rc);
+    rc = ln__redis_dynflow_push(&r->conn, be, &a, r->key, jobs, n); /* parents (redis_dynflow.c) */
+    redisReply *rep = rc == 0 ? script(r, LN__RS_ADD, &a, &rc) : NULL;
     ln__redis_args_free(&a);
     if (!rep) return public_rc(rc);
+    if ((rc = ln__redis_dynflow_refused(be, rep, jobs, n)) != 0) return rc;
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 * n) return bad_reply(r, rep, "add");
     for (size_t i = 0; i < n; i++) {
         if (rep->element[2 * i]->type != REDIS_REPLY_STRING) return bad_reply(r, rep, "add");
@@ -582,6 +585,13 @@ static int redis_add_flow(ln__jobs_be *be, ln__flow_new *nodes, size_t n) {
     return public_rc(ln__redis_flow_add(&r->conn, be, nodes, n));
 }
 
+/* Store methods version 14 (redis_dynflow.c). */
+static int redis_wait_children(ln__jobs_be *be, const char *queue, const ln__job_ref *ref) {
+    redis_be *r = rbe(be);
+    set_queue(r, queue);
+    return public_rc(ln__redis_wait_children(&r->conn, be, r->key, ref));
+}
+
 static int redis_children(ln__jobs_be *be, const char *queue, const char *id,
                           ln_job_children *out) {
     redis_be *r = rbe(be);
@@ -713,6 +723,7 @@ static const ln__store_methods redis_methods = {
     .add_flow = redis_add_flow,
     .children = redis_children,
     .remove_tree = redis_remove_tree,
+    .wait_children = redis_wait_children,
 };
 
 /* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and

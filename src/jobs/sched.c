@@ -2,6 +2,7 @@
  * checks every store shares, the calls into the store methods, and the
  * worker's hook that advances a scheduler when its iteration is taken.
  * docs/internals/schedules.md. */
+#include "dynflow.h"
 #include "front.h"
 #include "sched.h"
 #include "store.h"
@@ -135,6 +136,7 @@ static int check_template(const ln_jobs *jobs, const char *name, const char *dat
         return LN_EINVAL;
     }
     if ((rc = ln__jobs_check_opts(&s->opts, err, errsize)) != 0) return rc;
+    if ((rc = ln__dynflow_refuse(&s->opts, "a scheduler's job", err, errsize)) != 0) return rc;
     s->name = name;
     s->data = data != NULL ? data : "{}";
     return ln__jobs_check_json(s->data, jobs->opts.max_data_size, &s->data_len, "data", err,

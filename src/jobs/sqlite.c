@@ -216,6 +216,7 @@ static const ln__store_methods sq_methods = {
     .add_flow = ln__sq_add_flow,
     .children = ln__sq_children,
     .remove_tree = ln__sq_remove_tree,
+    .wait_children = ln__sq_wait_children,
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */

@@ -132,7 +132,7 @@ static char *col_id(sqlite3_stmt *s, int col, int64_t rid) {
 
 /* Parent prid out of waiting-children (force: even with pending deps),
  * with its event. */
-static int release_parent(sq_be *be, int64_t prid, int force, int64_t now) {
+int ln__sq_flow_release(sq_be *be, int64_t prid, int force, int64_t now) {
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_FLOW_RELEASE);
     if (s == NULL) return LN_EBACKEND;
     sqlite3_bind_int64(s, 1, prid);
@@ -225,7 +225,7 @@ static int child_done(sq_be *be, const char *key, int64_t rid, int64_t prid, int
     int changed = 0, err;
     if (completed) {
         err = mark_dep(be, prid, rid, 1, text != NULL ? text : "null", &changed);
-        return err == 0 && changed ? release_parent(be, prid, 0, now) : err;
+        return err == 0 && changed ? ln__sq_flow_release(be, prid, 0, now) : err;
     }
     if (pflags & LN__FLOW_FPOF) {
         if ((err = mark_dep(be, prid, rid, 3, NULL, &changed)) != 0 || !changed) return err;
@@ -239,12 +239,12 @@ static int child_done(sq_be *be, const char *key, int64_t rid, int64_t prid, int
     }
     if (pflags & LN__FLOW_CPOF) {
         err = mark_dep(be, prid, rid, 2, text, &changed);
-        return err == 0 && changed ? release_parent(be, prid, 1, now) : err;
+        return err == 0 && changed ? ln__sq_flow_release(be, prid, 1, now) : err;
     }
     if (pflags & (LN__FLOW_IDOF | LN__FLOW_RDOF)) {
         int idof = (pflags & LN__FLOW_IDOF) != 0;
         err = mark_dep(be, prid, rid, idof ? 2 : 5, idof ? text : NULL, &changed);
-        return err == 0 && changed ? release_parent(be, prid, 0, now) : err;
+        return err == 0 && changed ? ln__sq_flow_release(be, prid, 0, now) : err;
     }
     return 0; /* no option: it stays a pending dependency */
 }

@@ -391,6 +391,15 @@ int ln__sq_flow_refused(sq_be *be, ln__job_done *d, char *reason, size_t reason_
 int ln__sq_flow_clean_parents(sq_be *be, const char *queue, int64_t keep, int64_t cutoff, int chunk,
                               int64_t **out, size_t *n);
 int ln__sq_flow_clean_drop(sq_be *be, const char *queue, const int64_t *parents, size_t n);
+/* Parent prid out of waiting-children (force: even with deps left), with
+ * its event (sqlite_flow.c). */
+int ln__sq_flow_release(sq_be *be, int64_t prid, int force, int64_t now);
+/* sqlite_dynflow.c: job j of queue (job i of n), just inserted as row rid,
+ * or (rid 0) a custom id that exists, added with opts.parent_*: linked to
+ * its parent in ln__sq_add's transaction; and store methods version 14. */
+int ln__sq_dynflow_link(sq_be *be, const char *queue, const ln__job_new *j, int64_t rid, size_t i,
+                        size_t n, int64_t now);
+int ln__sq_wait_children(ln__jobs_be *b, const char *queue, const ln__job_ref *ref);
 
 /* sqlite_admin.c: store methods version 4. */
 int ln__sq_queues(ln__jobs_be *b, size_t max, char ***names, size_t *n);

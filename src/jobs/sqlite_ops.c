@@ -94,6 +94,8 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
             ln__free(j->id); /* set by a dedup check, or an earlier try */
             if ((j->id = ln__strdup(o->job_id)) == NULL) goto fail_nomem;
             err = ln__sq_event(be, queue, "duplicated", j->id, NULL, NULL, NULL, NULL, now);
+            if (err == 0 && o->parent_queue != NULL) /* sqlite_dynflow.c */
+                err = ln__sq_dynflow_link(be, queue, j, 0, i, n, now);
             if (err != 0) goto fail;
             continue;
         }
@@ -105,6 +107,8 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
         ln__free(j->id); /* set by a dedup check, or an earlier try */
         if ((j->id = ln__sq_id_dup(rid, o->job_id)) == NULL) goto fail_nomem;
         if ((err = ln__sq_add_events(be, queue, j, now)) != 0) goto fail;
+        if (o->parent_queue != NULL && (err = ln__sq_dynflow_link(be, queue, j, rid, i, n, now)))
+            goto fail;
     }
     for (int k = 0; k < 3; k++) /* waiting, delayed, prioritized */
         if ((err = ln__sq_count(be, queue, k, added[k])) != 0) goto fail;

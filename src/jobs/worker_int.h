@@ -33,6 +33,8 @@ struct ln_job {
     int limit_set;         /* ln_job_rate_limited was called: back to
                               waiting, the queue limited for limit_ms */
     int64_t limit_ms;      /*   (handler thread; wins over delay_set) */
+    int waited;            /* ln_job_wait_children moved it: nothing to
+                              record (handler thread; dynflow.c) */
     int rc;                /* handler's return value; published, with
                               the fields above, by the release push on
                               w->finished */
@@ -115,6 +117,9 @@ struct ln_worker {
     ln__jobs_pipe *pipe;     /* this run's (ln__store_pipe_open) */
     uint64_t next_timeout;   /* earliest deadline of a running job (ns),
                                 UINT64_MAX: none */
+    size_t nwaited;          /* jobs ln_job_wait_children moved whose
+                                renewal was in flight: freed by
+                                ln__worker_waited_sweep (dynflow.c) */
     size_t nhung_out;        /* timed-out jobs whose handler has not
                                 returned and whose outcome is in
                                 unrecorded[] or in flight: they still hold

@@ -2,9 +2,10 @@
  * finished handlers, start taken jobs, give jobs back, abandon them.
  * Dispatcher only. The invariants: docs/internals/worker-loop.md.
  *
- * Every job taken and not yet freed is in slots[]; only these functions
- * and ln__steps_recv (after a step stored the outcome) free jobs, and a
- * job is freed only once its handler returned (or never started).
+ * Every job taken and not yet freed is in slots[]; only these functions,
+ * ln__steps_recv (after a step stored the outcome) and dynflow.c's
+ * ln__worker_waited / _sweep (a job moved to waiting-children) free jobs,
+ * and a job is freed only once its handler returned (or never started).
  *
  * Timeouts: a job past its deadline is canceled and its failure is
  * recorded like any outcome, while its handler may still run. Such a job
@@ -15,6 +16,8 @@
  *   nhung_out == #{ job in slots[] : timed_out && !returned && !recorded }
  */
 #include "worker_int.h"
+
+#include "dynflow.h"
 
 #include <stdio.h>
 
@@ -98,7 +101,9 @@ void ln__worker_collect(ln_worker *w) {
             continue;
         }
         LN_ASSERT(!job->collected);
-        if (atomic_load_explicit(&job->canceled, memory_order_relaxed)) {
+        if (job->waited) { /* ln_job_wait_children (dynflow.c): nothing to record */
+            ln__worker_waited(w, job);
+        } else if (atomic_load_explicit(&job->canceled, memory_order_relaxed)) {
             LN_ASSERT(!job->renew_sent);    /* no step refers to it */
             ln__worker_slot_remove(w, job); /* given up: nothing to record */
             ln__worker_job_free(job);

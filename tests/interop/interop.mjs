@@ -32,6 +32,7 @@ import { backoffAdd, backoffWork, backoffCheck } from './node/backoff.mjs';
 import {
   rtSetup, rtTrim, rtRemove, rtBig, rtHold, rtKeys,
 } from './node/remove_tree.mjs';
+import { dynStep, dynAdd, dynMissing, dynCheck } from './node/dynflow.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -90,6 +91,10 @@ switch (cmd) {
   case 'rt-big': await rtBig(queue); break;
   case 'rt-hold': await rtHold(queue); break;
   case 'rt-keys': await rtKeys(queue); break;
+  case 'dyn-step': await dynStep(queue); break;
+  case 'dyn-add': await dynAdd(queue, args[0], args[1], args[2], args[3], args[4]); break;
+  case 'dyn-missing': await dynMissing(queue); break;
+  case 'dyn-check': await dynCheck(queue, args[0], args[1]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

@@ -10,10 +10,15 @@
 --     timeout ms ("0" = none; stored as opts.lanesTimeout, which BullMQ
 --     keeps and ignores), deduplication id ("" = none), its TTL ms (0 =
 --     simple mode), extend ("1"/"0"), replace ("1"/"0")
+--   then, only when a job has a parent, the parent section: the prefix,
+--     then per job its parent's queue ("" = none), id and failure option
+--     bits (lib_flow.lua's flow_add_check, flow_child_opts, ...)
 -- Returns {id, existed, id, existed, ...}: a custom id that exists already
 -- is left alone (existed = 1) and a 'duplicated' event written; so is a
 -- job deduplicated by the job holding its deduplication id (existed = 1,
--- that job's id, a 'deduplicated' event).
+-- that job's id, a 'deduplicated' event). {RC, i} refuses the add for job
+-- i before anything is written (its parent is missing, or its existing
+-- custom id has another parent or runs).
 local NFIELDS = 20
 
 -- BullMQ's setDeduplicationKey.
@@ -90,6 +95,13 @@ local function keep_opt(mode, value)
 end
 
 local out = {}
+local PS = 2 + tonumber(ARGV[1]) * NFIELDS -- the parent section, if any
+local parents
+if #ARGV > PS then
+    local rc, at = cold().flow_add_check(PS, tonumber(ARGV[1]), NFIELDS)
+    if rc then return {rc, at} end
+    parents = true
+end
 for i = 1, tonumber(ARGV[1]) do
     local a = 1 + (i - 1) * NFIELDS
     local custom, name, data = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
@@ -100,7 +112,9 @@ for i = 1, tonumber(ARGV[1]) do
     local jkey = B .. id
     local deid, dttl = ARGV[a + 17], tonumber(ARGV[a + 18])
     local holder
+    local pa = parents and ARGV[PS + 3 * i - 2] ~= '' and PS + 3 * i - 2
     if custom ~= '' and rcall('EXISTS', jkey) == 1 then
+        if pa then cold().flow_attach_existing(PS, pa, jkey, id) end
         emit('duplicated', 'jobId', id)
         holder = id
     elseif deid ~= '' then
@@ -134,9 +148,11 @@ for i = 1, tonumber(ARGV[1]) do
             if ARGV[a + 19] == '1' then opts.de.extend = true end
             if ARGV[a + 20] == '1' then opts.de.replace = true end
         end
+        if pa then cold().flow_child_opts(PS, pa, opts) end
         rcall('HSET', jkey, 'name', name, 'data', data, 'opts', cjson.encode(opts),
               'timestamp', int_str(NOW), 'delay', delay, 'priority', priority)
         if deid ~= '' then rcall('HSET', jkey, 'deid', deid) end
+        if pa then cold().flow_attach_new(PS, pa, jkey) end
         emit('added', 'jobId', id, 'name', name)
         if delay > 0 then
             add_delayed(id, NOW + delay)

@@ -14,4 +14,9 @@ local RC = {
     SCHEDULED = -8, -- remove, cancel: a job scheduler's pending iteration (BullMQ's -8)
     SCHEDULER_ID_TAKEN = -10, -- schedule: the next iteration's job id exists (BullMQ's -10)
     TREE_TOO_BIG = -100, -- remove tree: more entries than its cap (lanes' own)
+    PARENT_TAKEN = -7, -- add: the job is the child of another parent (BullMQ's -7)
+    FAILED_CHILDREN = -9, -- wait_children: a fail-parent child failed (BullMQ's -9)
+    PARENT_MISSING = -12, -- add: no such parent job (BullMQ's -5, which is LOCKED here)
+    CHILD_RUNNING = -13, -- add: an existing job given a parent is running (locked)
+    SELF_PARENT = -14, -- add: an existing job given itself as its parent
 }

@@ -218,3 +218,90 @@ drop_job_hard = function(id)
     if f[1] and rcall('GET', B .. 'de:' .. f[1]) == id then rcall('DEL', B .. 'de:' .. f[1]) end
     delete_job_keys(id)
 end
+
+-- Jobs added with a parent that exists (add.lua's parent section from
+-- ARGV[ps]: the prefix, then per job at 'pa' the parent's queue, id and
+-- failure option bits): BullMQ's add scripts given a parentKey, and its
+-- updateExistingJobsParent for a custom id that exists. The parent's
+-- queue key, id, key and the bits of entry pa.
+local function flow_parent_at(ps, pa)
+    local qk = ARGV[ps] .. ':' .. ARGV[pa]
+    local pid = ARGV[pa + 1]
+    return qk, pid, qk .. ':' .. pid, tonumber(ARGV[pa + 2])
+end
+
+-- Before any write: each parent exists (else RC.PARENT_MISSING), and a
+-- custom id that exists is not its own parent (else RC.SELF_PARENT), not
+-- the child of another parent that exists
+-- (else RC.PARENT_TAKEN, BullMQ's -7) nor running (else RC.CHILD_RUNNING:
+-- the run's completion may be planned at take without the parent, see
+-- flow_attach_existing). nil, or the code and the job's index (groups of
+-- nf fields, the custom id first).
+local function flow_add_check(ps, n, nf)
+    for i = 1, n do
+        local pa = ps + 3 * i - 2
+        if ARGV[pa] ~= '' then
+            local _, _, pkey = flow_parent_at(ps, pa)
+            if rcall('EXISTS', pkey) == 0 then return RC.PARENT_MISSING, i end
+            local custom = ARGV[2 + (i - 1) * nf]
+            if custom ~= '' then
+                if pkey == B .. custom then return RC.SELF_PARENT, i end
+                local cur = rcall('HGET', B .. custom, 'parentKey')
+                if cur and cur ~= pkey and rcall('EXISTS', cur) == 1 then
+                    return RC.PARENT_TAKEN, i
+                end
+                if rcall('EXISTS', B .. custom .. ':lock') == 1 then return RC.CHILD_RUNNING, i end
+            end
+        end
+    end
+    return nil
+end
+
+-- The failure options of bits 'flags' set in table t (BullMQ's short keys).
+local function flow_flags_into(t, flags)
+    if flags % 2 == 1 then t.fpof = true end
+    if math.floor(flags / 2) % 2 == 1 then t.cpof = true end
+    if math.floor(flags / 4) % 2 == 1 then t.idof = true end
+    if math.floor(flags / 8) % 2 == 1 then t.rdof = true end
+    return t
+end
+
+-- A new child's stored opts: parent {id, queue} and its failure options.
+local function flow_child_opts(ps, pa, opts)
+    local qk, pid, _, flags = flow_parent_at(ps, pa)
+    opts.parent = {id = pid, queue = qk}
+    flow_flags_into(opts, flags)
+end
+
+-- parentKey and parent on child jkey.
+local function flow_link_fields(jkey, qk, pid, pkey, flags)
+    rcall('HSET', jkey, 'parentKey', pkey, 'parent',
+          cjson.encode(flow_flags_into({id = pid, queueKey = qk}, flags)))
+end
+
+-- A new child: linked, and a dependency of its parent.
+local function flow_attach_new(ps, pa, jkey)
+    local qk, pid, pkey, flags = flow_parent_at(ps, pa)
+    flow_link_fields(jkey, qk, pid, pkey, flags)
+    rcall('SADD', pkey .. ':dependencies', jkey)
+end
+
+-- Job jkey (id, of this queue) exists and is added again with a parent
+-- (flow_add_check let it): a completed one gives its result to the parent
+-- at once (released if no dependency is left), any other becomes a
+-- dependency. Its opts get the parent too, so the fast completion
+-- (redis_step.c plans none for a job whose opts has a parent) leaves it
+-- to finish_job, which tells the parent.
+local function flow_attach_existing(ps, pa, jkey, id)
+    local qk, pid, pkey, flags = flow_parent_at(ps, pa)
+    if rcall('ZSCORE', K.completed, id) then
+        rcall('HSET', pkey .. ':processed', jkey, rcall('HGET', jkey, 'returnvalue') or 'null')
+        flow_release_if_done(qk, pkey, pid)
+    else
+        rcall('SADD', pkey .. ':dependencies', jkey)
+    end
+    flow_link_fields(jkey, qk, pid, pkey, flags)
+    local opts = decode_opts(rcall('HGET', jkey, 'opts'))
+    opts.parent = {id = pid, queue = qk}
+    rcall('HSET', jkey, 'opts', cjson.encode(flow_flags_into(opts, flags)))
+end

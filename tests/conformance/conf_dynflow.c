@@ -1,0 +1,412 @@
+/* conf_dynflow.c - children added to an existing parent (ln_job_opts
+ * parent_queue / parent_id) and a running job that waits for them
+ * (ln_job_wait_children): BullMQ's "process in steps" pattern, a missing
+ * parent, a parent already in waiting-children, a wait with nothing
+ * pending, children in another queue, a custom id that exists. */
+#include "conf.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+/* The stepper's state (one worker thread at a time runs it). */
+typedef struct stepper {
+    conf_ctx *c;
+    const char *kids_queue; /* where the children go */
+    int runs;               /* parent runs */
+    int wait_rc;            /* ln_job_wait_children's answer on the first run */
+    int state_after;        /* the parent's state right after it */
+    char values[256];       /* the second run's "<id>=<value> " */
+} stepper;
+
+static void kid_opts(ln_job_opts *o, ln_job *parent, const char *id) {
+    ln_job_opts_init(o);
+    o->job_id = id;
+    o->parent_queue = ln_job_queue(parent);
+    o->parent_id = ln_job_id(parent);
+}
+
+/* "step" jobs: with no children yet, add two and wait for them; once
+ * released, complete with the number of results read. Other names go by
+ * conf_handler_by_name. */
+static int step_handler(ln_job *job, void *ctx) {
+    stepper *s = ctx;
+    if (strcmp(ln_job_name(job), "step") != 0) return conf_handler_by_name(job, NULL);
+    s->runs++;
+    ln_job_children rel;
+    if (ln_job_children_read(job, &rel) != 0) return ln_job_fail(job, "children unreadable");
+    size_t n = rel.n;
+    s->values[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(s->values);
+        if (rel.children[i].status == LN_CHILD_PROCESSED)
+            snprintf(s->values + len, sizeof s->values - len, "%s=%s ", rel.children[i].id,
+                     rel.children[i].value);
+    }
+    ln_job_children_clear(&rel);
+    if (n > 0) {
+        char out[24];
+        snprintf(out, sizeof out, "%zu", n);
+        return ln_job_set_result(job, out);
+    }
+    const char *kq = s->kids_queue != NULL ? s->kids_queue : ln_job_queue(job);
+    ln_job_opts o;
+    kid_opts(&o, job, "k1");
+    if (ln_jobs_add(s->c->jobs, kq, "k", "1", &o, NULL, 0) != 0) return ln_job_fail(job, "add k1");
+    kid_opts(&o, job, "k2");
+    if (ln_jobs_add(s->c->jobs, kq, "k", "[2]", &o, NULL, 0) != 0)
+        return ln_job_fail(job, "add k2");
+    s->wait_rc = ln_job_wait_children(job);
+    s->state_after = conf_state(s->c, ln_job_queue(job), ln_job_id(job));
+    if (s->wait_rc == 1 && ln_job_wait_children(job) != LN_ESTALE) s->wait_rc = -1000;
+    if (s->wait_rc == 1) return ln_job_fail(job, "ignored: the job waits for its children");
+    return ln_job_fail(job, "wait_children did not move the job");
+}
+
+static void check_stepped(conf_ctx *c, const stepper *s, const char *queue, const char *id,
+                          int started) {
+    CHECK_EQ(s->wait_rc, 1);
+    CHECK_EQ(s->state_after, LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(s->runs, 2);
+    CONF_CHECK_STR(s->values, "k1={\"ok\":1} k2={\"ok\":[2]} ");
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, queue, id, &info), 0);
+    CHECK_EQ(info.state, LN_JOB_COMPLETED);
+    CONF_CHECK_STR(info.result, "2");
+    CHECK_EQ(info.attempts_made, 0); /* the wait used no attempt */
+    CHECK_EQ(info.attempts_started, started);
+    ln_job_info_clear(&info);
+}
+
+/* The whole pattern on one C worker: run 1 adds two children and waits
+ * (the handler's failure after it is ignored), the children run, run 2
+ * reads their results and completes. */
+static void case_dynflow_steps(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "p";
+    conf_add(c, c->queue, "step", NULL, &o, NULL);
+    stepper s = {.c = c};
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    ln_worker_stats st = conf_run(c, c->queue, step_handler, &s, &wo);
+    check_stepped(c, &s, c->queue, "p", 2);
+    CHECK_EQ(st.completed, 3); /* k1, k2, then the parent's second run */
+    CHECK_EQ(st.failed, 0);
+    CHECK_EQ(st.retried, 0);
+    CHECK_EQ(st.stale, 0); /* nothing recorded for the run that waited */
+    CHECK_EQ(st.waited, 1);
+    CHECK_EQ(conf_total(c, c->queue), 3);
+    conf_check_counts(c, c->queue);
+}
+
+/* Children in another queue: the parent's worker leaves it waiting for
+ * them, their own worker runs them and releases it, and the parent's
+ * worker runs it again. */
+static void case_dynflow_children_other_queue(conf_ctx *c) {
+    const char *kq = conf_queue(c, "kids");
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "p";
+    conf_add(c, c->queue, "step", NULL, &o, NULL);
+    stepper s = {.c = c, .kids_queue = kq};
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, c->queue, step_handler, &s, &wo);
+    CHECK_EQ(s.runs, 1);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_WAITING_CHILDREN);
+    ln_job_children rel;
+    CHECK_EQ(ln_jobs_children(c->jobs, kq, "k1", &rel), 0);
+    CONF_CHECK_STR(rel.parent_queue, c->queue);
+    CONF_CHECK_STR(rel.parent_id, "p");
+    ln_job_children_clear(&rel);
+    conf_run(c, kq, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_WAITING);
+    conf_run(c, c->queue, step_handler, &s, &wo);
+    check_stepped(c, &s, c->queue, "p", 2);
+    conf_check_counts(c, c->queue);
+    conf_check_counts(c, kq);
+}
+
+/* No job of that id: nothing is stored (in a bulk add, not the jobs
+ * before it either); malformed parent options are refused. */
+static void case_dynflow_missing_parent(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.parent_queue = c->queue;
+    o.parent_id = "nope";
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_add(c->jobs, c->queue, "k", NULL, &o, NULL, 0));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "missing key for parent job");
+    ln_job_spec specs[2] = {{"a", NULL, NULL}, {"b", NULL, &o}};
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_add_bulk(c->jobs, c->queue, specs, 2, NULL, 0));
+    CHECK_EQ(conf_total(c, c->queue), 0);
+    o.parent_queue = conf_queue(c, "other");
+    o.parent_id = "7";
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_add(c->jobs, c->queue, "k", NULL, &o, NULL, 0));
+    CHECK_EQ(conf_total(c, c->queue), 0);
+    o.parent_id = NULL; /* half a parent */
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "k", NULL, &o, NULL, 0));
+    ln_job_opts_init(&o);
+    o.fail_parent_on_failure = 1; /* an option without a parent */
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "k", NULL, &o, NULL, 0));
+    conf_add_id(c, c->queue, "p", 0, 0, 0);
+    ln_job_opts_init(&o);
+    o.parent_queue = c->queue;
+    o.parent_id = "p";
+    o.dedup_id = "d"; /* BullMQ refuses both together */
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "k", NULL, &o, NULL, 0));
+    o.dedup_id = NULL;
+    o.parent_queue = "bad:queue";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "k", NULL, &o, NULL, 0));
+    o.parent_queue = c->queue;
+    ln_flow_node root = {.queue = c->queue, .name = "r", .opts = &o}; /* not in a flow */
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
+    CHECK_EQ(conf_total(c, c->queue), 1);
+}
+
+/* A flow parent already in waiting-children gets one more child: it is
+ * released only once both are done, and reads both results. */
+static void case_dynflow_add_to_waiting_parent(conf_ctx *c) {
+    const char *kq = conf_queue(c, "kids");
+    ln_job_opts po, ko;
+    ln_job_opts_init(&po);
+    po.job_id = "p";
+    ln_job_opts_init(&ko);
+    ko.job_id = "k1";
+    ln_flow_node kid = {.queue = kq, .name = "k", .data_json = "1", .opts = &ko};
+    ln_flow_node root = {.queue = c->queue, .name = "step", .opts = &po};
+    root.children = &kid;
+    root.nchildren = 1;
+    CHECK_EQ(ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0), 0);
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "k2";
+    o.parent_queue = c->queue;
+    o.parent_id = "p";
+    conf_add(c, kq, "k", "[2]", &o, NULL);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    wo.max_jobs = 1;
+    conf_run(c, kq, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_WAITING_CHILDREN);
+    wo.max_jobs = 0;
+    conf_run(c, kq, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_WAITING);
+    stepper s = {.c = c};
+    s.wait_rc = 1;
+    s.state_after = LN_JOB_WAITING_CHILDREN;
+    s.runs = 1; /* the flow's own wait stands for run 1 */
+    conf_run(c, c->queue, step_handler, &s, &wo);
+    check_stepped(c, &s, c->queue, "p", 1);
+}
+
+/* A wait with no pending child returns 0: the job stays active and its
+ * handler completes it; also once its children are all done. */
+static int wait_then_complete(ln_job *job, void *ctx) {
+    int *rc = ctx;
+    *rc = ln_job_wait_children(job);
+    return ln_job_set_result(job, "\"done\"");
+}
+
+static void case_dynflow_wait_none_pending(conf_ctx *c) {
+    conf_add_id(c, c->queue, "p", 0, 0, 0);
+    int rc = -1;
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    ln_worker_stats st = conf_run(c, c->queue, wait_then_complete, &rc, &wo);
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(st.completed, 1);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_COMPLETED);
+    const char *kq = conf_queue(c, "kids");
+    conf_add_id(c, c->queue, "q", 0, 0, 0);
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.parent_queue = c->queue;
+    o.parent_id = "q";
+    conf_add(c, kq, "k", "1", &o, NULL);
+    conf_run(c, kq, conf_handler_by_name, NULL, &wo); /* q's child is done */
+    rc = -1;
+    st = conf_run(c, c->queue, wait_then_complete, &rc, &wo);
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(st.completed, 1);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, "q", &info), 0);
+    CHECK_EQ(info.state, LN_JOB_COMPLETED);
+    CONF_CHECK_STR(info.result, "\"done\"");
+    ln_job_info_clear(&info);
+    ln_job_children rel;
+    CHECK_EQ(ln_jobs_children(c->jobs, c->queue, "q", &rel), 0);
+    CHECK_EQ(rel.n, 1);
+    CHECK_EQ(rel.children[0].status, LN_CHILD_PROCESSED);
+    CONF_CHECK_STR(rel.children[0].value, "{\"ok\":1}");
+    ln_job_children_clear(&rel);
+}
+
+/* Job "r" (of ctx's queue and parent) tries to make itself a child while
+ * it runs: refused (LN_EBUSY). */
+typedef struct self_attach {
+    conf_ctx *c;
+    const char *pq;
+    int rc;
+} self_attach;
+
+static int attach_self(ln_job *job, void *ctx) {
+    self_attach *a = ctx;
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = ln_job_id(job);
+    o.parent_queue = a->pq;
+    o.parent_id = "p";
+    a->rc = ln_jobs_add(a->c->jobs, ln_job_queue(job), "k", NULL, &o, NULL, 0);
+    return 0;
+}
+
+/* A custom id that exists, added with a parent: a completed job gives its
+ * result at once, a waiting one becomes a pending dependency; one that is
+ * a child of another parent, or running, is refused. */
+static void case_dynflow_existing_child(conf_ctx *c) {
+    const char *kq = conf_queue(c, "kids");
+    conf_add_id(c, kq, "k", 0, 0, 0);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, kq, conf_handler_by_name, NULL, &wo); /* k completed */
+    conf_add_id(c, c->queue, "p", 0, 0, 0);
+    conf_add_id(c, c->queue, "p2", 0, 0, 0);
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "k";
+    o.parent_queue = c->queue;
+    o.parent_id = "p";
+    conf_add(c, kq, "k", NULL, &o, NULL);
+    ln_job_children rel;
+    CHECK_EQ(ln_jobs_children(c->jobs, c->queue, "p", &rel), 0);
+    CHECK_EQ(rel.n, 1);
+    CHECK_EQ(rel.children[0].status, LN_CHILD_PROCESSED);
+    CONF_CHECK_STR(rel.children[0].id, "k");
+    ln_job_children_clear(&rel);
+    o.parent_id = "p2";
+    SAYS(c->jobs, LN_EEXIST, ln_jobs_add(c->jobs, kq, "k", NULL, &o, NULL, 0));
+    CHECK_EQ(ln_jobs_children(c->jobs, c->queue, "p2", &rel), 0);
+    CHECK_EQ(rel.n, 0);
+    ln_job_children_clear(&rel);
+    /* a waiting job attached as a child is a pending dependency */
+    conf_add_id(c, kq, "w", 0, 0, 0);
+    o.job_id = "w";
+    conf_add(c, kq, "k", NULL, &o, NULL);
+    CHECK_EQ(ln_jobs_children(c->jobs, c->queue, "p2", &rel), 0);
+    CHECK_EQ(rel.n, 1);
+    CHECK_EQ(rel.children[0].status, LN_CHILD_PENDING);
+    ln_job_children_clear(&rel);
+    conf_run(c, kq, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(ln_jobs_children(c->jobs, c->queue, "p2", &rel), 0);
+    CHECK_EQ(rel.n, 1);
+    CHECK_EQ(rel.children[0].status, LN_CHILD_PROCESSED);
+    ln_job_children_clear(&rel);
+    o.job_id = "p"; /* its own parent */
+    o.parent_id = "p";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "k", NULL, &o, NULL, 0));
+    CHECK_EQ(ln_jobs_children(c->jobs, c->queue, "p", &rel), 0);
+    CHECK_EQ(rel.n, 1); /* k only */
+    ln_job_children_clear(&rel);
+    const char *rq = conf_queue(c, "run");
+    conf_add_id(c, rq, "r", 0, 0, 0);
+    self_attach at = {c, c->queue, 0};
+    conf_run(c, rq, attach_self, &at, &wo);
+    CHECK_EQ(at.rc, LN_EBUSY);
+    CHECK_EQ(ln_jobs_children(c->jobs, c->queue, "p", &rel), 0);
+    CHECK_EQ(rel.n, 1); /* k only */
+    ln_job_children_clear(&rel);
+}
+
+/* A child that failed with fail_parent_on_failure while its parent ran:
+ * the parent's wait refuses (LN_EFAILED, BullMQ's -9). The handler adds
+ * the child and runs it to its failure on a worker of its own. */
+typedef struct failer {
+    conf_ctx *c;
+    const char *kq;
+    int rc;
+} failer;
+
+static int fail_child_then_wait(ln_job *job, void *ctx) {
+    failer *f = ctx;
+    ln_job_opts o;
+    kid_opts(&o, job, "bad1");
+    o.fail_parent_on_failure = 1;
+    if (ln_jobs_add(f->c->jobs, f->kq, "bad", NULL, &o, NULL, 0) != 0)
+        return ln_job_fail(job, "add");
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(f->c, f->kq, conf_handler_by_name, NULL, &wo);
+    f->rc = ln_job_wait_children(job);
+    return ln_job_fail(job, "done");
+}
+
+static void case_dynflow_wait_failed_child(conf_ctx *c) {
+    conf_add_id(c, c->queue, "p", 0, 0, 0);
+    failer f = {c, conf_queue(c, "kids"), 0};
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, c->queue, fail_child_then_wait, &f, &wo);
+    CHECK_EQ(f.rc, LN_EFAILED);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_FAILED);
+}
+
+/* Many parents at once on a worker of 4 threads with a short lease, so
+ * that renewals are often in flight when a handler moves its job: every
+ * parent ends completed, once its children are done, and nothing fails.
+ * (A child may finish before its parent's wait: the wait then says 0 and
+ * the handler completes at once.) */
+static int busy_step(ln_job *job, void *ctx) {
+    conf_ctx *c = ctx;
+    if (strcmp(ln_job_name(job), "step") != 0) return conf_handler_by_name(job, NULL);
+    ln_job_children rel;
+    if (ln_job_children_read(job, &rel) != 0) return ln_job_fail(job, "children unreadable");
+    size_t n = rel.n;
+    ln_job_children_clear(&rel);
+    if (n > 0) return ln_job_set_result(job, "\"stepped\"");
+    struct timespec ts = {0, 120 * 1000000L}; /* past a renewal (every 100 ms) */
+    nanosleep(&ts, NULL);
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.parent_queue = ln_job_queue(job);
+    o.parent_id = ln_job_id(job);
+    for (int k = 0; k < 2; k++)
+        if (ln_jobs_add(c->jobs, ln_job_queue(job), "k", "1", &o, NULL, 0) != 0)
+            return ln_job_fail(job, "add");
+    int rc = ln_job_wait_children(job);
+    if (rc == 1) return 0;
+    return rc == 0 ? ln_job_set_result(job, "\"stepped\"") : ln_job_fail(job, "wait failed");
+}
+
+static void case_dynflow_busy_steps(conf_ctx *c) {
+    char ids[8][LN_JOB_ID_MAX];
+    for (int i = 0; i < 8; i++) conf_add(c, c->queue, "step", NULL, NULL, ids[i]);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    wo.concurrency = 4;
+    wo.lease_ms = 200;
+    ln_worker_stats st = conf_run(c, c->queue, busy_step, c, &wo);
+    CHECK_EQ(st.failed, 0);
+    CHECK_EQ(st.retried, 0);
+    CHECK_EQ(st.completed, 24);
+    CHECK(st.waited >= 1);
+    for (int i = 0; i < 8; i++) {
+        ln_job_info info;
+        CHECK_EQ(ln_jobs_get(c->jobs, c->queue, ids[i], &info), 0);
+        CHECK_EQ(info.state, LN_JOB_COMPLETED);
+        CONF_CHECK_STR(info.result, "\"stepped\"");
+        ln_job_info_clear(&info);
+    }
+    conf_check_counts(c, c->queue);
+}
+
+const conf_case conf_dynflow_cases[] = {
+    CONF_CASE(dynflow_steps),
+    CONF_CASE(dynflow_children_other_queue),
+    CONF_CASE(dynflow_missing_parent),
+    CONF_CASE(dynflow_add_to_waiting_parent),
+    CONF_CASE(dynflow_wait_none_pending),
+    CONF_CASE(dynflow_existing_child),
+    CONF_CASE(dynflow_wait_failed_child),
+    CONF_CASE(dynflow_busy_steps),
+    {0},
+};
