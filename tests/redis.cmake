@@ -40,7 +40,7 @@ add_executable(redis_peer redis_peer.c)
 target_link_libraries(redis_peer PRIVATE lanes_jobs_static)
 # The C side of the backoff cases (tests/interop/cases/backoff.sh), beside it.
 add_executable(backoff_peer backoff_peer.c)
-target_link_libraries(backoff_peer PRIVATE lanes_jobs_static
+target_link_libraries(backoff_peer PRIVATE lanes_jobs_static)
 # The C side of the dynflow interop cases (interop/cases/dynflow.sh).
 add_executable(dynflow_peer dynflow_peer.c)
 target_link_libraries(dynflow_peer PRIVATE lanes_jobs_static)

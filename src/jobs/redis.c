@@ -585,7 +585,7 @@ static int redis_add_flow(ln__jobs_be *be, ln__flow_new *nodes, size_t n) {
     return public_rc(ln__redis_flow_add(&r->conn, be, nodes, n));
 }
 
-/* Store methods version 14 (redis_dynflow.c). */
+/* Store methods version 15 (redis_dynflow.c). */
 static int redis_wait_children(ln__jobs_be *be, const char *queue, const ln__job_ref *ref) {
     redis_be *r = rbe(be);
     set_queue(r, queue);

@@ -396,7 +396,7 @@ int ln__sq_flow_clean_drop(sq_be *be, const char *queue, const int64_t *parents,
 int ln__sq_flow_release(sq_be *be, int64_t prid, int force, int64_t now);
 /* sqlite_dynflow.c: job j of queue (job i of n), just inserted as row rid,
  * or (rid 0) a custom id that exists, added with opts.parent_*: linked to
- * its parent in ln__sq_add's transaction; and store methods version 14. */
+ * its parent in ln__sq_add's transaction; and store methods version 15. */
 int ln__sq_dynflow_link(sq_be *be, const char *queue, const ln__job_new *j, int64_t rid, size_t i,
                         size_t n, int64_t now);
 int ln__sq_wait_children(ln__jobs_be *b, const char *queue, const ln__job_ref *ref);
