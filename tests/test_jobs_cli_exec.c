@@ -486,7 +486,31 @@ static void steps_on(const char *url, const char *tag) {
     const char *w[] = {"worker",  url,  q,        "--exit-when-empty", "--json", "--exec",
                        "/bin/sh", "-c", steps_sh, LANES_BIN,           dir,      kids,
                        NULL};
-    CHECK_EQ(run_lanes(out, sizeof out, w), 0);
+    const char *wv[] = {"worker",
+                        url,
+                        q,
+                        "--exit-when-empty",
+                        "--json",
+                        "--verbose",
+                        "--log-format",
+                        "json",
+                        "--exec",
+                        "/bin/sh",
+                        "-c",
+                        steps_sh,
+                        LANES_BIN,
+                        dir,
+                        kids,
+                        NULL};
+    stderr_path = jt_path("stderr.txt");
+    CHECK_EQ(run_lanes(out, sizeof out, wv), 0);
+    static char err[65536];
+    err_text(err, sizeof err);
+    stderr_path = NULL;
+    /* --verbose: s moved; k once and n 9 times a take ran again */
+    CHECK_EQ(lines_with(err, "\"outcome\":\"waiting for children\""), 1);
+    CHECK_EQ(lines_with(err, "\"outcome\":\"run again (no child pending)\""), 1 + 3 * 9);
+    CHECK(strstr(err, "\"waited\":1") != NULL); /* the stop line */
     json_t *st = parse(out);
     CHECK_EQ(json_integer_value(json_object_get(st, "waited")), 1);    /* s */
     CHECK_EQ(json_integer_value(json_object_get(st, "completed")), 1); /* k */
