@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -197,6 +198,27 @@ def run_steps(base):
         expect(call(base, "/api/queues/%s/jobs/%s" % (q, jid)), 404, "not_found",
                "%s is gone with its tree" % jid)
     expect(call(base, rt, "POST", w), 404, "not_found", "remove-tree again")
+    # a tree of 1001 entries (a flow of 1000 and one more child) is too big
+    flow(node("big", "big-root", *[node("big", "b%03d" % i) for i in range(999)]))
+    lanes("jobs", url, "add", "--parent", "big:big-root", "big", "extra", "{}")
+    expect(call(base, "/api/queues/big/jobs/big-root/remove-tree", "POST", w), 409, "too_big",
+           "remove-tree of 1001 entries")
+    assert '"waiting-children":1' in lanes("jobs", url, "counts", "big", "--json")
+    # a tree with a running child is refused, and stays
+    flow(node("bz", "bz-root", node("bzk", "bz-kid")))
+    wk = subprocess.Popen([run_.lanes_bin, "worker", url, "bzk", "--grace", "1", "--exec",
+                           "sleep", "30"], stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(500):
+            if '"active":1' in lanes("jobs", url, "counts", "bzk", "--json"):
+                break
+            time.sleep(0.01)
+        expect(call(base, "/api/queues/bz/jobs/bz-root/remove-tree", "POST", w), 409, "busy",
+               "remove-tree while a child runs")
+        lanes("jobs", url, "get", "bz", "bz-root")
+    finally:
+        wk.terminate()
+        wk.wait(timeout=20)
 
 
 def run_read_only(base):
