@@ -135,8 +135,9 @@ static int utf8_clean(buf *out, const char *text, size_t n, int controls) {
 }
 
 /* The child's environment: ours without stale LANES_JOB_*,
- * LANES_CHILDREN_FILE, LANES_STORE_URL and TRACEPARENT, plus this job's. Returns a malloc'd array whose added strings are in
- * 'extra' (freed by the caller). */
+ * LANES_CHILDREN_FILE, LANES_STORE_URL and TRACEPARENT, plus this job's.
+ * Returns a malloc'd array whose added strings are in 'extra' (freed by
+ * the caller). */
 static char **make_env(ln_job *job, const cli_exec *x, char extra[6][512],
                        const char *children_file) {
     size_t n = 0;
@@ -224,9 +225,10 @@ typedef struct run {
     double term_at;
     int killed;
     char reason[STREAK_REASON_MAX + 4]; /* of a failure, for --verbose */
-    const char *put_back;               /* "delayed", "rate limited" (exit 75, 77), "waiting for
-                             children" (exit 78, moved), or NULL */
-    int wait;                           /* CMD exited EXIT_WAIT_CHILDREN */
+    /* "delayed", "rate limited" (exit 75, 77), "waiting for children" or
+     * "run again (no child pending)" (exit 78), or NULL */
+    const char *put_back;
+    int wait; /* CMD exited EXIT_WAIT_CHILDREN */
 } run;
 
 /* reason as one line: newlines become spaces, cut at STREAK_REASON_MAX
