@@ -1,6 +1,8 @@
 /* test_jobs_cli_exec.c - `lanes worker --exec` end to end: results,
  * failures, exit codes, bytes and JSON on stdout, no shell, timeouts that
- * kill the process group, SIGTERM, the fd-3 channel. */
+ * kill the process group, SIGTERM, the fd-3 channel, and exit 78's steps
+ * (waiting for children the program added; also on Redis when
+ * LANES_TEST_REDIS_URL is set). */
 #include "jobs/jobs_cli_test.h"
 
 #include <dirent.h>
