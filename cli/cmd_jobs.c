@@ -238,6 +238,10 @@ static int cmd_counts(ln_jobs *jobs, args *a) {
     return CLI_EXIT_OK;
 }
 
+static const char *backoff_name(int backoff) {
+    return backoff == LN_BACKOFF_EXPONENTIAL ? "exponential" : "fixed";
+}
+
 /* The fields of a job jansson writes: all but data, result and progress
  * (print_info_json writes those as stored). */
 static json_t *info_fields(const ln_job_info *i) {
@@ -251,6 +255,13 @@ static json_t *info_fields(const ln_job_info *i) {
     if (o == NULL) return NULL;
     json_object_set_new(o, "failed_reason", cli_json_text(i->failed_reason));
     json_object_set_new(o, "traceparent", cli_json_text(i->traceparent));
+    /* As the dashboard's API names them: the type ("fixed", "exponential"
+     * or a custom type's name), its delay and its jitter (0: none). */
+    json_object_set_new(o, "backoff",
+                        i->backoff == LN_BACKOFF_CUSTOM ? cli_json_text(i->backoff_type)
+                                                        : json_string(backoff_name(i->backoff)));
+    json_object_set_new(o, "backoff_ms", json_integer((json_int_t)i->backoff_ms));
+    json_object_set_new(o, "backoff_jitter", json_real(i->backoff_jitter));
     return o;
 }
 
@@ -313,8 +324,7 @@ static void print_info_text(const ln_job_info *i, int full) {
     if (i->backoff != LN_BACKOFF_FIXED || i->backoff_ms != 0 || i->backoff_jitter > 0)
         printf("backoff      %s %lld ms, jitter %g\n",
                i->backoff == LN_BACKOFF_CUSTOM ? (i->backoff_type ? i->backoff_type : "custom")
-               : i->backoff == LN_BACKOFF_EXPONENTIAL ? "exponential"
-                                                      : "fixed",
+                                               : backoff_name(i->backoff),
                (long long)i->backoff_ms, i->backoff_jitter);
 }
 

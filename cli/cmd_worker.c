@@ -28,12 +28,14 @@ static const char usage_text[] =
     "\n"
     "URL as for 'lanes jobs', e.g. sqlite:lanes.db.\n"
     "Runs CMD once per job of QUEUE: the job's data JSON on stdin, and\n"
-    "LANES_JOB_ID, LANES_JOB_NAME, LANES_JOB_QUEUE, LANES_JOB_ATTEMPT (and\n"
-    "TRACEPARENT when the job has one) in the environment. No shell is used.\n"
+    "LANES_JOB_ID, LANES_JOB_NAME, LANES_JOB_QUEUE, LANES_JOB_ATTEMPT,\n"
+    "LANES_STORE_URL (URL as given) and TRACEPARENT (when the job has one) in\n"
+    "the environment; a flow parent also gets LANES_CHILDREN_FILE, a JSON file\n"
+    "of its children and their results. No shell is used.\n"
     "Exit 0 completes the job; stdout becomes its return value (JSON if it\n"
     "parses, else a JSON string). A non-zero exit or a signal fails it with\n"
     "the tail of stderr as the reason (retried while the job has attempts\n"
-    "left), except three exit codes:\n"
+    "left), except four exit codes:\n"
     "  75  put the job back to delayed, without using an attempt, until the\n"
     "      time stdout names: {\"delay_until\": MS since the epoch} or\n"
     "      {\"delay_ms\": N} (other stdout: a plain failure)\n"
@@ -41,6 +43,11 @@ static const char usage_text[] =
     "  77  rate limited: put the job back at the front of waiting, without\n"
     "      using an attempt, and, if stdout is {\"rate_limit_ms\": N}, rate\n"
     "      limit the queue for N ms (empty stdout: only wait out the limit)\n"
+    "  78  wait for the job's children (added with 'lanes jobs \"$LANES_STORE_URL\"\n"
+    "      add --parent \"$LANES_JOB_QUEUE:$LANES_JOB_ID\" ...'): the job goes to\n"
+    "      waiting-children, without using an attempt, and runs CMD again once\n"
+    "      they are done; with none pending CMD runs again at once (at most 10\n"
+    "      runs in a row, then the job fails); stdout is ignored\n"
     "A run past its timeout (the job's own timeout, else --timeout)\n"
     "fails with \"timed out after N ms\"; CMD's process group then gets\n"
     "SIGTERM, and SIGKILL after the --grace (2 s if --grace is not given);\n"
@@ -358,6 +365,7 @@ static void stop_line(const wargs *a, const ln_worker_stats *st, int err, uint64
                           "failed", (json_int_t)st->failed, "retried", (json_int_t)st->retried,
                           "stale", (json_int_t)st->stale, "released", (json_int_t)st->released,
                           "ms", (json_int_t)ms);
+    if (f != NULL) json_object_set_new(f, "waited", json_integer((json_int_t)st->waited));
     if (f != NULL && err != 0) json_object_set_new(f, "error", json_string(ln_err_name(err)));
     cli_wlog(err != 0 ? "error" : "info", f,
              "stopped (%s) after %llu ms: %llu jobs done, %llu failed, %llu retried, %llu "
@@ -419,7 +427,7 @@ static int make_pool(ln_pool **pool, unsigned concurrency) {
 static int serve(wargs *a, ln_jobs *jobs, const char *shown_url) {
     cli_whist hist;
     memset(&hist, 0, sizeof hist);
-    cli_exec x = {a->argv, 0, &hist, a->kill_after_ms};
+    cli_exec x = {a->argv, 0, &hist, a->kill_after_ms, a->url};
     ln_pool *pool = NULL;
     int err = make_pool(&pool, a->o.concurrency);
     if (err != 0)
@@ -447,11 +455,11 @@ static int serve(wargs *a, ln_jobs *jobs, const char *shown_url) {
     if (a->json)
         printf("{\"taken\":%llu,\"completed\":%llu,\"failed\":%llu,"
                "\"retried\":%llu,\"stale\":%llu,\"stalled_found\":%llu,"
-               "\"released\":%llu}\n",
+               "\"released\":%llu,\"waited\":%llu}\n",
                (unsigned long long)st.taken, (unsigned long long)st.completed,
                (unsigned long long)st.failed, (unsigned long long)st.retried,
                (unsigned long long)st.stale, (unsigned long long)st.stalled_found,
-               (unsigned long long)st.released);
+               (unsigned long long)st.released, (unsigned long long)st.waited);
     cli_wmetrics_stop(m); /* before the worker it reads goes */
     ln_worker_destroy(w);
     ln_pool_destroy(pool);

@@ -45,6 +45,8 @@ cli_dash_reply cli_dash_lib_error(cli_dash *d, int err) {
         return cli_dash_error(409, "invalid", msg); /* wrong state, bad name */
     case LN_EBUSY:
         return cli_dash_error(409, "busy", msg);
+    case LN_ETOOBIG: /* a tree too large for ln_jobs_remove_tree */
+        return cli_dash_error(409, "too_big", msg);
     case LN_ENOSPC:
         return cli_dash_error(507, "no_space", msg);
     default:
@@ -159,6 +161,11 @@ static json_t *job_json(const ln_job_info *j, int full) {
                   (json_int_t)j->created_ms, "run_at_ms", (json_int_t)j->run_at_ms, "started_ms",
                   (json_int_t)j->started_ms, "finished_ms", (json_int_t)j->finished_ms);
     if (o == NULL) return NULL;
+    /* In waiting-children after a run: its handler moved it there
+     * (ln_job_wait_children, `--exec` exit 78); a flow parent added so
+     * has not run. */
+    json_object_set_new(
+        o, "waited", json_boolean(j->state == LN_JOB_WAITING_CHILDREN && j->attempts_started > 0));
     if (!full) {
         json_object_set_new(o, "data_preview", cli_dash_preview(j->data));
         json_object_set_new(o, "failed_reason", cli_dash_preview(j->failed_reason));
@@ -178,8 +185,8 @@ static json_t *job_json(const ln_job_info *j, int full) {
             ? cli_json_text(j->backoff_type)
             : json_string(j->backoff == LN_BACKOFF_EXPONENTIAL ? "exponential" : "fixed"));
     json_object_set_new(o, "backoff_ms", json_integer(j->backoff_ms));
-    if (j->backoff_jitter > 0)
-        json_object_set_new(o, "backoff_jitter", json_real(j->backoff_jitter));
+    json_object_set_new(o, "backoff_custom", json_boolean(j->backoff == LN_BACKOFF_CUSTOM));
+    json_object_set_new(o, "backoff_jitter", json_real(j->backoff_jitter));
     return o;
 }
 
@@ -283,9 +290,21 @@ static cli_dash_reply get_job(cli_dash *d, const char *queue, const char *id) {
 
 /* ------------------------------------------------------------- writes */
 
-/* POST .../jobs/ID/(retry|remove|promote). */
+/* POST .../jobs/ID/remove-tree: the job with its subtree of children
+ * (ln_jobs_remove_tree: all or nothing, at most LN_JOBS_REMOVE_TREE_MAX
+ * entries), answering how many went. */
+static cli_dash_reply remove_tree(cli_dash *d, const char *queue, const char *id) {
+    size_t removed = 0;
+    int err = ln_jobs_remove_tree(d->jobs, queue, id, &removed);
+    if (err != 0) return cli_dash_lib_error(d, err);
+    return ok(json_pack("{s:b,s:s,s:s,s:I}", "ok", 1, "id", id, "action", "remove-tree", "removed",
+                        (json_int_t)removed));
+}
+
+/* POST .../jobs/ID/(retry|remove|remove-tree|promote). */
 static cli_dash_reply job_action(cli_dash *d, const char *queue, const char *id, const char *act) {
     int err;
+    if (strcmp(act, "remove-tree") == 0) return remove_tree(d, queue, id);
     if (strcmp(act, "retry") == 0)
         err = ln_jobs_retry(d->jobs, queue, id);
     else if (strcmp(act, "remove") == 0)

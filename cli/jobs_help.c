@@ -59,7 +59,9 @@ static const cli_jobs_cmd cmds[] = {
      "{\"more\":true,\"shown\":N,\"next_offset\":N}); stdout stays the list.\n"},
     {"get", "QUEUE ID",
      "Print one job with all its fields, and for a job of a flow its parent\n"
-     "and children (each child's key, status and result or reason).\n"},
+     "and children (each child's key, status and result or reason). With\n"
+     "--json one object; its backoff is backoff (fixed, exponential or a\n"
+     "custom type's name), backoff_ms and backoff_jitter (0: none).\n"},
     {"logs", "QUEUE ID", "Print the log lines a handler wrote for a job.\n"},
     {"retry", "QUEUE ID | QUEUE --all",
      "Move a failed job (or, with --all, every failed job) back to waiting.\n"

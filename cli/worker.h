@@ -94,6 +94,9 @@ typedef struct cli_exec {
     /* After the SIGTERM of a canceled, timed-out or stopped run, how long
      * before its group gets SIGKILL: --grace, else CLI_EXEC_KILL_AFTER_MS. */
     unsigned kill_after_ms;
+    /* The store's URL as the worker was given it, handed to CMD as
+     * LANES_STORE_URL (so it can add children of its job); NULL: none. */
+    const char *url;
 } cli_exec;
 
 #define CLI_EXEC_KILL_AFTER_MS 2000

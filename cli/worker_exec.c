@@ -1,7 +1,9 @@
 /* worker_exec.c - the handler of `lanes worker --exec CMD [ARG...]`: run a
  * program once per job. The job's data goes to the program's stdin, its id,
  * name and attempt to the environment; exit 0 completes the job with stdout
- * as the return value, anything else fails it with the tail of stderr. The
+ * as the return value, 75..78 have outcomes of their own (delay,
+ * unrecoverable, rate limited, wait for children: EXIT_*), anything else
+ * fails it with the tail of stderr. The
  * program is started with posix_spawnp (no shell: job data can never be
  * interpreted as a command line) in its own process group, so a Ctrl-C
  * stops the worker gracefully instead of killing running jobs. Its fd 3 is
@@ -132,25 +134,34 @@ static int utf8_clean(buf *out, const char *text, size_t n, int controls) {
     return buf_add(out, text + run, i - run);
 }
 
-/* The child's environment: ours without stale LANES_JOB_* / TRACEPARENT,
- * plus this job's. Returns a malloc'd array whose added strings are in
- * 'extra' (freed by the caller). */
-static char **make_env(ln_job *job, char extra[6][512], const char *children_file) {
+/* The child's environment: ours without stale LANES_JOB_*,
+ * LANES_CHILDREN_FILE, LANES_STORE_URL and TRACEPARENT, plus this job's.
+ * Returns a malloc'd array whose added strings are in 'extra' (freed by
+ * the caller). */
+static char **make_env(ln_job *job, const cli_exec *x, char extra[6][512],
+                       const char *children_file) {
     size_t n = 0;
     while (environ[n] != NULL) n++;
-    /* LANES_JOB_ID=<id> follows the array in the same block: any length */
+    /* LANES_JOB_ID=<id> and LANES_STORE_URL=<url> follow the array in the
+     * same block: any length */
     size_t idlen = strlen("LANES_JOB_ID=") + strlen(ln_job_id(job)) + 1;
-    char **env = malloc((n + 7) * sizeof *env + idlen);
+    size_t urllen = x->url != NULL ? strlen("LANES_STORE_URL=") + strlen(x->url) + 1 : 0;
+    char **env = malloc((n + 8) * sizeof *env + idlen + urllen);
     if (env == NULL) return NULL;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (strncmp(environ[i], "LANES_JOB_", 10) != 0 &&
             strncmp(environ[i], "LANES_CHILDREN_FILE=", 20) != 0 &&
+            strncmp(environ[i], "LANES_STORE_URL=", 16) != 0 &&
             strncmp(environ[i], "TRACEPARENT=", 12) != 0)
             env[k++] = environ[i];
-    char *id_env = (char *)(env + n + 7);
+    char *id_env = (char *)(env + n + 8);
     snprintf(id_env, idlen, "LANES_JOB_ID=%s", ln_job_id(job));
     env[k++] = id_env;
+    if (x->url != NULL) { /* for `lanes jobs "$LANES_STORE_URL" add --parent ...` */
+        snprintf(id_env + idlen, urllen, "LANES_STORE_URL=%s", x->url);
+        env[k++] = id_env + idlen;
+    }
     snprintf(extra[1], 512, "LANES_JOB_NAME=%s", ln_job_name(job));
     snprintf(extra[2], 512, "LANES_JOB_QUEUE=%s", ln_job_queue(job));
     snprintf(extra[3], 512, "LANES_JOB_ATTEMPT=%d", ln_job_attempt(job));
@@ -170,7 +181,7 @@ static char **make_env(ln_job *job, char extra[6][512], const char *children_fil
 static pid_t spawn(ln_job *job, cli_exec *x, const int fds[4], int *spawn_err,
                    const char *children_file) {
     char extra[6][512];
-    char **env = make_env(job, extra, children_file);
+    char **env = make_env(job, x, extra, children_file);
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
@@ -214,7 +225,10 @@ typedef struct run {
     double term_at;
     int killed;
     char reason[STREAK_REASON_MAX + 4]; /* of a failure, for --verbose */
-    const char *put_back;               /* "delayed" or "rate limited" (exit 75, 77), or NULL */
+    /* "delayed", "rate limited" (exit 75, 77), "waiting for children" or
+     * "run again (no child pending)" (exit 78), or NULL */
+    const char *put_back;
+    int wait; /* CMD exited EXIT_WAIT_CHILDREN */
 } run;
 
 /* reason as one line: newlines become spaces, cut at STREAK_REASON_MAX
@@ -455,6 +469,15 @@ static int reap(run *r, ln_job *job) {
 #define EXIT_DELAY 75
 #define EXIT_UNRECOVERABLE 76
 #define EXIT_RATE_LIMITED 77
+/* EXIT_WAIT_CHILDREN: the job waits for its children (ln_job_wait_children:
+ * to waiting-children, no attempt used, nothing recorded for the run);
+ * with no child pending CMD runs again at once, as a handler goes on past
+ * a wait that says 0 (see wait_children). */
+#define EXIT_WAIT_CHILDREN 78
+/* Runs of CMD one take of the job makes at most, each ending in
+ * EXIT_WAIT_CHILDREN with no child pending, before the job fails: a
+ * program that exits 78 without adding children would else run for good. */
+#define WAIT_RUNS_MAX 10
 
 static int64_t wall_ms(void) {
     struct timespec ts;
@@ -521,6 +544,9 @@ static int outcome(run *r, ln_job *job, int status) {
         snprintf(reason, sizeof reason, "killed by signal %d (%s)%s%s", WTERMSIG(status),
                  strsignal(WTERMSIG(status)), *tail ? ": " : "", tail);
         rc = fail_run(job, r, reason);
+    } else if (WEXITSTATUS(status) == EXIT_WAIT_CHILDREN) {
+        r->wait = 1; /* stdout and stderr are dropped: nothing is recorded */
+        rc = 0;
     } else if (WEXITSTATUS(status) == EXIT_DELAY || WEXITSTATUS(status) == EXIT_UNRECOVERABLE ||
                WEXITSTATUS(status) == EXIT_RATE_LIMITED) {
         rc = special_exit(job, r, WEXITSTATUS(status), tail);
@@ -552,33 +578,80 @@ static void job_line(const run *r, ln_job *job, int rc, uint64_t ns) {
              rc != 0 && r->term_at == 0 ? ": " : "", rc != 0 && r->term_at == 0 ? r->reason : "");
 }
 
-int cli_exec_run(ln_job *job, void *arg) {
-    run r = {.x = arg, .fin = -1, .fout = -1, .ferr = -1, .f3 = -1};
+/* CMD exited EXIT_WAIT_CHILDREN on its run number 'runs' of this take:
+ * move the job to waiting-children. Returns the handler's return value;
+ * *again = 1 when no child is pending and CMD is to run again now (the
+ * job stays active: its children are all done, so the next run sees
+ * them, in LANES_CHILDREN_FILE, as it would after a wait). */
+static int wait_children(ln_job *job, run *r, int runs, int *again) {
+    char reason[256];
+    *again = 0;
+    int rc = ln_job_wait_children(job);
+    if (rc == 1) {
+        r->put_back = "waiting for children";
+        run_completed(r->x);
+        return 0;
+    }
+    if (rc == 0 && ln_job_canceled(job)) return fail_run(job, r, "canceled");
+    if (rc == 0 && runs < WAIT_RUNS_MAX) {
+        r->put_back = "run again (no child pending)";
+        *again = 1;
+        return 0;
+    }
+    if (rc == 0) {
+        snprintf(reason, sizeof reason,
+                 "exit status %d (wait for children) %d runs in a row with no child pending",
+                 EXIT_WAIT_CHILDREN, runs);
+        return fail_run(job, r, reason);
+    }
+    if (rc == LN_EFAILED) { /* it can never complete: no retry */
+        snprintf(reason, sizeof reason,
+                 "exit status %d (wait for children): a child failed with "
+                 "fail_parent_on_failure, so job %.100s cannot complete",
+                 EXIT_WAIT_CHILDREN, ln_job_id(job));
+        (void)fail_run(job, r, reason);
+        return ln_job_fail_unrecoverable(job, reason);
+    }
+    snprintf(reason, sizeof reason, "exit status %d (wait for children): cannot wait: %s (%s)",
+             EXIT_WAIT_CHILDREN, ln_err_name(rc), ln_strerror(rc));
+    return fail_run(job, r, reason);
+}
+
+/* One run of CMD for job, to its outcome (r->wait: it asked to wait). */
+static int run_once(run *r, ln_job *job) {
     int child[4], parent[4], serr;
-    if (pipes_open(child, parent) != 0) return fail_run(job, &r, "pipe failed");
-    r.fin = parent[0], r.fout = parent[1], r.ferr = parent[2], r.f3 = parent[3];
-    uint64_t t0 = ln_now_ns();
+    if (pipes_open(child, parent) != 0) return fail_run(job, r, "pipe failed");
+    r->fin = parent[0], r->fout = parent[1], r->ferr = parent[2], r->f3 = parent[3];
     char cf[256]; /* fits extra[5] with its name */
     cli_jobs_children_file(job, cf, sizeof cf);
-    r.pid = spawn(job, r.x, child, &serr, cf);
-    if (cf[0] != '\0' && r.pid < 0) unlink(cf);
+    r->pid = spawn(job, r->x, child, &serr, cf);
+    if (cf[0] != '\0' && r->pid < 0) unlink(cf);
     for (int i = 0; i < 4; i++) close(child[i]);
-    if (r.pid < 0) {
-        close_fd(&r.fin), close_fd(&r.fout), close_fd(&r.ferr), close_fd(&r.f3);
+    if (r->pid < 0) {
+        close_fd(&r->fin), close_fd(&r->fout), close_fd(&r->ferr), close_fd(&r->f3);
         char reason[512];
-        snprintf(reason, sizeof reason, "cannot run '%s': %s", r.x->argv[0], strerror(serr));
-        return fail_run(job, &r, reason);
+        snprintf(reason, sizeof reason, "cannot run '%s': %s", r->x->argv[0], strerror(serr));
+        return fail_run(job, r, reason);
     }
-    fcntl(r.fin, F_SETFL, O_NONBLOCK);
-    pump(&r, job);
-    int status = reap(&r, job);
+    fcntl(r->fin, F_SETFL, O_NONBLOCK);
+    pump(r, job);
+    int status = reap(r, job);
     if (cf[0] != '\0') unlink(cf);
-    cli_fd3_end(&r.c3, job);
-    int rc = outcome(&r, job, status);
-    uint64_t ns = ln_now_ns() - t0;
-    if (r.x->hist != NULL) cli_whist_observe(r.x->hist, ns);
-    if (cli_wlog_verbose()) job_line(&r, job, rc, ns);
-    free(r.bo.p);
-    free(r.be.p);
-    return rc;
+    cli_fd3_end(&r->c3, job);
+    return outcome(r, job, status);
+}
+
+int cli_exec_run(ln_job *job, void *arg) {
+    for (int runs = 1;; runs++) {
+        run r = {.x = arg, .fin = -1, .fout = -1, .ferr = -1, .f3 = -1};
+        uint64_t t0 = ln_now_ns();
+        int again = 0, rc = run_once(&r, job);
+        if (rc == 0 && r.wait) rc = wait_children(job, &r, runs, &again);
+        uint64_t ns = ln_now_ns() - t0;
+        if (r.x->hist != NULL) cli_whist_observe(r.x->hist, ns);
+        if (cli_wlog_verbose()) job_line(&r, job, rc, ns);
+        free(r.bo.p);
+        free(r.be.p);
+        if (!again) return rc;
+    }
 }

@@ -59,7 +59,8 @@ static void put_counters(FILE *f, const cli_wmetrics *m) {
     } rows[] = {{"completed", st.completed},
                 {"failed", st.failed},
                 {"retried", st.retried},
-                {"stale", st.stale}};
+                {"stale", st.stale},
+                {"waited", st.waited}}; /* moved to waiting-children (exit 78) */
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         fprintf(f, "lanes_worker_jobs_total{queue=\"%s\",outcome=\"%s\"} %llu\n", m->queue,
                 rows[i].outcome, (unsigned long long)rows[i].n);

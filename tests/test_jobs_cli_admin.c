@@ -589,6 +589,25 @@ TEST(jobs_backoff_option) {
     snprintf(id, sizeof id, "%.*s", (int)strcspn(out, "\n"), out);
     CHECK_EQ(LANES(out, "jobs", url, "get", "q", id), 0);
     CHECK(strstr(out, "backoff      step 9 ms, jitter 0.25\n") != NULL);
+    /* get --json: the same as keys backoff, backoff_ms, backoff_jitter
+     * (a job added without --backoff: fixed 0 ms, jitter 0). */
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}"), 0);
+    char plain[128];
+    snprintf(plain, sizeof plain, "%.*s", (int)strcspn(out, "\n"), out);
+    const char *ids[] = {"1", "2", id, plain},
+               *types[] = {"exponential", "linear", "step", "fixed"};
+    const long long ms[] = {100, 7, 9, 0};
+    const double jitter[] = {0.5, 0, 0.25, 0};
+    for (int i = 0; i < 4; i++) {
+        json_t *j = get_job(url, "q", ids[i]);
+        CHECK(strcmp(json_string_value(json_object_get(j, "backoff")), types[i]) == 0);
+        CHECK_EQ(json_integer_value(json_object_get(j, "backoff_ms")), ms[i]);
+        CHECK(json_is_number(json_object_get(j, "backoff_jitter")));
+        CHECK(json_number_value(json_object_get(j, "backoff_jitter")) == jitter[i]);
+        json_decref(j);
+    }
+    CHECK_EQ(LANES(out, "jobs", url, "list", "q", "waiting", "--json"), 0);
+    CHECK(strstr(out, "\"backoff\":\"linear\",\"backoff_ms\":7,\"backoff_jitter\":0.0,") != NULL);
     jt_cleanup();
 }
 

@@ -1,6 +1,8 @@
 /* test_jobs_cli_exec.c - `lanes worker --exec` end to end: results,
  * failures, exit codes, bytes and JSON on stdout, no shell, timeouts that
- * kill the process group, SIGTERM, the fd-3 channel. */
+ * kill the process group, SIGTERM, the fd-3 channel, and exit 78's steps
+ * (waiting for children the program added; also on Redis when
+ * LANES_TEST_REDIS_URL is set). */
 #include "jobs/jobs_cli_test.h"
 
 #include <dirent.h>
@@ -435,6 +437,164 @@ TEST(worker_fd3_progress_and_log) {
     jt_cleanup();
 }
 
+/* Exit 78, the "process in steps" pattern from sh ($0 is the lanes
+ * binary): a first run adds children of its own job through
+ * LANES_STORE_URL and exits 78; the job waits in waiting-children; once
+ * its children are done the next run finds them in LANES_CHILDREN_FILE
+ * and completes. "quick" attaches a child that completed already (no
+ * child pending: the program runs again at once, in the same take);
+ * "never" exits 78 with no child (it fails after 10 runs); "doomed"
+ * waits for a child that failed with --parent-on-failure fail (it fails
+ * for good). Each run appends a line to runs.<id> in $1. */
+static const char steps_sh[] =
+    "lanes=$0 dir=$1\n"
+    "echo run >> \"$dir/runs.$LANES_JOB_ID\"\n"
+    "add() { \"$lanes\" jobs \"$LANES_STORE_URL\" add --parent \"$LANES_JOB_QUEUE:$LANES_JOB_ID\""
+    " \"$@\" >/dev/null || exit 1; }\n"
+    "if [ -n \"${LANES_CHILDREN_FILE:-}\" ] && [ \"$LANES_JOB_NAME\" != never ]; then\n"
+    "  cat \"$LANES_CHILDREN_FILE\"; exit 0\n"
+    "fi\n"
+    "case \"$LANES_JOB_NAME\" in\n"
+    "  step) add \"$2\" part '{\"n\":1}'; add \"$2\" part '{\"n\":2}' ;;\n"
+    "  quick) add \"$2\" part '{}' --id done-1 ;;\n"
+    "  doomed) add \"$2-bad\" bad '{}' --parent-on-failure fail\n"
+    "    \"$lanes\" worker \"$LANES_STORE_URL\" \"$2-bad\" --exit-when-empty --exec false"
+    " 2>/dev/null ;;\n"
+    "esac\n"
+    "echo 'ignored' ; exit 78\n";
+
+static int runs_of(const char *dir, const char *id) {
+    char path[600], text[4096];
+    snprintf(path, sizeof path, "%s/runs.%s", dir, id);
+    return lines_with(slurp(path, text, sizeof text), "run");
+}
+
+static const char *state_of(json_t *j) {
+    return json_string_value(json_object_get(j, "state"));
+}
+
+static void steps_on(const char *url, const char *tag) {
+    char out[8192], q[64], kids[64], dir[512];
+    snprintf(q, sizeof q, "steps-%s", tag);
+    snprintf(kids, sizeof kids, "parts-%s", tag);
+    snprintf(dir, sizeof dir, "%s", jt_tmpdir());
+    CHECK_EQ(LANES(out, "jobs", url, "add", kids, "part", "{}", "--id", "done-1"), 0);
+    CHECK_EQ(LANES(out, "worker", url, kids, "--exit-when-empty", "--exec", "true"), 0);
+    const char *names[] = {"step", "quick", "never", "doomed"}, *ids[] = {"s", "k", "n", "d"};
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ(
+            LANES(out, "jobs", url, "add", q, names[i], "{}", "--id", ids[i], "--attempts", "3"),
+            0);
+    const char *w[] = {"worker",  url,  q,        "--exit-when-empty", "--json", "--exec",
+                       "/bin/sh", "-c", steps_sh, LANES_BIN,           dir,      kids,
+                       NULL};
+    const char *wv[] = {"worker",
+                        url,
+                        q,
+                        "--exit-when-empty",
+                        "--json",
+                        "--verbose",
+                        "--log-format",
+                        "json",
+                        "--exec",
+                        "/bin/sh",
+                        "-c",
+                        steps_sh,
+                        LANES_BIN,
+                        dir,
+                        kids,
+                        NULL};
+    stderr_path = jt_path("stderr.txt");
+    CHECK_EQ(run_lanes(out, sizeof out, wv), 0);
+    static char err[65536];
+    err_text(err, sizeof err);
+    stderr_path = NULL;
+    /* --verbose: s moved; k once and n 9 times a take ran again */
+    CHECK_EQ(lines_with(err, "\"outcome\":\"waiting for children\""), 1);
+    CHECK_EQ(lines_with(err, "\"outcome\":\"run again (no child pending)\""), 1 + 3 * 9);
+    CHECK(strstr(err, "\"waited\":1") != NULL); /* the stop line */
+    json_t *st = parse(out);
+    CHECK_EQ(json_integer_value(json_object_get(st, "waited")), 1);    /* s */
+    CHECK_EQ(json_integer_value(json_object_get(st, "completed")), 1); /* k */
+    CHECK_EQ(json_integer_value(json_object_get(st, "failed")), 2);    /* n, d */
+    CHECK_EQ(json_integer_value(json_object_get(st, "retried")), 2);   /* n, twice */
+    json_decref(st);
+    /* s waits for its two children: its run used no attempt. */
+    json_t *j = get_job(url, q, "s");
+    CHECK(strcmp(state_of(j), "waiting-children") == 0);
+    CHECK_EQ(json_integer_value(json_object_get(j, "attempts_made")), 0);
+    CHECK_EQ(json_integer_value(json_object_get(j, "attempts_started")), 1);
+    CHECK_EQ(json_array_size(json_object_get(j, "children")), 2);
+    json_decref(j);
+    CHECK_EQ(runs_of(dir, "s"), 1);
+    /* k's child was done already: run again at once, in the same take. */
+    j = get_job(url, q, "k");
+    CHECK(strcmp(state_of(j), "completed") == 0);
+    CHECK_EQ(json_integer_value(json_object_get(j, "attempts_started")), 1);
+    CHECK_EQ(json_object_size(json_object_get(json_object_get(j, "result"), "values")), 1);
+    json_decref(j);
+    CHECK_EQ(runs_of(dir, "k"), 2);
+    /* n never adds a child: 10 runs a take, then a failure (retried). */
+    j = get_job(url, q, "n");
+    CHECK(strcmp(state_of(j), "failed") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(j, "failed_reason")),
+                 "exit status 78 (wait for children) 10 runs in a row with no child pending") == 0);
+    CHECK_EQ(json_integer_value(json_object_get(j, "attempts_made")), 3);
+    json_decref(j);
+    CHECK_EQ(runs_of(dir, "n"), 30);
+    /* d's child failed with fail_parent_on_failure: failed for good. */
+    j = get_job(url, q, "d");
+    CHECK(strcmp(state_of(j), "failed") == 0);
+    CHECK(strstr(json_string_value(json_object_get(j, "failed_reason")),
+                 "exit status 78 (wait for children): a child failed with "
+                 "fail_parent_on_failure") != NULL);
+    CHECK_EQ(json_integer_value(json_object_get(j, "attempts_made")), 1);
+    json_decref(j);
+    /* The children run; s is waiting again, and its second step
+     * completes with what its children returned. */
+    CHECK_EQ(LANES(out, "worker", url, kids, "--exit-when-empty", "--exec", "cat"), 0);
+    j = get_job(url, q, "s");
+    CHECK(strcmp(state_of(j), "waiting") == 0);
+    json_decref(j);
+    CHECK_EQ(run_lanes(out, sizeof out, w), 0);
+    j = get_job(url, q, "s");
+    CHECK(strcmp(state_of(j), "completed") == 0);
+    CHECK_EQ(json_integer_value(json_object_get(j, "attempts_made")), 0);
+    CHECK_EQ(json_integer_value(json_object_get(j, "attempts_started")), 2);
+    json_t *values = json_object_get(json_object_get(j, "result"), "values");
+    CHECK_EQ(json_object_size(values), 2);
+    const char *key;
+    json_t *v;
+    long long sum = 0;
+    json_object_foreach(values, key, v) sum += json_integer_value(json_object_get(v, "n"));
+    CHECK_EQ(sum, 3);
+    CHECK_EQ(json_array_size(json_object_get(json_object_get(j, "result"), "pending")), 0);
+    json_decref(j);
+    CHECK_EQ(runs_of(dir, "s"), 2);
+}
+
+TEST(worker_exec_waits_for_children) {
+    steps_on(jt_url("steps"), "sqlite");
+    const char *base = getenv("LANES_TEST_REDIS_URL");
+    if (base == NULL || *base == '\0') {
+        printf("  LANES_TEST_REDIS_URL not set: redis skipped\n");
+        jt_cleanup();
+        return;
+    }
+    char url[600], prefix[64], cmd[900];
+    snprintf(prefix, sizeof prefix, "lexec%ld", (long)getpid());
+    snprintf(url, sizeof url, "%s%sprefix=%s", base, strchr(base, '?') ? "&" : "?", prefix);
+    jt_cleanup(); /* runs.* files of the sqlite pass: a new directory */
+    jt_dir[0] = '\0';
+    steps_on(url, "redis");
+    snprintf(cmd, sizeof cmd,
+             "redis-cli -u '%.400s' EVAL \"for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
+             "redis.call('DEL', k) end\" 0 '%s:*' >/dev/null",
+             base, prefix);
+    if (system(cmd) != 0) fprintf(stderr, "cleanup of %s failed\n", prefix);
+    jt_cleanup();
+}
+
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     return ln_test_run(argc, argv,
@@ -448,5 +608,6 @@ int main(int argc, char **argv) {
                                         TESTCASE(worker_sigterm_releases_running_jobs),
                                         TESTCASE(worker_exec_job_timeout_kills_the_group),
                                         TESTCASE(worker_fd3_progress_and_log),
+                                        TESTCASE(worker_exec_waits_for_children),
                                         {0}});
 }

@@ -90,7 +90,8 @@ def main():
             time.sleep(0.05)
         jobs = fams.get("lanes_worker_jobs")
         if check(jobs is not None and jobs.type == "counter", "lanes_worker_jobs_total is a counter"):
-            for outcome, want in [("completed", 3), ("failed", 2), ("retried", 0), ("stale", 0)]:
+            for outcome, want in [("completed", 3), ("failed", 2), ("retried", 0), ("stale", 0),
+                                 ("waited", 0)]:
                 got = value(fams, "lanes_worker_jobs", "lanes_worker_jobs_total", queue="q",
                             outcome=outcome)
                 check(got == want, "jobs_total{outcome=%s} is %s, not %s" % (outcome, want, got))

@@ -124,10 +124,25 @@ function pager(name, r, params) {
   return bar;
 }
 
+// A job in waiting-children after a run: its handler moved it there
+// (ln_job_wait_children, `lanes worker --exec` exit 78) to wait for the
+// children it added; a flow parent added in that state has not run.
+function waitedBadge(j) {
+  if (!j.waited) return null;
+  return el('span', { class: 'badge waited', title: 'moved here by its handler after run ' +
+    j.attempts_started + ': it runs again once its children are done' },
+  'waited after run ' + j.attempts_started);
+}
+
+function backoffText(j) {
+  return j.backoff + (j.backoff_custom ? ' (custom type)' : '') + ' ' + j.backoff_ms + ' ms' +
+    (j.backoff_jitter ? ', jitter ' + j.backoff_jitter : '');
+}
+
 function jobRow(name, j) {
   return el('tr', { 'data-job': j.id },
     el('td', {}, el('a', { href: jhref(name, j.id) }, j.id)),
-    el('td', {}, j.name),
+    el('td', {}, j.name, j.waited ? ' ' : null, waitedBadge(j)),
     el('td', { class: 'num' }, j.attempts_made + '/' + j.attempts),
     el('td', {}, when(j.created_ms)),
     el('td', {}, when(j.finished_ms || j.run_at_ms)),
@@ -208,11 +223,22 @@ async function jobView(main, name, id) {
     j.state !== 'active' ? action('Remove', base + 'remove', { name: 'remove', danger: true,
       confirm: 'Remove job ' + id + '?', after: qhref(name, { state: j.state }),
       done: () => 'Removed job ' + id }) : null);
+  // Once the flow panel knows the job has children: remove it with them.
+  const onFlow = (r) => {
+    if (!r.children_total || j.state === 'active') return;
+    const b = action('Remove with children', base + 'remove-tree', { name: 'remove-tree',
+      danger: true, confirm: 'Remove job ' + id + ' and all its children, every level down?',
+      after: qhref(name, { state: j.state }),
+      done: (x) => 'Removed job ' + id + ' with its children: ' + x.removed + ' jobs' });
+    if (b) acts.append(b);
+  };
+  const waited = j.waited ? el('span', { id: 'job-waited' }, ' waiting for the children its ' +
+    'handler added, after run ' + j.attempts_started + '; it runs again once they are done') : null;
   const facts = [
-    ['State', el('span', { class: 'badge ' + j.state }, j.state)],
+    ['State', [el('span', { class: 'badge ' + j.state }, j.state), waited]],
     ['Name', j.name], ['Attempts', j.attempts_made + ' failed of ' + j.attempts +
       ' allowed; ' + j.attempts_started + ' started; stalled ' + j.stalled + ' times'],
-    ['Priority', j.priority], ['Backoff', j.backoff + ' ' + j.backoff_ms + ' ms'],
+    ['Priority', j.priority], ['Backoff', el('span', { id: 'job-backoff' }, backoffText(j))],
     ['Added', when(j.created_ms)], ['Runs at', when(j.run_at_ms)],
     ['Started', when(j.started_ms)], ['Finished', when(j.finished_ms)],
     ['Trace id', j.trace_id || '—'], ['traceparent', j.traceparent || '—'],
@@ -222,7 +248,7 @@ async function jobView(main, name, id) {
     '← ' + name + ' · ' + j.state)),
   el('h1', {}, 'Job ', el('span', { id: 'job-id' }, j.id)), acts,
   el('dl', {}, facts.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
-  flowPanel(name, j.id), // flow.js
+  flowPanel(name, j.id, onFlow), // flow.js
   el('h2', {}, 'Data'), el('pre', { id: 'job-data' }, pretty(j.data)),
   j.failed_reason ? [el('h2', {}, 'Failure reason'),
     el('pre', { id: 'job-reason' }, j.failed_reason)] : null,

@@ -62,7 +62,8 @@ function flowTree(r) {
       ? ' (at most ' + r.limits.nodes + ' and ' + r.limits.depth + ' levels)' : '') + '.')];
 }
 
-function flowPanel(name, id) {
+// onDrawn(answer), if given, is called once the job's flow is drawn.
+function flowPanel(name, id, onDrawn) {
   const panel = el('section', { id: 'flow' }, el('h2', {}, 'Flow'),
     el('p', { class: 'muted' }, 'Loading…'));
   api('queues/' + q(name) + '/jobs/' + q(id) + '/flow').then((r) => {
@@ -75,6 +76,7 @@ function flowPanel(name, id) {
       el('p', { id: 'flow-parent' }, 'Parent: ', r.parent ? flowLink(r.parent) : '— (a root)'),
       el('h3', {}, 'Children (' + r.children_total + ')'), flowChildrenTable(r),
       el('h3', {}, 'Tree'), flowTree(r));
+    if (onDrawn) onDrawn(r);
     panel.dataset.ready = 'drawn';
   }).catch((e) => {
     panel.replaceChildren(el('h2', {}, 'Flow'), el('p', { class: 'muted' }, e.message));

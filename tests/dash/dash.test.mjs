@@ -17,7 +17,10 @@
 // waiting-children and its page draws its children and tree (states
 // updated once a worker ran them, links between parent and child), and
 // that a scheduler shows its schedule and next run and is removed by its
-// button. The queue page's screenshot goes to OUTDIR/dash-STORE.png, the
+// button, that a flow parent is removed with its children by its button,
+// that a job waiting for the children its run added is marked so, and
+// that a custom backoff type and its jitter show. The queue page's
+// screenshot goes to OUTDIR/dash-STORE.png, the
 // chart's to OUTDIR/dash-chart-STORE.png, the flow's to
 // OUTDIR/dash-flow-STORE.png.
 import { spawn, spawnSync } from 'node:child_process';
@@ -149,6 +152,14 @@ function fill() {
   }));
   const f = lanes('jobs', url, 'flow', join(tmp, 'flow.json'));
   if (f.code !== 0) fail('flow: ' + f.err);
+  // st-1 waits for the child its run added (--exec exit 78); bo-1 has a
+  // custom backoff type with a jitter.
+  add('steps', 'st', '{}', '--id', 'st-1');
+  const st = lanes('worker', url, 'steps', '--exit-when-empty', '--exec', 'sh', '-c',
+    '"$0" jobs "$LANES_STORE_URL" add --parent "$LANES_JOB_QUEUE:$LANES_JOB_ID" stepparts k ' +
+    '"{}" >/dev/null && exit 78', lanesBin);
+  if (st.code !== 0) fail('worker steps: ' + st.err);
+  add('retries', 'n', '{}', '--id', 'bo-1', '--backoff', 'linear:7:0.25');
   const s = lanes('jobs', url, 'schedule', 'nightly', 'digest', '--cron', '0 3 * * *', 'digest');
   if (s.code !== 0) fail('schedule: ' + s.err);
   if (lanes('jobs', url, 'schedule', 'ro', 'keep', '--every', '3600000', 'keep').code !== 0)
@@ -246,6 +257,10 @@ async function readOnly(ctx) {
     await page.goto(d.base + '/#/queue/mail/job/mail-1');
     await page.waitForSelector('#job-data');
     check(await page.$('button[data-action="remove"]') === null, 'read-only: no Remove button');
+    await page.goto(d.base + '/#/queue/steps/job/st-1');
+    await page.waitForSelector('#flow[data-ready="drawn"]');
+    check(await page.$('button[data-action="remove-tree"]') === null,
+      'read-only: no Remove with children button');
     await page.goto(d.base + '/#/queue/ro');
     await page.waitForSelector('#schedulers tr[data-scheduler="keep"]');
     check(await page.$('button[data-action="remove-scheduler"]') === null,
@@ -309,6 +324,34 @@ async function flows(page, base) {
   check(row.includes('processed') && row.includes('{"done":"part-2"}'),
     "flow: a child's row shows its status and result");
   check(await page.textContent('.badge.completed') === 'completed', 'flow: rep-1 is completed');
+  await page.click('button[data-action="remove-tree"]');
+  await page.waitForSelector('#jobs');
+  check(['flows rep-1', 'flowparts part-1', 'flowparts part-2', 'flowparts piece-1'].every((k) =>
+    lanes('jobs', url, 'get', ...k.split(' ')).code === 4),
+  'flow: Remove with children removed rep-1 and its whole tree from the store');
+}
+
+// A job in waiting-children after its run (it waits for the child it
+// added) is marked so in its queue's list and on its page, which offers
+// to remove it with its children; a custom backoff type and its jitter
+// are shown; a job of no flow has no Remove with children.
+async function stepsAndBackoff(page, base) {
+  await page.goto(base + '/#/queue/steps?state=waiting-children');
+  await page.waitForSelector('#jobs tr[data-job="st-1"]');
+  check(await page.textContent('#jobs tr[data-job="st-1"] .badge.waited') === 'waited after run 1',
+    'waiting-children list: st-1 is marked as waiting after its run');
+  await openJob(page, base, 'steps', 'st-1');
+  await page.waitForSelector('#flow[data-ready="drawn"]');
+  check((await page.textContent('#job-waited')).includes('after run 1') &&
+    await page.$('button[data-action="remove-tree"]') !== null,
+  "job page: st-1 says it waits for its handler's children, and offers Remove with children");
+  await openJob(page, base, 'retries', 'bo-1');
+  check(await page.textContent('#job-backoff') === 'linear (custom type) 7 ms, jitter 0.25',
+    'job page: a custom backoff type with its jitter');
+  await page.waitForSelector('#flow[data-ready="none"]');
+  check(await page.$('button[data-action="remove-tree"]') === null &&
+    await page.$('button[data-action="remove"]') !== null,
+  'job page: a job of no flow has Remove but not Remove with children');
 }
 
 // The scheduler table: schedule and next run; Remove removes it.
@@ -380,6 +423,7 @@ try {
   await throughput(page, dash.base);
   await actions(page, dash.base);
   await flows(page, dash.base);
+  await stepsAndBackoff(page, dash.base);
   await schedulers(page, dash.base);
   await workersPanel(page, dash.base);
   check(await stopDash(dash) === 0, 'lanes dash stops on SIGTERM with exit 0');

@@ -1,8 +1,9 @@
 """test_api.py - the JSON API of `lanes dash` at its edges, on one store:
 names that need escaping in a path, bad arguments, unknown endpoints,
 methods, the Host check, the loopback write header, a job's flow and its
-bounds, removing a scheduler (and --read-only refusing it), and that every
-error is JSON.
+bounds, removing a scheduler (and --read-only refusing it), a job waiting
+for the children its run added, a custom backoff, removing a job with its
+children, and that every error is JSON.
 
     python3 test_api.py sqlite|redis LANES_BIN
 
@@ -12,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -57,6 +59,7 @@ def main():
     with_dash([], run)
     add_flows()
     with_dash([], run_flow)
+    with_dash([], run_steps)
     with_dash(["--queue", "plain", "--queue", "other"], run_fixed)
 
 
@@ -89,6 +92,15 @@ def add_flows():
     # flf: a child that fails, ignored by its parent (its reason recorded)
     flow(node("flf", "fr", node("flfk", "bad", ignoreDependencyOnFailure=True)))
     lanes("worker", url, "flfk", "--exit-when-empty", "--exec", "false")
+    # rt: a tree of 4 for remove-tree; st1: a job whose --exec program
+    # added a child and exited 78 (waiting-children after its run); b1: a
+    # custom backoff type with a jitter
+    flow(node("rt", "rt-root", node("rt", "rt-a", node("rtk", "rt-g")), node("rtk", "rt-b")))
+    lanes("jobs", url, "add", "steps", "st", "{}", "--id", "st1")
+    lanes("worker", url, "steps", "--exit-when-empty", "--exec", "/bin/sh", "-c",
+          '"$0" jobs "$LANES_STORE_URL" add --parent "$LANES_JOB_QUEUE:$LANES_JOB_ID" '
+          'stepkids k "{}" >/dev/null && exit 78', run_.lanes_bin)
+    lanes("jobs", url, "add", "bo", "n", "{}", "--id", "b1", "--backoff", "linear:7:0.25")
 
 
 def ids(n):
@@ -152,6 +164,61 @@ def run_flow(base):
     got = call(base, "/api/queues/%s/jobs/%s/flow" % (qs, urllib.parse.quote(LONG_ID, safe="")))
     expect(got, 200, None, "flow of a job with a 3002-byte id")
     assert got[1]["tree"]["id"] == LONG_ID, got
+
+
+def run_steps(base):
+    """A job waiting for the children its run added; a custom backoff;
+    remove-tree."""
+    global checks
+    s, b = call(base, "/api/queues/steps/jobs/st1")
+    assert s == 200 and b["state"] == "waiting-children" and b["waited"] is True, b
+    assert b["attempts_started"] == 1 and b["attempts_made"] == 0, b
+    s, b = call(base, "/api/queues/steps/jobs?state=waiting-children")
+    assert [(j["id"], j["waited"]) for j in b["jobs"]] == [("st1", True)], b
+    s, b = call(base, "/api/queues/fl/jobs?state=waiting-children")
+    assert b["jobs"] and not any(j["waited"] for j in b["jobs"]), b
+    checks += 1
+    print("ok   waited: a job its run moved to waiting-children, not a flow parent added so")
+    s, b = call(base, "/api/queues/bo/jobs/b1")
+    assert (b["backoff"], b["backoff_custom"], b["backoff_ms"], b["backoff_jitter"]) == \
+        ("linear", True, 7, 0.25), b
+    s, b = call(base, "/api/queues/plain/jobs/p1")
+    assert (b["backoff"], b["backoff_custom"], b["backoff_ms"], b["backoff_jitter"]) == \
+        ("fixed", False, 0, 0), b
+    checks += 1
+    print("ok   backoff: a custom type with its jitter; none is fixed 0 ms, jitter 0")
+    w = {"X-Lanes-Dash": "1"}
+    rt = "/api/queues/rt/jobs/rt-root/remove-tree"
+    expect(call(base, rt, "POST"), 403, "forbidden", "remove-tree without X-Lanes-Dash")
+    expect(call(base, rt), 404, "not_found", "GET of remove-tree")
+    s, b = call(base, rt, "POST", w)
+    assert s == 200 and b == {"ok": True, "id": "rt-root", "action": "remove-tree",
+                              "removed": 4}, b
+    for q, jid in [("rt", "rt-root"), ("rt", "rt-a"), ("rtk", "rt-g"), ("rtk", "rt-b")]:
+        expect(call(base, "/api/queues/%s/jobs/%s" % (q, jid)), 404, "not_found",
+               "%s is gone with its tree" % jid)
+    expect(call(base, rt, "POST", w), 404, "not_found", "remove-tree again")
+    # a tree of 1001 entries (a flow of 1000 and one more child) is too big
+    flow(node("big", "big-root", *[node("big", "b%03d" % i) for i in range(999)]))
+    lanes("jobs", url, "add", "--parent", "big:big-root", "big", "extra", "{}")
+    expect(call(base, "/api/queues/big/jobs/big-root/remove-tree", "POST", w), 409, "too_big",
+           "remove-tree of 1001 entries")
+    assert '"waiting-children":1' in lanes("jobs", url, "counts", "big", "--json")
+    # a tree with a running child is refused, and stays
+    flow(node("bz", "bz-root", node("bzk", "bz-kid")))
+    wk = subprocess.Popen([run_.lanes_bin, "worker", url, "bzk", "--grace", "1", "--exec",
+                           "sleep", "30"], stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(500):
+            if '"active":1' in lanes("jobs", url, "counts", "bzk", "--json"):
+                break
+            time.sleep(0.01)
+        expect(call(base, "/api/queues/bz/jobs/bz-root/remove-tree", "POST", w), 409, "busy",
+               "remove-tree while a child runs")
+        lanes("jobs", url, "get", "bz", "bz-root")
+    finally:
+        wk.terminate()
+        wk.wait(timeout=20)
 
 
 def run_read_only(base):
