@@ -169,8 +169,9 @@ static int cmd_add(ln_jobs *jobs, args *a) {
         o.dedup_id = deid;
         o.dedup_ttl_ms = colon ? v : 0;
     } else if (a->dedup_extend || a->dedup_replace || a->dedup_keep_last || a->dedup_reschedule) {
-        return cli_usage(prog, "%s", "--dedup-extend, --dedup-replace, --dedup-keep-last and "
-                                     "--dedup-reschedule need --dedup ID[:TTL_MS]");
+        return cli_usage(prog, "%s",
+                         "--dedup-extend, --dedup-replace, --dedup-keep-last and "
+                         "--dedup-reschedule need --dedup ID[:TTL_MS]");
     }
     o.dedup_extend = a->dedup_extend;
     o.dedup_replace = a->dedup_replace;

@@ -264,8 +264,9 @@ typedef struct ln_job_opts {
      *    add while the holder runs (is active) is kept as the next job, the
      *    latest such add replacing an earlier one (on Redis the hash
      *    `dn:<id>`); when the holder completes or fails for good (also
-     *    canceled, or failed as stalled) that next job is added, with the id
-     *    it was given at its add and its own options, and holds dedup_id.
+     *    canceled, or failed as stalled) that next job is added with its
+     *    own options (its custom id if it had one, else a new id) and
+     *    holds dedup_id.
      *    At most one job runs and one waits per dedup_id. Removing the
      *    holder drops the next job;
      *  - dedup_reschedule (BullMQ's reschedule; not with dedup_replace,
@@ -275,12 +276,12 @@ typedef struct ln_job_opts {
      * A holder that no longer exists while its id is held without expiry
      * (a store restored from a copy, a key left by a crash) frees the id:
      * the next add takes it (BullMQ's stale key recovery). */
-    const char *dedup_id; /* NULL (default) = none; else
-                             1..LN_JOB_CUSTOM_ID_MAX-1 bytes without
-                             control characters */
-    int64_t dedup_ttl_ms; /* 0..2^31-1 ms; 0 = simple mode */
-    int dedup_extend;     /* 0/1; needs dedup_ttl_ms > 0 */
-    int dedup_replace;    /* 0/1 */
+    const char *dedup_id;          /* NULL (default) = none; else
+                                      1..LN_JOB_CUSTOM_ID_MAX-1 bytes without
+                                      control characters */
+    int64_t dedup_ttl_ms;          /* 0..2^31-1 ms; 0 = simple mode */
+    int dedup_extend;              /* 0/1; needs dedup_ttl_ms > 0 */
+    int dedup_replace;             /* 0/1 */
     int dedup_keep_last_if_active; /* 0/1 (opts.de.keepLastIfActive) */
     int dedup_reschedule;          /* 0/1 (opts.de.reschedule) */
     /* Add the job as a child of an existing job, its parent (BullMQ's

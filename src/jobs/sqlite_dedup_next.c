@@ -29,8 +29,8 @@ static void due_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 }
 
 int ln__sq_dedup_next_open(sq_be *be) {
-    int rc = sqlite3_create_function(be->db, "lanes_dedup_due", 0, SQLITE_UTF8, be, due_fn, NULL,
-                                     NULL);
+    int rc =
+        sqlite3_create_function(be->db, "lanes_dedup_due", 0, SQLITE_UTF8, be, due_fn, NULL, NULL);
     if (rc != SQLITE_OK) return ln__sq_err(be, rc, "dedup function");
     return ln__sq_exec_sql(
         be,
@@ -46,14 +46,14 @@ int ln__sq_dedup_next_open(sq_be *be) {
 #define KEEP(o, k) json_pack("[i,I]", (o)->k.mode, (json_int_t)(o)->k.value)
 
 char *ln__sq_dedup_opts_json(const ln_job_opts *o) {
-    json_t *t = json_pack(
-        "{s:I,s:i,s:i,s:i,s:I,s:f,s:i,s:o,s:o,s:I,s:I,s:b,s:b,s:b,s:b}", "delay",
-        (json_int_t)o->delay_ms, "priority", o->priority, "attempts", o->attempts, "backoff",
-        o->backoff, "backoff_ms", (json_int_t)o->backoff_ms, "jitter", o->backoff_jitter, "lifo",
-        o->lifo, "roc", KEEP(o, remove_on_complete), "rof", KEEP(o, remove_on_fail), "timeout",
-        (json_int_t)o->timeout_ms, "ttl", (json_int_t)o->dedup_ttl_ms, "extend", o->dedup_extend,
-        "replace", o->dedup_replace, "keep", o->dedup_keep_last_if_active, "resched",
-        o->dedup_reschedule);
+    json_t *t = json_pack("{s:I,s:i,s:i,s:i,s:I,s:f,s:i,s:o,s:o,s:I,s:I,s:b,s:b,s:b,s:b}", "delay",
+                          (json_int_t)o->delay_ms, "priority", o->priority, "attempts", o->attempts,
+                          "backoff", o->backoff, "backoff_ms", (json_int_t)o->backoff_ms, "jitter",
+                          o->backoff_jitter, "lifo", o->lifo, "roc", KEEP(o, remove_on_complete),
+                          "rof", KEEP(o, remove_on_fail), "timeout", (json_int_t)o->timeout_ms,
+                          "ttl", (json_int_t)o->dedup_ttl_ms, "extend", o->dedup_extend, "replace",
+                          o->dedup_replace, "keep", o->dedup_keep_last_if_active, "resched",
+                          o->dedup_reschedule);
     if (t == NULL) return NULL;
     const char *strs[][2] = {{"cid", o->job_id},
                              {"btype", o->backoff_type},
@@ -110,9 +110,8 @@ static int add_next(sq_be *be, const char *queue, ln__job_new *j, int64_t now) {
     if (err != 0) return err < 0 ? err : 0; /* 1: the custom id exists */
     int64_t rid = sqlite3_last_insert_rowid(be->db);
     const ln_job_opts *o = &j->opts;
-    int64_t expires = o->dedup_ttl_ms > 0 && !o->dedup_keep_last_if_active
-                          ? now + o->dedup_ttl_ms
-                          : -1;
+    int64_t expires =
+        o->dedup_ttl_ms > 0 && !o->dedup_keep_last_if_active ? now + o->dedup_ttl_ms : -1;
     if ((err = ln__sq_dedup_hold(be, queue, o, rid, expires)) != 0) return err;
     if ((err = ln__sq_count(be, queue, ln__sq_new_state(o), 1)) != 0) return err;
     if ((j->id = ln__sq_id_dup(rid, o->job_id)) == NULL)
@@ -138,9 +137,8 @@ static int requeue_row(sq_be *be, sqlite3_stmt *s, int64_t now) {
     json_decref(t);
     if (err != 0) return err;
     sqlite3_stmt *d = NULL;
-    int rc = sqlite3_prepare_v2(be->db,
-                                "DELETE FROM lanes_dedup_next WHERE queue = ?1 AND id = ?2", -1,
-                                &d, NULL);
+    int rc = sqlite3_prepare_v2(be->db, "DELETE FROM lanes_dedup_next WHERE queue = ?1 AND id = ?2",
+                                -1, &d, NULL);
     if (rc != SQLITE_OK) return ln__sq_err(be, rc, "dedup next");
     sqlite3_bind_text(d, 1, queue, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(d, 2, deid, -1, SQLITE_TRANSIENT);
