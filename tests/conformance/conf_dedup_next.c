@@ -6,6 +6,10 @@
  * handler that waits for a flag, so "while it runs" is certain. */
 #include "conf.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 /* A held handler: counts its entries, waits for release, then fails
  * ("bad") or completes with {"ok":<data>}. */
 typedef struct next_hold {
@@ -144,6 +148,68 @@ static void case_dedup_next_canceled_holder(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
+/* The stalled holder: a forked worker (100 ms lease) runs it and blocks
+ * until killed; a worker's stalled check with max_stalled 0 fails it for
+ * good, which adds the kept add, and that worker runs it. */
+static int block_handler(ln_job *job, void *ctx) {
+    (void)job;
+    int *fds = ctx;
+    if (write(fds[0], "s", 1) != 1) _exit(5);
+    char b;
+    if (read(fds[1], &b, 1) != 1) _exit(6);
+    return 0;
+}
+
+static void case_dedup_next_stalled_holder(conf_ctx *c) {
+    char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
+    int ex, started[2], go[2];
+    add_keep(c, "first", "{\"n\":1}", 0, h, &ex);
+    CHECK_EQ(pipe(started), 0);
+    CHECK_EQ(pipe(go), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        alarm(30); /* never outlive a failed case */
+        ln_jobs *jobs = NULL;
+        if (ln_jobs_open(&jobs, c->url) != 0) _exit(2);
+        int fds[2] = {started[1], go[0]};
+        ln_worker_opts o;
+        ln_worker_opts_init(&o);
+        o.lease_ms = 100;
+        o.max_jobs = 1;
+        ln_worker *w;
+        if (ln_worker_create(&w, jobs, c->queue, block_handler, fds, &o) != 0) _exit(3);
+        _exit(ln_worker_run(w) != 0 ? 4 : 0);
+    }
+    char b;
+    CHECK_EQ(read(started[0], &b, 1), 1); /* the holder runs */
+    add_keep(c, "last", "{\"n\":2}", 0, a, &ex);
+    CHECK_EQ(ex, 1);
+    CONF_CHECK_STR(a, h);
+    kill(pid, SIGKILL);
+    CHECK_EQ(waitpid(pid, NULL, 0), pid);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    o.lease_ms = 10000;
+    o.stalled_interval_ms = 20;
+    o.max_stalled = 0;
+    ln_worker_stats st = conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
+    CHECK_EQ(st.stalled_found, 1);
+    CHECK_EQ(conf_state(c, c->queue, h), LN_JOB_FAILED);
+    CHECK_EQ(conf_total(c, c->queue), 2);
+    char ids[256];
+    conf_list_ids(c, c->queue, LN_JOB_COMPLETED, 0, 10, ids, sizeof ids);
+    char *next = strtok(ids, " ");
+    CHECK(next != NULL);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, next, &info), 0);
+    CONF_CHECK_STR(info.data, "{\"n\":2}");
+    ln_job_info_clear(&info);
+    conf_check_counts(c, c->queue);
+    close(started[0]), close(started[1]), close(go[0]), close(go[1]);
+}
+
 /* Reschedule: a deduplicated add while the holder is delayed moves its
  * run time to the add's delay from now (0: due now), keeping its id and
  * data; without reschedule it keeps its own delay. */
@@ -204,11 +270,8 @@ static void case_dedup_next_bad_options(conf_ctx *c) {
 }
 
 const conf_case conf_dedup_next_cases[] = {
-    CONF_CASE(dedup_next_keep_last_completes),
-    CONF_CASE(dedup_next_keep_last_fails),
-    CONF_CASE(dedup_next_keep_last_waiting),
-    CONF_CASE(dedup_next_canceled_holder),
-    CONF_CASE(dedup_next_reschedule),
-    CONF_CASE(dedup_next_bad_options),
-    {0},
+    CONF_CASE(dedup_next_keep_last_completes), CONF_CASE(dedup_next_keep_last_fails),
+    CONF_CASE(dedup_next_keep_last_waiting),   CONF_CASE(dedup_next_canceled_holder),
+    CONF_CASE(dedup_next_stalled_holder),      CONF_CASE(dedup_next_reschedule),
+    CONF_CASE(dedup_next_bad_options),         {0},
 };
