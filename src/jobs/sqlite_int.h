@@ -182,7 +182,8 @@ typedef struct sq_be {
                                    no events are written, the room is kept
                                    for finishing jobs */
     int dedup_due;          /* a finish this transaction made a kept next
-                               job due (sqlite_dedup_next.c) */
+                               job due (sqlite_dedup_next.c); like every
+                               member, used with the handle's mutex held */
 } sq_be;
 
 /* The disk-space reserve (sqlite_reserve.c has the design). reserve_open:
