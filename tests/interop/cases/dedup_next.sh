@@ -96,3 +96,23 @@ case_dedup_next_stale() {
     js job "$q" "$b" | grep -q '"state":"completed"' || fail "the new holder did not complete"
     echo "a stale de: key is taken over and its kept next job dropped"
 }
+
+#   dedup_next_reschedule  Node adds a job delayed by a minute with
+#              deduplication {id, reschedule}; `lanes jobs add --dedup r
+#              --dedup-reschedule` (no delay) is deduplicated and makes the
+#              holder due now, as BullMQ's own reschedule does: a C worker
+#              runs it at once, with its own data.
+case_dedup_next_reschedule() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    h=$(js add-one "$q" first '{"n":1}' '{"delay":60000,"deduplication":{"id":"r","reschedule":true}}' |
+        dn_id_of) || fail "Node add of the holder"
+    b=$("$cli" jobs "$url" add --dedup r --dedup-reschedule "$q" second '{"n":2}') || fail "lanes add"
+    [ "$b" = "$h" ] || fail "the add was not deduplicated: $h $b"
+    "$peer" work "$url" "$q" >/dev/null 2>"$tmp/c.err" || fail "C worker: $(cat "$tmp/c.err")"
+    out=$(js job "$q" "$h") || fail "Node read of job $h"
+    case $out in
+        *'"state":"completed"'*'"data":{"n":1}'*'"delay":0'*) ;;
+        *) fail "the holder was not rescheduled to now: $out" ;;
+    esac
+    echo "lanes' reschedule add makes a delayed Node holder due now"
+}
