@@ -211,6 +211,7 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "CREATE TABLE lanes_dedup_next(queue TEXT NOT NULL, id TEXT NOT NULL,"
     "  name TEXT NOT NULL, data TEXT NOT NULL, opts TEXT NOT NULL,"
     "  due INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(queue, id)) WITHOUT ROWID;"
+    "CREATE INDEX lanes_dedup_next_due ON lanes_dedup_next(due) WHERE due = 1;"
     "CREATE TRIGGER lanes_dedup_next_gone AFTER DELETE ON lanes_jobs"
     "  WHEN old.deid IS NOT NULL AND old.state < 4 BEGIN "
     "  DELETE FROM lanes_dedup_next WHERE queue = old.queue AND id = old.deid"
