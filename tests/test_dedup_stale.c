@@ -82,7 +82,7 @@ TEST(stale_id_is_taken_over_and_its_next_job_dropped) {
 }
 
 int main(int argc, char **argv) {
-    return ln_test_run(argc, argv,
-                       (ln_test_case[]){TESTCASE(stale_id_is_taken_over_and_its_next_job_dropped),
-                                        {0}});
+    return ln_test_run(
+        argc, argv,
+        (ln_test_case[]){TESTCASE(stale_id_is_taken_over_and_its_next_job_dropped), {0}});
 }
