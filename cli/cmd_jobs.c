@@ -31,6 +31,7 @@ typedef struct args {
     const char *pos[4]; /* positional arguments after the command */
     int npos;
     int json, all, lifo, create, dedup_extend, dedup_replace, follow, children;
+    int dedup_keep_last, dedup_reschedule;
     const char *dedup;
     const char *delay, *priority, *attempts, *backoff, *id, *limit, *offset, *age, *keep,
         *traceparent, *on_complete, *on_fail, *timeout, *from, *type;
@@ -58,6 +59,8 @@ static const cli_opt options[] = {
     {"--dedup", 1, AT(dedup), "add"},
     {"--dedup-extend", 0, AT(dedup_extend), "add"},
     {"--dedup-replace", 0, AT(dedup_replace), "add"},
+    {"--dedup-keep-last", 0, AT(dedup_keep_last), "add"},
+    {"--dedup-reschedule", 0, AT(dedup_reschedule), "add"},
     {"--parent", 1, AT(parent), "add"},
     {"--parent-on-failure", 1, AT(parent_on_failure), "add"},
     {"--limit", 1, AT(limit), "list"},
@@ -165,11 +168,15 @@ static int cmd_add(ln_jobs *jobs, args *a) {
         deid[n] = '\0';
         o.dedup_id = deid;
         o.dedup_ttl_ms = colon ? v : 0;
-    } else if (a->dedup_extend || a->dedup_replace) {
-        return cli_usage(prog, "%s", "--dedup-extend and --dedup-replace need --dedup ID[:TTL_MS]");
+    } else if (a->dedup_extend || a->dedup_replace || a->dedup_keep_last || a->dedup_reschedule) {
+        return cli_usage(prog, "%s",
+                         "--dedup-extend, --dedup-replace, --dedup-keep-last and "
+                         "--dedup-reschedule need --dedup ID[:TTL_MS]");
     }
     o.dedup_extend = a->dedup_extend;
     o.dedup_replace = a->dedup_replace;
+    o.dedup_keep_last_if_active = a->dedup_keep_last;
+    o.dedup_reschedule = a->dedup_reschedule;
     o.job_id = a->id;
     o.lifo = a->lifo;
     o.traceparent = a->traceparent;

@@ -7,6 +7,9 @@
 # failures. (What every store promises is in the conformance suite below.)
 ln_test(NAME test_jobs_api SOURCES test_jobs_api.c
         LIBS PkgConfig::SQLITE3 TIMEOUT 120 LABELS jobs)
+# A stale deduplication id on SQLite (its holder deleted behind lanes' back).
+ln_test(NAME test_dedup_stale SOURCES test_dedup_stale.c
+        LIBS PkgConfig::SQLITE3 TIMEOUT 60 LABELS jobs)
 # remove_tree's cap and a drain that fails midway, on both stores.
 if(LN_HAVE_REDIS)
   ln_test(NAME test_remove_tree SOURCES test_remove_tree.c
@@ -39,7 +42,8 @@ set(LN_CONF_SOURCES
     conformance/conf_drain.c
     conformance/conf_backoff.c
     conformance/conf_remove_tree.c
-    conformance/conf_dynflow.c)
+    conformance/conf_dynflow.c
+    conformance/conf_dedup_next.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it

@@ -242,7 +242,8 @@ typedef struct ln_job_opts {
                                 Stored with the job: on Redis as
                                 opts.lanesTimeout, which BullMQ keeps and
                                 ignores (a Node worker does not apply it) */
-    /* Deduplication (BullMQ's `deduplication: {id, ttl, extend, replace}`;
+    /* Deduplication (BullMQ's `deduplication: {id, ttl, extend, replace,
+     * keepLastIfActive, reschedule}`;
      * on Redis its `de:<id>` key). While a job of this queue holds
      * dedup_id, adding another job with it stores nothing and returns
      * the holder's id, reported as existing (as a duplicate custom id;
@@ -257,13 +258,32 @@ typedef struct ln_job_opts {
      *  - dedup_replace (debounce): an add while the holder is still
      *    delayed removes it and adds this job in its place, holding the id
      *    (its TTL kept unless dedup_extend); a holder no longer delayed is
-     *    kept and the add deduplicated. */
-    const char *dedup_id; /* NULL (default) = none; else
-                             1..LN_JOB_CUSTOM_ID_MAX-1 bytes without
-                             control characters */
-    int64_t dedup_ttl_ms; /* 0..2^31-1 ms; 0 = simple mode */
-    int dedup_extend;     /* 0/1; needs dedup_ttl_ms > 0 */
-    int dedup_replace;    /* 0/1 */
+     *    kept and the add deduplicated;
+     *  - dedup_keep_last_if_active (BullMQ's keepLastIfActive): the id is
+     *    held without a TTL (dedup_ttl_ms is ignored for holding it) and an
+     *    add while the holder runs (is active) is kept as the next job, the
+     *    latest such add replacing an earlier one (on Redis the hash
+     *    `dn:<id>`); when the holder completes or fails for good (also
+     *    canceled, or failed as stalled) that next job is added with its
+     *    own options (its custom id if it had one, else a new id) and
+     *    holds dedup_id.
+     *    At most one job runs and one waits per dedup_id. Removing the
+     *    holder drops the next job;
+     *  - dedup_reschedule (BullMQ's reschedule; not with dedup_replace,
+     *    which wins): a deduplicated add while the holder is delayed moves
+     *    the holder's run time to this add's delay_ms from now (0: due
+     *    now), keeping its id and data.
+     * A holder that no longer exists while its id is held without expiry
+     * (a store restored from a copy, a key left by a crash) frees the id:
+     * the next add takes it (BullMQ's stale key recovery). */
+    const char *dedup_id;          /* NULL (default) = none; else
+                                      1..LN_JOB_CUSTOM_ID_MAX-1 bytes without
+                                      control characters */
+    int64_t dedup_ttl_ms;          /* 0..2^31-1 ms; 0 = simple mode */
+    int dedup_extend;              /* 0/1; needs dedup_ttl_ms > 0 */
+    int dedup_replace;             /* 0/1 */
+    int dedup_keep_last_if_active; /* 0/1 (opts.de.keepLastIfActive) */
+    int dedup_reschedule;          /* 0/1 (opts.de.reschedule) */
     /* Add the job as a child of an existing job, its parent (BullMQ's
      * opts.parent on a plain add; see "Children of an existing parent" in
      * lanes/jobs_flows.h): parent_id of parent_queue (both, or neither:

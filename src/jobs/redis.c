@@ -149,6 +149,8 @@ static int redis_add(ln__jobs_be *be, const char *queue, ln__job_new *jobs, size
         ln__redis_args_i64(&a, o->dedup_ttl_ms);
         ln__redis_args_str(&a, o->dedup_extend ? "1" : "0");
         ln__redis_args_str(&a, o->dedup_replace ? "1" : "0");
+        ln__redis_args_str(&a, o->dedup_keep_last_if_active ? "1" : "0");
+        ln__redis_args_str(&a, o->dedup_reschedule ? "1" : "0");
     }
     rc = ln__redis_dynflow_push(&r->conn, be, &a, r->key, jobs, n); /* parents (redis_dynflow.c) */
     redisReply *rep = rc == 0 ? script(r, LN__RS_ADD, &a, &rc) : NULL;

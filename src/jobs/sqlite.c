@@ -138,12 +138,14 @@ int ln__sq_count(sq_be *be, const char *queue, int state, int64_t delta) {
 }
 
 int ln__sq_commit(sq_be *be) {
-    int err = ln__sq_exec(be, S_COMMIT);
+    int err = be->dedup_due ? ln__sq_dedup_requeue(be) : 0; /* sqlite_dedup_next.c */
+    if (err == 0) err = ln__sq_exec(be, S_COMMIT);
     if (err != 0) ln__sq_rollback(be);
     return err;
 }
 
 void ln__sq_rollback(sq_be *be) {
+    be->dedup_due = 0;
     if (sqlite3_get_autocommit(be->db)) return;
     /* Keep the first error's text: ROLLBACK's own failure adds nothing. */
     char saved[LN__JOBS_ERRMSG_MAX];
@@ -373,6 +375,7 @@ static int setup(sq_be *be, const char *path) {
             be, be->full_sync ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
             "synchronous");
     if (err == 0) err = ln__sq_migrate(be);
+    if (err == 0) err = ln__sq_dedup_next_open(be);
     return err;
 }
 

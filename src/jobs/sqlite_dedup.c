@@ -4,7 +4,8 @@
  * that is NULL, until the job completes, fails or is deleted (triggers of
  * schema 4). Each add with a dedup id does a bounded amount of work: one
  * primary-key lookup, at most one job deleted (replace), one upsert, and
- * at most 16 expired rows of the queue purged. */
+ * at most 16 expired rows of the queue purged; keep-last and reschedule
+ * (sqlite_dedup_next.c) add one row written or one job updated. */
 #include "sqlite_int.h"
 
 #include "../internal.h"
@@ -22,7 +23,8 @@ int ln__sq_dedup_check(sq_be *be, const char *queue, ln__job_new *j, int64_t now
     sqlite3_bind_int64(s, 2, now);
     int err = ln__sq_run(be, s, "dedup (expiry)");
     if (err != 0) return err;
-    *expires = o->dedup_ttl_ms > 0 ? now + o->dedup_ttl_ms : -1;
+    /* keep-last holds the id without expiry (BullMQ ignores its ttl) */
+    *expires = o->dedup_ttl_ms > 0 && !o->dedup_keep_last_if_active ? now + o->dedup_ttl_ms : -1;
     if ((s = ln__sq_stmt_get(be, S_DEDUP_GET)) == NULL) return LN_EBACKEND;
     sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 2, o->dedup_id, -1, SQLITE_STATIC);
@@ -42,28 +44,38 @@ int ln__sq_dedup_check(sq_be *be, const char *queue, ln__job_new *j, int64_t now
     j->id = ln__sq_id_dup(rid, (const char *)sqlite3_column_text(s, 3));
     sqlite3_reset(s);
     if (j->id == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
-    /* Expired, or without expiry but its job gone (stale): free. */
-    if ((has_expiry && exp <= now) || (!has_expiry && !exists)) return 0;
+    if (has_expiry && exp <= now) return 0; /* expired: free */
+    /* Without expiry but its job gone (stale): free, and a next job kept
+     * for the gone holder is dropped. */
+    if (!has_expiry && !exists) return ln__sq_dedup_drop_next(be, queue, o->dedup_id);
+    int keep_next = o->dedup_keep_last_if_active && state == ST_ACTIVE;
     if (o->dedup_replace) {
         if (!exists || state != ST_DELAYED) {
             j->existed = 1; /* no longer pending: kept */
+            if (keep_next && (err = ln__sq_dedup_store_next(be, queue, j)) != 0) return err;
             return 1;
         }
         if ((s = ln__sq_stmt_get(be, S_DELETE_RID)) == NULL) return LN_EBACKEND;
         sqlite3_bind_int64(s, 1, rid);
         if ((err = ln__sq_run(be, s, "dedup (replace)")) != 0) return err;
-        if (!o->dedup_extend && has_expiry) *expires = exp; /* KEEPTTL */
-        return 0;
+        if (!o->dedup_extend && has_expiry && !o->dedup_keep_last_if_active)
+            *expires = exp; /* KEEPTTL */
+        return ln__sq_dedup_drop_next(be, queue, o->dedup_id);
     }
     j->existed = 1;
-    if (o->dedup_extend) { /* debounce: the TTL starts again */
-        if ((s = ln__sq_stmt_get(be, S_DEDUP_PUT)) == NULL) return LN_EBACKEND;
-        sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 2, o->dedup_id, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 3, rid);
-        sqlite3_bind_int64(s, 4, *expires);
-        if ((err = ln__sq_run(be, s, "dedup (extend)")) != 0) return err;
+    if (keep_next) {
+        if ((err = ln__sq_dedup_store_next(be, queue, j)) != 0) return err;
+        return 1;
     }
+    if (o->dedup_reschedule && state == ST_DELAYED) { /* the holder's new delay */
+        if ((err = ln__sq_dedup_reschedule(be, rid, o->delay_ms, now)) != 0) return err;
+        char due[24];
+        snprintf(due, sizeof due, "%lld", (long long)(now + o->delay_ms));
+        if ((err = ln__sq_event(be, queue, "delayed", j->id, "delay", due, NULL, NULL, now)))
+            return err;
+    }
+    /* debounce: the TTL starts again (keep-last: held without one) */
+    if (o->dedup_extend && (err = ln__sq_dedup_hold(be, queue, o, rid, *expires)) != 0) return err;
     return 1;
 }
 

@@ -9,7 +9,7 @@
 
 /* Schema version this code writes; stored in PRAGMA user_version. The
  * steps that reach it: migrations[] in sqlite_schema.c. */
-#define SQ_SCHEMA_VERSION 12
+#define SQ_SCHEMA_VERSION 13
 /* PRAGMA application_id of a lanes store: "LNJB". */
 #define SQ_APPLICATION_ID 0x4C4E4A42
 
@@ -181,6 +181,9 @@ typedef struct sq_be {
                                    reserve_release, refreshed by relieve):
                                    no events are written, the room is kept
                                    for finishing jobs */
+    int dedup_due;          /* a finish this transaction made a kept next
+                               job due (sqlite_dedup_next.c); like every
+                               member, used with the handle's mutex held */
 } sq_be;
 
 /* The disk-space reserve (sqlite_reserve.c has the design). reserve_open:
@@ -336,6 +339,16 @@ int ln__sq_add_events(sq_be *be, const char *queue, const ln__job_new *j, int64_
  * then hold the id with ln__sq_dedup_hold(..., *expires) (-1 = none), or
  * an error. */
 int ln__sq_dedup_check(sq_be *be, const char *queue, ln__job_new *j, int64_t now, int64_t *expires);
+/* sqlite_dedup_next.c: keep-last's next job and reschedule. _open at
+ * open (the TEMP trigger, the function it calls); _requeue from
+ * ln__sq_commit when be->dedup_due: add the due next jobs; the others from
+ * ln__sq_dedup_check. */
+int ln__sq_dedup_next_open(sq_be *be);
+int ln__sq_dedup_requeue(sq_be *be);
+int ln__sq_dedup_store_next(sq_be *be, const char *queue, const ln__job_new *j);
+int ln__sq_dedup_drop_next(sq_be *be, const char *queue, const char *deid);
+int ln__sq_dedup_reschedule(sq_be *be, int64_t rid, int64_t delay_ms, int64_t now);
+char *ln__sq_dedup_opts_json(const ln_job_opts *o);
 int ln__sq_dedup_hold(sq_be *be, const char *queue, const ln_job_opts *o, int64_t rid,
                       int64_t expires);
 int ln__sq_get(ln__jobs_be *b, const char *queue, const char *id, ln_job_info *info);

@@ -203,6 +203,19 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "ALTER TABLE lanes_jobs ADD COLUMN backoff_type TEXT;"
     "ALTER TABLE lanes_schedulers ADD COLUMN backoff_jitter REAL NOT NULL DEFAULT 0;"
     "ALTER TABLE lanes_schedulers ADD COLUMN backoff_type TEXT;",
+    /* 12 -> 13: deduplication's next job (ln_job_opts.dedup_keep_last_if_
+     * active; sqlite_dedup_next.c): per (queue, id) the latest add kept
+     * while the holder ran, its options as JSON; due once a job holding id
+     * finished (set by each connection's TEMP trigger, then added at that
+     * commit). A holder deleted before it finished drops it. */
+    "CREATE TABLE lanes_dedup_next(queue TEXT NOT NULL, id TEXT NOT NULL,"
+    "  name TEXT NOT NULL, data TEXT NOT NULL, opts TEXT NOT NULL,"
+    "  due INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(queue, id)) WITHOUT ROWID;"
+    "CREATE INDEX lanes_dedup_next_due ON lanes_dedup_next(due) WHERE due = 1;"
+    "CREATE TRIGGER lanes_dedup_next_gone AFTER DELETE ON lanes_jobs"
+    "  WHEN old.deid IS NOT NULL AND old.state < 4 BEGIN "
+    "  DELETE FROM lanes_dedup_next WHERE queue = old.queue AND id = old.deid"
+    "  AND due = 0; END;",
 };
 
 /* Create or migrate the schema, all under one write lock (the check runs

@@ -184,8 +184,12 @@ static int check_keep(const ln_job_keep *k, const char *what, char *err, size_t 
 /* The deduplication options (jobs.h ln_job_opts.dedup_*). */
 static int check_dedup(const ln_job_opts *o, char *err, size_t errsize) {
     if (o->dedup_id == NULL) {
-        if (o->dedup_ttl_ms == 0 && !o->dedup_extend && !o->dedup_replace) return 0;
-        snprintf(err, errsize, "dedup_ttl_ms, dedup_extend and dedup_replace need a dedup_id");
+        if (o->dedup_ttl_ms == 0 && !o->dedup_extend && !o->dedup_replace &&
+            !o->dedup_keep_last_if_active && !o->dedup_reschedule)
+            return 0;
+        snprintf(err, errsize,
+                 "dedup_ttl_ms, dedup_extend, dedup_replace, dedup_keep_last_if_active and "
+                 "dedup_reschedule need a dedup_id");
         return LN_EINVAL;
     }
     size_t len = strnlen(o->dedup_id, LN_JOB_CUSTOM_ID_MAX);
@@ -200,8 +204,12 @@ static int check_dedup(const ln_job_opts *o, char *err, size_t errsize) {
         return LN_EINVAL;
     }
     if ((o->dedup_extend != 0 && o->dedup_extend != 1) ||
-        (o->dedup_replace != 0 && o->dedup_replace != 1)) {
-        snprintf(err, errsize, "dedup_extend and dedup_replace must be 0 or 1");
+        (o->dedup_replace != 0 && o->dedup_replace != 1) ||
+        (o->dedup_keep_last_if_active != 0 && o->dedup_keep_last_if_active != 1) ||
+        (o->dedup_reschedule != 0 && o->dedup_reschedule != 1)) {
+        snprintf(err, errsize,
+                 "dedup_extend, dedup_replace, dedup_keep_last_if_active and "
+                 "dedup_reschedule must be 0 or 1");
         return LN_EINVAL;
     }
     if (o->dedup_extend && o->dedup_ttl_ms == 0) {

@@ -28,10 +28,7 @@ local function fail_unrun(prev)
     local f = rcall('HMGET', jkey, 'opts', 'deid', 'parentKey', 'parent')
     local opts = decode_opts(f[1])
     if f[3] or f[4] then flow_on_finish(jkey, f[3], f[4], 'failed', reason) end
-    if f[2] then
-        local dkey = B .. 'de:' .. f[2]
-        if rcall('GET', dkey) == id and rcall('PTTL', dkey) == -1 then rcall('DEL', dkey) end
-    end
+    if f[2] then dedup_finalize(id, f[2]) end
     local count, age, limit = keep_spec(opts.removeOnFail)
     if count == 0 then
         delete_job_keys(id)

@@ -330,6 +330,56 @@ local function emit_drained_if_idle()
     end
 end
 
+-- BullMQ's setDeduplicationKey: <base>de:<deid> names job id, for ttl ms
+-- (0 = no expiry; keepLastIfActive never gives one).
+local function set_de(dkey, id, ttl, keep)
+    if ttl > 0 and not keep then rcall('SET', dkey, id, 'PX', ttl) else rcall('SET', dkey, id) end
+end
+
+-- BullMQ's requeueDeduplicatedJob: the next job a keepLastIfActive add
+-- stored in <base>dn:<deid> while the holder was active (name, data,
+-- opts, the id 'jid' it was given, and a parent and scheduler it may
+-- name) becomes a job now, holding the deduplication id. Only a
+-- finalization that found the key calls it (docs/internals/dedup-next.md).
+local function dedup_requeue(deid)
+    local nkey = B .. 'dn:' .. deid
+    local f = rcall('HMGET', nkey, 'name', 'data', 'opts', 'pk', 'pd', 'pdk', 'rjk', 'jid')
+    local counter = rcall('INCR', K.id) -- monotonic, used or not
+    local id = f[8] or int_str(counter)
+    local opts = decode_opts(f[3])
+    local de = type(opts.de) == 'table' and opts.de or {}
+    set_de(B .. 'de:' .. deid, id, tonumber(de.ttl) or 0, de.keepLastIfActive)
+    local jkey = B .. id
+    local delay, priority = tonumber(opts.delay) or 0, tonumber(opts.priority) or 0
+    local name = f[1] or ''
+    rcall('HSET', jkey, 'name', name, 'data', f[2] or '{}', 'opts', cjson.encode(opts),
+          'timestamp', NOW_S, 'delay', delay, 'priority', priority)
+    if f[4] then rcall('HSET', jkey, 'parentKey', f[4], 'parent', f[5] or 'null') end
+    if f[7] then rcall('HSET', jkey, 'rjk', f[7]) end
+    if de.id then rcall('HSET', jkey, 'deid', tostring(de.id)) end
+    emit('added', 'jobId', id, 'name', name)
+    if delay > 0 then
+        add_delayed(id, NOW + delay)
+    else
+        push_ready(id, priority, opts.lifo == true)
+        if not paused_or_maxed() then wake_workers() end
+        emit('waiting', 'jobId', id)
+    end
+    if f[6] then rcall('SADD', f[6], jkey) end
+    rcall('DEL', nkey)
+end
+
+-- A deduplication holder's finalization (completed, or failed for good),
+-- BullMQ's removeDeduplicationKeyIfNeededOnFinalization then, when a next
+-- job is stored, requeueDeduplicatedJob: 2 commands (PTTL, EXISTS), a GET
+-- for a key without expiry, and the requeue only when there is one.
+local function dedup_finalize(id, deid)
+    local dkey = B .. 'de:' .. deid
+    local pttl = rcall('PTTL', dkey)
+    if pttl == 0 or (pttl == -1 and rcall('GET', dkey) == id) then rcall('DEL', dkey) end
+    if rcall('EXISTS', B .. 'dn:' .. deid) == 1 then cold().dedup_requeue(deid) end
+end
+
 -- What completing a job needs from its hash, read when it was taken (a
 -- worker holds the lock meanwhile, so it cannot change) and handed back by
 -- the worker: 1 + 2 * attemptsMade + 2^21 * (removeOnComplete count + 2),
@@ -363,12 +413,7 @@ local function finish_job(id, target, value, batch, hint)
         local deid = f[2]
         opts = decode_opts(f[1])
         atm = (tonumber(f[3] or f[4]) or 0) + 1
-        if deid then
-            local dkey = B .. 'de:' .. deid
-            if rcall('GET', dkey) == id and rcall('PTTL', dkey) == -1 then
-                rcall('DEL', dkey)
-            end
-        end
+        if deid then dedup_finalize(id, deid) end
         local keep
         if target == 'completed' then keep = opts.removeOnComplete else keep = opts.removeOnFail end
         count, age, limit = keep_spec(keep)

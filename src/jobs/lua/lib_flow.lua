@@ -215,7 +215,9 @@ drop_job_hard = function(id)
     local jkey = B .. id
     local f = rcall('HMGET', jkey, 'deid', 'parentKey', 'parent')
     if f[2] or f[3] then drop_parent_hard(jkey, f[2], f[3]) end
-    if f[1] and rcall('GET', B .. 'de:' .. f[1]) == id then rcall('DEL', B .. 'de:' .. f[1]) end
+    if f[1] and rcall('GET', B .. 'de:' .. f[1]) == id then
+        rcall('DEL', B .. 'de:' .. f[1], B .. 'dn:' .. f[1])
+    end
     delete_job_keys(id)
 end
 

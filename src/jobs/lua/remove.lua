@@ -20,7 +20,9 @@ rcall('SREM', K.stalled, id)
 local f = rcall('HMGET', jkey, 'deid', 'parentKey', 'parent')
 local deid = f[1]
 if f[2] or f[3] then flow_child_removed(jkey, f[2], f[3]) end
-if deid and rcall('GET', B .. 'de:' .. deid) == id then rcall('DEL', B .. 'de:' .. deid) end
+if deid and rcall('GET', B .. 'de:' .. deid) == id then
+    rcall('DEL', B .. 'de:' .. deid, B .. 'dn:' .. deid) -- and a stored next job
+end
 delete_job_keys(id)
 emit('removed', 'jobId', id, 'prev', prev)
 return 0

@@ -1,0 +1,277 @@
+/* conf_dedup_next.c - deduplication's keep-last-if-active and reschedule
+ * (jobs.h ln_job_opts.dedup_keep_last_if_active, dedup_reschedule): an
+ * add while the holder runs is kept and becomes a job when the holder
+ * completes or fails for good, the latest such add winning; an add while
+ * the holder is delayed moves its run time. The holder is held by a
+ * handler that waits for a flag, so "while it runs" is certain. */
+#include "conf.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* A held handler: counts its entries, waits for release, then fails
+ * ("bad") or completes with {"ok":<data>}. */
+typedef struct next_hold {
+    atomic_int entered, release;
+} next_hold;
+
+static int next_handler(ln_job *job, void *ctx) {
+    next_hold *h = ctx;
+    atomic_fetch_add(&h->entered, 1);
+    int64_t end = conf_deadline(5000);
+    while (!atomic_load(&h->release) && conf_now_ms() < end) ln_test_sleep_ms(1);
+    return conf_handler_by_name(job, NULL);
+}
+
+static void wait_entered(next_hold *h, int n) {
+    int64_t end = conf_deadline(5000);
+    while (atomic_load(&h->entered) < n && conf_now_ms() < end) ln_test_sleep_ms(1);
+    CHECK(atomic_load(&h->entered) >= n);
+}
+
+/* Add with keep-last (and the given ttl); *existed = the add was a no-op. */
+static void add_keep(conf_ctx *c, const char *name, const char *data, int64_t ttl, char *id,
+                     int *existed) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = "kl";
+    o.dedup_ttl_ms = ttl;
+    o.dedup_keep_last_if_active = 1;
+    uint64_t before = conf_total(c, c->queue);
+    int rc = ln_jobs_add(c->jobs, c->queue, name, data, &o, id, LN_JOB_ID_MAX);
+    if (rc != 0) fprintf(stderr, "add: %s\n", ln_jobs_errmsg(c->jobs));
+    CHECK_EQ(rc, 0);
+    *existed = conf_total(c, c->queue) == before;
+}
+
+/* Wait until queue has n finished jobs (completed + failed). */
+static void wait_finished(conf_ctx *c, uint64_t n) {
+    int64_t end = conf_deadline(5000);
+    ln_job_counts k;
+    do {
+        ln_test_sleep_ms(5);
+        CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
+    } while (k.completed + k.failed < n && conf_now_ms() < end);
+    CHECK_EQ(k.completed + k.failed, n);
+}
+
+/* The holder named holder_name runs; two keep-last adds meanwhile are
+ * deduplicated (the holder's id); its finalization adds exactly one job,
+ * the last add's, which runs and completes. */
+static void keep_last_then_finish(conf_ctx *c, const char *holder_name, int holder_state) {
+    char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX];
+    int ex;
+    next_hold hold = {0};
+    add_keep(c, holder_name, "{\"n\":1}", 0, h, &ex);
+    CHECK_EQ(ex, 0);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    conf_bg *w = conf_bg_start(c->jobs, c->queue, next_handler, &hold, &o);
+    wait_entered(&hold, 1);
+    add_keep(c, "last", "{\"n\":2}", 0, a, &ex);
+    CHECK_EQ(ex, 1);
+    CONF_CHECK_STR(a, h);
+    add_keep(c, "last", "{\"n\":3}", 0, b, &ex); /* the latest wins */
+    CHECK_EQ(ex, 1);
+    CONF_CHECK_STR(b, h);
+    CHECK_EQ(conf_total(c, c->queue), 1);
+    atomic_store(&hold.release, 1);
+    wait_finished(c, 2);
+    CHECK_EQ(conf_bg_join(w, NULL), 0);
+    CHECK_EQ(conf_state(c, c->queue, h), holder_state);
+    CHECK_EQ(conf_total(c, c->queue), 2);
+    char ids[256];
+    conf_list_ids(c, c->queue, LN_JOB_COMPLETED, 0, 10, ids, sizeof ids);
+    char *next = strtok(ids, " ");
+    if (next != NULL && strcmp(next, h) == 0) next = strtok(NULL, " ");
+    CHECK(next != NULL);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, next, &info), 0);
+    CONF_CHECK_STR(info.name, "last");
+    CONF_CHECK_STR(info.data, "{\"n\":3}");
+    CONF_CHECK_STR(info.result, "{\"ok\":{\"n\":3}}");
+    ln_job_info_clear(&info);
+    conf_check_counts(c, c->queue);
+    /* Nothing is left holding the id: the next add is a new job. */
+    add_keep(c, "again", "{}", 0, a, &ex);
+    CHECK_EQ(ex, 0);
+}
+
+static void case_dedup_next_keep_last_completes(conf_ctx *c) {
+    keep_last_then_finish(c, "first", LN_JOB_COMPLETED);
+}
+
+static void case_dedup_next_keep_last_fails(conf_ctx *c) {
+    keep_last_then_finish(c, "bad", LN_JOB_FAILED); /* attempts 1: final */
+}
+
+/* Not while active: a keep-last add while the holder waits is only
+ * deduplicated (nothing kept); the TTL is ignored (held until finished). */
+static void case_dedup_next_keep_last_waiting(conf_ctx *c) {
+    char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
+    int ex;
+    add_keep(c, "first", "{\"n\":1}", 50, h, &ex);
+    CHECK_EQ(ex, 0);
+    add_keep(c, "last", "{\"n\":2}", 50, a, &ex);
+    CHECK_EQ(ex, 1);
+    ln_test_sleep_ms(120); /* past the TTL: still held */
+    add_keep(c, "last", "{\"n\":3}", 50, a, &ex);
+    CHECK_EQ(ex, 1);
+    CONF_CHECK_STR(a, h);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
+    CHECK_EQ(conf_total(c, c->queue), 1);
+    CHECK_EQ(conf_state(c, c->queue, h), LN_JOB_COMPLETED);
+}
+
+/* A canceled running holder is a final failure too: the kept add is
+ * added (and runs). */
+static void case_dedup_next_canceled_holder(conf_ctx *c) {
+    char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
+    int ex;
+    next_hold hold = {0};
+    add_keep(c, "first", "{\"n\":1}", 0, h, &ex);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    conf_bg *w = conf_bg_start(c->jobs, c->queue, next_handler, &hold, &o);
+    wait_entered(&hold, 1);
+    add_keep(c, "last", "{\"n\":2}", 0, a, &ex);
+    CHECK_EQ(ex, 1);
+    CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, h), 0);
+    CHECK_EQ(conf_state(c, c->queue, h), LN_JOB_FAILED);
+    atomic_store(&hold.release, 1);
+    wait_finished(c, 2);
+    CHECK_EQ(conf_bg_join(w, NULL), 0);
+    CHECK_EQ(conf_total(c, c->queue), 2);
+    conf_check_counts(c, c->queue);
+}
+
+/* The stalled holder: a forked worker (100 ms lease) runs it and blocks
+ * until killed; a worker's stalled check with max_stalled 0 fails it for
+ * good, which adds the kept add, and that worker runs it. */
+static int block_handler(ln_job *job, void *ctx) {
+    (void)job;
+    int *fds = ctx;
+    if (write(fds[0], "s", 1) != 1) _exit(5);
+    char b;
+    if (read(fds[1], &b, 1) != 1) _exit(6);
+    return 0;
+}
+
+static void case_dedup_next_stalled_holder(conf_ctx *c) {
+    char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
+    int ex, started[2], go[2];
+    add_keep(c, "first", "{\"n\":1}", 0, h, &ex);
+    CHECK_EQ(pipe(started), 0);
+    CHECK_EQ(pipe(go), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        alarm(30); /* never outlive a failed case */
+        ln_jobs *jobs = NULL;
+        if (ln_jobs_open(&jobs, c->url) != 0) _exit(2);
+        int fds[2] = {started[1], go[0]};
+        ln_worker_opts o;
+        ln_worker_opts_init(&o);
+        o.lease_ms = 100;
+        o.max_jobs = 1;
+        ln_worker *w;
+        if (ln_worker_create(&w, jobs, c->queue, block_handler, fds, &o) != 0) _exit(3);
+        _exit(ln_worker_run(w) != 0 ? 4 : 0);
+    }
+    char b;
+    CHECK_EQ(read(started[0], &b, 1), 1); /* the holder runs */
+    add_keep(c, "last", "{\"n\":2}", 0, a, &ex);
+    CHECK_EQ(ex, 1);
+    CONF_CHECK_STR(a, h);
+    kill(pid, SIGKILL);
+    CHECK_EQ(waitpid(pid, NULL, 0), pid);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    o.lease_ms = 10000;
+    o.stalled_interval_ms = 20;
+    o.max_stalled = 0;
+    ln_worker_stats st = conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
+    CHECK_EQ(st.stalled_found, 1);
+    CHECK_EQ(conf_state(c, c->queue, h), LN_JOB_FAILED);
+    CHECK_EQ(conf_total(c, c->queue), 2);
+    char ids[256];
+    conf_list_ids(c, c->queue, LN_JOB_COMPLETED, 0, 10, ids, sizeof ids);
+    char *next = strtok(ids, " ");
+    CHECK(next != NULL);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, next, &info), 0);
+    CONF_CHECK_STR(info.data, "{\"n\":2}");
+    ln_job_info_clear(&info);
+    conf_check_counts(c, c->queue);
+    close(started[0]), close(started[1]), close(go[0]), close(go[1]);
+}
+
+/* Reschedule: a deduplicated add while the holder is delayed moves its
+ * run time to the add's delay from now (0: due now), keeping its id and
+ * data; without reschedule it keeps its own delay. */
+static void case_dedup_next_reschedule(conf_ctx *c) {
+    char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = "rs";
+    o.dedup_reschedule = 1;
+    o.delay_ms = 60000;
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "first", "{\"n\":1}", &o, h, sizeof h), 0);
+    o.delay_ms = 600000; /* later: moved later */
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "second", "{\"n\":2}", &o, a, sizeof a), 0);
+    CONF_CHECK_STR(a, h);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, h, &info), 0);
+    CHECK_EQ(info.state, LN_JOB_DELAYED);
+    CHECK(info.run_at_ms - info.created_ms > 300000);
+    ln_job_info_clear(&info);
+    o.delay_ms = 0; /* due now */
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "third", "{\"n\":3}", &o, a, sizeof a), 0);
+    CONF_CHECK_STR(a, h);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_total(c, c->queue), 1);
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, h, &info), 0);
+    CHECK_EQ(info.state, LN_JOB_COMPLETED);
+    CONF_CHECK_STR(info.data, "{\"n\":1}");
+    ln_job_info_clear(&info);
+    /* Without reschedule the delayed holder keeps its time. */
+    o.dedup_id = "rs2";
+    o.dedup_reschedule = 0;
+    o.delay_ms = 60000;
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "first", NULL, &o, h, sizeof h), 0);
+    o.delay_ms = 0;
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "second", NULL, &o, a, sizeof a), 0);
+    CONF_CHECK_STR(a, h);
+    CHECK_EQ(conf_state(c, c->queue, h), LN_JOB_DELAYED);
+}
+
+/* The new options are 0/1 and need a dedup_id. */
+static void case_dedup_next_bad_options(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_keep_last_if_active = 1;
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "d", NULL, &o, NULL, 0));
+    o.dedup_keep_last_if_active = 0;
+    o.dedup_reschedule = 1;
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "d", NULL, &o, NULL, 0));
+    o.dedup_id = "x";
+    o.dedup_reschedule = 2;
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "d", NULL, &o, NULL, 0));
+    o.dedup_reschedule = 0;
+    o.dedup_keep_last_if_active = -1;
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "d", NULL, &o, NULL, 0));
+    CHECK_EQ(conf_total(c, c->queue), 0);
+}
+
+const conf_case conf_dedup_next_cases[] = {
+    CONF_CASE(dedup_next_keep_last_completes), CONF_CASE(dedup_next_keep_last_fails),
+    CONF_CASE(dedup_next_keep_last_waiting),   CONF_CASE(dedup_next_canceled_holder),
+    CONF_CASE(dedup_next_stalled_holder),      CONF_CASE(dedup_next_reschedule),
+    CONF_CASE(dedup_next_bad_options),         {0},
+};
