@@ -43,8 +43,10 @@ extern "C" {
  * fail_parent_on_failure (BullMQ's moveToFinished): the handler's success
  * is then recorded as a failure instead, "Job <id> has pending
  * dependencies. moveToFinished" (retried while attempts remain, with the
- * job's backoff), or, with such a failed child, "Cannot complete job <id>
- * because it has at least one failed child. moveToFinished" (final).
+ * job's backoff: its jitter, a custom type's backoff_strategy; the worker
+ * counts the run as retried or failed), or, with such a failed child,
+ * "Cannot complete job <id> because it has at least one failed child.
+ * moveToFinished" (final).
  *
  * On Redis the layout is BullMQ 6.7's (parentKey and parent on the child,
  * <parent>:dependencies, :processed, :failed, :unsuccessful and the

@@ -168,7 +168,12 @@ local function flow_refusals(first, n, size)
 end
 
 -- flow_refusals' answer once its EXISTS found children: for the outcomes
--- at[k] (ARGV groups of 'size' from 'first'), which the children refuse.
+-- at[k] (ARGV groups of 'size' from 'first'), which the children refuse:
+-- {'f', reason} with a failed fail-parent child (final, BullMQ's
+-- UnrecoverableError), {'p'} with pending ones: the job stays active and
+-- held, and the worker records the failure BullMQ's worker records for
+-- moveToFinished's -4, retried by the job's backoff (jitter, custom
+-- strategy), which only the worker can apply.
 local function flow_refused(first, size, at)
     local out = {}
     for _, i in ipairs(at) do
@@ -176,18 +181,9 @@ local function flow_refused(first, size, at)
         local jkey = B .. id
         if rcall('ZCARD', jkey .. ':unsuccessful') > 0 then
             out[i] = {'f', 'Cannot complete job ' .. id ..
-                      ' because it has at least one failed child. moveToFinished', 0}
+                      ' because it has at least one failed child. moveToFinished'}
         elseif rcall('SCARD', jkey .. ':dependencies') > 0 then
-            local reason = 'Job ' .. id .. ' has pending dependencies. moveToFinished'
-            local f = rcall('HMGET', jkey, 'opts', 'atm', 'attemptsMade')
-            local opts = decode_opts(f[1])
-            local made = tonumber(f[2] or f[3]) or 0
-            if made + 1 >= (tonumber(opts.attempts) or 0) then
-                out[i] = {'f', reason, 0}
-            else
-                local btype, bdelay = backoff_of(opts)
-                out[i] = {'r', reason, btype == 1 and bdelay * 2 ^ math.min(made, 40) or bdelay}
-            end
+            out[i] = {'p'}
         end
     end
     return out

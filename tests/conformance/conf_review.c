@@ -1,0 +1,112 @@
+/* conf_review.c - where wave 1's features meet (backoff jitter and custom
+ * types, children of an existing parent, ln_job_wait_children,
+ * ln_jobs_remove_tree): a parent whose completion its pending children
+ * refuse is retried by its own backoff, as BullMQ's worker retries the
+ * error of moveToFinished. */
+#include "conf.h"
+
+#include <lanes/jobs_flows.h>
+
+#include <stdlib.h>
+#include <time.h>
+
+/* The store's clock (ms since the epoch): the machine's. */
+static int64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A custom backoff strategy's calls. */
+typedef struct strat {
+    int calls;
+    char reason[128];
+} strat;
+
+static int64_t strategy(int attempts_made, const char *type, const char *reason, const ln_job *job,
+                        void *user) {
+    (void)attempts_made;
+    (void)type;
+    (void)job;
+    strat *s = user;
+    s->calls++;
+    snprintf(s->reason, sizeof s->reason, "%s", reason);
+    return 45000;
+}
+
+/* "parent" jobs add a child that stays pending (delayed) with themselves
+ * as its parent, then return success without waiting for it. */
+static int parent_handler(ln_job *job, void *ctx) {
+    conf_ctx *c = ctx;
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.parent_queue = ln_job_queue(job);
+    o.parent_id = ln_job_id(job);
+    o.delay_ms = 3600000;
+    char kq[LN_JOB_QUEUE_MAX];
+    snprintf(kq, sizeof kq, "%s-kids", ln_job_queue(job));
+    if (ln_jobs_add(c->jobs, kq, "kid", NULL, &o, NULL, 0) != 0) return ln_job_fail(job, "add");
+    return 0;
+}
+
+/* A refused completion is a failure of the run, retried by the job's
+ * backoff: a custom type asks the worker's strategy (with BullMQ's
+ * reason), a jitter draws from its window, and the worker counts the run
+ * as retried, not completed; with no attempt left it fails. */
+static void case_refused_completion_backoff(conf_ctx *c) {
+    (void)conf_queue(c, "kids");
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "pc";
+    o.attempts = 3;
+    o.backoff = LN_BACKOFF_CUSTOM;
+    o.backoff_type = "linear";
+    conf_add(c, c->queue, "parent", NULL, &o, NULL);
+    ln_job_opts_init(&o);
+    o.job_id = "pj";
+    o.attempts = 3;
+    o.backoff_ms = 1000000000; /* jitter 1: anywhere in [0, 1e9] ms */
+    o.backoff_jitter = 1;
+    conf_add(c, c->queue, "parent", NULL, &o, NULL);
+    ln_job_opts_init(&o);
+    o.job_id = "p1"; /* one attempt: fails for good */
+    conf_add(c, c->queue, "parent", NULL, &o, NULL);
+    strat s = {0};
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    wo.backoff_strategy = strategy;
+    wo.backoff_user = &s;
+    wo.max_jobs = 3; /* the retries are delayed: not run again */
+    int64_t t0 = wall_ms();
+    ln_worker_stats st = conf_run(c, c->queue, parent_handler, c, &wo);
+    int64_t t1 = wall_ms();
+    CHECK_EQ(st.completed, 0);
+    CHECK_EQ(st.retried, 2);
+    CHECK_EQ(st.failed, 1);
+    CHECK_EQ(s.calls, 1);
+    CONF_CHECK_STR(s.reason, "Job pc has pending dependencies. moveToFinished");
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, "pc", &info), 0);
+    CHECK_EQ(info.state, LN_JOB_DELAYED);
+    CHECK_EQ(info.attempts_made, 1);
+    CHECK(info.run_at_ms >= t0 + 45000 - 50 && info.run_at_ms <= t1 + 45000 + 50);
+    CONF_CHECK_STR(info.failed_reason, "Job pc has pending dependencies. moveToFinished");
+    ln_job_info_clear(&info);
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, "pj", &info), 0);
+    CHECK_EQ(info.state, LN_JOB_DELAYED);
+    CHECK_EQ(info.attempts_made, 1);
+    /* unjittered it would be due at t + 1e9 exactly: a draw that close to
+     * the top of the window is a one in a million chance */
+    CHECK(info.run_at_ms < t0 + 1000000000 - 1000);
+    ln_job_info_clear(&info);
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, "p1", &info), 0);
+    CHECK_EQ(info.state, LN_JOB_FAILED);
+    CONF_CHECK_STR(info.failed_reason, "Job p1 has pending dependencies. moveToFinished");
+    ln_job_info_clear(&info);
+    conf_check_counts(c, c->queue);
+}
+
+const conf_case conf_review_cases[] = {
+    CONF_CASE(refused_completion_backoff),
+    {0},
+};
