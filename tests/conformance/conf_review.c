@@ -2,7 +2,7 @@
  * types, children of an existing parent, ln_job_wait_children,
  * ln_jobs_remove_tree): a parent whose completion its pending children
  * refuse is retried by its own backoff, as BullMQ's worker retries the
- * error of moveToFinished. */
+ * error of moveToFinished; a tree with a cycle is removed once. */
 #include "conf.h"
 
 #include <lanes/jobs_flows.h>
@@ -106,7 +106,31 @@ static void case_refused_completion_backoff(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
+/* A job added as a child of its own child closes a cycle (neither store
+ * refuses it, as BullMQ does not): ln_jobs_remove_tree takes each job of
+ * it once, on both stores, instead of walking the loop to its cap. */
+static void case_remove_tree_cycle(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "P";
+    conf_add(c, c->queue, "x", NULL, &o, NULL);
+    ln_job_opts_init(&o);
+    o.job_id = "C";
+    o.parent_queue = c->queue;
+    o.parent_id = "P";
+    conf_add(c, c->queue, "x", NULL, &o, NULL);
+    o.job_id = "P"; /* P, which exists, becomes C's child too */
+    o.parent_id = "C";
+    conf_add(c, c->queue, "x", NULL, &o, NULL);
+    size_t n = 0;
+    SAYS(c->jobs, 0, ln_jobs_remove_tree(c->jobs, c->queue, "P", &n));
+    CHECK_EQ(n, 2);
+    CHECK_EQ(conf_total(c, c->queue), 0);
+    conf_check_counts(c, c->queue);
+}
+
 const conf_case conf_review_cases[] = {
     CONF_CASE(refused_completion_backoff),
+    CONF_CASE(remove_tree_cycle),
     {0},
 };
