@@ -139,9 +139,10 @@ LN_EXTERN int ln_job_children_read(ln_job *job, ln_job_children *out);
  * else LN_EINVAL). A flow node and a job scheduler's template cannot have
  * a parent (LN_EINVAL).
  *  - A parent that does not exist refuses the add: LN_ENOENT, "missing
- *    key for parent job ..." (in a bulk add nothing is stored, and a
- *    parent added by the same bulk add does not count: it must exist
- *    before).
+ *    key for parent job ..." (in a bulk add nothing is stored). A bulk add
+ *    goes job after job, as BullMQ's: a custom id an earlier job of it
+ *    adds is a parent that exists for a later job, and an earlier job's
+ *    parent counts for the rules below.
  *  - A custom job_id that exists is attached to the parent instead (as
  *    BullMQ's duplicated add): its result is recorded at once if it
  *    completed, else it becomes a pending dependency. Refused: LN_EEXIST

@@ -2,7 +2,8 @@
  * types, children of an existing parent, ln_job_wait_children,
  * ln_jobs_remove_tree): a parent whose completion its pending children
  * refuse is retried by its own backoff, as BullMQ's worker retries the
- * error of moveToFinished; a tree with a cycle is removed once. */
+ * error of moveToFinished; a tree with a cycle is removed once; a bulk add
+ * with parents goes job after job. */
 #include "conf.h"
 
 #include <lanes/jobs_flows.h>
@@ -129,8 +130,55 @@ static void case_remove_tree_cycle(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
+/* The pending children of job id of queue: their ids, each followed by a
+ * space, in out. */
+static void pending_kids(conf_ctx *c, const char *id, char *out, size_t size) {
+    ln_job_children rel;
+    SAYS(c->jobs, 0, ln_jobs_children(c->jobs, c->queue, id, &rel));
+    out[0] = '\0';
+    for (size_t i = 0; i < rel.n; i++) {
+        size_t len = strlen(out);
+        if (rel.children[i].status == LN_CHILD_PENDING)
+            snprintf(out + len, size - len, "%s ", rel.children[i].id);
+    }
+    ln_job_children_clear(&rel);
+}
+
+/* A bulk add goes job after job, as BullMQ's: a parent an earlier job of
+ * it creates exists for a later one, and a custom id an earlier job made
+ * the child of one parent is the child of another parent for a later one
+ * (LN_EEXIST, nothing stored), on both stores. */
+static void case_dynflow_bulk_parents(conf_ctx *c) {
+    ln_job_opts p, k;
+    ln_job_opts_init(&p);
+    p.job_id = "bp";
+    ln_job_opts_init(&k);
+    k.parent_queue = c->queue;
+    k.parent_id = "bp";
+    k.job_id = "bk";
+    ln_job_spec sp[2] = {{"p", NULL, &p}, {"k", NULL, &k}};
+    SAYS(c->jobs, 0, ln_jobs_add_bulk(c->jobs, c->queue, sp, 2, NULL, 0));
+    char got[64];
+    pending_kids(c, "bp", got, sizeof got);
+    CONF_CHECK_STR(got, "bk ");
+    conf_add_id(c, c->queue, "p2", 0, 0, 0);
+    ln_job_opts a = k, b = k;
+    a.job_id = b.job_id = "dup";
+    b.parent_id = "p2";
+    ln_job_spec two[2] = {{"a", NULL, &a}, {"b", NULL, &b}};
+    SAYS(c->jobs, LN_EEXIST, ln_jobs_add_bulk(c->jobs, c->queue, two, 2, NULL, 0));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "job 1: ");
+    CHECK_EQ(conf_state(c, c->queue, "dup"), LN_ENOENT);
+    pending_kids(c, "bp", got, sizeof got);
+    CONF_CHECK_STR(got, "bk ");
+    pending_kids(c, "p2", got, sizeof got);
+    CONF_CHECK_STR(got, "");
+    conf_check_counts(c, c->queue);
+}
+
 const conf_case conf_review_cases[] = {
     CONF_CASE(refused_completion_backoff),
     CONF_CASE(remove_tree_cycle),
+    CONF_CASE(dynflow_bulk_parents),
     {0},
 };

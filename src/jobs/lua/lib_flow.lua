@@ -226,28 +226,40 @@ local function flow_parent_at(ps, pa)
     return qk, pid, qk .. ':' .. pid, tonumber(ARGV[pa + 2])
 end
 
--- Before any write: each parent exists (else RC.PARENT_MISSING), and a
--- custom id that exists is not its own parent (else RC.SELF_PARENT), not
--- the child of another parent that exists
--- (else RC.PARENT_TAKEN, BullMQ's -7) nor running (else RC.CHILD_RUNNING:
--- the run's completion may be planned at take without the parent, see
--- flow_attach_existing). nil, or the code and the job's index (groups of
--- nf fields, the custom id first).
+-- Before any write: each parent exists, or is a custom id an earlier job
+-- of this add creates (as BullMQ's bulk add, one add after the other;
+-- else RC.PARENT_MISSING), and a custom id that exists is not its own
+-- parent (else RC.SELF_PARENT), not the child of another parent that
+-- exists (else RC.PARENT_TAKEN, BullMQ's -7; an earlier job of this add
+-- with that id and another parent counts) nor running (else
+-- RC.CHILD_RUNNING: the run's completion may be planned at take without
+-- the parent, see flow_attach_existing). nil, or the code and the job's
+-- index (groups of nf fields, the custom id first). O(n) for n jobs.
 local function flow_add_check(ps, n, nf)
+    local made = {} -- job key of an earlier custom id -> its parent key, or false
     for i = 1, n do
         local pa = ps + 3 * i - 2
+        local custom = ARGV[2 + (i - 1) * nf]
+        local jkey = custom ~= '' and B .. custom
+        local pkey = false
         if ARGV[pa] ~= '' then
-            local _, _, pkey = flow_parent_at(ps, pa)
-            if rcall('EXISTS', pkey) == 0 then return RC.PARENT_MISSING, i end
-            local custom = ARGV[2 + (i - 1) * nf]
-            if custom ~= '' then
-                if pkey == B .. custom then return RC.SELF_PARENT, i end
-                local cur = rcall('HGET', B .. custom, 'parentKey')
-                if cur and cur ~= pkey and rcall('EXISTS', cur) == 1 then
+            pkey = select(3, flow_parent_at(ps, pa))
+            if made[pkey] == nil and rcall('EXISTS', pkey) == 0 then
+                return RC.PARENT_MISSING, i
+            end
+            if jkey then
+                if pkey == jkey then return RC.SELF_PARENT, i end
+                local cur = made[jkey]
+                if cur == nil then cur = rcall('HGET', jkey, 'parentKey') end
+                if cur and cur ~= pkey and (made[cur] ~= nil or rcall('EXISTS', cur) == 1) then
                     return RC.PARENT_TAKEN, i
                 end
-                if rcall('EXISTS', B .. custom .. ':lock') == 1 then return RC.CHILD_RUNNING, i end
+                if rcall('EXISTS', jkey .. ':lock') == 1 then return RC.CHILD_RUNNING, i end
             end
+        end
+        -- the first job of an id sets what it is (a later one is a duplicate)
+        if jkey and made[jkey] == nil then
+            made[jkey] = pkey or (rcall('HGET', jkey, 'parentKey') or false)
         end
     end
     return nil
