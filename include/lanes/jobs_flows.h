@@ -147,7 +147,9 @@ LN_EXTERN int ln_job_children_read(ln_job *job, ln_job_children *out);
  *    BullMQ's duplicated add): its result is recorded at once if it
  *    completed, else it becomes a pending dependency. Refused: LN_EEXIST
  *    when it is the child of another parent that exists (BullMQ's "cannot
- *    be replaced"), LN_EINVAL when it is the parent named, LN_EBUSY while
+ *    be replaced"), LN_EINVAL when it is the parent named or an ancestor
+ *    of it (up to LN_JOBS_REMOVE_TREE_MAX levels: the two would wait for
+ *    each other for good; BullMQ does not check), LN_EBUSY while
  *    it runs (BullMQ attaches a running job too; lanes refuses, since on
  *    Redis that run's completion may not reach the parent).
  *

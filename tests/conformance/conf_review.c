@@ -2,7 +2,7 @@
  * types, children of an existing parent, ln_job_wait_children,
  * ln_jobs_remove_tree): a parent whose completion its pending children
  * refuse is retried by its own backoff, as BullMQ's worker retries the
- * error of moveToFinished; a tree with a cycle is removed once; a bulk add
+ * error of moveToFinished; a job cannot become its descendant's child; a bulk add
  * with parents goes job after job. */
 #include "conf.h"
 
@@ -107,27 +107,41 @@ static void case_refused_completion_backoff(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
-/* A job added as a child of its own child closes a cycle (neither store
- * refuses it, as BullMQ does not): ln_jobs_remove_tree takes each job of
- * it once, on both stores, instead of walking the loop to its cap. */
-static void case_remove_tree_cycle(conf_ctx *c) {
+/* A job added as a child of its own descendant (an existing custom id
+ * given a parent below it) would close a cycle whose jobs wait for each
+ * other for good: refused (LN_EINVAL, nothing stored) on both stores, also
+ * through a parent an earlier job of the same bulk add gives. */
+static void case_dynflow_cycle_refused(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.job_id = "P";
     conf_add(c, c->queue, "x", NULL, &o, NULL);
-    ln_job_opts_init(&o);
-    o.job_id = "C";
     o.parent_queue = c->queue;
     o.parent_id = "P";
+    o.job_id = "C";
     conf_add(c, c->queue, "x", NULL, &o, NULL);
-    o.job_id = "P"; /* P, which exists, becomes C's child too */
     o.parent_id = "C";
+    o.job_id = "G";
     conf_add(c, c->queue, "x", NULL, &o, NULL);
-    size_t n = 0;
+    o.job_id = "P"; /* P under its grandchild G */
+    o.parent_id = "G";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "x", NULL, &o, NULL, 0));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "ancestor");
+    ln_job_children rel;
+    SAYS(c->jobs, 0, ln_jobs_children(c->jobs, c->queue, "P", &rel));
+    CHECK(rel.parent_id == NULL);
+    ln_job_children_clear(&rel);
+    /* in one bulk: N gets parent G, then P is given N as its parent */
+    ln_job_opts a = o, b = o;
+    a.job_id = "N";
+    b.parent_id = "N";
+    ln_job_spec sp[2] = {{"n", NULL, &a}, {"p", NULL, &b}};
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_bulk(c->jobs, c->queue, sp, 2, NULL, 0));
+    CHECK_EQ(conf_state(c, c->queue, "N"), LN_ENOENT);
+    size_t n = 0; /* the tree is as it was */
     SAYS(c->jobs, 0, ln_jobs_remove_tree(c->jobs, c->queue, "P", &n));
-    CHECK_EQ(n, 2);
+    CHECK_EQ(n, 3);
     CHECK_EQ(conf_total(c, c->queue), 0);
-    conf_check_counts(c, c->queue);
 }
 
 /* The pending children of job id of queue: their ids, each followed by a
@@ -178,7 +192,7 @@ static void case_dynflow_bulk_parents(conf_ctx *c) {
 
 const conf_case conf_review_cases[] = {
     CONF_CASE(refused_completion_backoff),
-    CONF_CASE(remove_tree_cycle),
+    CONF_CASE(dynflow_cycle_refused),
     CONF_CASE(dynflow_bulk_parents),
     {0},
 };

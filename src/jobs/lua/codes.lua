@@ -20,4 +20,5 @@ local RC = {
     CHILD_RUNNING = -13, -- add: an existing job given a parent is running (locked)
     SELF_PARENT = -14, -- add: an existing job given itself as its parent
     PENDING_DEPS = -15, -- step: children refuse a completion; the job stays held
+    PARENT_CYCLE = -16, -- add: an existing job given one of its descendants as its parent
 }
