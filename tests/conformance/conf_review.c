@@ -8,6 +8,7 @@
 
 #include <lanes/jobs_flows.h>
 
+#include <locale.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -190,9 +191,36 @@ static void case_dynflow_bulk_parents(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
+/* A program in a locale whose decimal point is ',' (LC_NUMERIC): a jitter
+ * is stored and read back as given (the Redis store wrote it with
+ * printf's "%g", "0,5", which its script read as no jitter). Needs such
+ * a locale (de_DE, fr_FR, ...; LOCPATH may point at one localedef made);
+ * without one the case says so and checks the C locale only. */
+static void case_backoff_jitter_in_comma_locale(conf_ctx *c) {
+    static const char *const names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8",
+                                        "fr_FR.utf8",  "de_DE",      "fr_FR"};
+    const char *got = NULL;
+    for (size_t i = 0; got == NULL && i < CONF_NELEM(names); i++)
+        got = setlocale(LC_NUMERIC, names[i]); /* this case's own process */
+    if (got == NULL || strcmp(localeconv()->decimal_point, ",") != 0)
+        fprintf(stderr, "no locale with a decimal comma: the C locale only\n");
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.backoff_ms = 100;
+    o.backoff_jitter = 0.5;
+    char id[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "j", NULL, &o, id);
+    ln_job_info info;
+    SAYS(c->jobs, 0, ln_jobs_get(c->jobs, c->queue, id, &info));
+    CHECK(info.backoff_jitter == 0.5);
+    ln_job_info_clear(&info);
+    setlocale(LC_NUMERIC, "C");
+}
+
 const conf_case conf_review_cases[] = {
     CONF_CASE(refused_completion_backoff),
     CONF_CASE(dynflow_cycle_refused),
     CONF_CASE(dynflow_bulk_parents),
+    CONF_CASE(backoff_jitter_in_comma_locale),
     {0},
 };
