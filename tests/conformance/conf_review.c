@@ -2,8 +2,9 @@
  * types, children of an existing parent, ln_job_wait_children,
  * ln_jobs_remove_tree): a parent whose completion its pending children
  * refuse is retried by its own backoff, as BullMQ's worker retries the
- * error of moveToFinished; a job cannot become its descendant's child; a bulk add
- * with parents goes job after job. */
+ * error of moveToFinished; a job cannot become its descendant's child; a
+ * bulk add with parents goes job after job; a jitter survives a comma
+ * locale; a completed parent takes a new child's result. */
 #include "conf.h"
 
 #include <lanes/jobs_flows.h>
@@ -217,10 +218,40 @@ static void case_backoff_jitter_in_comma_locale(conf_ctx *c) {
     setlocale(LC_NUMERIC, "C");
 }
 
+/* A parent that completed before a child is added to it stays completed
+ * (as BullMQ's: only a parent in waiting-children is moved) and records
+ * the child's result when it completes; the tree goes whole. */
+static void case_dynflow_completed_parent(conf_ctx *c) {
+    conf_add_id(c, c->queue, "p", 0, 0, 0);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_COMPLETED);
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "k";
+    o.parent_queue = c->queue;
+    o.parent_id = "p";
+    conf_add(c, c->queue, "k", "2", &o, NULL);
+    char got[64];
+    pending_kids(c, "p", got, sizeof got);
+    CONF_CHECK_STR(got, "k ");
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_COMPLETED);
+    ln_job_children rel;
+    SAYS(c->jobs, 0, ln_jobs_children(c->jobs, c->queue, "p", &rel));
+    CHECK_EQ(rel.n, 1);
+    CHECK_EQ(rel.children[0].status, LN_CHILD_PROCESSED);
+    CONF_CHECK_STR(rel.children[0].value, "{\"ok\":2}");
+    ln_job_children_clear(&rel);
+    size_t n = 0;
+    SAYS(c->jobs, 0, ln_jobs_remove_tree(c->jobs, c->queue, "p", &n));
+    CHECK_EQ(n, 2);
+    CHECK_EQ(conf_total(c, c->queue), 0);
+}
+
 const conf_case conf_review_cases[] = {
-    CONF_CASE(refused_completion_backoff),
-    CONF_CASE(dynflow_cycle_refused),
-    CONF_CASE(dynflow_bulk_parents),
-    CONF_CASE(backoff_jitter_in_comma_locale),
-    {0},
+    CONF_CASE(refused_completion_backoff), CONF_CASE(dynflow_cycle_refused),
+    CONF_CASE(dynflow_bulk_parents),       CONF_CASE(backoff_jitter_in_comma_locale),
+    CONF_CASE(dynflow_completed_parent),   {0},
 };
