@@ -226,17 +226,6 @@ local function flow_parent_at(ps, pa)
     return qk, pid, qk .. ':' .. pid, tonumber(ARGV[pa + 2])
 end
 
--- Before any write: each parent exists, or is a custom id an earlier job
--- of this add creates (as BullMQ's bulk add, one add after the other;
--- else RC.PARENT_MISSING), and a custom id that exists is not its own
--- parent (else RC.SELF_PARENT) nor its parent's ancestor (else
--- RC.PARENT_CYCLE: the two would wait for each other for good; BullMQ
--- does not check either), not the child of another parent that
--- exists (else RC.PARENT_TAKEN, BullMQ's -7; an earlier job of this add
--- with that id and another parent counts) nor running (else
--- RC.CHILD_RUNNING: the run's completion may be planned at take without
--- the parent, see flow_attach_existing). nil, or the code and the job's
--- index (groups of nf fields, the custom id first). O(n) for n jobs.
 -- Whether job key jkey is an ancestor of pkey: its parentKey chain (made:
 -- the parents earlier jobs of this add give), at most 1000 steps up
 -- (LN_JOBS_REMOVE_TREE_MAX: a chain longer is not followed to its end).
@@ -252,6 +241,19 @@ local function flow_is_ancestor(jkey, pkey, made)
     return false
 end
 
+-- Before any write: each parent exists, or is a custom id an earlier job
+-- of this add creates (as BullMQ's bulk add, one add after the other;
+-- else RC.PARENT_MISSING), and a custom id that exists is not its own
+-- parent (else RC.SELF_PARENT) nor its parent's ancestor (else
+-- RC.PARENT_CYCLE: the two would wait for each other for good; BullMQ
+-- does not check either), not the child of another parent that
+-- exists (else RC.PARENT_TAKEN, BullMQ's -7; an earlier job of this add
+-- with that id and another parent counts) nor running (else
+-- RC.CHILD_RUNNING: the run's completion may be planned at take without
+-- the parent, see flow_attach_existing). nil, or the code and the job's
+-- index (groups of nf fields, the custom id first). Bounded: a few reads
+-- per job, and for an existing custom id given a parent at most 1000
+-- more (its parent's chain).
 local function flow_add_check(ps, n, nf)
     local made = {} -- job key of an earlier custom id -> its parent key, or false
     for i = 1, n do
@@ -266,7 +268,10 @@ local function flow_add_check(ps, n, nf)
             end
             if jkey then
                 if pkey == jkey then return RC.SELF_PARENT, i end
-                if flow_is_ancestor(jkey, pkey, made) then return RC.PARENT_CYCLE, i end
+                if (made[jkey] ~= nil or rcall('EXISTS', jkey) == 1) -- a new job has no child
+                    and flow_is_ancestor(jkey, pkey, made) then
+                    return RC.PARENT_CYCLE, i
+                end
                 local cur = made[jkey]
                 if cur == nil then cur = rcall('HGET', jkey, 'parentKey') end
                 if cur and cur ~= pkey and (made[cur] ~= nil or rcall('EXISTS', cur) == 1) then
