@@ -43,8 +43,10 @@ extern "C" {
  * fail_parent_on_failure (BullMQ's moveToFinished): the handler's success
  * is then recorded as a failure instead, "Job <id> has pending
  * dependencies. moveToFinished" (retried while attempts remain, with the
- * job's backoff), or, with such a failed child, "Cannot complete job <id>
- * because it has at least one failed child. moveToFinished" (final).
+ * job's backoff: its jitter, a custom type's backoff_strategy; the worker
+ * counts the run as retried or failed), or, with such a failed child,
+ * "Cannot complete job <id> because it has at least one failed child.
+ * moveToFinished" (final).
  *
  * On Redis the layout is BullMQ 6.7's (parentKey and parent on the child,
  * <parent>:dependencies, :processed, :failed, :unsuccessful and the
@@ -137,14 +139,17 @@ LN_EXTERN int ln_job_children_read(ln_job *job, ln_job_children *out);
  * else LN_EINVAL). A flow node and a job scheduler's template cannot have
  * a parent (LN_EINVAL).
  *  - A parent that does not exist refuses the add: LN_ENOENT, "missing
- *    key for parent job ..." (in a bulk add nothing is stored, and a
- *    parent added by the same bulk add does not count: it must exist
- *    before).
+ *    key for parent job ..." (in a bulk add nothing is stored). A bulk add
+ *    goes job after job, as BullMQ's: a custom id an earlier job of it
+ *    adds is a parent that exists for a later job, and an earlier job's
+ *    parent counts for the rules below.
  *  - A custom job_id that exists is attached to the parent instead (as
  *    BullMQ's duplicated add): its result is recorded at once if it
  *    completed, else it becomes a pending dependency. Refused: LN_EEXIST
  *    when it is the child of another parent that exists (BullMQ's "cannot
- *    be replaced"), LN_EINVAL when it is the parent named, LN_EBUSY while
+ *    be replaced"), LN_EINVAL when it is the parent named or an ancestor
+ *    of it (up to LN_JOBS_REMOVE_TREE_MAX levels: the two would wait for
+ *    each other for good; BullMQ does not check), LN_EBUSY while
  *    it runs (BullMQ attaches a running job too; lanes refuses, since on
  *    Redis that run's completion may not reach the parent).
  *

@@ -69,7 +69,7 @@ int ln_job_wait_children(ln_job *job) {
         return ln__jobs_leave(
             jobs,
             ln__jobs_be_err(be, LN_ESTALE, "job %s waits for its children already", job->t.ref.id));
-    if (be->methods->version < 14 || be->methods->wait_children == NULL)
+    if (be->methods->version < 15 || be->methods->wait_children == NULL)
         return ln__jobs_leave(jobs,
                               ln__jobs_be_err(be, LN_ENOTSUP, "store '%s' cannot wait for children",
                                               be->methods->name));

@@ -86,9 +86,16 @@ typedef struct ln__job_done {
     const char *reason; /* RETRY / FAIL: non-NULL text */
     int64_t delay_ms;   /* RETRY, LIMITED: >= 0 */
     int64_t run_at_ms;  /* DELAY: >= 0, ms since the epoch */
-    int rc;             /* out: 0 or LN_ESTALE (job not active with that
-                           token any more: nothing changed) */
+    int rc;             /* out: 0, LN_ESTALE (job not active with that
+                           token any more: nothing changed) or
+                           LN__DONE_PENDING_DEPS */
 } ln__job_done;
+
+/* ln__job_done.rc of a COMPLETE its job's pending children refuse
+ * (BullMQ's moveToFinished -4): nothing changed, the job is still active
+ * and held; the worker records the run's failure instead, retried by its
+ * backoff as any failure (docs/internals/flows.md). Positive: no LN_E*. */
+#define LN__DONE_PENDING_DEPS 1
 
 /* Free the strings of a taken job and zero it (NULL: no-op). */
 void ln__job_taken_free(ln__job_taken *t);

@@ -21,13 +21,20 @@ void ln__redis_args_backoff(ln__redis_args *a, const ln_job_opts *o) {
     ln__redis_args_i64(a, o->backoff_ms); /* an owned copy: a _str is borrowed */
     if (!(o->backoff_jitter > 0) || a->oom) return;
     /* "<ms>:<jitter>" (lib.lua's backoff_opt) in place of that copy,
-     * owned as it was */
-    char *spec = ln__malloc(64);
+     * owned as it was. The jitter as jansson writes a real: with a '.'
+     * whatever the program's LC_NUMERIC (printf's "%g" writes "0,5" in a
+     * German locale, which Lua's tonumber reads as nil: jitter lost). */
+    char num[40];
+    json_t *j = json_real(o->backoff_jitter);
+    size_t nl =
+        j != NULL ? json_dumpb(j, num, sizeof num, JSON_ENCODE_ANY | JSON_REAL_PRECISION(17)) : 0;
+    json_decref(j);
+    char *spec = nl > 0 && nl < sizeof num ? ln__malloc(64) : NULL;
     if (spec == NULL) {
         a->oom = 1;
         return;
     }
-    int n = snprintf(spec, 64, "%lld:%.17g", (long long)o->backoff_ms, o->backoff_jitter);
+    int n = snprintf(spec, 64, "%lld:%.*s", (long long)o->backoff_ms, (int)nl, num);
     LN_ASSERT(a->n > 0 && a->owned[a->n - 1] && n > 0 && n < 64);
     ln__free((void *)a->v[a->n - 1]);
     a->v[a->n - 1] = spec;
@@ -49,9 +56,12 @@ json_t *ln__redis_backoff_json(const ln_job_opts *o) {
 
 int ln__redis_backoff_view(const redisReply *jitter, const redisReply *name, int *type,
                            double *jitter_out, char **name_out) {
-    *jitter_out = jitter->type == REDIS_REPLY_STRING
-                      ? ln__backoff_clamp_jitter(strtod(jitter->str, NULL))
-                      : 0;
+    *jitter_out = 0;
+    if (jitter->type == REDIS_REPLY_STRING) { /* Lua's tostring: a '.', read in any locale */
+        json_t *j = json_loadb(jitter->str, jitter->len, JSON_DECODE_ANY, NULL);
+        if (json_is_number(j)) *jitter_out = ln__backoff_clamp_jitter(json_number_value(j));
+        json_decref(j);
+    }
     *name_out = NULL;
     if (name->type != REDIS_REPLY_STRING) return 0;
     *type = LN_BACKOFF_CUSTOM;

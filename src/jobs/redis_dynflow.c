@@ -65,6 +65,11 @@ int ln__redis_dynflow_refused(ln__jobs_be *be, redisReply *rep, const ln__job_ne
     if (code == LN__RC_SELF_PARENT)
         return ln__jobs_be_err(be, LN_EINVAL, "%sjob '%s' cannot be its own parent", what,
                                o->job_id ? o->job_id : "");
+    if (code == LN__RC_PARENT_CYCLE)
+        return ln__jobs_be_err(be, LN_EINVAL,
+                               "%sjob '%s' is an ancestor of the parent job %s:%s: each would "
+                               "wait for the other for good",
+                               what, o->job_id ? o->job_id : "", o->parent_queue, o->parent_id);
     if (code == LN__RC_CHILD_RUNNING)
         return ln__jobs_be_err(be, LN_EBUSY,
                                "%sjob '%s' is running; it can be made a child of %s:%s once it "

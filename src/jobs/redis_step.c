@@ -3,6 +3,7 @@
 
 #include "backoff.h"
 #include "internal.h"
+#include "redis_codes.h"
 #include "redis_view.h"
 #include "utf8.h"
 
@@ -287,6 +288,7 @@ static int taken_of_row(const redisReply *v, const char *token, opts_plan *plan,
 
 /* 0, or a leave_active code (LN__RC_*, redis_codes.h): not ours any more. */
 static int stale_or_ok(int64_t code) {
+    if (code == LN__RC_PENDING_DEPS) return LN__DONE_PENDING_DEPS; /* the worker fails it */
     return code == 0 ? 0 : LN_ESTALE;
 }
 

@@ -138,6 +138,15 @@ static int tree_push(sq_be *be, tree *t, int64_t rid, int state, int priority, c
     return 0;
 }
 
+/* Whether job rid is in t already: a job added as a child of its own
+ * descendant closes a cycle, which the walk takes once, as the Redis
+ * store's does (at most t->max nodes: bounded). */
+static int tree_has(const tree *t, int64_t rid) {
+    for (size_t i = 0; i < t->n; i++)
+        if (t->v[i].rid == rid) return 1;
+    return 0;
+}
+
 /* The children node i records into t (each entry counted, at most
  * t->max in all: LN_ETOOBIG past it). */
 static int tree_kids(sq_be *be, tree *t, size_t i, const char *root) {
@@ -153,6 +162,7 @@ static int tree_kids(sq_be *be, tree *t, size_t i, const char *root) {
                                    "the children their parents record): remove its subtrees first",
                                    root, t->max);
         if (sqlite3_column_type(s, 0) == SQLITE_NULL) continue; /* that child is gone */
+        if (tree_has(t, sqlite3_column_int64(s, 0))) continue;
         err = tree_push(be, t, sqlite3_column_int64(s, 0), sqlite3_column_int(s, 1),
                         sqlite3_column_int(s, 2), (const char *)sqlite3_column_text(s, 3),
                         (const char *)sqlite3_column_text(s, 4));

@@ -122,6 +122,28 @@ static int read_existing(sq_be *be, int64_t rid, int64_t prid, existing *e) {
  * becomes a pending dependency; the child of another parent that exists
  * refuses the add (LN_EEXIST), and so does a running job (LN_EBUSY, as on
  * Redis, where its run's completion may be planned without the parent). */
+/* Whether job rid is an ancestor of prid (prid's parent_rid chain, at most
+ * LN_JOBS_REMOVE_TREE_MAX steps up, as the Redis store's): 1, 0 or an
+ * error. Adding rid under prid would close a cycle whose jobs wait for
+ * each other for good. */
+static int is_ancestor(sq_be *be, int64_t rid, int64_t prid) {
+    sqlite3_stmt *s = prep(be,
+                           "WITH RECURSIVE up(rid, n) AS (SELECT parent_rid, 1 FROM lanes_jobs "
+                           "WHERE rid = ?2 UNION ALL SELECT j.parent_rid, up.n + 1 FROM "
+                           "lanes_jobs j JOIN up ON j.rid = up.rid WHERE up.n < ?3) "
+                           "SELECT EXISTS (SELECT 1 FROM up WHERE rid = ?1)",
+                           "add (parent chain)");
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, rid);
+    sqlite3_bind_int64(s, 2, prid);
+    sqlite3_bind_int(s, 3, LN_JOBS_REMOVE_TREE_MAX);
+    int rc = sqlite3_step(s);
+    int found =
+        rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : ln__sq_err(be, rc, "add (parent chain)");
+    sqlite3_finalize(s);
+    return found;
+}
+
 static int attach_existing(sq_be *be, const char *queue, const ln__job_new *j, int64_t prid,
                            const char *what, int64_t now) {
     int64_t rid = 0;
@@ -130,9 +152,17 @@ static int attach_existing(sq_be *be, const char *queue, const ln__job_new *j, i
     existing e;
     if (err == 0) err = read_existing(be, rid, prid, &e);
     if (err != 0) return err;
-    if (rid == prid)
+    int cycle = rid != prid ? is_ancestor(be, rid, prid) : 0;
+    if (cycle < 0)
+        err = cycle;
+    else if (rid == prid)
         err = ln__jobs_be_err(&be->base, LN_EINVAL, "%sjob '%s' cannot be its own parent", what,
                               j->id);
+    else if (cycle)
+        err = ln__jobs_be_err(&be->base, LN_EINVAL,
+                              "%sjob '%s' is an ancestor of the parent job %s:%s: each would wait "
+                              "for the other for good",
+                              what, j->id, j->opts.parent_queue, j->opts.parent_id);
     else if (e.parent != 0 && e.parent != prid)
         err = ln__jobs_be_err(&be->base, LN_EEXIST,
                               "%sjob '%s' is a child of another parent; the parent job %s:%s "

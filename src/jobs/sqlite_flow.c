@@ -6,7 +6,6 @@
 #include "sqlite_int.h"
 
 #include "../internal.h"
-#include "backoff.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,27 +269,17 @@ int ln__sq_flow_refused(sq_be *be, ln__job_done *d, char *reason, size_t reason_
         return err;
     }
     int failed_child = sqlite3_column_int(s, 1);
-    int made = sqlite3_column_int(s, 2), attempts = sqlite3_column_int(s, 3);
-    int backoff = sqlite3_column_int(s, 4);
-    int64_t backoff_ms = sqlite3_column_int64(s, 5);
     sqlite3_reset(s);
+    /* Pending ones: BullMQ's worker retries that error with the job's
+     * backoff, jitter and custom strategy included, which only the
+     * worker can apply. */
+    if (!failed_child) return 2;
     d->result = NULL;
     d->reason = reason;
-    if (failed_child) { /* BullMQ: unrecoverable */
-        snprintf(reason, reason_size,
-                 "Cannot complete job %s because it has at least one failed child. "
-                 "moveToFinished",
-                 d->ref.id);
-        d->kind = LN__DONE_FAIL;
-        return 1;
-    }
-    snprintf(reason, reason_size, "Job %s has pending dependencies. moveToFinished", d->ref.id);
-    if (made + 1 >= attempts) {
-        d->kind = LN__DONE_FAIL;
-        return 1;
-    }
-    d->kind = LN__DONE_RETRY; /* the worker's backoff (worker_steps.c) */
-    d->delay_ms = ln__backoff_base(backoff, backoff_ms, made); /* a custom type: as fixed */
+    snprintf(reason, reason_size, /* BullMQ: unrecoverable */
+             "Cannot complete job %s because it has at least one failed child. moveToFinished",
+             d->ref.id);
+    d->kind = LN__DONE_FAIL;
     return 1;
 }
 

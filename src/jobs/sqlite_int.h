@@ -394,9 +394,11 @@ int ln__sq_add_flow(ln__jobs_be *b, ln__flow_new *nodes, size_t n);
 int ln__sq_children(ln__jobs_be *b, const char *queue, const char *id, ln_job_children *out);
 int ln__sq_flow_child_done(sq_be *be, const char *queue, const char *id, int64_t rid, int64_t prid,
                            int pflags, int completed, const char *text, int64_t now);
-/* A completion refused for pending or failed dependencies: *d turned into
- * the failure that replaces it (1), or 0 when the job is simply not held
- * (stale). */
+/* A completion refused by the job's dependencies: with a failed
+ * fail-parent child, *d turned into the final failure that replaces it
+ * (1); with pending ones, 2: nothing to write, the worker records the
+ * failure with its backoff (LN__DONE_PENDING_DEPS); 0 when the job is
+ * simply not held (stale). */
 int ln__sq_flow_refused(sq_be *be, ln__job_done *d, char *reason, size_t reason_size);
 /* A clean of failed jobs takes the parents of its queue that it leaves
  * without a dependency (sqlite_flow.c): collect them before its delete,

@@ -326,9 +326,8 @@ static const char *const sql_text[S_COUNT_] = {
                            "RETURNING queue, cid, parent_rid, pflags, keep_f_mode, "
                            "keep_f_val",
     [S_FLOW_BLOCKED] = "SELECT deps, EXISTS (SELECT 1 FROM lanes_deps WHERE "
-                       "parent_rid = ?1 AND status = 3), attempts_made, attempts, "
-                       "backoff, backoff_ms FROM lanes_jobs WHERE rid = ?1 AND "
-                       "token = ?2 AND state = 3 AND deps > 0",
+                       "parent_rid = ?1 AND status = 3) FROM lanes_jobs WHERE rid = ?1 "
+                       "AND token = ?2 AND state = 3 AND deps > 0",
     [S_FLOW_CHILDREN] = "SELECT child_key, status, value FROM lanes_deps WHERE "
                         "parent_rid = ?1 AND status <> 5 ORDER BY CASE status WHEN 0 THEN 4 ELSE "
                         "status END, child_key LIMIT ?2",

@@ -60,7 +60,8 @@ static int retry_event(sq_be *be, const char *queue, const ln__job_done *d, int6
     return ln__sq_event(be, queue, "delayed", d->ref.id, "delay", due, NULL, NULL, now);
 }
 
-/* Record one outcome; d->rc = LN_ESTALE if the lease is gone. A
+/* Record one outcome; d->rc = LN_ESTALE if the lease is gone,
+ * LN__DONE_PENDING_DEPS if children refuse a completion (unchanged). A
  * completion adds 1 to *completed, which the caller counts (sqlite_int.h). */
 static int apply_done(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_step *st, int64_t now,
                       int64_t *completed) {
@@ -99,7 +100,10 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_st
         char *why = ln__malloc(size);
         if (why == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
         int err = ln__sq_flow_refused(be, &alt, why, size);
-        if (err > 0) { /* refused: the failure instead */
+        if (err == 2) { /* pending children: still held, the worker fails it */
+            d->rc = LN__DONE_PENDING_DEPS;
+            err = 0;
+        } else if (err > 0) { /* a failed child: the final failure instead */
             err = apply_done(be, queue, &alt, st, now, completed);
             d->rc = alt.rc;
         }

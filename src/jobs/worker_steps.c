@@ -150,6 +150,8 @@ int ln__steps_failed(ln_worker *w, int err, uint64_t failing_ms) {
 static void count_step(ln_worker *w, const ln__flight *f) {
     ln_worker_stats d = {0};
     for (size_t i = 0; i < f->st.ndone; i++) {
+        if (f->done[i].rc == LN__DONE_PENDING_DEPS) /* counted as it is recorded */
+            continue;
         if (f->done[i].rc != 0)
             d.stale++;
         else if (f->done[i].kind == LN__DONE_COMPLETE)
@@ -176,6 +178,41 @@ static void count_step(ln_worker *w, const ln__flight *f) {
     pthread_mutex_unlock(&w->mu);
 }
 
+/* A completion the job's pending children refused (LN__DONE_PENDING_DEPS:
+ * still held, nothing stored): the run failed instead, with BullMQ's
+ * reason for moveToFinished's -4, and the next step records that failure
+ * through decide(), so the job's backoff applies (jitter, a custom
+ * strategy) as BullMQ's worker retries that error. A completion only: no
+ * retry was decided, and the failure cannot be refused again. */
+static void refused_to_failure(ln_worker *w, ln_job *job) {
+    LN_ASSERT(job->collected && !job->timed_out && !job->retry_decided);
+    static const char fmt[] = "Job %s has pending dependencies. moveToFinished";
+    size_t n = strlen(job->t.ref.id) + sizeof fmt;
+    char *why = ln__malloc(n);
+    if (why != NULL) snprintf(why, n, fmt, job->t.ref.id);
+    ln__free(job->reason);
+    job->reason = why;
+    job->rc = why != NULL ? 1 : LN_ENOMEM; /* a failure: reason, else the error's */
+    LN_ASSERT(w->nunrecorded < w->opts.concurrency);
+    w->unrecorded[w->nunrecorded++] = job;
+}
+
+/* The step took room for the jobs it recorded; the ones whose completion
+ * was refused stay (refused_to_failure), so a take past the worker's
+ * concurrency goes back to the store untouched, as a job that cannot be
+ * started (ln__worker_release). Only after a refusal. */
+static void give_back_excess(ln_worker *w, ln__flight *f, size_t nrefused) {
+    size_t leaving = f->st.ndone - nrefused;
+    LN_ASSERT(w->nslots >= leaving && w->nslots - leaving <= w->opts.concurrency);
+    size_t room = w->opts.concurrency - (w->nslots - leaving);
+    if (f->st.ntaken <= room) return;
+    size_t n = f->st.ntaken - room;
+    for (size_t k = 0; k < n; k++) w->refs[k] = f->taken[room + k].ref;
+    (void)ln__store_release(w->jobs, w->queue, w->refs, w->rcs, n); /* else the leases lapse */
+    for (size_t k = 0; k < n; k++) ln__job_taken_free(&f->taken[room + k]);
+    f->st.ntaken = room;
+}
+
 int ln__steps_recv(ln_worker *w, ln__round *rd) {
     LN_ASSERT(w->fl_count > 0);
     ln__flight *f = &w->fl[w->fl_head];
@@ -196,10 +233,16 @@ int ln__steps_recv(ln_worker *w, ln__round *rd) {
         return err;
     }
     LN_ASSERT(f->st.ntaken <= f->st.want);
+    size_t nrefused = 0;
+    for (size_t i = 0; i < nd; i++) nrefused += f->done[i].rc == LN__DONE_PENDING_DEPS;
+    if (nrefused > 0) give_back_excess(w, f, nrefused);
     count_step(w, f);
     ln__store_sched_taken(w->jobs, w->queue, f->taken, f->st.ntaken); /* job schedulers */
     for (size_t i = 0; i < nd; i++) /* stored: the outcomes leave slots[] */
-        ln__worker_outcome_done(w, f->jobs[i]);
+        if (f->done[i].rc == LN__DONE_PENDING_DEPS)
+            refused_to_failure(w, f->jobs[i]);
+        else
+            ln__worker_outcome_done(w, f->jobs[i]);
     for (size_t i = 0; i < nr; i++) /* lease lost: the outcome is refused */
         if (f->rcs[i] != 0)
             atomic_store_explicit(&f->renewing[i]->canceled, 1, memory_order_relaxed);

@@ -26,6 +26,7 @@
 
 #include <lanes.h>
 #include <lanes/jobs.h>
+#include <lanes/jobs_flows.h>
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -82,6 +83,7 @@ extern const conf_case conf_backoff_cases[];
 extern const conf_case conf_remove_tree_cases[];
 extern const conf_case conf_dynflow_cases[];
 extern const conf_case conf_dedup_next_cases[];
+extern const conf_case conf_review_cases[];
 
 /* Strings equal (NULL equals only NULL); prints both on failure. */
 #define CONF_CHECK_STR(a, b) conf_check_str(__FILE__, __LINE__, #a, (a), (b))
@@ -177,5 +179,8 @@ int64_t conf_deadline(unsigned ms);
 /* Poll (every 5 ms) until job id is in state; CHECKs it gets there. */
 void conf_wait_state(conf_ctx *c, const char *queue, const char *id, int state,
                      unsigned timeout_ms);
+/* A flow node of queue (NULL: its parent's) named name with custom id id;
+ * o (kept by the caller) gets default options with that id. */
+ln_flow_node conf_flow_node(const char *queue, const char *name, const char *id, ln_job_opts *o);
 
 #endif

@@ -34,6 +34,20 @@ static void get_job(conf_ctx *c, const char *id, ln_job_info *info) {
     CHECK_EQ(rc, 0);
 }
 
+/* The info of job id of queue: backoff as expected (ms < 0: any delay). */
+static void check_info(conf_ctx *c, const char *queue, const char *id, int backoff, int64_t ms,
+                       double jitter, const char *type) {
+    ln_job_info info;
+    int rc = ln_jobs_get(c->jobs, queue, id, &info);
+    if (rc != 0) fprintf(stderr, "get %s: %s\n", id, ln_jobs_errmsg(c->jobs));
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(info.backoff, backoff);
+    if (ms >= 0) CHECK_EQ(info.backoff_ms, ms);
+    CHECK(info.backoff_jitter == jitter);
+    CONF_CHECK_STR(info.backoff_type, type);
+    ln_job_info_clear(&info);
+}
+
 /* Run a worker (opts o, NULL = tests' defaults) until it has taken n jobs. */
 static ln_worker_stats run_n(conf_ctx *c, int n, ln_worker_opts *o) {
     ln_worker_opts d;
@@ -100,24 +114,9 @@ static void case_backoff_reported(conf_ctx *c) {
     o.backoff_type = "linear";
     o.backoff_jitter = 1;
     conf_add(c, c->queue, "cust", NULL, &o, cust);
-    ln_job_info info;
-    get_job(c, plain, &info);
-    CHECK_EQ(info.backoff, LN_BACKOFF_FIXED);
-    CHECK(info.backoff_jitter == 0);
-    CHECK(info.backoff_type == NULL);
-    ln_job_info_clear(&info);
-    get_job(c, jit, &info);
-    CHECK_EQ(info.backoff, LN_BACKOFF_EXPONENTIAL);
-    CHECK_EQ(info.backoff_ms, 250);
-    CHECK(info.backoff_jitter == 0.25);
-    CHECK(info.backoff_type == NULL);
-    ln_job_info_clear(&info);
-    get_job(c, cust, &info);
-    CHECK_EQ(info.backoff, LN_BACKOFF_CUSTOM);
-    CHECK_EQ(info.backoff_ms, 250);
-    CHECK(info.backoff_jitter == 1);
-    CONF_CHECK_STR(info.backoff_type, "linear");
-    ln_job_info_clear(&info);
+    check_info(c, c->queue, plain, LN_BACKOFF_FIXED, 0, 0, NULL);
+    check_info(c, c->queue, jit, LN_BACKOFF_EXPONENTIAL, 250, 0.25, NULL);
+    check_info(c, c->queue, cust, LN_BACKOFF_CUSTOM, 250, 1, "linear");
     /* ln_jobs_list reads the same rows */
     ln_job_info *all = NULL;
     size_t n = 0;
@@ -355,19 +354,6 @@ static void case_backoff_in_schedule(conf_ctx *c) {
     CHECK_EQ(ln_jobs_unschedule(c->jobs, c->queue, "bo"), 0);
 }
 
-/* The info of job id of queue: backoff as expected. */
-static void check_info(conf_ctx *c, const char *queue, const char *id, int backoff, double jitter,
-                       const char *type) {
-    ln_job_info info;
-    int rc = ln_jobs_get(c->jobs, queue, id, &info);
-    if (rc != 0) fprintf(stderr, "get %s: %s\n", id, ln_jobs_errmsg(c->jobs));
-    CHECK_EQ(rc, 0);
-    CHECK_EQ(info.backoff, backoff);
-    CHECK(info.backoff_jitter == jitter);
-    CONF_CHECK_STR(info.backoff_type, type);
-    ln_job_info_clear(&info);
-}
-
 /* Bulk adds and flows store each job's jitter and type as given. */
 static void case_backoff_in_bulk_and_flow(conf_ctx *c) {
     ln_job_opts a, b;
@@ -379,9 +365,9 @@ static void case_backoff_in_bulk_and_flow(conf_ctx *c) {
     ln_job_spec specs[3] = {{"a", NULL, &a}, {"b", NULL, &b}, {"plain", NULL, NULL}};
     char ids[3][LN_JOB_ID_MAX];
     CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 3, ids[0], sizeof ids[0]), 0);
-    check_info(c, c->queue, ids[0], LN_BACKOFF_FIXED, 0.125, NULL);
-    check_info(c, c->queue, ids[1], LN_BACKOFF_CUSTOM, 0, "step");
-    check_info(c, c->queue, ids[2], LN_BACKOFF_FIXED, 0, NULL);
+    check_info(c, c->queue, ids[0], LN_BACKOFF_FIXED, -1, 0.125, NULL);
+    check_info(c, c->queue, ids[1], LN_BACKOFF_CUSTOM, -1, 0, "step");
+    check_info(c, c->queue, ids[2], LN_BACKOFF_FIXED, -1, 0, NULL);
     ln_flow_node kids[2] = {{.name = "ka", .opts = &a}, {.name = "kb", .opts = &b}};
     ln_flow_node root = {
         .queue = c->queue, .name = "root", .opts = &b, .children = kids, .nchildren = 2};
@@ -389,9 +375,9 @@ static void case_backoff_in_bulk_and_flow(conf_ctx *c) {
     int rc = ln_jobs_add_flow(c->jobs, &root, fids[0], 3, sizeof fids[0]);
     if (rc != 0) fprintf(stderr, "flow: %s\n", ln_jobs_errmsg(c->jobs));
     CHECK_EQ(rc, 0);
-    check_info(c, c->queue, fids[0], LN_BACKOFF_CUSTOM, 0, "step");
-    check_info(c, c->queue, fids[1], LN_BACKOFF_FIXED, 0.125, NULL);
-    check_info(c, c->queue, fids[2], LN_BACKOFF_CUSTOM, 0, "step");
+    check_info(c, c->queue, fids[0], LN_BACKOFF_CUSTOM, -1, 0, "step");
+    check_info(c, c->queue, fids[1], LN_BACKOFF_FIXED, -1, 0.125, NULL);
+    check_info(c, c->queue, fids[2], LN_BACKOFF_CUSTOM, -1, 0, "step");
     /* a bad node is refused whole, naming it */
     ln_job_opts bad;
     ln_job_opts_init(&bad);

@@ -60,16 +60,6 @@ static void run_all(conf_ctx *c, const char *queue, seen *s) {
     conf_run(c, queue, flow_handler, s, &o);
 }
 
-static ln_flow_node node(const char *queue, const char *name, const char *id, ln_job_opts *o) {
-    ln_job_opts_init(o);
-    o->job_id = id;
-    ln_flow_node n = {0};
-    n.queue = queue;
-    n.name = name;
-    n.opts = o;
-    return n;
-}
-
 static void add_flow(conf_ctx *c, const ln_flow_node *root, size_t nnodes) {
     char ids[16][LN_JOB_ID_MAX];
     int rc = ln_jobs_add_flow(c->jobs, root, ids[0], nnodes, sizeof ids[0]);
@@ -81,12 +71,13 @@ static void add_flow(conf_ctx *c, const ln_flow_node *root, size_t nnodes) {
  * child's result in its handler. */
 static void case_flow_parent_after_children(conf_ctx *c) {
     ln_job_opts po, ko[3];
-    ln_flow_node kids[3] = {node(NULL, "k", "k1", &ko[0]), node(NULL, "k", "k2", &ko[1]),
-                            node(NULL, "k", "k3", &ko[2])};
+    ln_flow_node kids[3] = {conf_flow_node(NULL, "k", "k1", &ko[0]),
+                            conf_flow_node(NULL, "k", "k2", &ko[1]),
+                            conf_flow_node(NULL, "k", "k3", &ko[2])};
     kids[0].data_json = "1";
     kids[1].data_json = "[2]";
     kids[2].data_json = "{\"x\":3}";
-    ln_flow_node root = node(c->queue, "parent", "p", &po);
+    ln_flow_node root = conf_flow_node(c->queue, "parent", "p", &po);
     root.children = kids;
     root.nchildren = 3;
     add_flow(c, &root, 4);
@@ -123,11 +114,12 @@ static void case_flow_parent_after_children(conf_ctx *c) {
 static void case_flow_nested(conf_ctx *c) {
     const char *q2 = conf_queue(c, "mid"), *q3 = conf_queue(c, "leaf");
     ln_job_opts ro, mo, lo[2];
-    ln_flow_node leaves[2] = {node(q3, "leaf", "l1", &lo[0]), node(q3, "leaf", "l2", &lo[1])};
-    ln_flow_node mid = node(q2, "parent-mid", "m", &mo);
+    ln_flow_node leaves[2] = {conf_flow_node(q3, "leaf", "l1", &lo[0]),
+                              conf_flow_node(q3, "leaf", "l2", &lo[1])};
+    ln_flow_node mid = conf_flow_node(q2, "parent-mid", "m", &mo);
     mid.children = leaves;
     mid.nchildren = 2;
-    ln_flow_node root = node(c->queue, "parent-root", "r", &ro);
+    ln_flow_node root = conf_flow_node(c->queue, "parent-root", "r", &ro);
     root.children = &mid;
     root.nchildren = 1;
     char ids[4][LN_JOB_ID_MAX];
@@ -155,12 +147,13 @@ static void case_flow_nested(conf_ctx *c) {
  * good child "k"; run every job of the queue. */
 static void run_failing(conf_ctx *c, int opt, seen *s) {
     ln_job_opts po, ko[2];
-    ln_flow_node kids[2] = {node(NULL, "bad", "b", &ko[0]), node(NULL, "k", "k", &ko[1])};
+    ln_flow_node kids[2] = {conf_flow_node(NULL, "bad", "b", &ko[0]),
+                            conf_flow_node(NULL, "k", "k", &ko[1])};
     kids[0].fail_parent_on_failure = opt == 1;
     kids[0].continue_parent_on_failure = opt == 2;
     kids[0].ignore_dependency_on_failure = opt == 3;
     kids[0].remove_dependency_on_failure = opt == 4;
-    ln_flow_node root = node(c->queue, "parent", "p", &po);
+    ln_flow_node root = conf_flow_node(c->queue, "parent", "p", &po);
     root.children = kids;
     root.nchildren = 2;
     add_flow(c, &root, 3);
@@ -224,9 +217,10 @@ static void case_flow_failure_keeps_parent_waiting(conf_ctx *c) {
 static void case_flow_continue_parent_refused(conf_ctx *c) {
     const char *other = conf_queue(c, "other");
     ln_job_opts po, ko[2];
-    ln_flow_node kids[2] = {node(NULL, "bad", "b", &ko[0]), node(other, "k", "k", &ko[1])};
+    ln_flow_node kids[2] = {conf_flow_node(NULL, "bad", "b", &ko[0]),
+                            conf_flow_node(other, "k", "k", &ko[1])};
     kids[0].continue_parent_on_failure = 1;
-    ln_flow_node root = node(c->queue, "parent", "p", &po);
+    ln_flow_node root = conf_flow_node(c->queue, "parent", "p", &po);
     root.children = kids;
     root.nchildren = 2;
     add_flow(c, &root, 3);
@@ -248,8 +242,8 @@ static void case_flow_continue_parent_refused(conf_ctx *c) {
 /* Bad flows store nothing. */
 static void case_flow_bad_input(conf_ctx *c) {
     ln_job_opts po, ko, dup;
-    ln_flow_node kid = node(NULL, "k", "k", &ko);
-    ln_flow_node root = node(c->queue, "parent", "p", &po);
+    ln_flow_node kid = conf_flow_node(NULL, "k", "k", &ko);
+    ln_flow_node root = conf_flow_node(c->queue, "parent", "p", &po);
     root.children = &kid;
     root.nchildren = 1;
     char ids[2][LN_JOB_ID_MAX];
@@ -301,9 +295,10 @@ static void case_flow_bad_input(conf_ctx *c) {
  * its own delay from then), one with a priority to prioritized. */
 static void case_flow_parent_delay_priority(conf_ctx *c) {
     ln_job_opts po, qo, ko[2];
-    ln_flow_node k1 = node(NULL, "k", "k1", &ko[0]), k2 = node(NULL, "k", "k2", &ko[1]);
-    ln_flow_node r1 = node(c->queue, "parent", "late", &po),
-                 r2 = node(c->queue, "parent", "prio", &qo);
+    ln_flow_node k1 = conf_flow_node(NULL, "k", "k1", &ko[0]),
+                 k2 = conf_flow_node(NULL, "k", "k2", &ko[1]);
+    ln_flow_node r1 = conf_flow_node(c->queue, "parent", "late", &po),
+                 r2 = conf_flow_node(c->queue, "parent", "prio", &qo);
     po.delay_ms = 600000;
     qo.priority = 7;
     r1.children = &k1;
@@ -328,8 +323,9 @@ static void case_flow_parent_delay_priority(conf_ctx *c) {
  * the parent (BullMQ's removeJob). */
 static void case_flow_remove_child_releases_parent(conf_ctx *c) {
     ln_job_opts po, ko[2];
-    ln_flow_node kids[2] = {node(NULL, "k", "k1", &ko[0]), node(NULL, "k", "k2", &ko[1])};
-    ln_flow_node root = node(c->queue, "parent", "p", &po);
+    ln_flow_node kids[2] = {conf_flow_node(NULL, "k", "k1", &ko[0]),
+                            conf_flow_node(NULL, "k", "k2", &ko[1])};
+    ln_flow_node root = conf_flow_node(c->queue, "parent", "p", &po);
     root.children = kids;
     root.nchildren = 2;
     add_flow(c, &root, 3);

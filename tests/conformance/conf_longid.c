@@ -213,16 +213,6 @@ static int long_flow_handler(ln_job *job, void *ctx) {
     return ln_job_set_result(job, second ? "\"v1\"" : "\"v0\"");
 }
 
-static ln_flow_node long_node(const char *queue, const char *name, const char *id, ln_job_opts *o) {
-    ln_job_opts_init(o);
-    o->job_id = id;
-    ln_flow_node n = {0};
-    n.queue = queue;
-    n.name = name;
-    n.opts = o;
-    return n;
-}
-
 /* Add root's flow of n nodes: every id comes back whole. */
 static void add_long_flow(conf_ctx *c, const ln_flow_node *root, size_t n, const char **want) {
     char(*ids)[FLOW_ID_LEN + 1] = calloc(n, sizeof *ids);
@@ -245,9 +235,9 @@ static void case_longid_flow(conf_ctx *c) {
     s.kid[0][250] = 'a';
     s.kid[1][250] = 'b';
     ln_job_opts po, ko[2];
-    ln_flow_node kids[2] = {long_node(NULL, "k", s.kid[0], &ko[0]),
-                            long_node(NULL, "k", s.kid[1], &ko[1])};
-    ln_flow_node root = long_node(c->queue, "parent", pid, &po);
+    ln_flow_node kids[2] = {conf_flow_node(NULL, "k", s.kid[0], &ko[0]),
+                            conf_flow_node(NULL, "k", s.kid[1], &ko[1])};
+    ln_flow_node root = conf_flow_node(c->queue, "parent", pid, &po);
     root.children = kids;
     root.nchildren = 2;
     const char *want[] = {pid, s.kid[0], s.kid[1]};
@@ -304,13 +294,13 @@ static void case_longid_fail_parent(conf_ctx *c) {
     char *gid = long_id(FLOW_ID_LEN, 'G'), *pid = long_id(FLOW_ID_LEN, 'P'),
          *bid = long_id(FLOW_ID_LEN, 'X');
     ln_job_opts go, po, bo;
-    ln_flow_node bad = long_node(NULL, "bad", bid, &bo);
+    ln_flow_node bad = conf_flow_node(NULL, "bad", bid, &bo);
     bad.fail_parent_on_failure = 1;
-    ln_flow_node mid = long_node(NULL, "parent", pid, &po);
+    ln_flow_node mid = conf_flow_node(NULL, "parent", pid, &po);
     mid.fail_parent_on_failure = 1;
     mid.children = &bad;
     mid.nchildren = 1;
-    ln_flow_node root = long_node(c->queue, "parent", gid, &go);
+    ln_flow_node root = conf_flow_node(c->queue, "parent", gid, &go);
     root.children = &mid;
     root.nchildren = 1;
     const char *want[] = {gid, pid, bid};
@@ -335,10 +325,10 @@ static void case_longid_refused_completion(conf_ctx *c) {
     char *pid = long_id(FLOW_ID_LEN, 'R'), *bid = long_id(FLOW_ID_LEN, 'Y'),
          *kid = long_id(FLOW_ID_LEN, 'Z');
     ln_job_opts po, ko[2];
-    ln_flow_node kids[2] = {long_node(NULL, "bad", bid, &ko[0]),
-                            long_node(other, "k", kid, &ko[1])};
+    ln_flow_node kids[2] = {conf_flow_node(NULL, "bad", bid, &ko[0]),
+                            conf_flow_node(other, "k", kid, &ko[1])};
     kids[0].continue_parent_on_failure = 1;
-    ln_flow_node root = long_node(c->queue, "plain", pid, &po);
+    ln_flow_node root = conf_flow_node(c->queue, "plain", pid, &po);
     root.children = kids;
     root.nchildren = 2;
     const char *want[] = {pid, bid, kid};

@@ -9,17 +9,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-/* A flow node with custom id (o is its options, kept by the caller). */
-static ln_flow_node node(const char *queue, const char *name, const char *id, ln_job_opts *o) {
-    ln_job_opts_init(o);
-    o->job_id = id;
-    ln_flow_node n = {0};
-    n.queue = queue;
-    n.name = name;
-    n.opts = o;
-    return n;
-}
-
 static void add_flow(conf_ctx *c, const ln_flow_node *root, size_t nnodes) {
     char(*ids)[LN_JOB_ID_MAX] = calloc(nnodes, LN_JOB_ID_MAX);
     CHECK(ids != NULL);
@@ -69,11 +58,12 @@ static void removed_ids(ln_jobs_events *ev, int n, const char *done, char *out, 
 static void case_remove_tree_two_queues(conf_ctx *c) {
     const char *q = c->queue, *q2 = conf_queue(c, "two");
     ln_job_opts o[4];
-    ln_flow_node a1 = node(q, "leaf", "a1", &o[0]);
-    ln_flow_node kids[2] = {node(q2, "mid", "a", &o[1]), node(q, "leaf", "b", &o[2])};
+    ln_flow_node a1 = conf_flow_node(q, "leaf", "a1", &o[0]);
+    ln_flow_node kids[2] = {conf_flow_node(q2, "mid", "a", &o[1]),
+                            conf_flow_node(q, "leaf", "b", &o[2])};
     kids[0].children = &a1;
     kids[0].nchildren = 1;
-    ln_flow_node root = node(q, "parent", "r", &o[3]);
+    ln_flow_node root = conf_flow_node(q, "parent", "r", &o[3]);
     root.children = kids;
     root.nchildren = 2;
     add_flow(c, &root, 4);
@@ -115,11 +105,12 @@ static void case_remove_tree_two_queues(conf_ctx *c) {
 static void case_remove_tree_locked_child(conf_ctx *c) {
     const char *q = c->queue, *q2 = conf_queue(c, "held");
     ln_job_opts o[4];
-    ln_flow_node leaves[2] = {node(q2, "leaf", "held-one", &o[0]), node(q, "leaf", "l2", &o[1])};
-    ln_flow_node mid = node(q, "mid", "m", &o[2]);
+    ln_flow_node leaves[2] = {conf_flow_node(q2, "leaf", "held-one", &o[0]),
+                              conf_flow_node(q, "leaf", "l2", &o[1])};
+    ln_flow_node mid = conf_flow_node(q, "mid", "m", &o[2]);
     mid.children = leaves;
     mid.nchildren = 2;
-    ln_flow_node root = node(q, "parent", "r", &o[3]);
+    ln_flow_node root = conf_flow_node(q, "parent", "r", &o[3]);
     root.children = &mid;
     root.nchildren = 1;
     add_flow(c, &root, 4);
@@ -153,7 +144,7 @@ static void case_remove_tree_largest_flow(conf_ctx *c) {
     CHECK(kids != NULL);
     for (size_t i = 0; i < n - 1; i++) kids[i].name = "leaf";
     ln_job_opts o;
-    ln_flow_node root = node(c->queue, "parent", "big", &o);
+    ln_flow_node root = conf_flow_node(c->queue, "parent", "big", &o);
     root.children = kids;
     root.nchildren = n - 1;
     add_flow(c, &root, n);
@@ -172,11 +163,12 @@ static void case_remove_tree_largest_flow(conf_ctx *c) {
 static void case_remove_tree_parent_outside(conf_ctx *c) {
     const char *q = c->queue, *q2 = conf_queue(c, "out");
     ln_job_opts o[5];
-    ln_flow_node leaf = node(q2, "leaf", "m1", &o[0]);
-    ln_flow_node kids[2] = {node(q2, "mid", "m", &o[1]), node(q2, "leaf", "s", &o[2])};
+    ln_flow_node leaf = conf_flow_node(q2, "leaf", "m1", &o[0]);
+    ln_flow_node kids[2] = {conf_flow_node(q2, "mid", "m", &o[1]),
+                            conf_flow_node(q2, "leaf", "s", &o[2])};
     kids[0].children = &leaf;
     kids[0].nchildren = 1;
-    ln_flow_node root = node(q, "parent", "p", &o[3]);
+    ln_flow_node root = conf_flow_node(q, "parent", "p", &o[3]);
     root.children = kids;
     root.nchildren = 2;
     add_flow(c, &root, 4);
@@ -203,10 +195,11 @@ static void case_remove_tree_parent_outside(conf_ctx *c) {
 static void case_remove_tree_failed_children(conf_ctx *c) {
     const char *q = c->queue, *q2 = conf_queue(c, "bad");
     ln_job_opts o[3];
-    ln_flow_node kids[2] = {node(q2, "bad", "ign", &o[0]), node(q2, "bad", "rem", &o[1])};
+    ln_flow_node kids[2] = {conf_flow_node(q2, "bad", "ign", &o[0]),
+                            conf_flow_node(q2, "bad", "rem", &o[1])};
     kids[0].ignore_dependency_on_failure = 1;
     kids[1].remove_dependency_on_failure = 1;
-    ln_flow_node root = node(q, "parent", "r", &o[2]);
+    ln_flow_node root = conf_flow_node(q, "parent", "r", &o[2]);
     root.children = kids;
     root.nchildren = 2;
     add_flow(c, &root, 3);

@@ -283,3 +283,13 @@ void conf_wait_state(conf_ctx *c, const char *queue, const char *id, int state,
                 ln_job_state_name(state));
     CHECK_EQ(now, state);
 }
+
+ln_flow_node conf_flow_node(const char *queue, const char *name, const char *id, ln_job_opts *o) {
+    ln_job_opts_init(o);
+    o->job_id = id;
+    ln_flow_node n = {0};
+    n.queue = queue;
+    n.name = name;
+    n.opts = o;
+    return n;
+}

@@ -19,4 +19,6 @@ local RC = {
     PARENT_MISSING = -12, -- add: no such parent job (BullMQ's -5, which is LOCKED here)
     CHILD_RUNNING = -13, -- add: an existing job given a parent is running (locked)
     SELF_PARENT = -14, -- add: an existing job given itself as its parent
+    PENDING_DEPS = -15, -- step: children refuse a completion; the job stays held
+    PARENT_CYCLE = -16, -- add: an existing job given one of its descendants as its parent
 }

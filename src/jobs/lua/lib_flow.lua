@@ -168,7 +168,12 @@ local function flow_refusals(first, n, size)
 end
 
 -- flow_refusals' answer once its EXISTS found children: for the outcomes
--- at[k] (ARGV groups of 'size' from 'first'), which the children refuse.
+-- at[k] (ARGV groups of 'size' from 'first'), which the children refuse:
+-- {'f', reason} with a failed fail-parent child (final, BullMQ's
+-- UnrecoverableError), {'p'} with pending ones: the job stays active and
+-- held, and the worker records the failure BullMQ's worker records for
+-- moveToFinished's -4, retried by the job's backoff (jitter, custom
+-- strategy), which only the worker can apply.
 local function flow_refused(first, size, at)
     local out = {}
     for _, i in ipairs(at) do
@@ -176,18 +181,9 @@ local function flow_refused(first, size, at)
         local jkey = B .. id
         if rcall('ZCARD', jkey .. ':unsuccessful') > 0 then
             out[i] = {'f', 'Cannot complete job ' .. id ..
-                      ' because it has at least one failed child. moveToFinished', 0}
+                      ' because it has at least one failed child. moveToFinished'}
         elseif rcall('SCARD', jkey .. ':dependencies') > 0 then
-            local reason = 'Job ' .. id .. ' has pending dependencies. moveToFinished'
-            local f = rcall('HMGET', jkey, 'opts', 'atm', 'attemptsMade')
-            local opts = decode_opts(f[1])
-            local made = tonumber(f[2] or f[3]) or 0
-            if made + 1 >= (tonumber(opts.attempts) or 0) then
-                out[i] = {'f', reason, 0}
-            else
-                local btype, bdelay = backoff_of(opts)
-                out[i] = {'r', reason, btype == 1 and bdelay * 2 ^ math.min(made, 40) or bdelay}
-            end
+            out[i] = {'p'}
         end
     end
     return out
@@ -232,28 +228,63 @@ local function flow_parent_at(ps, pa)
     return qk, pid, qk .. ':' .. pid, tonumber(ARGV[pa + 2])
 end
 
--- Before any write: each parent exists (else RC.PARENT_MISSING), and a
--- custom id that exists is not its own parent (else RC.SELF_PARENT), not
--- the child of another parent that exists
--- (else RC.PARENT_TAKEN, BullMQ's -7) nor running (else RC.CHILD_RUNNING:
--- the run's completion may be planned at take without the parent, see
--- flow_attach_existing). nil, or the code and the job's index (groups of
--- nf fields, the custom id first).
+-- Whether job key jkey is an ancestor of pkey: its parentKey chain (made:
+-- the parents earlier jobs of this add give), at most 1000 steps up
+-- (LN_JOBS_REMOVE_TREE_MAX: a chain longer is not followed to its end).
+local function flow_is_ancestor(jkey, pkey, made)
+    local k = pkey
+    for _ = 1, 1000 do
+        local up = made[k]
+        if up == nil then up = rcall('HGET', k, 'parentKey') end
+        if not up then return false end
+        if up == jkey then return true end
+        k = up
+    end
+    return false
+end
+
+-- Before any write: each parent exists, or is a custom id an earlier job
+-- of this add creates (as BullMQ's bulk add, one add after the other;
+-- else RC.PARENT_MISSING), and a custom id that exists is not its own
+-- parent (else RC.SELF_PARENT) nor its parent's ancestor (else
+-- RC.PARENT_CYCLE: the two would wait for each other for good; BullMQ
+-- does not check either), not the child of another parent that
+-- exists (else RC.PARENT_TAKEN, BullMQ's -7; an earlier job of this add
+-- with that id and another parent counts) nor running (else
+-- RC.CHILD_RUNNING: the run's completion may be planned at take without
+-- the parent, see flow_attach_existing). nil, or the code and the job's
+-- index (groups of nf fields, the custom id first). Bounded: a few reads
+-- per job, and for an existing custom id given a parent at most 1000
+-- more (its parent's chain).
 local function flow_add_check(ps, n, nf)
+    local made = {} -- job key of an earlier custom id -> its parent key, or false
     for i = 1, n do
         local pa = ps + 3 * i - 2
+        local custom = ARGV[2 + (i - 1) * nf]
+        local jkey = custom ~= '' and B .. custom
+        local pkey = false
         if ARGV[pa] ~= '' then
-            local _, _, pkey = flow_parent_at(ps, pa)
-            if rcall('EXISTS', pkey) == 0 then return RC.PARENT_MISSING, i end
-            local custom = ARGV[2 + (i - 1) * nf]
-            if custom ~= '' then
-                if pkey == B .. custom then return RC.SELF_PARENT, i end
-                local cur = rcall('HGET', B .. custom, 'parentKey')
-                if cur and cur ~= pkey and rcall('EXISTS', cur) == 1 then
+            pkey = select(3, flow_parent_at(ps, pa))
+            if made[pkey] == nil and rcall('EXISTS', pkey) == 0 then
+                return RC.PARENT_MISSING, i
+            end
+            if jkey then
+                if pkey == jkey then return RC.SELF_PARENT, i end
+                if (made[jkey] ~= nil or rcall('EXISTS', jkey) == 1) -- a new job has no child
+                    and flow_is_ancestor(jkey, pkey, made) then
+                    return RC.PARENT_CYCLE, i
+                end
+                local cur = made[jkey]
+                if cur == nil then cur = rcall('HGET', jkey, 'parentKey') end
+                if cur and cur ~= pkey and (made[cur] ~= nil or rcall('EXISTS', cur) == 1) then
                     return RC.PARENT_TAKEN, i
                 end
-                if rcall('EXISTS', B .. custom .. ':lock') == 1 then return RC.CHILD_RUNNING, i end
+                if rcall('EXISTS', jkey .. ':lock') == 1 then return RC.CHILD_RUNNING, i end
             end
+        end
+        -- the first job of an id sets what it is (a later one is a duplicate)
+        if jkey and made[jkey] == nil then
+            made[jkey] = pkey or (rcall('HGET', jkey, 'parentKey') or false)
         end
     end
     return nil

@@ -94,7 +94,9 @@ local function record_done(first, batch)
         local id, token, kind, value = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
         if refused[i] then kind, value = refused[i][1], refused[i][2] end
         local rc
-        if token ~= '0' and locks[i] == token then -- ours: no EXISTS needed
+        if kind == 'p' then -- children pending: nothing changes (lib_flow.lua)
+            rc = RC.PENDING_DEPS
+        elseif token ~= '0' and locks[i] == token then -- ours: no EXISTS needed
             if rcall('LREM', K.active, '-1', id) == 0 then -- (a string: no number formatting)
                 rc = RC.JOB_NOT_IN_STATE
             else
@@ -119,7 +121,7 @@ local function record_done(first, batch)
             elseif kind == 'l' then
                 cold().requeue_limited(id, tonumber(ARGV[a + 5]))
             else
-                cold().retry_job(id, value, refused[i] and refused[i][3] or tonumber(ARGV[a + 5]))
+                cold().retry_job(id, value, tonumber(ARGV[a + 5]))
             end
         end
         done_rc[i] = rc
