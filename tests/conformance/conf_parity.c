@@ -207,7 +207,29 @@ static void case_trimmed_failed_child_releases_parent(conf_ctx *c) {
     }
 }
 
+/* A failed child removed as it fails (remove_on_fail "all", BullMQ's
+ * removeOnFail: true) is no dependency any more: its parent, waiting for
+ * it, is released as BullMQ's moveToFinished releases it, in another
+ * queue and in the same one alike. */
+static void case_removed_failed_child_releases_parent(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.remove_on_fail = (ln_job_keep){LN_KEEP_NONE, 0};
+    for (int same = 0; same < 2; same++) {
+        const char *pq = same ? c->queue : conf_queue(c, "p");
+        ln_flow_node kid = {.name = "bad", .opts = &o};
+        char ids[2][LN_JOB_ID_MAX];
+        flow(c, pq, &kid, 1, ids);
+        run_children(c);
+        CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_ENOENT);
+        int st = conf_state(c, pq, ids[0]); /* released (and run, in the same queue) */
+        CHECK(st == (same ? LN_JOB_COMPLETED : LN_JOB_WAITING));
+        conf_check_counts(c, pq);
+    }
+}
+
 const conf_case conf_parity_cases[] = {
+    CONF_CASE(removed_failed_child_releases_parent),
     CONF_CASE(trimmed_failed_child_releases_parent),
     CONF_CASE(clean_frees_dedup_ttl),
     CONF_CASE(failed_child_gone_releases_parent),
