@@ -216,6 +216,17 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "  WHEN old.deid IS NOT NULL AND old.state < 4 BEGIN "
     "  DELETE FROM lanes_dedup_next WHERE queue = old.queue AND id = old.deid"
     "  AND due = 0; END;",
+    /* 13 -> 14: an unfinished job deleted drops its dedup id's next job
+     * only while that id names it (BullMQ's removal checks the key's
+     * value), not for any job carrying the id (one whose TTL ran out,
+     * the id since taken by a keep-last holder that still runs). BEFORE,
+     * so schema 4's lanes_dedup_gone has not freed the id yet. */
+    "DROP TRIGGER lanes_dedup_next_gone;"
+    "CREATE TRIGGER lanes_dedup_next_gone BEFORE DELETE ON lanes_jobs"
+    "  WHEN old.deid IS NOT NULL AND old.state < 4 BEGIN "
+    "  DELETE FROM lanes_dedup_next WHERE queue = old.queue AND id = old.deid"
+    "  AND due = 0 AND EXISTS (SELECT 1 FROM lanes_dedup d WHERE d.queue = old.queue"
+    "  AND d.id = old.deid AND d.job_rid = old.rid); END;",
 };
 
 /* Create or migrate the schema, all under one write lock (the check runs
