@@ -174,10 +174,39 @@ static void case_dedup_next_remove_other_job(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
+/* Removing the holder itself (delayed for a retry after a failed run,
+ * its next job kept) drops the next job, as BullMQ's removal: a later
+ * holder's finish adds only what was kept for it. */
+static void case_dedup_next_remove_holder(conf_ctx *c) {
+    char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.attempts = 2;
+    o.backoff_ms = 3600000;
+    add_kl(c, "retried", &o, h);
+    conf_hold hold = {0};
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_bg *w = conf_bg_start(c->jobs, c->queue, hold_then, &hold, &wo);
+    conf_hold_wait(&hold, 1);
+    ln_job_opts_init(&o);
+    add_kl(c, "kept", &o, a);
+    CONF_CHECK_STR(a, h);
+    atomic_store(&hold.release, 1);
+    conf_wait_state(c, c->queue, h, LN_JOB_DELAYED, 5000);
+    ln_worker_stop(conf_bg_worker(w));
+    CHECK_EQ(conf_bg_join(w, NULL), 0);
+    SAYS(c->jobs, 0, ln_jobs_remove(c->jobs, c->queue, h));
+    CHECK_EQ(conf_total(c, c->queue), 0);
+    add_kl(c, "fresh", &o, a); /* the id is free: a new holder */
+    CHECK(strcmp(a, h) != 0);
+    (void)conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_total(c, c->queue), 1); /* not the dropped "kept" */
+    CHECK_EQ(conf_state(c, c->queue, a), LN_JOB_COMPLETED);
+}
+
 const conf_case conf_review2_cases[] = {
-    CONF_CASE(wait_gone_reads_pending_outcome),
-    CONF_CASE(dedup_next_kept_options),
-    CONF_CASE(dedup_next_retried_holder),
-    CONF_CASE(dedup_next_remove_other_job),
-    {0},
+    CONF_CASE(wait_gone_reads_pending_outcome), CONF_CASE(dedup_next_kept_options),
+    CONF_CASE(dedup_next_retried_holder),       CONF_CASE(dedup_next_remove_other_job),
+    CONF_CASE(dedup_next_remove_holder),        {0},
 };
