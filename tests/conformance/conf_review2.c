@@ -177,7 +177,7 @@ static void case_dedup_next_remove_other_job(conf_ctx *c) {
 /* Removing the holder itself (delayed for a retry after a failed run,
  * its next job kept) drops the next job, as BullMQ's removal: a later
  * holder's finish adds only what was kept for it. */
-static void case_dedup_next_remove_holder(conf_ctx *c) {
+static void remove_holder(conf_ctx *c, int drain) {
     char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
     ln_job_opts o;
     ln_job_opts_init(&o);
@@ -196,7 +196,10 @@ static void case_dedup_next_remove_holder(conf_ctx *c) {
     conf_wait_state(c, c->queue, h, LN_JOB_DELAYED, 5000);
     ln_worker_stop(conf_bg_worker(w));
     CHECK_EQ(conf_bg_join(w, NULL), 0);
-    SAYS(c->jobs, 0, ln_jobs_remove(c->jobs, c->queue, h));
+    if (drain)
+        SAYS(c->jobs, 0, ln_jobs_drain(c->jobs, c->queue, NULL));
+    else
+        SAYS(c->jobs, 0, ln_jobs_remove(c->jobs, c->queue, h));
     CHECK_EQ(conf_total(c, c->queue), 0);
     add_kl(c, "fresh", &o, a); /* the id is free: a new holder */
     CHECK(strcmp(a, h) != 0);
@@ -205,8 +208,20 @@ static void case_dedup_next_remove_holder(conf_ctx *c) {
     CHECK_EQ(conf_state(c, c->queue, a), LN_JOB_COMPLETED);
 }
 
+static void case_dedup_next_remove_holder(conf_ctx *c) {
+    remove_holder(c, 0);
+}
+
+static void case_dedup_next_drain_holder(conf_ctx *c) {
+    remove_holder(c, 1); /* the drain takes delayed jobs too */
+}
+
 const conf_case conf_review2_cases[] = {
-    CONF_CASE(wait_gone_reads_pending_outcome), CONF_CASE(dedup_next_kept_options),
-    CONF_CASE(dedup_next_retried_holder),       CONF_CASE(dedup_next_remove_other_job),
-    CONF_CASE(dedup_next_remove_holder),        {0},
+    CONF_CASE(wait_gone_reads_pending_outcome),
+    CONF_CASE(dedup_next_kept_options),
+    CONF_CASE(dedup_next_retried_holder),
+    CONF_CASE(dedup_next_remove_other_job),
+    CONF_CASE(dedup_next_remove_holder),
+    CONF_CASE(dedup_next_drain_holder),
+    {0},
 };
