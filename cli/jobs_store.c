@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "cli_err.h"
+#include "store_url.h"
 
 #include <lanes.h>
 
@@ -47,9 +48,12 @@ int cli_jobs_open(const char *prog, const char *url, ln_jobs **jobs) {
     int err = ln_jobs_open_ex(jobs, url, NULL, msg, sizeof msg);
     if (err != 0) {
         int code = cli_jobs_exit(err) == CLI_EXIT_USAGE ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
+        char shown[4096]; /* the password hidden, as the worker's and the dashboard's */
+        cli_store_url_shown(shown, sizeof shown, url);
         if (cli_err_is_json())
-            return cli_error(code, prog, ln_err_name(err), NULL, "cannot open '%s': %s", url, msg);
-        return cli_error(code, prog, ln_err_name(err), NULL, "cannot open '%s': %s: %s", url,
+            return cli_error(code, prog, ln_err_name(err), NULL, "cannot open '%s': %s", shown,
+                             msg);
+        return cli_error(code, prog, ln_err_name(err), NULL, "cannot open '%s': %s: %s", shown,
                          ln_err_name(err), msg);
     }
     if (ln_jobs_warning(*jobs) != NULL) cli_warning("lanes", ln_jobs_warning(*jobs));

@@ -507,6 +507,27 @@ TEST(jobs_option_errors_on_every_subcommand) {
     jt_cleanup();
 }
 
+/* A store that cannot be opened is named with its password hidden, as
+ * the worker and the dashboard show it: a program run by `lanes worker
+ * --exec` calling `lanes jobs "$LANES_STORE_URL" ...` would otherwise
+ * put the password in its stderr, whose tail becomes the job's failure
+ * reason, stored and shown. */
+TEST(jobs_open_error_hides_password) {
+    char out[4096], err[4096];
+    stderr_path = jt_path("stderr.txt");
+    const char *url = "redis://user:s3cret@127.0.0.1:1/0?bogus=1";
+    CHECK(LANES(out, "jobs", url, "counts", "q") != 0);
+    err_text(err, sizeof err);
+    if (strstr(err, "s3cret") != NULL) fprintf(stderr, "%s", err);
+    CHECK(strstr(err, "s3cret") == NULL);
+    CHECK(strstr(err, "cannot open 'redis://user:***@127.0.0.1:1/0?bogus=1'") != NULL);
+    CHECK(LANES(out, "jobs", url, "counts", "q", "--json") != 0);
+    err_text(err, sizeof err);
+    CHECK(strstr(err, "s3cret") == NULL);
+    stderr_path = NULL;
+    jt_cleanup();
+}
+
 /* A store that cannot be opened, and a library error, read alike in every
  * subcommand: "PROG: cannot open 'URL': LN_X: WHY", "PROG: LN_X: WHY". */
 TEST(jobs_store_errors_read_alike) {
@@ -630,5 +651,6 @@ int main(int argc, char **argv) {
                                         TESTCASE(jobs_rate_limit_concurrency_and_exit_77),
                                         TESTCASE(jobs_json_of_text_that_is_not_utf8),
                                         TESTCASE(jobs_backoff_option),
+                                        TESTCASE(jobs_open_error_hides_password),
                                         {0}});
 }

@@ -98,7 +98,8 @@ LN_EXTERN void ln_jobs_events_close(ln_jobs_events *ev);
  * connection): 50 ms after it starts, then at twice the last interval up
  * to once a second. A job gone returns LN_ENOENT within that interval of
  * its removal, not at the timeout; a job found finished returns as its
- * event would. timeout_ms < 0: no limit. 0 (finished), LN_ETIMEDOUT,
+ * event would, and so does a job found gone whose outcome the follower
+ * has not read yet (it finished, then its retention removed it). timeout_ms < 0: no limit. 0 (finished), LN_ETIMEDOUT,
  * LN_ENOENT (no such job, or it was removed or drained meanwhile),
  * LN_EINVAL, and the errors of ln_jobs_events_open. Any thread; uses a
  * connection of its own for the wait. */

@@ -142,13 +142,36 @@ static int64_t recheck_next_step(int64_t step) {
     return step >= RECHECK_MAX_MS / 2 ? RECHECK_MAX_MS : 2 * step;
 }
 
+/* Events read at most, once job id is found gone, for the outcome it may
+ * have written before it went: bounded, as a busy queue goes on writing
+ * events while they are read. */
+#define GONE_READ_MAX 100000
+
+int ln__jobs_wait_gone(ln_jobs *jobs, ln_jobs_events *ev, const char *queue, const char *id,
+                       ln_job_info *info) {
+    for (int n = 0; n < GONE_READ_MAX; n++) {
+        ln_job_event e;
+        if (ln_jobs_events_next(ev, 0, &e) != 0) break; /* none pending (or the follower's error) */
+        int ours = strcmp(e.job_id, id) == 0;
+        int done = ours && (strcmp(e.name, "completed") == 0 || strcmp(e.name, "failed") == 0);
+        int removed = ours && strcmp(e.name, "removed") == 0;
+        int err = done ? info_from_event(&e, id, info) : 0;
+        ln_job_event_clear(&e);
+        if (done) return err;
+        if (removed) break;
+    }
+    return wait_err(jobs, LN_ENOENT, "job '%s' of queue '%s' was removed", id, queue);
+}
+
 /* Read job id back: 1 while it waits on, 0 finished (*info filled),
- * LN_ENOENT once it is gone. A store error leaves the wait to the
- * follower, which reports its own. */
-static int recheck(ln_jobs *jobs, const char *queue, const char *id, ln_job_info *info) {
+ * LN_ENOENT once it is gone without an outcome (a completion or failure
+ * written before its retention removed it, which the follower has not
+ * handed out yet, is that outcome: ln__jobs_wait_gone). A store error
+ * leaves the wait to the follower, which reports its own. */
+static int recheck(ln_jobs *jobs, ln_jobs_events *ev, const char *queue, const char *id,
+                   ln_job_info *info) {
     int err = ln_jobs_get(jobs, queue, id, info);
-    if (err == LN_ENOENT)
-        return wait_err(jobs, LN_ENOENT, "job '%s' of queue '%s' was removed", id, queue);
+    if (err == LN_ENOENT) return ln__jobs_wait_gone(jobs, ev, queue, id, info);
     if (err == 0 && finished(info->state)) return 0;
     if (err == 0) ln_job_info_clear(info);
     return 1;
@@ -173,7 +196,7 @@ static int wait_events(ln_jobs *jobs, ln_jobs_events *ev, const char *queue, con
     for (;;) {
         int64_t now = mono_ms();
         if (now >= check_at) {
-            int err = recheck(jobs, queue, id, info);
+            int err = recheck(jobs, ev, queue, id, info);
             if (err <= 0) return err;
             step = recheck_next_step(step);
             check_at = now + step;
@@ -210,6 +233,8 @@ int ln_jobs_wait(ln_jobs *jobs, const char *queue, const char *id, int64_t timeo
     int err = ln_jobs_events_open(jobs, queue, NULL, &ev); /* first: see above */
     if (err != 0) return err;
     err = ln_jobs_get(jobs, queue, id, info);
+    if (err == LN_ENOENT) /* it may have finished and gone since the open */
+        err = ln__jobs_wait_gone(jobs, ev, queue, id, info);
     if (err == 0 && !finished(info->state)) {
         ln_job_info_clear(info);
         err = wait_events(jobs, ev, queue, id, deadline, info);

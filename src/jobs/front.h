@@ -47,4 +47,12 @@ int ln__jobs_check_json(const char *data, size_t max, size_t *len, const char *w
 int ln__jobs_check_opts(const ln_job_opts *o, char *err, size_t errsize);
 int ln__jobs_check_traceparent(const char *tp);
 
+/* ln_jobs_wait (events.c) read job id as gone: its completed / failed
+ * event may still be unread in the follower ev (written before a
+ * retention removed the job, after the follower's last read). Reads what
+ * ev has pending, without waiting: 0 with *info from that outcome, else
+ * LN_ENOENT with the handle's message set. */
+int ln__jobs_wait_gone(ln_jobs *jobs, ln_jobs_events *ev, const char *queue, const char *id,
+                       ln_job_info *info);
+
 #endif

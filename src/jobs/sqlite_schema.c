@@ -216,6 +216,18 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "  WHEN old.deid IS NOT NULL AND old.state < 4 BEGIN "
     "  DELETE FROM lanes_dedup_next WHERE queue = old.queue AND id = old.deid"
     "  AND due = 0; END;",
+    /* 13 -> 14: an unfinished job deleted drops its dedup id's next job
+     * unless another job holds the id (BullMQ's removal drops it only
+     * when the key names the removed job): removing a job that carries
+     * the id without holding it (its TTL ran out, a keep-last holder took
+     * the id and runs) keeps the holder's next job. (A removal frees the
+     * id before it deletes the job: no row left is the job's own.) */
+    "DROP TRIGGER lanes_dedup_next_gone;"
+    "CREATE TRIGGER lanes_dedup_next_gone AFTER DELETE ON lanes_jobs"
+    "  WHEN old.deid IS NOT NULL AND old.state < 4 BEGIN "
+    "  DELETE FROM lanes_dedup_next WHERE queue = old.queue AND id = old.deid"
+    "  AND due = 0 AND NOT EXISTS (SELECT 1 FROM lanes_dedup d WHERE d.queue = old.queue"
+    "  AND d.id = old.deid AND d.job_rid <> old.rid); END;",
 };
 
 /* Create or migrate the schema, all under one write lock (the check runs
