@@ -61,7 +61,8 @@ foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board json
         remove_tree_node_to_c remove_tree_c_to_node remove_tree_refused
         dynflow_node_to_c dynflow_c_to_node dynflow_add_node_to_c dynflow_add_c_to_node
         dynflow_existing
-        dedup_next_node_to_c dedup_next_c_to_node dedup_next_stale dedup_next_reschedule)
+        dedup_next_node_to_c dedup_next_c_to_node dedup_next_stale dedup_next_reschedule
+        exec_wait_children)
   add_test(NAME test_redis_interop/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_interop.sh ${case}
                    $<TARGET_FILE:redis_peer> ${LN_REDIS_CLI})

@@ -460,13 +460,13 @@ LN_EXTERN int ln_jobs_remove(ln_jobs *jobs, const char *queue, const char *id);
  * ln_jobs_remove takes it: its own flow parent, outside the subtree, loses
  * a pending dependency and is released when that was its last one. Each
  * job removed frees the deduplication id it holds and gets a "removed"
- * event {jobId, prev} in its own queue, children before their parents; on
- * Redis the subtree's writes are BullMQ's: a parent of the subtree whose last
- * pending child goes is first released (a "waiting" event with prev
- * "waiting-children", its queue's marker set), so its "removed" says prev
- * "wait", as does a waiting job (BullMQ's name; ln_jobs_remove writes
- * "waiting"); on SQLite prev is the state the job was in when the call
- * began, named as ln_jobs_remove names it.
+ * event {jobId, prev} in its own queue, children before their parents; a
+ * parent of the subtree whose last pending child goes is first released (a
+ * "waiting" event with prev "waiting-children", on both stores); on
+ * Redis the subtree's writes are BullMQ's (the parent's queue's marker
+ * set), so its "removed" says prev "wait", as does a waiting job (BullMQ's
+ * name; ln_jobs_remove writes "waiting"); on SQLite prev is the state the
+ * job was in when the call began, named as ln_jobs_remove names it.
  * *removed (may be NULL) gets the number of jobs removed (0 on error).
  * Errors, nothing removed: LN_ENOENT (no such job); LN_EBUSY (the job is a
  * job scheduler's current iteration, or a job of the subtree is active: a

@@ -18,7 +18,12 @@ extern "C" {
  * FlowProducer): a node with children is added in LN_JOB_WAITING_CHILDREN
  * and becomes waiting (or prioritized, or delayed by its own delay_ms)
  * once every child is done; children may sit in any queue of the store
- * and have children of their own. A child's result goes to its parent,
+ * and have children of their own. A parent released (its last pending
+ * child completed, failed with an option that releases it, or was removed,
+ * cleaned or trimmed) gets the event BullMQ writes, in its own queue, on
+ * both stores: "waiting" {prev: "waiting-children"} (also in a paused
+ * queue), or "delayed" {delay: its due time} when it has a delay_ms;
+ * none when a clean or drain of its own queue removes it with the child. A child's result goes to its parent,
  * which reads them in its handler (ln_job_children) or from anywhere
  * (ln_jobs_children).
  *

@@ -376,6 +376,7 @@ static int setup(sq_be *be, const char *path) {
             "synchronous");
     if (err == 0) err = ln__sq_migrate(be);
     if (err == 0) err = ln__sq_dedup_next_open(be);
+    if (err == 0) err = ln__sq_parent_events_open(be);
     return err;
 }
 

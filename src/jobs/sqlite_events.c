@@ -120,6 +120,72 @@ int ln__sq_events_for(sq_be *be, sq_stmt id, const char *queue, int64_t now) {
     return err;
 }
 
+/* ------------------------------------- parents the schema's trigger frees */
+
+/* The schema's lanes_deps_child_gone releases a flow parent whose last
+ * pending child is deleted (removed, cleaned, trimmed), but a schema
+ * trigger can write no event: it would need a function every program
+ * opening the file has, or would ignore ?events=. So this connection's
+ * TEMP trigger, BEFORE the same delete, finds the parent that delete
+ * will release (the schema trigger's own test: in waiting-children, and
+ * no dependency left once this child's pending row goes) and writes its
+ * event through ln__sq_event, as sqlite_flow.c writes it for a parent a
+ * completion or failure releases: "waiting" {prev: "waiting-children"},
+ * or "delayed" {delay: the due time} for a parent with a delay. now is
+ * the trigger's own clock, which SQLite keeps for the whole step, so the
+ * due time is the run_at the release sets. A clean or drain
+ * (be->hard_queue) removes a released parent of its own queue as well, as
+ * the Redis store's (BullMQ's "hard" removal) does, which writes no event
+ * for it: nor does this. One primary-key lookup per
+ * deleted child (the parent), one more for its lanes_deps row; jobs with
+ * no parent pay the WHEN test only. */
+static void released_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    (void)argc;
+    sq_be *be = sqlite3_user_data(ctx);
+    const char *queue = (const char *)sqlite3_value_text(argv[0]);
+    const char *cid = (const char *)sqlite3_value_text(argv[1]);
+    int64_t rid = sqlite3_value_int64(argv[2]);
+    int64_t delay = sqlite3_value_int64(argv[3]);
+    int64_t now = sqlite3_value_int64(argv[4]);
+    if (be->hard_queue != NULL && queue != NULL && strcmp(queue, be->hard_queue) == 0) {
+        sqlite3_result_int(ctx, 0);
+        return;
+    }
+    char num[24], due[24];
+    const char *id = ln__sq_public_id(num, sizeof num, rid, cid != NULL && cid[0] ? cid : NULL);
+    int err;
+    if (delay <= 0) {
+        err = ln__sq_event(be, queue != NULL ? queue : "", "waiting", id, "prev",
+                           "waiting-children", NULL, NULL, now);
+    } else {
+        snprintf(due, sizeof due, "%lld", (long long)(now + delay));
+        err = ln__sq_event(be, queue != NULL ? queue : "", "delayed", id, "delay", due, NULL, NULL,
+                           now);
+    }
+    if (err != 0) {
+        sqlite3_result_error(ctx, "parent release event", -1);
+        return;
+    }
+    sqlite3_result_int(ctx, 1);
+}
+
+int ln__sq_parent_events_open(sq_be *be) {
+    if (be->events < SQ_EVENTS_ALL) return 0; /* waiting and delayed are both ALL */
+    int rc = sqlite3_create_function(be->db, "lanes_parent_released", 5, SQLITE_UTF8, be,
+                                     released_fn, NULL, NULL);
+    if (rc != SQLITE_OK) return ln__sq_err(be, rc, "parent event function");
+    return ln__sq_exec_sql(
+        be,
+        "CREATE TEMP TRIGGER IF NOT EXISTS lanes_parent_release_event BEFORE DELETE"
+        "  ON main.lanes_jobs WHEN old.parent_rid IS NOT NULL AND old.state <> 4 BEGIN"
+        "  SELECT lanes_parent_released(p.queue, p.cid, p.rid, p.delay, " SQ_NOW_SQL ")"
+        "  FROM main.lanes_jobs p WHERE p.rid = old.parent_rid AND p.state = 7"
+        "  AND p.deps - EXISTS (SELECT 1 FROM main.lanes_deps d WHERE"
+        "  d.parent_rid = old.parent_rid AND d.child_rid = old.rid AND d.status = 0) = 0;"
+        "  END;",
+        "parent event trigger");
+}
+
 /* ------------------------------------------------------------ following */
 
 typedef struct sq_row {

@@ -184,6 +184,10 @@ typedef struct sq_be {
     int dedup_due;          /* a finish this transaction made a kept next
                                job due (sqlite_dedup_next.c); like every
                                member, used with the handle's mutex held */
+    const char *hard_queue; /* the queue a clean or drain of this handle is
+                               deleting from (else NULL): a parent of it
+                               that the delete releases is removed too,
+                               so gets no release event (sqlite_events.c) */
 } sq_be;
 
 /* The disk-space reserve (sqlite_reserve.c has the design). reserve_open:
@@ -311,6 +315,9 @@ const char *ln__sq_public_id(char *num, size_t size, int64_t rid, const char *ci
 /* ln__sq_public_id's id as a new string (ln__free), NULL without memory. */
 char *ln__sq_id_dup(int64_t rid, const char *cid);
 int ln__sq_events_open(ln__jobs_be *b, const char *queue, const char *from, ln__jobs_events **out);
+/* At open: the TEMP trigger that writes the event of a flow parent the
+ * schema's trigger releases when its last pending child is deleted. */
+int ln__sq_parent_events_open(sq_be *be);
 
 /* Ops implemented in sqlite_ops.c (admin) and sqlite_work.c (worker). */
 int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n);

@@ -550,6 +550,7 @@ static int clean_step(sq_be *be, const char *queue, int state, int64_t age_ms, u
     const sq_stmt ids[2] = {completed ? S_CLEAN_DEDUP_C : S_CLEAN_DEDUP_F,
                             chunk > 0 ? (completed ? S_CLEAN_CHUNK_C : S_CLEAN_CHUNK_F)
                                       : (completed ? S_CLEAN_COMPLETED : S_CLEAN_FAILED)};
+    be->hard_queue = queue; /* its released parents go: no release event */
     for (int i = 0; i < 2; i++) {
         sqlite3_stmt *s = ln__sq_stmt_get(be, ids[i]);
         if (s == NULL) {
@@ -564,6 +565,7 @@ static int clean_step(sq_be *be, const char *queue, int state, int64_t age_ms, u
     }
     *n = (size_t)sqlite3_changes(be->db);
     if (err == 0) err = ln__sq_flow_clean_drop(be, queue, parents, np);
+    be->hard_queue = NULL;
     ln__free(parents);
     if (err != 0) ln__sq_rollback(be);
     return err;
@@ -734,12 +736,14 @@ static int drain_step(sq_be *be, const char *queue, drain_walk *w, drain_row *ro
     int64_t want = w->budget < DRAIN_CHUNK ? w->budget : DRAIN_CHUNK;
     size_t n = 0, gone = 0;
     err = drain_window(be, queue, w, want, rows, &n, key);
+    be->hard_queue = queue; /* its released parents go: no release event */
     for (size_t i = 0; err == 0 && i < n; i++) {
         if (rows[i].spared) continue;
         if ((err = drain_job(be, queue, rows[i].rid)) == 0)
             err = drain_released(be, queue, rows[i].parent);
         gone++;
     }
+    be->hard_queue = NULL;
     if (err != 0) {
         ln__sq_rollback(be);
         return err;

@@ -1,0 +1,215 @@
+/* conf_parent_events.c - the event of a flow parent released because its
+ * last pending child went (removed, cleaned): "waiting" {prev:
+ * "waiting-children"}, or "delayed" {delay: the due time} for a parent
+ * with a delay, in the parent's queue, also while the queue is paused; the
+ * same on both stores, whatever path deleted the child. */
+#include "conf.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+/* r (custom id "r", in c->queue, with a delay) with one child "a" named
+ * child_name in queue cq. */
+static void add_pair_in(conf_ctx *c, const char *cq, const char *child_name,
+                        int64_t parent_delay_ms) {
+    ln_job_opts o[2];
+    ln_flow_node a = conf_flow_node(cq, child_name, "a", &o[0]);
+    ln_flow_node r = conf_flow_node(c->queue, "parent", "r", &o[1]);
+    o[1].delay_ms = parent_delay_ms;
+    r.children = &a;
+    r.nchildren = 1;
+    char ids[2][LN_JOB_ID_MAX];
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &r, ids[0], 2, LN_JOB_ID_MAX));
+    CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_WAITING_CHILDREN);
+}
+
+static void add_pair(conf_ctx *c, const char *child_name, int64_t parent_delay_ms) {
+    add_pair_in(c, c->queue, child_name, parent_delay_ms);
+}
+
+/* The next event of ev named name, CHECKed to be job "r"'s. */
+static void next_of_r(ln_jobs_events *ev, const char *name, ln_job_event *e) {
+    conf_next_named(ev, name, e);
+    CONF_CHECK_STR(e->job_id, "r");
+}
+
+/* Removing the only child releases the parent: its "waiting" event. */
+static void case_parent_event_removed_child(conf_ctx *c) {
+    add_pair(c, "leaf", 0);
+    ln_jobs *jobs = conf_open_all_events(c);
+    ln_jobs_events *ev;
+    CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
+    SAYS(jobs, 0, ln_jobs_remove(jobs, c->queue, "a"));
+    CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_WAITING);
+    ln_job_event e;
+    next_of_r(ev, "waiting", &e);
+    CONF_CHECK_HAS(e.fields, "\"prev\":\"waiting-children\"");
+    ln_job_event_clear(&e);
+    ln_jobs_events_close(ev);
+    ln_jobs_close(jobs);
+    conf_check_counts(c, c->queue);
+}
+
+/* A parent with a delay goes to delayed: "delayed" with its due time. */
+static void case_parent_event_delayed(conf_ctx *c) {
+    add_pair(c, "leaf", 60000);
+    ln_jobs *jobs = conf_open_all_events(c);
+    ln_jobs_events *ev;
+    CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t before = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    SAYS(jobs, 0, ln_jobs_remove(jobs, c->queue, "a"));
+    CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_DELAYED);
+    ln_job_event e;
+    next_of_r(ev, "delayed", &e);
+    const char *d = strstr(e.fields, "\"delay\":\"");
+    CHECK(d != NULL);
+    int64_t due = strtoll(d + 9, NULL, 10);
+    CHECK(due >= before + 60000 - 1000 && due <= before + 60000 + 60000);
+    ln_job_event_clear(&e);
+    ln_jobs_events_close(ev);
+    ln_jobs_close(jobs);
+}
+
+/* A paused queue: the parent still gets "waiting" (and is paused). */
+static void case_parent_event_paused(conf_ctx *c) {
+    add_pair(c, "leaf", 0);
+    SAYS(c->jobs, 0, ln_jobs_pause(c->jobs, c->queue));
+    ln_jobs *jobs = conf_open_all_events(c);
+    ln_jobs_events *ev;
+    CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
+    SAYS(jobs, 0, ln_jobs_remove(jobs, c->queue, "a"));
+    CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_PAUSED);
+    ln_job_event e;
+    next_of_r(ev, "waiting", &e);
+    CONF_CHECK_HAS(e.fields, "\"prev\":\"waiting-children\"");
+    ln_job_event_clear(&e);
+    ln_jobs_events_close(ev);
+    ln_jobs_close(jobs);
+}
+
+/* A child that failed with no failure option stays its parent's pending
+ * dependency; cleaning the failed jobs of its queue (another than the
+ * parent's: in the same one the parent would go with it, as BullMQ's
+ * clean removes it) releases the parent. */
+static void case_parent_event_cleaned_child(conf_ctx *c) {
+    const char *kq = conf_queue(c, "kids");
+    add_pair_in(c, kq, "bad", 0);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, kq, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, kq, "a"), LN_JOB_FAILED);
+    CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_WAITING_CHILDREN);
+    ln_jobs *jobs = conf_open_all_events(c);
+    ln_jobs_events *ev;
+    CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
+    size_t removed = 0;
+    SAYS(jobs, 0, ln_jobs_clean(jobs, kq, LN_JOB_FAILED, -1, 0, &removed));
+    CHECK_EQ(removed, 1);
+    CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_WAITING);
+    ln_job_event e;
+    next_of_r(ev, "waiting", &e);
+    CONF_CHECK_HAS(e.fields, "\"prev\":\"waiting-children\"");
+    ln_job_event_clear(&e);
+    ln_jobs_events_close(ev);
+    ln_jobs_close(jobs);
+    conf_check_counts(c, c->queue);
+    conf_check_counts(c, kq);
+}
+
+/* A failed child still pending, trimmed by a later failure's retention
+ * (remove_on_fail: keep 1) in that failure's write: the parent is
+ * released with its event. */
+static void case_parent_event_trimmed_child(conf_ctx *c) {
+    const char *kq = conf_queue(c, "kids");
+    add_pair_in(c, kq, "bad", 0);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, kq, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_WAITING_CHILDREN);
+    ln_job_opts zo;
+    ln_job_opts_init(&zo);
+    zo.job_id = "z";
+    zo.remove_on_fail.mode = LN_KEEP_COUNT;
+    zo.remove_on_fail.value = 1;
+    conf_add(c, kq, "bad", NULL, &zo, NULL);
+    ln_jobs *jobs = conf_open_all_events(c);
+    ln_jobs_events *ev;
+    CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
+    ln_worker *w = NULL;
+    CHECK_EQ(ln_worker_create(&w, jobs, kq, conf_handler_by_name, NULL, &wo), 0);
+    CHECK_EQ(ln_worker_run(w), 0);
+    ln_worker_destroy(w);
+    CHECK_EQ(conf_state(c, kq, "a"), LN_ENOENT);
+    CHECK_EQ(conf_state(c, kq, "z"), LN_JOB_FAILED);
+    CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_WAITING);
+    ln_job_event e;
+    next_of_r(ev, "waiting", &e);
+    CONF_CHECK_HAS(e.fields, "\"prev\":\"waiting-children\"");
+    ln_job_event_clear(&e);
+    ln_jobs_events_close(ev);
+    ln_jobs_close(jobs);
+}
+
+/* The events of ev up to the "added" of job "mark" (added now through
+ * jobs, which writes every event): CHECKs none is a release event of "r". */
+static void no_release_of_r(conf_ctx *c, ln_jobs *jobs, ln_jobs_events *ev) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "mark";
+    char id[LN_JOB_ID_MAX];
+    SAYS(jobs, 0, ln_jobs_add(jobs, c->queue, "mark", NULL, &o, id, sizeof id));
+    for (;;) {
+        ln_job_event e;
+        CHECK_EQ(ln_jobs_events_next(ev, 3000, &e), 0);
+        int release = (strcmp(e.name, "waiting") == 0 || strcmp(e.name, "delayed") == 0) &&
+                      strcmp(e.job_id, "r") == 0;
+        int end = strcmp(e.name, "added") == 0 && strcmp(e.job_id, "mark") == 0;
+        if (release) fprintf(stderr, "release event: %s %s\n", e.name, e.fields);
+        ln_job_event_clear(&e);
+        CHECK(!release);
+        if (end) return;
+    }
+}
+
+/* A clean (or a drain) of the parent's own queue removes the parent it
+ * releases (BullMQ's "hard" removal): no release event for it. */
+static void case_parent_event_none_when_cleaned_with(conf_ctx *c) {
+    add_pair(c, "bad", 0);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_WAITING_CHILDREN);
+    ln_jobs *jobs = conf_open_all_events(c);
+    ln_jobs_events *ev;
+    CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
+    SAYS(jobs, 0, ln_jobs_clean(jobs, c->queue, LN_JOB_FAILED, -1, 0, NULL));
+    CHECK_EQ(conf_state(c, c->queue, "r"), LN_ENOENT);
+    no_release_of_r(c, jobs, ev);
+    ln_jobs_events_close(ev);
+    ln_jobs_close(jobs);
+}
+
+static void case_parent_event_none_when_drained_with(conf_ctx *c) {
+    add_pair(c, "leaf", 0);
+    ln_jobs *jobs = conf_open_all_events(c);
+    ln_jobs_events *ev;
+    CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
+    SAYS(jobs, 0, ln_jobs_drain(jobs, c->queue, NULL));
+    CHECK_EQ(conf_state(c, c->queue, "r"), LN_ENOENT);
+    no_release_of_r(c, jobs, ev);
+    ln_jobs_events_close(ev);
+    ln_jobs_close(jobs);
+}
+
+const conf_case conf_parent_events_cases[] = {
+    CONF_CASE(parent_event_removed_child),
+    CONF_CASE(parent_event_delayed),
+    CONF_CASE(parent_event_paused),
+    CONF_CASE(parent_event_cleaned_child),
+    CONF_CASE(parent_event_trimmed_child),
+    CONF_CASE(parent_event_none_when_cleaned_with),
+    CONF_CASE(parent_event_none_when_drained_with),
+    {0},
+};
