@@ -179,6 +179,38 @@ LN_EXTERN int ln_job_children_read(ln_job *job, ln_job_children *out);
  * LN_ESTALE. The worker counts such runs in ln_worker_stats.waited. */
 LN_EXTERN int ln_job_wait_children(ln_job *job);
 
+/* As ln_job_wait_children, but only child child_id of child_queue counts
+ * (BullMQ's moveToWaitingChildren with opts.child): the job moves (1)
+ * when that child is a pending dependency of it, else it stays active
+ * (0: the child is done, failed out of the dependencies, not its child, or
+ * does not exist), whatever its other children are. Once moved, the job
+ * waits for ALL its pending children as before (waiting-children is left
+ * when the last one is done). A fail-parent child that failed still gives
+ * LN_EFAILED first. LN_EINVAL also for a bad or NULL child queue / id. */
+LN_EXTERN int ln_job_wait_child(ln_job *job, const char *child_queue, const char *child_id);
+
+/* Remove the unprocessed children of job id of queue (BullMQ's
+ * job.removeUnprocessedChildren): its pending dependencies but those that
+ * failed (a failed child with no failure option, which the parent still
+ * waits for, is kept), each with its own unprocessed children, level
+ * after level; processed, failed and unsuccessful children are kept, as
+ * their records in the job. The job itself is kept, in any state (it may
+ * be running); one left without pending dependencies while in
+ * waiting-children is released as when a child is removed (BullMQ moves it
+ * to wait; the SQLite store to waiting, or delayed by its own delay_ms).
+ * A removed child that had processed children of its own drops their
+ * records with it (they stay, as completed jobs without a parent), as
+ * BullMQ's does. All or nothing: LN_EBUSY when one of the jobs to remove
+ * is active (BullMQ skips a locked one; lanes refuses, as
+ * ln_jobs_remove_tree), LN_ETOOBIG past LN_JOBS_REMOVE_TREE_MAX entries
+ * (each child a parent of the walk records counts, with the job).
+ * *removed (may be NULL): the jobs removed. 0, LN_ENOENT (no such job),
+ * LN_EINVAL, LN_EBUSY, LN_ETOOBIG, LN_EBACKEND. One store transaction
+ * (one script call on Redis; on a Redis Cluster of one hash slot, as a
+ * flow's), O(entries). */
+LN_EXTERN int ln_jobs_remove_unprocessed_children(ln_jobs *jobs, const char *queue, const char *id,
+                                                  size_t *removed);
+
 #ifdef __cplusplus
 }
 #endif

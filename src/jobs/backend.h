@@ -35,8 +35,10 @@
  * cancel_poll; 10: job schedulers (sched_*); 11: limits, the step's rate
  * limit fields and the outcome LN__DONE_LIMITED; 12: add_flow, children;
  * 14: remove_tree.
- * 15: wait_children, and add honours opts.parent_*. */
-#define LN__STORE_METHODS_VERSION 15
+ * 15: wait_children, and add honours opts.parent_*.
+ * 16: remove_unprocessed, wait_child, and add_flow honours a root's
+ * opts.parent_*. */
+#define LN__STORE_METHODS_VERSION 16
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -294,6 +296,18 @@ struct ln__store_methods {
      * LN_ESTALE (not active with that token), LN_EFAILED (a fail-parent
      * child failed). */
     int (*wait_children)(ln__jobs_be *be, const char *queue, const ln__job_ref *ref);
+    /* Version 16. The unprocessed children of job id and their
+     * unprocessed subtrees (jobs_flows.h
+     * ln_jobs_remove_unprocessed_children), the job kept, all or nothing,
+     * at most max entries (LN_ETOOBIG), LN_EBUSY when one of them is
+     * active; *removed as remove_tree's. */
+    int (*remove_unprocessed)(ln__jobs_be *be, const char *queue, const char *id, size_t max,
+                              size_t *removed);
+    /* Version 16. As wait_children, but only child child_id of
+     * child_queue pending counts (ln_job_wait_child): 0 when it is not a
+     * pending dependency of the job (or does not exist). */
+    int (*wait_child)(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
+                      const char *child_queue, const char *child_id);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */
