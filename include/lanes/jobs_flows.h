@@ -65,7 +65,8 @@ typedef struct ln_flow_node {
     const char *name;        /* job name */
     const char *data_json;   /* NULL = "{}" */
     const ln_job_opts *opts; /* NULL = defaults. Not allowed in a flow:
-                                dedup_id, and a job_id that exists */
+                                dedup_id, and a job_id that exists;
+                                parent_* only on the root */
     /* What this child's final failure does to its parent (see above);
      * 0/1 each, ignored on the root. */
     int fail_parent_on_failure;
@@ -86,6 +87,19 @@ typedef struct ln_flow_node {
  * transaction (one script call on Redis). */
 LN_EXTERN int ln_jobs_add_flow(ln_jobs *jobs, const ln_flow_node *root, char *ids, size_t nids,
                                size_t id_size);
+/* A flow whose root has a parent (FlowProducer's opts.parent on the
+ * root): the root's opts.parent_queue / parent_id name an existing job,
+ * and its opts' four failure options (not the node's, which the root
+ * ignores) say what its final failure does to that parent. The root
+ * becomes a pending child of the parent in the flow's one step, as a job
+ * added with a parent does (ln_jobs_add; nothing about the parent
+ * changes); the tree's result reaches the parent when the root finishes.
+ * Refused, nothing stored: LN_ENOENT when the parent does not exist
+ * ("missing key for parent job ...", also a parent that is a node of the
+ * same flow), LN_EINVAL when the root names itself or, on a Redis
+ * Cluster, the parent's queue hashes to another slot. A root with a
+ * parent and no children is a flow of one node (its custom id that exists
+ * refuses it, as in any flow; ln_jobs_add would attach it instead). */
 
 /* A dependency of a parent, as its parent records it. */
 enum {
@@ -136,8 +150,8 @@ LN_EXTERN int ln_job_children_read(ln_job *job, ln_job_children *out);
  * failure reaches the parent by the flow rules above; while it is pending
  * the parent's completion is refused. Parent and child may sit in any
  * queues of the store (on a Redis Cluster of one hash slot, as a flow's:
- * else LN_EINVAL). A flow node and a job scheduler's template cannot have
- * a parent (LN_EINVAL).
+ * else LN_EINVAL). A job scheduler's template and a flow node other than
+ * the root cannot have a parent (LN_EINVAL); a flow's root can (below).
  *  - A parent that does not exist refuses the add: LN_ENOENT, "missing
  *    key for parent job ..." (in a bulk add nothing is stored). A bulk add
  *    goes job after job, as BullMQ's: a custom id an earlier job of it

@@ -280,7 +280,9 @@ struct ln__store_methods {
     int (*limits)(ln__jobs_be *be, const char *queue, ln__jobs_limits *l);
     /* Version 12. Add the n >= 2 nodes of a flow, all or nothing, filling
      * nodes[i].job.id; a custom id that exists refuses the flow
-     * (LN_EINVAL). */
+     * (LN_EINVAL). Version 16: the root's opts.parent_* (only the root's)
+     * make it a pending child of that existing job (LN_ENOENT: none); such
+     * a flow may have n = 1. */
     int (*add_flow)(ln__jobs_be *be, ln__flow_new *nodes, size_t n);
     /* The parent and children of job id (jobs.h ln_jobs_children), *out
      * zeroed by the caller, strings ln__malloc'd; LN_ENOENT. */

@@ -155,10 +155,62 @@ static void case_flowmore_wait_child(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
+/* A flow whose root names an existing parent: the root becomes its
+ * pending child, in the flow's one step; its result reaches the parent
+ * when the tree finishes. A missing parent refuses the whole flow. */
+static void case_flowmore_flow_root_parent(conf_ctx *c) {
+    const char *q = c->queue, *kq = conf_queue(c, "tree");
+    add_kid(c, q, "p", "parent", NULL, NULL);
+    ln_job_opts o[2];
+    ln_flow_node kid = conf_flow_node(NULL, "k", "x", &o[0]);
+    ln_flow_node root = conf_flow_node(kq, "k", "r", &o[1]);
+    root.children = &kid;
+    root.nchildren = 1;
+    o[1].parent_queue = q;
+    o[1].parent_id = "nope";
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "missing key for parent job");
+    CHECK_EQ(conf_total(c, kq), 0);
+    o[1].parent_id = "p";
+    o[0].parent_queue = q; /* only the root may have one */
+    o[0].parent_id = "p";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
+    o[0].parent_queue = o[0].parent_id = NULL;
+    o[1].parent_queue = kq;
+    o[1].parent_id = "r";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0)); /* itself */
+    o[1].parent_queue = q;
+    o[1].parent_id = "p";
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
+    CHECK_EQ(conf_state(c, kq, "r"), LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(conf_state(c, q, "p"), LN_JOB_WAITING);
+    ln_flow_node lone = conf_flow_node(kq, "k", "s", &o[0]); /* a root alone */
+    o[0].parent_queue = q;
+    o[0].parent_id = "p";
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &lone, NULL, 0, 0));
+    ln_job_children rel;
+    CHECK_EQ(ln_jobs_children(c->jobs, kq, "r", &rel), 0);
+    CONF_CHECK_STR(rel.parent_queue, q);
+    CONF_CHECK_STR(rel.parent_id, "p");
+    ln_job_children_clear(&rel);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, kq, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, kq, "r"), LN_JOB_COMPLETED);
+    CHECK_EQ(ln_jobs_children(c->jobs, q, "p", &rel), 0);
+    CHECK_EQ(rel.n, 2);
+    for (size_t i = 0; i < rel.n; i++) CHECK_EQ(rel.children[i].status, LN_CHILD_PROCESSED);
+    if (rel.n == 2) {
+        CONF_CHECK_STR(rel.children[0].id, "r");
+        CONF_CHECK_STR(rel.children[0].value, "{\"ok\":{}}");
+    }
+    ln_job_children_clear(&rel);
+    conf_check_counts(c, q);
+    conf_check_counts(c, kq);
+}
+
 const conf_case conf_flowmore_cases[] = {
-    CONF_CASE(flowmore_remove_unprocessed),
-    CONF_CASE(flowmore_remove_unprocessed_releases),
-    CONF_CASE(flowmore_remove_unprocessed_held),
-    CONF_CASE(flowmore_wait_child),
-    {0},
+    CONF_CASE(flowmore_remove_unprocessed),      CONF_CASE(flowmore_remove_unprocessed_releases),
+    CONF_CASE(flowmore_remove_unprocessed_held), CONF_CASE(flowmore_wait_child),
+    CONF_CASE(flowmore_flow_root_parent),        {0},
 };
