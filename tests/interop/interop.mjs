@@ -33,6 +33,7 @@ import {
   rtSetup, rtTrim, rtRemove, rtBig, rtHold, rtKeys,
 } from './node/remove_tree.mjs';
 import { dynStep, dynAdd, dynMissing, dynCheck } from './node/dynflow.mjs';
+import { fmUnprocessed, fmChildren } from './node/flowmore.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -95,6 +96,8 @@ switch (cmd) {
   case 'dyn-add': await dynAdd(queue, args[0], args[1], args[2], args[3], args[4]); break;
   case 'dyn-missing': await dynMissing(queue); break;
   case 'dyn-check': await dynCheck(queue, args[0], args[1]); break;
+  case 'fm-unprocessed': await fmUnprocessed(queue, args[0]); break;
+  case 'fm-children': await fmChildren(queue, args[0]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);
