@@ -184,9 +184,10 @@ static void case_flowmore_flow_root_parent(conf_ctx *c) {
     SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
     CHECK_EQ(conf_state(c, kq, "r"), LN_JOB_WAITING_CHILDREN);
     CHECK_EQ(conf_state(c, q, "p"), LN_JOB_WAITING);
-    ln_flow_node lone = conf_flow_node(kq, "k", "s", &o[0]); /* a root alone */
+    ln_flow_node lone = conf_flow_node(kq, "bad", "s", &o[0]); /* a root alone, */
     o[0].parent_queue = q;
     o[0].parent_id = "p";
+    o[0].ignore_dependency_on_failure = 1; /* its failure options in its opts */
     SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &lone, NULL, 0, 0));
     ln_job_children rel;
     CHECK_EQ(ln_jobs_children(c->jobs, kq, "r", &rel), 0);
@@ -199,11 +200,15 @@ static void case_flowmore_flow_root_parent(conf_ctx *c) {
     CHECK_EQ(conf_state(c, kq, "r"), LN_JOB_COMPLETED);
     CHECK_EQ(ln_jobs_children(c->jobs, q, "p", &rel), 0);
     CHECK_EQ(rel.n, 2);
-    for (size_t i = 0; i < rel.n; i++) CHECK_EQ(rel.children[i].status, LN_CHILD_PROCESSED);
     if (rel.n == 2) {
         CONF_CHECK_STR(rel.children[0].id, "r");
+        CHECK_EQ(rel.children[0].status, LN_CHILD_PROCESSED);
         CONF_CHECK_STR(rel.children[0].value, "{\"ok\":{}}");
+        CONF_CHECK_STR(rel.children[1].id, "s");
+        CHECK_EQ(rel.children[1].status, LN_CHILD_FAILED);
+        CONF_CHECK_STR(rel.children[1].value, "nope");
     }
+    CHECK_EQ(conf_state(c, q, "p"), LN_JOB_WAITING);
     ln_job_children_clear(&rel);
     conf_check_counts(c, q);
     conf_check_counts(c, kq);
