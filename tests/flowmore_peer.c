@@ -79,8 +79,12 @@ static int flow_parent(char **argv) {
     ro.parent_queue = argv[4];
     ro.parent_id = argv[5];
     ln_flow_node kid = {.name = "x", .data_json = "{\"k\":1}", .opts = &ko};
-    ln_flow_node root = {.queue = argv[3], .name = "r", .data_json = "{\"k\":2}", .opts = &ro,
-                         .children = &kid, .nchildren = 1};
+    ln_flow_node root = {.queue = argv[3],
+                         .name = "r",
+                         .data_json = "{\"k\":2}",
+                         .opts = &ro,
+                         .children = &kid,
+                         .nchildren = 1};
     rc = ln_jobs_add_flow(jobs, &root, NULL, 0, 0);
     int out = rc != 0 ? die("add the flow", rc, jobs) : 0;
     ln_jobs_close(jobs);
