@@ -44,6 +44,9 @@ target_link_libraries(backoff_peer PRIVATE lanes_jobs_static)
 # The C side of the dynflow interop cases (interop/cases/dynflow.sh).
 add_executable(dynflow_peer dynflow_peer.c)
 target_link_libraries(dynflow_peer PRIVATE lanes_jobs_static)
+# The C side of the flowmore interop cases (interop/cases/flowmore.sh).
+add_executable(flowmore_peer flowmore_peer.c)
+target_link_libraries(flowmore_peer PRIVATE lanes_jobs_static)
 
 set(LN_REDIS_CLI "")
 if(TARGET lanes_cli)
@@ -62,7 +65,8 @@ foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board json
         dynflow_node_to_c dynflow_c_to_node dynflow_add_node_to_c dynflow_add_c_to_node
         dynflow_existing
         dedup_next_node_to_c dedup_next_c_to_node dedup_next_stale dedup_next_reschedule
-        exec_wait_children)
+        exec_wait_children
+        flowmore_unprocessed flowmore_wait_child flowmore_flow_parent)
   add_test(NAME test_redis_interop/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_interop.sh ${case}
                    $<TARGET_FILE:redis_peer> ${LN_REDIS_CLI})

@@ -70,7 +70,8 @@ typedef struct ln_flow_node {
     const char *name;        /* job name */
     const char *data_json;   /* NULL = "{}" */
     const ln_job_opts *opts; /* NULL = defaults. Not allowed in a flow:
-                                dedup_id, and a job_id that exists */
+                                dedup_id, and a job_id that exists;
+                                parent_* only on the root */
     /* What this child's final failure does to its parent (see above);
      * 0/1 each, ignored on the root. */
     int fail_parent_on_failure;
@@ -91,6 +92,19 @@ typedef struct ln_flow_node {
  * transaction (one script call on Redis). */
 LN_EXTERN int ln_jobs_add_flow(ln_jobs *jobs, const ln_flow_node *root, char *ids, size_t nids,
                                size_t id_size);
+/* A flow whose root has a parent (FlowProducer's opts.parent on the
+ * root): the root's opts.parent_queue / parent_id name an existing job,
+ * and its opts' four failure options (not the node's, which the root
+ * ignores) say what its final failure does to that parent. The root
+ * becomes a pending child of the parent in the flow's one step, as a job
+ * added with a parent does (ln_jobs_add; nothing about the parent
+ * changes); the tree's result reaches the parent when the root finishes.
+ * Refused, nothing stored: LN_ENOENT when the parent does not exist
+ * ("missing key for parent job ...", also a parent that is a node of the
+ * same flow), LN_EINVAL when the root names itself or, on a Redis
+ * Cluster, the parent's queue hashes to another slot. A root with a
+ * parent and no children is a flow of one node (its custom id that exists
+ * refuses it, as in any flow; ln_jobs_add would attach it instead). */
 
 /* A dependency of a parent, as its parent records it. */
 enum {
@@ -141,8 +155,8 @@ LN_EXTERN int ln_job_children_read(ln_job *job, ln_job_children *out);
  * failure reaches the parent by the flow rules above; while it is pending
  * the parent's completion is refused. Parent and child may sit in any
  * queues of the store (on a Redis Cluster of one hash slot, as a flow's:
- * else LN_EINVAL). A flow node and a job scheduler's template cannot have
- * a parent (LN_EINVAL).
+ * else LN_EINVAL). A job scheduler's template and a flow node other than
+ * the root cannot have a parent (LN_EINVAL); a flow's root can (below).
  *  - A parent that does not exist refuses the add: LN_ENOENT, "missing
  *    key for parent job ..." (in a bulk add nothing is stored). A bulk add
  *    goes job after job, as BullMQ's: a custom id an earlier job of it
@@ -183,6 +197,38 @@ LN_EXTERN int ln_job_children_read(ln_job *job, ln_job_children *out);
  * the lock token as BullMQ does. A second call after a move returns
  * LN_ESTALE. The worker counts such runs in ln_worker_stats.waited. */
 LN_EXTERN int ln_job_wait_children(ln_job *job);
+
+/* As ln_job_wait_children, but only child child_id of child_queue counts
+ * (BullMQ's moveToWaitingChildren with opts.child): the job moves (1)
+ * when that child is a pending dependency of it, else it stays active
+ * (0: the child is done, failed out of the dependencies, not its child, or
+ * does not exist), whatever its other children are. Once moved, the job
+ * waits for ALL its pending children as before (waiting-children is left
+ * when the last one is done). A fail-parent child that failed still gives
+ * LN_EFAILED first. LN_EINVAL also for a bad or NULL child queue / id. */
+LN_EXTERN int ln_job_wait_child(ln_job *job, const char *child_queue, const char *child_id);
+
+/* Remove the unprocessed children of job id of queue (BullMQ's
+ * job.removeUnprocessedChildren): its pending dependencies but those that
+ * failed (a failed child with no failure option, which the parent still
+ * waits for, is kept), each with its own unprocessed children, level
+ * after level; processed, failed and unsuccessful children are kept, as
+ * their records in the job. The job itself is kept, in any state (it may
+ * be running); one left without pending dependencies while in
+ * waiting-children is released as when a child is removed (BullMQ moves it
+ * to wait; the SQLite store to waiting, or delayed by its own delay_ms).
+ * A removed child that had processed children of its own drops their
+ * records with it (they stay, as completed jobs without a parent), as
+ * BullMQ's does. All or nothing: LN_EBUSY when one of the jobs to remove
+ * is active (BullMQ skips a locked one; lanes refuses, as
+ * ln_jobs_remove_tree), LN_ETOOBIG past LN_JOBS_REMOVE_TREE_MAX entries
+ * (each child a parent of the walk records counts, with the job).
+ * *removed (may be NULL): the jobs removed. 0, LN_ENOENT (no such job),
+ * LN_EINVAL, LN_EBUSY, LN_ETOOBIG, LN_EBACKEND. One store transaction
+ * (one script call on Redis; on a Redis Cluster of one hash slot, as a
+ * flow's), O(entries). */
+LN_EXTERN int ln_jobs_remove_unprocessed_children(ln_jobs *jobs, const char *queue, const char *id,
+                                                  size_t *removed);
 
 #ifdef __cplusplus
 }

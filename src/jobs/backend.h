@@ -35,8 +35,10 @@
  * cancel_poll; 10: job schedulers (sched_*); 11: limits, the step's rate
  * limit fields and the outcome LN__DONE_LIMITED; 12: add_flow, children;
  * 14: remove_tree.
- * 15: wait_children, and add honours opts.parent_*. */
-#define LN__STORE_METHODS_VERSION 15
+ * 15: wait_children, and add honours opts.parent_*.
+ * 16: remove_unprocessed, wait_child, and add_flow honours a root's
+ * opts.parent_*. */
+#define LN__STORE_METHODS_VERSION 16
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -278,7 +280,9 @@ struct ln__store_methods {
     int (*limits)(ln__jobs_be *be, const char *queue, ln__jobs_limits *l);
     /* Version 12. Add the n >= 2 nodes of a flow, all or nothing, filling
      * nodes[i].job.id; a custom id that exists refuses the flow
-     * (LN_EINVAL). */
+     * (LN_EINVAL). Version 16: the root's opts.parent_* (only the root's)
+     * make it a pending child of that existing job (LN_ENOENT: none); such
+     * a flow may have n = 1. */
     int (*add_flow)(ln__jobs_be *be, ln__flow_new *nodes, size_t n);
     /* The parent and children of job id (jobs.h ln_jobs_children), *out
      * zeroed by the caller, strings ln__malloc'd; LN_ENOENT. */
@@ -294,6 +298,18 @@ struct ln__store_methods {
      * LN_ESTALE (not active with that token), LN_EFAILED (a fail-parent
      * child failed). */
     int (*wait_children)(ln__jobs_be *be, const char *queue, const ln__job_ref *ref);
+    /* Version 16. The unprocessed children of job id and their
+     * unprocessed subtrees (jobs_flows.h
+     * ln_jobs_remove_unprocessed_children), the job kept, all or nothing,
+     * at most max entries (LN_ETOOBIG), LN_EBUSY when one of them is
+     * active; *removed as remove_tree's. */
+    int (*remove_unprocessed)(ln__jobs_be *be, const char *queue, const char *id, size_t max,
+                              size_t *removed);
+    /* Version 16. As wait_children, but only child child_id of
+     * child_queue pending counts (ln_job_wait_child): 0 when it is not a
+     * pending dependency of the job (or does not exist). */
+    int (*wait_child)(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
+                      const char *child_queue, const char *child_id);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */

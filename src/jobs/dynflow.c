@@ -57,27 +57,84 @@ int ln__dynflow_refuse(const ln_job_opts *o, const char *what, char *err, size_t
     return LN_EINVAL;
 }
 
+/* The queue / id check of a call taking a job, message into msg. */
+static int check_qid(const char *what, const char *queue, const char *id, char *msg,
+                     size_t msgsize) {
+    char sub[LN__JOBS_ERRMSG_MAX - 32];
+    int code = ln__jobs_check_queue(queue, sub, sizeof sub);
+    /* no upper bound: another program may have stored a longer id */
+    if (code == 0) code = ln__jobs_check_name(id, SIZE_MAX, "job id", sub, sizeof sub);
+    if (code != 0) snprintf(msg, msgsize, "%s%s", what, sub);
+    return code;
+}
+
+int ln_jobs_remove_unprocessed_children(ln_jobs *jobs, const char *queue, const char *id,
+                                        size_t *removed) {
+    char msg[LN__JOBS_ERRMSG_MAX] = "";
+    size_t r = 0;
+    if (removed != NULL) *removed = 0;
+    int code = check_qid("", queue, id, msg, sizeof msg);
+    int err = ln__jobs_enter(jobs);
+    if (err != 0) return err;
+    if (code != 0) return ln__jobs_leave(jobs, ln__jobs_err(jobs, code, "%s", msg));
+    ln__jobs_be *be = jobs->be;
+    if (be->methods->version < 16 || be->methods->remove_unprocessed == NULL)
+        return ln__jobs_leave(jobs, ln__jobs_be_err(be, LN_ENOTSUP,
+                                                    "store '%s' cannot remove unprocessed children",
+                                                    be->methods->name));
+    err = be->methods->remove_unprocessed(be, queue, id, LN_JOBS_REMOVE_TREE_MAX, &r);
+    err = ln__jobs_leave(jobs, err);
+    if (removed != NULL) *removed = err == 0 ? r : 0;
+    return err;
+}
+
 /* ------------------------------------------------------ handler side */
 
-int ln_job_wait_children(ln_job *job) {
+/* ln_job_wait_children (child_queue NULL) or ln_job_wait_child. */
+static int wait_for(ln_job *job, const char *child_queue, const char *child_id) {
     if (job == NULL) return LN_EINVAL;
     ln_jobs *jobs = job->w->jobs;
+    char msg[LN__JOBS_ERRMSG_MAX] = "";
+    int code = child_queue != NULL || child_id != NULL
+                   ? check_qid("child: ", child_queue, child_id, msg, sizeof msg)
+                   : 0;
     int err = ln__jobs_enter(jobs);
     if (err != 0) return err;
     ln__jobs_be *be = jobs->be;
+    if (code != 0) return ln__jobs_leave(jobs, ln__jobs_be_err(be, code, "%s", msg));
     if (job->waited) /* moved already: not held by this run any more */
         return ln__jobs_leave(
             jobs,
             ln__jobs_be_err(be, LN_ESTALE, "job %s waits for its children already", job->t.ref.id));
-    if (be->methods->version < 15 || be->methods->wait_children == NULL)
+    unsigned need = child_queue != NULL ? 16 : 15;
+    if (be->methods->version < need || (child_queue != NULL ? be->methods->wait_child == NULL
+                                                            : be->methods->wait_children == NULL))
         return ln__jobs_leave(jobs,
                               ln__jobs_be_err(be, LN_ENOTSUP, "store '%s' cannot wait for children",
                                               be->methods->name));
-    err = ln__jobs_leave(jobs, be->methods->wait_children(be, job->w->queue, &job->t.ref));
+    err = child_queue != NULL
+              ? be->methods->wait_child(be, job->w->queue, &job->t.ref, child_queue, child_id)
+              : be->methods->wait_children(be, job->w->queue, &job->t.ref);
+    err = ln__jobs_leave(jobs, err);
     /* Handler thread; published to the dispatcher by the release push of
      * ln__worker_run_job, as the job's other outcome fields. */
     if (err == 1) job->waited = 1;
     return err;
+}
+
+int ln_job_wait_children(ln_job *job) {
+    return wait_for(job, NULL, NULL);
+}
+
+int ln_job_wait_child(ln_job *job, const char *child_queue, const char *child_id) {
+    if (job != NULL && (child_queue == NULL || child_id == NULL)) {
+        ln_jobs *jobs = job->w->jobs;
+        int err = ln__jobs_enter(jobs);
+        if (err != 0) return err;
+        return ln__jobs_leave(
+            jobs, ln__jobs_be_err(jobs->be, LN_EINVAL, "child: queue and id are required"));
+    }
+    return wait_for(job, child_queue, child_id);
 }
 
 /* ------------------------------------------------- dispatcher side */

@@ -54,7 +54,14 @@ static int flatten(flat *f, const ln_flow_node *node, long parent, const char *q
             ln_job_opts_init(&j->opts);
         rc = ln__jobs_check_opts(&j->opts, err, sizeof err);
     }
-    if (rc == 0) rc = ln__dynflow_refuse(&j->opts, "a flow node", err, sizeof err);
+    if (rc == 0 && parent >= 0) /* the root may have a parent (opts.parent_*) */
+        rc = ln__dynflow_refuse(&j->opts, "a flow node but the root", err, sizeof err);
+    if (rc == 0 && parent < 0 && j->opts.parent_queue != NULL && j->opts.job_id != NULL &&
+        strcmp(j->opts.parent_queue, nw->queue) == 0 &&
+        strcmp(j->opts.parent_id, j->opts.job_id) == 0) {
+        snprintf(err, sizeof err, "job '%s' cannot be its own parent", j->opts.job_id);
+        rc = LN_EINVAL;
+    }
     if (rc == 0 && j->opts.dedup_id != NULL) {
         snprintf(err, sizeof err, "deduplication is not supported in a flow");
         rc = LN_EINVAL;
@@ -118,7 +125,11 @@ int ln_jobs_add_flow(ln_jobs *jobs, const ln_flow_node *root, char *ids, size_t 
         err = ln__jobs_leave(jobs, ln__jobs_err(jobs, code, "%s", f.msg));
     else if (err == 0) {
         ln__jobs_be *be = jobs->be;
-        if (f.n == 1) { /* no children: a plain job */
+        int has_parent = f.nodes[0].job.opts.parent_queue != NULL;
+        if (has_parent && (be->methods->version < 16 || be->methods->add_flow == NULL))
+            err = ln__jobs_be_err(be, LN_ENOTSUP, "store '%s' cannot add a flow with a parent",
+                                  be->methods->name);
+        else if (f.n == 1 && !has_parent) { /* no children: a plain job */
             err = be->methods->add(be, f.nodes[0].queue, &f.nodes[0].job, 1);
             if (err == 0 && f.nodes[0].job.existed) /* (nothing stored) */
                 err = ln__jobs_be_err(be, LN_EINVAL, "flow node 0: queue '%s' has a job '%s'",

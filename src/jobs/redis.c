@@ -591,7 +591,21 @@ static int redis_add_flow(ln__jobs_be *be, ln__flow_new *nodes, size_t n) {
 static int redis_wait_children(ln__jobs_be *be, const char *queue, const ln__job_ref *ref) {
     redis_be *r = rbe(be);
     set_queue(r, queue);
-    return public_rc(ln__redis_wait_children(&r->conn, be, r->key, ref));
+    return public_rc(ln__redis_wait_children(&r->conn, be, r->key, ref, NULL, NULL));
+}
+
+/* Store methods version 16 (redis_dynflow.c, redis_admin.c). */
+static int redis_wait_child(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
+                            const char *child_queue, const char *child_id) {
+    redis_be *r = rbe(be);
+    set_queue(r, queue);
+    return public_rc(ln__redis_wait_children(&r->conn, be, r->key, ref, child_queue, child_id));
+}
+
+static int redis_remove_unprocessed(ln__jobs_be *be, const char *queue, const char *id, size_t max,
+                                    size_t *removed) {
+    set_queue(rbe(be), queue);
+    return ln__redis_remove_unprocessed(&rbe(be)->conn, rbe(be)->key, be, queue, id, max, removed);
 }
 
 static int redis_children(ln__jobs_be *be, const char *queue, const char *id,
@@ -726,6 +740,8 @@ static const ln__store_methods redis_methods = {
     .children = redis_children,
     .remove_tree = redis_remove_tree,
     .wait_children = redis_wait_children,
+    .remove_unprocessed = redis_remove_unprocessed,
+    .wait_child = redis_wait_child,
 };
 
 /* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and

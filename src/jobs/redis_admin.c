@@ -124,14 +124,16 @@ int ln__redis_remove(ln__redis_conn *c, const char *base, ln__jobs_be *be, const
     return remove_err(be, queue, id, res);
 }
 
-int ln__redis_remove_tree(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
-                          const char *id, size_t max, size_t *removed) {
+/* remove_tree.lua: the subtree of id, or (pending_only) only its
+ * unprocessed children's. */
+static int remove_tree_mode(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
+                            const char *id, size_t max, int pending_only, size_t *removed) {
     char cap[24];
     snprintf(cap, sizeof cap, "%zu", max);
-    const char *argv[] = {id, cap};
+    const char *argv[] = {id, cap, pending_only ? "1" : "0"};
     int rc = 0;
     *removed = 0;
-    redisReply *rep = ln__redis_eval(c, LN__RS_REMOVE_TREE, base, 2, argv, NULL, &rc);
+    redisReply *rep = ln__redis_eval(c, LN__RS_REMOVE_TREE, base, 3, argv, NULL, &rc);
     if (!rep) return public_rc(rc);
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 ||
         rep->element[0]->type != REDIS_REPLY_INTEGER) {
@@ -156,4 +158,14 @@ int ln__redis_remove_tree(ln__redis_conn *c, const char *base, ln__jobs_be *be, 
         err = remove_err(be, queue, id, res == 0 ? INT64_MIN : res);
     freeReplyObject(rep);
     return err;
+}
+
+int ln__redis_remove_tree(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
+                          const char *id, size_t max, size_t *removed) {
+    return remove_tree_mode(c, base, be, queue, id, max, 0, removed);
+}
+
+int ln__redis_remove_unprocessed(ln__redis_conn *c, const char *base, ln__jobs_be *be,
+                                 const char *queue, const char *id, size_t max, size_t *removed) {
+    return remove_tree_mode(c, base, be, queue, id, max, 1, removed);
 }

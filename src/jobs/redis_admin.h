@@ -20,5 +20,8 @@ int ln__redis_remove(ln__redis_conn *c, const char *base, ln__jobs_be *be, const
                      const char *id);
 int ln__redis_remove_tree(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
                           const char *id, size_t max, size_t *removed);
+/* backend.h's remove_unprocessed, as remove_tree. */
+int ln__redis_remove_unprocessed(ln__redis_conn *c, const char *base, ln__jobs_be *be,
+                                 const char *queue, const char *id, size_t max, size_t *removed);
 
 #endif

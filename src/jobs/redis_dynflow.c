@@ -80,11 +80,19 @@ int ln__redis_dynflow_refused(ln__jobs_be *be, redisReply *rep, const ln__job_ne
 }
 
 int ln__redis_wait_children(ln__redis_conn *c, ln__jobs_be *be, const char *base,
-                            const ln__job_ref *ref) {
-    const char *argv[2] = {ref->id, ref->token};
-    size_t lens[2] = {strlen(ref->id), strlen(ref->token)};
+                            const ln__job_ref *ref, const char *child_queue, const char *child_id) {
+    char *ckey = NULL;
+    if (child_queue != NULL) {
+        size_t klen = strlen(c->cfg->prefix) + strlen(child_queue) + strlen(child_id) + 3;
+        if ((ckey = ln__malloc(klen)) == NULL)
+            return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
+        snprintf(ckey, klen, "%s:%s:%s", c->cfg->prefix, child_queue, child_id);
+    }
+    const char *argv[3] = {ref->id, ref->token, ckey};
+    size_t lens[3] = {strlen(ref->id), strlen(ref->token), ckey ? strlen(ckey) : 0};
     int rc = 0;
-    redisReply *rep = ln__redis_eval(c, LN__RS_WAIT_CHILDREN, base, 2, argv, lens, &rc);
+    redisReply *rep = ln__redis_eval(c, LN__RS_WAIT_CHILDREN, base, ckey ? 3 : 2, argv, lens, &rc);
+    ln__free(ckey);
     if (rep == NULL) return rc != 0 ? rc : LN_EBACKEND;
     if (rep->type != REDIS_REPLY_INTEGER) {
         freeReplyObject(rep);

@@ -20,8 +20,9 @@ int ln__redis_dynflow_push(const ln__redis_conn *c, ln__jobs_be *be, ln__redis_a
  * cannot be replaced): the error, rep freed; 0 for any other reply. */
 int ln__redis_dynflow_refused(ln__jobs_be *be, redisReply *rep, const ln__job_new *jobs, size_t n);
 
-/* backend.h wait_children; c routed to base "<prefix>:<queue>:". */
+/* backend.h wait_children (child_queue NULL) and wait_child (only that
+ * child of child_queue counts); c routed to base "<prefix>:<queue>:". */
 int ln__redis_wait_children(ln__redis_conn *c, ln__jobs_be *be, const char *base,
-                            const ln__job_ref *ref);
+                            const ln__job_ref *ref, const char *child_queue, const char *child_id);
 
 #endif

@@ -2,6 +2,7 @@
  * BullMQ 6.7's, docs/internals/flows.md). */
 #include "redis_flow.h"
 
+#include "dynflow.h"
 #include "internal.h"
 #include "redis_cluster.h"
 #include "redis_scripts.h"
@@ -64,6 +65,13 @@ static void push_node(ln__redis_args *a, const char *base, const ln__flow_new *n
 
 static int read_ids(ln__jobs_be *be, redisReply *rep, ln__flow_new *nodes, size_t n) {
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2) return bad_reply(be, rep, "flow");
+    if (ln__redis_int_at(rep, 0) == 2) { /* the root's parent does not exist */
+        freeReplyObject(rep);
+        const ln_job_opts *o = &nodes[0].job.opts;
+        return ln__jobs_be_err(
+            be, LN_ENOENT, "flow node 0: missing key for parent job: queue '%s' has no job '%s'",
+            o->parent_queue, o->parent_id);
+    }
     if (ln__redis_int_at(rep, 0) == 1) {
         size_t i = (size_t)ln__redis_int_at(rep, 1) - 1;
         freeReplyObject(rep);
@@ -86,6 +94,26 @@ static int read_ids(ln__jobs_be *be, redisReply *rep, ln__flow_new *nodes, size_
     return 0;
 }
 
+/* The root's parent (opts.parent_*), if any: its queue base (of the
+ * root's slot on a Cluster), id and failure options after the nodes. */
+static int push_root_parent(const ln__redis_conn *c, ln__jobs_be *be, ln__redis_args *a,
+                            const char *root_base, const ln_job_opts *o) {
+    if (o->parent_queue == NULL) return 0;
+    char pb[BASE_MAX];
+    int len = snprintf(pb, sizeof pb, "%s:%s:", c->cfg->prefix, o->parent_queue);
+    if (c->cfg->cluster &&
+        ln__redis_slot(pb, (size_t)len) != ln__redis_slot(root_base, strlen(root_base)))
+        return ln__jobs_be_err(be, LN_EINVAL,
+                               "flow node 0: on Redis Cluster a parent must hash to its child's "
+                               "slot (put the hash tag in the prefix, like {bull}): '%s' and '%s' "
+                               "do not",
+                               root_base, pb);
+    ln__redis_args_str(a, pb);
+    ln__redis_args_str(a, o->parent_id);
+    ln__redis_args_i64(a, ln__dynflow_flags(o));
+    return 0;
+}
+
 int ln__redis_flow_add(ln__redis_conn *c, ln__jobs_be *be, ln__flow_new *nodes, size_t n) {
     char(*bases)[BASE_MAX] = ln__malloc(n * sizeof *bases);
     if (bases == NULL) return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
@@ -94,6 +122,7 @@ int ln__redis_flow_add(ln__redis_conn *c, ln__jobs_be *be, ln__flow_new *nodes, 
     if (rc == 0) {
         ln__redis_args_i64(&a, (int64_t)n);
         for (size_t i = 0; i < n; i++) push_node(&a, bases[i], &nodes[i]);
+        rc = push_root_parent(c, be, &a, bases[0], &nodes[0].job.opts);
     }
     redisReply *rep = NULL;
     if (rc == 0 && a.oom) rc = ln__jobs_be_err(be, LN_ENOMEM, "out of memory");

@@ -219,6 +219,8 @@ static const ln__store_methods sq_methods = {
     .children = ln__sq_children,
     .remove_tree = ln__sq_remove_tree,
     .wait_children = ln__sq_wait_children,
+    .remove_unprocessed = ln__sq_remove_unprocessed,
+    .wait_child = ln__sq_wait_child,
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */

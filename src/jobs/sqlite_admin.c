@@ -97,6 +97,13 @@ int ln__sq_promote(ln__jobs_be *b, const char *queue, const char *id) {
     "SELECT j.rid, j.state, j.priority, j.queue, IFNULL(j.cid, j.rid) FROM lanes_deps d "          \
     "LEFT JOIN lanes_jobs j ON j.rid = d.child_rid WHERE d.parent_rid = ?1 AND d.status <> 5 "     \
     "LIMIT ?2"
+/* The unprocessed ones only (ln_jobs_remove_unprocessed_children): pending
+ * entries whose child exists and has not failed, as BullMQ takes a
+ * parent's dependencies not in their queue's failed set. */
+#define TREE_PENDING_KIDS_SQL                                                                      \
+    "SELECT j.rid, j.state, j.priority, j.queue, IFNULL(j.cid, j.rid) FROM lanes_deps d "          \
+    "JOIN lanes_jobs j ON j.rid = d.child_rid WHERE d.parent_rid = ?1 AND d.status = 0 "           \
+    "AND j.state <> 5 LIMIT ?2"
 
 typedef struct tree_node {
     int64_t rid;
@@ -108,6 +115,7 @@ typedef struct tree {
     tree_node *v; /* pre-order of the walk (breadth first): parents first */
     size_t n, entries, max;
     sqlite3_stmt *kids;
+    int pending_only; /* the root kept, only unprocessed children taken */
 } tree;
 
 static void tree_free(tree *t) {
@@ -131,7 +139,7 @@ static int tree_push(sq_be *be, tree *t, int64_t rid, int state, int priority, c
     t->n++;
     if (nd->queue == NULL || nd->id == NULL)
         return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
-    if (state == ST_ACTIVE)
+    if (state == ST_ACTIVE && !(t->pending_only && t->n == 1)) /* a kept root may run */
         return ln__jobs_be_err(&be->base, LN_EBUSY,
                                "job '%s' of queue '%s' in the tree is active; a worker holds it",
                                id, queue);
@@ -177,14 +185,15 @@ static int tree_walk(sq_be *be, const char *queue, const char *id, tree *t) {
     int state;
     int err = ln__sq_find_job(be, queue, id, &rid, &state);
     if (err != 0) return err;
-    int iteration = ln__sq_is_current_iteration(be, queue, id);
+    int iteration = t->pending_only ? 0 : ln__sq_is_current_iteration(be, queue, id);
     if (iteration != 0)
         return iteration < 0 ? iteration
                              : ln__jobs_be_err(&be->base, LN_EBUSY,
                                                "job '%s' is its job scheduler's current "
                                                "iteration: remove the scheduler instead",
                                                id);
-    int rc = sqlite3_prepare_v2(be->db, TREE_KIDS_SQL, -1, &t->kids, NULL);
+    int rc = sqlite3_prepare_v2(be->db, t->pending_only ? TREE_PENDING_KIDS_SQL : TREE_KIDS_SQL, -1,
+                                &t->kids, NULL);
     if (rc != SQLITE_OK) return ln__sq_err(be, rc, "remove tree");
     if ((err = tree_push(be, t, rid, state, 0, queue, id)) != 0) return err;
     t->entries = 1;
@@ -196,7 +205,7 @@ static int tree_walk(sq_be *be, const char *queue, const char *id, tree *t) {
  * triggers then release a parent whose last pending child went, outside
  * the tree too), each with its "removed" event. */
 static int tree_delete(sq_be *be, const tree *t, int64_t now) {
-    for (size_t k = t->n; k-- > 0;) {
+    for (size_t k = t->n; k-- > (t->pending_only ? 1u : 0u);) {
         const tree_node *nd = &t->v[k];
         int priority = nd->priority;
         int err = ln__sq_remove_row(be, nd->queue, nd->rid, &priority, "remove tree");
@@ -209,8 +218,9 @@ static int tree_delete(sq_be *be, const tree *t, int64_t now) {
 }
 
 static int remove_tree_once(sq_be *be, const char *queue, const char *id, size_t max,
-                            size_t *removed) {
+                            int pending_only, size_t *removed) {
     tree t = {0};
+    t.pending_only = pending_only;
     t.max = max > 0 ? max : 1; /* entries: the root and the children its tree records */
     if ((t.v = ln__calloc(t.max, sizeof *t.v)) == NULL)
         return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
@@ -223,16 +233,29 @@ static int remove_tree_once(sq_be *be, const char *queue, const char *id, size_t
         else
             ln__sq_rollback(be);
     }
-    if (err == 0) *removed = t.n;
+    if (err == 0) *removed = t.n - (pending_only ? 1 : 0);
     tree_free(&t);
     return err;
 }
 
-int ln__sq_remove_tree(ln__jobs_be *b, const char *queue, const char *id, size_t max,
-                       size_t *removed) {
+static int remove_tree_mode(ln__jobs_be *b, const char *queue, const char *id, size_t max,
+                            int pending_only, size_t *removed) {
     sq_be *be = (sq_be *)b;
     *removed = 0;
-    int err = remove_tree_once(be, queue, id, max, removed);
-    if (ln__sq_retry_for_space(be, err, 1)) err = remove_tree_once(be, queue, id, max, removed);
+    int err = remove_tree_once(be, queue, id, max, pending_only, removed);
+    if (ln__sq_retry_for_space(be, err, 1))
+        err = remove_tree_once(be, queue, id, max, pending_only, removed);
     return ln__sq_relieved(be, err);
+}
+
+int ln__sq_remove_tree(ln__jobs_be *b, const char *queue, const char *id, size_t max,
+                       size_t *removed) {
+    return remove_tree_mode(b, queue, id, max, 0, removed);
+}
+
+/* Store methods version 16: the unprocessed children of job id and their
+ * unprocessed subtrees, the job kept (docs/internals/flows.md). */
+int ln__sq_remove_unprocessed(ln__jobs_be *b, const char *queue, const char *id, size_t max,
+                              size_t *removed) {
+    return remove_tree_mode(b, queue, id, max, 1, removed);
 }

@@ -205,8 +205,28 @@ int ln__sq_dynflow_link(sq_be *be, const char *queue, const ln__job_new *j, int6
 
 /* ------------------------------------------------ ln_job_wait_children */
 
-/* Inside the write transaction: 1 moved, 0 none pending, or an error. */
-static int wait_children(sq_be *be, const char *queue, const ln__job_ref *ref, int64_t now) {
+/* Whether child_rid (0: no such job) is a pending dependency of job
+ * prid: 1, 0 or an error. One primary-key lookup. */
+static int child_pending(sq_be *be, int64_t prid, int64_t child_rid) {
+    if (child_rid == 0) return 0;
+    sqlite3_stmt *s = prep(be,
+                           "SELECT 1 FROM lanes_deps WHERE parent_rid = ?1 AND child_rid = ?2 AND "
+                           "status = 0",
+                           "wait for a child");
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, prid);
+    sqlite3_bind_int64(s, 2, child_rid);
+    int rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (rc == SQLITE_ROW) return 1;
+    return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "wait for a child");
+}
+
+/* Inside the write transaction: 1 moved, 0 none pending (child_rid < 0:
+ * any child; else only that one, 0 when it does not exist), or an
+ * error. */
+static int wait_children(sq_be *be, const char *queue, const ln__job_ref *ref, int64_t child_rid,
+                         int64_t now) {
     sqlite3_stmt *s = prep(be,
                            "SELECT state, token, deps, EXISTS (SELECT 1 FROM lanes_deps WHERE "
                            "parent_rid = ?1 AND status = 3) FROM lanes_jobs WHERE rid = ?1",
@@ -230,7 +250,12 @@ static int wait_children(sq_be *be, const char *queue, const ln__job_ref *ref, i
                                "Cannot complete job %s because it has at least one failed child. "
                                "moveToWaitingChildren",
                                ref->id);
-    if (deps == 0) return 0;
+    if (child_rid >= 0) {
+        int p = child_pending(be, (int64_t)ref->key, child_rid);
+        if (p <= 0) return p;
+    } else if (deps == 0) {
+        return 0;
+    }
     if (state != ST_ACTIVE || token != strtoll(ref->token, NULL, 10))
         return ln__jobs_be_err(&be->base, LN_ESTALE,
                                "job %s is not active with this worker's lease. "
@@ -247,16 +272,32 @@ static int wait_children(sq_be *be, const char *queue, const ln__job_ref *ref, i
     return err != 0 ? err : 1;
 }
 
-int ln__sq_wait_children(ln__jobs_be *b, const char *queue, const ln__job_ref *ref) {
+static int wait_in_tx(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
+                      const char *child_queue, const char *child_id) {
     sq_be *be = (sq_be *)b;
-    int64_t now;
+    int64_t now, child_rid = -1;
     int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
-    err = wait_children(be, queue, ref, now);
+    if (child_queue != NULL) {
+        int cstate;
+        err = ln__sq_find_job(be, child_queue, child_id, &child_rid, &cstate);
+        if (err == LN_ENOENT) child_rid = 0, err = 0; /* no such child: none pending */
+    }
+    if (err == 0) err = wait_children(be, queue, ref, child_rid, now);
     if (err == 1) {
         int c = ln__sq_commit(be);
         return c != 0 ? c : 1;
     }
     ln__sq_rollback(be);
     return err;
+}
+
+int ln__sq_wait_children(ln__jobs_be *b, const char *queue, const ln__job_ref *ref) {
+    return wait_in_tx(b, queue, ref, NULL, NULL);
+}
+
+/* Store methods version 16: ln_job_wait_child. */
+int ln__sq_wait_child(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
+                      const char *child_queue, const char *child_id) {
+    return wait_in_tx(b, queue, ref, child_queue, child_id);
 }

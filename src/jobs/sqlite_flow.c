@@ -88,6 +88,8 @@ static int add_node(sq_be *be, ln__flow_new *nodes, size_t i, int64_t *rids, int
     int64_t prid = nd->parent >= 0 ? rids[nd->parent] : 0;
     if (nd->nchildren > 0 || prid > 0) err = run_flow_set(be, rid, nd, prid);
     if (err == 0 && prid > 0) err = add_dep(be, prid, rid, nd->queue, j->id);
+    if (err == 0 && nd->parent < 0 && j->opts.parent_queue != NULL) /* a root with a parent */
+        err = ln__sq_dynflow_link(be, nd->queue, j, rid, 0, 1, now);
     if (err == 0) err = node_events(be, nd, now);
     return err;
 }

@@ -373,6 +373,8 @@ const char *ln__sq_prev_name(int state, int priority);
 /* sqlite_admin.c: backend.h's remove_tree. */
 int ln__sq_remove_tree(ln__jobs_be *b, const char *queue, const char *id, size_t max,
                        size_t *removed);
+int ln__sq_remove_unprocessed(ln__jobs_be *b, const char *queue, const char *id, size_t max,
+                              size_t *removed);
 int ln__sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms, uint64_t keep,
                  size_t *removed);
 int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused);
@@ -422,6 +424,8 @@ int ln__sq_flow_release(sq_be *be, int64_t prid, int force, int64_t now);
 int ln__sq_dynflow_link(sq_be *be, const char *queue, const ln__job_new *j, int64_t rid, size_t i,
                         size_t n, int64_t now);
 int ln__sq_wait_children(ln__jobs_be *b, const char *queue, const ln__job_ref *ref);
+int ln__sq_wait_child(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
+                      const char *child_queue, const char *child_id);
 
 /* sqlite_admin.c: store methods version 4. */
 int ln__sq_queues(ln__jobs_be *b, size_t max, char ***names, size_t *n);

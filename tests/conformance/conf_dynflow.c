@@ -158,7 +158,8 @@ static void case_dynflow_missing_parent(conf_ctx *c) {
     o.parent_queue = "bad:queue";
     SAYS(c->jobs, LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "k", NULL, &o, NULL, 0));
     o.parent_queue = c->queue;
-    ln_flow_node root = {.queue = c->queue, .name = "r", .opts = &o}; /* not in a flow */
+    ln_flow_node kid = {.name = "k", .opts = &o}; /* in a flow only the root may have one */
+    ln_flow_node root = {.queue = c->queue, .name = "r", .children = &kid, .nchildren = 1};
     SAYS(c->jobs, LN_EINVAL, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
     CHECK_EQ(conf_total(c, c->queue), 1);
 }

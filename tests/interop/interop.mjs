@@ -34,6 +34,7 @@ import {
 } from './node/remove_tree.mjs';
 import { dynStep, dynAdd, dynMissing, dynCheck } from './node/dynflow.mjs';
 import { xcServe, xcEvents, xcCheck } from './node/exec_children.mjs';
+import { fmUnprocessed, fmChildren } from './node/flowmore.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -99,6 +100,8 @@ switch (cmd) {
   case 'xc-serve': await xcServe(queue, args[0]); break;
   case 'xc-events': await xcEvents(queue); break;
   case 'xc-check': await xcCheck(queue, args[0], args[1]); break;
+  case 'fm-unprocessed': await fmUnprocessed(queue, args[0]); break;
+  case 'fm-children': await fmChildren(queue, args[0]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

@@ -3,7 +3,7 @@
 -- arguments for children; docs/internals/flows.md). Nodes come in
 -- pre-order, parents before their children; each may be in another queue
 -- (of this script's hash slot on a Cluster: the C side checked).
---   ARGV[1] number of nodes n (2..LN_FLOW_NODES_MAX), then n groups of 20:
+--   ARGV[1] number of nodes n (1..LN_FLOW_NODES_MAX; 1 only with a parent), then n groups of 20:
 --     queue base ("<prefix>:<queue>:"), parent (1-based node index, 0 =
 --     root), number of children, failure options (bits: 1 fpof, 2 cpof,
 --     4 idof, 8 rdof), custom id ("" = the queue's id counter), name, data,
@@ -12,12 +12,17 @@
 --     lifo ("1"/"0"), remove-on-complete mode
 --     and value, remove-on-fail mode and value (as add.lua), traceparent,
 --     tracestate, timeout ms
--- Returns {0, id, id, ...} (one id per node), or {1, i} when
--- node i's custom id exists (nothing written).
+--   then, when the root has a parent (BullMQ's opts.parent on the root):
+--     its queue base, its id, the root's failure options (bits as above)
+-- Returns {0, id, id, ...} (one id per node), {1, i} when node i's custom
+-- id exists, or {2, 1} when the root's parent does not exist (nothing
+-- written).
 local NF = 20
 local n = tonumber(ARGV[1])
 
 local function arg(i, k) return ARGV[1 + (i - 1) * NF + k] end
+local rp_base, rp_id, rp_flags = ARGV[2 + n * NF], ARGV[3 + n * NF], tonumber(ARGV[4 + n * NF])
+if rp_base and rcall('EXISTS', rp_base .. rp_id) == 0 then return {2, 1} end
 
 -- Refuse before any write: custom ids that exist or repeat.
 local seen = {}
@@ -105,11 +110,13 @@ for i = 1, n do
     local jkey = qb .. id
     ids[i], keys[i] = id, jkey
     local pid, pqk, pkey
+    local flags = tonumber(arg(i, 4))
     if parent > 0 then
         pid, pkey = ids[parent], keys[parent]
         pqk = string.sub(arg(parent, 1), 1, -2)
+    elseif rp_base then -- the root of a flow with a parent: as add.lua's child
+        pid, pkey, pqk, flags = rp_id, rp_base .. rp_id, string.sub(rp_base, 1, -2), rp_flags
     end
-    local flags = tonumber(arg(i, 4))
     local delay, priority = tonumber(arg(i, 8)), tonumber(arg(i, 9))
     rcall('HSET', jkey, 'name', arg(i, 6), 'data', arg(i, 7),
           'opts', cjson.encode(node_opts(i, custom, pid, pqk, flags)),

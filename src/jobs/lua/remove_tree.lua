@@ -3,19 +3,25 @@
 -- (docs/internals/flows.md "Removing a tree").
 --   ARGV[1] id
 --   ARGV[2] most entries the subtree may have
+--   ARGV[3] '1': only the job's unprocessed children and theirs, the job
+--           kept (BullMQ's removeUnprocessedChildren)
 -- A first pass only reads: it walks the subtree (a parent's :processed,
 -- :failed, :unsuccessful and :dependencies, as BullMQ's removeJobChildren
 -- takes them), counting each entry before it reads a set, so it never
 -- reads more than the cap, and refuses a held job. The second pass removes
 -- in BullMQ's order and with its writes (a parent of the subtree released
 -- to wait when its last pending child goes, then removed from there).
+-- With ARGV[3] '1' a job's children are only its :dependencies that are
+-- not in their queue's failed set, at every level (BullMQ's
+-- ignoreProcessed), and the job itself is neither checked for a lock nor
+-- removed; a parent left without dependencies goes to wait as above.
 -- Returns {0, removed}, {RC.JOB_NOT_EXIST}, {RC.SCHEDULED} (the job is a
 -- scheduler's current iteration), {RC.LOCKED, key} (a worker holds that
 -- job) or {RC.TREE_TOO_BIG}.
-local id, cap = ARGV[1], tonumber(ARGV[2])
+local id, cap, pending_only = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
 local root = B .. id
 if rcall('EXISTS', root) == 0 then return {RC.JOB_NOT_EXIST} end
-if is_current_iteration(id, root) then return {RC.SCHEDULED} end
+if not pending_only and is_current_iteration(id, root) then return {RC.SCHEDULED} end
 
 -- The store's prefix ("<prefix>:", queue names have no ':'), so a key of
 -- it splits into queue and id even when the id has ':'; a key of another
@@ -30,9 +36,22 @@ local function split(key)
     return string.sub(key, 1, #key - #jid), jid
 end
 
+-- The unprocessed children of jkey: its dependencies not failed (each
+-- counted before the failed check); nil when they are more than room.
+local function pending_children(jkey, room)
+    if rcall('SCARD', jkey .. ':dependencies') > room then return nil end
+    local out = {}
+    for _, k in ipairs(rcall('SMEMBERS', jkey .. ':dependencies')) do
+        local qb, jid = split(k)
+        if not rcall('ZSCORE', qb .. 'failed', jid) then out[#out + 1] = k end
+    end
+    return out
+end
+
 -- The children key jkey records, in BullMQ's order; nil when they are
 -- more than room.
 local function children(jkey, room)
+    if pending_only then return pending_children(jkey, room) end
     local n = rcall('HLEN', jkey .. ':processed') + rcall('HLEN', jkey .. ':failed')
         + rcall('ZCARD', jkey .. ':unsuccessful') + rcall('SCARD', jkey .. ':dependencies')
     if n > room then return nil end
@@ -50,7 +69,9 @@ local seen, order, used = {[root] = true}, {root}, 1
 local i = 1
 while i <= #order do
     local k = order[i]
-    if rcall('EXISTS', k .. ':lock') == 1 then return {RC.LOCKED, k} end
+    if (i > 1 or not pending_only) and rcall('EXISTS', k .. ':lock') == 1 then
+        return {RC.LOCKED, k}
+    end
     local kids = children(k, cap - used)
     if not kids then return {RC.TREE_TOO_BIG} end
     used = used + #kids
@@ -103,6 +124,15 @@ local removed, done = 0, {}
 local function drop(qb, jid, pqb, pid)
     local jkey = qb .. jid
     done[jkey] = true
+    if pending_only and jkey == root then
+        for _, c in ipairs(children(jkey, cap)) do
+            if seen[c] and not done[c] then
+                local cqb, cid = split(c)
+                drop(cqb, cid, qb, jid)
+            end
+        end
+        return
+    end
     if pqb then
         leave_parent(jkey, pqb, pid)
     else

@@ -1,0 +1,221 @@
+/* conf_flowmore.c - three flow calls of BullMQ 6.7: removing a parent's
+ * unprocessed children (ln_jobs_remove_unprocessed_children), waiting for
+ * one given child (ln_job_wait_child) and a flow whose root has a parent
+ * (ln_flow_node's root with opts.parent_*). */
+#include "conf.h"
+
+/* Add job id (name, data) to queue with parent (pq, pid) or none. */
+static void add_kid(conf_ctx *c, const char *queue, const char *id, const char *name,
+                    const char *pq, const char *pid) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = id;
+    o.parent_queue = pq;
+    o.parent_id = pid;
+    conf_add(c, queue, name, "1", &o, NULL);
+}
+
+/* Only the pending children go, with their own pending children: the
+ * processed one and the failed one (still a dependency) stay, as the
+ * parent's records of them; the parent (waiting: it was added plainly)
+ * is not moved. */
+static void case_flowmore_remove_unprocessed(conf_ctx *c) {
+    const char *q = c->queue, *kq = conf_queue(c, "kids");
+    add_kid(c, q, "p", "parent", NULL, NULL);
+    add_kid(c, kq, "a", "k", q, "p");
+    add_kid(c, kq, "f", "bad", q, "p");
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, kq, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, kq, "a"), LN_JOB_COMPLETED);
+    CHECK_EQ(conf_state(c, kq, "f"), LN_JOB_FAILED);
+    add_kid(c, kq, "b", "k", q, "p");
+    add_kid(c, q, "m", "k", q, "p");
+    add_kid(c, kq, "m1", "k", q, "m");
+    size_t removed = 99;
+    SAYS(c->jobs, 0, ln_jobs_remove_unprocessed_children(c->jobs, q, "p", &removed));
+    CHECK_EQ(removed, 3);
+    CHECK_EQ(conf_state(c, kq, "b"), LN_ENOENT);
+    CHECK_EQ(conf_state(c, q, "m"), LN_ENOENT);
+    CHECK_EQ(conf_state(c, kq, "m1"), LN_ENOENT);
+    CHECK_EQ(conf_state(c, kq, "a"), LN_JOB_COMPLETED);
+    CHECK_EQ(conf_state(c, kq, "f"), LN_JOB_FAILED);
+    CHECK_EQ(conf_state(c, q, "p"), LN_JOB_WAITING);
+    ln_job_children rel;
+    CHECK_EQ(ln_jobs_children(c->jobs, q, "p", &rel), 0);
+    CHECK_EQ(rel.n, 2);
+    if (rel.n == 2) {
+        CONF_CHECK_STR(rel.children[0].id, "a");
+        CHECK_EQ(rel.children[0].status, LN_CHILD_PROCESSED);
+        CONF_CHECK_STR(rel.children[1].id, "f");
+        CHECK_EQ(rel.children[1].status, LN_CHILD_PENDING);
+    }
+    ln_job_children_clear(&rel);
+    SAYS(c->jobs, 0, ln_jobs_remove_unprocessed_children(c->jobs, q, "p", &removed));
+    CHECK_EQ(removed, 0);
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_remove_unprocessed_children(c->jobs, q, "nope", &removed));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_remove_unprocessed_children(c->jobs, q, NULL, NULL));
+    conf_check_counts(c, q);
+    conf_check_counts(c, kq);
+}
+
+/* A flow parent whose children all go is released from waiting-children,
+ * as BullMQ moves it to wait. */
+static void case_flowmore_remove_unprocessed_releases(conf_ctx *c) {
+    const char *q = c->queue;
+    ln_job_opts o[4];
+    ln_flow_node grand = conf_flow_node(NULL, "k", "x1", &o[0]);
+    ln_flow_node kids[2] = {conf_flow_node(NULL, "k", "x", &o[1]),
+                            conf_flow_node(NULL, "k", "y", &o[2])};
+    kids[0].children = &grand;
+    kids[0].nchildren = 1;
+    ln_flow_node root = conf_flow_node(q, "parent", "r", &o[3]);
+    root.children = kids;
+    root.nchildren = 2;
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
+    CHECK_EQ(conf_state(c, q, "r"), LN_JOB_WAITING_CHILDREN);
+    size_t removed = 0;
+    SAYS(c->jobs, 0, ln_jobs_remove_unprocessed_children(c->jobs, q, "r", &removed));
+    CHECK_EQ(removed, 3);
+    CHECK_EQ(conf_state(c, q, "r"), LN_JOB_WAITING);
+    CHECK_EQ(conf_total(c, q), 1);
+    conf_check_counts(c, q);
+}
+
+/* A held child refuses the call; nothing is removed. */
+static void case_flowmore_remove_unprocessed_held(conf_ctx *c) {
+    const char *q = c->queue, *hq = conf_queue(c, "held"), *kq = conf_queue(c, "kids");
+    add_kid(c, q, "p", "parent", NULL, NULL);
+    add_kid(c, hq, "h", "k", q, "p");
+    add_kid(c, kq, "b", "k", q, "p");
+    conf_hold h = {0};
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_bg *bg = conf_bg_start(c->jobs, hq, conf_hold_handler, &h, &wo);
+    conf_hold_wait(&h, 1);
+    size_t removed = 99;
+    SAYS(c->jobs, LN_EBUSY, ln_jobs_remove_unprocessed_children(c->jobs, q, "p", &removed));
+    CHECK_EQ(removed, 0);
+    CHECK_EQ(conf_state(c, kq, "b"), LN_JOB_WAITING);
+    atomic_store(&h.release, 1);
+    CHECK_EQ(conf_bg_join(bg, NULL), 0);
+    SAYS(c->jobs, 0, ln_jobs_remove_unprocessed_children(c->jobs, q, "p", &removed));
+    CHECK_EQ(removed, 1);
+    CHECK_EQ(conf_state(c, hq, "h"), LN_JOB_COMPLETED);
+}
+
+/* The handler of the wait_child case: what each call answered. */
+typedef struct one_child {
+    conf_ctx *c;
+    const char *kq, *dq;
+    int rc_not_kid, rc_done, rc_pending, rc_again, state_done, state_after;
+} one_child;
+
+static int one_child_handler(ln_job *job, void *ctx) {
+    one_child *s = ctx;
+    const char *me_q = ln_job_queue(job), *me = ln_job_id(job);
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "k1";
+    o.parent_queue = me_q;
+    o.parent_id = me;
+    if (ln_jobs_add(s->c->jobs, s->kq, "k", "1", &o, NULL, 0) != 0) return ln_job_fail(job, "k1");
+    o.job_id = "done1"; /* completed already: attached with its result */
+    if (ln_jobs_add(s->c->jobs, s->dq, "k", "2", &o, NULL, 0) != 0)
+        return ln_job_fail(job, "done1");
+    s->rc_not_kid = ln_job_wait_child(job, s->kq, "nope");
+    s->rc_done = ln_job_wait_child(job, s->dq, "done1");
+    s->state_done = conf_state(s->c, me_q, me);
+    s->rc_pending = ln_job_wait_child(job, s->kq, "k1");
+    s->state_after = conf_state(s->c, me_q, me);
+    s->rc_again = ln_job_wait_child(job, s->kq, "k1");
+    return ln_job_fail(job, "ignored: the job waits");
+}
+
+/* Only the child named counts: a done one or a stranger leaves the job
+ * active although another child is pending; a pending one moves it. */
+static void case_flowmore_wait_child(conf_ctx *c) {
+    one_child s = {.c = c, .kq = conf_queue(c, "kids"), .dq = conf_queue(c, "done")};
+    add_kid(c, s.dq, "done1", "k", NULL, NULL);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, s.dq, conf_handler_by_name, NULL, &wo);
+    add_kid(c, c->queue, "p", "parent", NULL, NULL);
+    ln_worker_stats st = conf_run(c, c->queue, one_child_handler, &s, &wo);
+    CHECK_EQ(s.rc_not_kid, 0);
+    CHECK_EQ(s.rc_done, 0);
+    CHECK_EQ(s.state_done, LN_JOB_ACTIVE);
+    CHECK_EQ(s.rc_pending, 1);
+    CHECK_EQ(s.state_after, LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(s.rc_again, LN_ESTALE);
+    CHECK_EQ(st.waited, 1);
+    CHECK_EQ(st.failed, 0);
+    conf_run(c, s.kq, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_WAITING);
+    conf_check_counts(c, c->queue);
+}
+
+/* A flow whose root names an existing parent: the root becomes its
+ * pending child, in the flow's one step; its result reaches the parent
+ * when the tree finishes. A missing parent refuses the whole flow. */
+static void case_flowmore_flow_root_parent(conf_ctx *c) {
+    const char *q = c->queue, *kq = conf_queue(c, "tree");
+    add_kid(c, q, "p", "parent", NULL, NULL);
+    ln_job_opts o[2];
+    ln_flow_node kid = conf_flow_node(NULL, "k", "x", &o[0]);
+    ln_flow_node root = conf_flow_node(kq, "k", "r", &o[1]);
+    root.children = &kid;
+    root.nchildren = 1;
+    o[1].parent_queue = q;
+    o[1].parent_id = "nope";
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "missing key for parent job");
+    CHECK_EQ(conf_total(c, kq), 0);
+    o[1].parent_id = "p";
+    o[0].parent_queue = q; /* only the root may have one */
+    o[0].parent_id = "p";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
+    o[0].parent_queue = o[0].parent_id = NULL;
+    o[1].parent_queue = kq;
+    o[1].parent_id = "r";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0)); /* itself */
+    o[1].parent_queue = q;
+    o[1].parent_id = "p";
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
+    CHECK_EQ(conf_state(c, kq, "r"), LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(conf_state(c, q, "p"), LN_JOB_WAITING);
+    ln_flow_node lone = conf_flow_node(kq, "bad", "s", &o[0]); /* a root alone, */
+    o[0].parent_queue = q;
+    o[0].parent_id = "p";
+    o[0].ignore_dependency_on_failure = 1; /* its failure options in its opts */
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &lone, NULL, 0, 0));
+    ln_job_children rel;
+    CHECK_EQ(ln_jobs_children(c->jobs, kq, "r", &rel), 0);
+    CONF_CHECK_STR(rel.parent_queue, q);
+    CONF_CHECK_STR(rel.parent_id, "p");
+    ln_job_children_clear(&rel);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, kq, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, kq, "r"), LN_JOB_COMPLETED);
+    CHECK_EQ(ln_jobs_children(c->jobs, q, "p", &rel), 0);
+    CHECK_EQ(rel.n, 2);
+    if (rel.n == 2) {
+        CONF_CHECK_STR(rel.children[0].id, "r");
+        CHECK_EQ(rel.children[0].status, LN_CHILD_PROCESSED);
+        CONF_CHECK_STR(rel.children[0].value, "{\"ok\":{}}");
+        CONF_CHECK_STR(rel.children[1].id, "s");
+        CHECK_EQ(rel.children[1].status, LN_CHILD_FAILED);
+        CONF_CHECK_STR(rel.children[1].value, "nope");
+    }
+    CHECK_EQ(conf_state(c, q, "p"), LN_JOB_WAITING);
+    ln_job_children_clear(&rel);
+    conf_check_counts(c, q);
+    conf_check_counts(c, kq);
+}
+
+const conf_case conf_flowmore_cases[] = {
+    CONF_CASE(flowmore_remove_unprocessed),      CONF_CASE(flowmore_remove_unprocessed_releases),
+    CONF_CASE(flowmore_remove_unprocessed_held), CONF_CASE(flowmore_wait_child),
+    CONF_CASE(flowmore_flow_root_parent),        {0},
+};
