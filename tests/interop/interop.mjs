@@ -24,7 +24,7 @@ import { schedUpsert, schedCheck } from './node/schedulers.mjs';
 import {
   globalConcurrency, rlAdd, rlWork, rlCheck, rlNode, rlMeta, rlError,
 } from './node/limits.mjs';
-import { flowAdd, flowCheck, flowJson } from './node/flows.mjs';
+import { flowAdd, flowCheck, flowJson, flowRofAdd, flowRofCheck } from './node/flows.mjs';
 import {
   drainSetup, drainCheck, fixSetup, waitState, fixCheck, live, cancelSetup, cancelCheck,
 } from './node/admin.mjs';
@@ -72,6 +72,8 @@ switch (cmd) {
   case 'flow-add': await flowAdd(queue); break;
   case 'flow-json': flowJson(queue, args); break;
   case 'flow-check': await flowCheck(queue, args[0], args[1], args[2]); break;
+  case 'flow-rof-add': await flowRofAdd(queue); break;
+  case 'flow-rof-check': await flowRofCheck(queue, args[0], args[1]); break;
   case 'drain-setup': await drainSetup(queue); break;
   case 'drain-check': await drainCheck(queue, args[0], args[1]); break;
   case 'fix-setup': await fixSetup(queue); break;

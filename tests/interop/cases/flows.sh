@@ -37,3 +37,22 @@ case_flow_c_to_node() {
     js flow-check "$q" "$ok" "$bad" "$ign" >/dev/null || fail "the lanes trees did not finish on Node workers"
     echo "lanes flows finish on Node workers: getChildrenValues has every child, fail-parent fails the root"
 }
+
+#   flow_removed_child  a FlowProducer child with removeOnFail: true (and no
+#              failure option) fails for good on a C worker: it is gone and
+#              its root goes to wait, as the same tree's root does when a
+#              Node Worker fails that child (BullMQ's moveToFinished).
+case_flow_removed_child() {
+    for side in c node; do
+        ids=$(js flow-rof-add "$q") || fail "FlowProducer add"
+        root=$(echo "$ids" | sed 's/.*"root":"\([^"]*\)".*/\1/')
+        child=$(echo "$ids" | sed 's/.*"child":"\([^"]*\)".*/\1/')
+        if [ "$side" = c ]; then
+            "$peer" work "$url" "$q-c" >/dev/null 2>"$tmp/c.err" || fail "C worker: $(cat "$tmp/c.err")"
+        else
+            js work "$q-c" >/dev/null || fail "Node worker"
+        fi
+        js flow-rof-check "$q" "$root" "$child" >/dev/null || fail "the root after its removed child failed on the $side side"
+    done
+    echo "a child removed as it fails releases its root, on a C worker as on a Node one"
+}

@@ -85,3 +85,28 @@ export function flowJson(queue, files) {
   flowTrees(queue).forEach((t, i) => writeFileSync(files[i], JSON.stringify(t)));
   console.log(JSON.stringify({ written: 3 }));
 }
+
+// flow-rof-add: a root in <queue>-p whose one child in <queue>-c, "doomed",
+// is removed as it fails (removeOnFail: true, no failure option); prints
+// {"root": ID, "child": ID}.
+export async function flowRofAdd(queue) {
+  const fp = new FlowProducer({ connection });
+  const t = await fp.add({ name: 'root', queueName: `${queue}-p`, data: {}, children: [
+    { name: 'doomed', queueName: `${queue}-c`, data: {}, opts: { removeOnFail: true } }] });
+  await fp.close();
+  console.log(JSON.stringify({ root: t.job.id, child: t.children[0].job.id }));
+}
+
+// flow-rof-check ROOT CHILD: the child is gone and its root, left without
+// a dependency, was moved to wait (BullMQ's moveToFinished releases it).
+export async function flowRofCheck(queue, rootId, childId) {
+  const p = new Queue(`${queue}-p`, { connection }), c = new Queue(`${queue}-c`, { connection });
+  check(!(await c.getJob(childId)), 'the removed child is still there', childId);
+  const root = await p.getJob(rootId);
+  check(root, 'no root job', rootId);
+  const state = await root.getState();
+  check(state === 'waiting', 'root state', state);
+  const deps = await root.getDependenciesCount();
+  check(deps.unprocessed === 0, 'root dependency counts', deps);
+  await p.close(); await c.close();
+}
