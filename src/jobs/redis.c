@@ -390,55 +390,11 @@ static int redis_pause(ln__jobs_be *be, const char *queue, int paused) {
     return script_int(r, LN__RS_PAUSE, &a, &ignored);
 }
 
-/* Jobs one drain.lua call looks at (docs/internals/drain.md): as clean's
- * BATCH, a call of a few milliseconds, and a million jobs in 1,000 calls. */
-#define DRAIN_CHUNK 1000
-
-/* Drain one key (drain.lua's ARGV[1]) in calls of DRAIN_CHUNK jobs, each
- * going on from where the last ended. It looks at most at as many jobs as
- * the key held at its first call, so jobs added meanwhile cannot keep it
- * going. prev: the last reply, whose anchor the next call gets. */
-static int drain_key(redis_be *r, const char *what, size_t *removed) {
-    redisReply *prev = NULL;
-    int64_t budget = -1; /* jobs still to look at; -1 before the first call */
-    int rc = 0;
-    for (;;) {
-        int64_t want = budget < 0 || budget > DRAIN_CHUNK ? DRAIN_CHUNK : budget;
-        ln__redis_args a = {0};
-        ln__redis_args_str(&a, what);
-        ln__redis_args_i64(&a, want);
-        ln__redis_args_mem(&a, prev ? prev->element[3]->str : "", prev ? prev->element[3]->len : 0);
-        ln__redis_args_mem(&a, prev ? prev->element[4]->str : "", prev ? prev->element[4]->len : 0);
-        redisReply *rep = script(r, LN__RS_DRAIN, &a, &rc);
-        ln__redis_args_free(&a);
-        if (prev) freeReplyObject(prev);
-        if (!rep) return public_rc(rc);
-        if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 5) return bad_reply(r, rep, "drain");
-        for (size_t i = 0; i < 5; i++)
-            if (rep->element[i]->type != (i < 3 ? REDIS_REPLY_INTEGER : REDIS_REPLY_STRING))
-                return bad_reply(r, rep, "drain");
-        int64_t looked = rep->element[1]->integer;
-        *removed += (size_t)rep->element[0]->integer;
-        if (budget < 0) budget = rep->element[2]->integer;
-        budget -= looked;
-        prev = rep;
-        if (looked < want || budget <= 0) break;
-    }
-    freeReplyObject(prev);
-    return 0;
-}
-
-/* The keys in drain.lua's order: the last call ('delayed') ends the markers. */
+/* drain.lua in steps (redis_admin.c). */
 static int redis_drain(ln__jobs_be *be, const char *queue, size_t *removed) {
     redis_be *r = rbe(be);
-    static const char *const keys[] = {"wait", "paused", "prioritized", "delayed"};
     set_queue(r, queue);
-    *removed = 0;
-    for (size_t i = 0; i < LN_ARRAY_SIZE(keys); i++) {
-        int rc = drain_key(r, keys[i], removed);
-        if (rc) return rc;
-    }
-    return 0;
+    return ln__redis_drain(&r->conn, r->key, be, removed);
 }
 
 /* -------------------------------------------------------------- workers */

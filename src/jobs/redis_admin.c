@@ -1,6 +1,6 @@
 /* redis_admin.c - administration calls of the Redis backend: removing a
  * job alone (remove.lua) or with its subtree (remove_tree.lua, store
- * methods version 14), and the queue list (version 4, backend.h): BullMQ
+ * methods version 14), draining a queue (drain.lua), and the queue list (version 4, backend.h): BullMQ
  * keeps no registry of queues, so they are
  * found as dashboards such as Bull Board's hosts find them, by their
  * "<prefix>:<queue>:meta" hash (written the first time a script touches a
@@ -16,6 +16,9 @@
 #include <string.h>
 
 #define SCAN_COUNT "1000"
+/* Jobs one drain.lua call looks at (docs/internals/drain.md): as clean's
+ * BATCH, a call of a few milliseconds, and a million jobs in 1,000 calls. */
+#define DRAIN_CHUNK 1000
 
 /* prefix with SCAN's glob characters escaped, then ":*:meta". */
 static int meta_pattern(const char *prefix, char *out, size_t size) {
@@ -168,4 +171,55 @@ int ln__redis_remove_tree(ln__redis_conn *c, const char *base, ln__jobs_be *be, 
 int ln__redis_remove_unprocessed(ln__redis_conn *c, const char *base, ln__jobs_be *be,
                                  const char *queue, const char *id, size_t max, size_t *removed) {
     return remove_tree_mode(c, base, be, queue, id, max, 1, removed);
+}
+
+/* Drain one key (drain.lua's ARGV[1]) in calls of DRAIN_CHUNK jobs, each
+ * going on from where the last ended. It looks at most at as many jobs as
+ * the key held at its first call, so jobs added meanwhile cannot keep it
+ * going. prev: the last reply, whose anchor the next call gets. */
+static int drain_key(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *what,
+                     size_t *removed) {
+    redisReply *prev = NULL;
+    int64_t budget = -1; /* jobs still to look at; -1 before the first call */
+    for (;;) {
+        int64_t want = budget < 0 || budget > DRAIN_CHUNK ? DRAIN_CHUNK : budget;
+        ln__redis_args a = {0};
+        ln__redis_args_str(&a, what);
+        ln__redis_args_i64(&a, want);
+        ln__redis_args_mem(&a, prev ? prev->element[3]->str : "", prev ? prev->element[3]->len : 0);
+        ln__redis_args_mem(&a, prev ? prev->element[4]->str : "", prev ? prev->element[4]->len : 0);
+        int rc = 0;
+        redisReply *rep =
+            a.oom ? NULL : ln__redis_eval(c, LN__RS_DRAIN, base, (int)a.n, a.v, a.len, &rc);
+        if (a.oom) rc = ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
+        ln__redis_args_free(&a);
+        if (prev) freeReplyObject(prev);
+        if (!rep) return public_rc(rc);
+        int ok = rep->type == REDIS_REPLY_ARRAY && rep->elements == 5;
+        for (size_t i = 0; ok && i < 5; i++)
+            ok = rep->element[i]->type == (i < 3 ? REDIS_REPLY_INTEGER : REDIS_REPLY_STRING);
+        if (!ok) {
+            freeReplyObject(rep);
+            return ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to drain");
+        }
+        int64_t looked = rep->element[1]->integer;
+        *removed += (size_t)rep->element[0]->integer;
+        if (budget < 0) budget = rep->element[2]->integer;
+        budget -= looked;
+        prev = rep;
+        if (looked < want || budget <= 0) break;
+    }
+    freeReplyObject(prev);
+    return 0;
+}
+
+/* The keys in drain.lua's order: the last call ('delayed') ends the markers. */
+int ln__redis_drain(ln__redis_conn *c, const char *base, ln__jobs_be *be, size_t *removed) {
+    static const char *const keys[] = {"wait", "paused", "prioritized", "delayed"};
+    *removed = 0;
+    for (size_t i = 0; i < LN_ARRAY_SIZE(keys); i++) {
+        int rc = drain_key(c, base, be, keys[i], removed);
+        if (rc) return rc;
+    }
+    return 0;
 }

@@ -23,5 +23,8 @@ int ln__redis_remove_tree(ln__redis_conn *c, const char *base, ln__jobs_be *be, 
 /* backend.h's remove_unprocessed, as remove_tree. */
 int ln__redis_remove_unprocessed(ln__redis_conn *c, const char *base, ln__jobs_be *be,
                                  const char *queue, const char *id, size_t max, size_t *removed);
+/* backend.h's drain (drain.lua in steps of at most 1,000 jobs: what the
+ * steps removed is in *removed also on an error), as remove. */
+int ln__redis_drain(ln__redis_conn *c, const char *base, ln__jobs_be *be, size_t *removed);
 
 #endif
