@@ -183,49 +183,44 @@ static void case_retry_fail_parent_child_pending(conf_ctx *c) {
     CHECK_EQ(child_status(c, pq, ids[0], ids[1]), LN_CHILD_PENDING);
 }
 
-/* A failed child that a retention count trims later goes as BullMQ's
- * trims take it (removeJob, not hard): its parent, waiting for it, is
- * released, in another queue and in the same one alike. */
-static void case_trimmed_failed_child_releases_parent(conf_ctx *c) {
+/* A flow child failing for good with retention keep (its name "bad"),
+ * under a parent in another queue and then in the same one: once the
+ * child is gone (with keep count 1, trimmed by a second failure), the
+ * parent waiting for it is released (and run, in the same queue). */
+static void failed_child_gone(conf_ctx *c, ln_job_keep keep) {
     ln_job_opts o;
     ln_job_opts_init(&o);
-    o.remove_on_fail = (ln_job_keep){LN_KEEP_COUNT, 1};
+    o.remove_on_fail = keep;
     for (int same = 0; same < 2; same++) {
         const char *pq = same ? c->queue : conf_queue(c, "p");
         ln_flow_node kid = {.name = "bad", .opts = &o};
         char ids[2][LN_JOB_ID_MAX];
         flow(c, pq, &kid, 1, ids);
         run_children(c);
-        CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_JOB_FAILED);
-        CHECK_EQ(conf_state(c, pq, ids[0]), LN_JOB_WAITING_CHILDREN);
-        conf_add(c, c->queue, "bad", "1", &o, NULL); /* its failure trims the child */
-        run_children(c);
+        if (keep.mode == LN_KEEP_COUNT) {
+            CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_JOB_FAILED);
+            CHECK_EQ(conf_state(c, pq, ids[0]), LN_JOB_WAITING_CHILDREN);
+            conf_add(c, c->queue, "bad", "1", &o, NULL); /* its failure trims the child */
+            run_children(c);
+        }
         CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_ENOENT);
-        int st = conf_state(c, pq, ids[0]); /* released (and run, in the same queue) */
+        int st = conf_state(c, pq, ids[0]);
         CHECK(st == (same ? LN_JOB_COMPLETED : LN_JOB_WAITING));
         conf_check_counts(c, pq);
     }
 }
 
+/* A failed child that a retention count trims later goes as BullMQ's
+ * trims take it (removeJob, not hard). */
+static void case_trimmed_failed_child_releases_parent(conf_ctx *c) {
+    failed_child_gone(c, (ln_job_keep){LN_KEEP_COUNT, 1});
+}
+
 /* A failed child removed as it fails (remove_on_fail "all", BullMQ's
- * removeOnFail: true) is no dependency any more: its parent, waiting for
- * it, is released as BullMQ's moveToFinished releases it, in another
- * queue and in the same one alike. */
+ * removeOnFail: true) is no dependency any more, as BullMQ's
+ * moveToFinished takes it out of its parent's. */
 static void case_removed_failed_child_releases_parent(conf_ctx *c) {
-    ln_job_opts o;
-    ln_job_opts_init(&o);
-    o.remove_on_fail = (ln_job_keep){LN_KEEP_NONE, 0};
-    for (int same = 0; same < 2; same++) {
-        const char *pq = same ? c->queue : conf_queue(c, "p");
-        ln_flow_node kid = {.name = "bad", .opts = &o};
-        char ids[2][LN_JOB_ID_MAX];
-        flow(c, pq, &kid, 1, ids);
-        run_children(c);
-        CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_ENOENT);
-        int st = conf_state(c, pq, ids[0]); /* released (and run, in the same queue) */
-        CHECK(st == (same ? LN_JOB_COMPLETED : LN_JOB_WAITING));
-        conf_check_counts(c, pq);
-    }
+    failed_child_gone(c, (ln_job_keep){LN_KEEP_NONE, 0});
 }
 
 const conf_case conf_parity_cases[] = {
