@@ -95,12 +95,13 @@ static int read_ids(ln__jobs_be *be, redisReply *rep, ln__flow_new *nodes, size_
 }
 
 /* The root's parent (opts.parent_*), if any: its queue base (of the
- * root's slot on a Cluster), id and failure options after the nodes. */
+ * root's slot on a Cluster), id and failure options after the nodes. The
+ * base is written into pb (BASE_MAX bytes), which a borrows: it must
+ * outlive the call. */
 static int push_root_parent(const ln__redis_conn *c, ln__jobs_be *be, ln__redis_args *a,
-                            const char *root_base, const ln_job_opts *o) {
+                            const char *root_base, const ln_job_opts *o, char *pb) {
     if (o->parent_queue == NULL) return 0;
-    char pb[BASE_MAX];
-    int len = snprintf(pb, sizeof pb, "%s:%s:", c->cfg->prefix, o->parent_queue);
+    int len = snprintf(pb, BASE_MAX, "%s:%s:", c->cfg->prefix, o->parent_queue);
     if (c->cfg->cluster &&
         ln__redis_slot(pb, (size_t)len) != ln__redis_slot(root_base, strlen(root_base)))
         return ln__jobs_be_err(be, LN_EINVAL,
@@ -118,11 +119,12 @@ int ln__redis_flow_add(ln__redis_conn *c, ln__jobs_be *be, ln__flow_new *nodes, 
     char(*bases)[BASE_MAX] = ln__malloc(n * sizeof *bases);
     if (bases == NULL) return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
     int rc = node_bases(c, be, nodes, n, bases);
+    char parent_base[BASE_MAX];
     ln__redis_args a = {0};
     if (rc == 0) {
         ln__redis_args_i64(&a, (int64_t)n);
         for (size_t i = 0; i < n; i++) push_node(&a, bases[i], &nodes[i]);
-        rc = push_root_parent(c, be, &a, bases[0], &nodes[0].job.opts);
+        rc = push_root_parent(c, be, &a, bases[0], &nodes[0].job.opts, parent_base);
     }
     redisReply *rep = NULL;
     if (rc == 0 && a.oom) rc = ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
