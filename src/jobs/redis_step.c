@@ -172,10 +172,10 @@ static json_t *load_repaired(const char *s, size_t n) {
     return o;
 }
 
-/* An object opts.backoff into p, as lib.lua's backoff_of and
- * backoff_more: a string type other than fixed and exponential is a
- * custom one (a type that is no string reads as fixed), a number jitter
- * is cut to 0..1. 0 or LN_ENOMEM. */
+/* An object opts.backoff into p, as lib.lua's backoff_of reads it: a
+ * string type other than fixed and exponential is a custom one (a type
+ * that is no string reads as fixed), a number jitter is cut to 0..1.
+ * 0 or LN_ENOMEM. */
 static int plan_backoff(opts_plan *p, const json_t *b) {
     int ok;
     const json_t *type = json_object_get(b, "type"), *jitter = json_object_get(b, "jitter");

@@ -507,33 +507,19 @@ local function num(v)
     return math.floor(tonumber(v) or 0)
 end
 
--- A job as the C side reads it, one flat array (redis.c, V_* indexes):
--- id, state, name, data, returnvalue, failedReason, progress, traceparent,
--- tracestate, priority, lifo, attempts, failed runs, attemptsStarted,
--- stalledCounter, backoff type (0 fixed, 1 exponential), backoff ms,
--- timestamp, run at, processedOn, finishedOn, backoff jitter and custom
--- type (backoff_more). false = nothing stored.
--- opts.backoff -> type (0 fixed, 1 exponential), delay ms.
+-- opts.backoff -> type (0 fixed, 1 exponential), delay ms, the jitter
+-- (> 0, as a text: a Lua number reaches C as an integer) and the type's
+-- name when neither fixed nor exponential; false for a jitter or name
+-- there is not (jobs.h "Backoff").
 local function backoff_of(opts)
-    if type(opts.backoff) == 'table' then
-        return opts.backoff.type == 'exponential' and 1 or 0, num(opts.backoff.delay)
-    elseif type(opts.backoff) == 'number' then
-        return 0, num(opts.backoff)
-    end
-    return 0, 0
-end
-
--- opts.backoff's jitter (> 0, as a text: a Lua number reaches C as an
--- integer) and its type when neither fixed nor exponential; false when
--- none (jobs.h "Backoff").
-local function backoff_more(opts)
     local b = opts.backoff
-    if type(b) ~= 'table' then return false, false end
+    if type(b) == 'number' then return 0, num(b), false, false end
+    if type(b) ~= 'table' then return 0, 0, false, false end
     local j = b.jitter
     j = type(j) == 'number' and j > 0 and tostring(j) or false
     local t = b.type
     if type(t) ~= 'string' or t == 'fixed' or t == 'exponential' then t = false end
-    return j, t
+    return b.type == 'exponential' and 1 or 0, num(b.delay), j, t
 end
 
 -- opts.backoff from an add's two arguments (add.lua, flow.lua): the type
@@ -546,11 +532,16 @@ local function backoff_opt(btype, spec)
     return b
 end
 
+-- A job as the C side reads it, one flat array (redis.c, V_* indexes):
+-- id, state, name, data, returnvalue, failedReason, progress, traceparent,
+-- tracestate, priority, lifo, attempts, failed runs, attemptsStarted,
+-- stalledCounter, backoff type (0 fixed, 1 exponential), backoff ms,
+-- timestamp, run at, processedOn, finishedOn, backoff jitter and custom
+-- type (backoff_of). false = nothing stored.
 local function job_view(id, state, h)
     local opts = decode_opts(h.opts)
     local tp, ts = trace_of(opts)
-    local btype, bdelay = backoff_of(opts)
-    local bjitter, bname = backoff_more(opts)
+    local btype, bdelay, bjitter, bname = backoff_of(opts)
     -- run_at: the due time while delayed, else when the job was first
     -- due (timestamp + opts.delay). The hash's 'delay' cannot tell: every
     -- promotion (BullMQ's too) sets it to 0, and a Node retry's backoff
@@ -577,13 +568,12 @@ end
 -- name, data, traceparent, tracestate, attemptsStarted, failed runs,
 -- attempts, backoff type, backoff ms, finish hint, timeout ms
 -- (opts.lanesTimeout, lanes' own key: BullMQ keeps it), backoff jitter
--- and custom type (backoff_more). Half a job_view: the
+-- and custom type (backoff_of). Half a job_view: the
 -- step returns one per job it takes.
 local function taken_view(id, h)
     local opts = decode_opts(h.opts)
     local tp, ts = trace_of(opts)
-    local btype, bdelay = backoff_of(opts)
-    local bjitter, bname = backoff_more(opts)
+    local btype, bdelay, bjitter, bname = backoff_of(opts)
     return {id, h.name or '', h.data or '{}', tp, ts, num(h.ats), num(h.atm or h.attemptsMade),
             math.max(1, num(opts.attempts)), btype, bdelay, finish_hint(opts, h),
             num(opts.lanesTimeout), bjitter, bname}
