@@ -33,60 +33,71 @@ static void next_of_r(ln_jobs_events *ev, const char *name, ln_job_event *e) {
     CONF_CHECK_STR(e->job_id, "r");
 }
 
+/* A handle that writes every event, and a reader of c->queue's events
+ * from now on. */
+typedef struct watch {
+    ln_jobs *jobs;
+    ln_jobs_events *ev;
+} watch;
+
+static watch watch_open(conf_ctx *c) {
+    watch w = {conf_open_all_events(c), NULL};
+    CHECK_EQ(ln_jobs_events_open(w.jobs, c->queue, "$", &w.ev), 0);
+    return w;
+}
+
+static void watch_close(watch *w) {
+    ln_jobs_events_close(w->ev);
+    ln_jobs_close(w->jobs);
+}
+
+/* The next "waiting" event of w is r's release from waiting-children. */
+static void next_release_of_r(watch *w) {
+    ln_job_event e;
+    next_of_r(w->ev, "waiting", &e);
+    CONF_CHECK_HAS(e.fields, "\"prev\":\"waiting-children\"");
+    ln_job_event_clear(&e);
+}
+
 /* Removing the only child releases the parent: its "waiting" event. */
 static void case_parent_event_removed_child(conf_ctx *c) {
     add_pair(c, "leaf", 0);
-    ln_jobs *jobs = conf_open_all_events(c);
-    ln_jobs_events *ev;
-    CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
-    SAYS(jobs, 0, ln_jobs_remove(jobs, c->queue, "a"));
+    watch w = watch_open(c);
+    SAYS(w.jobs, 0, ln_jobs_remove(w.jobs, c->queue, "a"));
     CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_WAITING);
-    ln_job_event e;
-    next_of_r(ev, "waiting", &e);
-    CONF_CHECK_HAS(e.fields, "\"prev\":\"waiting-children\"");
-    ln_job_event_clear(&e);
-    ln_jobs_events_close(ev);
-    ln_jobs_close(jobs);
+    next_release_of_r(&w);
+    watch_close(&w);
     conf_check_counts(c, c->queue);
 }
 
 /* A parent with a delay goes to delayed: "delayed" with its due time. */
 static void case_parent_event_delayed(conf_ctx *c) {
     add_pair(c, "leaf", 60000);
-    ln_jobs *jobs = conf_open_all_events(c);
-    ln_jobs_events *ev;
-    CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
+    watch w = watch_open(c);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t before = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    SAYS(jobs, 0, ln_jobs_remove(jobs, c->queue, "a"));
+    SAYS(w.jobs, 0, ln_jobs_remove(w.jobs, c->queue, "a"));
     CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_DELAYED);
     ln_job_event e;
-    next_of_r(ev, "delayed", &e);
+    next_of_r(w.ev, "delayed", &e);
     const char *d = strstr(e.fields, "\"delay\":\"");
     CHECK(d != NULL);
     int64_t due = strtoll(d + 9, NULL, 10);
     CHECK(due >= before + 60000 - 1000 && due <= before + 60000 + 60000);
     ln_job_event_clear(&e);
-    ln_jobs_events_close(ev);
-    ln_jobs_close(jobs);
+    watch_close(&w);
 }
 
 /* A paused queue: the parent still gets "waiting" (and is paused). */
 static void case_parent_event_paused(conf_ctx *c) {
     add_pair(c, "leaf", 0);
     SAYS(c->jobs, 0, ln_jobs_pause(c->jobs, c->queue));
-    ln_jobs *jobs = conf_open_all_events(c);
-    ln_jobs_events *ev;
-    CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
-    SAYS(jobs, 0, ln_jobs_remove(jobs, c->queue, "a"));
+    watch w = watch_open(c);
+    SAYS(w.jobs, 0, ln_jobs_remove(w.jobs, c->queue, "a"));
     CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_PAUSED);
-    ln_job_event e;
-    next_of_r(ev, "waiting", &e);
-    CONF_CHECK_HAS(e.fields, "\"prev\":\"waiting-children\"");
-    ln_job_event_clear(&e);
-    ln_jobs_events_close(ev);
-    ln_jobs_close(jobs);
+    next_release_of_r(&w);
+    watch_close(&w);
 }
 
 /* A child that failed with no failure option stays its parent's pending
@@ -101,19 +112,13 @@ static void case_parent_event_cleaned_child(conf_ctx *c) {
     conf_run(c, kq, conf_handler_by_name, NULL, &wo);
     CHECK_EQ(conf_state(c, kq, "a"), LN_JOB_FAILED);
     CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_WAITING_CHILDREN);
-    ln_jobs *jobs = conf_open_all_events(c);
-    ln_jobs_events *ev;
-    CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
+    watch w = watch_open(c);
     size_t removed = 0;
-    SAYS(jobs, 0, ln_jobs_clean(jobs, kq, LN_JOB_FAILED, -1, 0, &removed));
+    SAYS(w.jobs, 0, ln_jobs_clean(w.jobs, kq, LN_JOB_FAILED, -1, 0, &removed));
     CHECK_EQ(removed, 1);
     CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_WAITING);
-    ln_job_event e;
-    next_of_r(ev, "waiting", &e);
-    CONF_CHECK_HAS(e.fields, "\"prev\":\"waiting-children\"");
-    ln_job_event_clear(&e);
-    ln_jobs_events_close(ev);
-    ln_jobs_close(jobs);
+    next_release_of_r(&w);
+    watch_close(&w);
     conf_check_counts(c, c->queue);
     conf_check_counts(c, kq);
 }
@@ -134,35 +139,30 @@ static void case_parent_event_trimmed_child(conf_ctx *c) {
     zo.remove_on_fail.mode = LN_KEEP_COUNT;
     zo.remove_on_fail.value = 1;
     conf_add(c, kq, "bad", NULL, &zo, NULL);
-    ln_jobs *jobs = conf_open_all_events(c);
-    ln_jobs_events *ev;
-    CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
-    ln_worker *w = NULL;
-    CHECK_EQ(ln_worker_create(&w, jobs, kq, conf_handler_by_name, NULL, &wo), 0);
-    CHECK_EQ(ln_worker_run(w), 0);
-    ln_worker_destroy(w);
+    watch w = watch_open(c);
+    ln_worker *wk = NULL;
+    CHECK_EQ(ln_worker_create(&wk, w.jobs, kq, conf_handler_by_name, NULL, &wo), 0);
+    CHECK_EQ(ln_worker_run(wk), 0);
+    ln_worker_destroy(wk);
     CHECK_EQ(conf_state(c, kq, "a"), LN_ENOENT);
     CHECK_EQ(conf_state(c, kq, "z"), LN_JOB_FAILED);
     CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_WAITING);
-    ln_job_event e;
-    next_of_r(ev, "waiting", &e);
-    CONF_CHECK_HAS(e.fields, "\"prev\":\"waiting-children\"");
-    ln_job_event_clear(&e);
-    ln_jobs_events_close(ev);
-    ln_jobs_close(jobs);
+    next_release_of_r(&w);
+    watch_close(&w);
 }
 
-/* The events of ev up to the "added" of job "mark" (added now through
- * jobs, which writes every event): CHECKs none is a release event of "r". */
-static void no_release_of_r(conf_ctx *c, ln_jobs *jobs, ln_jobs_events *ev) {
+/* The events of w up to the "added" of job "mark" (added now through
+ * w's handle, which writes every event): CHECKs none is a release event
+ * of "r". */
+static void no_release_of_r(conf_ctx *c, watch *w) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.job_id = "mark";
     char id[LN_JOB_ID_MAX];
-    SAYS(jobs, 0, ln_jobs_add(jobs, c->queue, "mark", NULL, &o, id, sizeof id));
+    SAYS(w->jobs, 0, ln_jobs_add(w->jobs, c->queue, "mark", NULL, &o, id, sizeof id));
     for (;;) {
         ln_job_event e;
-        CHECK_EQ(ln_jobs_events_next(ev, 3000, &e), 0);
+        CHECK_EQ(ln_jobs_events_next(w->ev, 3000, &e), 0);
         int release = (strcmp(e.name, "waiting") == 0 || strcmp(e.name, "delayed") == 0) &&
                       strcmp(e.job_id, "r") == 0;
         int end = strcmp(e.name, "added") == 0 && strcmp(e.job_id, "mark") == 0;
@@ -181,26 +181,20 @@ static void case_parent_event_none_when_cleaned_with(conf_ctx *c) {
     conf_worker_opts(&wo);
     conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
     CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_WAITING_CHILDREN);
-    ln_jobs *jobs = conf_open_all_events(c);
-    ln_jobs_events *ev;
-    CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
-    SAYS(jobs, 0, ln_jobs_clean(jobs, c->queue, LN_JOB_FAILED, -1, 0, NULL));
+    watch w = watch_open(c);
+    SAYS(w.jobs, 0, ln_jobs_clean(w.jobs, c->queue, LN_JOB_FAILED, -1, 0, NULL));
     CHECK_EQ(conf_state(c, c->queue, "r"), LN_ENOENT);
-    no_release_of_r(c, jobs, ev);
-    ln_jobs_events_close(ev);
-    ln_jobs_close(jobs);
+    no_release_of_r(c, &w);
+    watch_close(&w);
 }
 
 static void case_parent_event_none_when_drained_with(conf_ctx *c) {
     add_pair(c, "leaf", 0);
-    ln_jobs *jobs = conf_open_all_events(c);
-    ln_jobs_events *ev;
-    CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
-    SAYS(jobs, 0, ln_jobs_drain(jobs, c->queue, NULL));
+    watch w = watch_open(c);
+    SAYS(w.jobs, 0, ln_jobs_drain(w.jobs, c->queue, NULL));
     CHECK_EQ(conf_state(c, c->queue, "r"), LN_ENOENT);
-    no_release_of_r(c, jobs, ev);
-    ln_jobs_events_close(ev);
-    ln_jobs_close(jobs);
+    no_release_of_r(c, &w);
+    watch_close(&w);
 }
 
 const conf_case conf_parent_events_cases[] = {
