@@ -67,6 +67,15 @@ static int hold_then(ln_job *job, void *ctx) {
     return ln_job_set_result(job, "1");
 }
 
+/* A worker in the background whose first job is running in hold_then. */
+static conf_bg *start_holding(conf_ctx *c, conf_hold *hold) {
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_bg *w = conf_bg_start(c->jobs, c->queue, hold_then, hold, &wo);
+    conf_hold_wait(hold, 1);
+    return w;
+}
+
 static void add_kl(conf_ctx *c, const char *name, ln_job_opts *o, char *id) {
     o->dedup_id = "kl2";
     o->dedup_keep_last_if_active = 1;
@@ -83,10 +92,7 @@ static void case_dedup_next_kept_options(conf_ctx *c) {
     o.remove_on_complete.mode = LN_KEEP_NONE;
     add_kl(c, "first", &o, h);
     conf_hold hold = {0};
-    ln_worker_opts wo;
-    conf_worker_opts(&wo);
-    conf_bg *w = conf_bg_start(c->jobs, c->queue, hold_then, &hold, &wo);
-    conf_hold_wait(&hold, 1);
+    conf_bg *w = start_holding(c, &hold);
     ln_job_opts_init(&o);
     o.job_id = "nxt";
     o.delay_ms = 3600000;
@@ -126,10 +132,7 @@ static void case_dedup_next_retried_holder(conf_ctx *c) {
     o.attempts = 2;
     add_kl(c, "retried", &o, h);
     conf_hold hold = {0};
-    ln_worker_opts wo;
-    conf_worker_opts(&wo);
-    conf_bg *w = conf_bg_start(c->jobs, c->queue, hold_then, &hold, &wo);
-    conf_hold_wait(&hold, 1);
+    conf_bg *w = start_holding(c, &hold);
     ln_job_opts_init(&o);
     add_kl(c, "kept", &o, a);
     CONF_CHECK_STR(a, h);
@@ -160,10 +163,7 @@ static void case_dedup_next_remove_other_job(conf_ctx *c) {
     add_kl(c, "holder", &o, h);
     CHECK(strcmp(h, old) != 0);
     conf_hold hold = {0};
-    ln_worker_opts wo;
-    conf_worker_opts(&wo);
-    conf_bg *w = conf_bg_start(c->jobs, c->queue, hold_then, &hold, &wo);
-    conf_hold_wait(&hold, 1);
+    conf_bg *w = start_holding(c, &hold);
     add_kl(c, "kept", &o, a);
     CONF_CHECK_STR(a, h);
     SAYS(c->jobs, 0, ln_jobs_remove(c->jobs, c->queue, old));
@@ -185,10 +185,7 @@ static void remove_holder(conf_ctx *c, int drain) {
     o.backoff_ms = 3600000;
     add_kl(c, "retried", &o, h);
     conf_hold hold = {0};
-    ln_worker_opts wo;
-    conf_worker_opts(&wo);
-    conf_bg *w = conf_bg_start(c->jobs, c->queue, hold_then, &hold, &wo);
-    conf_hold_wait(&hold, 1);
+    conf_bg *w = start_holding(c, &hold);
     ln_job_opts_init(&o);
     add_kl(c, "kept", &o, a);
     CONF_CHECK_STR(a, h);
@@ -203,6 +200,8 @@ static void remove_holder(conf_ctx *c, int drain) {
     CHECK_EQ(conf_total(c, c->queue), 0);
     add_kl(c, "fresh", &o, a); /* the id is free: a new holder */
     CHECK(strcmp(a, h) != 0);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
     (void)conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
     CHECK_EQ(conf_total(c, c->queue), 1); /* not the dropped "kept" */
     CHECK_EQ(conf_state(c, c->queue, a), LN_JOB_COMPLETED);
