@@ -270,8 +270,11 @@ static void case_flowmore_flow_root_parent(conf_ctx *c) {
 }
 
 const conf_case conf_flowmore_cases[] = {
-    CONF_CASE(flowmore_remove_unprocessed),      CONF_CASE(flowmore_remove_unprocessed_releases),
-    CONF_CASE(flowmore_remove_unprocessed_held), CONF_CASE(flowmore_wait_child),
-    CONF_CASE(flowmore_flow_root_parent),        CONF_CASE(flowmore_remove_unprocessed_bound),
+    CONF_CASE(flowmore_remove_unprocessed),
+    CONF_CASE(flowmore_remove_unprocessed_releases),
+    CONF_CASE(flowmore_remove_unprocessed_held),
+    CONF_CASE(flowmore_wait_child),
+    CONF_CASE(flowmore_flow_root_parent),
+    CONF_CASE(flowmore_remove_unprocessed_bound),
     {0},
 };
