@@ -36,6 +36,7 @@ typedef struct args {
     const char *delay, *priority, *attempts, *backoff, *id, *limit, *offset, *age, *keep,
         *traceparent, *on_complete, *on_fail, *timeout, *from, *type;
     const char *parent, *parent_on_failure; /* add --parent (jobs_flow.c) */
+    int unprocessed;                        /* remove --unprocessed-children */
 } args;
 
 /* "lanes jobs" or "lanes jobs CMD": who speaks in messages. */
@@ -73,6 +74,7 @@ static const cli_opt options[] = {
     {"--follow", 0, AT(follow), "events"},
     {"--from", 1, AT(from), "events"},
     {"--type", 1, AT(type), "metrics"},
+    {"--unprocessed-children", 0, AT(unprocessed), "remove"},
     CLI_OPTS_END,
 };
 
@@ -519,8 +521,13 @@ static int cmd_action(ln_jobs *jobs, const char *cmd, args *a) {
                      : ln_jobs_retry(jobs, a->pos[0], a->pos[1]);
     } else if (strcmp(cmd, "remove") == 0) {
         if (a->npos != 2) return cli_usage(prog, "%s", "remove needs QUEUE ID");
-        err = a->children ? ln_jobs_remove_tree(jobs, a->pos[0], a->pos[1], &count)
-                          : ln_jobs_remove(jobs, a->pos[0], a->pos[1]);
+        if (a->children && a->unprocessed)
+            return cli_usage(prog, "%s",
+                             "--children and --unprocessed-children exclude each other");
+        err = a->unprocessed
+                  ? ln_jobs_remove_unprocessed_children(jobs, a->pos[0], a->pos[1], &count)
+              : a->children ? ln_jobs_remove_tree(jobs, a->pos[0], a->pos[1], &count)
+                            : ln_jobs_remove(jobs, a->pos[0], a->pos[1]);
     } else if (strcmp(cmd, "clean") == 0) {
         if (a->npos != 2) return cli_usage(prog, "%s", "clean needs QUEUE STATE");
         int state = ln_job_state_parse(a->pos[1]);

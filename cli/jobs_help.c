@@ -70,7 +70,7 @@ static const cli_jobs_cmd cmds[] = {
     {"retry", "QUEUE ID | QUEUE --all",
      "Move a failed job (or, with --all, every failed job) back to waiting.\n"
      "Prints how many moved.\n"},
-    {"remove", "QUEUE ID [--children]",
+    {"remove", "QUEUE ID [--children | --unprocessed-children]",
      "Delete a job. Refused (exit 1) while it is active, and for a job\n"
      "scheduler's current iteration (its take makes the next one: unschedule\n"
      "the scheduler instead). Its flow children stay; prints 1.\n"
@@ -79,7 +79,15 @@ static const cli_jobs_cmd cmds[] = {
      "               every queue (BullMQ's queue.remove default), all or\n"
      "               nothing; prints how many went. Refused (exit 1) while\n"
      "               any job of the tree is active; exit 2 for a tree of\n"
-     "               more than 1000 entries (remove its subtrees first).\n"},
+     "               more than 1000 entries (remove its subtrees first).\n"
+     "  --unprocessed-children\n"
+     "               keep the job (in any state, even active) and delete its\n"
+     "               children not yet processed (pending, not failed), each\n"
+     "               with its own such children (BullMQ's\n"
+     "               job.removeUnprocessedChildren); a child a worker holds\n"
+     "               is kept with its subtree. A parent left without pending\n"
+     "               children leaves waiting-children. Prints how many went;\n"
+     "               exit 2 past 1000 entries (nothing removed).\n"},
     {"clean", "QUEUE completed|failed [--age S] [--keep N]",
      "Delete finished jobs in one state; prints how many went.\n"
      "\n"

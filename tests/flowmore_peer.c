@@ -11,6 +11,17 @@
  *   flowmore_peer flow-parent URL QUEUE PQUEUE PID
  *        add the flow root "r" (custom id r) of QUEUE with one child "x"
  *        (id x), the root a child of job PID of PQUEUE
+ *   flowmore_peer add URL QUEUE ID [PQUEUE PID]
+ *        add job ID (name "k", data {"k":1}), a child of PID of PQUEUE if
+ *        given
+ *   flowmore_peer run URL QUEUE
+ *        a C worker runs QUEUE until it is empty; each job completes with
+ *        {"by":"c","name":NAME}
+ *   flowmore_peer state URL QUEUE ID
+ *        prints the job's state, or "none"
+ *   flowmore_peer children URL QUEUE ID
+ *        prints one line per child: "ID STATUS VALUE" (ln_job_child's
+ *        status number, "-" for no value)
  *
  * Exit status 0 on success; errors go to stderr.
  */
@@ -91,11 +102,91 @@ static int flow_parent(char **argv) {
     return out;
 }
 
+static int add_one(int argc, char **argv) {
+    ln_jobs *jobs = NULL;
+    int rc = ln_jobs_open(&jobs, argv[2]);
+    if (rc != 0) return die("open", rc, NULL);
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = argv[4];
+    if (argc == 7) {
+        o.parent_queue = argv[5];
+        o.parent_id = argv[6];
+    }
+    rc = ln_jobs_add(jobs, argv[3], "k", "{\"k\":1}", &o, NULL, 0);
+    int out = rc != 0 ? die("add", rc, jobs) : 0;
+    ln_jobs_close(jobs);
+    return out;
+}
+
+static int run_handler(ln_job *job, void *ctx) {
+    (void)ctx;
+    char res[160];
+    snprintf(res, sizeof res, "{\"by\":\"c\",\"name\":\"%s\"}", ln_job_name(job));
+    return ln_job_set_result(job, res);
+}
+
+static int run(char **argv) {
+    ln_jobs *jobs = NULL;
+    int rc = ln_jobs_open(&jobs, argv[2]);
+    if (rc != 0) return die("open", rc, NULL);
+    ln_worker_opts o;
+    ln_worker_opts_init(&o);
+    o.exit_when_empty = 1;
+    o.poll_ms = 10;
+    ln_worker *w = NULL;
+    rc = ln_worker_create(&w, jobs, argv[3], run_handler, NULL, &o);
+    if (rc == 0) rc = ln_worker_run(w);
+    ln_worker_destroy(w);
+    int out = rc != 0 ? die("worker", rc, jobs) : 0;
+    ln_jobs_close(jobs);
+    return out;
+}
+
+static int state(char **argv) {
+    ln_jobs *jobs = NULL;
+    int rc = ln_jobs_open(&jobs, argv[2]);
+    if (rc != 0) return die("open", rc, NULL);
+    ln_job_info info;
+    rc = ln_jobs_get(jobs, argv[3], argv[4], &info);
+    int out = 0;
+    if (rc == LN_ENOENT) {
+        printf("none\n");
+    } else if (rc != 0) {
+        out = die("get", rc, jobs);
+    } else {
+        printf("%s\n", ln_job_state_name(info.state));
+        ln_job_info_clear(&info);
+    }
+    ln_jobs_close(jobs);
+    return out;
+}
+
+static int children(char **argv) {
+    ln_jobs *jobs = NULL;
+    int rc = ln_jobs_open(&jobs, argv[2]);
+    if (rc != 0) return die("open", rc, NULL);
+    ln_job_children rel;
+    rc = ln_jobs_children(jobs, argv[3], argv[4], &rel);
+    int out = rc != 0 ? die("children", rc, jobs) : 0;
+    for (size_t i = 0; rc == 0 && i < rel.n; i++)
+        printf("%s %d %s\n", rel.children[i].id ? rel.children[i].id : rel.children[i].key,
+               rel.children[i].status, rel.children[i].value ? rel.children[i].value : "-");
+    if (rc == 0) ln_job_children_clear(&rel);
+    ln_jobs_close(jobs);
+    return out;
+}
+
 int main(int argc, char **argv) {
     if (argc == 5 && strcmp(argv[1], "unprocessed") == 0) return unprocessed(argv);
     if (argc == 8 && strcmp(argv[1], "wait-child") == 0) return wait_child(argv);
     if (argc == 6 && strcmp(argv[1], "flow-parent") == 0) return flow_parent(argv);
+    if ((argc == 5 || argc == 7) && strcmp(argv[1], "add") == 0) return add_one(argc, argv);
+    if (argc == 4 && strcmp(argv[1], "run") == 0) return run(argv);
+    if (argc == 5 && strcmp(argv[1], "state") == 0) return state(argv);
+    if (argc == 5 && strcmp(argv[1], "children") == 0) return children(argv);
     fprintf(stderr, "usage: flowmore_peer unprocessed URL QUEUE ID | wait-child URL QUEUE CQ1 "
-                    "CID1 CQ2 CID2 | flow-parent URL QUEUE PQUEUE PID\n");
+                    "CID1 CQ2 CID2 | flow-parent URL QUEUE PQUEUE PID | add URL QUEUE ID "
+                    "[PQUEUE PID] | run URL QUEUE | state URL QUEUE ID | children URL QUEUE ID\n");
     return 2;
 }

@@ -157,3 +157,11 @@ endif()
 # bare worker struct: a job moved to waiting-children is freed with nothing
 # recorded, after any renewal in flight.
 ln_test(NAME test_dynflow_worker SOURCES test_dynflow_worker.c TIMEOUT 30 LABELS jobs)
+
+# `lanes jobs remove --unprocessed-children` (sqlite, and Redis under
+# scripts/with-services.sh).
+if(TARGET lanes_cli)
+  add_test(NAME test_unprocessed_cli
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_unprocessed_cli.sh $<TARGET_FILE:lanes_cli>)
+  set_tests_properties(test_unprocessed_cli PROPERTIES TIMEOUT 60 LABELS "plain;jobs")
+endif()

@@ -219,12 +219,15 @@ LN_EXTERN int ln_job_wait_child(ln_job *job, const char *child_queue, const char
  * to wait; the SQLite store to waiting, or delayed by its own delay_ms).
  * A removed child that had processed children of its own drops their
  * records with it (they stay, as completed jobs without a parent), as
- * BullMQ's does. All or nothing: LN_EBUSY when one of the jobs to remove
- * is active (BullMQ skips a locked one; lanes refuses, as
- * ln_jobs_remove_tree), LN_ETOOBIG past LN_JOBS_REMOVE_TREE_MAX entries
- * (each child a parent of the walk records counts, with the job).
- * *removed (may be NULL): the jobs removed. 0, LN_ENOENT (no such job),
- * LN_EINVAL, LN_EBUSY, LN_ETOOBIG, LN_EBACKEND. One store transaction
+ * BullMQ's does. A child that is active (a worker holds it) is skipped
+ * with its whole subtree, as BullMQ skips a locked one: it stays a pending
+ * dependency of its parent (which is then not released), and an active
+ * grandchild of a removed child stays without its parent, as on BullMQ.
+ * All or nothing for the rest: LN_ETOOBIG past LN_JOBS_REMOVE_TREE_MAX
+ * entries (each child a parent of the walk records counts, with the job,
+ * a skipped active one too), nothing removed. *removed (may be NULL): the
+ * jobs removed. 0, LN_ENOENT (no such job), LN_EINVAL, LN_ETOOBIG,
+ * LN_EBACKEND. One store transaction
  * (one script call on Redis; on a Redis Cluster of one hash slot, as a
  * flow's), O(entries). */
 LN_EXTERN int ln_jobs_remove_unprocessed_children(ln_jobs *jobs, const char *queue, const char *id,

@@ -301,8 +301,8 @@ struct ln__store_methods {
     /* Version 16. The unprocessed children of job id and their
      * unprocessed subtrees (jobs_flows.h
      * ln_jobs_remove_unprocessed_children), the job kept, all or nothing,
-     * at most max entries (LN_ETOOBIG), LN_EBUSY when one of them is
-     * active; *removed as remove_tree's. */
+     * at most max entries (LN_ETOOBIG); an active child is kept with its
+     * subtree; *removed as remove_tree's. */
     int (*remove_unprocessed)(ln__jobs_be *be, const char *queue, const char *id, size_t max,
                               size_t *removed);
     /* Version 16. As wait_children, but only child child_id of

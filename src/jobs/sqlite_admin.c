@@ -115,7 +115,7 @@ typedef struct tree {
     tree_node *v; /* pre-order of the walk (breadth first): parents first */
     size_t n, entries, max;
     sqlite3_stmt *kids;
-    int pending_only; /* the root kept, only unprocessed children taken */
+    int pending_only; /* the root kept, only unprocessed children taken, active ones skipped */
 } tree;
 
 static void tree_free(tree *t) {
@@ -139,7 +139,7 @@ static int tree_push(sq_be *be, tree *t, int64_t rid, int state, int priority, c
     t->n++;
     if (nd->queue == NULL || nd->id == NULL)
         return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
-    if (state == ST_ACTIVE && !(t->pending_only && t->n == 1)) /* a kept root may run */
+    if (state == ST_ACTIVE && !t->pending_only) /* pending_only: a kept root may run */
         return ln__jobs_be_err(&be->base, LN_EBUSY,
                                "job '%s' of queue '%s' in the tree is active; a worker holds it",
                                id, queue);
@@ -170,6 +170,9 @@ static int tree_kids(sq_be *be, tree *t, size_t i, const char *root) {
                                    "the children their parents record): remove its subtrees first",
                                    root, t->max);
         if (sqlite3_column_type(s, 0) == SQLITE_NULL) continue; /* that child is gone */
+        /* An active child of the unprocessed walk is kept with its subtree,
+         * as BullMQ skips a locked one; it stays its parent's pending entry. */
+        if (t->pending_only && sqlite3_column_int(s, 1) == ST_ACTIVE) continue;
         if (tree_has(t, sqlite3_column_int64(s, 0))) continue;
         err = tree_push(be, t, sqlite3_column_int64(s, 0), sqlite3_column_int(s, 1),
                         sqlite3_column_int(s, 2), (const char *)sqlite3_column_text(s, 3),

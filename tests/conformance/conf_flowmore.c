@@ -82,26 +82,81 @@ static void case_flowmore_remove_unprocessed_releases(conf_ctx *c) {
     conf_check_counts(c, q);
 }
 
-/* A held child refuses the call; nothing is removed. */
+/* A held child is skipped with its subtree, as BullMQ skips a locked one:
+ * it stays the parent's pending child (the parent is not released), its
+ * own pending child stays; a held grandchild under a removed child stays
+ * too, without its parent, and still completes. The job itself may run. */
 static void case_flowmore_remove_unprocessed_held(conf_ctx *c) {
     const char *q = c->queue, *hq = conf_queue(c, "held"), *kq = conf_queue(c, "kids");
     add_kid(c, q, "p", "parent", NULL, NULL);
     add_kid(c, hq, "h", "k", q, "p");
     add_kid(c, kq, "b", "k", q, "p");
+    add_kid(c, q, "m", "k", q, "p");
+    add_kid(c, hq, "g", "k", q, "m");
     conf_hold h = {0};
     ln_worker_opts wo;
     conf_worker_opts(&wo);
+    wo.concurrency = 2;
     conf_bg *bg = conf_bg_start(c->jobs, hq, conf_hold_handler, &h, &wo);
-    conf_hold_wait(&h, 1);
+    conf_hold_wait(&h, 2);
+    add_kid(c, kq, "hc", "k", hq, "h"); /* a child of the running h */
     size_t removed = 99;
-    SAYS(c->jobs, LN_EBUSY, ln_jobs_remove_unprocessed_children(c->jobs, q, "p", &removed));
-    CHECK_EQ(removed, 0);
-    CHECK_EQ(conf_state(c, kq, "b"), LN_JOB_WAITING);
-    atomic_store(&h.release, 1);
-    CHECK_EQ(conf_bg_join(bg, NULL), 0);
     SAYS(c->jobs, 0, ln_jobs_remove_unprocessed_children(c->jobs, q, "p", &removed));
+    CHECK_EQ(removed, 2);
+    CHECK_EQ(conf_state(c, kq, "b"), LN_ENOENT);
+    CHECK_EQ(conf_state(c, q, "m"), LN_ENOENT);
+    CHECK_EQ(conf_state(c, hq, "h"), LN_JOB_ACTIVE);
+    CHECK_EQ(conf_state(c, hq, "g"), LN_JOB_ACTIVE);
+    CHECK_EQ(conf_state(c, kq, "hc"), LN_JOB_WAITING);
+    ln_job_children rel;
+    CHECK_EQ(ln_jobs_children(c->jobs, q, "p", &rel), 0);
+    CHECK_EQ(rel.n, 1);
+    if (rel.n == 1) {
+        CONF_CHECK_STR(rel.children[0].id, "h");
+        CHECK_EQ(rel.children[0].status, LN_CHILD_PENDING);
+    }
+    ln_job_children_clear(&rel);
+    /* the running h's own pending child goes when h is the job */
+    SAYS(c->jobs, 0, ln_jobs_remove_unprocessed_children(c->jobs, hq, "h", &removed));
     CHECK_EQ(removed, 1);
+    CHECK_EQ(conf_state(c, kq, "hc"), LN_ENOENT);
+    atomic_store(&h.release, 1);
+    ln_worker_stats st;
+    CHECK_EQ(conf_bg_join(bg, &st), 0);
+    CHECK_EQ(st.completed, 2);
     CHECK_EQ(conf_state(c, hq, "h"), LN_JOB_COMPLETED);
+    CHECK_EQ(conf_state(c, hq, "g"), LN_JOB_COMPLETED);
+    CHECK_EQ(conf_state(c, q, "p"), LN_JOB_WAITING);
+    SAYS(c->jobs, 0, ln_jobs_remove_unprocessed_children(c->jobs, q, "p", &removed));
+    CHECK_EQ(removed, 0);
+    CHECK_EQ(ln_jobs_children(c->jobs, q, "p", &rel), 0);
+    CHECK_EQ(rel.n, 1);
+    if (rel.n == 1) CHECK_EQ(rel.children[0].status, LN_CHILD_PROCESSED);
+    ln_job_children_clear(&rel);
+    conf_check_counts(c, q);
+    conf_check_counts(c, hq);
+}
+
+/* Past LN_JOBS_REMOVE_TREE_MAX entries (the job and the children it
+ * records) the call is refused and nothing is removed; at the bound it
+ * goes. */
+static void case_flowmore_remove_unprocessed_bound(conf_ctx *c) {
+    const char *q = c->queue, *kq = conf_queue(c, "kids");
+    add_kid(c, q, "p", "parent", NULL, NULL);
+    char id[32];
+    for (int i = 0; i < LN_JOBS_REMOVE_TREE_MAX; i++) {
+        snprintf(id, sizeof id, "k%d", i);
+        add_kid(c, kq, id, "k", q, "p");
+    }
+    size_t removed = 99;
+    SAYS(c->jobs, LN_ETOOBIG, ln_jobs_remove_unprocessed_children(c->jobs, q, "p", &removed));
+    CHECK_EQ(removed, 0);
+    CHECK_EQ(conf_total(c, kq), LN_JOBS_REMOVE_TREE_MAX);
+    CHECK_EQ(conf_state(c, kq, "k0"), LN_JOB_WAITING);
+    CHECK_EQ(ln_jobs_remove(c->jobs, kq, "k0"), 0);
+    SAYS(c->jobs, 0, ln_jobs_remove_unprocessed_children(c->jobs, q, "p", &removed));
+    CHECK_EQ(removed, LN_JOBS_REMOVE_TREE_MAX - 1);
+    CHECK_EQ(conf_total(c, kq), 0);
 }
 
 /* The handler of the wait_child case: what each call answered. */
@@ -215,7 +270,11 @@ static void case_flowmore_flow_root_parent(conf_ctx *c) {
 }
 
 const conf_case conf_flowmore_cases[] = {
-    CONF_CASE(flowmore_remove_unprocessed),      CONF_CASE(flowmore_remove_unprocessed_releases),
-    CONF_CASE(flowmore_remove_unprocessed_held), CONF_CASE(flowmore_wait_child),
-    CONF_CASE(flowmore_flow_root_parent),        {0},
+    CONF_CASE(flowmore_remove_unprocessed),
+    CONF_CASE(flowmore_remove_unprocessed_releases),
+    CONF_CASE(flowmore_remove_unprocessed_held),
+    CONF_CASE(flowmore_wait_child),
+    CONF_CASE(flowmore_flow_root_parent),
+    CONF_CASE(flowmore_remove_unprocessed_bound),
+    {0},
 };

@@ -34,7 +34,7 @@ import {
 } from './node/remove_tree.mjs';
 import { dynStep, dynAdd, dynMissing, dynCheck } from './node/dynflow.mjs';
 import { xcServe, xcEvents, xcCheck } from './node/exec_children.mjs';
-import { fmUnprocessed, fmChildren } from './node/flowmore.mjs';
+import { fmUnprocessed, fmChildren, fmWaitChild, fmFlowParent } from './node/flowmore.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -104,6 +104,8 @@ switch (cmd) {
   case 'xc-check': await xcCheck(queue, args[0], args[1]); break;
   case 'fm-unprocessed': await fmUnprocessed(queue, args[0]); break;
   case 'fm-children': await fmChildren(queue, args[0]); break;
+  case 'fm-wait-child': await fmWaitChild(queue, args[0], args[1], args[2], args[3]); break;
+  case 'fm-flow-parent': await fmFlowParent(queue, args[0], args[1]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

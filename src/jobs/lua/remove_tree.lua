@@ -14,10 +14,12 @@
 -- With ARGV[3] '1' a job's children are only its :dependencies that are
 -- not in their queue's failed set, at every level (BullMQ's
 -- ignoreProcessed), and the job itself is neither checked for a lock nor
--- removed; a parent left without dependencies goes to wait as above.
+-- removed; a locked child is skipped with its subtree (it stays the
+-- parent's dependency: BullMQ's ignoreLocked); a parent left without
+-- dependencies goes to wait as above.
 -- Returns {0, removed}, {RC.JOB_NOT_EXIST}, {RC.SCHEDULED} (the job is a
 -- scheduler's current iteration), {RC.LOCKED, key} (a worker holds that
--- job) or {RC.TREE_TOO_BIG}.
+-- job; never with ARGV[3] '1') or {RC.TREE_TOO_BIG}.
 local id, cap, pending_only = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
 local root = B .. id
 if rcall('EXISTS', root) == 0 then return {RC.JOB_NOT_EXIST} end
@@ -64,21 +66,26 @@ local function children(jkey, room)
     return out
 end
 
--- Pass 1: the subtree's keys (each once), no job of it locked.
-local seen, order, used = {[root] = true}, {root}, 1
+-- Pass 1: the subtree's keys (each once), no job of it locked; with
+-- pending_only a locked child is kept with its subtree (BullMQ's
+-- ignoreLocked): marked done, so pass 2 neither removes nor enters it.
+local seen, order, used, done = {[root] = true}, {root}, 1, {}
 local i = 1
 while i <= #order do
     local k = order[i]
-    if (i > 1 or not pending_only) and rcall('EXISTS', k .. ':lock') == 1 then
-        return {RC.LOCKED, k}
-    end
-    local kids = children(k, cap - used)
-    if not kids then return {RC.TREE_TOO_BIG} end
-    used = used + #kids
-    for _, c in ipairs(kids) do
-        if not seen[c] then
-            seen[c] = true
-            order[#order + 1] = c
+    local held = (i > 1 or not pending_only) and rcall('EXISTS', k .. ':lock') == 1
+    if held and not pending_only then return {RC.LOCKED, k} end
+    if held then
+        done[k] = true
+    else
+        local kids = children(k, cap - used)
+        if not kids then return {RC.TREE_TOO_BIG} end
+        used = used + #kids
+        for _, c in ipairs(kids) do
+            if not seen[c] then
+                seen[c] = true
+                order[#order + 1] = c
+            end
         end
     end
     i = i + 1
@@ -120,7 +127,7 @@ end
 
 -- Pass 2: BullMQ's removeJobWithChildren, depth first. The root leaves
 -- its own parent as ln_jobs_remove does (lib_flow.lua).
-local removed, done = 0, {}
+local removed = 0
 local function drop(qb, jid, pqb, pid)
     local jkey = qb .. jid
     done[jkey] = true

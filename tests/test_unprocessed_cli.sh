@@ -1,0 +1,113 @@
+#!/bin/sh
+# test_unprocessed_cli.sh LANES - `lanes jobs URL remove QUEUE ID
+# --unprocessed-children`: the job stays, its pending children go with
+# their own pending children, a processed one stays (and its record in the
+# job), one a worker runs stays; the count on stdout or as --json; bad
+# command lines exit 2, no such job 4, past 1000 entries 2 with nothing
+# removed. On sqlite always, and on Redis when LANES_TEST_REDIS_URL is set
+# (scripts/with-services.sh).
+set -u
+cli=$1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/lanes-unprocessed-cli.XXXXXX")
+wpid=""
+cleanup() {
+    [ -z "$wpid" ] || kill "$wpid" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+    echo "FAIL ($store): $*" >&2
+    exit 1
+}
+j() { "$cli" jobs "$url" "$@"; }
+state() { j get "$1" "$2" --json | sed 's/.*"state":"\([^"]*\)".*/\1/'; }
+
+run_store() { # URL NAME
+    url=$1
+    store=$2
+    q=u$$q
+    k=u$$k
+    d=u$$d
+    h=u$$h
+    j add "$q" parent --id p --create >/dev/null || fail "add p"
+    j add "$k" kid --id a --parent "$q:p" >/dev/null || fail "add a"
+    j add "$k" kid --id c --parent "$k:a" >/dev/null || fail "add c, a's child"
+    j add "$d" kid --id b --parent "$q:p" >/dev/null || fail "add b"
+    j add "$h" kid --id h --parent "$q:p" >/dev/null || fail "add h"
+    "$cli" worker "$url" "$d" --exit-when-empty --exec cat >/dev/null 2>&1 || fail "worker $d"
+    [ "$(state "$d" b)" = completed ] || fail "b did not complete"
+    # shellcheck disable=SC2016 # $0 is the program's, not ours
+    "$cli" worker "$url" "$h" --exit-when-empty --exec /bin/sh -c \
+        'cat >/dev/null; touch "$0/held"; while [ ! -e "$0/go" ]; do sleep 0.05; done; echo 1' \
+        "$tmp" >/dev/null 2>"$tmp/w.err" &
+    wpid=$!
+    i=0
+    until [ -e "$tmp/held" ]; do
+        i=$((i + 1))
+        [ $i -le 200 ] || fail "the worker never ran h: $(cat "$tmp/w.err")"
+        sleep 0.05
+    done
+    rc=0
+    j remove "$q" p --unprocessed-children --children >/dev/null 2>"$tmp/e" || rc=$?
+    [ $rc -eq 2 ] || fail "both options exited $rc"
+    grep -q "exclude each other" "$tmp/e" || fail "both options: $(cat "$tmp/e")"
+    rc=0
+    j remove "$q" p extra --unprocessed-children >/dev/null 2>&1 || rc=$?
+    [ $rc -eq 2 ] || fail "an extra argument exited $rc"
+    rc=0
+    j retry "$q" p --unprocessed-children >/dev/null 2>&1 || rc=$?
+    [ $rc -eq 2 ] || fail "retry took --unprocessed-children (exit $rc)"
+    [ "$(state "$k" a)" = waiting ] || fail "a refused call removed a"
+    n=$(j remove "$q" p --unprocessed-children) || fail "remove --unprocessed-children"
+    [ "$n" = 2 ] || fail "removed $n jobs, not 2 (a and c)"
+    rc=0
+    j get "$k" a >/dev/null 2>&1 || rc=$?
+    [ $rc -eq 4 ] || fail "a stayed (get exit $rc)"
+    rc=0
+    j get "$k" c >/dev/null 2>&1 || rc=$?
+    [ $rc -eq 4 ] || fail "c stayed (get exit $rc)"
+    [ "$(state "$q" p)" = waiting ] || fail "p is not waiting"
+    [ "$(state "$h" h)" = active ] || fail "the running h went"
+    j get "$q" p >"$tmp/p" || fail "get p"
+    grep -q "child .*$d:b processed" "$tmp/p" || fail "b's record went: $(cat "$tmp/p")"
+    grep -q "child .*$h:h pending" "$tmp/p" || fail "h is no longer p's child: $(cat "$tmp/p")"
+    touch "$tmp/go"
+    wait "$wpid" || fail "worker $h: $(cat "$tmp/w.err")"
+    wpid=""
+    rm -f "$tmp/held" "$tmp/go"
+    out=$(j remove "$q" p --unprocessed-children --json) || fail "remove --json"
+    [ "$out" = '{"ok":true,"count":0}' ] || fail "--json printed $out"
+    rc=0
+    j remove "$q" nope --unprocessed-children --json >/dev/null 2>"$tmp/e" || rc=$?
+    [ $rc -eq 4 ] || fail "no such job exited $rc"
+    grep -q '"code":"LN_ENOENT"' "$tmp/e" || fail "no such job under --json: $(cat "$tmp/e")"
+    # 1001 entries: the root and its 1000 children (999 in a flow, one more)
+    {
+        printf '{"name":"big","queueName":"%s","opts":{"jobId":"big"},"children":[' "$q"
+        i=1
+        while [ $i -le 999 ]; do
+            [ $i -eq 1 ] || printf ','
+            printf '{"name":"leaf","queueName":"%s"}' "$k"
+            i=$((i + 1))
+        done
+        printf ']}'
+    } >"$tmp/big.json"
+    j flow "$tmp/big.json" >/dev/null || fail "flow of 1000 jobs"
+    j add "$k" leaf --id last --parent "$q:big" >/dev/null || fail "the 1000th child"
+    rc=0
+    j remove "$q" big --unprocessed-children >/dev/null 2>"$tmp/e" || rc=$?
+    [ $rc -eq 2 ] || fail "1001 entries exited $rc"
+    grep -q "more than 1000 entries" "$tmp/e" || fail "no reason given: $(cat "$tmp/e")"
+    [ "$(state "$k" last)" = waiting ] || fail "a refused call removed a child"
+    j remove "$k" last >/dev/null || fail "remove last"
+    n=$(j remove "$q" big --unprocessed-children) || fail "remove 999 children"
+    [ "$n" = 999 ] || fail "removed $n of 999"
+    [ "$(state "$q" big)" = waiting ] || fail "big was not released from waiting-children"
+}
+
+run_store "sqlite:$tmp/t.db" sqlite
+if [ -n "${LANES_TEST_REDIS_URL:-}" ]; then
+    case $LANES_TEST_REDIS_URL in *\?*) sep='&' ;; *) sep='?' ;; esac
+    run_store "$LANES_TEST_REDIS_URL${sep}prefix=lunp$$" redis
+fi
+echo "lanes jobs remove --unprocessed-children: pending children gone, the job and a running child kept"
