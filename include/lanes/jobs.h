@@ -265,7 +265,8 @@ typedef struct ln_job_opts {
      *    latest such add replacing an earlier one (on Redis the hash
      *    `dn:<id>`); when the holder completes or fails for good (also
      *    canceled, or failed as stalled) that next job is added with its
-     *    own options (its custom id if it had one, else a new id) and
+     *    own options (its custom id if it had one, else the id numbered
+     *    for it at its add, though that add returned the holder's id) and
      *    holds dedup_id.
      *    At most one job runs and one waits per dedup_id. Removing the
      *    holder drops the next job;
