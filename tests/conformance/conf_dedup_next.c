@@ -309,9 +309,13 @@ static void case_dedup_next_bad_options(conf_ctx *c) {
 }
 
 const conf_case conf_dedup_next_cases[] = {
-    CONF_CASE(dedup_next_keep_last_completes), CONF_CASE(dedup_next_keep_last_fails),
-    CONF_CASE(dedup_next_keep_last_waiting),   CONF_CASE(dedup_next_canceled_holder),
-    CONF_CASE(dedup_next_stalled_holder),      CONF_CASE(dedup_next_reschedule),
-    CONF_CASE(dedup_next_bad_options),         CONF_CASE(dedup_next_kept_id),
+    CONF_CASE(dedup_next_keep_last_completes),
+    CONF_CASE(dedup_next_keep_last_fails),
+    CONF_CASE(dedup_next_keep_last_waiting),
+    CONF_CASE(dedup_next_canceled_holder),
+    CONF_CASE(dedup_next_stalled_holder),
+    CONF_CASE(dedup_next_reschedule),
+    CONF_CASE(dedup_next_bad_options),
+    CONF_CASE(dedup_next_kept_id),
     {0},
 };
