@@ -69,7 +69,8 @@ foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board json
         flowmore_unprocessed flowmore_wait_child flowmore_flow_parent
         flow_removed_child
         flowmore_unprocessed_locked flowmore_unprocessed_c_to_node flowmore_wait_child_node
-        flowmore_flow_parent_node)
+        flowmore_flow_parent_node
+        dedup_next_stalled)
   add_test(NAME test_redis_interop/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_interop.sh ${case}
                    $<TARGET_FILE:redis_peer> ${LN_REDIS_CLI})

@@ -573,6 +573,42 @@ static void steps_on(const char *url, const char *tag) {
     CHECK_EQ(runs_of(dir, "s"), 2);
 }
 
+/* The timeout bounds a take of the job, not each run of CMD: the runs
+ * again after exit 78 with no child pending are part of the take and
+ * share its timeout (ln_job_opts.timeout_ms: the longest run of a job
+ * from its start). Each run here takes 0.4 s and exits 78 with no child:
+ * a 1000 ms timeout ends the take in its 2nd or 3rd run ("timed out
+ * after 1000 ms"), where a timeout per run would let it reach the 10-run
+ * bound. */
+static const char rerun_sh[] = "echo run >> \"$0/runs.$LANES_JOB_ID\"\n"
+                               "sleep 0.4\n"
+                               "exit 78\n";
+
+TEST(worker_exec_reruns_share_the_take_timeout) {
+    char url[512], out[8192], dir[512], id[LN_JOB_ID_MAX];
+    snprintf(url, sizeof url, "%s", jt_url("rt"));
+    snprintf(dir, sizeof dir, "%s", jt_tmpdir());
+    ln_jobs *jobs;
+    CHECK_EQ(ln_jobs_open(&jobs, url), 0);
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.timeout_ms = 1000;
+    CHECK_EQ(ln_jobs_add(jobs, "q", "again", "{}", &o, id, sizeof id), 0);
+    ln_jobs_close(jobs);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--json", "--exec", "/bin/sh",
+                   "-c", rerun_sh, dir),
+             0);
+    json_t *j = get_job(url, "q", id);
+    CHECK(strcmp(state_of(j), "failed") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(j, "failed_reason")),
+                 "timed out after 1000 ms") == 0);
+    CHECK_EQ(json_integer_value(json_object_get(j, "attempts_started")), 1);
+    json_decref(j);
+    int runs = runs_of(dir, id);
+    CHECK(runs >= 2 && runs <= 3);
+    jt_cleanup();
+}
+
 TEST(worker_exec_waits_for_children) {
     steps_on(jt_url("steps"), "sqlite");
     const char *base = getenv("LANES_TEST_REDIS_URL");
@@ -609,5 +645,6 @@ int main(int argc, char **argv) {
                                         TESTCASE(worker_exec_job_timeout_kills_the_group),
                                         TESTCASE(worker_fd3_progress_and_log),
                                         TESTCASE(worker_exec_waits_for_children),
+                                        TESTCASE(worker_exec_reruns_share_the_take_timeout),
                                         {0}});
 }

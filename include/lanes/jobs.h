@@ -265,7 +265,8 @@ typedef struct ln_job_opts {
      *    latest such add replacing an earlier one (on Redis the hash
      *    `dn:<id>`); when the holder completes or fails for good (also
      *    canceled, or failed as stalled) that next job is added with its
-     *    own options (its custom id if it had one, else a new id) and
+     *    own options (its custom id if it had one, else the id numbered
+     *    for it at its add, though that add returned the holder's id) and
      *    holds dedup_id.
      *    At most one job runs and one waits per dedup_id. Removing the
      *    holder drops the next job;
@@ -675,7 +676,10 @@ typedef struct ln_worker_stats {
     uint64_t retried;       /* failed runs put back for a retry */
     uint64_t stale;         /* outcomes or renewals refused, or running
                                jobs the cancel poll found no longer held:
-                               lease lost, or canceled (ln_jobs_cancel) */
+                               lease lost, or canceled (ln_jobs_cancel);
+                               a running job's once its handler returned,
+                               and not one the handler moved to
+                               waiting-children (that is waited) */
     uint64_t stalled_found; /* lapsed leases this worker recovered */
     uint64_t released;      /* jobs given back at a graceful stop */
     /* The store's outages, as ln_worker_run retries them (store_retry_ms):

@@ -103,12 +103,33 @@ static void opts_of(json_t *t, ln_job_opts *o, const char *deid) {
 
 /* ------------------------------------------------------------ the requeue */
 
+/* The job just inserted as rid takes the rid jid reserved for it at its
+ * add (a LIFO job's seq follows its rid). */
+static int take_jid(sq_be *be, int64_t rid, int64_t jid) {
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(be->db,
+                                "UPDATE lanes_jobs SET rid = ?1, seq = CASE WHEN seq < 0 "
+                                "THEN -?1 ELSE seq END WHERE rid = ?2",
+                                -1, &s, NULL);
+    if (rc != SQLITE_OK) return ln__sq_err(be, rc, "dedup next (id)");
+    sqlite3_bind_int64(s, 1, jid);
+    sqlite3_bind_int64(s, 2, rid);
+    rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "dedup next (id)");
+}
+
 /* Add the kept job j of queue as an add would (it now holds its dedup
- * id); an existing custom id is left as it is (the kept add is dropped). */
-static int add_next(sq_be *be, const char *queue, ln__job_new *j, int64_t now) {
+ * id), as rid jid when its add reserved one (> 0); an existing custom id
+ * is left as it is (the kept add is dropped). */
+static int add_next(sq_be *be, const char *queue, ln__job_new *j, int64_t jid, int64_t now) {
     int err = ln__sq_insert_job(be, queue, j, now, "dedup next");
     if (err != 0) return err < 0 ? err : 0; /* 1: the custom id exists */
     int64_t rid = sqlite3_last_insert_rowid(be->db);
+    if (jid > 0) {
+        if ((err = take_jid(be, rid, jid)) != 0) return err;
+        rid = jid;
+    }
     const ln_job_opts *o = &j->opts;
     int64_t expires =
         o->dedup_ttl_ms > 0 && !o->dedup_keep_last_if_active ? now + o->dedup_ttl_ms : -1;
@@ -122,7 +143,8 @@ static int add_next(sq_be *be, const char *queue, ln__job_new *j, int64_t now) {
     return err;
 }
 
-/* One due row of s (queue, id, name, data, opts): added, then deleted. */
+/* One due row of s (queue, id, name, data, opts, jid): added, then
+ * deleted. */
 static int requeue_row(sq_be *be, sqlite3_stmt *s, int64_t now) {
     const char *queue = (const char *)sqlite3_column_text(s, 0);
     const char *deid = (const char *)sqlite3_column_text(s, 1);
@@ -133,7 +155,7 @@ static int requeue_row(sq_be *be, sqlite3_stmt *s, int64_t now) {
     j.data = (const char *)sqlite3_column_text(s, 3);
     j.data_len = (size_t)sqlite3_column_bytes(s, 3);
     opts_of(t, &j.opts, deid);
-    int err = add_next(be, queue, &j, now);
+    int err = add_next(be, queue, &j, sqlite3_column_int64(s, 5), now);
     json_decref(t);
     if (err != 0) return err;
     sqlite3_stmt *d = NULL;
@@ -161,7 +183,7 @@ int ln__sq_dedup_requeue(sq_be *be) {
     while (err == 0) {
         sqlite3_stmt *s = NULL;
         rc = sqlite3_prepare_v2(be->db,
-                                "SELECT queue, id, name, data, opts FROM lanes_dedup_next "
+                                "SELECT queue, id, name, data, opts, jid FROM lanes_dedup_next "
                                 "WHERE due = 1 LIMIT 1",
                                 -1, &s, NULL);
         if (rc != SQLITE_OK) return ln__sq_err(be, rc, "dedup next");
@@ -178,16 +200,40 @@ int ln__sq_dedup_requeue(sq_be *be) {
 
 /* ------------------------------------------------------------ at the add */
 
+/* The id a kept add is given, as an add without a custom id is numbered
+ * (on Redis the id counter's next value, BullMQ's jid): the next rid of
+ * lanes_jobs' AUTOINCREMENT sequence, moved past it so no insert takes
+ * it. 0: a custom id, or no sequence row yet (numbered when added). */
+static int reserve_jid(sq_be *be, const ln_job_opts *o, int64_t *jid) {
+    *jid = 0;
+    if (o->job_id != NULL) return 0;
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(be->db,
+                                "UPDATE sqlite_sequence SET seq = seq + 1 "
+                                "WHERE name = 'lanes_jobs' RETURNING seq",
+                                -1, &s, NULL);
+    if (rc != SQLITE_OK) return ln__sq_err(be, rc, "dedup next (id)");
+    if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        *jid = sqlite3_column_int64(s, 0);
+        rc = sqlite3_step(s);
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "dedup next (id)");
+}
+
 int ln__sq_dedup_store_next(sq_be *be, const char *queue, const ln__job_new *j) {
+    int64_t jid;
+    int err = reserve_jid(be, &j->opts, &jid);
+    if (err != 0) return err;
     char *opts = ln__sq_dedup_opts_json(&j->opts);
     if (opts == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
     sqlite3_stmt *s = NULL;
     int rc = sqlite3_prepare_v2(
         be->db,
-        "INSERT INTO lanes_dedup_next(queue, id, name, data, opts, due) "
-        "VALUES(?1, ?2, ?3, ?4, ?5, 0) ON CONFLICT(queue, id) DO UPDATE SET "
-        "name = excluded.name, data = excluded.data, opts = excluded.opts, due = 0;"
-        "",
+        "INSERT INTO lanes_dedup_next(queue, id, name, data, opts, due, jid) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, 0, ?6) ON CONFLICT(queue, id) DO UPDATE SET "
+        "name = excluded.name, data = excluded.data, opts = excluded.opts, due = 0, "
+        "jid = excluded.jid",
         -1, &s, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
@@ -195,6 +241,7 @@ int ln__sq_dedup_store_next(sq_be *be, const char *queue, const ln__job_new *j) 
         sqlite3_bind_text(s, 3, j->name, -1, SQLITE_STATIC);
         sqlite3_bind_text(s, 4, j->data, (int)j->data_len, SQLITE_STATIC);
         sqlite3_bind_text(s, 5, opts, -1, SQLITE_STATIC);
+        if (jid > 0) sqlite3_bind_int64(s, 6, jid);
         rc = sqlite3_step(s);
         sqlite3_finalize(s);
         s = NULL;

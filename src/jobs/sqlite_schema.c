@@ -228,6 +228,10 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "  DELETE FROM lanes_dedup_next WHERE queue = old.queue AND id = old.deid"
     "  AND due = 0 AND NOT EXISTS (SELECT 1 FROM lanes_dedup d WHERE d.queue = old.queue"
     "  AND d.id = old.deid AND d.job_rid <> old.rid); END;",
+    /* 14 -> 15: the id a kept add was given (sqlite_dedup_next.c): a rid
+     * reserved at the add (the lanes_jobs AUTOINCREMENT sequence moved
+     * past it), the kept job's rid when it is added; NULL: a custom id. */
+    "ALTER TABLE lanes_dedup_next ADD COLUMN jid INTEGER;",
 };
 
 /* Create or migrate the schema, all under one write lock (the check runs

@@ -53,7 +53,7 @@ void ln__worker_cancels(ln__run *r) {
         if (!w->rcs[i]) continue;
         LN_ASSERT(!w->renewing[i]->renew_sent);
         atomic_store_explicit(&w->renewing[i]->canceled, 1, memory_order_relaxed);
-        gone++;
+        gone += (uint64_t)ln__worker_lost(w->renewing[i]);
     }
     if (gone == 0) return;
     pthread_mutex_lock(&w->mu); /* lost leases, as a renewal counts them */

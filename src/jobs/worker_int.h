@@ -47,6 +47,9 @@ struct ln_job {
     int renew_sent;        /* a step in flight renews its lease: at most one
                               does, so the job freed after a lost lease is
                               referred to by no step (dispatcher only) */
+    int lost;              /* found no longer held while its handler ran:
+                              counted as stale once it returned, unless it
+                              had waited (ln__worker_lost; dispatcher) */
     /* Timeouts (dispatcher only; docs/internals/worker-loop.md
      * "Timeouts"). A timed-out job's outcome is the dispatcher's own
      * (timeout_reason), never rc/result/reason, which its handler may
@@ -220,6 +223,11 @@ void ln__worker_job_free(ln_job *job);
 void ln__worker_slot_remove(ln_worker *w, ln_job *job);
 /* Move what handlers finished to unrecorded[]; free given-up jobs. */
 void ln__worker_collect(ln_worker *w);
+/* A renewal refused, or the cancel poll found job no longer held: 1 when
+ * it counts as stale now; 0 when its handler may still run, so whether it
+ * moved itself to waiting-children (counted as waited, not stale) is not
+ * known yet: job->lost is set and ln__worker_collect counts it. */
+int ln__worker_lost(ln_job *job);
 /* Give jobs back to the store at once, marking them canceled. */
 void ln__worker_release(ln_worker *w, ln_job **jobs, size_t n);
 /* Start the handlers of freshly taken jobs (a job that cannot start goes

@@ -81,6 +81,16 @@ void ln__worker_timeouts(ln_worker *w, uint64_t now) {
     w->next_timeout = next;
 }
 
+int ln__worker_lost(ln_job *job) {
+    if (!job->collected) { /* running: waited is the handler's */
+        job->lost = 1;
+        return 0;
+    }
+    /* collected and not timed out: returned (and acquired), so waited can
+     * be read; a timed-out one may still be running */
+    return job->timed_out || !job->waited;
+}
+
 void ln__worker_collect(ln_worker *w) {
     /* Acquire: pairs with the release push of ln__worker_run_job, so rc,
      * result, reason and next_finished of every job taken are visible. */
@@ -104,7 +114,12 @@ void ln__worker_collect(ln_worker *w) {
         if (job->waited) { /* ln_job_wait_children (dynflow.c): nothing to record */
             ln__worker_waited(w, job);
         } else if (atomic_load_explicit(&job->canceled, memory_order_relaxed)) {
-            LN_ASSERT(!job->renew_sent);    /* no step refers to it */
+            LN_ASSERT(!job->renew_sent); /* no step refers to it */
+            if (job->lost) {             /* its lease lost (ln__worker_lost) */
+                pthread_mutex_lock(&w->mu);
+                w->stats.stale++;
+                pthread_mutex_unlock(&w->mu);
+            }
             ln__worker_slot_remove(w, job); /* given up: nothing to record */
             ln__worker_job_free(job);
         } else {

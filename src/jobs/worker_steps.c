@@ -166,7 +166,7 @@ static void count_step(ln_worker *w, const ln__flight *f) {
             d.failed++;
     }
     for (size_t i = 0; i < f->st.nrenew; i++)
-        if (f->rcs[i] != 0) d.stale++;
+        if (f->rcs[i] != 0) d.stale += (uint64_t)ln__worker_lost(f->renewing[i]);
     pthread_mutex_lock(&w->mu);
     w->stats.taken += f->st.ntaken;
     w->stats.completed += d.completed;

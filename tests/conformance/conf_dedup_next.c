@@ -251,6 +251,45 @@ static void case_dedup_next_reschedule(conf_ctx *c) {
     CHECK_EQ(conf_state(c, c->queue, h), LN_JOB_DELAYED);
 }
 
+/* The id of queue's completed job named name ("" when none). */
+static void completed_named(conf_ctx *c, const char *name, char *out, size_t size) {
+    char ids[256];
+    out[0] = 0;
+    conf_list_ids(c, c->queue, LN_JOB_COMPLETED, 0, 10, ids, sizeof ids);
+    for (char *id = strtok(ids, " "); id != NULL; id = strtok(NULL, " ")) {
+        ln_job_info info;
+        CHECK_EQ(ln_jobs_get(c->jobs, c->queue, id, &info), 0);
+        if (strcmp(info.name, name) == 0) snprintf(out, size, "%s", id);
+        ln_job_info_clear(&info);
+    }
+}
+
+/* The kept job gets the id its add was given (on Redis the counter value
+ * the add took, BullMQ's jid), not one numbered when it is added: the
+ * holder's id + 1 here, below a job added after the kept add. */
+static void case_dedup_next_kept_id(conf_ctx *c) {
+    char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX], x[LN_JOB_ID_MAX], k[LN_JOB_ID_MAX];
+    int ex;
+    next_hold hold = {0};
+    add_keep(c, "first", "{\"n\":1}", 0, h, &ex);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    conf_bg *w = conf_bg_start(c->jobs, c->queue, next_handler, &hold, &o);
+    wait_entered(&hold, 1);
+    add_keep(c, "kept", "{\"n\":2}", 0, a, &ex);
+    CHECK_EQ(ex, 1);
+    CONF_CHECK_STR(a, h); /* the add returns the holder's id, as BullMQ's */
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "plain", "{}", NULL, x, sizeof x), 0);
+    atomic_store(&hold.release, 1);
+    wait_finished(c, 3);
+    CHECK_EQ(conf_bg_join(w, NULL), 0);
+    completed_named(c, "kept", k, sizeof k);
+    CHECK(k[0] != 0);
+    CHECK_EQ(strtoll(k, NULL, 10), strtoll(h, NULL, 10) + 1);
+    CHECK(strtoll(k, NULL, 10) < strtoll(x, NULL, 10));
+    conf_check_counts(c, c->queue);
+}
+
 /* The new options are 0/1 and need a dedup_id. */
 static void case_dedup_next_bad_options(conf_ctx *c) {
     ln_job_opts o;
@@ -270,8 +309,13 @@ static void case_dedup_next_bad_options(conf_ctx *c) {
 }
 
 const conf_case conf_dedup_next_cases[] = {
-    CONF_CASE(dedup_next_keep_last_completes), CONF_CASE(dedup_next_keep_last_fails),
-    CONF_CASE(dedup_next_keep_last_waiting),   CONF_CASE(dedup_next_canceled_holder),
-    CONF_CASE(dedup_next_stalled_holder),      CONF_CASE(dedup_next_reschedule),
-    CONF_CASE(dedup_next_bad_options),         {0},
+    CONF_CASE(dedup_next_keep_last_completes),
+    CONF_CASE(dedup_next_keep_last_fails),
+    CONF_CASE(dedup_next_keep_last_waiting),
+    CONF_CASE(dedup_next_canceled_holder),
+    CONF_CASE(dedup_next_stalled_holder),
+    CONF_CASE(dedup_next_reschedule),
+    CONF_CASE(dedup_next_bad_options),
+    CONF_CASE(dedup_next_kept_id),
+    {0},
 };

@@ -35,6 +35,7 @@ import {
 import { dynStep, dynAdd, dynMissing, dynCheck } from './node/dynflow.mjs';
 import { xcServe, xcEvents, xcCheck } from './node/exec_children.mjs';
 import { fmUnprocessed, fmChildren, fmWaitChild, fmFlowParent } from './node/flowmore.mjs';
+import { dnStalled } from './node/dedup_next.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -106,6 +107,7 @@ switch (cmd) {
   case 'fm-children': await fmChildren(queue, args[0]); break;
   case 'fm-wait-child': await fmWaitChild(queue, args[0], args[1], args[2], args[3]); break;
   case 'fm-flow-parent': await fmFlowParent(queue, args[0], args[1]); break;
+  case 'dn-stalled': await dnStalled(queue, args[0]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

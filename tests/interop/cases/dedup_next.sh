@@ -116,3 +116,45 @@ case_dedup_next_reschedule() {
     esac
     echo "lanes' reschedule add makes a delayed Node holder due now"
 }
+
+#   dedup_next_stalled  a C worker running a keep-last holder (`lanes jobs
+#              add --dedup k --dedup-keep-last`) is killed after a kept
+#              add; stock BullMQ's stalled check (maxStalledCount 0) puts
+#              the holder back in wait with its deferred failure and leaves
+#              de:k and dn:k as they are; a C worker's take then fails it
+#              ("job stalled more than allowable limit") and that final
+#              failure releases de:k and adds the kept job, which it runs
+#              (its completion releases de:k in turn).
+case_dedup_next_stalled() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    h=$("$cli" jobs "$url" add --dedup k --dedup-keep-last "$q" sleep '{"n":1}') ||
+        fail "lanes add of the holder"
+    "$peer" work "$url" "$q" --lease-ms 500 --sleep-ms 30000 --log "$tmp/k1.log" \
+        >/dev/null 2>&1 &
+    victim=$!
+    pids="$pids $victim"
+    wait_lines "$tmp/k1.log" 1
+    a=$("$cli" jobs "$url" add --dedup k --dedup-keep-last "$q" last '{"n":2}') || fail "lanes add 2"
+    [ "$a" = "$h" ] || fail "the add was not deduplicated: $h $a"
+    kill -9 "$victim"
+    wait "$victim" 2>/dev/null
+    js dn-stalled "$q" "$h" || fail "BullMQ's stalled check"
+    [ "$(redis-cli -u "$url" get "bull:$q:de:k")" = "$h" ] || fail "BullMQ's check moved de:k"
+    [ "$(redis-cli -u "$url" exists "bull:$q:dn:k")" = 1 ] || fail "BullMQ's check dropped dn:k"
+    "$peer" work "$url" "$q" --log "$tmp/k2.log" >/dev/null 2>"$tmp/c.err" ||
+        fail "C worker: $(cat "$tmp/c.err")"
+    case $(js job "$q" "$h") in
+        *'"state":"failed"'*'"failedReason":"job stalled more than allowable limit"'*) ;;
+        *) fail "the holder was not failed by its deferred failure: $(js job "$q" "$h")" ;;
+    esac
+    [ "$(wc -l <"$tmp/k2.log")" -eq 1 ] || fail "C worker ran $(tr '\n' ' ' <"$tmp/k2.log")"
+    n=$(dn_line "$tmp/k2.log" 1)
+    [ "$n" != "$h" ] || fail "the holder ran again"
+    case $(js job "$q" "$n") in
+        *'"state":"completed"'*'"data":{"n":2}'*'"deduplicationId":"k"'*) ;;
+        *) fail "the kept job is not the kept add, completed: $(js job "$q" "$n")" ;;
+    esac
+    [ "$(redis-cli -u "$url" exists "bull:$q:dn:k")" = 0 ] || fail "dn:k is left"
+    [ "$(redis-cli -u "$url" exists "bull:$q:de:k")" = 0 ] || fail "de:k is left"
+    echo "BullMQ's stalled check defers a keep-last holder's failure; a C worker's take finalizes it"
+}
