@@ -20,7 +20,8 @@ static int wait_then_hold(ln_job *job, void *ctx) {
     ln_job_opts_init(&o);
     o.parent_queue = ln_job_queue(job);
     o.parent_id = ln_job_id(job);
-    if (ln_jobs_add(s->c->jobs, s->kids, "k", "1", &o, NULL, 0) != 0) return ln_job_fail(job, "add");
+    if (ln_jobs_add(s->c->jobs, s->kids, "k", "1", &o, NULL, 0) != 0)
+        return ln_job_fail(job, "add");
     s->wait_rc = ln_job_wait_children(job);
     int64_t end = conf_deadline(5000);
     while (!ln_job_canceled(job) && conf_now_ms() < end) ln_test_sleep_ms(5);
