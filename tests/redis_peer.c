@@ -12,6 +12,7 @@
  *     --concurrency N   handlers at once (default 1)
  *     --lease-ms N      lease, and stalled-check interval (default 30000)
  *     --sleep-ms N      jobs named "sleep" sleep this long (default 0)
+ *     --hold FILE       ... or until FILE exists (--sleep-ms the most)
  *     --log FILE        append "<id>\n" to FILE as each handler starts
  *     --forever         keep waiting when the queue is empty (until SIGTERM)
  *
@@ -31,8 +32,23 @@
 
 typedef struct peer {
     unsigned sleep_ms;
+    const char *hold; /* with it, a "sleep" job ends once this file exists */
     int log_fd;
 } peer;
+
+/* A "sleep" job's wait: sleep_ms, or with p->hold until that file exists
+ * (sleep_ms then bounds the wait), so a test can keep a job running for
+ * exactly as long as its steps take on a loaded machine. */
+static void sleep_job(const peer *p) {
+    unsigned left = p->sleep_ms;
+    while (left > 0 && !(p->hold && access(p->hold, F_OK) == 0)) {
+        unsigned step = p->hold && left > 10 ? 10 : left;
+        struct timespec ts = {step / 1000, (long)(step % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+        }
+        left -= step;
+    }
+}
 
 static ln_worker *g_worker;
 
@@ -68,11 +84,7 @@ static int handle(ln_job *job, void *ctx) {
         return ln_job_fail(job, reason);
     }
     if (!strcmp(name, "doomed")) return ln_job_fail(job, "doomed");
-    if (!strcmp(name, "sleep") && p->sleep_ms) {
-        struct timespec ts = {p->sleep_ms / 1000, (long)(p->sleep_ms % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
-        }
-    }
+    if (!strcmp(name, "sleep")) sleep_job(p);
     if (!strcmp(name, "noop")) return 0;
     if (!strcmp(name, "trace")) {
         const char *tp = ln_job_traceparent(job), *ts = ln_job_tracestate(job);
@@ -194,6 +206,8 @@ static int work(ln_jobs *jobs, const char *queue, int argc, char **argv) {
             o.lease_ms = o.stalled_interval_ms = (unsigned)atoi(v);
         else if (!strcmp(a, "--sleep-ms"))
             p.sleep_ms = (unsigned)atoi(v);
+        else if (!strcmp(a, "--hold"))
+            p.hold = v;
         else if (!strcmp(a, "--log")) {
             p.log_fd = open(v, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
             if (p.log_fd < 0) {

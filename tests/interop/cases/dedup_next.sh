@@ -21,12 +21,14 @@ dn_line() { sed -n "${2}p" "$1"; }
 case_dedup_next_node_to_c() {
     de='{"deduplication":{"id":"k","keepLastIfActive":true}}'
     h=$(js add-one "$q" sleep '{"n":1}' "$de" | dn_id_of) || fail "Node add of the holder"
-    "$peer" work "$url" "$q" --sleep-ms 1500 --log "$tmp/log" >/dev/null 2>"$tmp/c.err" &
+    "$peer" work "$url" "$q" --sleep-ms 30000 --hold "$tmp/go" --log "$tmp/log" \
+        >/dev/null 2>"$tmp/c.err" &
     cpid=$!
     pids="$pids $cpid"
     wait_lines "$tmp/log" 1
     a=$(js add-one "$q" last '{"n":2}' "$de" | dn_id_of) || fail "Node add 2"
     b=$(js add-one "$q" last '{"n":3}' "$de" | dn_id_of) || fail "Node add 3"
+    : >"$tmp/go" # the holder completes now, after both adds
     [ "$a" = "$h" ] && [ "$b" = "$h" ] || fail "the adds were not deduplicated: $h $a $b"
     wait "$cpid" || fail "C worker: $(cat "$tmp/c.err")"
     [ "$(wc -l <"$tmp/log")" -eq 2 ] || fail "C worker ran $(tr '\n' ' ' <"$tmp/log")"
