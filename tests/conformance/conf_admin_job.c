@@ -1,0 +1,247 @@
+/* conf_admin_job.c - administering one job (<lanes/jobs_edit.h>): its
+ * priority (its place in the waiting / prioritized lines, a delayed job
+ * staying delayed, refused states), its delay (the due time, the "delayed"
+ * event), its data (byte for byte, in any state) and a deduplication id's
+ * holder (read, release). Times are checked against bounds of the local
+ * clock around the call, never exact values. */
+#include "conf.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+static int64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static ln_job_info info_of(conf_ctx *c, const char *id) {
+    ln_job_info i;
+    SAYS(c->jobs, 0, ln_jobs_get(c->jobs, c->queue, id, &i));
+    return i;
+}
+
+static int priority_of(conf_ctx *c, const char *id) {
+    ln_job_info i = info_of(c, id);
+    int p = i.priority;
+    ln_job_info_clear(&i);
+    return p;
+}
+
+/* The ids of the jobs run, in run order, each followed by a space. */
+typedef struct run_order {
+    pthread_mutex_t mu;
+    char ids[256];
+} run_order;
+
+static int record_run(ln_job *job, void *ctx) {
+    run_order *r = ctx;
+    pthread_mutex_lock(&r->mu);
+    size_t l = strlen(r->ids);
+    snprintf(r->ids + l, sizeof r->ids - l, "%s ", ln_job_id(job));
+    pthread_mutex_unlock(&r->mu);
+    return 0;
+}
+
+/* Waiting and prioritized jobs move to the line of their new priority:
+ * to its back, or with lifo to its front; counts follow. */
+static void case_edit_priority_moves(conf_ctx *c) {
+    char ids[256];
+    conf_add_id(c, c->queue, "a", 0, 0, 0);
+    conf_add_id(c, c->queue, "b", 0, 0, 0);
+    conf_add_id(c, c->queue, "c", 0, 0, 0);
+    conf_add_id(c, c->queue, "d", 2, 0, 0);
+    conf_add_id(c, c->queue, "e", 3, 0, 0);
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "a", 1, 0));
+    CHECK_EQ(priority_of(c, "a"), 1);
+    conf_list_ids(c, c->queue, LN_JOB_PRIORITIZED, 0, 10, ids, sizeof ids);
+    CONF_CHECK_STR(ids, "a d e ");
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "e", 0, 0));
+    CHECK_EQ(priority_of(c, "e"), 0);
+    conf_list_ids(c, c->queue, LN_JOB_WAITING, 0, 10, ids, sizeof ids);
+    CONF_CHECK_STR(ids, "b c e ");
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "e", 0, 1)); /* lifo */
+    conf_list_ids(c, c->queue, LN_JOB_WAITING, 0, 10, ids, sizeof ids);
+    CONF_CHECK_STR(ids, "e b c ");
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "d", 1, 1));
+    conf_list_ids(c, c->queue, LN_JOB_PRIORITIZED, 0, 10, ids, sizeof ids);
+    CONF_CHECK_STR(ids, "d a ");
+    ln_job_counts k;
+    CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
+    CHECK_EQ(k.waiting, 3);
+    CHECK_EQ(k.prioritized, 2);
+    conf_check_counts(c, c->queue);
+    /* and a worker runs them in that order */
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    o.concurrency = 1;
+    run_order r = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    conf_run(c, c->queue, record_run, &r, &o);
+    CONF_CHECK_STR(r.ids, "e b c d a "); /* waiting first, as BullMQ's take */
+}
+
+/* A delayed job keeps its due time and gets the priority; a paused
+ * queue's jobs move as when it runs. */
+static void case_edit_priority_delayed_paused(conf_ctx *c) {
+    conf_add_id(c, c->queue, "late", 0, 0, 600000);
+    ln_job_info before = info_of(c, "late");
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "late", 7, 0));
+    ln_job_info after = info_of(c, "late");
+    CHECK_EQ(after.state, LN_JOB_DELAYED);
+    CHECK_EQ(after.priority, 7);
+    CHECK_EQ(after.run_at_ms, before.run_at_ms);
+    ln_job_info_clear(&before);
+    ln_job_info_clear(&after);
+    SAYS(c->jobs, 0, ln_jobs_promote(c->jobs, c->queue, "late"));
+    CHECK_EQ(conf_state(c, c->queue, "late"), LN_JOB_PRIORITIZED);
+
+    conf_add_id(c, c->queue, "p1", 0, 0, 0);
+    conf_add_id(c, c->queue, "p2", 0, 0, 0);
+    CHECK_EQ(ln_jobs_pause(c->jobs, c->queue), 0);
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "p2", 1, 0));
+    char ids[128];
+    conf_list_ids(c, c->queue, LN_JOB_PAUSED, 0, 10, ids, sizeof ids);
+    CONF_CHECK_STR(ids, "p1 p2 late ");
+    CHECK_EQ(ln_jobs_resume(c->jobs, c->queue), 0);
+    conf_check_counts(c, c->queue);
+}
+
+/* No such job, bad arguments, and states that refuse a change. */
+static void case_edit_priority_refused(conf_ctx *c) {
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_change_priority(c->jobs, c->queue, "nope", 1, 0));
+    conf_add_id(c, c->queue, "x", 0, 0, 0);
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_change_priority(c->jobs, c->queue, "x", -1, 0));
+    SAYS(c->jobs, LN_EINVAL,
+         ln_jobs_change_priority(c->jobs, c->queue, "x", LN_JOB_PRIORITY_MAX + 1, 0));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_change_priority(c->jobs, c->queue, "x", 1, 2));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_change_priority(c->jobs, c->queue, NULL, 1, 0));
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_change_priority(c->jobs, c->queue, "x", 1, 0));
+    CHECK(strstr(ln_jobs_errmsg(c->jobs), "completed") != NULL);
+    CHECK_EQ(priority_of(c, "x"), 0);
+    conf_check_counts(c, c->queue);
+}
+
+/* The next "delayed" event of ev (within 3 s): job id, due in lo..hi. */
+static void next_delayed(ln_jobs_events *ev, const char *id, int64_t lo, int64_t hi) {
+    ln_job_event e;
+    conf_next_named(ev, "delayed", &e);
+    CONF_CHECK_STR(e.job_id, id);
+    const char *d = strstr(e.fields, "\"delay\":\"");
+    CHECK(d != NULL);
+    long long due = d != NULL ? atoll(d + 9) : 0;
+    CHECK(due >= lo && due <= hi);
+    ln_job_event_clear(&e);
+}
+
+/* A delayed job is due delay ms from now, with a "delayed" event; 0 makes
+ * it run; other states and bad delays are refused. */
+static void case_edit_delay(conf_ctx *c) {
+    conf_add_id(c, c->queue, "d", 0, 0, 600000);
+    ln_jobs_events *ev = NULL;
+    CHECK_EQ(ln_jobs_events_open(c->jobs, c->queue, "$", &ev), 0);
+    ln_jobs *all = conf_open_all_events(c); /* SQLite: per-job moves too */
+    int64_t t0 = wall_ms();
+    SAYS(all, 0, ln_jobs_change_delay(all, c->queue, "d", 3600000));
+    ln_jobs_close(all);
+    int64_t t1 = wall_ms();
+    ln_job_info i = info_of(c, "d");
+    CHECK_EQ(i.state, LN_JOB_DELAYED);
+    CHECK(i.run_at_ms >= t0 + 3600000 - 5000 && i.run_at_ms <= t1 + 3600000 + 5000);
+    ln_job_info_clear(&i);
+    next_delayed(ev, "d", t0 + 3600000 - 5000, t1 + 3600000 + 5000);
+    ln_jobs_events_close(ev);
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_change_delay(c->jobs, c->queue, "d", -1));
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_change_delay(c->jobs, c->queue, "nope", 10));
+    conf_add_id(c, c->queue, "w", 0, 0, 0);
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_change_delay(c->jobs, c->queue, "w", 10));
+    CHECK_EQ(conf_state(c, c->queue, "w"), LN_JOB_WAITING);
+    SAYS(c->jobs, 0, ln_jobs_change_delay(c->jobs, c->queue, "d", 0));
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
+    CHECK_EQ(conf_state(c, c->queue, "d"), LN_JOB_COMPLETED);
+    conf_check_counts(c, c->queue);
+}
+
+/* Any JSON text, byte for byte, in any state; bad data refused. */
+static void case_edit_data(conf_ctx *c) {
+    static const char *const texts[] = {
+        " [1, 2.50, \"\\u00e9\", -0, 1e400] ", "\"x\"", "null", "{\"a\":{\"b\":[]},\"a\":2}",
+        "\t-12.5E+3\n",
+    };
+    conf_add_id(c, c->queue, "j", 0, 0, 0);
+    for (size_t k = 0; k < sizeof texts / sizeof *texts; k++) {
+        SAYS(c->jobs, 0, ln_jobs_update_data(c->jobs, c->queue, "j", texts[k]));
+        ln_job_info i = info_of(c, "j");
+        CONF_CHECK_STR(i.data, texts[k]);
+        ln_job_info_clear(&i);
+    }
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_update_data(c->jobs, c->queue, "j", "{bad"));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_update_data(c->jobs, c->queue, "j", NULL));
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_update_data(c->jobs, c->queue, "nope", "1"));
+    ln_jobs_opts jo;
+    ln_jobs_opts_init(&jo);
+    jo.max_data_size = 8;
+    ln_jobs *small = conf_open(c, &jo);
+    SAYS(small, LN_EINVAL, ln_jobs_update_data(small, c->queue, "j", "[1,2,3,4,5]"));
+    ln_jobs_close(small);
+    ln_job_info i = info_of(c, "j");
+    CONF_CHECK_STR(i.data, "\t-12.5E+3\n");
+    ln_job_info_clear(&i);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
+    SAYS(c->jobs, 0, ln_jobs_update_data(c->jobs, c->queue, "j", "{\"after\":true}"));
+    i = info_of(c, "j");
+    CHECK_EQ(i.state, LN_JOB_COMPLETED);
+    CONF_CHECK_STR(i.data, "{\"after\":true}");
+    ln_job_info_clear(&i);
+}
+
+static void add_deduped(conf_ctx *c, const char *deid, char *id) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = deid;
+    conf_add(c, c->queue, "d", "{}", &o, id);
+}
+
+/* The holder of a dedup id, read and released; a release lets the next
+ * add make a new job; a finished holder holds it no more. */
+static void case_edit_dedup(conf_ctx *c) {
+    char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX], got[LN_JOB_ID_MAX];
+    add_deduped(c, "k1", a);
+    SAYS(c->jobs, 0, ln_jobs_dedup_job(c->jobs, c->queue, "k1", got, sizeof got));
+    CONF_CHECK_STR(got, a);
+    SAYS(c->jobs, LN_ERANGE, ln_jobs_dedup_job(c->jobs, c->queue, "k1", got, strlen(a)));
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_dedup_job(c->jobs, c->queue, "k2", got, sizeof got));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_dedup_job(c->jobs, c->queue, "", got, sizeof got));
+    int removed = -1;
+    SAYS(c->jobs, 0, ln_jobs_dedup_remove(c->jobs, c->queue, "k1", &removed));
+    CHECK_EQ(removed, 1);
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_dedup_job(c->jobs, c->queue, "k1", got, sizeof got));
+    SAYS(c->jobs, 0, ln_jobs_dedup_remove(c->jobs, c->queue, "k1", &removed));
+    CHECK_EQ(removed, 0);
+    CHECK_EQ(conf_state(c, c->queue, a), LN_JOB_WAITING); /* the holder stays */
+    add_deduped(c, "k1", b);
+    CHECK(strcmp(a, b) != 0);
+    SAYS(c->jobs, 0, ln_jobs_dedup_job(c->jobs, c->queue, "k1", got, sizeof got));
+    CONF_CHECK_STR(got, b);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_dedup_job(c->jobs, c->queue, "k1", got, sizeof got));
+}
+
+const conf_case conf_admin_job_cases[] = {
+    CONF_CASE(edit_priority_moves),
+    CONF_CASE(edit_priority_delayed_paused),
+    CONF_CASE(edit_priority_refused),
+    CONF_CASE(edit_delay),
+    CONF_CASE(edit_data),
+    CONF_CASE(edit_dedup),
+    {0},
+};
