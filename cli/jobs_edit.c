@@ -146,8 +146,8 @@ static int run(ln_jobs *jobs, const char *cmd, const eargs *a) {
     }
     char *data = strcmp(a->pos[2], "-") == 0 ? read_data() : NULL;
     if (data == NULL && strcmp(a->pos[2], "-") == 0) return CLI_EXIT_USAGE;
-    int rc = done(jobs, ln_jobs_update_data(jobs, q, id, data != NULL ? data : a->pos[2]), id,
-                  a->json);
+    int rc =
+        done(jobs, ln_jobs_update_data(jobs, q, id, data != NULL ? data : a->pos[2]), id, a->json);
     free(data);
     return rc;
 }
@@ -162,7 +162,7 @@ int cli_jobs_edit_main(int argc, char **argv) {
     if (rc != 0) return rc;
     if (a.npos != want)
         return cli_usage(prog, "%s needs %s", cmd,
-                         want == 2 ? "QUEUE DEDUP_ID"
+                         want == 2                             ? "QUEUE DEDUP_ID"
                          : strcmp(cmd, "change-priority") == 0 ? "QUEUE ID PRIORITY"
                          : strcmp(cmd, "change-delay") == 0    ? "QUEUE ID DELAY_MS"
                                                                : "QUEUE ID JSON");

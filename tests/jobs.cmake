@@ -86,6 +86,10 @@ if(TARGET lanes_cli)
   add_test(NAME test_flow_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_flow_cli.sh
                                       $<TARGET_FILE:lanes_cli>)
   set_tests_properties(test_flow_cli PROPERTIES TIMEOUT 60 LABELS "jobs;plain")
+  # `lanes jobs change-priority | change-delay | update-data | dedup`.
+  add_test(NAME test_edit_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_edit_cli.sh
+                                      $<TARGET_FILE:lanes_cli>)
+  set_tests_properties(test_edit_cli PROPERTIES TIMEOUT 60 LABELS "jobs;plain")
 endif()
 ln_test(NAME test_jobs_crash SOURCES test_jobs_crash.c
         LIBS PkgConfig::SQLITE3 TIMEOUT 180 NO_SANITIZE LABELS jobs)

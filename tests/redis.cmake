@@ -67,7 +67,8 @@ foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board json
         dedup_next_node_to_c dedup_next_c_to_node dedup_next_stale dedup_next_reschedule
         exec_wait_children
         flowmore_unprocessed flowmore_wait_child flowmore_flow_parent
-        flow_removed_child)
+        flow_removed_child
+        edit_c_to_node edit_node_to_c)
   add_test(NAME test_redis_interop/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_interop.sh ${case}
                    $<TARGET_FILE:redis_peer> ${LN_REDIS_CLI})

@@ -85,8 +85,8 @@ int ln_jobs_update_data(ln_jobs *jobs, const char *queue, const char *id, const 
         snprintf(msg, sizeof msg, "data must not be NULL");
     } else if (jobs != NULL) {
         /* opts is fixed at open: reading it without the mutex is safe */
-        code = ln__jobs_check_json(data_json, jobs->opts.max_data_size, &len, "data", msg,
-                                   sizeof msg);
+        code =
+            ln__jobs_check_json(data_json, jobs->opts.max_data_size, &len, "data", msg, sizeof msg);
     }
     int err = enter_edit(jobs, queue, id, "job id", code, msg);
     if (err != 0) return err;

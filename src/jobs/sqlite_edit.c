@@ -118,8 +118,8 @@ static int edit_dedup(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *
     sqlite3_bind_int64(s, 3, now);
     int rc = sqlite3_step(s);
     if (rc == SQLITE_ROW && e->op == LN__EDIT_DEDUP_GET) {
-        e->job_id = ln__sq_id_dup(sqlite3_column_int64(s, 0),
-                                  (const char *)sqlite3_column_text(s, 1));
+        e->job_id =
+            ln__sq_id_dup(sqlite3_column_int64(s, 0), (const char *)sqlite3_column_text(s, 1));
         if (e->job_id == NULL) err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
     } else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
         err = ln__sq_err(be, rc, "dedup id");
@@ -127,10 +127,10 @@ static int edit_dedup(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *
     sqlite3_finalize(s);
     if (err != 0) return err;
     if (e->op == LN__EDIT_DEDUP_GET)
-        return rc == SQLITE_ROW ? 0
-                                : ln__jobs_be_err(&be->base, LN_ENOENT,
-                                                  "queue '%s': no job holds dedup id '%s'", queue,
-                                                  e->dedup_id);
+        return rc == SQLITE_ROW
+                   ? 0
+                   : ln__jobs_be_err(&be->base, LN_ENOENT, "queue '%s': no job holds dedup id '%s'",
+                                     queue, e->dedup_id);
     e->removed = rc == SQLITE_ROW;
     if ((err = run_sql(be, "DELETE FROM lanes_dedup WHERE queue = ?1 AND id = ?2", "dedup id",
                        &s)) != 0)
@@ -146,10 +146,14 @@ static int edit_job(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *e)
     int err = ln__sq_find_job(be, queue, e->id, &rid, &state);
     if (err != 0) return err;
     switch (e->op) {
-    case LN__EDIT_PRIORITY: return edit_priority(be, queue, rid, state, e);
-    case LN__EDIT_DELAY: return edit_delay(be, queue, rid, state, now, e);
-    case LN__EDIT_DATA: return edit_data(be, rid, e);
-    default: return ln__jobs_be_err(&be->base, LN_EINVAL, "unknown edit %d", e->op);
+    case LN__EDIT_PRIORITY:
+        return edit_priority(be, queue, rid, state, e);
+    case LN__EDIT_DELAY:
+        return edit_delay(be, queue, rid, state, now, e);
+    case LN__EDIT_DATA:
+        return edit_data(be, rid, e);
+    default:
+        return ln__jobs_be_err(&be->base, LN_EINVAL, "unknown edit %d", e->op);
     }
 }
 

@@ -35,6 +35,7 @@ import {
 import { dynStep, dynAdd, dynMissing, dynCheck } from './node/dynflow.mjs';
 import { xcServe, xcEvents, xcCheck } from './node/exec_children.mjs';
 import { fmUnprocessed, fmChildren } from './node/flowmore.mjs';
+import { edSetup, edNode, edCheck } from './node/edit.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -104,6 +105,9 @@ switch (cmd) {
   case 'xc-check': await xcCheck(queue, args[0], args[1]); break;
   case 'fm-unprocessed': await fmUnprocessed(queue, args[0]); break;
   case 'fm-children': await fmChildren(queue, args[0]); break;
+  case 'ed-setup': await edSetup(queue); break;
+  case 'ed-node': await edNode(queue); break;
+  case 'ed-check': await edCheck(queue, args[0]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

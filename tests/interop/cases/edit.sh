@@ -1,0 +1,68 @@
+# shellcheck shell=sh
+# shellcheck disable=SC2154 # url, q, tmp, peer, cli, ...: set by the driver
+# interop/cases/edit.sh - the interop cases of changing a waiting job
+# (<lanes/jobs_edit.h>, `lanes jobs change-priority | change-delay |
+# update-data | dedup`) against BullMQ's job.changePriority,
+# job.changeDelay, job.updateData, queue.getDeduplicationJobId and
+# queue.removeDeduplicationKey (tests/interop/node/edit.mjs).
+# Sourced by tests/test_redis_interop.sh, which has the helpers (js, fail,
+# ...) and the variables (url, q, tmp, cli) they use.
+
+# `lanes jobs URL ARGS...`, failing the case on a non-zero exit.
+ed_cli() {
+    "$cli" jobs "$url" "$@" >"$tmp/ed.out" 2>"$tmp/ed.err" ||
+        fail "lanes jobs $*: $(cat "$tmp/ed.err")"
+}
+
+#   edit_c_to_node  lanes changes Node's jobs: a priority (waiting ->
+#              prioritized, back and lifo front, prioritized -> waiting),
+#              a delay, data (byte for byte) and a released dedup id; BullMQ
+#              reads the lists, fields, due time and dedup keys, and a Node
+#              Worker runs the jobs in their new order.
+case_edit_c_to_node() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    js ed-setup "$q" >/dev/null || fail "ed-setup"
+    ed_cli change-priority "$q" a 1
+    ed_cli change-priority "$q" e 0
+    ed_cli change-priority "$q" e 0 --lifo
+    ed_cli change-priority "$q" d 1 --lifo
+    ed_cli change-delay "${q}d" f 3600000
+    ed_cli update-data "${q}d" g ' [1, 2.50, "\u00e9"] '
+    ed_cli dedup "${q}d" k --remove
+    [ "$(cat "$tmp/ed.out")" = 1 ] || fail "dedup --remove of k printed $(cat "$tmp/ed.out")"
+    js ed-check "$q" ' [1, 2.50, "\u00e9"] ' >/dev/null || fail "ed-check"
+    echo "BullMQ read lanes' priority, delay, data and dedup changes, and ran the new order"
+}
+
+#   edit_node_to_c  Node makes the same changes; lanes reads them (lists
+#              in run order, priorities, due time, data, dedup holders) and
+#              a C worker runs the jobs in their new order.
+case_edit_node_to_c() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    js ed-setup "$q" >/dev/null || fail "ed-setup"
+    js ed-node "$q" >/dev/null || fail "ed-node"
+    ed_cli list "$q" waiting
+    [ "$(awk '{printf "%s ", $1}' "$tmp/ed.out")" = "e b c " ] || fail "waiting: $(cat "$tmp/ed.out")"
+    ed_cli list "$q" prioritized
+    [ "$(awk '{printf "%s ", $1}' "$tmp/ed.out")" = "d a " ] || fail "prioritized: $(cat "$tmp/ed.out")"
+    ed_cli get "$q" a --json
+    grep -q '"priority":1,' "$tmp/ed.out" || fail "a's priority: $(cat "$tmp/ed.out")"
+    now=$(date +%s)
+    ed_cli get "${q}d" f --json
+    due=$(sed 's/.*"run_at_ms":\([0-9]*\).*/\1/' "$tmp/ed.out")
+    off=$((due / 1000 - now - 3600))
+    [ "$off" -le 10 ] || fail "f due at $due, not an hour after $now"
+    [ "$off" -ge -10 ] || fail "f due at $due, not an hour after $now"
+    ed_cli get "${q}d" g --json
+    grep -q '"data":{"x":\[1,2\]}' "$tmp/ed.out" || fail "g's data: $(cat "$tmp/ed.out")"
+    "$cli" jobs "$url" dedup "${q}d" k >/dev/null 2>&1
+    [ $? -eq 4 ] || fail "dedup k is still held after Node released it"
+    ed_cli dedup "${q}d" k2
+    [ "$(cat "$tmp/ed.out")" = h ] || fail "dedup k2: $(cat "$tmp/ed.out")"
+    # shellcheck disable=SC2016 # the program's own $LANES_JOB_ID and $0
+    "$cli" worker "$url" "$q" --concurrency 1 --exit-when-empty --exec /bin/sh -c \
+        'cat >/dev/null; echo "$LANES_JOB_ID" >>"$0"; echo 1' "$tmp/order" >/dev/null 2>"$tmp/c.err" ||
+        fail "lanes worker: $(cat "$tmp/c.err")"
+    [ "$(tr '\n' ' ' <"$tmp/order")" = "e b c d a " ] || fail "run order: $(cat "$tmp/order")"
+    echo "lanes read Node's priority, delay, data and dedup changes, and ran the new order"
+}
