@@ -81,6 +81,19 @@ static void case_edit_priority_moves(conf_ctx *c) {
     CONF_CHECK_STR(r.ids, "e b c d a "); /* waiting first, as BullMQ's take */
 }
 
+/* With lifo the job runs first of its priority, also before the jobs of
+ * that priority added with lifo. */
+static void case_edit_priority_lifo_first(conf_ctx *c) {
+    conf_add_id(c, c->queue, "x", 1, 1, 0);
+    conf_add_id(c, c->queue, "y", 1, 0, 0);
+    conf_add_id(c, c->queue, "z", 0, 0, 0);
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "z", 1, 1));
+    char ids[128];
+    conf_list_ids(c, c->queue, LN_JOB_PRIORITIZED, 0, 10, ids, sizeof ids);
+    CONF_CHECK_STR(ids, "z x y ");
+    conf_check_counts(c, c->queue);
+}
+
 /* A delayed job keeps its due time and gets the priority; a paused
  * queue's jobs move as when it runs. */
 static void case_edit_priority_delayed_paused(conf_ctx *c) {
@@ -240,6 +253,7 @@ const conf_case conf_admin_job_cases[] = {
     CONF_CASE(edit_priority_moves),
     CONF_CASE(edit_priority_delayed_paused),
     CONF_CASE(edit_priority_refused),
+    CONF_CASE(edit_priority_lifo_first),
     CONF_CASE(edit_delay),
     CONF_CASE(edit_data),
     CONF_CASE(edit_dedup),

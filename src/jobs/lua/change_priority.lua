@@ -1,9 +1,11 @@
 -- change_priority.lua - give a job a new priority (BullMQ's
 -- job.changePriority): a waiting or prioritized job leaves its line and
 -- joins the one of its new priority, at the back, or with lifo at the
--- front (priority * 2^32: first of its priority; RPUSH: first in wait); a
--- delayed job only gets the field. The wait list is looked at last, when
--- the job is in none of the sets (one LREM over it, as BullMQ's).
+-- front (RPUSH: first in wait; lanes' lifo score just below
+-- priority * 2^32, as push_ready gives lifo adds, so it comes before the
+-- jobs of that priority lanes added lifo too); a delayed job only gets the
+-- field. The wait list is looked at last, when the job is in none of the
+-- sets (one LREM over it, as BullMQ's).
 --   ARGV[1] id, ARGV[2] priority (0..2^21-1), ARGV[3] lifo ("1" / "0")
 -- Returns 0, RC.JOB_NOT_EXIST, or the state that refuses the change.
 local id = ARGV[1]
@@ -23,7 +25,7 @@ if not ready then
     ready = rcall('LREM', K.wait, -1, id) > 0
 end
 if not ready then return 'active' end
-if lifo then push_front(id, priority) else push_ready(id, priority, false) end
+push_ready(id, priority, lifo)
 rcall('HSET', jkey, 'priority', priority)
 if not paused_or_maxed() then wake_workers() end
 return 0
