@@ -1,8 +1,11 @@
 /* jobs_edit.c - `lanes jobs URL change-priority QUEUE ID PRIORITY [--lifo]`,
- * `change-delay QUEUE ID DELAY_MS`, `update-data QUEUE ID JSON|-` and
- * `dedup QUEUE DEDUP_ID [--remove]`: <lanes/jobs_edit.h> from the shell
- * (BullMQ's job.changePriority, job.changeDelay, job.updateData,
- * queue.getDeduplicationJobId and queue.removeDeduplicationKey). */
+ * `change-delay QUEUE ID DELAY_MS`, `update-data QUEUE ID JSON|-`,
+ * `dedup QUEUE DEDUP_ID [--remove]`, `promote QUEUE ID|--all` and
+ * `priority-counts QUEUE PRIORITY...`: <lanes/jobs_edit.h> and
+ * ln_jobs_promote from the shell (BullMQ's job.changePriority,
+ * job.changeDelay, job.updateData, queue.getDeduplicationJobId,
+ * queue.removeDeduplicationKey, job.promote, queue.promoteJobs and
+ * queue.getCountsPerPriority). */
 #include "jobs_edit.h"
 
 #include "cli.h"
@@ -54,10 +57,27 @@ const char cli_jobs_dedup_help[] =
     "              it makes a new job (BullMQ's queue.removeDeduplicationKey);\n"
     "              prints 1 if it was held, else 0 ({\"removed\":B} with --json)\n";
 
+const char cli_jobs_promote_help[] =
+    "Make a delayed job runnable now (BullMQ's job.promote): to waiting, or\n"
+    "prioritized when it has a priority. --all promotes every delayed job of\n"
+    "the queue, the earliest due first, in steps of 1000 (BullMQ's\n"
+    "queue.promoteJobs) and prints how many ({\"count\":N} with --json). A\n"
+    "job not delayed: exit 2; no such job: exit 4.\n"
+    "\n"
+    "  --all    every delayed job of the queue\n";
+
+const char cli_jobs_priority_counts_help[] =
+    "Print the number of ready jobs of each PRIORITY (up to 32 of them), one\n"
+    "`PRIORITY COUNT` a line ({\"PRIORITY\":COUNT,...} with --json; BullMQ's\n"
+    "queue.getCountsPerPriority): 0 counts the waiting jobs, > 0 the\n"
+    "prioritized jobs of that priority.\n";
+
+#define POS_MAX 33 /* priority-counts: QUEUE and up to 32 priorities */
+
 /* The command line after the subcommand. */
 typedef struct eargs {
-    const char *pos[3];
-    int npos, lifo, remove, json, create;
+    const char *pos[POS_MAX];
+    int npos, lifo, remove, all, json, create;
 } eargs;
 
 static char prog[64] = "lanes jobs";
@@ -68,12 +88,14 @@ static const cli_opt options[] = {
     CLI_OPTS_EVERY(eargs),
     {"--lifo", 0, AT(lifo), "change-priority"},
     {"--remove", 0, AT(remove), "dedup"},
+    {"--all", 0, AT(all), "promote"},
     CLI_OPTS_END,
 };
 
 int cli_jobs_edit_is(const char *name) {
     return strcmp(name, "change-priority") == 0 || strcmp(name, "change-delay") == 0 ||
-           strcmp(name, "update-data") == 0 || strcmp(name, "dedup") == 0;
+           strcmp(name, "update-data") == 0 || strcmp(name, "dedup") == 0 ||
+           strcmp(name, "promote") == 0 || strcmp(name, "priority-counts") == 0;
 }
 
 /* All of stdin (malloc'd, NUL-terminated) without one trailing newline, or
@@ -129,10 +151,50 @@ static int run_dedup(ln_jobs *jobs, const eargs *a) {
     return CLI_EXIT_OK;
 }
 
+static int run_promote(ln_jobs *jobs, const eargs *a) {
+    if (!a->all) return done(jobs, ln_jobs_promote(jobs, a->pos[0], a->pos[1]), a->pos[1], a->json);
+    size_t n = 0;
+    int err = ln_jobs_promote_all(jobs, a->pos[0], &n);
+    if (err != 0) return cli_jobs_fail(jobs, prog, err);
+    if (a->json)
+        cli_jobs_print_json(json_pack("{s:I}", "count", (json_int_t)n));
+    else
+        printf("%zu\n", n);
+    return CLI_EXIT_OK;
+}
+
+static int run_priority_counts(ln_jobs *jobs, const eargs *a) {
+    int prio[POS_MAX];
+    uint64_t counts[POS_MAX];
+    int n = a->npos - 1;
+    for (int i = 0; i < n; i++) {
+        long long v;
+        if (cli_parse_ll(a->pos[i + 1], 0, LN_JOB_PRIORITY_MAX, &v) != 0)
+            return cli_usage(prog, "PRIORITY must be 0..%d, not '%s'", LN_JOB_PRIORITY_MAX,
+                             a->pos[i + 1]);
+        prio[i] = (int)v;
+    }
+    int err = ln_jobs_counts_per_priority(jobs, a->pos[0], prio, (size_t)n, counts);
+    if (err != 0) return cli_jobs_fail(jobs, prog, err);
+    json_t *o = a->json ? json_object() : NULL;
+    for (int i = 0; i < n; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "%d", prio[i]);
+        if (o != NULL)
+            json_object_set_new(o, key, json_integer((json_int_t)counts[i]));
+        else
+            printf("%s %llu\n", key, (unsigned long long)counts[i]);
+    }
+    if (o != NULL) cli_jobs_print_json(o);
+    return CLI_EXIT_OK;
+}
+
 static int run(ln_jobs *jobs, const char *cmd, const eargs *a) {
     const char *q = a->pos[0], *id = a->pos[1];
     long long v;
     if (strcmp(cmd, "dedup") == 0) return run_dedup(jobs, a);
+    if (strcmp(cmd, "promote") == 0) return run_promote(jobs, a);
+    if (strcmp(cmd, "priority-counts") == 0) return run_priority_counts(jobs, a);
     if (strcmp(cmd, "change-priority") == 0) {
         if (cli_parse_ll(a->pos[2], 0, LN_JOB_PRIORITY_MAX, &v) != 0)
             return cli_usage(prog, "PRIORITY must be 0..%d, not '%s'", LN_JOB_PRIORITY_MAX,
@@ -157,9 +219,17 @@ int cli_jobs_edit_main(int argc, char **argv) {
     snprintf(prog, sizeof prog, "lanes jobs %s", cmd);
     int want = strcmp(cmd, "dedup") == 0 ? 2 : 3;
     eargs a = {0};
-    cli_cmdline cl = {options, cmd, prog, 3};
+    cli_cmdline cl = {options, cmd, prog, POS_MAX};
     int rc = cli_opts_parse(&cl, argc - 3, argv + 3, &a, a.pos, &a.npos);
     if (rc != 0) return rc;
+    if (strcmp(cmd, "promote") == 0) {
+        want = a.all ? 1 : 2;
+    } else if (strcmp(cmd, "priority-counts") == 0) {
+        if (a.npos < 2) return cli_usage(prog, "%s", "priority-counts needs QUEUE PRIORITY...");
+        want = a.npos;
+    }
+    if (a.npos != want && strcmp(cmd, "promote") == 0)
+        return cli_usage(prog, "%s", "promote needs QUEUE ID, or QUEUE --all");
     if (a.npos != want)
         return cli_usage(prog, "%s needs %s", cmd,
                          want == 2                             ? "QUEUE DEDUP_ID"

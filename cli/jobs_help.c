@@ -139,6 +139,8 @@ static const cli_jobs_cmd cmds[] = {
     {"change-delay", CLI_JOBS_CHANGE_DELAY_SYNOPSIS, cli_jobs_change_delay_help},
     {"update-data", CLI_JOBS_UPDATE_DATA_SYNOPSIS, cli_jobs_update_data_help},
     {"dedup", CLI_JOBS_DEDUP_SYNOPSIS, cli_jobs_dedup_help},
+    {"promote", CLI_JOBS_PROMOTE_SYNOPSIS, cli_jobs_promote_help},
+    {"priority-counts", CLI_JOBS_PRIORITY_COUNTS_SYNOPSIS, cli_jobs_priority_counts_help},
     {"flow", "FILE.json|-",
      "Add a flow: a tree of jobs, all or nothing (BullMQ's FlowProducer). A\n"
      "parent waits in waiting-children until its children are done, then\n"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_edit_cli.sh LANES - `lanes jobs URL change-priority | change-delay |
-# update-data | dedup` on a sqlite: store (the Redis side is in
+# update-data | dedup | promote | priority-counts` on a sqlite: store (the Redis side is in
 # test_redis_interop.sh's edit_* cases): output, --json, stdin data, errors
 # and exit codes, --help without a store.
 set -u
@@ -69,8 +69,28 @@ grep -qx '{"removed":false}' "$tmp/out" || fail "dedup --remove --json: $(cat "$
 expect_rc 4 j dedup q k
 expect_rc 2 j dedup q
 
+# promote: one (exit 2 when not delayed), then --all prints how many;
+# priority-counts per priority, --json an object.
+j add p n '{}' --id one --delay 600000 >/dev/null || fail "add one"
+j add p n '{}' --delay 600000 --priority 2 >/dev/null || fail "add delayed 2"
+j add p n '{}' --delay 600000 >/dev/null || fail "add delayed"
+expect_rc 0 j promote p one
+expect_rc 2 j promote p one
+expect_rc 4 j promote p nope
+expect_rc 0 j promote p --all
+[ "$(cat "$tmp/out")" = 2 ] || fail "promote --all printed $(cat "$tmp/out")"
+expect_rc 0 j promote p --all --json
+grep -qx '{"count":0}' "$tmp/out" || fail "promote --all --json: $(cat "$tmp/out")"
+expect_rc 2 j promote p
+expect_rc 0 j priority-counts p 0 2 9
+[ "$(tr '\n' ' ' <"$tmp/out")" = "0 2 2 1 9 0 " ] || fail "priority-counts: $(cat "$tmp/out")"
+expect_rc 0 j priority-counts p 2 --json
+grep -qx '{"2":1}' "$tmp/out" || fail "priority-counts --json: $(cat "$tmp/out")"
+expect_rc 2 j priority-counts p
+expect_rc 2 j priority-counts p -1
+
 # --help of each, without making a store; a missing store is exit 2.
-for sub in change-priority change-delay update-data dedup; do
+for sub in change-priority change-delay update-data dedup promote priority-counts; do
     expect_rc 0 "$lanes" jobs "sqlite:$tmp/none.db" "$sub" --help
     grep -q "^usage: lanes jobs URL $sub " "$tmp/out" || fail "$sub --help: $(cat "$tmp/out")"
 done

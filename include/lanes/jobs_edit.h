@@ -1,8 +1,9 @@
 /* lanes/jobs_edit.h - part of <lanes/jobs.h>: changing a job that waits
- * (its priority, its delay, its data) and reading or releasing a
- * deduplication id. BullMQ's job.changePriority, job.changeDelay,
- * job.updateData, queue.getDeduplicationJobId and
- * queue.removeDeduplicationKey. Include <lanes/jobs.h>, which includes this
+ * (its priority, its delay, its data), reading or releasing a
+ * deduplication id, promoting every delayed job and counting ready jobs by
+ * priority. BullMQ's job.changePriority, job.changeDelay, job.updateData,
+ * queue.getDeduplicationJobId, queue.removeDeduplicationKey,
+ * queue.promoteJobs and queue.getCountsPerPriority. Include <lanes/jobs.h>, which includes this
  * header; its conventions (errors, threads, names, who owns what) hold here
  * too. Every call is one transaction (SQLite) or one script (Redis). */
 #ifndef LANES_JOBS_EDIT_H
@@ -66,6 +67,29 @@ LN_EXTERN int ln_jobs_dedup_job(ln_jobs *jobs, const char *queue, const char *de
  * the id was held, 0 if not (not an error). */
 LN_EXTERN int ln_jobs_dedup_remove(ln_jobs *jobs, const char *queue, const char *dedup_id,
                                    int *removed);
+
+/* Make every delayed job of queue runnable now (BullMQ's
+ * queue.promoteJobs()), each as ln_jobs_promote does (to waiting, or
+ * prioritized when it has a priority, a "waiting" event on Redis), the
+ * earliest due first, in steps of at most LN_JOBS_PROMOTE_STEP jobs (one
+ * transaction / script each: a step done stays done if a later one fails).
+ * Delayed jobs added while it runs may be promoted too. *promoted (may be
+ * NULL): how many, also on error. */
+#define LN_JOBS_PROMOTE_STEP 1000
+LN_EXTERN int ln_jobs_promote_all(ln_jobs *jobs, const char *queue, size_t *promoted);
+
+/* Most priorities one ln_jobs_counts_per_priority call takes. */
+#define LN_JOBS_PRIORITY_COUNTS_MAX 1000
+
+/* The number of ready jobs of each of priorities[0..n) (BullMQ's
+ * queue.getCountsPerPriority) into counts[0..n): priority 0 counts the
+ * waiting jobs (paused ones too), > 0 the prioritized jobs of that
+ * priority. On Redis a job lanes added with lifo and a priority counts one
+ * priority lower, as BullMQ's own call counts it (docs/redis.md,
+ * "Differences"). LN_EINVAL: a priority out of 0..LN_JOB_PRIORITY_MAX, n
+ * 0 or over LN_JOBS_PRIORITY_COUNTS_MAX, NULL arrays. */
+LN_EXTERN int ln_jobs_counts_per_priority(ln_jobs *jobs, const char *queue, const int *priorities,
+                                          size_t n, uint64_t *counts);
 
 #ifdef __cplusplus
 }

@@ -153,11 +153,14 @@ typedef struct ln__flow_new {
 
 /* What the edit method does (store methods version 17; jobs_edit.h). */
 enum {
-    LN__EDIT_PRIORITY = 0, /* in: id, priority, lifo */
-    LN__EDIT_DELAY,        /* in: id, delay_ms */
-    LN__EDIT_DATA,         /* in: id, data (data_len bytes of JSON) */
-    LN__EDIT_DEDUP_GET,    /* in: dedup_id; out: job_id (ln__malloc'd) */
-    LN__EDIT_DEDUP_REMOVE  /* in: dedup_id; out: removed */
+    LN__EDIT_PRIORITY = 0,   /* in: id, priority, lifo */
+    LN__EDIT_DELAY,          /* in: id, delay_ms */
+    LN__EDIT_DATA,           /* in: id, data (data_len bytes of JSON) */
+    LN__EDIT_DEDUP_GET,      /* in: dedup_id; out: job_id (ln__malloc'd) */
+    LN__EDIT_DEDUP_REMOVE,   /* in: dedup_id; out: removed */
+    LN__EDIT_PROMOTE_SOME,   /* in: max (1..1000); out: count, the delayed
+                              jobs made ready, the first max by due time */
+    LN__EDIT_PRIORITY_COUNTS /* in: priorities[0..n); out: counts[0..n) */
 };
 typedef struct ln__jobs_edit {
     int op; /* LN__EDIT_* */
@@ -167,6 +170,9 @@ typedef struct ln__jobs_edit {
     int64_t delay_ms;
     char *job_id; /* out, NULL when none */
     int removed;  /* out */
+    size_t max, count, n;
+    const int *priorities;
+    uint64_t *counts;
 } ln__jobs_edit;
 
 /* ---- Store methods (the instance). WITH the handle's mutex. ---- */

@@ -14,16 +14,17 @@
 /* As ln_jobs_add's delay limit (validate.c). */
 #define EDIT_SPAN_MS (100LL * 366 * 24 * 3600 * 1000)
 
-/* Check queue and (when not NULL) the id named what, then enter; with a
- * message for code when code != 0. */
+/* Check queue and the id named what (what NULL: no id), then enter; with
+ * a message for code when code != 0. */
 static int enter_edit(ln_jobs *jobs, const char *queue, const char *id, const char *what, int code,
                       const char *msg) {
     char m[LN__JOBS_ERRMSG_MAX];
     snprintf(m, sizeof m, "%s", msg != NULL ? msg : "");
     if (code == 0) code = ln__jobs_check_queue(queue, m, sizeof m);
     /* no upper bound: another program may have stored a longer id */
-    if (code == 0 && id != NULL) code = ln__jobs_check_name(id, SIZE_MAX, what, m, sizeof m);
-    if (code == 0 && id == NULL) {
+    if (code == 0 && what != NULL && id != NULL)
+        code = ln__jobs_check_name(id, SIZE_MAX, what, m, sizeof m);
+    if (code == 0 && what != NULL && id == NULL) {
         code = LN_EINVAL;
         snprintf(m, sizeof m, "%s must not be NULL", what);
     }
@@ -132,4 +133,51 @@ int ln_jobs_dedup_remove(ln_jobs *jobs, const char *queue, const char *dedup_id,
     err = run_edit(jobs, queue, &e);
     if (err == 0 && removed != NULL) *removed = e.removed;
     return err;
+}
+
+int ln_jobs_promote_all(ln_jobs *jobs, const char *queue, size_t *promoted) {
+    size_t total = 0;
+    if (promoted != NULL) *promoted = 0;
+    int err = enter_edit(jobs, queue, NULL, NULL, 0, NULL);
+    if (err != 0) return err;
+    /* Steps until one finds fewer than a step's worth: each is one store
+     * call of bounded work, all under one hold of the mutex. */
+    for (;;) {
+        ln__jobs_edit e = {.op = LN__EDIT_PROMOTE_SOME, .max = LN_JOBS_PROMOTE_STEP};
+        const ln__store_methods *m = jobs->be->methods;
+        if (m->version < 17 || m->edit == NULL) {
+            err = ln__jobs_err(jobs, LN_ENOTSUP, "the %s store cannot promote jobs", m->name);
+            break;
+        }
+        err = m->edit(jobs->be, queue, &e);
+        if (err != 0) break;
+        LN_ASSERT(e.count <= LN_JOBS_PROMOTE_STEP);
+        total += e.count;
+        if (e.count < LN_JOBS_PROMOTE_STEP) break;
+    }
+    if (promoted != NULL) *promoted = total;
+    return ln__jobs_leave(jobs, err);
+}
+
+int ln_jobs_counts_per_priority(ln_jobs *jobs, const char *queue, const int *priorities, size_t n,
+                                uint64_t *counts) {
+    char msg[LN__JOBS_ERRMSG_MAX] = "";
+    int code = 0;
+    if (priorities == NULL || counts == NULL || n == 0 || n > LN_JOBS_PRIORITY_COUNTS_MAX) {
+        code = LN_EINVAL;
+        snprintf(msg, sizeof msg, "priorities and counts must hold 1..%d entries",
+                 LN_JOBS_PRIORITY_COUNTS_MAX);
+    }
+    for (size_t i = 0; code == 0 && i < n; i++)
+        if (priorities[i] < 0 || priorities[i] > LN_JOB_PRIORITY_MAX) {
+            code = LN_EINVAL;
+            snprintf(msg, sizeof msg, "priority %zu must be 0..%d (got %d)", i, LN_JOB_PRIORITY_MAX,
+                     priorities[i]);
+        }
+    if (code == 0) memset(counts, 0, n * sizeof *counts);
+    int err = enter_edit(jobs, queue, NULL, NULL, code, msg);
+    if (err != 0) return err;
+    ln__jobs_edit e = {
+        .op = LN__EDIT_PRIORITY_COUNTS, .priorities = priorities, .n = n, .counts = counts};
+    return run_edit(jobs, queue, &e);
 }

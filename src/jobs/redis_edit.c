@@ -1,5 +1,6 @@
 /* redis_edit.c - jobs_edit.h on the Redis backend: one script per change
- * (change_priority.lua, change_delay.lua, update_data.lua, dedup_key.lua),
+ * (change_priority.lua, change_delay.lua, update_data.lua, dedup_key.lua,
+ * promote_some.lua, priority_counts.lua),
  * each a bounded number of commands on BullMQ 6.7's keys.
  * docs/internals/edit.md has the design. */
 #include "redis_edit.h"
@@ -63,6 +64,26 @@ static int dedup_reply(ln__jobs_be *be, redisReply *rep, const char *queue, ln__
     return err;
 }
 
+/* The reply of a queue-wide call: a count, or one count per priority. */
+static int queue_reply(ln__jobs_be *be, redisReply *rep, ln__jobs_edit *e) {
+    if (e->op == LN__EDIT_PROMOTE_SOME && rep->type == REDIS_REPLY_INTEGER && rep->integer >= 0 &&
+        (size_t)rep->integer <= e->max) {
+        e->count = (size_t)rep->integer;
+    } else if (e->op == LN__EDIT_PRIORITY_COUNTS && rep->type == REDIS_REPLY_ARRAY &&
+               rep->elements == e->n) {
+        for (size_t i = 0; i < e->n; i++) {
+            if (rep->element[i]->type != REDIS_REPLY_INTEGER || rep->element[i]->integer < 0)
+                return bad_reply(be, rep, "priority_counts");
+            e->counts[i] = (uint64_t)rep->element[i]->integer;
+        }
+    } else {
+        return bad_reply(be, rep,
+                         e->op == LN__EDIT_PROMOTE_SOME ? "promote_some" : "priority_counts");
+    }
+    freeReplyObject(rep);
+    return 0;
+}
+
 int ln__redis_edit(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
                    ln__jobs_edit *e) {
     ln__redis_args a = {0};
@@ -90,6 +111,14 @@ int ln__redis_edit(ln__redis_conn *c, const char *base, ln__jobs_be *be, const c
         ln__redis_args_str(&a, e->op == LN__EDIT_DEDUP_GET ? "get" : "remove");
         ln__redis_args_str(&a, e->dedup_id);
         break;
+    case LN__EDIT_PROMOTE_SOME:
+        which = LN__RS_PROMOTE_SOME;
+        ln__redis_args_i64(&a, (int64_t)e->max);
+        break;
+    case LN__EDIT_PRIORITY_COUNTS:
+        which = LN__RS_PRIORITY_COUNTS;
+        for (size_t i = 0; i < e->n; i++) ln__redis_args_i64(&a, e->priorities[i]);
+        break;
     default:
         return ln__jobs_be_err(be, LN_EINVAL, "unknown edit %d", e->op);
     }
@@ -102,5 +131,7 @@ int ln__redis_edit(ln__redis_conn *c, const char *base, ln__jobs_be *be, const c
     ln__redis_args_free(&a);
     if (!rep) return public_rc(rc);
     if (which == LN__RS_DEDUP_KEY) return dedup_reply(be, rep, queue, e);
+    if (which == LN__RS_PROMOTE_SOME || which == LN__RS_PRIORITY_COUNTS)
+        return queue_reply(be, rep, e);
     return job_reply(be, rep, queue, e, ln__redis_scripts[which].name);
 }

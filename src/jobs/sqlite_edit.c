@@ -1,6 +1,6 @@
 /* sqlite_edit.c - jobs_edit.h on the SQLite backend (store methods
- * version 17): a job's priority, delay or data, and a deduplication id's
- * row of lanes_dedup. Each change is one write transaction of a few
+ * version 17): a job's priority, delay or data, a deduplication id's row
+ * of lanes_dedup, a step of promoting delayed jobs, counts by priority. Each change is one write transaction of a few
  * primary-key (or index) statements, prepared per call (rare admin calls:
  * sqlite.c's statement cache stays as it is). docs/internals/edit.md. */
 #include "sqlite_int.h"
@@ -140,6 +140,76 @@ static int edit_dedup(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *
     return step_done(be, s, "dedup id");
 }
 
+/* The first e->max delayed jobs by due time to ready, as ln__sq_promote
+ * moves one (its seq kept, run_at now), each with its "waiting" event. */
+#define PROMOTE_SOME_SQL                                                                           \
+    "SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state = 1 ORDER BY run_at, rid "              \
+    "LIMIT ?2"
+
+static int promote_one(sq_be *be, const char *queue, int64_t rid, int64_t now) {
+    sqlite3_stmt *s = NULL;
+    int err = run_sql(be,
+                      "UPDATE lanes_jobs SET state = 0, run_at = ?2 WHERE rid = ?1 "
+                      "RETURNING COALESCE(cid, rid)",
+                      "promote", &s);
+    if (err != 0) return err;
+    sqlite3_bind_int64(s, 1, rid);
+    sqlite3_bind_int64(s, 2, now);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        err = ln__sq_event(be, queue, "waiting", (const char *)sqlite3_column_text(s, 0), "prev",
+                           "delayed", NULL, NULL, now);
+    else
+        err = ln__sq_err(be, rc, "promote");
+    if (err == 0 && (rc = sqlite3_step(s)) != SQLITE_DONE) err = ln__sq_err(be, rc, "promote");
+    sqlite3_finalize(s);
+    return err;
+}
+
+static int promote_some(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *e) {
+    int64_t *rids = ln__calloc(e->max, sizeof *rids);
+    if (rids == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+    sqlite3_stmt *s = NULL;
+    int err = run_sql(be, PROMOTE_SOME_SQL, "promote", &s);
+    size_t n = 0;
+    if (err == 0) {
+        sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, (sqlite3_int64)e->max);
+        int rc;
+        /* the rows first: no update while the SELECT walks their index */
+        while (n < e->max && (rc = sqlite3_step(s)) == SQLITE_ROW)
+            rids[n++] = sqlite3_column_int64(s, 0);
+        if (n < e->max && rc != SQLITE_DONE) err = ln__sq_err(be, rc, "promote");
+        sqlite3_finalize(s);
+    }
+    e->count = 0;
+    for (size_t i = 0; err == 0 && i < n; i++)
+        if ((err = promote_one(be, queue, rids[i], now)) == 0) e->count++;
+    ln__free(rids);
+    return err;
+}
+
+static int priority_counts(sq_be *be, const char *queue, ln__jobs_edit *e) {
+    sqlite3_stmt *s = NULL;
+    int err = run_sql(be,
+                      "SELECT count(*) FROM lanes_jobs WHERE queue = ?1 AND state = 0 AND "
+                      "priority = ?2",
+                      "counts per priority", &s);
+    if (err != 0) return err;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    for (size_t i = 0; err == 0 && i < e->n; i++) {
+        sqlite3_bind_int(s, 2, e->priorities[i]);
+        int rc = sqlite3_step(s);
+        if (rc == SQLITE_ROW)
+            e->counts[i] = (uint64_t)sqlite3_column_int64(s, 0);
+        else
+            err = ln__sq_err(be, rc, "counts per priority");
+        sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    return err;
+}
+
 static int edit_job(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *e) {
     int64_t rid = 0;
     int state = -1;
@@ -164,6 +234,10 @@ int ln__sq_edit(ln__jobs_be *b, const char *queue, ln__jobs_edit *e) {
     if (err != 0) return err;
     if (e->op == LN__EDIT_DEDUP_GET || e->op == LN__EDIT_DEDUP_REMOVE)
         err = edit_dedup(be, queue, now, e);
+    else if (e->op == LN__EDIT_PROMOTE_SOME)
+        err = promote_some(be, queue, now, e);
+    else if (e->op == LN__EDIT_PRIORITY_COUNTS)
+        err = priority_counts(be, queue, e);
     else
         err = edit_job(be, queue, now, e);
     if (err != 0) {

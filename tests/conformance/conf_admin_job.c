@@ -1,8 +1,9 @@
 /* conf_admin_job.c - administering one job (<lanes/jobs_edit.h>): its
  * priority (its place in the waiting / prioritized lines, a delayed job
  * staying delayed, refused states), its delay (the due time, the "delayed"
- * event), its data (byte for byte, in any state) and a deduplication id's
- * holder (read, release). Times are checked against bounds of the local
+ * event), its data (byte for byte, in any state), a deduplication id's
+ * holder (read, release), promoting every delayed job and counting ready
+ * jobs by priority. Times are checked against bounds of the local
  * clock around the call, never exact values. */
 #include "conf.h"
 
@@ -249,6 +250,61 @@ static void case_edit_dedup(conf_ctx *c) {
     SAYS(c->jobs, LN_ENOENT, ln_jobs_dedup_job(c->jobs, c->queue, "k1", got, sizeof got));
 }
 
+/* Every delayed job made ready, over more than one step, each by its
+ * priority; the waiting ones and the count of what moved. */
+static void case_edit_promote_all(conf_ctx *c) {
+    enum { N = LN_JOBS_PROMOTE_STEP + 5 };
+    static ln_job_spec specs[N];
+    ln_job_opts late, prio;
+    ln_job_opts_init(&late);
+    late.delay_ms = 600000;
+    prio = late;
+    prio.priority = 4;
+    for (size_t i = 0; i < N; i++)
+        specs[i] = (ln_job_spec){"n", "{}", i % 100 == 7 ? &prio : &late};
+    SAYS(c->jobs, 0, ln_jobs_add_bulk(c->jobs, c->queue, specs, N, NULL, 0));
+    conf_add_id(c, c->queue, "w", 0, 0, 0);
+    size_t moved = 0;
+    SAYS(c->jobs, 0, ln_jobs_promote_all(c->jobs, c->queue, &moved));
+    CHECK_EQ(moved, N);
+    ln_job_counts k;
+    CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
+    CHECK_EQ(k.delayed, 0);
+    CHECK_EQ(k.prioritized, 10); /* i = 7, 107, ..., 907 */
+    CHECK_EQ(k.waiting, N - 10 + 1);
+    CHECK_EQ(conf_state(c, c->queue, "w"), LN_JOB_WAITING);
+    SAYS(c->jobs, 0, ln_jobs_promote_all(c->jobs, c->queue, &moved));
+    CHECK_EQ(moved, 0);
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_promote_all(c->jobs, "bad:queue", &moved));
+    conf_check_counts(c, c->queue);
+}
+
+/* Ready jobs by priority: 0 the waiting ones (paused too), delayed and
+ * active ones not counted; bad arguments refused. */
+static void case_edit_priority_counts(conf_ctx *c) {
+    conf_add_id(c, c->queue, "a", 0, 0, 0);
+    conf_add_id(c, c->queue, "b", 0, 0, 0);
+    conf_add_id(c, c->queue, "c", 2, 0, 0);
+    conf_add_id(c, c->queue, "d", 2, 0, 0);
+    conf_add_id(c, c->queue, "e", 5, 0, 0);
+    conf_add_id(c, c->queue, "f", 2, 0, 600000);
+    CHECK_EQ(ln_jobs_pause(c->jobs, c->queue), 0);
+    const int prio[] = {0, 1, 2, 5, 2, LN_JOB_PRIORITY_MAX};
+    uint64_t n[6];
+    SAYS(c->jobs, 0, ln_jobs_counts_per_priority(c->jobs, c->queue, prio, 6, n));
+    CHECK_EQ(n[0], 2);
+    CHECK_EQ(n[1], 0);
+    CHECK_EQ(n[2], 2);
+    CHECK_EQ(n[3], 1);
+    CHECK_EQ(n[4], 2);
+    CHECK_EQ(n[5], 0);
+    const int bad[] = {-1};
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_counts_per_priority(c->jobs, c->queue, bad, 1, n));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_counts_per_priority(c->jobs, c->queue, prio, 0, n));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_counts_per_priority(c->jobs, c->queue, NULL, 1, n));
+    CHECK_EQ(ln_jobs_resume(c->jobs, c->queue), 0);
+}
+
 const conf_case conf_admin_job_cases[] = {
     CONF_CASE(edit_priority_moves),
     CONF_CASE(edit_priority_delayed_paused),
@@ -257,5 +313,7 @@ const conf_case conf_admin_job_cases[] = {
     CONF_CASE(edit_delay),
     CONF_CASE(edit_data),
     CONF_CASE(edit_dedup),
+    CONF_CASE(edit_promote_all),
+    CONF_CASE(edit_priority_counts),
     {0},
 };

@@ -35,7 +35,9 @@ import {
 import { dynStep, dynAdd, dynMissing, dynCheck } from './node/dynflow.mjs';
 import { xcServe, xcEvents, xcCheck } from './node/exec_children.mjs';
 import { fmUnprocessed, fmChildren } from './node/flowmore.mjs';
-import { edSetup, edNode, edCheck } from './node/edit.mjs';
+import {
+  edSetup, edNode, edCheck, pcSetup, pcPromote, pcCounts,
+} from './node/edit.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -108,6 +110,9 @@ switch (cmd) {
   case 'ed-setup': await edSetup(queue); break;
   case 'ed-node': await edNode(queue); break;
   case 'ed-check': await edCheck(queue, args[0]); break;
+  case 'pc-setup': await pcSetup(queue); break;
+  case 'pc-promote': await pcPromote(queue); break;
+  case 'pc-counts': await pcCounts(queue); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

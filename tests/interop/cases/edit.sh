@@ -66,3 +66,38 @@ case_edit_node_to_c() {
     [ "$(tr '\n' ' ' <"$tmp/order")" = "e b c d a " ] || fail "run order: $(cat "$tmp/order")"
     echo "lanes read Node's priority, delay, data and dedup changes, and ran the new order"
 }
+
+#   promote_all_c_to_node  `lanes jobs promote --all` of Node's delayed jobs
+#              (some with a priority): BullMQ finds none delayed, each in
+#              wait or prioritized by its priority, and its
+#              getCountsPerPriority agrees with `lanes jobs priority-counts`.
+case_promote_all_c_to_node() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    js pc-setup "$q" >/dev/null || fail "pc-setup"
+    ed_cli promote "$q" --all
+    [ "$(cat "$tmp/ed.out")" = 5 ] || fail "promote --all printed $(cat "$tmp/ed.out")"
+    js pc-counts "$q" >"$tmp/node.json" || fail "pc-counts"
+    grep -qx '{"0":5,"3":3,"5":0}' "$tmp/node.json" || fail "Node's counts: $(cat "$tmp/node.json")"
+    grep -qx '{"delayed":0}' "$tmp/node.json" || fail "Node's delayed: $(cat "$tmp/node.json")"
+    ed_cli priority-counts "$q" 0 3 5 --json
+    [ "$(cat "$tmp/ed.out")" = "$(head -1 "$tmp/node.json")" ] ||
+        fail "lanes counts $(cat "$tmp/ed.out"), Node $(head -1 "$tmp/node.json")"
+    echo "BullMQ read lanes' promotions; both sides count the same per priority"
+}
+
+#   promote_all_node_to_c  BullMQ's queue.promoteJobs() (which puts even
+#              the prioritized ones into wait): lanes counts none delayed
+#              and the same per priority as getCountsPerPriority.
+case_promote_all_node_to_c() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    js pc-setup "$q" >/dev/null || fail "pc-setup"
+    js pc-promote "$q" >/dev/null || fail "pc-promote"
+    js pc-counts "$q" >"$tmp/node.json" || fail "pc-counts"
+    ed_cli priority-counts "$q" 0 3 5 --json
+    [ "$(cat "$tmp/ed.out")" = "$(head -1 "$tmp/node.json")" ] ||
+        fail "lanes counts $(cat "$tmp/ed.out"), Node $(head -1 "$tmp/node.json")"
+    grep -qx '{"0":7,"3":1,"5":0}' "$tmp/ed.out" || fail "lanes' counts: $(cat "$tmp/ed.out")"
+    ed_cli counts "$q" --json
+    grep -q '"delayed":0' "$tmp/ed.out" || fail "lanes counts: $(cat "$tmp/ed.out")"
+    echo "lanes read BullMQ's promotions and counts the same per priority"
+}

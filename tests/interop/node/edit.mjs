@@ -72,3 +72,34 @@ export async function edCheck(queue, data) {
   await d.close();
   console.log(JSON.stringify({ ok: true }));
 }
+
+// Queue Q for the promote / count cases: two waiting jobs, one of
+// priority 3, and five delayed ones (two of priority 3).
+export async function pcSetup(queue) {
+  const q = new Queue(queue, { connection });
+  await q.add('w', {}, {});
+  await q.add('w', {}, {});
+  await q.add('p', {}, { priority: 3 });
+  for (let i = 0; i < 5; i++) await q.add('l', { i }, { delay: 600000, priority: i < 2 ? 3 : 0 });
+  await q.close();
+  console.log(JSON.stringify({ ok: true }));
+}
+
+// BullMQ's queue.promoteJobs().
+export async function pcPromote(queue) {
+  const q = new Queue(queue, { connection });
+  await q.promoteJobs();
+  await q.close();
+  console.log(JSON.stringify({ ok: true }));
+}
+
+// getCountsPerPriority([0, 3, 5]) as lanes prints it, the delayed count
+// apart: {"0":N,"3":N,"5":N} and {"delayed":N} on stderr-free lines.
+export async function pcCounts(queue) {
+  const q = new Queue(queue, { connection });
+  const c = await q.getCountsPerPriority([0, 3, 5]);
+  const delayed = await q.getDelayedCount();
+  await q.close();
+  console.log(JSON.stringify({ 0: c['0'], 3: c['3'], 5: c['5'] }));
+  console.log(JSON.stringify({ delayed }));
+}
