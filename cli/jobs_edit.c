@@ -1,11 +1,12 @@
 /* jobs_edit.c - `lanes jobs URL change-priority QUEUE ID PRIORITY [--lifo]`,
  * `change-delay QUEUE ID DELAY_MS`, `update-data QUEUE ID JSON|-`,
  * `dedup QUEUE DEDUP_ID [--remove]`, `promote QUEUE ID|--all` and
- * `priority-counts QUEUE PRIORITY...`: <lanes/jobs_edit.h> and
- * ln_jobs_promote from the shell (BullMQ's job.changePriority,
+ * `priority-counts QUEUE PRIORITY...`, `trim-events QUEUE MAXLEN`:
+ * <lanes/jobs_edit.h>, ln_jobs_promote and ln_jobs_trim_events from the
+ * shell (BullMQ's job.changePriority,
  * job.changeDelay, job.updateData, queue.getDeduplicationJobId,
- * queue.removeDeduplicationKey, job.promote, queue.promoteJobs and
- * queue.getCountsPerPriority). */
+ * queue.removeDeduplicationKey, job.promote, queue.promoteJobs,
+ * queue.getCountsPerPriority and queue.trimEvents). */
 #include "jobs_edit.h"
 
 #include "cli.h"
@@ -72,6 +73,13 @@ const char cli_jobs_priority_counts_help[] =
     "queue.getCountsPerPriority): 0 counts the waiting jobs, > 0 the\n"
     "prioritized jobs of that priority.\n";
 
+const char cli_jobs_trim_events_help[] =
+    "Trim the queue's events to about the newest MAXLEN (BullMQ's\n"
+    "queue.trimEvents): at least those stay; Redis drops whole stream nodes\n"
+    "only (XTRIM MAXLEN ~), so a short stream may keep more; sqlite keeps\n"
+    "exactly MAXLEN (and the store's newest event). Prints how many went\n"
+    "({\"removed\":N} with --json).\n";
+
 #define POS_MAX 33 /* priority-counts: QUEUE and up to 32 priorities */
 
 /* The command line after the subcommand. */
@@ -95,7 +103,8 @@ static const cli_opt options[] = {
 int cli_jobs_edit_is(const char *name) {
     return strcmp(name, "change-priority") == 0 || strcmp(name, "change-delay") == 0 ||
            strcmp(name, "update-data") == 0 || strcmp(name, "dedup") == 0 ||
-           strcmp(name, "promote") == 0 || strcmp(name, "priority-counts") == 0;
+           strcmp(name, "promote") == 0 || strcmp(name, "priority-counts") == 0 ||
+           strcmp(name, "trim-events") == 0;
 }
 
 /* All of stdin (malloc'd, NUL-terminated) without one trailing newline, or
@@ -189,12 +198,38 @@ static int run_priority_counts(ln_jobs *jobs, const eargs *a) {
     return CLI_EXIT_OK;
 }
 
+static int run_trim(ln_jobs *jobs, const eargs *a) {
+    long long v;
+    if (cli_parse_ll(a->pos[1], 0, 1LL << 62, &v) != 0)
+        return cli_usage(prog, "MAXLEN must be a count >= 0, not '%s'", a->pos[1]);
+    size_t removed = 0;
+    int err = ln_jobs_trim_events(jobs, a->pos[0], (size_t)v, &removed);
+    if (err != 0) return cli_jobs_fail(jobs, prog, err);
+    if (a->json)
+        cli_jobs_print_json(json_pack("{s:I}", "removed", (json_int_t)removed));
+    else
+        printf("%zu\n", removed);
+    return CLI_EXIT_OK;
+}
+
+/* The arguments subcommand cmd needs, for its usage error. */
+static const char *synopsis_of(const char *cmd) {
+    if (strcmp(cmd, "change-priority") == 0) return CLI_JOBS_CHANGE_PRIORITY_SYNOPSIS;
+    if (strcmp(cmd, "change-delay") == 0) return CLI_JOBS_CHANGE_DELAY_SYNOPSIS;
+    if (strcmp(cmd, "update-data") == 0) return CLI_JOBS_UPDATE_DATA_SYNOPSIS;
+    if (strcmp(cmd, "dedup") == 0) return CLI_JOBS_DEDUP_SYNOPSIS;
+    if (strcmp(cmd, "promote") == 0) return CLI_JOBS_PROMOTE_SYNOPSIS;
+    if (strcmp(cmd, "priority-counts") == 0) return CLI_JOBS_PRIORITY_COUNTS_SYNOPSIS;
+    return CLI_JOBS_TRIM_EVENTS_SYNOPSIS;
+}
+
 static int run(ln_jobs *jobs, const char *cmd, const eargs *a) {
     const char *q = a->pos[0], *id = a->pos[1];
     long long v;
     if (strcmp(cmd, "dedup") == 0) return run_dedup(jobs, a);
     if (strcmp(cmd, "promote") == 0) return run_promote(jobs, a);
     if (strcmp(cmd, "priority-counts") == 0) return run_priority_counts(jobs, a);
+    if (strcmp(cmd, "trim-events") == 0) return run_trim(jobs, a);
     if (strcmp(cmd, "change-priority") == 0) {
         if (cli_parse_ll(a->pos[2], 0, LN_JOB_PRIORITY_MAX, &v) != 0)
             return cli_usage(prog, "PRIORITY must be 0..%d, not '%s'", LN_JOB_PRIORITY_MAX,
@@ -217,7 +252,7 @@ static int run(ln_jobs *jobs, const char *cmd, const eargs *a) {
 int cli_jobs_edit_main(int argc, char **argv) {
     const char *cmd = argv[2];
     snprintf(prog, sizeof prog, "lanes jobs %s", cmd);
-    int want = strcmp(cmd, "dedup") == 0 ? 2 : 3;
+    int want = strcmp(cmd, "dedup") == 0 || strcmp(cmd, "trim-events") == 0 ? 2 : 3;
     eargs a = {0};
     cli_cmdline cl = {options, cmd, prog, POS_MAX};
     int rc = cli_opts_parse(&cl, argc - 3, argv + 3, &a, a.pos, &a.npos);
@@ -225,17 +260,9 @@ int cli_jobs_edit_main(int argc, char **argv) {
     if (strcmp(cmd, "promote") == 0) {
         want = a.all ? 1 : 2;
     } else if (strcmp(cmd, "priority-counts") == 0) {
-        if (a.npos < 2) return cli_usage(prog, "%s", "priority-counts needs QUEUE PRIORITY...");
-        want = a.npos;
+        want = a.npos < 2 ? 2 : a.npos;
     }
-    if (a.npos != want && strcmp(cmd, "promote") == 0)
-        return cli_usage(prog, "%s", "promote needs QUEUE ID, or QUEUE --all");
-    if (a.npos != want)
-        return cli_usage(prog, "%s needs %s", cmd,
-                         want == 2                             ? "QUEUE DEDUP_ID"
-                         : strcmp(cmd, "change-priority") == 0 ? "QUEUE ID PRIORITY"
-                         : strcmp(cmd, "change-delay") == 0    ? "QUEUE ID DELAY_MS"
-                                                               : "QUEUE ID JSON");
+    if (a.npos != want) return cli_usage(prog, "%s needs %s", cmd, synopsis_of(cmd));
     if (!a.create && (rc = cli_check_store_exists(prog, argv[1],
                                                   "add --create, or add a job, to make one")) != 0)
         return rc;

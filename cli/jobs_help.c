@@ -141,6 +141,7 @@ static const cli_jobs_cmd cmds[] = {
     {"dedup", CLI_JOBS_DEDUP_SYNOPSIS, cli_jobs_dedup_help},
     {"promote", CLI_JOBS_PROMOTE_SYNOPSIS, cli_jobs_promote_help},
     {"priority-counts", CLI_JOBS_PRIORITY_COUNTS_SYNOPSIS, cli_jobs_priority_counts_help},
+    {"trim-events", CLI_JOBS_TRIM_EVENTS_SYNOPSIS, cli_jobs_trim_events_help},
     {"flow", "FILE.json|-",
      "Add a flow: a tree of jobs, all or nothing (BullMQ's FlowProducer). A\n"
      "parent waits in waiting-children until its children are done, then\n"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_edit_cli.sh LANES - `lanes jobs URL change-priority | change-delay |
-# update-data | dedup | promote | priority-counts` on a sqlite: store (the Redis side is in
-# test_redis_interop.sh's edit_* cases): output, --json, stdin data, errors
+# update-data | dedup | promote | priority-counts | trim-events` on a
+# sqlite: store (the Redis side is in test_redis_interop.sh's edit_*,
+# promote_all_* and trim_events_* cases): output, --json, stdin data, errors
 # and exit codes, --help without a store.
 set -u
 lanes=$1
@@ -89,8 +90,23 @@ grep -qx '{"2":1}' "$tmp/out" || fail "priority-counts --json: $(cat "$tmp/out")
 expect_rc 2 j priority-counts p
 expect_rc 2 j priority-counts p -1
 
+# trim-events: the newest MAXLEN of the queue stay (a handle writing every
+# event: an add writes more than one), it prints how many went.
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+    "$lanes" jobs "$url?events=all" add t n "{\"i\":$i}" >/dev/null || fail "add t $i"
+done
+before=$(j events t | wc -l)
+[ "$before" -ge 12 ] || fail "only $before events"
+expect_rc 0 j trim-events t 5
+[ "$(cat "$tmp/out")" = $((before - 5)) ] || fail "trim-events printed $(cat "$tmp/out")"
+[ "$(j events t | wc -l)" -eq 5 ] || fail "events left: $(j events t)"
+expect_rc 0 j trim-events t 5 --json
+grep -qx '{"removed":0}' "$tmp/out" || fail "trim-events --json: $(cat "$tmp/out")"
+expect_rc 2 j trim-events t -1
+expect_rc 2 j trim-events t
+
 # --help of each, without making a store; a missing store is exit 2.
-for sub in change-priority change-delay update-data dedup promote priority-counts; do
+for sub in change-priority change-delay update-data dedup promote priority-counts trim-events; do
     expect_rc 0 "$lanes" jobs "sqlite:$tmp/none.db" "$sub" --help
     grep -q "^usage: lanes jobs URL $sub " "$tmp/out" || fail "$sub --help: $(cat "$tmp/out")"
 done

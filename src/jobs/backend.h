@@ -153,14 +153,15 @@ typedef struct ln__flow_new {
 
 /* What the edit method does (store methods version 17; jobs_edit.h). */
 enum {
-    LN__EDIT_PRIORITY = 0,   /* in: id, priority, lifo */
-    LN__EDIT_DELAY,          /* in: id, delay_ms */
-    LN__EDIT_DATA,           /* in: id, data (data_len bytes of JSON) */
-    LN__EDIT_DEDUP_GET,      /* in: dedup_id; out: job_id (ln__malloc'd) */
-    LN__EDIT_DEDUP_REMOVE,   /* in: dedup_id; out: removed */
-    LN__EDIT_PROMOTE_SOME,   /* in: max (1..1000); out: count, the delayed
+    LN__EDIT_PRIORITY = 0,    /* in: id, priority, lifo */
+    LN__EDIT_DELAY,           /* in: id, delay_ms */
+    LN__EDIT_DATA,            /* in: id, data (data_len bytes of JSON) */
+    LN__EDIT_DEDUP_GET,       /* in: dedup_id; out: job_id (ln__malloc'd) */
+    LN__EDIT_DEDUP_REMOVE,    /* in: dedup_id; out: removed */
+    LN__EDIT_PROMOTE_SOME,    /* in: max (1..1000); out: count, the delayed
                               jobs made ready, the first max by due time */
-    LN__EDIT_PRIORITY_COUNTS /* in: priorities[0..n); out: counts[0..n) */
+    LN__EDIT_PRIORITY_COUNTS, /* in: priorities[0..n); out: counts[0..n) */
+    LN__EDIT_TRIM_EVENTS      /* in: max (the length kept); out: count removed */
 };
 typedef struct ln__jobs_edit {
     int op; /* LN__EDIT_* */

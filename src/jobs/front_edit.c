@@ -181,3 +181,13 @@ int ln_jobs_counts_per_priority(ln_jobs *jobs, const char *queue, const int *pri
         .op = LN__EDIT_PRIORITY_COUNTS, .priorities = priorities, .n = n, .counts = counts};
     return run_edit(jobs, queue, &e);
 }
+
+int ln_jobs_trim_events(ln_jobs *jobs, const char *queue, size_t max_len, size_t *removed) {
+    if (removed != NULL) *removed = 0;
+    int err = enter_edit(jobs, queue, NULL, NULL, 0, NULL);
+    if (err != 0) return err;
+    ln__jobs_edit e = {.op = LN__EDIT_TRIM_EVENTS, .max = max_len};
+    err = run_edit(jobs, queue, &e);
+    if (err == 0 && removed != NULL) *removed = e.count;
+    return err;
+}

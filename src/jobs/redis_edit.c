@@ -1,6 +1,6 @@
 /* redis_edit.c - jobs_edit.h on the Redis backend: one script per change
  * (change_priority.lua, change_delay.lua, update_data.lua, dedup_key.lua,
- * promote_some.lua, priority_counts.lua),
+ * promote_some.lua, priority_counts.lua, trim_events.lua),
  * each a bounded number of commands on BullMQ 6.7's keys.
  * docs/internals/edit.md has the design. */
 #include "redis_edit.h"
@@ -9,6 +9,7 @@
 #include "redis_codes.h"
 #include "redis_scripts.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* Once open, a lost or unreachable server is LN_EBACKEND (redis.c). */
@@ -69,6 +70,9 @@ static int queue_reply(ln__jobs_be *be, redisReply *rep, ln__jobs_edit *e) {
     if (e->op == LN__EDIT_PROMOTE_SOME && rep->type == REDIS_REPLY_INTEGER && rep->integer >= 0 &&
         (size_t)rep->integer <= e->max) {
         e->count = (size_t)rep->integer;
+    } else if (e->op == LN__EDIT_TRIM_EVENTS && rep->type == REDIS_REPLY_INTEGER &&
+               rep->integer >= 0) {
+        e->count = (size_t)rep->integer;
     } else if (e->op == LN__EDIT_PRIORITY_COUNTS && rep->type == REDIS_REPLY_ARRAY &&
                rep->elements == e->n) {
         for (size_t i = 0; i < e->n; i++) {
@@ -119,6 +123,10 @@ int ln__redis_edit(ln__redis_conn *c, const char *base, ln__jobs_be *be, const c
         which = LN__RS_PRIORITY_COUNTS;
         for (size_t i = 0; i < e->n; i++) ln__redis_args_i64(&a, e->priorities[i]);
         break;
+    case LN__EDIT_TRIM_EVENTS:
+        which = LN__RS_TRIM_EVENTS;
+        ln__redis_args_i64(&a, e->max > INT64_MAX ? INT64_MAX : (int64_t)e->max);
+        break;
     default:
         return ln__jobs_be_err(be, LN_EINVAL, "unknown edit %d", e->op);
     }
@@ -131,7 +139,8 @@ int ln__redis_edit(ln__redis_conn *c, const char *base, ln__jobs_be *be, const c
     ln__redis_args_free(&a);
     if (!rep) return public_rc(rc);
     if (which == LN__RS_DEDUP_KEY) return dedup_reply(be, rep, queue, e);
-    if (which == LN__RS_PROMOTE_SOME || which == LN__RS_PRIORITY_COUNTS)
+    if (which == LN__RS_PROMOTE_SOME || which == LN__RS_PRIORITY_COUNTS ||
+        which == LN__RS_TRIM_EVENTS)
         return queue_reply(be, rep, e);
     return job_reply(be, rep, queue, e, ln__redis_scripts[which].name);
 }

@@ -1,12 +1,14 @@
 /* sqlite_edit.c - jobs_edit.h on the SQLite backend (store methods
  * version 17): a job's priority, delay or data, a deduplication id's row
- * of lanes_dedup, a step of promoting delayed jobs, counts by priority. Each change is one write transaction of a few
+ * of lanes_dedup, a step of promoting delayed jobs, counts by priority,
+ * trimming a queue's events. Each change is one write transaction of a few
  * primary-key (or index) statements, prepared per call (rare admin calls:
  * sqlite.c's statement cache stays as it is). docs/internals/edit.md. */
 #include "sqlite_int.h"
 
 #include "../internal.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -210,6 +212,25 @@ static int priority_counts(sq_be *be, const char *queue, ln__jobs_edit *e) {
     return err;
 }
 
+/* The queue's events older than its max-th newest (all of them for 0),
+ * but the store's newest event: its seq must stay the highest handed out
+ * (sqlite_events.c). A scan of lanes_events, which retention keeps near
+ * LN_JOBS_EVENTS_KEEP rows. */
+#define TRIM_EVENTS_SQL                                                                            \
+    "DELETE FROM lanes_events WHERE queue = ?1 AND seq < (CASE WHEN ?2 = 0 THEN "                  \
+    "9223372036854775807 ELSE (SELECT seq FROM lanes_events WHERE queue = ?1 ORDER BY seq DESC "   \
+    "LIMIT 1 OFFSET ?2 - 1) END) AND seq <> (SELECT max(seq) FROM lanes_events)"
+
+static int trim_events(sq_be *be, const char *queue, ln__jobs_edit *e) {
+    sqlite3_stmt *s = NULL;
+    int err = run_sql(be, TRIM_EVENTS_SQL, "trim events", &s);
+    if (err != 0) return err;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, e->max > INT64_MAX ? INT64_MAX : (sqlite3_int64)e->max);
+    if ((err = step_done(be, s, "trim events")) == 0) e->count = (size_t)sqlite3_changes(be->db);
+    return err;
+}
+
 static int edit_job(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *e) {
     int64_t rid = 0;
     int state = -1;
@@ -238,6 +259,8 @@ int ln__sq_edit(ln__jobs_be *b, const char *queue, ln__jobs_edit *e) {
         err = promote_some(be, queue, now, e);
     else if (e->op == LN__EDIT_PRIORITY_COUNTS)
         err = priority_counts(be, queue, e);
+    else if (e->op == LN__EDIT_TRIM_EVENTS)
+        err = trim_events(be, queue, e);
     else
         err = edit_job(be, queue, now, e);
     if (err != 0) {

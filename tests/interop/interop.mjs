@@ -36,7 +36,7 @@ import { dynStep, dynAdd, dynMissing, dynCheck } from './node/dynflow.mjs';
 import { xcServe, xcEvents, xcCheck } from './node/exec_children.mjs';
 import { fmUnprocessed, fmChildren } from './node/flowmore.mjs';
 import {
-  edSetup, edNode, edCheck, pcSetup, pcPromote, pcCounts,
+  edSetup, edNode, edCheck, pcSetup, pcPromote, pcCounts, trAdd, trTrim, trLen,
 } from './node/edit.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
@@ -113,6 +113,9 @@ switch (cmd) {
   case 'pc-setup': await pcSetup(queue); break;
   case 'pc-promote': await pcPromote(queue); break;
   case 'pc-counts': await pcCounts(queue); break;
+  case 'tr-add': await trAdd(queue, args[0]); break;
+  case 'tr-trim': await trTrim(queue, args[0]); break;
+  case 'tr-len': await trLen(queue); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

@@ -101,3 +101,44 @@ case_promote_all_node_to_c() {
     grep -q '"delayed":0' "$tmp/ed.out" || fail "lanes counts: $(cat "$tmp/ed.out")"
     echo "lanes read BullMQ's promotions and counts the same per priority"
 }
+
+# The "len" of a tr-* line.
+tr_len() { sed 's/.*"len":\([0-9]*\).*/\1/' "$1"; }
+
+#   trim_events_c_to_node  `lanes jobs trim-events` of the events of 300 jobs
+#              Node added: the stream BullMQ reads is shorter by what lanes
+#              said went, still at least the length asked for.
+case_trim_events_c_to_node() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    js tr-add "$q" 300 >"$tmp/len0" || fail "tr-add"
+    ed_cli trim-events "$q" 10
+    removed=$(cat "$tmp/ed.out")
+    js tr-len "$q" >"$tmp/len1" || fail "tr-len"
+    before=$(tr_len "$tmp/len0") after=$(tr_len "$tmp/len1")
+    [ "$after" -eq $((before - removed)) ] || fail "$before events, $removed removed, $after left"
+    [ "$after" -ge 10 ] || fail "$after events left of $before"
+    [ "$after" -lt "$before" ] || fail "$after events left of $before"
+    echo "lanes trimmed Node's events from $before to $after"
+}
+
+#   trim_events_node_to_c  BullMQ's queue.trimEvents of the events of 150
+#              jobs lanes added: lanes reads the shorter stream, the newest
+#              events kept.
+case_trim_events_node_to_c() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    i=0
+    while [ $i -lt 150 ]; do
+        "$cli" jobs "$url" add "$q" t "{\"i\":$i}" >/dev/null || fail "add $i"
+        i=$((i + 1))
+    done
+    ed_cli events "$q"
+    before=$(wc -l <"$tmp/ed.out")
+    newest=$(tail -1 "$tmp/ed.out")
+    js tr-trim "$q" 10 >/dev/null || fail "tr-trim"
+    ed_cli events "$q"
+    after=$(wc -l <"$tmp/ed.out")
+    [ "$after" -ge 10 ] || fail "$after events left of $before"
+    [ "$after" -lt "$before" ] || fail "$after events left of $before"
+    [ "$(tail -1 "$tmp/ed.out")" = "$newest" ] || fail "the newest event went"
+    echo "lanes read the events Node trimmed ($before to $after)"
+}

@@ -103,3 +103,26 @@ export async function pcCounts(queue) {
   console.log(JSON.stringify({ 0: c['0'], 3: c['3'], 5: c['5'] }));
   console.log(JSON.stringify({ delayed }));
 }
+
+// Queue Q's events: N jobs added (an "added" and a "waiting" event each)
+// by Node, then the stream's length; or BullMQ's queue.trimEvents(max).
+export async function trAdd(queue, n) {
+  const q = new Queue(queue, { connection });
+  await q.addBulk(Array.from({ length: Number(n) }, (_, i) => ({ name: 't', data: { i } })));
+  await q.close();
+  await trLen(queue);
+}
+
+export async function trTrim(queue, max) {
+  const q = new Queue(queue, { connection });
+  await q.trimEvents(Number(max));
+  await q.close();
+  await trLen(queue);
+}
+
+export async function trLen(queue) {
+  const c = new IORedis(connection);
+  const len = await c.xlen(`bull:${queue}:events`);
+  await c.quit();
+  console.log(JSON.stringify({ len }));
+}
