@@ -35,7 +35,8 @@ LN_EXTERN int ln_jobs_change_priority(ln_jobs *jobs, const char *queue, const ch
 
 /* Make delayed job id of queue due delay_ms (0..100 years) from now, the
  * store's clock (BullMQ's job.changeDelay): its run_at_ms is the new due
- * time, its delay delay_ms, a "delayed" event carries the due time, and
+ * time while it is delayed (later, as for every job, created_ms + the
+ * delay it was added with), a "delayed" event carries the due time, and
  * idle workers learn the new earliest due time (Redis: the marker). A due
  * time of now makes it run at the next worker step, as a due delayed job.
  * LN_ENOENT: no such job; LN_EINVAL: delay_ms out of range, or the job is

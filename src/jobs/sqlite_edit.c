@@ -82,13 +82,13 @@ static int edit_delay(sq_be *be, const char *queue, int64_t rid, int state, int6
         return ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is not delayed (it is %s)", e->id,
                                state_name(state));
     sqlite3_stmt *s = NULL;
-    int err = run_sql(be, "UPDATE lanes_jobs SET run_at = ?2, delay = ?3 WHERE rid = ?1",
-                      "change delay", &s);
+    /* delay stays the add's: a job not delayed reports created_at + it as
+     * when it was first due (jobs.h run_at_ms), as Redis reads opts.delay */
+    int err = run_sql(be, "UPDATE lanes_jobs SET run_at = ?2 WHERE rid = ?1", "change delay", &s);
     if (err != 0) return err;
     int64_t due = now + e->delay_ms;
     sqlite3_bind_int64(s, 1, rid);
     sqlite3_bind_int64(s, 2, due);
-    sqlite3_bind_int64(s, 3, e->delay_ms);
     if ((err = step_done(be, s, "change delay")) != 0) return err;
     char d[24];
     snprintf(d, sizeof d, "%lld", (long long)due);

@@ -177,7 +177,10 @@ static void case_edit_delay(conf_ctx *c) {
     ln_worker_opts o;
     conf_worker_opts(&o);
     conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
-    CHECK_EQ(conf_state(c, c->queue, "d"), LN_JOB_COMPLETED);
+    i = info_of(c, "d");
+    CHECK_EQ(i.state, LN_JOB_COMPLETED);
+    CHECK_EQ(i.run_at_ms, i.created_ms + 600000); /* first due: the add's delay */
+    ln_job_info_clear(&i);
     conf_check_counts(c, c->queue);
 }
 
