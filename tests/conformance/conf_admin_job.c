@@ -58,6 +58,11 @@ static void case_edit_priority_moves(conf_ctx *c) {
     CHECK_EQ(priority_of(c, "a"), 1);
     conf_list_ids(c, c->queue, LN_JOB_PRIORITIZED, 0, 10, ids, sizeof ids);
     CONF_CHECK_STR(ids, "a d e ");
+    ln_job_counts k;
+    CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
+    CHECK_EQ(k.waiting, 2);
+    CHECK_EQ(k.prioritized, 3);
+    conf_check_counts(c, c->queue);
     SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "e", 0, 0));
     CHECK_EQ(priority_of(c, "e"), 0);
     conf_list_ids(c, c->queue, LN_JOB_WAITING, 0, 10, ids, sizeof ids);
@@ -68,7 +73,6 @@ static void case_edit_priority_moves(conf_ctx *c) {
     SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "d", 1, 1));
     conf_list_ids(c, c->queue, LN_JOB_PRIORITIZED, 0, 10, ids, sizeof ids);
     CONF_CHECK_STR(ids, "d a ");
-    ln_job_counts k;
     CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
     CHECK_EQ(k.waiting, 3);
     CHECK_EQ(k.prioritized, 2);
