@@ -191,8 +191,13 @@ static void case_edit_delay(conf_ctx *c) {
 /* Any JSON text, byte for byte, in any state; bad data refused. */
 static void case_edit_data(conf_ctx *c) {
     static const char *const texts[] = {
-        " [1, 2.50, \"\\u00e9\", -0, 1e400] ", "\"x\"",        "null",
-        "{\"a\":{\"b\":[]},\"a\":2}",          "\t-12.5E+3\n",
+        " [1, 2.50, \"\\u00e9\", -0, 1e400] ",
+        "\"x\"",
+        "null",
+        "{\"a\":{\"b\":[]},\"a\":2}",
+        "\"\\u0000 \\ud800\"",
+        "100000000000000000000",
+        "\t-12.5E+3\n",
     };
     conf_add_id(c, c->queue, "j", 0, 0, 0);
     for (size_t k = 0; k < sizeof texts / sizeof *texts; k++) {
