@@ -6,6 +6,7 @@
 #include "cli_num.h"
 #include "cli_opts.h"
 #include "jobs_cancel.h"
+#include "jobs_edit.h"
 #include "jobs_flow.h"
 #include "jobs_help.h"
 #include "jobs_workers.h"
@@ -592,6 +593,7 @@ int cmd_jobs(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     }
     if (cli_jobs_limits_is(argv[2])) return cli_jobs_limits_main(argc, argv); /* jobs_ratelimit.c */
+    if (cli_jobs_edit_is(argv[2])) return cli_jobs_edit_main(argc, argv);     /* jobs_edit.c */
     const char *url = argv[1];
     args a;
     memset(&a, 0, sizeof a);

@@ -1,6 +1,7 @@
 /* jobs_help.c - the table of `lanes jobs` subcommands: their synopsis and
  * what `--help` prints for each. */
 #include "jobs_help.h"
+#include "jobs_edit.h"
 #include "jobs_metrics.h"
 #include "jobs_ratelimit.h"
 
@@ -142,6 +143,13 @@ static const cli_jobs_cmd cmds[] = {
      "({\"ok\":true,\"id\":ID} with --json). A finished job, a flow parent\n"
      "waiting for its children or a job scheduler's iteration that has not\n"
      "run: exit 2, nothing changes. No such job: exit 4.\n"},
+    {"change-priority", CLI_JOBS_CHANGE_PRIORITY_SYNOPSIS, cli_jobs_change_priority_help},
+    {"change-delay", CLI_JOBS_CHANGE_DELAY_SYNOPSIS, cli_jobs_change_delay_help},
+    {"update-data", CLI_JOBS_UPDATE_DATA_SYNOPSIS, cli_jobs_update_data_help},
+    {"dedup", CLI_JOBS_DEDUP_SYNOPSIS, cli_jobs_dedup_help},
+    {"promote", CLI_JOBS_PROMOTE_SYNOPSIS, cli_jobs_promote_help},
+    {"priority-counts", CLI_JOBS_PRIORITY_COUNTS_SYNOPSIS, cli_jobs_priority_counts_help},
+    {"trim-events", CLI_JOBS_TRIM_EVENTS_SYNOPSIS, cli_jobs_trim_events_help},
     {"flow", "FILE.json|-",
      "Add a flow: a tree of jobs, all or nothing (BullMQ's FlowProducer). A\n"
      "parent waits in waiting-children until its children are done, then\n"

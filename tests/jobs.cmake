@@ -48,7 +48,8 @@ set(LN_CONF_SOURCES
     conformance/conf_review2.c
     conformance/conf_parent_events.c
     conformance/conf_flowmore.c
-    conformance/conf_stale_stats.c)
+    conformance/conf_stale_stats.c
+    conformance/conf_admin_job.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it
@@ -86,6 +87,10 @@ if(TARGET lanes_cli)
   add_test(NAME test_flow_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_flow_cli.sh
                                       $<TARGET_FILE:lanes_cli>)
   set_tests_properties(test_flow_cli PROPERTIES TIMEOUT 60 LABELS "jobs;plain")
+  # `lanes jobs change-priority | change-delay | update-data | dedup`.
+  add_test(NAME test_edit_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_edit_cli.sh
+                                      $<TARGET_FILE:lanes_cli>)
+  set_tests_properties(test_edit_cli PROPERTIES TIMEOUT 60 LABELS "jobs;plain")
 endif()
 ln_test(NAME test_jobs_crash SOURCES test_jobs_crash.c
         LIBS PkgConfig::SQLITE3 TIMEOUT 180 NO_SANITIZE LABELS jobs)

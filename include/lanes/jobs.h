@@ -785,5 +785,6 @@ LN_EXTERN int ln_job_canceled(const ln_job *job);
 #include <lanes/jobs_flows.h>
 #include <lanes/jobs_events.h>
 #include <lanes/jobs_schedulers.h>
+#include <lanes/jobs_edit.h>
 
 #endif /* LANES_JOBS_H */

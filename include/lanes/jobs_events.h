@@ -85,6 +85,16 @@ LN_EXTERN const char *ln_jobs_events_errmsg(const ln_jobs_events *ev);
 /* Close the follower. NULL is a no-op. */
 LN_EXTERN void ln_jobs_events_close(ln_jobs_events *ev);
 
+/* Trim queue's events to about its newest max_len (BullMQ's
+ * queue.trimEvents): at least the newest max_len stay. Redis: XTRIM
+ * MAXLEN ~ max_len on the stream, which drops whole stream nodes only, so
+ * a short stream may keep more; SQLite: exactly the newest max_len of the
+ * queue, but never the newest event of the store (its sequence must not
+ * go back). *removed (may be NULL): how many went. Bounded: the events
+ * kept are capped already (see above). */
+LN_EXTERN int ln_jobs_trim_events(ln_jobs *jobs, const char *queue, size_t max_len,
+                                  size_t *removed);
+
 /* Wait until job id of queue completed or failed (BullMQ's
  * job.waitUntilFinished) and fill *info (clear it afterwards): state
  * LN_JOB_COMPLETED with result, or LN_JOB_FAILED with failed_reason.

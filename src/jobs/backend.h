@@ -37,8 +37,9 @@
  * 14: remove_tree.
  * 15: wait_children, and add honours opts.parent_*.
  * 16: remove_unprocessed, wait_child, and add_flow honours a root's
- * opts.parent_*. */
-#define LN__STORE_METHODS_VERSION 16
+ * opts.parent_*.
+ * 17: edit (change priority / delay / data, dedup id read / release). */
+#define LN__STORE_METHODS_VERSION 17
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -149,6 +150,31 @@ typedef struct ln__flow_new {
     int on_fail;      /* LN__FLOW_* bits (0 on the root) */
     size_t nchildren; /* > 0: added in waiting-children */
 } ln__flow_new;
+
+/* What the edit method does (store methods version 17; jobs_edit.h). */
+enum {
+    LN__EDIT_PRIORITY = 0,    /* in: id, priority, lifo */
+    LN__EDIT_DELAY,           /* in: id, delay_ms */
+    LN__EDIT_DATA,            /* in: id, data (data_len bytes of JSON) */
+    LN__EDIT_DEDUP_GET,       /* in: dedup_id; out: job_id (ln__malloc'd) */
+    LN__EDIT_DEDUP_REMOVE,    /* in: dedup_id; out: removed */
+    LN__EDIT_PROMOTE_SOME,    /* in: max (1..1000); out: count, the delayed
+                              jobs made ready, the first max by due time */
+    LN__EDIT_PRIORITY_COUNTS, /* in: priorities[0..n); out: counts[0..n) */
+    LN__EDIT_TRIM_EVENTS      /* in: max (the length kept); out: count removed */
+};
+typedef struct ln__jobs_edit {
+    int op; /* LN__EDIT_* */
+    const char *id, *dedup_id, *data;
+    size_t data_len;
+    int priority, lifo;
+    int64_t delay_ms;
+    char *job_id; /* out, NULL when none */
+    int removed;  /* out */
+    size_t max, count, n;
+    const int *priorities;
+    uint64_t *counts;
+} ln__jobs_edit;
 
 /* ---- Store methods (the instance). WITH the handle's mutex. ---- */
 struct ln__store_methods {
@@ -310,6 +336,11 @@ struct ln__store_methods {
      * pending dependency of the job (or does not exist). */
     int (*wait_child)(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
                       const char *child_queue, const char *child_id);
+    /* Version 17. One change of jobs_edit.h (e->op, arguments checked by
+     * the front), one transaction / script: LN_ENOENT (no job id; for
+     * LN__EDIT_DEDUP_GET: no holder), LN_EINVAL (the job's state refuses
+     * it, errmsg names the state). */
+    int (*edit)(ln__jobs_be *be, const char *queue, ln__jobs_edit *e);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */

@@ -42,6 +42,7 @@
 #include "internal.h"
 #include "redis_admin.h"
 #include "redis_cancel.h"
+#include "redis_edit.h"
 #include "redis_codes.h"
 #include "redis_conn.h"
 #include "redis_pipe.h"
@@ -656,6 +657,12 @@ static int redis_limits(ln__jobs_be *be, const char *queue, ln__jobs_limits *l) 
     return public_rc(ln__redis_limits(&r->conn, r->key, be, l));
 }
 
+/* Store methods version 17: jobs_edit.h (redis_edit.c). */
+static int redis_edit(ln__jobs_be *be, const char *queue, ln__jobs_edit *e) {
+    set_queue(rbe(be), queue);
+    return ln__redis_edit(&rbe(be)->conn, rbe(be)->key, be, queue, e);
+}
+
 static const ln__store_methods redis_methods = {
     .version = LN__STORE_METHODS_VERSION,
     .name = "redis",
@@ -698,6 +705,7 @@ static const ln__store_methods redis_methods = {
     .wait_children = redis_wait_children,
     .remove_unprocessed = redis_remove_unprocessed,
     .wait_child = redis_wait_child,
+    .edit = redis_edit,
 };
 
 /* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and

@@ -221,6 +221,7 @@ static const ln__store_methods sq_methods = {
     .wait_children = ln__sq_wait_children,
     .remove_unprocessed = ln__sq_remove_unprocessed,
     .wait_child = ln__sq_wait_child,
+    .edit = ln__sq_edit,
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */

@@ -430,6 +430,8 @@ int ln__sq_wait_child(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
 /* sqlite_admin.c: store methods version 4. */
 int ln__sq_queues(ln__jobs_be *b, size_t max, char ***names, size_t *n);
 int ln__sq_promote(ln__jobs_be *b, const char *queue, const char *id);
+/* jobs_edit.h's changes (sqlite_edit.c, store methods version 17). */
+int ln__sq_edit(ln__jobs_be *b, const char *queue, ln__jobs_edit *e);
 
 /* sqlite_workers.c: store methods version 7 (lanes_workers). */
 int ln__sq_workers(ln__jobs_be *b, const char *queue, size_t max, ln_worker_info **out, size_t *n);

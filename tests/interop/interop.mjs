@@ -36,6 +36,9 @@ import { dynStep, dynAdd, dynMissing, dynCheck } from './node/dynflow.mjs';
 import { xcServe, xcEvents, xcCheck } from './node/exec_children.mjs';
 import { fmUnprocessed, fmChildren, fmWaitChild, fmFlowParent } from './node/flowmore.mjs';
 import { dnStalled } from './node/dedup_next.mjs';
+import {
+  edSetup, edNode, edCheck, pcSetup, pcPromote, pcCounts, trAdd, trTrim, trLen,
+} from './node/edit.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -108,6 +111,15 @@ switch (cmd) {
   case 'fm-wait-child': await fmWaitChild(queue, args[0], args[1], args[2], args[3]); break;
   case 'fm-flow-parent': await fmFlowParent(queue, args[0], args[1]); break;
   case 'dn-stalled': await dnStalled(queue, args[0]); break;
+  case 'ed-setup': await edSetup(queue); break;
+  case 'ed-node': await edNode(queue); break;
+  case 'ed-check': await edCheck(queue, args[0]); break;
+  case 'pc-setup': await pcSetup(queue); break;
+  case 'pc-promote': await pcPromote(queue); break;
+  case 'pc-counts': await pcCounts(queue); break;
+  case 'tr-add': await trAdd(queue, args[0]); break;
+  case 'tr-trim': await trTrim(queue, args[0]); break;
+  case 'tr-len': await trLen(queue); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

@@ -1,0 +1,273 @@
+/* sqlite_edit.c - jobs_edit.h on the SQLite backend (store methods
+ * version 17): a job's priority, delay or data, a deduplication id's row
+ * of lanes_dedup, a step of promoting delayed jobs, counts by priority,
+ * trimming a queue's events. Each change is one write transaction of a few
+ * primary-key (or index) statements, prepared per call (rare admin calls:
+ * sqlite.c's statement cache stays as it is). docs/internals/edit.md. */
+#include "sqlite_int.h"
+
+#include "../internal.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Prepare sql into *out (the caller binds, steps and finalizes it). */
+static int run_sql(sq_be *be, const char *sql, const char *what, sqlite3_stmt **out) {
+    int rc = sqlite3_prepare_v2(be->db, sql, -1, out, NULL);
+    return rc == SQLITE_OK ? 0 : ln__sq_err(be, rc, what);
+}
+
+/* Step s to its end and finalize it. */
+static int step_done(sq_be *be, sqlite3_stmt *s, const char *what) {
+    int rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, what);
+}
+
+static const char *state_name(int state) {
+    return state == ST_READY ? "waiting" : ln_job_state_name(state);
+}
+
+/* Back (seq 0: by the order jobs were added) or front (a seq below every
+ * ready job of its new priority, as a rate-limited job's requeue) of the
+ * line of priority. */
+#define READY_PRIORITY_SQL                                                                         \
+    "UPDATE lanes_jobs SET priority = ?2, seq = CASE WHEN ?3 THEN (SELECT "                        \
+    "min(0, coalesce(min(r.seq), 0)) - 1 FROM lanes_jobs r WHERE r.queue = ?4 "                    \
+    "AND r.state = 0 AND r.priority = ?2) ELSE 0 END WHERE rid = ?1"
+
+static int ready_priority(sq_be *be, const char *queue, int64_t rid, const ln__jobs_edit *e) {
+    sqlite3_stmt *s = NULL;
+    int err = run_sql(be, "SELECT priority FROM lanes_jobs WHERE rid = ?1", "change priority", &s);
+    if (err != 0) return err;
+    sqlite3_bind_int64(s, 1, rid);
+    int old = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
+    sqlite3_finalize(s);
+    if ((err = run_sql(be, READY_PRIORITY_SQL, "change priority", &s)) != 0) return err;
+    sqlite3_bind_int64(s, 1, rid);
+    sqlite3_bind_int(s, 2, e->priority);
+    sqlite3_bind_int(s, 3, e->lifo);
+    sqlite3_bind_text(s, 4, queue, -1, SQLITE_STATIC);
+    if ((err = step_done(be, s, "change priority")) != 0) return err;
+    /* The counter key splits ready jobs by priority (SQ_COUNT_KEY); the
+     * triggers see only moves of state, so this move is counted here. */
+    int from = old > 0 ? LN_JOB_PRIORITIZED : LN_JOB_WAITING;
+    int to = e->priority > 0 ? LN_JOB_PRIORITIZED : LN_JOB_WAITING;
+    if (from == to) return 0;
+    err = ln__sq_count(be, queue, from, -1);
+    return err != 0 ? err : ln__sq_count(be, queue, to, 1);
+}
+
+static int edit_priority(sq_be *be, const char *queue, int64_t rid, int state,
+                         const ln__jobs_edit *e) {
+    if (state == ST_READY) return ready_priority(be, queue, rid, e);
+    if (state != ST_DELAYED)
+        return ln__jobs_be_err(&be->base, LN_EINVAL,
+                               "job '%s' is %s: only a waiting, prioritized or delayed job can "
+                               "change its priority",
+                               e->id, state_name(state));
+    sqlite3_stmt *s = NULL;
+    int err =
+        run_sql(be, "UPDATE lanes_jobs SET priority = ?2 WHERE rid = ?1", "change priority", &s);
+    if (err != 0) return err;
+    sqlite3_bind_int64(s, 1, rid);
+    sqlite3_bind_int(s, 2, e->priority);
+    return step_done(be, s, "change priority");
+}
+
+static int edit_delay(sq_be *be, const char *queue, int64_t rid, int state, int64_t now,
+                      const ln__jobs_edit *e) {
+    if (state != ST_DELAYED)
+        return ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is not delayed (it is %s)", e->id,
+                               state_name(state));
+    sqlite3_stmt *s = NULL;
+    /* delay stays the add's: a job not delayed reports created_at + it as
+     * when it was first due (jobs.h run_at_ms), as Redis reads opts.delay */
+    int err = run_sql(be, "UPDATE lanes_jobs SET run_at = ?2 WHERE rid = ?1", "change delay", &s);
+    if (err != 0) return err;
+    int64_t due = now + e->delay_ms;
+    sqlite3_bind_int64(s, 1, rid);
+    sqlite3_bind_int64(s, 2, due);
+    if ((err = step_done(be, s, "change delay")) != 0) return err;
+    char d[24];
+    snprintf(d, sizeof d, "%lld", (long long)due);
+    return ln__sq_event(be, queue, "delayed", e->id, "delay", d, NULL, NULL, now);
+}
+
+static int edit_data(sq_be *be, int64_t rid, const ln__jobs_edit *e) {
+    sqlite3_stmt *s = NULL;
+    int err = run_sql(be, "UPDATE lanes_jobs SET data = ?2 WHERE rid = ?1", "update data", &s);
+    if (err != 0) return err;
+    sqlite3_bind_int64(s, 1, rid);
+    sqlite3_bind_text(s, 2, e->data, (int)e->data_len, SQLITE_STATIC);
+    return step_done(be, s, "update data");
+}
+
+/* The holder of a dedup id: a row whose job exists and whose expiry (if
+ * any) has not passed; an expired row or one left by a job gone is free,
+ * as ln__sq_dedup_check reads it. */
+#define DEDUP_HOLDER_SQL                                                                           \
+    "SELECT j.rid, j.cid FROM lanes_dedup d JOIN lanes_jobs j ON j.rid = d.job_rid "               \
+    "WHERE d.queue = ?1 AND d.id = ?2 AND (d.expires_at IS NULL OR d.expires_at > ?3)"
+
+static int edit_dedup(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *e) {
+    sqlite3_stmt *s = NULL;
+    int err = run_sql(be, DEDUP_HOLDER_SQL, "dedup id", &s);
+    if (err != 0) return err;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, e->dedup_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 3, now);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW && e->op == LN__EDIT_DEDUP_GET) {
+        e->job_id =
+            ln__sq_id_dup(sqlite3_column_int64(s, 0), (const char *)sqlite3_column_text(s, 1));
+        if (e->job_id == NULL) err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+    } else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        err = ln__sq_err(be, rc, "dedup id");
+    }
+    sqlite3_finalize(s);
+    if (err != 0) return err;
+    if (e->op == LN__EDIT_DEDUP_GET)
+        return rc == SQLITE_ROW
+                   ? 0
+                   : ln__jobs_be_err(&be->base, LN_ENOENT, "queue '%s': no job holds dedup id '%s'",
+                                     queue, e->dedup_id);
+    e->removed = rc == SQLITE_ROW;
+    if ((err = run_sql(be, "DELETE FROM lanes_dedup WHERE queue = ?1 AND id = ?2", "dedup id",
+                       &s)) != 0)
+        return err;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, e->dedup_id, -1, SQLITE_STATIC);
+    return step_done(be, s, "dedup id");
+}
+
+/* The first e->max delayed jobs by due time to ready, as ln__sq_promote
+ * moves one (its seq kept, run_at now), each with its "waiting" event. */
+#define PROMOTE_SOME_SQL                                                                           \
+    "SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state = 1 ORDER BY run_at, rid "              \
+    "LIMIT ?2"
+
+static int promote_one(sq_be *be, const char *queue, int64_t rid, int64_t now) {
+    sqlite3_stmt *s = NULL;
+    int err = run_sql(be,
+                      "UPDATE lanes_jobs SET state = 0, run_at = ?2 WHERE rid = ?1 "
+                      "RETURNING COALESCE(cid, rid)",
+                      "promote", &s);
+    if (err != 0) return err;
+    sqlite3_bind_int64(s, 1, rid);
+    sqlite3_bind_int64(s, 2, now);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        err = ln__sq_event(be, queue, "waiting", (const char *)sqlite3_column_text(s, 0), "prev",
+                           "delayed", NULL, NULL, now);
+    else
+        err = ln__sq_err(be, rc, "promote");
+    if (err == 0 && (rc = sqlite3_step(s)) != SQLITE_DONE) err = ln__sq_err(be, rc, "promote");
+    sqlite3_finalize(s);
+    return err;
+}
+
+static int promote_some(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *e) {
+    int64_t *rids = ln__calloc(e->max, sizeof *rids);
+    if (rids == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+    sqlite3_stmt *s = NULL;
+    int err = run_sql(be, PROMOTE_SOME_SQL, "promote", &s);
+    size_t n = 0;
+    if (err == 0) {
+        sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, (sqlite3_int64)e->max);
+        int rc;
+        /* the rows first: no update while the SELECT walks their index */
+        while (n < e->max && (rc = sqlite3_step(s)) == SQLITE_ROW)
+            rids[n++] = sqlite3_column_int64(s, 0);
+        if (n < e->max && rc != SQLITE_DONE) err = ln__sq_err(be, rc, "promote");
+        sqlite3_finalize(s);
+    }
+    e->count = 0;
+    for (size_t i = 0; err == 0 && i < n; i++)
+        if ((err = promote_one(be, queue, rids[i], now)) == 0) e->count++;
+    ln__free(rids);
+    return err;
+}
+
+static int priority_counts(sq_be *be, const char *queue, ln__jobs_edit *e) {
+    sqlite3_stmt *s = NULL;
+    int err = run_sql(be,
+                      "SELECT count(*) FROM lanes_jobs WHERE queue = ?1 AND state = 0 AND "
+                      "priority = ?2",
+                      "counts per priority", &s);
+    if (err != 0) return err;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    for (size_t i = 0; err == 0 && i < e->n; i++) {
+        sqlite3_bind_int(s, 2, e->priorities[i]);
+        int rc = sqlite3_step(s);
+        if (rc == SQLITE_ROW)
+            e->counts[i] = (uint64_t)sqlite3_column_int64(s, 0);
+        else
+            err = ln__sq_err(be, rc, "counts per priority");
+        sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    return err;
+}
+
+/* The queue's events older than its max-th newest (all of them for 0),
+ * but the store's newest event: its seq must stay the highest handed out
+ * (sqlite_events.c). A scan of lanes_events, which retention keeps near
+ * LN_JOBS_EVENTS_KEEP rows. */
+#define TRIM_EVENTS_SQL                                                                            \
+    "DELETE FROM lanes_events WHERE queue = ?1 AND seq < (CASE WHEN ?2 = 0 THEN "                  \
+    "9223372036854775807 ELSE (SELECT seq FROM lanes_events WHERE queue = ?1 ORDER BY seq DESC "   \
+    "LIMIT 1 OFFSET ?2 - 1) END) AND seq <> (SELECT max(seq) FROM lanes_events)"
+
+static int trim_events(sq_be *be, const char *queue, ln__jobs_edit *e) {
+    sqlite3_stmt *s = NULL;
+    int err = run_sql(be, TRIM_EVENTS_SQL, "trim events", &s);
+    if (err != 0) return err;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, e->max > INT64_MAX ? INT64_MAX : (sqlite3_int64)e->max);
+    if ((err = step_done(be, s, "trim events")) == 0) e->count = (size_t)sqlite3_changes(be->db);
+    return err;
+}
+
+static int edit_job(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *e) {
+    int64_t rid = 0;
+    int state = -1;
+    int err = ln__sq_find_job(be, queue, e->id, &rid, &state);
+    if (err != 0) return err;
+    switch (e->op) {
+    case LN__EDIT_PRIORITY:
+        return edit_priority(be, queue, rid, state, e);
+    case LN__EDIT_DELAY:
+        return edit_delay(be, queue, rid, state, now, e);
+    case LN__EDIT_DATA:
+        return edit_data(be, rid, e);
+    default:
+        return ln__jobs_be_err(&be->base, LN_EINVAL, "unknown edit %d", e->op);
+    }
+}
+
+int ln__sq_edit(ln__jobs_be *b, const char *queue, ln__jobs_edit *e) {
+    sq_be *be = (sq_be *)b;
+    int64_t now;
+    int err = ln__sq_begin_write(be, &now);
+    if (err != 0) return err;
+    if (e->op == LN__EDIT_DEDUP_GET || e->op == LN__EDIT_DEDUP_REMOVE)
+        err = edit_dedup(be, queue, now, e);
+    else if (e->op == LN__EDIT_PROMOTE_SOME)
+        err = promote_some(be, queue, now, e);
+    else if (e->op == LN__EDIT_PRIORITY_COUNTS)
+        err = priority_counts(be, queue, e);
+    else if (e->op == LN__EDIT_TRIM_EVENTS)
+        err = trim_events(be, queue, e);
+    else
+        err = edit_job(be, queue, now, e);
+    if (err != 0) {
+        ln__free(e->job_id);
+        e->job_id = NULL;
+        ln__sq_rollback(be);
+        return err;
+    }
+    return ln__sq_commit(be);
+}

@@ -1,0 +1,376 @@
+/* conf_admin_job.c - administering one job (<lanes/jobs_edit.h>): its
+ * priority (its place in the waiting / prioritized lines, a delayed job
+ * staying delayed, refused states), its delay (the due time, the "delayed"
+ * event), its data (byte for byte, in any state), a deduplication id's
+ * holder (read, release), promoting every delayed job, counting ready
+ * jobs by priority and trimming a queue's events. Times are checked against bounds of the local
+ * clock around the call, never exact values. */
+#include "conf.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+static int64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static ln_job_info info_of(conf_ctx *c, const char *id) {
+    ln_job_info i;
+    SAYS(c->jobs, 0, ln_jobs_get(c->jobs, c->queue, id, &i));
+    return i;
+}
+
+static int priority_of(conf_ctx *c, const char *id) {
+    ln_job_info i = info_of(c, id);
+    int p = i.priority;
+    ln_job_info_clear(&i);
+    return p;
+}
+
+/* The ids of the jobs run, in run order, each followed by a space. */
+typedef struct run_order {
+    pthread_mutex_t mu;
+    char ids[256];
+} run_order;
+
+static int record_run(ln_job *job, void *ctx) {
+    run_order *r = ctx;
+    pthread_mutex_lock(&r->mu);
+    size_t l = strlen(r->ids);
+    snprintf(r->ids + l, sizeof r->ids - l, "%s ", ln_job_id(job));
+    pthread_mutex_unlock(&r->mu);
+    return 0;
+}
+
+/* Waiting and prioritized jobs move to the line of their new priority:
+ * to its back, or with lifo to its front; counts follow. */
+static void case_edit_priority_moves(conf_ctx *c) {
+    char ids[256];
+    conf_add_id(c, c->queue, "a", 0, 0, 0);
+    conf_add_id(c, c->queue, "b", 0, 0, 0);
+    conf_add_id(c, c->queue, "c", 0, 0, 0);
+    conf_add_id(c, c->queue, "d", 2, 0, 0);
+    conf_add_id(c, c->queue, "e", 3, 0, 0);
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "a", 1, 0));
+    CHECK_EQ(priority_of(c, "a"), 1);
+    conf_list_ids(c, c->queue, LN_JOB_PRIORITIZED, 0, 10, ids, sizeof ids);
+    CONF_CHECK_STR(ids, "a d e ");
+    ln_job_counts k;
+    CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
+    CHECK_EQ(k.waiting, 2);
+    CHECK_EQ(k.prioritized, 3);
+    conf_check_counts(c, c->queue);
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "e", 0, 0));
+    CHECK_EQ(priority_of(c, "e"), 0);
+    conf_list_ids(c, c->queue, LN_JOB_WAITING, 0, 10, ids, sizeof ids);
+    CONF_CHECK_STR(ids, "b c e ");
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "e", 0, 1)); /* lifo */
+    conf_list_ids(c, c->queue, LN_JOB_WAITING, 0, 10, ids, sizeof ids);
+    CONF_CHECK_STR(ids, "e b c ");
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "d", 1, 1));
+    conf_list_ids(c, c->queue, LN_JOB_PRIORITIZED, 0, 10, ids, sizeof ids);
+    CONF_CHECK_STR(ids, "d a ");
+    CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
+    CHECK_EQ(k.waiting, 3);
+    CHECK_EQ(k.prioritized, 2);
+    conf_check_counts(c, c->queue);
+    /* and a worker runs them in that order */
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    o.concurrency = 1;
+    run_order r = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    conf_run(c, c->queue, record_run, &r, &o);
+    CONF_CHECK_STR(r.ids, "e b c d a "); /* waiting first, as BullMQ's take */
+}
+
+/* With lifo the job runs first of its priority, also before the jobs of
+ * that priority added with lifo. */
+static void case_edit_priority_lifo_first(conf_ctx *c) {
+    conf_add_id(c, c->queue, "x", 1, 1, 0);
+    conf_add_id(c, c->queue, "y", 1, 0, 0);
+    conf_add_id(c, c->queue, "z", 0, 0, 0);
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "z", 1, 1));
+    char ids[128];
+    conf_list_ids(c, c->queue, LN_JOB_PRIORITIZED, 0, 10, ids, sizeof ids);
+    CONF_CHECK_STR(ids, "z x y ");
+    conf_check_counts(c, c->queue);
+}
+
+/* A delayed job keeps its due time and gets the priority; a paused
+ * queue's jobs move as when it runs. */
+static void case_edit_priority_delayed_paused(conf_ctx *c) {
+    conf_add_id(c, c->queue, "late", 0, 0, 600000);
+    ln_job_info before = info_of(c, "late");
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "late", 7, 0));
+    ln_job_info after = info_of(c, "late");
+    CHECK_EQ(after.state, LN_JOB_DELAYED);
+    CHECK_EQ(after.priority, 7);
+    CHECK_EQ(after.run_at_ms, before.run_at_ms);
+    ln_job_info_clear(&before);
+    ln_job_info_clear(&after);
+    SAYS(c->jobs, 0, ln_jobs_promote(c->jobs, c->queue, "late"));
+    CHECK_EQ(conf_state(c, c->queue, "late"), LN_JOB_PRIORITIZED);
+
+    conf_add_id(c, c->queue, "p1", 0, 0, 0);
+    conf_add_id(c, c->queue, "p2", 0, 0, 0);
+    CHECK_EQ(ln_jobs_pause(c->jobs, c->queue), 0);
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "p2", 1, 0));
+    char ids[128];
+    conf_list_ids(c, c->queue, LN_JOB_PAUSED, 0, 10, ids, sizeof ids);
+    CONF_CHECK_STR(ids, "p1 p2 late ");
+    CHECK_EQ(ln_jobs_resume(c->jobs, c->queue), 0);
+    conf_check_counts(c, c->queue);
+}
+
+/* No such job, bad arguments, and states that refuse a change. */
+static void case_edit_priority_refused(conf_ctx *c) {
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_change_priority(c->jobs, c->queue, "nope", 1, 0));
+    conf_add_id(c, c->queue, "x", 0, 0, 0);
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_change_priority(c->jobs, c->queue, "x", -1, 0));
+    SAYS(c->jobs, LN_EINVAL,
+         ln_jobs_change_priority(c->jobs, c->queue, "x", LN_JOB_PRIORITY_MAX + 1, 0));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_change_priority(c->jobs, c->queue, "x", 1, 2));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_change_priority(c->jobs, c->queue, NULL, 1, 0));
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_change_priority(c->jobs, c->queue, "x", 1, 0));
+    CHECK(strstr(ln_jobs_errmsg(c->jobs), "completed") != NULL);
+    CHECK_EQ(priority_of(c, "x"), 0);
+    conf_check_counts(c, c->queue);
+}
+
+/* The next "delayed" event of ev (within 3 s): job id, due in lo..hi. */
+static void next_delayed(ln_jobs_events *ev, const char *id, int64_t lo, int64_t hi) {
+    ln_job_event e;
+    conf_next_named(ev, "delayed", &e);
+    CONF_CHECK_STR(e.job_id, id);
+    const char *d = strstr(e.fields, "\"delay\":\"");
+    CHECK(d != NULL);
+    long long due = d != NULL ? atoll(d + 9) : 0;
+    CHECK(due >= lo && due <= hi);
+    ln_job_event_clear(&e);
+}
+
+/* A delayed job is due delay ms from now, with a "delayed" event; 0 makes
+ * it run; other states and bad delays are refused. */
+static void case_edit_delay(conf_ctx *c) {
+    conf_add_id(c, c->queue, "d", 0, 0, 600000);
+    ln_jobs_events *ev = NULL;
+    CHECK_EQ(ln_jobs_events_open(c->jobs, c->queue, "$", &ev), 0);
+    ln_jobs *all = conf_open_all_events(c); /* SQLite: per-job moves too */
+    int64_t t0 = wall_ms();
+    SAYS(all, 0, ln_jobs_change_delay(all, c->queue, "d", 3600000));
+    ln_jobs_close(all);
+    int64_t t1 = wall_ms();
+    ln_job_info i = info_of(c, "d");
+    CHECK_EQ(i.state, LN_JOB_DELAYED);
+    CHECK(i.run_at_ms >= t0 + 3600000 - 5000 && i.run_at_ms <= t1 + 3600000 + 5000);
+    ln_job_info_clear(&i);
+    next_delayed(ev, "d", t0 + 3600000 - 5000, t1 + 3600000 + 5000);
+    ln_jobs_events_close(ev);
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_change_delay(c->jobs, c->queue, "d", -1));
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_change_delay(c->jobs, c->queue, "nope", 10));
+    conf_add_id(c, c->queue, "w", 0, 0, 0);
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_change_delay(c->jobs, c->queue, "w", 10));
+    CHECK_EQ(conf_state(c, c->queue, "w"), LN_JOB_WAITING);
+    SAYS(c->jobs, 0, ln_jobs_change_delay(c->jobs, c->queue, "d", 0));
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
+    i = info_of(c, "d");
+    CHECK_EQ(i.state, LN_JOB_COMPLETED);
+    CHECK_EQ(i.run_at_ms, i.created_ms + 600000); /* first due: the add's delay */
+    ln_job_info_clear(&i);
+    conf_check_counts(c, c->queue);
+}
+
+/* Any JSON text, byte for byte, in any state; bad data refused. */
+static void case_edit_data(conf_ctx *c) {
+    static const char *const texts[] = {
+        " [1, 2.50, \"\\u00e9\", -0, 1e400] ",
+        "\"x\"",
+        "null",
+        "{\"a\":{\"b\":[]},\"a\":2}",
+        "\"\\u0000 \\ud800\"",
+        "100000000000000000000",
+        "\t-12.5E+3\n",
+    };
+    conf_add_id(c, c->queue, "j", 0, 0, 0);
+    for (size_t k = 0; k < sizeof texts / sizeof *texts; k++) {
+        SAYS(c->jobs, 0, ln_jobs_update_data(c->jobs, c->queue, "j", texts[k]));
+        ln_job_info i = info_of(c, "j");
+        CONF_CHECK_STR(i.data, texts[k]);
+        ln_job_info_clear(&i);
+    }
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_update_data(c->jobs, c->queue, "j", "{bad"));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_update_data(c->jobs, c->queue, "j", NULL));
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_update_data(c->jobs, c->queue, "nope", "1"));
+    ln_jobs_opts jo;
+    ln_jobs_opts_init(&jo);
+    jo.max_data_size = 8;
+    ln_jobs *small = conf_open(c, &jo);
+    SAYS(small, LN_EINVAL, ln_jobs_update_data(small, c->queue, "j", "[1,2,3,4,5]"));
+    ln_jobs_close(small);
+    ln_job_info i = info_of(c, "j");
+    CONF_CHECK_STR(i.data, "\t-12.5E+3\n");
+    ln_job_info_clear(&i);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
+    SAYS(c->jobs, 0, ln_jobs_update_data(c->jobs, c->queue, "j", "{\"after\":true}"));
+    i = info_of(c, "j");
+    CHECK_EQ(i.state, LN_JOB_COMPLETED);
+    CONF_CHECK_STR(i.data, "{\"after\":true}");
+    ln_job_info_clear(&i);
+}
+
+static void add_deduped(conf_ctx *c, const char *deid, char *id) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = deid;
+    conf_add(c, c->queue, "d", "{}", &o, id);
+}
+
+/* The holder of a dedup id, read and released; a release lets the next
+ * add make a new job; a finished holder holds it no more. */
+static void case_edit_dedup(conf_ctx *c) {
+    char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX], got[LN_JOB_ID_MAX];
+    add_deduped(c, "k1", a);
+    SAYS(c->jobs, 0, ln_jobs_dedup_job(c->jobs, c->queue, "k1", got, sizeof got));
+    CONF_CHECK_STR(got, a);
+    SAYS(c->jobs, LN_ERANGE, ln_jobs_dedup_job(c->jobs, c->queue, "k1", got, strlen(a)));
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_dedup_job(c->jobs, c->queue, "k2", got, sizeof got));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_dedup_job(c->jobs, c->queue, "", got, sizeof got));
+    int removed = -1;
+    SAYS(c->jobs, 0, ln_jobs_dedup_remove(c->jobs, c->queue, "k1", &removed));
+    CHECK_EQ(removed, 1);
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_dedup_job(c->jobs, c->queue, "k1", got, sizeof got));
+    SAYS(c->jobs, 0, ln_jobs_dedup_remove(c->jobs, c->queue, "k1", &removed));
+    CHECK_EQ(removed, 0);
+    CHECK_EQ(conf_state(c, c->queue, a), LN_JOB_WAITING); /* the holder stays */
+    add_deduped(c, "k1", b);
+    CHECK(strcmp(a, b) != 0);
+    SAYS(c->jobs, 0, ln_jobs_dedup_job(c->jobs, c->queue, "k1", got, sizeof got));
+    CONF_CHECK_STR(got, b);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_dedup_job(c->jobs, c->queue, "k1", got, sizeof got));
+}
+
+/* Every delayed job made ready, over more than one step, each by its
+ * priority; the waiting ones and the count of what moved. */
+static void case_edit_promote_all(conf_ctx *c) {
+    enum { N = LN_JOBS_PROMOTE_STEP + 5 };
+    static ln_job_spec specs[N];
+    ln_job_opts late, prio;
+    ln_job_opts_init(&late);
+    late.delay_ms = 600000;
+    prio = late;
+    prio.priority = 4;
+    for (size_t i = 0; i < N; i++)
+        specs[i] = (ln_job_spec){"n", "{}", i % 100 == 7 ? &prio : &late};
+    SAYS(c->jobs, 0, ln_jobs_add_bulk(c->jobs, c->queue, specs, N, NULL, 0));
+    conf_add_id(c, c->queue, "w", 0, 0, 0);
+    size_t moved = 0;
+    SAYS(c->jobs, 0, ln_jobs_promote_all(c->jobs, c->queue, &moved));
+    CHECK_EQ(moved, N);
+    ln_job_counts k;
+    CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
+    CHECK_EQ(k.delayed, 0);
+    CHECK_EQ(k.prioritized, 10); /* i = 7, 107, ..., 907 */
+    CHECK_EQ(k.waiting, N - 10 + 1);
+    CHECK_EQ(conf_state(c, c->queue, "w"), LN_JOB_WAITING);
+    SAYS(c->jobs, 0, ln_jobs_promote_all(c->jobs, c->queue, &moved));
+    CHECK_EQ(moved, 0);
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_promote_all(c->jobs, "bad:queue", &moved));
+    conf_check_counts(c, c->queue);
+}
+
+/* Ready jobs by priority: 0 the waiting ones (paused too), delayed and
+ * active ones not counted; bad arguments refused. */
+static void case_edit_priority_counts(conf_ctx *c) {
+    conf_add_id(c, c->queue, "a", 0, 0, 0);
+    conf_add_id(c, c->queue, "b", 0, 0, 0);
+    conf_add_id(c, c->queue, "c", 2, 0, 0);
+    conf_add_id(c, c->queue, "d", 2, 0, 0);
+    conf_add_id(c, c->queue, "e", 5, 0, 0);
+    conf_add_id(c, c->queue, "f", 2, 0, 600000);
+    CHECK_EQ(ln_jobs_pause(c->jobs, c->queue), 0);
+    const int prio[] = {0, 1, 2, 5, 2, LN_JOB_PRIORITY_MAX};
+    uint64_t n[6];
+    SAYS(c->jobs, 0, ln_jobs_counts_per_priority(c->jobs, c->queue, prio, 6, n));
+    CHECK_EQ(n[0], 2);
+    CHECK_EQ(n[1], 0);
+    CHECK_EQ(n[2], 2);
+    CHECK_EQ(n[3], 1);
+    CHECK_EQ(n[4], 2);
+    CHECK_EQ(n[5], 0);
+    const int bad[] = {-1};
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_counts_per_priority(c->jobs, c->queue, bad, 1, n));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_counts_per_priority(c->jobs, c->queue, prio, 0, n));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_counts_per_priority(c->jobs, c->queue, NULL, 1, n));
+    CHECK_EQ(ln_jobs_resume(c->jobs, c->queue), 0);
+}
+
+/* The events of queue from the oldest kept: how many, and the newest's id
+ * into last (48 bytes). */
+static size_t count_events(conf_ctx *c, const char *queue, char *last) {
+    ln_jobs_events *ev = NULL;
+    CHECK_EQ(ln_jobs_events_open(c->jobs, queue, "0", &ev), 0);
+    size_t n = 0;
+    ln_job_event e;
+    last[0] = '\0';
+    while (ln_jobs_events_next(ev, 0, &e) == 0) {
+        n++;
+        snprintf(last, 48, "%s", e.id);
+        ln_job_event_clear(&e);
+    }
+    ln_jobs_events_close(ev);
+    return n;
+}
+
+/* Trimming keeps at least the newest max_len events (Redis: whole stream
+ * nodes only, so maybe more) and removes older ones; another queue's stay. */
+static void case_edit_trim_events(conf_ctx *c) {
+    enum { N = 300 };
+    ln_jobs *all = conf_open_all_events(c);
+    static ln_job_spec specs[N];
+    for (size_t i = 0; i < N; i++) specs[i] = (ln_job_spec){"n", "{}", NULL};
+    const char *other = conf_queue(c, "other");
+    SAYS(all, 0, ln_jobs_add_bulk(all, c->queue, specs, N, NULL, 0));
+    SAYS(all, 0, ln_jobs_add_bulk(all, other, specs, 3, NULL, 0));
+    char last[48], last2[48], olast[48];
+    size_t before = count_events(c, c->queue, last);
+    size_t obefore = count_events(c, other, olast);
+    CHECK(before >= N);
+    size_t removed = 0;
+    SAYS(all, 0, ln_jobs_trim_events(all, c->queue, 10, &removed));
+    size_t after = count_events(c, c->queue, last2);
+    CHECK_EQ(after, before - removed);
+    CHECK(after >= 10 && after < before);
+    CONF_CHECK_STR(last2, last); /* the newest stay */
+    CHECK_EQ(count_events(c, other, olast), obefore);
+    SAYS(all, 0, ln_jobs_trim_events(all, c->queue, 1000000, &removed));
+    CHECK_EQ(removed, 0);
+    SAYS(all, LN_EINVAL, ln_jobs_trim_events(all, NULL, 10, &removed));
+    ln_jobs_close(all);
+}
+
+const conf_case conf_admin_job_cases[] = {
+    CONF_CASE(edit_priority_moves),
+    CONF_CASE(edit_priority_delayed_paused),
+    CONF_CASE(edit_priority_refused),
+    CONF_CASE(edit_priority_lifo_first),
+    CONF_CASE(edit_delay),
+    CONF_CASE(edit_data),
+    CONF_CASE(edit_dedup),
+    CONF_CASE(edit_promote_all),
+    CONF_CASE(edit_priority_counts),
+    CONF_CASE(edit_trim_events),
+    {0},
+};
