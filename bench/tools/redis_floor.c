@@ -203,8 +203,8 @@ static redisReply *call_step(caller *k) {
         const char *head[] = {LEASE, "", nums[0], "0", nums[1], "0", "0", k->no_active ? "0" : "1"};
         for (size_t i = 0; i < 8; i++) argv[n++] = head[i];
         for (size_t i = 0; i < k->ndone; i++) {
-            const char *g[] = {k->ids[i], k->dtoks[i], "c", "null", "0", k->atms[i], "-1"};
-            for (size_t j = 0; j < 7; j++) argv[n++] = g[j];
+            const char *g[] = {k->ids[i], k->dtoks[i], "c", "null", "-1", k->atms[i]};
+            for (size_t j = 0; j < 6; j++) argv[n++] = g[j];
         }
     }
     for (size_t i = 0; i < k->b; i++) {
@@ -219,13 +219,17 @@ static redisReply *call_step(caller *k) {
 /* Keep what the reply took for the next call's done part. */
 static int keep_taken(caller *k, const redisReply *r) {
     if (!r || r->type != REDIS_REPLY_ARRAY) return -1;
-    size_t first = k->proto ? 0 : 3;
-    if (r->elements < first) return -1;
-    k->ndone = r->elements - first;
+    size_t first = k->proto ? 0 : 3, width = k->proto ? 1 : 6; /* step.lua: 6 flat values a job */
+    if (r->elements < first || (r->elements - first) % width) return -1;
+    k->ndone = (r->elements - first) / width;
     for (size_t i = 0; i < k->ndone; i++) {
-        const redisReply *row = r->element[first + i];
-        if (row->type != REDIS_REPLY_ARRAY || row->elements < 6) return -1;
-        const redisReply *id = row->element[0], *atm = row->element[5];
+        redisReply **row = r->element + first + i * width;
+        if (k->proto) {
+            if (row[0]->type != REDIS_REPLY_ARRAY || row[0]->elements < 6) return -1;
+            row = row[0]->element;
+        }
+        const redisReply *id = row[0], *atm = row[5];
+        if (id->type != REDIS_REPLY_STRING) return -1;
         snprintf(k->ids[i], sizeof k->ids[i], "%s", id->str);
         long long m = atm->type == REDIS_REPLY_STRING ? atoll(atm->str) : 0;
         snprintf(k->atms[i], sizeof k->atms[i], "%lld", m + 1);

@@ -53,15 +53,15 @@ void ln__redis_step_args(ln__redis_args *a, const ln__jobs_step *st, const char 
                               : d->kind == LN__DONE_DELAY || d->kind == LN__DONE_LIMITED
                                   ? ""
                                   : d->reason);
-        ln__redis_args_i64(a, d->kind == LN__DONE_RETRY || d->kind == LN__DONE_LIMITED ? d->delay_ms
-                              : d->kind == LN__DONE_DELAY ? d->run_at_ms
-                                                          : 0);
         if (d->kind == LN__DONE_COMPLETE && d->ref.key > 0) {
-            /* planned at take: the new atm, the removeOnComplete count */
-            ln__redis_args_i64(a, (int64_t)(d->ref.key % HINT_ATM / 2) + 1);
+            /* planned at take: the removeOnComplete count, the new atm */
             ln__redis_args_i64(a, (int64_t)(d->ref.key / HINT_ATM) - 2);
-        } else { /* the full path */
-            ln__redis_args_str(a, "");
+            ln__redis_args_i64(a, (int64_t)(d->ref.key % HINT_ATM / 2) + 1);
+        } else { /* the full path: the delay (0 for a completion), no atm */
+            ln__redis_args_i64(a, d->kind == LN__DONE_RETRY || d->kind == LN__DONE_LIMITED
+                                      ? d->delay_ms
+                                  : d->kind == LN__DONE_DELAY ? d->run_at_ms
+                                                              : 0);
             ln__redis_args_str(a, "");
         }
     }
@@ -229,11 +229,19 @@ static int plan_opts(opts_plan *p, const redisReply *raw) {
     return rc;
 }
 
-enum { R_ID, R_NAME, R_DATA, R_OPTS, R_ATS, R_ATM, R_DEID, R_COUNT }; /* step.lua's row */
+/* step.lua's batch take: R_COUNT values per job, flat in the reply after
+ * its 3 heads; R_ATM is an array {atm} when the job has a deduplication id. */
+enum { R_ID, R_NAME, R_DATA, R_OPTS, R_ATS, R_ATM, R_COUNT };
 
-static int is_row(const redisReply *v) {
-    return v->type == REDIS_REPLY_ARRAY && v->elements == R_COUNT &&
-           v->element[R_ID]->type == REDIS_REPLY_STRING;
+/* The R_COUNT values from v->element[at] as a row of their own (a
+ * redisReply array borrowing them), or 0 when they are not a row. */
+static int flat_row(const redisReply *v, size_t at, redisReply *row) {
+    if (at + R_COUNT > v->elements || v->element[at + R_ID]->type != REDIS_REPLY_STRING) return 0;
+    memset(row, 0, sizeof *row);
+    row->type = REDIS_REPLY_ARRAY;
+    row->elements = R_COUNT;
+    row->element = v->element + at;
+    return 1;
 }
 
 /* Is the plan of the previous row valid for this one's opts? true (an
@@ -266,6 +274,8 @@ static int taken_of_row(const redisReply *v, const char *token, opts_plan *plan,
     if (!rc) rc = row_name(v, prev_name, &t->name);
     snprintf(t->ref.token, sizeof t->ref.token, "%s", token);
     const redisReply *atm = v->element[R_ATM];
+    int deid = atm->type == REDIS_REPLY_ARRAY;
+    if (deid && atm->elements == 1) atm = atm->element[0];
     double made = atm->type == REDIS_REPLY_STRING ? floor(strtod(atm->str, NULL)) : 0;
     t->attempts_started = (int)ln__redis_int_at(v, R_ATS);
     t->attempts_made = (int)made;
@@ -274,8 +284,7 @@ static int taken_of_row(const redisReply *v, const char *token, opts_plan *plan,
     t->backoff_ms = plan->backoff_ms;
     t->backoff_jitter = plan->backoff_jitter;
     t->timeout_ms = plan->timeout_ms;
-    if (plan->keep != INT64_MIN && ln__redis_int_at(v, R_DEID) == 0 && made >= 0 &&
-        made < HINT_ATM_MAX)
+    if (plan->keep != INT64_MIN && !deid && made >= 0 && made < HINT_ATM_MAX)
         t->ref.key = 1 + 2 * (uint64_t)made + (uint64_t)HINT_ATM * (uint64_t)(plan->keep + 2);
     if (!rc && (ln__redis_str_at(v, R_ID, &t->ref.id) || ln__redis_str_at(v, R_DATA, &t->data) ||
                 (plan->traceparent && !(t->traceparent = ln__strdup(plan->traceparent))) ||
@@ -297,10 +306,16 @@ int ln__redis_step_reply(const redisReply *rep, ln__jobs_step *st, const ln__red
     st->ntaken = 0;
     st->next_due_ms = -1;
     st->limited_ms = 0;
+    /* the taken jobs: flat rows (step.lua's batch take) or views (take_jobs) */
+    int flat = rep->type == REDIS_REPLY_ARRAY && rep->elements > 3 &&
+               rep->element[3]->type == REDIS_REPLY_STRING;
+    size_t ntaken = rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 ? 0
+                    : flat ? (rep->elements - 3) / R_COUNT
+                           : rep->elements - 3;
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 ||
         rep->element[0]->type != REDIS_REPLY_ARRAY || rep->element[0]->elements != st->ndone ||
         rep->element[1]->type != REDIS_REPLY_ARRAY || rep->element[1]->elements != st->nrenew ||
-        rep->elements - 3 > st->want) {
+        (flat && (rep->elements - 3) % R_COUNT != 0) || ntaken > st->want) {
         snprintf(err, err_size, "redis: unexpected reply to step");
         return LN_EBACKEND;
     }
@@ -316,13 +331,15 @@ int ln__redis_step_reply(const redisReply *rep, ln__jobs_step *st, const ln__red
     int rc = 0;
     opts_plan plan = {0};
     const char *prev_name = NULL;
-    for (size_t i = 3; i < rep->elements && !rc; i++) {
-        const redisReply *v = rep->element[i];
+    for (size_t i = 0; i < ntaken && !rc; i++) {
         ln__job_taken *t = &st->taken[st->ntaken];
-        if (is_row(v)) /* step.lua's take_batch */
-            rc = taken_of_row(v, tokens[i - 3], &plan, &prev_name, t);
-        else if (ln__redis_is_taken_view(v)) /* lib.lua's take_jobs */
-            rc = ln__redis_view_taken(v, tokens[i - 3], t);
+        redisReply row;
+        if (flat)
+            rc = flat_row(rep, 3 + i * R_COUNT, &row)
+                     ? taken_of_row(&row, tokens[i], &plan, &prev_name, t)
+                     : LN_EBACKEND;
+        else if (ln__redis_is_taken_view(rep->element[3 + i])) /* lib.lua's take_jobs */
+            rc = ln__redis_view_taken(rep->element[3 + i], tokens[i], t);
         else
             rc = LN_EBACKEND;
         if (rc == 0)

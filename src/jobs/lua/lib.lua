@@ -215,24 +215,6 @@ local function new_batch()
     return {locks = {}, stalled = {}, completed = {}, failed = {}, trims = {}}
 end
 
--- rcall(cmd, [key,] <items, each expanded by 'each'>) in chunks, so
--- unpack stays far below Lua's stack limit.
-local function call_chunked(cmd, key, items, each)
-    local i = 1
-    while i <= #items do
-        local args = {key}
-        for k = i, math.min(i + 499, #items) do each(args, items[k]) end
-        rcall(cmd, unpack(args))
-        i = i + 500
-    end
-end
-
-local function add_item(args, x) args[#args + 1] = x end
-local function add_now_item(args, x)
-    args[#args + 1] = NOW_S
-    args[#args + 1] = x
-end
-
 -- Check and release the lock, then take the job out of 'active'
 -- (RC.JOB_NOT_IN_STATE if it was not there). On 0 the caller owns the job's next move. With a batch,
 -- the lock's DEL and the SREM wait for flush_batch.
@@ -286,12 +268,26 @@ end
 -- marked jobs in it: one EXISTS spares the SREM of every finished id
 -- otherwise (about 1% of a step's Redis instructions per job).
 local function flush_batch(batch)
-    if #batch.locks > 0 then call_chunked('DEL', nil, batch.locks, add_item) end
-    if #batch.stalled > 0 and rcall('EXISTS', K.stalled) == 1 then
-        call_chunked('SREM', K.stalled, batch.stalled, add_item)
+    local locks, stalled = batch.locks, batch.stalled -- (in chunks: unpack stays far
+    for c = 1, #locks, 500 do -- below Lua's stack limit)
+        rcall('DEL', unpack(locks, c, math.min(c + 499, #locks)))
     end
-    for _, target in ipairs({'completed', 'failed'}) do
-        if #batch[target] > 0 then call_chunked('ZADD', K[target], batch[target], add_now_item) end
+    if #stalled > 0 and rcall('EXISTS', K.stalled) == 1 then
+        for c = 1, #stalled, 500 do
+            rcall('SREM', K.stalled, unpack(stalled, c, math.min(c + 499, #stalled)))
+        end
+    end
+    for t = 1, 2 do
+        local target = t == 1 and 'completed' or 'failed'
+        local ids = batch[target]
+        for c = 1, #ids, 500 do -- ZADD key NOW_S id NOW_S id ...
+            local args, n = {}, 0
+            for k = c, math.min(c + 499, #ids) do
+                args[n + 1], args[n + 2] = NOW_S, ids[k]
+                n = n + 2
+            end
+            rcall('ZADD', K[target], unpack(args))
+        end
     end
     for _, t in pairs(batch.trims) do trim_finished(t[1], t[2], t[3], t[4]) end
 end

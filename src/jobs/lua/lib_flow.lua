@@ -147,27 +147,7 @@ local function trim_job(id)
     delete_job_keys(id)
 end
 
--- The completions of a step (ARGV groups of 'size' from 'first', kind
--- "c") that their job's children refuse, as BullMQ's moveToFinished
--- does (-4 pending, -9 a failed child): one EXISTS for all of them finds
--- none in the common case. Returns {[i] = {kind, reason, delay}}: the
--- failure recorded instead (the delay: the job's backoff).
-local function flow_refusals(first, n, size)
-    local keys, at = {}, {}
-    for i = 1, n do
-        local a = first + (i - 1) * size
-        if ARGV[a + 3] == 'c' then
-            local jkey = B .. ARGV[a + 1]
-            keys[#keys + 1] = jkey .. ':dependencies'
-            keys[#keys + 1] = jkey .. ':unsuccessful'
-            at[#at + 1] = i
-        end
-    end
-    if #keys == 0 or rcall('EXISTS', unpack(keys)) == 0 then return {} end
-    return cold().flow_refused(first, size, at)
-end
-
--- flow_refusals' answer once its EXISTS found children: for the outcomes
+-- step.lua's answer once its EXISTS found children: for the outcomes
 -- at[k] (ARGV groups of 'size' from 'first'), which the children refuse:
 -- {'f', reason} with a failed fail-parent child (final, BullMQ's
 -- UnrecoverableError), {'p'} with pending ones: the job stays active and

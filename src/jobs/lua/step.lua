@@ -5,104 +5,113 @@
 --   ARGV[3] ndone   ARGV[4] nrenew   ARGV[5] want
 --   ARGV[6] the worker's rate limit max (0 none)   ARGV[7] its duration ms
 --   ARGV[8] "1" to write the 'active' event of each taken job, "0" not, then
---   ndone groups of 7: id, token, kind ("c" complete, "r" retry, "f" fail,
+--   ndone groups of 6: id, token, kind ("c" complete, "r" retry, "f" fail,
 --                      "d" delay, "l" rate limited), returnvalue JSON or
 --                      failedReason, retry delay ms (for "d": the due
---                      time in ms; for "l": the ms to limit the queue),
---                      then for a completion the C side could plan (see
---                      redis_step.c) the new 'atm' and the removeOnComplete
---                      count ("-1" keeps all), else "" and "" (the full path)
+--                      time in ms; for "l": the ms to limit the queue;
+--                      "0" for "c"), then "" (the full path) or, for a
+--                      completion the C side could plan (see
+--                      redis_step.c), the new 'atm', its delay slot then
+--                      holding the removeOnComplete count ("-1" keeps all)
 --   nrenew pairs: id, token
 --   want fresh lock tokens, one per job to take
 --   last: metrics max points ("0" = off; lib.lua's collect_step_metrics)
--- Returns {done codes, renew codes, next due, taken, taken, ...}: a done
--- code is 0 or an RC of leave_active; a renew code 1 renewed, 0 lost;
--- next due = ms until the earliest delayed job is due (0 now, -1 none) or
--- {ms until the rate limit lifts} (lib.lua's take_jobs, requeue_limited);
--- a taken job is {id, name, data, opts (raw
--- JSON or false), ats (after this take), atm or attemptsMade (raw or
--- false), 1 if it has a deduplication id else 0} (redis_step.c parses
--- opts, so no cjson runs here per job); name and opts are true when equal
--- to the previous taken job's.
+-- Returns {done codes, renew codes, next due, taken...}: a done code is 0
+-- or an RC of leave_active; a renew code 1 renewed, 0 lost; next due = ms
+-- until the earliest delayed job is due (0 now, -1 none) or {ms until the
+-- rate limit lifts} (lib.lua's take_jobs, requeue_limited). The taken
+-- jobs follow either as lib.lua's taken_view tables (the take_jobs path)
+-- or, from the batch take, flat: 6 values per job, id, name, data, opts
+-- (raw JSON or false), ats (after this take), atm or attemptsMade (raw or
+-- false; {that} when the job has a deduplication id). Flat because Redis
+-- turns every nested table of a reply into an array by probing it for
+-- 'err', 'ok' and four more fields first (about 1.5k instructions a
+-- table). redis_step.c parses opts, so no cjson runs here per job; name
+-- and opts are true when equal to the previous taken job's.
 --
 -- Per job, the common case costs 7 Redis calls: HMGET, XADD active, HSET,
 -- SET lock at take; LREM, HSET, XADD completed at finish. Per call, not per
--- job: the locks' MGET, RPOP n + LPUSH of the taken ids, DEL of the locks,
--- SREM stalled, ZADD completed, the drained check, one XTRIM of the events
+-- job: the locks' MGET, the flow keys' EXISTS, RPOP n + LPUSH of the taken ids,
+-- DEL of the locks, SREM stalled (after an EXISTS), ZADD completed, the
+-- meta HMGET, the promotion's ZRANGEBYSCORE, the marker, one XTRIM of the events
 -- (the per-job XADDs go without MAXLEN). What each piece costs Redis:
 -- docs/internals/redis-speed.md.
 local lease, worker = ARGV[1], ARGV[2]
 local ndone, nrenew, want = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local lim_max, lim_dur = tonumber(ARGV[6]), tonumber(ARGV[7])
 local active_event = ARGV[8] == '1'
-local DONE_ARGS, FIRST = 7, 8
+local DONE_ARGS, FIRST = 6, 8
+local EVENTS, ACTIVE = K.events, K.active
+local ARGV, tonumber = ARGV, tonumber -- (locals, not global lookups, per job)
+local job_events = 0 -- the per-job XADDs (without MAXLEN: one XTRIM at the end)
 
--- The lock key and current token of every job the finishes below check,
--- one MGET (in chunks) for all: lock_keys[i], locks[i] (token or false).
--- Token "0" (no lock) reads nothing.
-local function read_done_locks(first)
-    local keys, at, lock_keys = {}, {}, {}
+-- The body below runs once per call, in blocks rather than functions: a
+-- closure made per call costs Redis about 3.5k instructions here (Lua 5.1
+-- looks each upvalue up in the list of the open ones, and this chunk has
+-- dozens), more than a job's share of most commands
+-- (docs/internals/redis-speed.md).
+local batch = new_batch()
+local done_rc, nfinished, a = {}, 0, FIRST
+
+-- 1. Record every finished run (done_rc[i]: 0 or a leave_active code;
+-- nfinished: those recorded, the lease still held). First the keys of
+-- every outcome in one pass: each job's hash key and lock key, and for the
+-- completions the flow keys whose existence means children (BullMQ's
+-- moveToFinished checks every job the same way: a job gains children while
+-- active when a child naming it is added). Then one MGET (in chunks) of all
+-- the locks (a token "0", no lock, matches none) and one EXISTS of the flow
+-- keys; only when that finds some does lib_flow.lua's flow_refused run
+-- (cold), giving the failure recorded instead ({[i] = {kind, reason}}).
+if ndone > 0 then
+    local jkeys, lock_keys, fkeys, nf = {}, {}, {}, 0
     for i = 1, ndone do
-        local a = first + (i - 1) * DONE_ARGS
-        lock_keys[i] = B .. ARGV[a + 1] .. ':lock'
-        if ARGV[a + 2] ~= '0' then
-            keys[#keys + 1] = lock_keys[i]
-            at[#keys] = i
+        local jkey = B .. ARGV[a + 1]
+        jkeys[i], lock_keys[i] = jkey, jkey .. ':lock'
+        if ARGV[a + 3] == 'c' then
+            fkeys[nf + 1], fkeys[nf + 2] = jkey .. ':dependencies', jkey .. ':unsuccessful'
+            nf = nf + 2
         end
+        a = a + DONE_ARGS
     end
-    local cur = {}
-    for c = 1, #keys, 500 do
-        local part = rcall('MGET', unpack(keys, c, math.min(c + 499, #keys)))
-        for k = 1, #part do cur[at[c + k - 1]] = part[k] end
-    end
-    return lock_keys, cur
-end
-
--- The per-job events of the fast paths: XADD without MAXLEN (3 arguments
--- fewer for Redis to parse and the trim check skipped per entry); the end
--- of the script caps the stream once, as BullMQ's own XTRIM does.
-local job_events = 0
-local function job_event(name, id, key, value, prev)
-    rcall('XADD', K.events, '*', 'event', name, 'jobId', id, key, value, 'prev', prev)
-    job_events = job_events + 1
-end
-
--- A completion planned at take (atm and keep passed as strings): the fast
--- half of lib.lua's finish_job for a job with no deduplication id and a
--- count-only removeOnComplete. It has left 'active' already.
-local function complete_planned(id, value, atm, keep, batch)
-    if keep == '0' then
-        delete_job_keys(id)
+    local locks
+    if ndone <= 500 then
+        locks = rcall('MGET', unpack(lock_keys))
     else
-        rcall('HSET', B .. id, 'atm', atm, 'returnvalue', value, 'finishedOn', NOW_S)
-        batch.completed[#batch.completed + 1] = id
-        if keep ~= '-1' then -- (age -1: none, as finish_job's keys spell it)
-            batch.trims['completed:' .. keep .. ':-1:0'] = {'completed', tonumber(keep), -1, 0}
+        locks = {}
+        for c = 1, ndone, 500 do
+            local part = rcall('MGET', unpack(lock_keys, c, math.min(c + 499, ndone)))
+            for k = 1, #part do locks[c + k - 1] = part[k] end
         end
     end
-    job_event('completed', id, 'returnvalue', value, 'active')
-end
-
--- Record every finished run; returns the done codes, the next ARGV index
--- and how many outcomes were recorded (the lease still held).
-local function record_done(first, batch)
-    local lock_keys, locks = read_done_locks(first)
-    local refused = flow_refusals(first, ndone, DONE_ARGS) -- flow parents (lib_flow.lua)
-    local done_rc, nfinished = {}, 0
+    local refused = {}
+    if nf > 0 and rcall('EXISTS', unpack(fkeys)) > 0 then
+        local at = {} -- the completions (rare: some job has children)
+        for i = 1, ndone do
+            if ARGV[FIRST + (i - 1) * DONE_ARGS + 3] == 'c' then at[#at + 1] = i end
+        end
+        refused = cold().flow_refused(FIRST, DONE_ARGS, at) -- (lib_flow.lua)
+    end
+    -- A completion the C side could plan at take (the new atm, and the
+    -- removeOnComplete count in the delay slot; see redis_step.c) takes the
+    -- fast half of lib.lua's finish_job for a job with no deduplication id
+    -- and a count-only removeOnComplete, written here; every other outcome
+    -- goes to its cold() helper.
+    local blocks, bstalled, bcompleted = batch.locks, batch.stalled, batch.completed
+    a = FIRST
     for i = 1, ndone do
-        local a = first + (i - 1) * DONE_ARGS
         local id, token, kind, value = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
-        if refused[i] then kind, value = refused[i][1], refused[i][2] end
+        local r = refused[i]
+        if r then kind, value = r[1], r[2] end
         local rc
         if kind == 'p' then -- children pending: nothing changes (lib_flow.lua)
             rc = RC.PENDING_DEPS
         elseif token ~= '0' and locks[i] == token then -- ours: no EXISTS needed
-            if rcall('LREM', K.active, '-1', id) == 0 then -- (a string: no number formatting)
+            if rcall('LREM', ACTIVE, '-1', id) == 0 then -- (a string: no number formatting)
                 rc = RC.JOB_NOT_IN_STATE
             else
                 rc = 0
-                batch.locks[#batch.locks + 1] = lock_keys[i]
-                batch.stalled[#batch.stalled + 1] = id
+                blocks[#blocks + 1] = lock_keys[i]
+                bstalled[#bstalled + 1] = id
             end
         else
             rc = cold().leave_active(id, token, batch)
@@ -110,8 +119,21 @@ local function record_done(first, batch)
         if rc == 0 then
             nfinished = nfinished + 1
             local atm = ARGV[a + 6]
-            if kind == 'c' and atm ~= '' then
-                complete_planned(id, value, atm, ARGV[a + 7], batch)
+            if kind == 'c' and atm ~= '' then -- planned: it has left 'active' already
+                local keep = ARGV[a + 5]
+                if keep == '0' then
+                    delete_job_keys(id)
+                else
+                    rcall('HSET', jkeys[i], 'atm', atm, 'returnvalue', value, 'finishedOn', NOW_S)
+                    bcompleted[#bcompleted + 1] = id
+                    if keep ~= '-1' then -- (age -1: none, as finish_job's keys spell it)
+                        batch.trims['completed:' .. keep .. ':-1:0'] =
+                            {'completed', tonumber(keep), -1, 0}
+                    end
+                end
+                rcall('XADD', EVENTS, '*', 'event', 'completed', 'jobId', id, 'returnvalue', value,
+                      'prev', 'active')
+                job_events = job_events + 1
             elseif kind == 'c' then
                 cold().finish_job(id, 'completed', value, batch)
             elseif kind == 'f' then
@@ -125,135 +147,133 @@ local function record_done(first, batch)
             end
         end
         done_rc[i] = rc
+        a = a + DONE_ARGS
     end
-    return done_rc, first + ndone * DONE_ARGS, nfinished
 end
-
--- BullMQ's extendLocks: renewed only while the lock still holds our token.
-local function renew_leases(first)
-    local renew_rc = {}
-    for i = 1, nrenew do
-        local a = first + (i - 1) * 2
-        local id, token = ARGV[a + 1], ARGV[a + 2]
-        local lkey = B .. id .. ':lock'
-        if rcall('GET', lkey) == token then
-            rcall('SET', lkey, token, 'PX', lease)
-            rcall('SREM', K.stalled, id)
-            renew_rc[i] = 1
-        else
-            renew_rc[i] = 0
-        end
-    end
-    return renew_rc, first + nrenew * 2
-end
-
--- Up to n ready ids moved to 'active' at once, as n of lib.lua's pop_ready
--- would: wait from its right end first (RPOP n, then one LPUSH of them all:
--- the same order in 'active' as n RPOPLPUSHes), then prioritized (ZPOPMIN
--- n). BullMQ 4 marker entries ("0:...") are dropped. Returns the ids,
--- whether both were exhausted (fewer left than asked) and how many entries
--- were popped (markers too).
-local function pop_ready_batch(n)
-    local ids, got = {}, rcall('RPOP', K.wait, tostring(n)) or {}
-    for _, id in ipairs(got) do
-        local c1, c2 = string.byte(id, 1, 2) -- ("0:" = 48, 58; no substring made)
-        if c1 ~= 48 or c2 ~= 58 then ids[#ids + 1] = id end
-    end
-    local popped, exhausted = #got, false
-    if #got < n then
-        local p = rcall('ZPOPMIN', K.prioritized, tostring(n - #got))
-        for i = 1, #p, 2 do ids[#ids + 1] = p[i] end
-        popped = popped + #p / 2
-        if popped < n then
-            rcall('DEL', K.pc)
-            exhausted = true
-        end
-    end
-    if #ids > 0 then rcall('LPUSH', K.active, unpack(ids)) end
-    return ids, exhausted, popped
-end
-
--- Take one popped job (BullMQ's moveToActive for it) under token; a job
--- carrying a deferred failure ('defa', set by BullMQ's stalled check) is
--- failed instead, as a Node worker would. Returns its taken row, or nil.
--- A name or opts equal to the previous row's goes back as true (jobs added
--- together share them), so the reply carries and the C side parses it once.
-local prev_name, prev_opts
-local function take_popped(id, token)
-    local jkey = B .. id
-    local f = rcall('HMGET', jkey, 'name', 'data', 'opts', 'ats', 'atm', 'attemptsMade',
-                    'defa', 'deid')
-    if active_event then
-        rcall('XADD', K.events, '*', 'event', 'active', 'jobId', id, 'prev', 'waiting')
-        job_events = job_events + 1
-    end
-    local n = tonumber(f[4])
-    local ats = n and int_str(n + 1) or '1'
-    if worker ~= '' then
-        rcall('HSET', jkey, 'processedOn', NOW_S, 'ats', ats, 'pb', worker)
-    else
-        rcall('HSET', jkey, 'processedOn', NOW_S, 'ats', ats)
-    end
-    if f[7] then
-        rcall('LREM', K.active, '-1', id)
-        cold().finish_job(id, 'failed', f[7])
-        return nil
-    end
-    if token ~= '0' then rcall('SET', jkey .. ':lock', token, 'PX', lease) end
-    local name, opts = f[1] or '', f[3] or false
-    local row = {id, name == prev_name or name, f[2] or '{}', opts == prev_opts or opts, ats,
-                 f[5] or f[6] or false, f[8] and 1 or 0}
-    prev_name, prev_opts = name, opts
-    return row
-end
-
--- Take up to #tokens jobs. A queue with a rate limit or a global
--- concurrency takes lib.lua's take_jobs (job by job, its checks between
--- jobs); the plain case pops in batches. Returns the taken rows and, when
--- the rate limit stopped it, the ms until it lifts (else 0).
-local no_concurrency = false -- meta read by take_batch: no global concurrency
-local function take_batch(tokens)
-    local m = rcall('HMGET', K.meta, 'paused', 'concurrency', 'max')
-    no_concurrency = not m[2]
-    if m[2] or m[3] or lim_max > 0 or limit_held then
-        return cold().take_jobs(tokens, lease, worker, lim_max, lim_dur, not active_event)
-    end
-    if m[1] then return {}, 0 end
-    local taken, exhausted, popped = {}, false, 0
-    -- Again only after 'defa' jobs or BullMQ 4 markers, and at most 1,000 of
-    -- them per call (the rest wait for the next steps), so a call's work
-    -- stays bounded. Every round pops at least one entry unless exhausted.
-    while #taken < #tokens and not exhausted and popped - #taken < 1000 do
-        local ids, n
-        ids, exhausted, n = pop_ready_batch(#tokens - #taken)
-        popped = popped + n
-        for _, id in ipairs(ids) do
-            local row = take_popped(id, tokens[#taken + 1])
-            if row then taken[#taken + 1] = row end
-        end
-    end
-    -- As take_jobs: took all it asked for, so there may be more; the next
-    -- idle worker (C or Node) looks too.
-    if #taken > 0 and #taken == #tokens then wake_workers() end
-    return taken, 0
-end
-
-local batch = new_batch()
-local done_rc, a, nfinished = record_done(FIRST, batch)
 local metrics_max = tonumber(ARGV[#ARGV])
 if metrics_max > 0 then cold().collect_step_metrics(done_rc, FIRST, DONE_ARGS, metrics_max) end
-flush_batch(batch) -- (every XADD caps the stream itself: MAXLEN ~)
-local renew_rc
-renew_rc, a = renew_leases(a)
+flush_batch(batch)
 
+-- 2. BullMQ's extendLocks: renewed (1) only while the lock still holds our
+-- token, else 0.
+local renew_rc = {}
+for i = 1, nrenew do
+    local id, token = ARGV[a + 1], ARGV[a + 2]
+    local lkey = B .. id .. ':lock'
+    if rcall('GET', lkey) == token then
+        rcall('SET', lkey, token, 'PX', lease)
+        rcall('SREM', K.stalled, id)
+        renew_rc[i] = 1
+    else
+        renew_rc[i] = 0
+    end
+    a = a + 2
+end
+
+-- 3. Take up to want jobs, job k under the token ARGV[a + k]. A queue with
+-- a rate limit or a global concurrency takes lib.lua's take_jobs (job by
+-- job, its checks between jobs; its rows are taken_view tables); the
+-- plain case pops in batches: up to n ready ids move to 'active' at once,
+-- as n of lib.lua's pop_ready would: wait from its right end first (RPOP
+-- n, then one LPUSH of them all: the same order in 'active' as n
+-- RPOPLPUSHes), then prioritized (ZPOPMIN n); BullMQ 4 marker entries
+-- ("0:...") are dropped. Each popped job then gets BullMQ's moveToActive:
+-- its 6 values go to out (see the top of this file), or, carrying a
+-- deferred failure ('defa', set by BullMQ's stalled check), it is failed
+-- instead, as a Node worker would, and uses no token. A name or opts
+-- equal to the previous job's goes back as true (jobs added together
+-- share them), so the reply carries and the C side parses it once.
 local out = {done_rc, renew_rc, -1}
+local no_concurrency = false -- meta read by the take: no global concurrency
 if want > 0 then
     promote_due()
-    local tokens = {}
-    for i = 1, want do tokens[i] = ARGV[a + i] end
-    local taken, limited = take_batch(tokens)
-    for _, job in ipairs(taken) do out[#out + 1] = job end
-    if #taken < want then out[3] = limited > 0 and {limited} or next_due_in() end
+    local ntaken, limited = 0, 0
+    local m = rcall('HMGET', K.meta, 'paused', 'concurrency', 'max', 'opts.maxLenEvents')
+    no_concurrency = not m[2]
+    max_events_cache = max_events_cache or m[4] or nil -- (lib.lua: the XTRIM's cap, read here)
+    if m[2] or m[3] or lim_max > 0 or limit_held then
+        local tokens = {}
+        for i = 1, want do tokens[i] = ARGV[a + i] end
+        local taken
+        taken, limited = cold().take_jobs(tokens, lease, worker, lim_max, lim_dur, not active_event)
+        for i = 1, #taken do out[#out + 1] = taken[i] end
+        ntaken = #taken
+    elseif not m[1] then
+        local tok, nout, exhausted, popped, prev_name, prev_opts = a, 3, false, 0, nil, nil
+        -- Again only after 'defa' jobs or BullMQ 4 markers, and at most 1,000
+        -- of them per call (the rest wait for the next steps), so a call's
+        -- work stays bounded. Every round pops at least one entry unless
+        -- exhausted.
+        while tok - a < want and not exhausted and popped - (tok - a) < 1000 do
+            local n = want - (tok - a)
+            local ids = rcall('RPOP', K.wait, tostring(n)) or {}
+            local ng = #ids
+            for i = 1, ng do
+                local c1, c2 = string.byte(ids[i], 1, 2) -- ("0:" = 48, 58; no substring made)
+                if c1 == 48 and c2 == 58 then -- (rare: a copy without the markers)
+                    local got = ids
+                    ids = {}
+                    for k = 1, ng do
+                        c1, c2 = string.byte(got[k], 1, 2)
+                        if c1 ~= 48 or c2 ~= 58 then ids[#ids + 1] = got[k] end
+                    end
+                    break
+                end
+            end
+            popped = popped + ng
+            if ng < n then
+                local p = rcall('ZPOPMIN', K.prioritized, tostring(n - ng))
+                for i = 1, #p, 2 do ids[#ids + 1] = p[i] end
+                if ng + #p / 2 < n then
+                    rcall('DEL', K.pc)
+                    exhausted = true
+                end
+                popped = popped + #p / 2
+            end
+            if #ids > 0 then rcall('LPUSH', ACTIVE, unpack(ids)) end
+            for i = 1, #ids do
+                local id = ids[i]
+                local jkey = B .. id
+                local f = rcall('HMGET', jkey, 'name', 'data', 'opts', 'ats', 'atm', 'attemptsMade',
+                                'defa', 'deid')
+                if active_event then
+                    rcall('XADD', EVENTS, '*', 'event', 'active', 'jobId', id, 'prev', 'waiting')
+                    job_events = job_events + 1
+                end
+                local at = tonumber(f[4])
+                local ats = at and int_str(at + 1) or '1'
+                if worker ~= '' then
+                    rcall('HSET', jkey, 'processedOn', NOW_S, 'ats', ats, 'pb', worker)
+                else
+                    rcall('HSET', jkey, 'processedOn', NOW_S, 'ats', ats)
+                end
+                if f[7] then
+                    rcall('LREM', ACTIVE, '-1', id)
+                    cold().finish_job(id, 'failed', f[7])
+                else
+                    tok = tok + 1
+                    local token = ARGV[tok]
+                    -- (GET: its reply is the old value, nil, where SET alone
+                    -- replies a status that Redis makes a table {ok = 'OK'})
+                    if token ~= '0' then
+                        rcall('SET', jkey .. ':lock', token, 'PX', lease, 'GET')
+                    end
+                    local name, opts, atm = f[1] or '', f[3] or false, f[5] or f[6] or false
+                    if f[8] then atm = {atm} end
+                    out[nout + 1], out[nout + 2] = id, name == prev_name or name
+                    out[nout + 3], out[nout + 4] = f[2] or '{}', opts == prev_opts or opts
+                    out[nout + 5], out[nout + 6] = ats, atm
+                    nout = nout + 6
+                    prev_name, prev_opts = name, opts
+                end
+            end
+        end
+        ntaken = tok - a
+        -- As take_jobs: took all it asked for, so there may be more; the
+        -- next idle worker (C or Node) looks too.
+        if ntaken > 0 and ntaken == want then wake_workers() end
+    end
+    if ntaken < want then out[3] = limited > 0 and {limited} or next_due_in() end
 end
 if limit_held then out[3] = {limit_held} end
 -- Only recorded outcomes write anything: a refused one (the job is gone,
