@@ -1,7 +1,8 @@
 # Coverage-guided fuzz targets (clang's libFuzzer with ASan and UBSan) for
 # the code that reads bytes from outside the process: cron patterns and
 # time zones, store URLs, job ids / queue names / JSON texts, Redis's
-# CLIENT LIST reply, text to repair as UTF-8 (tests/fuzz/fuzz_*.c).
+# CLIENT LIST reply, text to repair as UTF-8, the flow file of `lanes jobs
+# flow` (tests/fuzz/fuzz_*.c).
 #
 # Two roles, as the sanitizer trees of LN_SANITIZER_DIRS:
 #   - a tree configured with LN_FUZZ=ON (clang; make test's build-fuzz)
@@ -16,7 +17,7 @@
 option(LN_FUZZ "Build the libFuzzer targets of tests/fuzz (needs clang and its fuzzer runtime)" OFF)
 set(LN_FUZZ_DIR "" CACHE PATH "a tree built with LN_FUZZ=ON whose fuzz targets this tree's CTest runs")
 set(LN_FUZZ_SECONDS 12 CACHE STRING "seconds each fuzz test fuzzes after replaying its seeds")
-set(LN_FUZZ_TARGETS cron url json validate utf8)
+set(LN_FUZZ_TARGETS cron url json validate utf8 flow)
 if(LN_HAVE_REDIS)
   list(APPEND LN_FUZZ_TARGETS clients)
 endif()
@@ -76,6 +77,11 @@ if(LN_FUZZ)
     target_sources(fuzz_url PRIVATE ${PROJECT_SOURCE_DIR}/cli/store_url.c
                    ${PROJECT_SOURCE_DIR}/cli/cli_err.c)
     target_link_libraries(fuzz_url PRIVATE PkgConfig::JANSSON)
+    # The flow file reader of `lanes jobs flow`, with the CLI code it calls.
+    foreach(f jobs_flow cli_err cli_backoff cli_num cli_opts jobs_store store_url)
+      target_sources(fuzz_flow PRIVATE ${PROJECT_SOURCE_DIR}/cli/${f}.c)
+    endforeach()
+    target_link_libraries(fuzz_flow PRIVATE PkgConfig::JANSSON)
   endif()
 elseif(LN_FUZZ_DIR)
   foreach(t ${LN_FUZZ_TARGETS})
