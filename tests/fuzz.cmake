@@ -1,8 +1,9 @@
 # Coverage-guided fuzz targets (clang's libFuzzer with ASan and UBSan) for
 # the code that reads bytes from outside the process: cron patterns and
 # time zones, store URLs, job ids / queue names / JSON texts, Redis's
-# CLIENT LIST reply, text to repair as UTF-8, the flow file of `lanes jobs
-# flow` (tests/fuzz/fuzz_*.c).
+# CLIENT LIST reply and a scheduler's hash, text to repair as UTF-8 (the
+# library's and `worker --exec`'s), the flow file of `lanes jobs flow`
+# (tests/fuzz/fuzz_*.c).
 #
 # Two roles, as the sanitizer trees of LN_SANITIZER_DIRS:
 #   - a tree configured with LN_FUZZ=ON (clang; make test's build-fuzz)
@@ -16,10 +17,10 @@
 # docs/build.md: running them longer by hand.
 option(LN_FUZZ "Build the libFuzzer targets of tests/fuzz (needs clang and its fuzzer runtime)" OFF)
 set(LN_FUZZ_DIR "" CACHE PATH "a tree built with LN_FUZZ=ON whose fuzz targets this tree's CTest runs")
-set(LN_FUZZ_SECONDS 12 CACHE STRING "seconds each fuzz test fuzzes after replaying its seeds")
+set(LN_FUZZ_SECONDS 10 CACHE STRING "seconds each fuzz test fuzzes after replaying its seeds")
 set(LN_FUZZ_TARGETS cron url json validate utf8 flow)
 if(LN_HAVE_REDIS)
-  list(APPEND LN_FUZZ_TARGETS clients)
+  list(APPEND LN_FUZZ_TARGETS clients sched)
 endif()
 if(NOT TARGET PkgConfig::MHD) # cli/worker_metrics.c, which worker_exec.c calls
   pkg_check_modules(MHD IMPORTED_TARGET libmicrohttpd)
@@ -83,6 +84,10 @@ if(LN_FUZZ)
     target_sources(fuzz_url PRIVATE ${PROJECT_SOURCE_DIR}/cli/store_url.c
                    ${PROJECT_SOURCE_DIR}/cli/cli_err.c)
     target_link_libraries(fuzz_url PRIVATE PkgConfig::JANSSON)
+    if(TARGET fuzz_sched) # redis_sched.c is included: its generated scripts' header
+      target_include_directories(fuzz_sched PRIVATE ${PROJECT_BINARY_DIR}/src/jobs)
+      target_compile_definitions(fuzz_sched PRIVATE LN_HAVE_REDIS=1)
+    endif()
     # The flow file reader of `lanes jobs flow`, with the CLI code it calls.
     foreach(f jobs_flow cli_err cli_backoff cli_num cli_opts jobs_store store_url)
       target_sources(fuzz_flow PRIVATE ${PROJECT_SOURCE_DIR}/cli/${f}.c)
