@@ -19,8 +19,8 @@ static int64_t num(const char *s) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *buf = fuzz_cstr(data, size), *cur = buf, err[512];
-    const char *f[8] = {0};
-    for (int i = 0; i < 8; i++) f[i] = fuzz_field(&cur);
+    const char *f[16] = {0};
+    for (int i = 0; i < 16; i++) f[i] = fuzz_field(&cur);
     const char *name = f[0] != NULL ? f[0] : "";
     check_rc(ln__jobs_check_queue(name, err, sizeof err), err, sizeof err, "queue");
     int id_rc = ln__jobs_check_id(name, err, sizeof err);
@@ -38,6 +38,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     o.attempts = (int)num(f[5]);
     o.timeout_ms = num(f[6]);
     o.dedup_ttl_ms = num(f[7]);
+    o.backoff_jitter = f[8] != NULL ? strtod(f[8], NULL) : 0; /* "nan", "inf" too */
+    o.backoff = (int)num(f[9]);
+    o.backoff_type = f[10] != NULL && f[10][0] != '\0' ? f[10] : NULL;
+    o.tracestate = f[11];
+    o.remove_on_complete.mode = (int)num(f[12]);
+    o.remove_on_complete.value = num(f[13]);
+    o.parent_queue = f[14] != NULL && f[14][0] != '\0' ? f[14] : NULL;
+    o.parent_id = f[15] != NULL && f[15][0] != '\0' ? f[15] : NULL;
     int rc = ln__jobs_check_opts(&o, err, sizeof err);
     check_rc(rc, err, sizeof err, "opts");
     FUZZ_CHECK(id_rc == 0 || rc != 0, "opts take the job id '%s' check_id refuses", name);
