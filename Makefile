@@ -4,7 +4,8 @@
 #   make          build (build/)
 #   make test     install missing Debian/npm packages, build the plain,
 #                 TSan and ASan+UBSan trees (the sanitizer trees with the
-#                 debug checks, LN_DEBUG), start redis-server on a free
+#                 debug checks, LN_DEBUG) and the fuzz targets (build-fuzz,
+#                 clang's libFuzzer), start redis-server on a free
 #                 loopback port, run every test in one CTest run (the
 #                 format check and the install test included)
 #   make demo     install what is missing, build, rerun the experiments
@@ -40,7 +41,11 @@ test: deps
 	$(CMAKE) --build build-tsan -j$(JOBS)
 	$(CMAKE) -S . -B build-asan $(CONFIG) -DLN_ASAN=ON -DLN_UBSAN=ON >/dev/null
 	$(CMAKE) --build build-asan -j$(JOBS)
-	$(CMAKE) -S . -B $(BUILD) $(CONFIG) \
+	if command -v clang >/dev/null 2>&1; then \
+	  $(CMAKE) -S . -B build-fuzz $(CONFIG) -DCMAKE_C_COMPILER=clang -DLN_ASAN=ON -DLN_UBSAN=ON \
+	    -DLN_FUZZ=ON >/dev/null && $(CMAKE) --build build-fuzz -j$(JOBS) --target ln_fuzz; \
+	else echo "clang not found: the fuzz tests (tests/fuzz.cmake) will be skipped"; fi
+	$(CMAKE) -S . -B $(BUILD) $(CONFIG) -DLN_FUZZ_DIR=$(CURDIR)/build-fuzz \
 	  "-DLN_SANITIZER_DIRS=tsan=$(CURDIR)/build-tsan;asan=$(CURDIR)/build-asan" >/dev/null
 	$(CMAKE) --build $(BUILD) -j$(JOBS)
 	scripts/with-services.sh ctest --test-dir $(BUILD) -j$(JOBS) --output-on-failure
@@ -60,4 +65,4 @@ format:
 	scripts/check-format.sh --fix
 
 clean:
-	rm -rf build build-tsan build-asan
+	rm -rf build build-tsan build-asan build-fuzz

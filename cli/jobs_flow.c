@@ -54,8 +54,10 @@ static int keep_of(const json_t *v, ln_job_keep *k) {
         k->value = json_integer_value(json_object_get(v, "count"));
     } else if (json_is_object(v) && json_is_number(json_object_get(v, "age")) &&
                json_object_size(v) == 1) {
+        double age = json_number_value(json_object_get(v, "age"));
+        if (!(age > -9e15 && age < 9e15)) return -1; /* seconds: in ms, an int64 */
         k->mode = LN_KEEP_AGE;
-        k->value = (int64_t)(json_number_value(json_object_get(v, "age")) * 1000);
+        k->value = (int64_t)(age * 1000);
     } else {
         return -1;
     }

@@ -148,6 +148,12 @@ TEST(next_window_and_zone_errors) {
     CHECK(strcmp(err, "unknown time zone 'Mars/Olympus'") == 0);
     CHECK_EQ(ln__cron_check_tz("America/Sao_Paulo", err, sizeof err), 0);
     CHECK_EQ(ln__cron_check_tz("Europe/Nowhere", err, sizeof err), LN_EINVAL);
+    /* A time no JavaScript Date holds: refused (cron-parser has no such
+     * date), never stepped into an overflow. */
+    CHECK_EQ(ln__cron_next(&c, "UTC", INT64_MAX - 1000, 0, 0, &t, err, sizeof err), LN_EINVAL);
+    CHECK(t == LN__CRON_NONE && strstr(err, "outside the dates") != NULL);
+    CHECK_EQ(ln__cron_next(&c, "UTC", 0, 8640000000000001, 0, &t, err, sizeof err), LN_EINVAL);
+    CHECK_EQ(ln__cron_next(&c, "UTC", 8639999999000000, 0, 0, &t, err, sizeof err), 0);
     /* Feb 31 in a pattern that also names April: never; cron-parser gives
      * up after 10000 steps, and so does this. */
     CHECK_EQ(ln__cron_parse(&c, "0 0 31 2,4 *", err, sizeof err), 0);

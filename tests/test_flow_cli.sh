@@ -47,6 +47,11 @@ rc=0
 echo '{"name": "x", "children": []}' | "$cli" jobs "$url" flow - 2>/dev/null || rc=$?
 [ $rc -eq 2 ] || fail "no queueName exited $rc"
 rc=0
+echo '{"name": "x", "queueName": "fq", "opts": {"removeOnFail": {"age": 1e300}}}' |
+  "$cli" jobs "$url" flow - 2>"$tmp/err" || rc=$?
+[ $rc -eq 2 ] || fail "an age past int64 ms exited $rc"
+grep -q 'opts.removeOnFail: unknown, or a bad value' "$tmp/err" || fail "age 1e300: $(cat "$tmp/err")"
+rc=0
 "$cli" jobs "$url" flow "$tmp/f.json" 2>/dev/null || rc=$? # k2 exists now
 [ $rc -eq 2 ] || fail "an existing jobId exited $rc"
 [ "$("$cli" jobs "$url" counts fq | awk '{s += $2} END {print s}')" = 1 ] || fail "a refused flow added jobs"

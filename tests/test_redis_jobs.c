@@ -9,6 +9,7 @@
  */
 #include "jobs/redis_test.h"
 
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -510,6 +511,25 @@ TEST(event_field_not_utf8) {
     done(jobs);
 }
 
+/* A scheduler another program left with numbers no C integer holds: read
+ * back as unknown (0) or the largest count, never a cast out of range. */
+TEST(scheduler_numbers_out_of_range) {
+    ln_jobs *jobs = open_case("sch9");
+    ln_job_schedule s = {.every_ms = 60000};
+    CHECK_EQ(ln_jobs_schedule(jobs, "q", "s", &s, "n", NULL, NULL, NULL, 0), 0);
+    redisReply *r = cmd("ZADD %s:q:repeat +inf s", prefix);
+    CHECK(r != NULL && r->type == REDIS_REPLY_INTEGER);
+    freeReplyObject(r);
+    r = cmd("HSET %s:q:repeat:s opts {\"priority\":1e300,\"attempts\":1e300}", prefix);
+    CHECK(r != NULL && r->type == REDIS_REPLY_INTEGER);
+    freeReplyObject(r);
+    ln_job_scheduler got;
+    CHECK_EQ(ln_jobs_scheduler_get(jobs, "q", "s", &got), 0);
+    CHECK(got.next_ms == 0 && got.priority == 0 && got.attempts == INT_MAX);
+    ln_job_scheduler_clear(&got);
+    done(jobs);
+}
+
 int main(int argc, char **argv) {
     return redis_test_main(argc, argv,
                            (ln_test_case[]){TESTCASE(layout_add),
@@ -524,5 +544,6 @@ int main(int argc, char **argv) {
                                             TESTCASE(deferred_failure),
                                             TESTCASE(events_capped_by_steps),
                                             TESTCASE(event_field_not_utf8),
+                                            TESTCASE(scheduler_numbers_out_of_range),
                                             {0}});
 }

@@ -150,6 +150,10 @@ TEST(client_list_parse) {
     ln_jobs_workers_free(w, 2);
     CHECK_EQ(parse("", 10, &w), 0);
     CHECK(w == NULL);
+    /* An age or idle time too large to be ms: unknown, no overflow. */
+    CHECK_EQ(parse("id=1 name=bull:cQ== age=9999999999999999 idle=999999999999999", 10, &w), 1);
+    CHECK(w[0].started_ms == 0 && w[0].seen_ms == 100000 - 999999999999999000);
+    ln_jobs_workers_free(w, 1);
     /* The name a run gives its connection. */
     char *name = ln__redis_worker_name("bull", "bull:q:", "lanes-7");
     CHECK(name != NULL && strcmp(name, "bull:cQ==:w:lanes-7") == 0);

@@ -39,7 +39,8 @@ typedef struct ln_job_schedule {
                             ranges, steps, lists, month and weekday names,
                             L, #, @daily...), NULL with every_ms */
     const char *tz;      /* IANA time zone of the pattern; NULL/"" = UTC */
-    int64_t start_ms;    /* no iteration before this (ms since the epoch); 0 = none */
+    int64_t start_ms;    /* no iteration before this (ms since the epoch); 0 = none;
+                            at most 8.64e15 (a JavaScript Date), as end_ms */
     int64_t end_ms;      /* none made once now is past it; 0 = none */
     int64_t limit;       /* most iterations; 0 = no limit */
     int immediately;     /* pattern: the first iteration runs now */

@@ -41,8 +41,9 @@ int ln__cron_parse(ln__cron *out, const char *pattern, char *err, size_t errsize
  * with currentDate = after_ms, startDate = start_ms and endDate = end_ms
  * (0 = none, as cron-parser treats a falsy date): *next_ms is the time, or
  * LN__CRON_NONE when there is none (past end_ms, or cron-parser's loop limit
- * of 10000 steps reached). Returns 0, or LN_EINVAL ("unknown time zone 'X'")
- * / LN_ENOMEM with the reason in err. Thread-safe: it opens its own ICU
+ * of 10000 steps reached). Returns 0, or LN_EINVAL ("unknown time zone 'X'",
+ * or a time outside a JavaScript Date's +-8.64e15 ms) / LN_ENOMEM with the
+ * reason in err. Thread-safe: it opens its own ICU
  * calendar per call and closes it before returning. */
 int ln__cron_next(const ln__cron *c, const char *tz, int64_t after_ms, int64_t start_ms,
                   int64_t end_ms, int64_t *next_ms, char *err, size_t errsize);

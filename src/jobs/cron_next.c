@@ -20,6 +20,7 @@
 #define MS_MIN (60 * MS_SEC)
 #define MS_HOUR (60 * MS_MIN)
 #define MS_DAY (24 * MS_HOUR)
+#define MS_DATE_MAX 8640000000000000LL /* a JavaScript Date's range: +-1e8 days */
 
 /* A luxon DateTime: the instant, the offset it is shown with, and the
  * local fields of ts + off. Invariant: the fields are those of ts + off. */
@@ -373,6 +374,15 @@ int ln__cron_check_tz(const char *tz, char *err, size_t errsize) {
 int ln__cron_next(const ln__cron *c, const char *tz, int64_t after_ms, int64_t start_ms,
                   int64_t end_ms, int64_t *next_ms, char *err, size_t errsize) {
     *next_ms = LN__CRON_NONE;
+    const int64_t *bound = NULL;
+    const int64_t times[3] = {after_ms, start_ms, end_ms};
+    for (int i = 0; i < 3; i++)
+        if (times[i] < -MS_DATE_MAX || times[i] > MS_DATE_MAX) bound = &times[i];
+    if (bound != NULL) { /* cron-parser has no such date either */
+        snprintf(err, errsize, "time %lld ms is outside the dates a schedule can have (+-%lld ms)",
+                 (long long)*bound, MS_DATE_MAX);
+        return LN_EINVAL;
+    }
     search st = {.c = c, .dst_start = -1, .dst_landing = -1, .dst_end = -1, .day_key = -1};
     int rc = open_zone(tz, &st.cal, err, errsize);
     if (rc != 0) return rc;

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,11 +148,17 @@ static int64_t num(const char *s) {
     return s != NULL ? strtoll(s, NULL, 10) : 0;
 }
 
+/* d as an integer when one holds it, else 0 (another program may have
+ * stored anything: "inf", 1e300). */
+static int64_t whole(double d, double max) {
+    return d >= -max && d <= max ? (int64_t)d : 0;
+}
+
 /* Fill *o from scheduler id's ZSET score and hash (flat field list h). */
 static int fill(ln_job_scheduler *o, const char *id, size_t id_len, const char *score,
                 const redisReply *h) {
     memset(o, 0, sizeof *o);
-    o->next_ms = (int64_t)strtod(score, NULL);
+    o->next_ms = whole(strtod(score, NULL), 9e18);
     o->attempts = 1;
     int rc = (o->id = ln__malloc(id_len + 1)) == NULL ? LN_ENOMEM : 0;
     if (rc == 0) {
@@ -176,9 +183,10 @@ static int fill(ln_job_scheduler *o, const char *id, size_t id_len, const char *
         if (!strcmp(k, "opts")) {
             json_t *j = json_loads(v, 0, NULL);
             json_t *p = json_object_get(j, "priority"), *at = json_object_get(j, "attempts");
-            if (json_is_number(p)) o->priority = (int)json_number_value(p);
+            if (json_is_number(p)) o->priority = (int)whole(json_number_value(p), INT_MAX);
             if (json_is_number(at) && json_number_value(at) >= 1)
-                o->attempts = (int)json_number_value(at);
+                o->attempts =
+                    json_number_value(at) < INT_MAX ? (int)json_number_value(at) : INT_MAX;
             json_decref(j);
         }
     }

@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define NUM_DIGITS_MAX 18 /* age, idle, pid: far below INT64_MAX */
+#define NUM_DIGITS_MAX 15 /* age, idle (s), pid: times 1000 still far below INT64_MAX */
 
 static size_t base64(const char *in, size_t n, char *out) {
     static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

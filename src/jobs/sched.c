@@ -101,6 +101,10 @@ static int check_schedule(const ln_job_schedule *sc, ln__sched_new *s, char *err
         snprintf(err, errsize, "start_ms, end_ms and limit must be >= 0 (0 = none)");
         return LN_EINVAL;
     }
+    if (sc->start_ms > 8640000000000000 || sc->end_ms > 8640000000000000) {
+        snprintf(err, errsize, "start_ms and end_ms must be at most 8.64e15 (a JavaScript Date)");
+        return LN_EINVAL;
+    }
     if (sc->immediately && sc->start_ms > 0) {
         snprintf(err, errsize, "immediately and start_ms exclude each other");
         return LN_EINVAL;

@@ -356,6 +356,12 @@ static void case_spec_schedule_arg_checks(conf_ctx *c) {
     b = s;
     b.end_ms = -1;
     SAYS(c->jobs, LN_EINVAL, sched_try(c, "s", &b, "n", NULL, NULL));
+    b = s; /* past a JavaScript Date: refused, never an overflow later */
+    b.start_ms = 8640000000000001;
+    SAYS(c->jobs, LN_EINVAL, sched_try(c, "s", &b, "n", NULL, NULL));
+    b = s;
+    b.end_ms = INT64_MAX;
+    SAYS(c->jobs, LN_EINVAL, sched_try(c, "s", &b, "n", NULL, NULL));
     SAYS(c->jobs, LN_EINVAL, ln_jobs_schedule(c->jobs, "", "s", &s, "n", NULL, NULL, NULL, 0));
     CHECK_EQ(conf_total(c, c->queue), 0);
     ln_job_scheduler *list = NULL;
