@@ -174,8 +174,50 @@ static int split_api(const char *url, char *buf, cli_dash_req *req) {
     return 0;
 }
 
+/* A request's body, gathered as libmicrohttpd hands it in (one per
+ * connection's request; freed when the request completes). At most
+ * CLI_DASH_BODY_MAX bytes are kept: past them, over is set and the rest
+ * is read and dropped, so that the answer is a JSON 413, not a reset. */
+typedef struct req_body {
+    char *buf;
+    size_t len, cap;
+    int over;
+} req_body;
+
+static int body_add(req_body *b, const char *data, size_t n) {
+    if (b->over || n == 0) return 0;
+    if (b->len + n > CLI_DASH_BODY_MAX) {
+        b->over = 1;
+        return 0;
+    }
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *nb = realloc(b->buf, cap);
+        if (nb == NULL) return -1;
+        b->buf = nb;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, data, n);
+    b->len += n;
+    b->buf[b->len] = '\0';
+    return 0;
+}
+
+static void request_done(void *cls, struct MHD_Connection *conn, void **state,
+                         enum MHD_RequestTerminationCode code) {
+    (void)cls;
+    (void)conn;
+    (void)code;
+    req_body *b = *state;
+    if (b == NULL) return;
+    free(b->buf);
+    free(b);
+    *state = NULL;
+}
+
 static enum MHD_Result api(cli_dash *d, struct MHD_Connection *conn, const char *url,
-                           const char *method) {
+                           const char *method, const req_body *body) {
     static req_args args; /* big: not on the stack (one thread: dash.h) */
     static char path[PATH_MAX_LEN];
     cli_dash_req req = {.method = method, .arg = get_arg, .arg_ctx = &args};
@@ -184,6 +226,11 @@ static enum MHD_Result api(cli_dash *d, struct MHD_Connection *conn, const char 
     if (split_api(url, path, &req) != 0) return send_error(conn, 404, "not_found", "bad path");
     enum MHD_Result ret;
     if (refuse(d, conn, cli_dash_api_is_write(&req), &ret)) return ret;
+    if (body->over)
+        return send_error(conn, 413, "too_large",
+                          "the request's body is larger than the store's data limit");
+    req.body = body->buf != NULL ? body->buf : "";
+    req.body_len = body->len;
     return send_json(conn, cli_dash_api(d, &req));
 }
 
@@ -197,22 +244,22 @@ static enum MHD_Result static_file(struct MHD_Connection *conn, const char *url)
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_size, void **state) {
-    static int first_call;
     cli_dash *d = cls;
     (void)version;
-    (void)upload;
     if (*state == NULL) { /* headers only so far: answer once the body is in */
-        *state = &first_call;
-        return MHD_YES;
+        *state = calloc(1, sizeof(req_body));
+        return *state != NULL ? MHD_YES : MHD_NO;
     }
-    if (*upload_size != 0) { /* no endpoint reads a body: drop it */
+    req_body *body = *state;
+    if (*upload_size != 0) { /* the body (only the API's POSTs read it) */
+        if (body_add(body, upload, *upload_size) != 0) return MHD_NO;
         *upload_size = 0;
         return MHD_YES;
     }
     if (!host_ok(d, conn))
         return send_error(conn, 403, "bad_host", "the Host header must name a loopback host");
     int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-    if (strncmp(url, "/api/", 5) == 0) return api(d, conn, url, method);
+    if (strncmp(url, "/api/", 5) == 0) return api(d, conn, url, method, body);
     if (!get) return send_error(conn, 405, "method_not_allowed", "only GET here");
     if (strcmp(url, "/metrics") == 0) {
         enum MHD_Result ret;
@@ -261,8 +308,9 @@ void *cli_dash_http_start(cli_dash *d, const char *host, unsigned port, unsigned
     unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | (v6 ? MHD_USE_IPv6 : 0);
     struct MHD_Daemon *daemon = MHD_start_daemon(
         flags, (uint16_t)port, NULL, NULL, handle, d, MHD_OPTION_SOCK_ADDR, &sa,
-        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_NOTIFY_COMPLETED, request_done,
+        NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)64, MHD_OPTION_END);
     if (daemon == NULL) {
         fprintf(stderr,
                 "lanes dash: cannot listen on %s:%u (in use, or not an address "
