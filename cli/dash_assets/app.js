@@ -34,10 +34,10 @@ function show(main, ...kids) {
 function token() { return sessionStorage.getItem('lanes-dash-token') || ''; }
 
 // body: a string sent as it is (a job's data, edit.js), or undefined.
-async function api(path, method, body) {
+async function api(path, method, sent) {
   const headers = { 'X-Lanes-Dash': '1' };
   if (token()) headers.Authorization = 'Bearer ' + token();
-  const res = await fetch('/api/' + path, { method: method || 'GET', headers, body });
+  const res = await fetch('/api/' + path, { method: method || 'GET', headers, body: sent });
   let body = null;
   try { body = await res.json(); } catch (e) { body = null; }
   if (!res.ok) {
