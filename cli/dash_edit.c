@@ -99,6 +99,7 @@ static cli_dash_reply promote_all(cli_dash *d, const char *queue) {
 typedef struct walk {
     cli_dash *d;
     const char *queue;
+    int state;  /* the list walked: prioritized, or paused (below) */
     int probes; /* reads left */
     int err;    /* a store error, or 0 */
 } walk;
@@ -112,7 +113,7 @@ static int probe(walk *w, size_t offset, size_t n, int prio[2]) {
     w->probes--;
     ln_job_info *j = NULL;
     size_t got = 0;
-    int err = ln_jobs_list(w->d->jobs, w->queue, LN_JOB_PRIORITIZED, offset, n, &j, &got);
+    int err = ln_jobs_list(w->d->jobs, w->queue, w->state, offset, n, &j, &got);
     if (err != 0) {
         w->err = err;
         return -1;
@@ -173,9 +174,16 @@ static long long block_end(walk *w, size_t o, int p, uint64_t hint, int *next) {
 
 /* GET /api/queues/Q/priorities: the counts of the prioritized jobs per
  * priority (ln_jobs_counts_per_priority), lowest first, for at most
- * CLI_DASH_PRIORITIES_MAX priorities found by the walk above. */
+ * CLI_DASH_PRIORITIES_MAX priorities found by the walk above. A store
+ * that lists the ready jobs of a paused queue as paused (SQLite) lists
+ * them in run order too, priority 0 first: that list is walked then, and
+ * priority 0 (waiting, not prioritized) is left out of the answer. */
 static cli_dash_reply priorities(cli_dash *d, const char *queue) {
-    walk w = {d, queue, CLI_DASH_PRIORITY_PROBES, 0};
+    ln_job_counts k;
+    int err = ln_jobs_counts(d->jobs, queue, &k);
+    if (err != 0) return cli_dash_lib_error(d, err);
+    walk w = {d, queue, k.prioritized == 0 && k.paused > 0 ? LN_JOB_PAUSED : LN_JOB_PRIORITIZED,
+              CLI_DASH_PRIORITY_PROBES, 0};
     int pr[2];
     json_t *rows = json_array();
     int more = 0, p = probe(&w, 0, 1, pr) == 0 ? pr[0] : -2;
@@ -186,12 +194,14 @@ static cli_dash_reply priorities(cli_dash *d, const char *queue) {
             break;
         }
         uint64_t c = 0;
-        int err = ln_jobs_counts_per_priority(d->jobs, queue, &p, 1, &c);
+        err = ln_jobs_counts_per_priority(d->jobs, queue, &p, 1, &c);
         if (err != 0) {
             json_decref(rows);
             return cli_dash_lib_error(d, err);
         }
-        json_array_append_new(rows, json_pack("{s:i,s:I}", "priority", p, "count", (json_int_t)c));
+        if (p > 0)
+            json_array_append_new(rows,
+                                  json_pack("{s:i,s:I}", "priority", p, "count", (json_int_t)c));
         int next = -1;
         long long end = block_end(&w, o, p, c, &next);
         if (end < 0) {

@@ -9,6 +9,8 @@
  *    1", which a page of another site cannot send without a CORS preflight
  *    this server never grants, and the Host header must name a loopback
  *    host (no DNS rebinding).
+ * A request's body (at most CLI_DASH_BODY_MAX bytes, else 413) is handed
+ * to the API, which reads it only for a job's new data.
  * Every error is JSON. Runs on libmicrohttpd's one internal thread
  * (dash.h). */
 #include "dash.h"

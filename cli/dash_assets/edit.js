@@ -58,15 +58,16 @@ function promoteAllButton(name, counts) {
 // The counts per priority of a queue's prioritized jobs (the lowest 20
 // priorities), drawn once the answer is in: data-ready "drawn" or "error".
 function prioritiesPanel(name, counts) {
-  if (!counts.prioritized) return null;
+  if (!counts.prioritized && !counts.paused) return null; // paused: SQLite lists them so
   const box = el('section', { id: 'priorities' }, el('h2', {}, 'Prioritized jobs per priority'));
   api('queues/' + q(name) + '/priorities').then((r) => {
-    box.append(el('table', {}, el('thead', {}, el('tr', {}, el('th', { class: 'num' }, 'Priority'),
+    if (!r.priorities.length) box.append(el('p', { class: 'muted' }, 'No prioritized jobs.'));
+    else box.append(el('table', {}, el('thead', {}, el('tr', {}, el('th', { class: 'num' }, 'Priority'),
       el('th', { class: 'num' }, 'Jobs'))),
     el('tbody', {}, r.priorities.map((p) => el('tr', { 'data-priority': p.priority },
       el('td', { class: 'num' }, String(p.priority)), el('td', { class: 'num' }, String(p.count)))))),
     r.more ? el('p', { class: 'muted' }, 'Only the lowest ' + r.priorities.length +
-      ' priorities are shown.') : null);
+      ' priorities are shown.') : '');
     box.dataset.ready = 'drawn';
   }).catch((e) => {
     box.append(el('p', { class: 'muted' }, e.message));
@@ -80,7 +81,7 @@ function prioritiesPanel(name, counts) {
 function dedupPanel(name, params) {
   const input = el('input', { name: 'dedup', value: params.dedup || '',
     placeholder: 'deduplication id', 'aria-label': 'deduplication id' });
-  const form = el('form', { class: 'bar', id: 'dedup' }, input,
+  const form = el('form', { class: 'bar', id: 'dedup' }, 'Deduplication id', input,
     el('button', { type: 'submit' }, 'Find its job'));
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();

@@ -159,6 +159,12 @@ def run_queue(base):
     s, b = call(base, "/api/queues/pr/priorities")
     assert [x["priority"] for x in b["priorities"]] == [3, 8] and not b["more"], b
     assert b["priorities"][1]["count"] == (2 if store == "sqlite" else 1), b
+    # paused (SQLite lists the queue's ready jobs as paused): the same table
+    lanes("jobs", url, "add", "pr", "n", "{}", "--id", "p4")  # priority 0: not in it
+    lanes("jobs", url, "pause", "pr")
+    s, b2 = call(base, "/api/queues/pr/priorities")
+    assert b2["priorities"] == b["priorities"] and not b2["more"], (b, b2)
+    lanes("jobs", url, "resume", "pr")
     s, b = call(base, "/api/queues/many/priorities")
     assert [x["priority"] for x in b["priorities"]] == [p * 10 for p in range(1, 21)], b
     assert b["more"] is True and b["reads"] <= 64, b
