@@ -137,21 +137,26 @@ static int host_ok(cli_dash *d, struct MHD_Connection *conn) {
            strcmp(host, "[::1]") == 0;
 }
 
-/* 0 if the request may go on, else the refusal was sent (*ret). */
+/* 0 if the request may go on, else 1 and the refusal was sent (*ret;
+ * ret NULL: only say whether it would be refused). */
 static int refuse(cli_dash *d, struct MHD_Connection *conn, int write, enum MHD_Result *ret) {
     if (write && d->read_only) {
-        *ret = send_error(conn, 403, "read_only", "this dashboard was started with --read-only");
+        if (ret)
+            *ret =
+                send_error(conn, 403, "read_only", "this dashboard was started with --read-only");
         return 1;
     }
     int need_token = d->token[0] != '\0' && (write || !d->loopback);
     if (need_token && !has_token(d, conn)) {
-        *ret = send_error(conn, 401, "unauthorized",
-                          "this needs the dashboard's token (Authorization: Bearer TOKEN)");
+        if (ret)
+            *ret = send_error(conn, 401, "unauthorized",
+                              "this needs the dashboard's token (Authorization: Bearer TOKEN)");
         return 1;
     }
     if (write && d->token[0] == '\0' &&
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Lanes-Dash") == NULL) {
-        *ret = send_error(conn, 403, "forbidden", "a write needs the header X-Lanes-Dash: 1");
+        if (ret)
+            *ret = send_error(conn, 403, "forbidden", "a write needs the header X-Lanes-Dash: 1");
         return 1;
     }
     return 0;
@@ -184,10 +189,11 @@ typedef struct req_body {
     char *buf;
     size_t len, cap;
     int over;
+    int drop; /* not an API POST, or one to be refused: keep nothing */
 } req_body;
 
 static int body_add(req_body *b, const char *data, size_t n) {
-    if (b->over || n == 0) return 0;
+    if (b->drop || b->over || n == 0) return 0;
     if (b->len + n > CLI_DASH_BODY_MAX) {
         b->over = 1;
         return 0;
@@ -249,8 +255,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     cli_dash *d = cls;
     (void)version;
     if (*state == NULL) { /* headers only so far: answer once the body is in */
-        *state = calloc(1, sizeof(req_body));
-        return *state != NULL ? MHD_YES : MHD_NO;
+        req_body *b = calloc(1, sizeof(req_body));
+        if (b == NULL) return MHD_NO;
+        b->drop = strncmp(url, "/api/", 5) != 0 || strcmp(method, "POST") != 0 ||
+                  !host_ok(d, conn) || refuse(d, conn, 1, NULL);
+        *state = b;
+        return MHD_YES;
     }
     req_body *body = *state;
     if (*upload_size != 0) { /* the body (only the API's POSTs read it) */

@@ -139,6 +139,8 @@ def run_data(base):
     expect(call(base, p, "POST", W, b'[1]\x00'), 400, "bad_request", "data with a NUL byte")
     expect(call(base, p, "POST", W, "[" + " " * (1 << 20) + "]"), 413, "too_large",
            "data over 1 MiB")
+    expect(call(base, p, "POST", None, "[" + " " * (1 << 20) + "]"), 403, "forbidden",
+           "data over 1 MiB without the write header: refused, not read")
     assert call(base, "/api/queues/e/jobs/w1")[1]["data_text"] == ODD
     print("ok   data: refused texts changed nothing")
     expect(call(base, "/api/queues/f/jobs/f1/data", "POST", W, '"any state"'), 200, None,
