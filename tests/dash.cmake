@@ -6,7 +6,8 @@
 #   playwright-core (tests/dash/package.json, pinned by its lockfile;
 #   scripts/install-deps.sh runs npm ci there): counts, a job's data,
 #   retry / promote / remove and the store after them, writes refused
-#   without the token and under --read-only. Writes the queue page's
+#   without the token and under --read-only, a job's data and priority
+#   edited through its page. Writes the queue page's
 #   screenshot to tests/dash/dash-<store>.png in the build tree (the
 #   README's docs/dash.png is one of them). Skips without chromium.
 # dash/api-<store>: the JSON API at its edges: names escaped in paths, bad
