@@ -8,6 +8,8 @@
  *   dash_metrics.c  /metrics in Prometheus' text format
  *   dash_throughput.c  the per-minute metrics for the throughput chart
  *   dash_flow.c     a job's flow: parent, children, the tree (bounded)
+ *   dash_edit.c     a job's priority, delay and data, promote all, the
+ *                   counts per priority, a dedup id's holder (jobs_edit.h)
  *   dash_assets.c   GENERATED (scripts/embed-assets.sh): the page's files
  *
  * Threads: libmicrohttpd runs every request on its one internal thread
@@ -75,7 +77,13 @@ typedef struct cli_dash_req {
     int nseg;
     const char *(*arg)(void *ctx, const char *name); /* NULL when absent */
     void *arg_ctx;
+    const char *body; /* the request's body, NUL-terminated (NULL: none) */
+    size_t body_len;  /* its bytes (a NUL inside is the endpoint's to refuse) */
 } cli_dash_req;
+
+/* Most bytes of a request's body (a job's data: the store's default
+ * max_data_size, which is the handle's: cmd_dash.c opens it so). */
+#define CLI_DASH_BODY_MAX LN_JOB_DATA_MAX_DEFAULT
 
 /* Answer an API request (dash_api.c). Writes are only routed here after
  * dash_http.c checked the access rules. */
@@ -98,6 +106,13 @@ cli_dash_reply cli_dash_throughput(cli_dash *d, const cli_dash_req *req, const c
 #define CLI_DASH_FLOW_UP_MAX LN_FLOW_DEPTH_MAX
 cli_dash_reply cli_dash_flow(cli_dash *d, const cli_dash_req *req, const char *queue,
                              const char *id);
+
+/* The routes of dash_edit.c (docs/dash.md): 1 and *r set if req is one
+ * of them, else 0. At most CLI_DASH_PRIORITIES_MAX priorities are counted,
+ * found with at most CLI_DASH_PRIORITY_PROBES reads of 1 or 2 jobs. */
+#define CLI_DASH_PRIORITIES_MAX 20
+#define CLI_DASH_PRIORITY_PROBES 64
+int cli_dash_edit(cli_dash *d, const cli_dash_req *req, cli_dash_reply *r);
 
 /* A reply for a failed library call (ln_jobs_errmsg as the message):
  * LN_ENOENT 404, LN_EINVAL / LN_EBUSY 409, others 503 (dash_api.c). */

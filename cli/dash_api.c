@@ -172,6 +172,7 @@ static json_t *job_json(const ln_job_info *j, int full) {
         return o;
     }
     json_object_set_new(o, "data", json_text(j->data));
+    json_object_set_new(o, "data_text", cli_json_text(j->data)); /* as stored, for the editor */
     json_object_set_new(o, "result", json_text(j->result));
     json_object_set_new(o, "progress", json_text(j->progress));
     json_object_set_new(o, "failed_reason", cli_json_text(j->failed_reason));
@@ -425,6 +426,10 @@ cli_dash_reply cli_dash_api(cli_dash *d, const cli_dash_req *req) {
     if (is(req, 1, "GET") && strcmp(s[0], "info") == 0) return info(d);
     if (strcmp(s[0], "queues") != 0) return cli_dash_error(404, "not_found", "no such endpoint");
     cli_dash_reply r;
+    if (cli_dash_edit(d, req, &r)) { /* dash_edit.c */
+        if (cli_dash_api_is_write(req)) cli_dash_queues_invalidate(d);
+        return r;
+    }
     if (is(req, 1, "GET")) return get_queues(d);
     if (is(req, 2, "GET")) return get_queue(d, s[1]);
     if (is(req, 3, "GET") && strcmp(s[2], "jobs") == 0) return get_jobs(d, req, s[1]);

@@ -9,6 +9,8 @@
  *    1", which a page of another site cannot send without a CORS preflight
  *    this server never grants, and the Host header must name a loopback
  *    host (no DNS rebinding).
+ * A request's body (at most CLI_DASH_BODY_MAX bytes, else 413) is handed
+ * to the API, which reads it only for a job's new data.
  * Every error is JSON. Runs on libmicrohttpd's one internal thread
  * (dash.h). */
 #include "dash.h"
@@ -135,21 +137,26 @@ static int host_ok(cli_dash *d, struct MHD_Connection *conn) {
            strcmp(host, "[::1]") == 0;
 }
 
-/* 0 if the request may go on, else the refusal was sent (*ret). */
+/* 0 if the request may go on, else 1 and the refusal was sent (*ret;
+ * ret NULL: only say whether it would be refused). */
 static int refuse(cli_dash *d, struct MHD_Connection *conn, int write, enum MHD_Result *ret) {
     if (write && d->read_only) {
-        *ret = send_error(conn, 403, "read_only", "this dashboard was started with --read-only");
+        if (ret)
+            *ret =
+                send_error(conn, 403, "read_only", "this dashboard was started with --read-only");
         return 1;
     }
     int need_token = d->token[0] != '\0' && (write || !d->loopback);
     if (need_token && !has_token(d, conn)) {
-        *ret = send_error(conn, 401, "unauthorized",
-                          "this needs the dashboard's token (Authorization: Bearer TOKEN)");
+        if (ret)
+            *ret = send_error(conn, 401, "unauthorized",
+                              "this needs the dashboard's token (Authorization: Bearer TOKEN)");
         return 1;
     }
     if (write && d->token[0] == '\0' &&
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Lanes-Dash") == NULL) {
-        *ret = send_error(conn, 403, "forbidden", "a write needs the header X-Lanes-Dash: 1");
+        if (ret)
+            *ret = send_error(conn, 403, "forbidden", "a write needs the header X-Lanes-Dash: 1");
         return 1;
     }
     return 0;
@@ -174,8 +181,51 @@ static int split_api(const char *url, char *buf, cli_dash_req *req) {
     return 0;
 }
 
+/* A request's body, gathered as libmicrohttpd hands it in (one per
+ * connection's request; freed when the request completes). At most
+ * CLI_DASH_BODY_MAX bytes are kept: past them, over is set and the rest
+ * is read and dropped, so that the answer is a JSON 413, not a reset. */
+typedef struct req_body {
+    char *buf;
+    size_t len, cap;
+    int over;
+    int drop; /* not an API POST, or one to be refused: keep nothing */
+} req_body;
+
+static int body_add(req_body *b, const char *data, size_t n) {
+    if (b->drop || b->over || n == 0) return 0;
+    if (b->len + n > CLI_DASH_BODY_MAX) {
+        b->over = 1;
+        return 0;
+    }
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *nb = realloc(b->buf, cap);
+        if (nb == NULL) return -1;
+        b->buf = nb;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, data, n);
+    b->len += n;
+    b->buf[b->len] = '\0';
+    return 0;
+}
+
+static void request_done(void *cls, struct MHD_Connection *conn, void **state,
+                         enum MHD_RequestTerminationCode code) {
+    (void)cls;
+    (void)conn;
+    (void)code;
+    req_body *b = *state;
+    if (b == NULL) return;
+    free(b->buf);
+    free(b);
+    *state = NULL;
+}
+
 static enum MHD_Result api(cli_dash *d, struct MHD_Connection *conn, const char *url,
-                           const char *method) {
+                           const char *method, const req_body *body) {
     static req_args args; /* big: not on the stack (one thread: dash.h) */
     static char path[PATH_MAX_LEN];
     cli_dash_req req = {.method = method, .arg = get_arg, .arg_ctx = &args};
@@ -184,6 +234,11 @@ static enum MHD_Result api(cli_dash *d, struct MHD_Connection *conn, const char 
     if (split_api(url, path, &req) != 0) return send_error(conn, 404, "not_found", "bad path");
     enum MHD_Result ret;
     if (refuse(d, conn, cli_dash_api_is_write(&req), &ret)) return ret;
+    if (body->over)
+        return send_error(conn, 413, "too_large",
+                          "the request's body is larger than the store's data limit");
+    req.body = body->buf != NULL ? body->buf : "";
+    req.body_len = body->len;
     return send_json(conn, cli_dash_api(d, &req));
 }
 
@@ -197,22 +252,26 @@ static enum MHD_Result static_file(struct MHD_Connection *conn, const char *url)
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_size, void **state) {
-    static int first_call;
     cli_dash *d = cls;
     (void)version;
-    (void)upload;
     if (*state == NULL) { /* headers only so far: answer once the body is in */
-        *state = &first_call;
+        req_body *b = calloc(1, sizeof(req_body));
+        if (b == NULL) return MHD_NO;
+        b->drop = strncmp(url, "/api/", 5) != 0 || strcmp(method, "POST") != 0 ||
+                  !host_ok(d, conn) || refuse(d, conn, 1, NULL);
+        *state = b;
         return MHD_YES;
     }
-    if (*upload_size != 0) { /* no endpoint reads a body: drop it */
+    req_body *body = *state;
+    if (*upload_size != 0) { /* the body (only the API's POSTs read it) */
+        if (body_add(body, upload, *upload_size) != 0) return MHD_NO;
         *upload_size = 0;
         return MHD_YES;
     }
     if (!host_ok(d, conn))
         return send_error(conn, 403, "bad_host", "the Host header must name a loopback host");
     int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-    if (strncmp(url, "/api/", 5) == 0) return api(d, conn, url, method);
+    if (strncmp(url, "/api/", 5) == 0) return api(d, conn, url, method, body);
     if (!get) return send_error(conn, 405, "method_not_allowed", "only GET here");
     if (strcmp(url, "/metrics") == 0) {
         enum MHD_Result ret;
@@ -261,8 +320,9 @@ void *cli_dash_http_start(cli_dash *d, const char *host, unsigned port, unsigned
     unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | (v6 ? MHD_USE_IPv6 : 0);
     struct MHD_Daemon *daemon = MHD_start_daemon(
         flags, (uint16_t)port, NULL, NULL, handle, d, MHD_OPTION_SOCK_ADDR, &sa,
-        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_NOTIFY_COMPLETED, request_done,
+        NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)64, MHD_OPTION_END);
     if (daemon == NULL) {
         fprintf(stderr,
                 "lanes dash: cannot listen on %s:%u (in use, or not an address "

@@ -6,12 +6,16 @@
 #   playwright-core (tests/dash/package.json, pinned by its lockfile;
 #   scripts/install-deps.sh runs npm ci there): counts, a job's data,
 #   retry / promote / remove and the store after them, writes refused
-#   without the token and under --read-only. Writes the queue page's
+#   without the token and under --read-only, a job's data and priority
+#   edited through its page. Writes the queue page's
 #   screenshot to tests/dash/dash-<store>.png in the build tree (the
 #   README's docs/dash.png is one of them). Skips without chromium.
 # dash/api-<store>: the JSON API at its edges: names escaped in paths, bad
 #   arguments, unknown endpoints and methods, the Host check, the loopback
 #   write header; every error JSON.
+# dash/edit-<store>: the edit endpoints (a job's priority, delay, data;
+#   promote all, counts per priority, a dedup id): success, refused state,
+#   bad input, --read-only and the write header.
 # dash/metrics-<store>: /metrics read by Debian's python3-prometheus-client
 #   (the system python3, where Debian installs it). Skips without it.
 if(NOT TARGET lanes_cli)
@@ -37,6 +41,12 @@ foreach(store ${LN_DASH_STORES})
                    ${CMAKE_CURRENT_SOURCE_DIR}/dash/test_api.py ${store}
                    $<TARGET_FILE:lanes_cli>)
   set_tests_properties(dash/api-${store} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
+                       LABELS "plain;jobs;dash")
+  add_test(NAME dash/edit-${store}
+           COMMAND /usr/bin/env -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3
+                   ${CMAKE_CURRENT_SOURCE_DIR}/dash/test_edit.py ${store}
+                   $<TARGET_FILE:lanes_cli>)
+  set_tests_properties(dash/edit-${store} PROPERTIES TIMEOUT 90 SKIP_RETURN_CODE 77
                        LABELS "plain;jobs;dash")
   add_test(NAME dash/metrics-${store}
            COMMAND /usr/bin/env -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3

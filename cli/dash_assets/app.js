@@ -33,10 +33,11 @@ function show(main, ...kids) {
 
 function token() { return sessionStorage.getItem('lanes-dash-token') || ''; }
 
-async function api(path, method) {
+// body: a string sent as it is (a job's data, edit.js), or undefined.
+async function api(path, method, sent) {
   const headers = { 'X-Lanes-Dash': '1' };
   if (token()) headers.Authorization = 'Bearer ' + token();
-  const res = await fetch('/api/' + path, { method: method || 'GET', headers });
+  const res = await fetch('/api/' + path, { method: method || 'GET', headers, body: sent });
   let body = null;
   try { body = await res.json(); } catch (e) { body = null; }
   if (!res.ok) {
@@ -64,7 +65,8 @@ function jhref(name, id) { return '#/queue/' + q(name) + '/job/' + q(id); }
 function when(ms) { return ms ? new Date(ms).toLocaleString() : '—'; }
 function pretty(v) { return v === null || v === undefined ? '—' : JSON.stringify(v, null, 2); }
 
-// A button that runs a write, then re-renders (or goes to 'after').
+// A button that runs a write, then re-renders (or goes to 'after'). path
+// may be a function (read when clicked, as opts.body: edit.js's forms).
 function action(label, path, opts) {
   opts = opts || {};
   if (info && info.read_only) return null;
@@ -73,7 +75,8 @@ function action(label, path, opts) {
     onclick: async () => {
       if (opts.confirm && !window.confirm(opts.confirm)) return;
       try {
-        const r = await api(path, 'POST');
+        const r = await api(typeof path === 'function' ? path() : path, 'POST',
+          opts.body ? opts.body() : undefined);
         const msg = opts.done ? opts.done(r) : label + ': done';
         banner(msg);
         if (opts.after) { pending = msg; location.hash = opts.after; } else route();
@@ -178,7 +181,8 @@ async function queueView(main, name, params) {
       done: (x) => 'Removed ' + x.removed + ' completed jobs' }),
     action('Clean failed', base + 'clean?state=failed', { name: 'clean-failed', danger: true,
       confirm: 'Delete every failed job of ' + name + '?',
-      done: (x) => 'Removed ' + x.removed + ' failed jobs' }));
+      done: (x) => 'Removed ' + x.removed + ' failed jobs' }),
+    promoteAllButton(name, r.counts)); // edit.js
   const idHit = r.search && r.search.id_match.length ? el('p', {}, 'Job with this id: ',
     el('a', { href: jhref(name, r.search.id_match[0].id) }, r.search.id_match[0].id),
     ' (' + r.search.id_match[0].state + ')') : null;
@@ -188,7 +192,8 @@ async function queueView(main, name, params) {
   el('tbody', {}, r.jobs.map((j) => jobRow(name, j))));
   show(main, el('p', {}, el('a', { href: '#/' }, '← queues')),
     el('h1', {}, name, ' ', qu.paused ? el('span', { class: 'badge paused' }, 'paused') : ''),
-    actions, throughputChart(name), schedulersTable(name, sc.schedulers), tabs, search, idHit,
+    actions, throughputChart(name), schedulersTable(name, sc.schedulers),
+    prioritiesPanel(name, r.counts), dedupPanel(name, params), tabs, search, idHit, // edit.js
     table, pager(name, r, { state, q: params.q || undefined }),
     workersPanel(name)); // workers.js
 }
@@ -248,6 +253,7 @@ async function jobView(main, name, id) {
     '← ' + name + ' · ' + j.state)),
   el('h1', {}, 'Job ', el('span', { id: 'job-id' }, j.id)), acts,
   el('dl', {}, facts.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
+  jobEdits(name, j), // edit.js
   flowPanel(name, j.id, onFlow), // flow.js
   el('h2', {}, 'Data'), el('pre', { id: 'job-data' }, pretty(j.data)),
   j.failed_reason ? [el('h2', {}, 'Failure reason'),

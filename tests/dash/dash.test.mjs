@@ -19,7 +19,8 @@
 // that a scheduler shows its schedule and next run and is removed by its
 // button, that a flow parent is removed with its children by its button,
 // that a job waiting for the children its run added is marked so, and
-// that a custom backoff type and its jitter show. The queue page's
+// that a custom backoff type and its jitter show, and that a job's data
+// and priority are edited through its page. The queue page's
 // screenshot goes to OUTDIR/dash-STORE.png, the
 // chart's to OUTDIR/dash-chart-STORE.png, the flow's to
 // OUTDIR/dash-flow-STORE.png.
@@ -250,13 +251,42 @@ async function actions(page, base) {
   check(counts('mail').waiting === 2, 'remove: mail has 2 waiting');
 }
 
+// A job's data edited through its page (the exact text stored; a text
+// that is not JSON refused with the store's message, nothing changed), and
+// its priority changed.
+async function edits(page, base) {
+  const text = '{"to": "ada@example.com" , "n": 1.50}';
+  await openJob(page, base, 'mail', 'mail-1');
+  await page.click('#edit-data-panel summary');
+  await page.fill('#edit-data', text);
+  await page.click('button[data-action="save-data"]');
+  await page.waitForFunction(() => document.getElementById('job-data')?.textContent
+    .includes('1.5'));
+  check(lanes('jobs', url, 'get', 'mail', 'mail-1').out.includes('data         ' + text + '\n'),
+    'edit data: the text is stored as written');
+  await page.click('#edit-data-panel summary');
+  await page.fill('#edit-data', '{"to":');
+  await page.click('button[data-action="save-data"]');
+  await page.waitForSelector('#banner.error');
+  check((await page.textContent('#banner')).includes('not valid JSON') &&
+    lanes('jobs', url, 'get', 'mail', 'mail-1').out.includes(text),
+  "edit data: a text that is not JSON is refused with the store's message, nothing changed");
+  await page.fill('#edit-priority', '3');
+  await page.click('button[data-action="change-priority"]');
+  await page.waitForFunction(() => document.querySelector('.badge.prioritized') !== null);
+  const j = JSON.parse(lanes('jobs', url, 'get', 'mail', 'mail-1', '--json').out);
+  check(j.priority === 3 && j.state === 'prioritized',
+    'change priority: mail-1 is prioritized with priority 3 in the store');
+}
+
 async function readOnly(ctx) {
   const d = await startDash('--read-only', '--token-file', join(tmp, 'token'));
   try {
     const page = await ctx.newPage();
     await page.goto(d.base + '/#/queue/mail/job/mail-1');
     await page.waitForSelector('#job-data');
-    check(await page.$('button[data-action="remove"]') === null, 'read-only: no Remove button');
+    check(await page.$('button[data-action="remove"]') === null &&
+      await page.$('#edits') === null, 'read-only: no Remove button, no edits');
     await page.goto(d.base + '/#/queue/steps/job/st-1');
     await page.waitForSelector('#flow[data-ready="drawn"]');
     check(await page.$('button[data-action="remove-tree"]') === null,
@@ -422,6 +452,7 @@ try {
   await readAndRefuse(page, dash.base);
   await throughput(page, dash.base);
   await actions(page, dash.base);
+  await edits(page, dash.base);
   await flows(page, dash.base);
   await stepsAndBackoff(page, dash.base);
   await schedulers(page, dash.base);
