@@ -45,6 +45,12 @@ const tickId = await until(async () => {
   const t = a.find(id => id.startsWith('repeat:tick:'));
   return heldIds.every(id => a.includes(id)) && t ? t : null;
 }, 10000, 'the Node worker to hold the three children and an iteration');
+// A BullMQ worker makes the next iteration in a call of its own after the
+// take (upsertJobScheduler), so a kill between the two would end the
+// schedule whoever checks for stalls: kill it only once that call is in.
+await until(async () => (await q.getJobs(['delayed', 'waiting'], 0, -1))
+  .some(j => j && j.repeatJobKey === 'tick' && j.id !== tickId), 10000,
+  'the Node worker to make the next iteration');
 nodew.kill('SIGKILL');
 await new Promise(r => nodew.on('exit', r));
 
