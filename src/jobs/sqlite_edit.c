@@ -104,12 +104,14 @@ static int edit_data(sq_be *be, int64_t rid, const ln__jobs_edit *e) {
     return step_done(be, s, "update data");
 }
 
-/* The holder of a dedup id: a row whose job exists and whose expiry (if
- * any) has not passed; an expired row or one left by a job gone is free,
- * as ln__sq_dedup_check reads it. */
+/* The holder of a dedup id, as ln__sq_dedup_check reads it: a row whose
+ * expiry has not passed (its job may be gone: a TTL holds the id whatever
+ * becomes of the job), or without expiry whose job exists (a job gone
+ * frees it); the id named as that add names it. */
 #define DEDUP_HOLDER_SQL                                                                           \
-    "SELECT j.rid, j.cid FROM lanes_dedup d JOIN lanes_jobs j ON j.rid = d.job_rid "               \
-    "WHERE d.queue = ?1 AND d.id = ?2 AND (d.expires_at IS NULL OR d.expires_at > ?3)"
+    "SELECT d.job_rid, j.cid FROM lanes_dedup d LEFT JOIN lanes_jobs j ON j.rid = d.job_rid "      \
+    "WHERE d.queue = ?1 AND d.id = ?2 AND (CASE WHEN d.expires_at IS NULL THEN j.rid IS NOT "      \
+    "NULL ELSE d.expires_at > ?3 END)"
 
 static int edit_dedup(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *e) {
     sqlite3_stmt *s = NULL;
