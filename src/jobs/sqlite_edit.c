@@ -62,10 +62,11 @@ static int ready_priority(sq_be *be, const char *queue, int64_t rid, const ln__j
 static int edit_priority(sq_be *be, const char *queue, int64_t rid, int state,
                          const ln__jobs_edit *e) {
     if (state == ST_READY) return ready_priority(be, queue, rid, e);
-    if (state != ST_DELAYED)
+    /* delayed or waiting for children: the column, read when it is ready */
+    if (state != ST_DELAYED && state != ST_WAITING_CHILDREN)
         return ln__jobs_be_err(&be->base, LN_EINVAL,
-                               "job '%s' is %s: only a waiting, prioritized or delayed job can "
-                               "change its priority",
+                               "job '%s' is %s: only a waiting, prioritized, delayed or "
+                               "waiting-children job can change its priority",
                                e->id, state_name(state));
     sqlite3_stmt *s = NULL;
     int err =

@@ -3,6 +3,8 @@
  * failed before its fix on at least one store. */
 #include "conf.h"
 
+#include <pthread.h>
+
 /* A dedup id held with a TTL by a job that completed and was removed at
  * once (remove_on_complete none) is still held until the TTL passes: an
  * add with it is deduplicated to that id on both stores, so the holder
@@ -33,7 +35,52 @@ static void case_review3_dedup_ttl_holder_gone(conf_ctx *c) {
     CHECK(strcmp(a, b) != 0);
 }
 
+/* The ids of the jobs run, in run order, each followed by a space. */
+typedef struct rv_order {
+    pthread_mutex_t mu;
+    char ids[128];
+} rv_order;
+
+static int rv_record(ln_job *job, void *ctx) {
+    rv_order *r = ctx;
+    pthread_mutex_lock(&r->mu);
+    size_t l = strlen(r->ids);
+    snprintf(r->ids + l, sizeof r->ids - l, "%s ", ln_job_id(job));
+    pthread_mutex_unlock(&r->mu);
+    return 0;
+}
+
+/* A flow parent waiting for its children takes a new priority as a
+ * delayed job does (BullMQ's changePriority writes the field, and the
+ * parent's release reads it): it stays in waiting-children and, once its
+ * child completed, runs by it (behind w, of priority 3; by its old
+ * priority 0 it would run first). */
+static void case_review3_priority_of_waiting_parent(conf_ctx *c) {
+    conf_add_id(c, c->queue, "w", 3, 0, 0);
+    ln_job_opts o[2];
+    ln_flow_node kid = conf_flow_node(NULL, "k", "k", &o[0]);
+    ln_flow_node root = conf_flow_node(c->queue, "parent", "p", &o[1]);
+    root.children = &kid;
+    root.nchildren = 1;
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "p", 5, 0));
+    ln_job_info i;
+    SAYS(c->jobs, 0, ln_jobs_get(c->jobs, c->queue, "p", &i));
+    CHECK_EQ(i.state, LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(i.priority, 5);
+    ln_job_info_clear(&i);
+    conf_check_counts(c, c->queue);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    wo.concurrency = 1;
+    rv_order r = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    conf_run(c, c->queue, rv_record, &r, &wo);
+    CONF_CHECK_STR(r.ids, "k w p ");
+    conf_check_counts(c, c->queue);
+}
+
 const conf_case conf_review3_cases[] = {
     CONF_CASE(review3_dedup_ttl_holder_gone),
+    CONF_CASE(review3_priority_of_waiting_parent),
     {0},
 };
