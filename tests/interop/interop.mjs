@@ -39,7 +39,7 @@ import { dnStalled } from './node/dedup_next.mjs';
 import {
   edSetup, edNode, edCheck, pcSetup, pcPromote, pcCounts, trAdd, trTrim, trLen,
 } from './node/edit.mjs';
-import { rvAdd, rvPrio, rvCheck } from './node/review3.mjs';
+import { rvAdd, rvPrio, rvCheck, rvDedupAdd } from './node/review3.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -124,6 +124,7 @@ switch (cmd) {
   case 'rv-add': await rvAdd(queue); break;
   case 'rv-prio': await rvPrio(queue, args[0]); break;
   case 'rv-check': await rvCheck(queue, args[0]); break;
+  case 'rv-dedup-add': await rvDedupAdd(queue, args[0]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

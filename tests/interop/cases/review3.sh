@@ -26,3 +26,24 @@ case_review3_active_priority_node() {
     js rv-check "$q" 7 >/dev/null || fail "rv-check"
     echo "a C worker ran a job whose priority Node changed while it ran: retried and completed"
 }
+
+#   review3_dedup_stale_key  a dedup id held without a TTL by a job that
+#              is gone (its hash deleted, as a crash or a restored copy
+#              leaves it): BullMQ's next add takes the id (its stale key
+#              recovery), so `lanes jobs dedup` says none holds it (exit 4),
+#              as the sqlite store answers, and --remove says 0.
+case_review3_dedup_stale_key() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    id=$("$cli" jobs "$url" add "$q" n '{}' --dedup k 2>"$tmp/c.err") || fail "add: $(cat "$tmp/c.err")"
+    redis-cli -u "$url" del "bull:$q:$id" >/dev/null || fail "redis-cli del"
+    "$cli" jobs "$url" dedup "$q" k >"$tmp/d.out" 2>&1
+    rc=$?
+    [ $rc -eq 4 ] || fail "dedup k with its holder gone: exit $rc, $(cat "$tmp/d.out")"
+    out=$("$cli" jobs "$url" dedup "$q" k --remove 2>&1) || fail "dedup --remove: $out"
+    [ "$out" = 0 ] || fail "dedup --remove of a stale key printed $out"
+    id2=$("$cli" jobs "$url" add "$q" n '{}' --dedup k 2>"$tmp/c.err") || fail "add: $(cat "$tmp/c.err")"
+    [ "$id2" != "$id" ] || fail "lanes' add deduplicated to the gone holder"
+    redis-cli -u "$url" del "bull:$q:$id2" >/dev/null || fail "redis-cli del"
+    js rv-dedup-add "$q" "$id2" >/dev/null || fail "rv-dedup-add"
+    echo "a stale dedup key: lanes says none holds it, as BullMQ's add and the sqlite store"
+}

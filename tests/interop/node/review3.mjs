@@ -42,3 +42,15 @@ export async function rvCheck(queue, priority) {
   await q.close();
   console.log(JSON.stringify({ ok: true }));
 }
+
+// An add with dedup id k: BullMQ's own answer to whether k is still held
+// (a new job: the key was free or stale), as {id, fresh}.
+export async function rvDedupAdd(queue, old) {
+  const q = new Queue(queue, { connection });
+  const job = await q.add('n', {}, { deduplication: { id: 'k' } });
+  const held = await q.getDeduplicationJobId('k');
+  await q.close();
+  check(job.id !== old, 'BullMQ deduplicated to the gone holder', job.id);
+  check(held === job.id, 'de:k after the add', held);
+  console.log(JSON.stringify({ id: job.id, fresh: true }));
+}
