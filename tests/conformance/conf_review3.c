@@ -79,8 +79,36 @@ static void case_review3_priority_of_waiting_parent(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
+/* A job moved to the front (lifo) runs after the lifo jobs added later,
+ * as on Redis (RPUSH, a lower lifo score): there the order is that of
+ * the calls. x goes to the front of a (lifo), then c is added lifo. */
+static void case_review3_lifo_change_then_lifo_add(conf_ctx *c) {
+    char ids[128];
+    for (int p = 0; p <= 2; p += 2) {
+        const char *q = conf_queue(c, p == 0 ? "w" : "p");
+        ln_job_opts o;
+        ln_job_opts_init(&o);
+        o.priority = p;
+        o.job_id = "x";
+        conf_add(c, q, "n", "{}", &o, NULL);
+        o.lifo = 1;
+        o.job_id = "a";
+        conf_add(c, q, "n", "{}", &o, NULL);
+        SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, q, "x", p, 1));
+        o.job_id = "c";
+        conf_add(c, q, "n", "{}", &o, NULL);
+        SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, q, "a", p, 1));
+        o.job_id = "d";
+        conf_add(c, q, "n", "{}", &o, NULL);
+        conf_list_ids(c, q, p == 0 ? LN_JOB_WAITING : LN_JOB_PRIORITIZED, 0, 10, ids, sizeof ids);
+        CONF_CHECK_STR(ids, "d a c x ");
+        conf_check_counts(c, q);
+    }
+}
+
 const conf_case conf_review3_cases[] = {
     CONF_CASE(review3_dedup_ttl_holder_gone),
     CONF_CASE(review3_priority_of_waiting_parent),
+    CONF_CASE(review3_lifo_change_then_lifo_add),
     {0},
 };
