@@ -29,10 +29,10 @@ const char cli_jobs_change_priority_help[] =
     "Give a job a new priority, 0..2097151 (0: none; lower runs first), as\n"
     "BullMQ's job.changePriority. A waiting or prioritized job (also in a\n"
     "paused queue) moves to the back of its new priority's jobs, or with\n"
-    "--lifo to their front; a delayed job stays delayed with the new\n"
-    "priority. Prints nothing ({\"ok\":true,\"id\":ID} with --json). An\n"
-    "active, finished or waiting-children job: exit 2, nothing changes. No\n"
-    "such job: exit 4.\n"
+    "--lifo to their front; a delayed job (or a flow parent waiting for its\n"
+    "children) stays so with the new priority, for when it is ready. Prints\n"
+    "nothing ({\"ok\":true,\"id\":ID} with --json). An active or finished\n"
+    "job: exit 2, nothing changes. No such job: exit 4.\n"
     "\n"
     "  --lifo    to the front of its new priority's jobs\n";
 

@@ -25,9 +25,10 @@ extern "C" {
  *    ln_jobs_promote places a job there), on Redis behind every job now
  *    there (BullMQ's wait list and prioritized ZSET with its counter pc);
  *  - delayed: it stays delayed, due when it was; the new priority applies
- *    when it becomes ready;
- *  - active, completed, failed, waiting for children: LN_EINVAL, nothing
- *    changes (BullMQ writes the priority field and moves nothing).
+ *    when it becomes ready; so for a flow parent waiting for its children
+ *    (it runs by the new priority once they are done, as BullMQ's);
+ *  - active, completed, failed: LN_EINVAL, nothing changes (BullMQ writes
+ *    the priority field and moves nothing).
  * LN_EINVAL also for a priority out of range or lifo not 0/1; LN_ENOENT:
  * no such job. The job's priority (ln_job_info.priority) is the new one. */
 LN_EXTERN int ln_jobs_change_priority(ln_jobs *jobs, const char *queue, const char *id,

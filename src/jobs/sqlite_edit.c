@@ -29,18 +29,43 @@ static const char *state_name(int state) {
     return state == ST_READY ? "waiting" : ln_job_state_name(state);
 }
 
-/* Back (seq 0: by the order jobs were added) or front (a seq below every
- * ready job of its new priority, as a rate-limited job's requeue) of the
- * line of priority. */
+/* Back (seq 0: by the order jobs were added) or front of the line of
+ * priority: with lifo a seq below every ready job of that priority (as a
+ * rate-limited job's requeue) and, as a lifo add's -rid, above the lifo
+ * adds to come (?5: minus a rid taken from lanes_jobs' AUTOINCREMENT
+ * sequence, which no job will have), so they run before it, as on Redis
+ * the later RPUSH or lifo score does. */
 #define READY_PRIORITY_SQL                                                                         \
-    "UPDATE lanes_jobs SET priority = ?2, seq = CASE WHEN ?3 THEN (SELECT "                        \
+    "UPDATE lanes_jobs SET priority = ?2, seq = CASE WHEN ?3 THEN min(?5, (SELECT "                \
     "min(0, coalesce(min(r.seq), 0)) - 1 FROM lanes_jobs r WHERE r.queue = ?4 "                    \
-    "AND r.state = 0 AND r.priority = ?2) ELSE 0 END WHERE rid = ?1"
+    "AND r.state = 0 AND r.priority = ?2)) ELSE 0 END WHERE rid = ?1"
+
+/* -(a rid no job will have), or 0 without a sequence row. */
+static int lifo_seq(sq_be *be, int64_t *seq) {
+    *seq = 0;
+    sqlite3_stmt *s = NULL;
+    int err = run_sql(be,
+                      "UPDATE sqlite_sequence SET seq = seq + 1 WHERE name = 'lanes_jobs' "
+                      "RETURNING seq",
+                      "change priority", &s);
+    if (err != 0) return err;
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        *seq = -sqlite3_column_int64(s, 0);
+        rc = sqlite3_step(s);
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "change priority");
+}
 
 static int ready_priority(sq_be *be, const char *queue, int64_t rid, const ln__jobs_edit *e) {
     sqlite3_stmt *s = NULL;
-    int err = run_sql(be, "SELECT priority FROM lanes_jobs WHERE rid = ?1", "change priority", &s);
+    int64_t front = 0;
+    int err = e->lifo ? lifo_seq(be, &front) : 0;
     if (err != 0) return err;
+    if ((err = run_sql(be, "SELECT priority FROM lanes_jobs WHERE rid = ?1", "change priority",
+                       &s)) != 0)
+        return err;
     sqlite3_bind_int64(s, 1, rid);
     int old = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
     sqlite3_finalize(s);
@@ -49,6 +74,7 @@ static int ready_priority(sq_be *be, const char *queue, int64_t rid, const ln__j
     sqlite3_bind_int(s, 2, e->priority);
     sqlite3_bind_int(s, 3, e->lifo);
     sqlite3_bind_text(s, 4, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 5, front);
     if ((err = step_done(be, s, "change priority")) != 0) return err;
     /* The counter key splits ready jobs by priority (SQ_COUNT_KEY); the
      * triggers see only moves of state, so this move is counted here. */
@@ -62,10 +88,11 @@ static int ready_priority(sq_be *be, const char *queue, int64_t rid, const ln__j
 static int edit_priority(sq_be *be, const char *queue, int64_t rid, int state,
                          const ln__jobs_edit *e) {
     if (state == ST_READY) return ready_priority(be, queue, rid, e);
-    if (state != ST_DELAYED)
+    /* delayed or waiting for children: the column, read when it is ready */
+    if (state != ST_DELAYED && state != ST_WAITING_CHILDREN)
         return ln__jobs_be_err(&be->base, LN_EINVAL,
-                               "job '%s' is %s: only a waiting, prioritized or delayed job can "
-                               "change its priority",
+                               "job '%s' is %s: only a waiting, prioritized, delayed or "
+                               "waiting-children job can change its priority",
                                e->id, state_name(state));
     sqlite3_stmt *s = NULL;
     int err =
@@ -104,12 +131,14 @@ static int edit_data(sq_be *be, int64_t rid, const ln__jobs_edit *e) {
     return step_done(be, s, "update data");
 }
 
-/* The holder of a dedup id: a row whose job exists and whose expiry (if
- * any) has not passed; an expired row or one left by a job gone is free,
- * as ln__sq_dedup_check reads it. */
+/* The holder of a dedup id, as ln__sq_dedup_check reads it: a row whose
+ * expiry has not passed (its job may be gone: a TTL holds the id whatever
+ * becomes of the job), or without expiry whose job exists (a job gone
+ * frees it); the id named as that add names it. */
 #define DEDUP_HOLDER_SQL                                                                           \
-    "SELECT j.rid, j.cid FROM lanes_dedup d JOIN lanes_jobs j ON j.rid = d.job_rid "               \
-    "WHERE d.queue = ?1 AND d.id = ?2 AND (d.expires_at IS NULL OR d.expires_at > ?3)"
+    "SELECT d.job_rid, j.cid FROM lanes_dedup d LEFT JOIN lanes_jobs j ON j.rid = d.job_rid "      \
+    "WHERE d.queue = ?1 AND d.id = ?2 AND (CASE WHEN d.expires_at IS NULL THEN j.rid IS NOT "      \
+    "NULL ELSE d.expires_at > ?3 END)"
 
 static int edit_dedup(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *e) {
     sqlite3_stmt *s = NULL;

@@ -39,6 +39,7 @@ import { dnStalled } from './node/dedup_next.mjs';
 import {
   edSetup, edNode, edCheck, pcSetup, pcPromote, pcCounts, trAdd, trTrim, trLen,
 } from './node/edit.mjs';
+import { rvAdd, rvPrio, rvCheck, rvDedupAdd } from './node/review3.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -120,6 +121,10 @@ switch (cmd) {
   case 'tr-add': await trAdd(queue, args[0]); break;
   case 'tr-trim': await trTrim(queue, args[0]); break;
   case 'tr-len': await trLen(queue); break;
+  case 'rv-add': await rvAdd(queue); break;
+  case 'rv-prio': await rvPrio(queue, args[0]); break;
+  case 'rv-check': await rvCheck(queue, args[0]); break;
+  case 'rv-dedup-add': await rvDedupAdd(queue, args[0]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

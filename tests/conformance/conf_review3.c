@@ -1,0 +1,114 @@
+/* conf_review3.c - cases a review of the admin calls (<lanes/jobs_edit.h>),
+ * the unprocessed-children removal and the kept dedup ids added: each
+ * failed before its fix on at least one store. */
+#include "conf.h"
+
+#include <pthread.h>
+
+/* A dedup id held with a TTL by a job that completed and was removed at
+ * once (remove_on_complete none) is still held until the TTL passes: an
+ * add with it is deduplicated to that id on both stores, so the holder
+ * read says that id too (Redis: the de: key still names it), and the
+ * release says it was held. */
+static void case_review3_dedup_ttl_holder_gone(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = "ttl";
+    o.dedup_ttl_ms = 600000;
+    o.remove_on_complete.mode = LN_KEEP_NONE;
+    char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX], got[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "d", "{}", &o, a);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, a), LN_ENOENT); /* removed as it completed */
+    conf_add(c, c->queue, "d", "{}", &o, b);
+    CONF_CHECK_STR(b, a); /* still held: deduplicated, nothing added */
+    CHECK_EQ(conf_total(c, c->queue), 0);
+    SAYS(c->jobs, 0, ln_jobs_dedup_job(c->jobs, c->queue, "ttl", got, sizeof got));
+    CONF_CHECK_STR(got, a);
+    int removed = -1;
+    SAYS(c->jobs, 0, ln_jobs_dedup_remove(c->jobs, c->queue, "ttl", &removed));
+    CHECK_EQ(removed, 1);
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_dedup_job(c->jobs, c->queue, "ttl", got, sizeof got));
+    conf_add(c, c->queue, "d", "{}", &o, b); /* released: a new job */
+    CHECK(strcmp(a, b) != 0);
+}
+
+/* The ids of the jobs run, in run order, each followed by a space. */
+typedef struct rv_order {
+    pthread_mutex_t mu;
+    char ids[128];
+} rv_order;
+
+static int rv_record(ln_job *job, void *ctx) {
+    rv_order *r = ctx;
+    pthread_mutex_lock(&r->mu);
+    size_t l = strlen(r->ids);
+    snprintf(r->ids + l, sizeof r->ids - l, "%s ", ln_job_id(job));
+    pthread_mutex_unlock(&r->mu);
+    return 0;
+}
+
+/* A flow parent waiting for its children takes a new priority as a
+ * delayed job does (BullMQ's changePriority writes the field, and the
+ * parent's release reads it): it stays in waiting-children and, once its
+ * child completed, runs by it (behind w, of priority 3; by its old
+ * priority 0 it would run first). */
+static void case_review3_priority_of_waiting_parent(conf_ctx *c) {
+    conf_add_id(c, c->queue, "w", 3, 0, 0);
+    ln_job_opts o[2];
+    ln_flow_node kid = conf_flow_node(NULL, "k", "k", &o[0]);
+    ln_flow_node root = conf_flow_node(c->queue, "parent", "p", &o[1]);
+    root.children = &kid;
+    root.nchildren = 1;
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "p", 5, 0));
+    ln_job_info i;
+    SAYS(c->jobs, 0, ln_jobs_get(c->jobs, c->queue, "p", &i));
+    CHECK_EQ(i.state, LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(i.priority, 5);
+    ln_job_info_clear(&i);
+    conf_check_counts(c, c->queue);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    wo.concurrency = 1;
+    rv_order r = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    conf_run(c, c->queue, rv_record, &r, &wo);
+    CONF_CHECK_STR(r.ids, "k w p ");
+    conf_check_counts(c, c->queue);
+}
+
+/* A job moved to the front (lifo) runs after the lifo jobs added later,
+ * as on Redis (RPUSH, a lower lifo score): there the order is that of
+ * the calls. x goes to the front of a (lifo), then c is added lifo. */
+static void case_review3_lifo_change_then_lifo_add(conf_ctx *c) {
+    char ids[128];
+    for (int p = 0; p <= 2; p += 2) {
+        const char *q = conf_queue(c, p == 0 ? "w" : "p");
+        ln_job_opts o;
+        ln_job_opts_init(&o);
+        o.priority = p;
+        o.job_id = "x";
+        conf_add(c, q, "n", "{}", &o, NULL);
+        o.lifo = 1;
+        o.job_id = "a";
+        conf_add(c, q, "n", "{}", &o, NULL);
+        SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, q, "x", p, 1));
+        o.job_id = "c";
+        conf_add(c, q, "n", "{}", &o, NULL);
+        SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, q, "a", p, 1));
+        o.job_id = "d";
+        conf_add(c, q, "n", "{}", &o, NULL);
+        conf_list_ids(c, q, p == 0 ? LN_JOB_WAITING : LN_JOB_PRIORITIZED, 0, 10, ids, sizeof ids);
+        CONF_CHECK_STR(ids, "d a c x ");
+        conf_check_counts(c, q);
+    }
+}
+
+const conf_case conf_review3_cases[] = {
+    CONF_CASE(review3_dedup_ttl_holder_gone),
+    CONF_CASE(review3_priority_of_waiting_parent),
+    CONF_CASE(review3_lifo_change_then_lifo_add),
+    {0},
+};
