@@ -39,6 +39,7 @@ import { dnStalled } from './node/dedup_next.mjs';
 import {
   edSetup, edNode, edCheck, pcSetup, pcPromote, pcCounts, trAdd, trTrim, trLen,
 } from './node/edit.mjs';
+import { srTake, srCheck, srRun } from './node/schedrec.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -120,6 +121,9 @@ switch (cmd) {
   case 'tr-add': await trAdd(queue, args[0]); break;
   case 'tr-trim': await trTrim(queue, args[0]); break;
   case 'tr-len': await trLen(queue); break;
+  case 'sr-take': await srTake(queue, args[0]); break;
+  case 'sr-check': await srCheck(queue, args[0]); break;
+  case 'sr-run': await srRun(queue, args[0]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);
