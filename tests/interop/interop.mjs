@@ -121,9 +121,9 @@ switch (cmd) {
   case 'tr-add': await trAdd(queue, args[0]); break;
   case 'tr-trim': await trTrim(queue, args[0]); break;
   case 'tr-len': await trLen(queue); break;
-  case 'sr-take': await srTake(queue, args[0]); break;
-  case 'sr-check': await srCheck(queue, args[0]); break;
-  case 'sr-run': await srRun(queue, args[0]); break;
+  case 'sr-take': await srTake(queue, args[0], args[1]); break;
+  case 'sr-check': await srCheck(queue, args[0], args[1]); break;
+  case 'sr-run': await srRun(queue, args[0], args[1]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

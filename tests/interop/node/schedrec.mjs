@@ -7,21 +7,39 @@
 // between the two is reproduced without timing.
 import { Queue, Worker } from 'bullmq';
 import IORedis from 'ioredis';
+import { CronExpressionParser } from 'cron-parser';
 import { check, connection, sleep } from './common.mjs';
 
 const EVERY = 60000;
+const PATTERN = '0 0 1 1 *', TZ = 'Europe/Berlin';
+
+// kind 'every' (every minute) or 'cron' (PATTERN in TZ: New Year in Berlin).
+function repeatOpts(kind) {
+  return kind === 'cron' ? { pattern: PATTERN, tz: TZ } : { every: EVERY };
+}
+
+// The iteration after one at ms, as BullMQ computes it (its every
+// arithmetic with no missed slot; cron-parser after max(now, ms)).
+function after(kind, ms) {
+  if (kind !== 'cron') return ms + EVERY;
+  const at = new Date(Math.max(Date.now(), ms));
+  return CronExpressionParser.parse(PATTERN, { currentDate: at, tz: TZ }).next().getTime();
+}
 
 async function pending(q) {
   return (await q.getJobs(['delayed', 'waiting', 'prioritized'], 0, -1))
     .filter(j => j && j.repeatJobKey === 'sr');
 }
 
-// Scheduler 'sr' (every minute, data {k:1}); a worker's take of its first
-// iteration with a 1 s lock, never renewed; with upsert '1' also the
-// worker's next call. Prints {id} of the taken iteration.
-export async function srTake(queue, upsert) {
+// Scheduler 'sr' (repeatOpts(kind), data {k:1}); a worker's take of its
+// first iteration (promoted when delayed) with a 1 s lock, never renewed;
+// with upsert '1' also the worker's next call. Prints {id} of the taken
+// iteration.
+export async function srTake(queue, upsert, kind) {
   const q = new Queue(queue, { connection });
-  await q.upsertJobScheduler('sr', { every: EVERY }, { name: 'tick', data: { k: 1 } });
+  await q.upsertJobScheduler('sr', repeatOpts(kind), { name: 'tick', data: { k: 1 } });
+  const first = (await pending(q))[0];
+  if ((await first.getState()) === 'delayed') await first.promote();
   const w = new Worker(queue, null, { connection, autorun: false, lockDuration: 1000 });
   await w.waitUntilReady();
   const [data, id] = await w.backend.moveToActive('sr-token', undefined);
@@ -40,10 +58,10 @@ export async function srTake(queue, upsert) {
 }
 
 // After lanes' stalled check failed iteration id: it failed with BullMQ's
-// reason, and sr has exactly one pending iteration, EVERY after it, with
+// reason, and sr has exactly one pending iteration, after(kind) it, with
 // the template's data, iteration count 2 and the scheduler pointing at
 // it. Prints {next}.
-export async function srCheck(queue, id) {
+export async function srCheck(queue, id, kind) {
   const q = new Queue(queue, { connection });
   let j;
   for (let i = 0; i < 200; i++) {
@@ -57,12 +75,15 @@ export async function srCheck(queue, id) {
   const p = await pending(q);
   check(p.length === 1, 'pending iterations after the stall', p.map(x => x.id));
   const n = p[0];
-  check(n.id === `repeat:sr:${ms + EVERY}`, 'the next iteration', n.id);
+  const nms = after(kind, ms);
+  check(n.id === `repeat:sr:${nms}`, 'the next iteration', [n.id, nms]);
   check(JSON.stringify(n.data) === '{"k":1}' && n.name === 'tick', 'its name and data', n.data);
-  check(n.opts.repeat.count === 2 && n.opts.repeat.every === EVERY, 'its opts.repeat', n.opts.repeat);
+  const r = n.opts.repeat;
+  check(r.count === 2 && (kind === 'cron' ? r.pattern === PATTERN && r.tz === TZ && n.opts.prevMillis === nms
+                                           : r.every === EVERY), 'its opts', n.opts);
   const redis = new IORedis(connection);
   const base = `bull:${queue}:`;
-  check(Number(await redis.zscore(base + 'repeat', 'sr')) === ms + EVERY, 'the scheduler\'s time');
+  check(Number(await redis.zscore(base + 'repeat', 'sr')) === nms, 'the scheduler\'s time');
   check((await redis.hget(base + 'repeat:sr', 'ic')) === '2', 'iteration count');
   check(Number(await redis.zscore(base + 'delayed', n.id)) > 0, 'the next one is delayed');
   await redis.quit();
@@ -71,11 +92,11 @@ export async function srCheck(queue, id) {
 }
 
 // Then (lanes' worker stopped) a Node Worker runs the next iteration id
-// (promoted) and makes the third, EVERY after it.
-export async function srRun(queue, id) {
+// (promoted) and makes the third, after(kind) it.
+export async function srRun(queue, id, kind) {
   const q = new Queue(queue, { connection });
   const n = await q.getJob(id);
-  const ms = Number(id.split(':')[2]) - EVERY;
+  const nms = Number(id.split(':')[2]);
   await n.promote();
   let ran = null;
   const w = new Worker(queue, async job => { ran = job.id; return 1; }, { connection });
@@ -84,7 +105,7 @@ export async function srRun(queue, id) {
   for (let i = 0; i < 100 && (await pending(q)).length !== 1; i++) await sleep(50);
   await w.close();
   const third = await pending(q);
-  check(third.length === 1 && third[0].id === `repeat:sr:${ms + 2 * EVERY}`, 'the third iteration',
+  check(third.length === 1 && third[0].id === `repeat:sr:${after(kind, nms)}`, 'the third iteration',
         third.map(x => x.id));
   await q.close();
   console.log(JSON.stringify({ next: n.id, third: third[0].id }));
