@@ -40,6 +40,7 @@ import {
   edSetup, edNode, edCheck, pcSetup, pcPromote, pcCounts, trAdd, trTrim, trLen,
 } from './node/edit.mjs';
 import { rvAdd, rvPrio, rvCheck, rvDedupAdd } from './node/review3.mjs';
+import { srTake, srCheck, srRun } from './node/schedrec.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -125,6 +126,9 @@ switch (cmd) {
   case 'rv-prio': await rvPrio(queue, args[0]); break;
   case 'rv-check': await rvCheck(queue, args[0]); break;
   case 'rv-dedup-add': await rvDedupAdd(queue, args[0]); break;
+  case 'sr-take': await srTake(queue, args[0], args[1]); break;
+  case 'sr-check': await srCheck(queue, args[0], args[1]); break;
+  case 'sr-run': await srRun(queue, args[0], args[1]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

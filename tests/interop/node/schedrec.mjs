@@ -1,0 +1,112 @@
+// node/schedrec.mjs - the BullMQ side of the interop cases of a scheduler
+// whose current iteration's holder died (tests/interop/cases/schedrec.sh).
+// A BullMQ Worker takes an iteration (moveToActive) and makes the next one
+// in a later call (upsertJobScheduler with producerId = the taken job);
+// sr-take makes the take alone, with the worker's own backend call, and
+// optionally that second call as the worker makes it, so the window
+// between the two is reproduced without timing.
+import { Queue, Worker } from 'bullmq';
+import IORedis from 'ioredis';
+import { CronExpressionParser } from 'cron-parser';
+import { check, connection, sleep } from './common.mjs';
+
+const EVERY = 60000;
+const PATTERN = '0 0 1 1 *', TZ = 'Europe/Berlin';
+
+// kind 'every' (every minute) or 'cron' (PATTERN in TZ: New Year in Berlin).
+function repeatOpts(kind) {
+  return kind === 'cron' ? { pattern: PATTERN, tz: TZ } : { every: EVERY };
+}
+
+// The iteration after one at ms, as BullMQ computes it (its every
+// arithmetic with no missed slot; cron-parser after max(now, ms)).
+function after(kind, ms) {
+  if (kind !== 'cron') return ms + EVERY;
+  const at = new Date(Math.max(Date.now(), ms));
+  return CronExpressionParser.parse(PATTERN, { currentDate: at, tz: TZ }).next().getTime();
+}
+
+async function pending(q) {
+  return (await q.getJobs(['delayed', 'waiting', 'prioritized'], 0, -1))
+    .filter(j => j && j.repeatJobKey === 'sr');
+}
+
+// Scheduler 'sr' (repeatOpts(kind), data {k:1}); a worker's take of its
+// first iteration (promoted when delayed) with a 1 s lock, never renewed;
+// with upsert '1' also the worker's next call. Prints {id} of the taken
+// iteration.
+export async function srTake(queue, upsert, kind) {
+  const q = new Queue(queue, { connection });
+  await q.upsertJobScheduler('sr', repeatOpts(kind), { name: 'tick', data: { k: 1 } });
+  const first = (await pending(q))[0];
+  if ((await first.getState()) === 'delayed') await first.promote();
+  const w = new Worker(queue, null, { connection, autorun: false, lockDuration: 1000 });
+  await w.waitUntilReady();
+  const [data, id] = await w.backend.moveToActive('sr-token', undefined);
+  check(data && id && id.startsWith('repeat:sr:'), 'the take of the iteration', id);
+  check((await pending(q)).length === 0, 'pending iterations after the take alone');
+  if (upsert === '1') {
+    const job = (await q.getJob(id));
+    const js = await w.jobScheduler;
+    await js.upsertJobScheduler(job.repeatJobKey, job.opts.repeat, job.name, job.data, job.opts,
+                                { override: false, producerId: job.id });
+    check((await pending(q)).length === 1, 'pending iterations after the worker\'s next call');
+  }
+  await w.close();
+  await q.close();
+  console.log(JSON.stringify({ id }));
+}
+
+// After lanes' stalled check failed iteration id: it failed with BullMQ's
+// reason, and sr has exactly one pending iteration, after(kind) it, with
+// the template's data, iteration count 2 and the scheduler pointing at
+// it. Prints {next}.
+export async function srCheck(queue, id, kind) {
+  const q = new Queue(queue, { connection });
+  let j;
+  for (let i = 0; i < 200; i++) {
+    j = await q.getJob(id);
+    if (j && j.finishedOn) break;
+    await sleep(50);
+  }
+  check(j && (await j.getState()) === 'failed', 'the taken iteration is not failed', j && j.id);
+  check(j.failedReason === 'job stalled more than allowable limit', 'reason', j.failedReason);
+  const ms = Number(id.split(':')[2]);
+  const p = await pending(q);
+  check(p.length === 1, 'pending iterations after the stall', p.map(x => x.id));
+  const n = p[0];
+  const nms = after(kind, ms);
+  check(n.id === `repeat:sr:${nms}`, 'the next iteration', [n.id, nms]);
+  check(JSON.stringify(n.data) === '{"k":1}' && n.name === 'tick', 'its name and data', n.data);
+  const r = n.opts.repeat;
+  check(r.count === 2 && (kind === 'cron' ? r.pattern === PATTERN && r.tz === TZ && n.opts.prevMillis === nms
+                                           : r.every === EVERY), 'its opts', n.opts);
+  const redis = new IORedis(connection);
+  const base = `bull:${queue}:`;
+  check(Number(await redis.zscore(base + 'repeat', 'sr')) === nms, 'the scheduler\'s time');
+  check((await redis.hget(base + 'repeat:sr', 'ic')) === '2', 'iteration count');
+  check(Number(await redis.zscore(base + 'delayed', n.id)) > 0, 'the next one is delayed');
+  await redis.quit();
+  await q.close();
+  console.log(JSON.stringify({ next: n.id }));
+}
+
+// Then (lanes' worker stopped) a Node Worker runs the next iteration id
+// (promoted) and makes the third, after(kind) it.
+export async function srRun(queue, id, kind) {
+  const q = new Queue(queue, { connection });
+  const n = await q.getJob(id);
+  const nms = Number(id.split(':')[2]);
+  await n.promote();
+  let ran = null;
+  const w = new Worker(queue, async job => { ran = job.id; return 1; }, { connection });
+  for (let i = 0; i < 200 && !ran; i++) await sleep(50);
+  check(ran === n.id, 'a Node Worker ran the next iteration', ran);
+  for (let i = 0; i < 100 && (await pending(q)).length !== 1; i++) await sleep(50);
+  await w.close();
+  const third = await pending(q);
+  check(third.length === 1 && third[0].id === `repeat:sr:${after(kind, nms)}`, 'the third iteration',
+        third.map(x => x.id));
+  await q.close();
+  console.log(JSON.stringify({ next: n.id, third: third[0].id }));
+}
