@@ -219,7 +219,8 @@ static redisReply *call_step(caller *k) {
 /* Keep what the reply took for the next call's done part. */
 static int keep_taken(caller *k, const redisReply *r) {
     if (!r || r->type != REDIS_REPLY_ARRAY) return -1;
-    size_t first = k->proto ? 0 : 3, width = k->proto ? 1 : 6; /* step.lua: 6 flat values a job */
+    /* step.lua: the previous ndone codes, the next due, then 6 flat values a job */
+    size_t first = k->proto ? 0 : k->ndone + 1, width = k->proto ? 1 : 6;
     if (r->elements < first || (r->elements - first) % width) return -1;
     k->ndone = (r->elements - first) / width;
     for (size_t i = 0; i < k->ndone; i++) {

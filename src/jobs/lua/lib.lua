@@ -25,7 +25,7 @@ local K = {
 }
 local TWO32 = 4294967296
 local T = rcall('TIME')
-local NOW = tonumber(T[1]) * 1000 + math.floor(tonumber(T[2]) / 1000)
+local NOW = T[1] * 1000 + math.floor(T[2] / 1000) -- (strings: Lua 5.1 converts them)
 
 -- A flow child's finish, set by lib_flow.lua (embedded after this file).
 local flow_on_finish

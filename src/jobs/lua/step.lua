@@ -16,8 +16,9 @@
 --   nrenew pairs: id, token
 --   want fresh lock tokens, one per job to take
 --   last: metrics max points ("0" = off; lib.lua's collect_step_metrics)
--- Returns {done codes, renew codes, next due, taken...}: a done code is 0
--- or an RC of leave_active; a renew code 1 renewed, 0 lost; next due = ms
+-- Returns one flat array, {done codes..., renew codes..., next due,
+-- taken...} (ndone, nrenew, 1, then the jobs: no nested table for the
+-- codes, see below): a done code is 0 or an RC of leave_active; a renew code 1 renewed, 0 lost; next due = ms
 -- until the earliest delayed job is due (0 now, -1 none) or {ms until the
 -- rate limit lifts} (lib.lua's take_jobs, requeue_limited). The taken
 -- jobs follow either as lib.lua's taken_view tables (the take_jobs path)
@@ -156,16 +157,16 @@ flush_batch(batch)
 
 -- 2. BullMQ's extendLocks: renewed (1) only while the lock still holds our
 -- token, else 0.
-local renew_rc = {}
+local out = done_rc -- (the reply: done codes, renew codes, next due, taken)
 for i = 1, nrenew do
     local id, token = ARGV[a + 1], ARGV[a + 2]
     local lkey = B .. id .. ':lock'
     if rcall('GET', lkey) == token then
         rcall('SET', lkey, token, 'PX', lease)
         rcall('SREM', K.stalled, id)
-        renew_rc[i] = 1
+        out[ndone + i] = 1
     else
-        renew_rc[i] = 0
+        out[ndone + i] = 0
     end
     a = a + 2
 end
@@ -183,7 +184,8 @@ end
 -- instead, as a Node worker would, and uses no token. A name or opts
 -- equal to the previous job's goes back as true (jobs added together
 -- share them), so the reply carries and the C side parses it once.
-local out = {done_rc, renew_rc, -1}
+local DUE = ndone + nrenew + 1
+out[DUE] = -1
 local no_concurrency = false -- meta read by the take: no global concurrency
 if want > 0 then
     promote_due()
@@ -199,7 +201,7 @@ if want > 0 then
         for i = 1, #taken do out[#out + 1] = taken[i] end
         ntaken = #taken
     elseif not m[1] then
-        local tok, nout, exhausted, popped, prev_name, prev_opts = a, 3, false, 0, nil, nil
+        local tok, nout, exhausted, popped, prev_name, prev_opts = a, DUE, false, 0, nil, nil
         -- Again only after 'defa' jobs or BullMQ 4 markers, and at most 1,000
         -- of them per call (the rest wait for the next steps), so a call's
         -- work stays bounded. Every round pops at least one entry unless
@@ -273,13 +275,13 @@ if want > 0 then
         -- next idle worker (C or Node) looks too.
         if ntaken > 0 and ntaken == want then wake_workers() end
     end
-    if ntaken < want then out[3] = limited > 0 and {limited} or next_due_in() end
+    if ntaken < want then out[DUE] = limited > 0 and {limited} or next_due_in() end
 end
-if limit_held then out[3] = {limit_held} end
+if limit_held then out[DUE] = {limit_held} end
 -- Only recorded outcomes write anything: a refused one (the job is gone,
 -- e.g. its queue obliterated) must not recreate 'events' and 'meta'.
 if nfinished > 0 then
-    if #out == 3 then emit_drained_if_idle() end
+    if #out == DUE then emit_drained_if_idle() end
     if not no_concurrency then wake_if_slot_freed() end -- (it would read meta again)
 end
 if job_events > 0 then rcall('XTRIM', K.events, 'MAXLEN', '~', max_events()) end
