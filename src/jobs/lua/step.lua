@@ -51,7 +51,13 @@ local job_events = 0 -- the per-job XADDs (without MAXLEN: one XTRIM at the end)
 -- looks each upvalue up in the list of the open ones, and this chunk has
 -- dozens), more than a job's share of most commands
 -- (docs/internals/redis-speed.md).
-local batch = new_batch()
+-- The work the finishes share, flushed once after them (lib.lua's
+-- leave_active and finish_job add to it): lock keys to delete, ids to drop
+-- from 'stalled', ids to add to 'completed'/'failed' (scored NOW) and the
+-- trims that must follow. (This block, the flush, the promotion, the next
+-- due and the drained check were lib.lua helpers only this script used: as
+-- blocks here they cost no closure per call, ~5k instructions in all.)
+local batch = {locks = {}, stalled = {}, completed = {}, failed = {}, trims = {}}
 local done_rc, nfinished, a = {}, 0, FIRST
 
 -- 1. Record every finished run (done_rc[i]: 0 or a leave_active code;
@@ -153,7 +159,32 @@ if ndone > 0 then
 end
 local metrics_max = tonumber(ARGV[#ARGV])
 if metrics_max > 0 then cold().collect_step_metrics(done_rc, FIRST, DONE_ARGS, metrics_max) end
-flush_batch(batch)
+do -- the flush. 'stalled' exists only while a BullMQ stalled check (a Node
+    -- worker's) has marked jobs in it: one EXISTS spares the SREM of every
+    -- finished id otherwise. In chunks: unpack stays far below Lua's stack limit.
+    local locks, stalled = batch.locks, batch.stalled
+    for c = 1, #locks, 500 do
+        rcall('DEL', unpack(locks, c, math.min(c + 499, #locks)))
+    end
+    if #stalled > 0 and rcall('EXISTS', K.stalled) == 1 then
+        for c = 1, #stalled, 500 do
+            rcall('SREM', K.stalled, unpack(stalled, c, math.min(c + 499, #stalled)))
+        end
+    end
+    for t = 1, 2 do
+        local target = t == 1 and 'completed' or 'failed'
+        local ids = batch[target]
+        for c = 1, #ids, 500 do -- ZADD key NOW_S id NOW_S id ...
+            local args, n = {}, 0
+            for k = c, math.min(c + 499, #ids) do
+                args[n + 1], args[n + 2] = NOW_S, ids[k]
+                n = n + 2
+            end
+            rcall('ZADD', K[target], unpack(args))
+        end
+    end
+    for _, t in pairs(batch.trims) do trim_finished(t[1], t[2], t[3], t[4]) end
+end
 
 -- 2. BullMQ's extendLocks: renewed (1) only while the lock still holds our
 -- token, else 0.
@@ -188,7 +219,11 @@ local DUE = ndone + nrenew + 1
 out[DUE] = -1
 local no_concurrency = false -- meta read by the take: no global concurrency
 if want > 0 then
-    promote_due()
+    -- Every delayed job due now to wait/prioritized (at most 1,000; the
+    -- moves are cold(): most calls find none).
+    local due = rcall('ZRANGEBYSCORE', K.delayed, 0, int_str((NOW + 1) * 4096 - 1), 'LIMIT', 0,
+                      1000)
+    if #due > 0 then cold().promote_ids(due) end
     local ntaken, limited = 0, 0
     local m = rcall('HMGET', K.meta, 'paused', 'concurrency', 'max', 'opts.maxLenEvents')
     no_concurrency = not m[2]
@@ -275,13 +310,21 @@ if want > 0 then
         -- next idle worker (C or Node) looks too.
         if ntaken > 0 and ntaken == want then wake_workers() end
     end
-    if ntaken < want then out[DUE] = limited > 0 and {limited} or next_due_in() end
+    if ntaken < want and limited > 0 then
+        out[DUE] = {limited}
+    elseif ntaken < want then -- ms until the earliest delayed job is due (0 now), or -1
+        local first = rcall('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
+        out[DUE] = first[2] and math.max(0, math.floor(tonumber(first[2]) / 4096) - NOW) or -1
+    end
 end
 if limit_held then out[DUE] = {limit_held} end
 -- Only recorded outcomes write anything: a refused one (the job is gone,
 -- e.g. its queue obliterated) must not recreate 'events' and 'meta'.
 if nfinished > 0 then
-    if #out == DUE then emit_drained_if_idle() end
+    if #out == DUE and rcall('LLEN', K.wait) == 0 and rcall('LLEN', K.active) == 0
+            and rcall('ZCARD', K.prioritized) == 0 then
+        emit('drained')
+    end
     if not no_concurrency then wake_if_slot_freed() end -- (it would read meta again)
 end
 if job_events > 0 then rcall('XTRIM', K.events, 'MAXLEN', '~', max_events()) end
