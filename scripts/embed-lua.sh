@@ -25,6 +25,9 @@
 # generated function `cold`, which defines them on its first call and
 # returns a table of the NAMEs. A step that takes the fast paths only never
 # calls it, so never makes those closures.
+# codes.lua's table RC keeps, in each body, only the entries the body names
+# as RC.NAME (building all of them cost every step call about 3k
+# instructions).
 # redis_codes.h is made from codes.lua's `NAME = value, -- meaning` lines,
 # so Lua and C read their return codes from one table.
 #
@@ -91,14 +94,16 @@ slim_body() {
             print "embed-lua.sh: cold()." w " is not defined in the library" >"/dev/stderr"
             exit 1
         }
+        rc_names(body)
+        for (i = 1; i <= nc; i++) if (used[i]) rc_names(refs[i])
         if (ncold) print "local cold, cold_table -- (cold() is below)"
-        for (i = 1; i <= nc; i++) if (used[i] == 1) printf "%s", text[i]
+        for (i = 1; i <= nc; i++) if (used[i] == 1) printf "%s", slim_rc(i)
         if (ncold) {
             print "-- cold(): the helpers this script calls as cold().NAME (and what they use),"
             print "-- defined on the first call only (scripts/embed-lua.sh writes this)."
             print "cold = function()"
             print "if cold_table then return cold_table end"
-            for (i = 1; i <= nc; i++) if (used[i] == 2) printf "%s", text[i]
+            for (i = 1; i <= nc; i++) if (used[i] == 2) printf "%s", slim_rc(i)
             t = ""
             for (w in coldroot) t = t (t == "" ? "" : ", ") w " = " w
             print "cold_table = {" t "}"
@@ -106,6 +111,35 @@ slim_body() {
             print "end"
         }
         printf "%s", body
+    }
+    # The codes (RC.NAME) named by the script or a kept definition.
+    function rc_names(s) {
+        s = code_of_all(s)
+        while (match(s, /RC\.[A-Z_][A-Z0-9_]*/)) {
+            rcuse[substr(s, RSTART + 3, RLENGTH - 3)] = 1
+            s = substr(s, RSTART + RLENGTH)
+        }
+    }
+    function code_of_all(s,    n, k, ln, r) {
+        n = split(s, ln, "\n")
+        for (k = 1; k <= n; k++) r = r code_of(ln[k]) " "
+        return r
+    }
+    # Definition i as embedded: the table RC of codes.lua keeps only the entries
+    # named (each entry costs every call of the script to build).
+    function slim_rc(i,    n, k, ln, r, nm) {
+        if (defs[i] !~ /^RC *$/) return text[i]
+        n = split(text[i], ln, "\n")
+        for (k = 1; k < n; k++) {
+            if (match(ln[k], /^    [A-Z_][A-Z0-9_]* = -?[0-9]+,/)) {
+                nm = ln[k]
+                sub(/^    /, "", nm)
+                sub(/ .*$/, "", nm)
+                if (!(nm in rcuse)) continue
+            }
+            r = r ln[k] "\n"
+        }
+        return r
     }
     # Mark (as "as") every definition not yet used that defines a word of
     # set, adding the words of its code to set, until nothing changes.

@@ -24,7 +24,8 @@
  *           side cannot read it first inside a transaction)
  *
  * and prints redis-server's INFO cpu (user + sys) microseconds per job
- * around that part. With --callgrind PID (the server runs under valgrind
+ * around that part (and this process's own CPU per job, which in worker mode
+ * is the worker's). With --callgrind PID (the server runs under valgrind
  * --tool=callgrind) it runs `callgrind_control -d PID` just before and just
  * after the part, so the second dump's summary is the part's instructions.
  * `redis_floor --print-step` prints the built step.lua body.
@@ -41,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #define QUEUE "floor"
 #define BASE "bull:" QUEUE ":"
@@ -121,6 +123,15 @@ static double server_cpu_s(redisContext *c) {
     }
     if (r) freeReplyObject(r);
     return u < 0 || s < 0 ? -1 : u + s;
+}
+
+/* This process's CPU so far (user + sys, all threads), in seconds: in
+ * worker mode, what lanesWorkerCpuUsPerJob measures. */
+static double self_cpu_s(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 /* EVALSHA calls so far (INFO commandstats), or -1. */
@@ -219,7 +230,8 @@ static redisReply *call_step(caller *k) {
 /* Keep what the reply took for the next call's done part. */
 static int keep_taken(caller *k, const redisReply *r) {
     if (!r || r->type != REDIS_REPLY_ARRAY) return -1;
-    size_t first = k->proto ? 0 : 3, width = k->proto ? 1 : 6; /* step.lua: 6 flat values a job */
+    /* step.lua: the previous ndone codes, the next due, then 6 flat values a job */
+    size_t first = k->proto ? 0 : k->ndone + 1, width = k->proto ? 1 : 6;
     if (r->elements < first || (r->elements - first) % width) return -1;
     k->ndone = (r->elements - first) / width;
     for (size_t i = 0; i < k->ndone; i++) {
@@ -511,6 +523,7 @@ int main(int argc, char **argv) {
     int steps = 0, err;
     double cpu0 = server_cpu_s(c), calls0 = server_evalsha(c);
     uint64_t t0 = ln_now_ns();
+    double self0 = self_cpu_s();
     if (strcmp(a.mode, "worker") == 0) {
         dump(&a);
         err = run_worker(jobs, &a);
@@ -520,14 +533,15 @@ int main(int argc, char **argv) {
     } else {
         err = run_script(c, &a, &steps);
     }
-    double secs = (double)(ln_now_ns() - t0) / 1e9;
+    double secs = (double)(ln_now_ns() - t0) / 1e9, self_s = self_cpu_s() - self0;
     double cpu1 = server_cpu_s(c), calls1 = server_evalsha(c);
     if (err != 0) return die("the run failed");
     (void)steps; /* the scripts' calls are counted by the server too */
     printf("mode=%s jobs=%zu B=%zu active=%s jobs_per_step=%.1f jobs_per_s=%.0f "
-           "redis_cpu_us_per_job=%.2f\n",
+           "redis_cpu_us_per_job=%.2f driver_cpu_us_per_job=%.2f\n",
            a.mode, a.jobs, a.b, a.no_active ? "no" : "yes", (double)a.jobs / (calls1 - calls0 - 1),
-           (double)a.jobs / secs, (cpu1 - cpu0) * 1e6 / (double)a.jobs);
+           (double)a.jobs / secs, (cpu1 - cpu0) * 1e6 / (double)a.jobs,
+           self_s * 1e6 / (double)a.jobs);
     redisFree(c);
     ln_jobs_close(jobs);
     return 0;

@@ -306,28 +306,26 @@ int ln__redis_step_reply(const redisReply *rep, ln__jobs_step *st, const ln__red
     st->ntaken = 0;
     st->next_due_ms = -1;
     st->limited_ms = 0;
-    /* the taken jobs: flat rows (step.lua's batch take) or views (take_jobs) */
-    int flat = rep->type == REDIS_REPLY_ARRAY && rep->elements > 3 &&
-               rep->element[3]->type == REDIS_REPLY_STRING;
-    size_t ntaken = rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 ? 0
-                    : flat ? (rep->elements - 3) / R_COUNT
-                           : rep->elements - 3;
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 ||
-        rep->element[0]->type != REDIS_REPLY_ARRAY || rep->element[0]->elements != st->ndone ||
-        rep->element[1]->type != REDIS_REPLY_ARRAY || rep->element[1]->elements != st->nrenew ||
-        (flat && (rep->elements - 3) % R_COUNT != 0) || ntaken > st->want) {
+    /* {done codes..., renew codes..., next due, taken...}; the taken jobs
+     * flat rows (step.lua's batch take) or views (take_jobs) */
+    size_t h = st->ndone + st->nrenew; /* the next due's index */
+    int shaped = rep->type == REDIS_REPLY_ARRAY && rep->elements > h;
+    int flat = shaped && rep->elements > h + 1 && rep->element[h + 1]->type == REDIS_REPLY_STRING;
+    size_t ntaken = !shaped ? 0 : flat ? (rep->elements - h - 1) / R_COUNT : rep->elements - h - 1;
+    for (size_t i = 0; shaped && i < h; i++)
+        if (rep->element[i]->type != REDIS_REPLY_INTEGER) shaped = 0;
+    if (!shaped || (flat && (rep->elements - h - 1) % R_COUNT != 0) || ntaken > st->want) {
         snprintf(err, err_size, "redis: unexpected reply to step");
         return LN_EBACKEND;
     }
-    for (size_t i = 0; i < st->ndone; i++)
-        st->done[i].rc = stale_or_ok(ln__redis_int_at(rep->element[0], i));
+    for (size_t i = 0; i < st->ndone; i++) st->done[i].rc = stale_or_ok(ln__redis_int_at(rep, i));
     for (size_t i = 0; i < st->nrenew; i++)
-        st->renew_rc[i] = ln__redis_int_at(rep->element[1], i) == 1 ? 0 : LN_ESTALE;
-    const redisReply *due = rep->element[2]; /* {ms}: rate limited */
+        st->renew_rc[i] = ln__redis_int_at(rep, st->ndone + i) == 1 ? 0 : LN_ESTALE;
+    const redisReply *due = rep->element[h]; /* {ms}: rate limited */
     if (due->type == REDIS_REPLY_ARRAY && due->elements == 1)
         st->limited_ms = ln__redis_int_at(due, 0);
     else
-        st->next_due_ms = ln__redis_int_at(rep, 2);
+        st->next_due_ms = ln__redis_int_at(rep, h);
     int rc = 0;
     opts_plan plan = {0};
     const char *prev_name = NULL;
@@ -335,11 +333,11 @@ int ln__redis_step_reply(const redisReply *rep, ln__jobs_step *st, const ln__red
         ln__job_taken *t = &st->taken[st->ntaken];
         redisReply row;
         if (flat)
-            rc = flat_row(rep, 3 + i * R_COUNT, &row)
+            rc = flat_row(rep, h + 1 + i * R_COUNT, &row)
                      ? taken_of_row(&row, tokens[i], &plan, &prev_name, t)
                      : LN_EBACKEND;
-        else if (ln__redis_is_taken_view(rep->element[3 + i])) /* lib.lua's take_jobs */
-            rc = ln__redis_view_taken(rep->element[3 + i], tokens[i], t);
+        else if (ln__redis_is_taken_view(rep->element[h + 1 + i])) /* lib.lua's take_jobs */
+            rc = ln__redis_view_taken(rep->element[h + 1 + i], tokens[i], t);
         else
             rc = LN_EBACKEND;
         if (rc == 0)

@@ -25,7 +25,7 @@ local K = {
 }
 local TWO32 = 4294967296
 local T = rcall('TIME')
-local NOW = tonumber(T[1]) * 1000 + math.floor(tonumber(T[2]) / 1000)
+local NOW = T[1] * 1000 + math.floor(T[2] / 1000) -- (strings: Lua 5.1 converts them)
 
 -- A flow child's finish, set by lib_flow.lua (embedded after this file).
 local flow_on_finish
@@ -33,7 +33,8 @@ local flow_on_finish
 local function int_str(x)
     return string.format('%.0f', x)
 end
-local NOW_S = int_str(NOW)
+-- (NOW < 1e14, so Lua's own %.14g writes every digit: cheaper than int_str)
+local NOW_S = NOW .. ''
 
 -- The events cap, written to meta the first time a queue is touched.
 local max_events_cache
@@ -87,13 +88,6 @@ local function update_delay_marker()
     if first[2] then
         rcall('ZADD', K.marker, tonumber(first[2]) / 4096, '1')
     end
-end
-
--- ms until the earliest delayed job is due (0 = due now), or -1 if none.
-local function next_due_in()
-    local first = rcall('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
-    if not first[2] then return -1 end
-    return math.max(0, math.floor(tonumber(first[2]) / 4096) - NOW)
 end
 
 -- delayed score: due*4096 + seq, seq keeping FIFO order within one ms.
@@ -178,16 +172,6 @@ local function promote_ids(ids)
     if not paused_or_maxed() then wake_workers() end
 end
 
--- Move every delayed job due now to wait/prioritized (at most 1000). The
--- moves are cold() code: most calls find none.
-local function promote_due()
-    local ids = rcall('ZRANGEBYSCORE', K.delayed, 0, int_str((NOW + 1) * 4096 - 1),
-                      'LIMIT', 0, 1000)
-    if #ids == 0 then return 0 end
-    cold().promote_ids(ids)
-    return #ids
-end
-
 local function delete_job_keys(id)
     local jkey = B .. id
     rcall('DEL', jkey, jkey .. ':logs', jkey .. ':lock', jkey .. ':dependencies',
@@ -208,16 +192,10 @@ local function check_lock(id, token)
     return 0
 end
 
--- Work that several finishes of one script share, done once by
--- flush_batch: lock keys to delete, ids to drop from 'stalled', ids to add
--- to 'completed'/'failed' (scored NOW) and the trims that must follow.
-local function new_batch()
-    return {locks = {}, stalled = {}, completed = {}, failed = {}, trims = {}}
-end
-
 -- Check and release the lock, then take the job out of 'active'
 -- (RC.JOB_NOT_IN_STATE if it was not there). On 0 the caller owns the job's next move. With a batch,
--- the lock's DEL and the SREM wait for flush_batch.
+-- the lock's DEL and the SREM wait for the batch's flush (step.lua: a
+-- batch is {locks, stalled, completed, failed, trims}, flushed once).
 local function leave_active(id, token, batch)
     local rc = check_lock(id, token)
     if rc < 0 then return rc end
@@ -264,34 +242,6 @@ local function trim_finished(set, count, age, limit)
     end
 end
 
--- 'stalled' exists only while a BullMQ stalled check (a Node worker's) has
--- marked jobs in it: one EXISTS spares the SREM of every finished id
--- otherwise (about 1% of a step's Redis instructions per job).
-local function flush_batch(batch)
-    local locks, stalled = batch.locks, batch.stalled -- (in chunks: unpack stays far
-    for c = 1, #locks, 500 do -- below Lua's stack limit)
-        rcall('DEL', unpack(locks, c, math.min(c + 499, #locks)))
-    end
-    if #stalled > 0 and rcall('EXISTS', K.stalled) == 1 then
-        for c = 1, #stalled, 500 do
-            rcall('SREM', K.stalled, unpack(stalled, c, math.min(c + 499, #stalled)))
-        end
-    end
-    for t = 1, 2 do
-        local target = t == 1 and 'completed' or 'failed'
-        local ids = batch[target]
-        for c = 1, #ids, 500 do -- ZADD key NOW_S id NOW_S id ...
-            local args, n = {}, 0
-            for k = c, math.min(c + 499, #ids) do
-                args[n + 1], args[n + 2] = NOW_S, ids[k]
-                n = n + 2
-            end
-            rcall('ZADD', K[target], unpack(args))
-        end
-    end
-    for _, t in pairs(batch.trims) do trim_finished(t[1], t[2], t[3], t[4]) end
-end
-
 -- Append one entry to the stacktrace JSON array, newest last, capped at
 -- opts.stackTraceLimit. An empty array is written as "[]" (cjson would
 -- write "{}"). An array cjson cannot read (JSON.stringify's "\ud83d"
@@ -317,13 +267,6 @@ local function push_stacktrace(jkey, opts, entry)
         while #st > lim do table.remove(st, 1) end
     end
     rcall('HSET', jkey, 'stacktrace', #st == 0 and '[]' or cjson.encode(st))
-end
-
-local function emit_drained_if_idle()
-    if rcall('LLEN', K.wait) == 0 and rcall('LLEN', K.active) == 0
-            and rcall('ZCARD', K.prioritized) == 0 then
-        emit('drained')
-    end
 end
 
 -- BullMQ's setDeduplicationKey: <base>de:<deid> names job id, for ttl ms
@@ -396,7 +339,7 @@ end
 -- Move a job that has left 'active' to completed or failed ('target'),
 -- BullMQ's moveToFinished steps 4-12. 'value' is the returnvalue JSON or
 -- the failedReason text. With a batch, the ZADD and the trim wait for
--- flush_batch. A finish_hint (> 0, completed only) saves reading the hash.
+-- the flush (step.lua). A finish_hint (> 0, completed only) saves reading the hash.
 local function finish_job(id, target, value, batch, hint)
     local jkey = B .. id
     local opts, atm, count, age, limit, f

@@ -16,8 +16,9 @@
 --   nrenew pairs: id, token
 --   want fresh lock tokens, one per job to take
 --   last: metrics max points ("0" = off; lib.lua's collect_step_metrics)
--- Returns {done codes, renew codes, next due, taken...}: a done code is 0
--- or an RC of leave_active; a renew code 1 renewed, 0 lost; next due = ms
+-- Returns one flat array, {done codes..., renew codes..., next due,
+-- taken...} (ndone, nrenew, 1, then the jobs: no nested table for the
+-- codes, see below): a done code is 0 or an RC of leave_active; a renew code 1 renewed, 0 lost; next due = ms
 -- until the earliest delayed job is due (0 now, -1 none) or {ms until the
 -- rate limit lifts} (lib.lua's take_jobs, requeue_limited). The taken
 -- jobs follow either as lib.lua's taken_view tables (the take_jobs path)
@@ -50,7 +51,13 @@ local job_events = 0 -- the per-job XADDs (without MAXLEN: one XTRIM at the end)
 -- looks each upvalue up in the list of the open ones, and this chunk has
 -- dozens), more than a job's share of most commands
 -- (docs/internals/redis-speed.md).
-local batch = new_batch()
+-- The work the finishes share, flushed once after them (lib.lua's
+-- leave_active and finish_job add to it): lock keys to delete, ids to drop
+-- from 'stalled', ids to add to 'completed'/'failed' (scored NOW) and the
+-- trims that must follow. (This block, the flush, the promotion, the next
+-- due and the drained check were lib.lua helpers only this script used: as
+-- blocks here they cost no closure per call, ~5k instructions in all.)
+local batch = {locks = {}, stalled = {}, completed = {}, failed = {}, trims = {}}
 local done_rc, nfinished, a = {}, 0, FIRST
 
 -- 1. Record every finished run (done_rc[i]: 0 or a leave_active code;
@@ -152,20 +159,45 @@ if ndone > 0 then
 end
 local metrics_max = tonumber(ARGV[#ARGV])
 if metrics_max > 0 then cold().collect_step_metrics(done_rc, FIRST, DONE_ARGS, metrics_max) end
-flush_batch(batch)
+do -- the flush. 'stalled' exists only while a BullMQ stalled check (a Node
+    -- worker's) has marked jobs in it: one EXISTS spares the SREM of every
+    -- finished id otherwise. In chunks: unpack stays far below Lua's stack limit.
+    local locks, stalled = batch.locks, batch.stalled
+    for c = 1, #locks, 500 do
+        rcall('DEL', unpack(locks, c, math.min(c + 499, #locks)))
+    end
+    if #stalled > 0 and rcall('EXISTS', K.stalled) == 1 then
+        for c = 1, #stalled, 500 do
+            rcall('SREM', K.stalled, unpack(stalled, c, math.min(c + 499, #stalled)))
+        end
+    end
+    for t = 1, 2 do
+        local target = t == 1 and 'completed' or 'failed'
+        local ids = batch[target]
+        for c = 1, #ids, 500 do -- ZADD key NOW_S id NOW_S id ...
+            local args, n = {}, 0
+            for k = c, math.min(c + 499, #ids) do
+                args[n + 1], args[n + 2] = NOW_S, ids[k]
+                n = n + 2
+            end
+            rcall('ZADD', K[target], unpack(args))
+        end
+    end
+    for _, t in pairs(batch.trims) do trim_finished(t[1], t[2], t[3], t[4]) end
+end
 
 -- 2. BullMQ's extendLocks: renewed (1) only while the lock still holds our
 -- token, else 0.
-local renew_rc = {}
+local out = done_rc -- (the reply: done codes, renew codes, next due, taken)
 for i = 1, nrenew do
     local id, token = ARGV[a + 1], ARGV[a + 2]
     local lkey = B .. id .. ':lock'
     if rcall('GET', lkey) == token then
         rcall('SET', lkey, token, 'PX', lease)
         rcall('SREM', K.stalled, id)
-        renew_rc[i] = 1
+        out[ndone + i] = 1
     else
-        renew_rc[i] = 0
+        out[ndone + i] = 0
     end
     a = a + 2
 end
@@ -183,10 +215,15 @@ end
 -- instead, as a Node worker would, and uses no token. A name or opts
 -- equal to the previous job's goes back as true (jobs added together
 -- share them), so the reply carries and the C side parses it once.
-local out = {done_rc, renew_rc, -1}
+local DUE = ndone + nrenew + 1
+out[DUE] = -1
 local no_concurrency = false -- meta read by the take: no global concurrency
 if want > 0 then
-    promote_due()
+    -- Every delayed job due now to wait/prioritized (at most 1,000; the
+    -- moves are cold(): most calls find none).
+    local due = rcall('ZRANGEBYSCORE', K.delayed, 0, int_str((NOW + 1) * 4096 - 1), 'LIMIT', 0,
+                      1000)
+    if #due > 0 then cold().promote_ids(due) end
     local ntaken, limited = 0, 0
     local m = rcall('HMGET', K.meta, 'paused', 'concurrency', 'max', 'opts.maxLenEvents')
     no_concurrency = not m[2]
@@ -199,7 +236,7 @@ if want > 0 then
         for i = 1, #taken do out[#out + 1] = taken[i] end
         ntaken = #taken
     elseif not m[1] then
-        local tok, nout, exhausted, popped, prev_name, prev_opts = a, 3, false, 0, nil, nil
+        local tok, nout, exhausted, popped, prev_name, prev_opts = a, DUE, false, 0, nil, nil
         -- Again only after 'defa' jobs or BullMQ 4 markers, and at most 1,000
         -- of them per call (the rest wait for the next steps), so a call's
         -- work stays bounded. Every round pops at least one entry unless
@@ -273,13 +310,21 @@ if want > 0 then
         -- next idle worker (C or Node) looks too.
         if ntaken > 0 and ntaken == want then wake_workers() end
     end
-    if ntaken < want then out[3] = limited > 0 and {limited} or next_due_in() end
+    if ntaken < want and limited > 0 then
+        out[DUE] = {limited}
+    elseif ntaken < want then -- ms until the earliest delayed job is due (0 now), or -1
+        local first = rcall('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
+        out[DUE] = first[2] and math.max(0, math.floor(tonumber(first[2]) / 4096) - NOW) or -1
+    end
 end
-if limit_held then out[3] = {limit_held} end
+if limit_held then out[DUE] = {limit_held} end
 -- Only recorded outcomes write anything: a refused one (the job is gone,
 -- e.g. its queue obliterated) must not recreate 'events' and 'meta'.
 if nfinished > 0 then
-    if #out == 3 then emit_drained_if_idle() end
+    if #out == DUE and rcall('LLEN', K.wait) == 0 and rcall('LLEN', K.active) == 0
+            and rcall('ZCARD', K.prioritized) == 0 then
+        emit('drained')
+    end
     if not no_concurrency then wake_if_slot_freed() end -- (it would read meta again)
 end
 if job_events > 0 then rcall('XTRIM', K.events, 'MAXLEN', '~', max_events()) end
