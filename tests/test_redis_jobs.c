@@ -530,6 +530,45 @@ TEST(scheduler_numbers_out_of_range) {
     done(jobs);
 }
 
+/* Job opts another program wrote with a delay no int64 holds: the retry
+ * waits the longest backoff lanes gives, where the cast of 1e300 was
+ * undefined (on x86 a negative delay: an at-once retry, so the job failed
+ * for good within the run). */
+TEST(opts_numbers_out_of_range) {
+    ln_jobs *jobs = open_case("opt9");
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.attempts = 2;
+    add(jobs, "q", "bad", "{}", &o, NULL);
+    redisReply *r = cmd("HSET %s:q:1 opts {\"attempts\":2,\"backoff\":{\"type\":\"fixed\","
+                        "\"delay\":1e300},\"lanesTimeout\":1e300}",
+                        prefix);
+    CHECK(r != NULL && r->type == REDIS_REPLY_INTEGER);
+    freeReplyObject(r);
+    ln_worker_opts wo;
+    ln_worker_opts_init(&wo);
+    bg_worker b = {0};
+    CHECK_EQ(ln_worker_create(&b.w, jobs, "q", handler, NULL, &wo), 0);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, bg_run, &b), 0);
+    for (int i = 0;
+         i < 250 &&
+         cmd_int("ZCARD %s:q:delayed", prefix) + cmd_int("ZCARD %s:q:failed", prefix) == 0;
+         i++)
+        ln_test_sleep_ms(20);
+    ln_worker_stop(b.w);
+    pthread_join(t, NULL);
+    CHECK_EQ(b.rc, 0);
+    ln_worker_destroy(b.w);
+    ln_job_info info;
+    memset(&info, 0, sizeof info);
+    CHECK_EQ(ln_jobs_get(jobs, "q", "1", &info), 0);
+    CHECK_EQ(info.state, LN_JOB_DELAYED);
+    CHECK(info.run_at_ms > (int64_t)3e12); /* the backoff cap, about 100 years on */
+    ln_job_info_clear(&info);
+    done(jobs);
+}
+
 int main(int argc, char **argv) {
     return redis_test_main(argc, argv,
                            (ln_test_case[]){TESTCASE(layout_add),
@@ -545,5 +584,6 @@ int main(int argc, char **argv) {
                                             TESTCASE(events_capped_by_steps),
                                             TESTCASE(event_field_not_utf8),
                                             TESTCASE(scheduler_numbers_out_of_range),
+                                            TESTCASE(opts_numbers_out_of_range),
                                             {0}});
 }

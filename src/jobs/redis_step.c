@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,6 +173,16 @@ static json_t *load_repaired(const char *s, size_t n) {
     return o;
 }
 
+/* d as an integer for a field another program wrote (a Lua or JavaScript
+ * number: any double): cut to -max..max, NaN 0, so no cast is undefined. */
+static int64_t clamp_whole(double d, double max) {
+    return d != d ? 0 : d > max ? (int64_t)max : d < -max ? -(int64_t)max : (int64_t)d;
+}
+
+/* Most ms a delay or timeout read from opts can be: JavaScript's Date
+ * range, beyond which BullMQ's own arithmetic has no meaning either. */
+#define OPTS_MS_MAX 8.64e15
+
 /* An object opts.backoff into p, as lib.lua's backoff_of reads it: a
  * string type other than fixed and exponential is a custom one (a type
  * that is no string reads as fixed), a number jitter is cut to 0..1.
@@ -183,7 +194,7 @@ static int plan_backoff(opts_plan *p, const json_t *b) {
     p->backoff = !strcmp(t, "exponential") ? LN_BACKOFF_EXPONENTIAL
                  : !strcmp(t, "fixed")     ? LN_BACKOFF_FIXED
                                            : LN_BACKOFF_CUSTOM;
-    p->backoff_ms = (int64_t)lua_num(json_object_get(b, "delay"), &ok);
+    p->backoff_ms = clamp_whole(lua_num(json_object_get(b, "delay"), &ok), OPTS_MS_MAX);
     if (json_is_number(jitter))
         p->backoff_jitter = ln__backoff_clamp_jitter(json_number_value(jitter));
     if (p->backoff == LN_BACKOFF_CUSTOM && (p->backoff_type = ln__strdup(t)) == NULL)
@@ -219,11 +230,11 @@ static int plan_opts(opts_plan *p, const redisReply *raw) {
             return LN_ENOMEM;
         }
     } else if (json_is_number(b)) {
-        p->backoff_ms = (int64_t)lua_num(b, &ok);
+        p->backoff_ms = clamp_whole(lua_num(b, &ok), OPTS_MS_MAX);
     }
     p->keep = keep_count(json_object_get(o, "removeOnComplete"));
     if (json_object_get(o, "parent")) p->keep = INT64_MIN; /* a flow child: lib_flow.lua */
-    p->timeout_ms = (int64_t)lua_num(json_object_get(o, "lanesTimeout"), &ok);
+    p->timeout_ms = clamp_whole(lua_num(json_object_get(o, "lanesTimeout"), &ok), OPTS_MS_MAX);
     int rc = plan_trace(p, json_object_get(o, "tm"));
     json_decref(o);
     return rc;
@@ -277,8 +288,9 @@ static int taken_of_row(const redisReply *v, const char *token, opts_plan *plan,
     int deid = atm->type == REDIS_REPLY_ARRAY;
     if (deid && atm->elements == 1) atm = atm->element[0];
     double made = atm->type == REDIS_REPLY_STRING ? floor(strtod(atm->str, NULL)) : 0;
-    t->attempts_started = (int)ln__redis_int_at(v, R_ATS);
-    t->attempts_made = (int)made;
+    int64_t ats = ln__redis_int_at(v, R_ATS);
+    t->attempts_started = ats < 0 ? 0 : ats > INT_MAX ? INT_MAX : (int)ats;
+    t->attempts_made = (int)clamp_whole(made, INT_MAX);
     t->attempts = plan->attempts;
     t->backoff = plan->backoff;
     t->backoff_ms = plan->backoff_ms;
