@@ -127,7 +127,7 @@ switch (cmd) {
   case 'rv-check': await rvCheck(queue, args[0]); break;
   case 'rv-dedup-add': await rvDedupAdd(queue, args[0]); break;
   case 'sr-take': await srTake(queue, args[0], args[1]); break;
-  case 'sr-check': await srCheck(queue, args[0], args[1]); break;
+  case 'sr-check': await srCheck(queue, args[0], args[1], args[2]); break;
   case 'sr-run': await srRun(queue, args[0], args[1]); break;
   default: fail(`unknown command ${cmd}`);
 }

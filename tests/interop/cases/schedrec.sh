@@ -11,12 +11,12 @@
 # A lanes worker checking for stalls every 300 ms until iteration $1 of
 # scheduler sr (KIND every or cron) failed and Node found the one next
 # iteration; then, that worker stopped, a Node Worker runs it.
-sr_recover() { # ID KIND
+sr_recover() { # ID KIND [WANT: failed (default) or completed]
     "$cli" worker "$url" "$q" --max-stalled 0 --stalled-interval 300 --exec true \
         >/dev/null 2>"$tmp/sr.err" &
     w=$!
     pids="$pids $w"
-    js sr-check "$q" "$1" "$2" >"$tmp/sr.out" 2>"$tmp/sr.cerr" &
+    js sr-check "$q" "$1" "$2" "${3:-failed}" >"$tmp/sr.out" 2>"$tmp/sr.cerr" &
     c=$!
     pids="$pids $c"
     wait "$c"
@@ -62,4 +62,18 @@ case_schedrec_node_died_cron() {
     id=$(sed 's/.*"id":"\([^"]*\)".*/\1/' "$tmp/take.json")
     sr_recover "$id" cron
     echo "lanes' stalled check made the next iteration of $id: $(cat "$tmp/sr.out")"
+}
+
+#   schedrec_node_stalled_c_take  a Node take without the next call, then
+#              BullMQ's own stalled check (run twice, maxStalledCount 0)
+#              once the lock lapsed: BullMQ 6.7 moves a scheduler's
+#              iteration back to wait with no deferred failure (defa), so
+#              a lanes worker's take runs it and makes the one next
+#              iteration (the schedule does not end).
+case_schedrec_node_stalled_c_take() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    js sr-take "$q" stall every >"$tmp/take.json" || fail "sr-take"
+    id=$(sed 's/.*"id":"\([^"]*\)".*/\1/' "$tmp/take.json")
+    sr_recover "$id" every completed
+    echo "after BullMQ's stalled check, a lanes take of $id made: $(cat "$tmp/sr.out")"
 }
