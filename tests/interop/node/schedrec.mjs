@@ -94,7 +94,13 @@ export async function srCheck(queue, id, kind, want = 'failed') {
   if (want === 'failed')
     check(j.failedReason === 'job stalled more than allowable limit', 'reason', j.failedReason);
   const ms = Number(id.split(':')[2]);
-  const p = await pending(q);
+  // The stalled check fails the iteration in one call and makes the next
+  // one in a second: wait for that call, then expect exactly one.
+  let p = await pending(q);
+  for (let i = 0; i < 100 && p.length === 0; i++) {
+    await sleep(50);
+    p = await pending(q);
+  }
   check(p.length === 1, 'pending iterations after the stall', p.map(x => x.id));
   const n = p[0];
   const nms = after(kind, ms);
