@@ -128,16 +128,22 @@ end
 -- Pass 2: BullMQ's removeJobWithChildren, depth first. The root leaves
 -- its own parent as ln_jobs_remove does (lib_flow.lua).
 local removed = 0
-local function drop(qb, jid, pqb, pid)
+local drop
+-- The children of jkey (job jid of queue base qb) that pass 1 took, each
+-- with its subtree.
+local function drop_children(jkey, qb, jid)
+    for _, c in ipairs(children(jkey, cap)) do
+        if seen[c] and not done[c] then
+            local cqb, cid = split(c)
+            drop(cqb, cid, qb, jid)
+        end
+    end
+end
+function drop(qb, jid, pqb, pid)
     local jkey = qb .. jid
     done[jkey] = true
     if pending_only and jkey == root then
-        for _, c in ipairs(children(jkey, cap)) do
-            if seen[c] and not done[c] then
-                local cqb, cid = split(c)
-                drop(cqb, cid, qb, jid)
-            end
-        end
+        drop_children(jkey, qb, jid)
         return
     end
     if pqb then
@@ -146,12 +152,7 @@ local function drop(qb, jid, pqb, pid)
         local f = rcall('HMGET', jkey, 'parentKey', 'parent')
         if f[1] or f[2] then flow_child_removed(jkey, f[1], f[2]) end
     end
-    for _, c in ipairs(children(jkey, cap)) do
-        if seen[c] and not done[c] then
-            local cqb, cid = split(c)
-            drop(cqb, cid, qb, jid)
-        end
-    end
+    drop_children(jkey, qb, jid)
     local prev = leave_state(qb, jid)
     local deid = rcall('HGET', jkey, 'deid')
     if deid and rcall('GET', qb .. 'de:' .. deid) == jid then
