@@ -51,6 +51,7 @@ set(LN_CONF_SOURCES
     conformance/conf_stale_stats.c
     conformance/conf_admin_job.c
     conformance/conf_review3.c
+    conformance/conf_flowtree.c
     conformance/conf_schedrec.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)

@@ -2,7 +2,7 @@
  * unprocessed children (ln_jobs_remove_unprocessed_children), waiting for
  * one given child (ln_job_wait_child) and a flow whose root has a parent
  * (ln_flow_node's root with opts.parent_*). */
-#include "conf.h"
+#include "conf_flowtree.h"
 
 /* Add job id (name, data) to queue with parent (pq, pid) or none. */
 static void add_kid(conf_ctx *c, const char *queue, const char *id, const char *name,
@@ -41,16 +41,7 @@ static void case_flowmore_remove_unprocessed(conf_ctx *c) {
     CHECK_EQ(conf_state(c, kq, "a"), LN_JOB_COMPLETED);
     CHECK_EQ(conf_state(c, kq, "f"), LN_JOB_FAILED);
     CHECK_EQ(conf_state(c, q, "p"), LN_JOB_WAITING);
-    ln_job_children rel;
-    CHECK_EQ(ln_jobs_children(c->jobs, q, "p", &rel), 0);
-    CHECK_EQ(rel.n, 2);
-    if (rel.n == 2) {
-        CONF_CHECK_STR(rel.children[0].id, "a");
-        CHECK_EQ(rel.children[0].status, LN_CHILD_PROCESSED);
-        CONF_CHECK_STR(rel.children[1].id, "f");
-        CHECK_EQ(rel.children[1].status, LN_CHILD_PENDING);
-    }
-    ln_job_children_clear(&rel);
+    conf_check_children(c, q, "p", "a:processed f:pending ");
     SAYS(c->jobs, 0, ln_jobs_remove_unprocessed_children(c->jobs, q, "p", &removed));
     CHECK_EQ(removed, 0);
     SAYS(c->jobs, LN_ENOENT, ln_jobs_remove_unprocessed_children(c->jobs, q, "nope", &removed));
@@ -63,16 +54,13 @@ static void case_flowmore_remove_unprocessed(conf_ctx *c) {
  * as BullMQ moves it to wait. */
 static void case_flowmore_remove_unprocessed_releases(conf_ctx *c) {
     const char *q = c->queue;
-    ln_job_opts o[4];
-    ln_flow_node grand = conf_flow_node(NULL, "k", "x1", &o[0]);
-    ln_flow_node kids[2] = {conf_flow_node(NULL, "k", "x", &o[1]),
-                            conf_flow_node(NULL, "k", "y", &o[2])};
-    kids[0].children = &grand;
-    kids[0].nchildren = 1;
-    ln_flow_node root = conf_flow_node(q, "parent", "r", &o[3]);
-    root.children = kids;
-    root.nchildren = 2;
-    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
+    conf_tree t;
+    const conf_tree_row rows[] = {{NULL, q, "parent", "r"},
+                                  {"r", NULL, "k", "x"},
+                                  {"x", NULL, "k", "x1"},
+                                  {"r", NULL, "k", "y"}};
+    ln_flow_node *root = CONF_TREE_MAKE(&t, rows);
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, root, NULL, 0, 0));
     CHECK_EQ(conf_state(c, q, "r"), LN_JOB_WAITING_CHILDREN);
     size_t removed = 0;
     SAYS(c->jobs, 0, ln_jobs_remove_unprocessed_children(c->jobs, q, "r", &removed));
@@ -108,14 +96,7 @@ static void case_flowmore_remove_unprocessed_held(conf_ctx *c) {
     CHECK_EQ(conf_state(c, hq, "h"), LN_JOB_ACTIVE);
     CHECK_EQ(conf_state(c, hq, "g"), LN_JOB_ACTIVE);
     CHECK_EQ(conf_state(c, kq, "hc"), LN_JOB_WAITING);
-    ln_job_children rel;
-    CHECK_EQ(ln_jobs_children(c->jobs, q, "p", &rel), 0);
-    CHECK_EQ(rel.n, 1);
-    if (rel.n == 1) {
-        CONF_CHECK_STR(rel.children[0].id, "h");
-        CHECK_EQ(rel.children[0].status, LN_CHILD_PENDING);
-    }
-    ln_job_children_clear(&rel);
+    conf_check_children(c, q, "p", "h:pending ");
     /* the running h's own pending child goes when h is the job */
     SAYS(c->jobs, 0, ln_jobs_remove_unprocessed_children(c->jobs, hq, "h", &removed));
     CHECK_EQ(removed, 1);
@@ -129,10 +110,7 @@ static void case_flowmore_remove_unprocessed_held(conf_ctx *c) {
     CHECK_EQ(conf_state(c, q, "p"), LN_JOB_WAITING);
     SAYS(c->jobs, 0, ln_jobs_remove_unprocessed_children(c->jobs, q, "p", &removed));
     CHECK_EQ(removed, 0);
-    CHECK_EQ(ln_jobs_children(c->jobs, q, "p", &rel), 0);
-    CHECK_EQ(rel.n, 1);
-    if (rel.n == 1) CHECK_EQ(rel.children[0].status, LN_CHILD_PROCESSED);
-    ln_job_children_clear(&rel);
+    conf_check_children(c, q, "p", "h:processed ");
     conf_check_counts(c, q);
     conf_check_counts(c, hq);
 }
@@ -216,33 +194,33 @@ static void case_flowmore_wait_child(conf_ctx *c) {
 static void case_flowmore_flow_root_parent(conf_ctx *c) {
     const char *q = c->queue, *kq = conf_queue(c, "tree");
     add_kid(c, q, "p", "parent", NULL, NULL);
-    ln_job_opts o[2];
-    ln_flow_node kid = conf_flow_node(NULL, "k", "x", &o[0]);
-    ln_flow_node root = conf_flow_node(kq, "k", "r", &o[1]);
-    root.children = &kid;
-    root.nchildren = 1;
-    o[1].parent_queue = q;
-    o[1].parent_id = "nope";
-    SAYS(c->jobs, LN_ENOENT, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
+    conf_tree t;
+    const conf_tree_row rows[] = {{NULL, kq, "k", "r"}, {"r", NULL, "k", "x"}};
+    ln_flow_node *root = CONF_TREE_MAKE(&t, rows);
+    ln_job_opts *ro = conf_tree_opts(&t, "r"), *xo = conf_tree_opts(&t, "x");
+    ro->parent_queue = q;
+    ro->parent_id = "nope";
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_add_flow(c->jobs, root, NULL, 0, 0));
     CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "missing key for parent job");
     CHECK_EQ(conf_total(c, kq), 0);
-    o[1].parent_id = "p";
-    o[0].parent_queue = q; /* only the root may have one */
-    o[0].parent_id = "p";
-    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
-    o[0].parent_queue = o[0].parent_id = NULL;
-    o[1].parent_queue = kq;
-    o[1].parent_id = "r";
-    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0)); /* itself */
-    o[1].parent_queue = q;
-    o[1].parent_id = "p";
-    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
+    ro->parent_id = "p";
+    xo->parent_queue = q; /* only the root may have one */
+    xo->parent_id = "p";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_flow(c->jobs, root, NULL, 0, 0));
+    xo->parent_queue = xo->parent_id = NULL;
+    ro->parent_queue = kq;
+    ro->parent_id = "r";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_flow(c->jobs, root, NULL, 0, 0)); /* itself */
+    ro->parent_queue = q;
+    ro->parent_id = "p";
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, root, NULL, 0, 0));
     CHECK_EQ(conf_state(c, kq, "r"), LN_JOB_WAITING_CHILDREN);
     CHECK_EQ(conf_state(c, q, "p"), LN_JOB_WAITING);
-    ln_flow_node lone = conf_flow_node(kq, "bad", "s", &o[0]); /* a root alone, */
-    o[0].parent_queue = q;
-    o[0].parent_id = "p";
-    o[0].ignore_dependency_on_failure = 1; /* its failure options in its opts */
+    ln_job_opts lo;
+    ln_flow_node lone = conf_flow_node(kq, "bad", "s", &lo); /* a root alone, */
+    lo.parent_queue = q;
+    lo.parent_id = "p";
+    lo.ignore_dependency_on_failure = 1; /* its failure options in its opts */
     SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &lone, NULL, 0, 0));
     ln_job_children rel;
     CHECK_EQ(ln_jobs_children(c->jobs, kq, "r", &rel), 0);

@@ -3,7 +3,7 @@
  * "waiting-children"}, or "delayed" {delay: the due time} for a parent
  * with a delay, in the parent's queue, also while the queue is paused; the
  * same on both stores, whatever path deleted the child. */
-#include "conf.h"
+#include "conf_flowtree.h"
 
 #include <stdlib.h>
 #include <time.h>
@@ -12,14 +12,11 @@
  * child_name in queue cq. */
 static void add_pair_in(conf_ctx *c, const char *cq, const char *child_name,
                         int64_t parent_delay_ms) {
-    ln_job_opts o[2];
-    ln_flow_node a = conf_flow_node(cq, child_name, "a", &o[0]);
-    ln_flow_node r = conf_flow_node(c->queue, "parent", "r", &o[1]);
-    o[1].delay_ms = parent_delay_ms;
-    r.children = &a;
-    r.nchildren = 1;
-    char ids[2][LN_JOB_ID_MAX];
-    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &r, ids[0], 2, LN_JOB_ID_MAX));
+    conf_tree t;
+    const conf_tree_row rows[] = {{NULL, c->queue, "parent", "r"}, {"r", cq, child_name, "a"}};
+    CONF_TREE_MAKE(&t, rows);
+    conf_tree_opts(&t, "r")->delay_ms = parent_delay_ms;
+    conf_tree_add(c, &t);
     CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_WAITING_CHILDREN);
 }
 

@@ -3,20 +3,11 @@
  * queue and state go, all or nothing; a held job refuses the whole tree;
  * the removed job's own parent loses a dependency; and ln_jobs_wait on a
  * job that is removed or drained returns soon (jobs_events.h). */
-#include "conf.h"
+#include "conf_flowtree.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
-
-static void add_flow(conf_ctx *c, const ln_flow_node *root, size_t nnodes) {
-    char(*ids)[LN_JOB_ID_MAX] = calloc(nnodes, LN_JOB_ID_MAX);
-    CHECK(ids != NULL);
-    int rc = ln_jobs_add_flow(c->jobs, root, ids[0], nnodes, LN_JOB_ID_MAX);
-    if (rc != 0) fprintf(stderr, "add_flow: %s\n", ln_jobs_errmsg(c->jobs));
-    CHECK_EQ(rc, 0);
-    free(ids);
-}
 
 /* Run every ready job of queue until none is. */
 static void run_all(conf_ctx *c, const char *queue) {
@@ -57,16 +48,13 @@ static void removed_ids(ln_jobs_events *ev, int n, const char *done, char *out, 
  * "removed" event in each job's own queue. */
 static void case_remove_tree_two_queues(conf_ctx *c) {
     const char *q = c->queue, *q2 = conf_queue(c, "two");
-    ln_job_opts o[4];
-    ln_flow_node a1 = conf_flow_node(q, "leaf", "a1", &o[0]);
-    ln_flow_node kids[2] = {conf_flow_node(q2, "mid", "a", &o[1]),
-                            conf_flow_node(q, "leaf", "b", &o[2])};
-    kids[0].children = &a1;
-    kids[0].nchildren = 1;
-    ln_flow_node root = conf_flow_node(q, "parent", "r", &o[3]);
-    root.children = kids;
-    root.nchildren = 2;
-    add_flow(c, &root, 4);
+    conf_tree t;
+    const conf_tree_row rows[] = {{NULL, q, "parent", "r"},
+                                  {"r", q2, "mid", "a"},
+                                  {"a", q, "leaf", "a1"},
+                                  {"r", q, "leaf", "b"}};
+    CONF_TREE_MAKE(&t, rows);
+    conf_tree_add(c, &t);
     run_all(c, q); /* b and a1 */
     CHECK_EQ(conf_state(c, q, "b"), LN_JOB_COMPLETED);
     CHECK_EQ(conf_state(c, q2, "a"), LN_JOB_WAITING);
@@ -104,16 +92,13 @@ static void case_remove_tree_two_queues(conf_ctx *c) {
  * as a whole, its message names the held job, and every job stays. */
 static void case_remove_tree_locked_child(conf_ctx *c) {
     const char *q = c->queue, *q2 = conf_queue(c, "held");
-    ln_job_opts o[4];
-    ln_flow_node leaves[2] = {conf_flow_node(q2, "leaf", "held-one", &o[0]),
-                              conf_flow_node(q, "leaf", "l2", &o[1])};
-    ln_flow_node mid = conf_flow_node(q, "mid", "m", &o[2]);
-    mid.children = leaves;
-    mid.nchildren = 2;
-    ln_flow_node root = conf_flow_node(q, "parent", "r", &o[3]);
-    root.children = &mid;
-    root.nchildren = 1;
-    add_flow(c, &root, 4);
+    conf_tree t;
+    const conf_tree_row rows[] = {{NULL, q, "parent", "r"},
+                                  {"r", q, "mid", "m"},
+                                  {"m", q2, "leaf", "held-one"},
+                                  {"m", q, "leaf", "l2"}};
+    CONF_TREE_MAKE(&t, rows);
+    conf_tree_add(c, &t);
     conf_hold h = {0};
     ln_worker_opts wo;
     conf_worker_opts(&wo);
@@ -147,7 +132,7 @@ static void case_remove_tree_largest_flow(conf_ctx *c) {
     ln_flow_node root = conf_flow_node(c->queue, "parent", "big", &o);
     root.children = kids;
     root.nchildren = n - 1;
-    add_flow(c, &root, n);
+    conf_flow_add(c, &root, n);
     CHECK_EQ(conf_total(c, c->queue), n);
     size_t removed = 0;
     SAYS(c->jobs, 0, ln_jobs_remove_tree(c->jobs, c->queue, "big", &removed));
@@ -162,16 +147,13 @@ static void case_remove_tree_largest_flow(conf_ctx *c) {
  * (waiting) once the removal takes its last one. */
 static void case_remove_tree_parent_outside(conf_ctx *c) {
     const char *q = c->queue, *q2 = conf_queue(c, "out");
-    ln_job_opts o[5];
-    ln_flow_node leaf = conf_flow_node(q2, "leaf", "m1", &o[0]);
-    ln_flow_node kids[2] = {conf_flow_node(q2, "mid", "m", &o[1]),
-                            conf_flow_node(q2, "leaf", "s", &o[2])};
-    kids[0].children = &leaf;
-    kids[0].nchildren = 1;
-    ln_flow_node root = conf_flow_node(q, "parent", "p", &o[3]);
-    root.children = kids;
-    root.nchildren = 2;
-    add_flow(c, &root, 4);
+    conf_tree t;
+    const conf_tree_row rows[] = {{NULL, q, "parent", "p"},
+                                  {"p", q2, "mid", "m"},
+                                  {"m", q2, "leaf", "m1"},
+                                  {"p", q2, "leaf", "s"}};
+    CONF_TREE_MAKE(&t, rows);
+    conf_tree_add(c, &t);
     size_t removed = 0;
     SAYS(c->jobs, 0, ln_jobs_remove_tree(c->jobs, q2, "m", &removed));
     CHECK_EQ(removed, 2);
@@ -194,15 +176,13 @@ static void case_remove_tree_parent_outside(conf_ctx *c) {
  * its parent's and stays. A scheduler's iteration refuses. */
 static void case_remove_tree_failed_children(conf_ctx *c) {
     const char *q = c->queue, *q2 = conf_queue(c, "bad");
-    ln_job_opts o[3];
-    ln_flow_node kids[2] = {conf_flow_node(q2, "bad", "ign", &o[0]),
-                            conf_flow_node(q2, "bad", "rem", &o[1])};
-    kids[0].ignore_dependency_on_failure = 1;
-    kids[1].remove_dependency_on_failure = 1;
-    ln_flow_node root = conf_flow_node(q, "parent", "r", &o[2]);
-    root.children = kids;
-    root.nchildren = 2;
-    add_flow(c, &root, 3);
+    conf_tree t;
+    const conf_tree_row rows[] = {
+        {NULL, q, "parent", "r"}, {"r", q2, "bad", "ign"}, {"r", q2, "bad", "rem"}};
+    CONF_TREE_MAKE(&t, rows);
+    conf_tree_node(&t, "ign")->ignore_dependency_on_failure = 1;
+    conf_tree_node(&t, "rem")->remove_dependency_on_failure = 1;
+    conf_tree_add(c, &t);
     run_all(c, q2);
     CHECK_EQ(conf_state(c, q2, "ign"), LN_JOB_FAILED);
     CHECK_EQ(conf_state(c, q, "r"), LN_JOB_WAITING);

@@ -1,7 +1,7 @@
 /* conf_review3.c - cases a review of the admin calls (<lanes/jobs_edit.h>),
  * the unprocessed-children removal and the kept dedup ids added: each
  * failed before its fix on at least one store. */
-#include "conf.h"
+#include "conf_flowtree.h"
 
 #include <pthread.h>
 
@@ -57,12 +57,10 @@ static int rv_record(ln_job *job, void *ctx) {
  * priority 0 it would run first). */
 static void case_review3_priority_of_waiting_parent(conf_ctx *c) {
     conf_add_id(c, c->queue, "w", 3, 0, 0);
-    ln_job_opts o[2];
-    ln_flow_node kid = conf_flow_node(NULL, "k", "k", &o[0]);
-    ln_flow_node root = conf_flow_node(c->queue, "parent", "p", &o[1]);
-    root.children = &kid;
-    root.nchildren = 1;
-    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
+    conf_tree t;
+    const conf_tree_row rows[] = {{NULL, c->queue, "parent", "p"}, {"p", NULL, "k", "k"}};
+    ln_flow_node *root = CONF_TREE_MAKE(&t, rows);
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, root, NULL, 0, 0));
     SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "p", 5, 0));
     ln_job_info i;
     SAYS(c->jobs, 0, ln_jobs_get(c->jobs, c->queue, "p", &i));
