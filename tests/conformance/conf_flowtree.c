@@ -60,11 +60,16 @@ void conf_tree_add(conf_ctx *c, conf_tree *t) {
 
 static const char *child_status_name(int status) {
     switch (status) {
-    case LN_CHILD_PENDING: return "pending";
-    case LN_CHILD_PROCESSED: return "processed";
-    case LN_CHILD_FAILED: return "failed";
-    case LN_CHILD_UNSUCCESSFUL: return "unsuccessful";
-    default: return "?";
+    case LN_CHILD_PENDING:
+        return "pending";
+    case LN_CHILD_PROCESSED:
+        return "processed";
+    case LN_CHILD_FAILED:
+        return "failed";
+    case LN_CHILD_UNSUCCESSFUL:
+        return "unsuccessful";
+    default:
+        return "?";
     }
 }
 
