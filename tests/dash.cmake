@@ -36,22 +36,17 @@ foreach(store ${LN_DASH_STORES})
     set_tests_properties(dash/${store} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
                          LABELS "plain;jobs;dash")
   endif()
-  add_test(NAME dash/api-${store}
-           COMMAND /usr/bin/env -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3
-                   ${CMAKE_CURRENT_SOURCE_DIR}/dash/test_api.py ${store}
-                   $<TARGET_FILE:lanes_cli>)
-  set_tests_properties(dash/api-${store} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
-                       LABELS "plain;jobs;dash")
-  add_test(NAME dash/edit-${store}
-           COMMAND /usr/bin/env -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3
-                   ${CMAKE_CURRENT_SOURCE_DIR}/dash/test_edit.py ${store}
-                   $<TARGET_FILE:lanes_cli>)
-  set_tests_properties(dash/edit-${store} PROPERTIES TIMEOUT 90 SKIP_RETURN_CODE 77
-                       LABELS "plain;jobs;dash")
-  add_test(NAME dash/metrics-${store}
-           COMMAND /usr/bin/env -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3
-                   ${CMAKE_CURRENT_SOURCE_DIR}/dash/test_metrics.py ${store}
-                   $<TARGET_FILE:lanes_cli>)
-  set_tests_properties(dash/metrics-${store} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
-                       LABELS "plain;jobs;dash")
+  # The Python tests: dash/NAME-STORE runs tests/dash/test_NAME.py, in the
+  # system python3 (Debian's packages), with a timeout of its own.
+  foreach(py api:60 edit:90 metrics:60)
+    string(REPLACE ":" ";" py ${py})
+    list(GET py 0 name)
+    list(GET py 1 timeout)
+    add_test(NAME dash/${name}-${store}
+             COMMAND /usr/bin/env -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3
+                     ${CMAKE_CURRENT_SOURCE_DIR}/dash/test_${name}.py ${store}
+                     $<TARGET_FILE:lanes_cli>)
+    set_tests_properties(dash/${name}-${store} PROPERTIES TIMEOUT ${timeout}
+                         SKIP_RETURN_CODE 77 LABELS "plain;jobs;dash")
+  endforeach()
 endforeach()

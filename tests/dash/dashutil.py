@@ -1,10 +1,14 @@
 """dashutil.py - what the Python tests of `lanes dash` share: the store URL
 of a run (a fresh SQLite file, or a Redis prefix of its own), the `lanes`
-command, a dashboard on a free loopback port, and the cleanup.
+command, a dashboard on a free loopback port, a request to its JSON API
+and the check of its answer, the count of checks passed, and the cleanup.
 
-    from dashutil import Run
+    from dashutil import Run, call
     run = Run(sys.argv[1], sys.argv[2], "api")   # exits 77 when skipped
+    run.with_dash(["--read-only"], lambda base: run.expect(call(base, "/api/queues"), 200))
+    run.main(main)   # main(), then "<store>: N passed, 0 failed"; cleans up
 """
+import json
 import os
 import re
 import shutil
@@ -12,8 +16,23 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 SKIP = 77
+
+
+def call(base, path, method="GET", headers=None, body=None):
+    """(status, parsed JSON body) of one request; an error's body must be JSON."""
+    data = body.encode() if isinstance(body, str) else body
+    req = urllib.request.Request(base + path, method=method, headers=headers or {}, data=data)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        raw = e.read()
+        assert e.headers.get("Content-Type") == "application/json", (path, e.headers)
+        return e.code, json.loads(raw)
 
 
 class Run:
@@ -21,6 +40,7 @@ class Run:
 
     def __init__(self, store, lanes_bin, tag):
         self.store, self.lanes_bin = store, lanes_bin
+        self.checks = 0
         self.tmp = tempfile.mkdtemp(prefix="lanes-dash-%s-" % tag)
         self.prefix = None
         if store == "sqlite":
@@ -61,6 +81,37 @@ class Run:
     def stop_dash(p):
         p.terminate()
         p.wait(timeout=10)
+
+    def with_dash(self, opts, fn):
+        """fn(base URL) with `lanes dash OPTS` running; what fn returns."""
+        p, base = self.start_dash(*opts)
+        try:
+            return fn(base)
+        finally:
+            self.stop_dash(p)
+
+    def ok(self, what):
+        """Counts a check passed and says so."""
+        self.checks += 1
+        print("ok   " + what)
+
+    def expect(self, got, status, code=None, what=""):
+        """A call()'s answer has this status and, given one, this error code;
+        its body."""
+        s, body = got
+        assert s == status, (what, s, body)
+        if code is not None:
+            assert body["error"]["code"] == code, (what, body)
+        self.ok("%s -> %d%s" % (what, status, " " + code if code else ""))
+        return body
+
+    def main(self, fn):
+        """Runs fn, says how many checks passed, and cleans up after it."""
+        try:
+            fn()
+            print("%s: %d passed, 0 failed" % (self.store, self.checks))
+        finally:
+            self.cleanup()
 
     def cleanup(self):
         """Removes the run's files, and its keys on Redis."""

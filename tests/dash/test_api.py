@@ -14,41 +14,16 @@ import os
 import subprocess
 import sys
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 
-from dashutil import Run
+from dashutil import Run, call
 
 run_ = Run(sys.argv[1], sys.argv[2], "api")
 store, url, tmp, lanes = run_.store, run_.url, run_.tmp, run_.lanes
+expect, with_dash = run_.expect, run_.with_dash
 
 SLASHY = "a/b q?#%"  # a queue name that needs escaping in a path
 LONG_ID = "L/" + "x" * 3000  # a job id longer than 127 bytes, escaped in a path
-checks = 0
-
-
-def call(base, path, method="GET", headers=None):
-    """(status, parsed JSON body) of one request."""
-    req = urllib.request.Request(base + path, method=method, headers=headers or {})
-    try:
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        body = e.read()
-        assert e.headers.get("Content-Type") == "application/json", (path, e.headers)
-        return e.code, json.loads(body)
-
-
-def expect(got, status, code=None, what=""):
-    global checks
-    s, body = got
-    assert s == status, (what, s, body)
-    if code is not None:
-        assert body["error"]["code"] == code, (what, body)
-    checks += 1
-    print("ok   %s -> %d%s" % (what, status, " " + code if code else ""))
-
 
 def main():
     lanes("jobs", url, "add", SLASHY, "x", '{"k":"v"}', "--id", "j/1")
@@ -61,14 +36,6 @@ def main():
     with_dash([], run_flow)
     with_dash([], run_steps)
     with_dash(["--queue", "plain", "--queue", "other"], run_fixed)
-
-
-def with_dash(opts, fn):
-    p, base = run_.start_dash(*opts)
-    try:
-        fn(base)
-    finally:
-        run_.stop_dash(p)
 
 
 def flow(tree):
@@ -109,7 +76,6 @@ def ids(n):
 
 
 def run_flow(base):
-    global checks
     f = "/api/queues/fl/jobs/%s/flow"
     s, b = call(base, f % "root")
     assert s == 200 and b["parent"] is None and b["children_total"] == 5, b
@@ -123,8 +89,7 @@ def run_flow(base):
     assert s == 200 and b["parent"]["id"] == "g0" and b["parent"]["queue"] == "fl", b
     assert b["root"] == {"queue": "fl", "id": "root"} and b["levels_up"] == 3, b
     assert b["tree"]["id"] == "root" and b["nodes"] == 8, b
-    checks += 1
-    print("ok   flow: parent, children and the whole tree from the root")
+    run_.ok("flow: parent, children and the whole tree from the root")
     s, b = call(base, f % "root" + "?nodes=3")
     assert b["nodes"] == 3 and b["truncated"] is True and b["tree"]["more"] == 3, b
     s, b = call(base, f % "h0" + "?nodes=3")
@@ -134,22 +99,19 @@ def run_flow(base):
     assert b["nodes"] == 6 and b["tree"]["children"][0]["more"] == 1, b
     s, b = call(base, f % "h0" + "?depth=2")
     assert ids(b["tree"]) == ("g0", [("h0", [])]) and b["root"]["id"] == "root", b
-    checks += 1
-    print("ok   flow: nodes and depth bound the tree; the path to the job is always in it")
+    run_.ok("flow: nodes and depth bound the tree; the path to the job is always in it")
     s, b = call(base, "/api/queues/wide/jobs/w/flow")
     assert b["children_total"] == 250 and len(b["children"]) == 200, b["children_total"]
     assert b["nodes"] == 200 and b["tree"]["more"] == 51 and b["truncated"], b["nodes"]
     s, b = call(base, "/api/queues/wide/jobs/k249/flow?nodes=2")
     assert ids(b["tree"]) == ("w", [("k249", [])]) and b["tree"]["more"] == 249, b
-    checks += 1
-    print("ok   flow: a parent of 250 children shows 200, says 51 more; a deep child is kept")
+    run_.ok("flow: a parent of 250 children shows 200, says 51 more; a deep child is kept")
     s, b = call(base, "/api/queues/flf/jobs/fr/flow")
     c = b["children"][0]
     assert c["queue"] == "flfk" and c["status"] == "failed" and c["state"] == "failed", b
     assert c["value"], b
     assert b["state"] == "waiting", b  # the ignored failure released it
-    checks += 1
-    print("ok   flow: a failed child's status and reason (%r)" % c["value"])
+    run_.ok("flow: a failed child's status and reason (%r)" % c["value"])
     s, b = call(base, "/api/queues/plain/jobs/p1/flow")
     assert b["parent"] is None and b["children"] == [] and b["nodes"] == 1, b
     assert ids(b["tree"]) == ("p1", []), b
@@ -169,7 +131,6 @@ def run_flow(base):
 def run_steps(base):
     """A job waiting for the children its run added; a custom backoff;
     remove-tree."""
-    global checks
     s, b = call(base, "/api/queues/steps/jobs/st1")
     assert s == 200 and b["state"] == "waiting-children" and b["waited"] is True, b
     assert b["attempts_started"] == 1 and b["attempts_made"] == 0, b
@@ -177,16 +138,14 @@ def run_steps(base):
     assert [(j["id"], j["waited"]) for j in b["jobs"]] == [("st1", True)], b
     s, b = call(base, "/api/queues/fl/jobs?state=waiting-children")
     assert b["jobs"] and not any(j["waited"] for j in b["jobs"]), b
-    checks += 1
-    print("ok   waited: a job its run moved to waiting-children, not a flow parent added so")
+    run_.ok("waited: a job its run moved to waiting-children, not a flow parent added so")
     s, b = call(base, "/api/queues/bo/jobs/b1")
     assert (b["backoff"], b["backoff_custom"], b["backoff_ms"], b["backoff_jitter"]) == \
         ("linear", True, 7, 0.25), b
     s, b = call(base, "/api/queues/plain/jobs/p1")
     assert (b["backoff"], b["backoff_custom"], b["backoff_ms"], b["backoff_jitter"]) == \
         ("fixed", False, 0, 0), b
-    checks += 1
-    print("ok   backoff: a custom type with its jitter; none is fixed 0 ms, jitter 0")
+    run_.ok("backoff: a custom type with its jitter; none is fixed 0 ms, jitter 0")
     w = {"X-Lanes-Dash": "1"}
     rt = "/api/queues/rt/jobs/rt-root/remove-tree"
     expect(call(base, rt, "POST"), 403, "forbidden", "remove-tree without X-Lanes-Dash")
@@ -228,12 +187,10 @@ def run_read_only(base):
 
 
 def run_fixed(base):
-    global checks
     s, body = call(base, "/api/queues")
     assert [q["name"] for q in body["queues"]] == ["plain", "other"], body
     assert body["queues"][1]["counts"]["waiting"] == 0, body
-    checks += 1
-    print("ok   --queue: only the queues given, in their order")
+    run_.ok("--queue: only the queues given, in their order")
 
 
 def run(base):
@@ -302,8 +259,4 @@ def run(base):
     expect(call(base, rm, "POST", w), 404, "not_found", "remove it again")
 
 
-try:
-    main()
-    print("%s: %d passed, 0 failed" % (store, checks))
-finally:
-    run_.cleanup()
+run_.main(main)

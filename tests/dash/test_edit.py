@@ -12,42 +12,16 @@ Exit 77 = skipped (redis without LANES_TEST_REDIS_URL).
 """
 import json
 import sys
-import urllib.error
 import urllib.parse
-import urllib.request
 
-from dashutil import Run
+from dashutil import Run, call
 
 run_ = Run(sys.argv[1], sys.argv[2], "edit")
 store, url, lanes = run_.store, run_.url, run_.lanes
+expect, with_dash = run_.expect, run_.with_dash
 W = {"X-Lanes-Dash": "1"}
 # JSON.parse accepts it; a decoder that re-encodes would change it.
 ODD = '{"a": 1.0e0 ,"big":123456789012345678901234567890,"s":"\\u00e9\xe9\\ud83d\\ude00","a":2}\n'
-checks = 0
-
-
-def call(base, path, method="GET", headers=None, body=None):
-    """(status, parsed JSON body) of one request."""
-    data = body.encode() if isinstance(body, str) else body
-    req = urllib.request.Request(base + path, method=method, headers=headers or {}, data=data)
-    try:
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        raw = e.read()
-        assert e.headers.get("Content-Type") == "application/json", (path, e.headers)
-        return e.code, json.loads(raw)
-
-
-def expect(got, status, code=None, what=""):
-    global checks
-    s, body = got
-    assert s == status, (what, s, body)
-    if code is not None:
-        assert body["error"]["code"] == code, (what, body)
-    checks += 1
-    print("ok   %s -> %d%s" % (what, status, " " + code if code else ""))
-    return body
 
 
 def job(q, jid):
@@ -202,14 +176,6 @@ def run_dedup(base):
     expect(call(base, d + "/explode", "POST", W), 404, "not_found", "unknown dedup action")
 
 
-def with_dash(opts, fn):
-    p, base = run_.start_dash(*opts)
-    try:
-        fn(base)
-    finally:
-        run_.stop_dash(p)
-
-
 def main():
     fill()
     with_dash(["--read-only"], run_read_only)
@@ -217,8 +183,4 @@ def main():
                                             run_dedup)])
 
 
-try:
-    main()
-    print("%s: %d passed, 0 failed" % (store, checks))
-finally:
-    run_.cleanup()
+run_.main(main)

@@ -50,11 +50,7 @@ def main():
         while json.loads(lanes("jobs", url, "workers", ODD, "--json")) == []:
             assert time.time() < deadline, "the worker is not listed"
             time.sleep(0.05)
-        dash, base = run_.start_dash()
-        try:
-            text = scrape(base)
-        finally:
-            run_.stop_dash(dash)
+        text = run_.with_dash([], scrape)
     finally:
         worker.terminate()
         worker.wait(timeout=20)
@@ -75,12 +71,7 @@ def main():
     assert families["lanes_workers"].type == "gauge" and workers == {"mail": 0, ODD: 1}, workers
     up = families["lanes_store_up"].samples[0]
     assert up.value == 1 and up.labels["store"] == store, up
-    print("ok   %s: /metrics parses; %d samples agree with lanes jobs counts"
-          % (store, len(got)))
+    run_.ok("%s: /metrics parses; %d samples agree with lanes jobs counts" % (store, len(got)))
 
 
-try:
-    main()
-    print("1 passed, 0 failed")
-finally:
-    run_.cleanup()
+run_.main(main)
