@@ -5,22 +5,9 @@
 # promote_all_* and trim_events_* cases): output, --json, stdin data, errors
 # and exit codes, --help without a store.
 set -u
-lanes=$1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/lanes-edit-cli.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-url="sqlite:$tmp/e.db"
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-expect_rc() { # RC CMD...: run CMD, its exit code must be RC
-    want=$1
-    shift
-    rc=0
-    "$@" >"$tmp/out" 2>"$tmp/err" </dev/null || rc=$?
-    [ $rc -eq "$want" ] || fail "$* exited $rc, not $want: $(cat "$tmp/err")"
-}
-j() { "$lanes" jobs "$url" "$@"; }
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=cli_common.sh source-path=SCRIPTDIR
+. "$here/cli_common.sh"
 
 for id in a b c; do j add q n '{}' --id "$id" >/dev/null || fail "add $id"; done
 j add q n '{}' --id late --delay 600000 >/dev/null || fail "add late"
@@ -93,7 +80,7 @@ expect_rc 2 j priority-counts p -1
 # trim-events: the newest MAXLEN of the queue stay (a handle writing every
 # event: an add writes more than one), it prints how many went.
 for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
-    "$lanes" jobs "$url?events=all" add t n "{\"i\":$i}" >/dev/null || fail "add t $i"
+    "$cli" jobs "$url?events=all" add t n "{\"i\":$i}" >/dev/null || fail "add t $i"
 done
 before=$(j events t | wc -l)
 [ "$before" -ge 12 ] || fail "only $before events"
@@ -107,9 +94,9 @@ expect_rc 2 j trim-events t
 
 # --help of each, without making a store; a missing store is exit 2.
 for sub in change-priority change-delay update-data dedup promote priority-counts trim-events; do
-    expect_rc 0 "$lanes" jobs "sqlite:$tmp/none.db" "$sub" --help
+    expect_rc 0 "$cli" jobs "sqlite:$tmp/none.db" "$sub" --help
     grep -q "^usage: lanes jobs URL $sub " "$tmp/out" || fail "$sub --help: $(cat "$tmp/out")"
 done
 [ ! -e "$tmp/none.db" ] || fail "--help made a store"
-expect_rc 2 "$lanes" jobs "sqlite:$tmp/none.db" dedup q k
+expect_rc 2 "$cli" jobs "sqlite:$tmp/none.db" dedup q k
 echo "ok"

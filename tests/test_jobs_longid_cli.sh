@@ -6,56 +6,49 @@
 # whole, a long id is canceled, and a custom id past 65535 bytes is
 # refused with exit 2 and a message. (Redis: tests/test_redis_interop.sh longid.)
 set -u
-cli=$1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/lanes-longid.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-url=sqlite:$tmp/s.db
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=cli_common.sh source-path=SCRIPTDIR
+. "$here/cli_common.sh"
 lid=L-$(printf '%04998d' 0 | tr 0 x) # 5000 bytes
-got=$("$cli" jobs "$url" add q bad '{"a":1}' --id "$lid" 2>"$tmp/err") ||
+got=$(j add q bad '{"a":1}' --id "$lid" 2>"$tmp/err") ||
     fail "add --id: $(cat "$tmp/err")"
 [ "$got" = "$lid" ] || fail "add --id printed $got"
-"$cli" jobs "$url" get q "$lid" --json >"$tmp/get.json" 2>"$tmp/err" || fail "get: $(cat "$tmp/err")"
+j get q "$lid" --json >"$tmp/get.json" 2>"$tmp/err" || fail "get: $(cat "$tmp/err")"
 grep -q "\"id\": *\"$lid\"" "$tmp/get.json" || fail "get: $(cat "$tmp/get.json")"
 "$cli" worker "$url" q --exit-when-empty --exec sh -c \
     'echo "$LANES_JOB_ID" >>"$0"; [ "$LANES_JOB_NAME" != bad ] || [ -e "$0.ok" ]' "$tmp/ran" \
     >/dev/null 2>&1
 [ "$(cat "$tmp/ran")" = "$lid" ] || fail "the worker ran $(cat "$tmp/ran")"
-"$cli" jobs "$url" get q "$lid" | grep -q failed || fail "get: not failed"
-"$cli" jobs "$url" list q failed | grep -q "^$lid " || fail "list failed"
-"$cli" jobs "$url" logs q "$lid" >/dev/null || fail "logs"
-"$cli" jobs "$url" retry q "$lid" >/dev/null || fail "retry"
+j get q "$lid" | grep -q failed || fail "get: not failed"
+j list q failed | grep -q "^$lid " || fail "list failed"
+j logs q "$lid" >/dev/null || fail "logs"
+j retry q "$lid" >/dev/null || fail "retry"
 touch "$tmp/ran.ok"
 "$cli" worker "$url" q --exit-when-empty --exec sh -c 'echo "$LANES_JOB_ID" >>"$0"' "$tmp/ran" \
     >/dev/null 2>&1 || fail "second worker"
-"$cli" jobs "$url" wait q "$lid" --timeout 5 >/dev/null || fail "wait"
-"$cli" jobs "$url" remove q "$lid" >/dev/null || fail "remove"
-rc=0
-"$cli" jobs "$url" get q "$lid" >/dev/null 2>&1 || rc=$?
-[ $rc -eq 4 ] || fail "get after remove exited $rc, not 4"
+j wait q "$lid" --timeout 5 >/dev/null || fail "wait"
+j remove q "$lid" >/dev/null || fail "remove"
+expect_rc 4 j get q "$lid" # removed
 # A flow of long ids: printed whole, the parent reads its child by its
 # whole key, the child names its whole parent; a long id is canceled.
 pid=P-$(printf '%0298d' 0 | tr 0 p) kid=K-$(printf '%0298d' 0 | tr 0 k) # 300 bytes
 printf '{"name":"p","queueName":"f","opts":{"jobId":"%s"},"children":[{"name":"k","opts":{"jobId":"%s"}}]}' \
     "$pid" "$kid" >"$tmp/flow.json"
-"$cli" jobs "$url" flow "$tmp/flow.json" >"$tmp/flow.out" 2>"$tmp/err" || fail "flow: $(cat "$tmp/err")"
+j flow "$tmp/flow.json" >"$tmp/flow.out" 2>"$tmp/err" || fail "flow: $(cat "$tmp/err")"
 [ "$(cat "$tmp/flow.out")" = "$(printf 'f %s\nf %s' "$pid" "$kid")" ] ||
     fail "flow printed $(cat "$tmp/flow.out")"
 "$cli" worker "$url" f --exit-when-empty --exec sh -c 'echo "\"r-$LANES_JOB_NAME\""' \
     >/dev/null 2>&1 || fail "flow worker"
-"$cli" jobs "$url" get f "$pid" >"$tmp/p.txt" 2>&1 || fail "get parent: $(cat "$tmp/p.txt")"
+j get f "$pid" >"$tmp/p.txt" 2>&1 || fail "get parent: $(cat "$tmp/p.txt")"
 grep -q "completed" "$tmp/p.txt" || fail "parent: $(cat "$tmp/p.txt")"
 grep -q "^child  *f:$kid processed" "$tmp/p.txt" || fail "parent's child: $(cat "$tmp/p.txt")"
-"$cli" jobs "$url" get f "$kid" | grep -q "^parent  *f:$pid\$" || fail "child's parent"
-"$cli" jobs "$url" add c n '{}' --id "$lid" >/dev/null || fail "add to cancel"
-"$cli" jobs "$url" cancel c "$lid" 2>"$tmp/err" || fail "cancel: $(cat "$tmp/err")"
-"$cli" jobs "$url" get c "$lid" | grep -q failed || fail "canceled job not failed"
+j get f "$kid" | grep -q "^parent  *f:$pid\$" || fail "child's parent"
+j add c n '{}' --id "$lid" >/dev/null || fail "add to cancel"
+j cancel c "$lid" 2>"$tmp/err" || fail "cancel: $(cat "$tmp/err")"
+j get c "$lid" | grep -q failed || fail "canceled job not failed"
 over=L-$(printf '%065534d' 0 | tr 0 o) # 65536 bytes: one past the bound
 rc=0
-"$cli" jobs "$url" add q n '{}' --id "$over" >/dev/null 2>"$tmp/err" || rc=$?
+j add q n '{}' --id "$over" >/dev/null 2>"$tmp/err" || rc=$?
 [ $rc -eq 2 ] || fail "add of a 65536-byte id exited $rc"
 grep -q 'longer than 65535 bytes' "$tmp/err" || fail "message: $(head -c 300 "$tmp/err")"
 echo "lanes jobs add/get/list/logs/retry/wait/remove/flow/cancel and lanes worker with long ids"

@@ -5,54 +5,42 @@
 # iterations run by `lanes worker --exec`, each made when the one before
 # was taken.
 set -u
-lanes=$1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/lanes-sched-cli.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-url="sqlite:$tmp/s.db"
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-expect_rc() { # RC CMD...: run CMD, its exit code must be RC
-    want=$1
-    shift
-    rc=0
-    "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
-    [ $rc -eq "$want" ] || fail "$* exited $rc, not $want: $(cat "$tmp/err")"
-}
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=cli_common.sh source-path=SCRIPTDIR
+. "$here/cli_common.sh"
 
-id=$("$lanes" jobs "$url" schedule q tick --every 50 --limit 3 tick '{"n":1}') || fail "schedule --every"
+id=$(j schedule q tick --every 50 --limit 3 tick '{"n":1}') || fail "schedule --every"
 case $id in repeat:tick:[0-9]*) ;; *) fail "iteration id '$id'" ;; esac
-"$lanes" jobs "$url" schedule q rep --cron '0 9 * * mon-fri' --tz Europe/Berlin report >/dev/null ||
+j schedule q rep --cron '0 9 * * mon-fri' --tz Europe/Berlin report >/dev/null ||
     fail "schedule --cron"
-"$lanes" jobs "$url" schedules q >"$tmp/list" || fail "schedules"
+j schedules q >"$tmp/list" || fail "schedules"
 grep -q "^tick .* every:50 1 tick$" "$tmp/list" || fail "schedules: $(cat "$tmp/list")"
 grep -q "^rep .*T0[78]:00:00.000Z cron:'0 9 \* \* mon-fri'@Europe/Berlin 1 report$" "$tmp/list" ||
     fail "schedules: $(cat "$tmp/list")"
-"$lanes" jobs "$url" schedules q --json | grep -q '"id":"rep".*"pattern":"0 9 \* \* mon-fri"' ||
+j schedules q --json | grep -q '"id":"rep".*"pattern":"0 9 \* \* mon-fri"' ||
     fail "schedules --json"
 
 # Errors: bad pattern and zone (2, JSON under --json), unknown option (2),
 # no such scheduler (4); --help without a store.
-expect_rc 2 "$lanes" jobs "$url" schedule q b --cron '0 25 * * *' n
+expect_rc 2 j schedule q b --cron '0 25 * * *' n
 grep -q 'hour field' "$tmp/err" || fail "bad pattern: $(cat "$tmp/err")"
-expect_rc 2 "$lanes" jobs "$url" schedule q b --cron '* * * * *' --tz Nowhere/Else n --json
+expect_rc 2 j schedule q b --cron '* * * * *' --tz Nowhere/Else n --json
 grep -q '"code":"LN_EINVAL"' "$tmp/err" || fail "bad zone under --json: $(cat "$tmp/err")"
-expect_rc 2 "$lanes" jobs "$url" schedule q b --every 10 --colour red n
-expect_rc 2 "$lanes" jobs "$url" schedule q b --every 10 --cron '* * * * *' n
-expect_rc 4 "$lanes" jobs "$url" unschedule q nope
-expect_rc 0 "$lanes" jobs "sqlite:$tmp/none.db" schedule --help
+expect_rc 2 j schedule q b --every 10 --colour red n
+expect_rc 2 j schedule q b --every 10 --cron '* * * * *' n
+expect_rc 4 j unschedule q nope
+expect_rc 0 "$cli" jobs "sqlite:$tmp/none.db" schedule --help
 grep -q '^usage: lanes jobs URL schedule QUEUE ID' "$tmp/out" || fail "schedule --help"
 [ ! -e "$tmp/none.db" ] || fail "--help made a store"
-expect_rc 2 "$lanes" jobs "sqlite:$tmp/none.db" schedules q
+expect_rc 2 "$cli" jobs "sqlite:$tmp/none.db" schedules q
 
 # A worker runs the every scheduler's three iterations (limit 3), then
 # finds the queue empty but for the cron one's, which it leaves delayed.
-"$lanes" worker "$url" q --max-jobs 3 --exec cat >/dev/null 2>"$tmp/w.err" ||
+"$cli" worker "$url" q --max-jobs 3 --exec cat >/dev/null 2>"$tmp/w.err" ||
     fail "lanes worker: $(cat "$tmp/w.err")"
-"$lanes" jobs "$url" list q completed >"$tmp/done" || fail "list"
+j list q completed >"$tmp/done" || fail "list"
 [ "$(grep -c '^repeat:tick:' "$tmp/done")" = 3 ] || fail "completed: $(cat "$tmp/done")"
-"$lanes" jobs "$url" schedules q | grep -q "^tick .* every:50 3 tick$" || fail "iterations after the run"
-"$lanes" jobs "$url" unschedule q rep || fail "unschedule"
-"$lanes" jobs "$url" counts q --json | grep -q '"delayed":0' || fail "the cron iteration stayed"
+j schedules q | grep -q "^tick .* every:50 3 tick$" || fail "iterations after the run"
+j unschedule q rep || fail "unschedule"
+j counts q --json | grep -q '"delayed":0' || fail "the cron iteration stayed"
 echo "lanes jobs schedule/unschedule/schedules on sqlite: ok"

@@ -7,19 +7,9 @@
 # removed. On sqlite always, and on Redis when LANES_TEST_REDIS_URL is set
 # (scripts/with-services.sh).
 set -u
-cli=$1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/lanes-unprocessed-cli.XXXXXX")
-wpid=""
-cleanup() {
-    [ -z "$wpid" ] || kill "$wpid" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() {
-    echo "FAIL ($store): $*" >&2
-    exit 1
-}
-j() { "$cli" jobs "$url" "$@"; }
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=cli_common.sh source-path=SCRIPTDIR
+. "$here/cli_common.sh"
 state() { j get "$1" "$2" --json | sed 's/.*"state":"\([^"]*\)".*/\1/'; }
 
 run_store() { # URL NAME
@@ -40,47 +30,35 @@ run_store() { # URL NAME
     "$cli" worker "$url" "$h" --exit-when-empty --exec /bin/sh -c \
         'cat >/dev/null; touch "$0/held"; while [ ! -e "$0/go" ]; do sleep 0.05; done; echo 1' \
         "$tmp" >/dev/null 2>"$tmp/w.err" &
-    wpid=$!
+    bg_pid=$!
     i=0
     until [ -e "$tmp/held" ]; do
         i=$((i + 1))
         [ $i -le 200 ] || fail "the worker never ran h: $(cat "$tmp/w.err")"
         sleep 0.05
     done
-    rc=0
-    j remove "$q" p --unprocessed-children --children >/dev/null 2>"$tmp/e" || rc=$?
-    [ $rc -eq 2 ] || fail "both options exited $rc"
-    grep -q "exclude each other" "$tmp/e" || fail "both options: $(cat "$tmp/e")"
-    rc=0
-    j remove "$q" p extra --unprocessed-children >/dev/null 2>&1 || rc=$?
-    [ $rc -eq 2 ] || fail "an extra argument exited $rc"
-    rc=0
-    j retry "$q" p --unprocessed-children >/dev/null 2>&1 || rc=$?
-    [ $rc -eq 2 ] || fail "retry took --unprocessed-children (exit $rc)"
+    expect_rc 2 j remove "$q" p --unprocessed-children --children
+    grep -q "exclude each other" "$tmp/err" || fail "both options: $(cat "$tmp/err")"
+    expect_rc 2 j remove "$q" p extra --unprocessed-children
+    expect_rc 2 j retry "$q" p --unprocessed-children
     [ "$(state "$k" a)" = waiting ] || fail "a refused call removed a"
     n=$(j remove "$q" p --unprocessed-children) || fail "remove --unprocessed-children"
     [ "$n" = 2 ] || fail "removed $n jobs, not 2 (a and c)"
-    rc=0
-    j get "$k" a >/dev/null 2>&1 || rc=$?
-    [ $rc -eq 4 ] || fail "a stayed (get exit $rc)"
-    rc=0
-    j get "$k" c >/dev/null 2>&1 || rc=$?
-    [ $rc -eq 4 ] || fail "c stayed (get exit $rc)"
+    expect_rc 4 j get "$k" a # gone
+    expect_rc 4 j get "$k" c
     [ "$(state "$q" p)" = waiting ] || fail "p is not waiting"
     [ "$(state "$h" h)" = active ] || fail "the running h went"
     j get "$q" p >"$tmp/p" || fail "get p"
     grep -q "child .*$d:b processed" "$tmp/p" || fail "b's record went: $(cat "$tmp/p")"
     grep -q "child .*$h:h pending" "$tmp/p" || fail "h is no longer p's child: $(cat "$tmp/p")"
     touch "$tmp/go"
-    wait "$wpid" || fail "worker $h: $(cat "$tmp/w.err")"
-    wpid=""
+    wait "$bg_pid" || fail "worker $h: $(cat "$tmp/w.err")"
+    bg_pid=""
     rm -f "$tmp/held" "$tmp/go"
     out=$(j remove "$q" p --unprocessed-children --json) || fail "remove --json"
     [ "$out" = '{"ok":true,"count":0}' ] || fail "--json printed $out"
-    rc=0
-    j remove "$q" nope --unprocessed-children --json >/dev/null 2>"$tmp/e" || rc=$?
-    [ $rc -eq 4 ] || fail "no such job exited $rc"
-    grep -q '"code":"LN_ENOENT"' "$tmp/e" || fail "no such job under --json: $(cat "$tmp/e")"
+    expect_rc 4 j remove "$q" nope --unprocessed-children --json
+    grep -q '"code":"LN_ENOENT"' "$tmp/err" || fail "no such job under --json: $(cat "$tmp/err")"
     # 1001 entries: the root and its 1000 children (999 in a flow, one more)
     {
         printf '{"name":"big","queueName":"%s","opts":{"jobId":"big"},"children":[' "$q"
@@ -94,10 +72,8 @@ run_store() { # URL NAME
     } >"$tmp/big.json"
     j flow "$tmp/big.json" >/dev/null || fail "flow of 1000 jobs"
     j add "$k" leaf --id last --parent "$q:big" >/dev/null || fail "the 1000th child"
-    rc=0
-    j remove "$q" big --unprocessed-children >/dev/null 2>"$tmp/e" || rc=$?
-    [ $rc -eq 2 ] || fail "1001 entries exited $rc"
-    grep -q "more than 1000 entries" "$tmp/e" || fail "no reason given: $(cat "$tmp/e")"
+    expect_rc 2 j remove "$q" big --unprocessed-children # 1001 entries
+    grep -q "more than 1000 entries" "$tmp/err" || fail "no reason given: $(cat "$tmp/err")"
     [ "$(state "$k" last)" = waiting ] || fail "a refused call removed a child"
     j remove "$k" last >/dev/null || fail "remove last"
     n=$(j remove "$q" big --unprocessed-children) || fail "remove 999 children"
@@ -105,9 +81,5 @@ run_store() { # URL NAME
     [ "$(state "$q" big)" = waiting ] || fail "big was not released from waiting-children"
 }
 
-run_store "sqlite:$tmp/t.db" sqlite
-if [ -n "${LANES_TEST_REDIS_URL:-}" ]; then
-    case $LANES_TEST_REDIS_URL in *\?*) sep='&' ;; *) sep='?' ;; esac
-    run_store "$LANES_TEST_REDIS_URL${sep}prefix=lunp$$" redis
-fi
+each_store run_store lunp
 echo "lanes jobs remove --unprocessed-children: pending children gone, the job and a running child kept"
