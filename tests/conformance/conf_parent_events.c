@@ -24,6 +24,15 @@ static void add_pair(conf_ctx *c, const char *child_name, int64_t parent_delay_m
     add_pair_in(c, c->queue, child_name, parent_delay_ms);
 }
 
+/* add_pair_in of a child "bad" in cq that a worker of cq (options *wo, kept
+ * by the caller) then fails, with no failure option: r waits on. */
+static void add_failed_pair(conf_ctx *c, const char *cq, ln_worker_opts *wo) {
+    add_pair_in(c, cq, "bad", 0);
+    conf_worker_opts(wo);
+    conf_run(c, cq, conf_handler_by_name, NULL, wo);
+    CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_WAITING_CHILDREN);
+}
+
 /* The next event of ev named name, CHECKed to be job "r"'s. */
 static void next_of_r(ln_jobs_events *ev, const char *name, ln_job_event *e) {
     conf_next_named(ev, name, e);
@@ -103,12 +112,9 @@ static void case_parent_event_paused(conf_ctx *c) {
  * clean removes it) releases the parent. */
 static void case_parent_event_cleaned_child(conf_ctx *c) {
     const char *kq = conf_queue(c, "kids");
-    add_pair_in(c, kq, "bad", 0);
     ln_worker_opts wo;
-    conf_worker_opts(&wo);
-    conf_run(c, kq, conf_handler_by_name, NULL, &wo);
+    add_failed_pair(c, kq, &wo);
     CHECK_EQ(conf_state(c, kq, "a"), LN_JOB_FAILED);
-    CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_WAITING_CHILDREN);
     watch w = watch_open(c);
     size_t removed = 0;
     SAYS(w.jobs, 0, ln_jobs_clean(w.jobs, kq, LN_JOB_FAILED, -1, 0, &removed));
@@ -125,11 +131,8 @@ static void case_parent_event_cleaned_child(conf_ctx *c) {
  * released with its event. */
 static void case_parent_event_trimmed_child(conf_ctx *c) {
     const char *kq = conf_queue(c, "kids");
-    add_pair_in(c, kq, "bad", 0);
     ln_worker_opts wo;
-    conf_worker_opts(&wo);
-    conf_run(c, kq, conf_handler_by_name, NULL, &wo);
-    CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_WAITING_CHILDREN);
+    add_failed_pair(c, kq, &wo);
     ln_job_opts zo;
     ln_job_opts_init(&zo);
     zo.job_id = "z";
@@ -173,11 +176,8 @@ static void no_release_of_r(conf_ctx *c, watch *w) {
 /* A clean (or a drain) of the parent's own queue removes the parent it
  * releases (BullMQ's "hard" removal): no release event for it. */
 static void case_parent_event_none_when_cleaned_with(conf_ctx *c) {
-    add_pair(c, "bad", 0);
     ln_worker_opts wo;
-    conf_worker_opts(&wo);
-    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
-    CHECK_EQ(conf_state(c, c->queue, "r"), LN_JOB_WAITING_CHILDREN);
+    add_failed_pair(c, c->queue, &wo);
     watch w = watch_open(c);
     SAYS(w.jobs, 0, ln_jobs_clean(w.jobs, c->queue, LN_JOB_FAILED, -1, 0, NULL));
     CHECK_EQ(conf_state(c, c->queue, "r"), LN_ENOENT);
