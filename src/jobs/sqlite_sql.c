@@ -11,9 +11,9 @@
  * repeatable jobs). One primary-key lookup, past the limit only. */
 #define STALL_TRIMMED "rtrim(lanes_jobs.cid, '0123456789')"
 #define STALL_FAILS                                                                                \
-    "(stalled + 1 > ?3 AND NOT (lanes_jobs.cid IS NOT NULL AND substr(lanes_jobs.cid, 1, 7) = "  \
-    "'repeat:' AND length(" STALL_TRIMMED ") < length(lanes_jobs.cid) AND substr("               \
-    STALL_TRIMMED ", -1) = ':' AND EXISTS (SELECT 1 FROM lanes_schedulers s WHERE s.queue = ?1 " \
+    "(stalled + 1 > ?3 AND NOT (lanes_jobs.cid IS NOT NULL AND substr(lanes_jobs.cid, 1, 7) = "    \
+    "'repeat:' AND length(" STALL_TRIMMED ") < length(lanes_jobs.cid) AND substr(" STALL_TRIMMED   \
+    ", -1) = ':' AND EXISTS (SELECT 1 FROM lanes_schedulers s WHERE s.queue = ?1 "                 \
     "AND s.id = substr(" STALL_TRIMMED ", 8, length(" STALL_TRIMMED ") - 8))))"
 
 /* Columns read into ln_job_info by sq_read_info (sqlite_ops.c), in order. */
