@@ -41,7 +41,7 @@ import {
 } from './node/edit.mjs';
 import { rvAdd, rvPrio, rvCheck, rvDedupAdd } from './node/review3.mjs';
 import {
-  srTake, srCheck, srRun, srAdd, srPause, srRequeued, srNodeTake,
+  srTake, srCheck, srRun, srAdd, srPause, srRequeued, srNodeTake, srRjkTake, srRjkCheck,
 } from './node/schedrec.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
@@ -135,6 +135,8 @@ switch (cmd) {
   case 'sr-pause': await srPause(queue); break;
   case 'sr-requeued': await srRequeued(queue, args[0]); break;
   case 'sr-node-take': await srNodeTake(queue, args[0], args[1]); break;
+  case 'sr-rjk-take': await srRjkTake(queue); break;
+  case 'sr-rjk-check': await srRjkCheck(queue, args[0], args[1], args[2]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

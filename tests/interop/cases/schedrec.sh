@@ -135,3 +135,32 @@ case_schedrec_node_died_node_take() {
     sr_requeue_node_take "$id" every
     echo "after the Node holder of $id died: $(cat "$tmp/sr.out")"
 }
+
+#   schedrec_rjk_stalled  BullMQ's isRepeatableJob beyond schedulers: a
+#              job whose rjk is only a member of the repeat ZSET (a legacy
+#              repeatable job) and one whose rjk names nothing, taken and
+#              left to stall, under BullMQ's own check (one queue) and
+#              lanes' (a twin queue, paused so its worker only checks):
+#              both requeue the first with no defa; the second fails
+#              (lanes: at once; BullMQ: defa, failed by its next take).
+case_schedrec_rjk_stalled() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    for side in bullmq lanes; do
+        js sr-rjk-take "$q-$side" >"$tmp/rjk.json" || fail "sr-rjk-take"
+        legacy=$(sed 's/.*"legacy":"\([^"]*\)".*/\1/' "$tmp/rjk.json")
+        nothing=$(sed 's/.*"nothing":"\([^"]*\)".*/\1/' "$tmp/rjk.json")
+        w=""
+        if [ "$side" = lanes ]; then
+            js sr-pause "$q-$side" >/dev/null || fail "sr-pause"
+            "$cli" worker "$url" "$q-$side" --max-stalled 0 --stalled-interval 300 --exec true \
+                >/dev/null 2>"$tmp/sr.err" &
+            w=$!
+            pids="$pids $w"
+        fi
+        js sr-rjk-check "$q-$side" "$side" "$legacy" "$nothing" >>"$tmp/sr.out" 2>"$tmp/sr.cerr"
+        rc=$?
+        [ -n "$w" ] && { kill -TERM "$w"; wait "$w" 2>/dev/null; }
+        [ $rc -eq 0 ] || fail "sr-rjk-check $side: $(cat "$tmp/sr.cerr")"
+    done
+    echo "the stalled checks agree: $(cat "$tmp/sr.out")"
+}

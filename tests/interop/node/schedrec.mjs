@@ -212,3 +212,70 @@ export async function srRun(queue, id, kind) {
   await q.close();
   console.log(JSON.stringify({ next: n.id, third: third[0].id }));
 }
+
+// Two plain jobs of queue carrying rjk, taken by a worker's backend with a
+// 1 s lock that then lapses: 'legacy' names a legacy repeatable job (rjk
+// a member of the repeat ZSET, no repeat:<rjk> hash), 'nothing' names no
+// scheduler. Prints {legacy, nothing}: their ids.
+export async function srRjkTake(queue) {
+  const q = new Queue(queue, { connection });
+  const redis = new IORedis(connection);
+  const base = `bull:${queue}:`;
+  const ids = {};
+  for (const name of ['legacy', 'nothing']) {
+    const j = await q.add(name, { k: 1 });
+    await redis.hset(base + j.id, 'rjk', `${name}-key`);
+    ids[name] = j.id;
+  }
+  await redis.zadd(base + 'repeat', Date.now() + EVERY, 'legacy-key');
+  const w = new Worker(queue, null, { connection, autorun: false, lockDuration: 1000 });
+  await w.waitUntilReady();
+  for (let i = 0; i < 2; i++) {
+    const [data, id] = await w.backend.moveToActive(`rjk-token-${i}`, undefined);
+    check(data && (id === ids.legacy || id === ids.nothing), 'the take', id);
+  }
+  await w.close();
+  await redis.quit();
+  await q.close();
+  console.log(JSON.stringify(ids));
+}
+
+// Once their locks lapsed, a stalled check past maxStalledCount 0 on the
+// jobs of sr-rjk-take: 'bullmq' runs BullMQ's own (twice: mark, then
+// sweep), 'lanes' waits for lanes' (a `lanes worker` on the paused
+// queue). Both requeue the legacy repeatable job with no defa; the other
+// fails, at once with lanes (failed, BullMQ's reason), at its next take
+// with BullMQ (back in wait with that reason as defa).
+export async function srRjkCheck(queue, mode, legacyId, nothingId) {
+  const q = new Queue(queue, { connection });
+  const redis = new IORedis(connection);
+  const base = `bull:${queue}:`;
+  const reason = 'job stalled more than allowable limit';
+  for (let i = 0; i < 100 && (await redis.exists(base + legacyId + ':lock', base + nothingId + ':lock')); i++)
+    await sleep(50);
+  if (mode === 'bullmq') {
+    const w = new Worker(queue, null, { connection, autorun: false, maxStalledCount: 0, stalledInterval: 100 });
+    await w.waitUntilReady();
+    await w.backend.moveStalledJobsToWait();
+    await sleep(150);
+    await w.backend.moveStalledJobsToWait();
+    await w.close();
+  }
+  const state = async id => (await q.getJob(id)).getState();
+  for (let i = 0; i < 200 && ((await state(legacyId)) === 'active' || (await state(nothingId)) === 'active'); i++)
+    await sleep(50);
+  const legacy = await q.getJob(legacyId), nothing = await q.getJob(nothingId);
+  const ls = await legacy.getState();
+  check(ls === 'waiting' && legacy.stalledCounter === 1 && !legacy.failedReason &&
+        (await redis.hget(base + legacyId, 'defa')) === null, `${mode}: the legacy repeatable job requeued`,
+        [ls, legacy.stalledCounter, legacy.failedReason]);
+  const ns = await nothing.getState(), defa = await redis.hget(base + nothingId, 'defa');
+  if (mode === 'bullmq')
+    check(ns === 'waiting' && defa === reason, 'bullmq: the other job marked to fail', [ns, defa]);
+  else
+    check(ns === 'failed' && nothing.failedReason === reason && defa === null,
+          'lanes: the other job failed', [ns, nothing.failedReason, defa]);
+  await redis.quit();
+  await q.close();
+  console.log(JSON.stringify({ legacy: ls, nothing: ns }));
+}
