@@ -548,7 +548,12 @@ typedef struct ln_worker_opts {
                                   lease_ms / 2 while the handler runs;
                                   default 30000 */
     unsigned max_stalled;         /* a job whose lease lapsed more than this many
-                                  times fails; default 1 */
+                                  times fails; default 1. A job scheduler's
+                                  iteration (of a scheduler that still
+                                  exists) never fails so: it goes back to
+                                  waiting however often it lapsed, as
+                                  BullMQ's stalled check requeues a
+                                  repeatable job */
     unsigned stalled_interval_ms; /* how often this worker looks for lapsed
                                   leases (of any worker); 0 (default) =
                                   every lease_ms */

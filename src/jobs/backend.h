@@ -224,7 +224,8 @@ struct ln__store_methods {
      * error st->ntaken is 0 (docs/internals/backend.md: what happened). */
     int (*step)(ln__jobs_be *be, const char *queue, ln__jobs_step *st);
     /* Active jobs whose lease expired: stalled + 1, then failed with
-     * reason past max_stalled, else back to waiting. */
+     * reason past max_stalled unless repeatable (an iteration of an
+     * existing job scheduler), else back to waiting. */
     int (*recover_stalled)(ln__jobs_be *be, const char *queue, unsigned max_stalled,
                            const char *reason, size_t *requeued, size_t *failed);
     /* Give up n active jobs (graceful stop), one transaction; rc[i] is 0

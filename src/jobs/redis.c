@@ -440,12 +440,11 @@ static int redis_recover_stalled(ln__jobs_be *be, const char *queue, unsigned ma
     redisReply *rep = script(r, LN__RS_RECOVER, &a, &rc);
     ln__redis_args_free(&a);
     if (!rep) return public_rc(rc);
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 3) return bad_reply(r, rep, "recover");
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2) return bad_reply(r, rep, "recover");
     *requeued = (size_t)ln__redis_int_at(rep, 0);
     *failed = (size_t)ln__redis_int_at(rep, 1);
-    rc = ln__redis_sched_orphans(&r->conn, r->key, be, rep->element[2]); /* redis_sched.c */
     freeReplyObject(rep);
-    return public_rc(rc);
+    return 0;
 }
 
 static int redis_release(ln__jobs_be *be, const char *queue, const ln__job_ref *refs, int *rcs,

@@ -332,22 +332,3 @@ int ln__redis_sched_taken(ln__redis_conn *c, const char *base, ln__jobs_be *be,
     ln__free(id);
     return rc;
 }
-
-/* The stalled check (lua/recover.lua) failed these jobs while each was
- * still its scheduler's current iteration: its holder died between its
- * take and the call that makes the next one. Make that one now, exactly as
- * the take would have ("next" checks the iteration is still current, so
- * never a second pending one). One peek and one next per id; each is
- * tried, the first error is returned. */
-int ln__redis_sched_orphans(ln__redis_conn *c, const char *base, ln__jobs_be *be,
-                            const redisReply *ids) {
-    if (ids->type != REDIS_REPLY_ARRAY) return bad(be, NULL, "recover (iterations)");
-    int first = 0;
-    for (size_t i = 0; i < ids->elements; i++) {
-        const redisReply *e = ids->element[i];
-        if (e->type != REDIS_REPLY_STRING) return bad(be, NULL, "recover (iterations)");
-        int rc = ln__redis_sched_taken(c, base, be, e->str);
-        if (rc != 0 && first == 0) first = rc;
-    }
-    return first;
-}

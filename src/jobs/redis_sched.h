@@ -18,8 +18,5 @@ int ln__redis_sched_get(ln__redis_conn *c, const char *base, ln__jobs_be *be, co
 int ln__redis_sched_list(ln__redis_conn *c, const char *base, ln__jobs_be *be, size_t offset,
                          size_t limit, ln_job_scheduler **out, size_t *n);
 int ln__redis_sched_taken(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *job_id);
-/* ids (an array reply): stalled-failed current iterations; make their next. */
-int ln__redis_sched_orphans(ln__redis_conn *c, const char *base, ln__jobs_be *be,
-                            const redisReply *ids);
 
 #endif

@@ -3,6 +3,19 @@
  * is in sqlite.c). */
 #include "sqlite_int.h"
 
+/* S_STALLED: the job of the row (of queue ?1) lapsed more than ?3 times
+ * and is not repeatable, so it fails; a repeatable one goes back to ready
+ * however often it stalled, as BullMQ's stalled check (its id
+ * "repeat:<sid>:<digits>" and scheduler sid of the queue exists: the
+ * shape the take's ln__sq_sched_taken reads; this store has no legacy
+ * repeatable jobs). One primary-key lookup, past the limit only. */
+#define STALL_TRIMMED "rtrim(lanes_jobs.cid, '0123456789')"
+#define STALL_FAILS                                                                                \
+    "(stalled + 1 > ?3 AND NOT (lanes_jobs.cid IS NOT NULL AND substr(lanes_jobs.cid, 1, 7) = "    \
+    "'repeat:' AND length(" STALL_TRIMMED ") < length(lanes_jobs.cid) AND substr(" STALL_TRIMMED   \
+    ", -1) = ':' AND EXISTS (SELECT 1 FROM lanes_schedulers s WHERE s.queue = ?1 "                 \
+    "AND s.id = substr(" STALL_TRIMMED ", 8, length(" STALL_TRIMMED ") - 8))))"
+
 /* Columns read into ln_job_info by sq_read_info (sqlite_ops.c), in order. */
 #define INFO_COLS                                                                                  \
     "rid, cid, state, name, data, CASE WHEN state = 4 THEN "                                       \
@@ -254,10 +267,10 @@ static const char *const sql_text[S_COUNT_] = {
                    "(SELECT 1 FROM lanes_jobs WHERE queue = ?1 AND state = 1 "
                    "AND run_at <= " SQ_NOW_SQL "))",
     [S_STALLED] = "UPDATE lanes_jobs SET stalled = stalled + 1, token = token + 1, "
-                  "lease_until = NULL, state = CASE WHEN stalled + 1 > ?3 THEN 5 ELSE 0 "
-                  "END, attempts_made = CASE WHEN stalled + 1 > ?3 THEN attempts_made "
-                  "+ 1 ELSE attempts_made END, reason = CASE WHEN stalled + 1 > ?3 THEN "
-                  "?4 ELSE reason END, finished_at = CASE WHEN stalled + 1 > ?3 THEN ?2 "
+                  "lease_until = NULL, state = CASE WHEN " STALL_FAILS " THEN 5 ELSE 0 "
+                  "END, attempts_made = CASE WHEN " STALL_FAILS " THEN attempts_made "
+                  "+ 1 ELSE attempts_made END, reason = CASE WHEN " STALL_FAILS " THEN "
+                  "?4 ELSE reason END, finished_at = CASE WHEN " STALL_FAILS " THEN ?2 "
                   "ELSE finished_at END WHERE queue = ?1 AND state = 3 AND lease_until "
                   "< ?2 RETURNING rid, state, keep_f_mode, keep_f_val, cid, parent_rid, pflags",
     [S_RELEASE] = "UPDATE lanes_jobs SET state = 0, lease_until = NULL, "

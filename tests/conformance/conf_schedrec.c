@@ -1,17 +1,19 @@
-/* conf_schedrec.c - a job scheduler outlives the death of the worker that
- * held its current iteration: once the stalled check failed that
- * iteration, the schedule still has exactly one pending iteration, one
- * interval after it, and the scheduler points at it.
+/* conf_schedrec.c - a stalled check never fails a job scheduler's
+ * iteration: one whose holder died is requeued however often it stalled
+ * (past max_stalled too), as BullMQ 6.7's stalled check does, and the
+ * take that runs it leaves the schedule with exactly one pending
+ * iteration; a plain job, or the iteration of a scheduler removed
+ * meanwhile, past max_stalled still fails.
  *
  * On SQLite the take and the next iteration are one transaction; on Redis
  * the take and the call making the next one are two, and a holder dying
- * between them is recovered by the stalled check (docs/internals/
- * schedules.md). The public API cannot stop a worker between those two
- * calls (the interop case schedrec_node_died makes that window with
- * BullMQ's own take), so this case holds the invariant on both stores:
- * whichever way the holder died, a stalled failure never ends a schedule
- * nor leaves two pending iterations. The holder is a forked child killed
- * with SIGKILL, forked before this process starts any thread. */
+ * between them leaves the iteration current, so the take of the requeued
+ * iteration makes the next one (docs/internals/schedules.md). The public
+ * API cannot stop a worker between those two calls (the interop case
+ * schedrec_node_died makes that window with BullMQ's own take), so these
+ * cases hold the invariant on both stores whichever way the holder died.
+ * The holder is a forked child killed with SIGKILL, forked before this
+ * process starts any thread. */
 #include "conf.h"
 
 #include <signal.h>
@@ -65,11 +67,52 @@ static long long iter_ms(const char *job_id, const char *sid) {
     return atoll(job_id + strlen(prefix));
 }
 
+/* A holder takes the one job of queue and is killed with it active. */
+static void holder_dies(conf_ctx *c, const char *queue, const char *id) {
+    pid_t pid = holder_start(c, queue);
+    CHECK_EQ(conf_state(c, queue, id), LN_JOB_ACTIVE);
+    kill(pid, SIGKILL);
+    CHECK_EQ(waitpid(pid, NULL, 0), pid);
+}
+
+/* A worker on jobs with max_stalled 0 (checks every 20 ms) until job id
+ * of c->queue is in state; its stats. */
+static ln_worker_stats recover_until(conf_ctx *c, ln_jobs *jobs, const char *id, int state,
+                                     atomic_int *runs) {
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    o.exit_when_empty = 0;
+    o.lease_ms = 10000;
+    o.stalled_interval_ms = 20;
+    o.max_stalled = 0;
+    conf_bg *b = conf_bg_start(jobs, c->queue, conf_handler_by_name, runs, &o);
+    conf_wait_state(c, c->queue, id, state, 3000);
+    ln_worker_stop(conf_bg_worker(b));
+    ln_worker_stats st;
+    CHECK_EQ(conf_bg_join(b, &st), 0);
+    return st;
+}
+
+/* The next event of job id from ev (others skipped) is name. */
+static void next_event_is(ln_jobs_events *ev, const char *id, const char *name) {
+    ln_job_event e;
+    for (;;) {
+        int rc = ln_jobs_events_next(ev, 3000, &e);
+        if (rc != 0) fprintf(stderr, "events_next: %s\n", ln_jobs_events_errmsg(ev));
+        CHECK_EQ(rc, 0);
+        if (strcmp(e.job_id, id) == 0) break;
+        ln_job_event_clear(&e);
+    }
+    CONF_CHECK_STR(e.name, name);
+    ln_job_event_clear(&e);
+}
+
 /* An every-minute scheduler's first iteration is held by a worker that is
- * killed; a worker with max_stalled 0 fails it as stalled. Then: one
- * pending iteration, a minute after the failed one, the template's data,
- * iteration count 2. */
-static void case_schedrec_stalled_failure_keeps_schedule(conf_ctx *c) {
+ * killed; a worker with max_stalled 0 finds it stalled past the limit and
+ * requeues it (stalled, then waiting: never failed), takes it and runs
+ * it. Then: one pending iteration, a minute after it, the template's
+ * data, iteration count 2. */
+static void case_schedrec_stalled_iteration_requeued(conf_ctx *c) {
     ln_job_schedule s;
     ln_job_schedule_init(&s);
     s.every_ms = 60000;
@@ -79,36 +122,34 @@ static void case_schedrec_stalled_failure_keeps_schedule(conf_ctx *c) {
     CHECK_EQ(rc, 0);
     long long m0 = iter_ms(first, "sr");
     CHECK(m0 > 0);
-    pid_t pid = holder_start(c, c->queue);
-    CHECK_EQ(conf_state(c, c->queue, first), LN_JOB_ACTIVE);
-    kill(pid, SIGKILL);
-    CHECK_EQ(waitpid(pid, NULL, 0), pid);
+    holder_dies(c, c->queue, first);
 
-    ln_worker_opts o;
-    conf_worker_opts(&o);
-    o.exit_when_empty = 0;
-    o.lease_ms = 10000;
-    o.stalled_interval_ms = 20;
-    o.max_stalled = 0;
+    ln_jobs *all = conf_open_all_events(c); /* SQLite: the waiting event too */
+    ln_jobs_events *ev;
+    CHECK_EQ(ln_jobs_events_open(all, c->queue, "$", &ev), 0);
     atomic_int runs = 0;
-    conf_bg *b = conf_bg_start(c->jobs, c->queue, conf_handler_by_name, &runs, &o);
-    for (int i = 0; i < 300 && conf_state(c, c->queue, first) != LN_JOB_FAILED; i++)
-        ln_test_sleep_ms(10);
-    ln_worker_stop(conf_bg_worker(b));
-    ln_worker_stats st;
-    CHECK_EQ(conf_bg_join(b, &st), 0);
+    ln_worker_stats st = recover_until(c, all, first, LN_JOB_COMPLETED, &runs);
     CHECK_EQ(st.stalled_found, 1);
-    CHECK_EQ(atomic_load(&runs), 0); /* the next one is a minute away */
+    CHECK_EQ(atomic_load(&runs), 1); /* the requeued one; the next is a minute away */
+    next_event_is(ev, first, "stalled");
+    next_event_is(ev, first, "waiting");
+    next_event_is(ev, first, "active");
+    next_event_is(ev, first, "completed");
+    ln_jobs_events_close(ev);
+    ln_jobs_close(all);
 
     ln_job_info info;
     CHECK_EQ(ln_jobs_get(c->jobs, c->queue, first, &info), 0);
-    CHECK_EQ(info.state, LN_JOB_FAILED);
-    CONF_CHECK_HAS(info.failed_reason, "stalled");
+    CHECK_EQ(info.state, LN_JOB_COMPLETED);
+    CHECK_EQ(info.stalled, 1);
+    CHECK_EQ(info.attempts_started, 2);
+    CHECK(info.failed_reason == NULL);
     ln_job_info_clear(&info);
     ln_job_counts k;
     CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
     CHECK_EQ(k.delayed + k.waiting + k.prioritized, 1); /* one, never two */
     CHECK_EQ(k.delayed, 1);
+    CHECK_EQ(k.failed, 0);
     ln_job_scheduler sc;
     CHECK_EQ(ln_jobs_scheduler_get(c->jobs, c->queue, "sr", &sc), 0);
     CHECK_EQ(sc.next_ms, m0 + 60000);
@@ -124,7 +165,46 @@ static void case_schedrec_stalled_failure_keeps_schedule(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
+/* The same holder's death with a plain job, and with the iteration of a
+ * scheduler removed while it was held (no longer repeatable): past
+ * max_stalled both fail as stalled and do not run again. */
+static void case_schedrec_plain_stalled_fails(conf_ctx *c) {
+    char id[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "tick", "{}", NULL, id);
+    holder_dies(c, c->queue, id);
+    atomic_int runs = 0;
+    ln_worker_stats st = recover_until(c, c->jobs, id, LN_JOB_FAILED, &runs);
+    CHECK_EQ(st.stalled_found, 1);
+
+    ln_job_schedule s;
+    ln_job_schedule_init(&s);
+    s.every_ms = 60000;
+    char iter[LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_schedule(c->jobs, c->queue, "gone", &s, "tick", "{}", NULL, iter, sizeof iter),
+             0);
+    holder_dies(c, c->queue, iter);
+    CHECK_EQ(ln_jobs_unschedule(c->jobs, c->queue, "gone"), 0);
+    st = recover_until(c, c->jobs, iter, LN_JOB_FAILED, &runs);
+    CHECK_EQ(st.stalled_found, 1);
+    CHECK_EQ(atomic_load(&runs), 0);
+
+    const char *ids[] = {id, iter};
+    for (size_t i = 0; i < CONF_NELEM(ids); i++) {
+        ln_job_info info;
+        CHECK_EQ(ln_jobs_get(c->jobs, c->queue, ids[i], &info), 0);
+        CHECK_EQ(info.state, LN_JOB_FAILED);
+        CHECK_EQ(info.stalled, 1);
+        CONF_CHECK_STR(info.failed_reason, "job stalled more than allowable limit");
+        ln_job_info_clear(&info);
+    }
+    ln_job_counts k;
+    CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
+    CHECK_EQ(k.delayed + k.waiting + k.prioritized, 0);
+    conf_check_counts(c, c->queue);
+}
+
 const conf_case conf_schedrec_cases[] = {
-    CONF_CASE(schedrec_stalled_failure_keeps_schedule),
+    CONF_CASE(schedrec_stalled_iteration_requeued),
+    CONF_CASE(schedrec_plain_stalled_fails),
     {0},
 };

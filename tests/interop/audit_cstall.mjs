@@ -1,17 +1,21 @@
 // audit_cstall.mjs QUEUE LOGFILE - the reverse of audit_stall: a Node Worker
 // (a child process, lockDuration 1000) killed with kill -9 while it holds
 // flow children and a scheduler iteration of QUEUE; lanes' stalled check
-// (`lanes worker --max-stalled 0 --stalled-interval 300`) on QUEUE fails
-// them as BullMQ's checker would, and the flows' parents (QUEUE-p, a C
-// worker) follow their children's options:
+// (`lanes worker --max-stalled 0 --stalled-interval 300`) on QUEUE treats
+// them as BullMQ 6.7's checker would: the children (not repeatable) fail,
+// the iteration is requeued (BullMQ never fails a repeatable job) and the
+// C worker runs it; the flows' parents (QUEUE-p, a C worker) follow their
+// children's options:
 //   - failParentOnFailure: the parent fails, "child <key> failed";
 //   - ignoreDependencyOnFailure: the parent completes, the stall in
 //     getFailedChildrenValues;
 //   - a plain child: the parent stays waiting-children (BullMQ's default);
-//   - each held job's failedReason is BullMQ's text exactly;
-//   - the schedule still has one pending iteration.
+//   - each held child's failedReason is BullMQ's text exactly;
+//   - the iteration completes (stalled once, no failedReason), run by the
+//     C worker, and the schedule still has one pending iteration.
 import { Queue, FlowProducer } from 'bullmq';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connection, check, fail, sleep, until, cWorker, stopC } from './audit_lib.mjs';
@@ -57,15 +61,23 @@ await new Promise(r => nodew.on('exit', r));
 const cw = cWorker(queue, { log, args: ['--max-stalled', '0', '--stalled-interval', '300', '--concurrency', '2'] });
 const cp = cWorker(P, { log, args: ['--concurrency', '2'] });
 for (const id of [...heldIds, tickId])
-  await until(async () => (await q.getJob(id)).finishedOn, 8000, `held job ${id} to be failed as stalled`);
+  await until(async () => (await q.getJob(id)).finishedOn, 8000, `held job ${id} to be finished`);
 const states = {};
-for (const id of [...heldIds, tickId]) {
+for (const id of heldIds) {
   const j = await q.getJob(id);
   states[id] = [await j.getState(), j.failedReason];
   // BullMQ's own text, exactly: Node code compares failedReason with it.
   check(states[id][0] === 'failed' && j.failedReason === 'job stalled more than allowable limit',
         'held job after the stall', states[id]);
 }
+// Past --max-stalled 0 too, a scheduler's iteration is requeued (no defa)
+// and the C worker's take runs it.
+const tj = await q.getJob(tickId);
+states[tickId] = [await tj.getState(), tj.failedReason, tj.stalledCounter];
+check(states[tickId][0] === 'completed' && !tj.failedReason && tj.stalledCounter === 1,
+      'the held iteration after the stall', states[tickId]);
+check(readFileSync(log, 'utf8').split('\n').includes(`c ${queue} ${tickId}`),
+      'the C worker ran the requeued iteration');
 const fj = await until(async () => { const j = await qp.getJob(fpof.job.id); return j.finishedOn ? j : null; },
                        5000, 'the failParentOnFailure parent to fail');
 check((await fj.getState()) === 'failed' && fj.failedReason === `child bull:${queue}:${heldIds[0]} failed`,

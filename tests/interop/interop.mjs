@@ -40,7 +40,9 @@ import {
   edSetup, edNode, edCheck, pcSetup, pcPromote, pcCounts, trAdd, trTrim, trLen,
 } from './node/edit.mjs';
 import { rvAdd, rvPrio, rvCheck, rvDedupAdd } from './node/review3.mjs';
-import { srTake, srCheck, srRun } from './node/schedrec.mjs';
+import {
+  srTake, srCheck, srRun, srAdd, srPause, srRequeued, srNodeTake, srRjkTake, srRjkCheck,
+} from './node/schedrec.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -127,8 +129,14 @@ switch (cmd) {
   case 'rv-check': await rvCheck(queue, args[0]); break;
   case 'rv-dedup-add': await rvDedupAdd(queue, args[0]); break;
   case 'sr-take': await srTake(queue, args[0], args[1]); break;
-  case 'sr-check': await srCheck(queue, args[0], args[1], args[2]); break;
+  case 'sr-check': await srCheck(queue, args[0], args[1]); break;
   case 'sr-run': await srRun(queue, args[0], args[1]); break;
+  case 'sr-add': await srAdd(queue, args[0]); break;
+  case 'sr-pause': await srPause(queue); break;
+  case 'sr-requeued': await srRequeued(queue, args[0]); break;
+  case 'sr-node-take': await srNodeTake(queue, args[0], args[1]); break;
+  case 'sr-rjk-take': await srRjkTake(queue); break;
+  case 'sr-rjk-check': await srRjkCheck(queue, args[0], args[1], args[2]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);
