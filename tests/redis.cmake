@@ -76,7 +76,8 @@ foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board json
         review3_active_priority_node review3_dedup_stale_key
         schedrec_node_died schedrec_node_made_next schedrec_node_died_cron
         schedrec_node_stalled_c_take schedrec_c_died_node_take schedrec_node_died_node_take
-        schedrec_rjk_stalled)
+        schedrec_rjk_stalled
+        sched_colon_node_to_c sched_colon_c_to_node)
   add_test(NAME test_redis_interop/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_interop.sh ${case}
                    $<TARGET_FILE:redis_peer> ${LN_REDIS_CLI})

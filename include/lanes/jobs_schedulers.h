@@ -50,7 +50,7 @@ typedef struct ln_job_schedule {
 LN_EXTERN void ln_job_schedule_init(ln_job_schedule *s);
 
 /* Create or replace scheduler id of queue (id: 1..100 bytes, printable,
- * no ':'). Exactly one of every_ms / pattern. The template: job name,
+ * ':' allowed as in BullMQ 6.7). Exactly one of every_ms / pattern. The template: job name,
  * data_json (NULL = "{}") and opts (NULL = defaults; delay_ms, job_id and
  * the dedup_* options must be unset: the scheduler sets the delay and the
  * id). Replacing keeps the iteration count and replaces the pending

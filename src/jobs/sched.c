@@ -78,13 +78,10 @@ int ln__sched_new_next(const ln__sched_new *s, int64_t count, int64_t prev_ms, i
 
 /* ------------------------------------------------------------- checking */
 
+/* Any printable id, ':' included, as BullMQ 6.7's: an iteration id
+ * "repeat:<id>:<ms>" is read back by its last ':' (ln__sched_parse_job_id). */
 static int check_sid(const char *id, char *err, size_t errsize) {
-    int rc = ln__jobs_check_name(id, LN__SCHED_ID_MAX + 1, "scheduler id", err, errsize);
-    if (rc == 0 && strchr(id, ':') != NULL) {
-        snprintf(err, errsize, "scheduler id '%s' must not contain ':'", id);
-        rc = LN_EINVAL;
-    }
-    return rc;
+    return ln__jobs_check_name(id, LN__SCHED_ID_MAX + 1, "scheduler id", err, errsize);
 }
 
 static int check_schedule(const ln_job_schedule *sc, ln__sched_new *s, char *err, size_t errsize) {

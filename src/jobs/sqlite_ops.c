@@ -461,7 +461,7 @@ int ln__sq_remove_row(sq_be *be, const char *queue, int64_t rid, int *priority, 
 }
 
 /* 1 if id is the current iteration of a job scheduler of queue
- * ("repeat:<scheduler id>:<its next_at>"; scheduler ids have no ':'),
+ * ("repeat:<scheduler id>:<its next_at>", the id up to the last ':'),
  * which only its take may end (BullMQ refuses to remove one), 0 if not,
  * or a negative error. One primary-key lookup. */
 int ln__sq_is_current_iteration(sq_be *be, const char *queue, const char *id) {

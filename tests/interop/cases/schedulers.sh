@@ -82,3 +82,40 @@ case_sched_mixed() {
     cat "$tmp/c.log" "$tmp/n.log" | sort | uniq -d | grep -q . && fail "an iteration ran twice"
     echo "Node scheduler with a Node and a C worker: $n ($(wc -l <"$tmp/c.log") by C, $(wc -l <"$tmp/n.log") by Node)"
 }
+
+#   sched_colon_node_to_c    a Node scheduler whose id holds ':' in the
+#              shape of a legacy repeat key ('team:7::UTC:5000', which
+#              BullMQ 6.7 tells apart by its hash's `ic`), every 200 ms,
+#              run by a C worker only: it advances as any other.
+#   sched_colon_c_to_node    the same shape made by `lanes jobs schedule`,
+#              advanced by a Node Worker only (which would refuse it as a
+#              legacy key if lanes wrote no `ic`).
+case_sched_colon_node_to_c() {
+    js sched-upsert "$q" 'team:7::UTC:5000' '{"every":200}' '{"t":7}' >/dev/null ||
+        fail "Node upsertJobScheduler"
+    "$peer" work "$url" "$q" --forever >/dev/null 2>&1 &
+    worker=$!
+    pids="$pids $worker"
+    sleep 2.2
+    kill -TERM $worker
+    wait $worker || fail "C worker did not stop cleanly"
+    n=$(js sched-check "$q" 'team:7::UTC:5000' 8 200 '{"t":7}') || fail "C run of a ':' id"
+    echo "Node scheduler with ':' in its id run by a C worker: $n"
+}
+
+case_sched_colon_c_to_node() {
+    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    "$cli" jobs "$url" schedule "$q" 'user:42::UTC:9' --every 200 tick '{"u":42}' >/dev/null ||
+        fail "lanes jobs schedule of a ':' id"
+    node "$interop/interop.mjs" serve "$q" "$tmp/n.log" 2>"$tmp/n.err" &
+    node_pid=$!
+    pids="$pids $node_pid"
+    wait_word "$tmp/n.err" ready 200 "Node worker did not start"
+    sleep 2.2
+    kill -TERM $node_pid
+    wait $node_pid || fail "Node worker: $(cat "$tmp/n.err")"
+    grep -q 'Failed to add repeatable job' "$tmp/n.err" && fail "Node: $(cat "$tmp/n.err")"
+    n=$(js sched-check "$q" 'user:42::UTC:9' 8 200 '{"u":42}') || fail "Node run of a ':' id"
+    "$cli" jobs "$url" schedules "$q" | grep -q '^user:42::UTC:9 ' || fail "lanes jobs schedules"
+    echo "lanes scheduler with ':' in its id advanced by a Node Worker: $n"
+}
