@@ -1,12 +1,14 @@
 /* jobs_edit.c - `lanes jobs URL change-priority QUEUE ID PRIORITY [--lifo]`,
  * `change-delay QUEUE ID DELAY_MS`, `update-data QUEUE ID JSON|-`,
  * `dedup QUEUE DEDUP_ID [--remove]`, `promote QUEUE ID|--all` and
- * `priority-counts QUEUE PRIORITY...`, `trim-events QUEUE MAXLEN`:
+ * `priority-counts QUEUE PRIORITY...`, `trim-events QUEUE MAXLEN`,
+ * `add-log QUEUE ID LINE|- [--keep N]`, `clear-logs QUEUE ID [--keep N]`:
  * <lanes/jobs_edit.h>, ln_jobs_promote and ln_jobs_trim_events from the
  * shell (BullMQ's job.changePriority,
  * job.changeDelay, job.updateData, queue.getDeduplicationJobId,
  * queue.removeDeduplicationKey, job.promote, queue.promoteJobs,
- * queue.getCountsPerPriority and queue.trimEvents). */
+ * queue.getCountsPerPriority, queue.trimEvents, queue.addJobLog and
+ * job.clearLogs). */
 #include "jobs_edit.h"
 
 #include "cli.h"
@@ -80,11 +82,27 @@ const char cli_jobs_trim_events_help[] =
     "exactly MAXLEN (and the store's newest event). Prints how many went\n"
     "({\"removed\":N} with --json).\n";
 
+const char cli_jobs_add_log_help[] =
+    "Append LINE to a job's log, whatever its state (BullMQ's\n"
+    "queue.addJobLog); '-' reads it from stdin, where one trailing newline\n"
+    "(\\n or \\r\\n) is dropped. At most 65536 bytes. Prints how many lines\n"
+    "the job has after ({\"count\":N} with --json). No such job: exit 4.\n"
+    "\n"
+    "  --keep N    then keep only the job's newest N lines (BullMQ's keepLogs;\n"
+    "              0, the default, keeps every line)\n";
+
+const char cli_jobs_clear_logs_help[] =
+    "Remove a job's log lines (BullMQ's job.clearLogs). Prints nothing\n"
+    "({\"ok\":true,\"id\":ID} with --json). No such job: exit 4.\n"
+    "\n"
+    "  --keep N    keep the newest N lines (0, the default, keeps none)\n";
+
 #define POS_MAX 33 /* priority-counts: QUEUE and up to 32 priorities */
 
 /* The command line after the subcommand. */
 typedef struct eargs {
     const char *pos[POS_MAX];
+    const char *keep;
     int npos, lifo, remove, all, json, create;
 } eargs;
 
@@ -97,6 +115,7 @@ static const cli_opt options[] = {
     {"--lifo", 0, AT(lifo), "change-priority"},
     {"--remove", 0, AT(remove), "dedup"},
     {"--all", 0, AT(all), "promote"},
+    {"--keep", 1, AT(keep), "add-log clear-logs"},
     CLI_OPTS_END,
 };
 
@@ -104,7 +123,8 @@ int cli_jobs_edit_is(const char *name) {
     return strcmp(name, "change-priority") == 0 || strcmp(name, "change-delay") == 0 ||
            strcmp(name, "update-data") == 0 || strcmp(name, "dedup") == 0 ||
            strcmp(name, "promote") == 0 || strcmp(name, "priority-counts") == 0 ||
-           strcmp(name, "trim-events") == 0;
+           strcmp(name, "trim-events") == 0 || strcmp(name, "add-log") == 0 ||
+           strcmp(name, "clear-logs") == 0;
 }
 
 /* All of stdin (malloc'd, NUL-terminated) without one trailing newline, or
@@ -123,7 +143,7 @@ static char *read_data(void) {
     }
     if (p == NULL || ferror(stdin) || memchr(p, '\0', len) != NULL) {
         free(p);
-        cli_usage(prog, "%s", "cannot read JSON text from stdin (unreadable, too large or NUL)");
+        cli_usage(prog, "%s", "cannot read stdin (unreadable, too large or a NUL byte)");
         return NULL;
     }
     if (len > 0 && p[len - 1] == '\n') len--;
@@ -212,6 +232,27 @@ static int run_trim(ln_jobs *jobs, const eargs *a) {
     return CLI_EXIT_OK;
 }
 
+static int run_logs(ln_jobs *jobs, const char *cmd, const eargs *a) {
+    long long keep = 0;
+    if (a->keep != NULL && cli_parse_ll(a->keep, 0, 1LL << 62, &keep) != 0)
+        return cli_usage(prog, "--keep must be a count >= 0, not '%s'", a->keep);
+    const char *q = a->pos[0], *id = a->pos[1];
+    if (strcmp(cmd, "clear-logs") == 0)
+        return done(jobs, ln_jobs_clear_logs(jobs, q, id, (size_t)keep), id, a->json);
+    int from_stdin = strcmp(a->pos[2], "-") == 0;
+    char *line = from_stdin ? read_data() : NULL;
+    if (from_stdin && line == NULL) return CLI_EXIT_USAGE;
+    size_t count = 0;
+    int err = ln_jobs_add_log(jobs, q, id, from_stdin ? line : a->pos[2], (size_t)keep, &count);
+    free(line);
+    if (err != 0) return cli_jobs_fail(jobs, prog, err);
+    if (a->json)
+        cli_jobs_print_json(json_pack("{s:I}", "count", (json_int_t)count));
+    else
+        printf("%zu\n", count);
+    return CLI_EXIT_OK;
+}
+
 /* The arguments subcommand cmd needs, for its usage error. */
 static const char *synopsis_of(const char *cmd) {
     if (strcmp(cmd, "change-priority") == 0) return CLI_JOBS_CHANGE_PRIORITY_SYNOPSIS;
@@ -220,6 +261,8 @@ static const char *synopsis_of(const char *cmd) {
     if (strcmp(cmd, "dedup") == 0) return CLI_JOBS_DEDUP_SYNOPSIS;
     if (strcmp(cmd, "promote") == 0) return CLI_JOBS_PROMOTE_SYNOPSIS;
     if (strcmp(cmd, "priority-counts") == 0) return CLI_JOBS_PRIORITY_COUNTS_SYNOPSIS;
+    if (strcmp(cmd, "add-log") == 0) return CLI_JOBS_ADD_LOG_SYNOPSIS;
+    if (strcmp(cmd, "clear-logs") == 0) return CLI_JOBS_CLEAR_LOGS_SYNOPSIS;
     return CLI_JOBS_TRIM_EVENTS_SYNOPSIS;
 }
 
@@ -230,6 +273,8 @@ static int run(ln_jobs *jobs, const char *cmd, const eargs *a) {
     if (strcmp(cmd, "promote") == 0) return run_promote(jobs, a);
     if (strcmp(cmd, "priority-counts") == 0) return run_priority_counts(jobs, a);
     if (strcmp(cmd, "trim-events") == 0) return run_trim(jobs, a);
+    if (strcmp(cmd, "add-log") == 0 || strcmp(cmd, "clear-logs") == 0)
+        return run_logs(jobs, cmd, a);
     if (strcmp(cmd, "change-priority") == 0) {
         if (cli_parse_ll(a->pos[2], 0, LN_JOB_PRIORITY_MAX, &v) != 0)
             return cli_usage(prog, "PRIORITY must be 0..%d, not '%s'", LN_JOB_PRIORITY_MAX,
@@ -252,7 +297,10 @@ static int run(ln_jobs *jobs, const char *cmd, const eargs *a) {
 int cli_jobs_edit_main(int argc, char **argv) {
     const char *cmd = argv[2];
     snprintf(prog, sizeof prog, "lanes jobs %s", cmd);
-    int want = strcmp(cmd, "dedup") == 0 || strcmp(cmd, "trim-events") == 0 ? 2 : 3;
+    int want = strcmp(cmd, "dedup") == 0 || strcmp(cmd, "trim-events") == 0 ||
+                       strcmp(cmd, "clear-logs") == 0
+                   ? 2
+                   : 3;
     eargs a = {0};
     cli_cmdline cl = {options, cmd, prog, POS_MAX};
     int rc = cli_opts_parse(&cl, argc - 3, argv + 3, &a, a.pos, &a.npos);

@@ -150,6 +150,8 @@ static const cli_jobs_cmd cmds[] = {
     {"promote", CLI_JOBS_PROMOTE_SYNOPSIS, cli_jobs_promote_help},
     {"priority-counts", CLI_JOBS_PRIORITY_COUNTS_SYNOPSIS, cli_jobs_priority_counts_help},
     {"trim-events", CLI_JOBS_TRIM_EVENTS_SYNOPSIS, cli_jobs_trim_events_help},
+    {"add-log", CLI_JOBS_ADD_LOG_SYNOPSIS, cli_jobs_add_log_help},
+    {"clear-logs", CLI_JOBS_CLEAR_LOGS_SYNOPSIS, cli_jobs_clear_logs_help},
     {"flow", "FILE.json|-",
      "Add a flow: a tree of jobs, all or nothing (BullMQ's FlowProducer). A\n"
      "parent waits in waiting-children until its children are done, then\n"

@@ -64,7 +64,8 @@ static int die(const char *what, int rc, ln_jobs *jobs) {
 }
 
 /* The handler twin of interop.mjs: "flaky" fails its first two attempts,
- * "doomed" always fails, "sleep" sleeps, "trace" returns its trace context;
+ * "doomed" always fails, "sleep" sleeps, "trace" returns its trace context,
+ * "logs5" logs "line 1" .. "line 5" (ln_job_log) before it completes;
  * every other job returns {"name": name, "data": data}. */
 static int handle(ln_job *job, void *ctx) {
     peer *p = ctx;
@@ -84,6 +85,11 @@ static int handle(ln_job *job, void *ctx) {
         return ln_job_fail(job, reason);
     }
     if (!strcmp(name, "doomed")) return ln_job_fail(job, "doomed");
+    for (int i = 1; !strcmp(name, "logs5") && i <= 5; i++) {
+        char line[16];
+        snprintf(line, sizeof line, "line %d", i);
+        if (ln_job_log(job, line) != 0) return ln_job_fail(job, "log refused");
+    }
     if (!strcmp(name, "sleep")) sleep_job(p);
     if (!strcmp(name, "noop")) return 0;
     if (!strcmp(name, "trace")) {

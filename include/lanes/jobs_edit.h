@@ -3,7 +3,8 @@
  * deduplication id, promoting every delayed job and counting ready jobs by
  * priority. BullMQ's job.changePriority, job.changeDelay, job.updateData,
  * queue.getDeduplicationJobId, queue.removeDeduplicationKey,
- * queue.promoteJobs and queue.getCountsPerPriority. Include <lanes/jobs.h>, which includes this
+ * queue.promoteJobs, queue.getCountsPerPriority, queue.trimEvents,
+ * queue.addJobLog and job.clearLogs. Include <lanes/jobs.h>, which includes this
  * header; its conventions (errors, threads, names, who owns what) hold here
  * too. Every call is one transaction (SQLite) or one script (Redis). */
 #ifndef LANES_JOBS_EDIT_H
@@ -92,6 +93,20 @@ LN_EXTERN int ln_jobs_promote_all(ln_jobs *jobs, const char *queue, size_t *prom
  * 0 or over LN_JOBS_PRIORITY_COUNTS_MAX, NULL arrays. */
 LN_EXTERN int ln_jobs_counts_per_priority(ln_jobs *jobs, const char *queue, const int *priorities,
                                           size_t n, uint64_t *counts);
+
+/* Append line (a NUL-terminated string of at most 65,536 bytes, as
+ * ln_job_log takes) to job id's log, whatever state the job is in and
+ * whoever runs it (BullMQ's queue.addJobLog(jobId, logRow, keepLogs)).
+ * keep > 0 then leaves only its newest keep lines; 0 keeps every line.
+ * *count (may be NULL): the number of lines the job has after. LN_ENOENT:
+ * no such job; LN_EINVAL: line NULL or too long. */
+LN_EXTERN int ln_jobs_add_log(ln_jobs *jobs, const char *queue, const char *id, const char *line,
+                              size_t keep, size_t *count);
+
+/* Drop job id's log lines but its newest keep (0: every line goes;
+ * BullMQ's job.clearLogs(keepLogs)). Work: the lines dropped. LN_ENOENT:
+ * no such job (BullMQ's call says nothing then). */
+LN_EXTERN int ln_jobs_clear_logs(ln_jobs *jobs, const char *queue, const char *id, size_t keep);
 
 #ifdef __cplusplus
 }

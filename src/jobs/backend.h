@@ -161,7 +161,11 @@ enum {
     LN__EDIT_PROMOTE_SOME,    /* in: max (1..1000); out: count, the delayed
                               jobs made ready, the first max by due time */
     LN__EDIT_PRIORITY_COUNTS, /* in: priorities[0..n); out: counts[0..n) */
-    LN__EDIT_TRIM_EVENTS      /* in: max (the length kept); out: count removed */
+    LN__EDIT_TRIM_EVENTS,     /* in: max (the length kept); out: count removed */
+    LN__EDIT_ADD_LOG,         /* in: id, data (data_len bytes, a log line), max
+                              (0, or the newest lines kept); out: count, the
+                              job's lines after */
+    LN__EDIT_CLEAR_LOGS       /* in: id, max (0: none kept, else the newest kept) */
 };
 typedef struct ln__jobs_edit {
     int op; /* LN__EDIT_* */

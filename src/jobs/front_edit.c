@@ -191,3 +191,32 @@ int ln_jobs_trim_events(ln_jobs *jobs, const char *queue, size_t max_len, size_t
     if (err == 0 && removed != NULL) *removed = e.count;
     return err;
 }
+
+/* As ln_job_log's bound on a line. */
+#define LOG_LINE_MAX 65536
+
+int ln_jobs_add_log(ln_jobs *jobs, const char *queue, const char *id, const char *line, size_t keep,
+                    size_t *count) {
+    if (count != NULL) *count = 0;
+    int code = 0;
+    const char *msg = NULL;
+    size_t len = line != NULL ? strnlen(line, LOG_LINE_MAX + 1) : 0;
+    if (line == NULL || len > LOG_LINE_MAX) {
+        code = LN_EINVAL;
+        msg = line == NULL ? "line must not be NULL" : "a log line is at most 65536 bytes";
+    }
+    int err = enter_edit(jobs, queue, id, "job id", code, msg);
+    if (err != 0) return err;
+    ln__jobs_edit e = {
+        .op = LN__EDIT_ADD_LOG, .id = id, .data = line, .data_len = len, .max = keep};
+    err = run_edit(jobs, queue, &e);
+    if (err == 0 && count != NULL) *count = e.count;
+    return err;
+}
+
+int ln_jobs_clear_logs(ln_jobs *jobs, const char *queue, const char *id, size_t keep) {
+    int err = enter_edit(jobs, queue, id, "job id", 0, NULL);
+    if (err != 0) return err;
+    ln__jobs_edit e = {.op = LN__EDIT_CLEAR_LOGS, .id = id, .max = keep};
+    return run_edit(jobs, queue, &e);
+}

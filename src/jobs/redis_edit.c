@@ -1,6 +1,6 @@
 /* redis_edit.c - jobs_edit.h on the Redis backend: one script per change
  * (change_priority.lua, change_delay.lua, update_data.lua, dedup_key.lua,
- * promote_some.lua, priority_counts.lua, trim_events.lua),
+ * promote_some.lua, priority_counts.lua, trim_events.lua, job_logs.lua),
  * each a bounded number of commands on BullMQ 6.7's keys.
  * docs/internals/edit.md has the design. */
 #include "redis_edit.h"
@@ -61,6 +61,20 @@ static int dedup_reply(ln__jobs_be *be, redisReply *rep, const char *queue, ln__
     } else {
         return bad_reply(be, rep, "dedup_key");
     }
+    freeReplyObject(rep);
+    return err;
+}
+
+/* The reply of job_logs.lua: the job's line count, or no such job. */
+static int logs_reply(ln__jobs_be *be, redisReply *rep, const char *queue, ln__jobs_edit *e) {
+    if (rep->type != REDIS_REPLY_INTEGER ||
+        (rep->integer < 0 && rep->integer != LN__RC_JOB_NOT_EXIST))
+        return bad_reply(be, rep, "job_logs");
+    int err = 0;
+    if (rep->integer == LN__RC_JOB_NOT_EXIST)
+        err = ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, e->id);
+    else
+        e->count = (size_t)rep->integer;
     freeReplyObject(rep);
     return err;
 }
@@ -127,6 +141,14 @@ int ln__redis_edit(ln__redis_conn *c, const char *base, ln__jobs_be *be, const c
         which = LN__RS_TRIM_EVENTS;
         ln__redis_args_i64(&a, e->max > INT64_MAX ? INT64_MAX : (int64_t)e->max);
         break;
+    case LN__EDIT_ADD_LOG:
+    case LN__EDIT_CLEAR_LOGS:
+        which = LN__RS_JOB_LOGS;
+        ln__redis_args_str(&a, e->id);
+        ln__redis_args_str(&a, e->op == LN__EDIT_ADD_LOG ? "add" : "clear");
+        ln__redis_args_i64(&a, e->max > INT64_MAX ? INT64_MAX : (int64_t)e->max);
+        if (e->op == LN__EDIT_ADD_LOG) ln__redis_args_mem(&a, e->data, e->data_len);
+        break;
     default:
         return ln__jobs_be_err(be, LN_EINVAL, "unknown edit %d", e->op);
     }
@@ -139,6 +161,7 @@ int ln__redis_edit(ln__redis_conn *c, const char *base, ln__jobs_be *be, const c
     ln__redis_args_free(&a);
     if (!rep) return public_rc(rc);
     if (which == LN__RS_DEDUP_KEY) return dedup_reply(be, rep, queue, e);
+    if (which == LN__RS_JOB_LOGS) return logs_reply(be, rep, queue, e);
     if (which == LN__RS_PROMOTE_SOME || which == LN__RS_PRIORITY_COUNTS ||
         which == LN__RS_TRIM_EVENTS)
         return queue_reply(be, rep, e);

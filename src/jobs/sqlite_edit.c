@@ -272,6 +272,9 @@ static int edit_job(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *e)
         return edit_delay(be, queue, rid, state, now, e);
     case LN__EDIT_DATA:
         return edit_data(be, rid, e);
+    case LN__EDIT_ADD_LOG:
+    case LN__EDIT_CLEAR_LOGS:
+        return ln__sq_edit_logs(be, rid, e);
     default:
         return ln__jobs_be_err(&be->base, LN_EINVAL, "unknown edit %d", e->op);
     }

@@ -323,6 +323,9 @@ int ln__sq_parent_events_open(sq_be *be);
 int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n);
 /* Find a job by public id: its rowid and stored state. LN_ENOENT. */
 int ln__sq_find_job(sq_be *be, const char *queue, const char *id, int64_t *rid, int *state);
+/* LN__EDIT_ADD_LOG / LN__EDIT_CLEAR_LOGS on job rid (sqlite_logs.c), in
+ * the edit method's write transaction. */
+int ln__sq_edit_logs(sq_be *be, int64_t rid, ln__jobs_edit *e);
 /* Cached statement by_rid or by_cid (by the id's form) with queue bound
  * as ?1 and id as ?2; NULL (LN_EBACKEND, errmsg set) on failure. */
 sqlite3_stmt *ln__sq_stmt_by_id(sq_be *be, sq_stmt by_rid, sq_stmt by_cid, const char *queue,

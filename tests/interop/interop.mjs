@@ -43,6 +43,7 @@ import { rvAdd, rvPrio, rvCheck, rvDedupAdd } from './node/review3.mjs';
 import {
   srTake, srCheck, srRun, srAdd, srPause, srRequeued, srNodeTake, srRjkTake, srRjkCheck,
 } from './node/schedrec.mjs';
+import { logsGet, logsNode } from './node/logs.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -137,6 +138,8 @@ switch (cmd) {
   case 'sr-node-take': await srNodeTake(queue, args[0], args[1]); break;
   case 'sr-rjk-take': await srRjkTake(queue); break;
   case 'sr-rjk-check': await srRjkCheck(queue, args[0], args[1], args[2]); break;
+  case 'logs-get': await logsGet(queue, args[0]); break;
+  case 'logs-node': await logsNode(queue, args[0], args[1], args[2], args[3]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

@@ -11,12 +11,10 @@ if ARGV[3] == 'progress' then
     rcall('HSET', jkey, 'progress', ARGV[4])
     emit('progress', 'jobId', id, 'data', ARGV[4])
 else
+    -- opts.kl (BullMQ's keepLogs): the newest kl lines stay; 0 or none
+    -- keeps every line, as a Node worker's job.log does.
     local n = rcall('RPUSH', jkey .. ':logs', ARGV[4])
     local kl = tonumber(job_opts(jkey).kl)
-    if kl == 0 then
-        rcall('DEL', jkey .. ':logs')
-    elseif kl and kl > 0 and n > kl then
-        rcall('LTRIM', jkey .. ':logs', -kl, -1)
-    end
+    if kl and kl > 0 and n > kl then rcall('LTRIM', jkey .. ':logs', -kl, -1) end
 end
 return 0
