@@ -2,13 +2,14 @@
  * `change-delay QUEUE ID DELAY_MS`, `update-data QUEUE ID JSON|-`,
  * `dedup QUEUE DEDUP_ID [--remove]`, `promote QUEUE ID|--all` and
  * `priority-counts QUEUE PRIORITY...`, `trim-events QUEUE MAXLEN`,
- * `add-log QUEUE ID LINE|- [--keep N]`, `clear-logs QUEUE ID [--keep N]`:
+ * `add-log QUEUE ID LINE|- [--keep N]`, `clear-logs QUEUE ID [--keep N]`,
+ * `detach QUEUE ID`:
  * <lanes/jobs_edit.h>, ln_jobs_promote and ln_jobs_trim_events from the
  * shell (BullMQ's job.changePriority,
  * job.changeDelay, job.updateData, queue.getDeduplicationJobId,
  * queue.removeDeduplicationKey, job.promote, queue.promoteJobs,
- * queue.getCountsPerPriority, queue.trimEvents, queue.addJobLog and
- * job.clearLogs). */
+ * queue.getCountsPerPriority, queue.trimEvents, queue.addJobLog,
+ * job.clearLogs and job.removeChildDependency). */
 #include "jobs_edit.h"
 
 #include "cli.h"
@@ -97,6 +98,15 @@ const char cli_jobs_clear_logs_help[] =
     "\n"
     "  --keep N    keep the newest N lines (0, the default, keeps none)\n";
 
+const char cli_jobs_detach_help[] =
+    "Make a flow child no longer a dependency of its parent (BullMQ's\n"
+    "job.removeChildDependency): while the parent still waits for it, it\n"
+    "leaves the parent's pending children, and a parent left with none is\n"
+    "released (ready, or delayed by its own delay). The child itself stays\n"
+    "as it is; its result reaches no parent. Prints 1, or 0 when the job\n"
+    "was no pending dependency ({\"removed\":B} with --json). No such job,\n"
+    "or its parent is gone: exit 4.\n";
+
 #define POS_MAX 33 /* priority-counts: QUEUE and up to 32 priorities */
 
 /* The command line after the subcommand. */
@@ -124,7 +134,7 @@ int cli_jobs_edit_is(const char *name) {
            strcmp(name, "update-data") == 0 || strcmp(name, "dedup") == 0 ||
            strcmp(name, "promote") == 0 || strcmp(name, "priority-counts") == 0 ||
            strcmp(name, "trim-events") == 0 || strcmp(name, "add-log") == 0 ||
-           strcmp(name, "clear-logs") == 0;
+           strcmp(name, "clear-logs") == 0 || strcmp(name, "detach") == 0;
 }
 
 /* All of stdin (malloc'd, NUL-terminated) without one trailing newline, or
@@ -253,6 +263,17 @@ static int run_logs(ln_jobs *jobs, const char *cmd, const eargs *a) {
     return CLI_EXIT_OK;
 }
 
+static int run_detach(ln_jobs *jobs, const eargs *a) {
+    int removed = 0;
+    int err = ln_jobs_remove_child_dependency(jobs, a->pos[0], a->pos[1], &removed);
+    if (err != 0) return cli_jobs_fail(jobs, prog, err);
+    if (a->json)
+        cli_jobs_print_json(json_pack("{s:b}", "removed", removed));
+    else
+        printf("%d\n", removed);
+    return CLI_EXIT_OK;
+}
+
 /* The arguments subcommand cmd needs, for its usage error. */
 static const char *synopsis_of(const char *cmd) {
     if (strcmp(cmd, "change-priority") == 0) return CLI_JOBS_CHANGE_PRIORITY_SYNOPSIS;
@@ -263,6 +284,7 @@ static const char *synopsis_of(const char *cmd) {
     if (strcmp(cmd, "priority-counts") == 0) return CLI_JOBS_PRIORITY_COUNTS_SYNOPSIS;
     if (strcmp(cmd, "add-log") == 0) return CLI_JOBS_ADD_LOG_SYNOPSIS;
     if (strcmp(cmd, "clear-logs") == 0) return CLI_JOBS_CLEAR_LOGS_SYNOPSIS;
+    if (strcmp(cmd, "detach") == 0) return CLI_JOBS_DETACH_SYNOPSIS;
     return CLI_JOBS_TRIM_EVENTS_SYNOPSIS;
 }
 
@@ -273,6 +295,7 @@ static int run(ln_jobs *jobs, const char *cmd, const eargs *a) {
     if (strcmp(cmd, "promote") == 0) return run_promote(jobs, a);
     if (strcmp(cmd, "priority-counts") == 0) return run_priority_counts(jobs, a);
     if (strcmp(cmd, "trim-events") == 0) return run_trim(jobs, a);
+    if (strcmp(cmd, "detach") == 0) return run_detach(jobs, a);
     if (strcmp(cmd, "add-log") == 0 || strcmp(cmd, "clear-logs") == 0)
         return run_logs(jobs, cmd, a);
     if (strcmp(cmd, "change-priority") == 0) {
@@ -298,7 +321,7 @@ int cli_jobs_edit_main(int argc, char **argv) {
     const char *cmd = argv[2];
     snprintf(prog, sizeof prog, "lanes jobs %s", cmd);
     int want = strcmp(cmd, "dedup") == 0 || strcmp(cmd, "trim-events") == 0 ||
-                       strcmp(cmd, "clear-logs") == 0
+                       strcmp(cmd, "clear-logs") == 0 || strcmp(cmd, "detach") == 0
                    ? 2
                    : 3;
     eargs a = {0};

@@ -1,10 +1,10 @@
 /* jobs_edit.h - `lanes jobs URL change-priority | change-delay |
  * update-data | dedup | promote | priority-counts | trim-events |
- * add-log | clear-logs`
+ * add-log | clear-logs | detach`
  * (jobs_edit.c): change a waiting job, read or release a deduplication id,
  * promote delayed jobs, count ready jobs by priority (<lanes/jobs_edit.h>),
  * trim a queue's events (<lanes/jobs_events.h>), add or clear a job's log
- * lines. */
+ * lines, detach a flow child from its parent. */
 #ifndef CLI_JOBS_EDIT_H
 #define CLI_JOBS_EDIT_H
 
@@ -18,6 +18,7 @@
 #define CLI_JOBS_TRIM_EVENTS_SYNOPSIS "QUEUE MAXLEN"
 #define CLI_JOBS_ADD_LOG_SYNOPSIS "QUEUE ID LINE|- [--keep N]"
 #define CLI_JOBS_CLEAR_LOGS_SYNOPSIS "QUEUE ID [--keep N]"
+#define CLI_JOBS_DETACH_SYNOPSIS "QUEUE ID"
 extern const char cli_jobs_change_priority_help[];
 extern const char cli_jobs_change_delay_help[];
 extern const char cli_jobs_update_data_help[];
@@ -27,6 +28,7 @@ extern const char cli_jobs_priority_counts_help[];
 extern const char cli_jobs_trim_events_help[];
 extern const char cli_jobs_add_log_help[];
 extern const char cli_jobs_clear_logs_help[];
+extern const char cli_jobs_detach_help[];
 
 /* 1 if name is one of the subcommands above. */
 int cli_jobs_edit_is(const char *name);

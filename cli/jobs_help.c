@@ -152,6 +152,7 @@ static const cli_jobs_cmd cmds[] = {
     {"trim-events", CLI_JOBS_TRIM_EVENTS_SYNOPSIS, cli_jobs_trim_events_help},
     {"add-log", CLI_JOBS_ADD_LOG_SYNOPSIS, cli_jobs_add_log_help},
     {"clear-logs", CLI_JOBS_CLEAR_LOGS_SYNOPSIS, cli_jobs_clear_logs_help},
+    {"detach", CLI_JOBS_DETACH_SYNOPSIS, cli_jobs_detach_help},
     {"flow", "FILE.json|-",
      "Add a flow: a tree of jobs, all or nothing (BullMQ's FlowProducer). A\n"
      "parent waits in waiting-children until its children are done, then\n"

@@ -53,7 +53,8 @@ set(LN_CONF_SOURCES
     conformance/conf_review3.c
     conformance/conf_flowtree.c
     conformance/conf_schedrec.c
-    conformance/conf_logs.c)
+    conformance/conf_logs.c
+    conformance/conf_detach.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it

@@ -233,6 +233,21 @@ LN_EXTERN int ln_job_wait_child(ln_job *job, const char *child_queue, const char
 LN_EXTERN int ln_jobs_remove_unprocessed_children(ln_jobs *jobs, const char *queue, const char *id,
                                                   size_t *removed);
 
+/* Child id of queue stops being a dependency of its parent (BullMQ's
+ * job.removeChildDependency()): while its parent still waits for it (it
+ * has not completed, nor failed in a way its parent recorded), it leaves
+ * the parent's pending children and loses its parent (ln_jobs_children's
+ * parent_key, and its failure options), and a parent in waiting-children
+ * left with no pending child is released as the removal of that child
+ * would release it (ready by its priority, or delayed by its own delay,
+ * with its event). The child itself stays as it is, in any state; when it
+ * finishes later nothing reaches the parent. *removed (may be NULL): 1,
+ * or 0 when the job was no pending dependency (no parent, or already
+ * processed): nothing changes then. LN_ENOENT: no such job, or its parent
+ * no longer exists. One transaction / script. */
+LN_EXTERN int ln_jobs_remove_child_dependency(ln_jobs *jobs, const char *queue, const char *id,
+                                              int *removed);
+
 #ifdef __cplusplus
 }
 #endif

@@ -165,7 +165,8 @@ enum {
     LN__EDIT_ADD_LOG,         /* in: id, data (data_len bytes, a log line), max
                               (0, or the newest lines kept); out: count, the
                               job's lines after */
-    LN__EDIT_CLEAR_LOGS       /* in: id, max (0: none kept, else the newest kept) */
+    LN__EDIT_CLEAR_LOGS,      /* in: id, max (0: none kept, else the newest kept) */
+    LN__EDIT_DETACH           /* in: id; out: removed (1: it was a pending child) */
 };
 typedef struct ln__jobs_edit {
     int op; /* LN__EDIT_* */

@@ -220,3 +220,14 @@ int ln_jobs_clear_logs(ln_jobs *jobs, const char *queue, const char *id, size_t 
     ln__jobs_edit e = {.op = LN__EDIT_CLEAR_LOGS, .id = id, .max = keep};
     return run_edit(jobs, queue, &e);
 }
+
+int ln_jobs_remove_child_dependency(ln_jobs *jobs, const char *queue, const char *id,
+                                    int *removed) {
+    if (removed != NULL) *removed = 0;
+    int err = enter_edit(jobs, queue, id, "job id", 0, NULL);
+    if (err != 0) return err;
+    ln__jobs_edit e = {.op = LN__EDIT_DETACH, .id = id};
+    err = run_edit(jobs, queue, &e);
+    if (err == 0 && removed != NULL) *removed = e.removed;
+    return err;
+}

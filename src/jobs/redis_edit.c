@@ -1,6 +1,7 @@
 /* redis_edit.c - jobs_edit.h on the Redis backend: one script per change
  * (change_priority.lua, change_delay.lua, update_data.lua, dedup_key.lua,
- * promote_some.lua, priority_counts.lua, trim_events.lua, job_logs.lua),
+ * promote_some.lua, priority_counts.lua, trim_events.lua, job_logs.lua,
+ * detach.lua),
  * each a bounded number of commands on BullMQ 6.7's keys.
  * docs/internals/edit.md has the design. */
 #include "redis_edit.h"
@@ -79,6 +80,21 @@ static int logs_reply(ln__jobs_be *be, redisReply *rep, const char *queue, ln__j
     return err;
 }
 
+/* The reply of detach.lua: 1 or 0 (removed), or an error code. */
+static int detach_reply(ln__jobs_be *be, redisReply *rep, const char *queue, ln__jobs_edit *e) {
+    int err = 0;
+    if (rep->type == REDIS_REPLY_INTEGER && (rep->integer == 0 || rep->integer == 1))
+        e->removed = (int)rep->integer;
+    else if (rep->type == REDIS_REPLY_INTEGER && rep->integer == LN__RC_PARENT_MISSING)
+        err = ln__jobs_be_err(be, LN_ENOENT, "the parent of job '%s' no longer exists", e->id);
+    else if (rep->type == REDIS_REPLY_INTEGER && rep->integer == LN__RC_JOB_NOT_EXIST)
+        err = ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, e->id);
+    else
+        return bad_reply(be, rep, "detach");
+    freeReplyObject(rep);
+    return err;
+}
+
 /* The reply of a queue-wide call: a count, or one count per priority. */
 static int queue_reply(ln__jobs_be *be, redisReply *rep, ln__jobs_edit *e) {
     if (e->op == LN__EDIT_PROMOTE_SOME && rep->type == REDIS_REPLY_INTEGER && rep->integer >= 0 &&
@@ -141,6 +157,10 @@ int ln__redis_edit(ln__redis_conn *c, const char *base, ln__jobs_be *be, const c
         which = LN__RS_TRIM_EVENTS;
         ln__redis_args_i64(&a, e->max > INT64_MAX ? INT64_MAX : (int64_t)e->max);
         break;
+    case LN__EDIT_DETACH:
+        which = LN__RS_DETACH;
+        ln__redis_args_str(&a, e->id);
+        break;
     case LN__EDIT_ADD_LOG:
     case LN__EDIT_CLEAR_LOGS:
         which = LN__RS_JOB_LOGS;
@@ -162,6 +182,7 @@ int ln__redis_edit(ln__redis_conn *c, const char *base, ln__jobs_be *be, const c
     if (!rep) return public_rc(rc);
     if (which == LN__RS_DEDUP_KEY) return dedup_reply(be, rep, queue, e);
     if (which == LN__RS_JOB_LOGS) return logs_reply(be, rep, queue, e);
+    if (which == LN__RS_DETACH) return detach_reply(be, rep, queue, e);
     if (which == LN__RS_PROMOTE_SOME || which == LN__RS_PRIORITY_COUNTS ||
         which == LN__RS_TRIM_EVENTS)
         return queue_reply(be, rep, e);

@@ -275,6 +275,8 @@ static int edit_job(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *e)
     case LN__EDIT_ADD_LOG:
     case LN__EDIT_CLEAR_LOGS:
         return ln__sq_edit_logs(be, rid, e);
+    case LN__EDIT_DETACH:
+        return ln__sq_edit_detach(be, rid, now, e);
     default:
         return ln__jobs_be_err(&be->base, LN_EINVAL, "unknown edit %d", e->op);
     }

@@ -326,6 +326,8 @@ int ln__sq_find_job(sq_be *be, const char *queue, const char *id, int64_t *rid, 
 /* LN__EDIT_ADD_LOG / LN__EDIT_CLEAR_LOGS on job rid (sqlite_logs.c), in
  * the edit method's write transaction. */
 int ln__sq_edit_logs(sq_be *be, int64_t rid, ln__jobs_edit *e);
+/* LN__EDIT_DETACH of job rid (sqlite_detach.c), likewise. */
+int ln__sq_edit_detach(sq_be *be, int64_t rid, int64_t now, ln__jobs_edit *e);
 /* Cached statement by_rid or by_cid (by the id's form) with queue bound
  * as ?1 and id as ?2; NULL (LN_EBACKEND, errmsg set) on failure. */
 sqlite3_stmt *ln__sq_stmt_by_id(sq_be *be, sq_stmt by_rid, sq_stmt by_cid, const char *queue,

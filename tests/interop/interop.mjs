@@ -44,6 +44,7 @@ import {
   srTake, srCheck, srRun, srAdd, srPause, srRequeued, srNodeTake, srRjkTake, srRjkCheck,
 } from './node/schedrec.mjs';
 import { logsGet, logsNode } from './node/logs.mjs';
+import { dtSetup, dtNode } from './node/detach.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -140,6 +141,8 @@ switch (cmd) {
   case 'sr-rjk-check': await srRjkCheck(queue, args[0], args[1], args[2]); break;
   case 'logs-get': await logsGet(queue, args[0]); break;
   case 'logs-node': await logsNode(queue, args[0], args[1], args[2], args[3]); break;
+  case 'dt-setup': await dtSetup(queue); break;
+  case 'dt-node': await dtNode(queue, args[0]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);
