@@ -1,6 +1,7 @@
 #!/bin/sh
 # test_edit_cli.sh LANES - `lanes jobs URL change-priority | change-delay |
-# update-data | dedup | promote | priority-counts | trim-events` on a
+# update-data | dedup | promote | priority-counts | trim-events | add-log |
+# clear-logs | detach` on a
 # sqlite: store (the Redis side is in test_redis_interop.sh's edit_*,
 # promote_all_* and trim_events_* cases): output, --json, stdin data, errors
 # and exit codes, --help without a store.
@@ -92,8 +93,38 @@ grep -qx '{"removed":0}' "$tmp/out" || fail "trim-events --json: $(cat "$tmp/out
 expect_rc 2 j trim-events t -1
 expect_rc 2 j trim-events t
 
+# add-log / clear-logs: lines in any state, --keep leaves the newest,
+# stdin with '-'; no such job is exit 4, a bad --keep 2.
+j add l n '{}' --id lj >/dev/null || fail "add lj"
+for w in one two three; do expect_rc 0 j add-log l lj "$w"; done
+[ "$(cat "$tmp/out")" = 3 ] || fail "add-log count: $(cat "$tmp/out")"
+printf 'four\n' | j add-log l lj - --keep 2 --json >"$tmp/out" || fail "add-log -"
+grep -qx '{"count":2}' "$tmp/out" || fail "add-log --keep --json: $(cat "$tmp/out")"
+[ "$(j logs l lj | tr '\n' ,)" = "three,four," ] || fail "logs: $(j logs l lj)"
+expect_rc 0 j clear-logs l lj --keep 1
+[ "$(j logs l lj)" = four ] || fail "after clear-logs --keep 1: $(j logs l lj)"
+expect_rc 0 j clear-logs l lj --json
+grep -qx '{"ok":true,"id":"lj"}' "$tmp/out" || fail "clear-logs --json: $(cat "$tmp/out")"
+[ -z "$(j logs l lj)" ] || fail "lines left: $(j logs l lj)"
+expect_rc 4 j add-log l nope x
+expect_rc 4 j clear-logs l nope
+expect_rc 2 j add-log l lj x --keep -3
+expect_rc 2 j add-log l lj
+
+# detach: a flow child leaves its parent (1), which is released when none
+# is left; again is 0; no such job is exit 4.
+echo '{"name":"p","queueName":"f","opts":{"jobId":"r"},"children":[{"name":"k","opts":{"jobId":"x"}}]}' |
+    j flow - >/dev/null || fail "flow"
+expect_rc 0 j detach f x
+[ "$(cat "$tmp/out")" = 1 ] || fail "detach printed $(cat "$tmp/out")"
+j get f r --json | grep -q '"state":"waiting"' || fail "r was not released"
+expect_rc 0 j detach f x --json
+grep -qx '{"removed":false}' "$tmp/out" || fail "detach again: $(cat "$tmp/out")"
+expect_rc 4 j detach f nope
+
 # --help of each, without making a store; a missing store is exit 2.
-for sub in change-priority change-delay update-data dedup promote priority-counts trim-events; do
+for sub in change-priority change-delay update-data dedup promote priority-counts trim-events \
+    add-log clear-logs detach; do
     expect_rc 0 "$cli" jobs "sqlite:$tmp/none.db" "$sub" --help
     grep -q "^usage: lanes jobs URL $sub " "$tmp/out" || fail "$sub --help: $(cat "$tmp/out")"
 done
