@@ -2,8 +2,12 @@
  * format (version 0.0.4) of what the store tells, read at each scrape:
  * jobs per queue and state (the store's counters, never a count of jobs),
  * whether each queue is paused, the workers connected to each queue, the
- * number of queues, and whether the store answered. Nothing is made up: lanes keeps no totals of completed
- * or failed runs and no run-time histogram in the store (docs/dash.md). */
+ * number of queues, and whether the store answered; and the series of
+ * BullMQ's queue.exportPrometheusMetrics() (bullmq_job_count by BullMQ's
+ * states, bullmq_job_completed_total / _failed_total from the queue's
+ * metrics count), so a scrape of a Node team's exporter can move here.
+ * Nothing is made up: the store keeps no other totals and no run-time
+ * histogram (docs/dash.md). */
 #include "dash.h"
 
 #include <stdio.h>
@@ -22,8 +26,79 @@ static void label(FILE *f, const char *s) {
     }
 }
 
+static void typed_header(FILE *f, const char *name, const char *help, const char *type) {
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
 static void header(FILE *f, const char *name, const char *help) {
-    fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+    typed_header(f, name, help, "gauge");
+}
+
+/* One sample "name{queue="q"[,state="s"]} v". */
+static void sample(FILE *f, const char *name, const char *queue, const char *state, uint64_t v) {
+    fprintf(f, "%s{queue=\"", name);
+    label(f, queue);
+    if (state != NULL) fprintf(f, "\",state=\"%s", state);
+    fprintf(f, "\"} %llu\n", (unsigned long long)v);
+}
+
+/* BullMQ's counts of queue i: getJobCounts() (a paused queue's jobs stay
+ * waiting or prioritized: v6 keeps them in wait) and its metrics counts;
+ * 0 or the store's error. */
+typedef struct bull_counts {
+    uint64_t waiting, prioritized, completed_total, failed_total;
+} bull_counts;
+
+static int bull_counts_of(cli_dash *d, const char *queue, const ln_job_counts *k, int paused,
+                          bull_counts *b) {
+    b->waiting = k->waiting;
+    b->prioritized = k->prioritized;
+    int err = 0;
+    if (paused) { /* lanes counts both as paused: split them by priority 0 */
+        const int zero = 0;
+        uint64_t w = 0;
+        err = ln_jobs_counts_per_priority(d->jobs, queue, &zero, 1, &w);
+        b->waiting = w <= k->paused ? w : k->paused;
+        b->prioritized = k->paused - b->waiting;
+    }
+    ln_job_metrics m;
+    if (err == 0 && (err = ln_jobs_metrics(d->jobs, queue, LN_JOB_COMPLETED, 0, 0, &m)) == 0) {
+        b->completed_total = m.count;
+        ln_job_metrics_clear(&m);
+        err = ln_jobs_metrics(d->jobs, queue, LN_JOB_FAILED, 0, 0, &m);
+        b->failed_total = m.count;
+        ln_job_metrics_clear(&m);
+    }
+    return err;
+}
+
+/* The series of BullMQ's exportPrometheusMetrics, its names and states. */
+static int bullmq_samples(cli_dash *d, FILE *f, char **names, size_t n, const ln_job_counts *k,
+                          const int *paused) {
+    bull_counts *b = calloc(n > 0 ? n : 1, sizeof *b);
+    int err = b == NULL ? LN_ENOMEM : 0;
+    for (size_t i = 0; i < n && err == 0; i++)
+        err = bull_counts_of(d, names[i], &k[i], paused[i], &b[i]);
+    if (err == 0) {
+        header(f, "bullmq_job_count", "Number of jobs in the queue by state");
+        for (size_t i = 0; i < n; i++) {
+            const char *states[] = {"active",      "completed", "delayed",         "failed",
+                                    "prioritized", "waiting",   "waiting-children"};
+            const uint64_t v[] = {k[i].active,          k[i].completed,   k[i].delayed,
+                                  k[i].failed,          b[i].prioritized, b[i].waiting,
+                                  k[i].waiting_children};
+            for (size_t s = 0; s < sizeof v / sizeof v[0]; s++)
+                sample(f, "bullmq_job_count", names[i], states[s], v[s]);
+        }
+        typed_header(f, "bullmq_job_completed_total", "Total number of completed jobs", "counter");
+        for (size_t i = 0; i < n; i++)
+            sample(f, "bullmq_job_completed_total", names[i], NULL, b[i].completed_total);
+        typed_header(f, "bullmq_job_failed_total", "Total number of failed jobs", "counter");
+        for (size_t i = 0; i < n; i++)
+            sample(f, "bullmq_job_failed_total", names[i], NULL, b[i].failed_total);
+    }
+    free(b);
+    return err;
 }
 
 /* The lanes_jobs and lanes_queue_paused samples; 0 or the store's error. */
@@ -44,19 +119,12 @@ static int queue_samples(cli_dash *d, FILE *f, char **names, size_t n) {
             const uint64_t v[] = {k[i].waiting, k[i].delayed,         k[i].prioritized,
                                   k[i].active,  k[i].completed,       k[i].failed,
                                   k[i].paused,  k[i].waiting_children};
-            for (size_t s = 0; s < sizeof states / sizeof states[0]; s++) {
-                fputs("lanes_jobs{queue=\"", f);
-                label(f, names[i]);
-                fprintf(f, "\",state=\"%s\"} %llu\n", ln_job_state_name(states[s]),
-                        (unsigned long long)v[s]);
-            }
+            for (size_t s = 0; s < sizeof states / sizeof states[0]; s++)
+                sample(f, "lanes_jobs", names[i], ln_job_state_name(states[s]), v[s]);
         }
         header(f, "lanes_queue_paused", "1 if the queue is paused (workers take no job).");
-        for (size_t i = 0; i < n; i++) {
-            fputs("lanes_queue_paused{queue=\"", f);
-            label(f, names[i]);
-            fprintf(f, "\"} %d\n", paused[i]);
-        }
+        for (size_t i = 0; i < n; i++) sample(f, "lanes_queue_paused", names[i], NULL, paused[i]);
+        err = bullmq_samples(d, f, names, n, k, paused);
     }
     free(k);
     free(paused);
@@ -73,9 +141,7 @@ static void worker_samples(cli_dash *d, FILE *f, char **names, size_t n) {
         size_t nw = 0;
         if (ln_jobs_workers(d->jobs, names[i], &w, &nw) != 0) continue;
         ln_jobs_workers_free(w, nw);
-        fputs("lanes_workers{queue=\"", f);
-        label(f, names[i]);
-        fprintf(f, "\"} %zu\n", nw);
+        sample(f, "lanes_workers", names[i], NULL, nw);
     }
 }
 

@@ -13,8 +13,7 @@
 
 /* Prepare sql, bind a and b (as ?1, ?2), step once; a row's columns stay
  * readable in *out (the caller finalizes it) or it is finalized here. */
-static int step1(sq_be *be, const char *sql, int64_t a, int64_t b, sqlite3_stmt **out,
-                 int *row) {
+static int step1(sq_be *be, const char *sql, int64_t a, int64_t b, sqlite3_stmt **out, int *row) {
     sqlite3_stmt *s = NULL;
     int rc = sqlite3_prepare_v2(be->db, sql, -1, &s, NULL);
     if (rc != SQLITE_OK) return ln__sq_err(be, rc, "remove child dependency");
@@ -65,15 +64,13 @@ int ln__sq_edit_detach(sq_be *be, int64_t rid, int64_t now, ln__jobs_edit *e) {
     sqlite3_stmt *s = NULL;
     int row = 0;
     e->removed = 0;
-    int err = step1(be, "SELECT parent_rid FROM lanes_jobs WHERE rid = ?1", rid, 0,
-                    &s, &row);
+    int err = step1(be, "SELECT parent_rid FROM lanes_jobs WHERE rid = ?1", rid, 0, &s, &row);
     if (err != 0 || !row) return err;
     int has_parent = sqlite3_column_type(s, 0) != SQLITE_NULL;
     int64_t prid = sqlite3_column_int64(s, 0);
     sqlite3_finalize(s);
     if (!has_parent) return 0;
-    if ((err = step1(be, "SELECT 1 FROM lanes_jobs WHERE rid = ?1", prid, 0, NULL,
-                     &row)) != 0)
+    if ((err = step1(be, "SELECT 1 FROM lanes_jobs WHERE rid = ?1", prid, 0, NULL, &row)) != 0)
         return err;
     if (!row)
         return ln__jobs_be_err(&be->base, LN_ENOENT, "the parent of job '%s' no longer exists",
@@ -85,12 +82,11 @@ int ln__sq_edit_detach(sq_be *be, int64_t rid, int64_t now, ln__jobs_edit *e) {
         !row)
         return err; /* not pending: processed, failed, or never a dependency */
     /* the RETURNING row is stepped once: finalizing it completes the DELETE */
-    if ((err = step1(be, "UPDATE lanes_jobs SET deps = deps - 1 WHERE rid = ?1", prid,
-                     0, NULL, &row)) != 0)
+    if ((err = step1(be, "UPDATE lanes_jobs SET deps = deps - 1 WHERE rid = ?1", prid, 0, NULL,
+                     &row)) != 0)
         return err;
     if ((err = release(be, prid, now)) != 0) return err;
-    err = step1(be,
-                "UPDATE lanes_jobs SET parent_rid = NULL, pflags = pflags & ?2 WHERE rid = ?1",
+    err = step1(be, "UPDATE lanes_jobs SET parent_rid = NULL, pflags = pflags & ?2 WHERE rid = ?1",
                 rid, SQ_FLOW_PARENT, NULL, &row);
     if (err == 0) e->removed = 1;
     return err;

@@ -18,7 +18,7 @@ import {
   traceProduce, traceCheck, jsonProduce, jsonCheck, halfFail, halfCheck, halfIds, halfIdsCheck,
 } from './node/data.mjs';
 import { getWorkers, idleWorkers } from './node/workers.mjs';
-import { metrics } from './node/metrics.mjs';
+import { metrics, promExport } from './node/metrics.mjs';
 import { cancelSeen } from './node/cancel.mjs';
 import { schedUpsert, schedCheck } from './node/schedulers.mjs';
 import {
@@ -70,6 +70,7 @@ switch (cmd) {
   case 'get-workers': await getWorkers(queue); break;
   case 'idle-workers': await idleWorkers(queue); break;
   case 'metrics': await metrics(queue); break;
+  case 'prom-export': await promExport(queue, args[0]); break;
   case 'cancel-seen': await cancelSeen(queue, args[0], args[1], args[2]); break;
   case 'sched-upsert': await schedUpsert(queue, args[0], args[1], args[2]); break;
   case 'sched-check': await schedCheck(queue, args[0], args[1], args[2], args[3], args[4]); break;

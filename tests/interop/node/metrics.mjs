@@ -12,3 +12,12 @@ export async function metrics(queue) {
   await q.close();
   console.log(JSON.stringify(out));
 }
+
+// prom-export QUEUE PREFIX: BullMQ's queue.exportPrometheusMetrics() of
+// QUEUE under key prefix PREFIX, as it prints it (the dashboard's /metrics
+// test compares lanes' bullmq_* series with it).
+export async function promExport(queue, prefix) {
+  const q = new Queue(queue, { connection, prefix });
+  console.log(await q.exportPrometheusMetrics());
+  await q.close();
+}
