@@ -172,7 +172,8 @@ static int edit_dedup(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *
 }
 
 /* The first e->max delayed jobs by due time to ready, as ln__sq_promote
- * moves one (its seq kept, run_at now), each with its "waiting" event. */
+ * moves one (seq 0: the back, whatever its lifo; run_at now), each with
+ * its "waiting" event. */
 #define PROMOTE_SOME_SQL                                                                           \
     "SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state = 1 ORDER BY run_at, rid "              \
     "LIMIT ?2"
@@ -180,7 +181,7 @@ static int edit_dedup(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *
 static int promote_one(sq_be *be, const char *queue, int64_t rid, int64_t now) {
     sqlite3_stmt *s = NULL;
     int err = run_sql(be,
-                      "UPDATE lanes_jobs SET state = 0, run_at = ?2 WHERE rid = ?1 "
+                      "UPDATE lanes_jobs SET state = 0, seq = 0, run_at = ?2 WHERE rid = ?1 "
                       "RETURNING COALESCE(cid, rid)",
                       "promote", &s);
     if (err != 0) return err;

@@ -7,7 +7,7 @@
 #define INFO_COLS                                                                                  \
     "rid, cid, state, name, data, CASE WHEN state = 4 THEN "                                       \
     "COALESCE(result, 'null') ELSE result END, reason, progress, traceparent, "                    \
-    "tracestate, priority, seq < 0, attempts, attempts_made, started, "                            \
+    "tracestate, priority, lifo, attempts, attempts_made, started, "                            \
     "stalled, backoff, backoff_ms, created_at, CASE WHEN state = 1 THEN "                          \
     "run_at ELSE created_at + delay END, started_at, "                                             \
     "finished_at, COALESCE((SELECT q.paused FROM lanes_queues q "                                  \
@@ -54,7 +54,7 @@ static const char *const sql_text[S_COUNT_] = {
               "THEN 1 ELSE 0 END, ?6, ?7 + ?5, ?5, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
               "?15, ?16, ?7, ?17, ?18) "
               "ON CONFLICT(queue, cid) WHERE cid IS NOT NULL DO NOTHING",
-    [S_ADD_LIFO] = "UPDATE lanes_jobs SET seq = -rid WHERE rid = ?1",
+    [S_ADD_LIFO] = "UPDATE lanes_jobs SET seq = -rid, lifo = 1 WHERE rid = ?1",
     [S_COUNT] = "INSERT INTO lanes_counts(queue, state, n) VALUES(?1, ?2, ?3) "
                 "ON CONFLICT(queue, state) DO UPDATE SET n = n + excluded.n",
     [S_GET_RID] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE rid = ?2 AND queue = ?1",
@@ -232,7 +232,8 @@ static const char *const sql_text[S_COUNT_] = {
                      "AND finished_at <= ?2",
     [S_RENEW] = "UPDATE lanes_jobs SET lease_until = ?3 WHERE rid = ?1 AND "
                 "token = ?2 AND state = 3",
-    [S_PROMOTE] = "UPDATE lanes_jobs SET state = 0 WHERE queue = ?1 AND "
+    /* Due jobs to the back of their line (seq 0), lifo or not, as on Redis. */
+    [S_PROMOTE] = "UPDATE lanes_jobs SET state = 0, seq = 0 WHERE queue = ?1 AND "
                   "state = 1 AND run_at <= ?2",
     [S_TAKE] = "UPDATE lanes_jobs SET state = 3, token = token + 1, started = "
                "started + 1, started_at = ?2, lease_until = ?2 + ?3 WHERE "
