@@ -88,12 +88,9 @@ static int ready_priority(sq_be *be, const char *queue, int64_t rid, const ln__j
 static int edit_priority(sq_be *be, const char *queue, int64_t rid, int state,
                          const ln__jobs_edit *e) {
     if (state == ST_READY) return ready_priority(be, queue, rid, e);
-    /* delayed or waiting for children: the column, read when it is ready */
-    if (state != ST_DELAYED && state != ST_WAITING_CHILDREN)
-        return ln__jobs_be_err(&be->base, LN_EINVAL,
-                               "job '%s' is %s: only a waiting, prioritized, delayed or "
-                               "waiting-children job can change its priority",
-                               e->id, state_name(state));
+    /* any other state (delayed, waiting for children, active, finished):
+     * the column only, read when the job is ready again (its counter key
+     * is its state whatever its priority), as BullMQ writes the field */
     sqlite3_stmt *s = NULL;
     int err =
         run_sql(be, "UPDATE lanes_jobs SET priority = ?2 WHERE rid = ?1", "change priority", &s);
