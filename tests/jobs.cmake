@@ -10,6 +10,9 @@ ln_test(NAME test_jobs_api SOURCES test_jobs_api.c
 # A stale deduplication id on SQLite (its holder deleted behind lanes' back).
 ln_test(NAME test_dedup_stale SOURCES test_dedup_stale.c
         LIBS PkgConfig::SQLITE3 TIMEOUT 60 LABELS jobs)
+# The admin calls on SQLite: counts per priority read under a writer.
+ln_test(NAME test_edit_sqlite SOURCES test_edit_sqlite.c
+        LIBS PkgConfig::SQLITE3 TIMEOUT 60 LABELS jobs)
 # remove_tree's cap and a drain that fails midway, on both stores.
 if(LN_HAVE_REDIS)
   ln_test(NAME test_remove_tree SOURCES test_remove_tree.c

@@ -218,6 +218,10 @@ static int promote_some(sq_be *be, const char *queue, int64_t now, ln__jobs_edit
     return err;
 }
 
+/* One count(*) per priority over the lanes_jobs_ready index (queue,
+ * priority, seq) WHERE state = 0: its cost is the number of ready jobs
+ * of that priority. Called in a read transaction (ln__sq_edit): one
+ * snapshot for all of them, and no writer waits for it. */
 static int priority_counts(sq_be *be, const char *queue, ln__jobs_edit *e) {
     sqlite3_stmt *s = NULL;
     int err = run_sql(be,
@@ -275,8 +279,19 @@ static int edit_job(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *e)
     }
 }
 
+/* Counts per priority: reads only, in a deferred transaction (WAL: a
+ * snapshot, never the write lock). */
+static int read_counts(sq_be *be, const char *queue, ln__jobs_edit *e) {
+    int err = ln__sq_exec_sql(be, "BEGIN", "counts per priority");
+    if (err == 0) err = priority_counts(be, queue, e);
+    if (err == 0) err = ln__sq_exec_sql(be, "COMMIT", "counts per priority");
+    if (err != 0) ln__sq_rollback(be);
+    return err;
+}
+
 int ln__sq_edit(ln__jobs_be *b, const char *queue, ln__jobs_edit *e) {
     sq_be *be = (sq_be *)b;
+    if (e->op == LN__EDIT_PRIORITY_COUNTS) return read_counts(be, queue, e);
     int64_t now;
     int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
@@ -284,8 +299,6 @@ int ln__sq_edit(ln__jobs_be *b, const char *queue, ln__jobs_edit *e) {
         err = edit_dedup(be, queue, now, e);
     else if (e->op == LN__EDIT_PROMOTE_SOME)
         err = promote_some(be, queue, now, e);
-    else if (e->op == LN__EDIT_PRIORITY_COUNTS)
-        err = priority_counts(be, queue, e);
     else if (e->op == LN__EDIT_TRIM_EVENTS)
         err = trim_events(be, queue, e);
     else
