@@ -5,6 +5,8 @@
 #include "conf.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 
 static ln_job_info info_of(conf_ctx *c, const char *id) {
     ln_job_info i;
@@ -143,10 +145,59 @@ static void case_edit2_priority_any_state(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
+/* Another thread of the same handle adds delayed jobs while promote_all
+ * runs its steps: it holds the handle's mutex for each step, not across
+ * them, so adds may get in between (before, none could until the last
+ * step was done; the mutex is not fair, so whether one does is not
+ * checked), and every job is either promoted (counted once in *promoted)
+ * or still delayed, none lost or counted twice. */
+typedef struct promote_run {
+    conf_ctx *c;
+    size_t promoted;
+    int rc;
+    atomic_int started, done;
+} promote_run;
+
+static void *promote_thread(void *arg) {
+    promote_run *p = arg;
+    atomic_store(&p->started, 1);
+    p->rc = ln_jobs_promote_all(p->c->jobs, p->c->queue, &p->promoted);
+    atomic_store(&p->done, 1);
+    return NULL;
+}
+
+static void case_edit2_promote_all_shared_handle(conf_ctx *c) {
+    enum { N = 4 * LN_JOBS_PROMOTE_STEP + 10, MAX_ADDS = 5000 };
+    static ln_job_spec specs[N];
+    ln_job_opts late;
+    ln_job_opts_init(&late);
+    late.delay_ms = 600000;
+    for (size_t i = 0; i < N; i++) specs[i] = (ln_job_spec){"n", "{}", &late};
+    SAYS(c->jobs, 0, ln_jobs_add_bulk(c->jobs, c->queue, specs, N, NULL, 0));
+    promote_run p = {.c = c};
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, promote_thread, &p), 0);
+    while (!atomic_load(&p.started)) sched_yield();
+    int adds = 0;
+    while (adds < MAX_ADDS && (adds == 0 || !atomic_load(&p.done))) {
+        CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "m", "{}", &late, NULL, 0), 0);
+        adds++;
+    }
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    CHECK_EQ(p.rc, 0);
+    ln_job_counts k;
+    CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
+    CHECK(p.promoted >= N && p.promoted <= (size_t)(N + adds));
+    CHECK_EQ(k.waiting, p.promoted);
+    CHECK_EQ(k.delayed, N + adds - p.promoted);
+    conf_check_counts(c, c->queue);
+}
+
 const conf_case conf_edit2_cases[] = {
     CONF_CASE(edit2_priority_keeps_lifo),
     CONF_CASE(edit2_promote_lifo_back),
     CONF_CASE(edit2_due_lifo_back),
     CONF_CASE(edit2_priority_any_state),
+    CONF_CASE(edit2_promote_all_shared_handle),
     {0},
 };
