@@ -7,7 +7,7 @@
 #define INFO_COLS                                                                                  \
     "rid, cid, state, name, data, CASE WHEN state = 4 THEN "                                       \
     "COALESCE(result, 'null') ELSE result END, reason, progress, traceparent, "                    \
-    "tracestate, priority, lifo, attempts, attempts_made, started, "                            \
+    "tracestate, priority, lifo, attempts, attempts_made, started, "                               \
     "stalled, backoff, backoff_ms, created_at, CASE WHEN state = 1 THEN "                          \
     "run_at ELSE created_at + delay END, started_at, "                                             \
     "finished_at, COALESCE((SELECT q.paused FROM lanes_queues q "                                  \
