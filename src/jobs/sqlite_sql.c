@@ -13,6 +13,10 @@
     "finished_at, COALESCE((SELECT q.paused FROM lanes_queues q "                                  \
     "WHERE q.name = j.queue), 0), backoff_jitter, backoff_type"
 
+/* A job's place when it goes back in line: the front of its priority
+ * with its lifo option (as its add placed it), else the back. */
+#define SEQ_BY_LIFO "seq = CASE WHEN lifo THEN -rid ELSE 0 END"
+
 #define DONE_STMTS(st)                                                                             \
     "DELETE FROM lanes_jobs WHERE rid IN (SELECT rid FROM lanes_jobs "                             \
     "WHERE queue = ?1 AND state = " #st " ORDER BY finished_at DESC, rid DESC "                    \
@@ -89,11 +93,12 @@ static const char *const sql_text[S_COUNT_] = {
     [S_LOGS] = "SELECT line FROM lanes_logs WHERE rid = ?1 ORDER BY seq",
     [S_STATE_OF] = "SELECT rid, state FROM lanes_jobs WHERE rid = ?2 AND queue "
                    "= ?1",
-    [S_RETRY_ONE] = "UPDATE lanes_jobs SET state = 0, attempts_made = 0, "
+    /* Retries: back in line by the job's lifo option (seq), as on Redis. */
+    [S_RETRY_ONE] = "UPDATE lanes_jobs SET state = 0, attempts_made = 0, " SEQ_BY_LIFO ", "
                     "reason = NULL, started_at = NULL, finished_at = NULL, "
                     "run_at = ?2 WHERE "
                     "rid = ?1 AND state = 5",
-    [S_RETRY_ALL] = "UPDATE lanes_jobs SET state = 0, attempts_made = 0, "
+    [S_RETRY_ALL] = "UPDATE lanes_jobs SET state = 0, attempts_made = 0, " SEQ_BY_LIFO ", "
                     "reason = NULL, started_at = NULL, finished_at = NULL, "
                     "run_at = ?2 WHERE "
                     "queue = ?1 AND state = 5",
@@ -191,7 +196,7 @@ static const char *const sql_text[S_COUNT_] = {
                    "= ?1 AND token = ?2 AND state = 3 AND deps = 0 RETURNING "
                    "keep_c_mode, keep_c_val, parent_rid, pflags",
     [S_RETRY_RUN] = "UPDATE lanes_jobs SET state = CASE WHEN ?4 > 0 THEN 1 "
-                    "ELSE 0 END, run_at = ?3 + ?4, attempts_made = "
+                    "ELSE 0 END, " SEQ_BY_LIFO ", run_at = ?3 + ?4, attempts_made = "
                     "attempts_made + 1, reason = ?5, lease_until = NULL "
                     "WHERE rid = ?1 AND token = ?2 AND state = 3",
     /* Deduplication (sqlite_dedup.c). */

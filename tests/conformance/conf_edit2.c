@@ -102,6 +102,47 @@ static void case_edit2_due_lifo_back(conf_ctx *c) {
     CONF_CHECK_STR(r.ids, "w1 w2 d ");
 }
 
+static int record_then_by_name(ln_job *job, void *ctx) {
+    record_run(job, ctx);
+    return conf_handler_by_name(job, NULL);
+}
+
+/* A retry places a job by its own lifo option, not by where a lifo
+ * change of priority put it (BullMQ's retries read opts.lifo): a job
+ * added without lifo and moved to the front goes to the back when its
+ * failed run is retried (by the worker, or by ln_jobs_retry). */
+static void case_edit2_retry_by_own_lifo(conf_ctx *c) {
+    /* (w before n: "the back" on SQLite is by the order jobs were added) */
+    conf_add_id(c, c->queue, "w", 0, 0, 0);
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "n";
+    o.attempts = 2;
+    conf_add(c, c->queue, "bad", "{}", &o, NULL);
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "n", 0, 1));
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    wo.concurrency = 1;
+    run_order r = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    conf_run(c, c->queue, record_then_by_name, &r, &wo);
+    CONF_CHECK_STR(r.ids, "n w n ");
+
+    conf_add_id(c, c->queue, "w2", 0, 0, 600000); /* kept from the worker */
+    o.job_id = "f";
+    o.attempts = 1;
+    conf_add(c, c->queue, "bad", "{}", &o, NULL);
+    SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "f", 0, 1));
+    wo.max_jobs = 1;
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "f"), LN_JOB_FAILED);
+    SAYS(c->jobs, 0, ln_jobs_promote(c->jobs, c->queue, "w2"));
+    SAYS(c->jobs, 0, ln_jobs_retry(c->jobs, c->queue, "f"));
+    char ids[64];
+    conf_list_ids(c, c->queue, LN_JOB_WAITING, 0, 10, ids, sizeof ids);
+    CONF_CHECK_STR(ids, "w2 f ");
+    conf_check_counts(c, c->queue);
+}
+
 /* An active or finished job takes a new priority as BullMQ's
  * changePriority gives it (the field written, nothing moved): it reads
  * it when it is ready again (a retry). A job that does not exist is
@@ -199,5 +240,6 @@ const conf_case conf_edit2_cases[] = {
     CONF_CASE(edit2_due_lifo_back),
     CONF_CASE(edit2_priority_any_state),
     CONF_CASE(edit2_promote_all_shared_handle),
+    CONF_CASE(edit2_retry_by_own_lifo),
     {0},
 };
