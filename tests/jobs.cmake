@@ -55,7 +55,8 @@ set(LN_CONF_SOURCES
     conformance/conf_admin_job.c
     conformance/conf_review3.c
     conformance/conf_schedrec.c
-    conformance/conf_edit2.c)
+    conformance/conf_edit2.c
+    conformance/conf_stale_once.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it

@@ -25,7 +25,7 @@ static const conf_case *const tables[] = {
     conf_parity_cases,        conf_drain_cases,      conf_backoff_cases,   conf_remove_tree_cases,
     conf_dynflow_cases,       conf_dedup_next_cases, conf_review_cases,    conf_review2_cases,
     conf_parent_events_cases, conf_flowmore_cases,   conf_stale_cases,     conf_admin_job_cases,
-    conf_review3_cases,       conf_schedrec_cases,   conf_edit2_cases,
+    conf_review3_cases,       conf_schedrec_cases,   conf_edit2_cases,     conf_stale_once_cases,
 };
 
 static char store_url[1024];
