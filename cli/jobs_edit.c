@@ -33,9 +33,9 @@ const char cli_jobs_change_priority_help[] =
     "BullMQ's job.changePriority. A waiting or prioritized job (also in a\n"
     "paused queue) moves to the back of its new priority's jobs, or with\n"
     "--lifo to their front; a delayed job (or a flow parent waiting for its\n"
-    "children) stays so with the new priority, for when it is ready. Prints\n"
-    "nothing ({\"ok\":true,\"id\":ID} with --json). An active or finished\n"
-    "job: exit 2, nothing changes. No such job: exit 4.\n"
+    "children) stays so with the new priority, for when it is ready; so does\n"
+    "an active or finished job (for a retry). Prints nothing\n"
+    "({\"ok\":true,\"id\":ID} with --json). No such job: exit 4.\n"
     "\n"
     "  --lifo    to the front of its new priority's jobs\n";
 

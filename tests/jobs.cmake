@@ -10,6 +10,9 @@ ln_test(NAME test_jobs_api SOURCES test_jobs_api.c
 # A stale deduplication id on SQLite (its holder deleted behind lanes' back).
 ln_test(NAME test_dedup_stale SOURCES test_dedup_stale.c
         LIBS PkgConfig::SQLITE3 TIMEOUT 60 LABELS jobs)
+# The admin calls on SQLite: counts per priority read under a writer.
+ln_test(NAME test_edit_sqlite SOURCES test_edit_sqlite.c
+        LIBS PkgConfig::SQLITE3 TIMEOUT 60 LABELS jobs)
 # remove_tree's cap and a drain that fails midway, on both stores.
 if(LN_HAVE_REDIS)
   ln_test(NAME test_remove_tree SOURCES test_remove_tree.c
@@ -54,7 +57,9 @@ set(LN_CONF_SOURCES
     conformance/conf_flowtree.c
     conformance/conf_schedrec.c
     conformance/conf_logs.c
-    conformance/conf_detach.c)
+    conformance/conf_detach.c
+    conformance/conf_edit2.c
+    conformance/conf_stale_once.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it

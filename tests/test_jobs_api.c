@@ -331,6 +331,7 @@ TEST(counts_upgrade_from_schema_1) {
     CHECK_EQ(sqlite3_open(jt_path("u.db"), &db), SQLITE_OK);
     CHECK_EQ(sqlite3_exec(db,
                           "DROP TRIGGER lanes_dedup_next_gone; DROP TABLE lanes_dedup_next;"
+                          "ALTER TABLE lanes_jobs DROP COLUMN lifo;"
                           "ALTER TABLE lanes_jobs DROP COLUMN backoff_jitter;"
                           "ALTER TABLE lanes_jobs DROP COLUMN backoff_type;"
                           "DROP TRIGGER lanes_deps_parent_gone;"

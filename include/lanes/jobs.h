@@ -684,7 +684,9 @@ typedef struct ln_worker_stats {
                                lease lost, or canceled (ln_jobs_cancel);
                                a running job's once its handler returned,
                                and not one the handler moved to
-                               waiting-children (that is waited) */
+                               waiting-children (that is waited); a take
+                               counts once, also when both a renewal and
+                               its outcome were refused */
     uint64_t stalled_found; /* lapsed leases this worker recovered */
     uint64_t released;      /* jobs given back at a graceful stop */
     /* The store's outages, as ln_worker_run retries them (store_retry_ms):

@@ -28,10 +28,12 @@ extern "C" {
  *  - delayed: it stays delayed, due when it was; the new priority applies
  *    when it becomes ready; so for a flow parent waiting for its children
  *    (it runs by the new priority once they are done, as BullMQ's);
- *  - active, completed, failed: LN_EINVAL, nothing changes (BullMQ writes
- *    the priority field and moves nothing).
- * LN_EINVAL also for a priority out of range or lifo not 0/1; LN_ENOENT:
- * no such job. The job's priority (ln_job_info.priority) is the new one. */
+ *  - active, completed, failed: it takes the priority and moves nothing
+ *    (as BullMQ's); a retry makes it ready by the new one.
+ * lifo places the job only: its own lifo option (ln_job_info.lifo, what a
+ * retry reads) stays as it was added, as BullMQ leaves opts. LN_EINVAL for
+ * a priority out of range or lifo not 0/1; LN_ENOENT: no such job. The
+ * job's priority (ln_job_info.priority) is the new one. */
 LN_EXTERN int ln_jobs_change_priority(ln_jobs *jobs, const char *queue, const char *id,
                                       int priority, int lifo);
 

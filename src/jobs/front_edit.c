@@ -2,7 +2,8 @@
  * priority, delay or data, and reading or releasing a deduplication id.
  * Each call checks its arguments (the rules of ln_jobs_add), then runs the
  * store's edit method (store methods version 17) with the handle's mutex
- * held. docs/internals/edit.md has the design. */
+ * held (ln_jobs_promote_all: for each of its steps, not between them).
+ * docs/internals/edit.md has the design. */
 #include "front.h"
 
 #include "../internal.h"
@@ -139,24 +140,20 @@ int ln_jobs_promote_all(ln_jobs *jobs, const char *queue, size_t *promoted) {
     size_t total = 0;
     if (promoted != NULL) *promoted = 0;
     int err = enter_edit(jobs, queue, NULL, NULL, 0, NULL);
-    if (err != 0) return err;
     /* Steps until one finds fewer than a step's worth: each is one store
-     * call of bounded work, all under one hold of the mutex. */
-    for (;;) {
+     * call of bounded work under a hold of the mutex of its own, so the
+     * handle's other threads get it between steps. Entered at the top of
+     * each turn, never at its end: run_edit leaves. */
+    while (err == 0) {
         ln__jobs_edit e = {.op = LN__EDIT_PROMOTE_SOME, .max = LN_JOBS_PROMOTE_STEP};
-        const ln__store_methods *m = jobs->be->methods;
-        if (m->version < 17 || m->edit == NULL) {
-            err = ln__jobs_err(jobs, LN_ENOTSUP, "the %s store cannot promote jobs", m->name);
-            break;
-        }
-        err = m->edit(jobs->be, queue, &e);
-        if (err != 0) break;
+        if ((err = run_edit(jobs, queue, &e)) != 0) break;
         LN_ASSERT(e.count <= LN_JOBS_PROMOTE_STEP);
         total += e.count;
         if (e.count < LN_JOBS_PROMOTE_STEP) break;
+        err = ln__jobs_enter(jobs);
     }
     if (promoted != NULL) *promoted = total;
-    return ln__jobs_leave(jobs, err);
+    return err;
 }
 
 int ln_jobs_counts_per_priority(ln_jobs *jobs, const char *queue, const int *priorities, size_t n,

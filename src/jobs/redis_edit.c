@@ -33,11 +33,6 @@ static int job_reply(ln__jobs_be *be, redisReply *rep, const char *queue, const 
         err = ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, e->id);
     else if (rep->type == REDIS_REPLY_INTEGER && rep->integer == LN__RC_JOB_NOT_IN_STATE)
         err = ln__jobs_be_err(be, LN_EINVAL, "job '%s' is not delayed", e->id);
-    else if (rep->type == REDIS_REPLY_STRING)
-        err = ln__jobs_be_err(be, LN_EINVAL,
-                              "job '%s' is %s: only a waiting, prioritized, delayed or "
-                              "waiting-children job can change its priority",
-                              e->id, rep->str);
     else
         return bad_reply(be, rep, what);
     freeReplyObject(rep);

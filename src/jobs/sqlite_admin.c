@@ -57,11 +57,13 @@ int ln__sq_queues(ln__jobs_be *b, size_t max, char ***names, size_t *n) {
 
 /* delayed -> ready (waiting or prioritized by its priority, which the
  * counter key reads: the trigger of schema version 2 moves the count),
- * keeping its seq, so it runs after the ready jobs added before it. */
+ * seq 0: the back of its line by the order jobs were added, whatever its
+ * lifo option, as a promotion places every job on Redis. */
 static int promote_row(sq_be *be, int64_t rid, int64_t now) {
     sqlite3_stmt *s = NULL;
     int rc = sqlite3_prepare_v2(
-        be->db, "UPDATE lanes_jobs SET state = 0, run_at = ?2 WHERE rid = ?1", -1, &s, NULL);
+        be->db, "UPDATE lanes_jobs SET state = 0, seq = 0, run_at = ?2 WHERE rid = ?1", -1, &s,
+        NULL);
     if (rc != SQLITE_OK) return ln__sq_err(be, rc, "promote");
     sqlite3_bind_int64(s, 1, rid);
     sqlite3_bind_int64(s, 2, now);

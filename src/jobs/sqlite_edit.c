@@ -88,12 +88,9 @@ static int ready_priority(sq_be *be, const char *queue, int64_t rid, const ln__j
 static int edit_priority(sq_be *be, const char *queue, int64_t rid, int state,
                          const ln__jobs_edit *e) {
     if (state == ST_READY) return ready_priority(be, queue, rid, e);
-    /* delayed or waiting for children: the column, read when it is ready */
-    if (state != ST_DELAYED && state != ST_WAITING_CHILDREN)
-        return ln__jobs_be_err(&be->base, LN_EINVAL,
-                               "job '%s' is %s: only a waiting, prioritized, delayed or "
-                               "waiting-children job can change its priority",
-                               e->id, state_name(state));
+    /* any other state (delayed, waiting for children, active, finished):
+     * the column only, read when the job is ready again (its counter key
+     * is its state whatever its priority), as BullMQ writes the field */
     sqlite3_stmt *s = NULL;
     int err =
         run_sql(be, "UPDATE lanes_jobs SET priority = ?2 WHERE rid = ?1", "change priority", &s);
@@ -172,7 +169,8 @@ static int edit_dedup(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *
 }
 
 /* The first e->max delayed jobs by due time to ready, as ln__sq_promote
- * moves one (its seq kept, run_at now), each with its "waiting" event. */
+ * moves one (seq 0: the back, whatever its lifo; run_at now), each with
+ * its "waiting" event. */
 #define PROMOTE_SOME_SQL                                                                           \
     "SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state = 1 ORDER BY run_at, rid "              \
     "LIMIT ?2"
@@ -180,7 +178,7 @@ static int edit_dedup(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *
 static int promote_one(sq_be *be, const char *queue, int64_t rid, int64_t now) {
     sqlite3_stmt *s = NULL;
     int err = run_sql(be,
-                      "UPDATE lanes_jobs SET state = 0, run_at = ?2 WHERE rid = ?1 "
+                      "UPDATE lanes_jobs SET state = 0, seq = 0, run_at = ?2 WHERE rid = ?1 "
                       "RETURNING COALESCE(cid, rid)",
                       "promote", &s);
     if (err != 0) return err;
@@ -220,6 +218,10 @@ static int promote_some(sq_be *be, const char *queue, int64_t now, ln__jobs_edit
     return err;
 }
 
+/* One count(*) per priority over the lanes_jobs_ready index (queue,
+ * priority, seq) WHERE state = 0: its cost is the number of ready jobs
+ * of that priority. Called in a read transaction (ln__sq_edit): one
+ * snapshot for all of them, and no writer waits for it. */
 static int priority_counts(sq_be *be, const char *queue, ln__jobs_edit *e) {
     sqlite3_stmt *s = NULL;
     int err = run_sql(be,
@@ -282,8 +284,19 @@ static int edit_job(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *e)
     }
 }
 
+/* Counts per priority: reads only, in a deferred transaction (WAL: a
+ * snapshot, never the write lock). */
+static int read_counts(sq_be *be, const char *queue, ln__jobs_edit *e) {
+    int err = ln__sq_exec_sql(be, "BEGIN", "counts per priority");
+    if (err == 0) err = priority_counts(be, queue, e);
+    if (err == 0) err = ln__sq_exec_sql(be, "COMMIT", "counts per priority");
+    if (err != 0) ln__sq_rollback(be);
+    return err;
+}
+
 int ln__sq_edit(ln__jobs_be *b, const char *queue, ln__jobs_edit *e) {
     sq_be *be = (sq_be *)b;
+    if (e->op == LN__EDIT_PRIORITY_COUNTS) return read_counts(be, queue, e);
     int64_t now;
     int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
@@ -291,8 +304,6 @@ int ln__sq_edit(ln__jobs_be *b, const char *queue, ln__jobs_edit *e) {
         err = edit_dedup(be, queue, now, e);
     else if (e->op == LN__EDIT_PROMOTE_SOME)
         err = promote_some(be, queue, now, e);
-    else if (e->op == LN__EDIT_PRIORITY_COUNTS)
-        err = priority_counts(be, queue, e);
     else if (e->op == LN__EDIT_TRIM_EVENTS)
         err = trim_events(be, queue, e);
     else

@@ -18,8 +18,8 @@ static const char *const lanes_tables[] = {"lanes_queues",  "lanes_jobs",    "la
                                            "lanes_counts",  "lanes_dedup",   "lanes_events",
                                            "lanes_workers", "lanes_metrics", "lanes_schedulers",
                                            "lanes_limits",  "lanes_deps",    "lanes_dedup_next"};
-static const int lanes_ntables[SQ_SCHEMA_VERSION + 1] = {0, 3, 4,  4,  5,  6,  7,
-                                                         8, 9, 10, 11, 11, 11, 12};
+static const int lanes_ntables[SQ_SCHEMA_VERSION + 1] = {0,  3,  4,  4,  5,  6,  7,  8, 9,
+                                                         10, 11, 11, 11, 12, 12, 12, 12};
 
 /* Is this file a lanes store (or new and empty), so lanes may write to it?
  * Only reads: run before anything changes the file (the WAL switch, the

@@ -9,7 +9,7 @@
 
 /* Schema version this code writes; stored in PRAGMA user_version. The
  * steps that reach it: migrations[] in sqlite_schema.c. */
-#define SQ_SCHEMA_VERSION 15
+#define SQ_SCHEMA_VERSION 16
 /* PRAGMA application_id of a lanes store: "LNJB". */
 #define SQ_APPLICATION_ID 0x4C4E4A42
 

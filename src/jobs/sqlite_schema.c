@@ -232,6 +232,12 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
      * reserved at the add (the lanes_jobs AUTOINCREMENT sequence moved
      * past it), the kept job's rid when it is added; NULL: a custom id. */
     "ALTER TABLE lanes_dedup_next ADD COLUMN jid INTEGER;",
+    /* 15 -> 16: a job's lifo option (ln_job_info.lifo) of its own, where
+     * it was read from its place (seq < 0), which a change of priority
+     * or a promotion moves without changing the option (sqlite_edit.c);
+     * the jobs stored before take it from their place. */
+    "ALTER TABLE lanes_jobs ADD COLUMN lifo INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE lanes_jobs SET lifo = 1 WHERE seq < 0;",
 };
 
 /* Create or migrate the schema, all under one write lock (the check runs

@@ -20,11 +20,15 @@
 #define INFO_COLS                                                                                  \
     "rid, cid, state, name, data, CASE WHEN state = 4 THEN "                                       \
     "COALESCE(result, 'null') ELSE result END, reason, progress, traceparent, "                    \
-    "tracestate, priority, seq < 0, attempts, attempts_made, started, "                            \
+    "tracestate, priority, lifo, attempts, attempts_made, started, "                               \
     "stalled, backoff, backoff_ms, created_at, CASE WHEN state = 1 THEN "                          \
     "run_at ELSE created_at + delay END, started_at, "                                             \
     "finished_at, COALESCE((SELECT q.paused FROM lanes_queues q "                                  \
     "WHERE q.name = j.queue), 0), backoff_jitter, backoff_type"
+
+/* A job's place when it goes back in line: the front of its priority
+ * with its lifo option (as its add placed it), else the back. */
+#define SEQ_BY_LIFO "seq = CASE WHEN lifo THEN -rid ELSE 0 END"
 
 #define DONE_STMTS(st)                                                                             \
     "DELETE FROM lanes_jobs WHERE rid IN (SELECT rid FROM lanes_jobs "                             \
@@ -67,7 +71,7 @@ static const char *const sql_text[S_COUNT_] = {
               "THEN 1 ELSE 0 END, ?6, ?7 + ?5, ?5, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
               "?15, ?16, ?7, ?17, ?18) "
               "ON CONFLICT(queue, cid) WHERE cid IS NOT NULL DO NOTHING",
-    [S_ADD_LIFO] = "UPDATE lanes_jobs SET seq = -rid WHERE rid = ?1",
+    [S_ADD_LIFO] = "UPDATE lanes_jobs SET seq = -rid, lifo = 1 WHERE rid = ?1",
     [S_COUNT] = "INSERT INTO lanes_counts(queue, state, n) VALUES(?1, ?2, ?3) "
                 "ON CONFLICT(queue, state) DO UPDATE SET n = n + excluded.n",
     [S_GET_RID] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE rid = ?2 AND queue = ?1",
@@ -102,11 +106,12 @@ static const char *const sql_text[S_COUNT_] = {
     [S_LOGS] = "SELECT line FROM lanes_logs WHERE rid = ?1 ORDER BY seq",
     [S_STATE_OF] = "SELECT rid, state FROM lanes_jobs WHERE rid = ?2 AND queue "
                    "= ?1",
-    [S_RETRY_ONE] = "UPDATE lanes_jobs SET state = 0, attempts_made = 0, "
+    /* Retries: back in line by the job's lifo option (seq), as on Redis. */
+    [S_RETRY_ONE] = "UPDATE lanes_jobs SET state = 0, attempts_made = 0, " SEQ_BY_LIFO ", "
                     "reason = NULL, started_at = NULL, finished_at = NULL, "
                     "run_at = ?2 WHERE "
                     "rid = ?1 AND state = 5",
-    [S_RETRY_ALL] = "UPDATE lanes_jobs SET state = 0, attempts_made = 0, "
+    [S_RETRY_ALL] = "UPDATE lanes_jobs SET state = 0, attempts_made = 0, " SEQ_BY_LIFO ", "
                     "reason = NULL, started_at = NULL, finished_at = NULL, "
                     "run_at = ?2 WHERE "
                     "queue = ?1 AND state = 5",
@@ -204,7 +209,7 @@ static const char *const sql_text[S_COUNT_] = {
                    "= ?1 AND token = ?2 AND state = 3 AND deps = 0 RETURNING "
                    "keep_c_mode, keep_c_val, parent_rid, pflags",
     [S_RETRY_RUN] = "UPDATE lanes_jobs SET state = CASE WHEN ?4 > 0 THEN 1 "
-                    "ELSE 0 END, run_at = ?3 + ?4, attempts_made = "
+                    "ELSE 0 END, " SEQ_BY_LIFO ", run_at = ?3 + ?4, attempts_made = "
                     "attempts_made + 1, reason = ?5, lease_until = NULL "
                     "WHERE rid = ?1 AND token = ?2 AND state = 3",
     /* Deduplication (sqlite_dedup.c). */
@@ -245,7 +250,8 @@ static const char *const sql_text[S_COUNT_] = {
                      "AND finished_at <= ?2",
     [S_RENEW] = "UPDATE lanes_jobs SET lease_until = ?3 WHERE rid = ?1 AND "
                 "token = ?2 AND state = 3",
-    [S_PROMOTE] = "UPDATE lanes_jobs SET state = 0 WHERE queue = ?1 AND "
+    /* Due jobs to the back of their line (seq 0), lifo or not, as on Redis. */
+    [S_PROMOTE] = "UPDATE lanes_jobs SET state = 0, seq = 0 WHERE queue = ?1 AND "
                   "state = 1 AND run_at <= ?2",
     [S_TAKE] = "UPDATE lanes_jobs SET state = 3, token = token + 1, started = "
                "started + 1, started_at = ?2, lease_until = ?2 + ?3 WHERE "

@@ -50,6 +50,9 @@ struct ln_job {
     int lost;              /* found no longer held while its handler ran:
                               counted as stale once it returned, unless it
                               had waited (ln__worker_lost; dispatcher) */
+    int stale_counted;     /* this take is in stats.stale: a refused
+                              renewal and then a refused outcome count it
+                              once (ln__worker_stale; dispatcher only) */
     /* Timeouts (dispatcher only; docs/internals/worker-loop.md
      * "Timeouts"). A timed-out job's outcome is the dispatcher's own
      * (timeout_reason), never rc/result/reason, which its handler may
@@ -228,6 +231,9 @@ void ln__worker_collect(ln_worker *w);
  * moved itself to waiting-children (counted as waited, not stale) is not
  * known yet: job->lost is set and ln__worker_collect counts it. */
 int ln__worker_lost(ln_job *job);
+/* 1 the first time a take of job counts as stale (then 0): each take is
+ * counted in ln_worker_stats.stale at most once. */
+int ln__worker_stale(ln_job *job);
 /* Give jobs back to the store at once, marking them canceled. */
 void ln__worker_release(ln_worker *w, ln_job **jobs, size_t n);
 /* Start the handlers of freshly taken jobs (a job that cannot start goes

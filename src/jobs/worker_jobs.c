@@ -88,7 +88,13 @@ int ln__worker_lost(ln_job *job) {
     }
     /* collected and not timed out: returned (and acquired), so waited can
      * be read; a timed-out one may still be running */
-    return job->timed_out || !job->waited;
+    return (job->timed_out || !job->waited) && ln__worker_stale(job);
+}
+
+int ln__worker_stale(ln_job *job) {
+    if (job->stale_counted) return 0;
+    job->stale_counted = 1;
+    return 1;
 }
 
 void ln__worker_collect(ln_worker *w) {
@@ -114,8 +120,8 @@ void ln__worker_collect(ln_worker *w) {
         if (job->waited) { /* ln_job_wait_children (dynflow.c): nothing to record */
             ln__worker_waited(w, job);
         } else if (atomic_load_explicit(&job->canceled, memory_order_relaxed)) {
-            LN_ASSERT(!job->renew_sent); /* no step refers to it */
-            if (job->lost) {             /* its lease lost (ln__worker_lost) */
+            LN_ASSERT(!job->renew_sent);              /* no step refers to it */
+            if (job->lost && ln__worker_stale(job)) { /* its lease lost (ln__worker_lost) */
                 pthread_mutex_lock(&w->mu);
                 w->stats.stale++;
                 pthread_mutex_unlock(&w->mu);

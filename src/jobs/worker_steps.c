@@ -153,7 +153,7 @@ static void count_step(ln_worker *w, const ln__flight *f) {
         if (f->done[i].rc == LN__DONE_PENDING_DEPS) /* counted as it is recorded */
             continue;
         if (f->done[i].rc != 0)
-            d.stale++;
+            d.stale += (uint64_t)ln__worker_stale(f->jobs[i]); /* once per take */
         else if (f->done[i].kind == LN__DONE_COMPLETE)
             d.completed++;
         else if (f->done[i].kind == LN__DONE_RETRY)
