@@ -14,7 +14,7 @@ for id in a b c; do j add q n '{}' --id "$id" >/dev/null || fail "add $id"; done
 j add q n '{}' --id late --delay 600000 >/dev/null || fail "add late"
 
 # change-priority: c to the front of priority 4 (prints nothing), a behind
-# it; --json says ok; a finished job or a bad priority is exit 2, none 4.
+# it; --json says ok; a bad priority is exit 2, no such job 4.
 expect_rc 0 j change-priority q c 4 --lifo
 [ ! -s "$tmp/out" ] || fail "change-priority printed $(cat "$tmp/out")"
 expect_rc 0 j change-priority q a 4 --json
