@@ -8,4 +8,13 @@
  * NULL, empty, not such a number, or out of range; *out unchanged). */
 int cli_parse_ll(const char *s, long long lo, long long hi, long long *out);
 
+struct ln_job_keep;
+/* A retention WHAT of --remove-on-complete / --remove-on-fail into *k:
+ * "none" removes none (LN_KEEP_ALWAYS for a job: kept whatever the
+ * worker's retention; LN_KEEP_ALL for a worker), "all" removes each job as
+ * it finishes (LN_KEEP_NONE), "keep:N" (or a bare N, BullMQ's number)
+ * keeps the newest N, "age:S" removes those older than S seconds. 0, or -1
+ * (*k unchanged). */
+int cli_parse_keep(const char *s, int for_worker, struct ln_job_keep *k);
+
 #endif

@@ -79,29 +79,6 @@ static const cli_opt options[] = {
     CLI_OPTS_END,
 };
 
-/* --remove-on-complete / --remove-on-fail WHAT: the value says which
- * finished jobs are removed. "none" removes none (LN_KEEP_ALL), "all"
- * removes each one as it finishes (LN_KEEP_NONE), "keep:N" (or a bare N,
- * BullMQ's number) keeps the newest N, "age:S" removes those older than S
- * seconds. */
-static int parse_keep(const char *s, ln_job_keep *k) {
-    long long v;
-    if (strcmp(s, "none") == 0) {
-        k->mode = LN_KEEP_ALL;
-    } else if (strcmp(s, "all") == 0) {
-        k->mode = LN_KEEP_NONE;
-    } else if (strncmp(s, "age:", 4) == 0 && cli_parse_ll(s + 4, 0, 1LL << 40, &v) == 0) {
-        k->mode = LN_KEEP_AGE;
-        k->value = v * 1000;
-    } else if (cli_parse_ll(strncmp(s, "keep:", 5) == 0 ? s + 5 : s, 0, 1LL << 40, &v) == 0) {
-        k->mode = LN_KEEP_COUNT;
-        k->value = v;
-    } else {
-        return -1;
-    }
-    return 0;
-}
-
 /* The library's error err of command what, on stderr; its exit code (the
  * table of cli_jobs_exit). */
 static int fail(ln_jobs *jobs, const char *what, int err) {
@@ -153,10 +130,10 @@ static int cmd_add(ln_jobs *jobs, args *a) {
     if (a->backoff && cli_backoff_parse(a->backoff, &o, btype, sizeof btype) < 0)
         return cli_usage(prog, "--backoff '%s': use " CLI_BACKOFF_FORM " (%s)", a->backoff,
                          CLI_BACKOFF_HELP);
-    if (a->on_complete && parse_keep(a->on_complete, &o.remove_on_complete))
+    if (a->on_complete && cli_parse_keep(a->on_complete, 0, &o.remove_on_complete))
         return cli_usage(prog, "--remove-on-complete '%s': none, all, keep:N or age:S",
                          a->on_complete);
-    if (a->on_fail && parse_keep(a->on_fail, &o.remove_on_fail))
+    if (a->on_fail && cli_parse_keep(a->on_fail, 0, &o.remove_on_fail))
         return cli_usage(prog, "--remove-on-fail '%s': none, all, keep:N or age:S", a->on_fail);
     static char deid[LN_JOB_CUSTOM_ID_MAX]; /* static: 64 KiB, one add a run */
     if (a->dedup) {                         /* ID[:TTL_MS]: the TTL after the last ':' */

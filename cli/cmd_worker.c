@@ -4,6 +4,7 @@
  * worker_exec.c; the other parts are listed in worker.h. */
 #include "cli.h"
 #include "cli_err.h"
+#include "cli_num.h"
 #include "jobs_ratelimit.h"
 #include "store_url.h"
 #include "worker.h"
@@ -98,6 +99,14 @@ static const char usage_text[] =
     "                       ADDR is PORT (binds 127.0.0.1), HOST:PORT or\n"
     "                       [HOST]:PORT (port 0: any free port, named in the\n"
     "                       start line)\n"
+    "  --remove-on-complete WHAT  which jobs this worker completes to remove,\n"
+    "                       for jobs added without a retention of their own\n"
+    "                       (BullMQ's worker option removeOnComplete; a job's\n"
+    "                       own wins): none (the default: keep them), all\n"
+    "                       (each as it completes), keep:N or N (the newest N\n"
+    "                       completed jobs of the queue stay), age:S (older\n"
+    "                       than S seconds go)\n"
+    "  --remove-on-fail WHAT  the same for the jobs it fails for good\n"
     "  --metrics-points N   count completed and failed jobs per minute in the\n"
     "                       store, keeping N points (BullMQ's worker option\n"
     "                       metrics.maxDataPoints: Bull Board's chart and\n"
@@ -210,7 +219,7 @@ static int *flag_slot(wargs *a, const char *s) {
  * option given twice is an error: neither value would be the obvious one. */
 static int parse_args(int argc, char **argv, wargs *a) {
     unsigned long long seen = 0; /* bit k: num_opts[k]; NUM_OPTS + 0..: others */
-    const char *log_format = NULL, *rate_limit = NULL;
+    const char *log_format = NULL, *rate_limit = NULL, *on_complete = NULL, *on_fail = NULL;
     for (int i = 3; i < argc; i++) {
         const char *s = argv[i];
         unsigned long long v = 0;
@@ -228,10 +237,12 @@ static int parse_args(int argc, char **argv, wargs *a) {
         if (strncmp(s, "--", 2) != 0) return usage_error("unexpected argument '%s'", s);
         size_t k = 0;
         while (k < NUM_OPTS && strcmp(s, num_opts[k].name) != 0) k++;
-        const char **str = strcmp(s, "--metrics") == 0      ? &a->metrics
-                           : strcmp(s, "--log-format") == 0 ? &log_format
-                           : strcmp(s, "--rate-limit") == 0 ? &rate_limit
-                                                            : NULL;
+        const char **str = strcmp(s, "--metrics") == 0              ? &a->metrics
+                           : strcmp(s, "--log-format") == 0         ? &log_format
+                           : strcmp(s, "--rate-limit") == 0         ? &rate_limit
+                           : strcmp(s, "--remove-on-complete") == 0 ? &on_complete
+                           : strcmp(s, "--remove-on-fail") == 0     ? &on_fail
+                                                                    : NULL;
         if (k == NUM_OPTS && str == NULL) return usage_error("unknown option '%s'", s);
         if (i + 1 >= argc || strcmp(argv[i + 1], "--exec") == 0)
             return usage_error("%s needs a value", s);
@@ -257,6 +268,11 @@ static int parse_args(int argc, char **argv, wargs *a) {
     if (rate_limit != NULL && cli_parse_rate(rate_limit, &a->o.rate_max, &a->o.rate_duration_ms))
         return usage_error("--rate-limit is MAX/DURATION_MS, both 1..2147483647, not '%s'",
                            rate_limit);
+    if (on_complete != NULL && cli_parse_keep(on_complete, 1, &a->o.remove_on_complete) != 0)
+        return usage_error("--remove-on-complete is none, all, keep:N, N or age:S, not '%s'",
+                           on_complete);
+    if (on_fail != NULL && cli_parse_keep(on_fail, 1, &a->o.remove_on_fail) != 0)
+        return usage_error("--remove-on-fail is none, all, keep:N, N or age:S, not '%s'", on_fail);
     if (a->argv == NULL) return usage_error("%s", "--exec CMD is required");
     return 0;
 }

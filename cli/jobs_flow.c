@@ -44,7 +44,7 @@ static int keep_of(const json_t *v, ln_job_keep *k) {
     if (json_is_true(v)) {
         k->mode = LN_KEEP_NONE;
     } else if (json_is_false(v)) {
-        k->mode = LN_KEEP_ALL;
+        k->mode = LN_KEEP_ALWAYS; /* kept whatever the worker's retention */
     } else if (json_is_integer(v)) {
         k->mode = LN_KEEP_COUNT;
         k->value = json_integer_value(v);

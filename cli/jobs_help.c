@@ -8,7 +8,10 @@
 #include <string.h>
 
 #define RETENTION                                                                                  \
-    "      none     remove no job: keep every finished job (the default)\n"                        \
+    "      none     remove no job: keep it, also when the worker that finishes it\n"               \
+    "               removes jobs (lanes worker --remove-on-complete; BullMQ's\n"                   \
+    "               false). Without the option the worker's retention applies\n"                   \
+    "               (keep every job unless it says otherwise)\n"                                   \
     "      all      remove every job as soon as it finishes\n"                                     \
     "      keep:N   keep the newest N finished jobs of the queue, remove older ones\n"             \
     "               (a bare N means the same, as in BullMQ)\n"                                     \

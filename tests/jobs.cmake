@@ -59,7 +59,8 @@ set(LN_CONF_SOURCES
     conformance/conf_logs.c
     conformance/conf_detach.c
     conformance/conf_edit2.c
-    conformance/conf_stale_once.c)
+    conformance/conf_stale_once.c
+    conformance/conf_worker_keep.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it

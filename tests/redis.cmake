@@ -78,7 +78,8 @@ foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board json
         schedrec_node_stalled_c_take schedrec_c_died_node_take schedrec_node_died_node_take
         schedrec_rjk_stalled
         sched_colon_node_to_c sched_colon_c_to_node
-        logs_keep_node_to_c logs_both_ways detach_c_to_node detach_node_to_c)
+        logs_keep_node_to_c logs_both_ways detach_c_to_node detach_node_to_c
+        keep_c_worker keep_node_worker)
   add_test(NAME test_redis_interop/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_interop.sh ${case}
                    $<TARGET_FILE:redis_peer> ${LN_REDIS_CLI})

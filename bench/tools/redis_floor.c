@@ -222,7 +222,10 @@ static redisReply *call_step(caller *k) {
         snprintf(k->toks[i], sizeof k->toks[i], "floor:%llu", ++k->seq);
         argv[n++] = k->toks[i];
     }
-    if (!k->proto) argv[n++] = "0"; /* metrics off */
+    if (!k->proto) { /* metrics off, no worker retention (step.lua's last 5) */
+        static const char *const tail[] = {"0", "-1", "-1", "-1", "-1"};
+        for (size_t i = 0; i < 5; i++) argv[n++] = tail[i];
+    }
     for (size_t i = 0; i < n; i++) lens[i] = strlen(argv[i]);
     return redisCommandArgv(k->c, (int)n, argv, lens);
 }

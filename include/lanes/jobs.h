@@ -184,15 +184,22 @@ enum { LN_BACKOFF_FIXED = 0, LN_BACKOFF_EXPONENTIAL = 1, LN_BACKOFF_CUSTOM = 2 }
  * including the terminating NUL. */
 #define LN_BACKOFF_TYPE_MAX 128
 
-/* Retention of finished jobs (remove_on_complete / remove_on_fail). */
+/* Retention of finished jobs (remove_on_complete / remove_on_fail). A
+ * job's LN_KEEP_ALL means "not set" (BullMQ's option left undefined): the
+ * retention of the worker that finishes it applies (ln_worker_opts
+ * remove_on_complete / remove_on_fail, BullMQ's worker options of those
+ * names), which keeps every job by default. LN_KEEP_ALWAYS keeps the job
+ * whatever the worker's retention (BullMQ's removeOnComplete: false). */
 enum {
-    LN_KEEP_ALL = 0,   /* keep every finished job (default) */
+    LN_KEEP_ALL = 0,   /* keep every finished job (default; see above) */
     LN_KEEP_NONE = 1,  /* remove the job as soon as it finishes */
     LN_KEEP_COUNT = 2, /* keep the newest 'value' finished jobs of the queue */
-    LN_KEEP_AGE = 3    /* keep finished jobs younger than 'value' ms: a
+    LN_KEEP_AGE = 3,   /* keep finished jobs younger than 'value' ms: a
                           job 'value' ms old or older goes (BullMQ's
                           {age}), so 0 keeps none, not even the job
                           finishing */
+    LN_KEEP_ALWAYS = 4 /* keep it, whatever the worker's retention (a job
+                          option only) */
 };
 typedef struct ln_job_keep {
     int mode;      /* LN_KEEP_* */
@@ -630,6 +637,15 @@ typedef struct ln_worker_opts {
     int64_t (*backoff_strategy)(int attempts_made, const char *type, const char *reason,
                                 const ln_job *job, void *user);
     void *backoff_user; /* handed to backoff_strategy */
+    /* Retention of the jobs this worker completes / fails for good whose
+     * own option is LN_KEEP_ALL (not set): BullMQ's worker options
+     * removeOnComplete / removeOnFail, which a job's own option overrides
+     * (LN_KEEP_ALWAYS keeps such a job). Default LN_KEEP_ALL: keep them.
+     * LN_KEEP_NONE, _COUNT, _AGE as for a job; the queue-wide trims of
+     * _COUNT and _AGE run as this worker records each outcome. Jobs
+     * failed by the stalled check or a cancel keep their own option. */
+    ln_job_keep remove_on_complete;
+    ln_job_keep remove_on_fail;
 } ln_worker_opts;
 
 /* Timeouts. When a run's timeout (the job's timeout_ms, else the worker's)

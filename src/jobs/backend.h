@@ -38,8 +38,9 @@
  * 15: wait_children, and add honours opts.parent_*.
  * 16: remove_unprocessed, wait_child, and add_flow honours a root's
  * opts.parent_*.
- * 17: edit (change priority / delay / data, dedup id read / release). */
-#define LN__STORE_METHODS_VERSION 17
+ * 17: edit (change priority / delay / data, dedup id read / release).
+ * 18: the step's keep_complete / keep_fail (a worker's retention). */
+#define LN__STORE_METHODS_VERSION 18
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -123,6 +124,10 @@ typedef struct ln__jobs_step {
     /* Version 13: in: 1 = take without writing the 'active' event of each
      * job taken (ln_worker_opts.no_active_event); every other event stays. */
     int no_active_event;
+    /* Version 18: in: the worker's retention (ln_worker_opts
+     * remove_on_complete / remove_on_fail) for the jobs it completes /
+     * fails for good whose own is LN_KEEP_ALL (not set). */
+    ln_job_keep keep_complete, keep_fail;
 } ln__jobs_step;
 
 /* What the limits method does (store methods version 7). */

@@ -59,6 +59,8 @@ static json_t *keep_json(const ln_job_keep *k) {
         return json_integer(k->value);
     case LN_KEEP_AGE:
         return json_pack("{s:f}", "age", (double)k->value / 1000.0);
+    case LN_KEEP_ALWAYS:
+        return json_false();
     default:
         return NULL;
     }

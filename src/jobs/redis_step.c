@@ -31,6 +31,29 @@ void ln__redis_step_tokens(const char *base, uint64_t *seq, ln__redis_token *tok
         snprintf(tokens[i], sizeof tokens[i], "%s:%" PRIu64, base, ++*seq);
 }
 
+/* The removeOnComplete count a planned completion sends: the job's own,
+ * or for a job without one (-2) the worker's retention as a count (-1
+ * keeps all), or INT64_MIN when only the full path can apply it (an age). */
+static int64_t planned_keep(int64_t own, const ln_job_keep *worker) {
+    if (own != -2) return own;
+    switch (worker->mode) {
+    case LN_KEEP_NONE:
+        return 0;
+    case LN_KEEP_COUNT:
+        return worker->value < HINT_COUNT_MAX ? worker->value : INT64_MIN;
+    case LN_KEEP_AGE:
+        return INT64_MIN;
+    default:
+        return -1;
+    }
+}
+
+/* A worker's retention as step.lua's count and age ms ("-1" none). */
+static void push_worker_keep(ln__redis_args *a, const ln_job_keep *k) {
+    ln__redis_args_i64(a, k->mode == LN_KEEP_NONE ? 0 : k->mode == LN_KEEP_COUNT ? k->value : -1);
+    ln__redis_args_i64(a, k->mode == LN_KEEP_AGE ? k->value : -1);
+}
+
 void ln__redis_step_args(ln__redis_args *a, const ln__jobs_step *st, const char *worker,
                          const ln__redis_token *tokens) {
     ln__redis_args_i64(a, st->lease_ms);
@@ -54,9 +77,12 @@ void ln__redis_step_args(ln__redis_args *a, const ln__jobs_step *st, const char 
                               : d->kind == LN__DONE_DELAY || d->kind == LN__DONE_LIMITED
                                   ? ""
                                   : d->reason);
-        if (d->kind == LN__DONE_COMPLETE && d->ref.key > 0) {
+        int64_t keep = d->kind == LN__DONE_COMPLETE && d->ref.key > 0
+                           ? planned_keep((int64_t)(d->ref.key / HINT_ATM) - 2, &st->keep_complete)
+                           : INT64_MIN;
+        if (keep != INT64_MIN) {
             /* planned at take: the removeOnComplete count, the new atm */
-            ln__redis_args_i64(a, (int64_t)(d->ref.key / HINT_ATM) - 2);
+            ln__redis_args_i64(a, keep);
             ln__redis_args_i64(a, (int64_t)(d->ref.key % HINT_ATM / 2) + 1);
         } else { /* the full path: the delay (0 for a completion), no atm */
             ln__redis_args_i64(a, d->kind == LN__DONE_RETRY || d->kind == LN__DONE_LIMITED
@@ -71,7 +97,9 @@ void ln__redis_step_args(ln__redis_args *a, const ln__jobs_step *st, const char 
         ln__redis_args_str(a, st->renew[i].token);
     }
     for (size_t i = 0; i < st->want; i++) ln__redis_args_str(a, tokens[i]);
-    ln__redis_args_i64(a, st->metrics_max_points); /* last: lib.lua collect_step_metrics */
+    ln__redis_args_i64(a, st->metrics_max_points); /* lib.lua collect_step_metrics */
+    push_worker_keep(a, &st->keep_complete);       /* last 4: lib.lua's worker_keep */
+    push_worker_keep(a, &st->keep_fail);
 }
 
 /* ---------------------------------------------- the jobs a step took */
@@ -115,12 +143,14 @@ static double lua_num(const json_t *v, int *ok) {
 }
 
 /* lib.lua's keep_spec for removeOnComplete, as a count, for the plain
- * cases only: absent/false (-1), true (0), a whole number, {count: N}
- * without an age. Anything else: INT64_MIN (the script decides). */
+ * cases only: absent (-2: the worker's retention applies, see
+ * planned_keep), false (-1), true (0), a whole number, {count: N} without
+ * an age. Anything else: INT64_MIN (the script decides). */
 static int64_t keep_count(const json_t *v) {
     int ok;
     double c;
-    if (!v || json_is_false(v) || json_is_null(v) || json_is_string(v)) return -1;
+    if (!v) return -2;
+    if (json_is_false(v) || json_is_null(v) || json_is_string(v)) return -1;
     if (json_is_true(v)) return 0;
     if (json_is_number(v)) {
         c = json_number_value(v);
@@ -208,7 +238,7 @@ static int plan_opts(opts_plan *p, const redisReply *raw) {
     plan_clear(p);
     p->attempts = 1;
     p->backoff = LN_BACKOFF_FIXED;
-    p->keep = -1;
+    p->keep = -2; /* no opts, or bad JSON: no removeOnComplete of its own */
     p->timeout_ms = 0;
     if (raw->type == REDIS_REPLY_INTEGER) return LN_EBACKEND; /* "same" with no row before */
     if (raw->type != REDIS_REPLY_STRING) return 0;

@@ -117,6 +117,11 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_st
     }
     int mode = sqlite3_column_int(s, 0);
     int64_t value = sqlite3_column_int64(s, 1);
+    if (mode == LN_KEEP_ALL) { /* not set: the worker's (jobs.h ln_worker_opts) */
+        const ln_job_keep *k = complete ? &st->keep_complete : &st->keep_fail;
+        mode = k->mode;
+        value = k->value;
+    }
     int64_t prid = sqlite3_column_int64(s, 2); /* a flow child's parent, else 0 */
     int pflags = sqlite3_column_int(s, 3);
     int err = ln__sq_run(be, s, "finish"); /* drain and reset */

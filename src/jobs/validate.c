@@ -170,7 +170,7 @@ int ln__jobs_check_traceparent(const char *tp) {
 }
 
 static int check_keep(const ln_job_keep *k, const char *what, char *err, size_t errsize) {
-    if (k->mode < LN_KEEP_ALL || k->mode > LN_KEEP_AGE) {
+    if (k->mode < LN_KEEP_ALL || k->mode > LN_KEEP_ALWAYS) {
         snprintf(err, errsize, "%s: unknown mode %d", what, k->mode);
         return LN_EINVAL;
     }

@@ -94,6 +94,12 @@ static int check_worker_opts(const ln_worker_opts *o, char *msg, size_t size) {
              o->rate_duration_ms > INT32_MAX)
         snprintf(msg, size, "rate_max and rate_duration_ms must both be 1..%d (or both 0)",
                  INT32_MAX);
+    else if (o->remove_on_complete.mode < LN_KEEP_ALL || o->remove_on_complete.mode > LN_KEEP_AGE ||
+             o->remove_on_fail.mode < LN_KEEP_ALL || o->remove_on_fail.mode > LN_KEEP_AGE ||
+             o->remove_on_complete.value < 0 || o->remove_on_fail.value < 0)
+        snprintf(msg, size,
+                 "remove_on_complete / remove_on_fail: mode LN_KEEP_ALL.._AGE, "
+                 "value >= 0");
     else if (o->pool != NULL && (o->lane < 0 || o->lane >= ln_pool_lanes(o->pool)))
         snprintf(msg, size, "lane %d does not exist in the pool", o->lane);
     else

@@ -118,7 +118,9 @@ int ln__steps_send(ln_worker *w, int renew, size_t want) {
                             .metrics_max_points = w->opts.metrics_max_points,
                             .rate_max = w->opts.rate_max,
                             .rate_duration_ms = w->opts.rate_duration_ms,
-                            .no_active_event = w->opts.no_active_event != 0};
+                            .no_active_event = w->opts.no_active_event != 0,
+                            .keep_complete = w->opts.remove_on_complete,
+                            .keep_fail = w->opts.remove_on_fail};
     int err = ln__pipe_send(w->pipe, &f->st);
     if (err != 0) {
         for (size_t i = 0; i < nr; i++) f->renewing[i]->renew_sent = 0;

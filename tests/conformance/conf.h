@@ -95,6 +95,7 @@ extern const conf_case conf_logs_cases[];
 extern const conf_case conf_detach_cases[];
 extern const conf_case conf_edit2_cases[];
 extern const conf_case conf_stale_once_cases[];
+extern const conf_case conf_worker_keep_cases[];
 
 /* Strings equal (NULL equals only NULL); prints both on failure. */
 #define CONF_CHECK_STR(a, b) conf_check_str(__FILE__, __LINE__, #a, (a), (b))

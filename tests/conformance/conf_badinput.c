@@ -199,7 +199,7 @@ static int set_bad_option(ln_job_opts *o, int i, char *tracestate) {
         o->remove_on_complete = (ln_job_keep){LN_KEEP_COUNT, -1};
         break;
     case 27:
-        o->remove_on_fail.mode = 4;
+        o->remove_on_fail.mode = LN_KEEP_ALWAYS + 1;
         break;
     case 28:
         o->remove_on_fail = (ln_job_keep){LN_KEEP_AGE, -5};

@@ -117,14 +117,6 @@ local function deduplicate(d)
     return cur
 end
 
--- LN_KEEP_* -> BullMQ's removeOnComplete/removeOnFail (nil = keep all).
-local function keep_opt(mode, value)
-    if mode == '1' then return true end
-    if mode == '2' then return tonumber(value) end
-    if mode == '3' then return {age = tonumber(value) / 1000} end
-    return nil
-end
-
 -- The opts of the job at ARGV[a + 1 ..] in BullMQ's stored form: public
 -- names, short keys (a parent's are added by flow_child_opts).
 local function make_opts(a)

@@ -35,13 +35,6 @@ for i = 1, n do
     end
 end
 
-local function keep_opt(mode, value)
-    if mode == '1' then return true end
-    if mode == '2' then return tonumber(value) end
-    if mode == '3' then return {age = tonumber(value) / 1000} end
-    return nil
-end
-
 -- BullMQ's stored opts of node i (public names, short keys), with its
 -- parent {id, queue} and failure options.
 local function node_opts(i, custom, pid, pqk, flags)

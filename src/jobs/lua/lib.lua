@@ -210,6 +210,16 @@ local function leave_active(id, token, batch)
     return 0
 end
 
+-- LN_KEEP_* -> BullMQ's removeOnComplete/removeOnFail (nil: not set, the
+-- finishing worker's applies; false: kept whatever the worker's).
+local function keep_opt(mode, value)
+    if mode == '1' then return true end
+    if mode == '4' then return false end
+    if mode == '2' then return tonumber(value) end
+    if mode == '3' then return {age = tonumber(value) / 1000} end
+    return nil
+end
+
 -- removeOnComplete/removeOnFail -> count (-1 keeps all), age (s; -1 =
 -- none), limit. An age of 0 is BullMQ's too: it keeps no finished job,
 -- not even the one finishing now (its score is NOW, at the cut-off).
@@ -319,17 +329,24 @@ local function dedup_finalize(id, deid)
     if rcall('EXISTS', B .. 'dn:' .. deid) == 1 then cold().dedup_requeue(deid) end
 end
 
+-- The finishing worker's retention for jobs whose own option is not set
+-- (BullMQ's worker removeOnComplete / removeOnFail): keep_spec tables by
+-- target, set by step.lua from its arguments; empty (keep all) elsewhere.
+local worker_keep = {}
+
 -- What completing a job needs from its hash, read when it was taken (a
 -- worker holds the lock meanwhile, so it cannot change) and handed back by
 -- the worker: 1 + 2 * attemptsMade + 2^21 * (removeOnComplete count + 2),
--- or 0 when the job needs the full path (a dedup id, an age-based
+-- count -2 when the job has none (the C side puts the worker's there), or
+-- 0 when the job needs the full path (a dedup id, an age-based
 -- removeOnComplete, out-of-range numbers).
 local HINT_ATM = 2097152 -- 2^21
 local function finish_hint(opts, h)
     if h.deid or opts.parent then return 0 end -- (a flow child: lib_flow.lua)
-    local count, age = keep_spec(opts.removeOnComplete)
+    local count, age = -2, -1
+    if opts.removeOnComplete ~= nil then count, age = keep_spec(opts.removeOnComplete) end
     local atm = math.floor(tonumber(h.atm or h.attemptsMade) or 0)
-    if age >= 0 or count ~= math.floor(count) or count < -1 or count >= 1073741822
+    if age >= 0 or count ~= math.floor(count) or count < -2 or count >= 1073741822
             or atm < 0 or atm >= 1048576 then
         return 0
     end
@@ -339,24 +356,18 @@ end
 -- Move a job that has left 'active' to completed or failed ('target'),
 -- BullMQ's moveToFinished steps 4-12. 'value' is the returnvalue JSON or
 -- the failedReason text. With a batch, the ZADD and the trim wait for
--- the flush (step.lua). A finish_hint (> 0, completed only) saves reading the hash.
-local function finish_job(id, target, value, batch, hint)
+-- the flush (step.lua). (A planned completion goes inline in step.lua.)
+local function finish_job(id, target, value, batch)
     local jkey = B .. id
-    local opts, atm, count, age, limit, f
-    if hint and hint > 0 and target == 'completed' then
-        opts, age, limit = {}, -1, 0
-        count = math.floor(hint / HINT_ATM) - 2
-        atm = math.floor((hint % HINT_ATM) / 2) + 1
-    else
-        f = rcall('HMGET', jkey, 'opts', 'deid', 'atm', 'attemptsMade', 'parentKey', 'parent')
-        local deid = f[2]
-        opts = decode_opts(f[1])
-        atm = (tonumber(f[3] or f[4]) or 0) + 1
-        if deid then dedup_finalize(id, deid) end
-        local keep
-        if target == 'completed' then keep = opts.removeOnComplete else keep = opts.removeOnFail end
-        count, age, limit = keep_spec(keep)
-    end
+    local f = rcall('HMGET', jkey, 'opts', 'deid', 'atm', 'attemptsMade', 'parentKey', 'parent')
+    local deid = f[2]
+    local opts = decode_opts(f[1])
+    local atm = (tonumber(f[3] or f[4]) or 0) + 1
+    if deid then dedup_finalize(id, deid) end
+    local keep
+    if target == 'completed' then keep = opts.removeOnComplete else keep = opts.removeOnFail end
+    if keep == nil then keep = worker_keep[target] end
+    local count, age, limit = keep_spec(keep)
     if f and (f[5] or f[6]) then flow_on_finish(jkey, f[5], f[6], target, value) end
     if count == 0 then
         -- Removed as it finishes: a parent still waiting for it (a failed

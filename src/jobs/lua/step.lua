@@ -15,7 +15,10 @@
 --                      holding the removeOnComplete count ("-1" keeps all)
 --   nrenew pairs: id, token
 --   want fresh lock tokens, one per job to take
---   last: metrics max points ("0" = off; lib.lua's collect_step_metrics)
+--   then metrics max points ("0" = off; lib.lua's collect_step_metrics)
+--   last 4: the worker's retention for jobs without their own (lib.lua's
+--           worker_keep): completed count, age ms, failed count, age ms
+--           ("-1" = none: all "-1" keeps every job)
 -- Returns one flat array, {done codes..., renew codes..., next due,
 -- taken...} (ndone, nrenew, 1, then the jobs: no nested table for the
 -- codes, see below): a done code is 0 or an RC of leave_active; a renew code 1 renewed, 0 lost; next due = ms
@@ -45,6 +48,15 @@ local DONE_ARGS, FIRST = 6, 8
 local EVENTS, ACTIVE = K.events, K.active
 local ARGV, tonumber = ARGV, tonumber -- (locals, not global lookups, per job)
 local job_events = 0 -- the per-job XADDs (without MAXLEN: one XTRIM at the end)
+local NARGV = #ARGV
+if ARGV[NARGV - 3] ~= '-1' or ARGV[NARGV - 2] ~= '-1' then -- (two compares when none)
+    local age = tonumber(ARGV[NARGV - 2])
+    worker_keep.completed = {count = tonumber(ARGV[NARGV - 3]), age = age >= 0 and age / 1000 or nil}
+end
+if ARGV[NARGV - 1] ~= '-1' or ARGV[NARGV] ~= '-1' then
+    local age = tonumber(ARGV[NARGV])
+    worker_keep.failed = {count = tonumber(ARGV[NARGV - 1]), age = age >= 0 and age / 1000 or nil}
+end
 
 -- The body below runs once per call, in blocks rather than functions: a
 -- closure made per call costs Redis about 3.5k instructions here (Lua 5.1
@@ -157,7 +169,7 @@ if ndone > 0 then
         a = a + DONE_ARGS
     end
 end
-local metrics_max = tonumber(ARGV[#ARGV])
+local metrics_max = tonumber(ARGV[NARGV - 4])
 if metrics_max > 0 then cold().collect_step_metrics(done_rc, FIRST, DONE_ARGS, metrics_max) end
 do -- the flush. 'stalled' exists only while a BullMQ stalled check (a Node
     -- worker's) has marked jobs in it: one EXISTS spares the SREM of every
