@@ -290,7 +290,7 @@ static int taken_of_row(const redisReply *v, const char *token, opts_plan *plan,
     double made = atm->type == REDIS_REPLY_STRING ? floor(strtod(atm->str, NULL)) : 0;
     int64_t ats = ln__redis_int_at(v, R_ATS);
     t->attempts_started = ats < 0 ? 0 : ats > INT_MAX ? INT_MAX : (int)ats;
-    t->attempts_made = (int)clamp_whole(made, INT_MAX);
+    t->attempts_made = (int)clamp_whole(made, INT_MAX - 1); /* the worker adds the failed run */
     t->attempts = plan->attempts;
     t->backoff = plan->backoff;
     t->backoff_ms = plan->backoff_ms;

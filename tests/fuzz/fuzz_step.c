@@ -14,7 +14,8 @@
  * Checks: no crash and no undefined behaviour (UBSan: numbers out of
  * range), rc 0 or LN_EBACKEND (never LN_ENOMEM), nothing taken after an
  * error, every job's fields in range (attempts >= 1, jitter 0..1, delays
- * within a JavaScript Date's ms, the custom type iff LN_BACKOFF_CUSTOM, the
+ * within a JavaScript Date's ms, atm below INT_MAX (the worker adds the run
+ * it fails), the custom type iff LN_BACKOFF_CUSTOM, the
  * finish hint decoding to the job's atm), and each job read the same as
  * when its row comes alone, its "same as before" resolved: the opts cache
  * kept between rows changes nothing. */
@@ -23,6 +24,7 @@
 #include "jobs/redis_step.h"
 #include "lanes/jobs.h"
 
+#include <limits.h>
 #include <math.h>
 
 #define ROWS_MAX 16
@@ -70,6 +72,8 @@ static void check_ranges(const ln__job_taken *t, const ln__redis_token token) {
     FUZZ_CHECK(strcmp(t->ref.token, token) == 0, "token %s", t->ref.token);
     FUZZ_CHECK(t->attempts >= 1, "attempts %d", t->attempts);
     FUZZ_CHECK(t->attempts_started >= 0, "ats %d", t->attempts_started);
+    /* the worker counts the run it fails: attempts_made + 1 (worker_steps.c) */
+    FUZZ_CHECK(t->attempts_made < INT_MAX, "atm %d", t->attempts_made);
     FUZZ_CHECK(t->backoff_jitter >= 0 && t->backoff_jitter <= 1, "jitter %g", t->backoff_jitter);
     FUZZ_CHECK(t->backoff_ms >= -(int64_t)MS_MAX && t->backoff_ms <= (int64_t)MS_MAX,
                "backoff_ms %lld", (long long)t->backoff_ms);
