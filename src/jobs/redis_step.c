@@ -234,7 +234,8 @@ static int plan_opts(opts_plan *p, const redisReply *raw) {
     }
     p->keep = keep_count(json_object_get(o, "removeOnComplete"));
     if (json_object_get(o, "parent")) p->keep = INT64_MIN; /* a flow child: lib_flow.lua */
-    p->timeout_ms = clamp_whole(lua_num(json_object_get(o, "lanesTimeout"), &ok), OPTS_MS_MAX);
+    /* jobs.h's range of a job's timeout, which the worker's deadline in ns holds */
+    p->timeout_ms = clamp_whole(lua_num(json_object_get(o, "lanesTimeout"), &ok), INT32_MAX);
     int rc = plan_trace(p, json_object_get(o, "tm"));
     json_decref(o);
     return rc;

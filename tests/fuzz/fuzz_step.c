@@ -9,14 +9,20 @@
  * "_" (nil), "*TEXT" (an array of one string, the atm of a job with a
  * deduplication id), "*" (an empty array) and "$TEXT" (the string TEXT,
  * for a text starting with one of those). An opts or name of ":1" is
- * step.lua's "the same as the previous row's".
+ * step.lua's "the same as the previous row's". A second field "[" makes
+ * the jobs views instead (lib.lua's take_jobs, step.lua's cold path): 14
+ * fields each (id, name, data, traceparent, tracestate, ats, atm,
+ * attempts, backoff, backoff ms, finish hint, timeout, jitter, type
+ * name), the numbers integers as Redis gives a Lua number.
  *
  * Checks: no crash and no undefined behaviour (UBSan: numbers out of
  * range), rc 0 or LN_EBACKEND (never LN_ENOMEM), nothing taken after an
- * error, every job's fields in range (attempts >= 1, jitter 0..1, delays
- * within a JavaScript Date's ms, atm below INT_MAX (the worker adds the run
- * it fails), the custom type iff LN_BACKOFF_CUSTOM, the
- * finish hint decoding to the job's atm), and each job read the same as
+ * error, every job's fields in range (attempts >= 1, jitter 0..1, backoff
+ * delays within a JavaScript Date's ms, a timeout of at most INT32_MAX ms
+ * (jobs.h's range: the worker's deadline in ns holds it), atm below
+ * INT_MAX (the worker adds the run it fails), the custom type iff
+ * LN_BACKOFF_CUSTOM, the finish hint decoding to the job's atm; for a
+ * view, what does not come from the script's own arithmetic), and each job read the same as
  * when its row comes alone, its "same as before" resolved: the opts cache
  * kept between rows changes nothing. */
 #include "fuzz_common.h"
@@ -67,23 +73,24 @@ static int same_str(const char *a, const char *b) {
 }
 
 /* The fields of a taken job that must be in range whatever the reply. */
-static void check_ranges(const ln__job_taken *t, const ln__redis_token token) {
-    FUZZ_CHECK(t->ref.id != NULL && t->name != NULL, "id/name");
+static void check_ranges(const ln__job_taken *t, const ln__redis_token token, int view) {
+    /* (a view's name is the script's `h.name or ''`: a nil there is no view) */
+    FUZZ_CHECK(t->ref.id != NULL && (view || t->name != NULL), "id/name");
     FUZZ_CHECK(strcmp(t->ref.token, token) == 0, "token %s", t->ref.token);
     FUZZ_CHECK(t->attempts >= 1, "attempts %d", t->attempts);
     FUZZ_CHECK(t->attempts_started >= 0, "ats %d", t->attempts_started);
-    /* the worker counts the run it fails: attempts_made + 1 (worker_steps.c) */
-    FUZZ_CHECK(t->attempts_made < INT_MAX, "atm %d", t->attempts_made);
     FUZZ_CHECK(t->backoff_jitter >= 0 && t->backoff_jitter <= 1, "jitter %g", t->backoff_jitter);
-    FUZZ_CHECK(t->backoff_ms >= -(int64_t)MS_MAX && t->backoff_ms <= (int64_t)MS_MAX,
-               "backoff_ms %lld", (long long)t->backoff_ms);
-    FUZZ_CHECK(t->timeout_ms >= -(int64_t)MS_MAX && t->timeout_ms <= (int64_t)MS_MAX,
-               "timeout_ms %lld", (long long)t->timeout_ms);
+    if (!view) /* a view's delay is the script's, capped by backoff_of */
+        FUZZ_CHECK(t->backoff_ms >= -(int64_t)MS_MAX && t->backoff_ms <= (int64_t)MS_MAX,
+                   "backoff_ms %lld", (long long)t->backoff_ms);
+    /* what jobs.h lets a job have, so the worker's deadline (uint64 ns) holds it */
+    FUZZ_CHECK(t->timeout_ms <= INT32_MAX, "timeout_ms %lld", (long long)t->timeout_ms);
+    FUZZ_CHECK(t->attempts_made < INT_MAX, "atm %d", t->attempts_made);
     FUZZ_CHECK((t->backoff == LN_BACKOFF_CUSTOM) == (t->backoff_type != NULL) &&
                    (t->backoff == LN_BACKOFF_FIXED || t->backoff == LN_BACKOFF_EXPONENTIAL ||
                     t->backoff == LN_BACKOFF_CUSTOM),
                "backoff %d type %s", t->backoff, t->backoff_type ? t->backoff_type : "(none)");
-    if (t->ref.key != 0) /* 1 + 2 * atm + HINT_ATM * (keep + 2), keep >= -1 */
+    if (t->ref.key != 0 && !view) /* 1 + 2 * atm + HINT_ATM * (keep + 2), keep >= -1 */
         FUZZ_CHECK(t->ref.key % 2 == 1 && (int)(t->ref.key % HINT_ATM / 2) == t->attempts_made &&
                        t->ref.key / HINT_ATM >= 1,
                    "hint %llu for atm %d", (unsigned long long)t->ref.key, t->attempts_made);
@@ -120,6 +127,27 @@ static void check_alone(field *fields, size_t row, redisReply **resolved,
     ln__job_taken_free(&t);
 }
 
+/* The views of lib.lua's take_jobs (step.lua's cold path): after the head
+ * and a "[" field, VIEW_FIELDS fields per job, each job an array reply. */
+#define VIEW_FIELDS 14
+static int views_of(field *fields, size_t n, redisReply **el, size_t *nel) {
+    static redisReply views[ROWS_MAX + 1];
+    static redisReply *members[FIELDS_MAX];
+    size_t k = 0;
+    el[0] = fields[0].ptr;
+    for (size_t at = 2; at < n && k < ROWS_MAX + 1; at += VIEW_FIELDS, k++) {
+        size_t m = n - at < VIEW_FIELDS ? n - at : VIEW_FIELDS;
+        for (size_t j = 0; j < m; j++) members[at - 2 + j] = fields[at + j].ptr;
+        memset(&views[k], 0, sizeof views[k]);
+        views[k].type = REDIS_REPLY_ARRAY;
+        views[k].elements = m;
+        views[k].element = members + (at - 2);
+        el[1 + k] = &views[k];
+    }
+    *nel = 1 + k;
+    return 1;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *buf = fuzz_cstr(data, size), *cur = buf, *s;
@@ -135,7 +163,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(buf);
         return 0;
     }
-    redisReply rep = {.type = REDIS_REPLY_ARRAY, .elements = n, .element = el};
+    int view = n > 1 && fields[1].r.type == REDIS_REPLY_STRING && fields[1].r.len == 1 &&
+               fields[1].r.str[0] == '[';
+    size_t nel = n;
+    if (view) views_of(fields, n, el, &nel);
+    redisReply rep = {.type = REDIS_REPLY_ARRAY, .elements = nel, .element = el};
     static ln__redis_token tokens[ROWS_MAX];
     for (size_t i = 0; i < ROWS_MAX; i++) snprintf(tokens[i], sizeof tokens[i], "tok:%zu", i);
     ln__job_taken taken[ROWS_MAX];
@@ -149,7 +181,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* each row's name and opts with "the same as before" resolved */
     redisReply *resolved[2 * ROWS_MAX];
     for (size_t i = 0; i < st.ntaken; i++) {
-        check_ranges(&taken[i], tokens[i]);
+        check_ranges(&taken[i], tokens[i], view);
+        if (view) continue; /* no opts cache: nothing to read alone */
         for (size_t k = 0; k < 2; k++) {
             redisReply *e = fields[1 + i * 6 + (k ? 3 : 1)].ptr;
             resolved[i * 2 + k] =
