@@ -204,11 +204,11 @@ TEST(documented_special_cases) {
     jt_cleanup();
 }
 
-/* `lanes worker` and `lanes dash` share the table (docs/cli.md "Exit
- * codes"): a store they cannot open exits as it does for `lanes jobs` (2
- * for a bad URL or no store at a sqlite: PATH, 3 for a store that cannot
- * be reached), and a worker whose store refuses its commands mid-run
- * stops with 3. */
+/* `lanes worker` and `lanes dash` share the table (docs/cli.md): a store
+ * they cannot open exits as it does for `lanes jobs` (2 for a bad URL or
+ * no store at a sqlite: PATH, 3 when its directory is missing too or the
+ * store cannot be reached), and a worker whose store refuses its commands
+ * mid-run stops with 3. */
 TEST(worker_and_dash_exit_like_jobs) {
     char url[512], missing[600], denied[600], user[64], out[4096];
     fresh_store(url, sizeof url);
@@ -217,10 +217,11 @@ TEST(worker_and_dash_exit_like_jobs) {
         const char *url;
         int want;
     } opens[] = {
-        {"redis://127.0.0.1:1", 3},           /* nothing listens: LN_ECONNREFUSED */
-        {"redis://127.0.0.1:1/?nosuch=1", 2}, /* LN_EINVAL */
-        {"nosuch:x", 2},                      /* LN_EINVAL */
-        {missing, 2},                         /* no store at PATH */
+        {"redis://127.0.0.1:1", 3},                /* nothing listens: LN_ECONNREFUSED */
+        {"redis://127.0.0.1:1/?nosuch=1", 2},      /* LN_EINVAL */
+        {"nosuch:x", 2},                           /* LN_EINVAL */
+        {missing, 2},                              /* no store at PATH */
+        {"sqlite:/nonexistent-lanes-dir/x.db", 3}, /* nor its directory */
     };
     for (size_t i = 0; i < sizeof opens / sizeof opens[0]; i++) {
         const char *u = opens[i].url;
