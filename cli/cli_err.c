@@ -2,6 +2,8 @@
  * text or as JSON objects (cli_err.h). */
 #include "cli_err.h"
 
+#include "../src/jobs/utf8.h"
+
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,40 +20,8 @@ int cli_err_is_json(void) {
     return json_errors;
 }
 
-/* The length of the one UTF-8 character at p (left bytes there), or 0.
- * jansson does the checking: the shortest prefix of 1..4 bytes it takes
- * as a string is one character. */
-static size_t one_char(const char *p, size_t left) {
-    for (size_t k = 1; k <= 4 && k <= left; k++) {
-        json_t *v = json_stringn(p, k);
-        json_decref(v);
-        if (v != NULL) return k;
-    }
-    return 0;
-}
-
 json_t *cli_json_text(const char *s) {
-    if (s == NULL) return json_null();
-    json_t *v = json_string(s);
-    if (v != NULL) return v;
-    size_t n = strlen(s), at = 0;
-    char *t = malloc(3 * n + 1); /* each byte at most U+FFFD's 3 */
-    if (t == NULL) return NULL;
-    for (size_t i = 0; i < n;) {
-        size_t len = one_char(s + i, n - i);
-        if (len == 0) {
-            memcpy(t + at, "\xEF\xBF\xBD", 3);
-            at += 3;
-            i++;
-        } else {
-            memcpy(t + at, s + i, len);
-            at += len;
-            i += len;
-        }
-    }
-    v = json_stringn(t, at);
-    free(t);
-    return v;
+    return s == NULL ? json_null() : ln__json_string_lossy(s, strlen(s));
 }
 
 /* Print v (stolen) as one line on stderr. */

@@ -3,6 +3,7 @@
  * until SIGINT or SIGTERM. This file reads the command line and the token,
  * opens the store and waits; dash_http.c serves. */
 #include "cli.h"
+#include "jobs_store.h"
 #include "store_url.h"
 
 #include "dash.h"
@@ -181,7 +182,7 @@ int cmd_dash(int argc, char **argv) {
     int err = ln_jobs_open_ex(&d.jobs, a.url, NULL, msg, sizeof msg);
     if (err != 0) {
         fprintf(stderr, "lanes dash: %s: %s\n", d.url_shown, msg[0] ? msg : ln_strerror(err));
-        return err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
+        return cli_jobs_open_exit(err); /* as every command that opens a store */
     }
     const char *warn = ln_jobs_warning(d.jobs);
     if (warn != NULL) fprintf(stderr, "lanes dash: warning: %s\n", warn);

@@ -6,6 +6,7 @@
 #include "cli_err.h"
 #include "cli_num.h"
 #include "jobs_ratelimit.h"
+#include "jobs_store.h"
 #include "store_url.h"
 #include "worker.h"
 
@@ -392,12 +393,14 @@ static void stop_line(const wargs *a, const ln_worker_stats *st, int err, uint64
              (unsigned long long)st->released);
 }
 
+/* The exit code of the run's error, by the table of `lanes jobs`
+ * (cli_jobs_exit): 3 for a store that could not be used; any other error
+ * is 1, the worker failed. Not 2: the command line was checked before the
+ * run, so the library's LN_EINVAL now is no bad usage; not 4: a worker
+ * looks no job up by id. */
 static int exit_for_run(int err) {
     if (err == 0) return CLI_EXIT_OK;
-    return err == LN_EBACKEND || err == LN_ECORRUPT || err == LN_EACCES || err == LN_EIO ||
-                   err == LN_ENOSPC
-               ? CLI_EXIT_UNAVAILABLE
-               : CLI_EXIT_FAILURE;
+    return cli_jobs_exit(err) == CLI_EXIT_UNAVAILABLE ? CLI_EXIT_UNAVAILABLE : CLI_EXIT_FAILURE;
 }
 
 /* Run w until it stops, with the watch thread and the signal handlers. */
@@ -454,8 +457,8 @@ static int serve(wargs *a, ln_jobs *jobs, const char *shown_url) {
     ln_worker *w;
     if ((err = ln_worker_create(&w, jobs, a->queue, cli_exec_run, &x, &a->o)) != 0) {
         ln_pool_destroy(pool);
-        return cli_error(err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, prog,
-                         ln_err_name(err), NULL, "%s: %s", ln_err_name(err), ln_jobs_errmsg(jobs));
+        return cli_error(cli_jobs_exit(err), prog, ln_err_name(err), NULL, "%s: %s",
+                         ln_err_name(err), ln_jobs_errmsg(jobs)); /* the table: EINVAL 2 */
     }
     cli_wmetrics *m = NULL;
     unsigned port = 0;
@@ -520,9 +523,8 @@ int cmd_worker(int argc, char **argv) {
     char msg[512];
     int err = ln_jobs_open_ex(&jobs, a.url, NULL, msg, sizeof msg);
     if (err != 0)
-        return cli_error(err == LN_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE, prog,
-                         ln_err_name(err), NULL, "cannot open '%s': %s: %s", shown,
-                         ln_err_name(err), msg);
+        return cli_error(cli_jobs_open_exit(err), prog, ln_err_name(err), NULL,
+                         "cannot open '%s': %s: %s", shown, ln_err_name(err), msg);
     if (ln_jobs_warning(jobs) != NULL) { /* the library never prints */
         if (a.log_format == CLI_LOG_JSON)
             cli_wlog("warn", NULL, "%s", ln_jobs_warning(jobs));

@@ -34,6 +34,10 @@ int cli_jobs_exit(int err) {
     }
 }
 
+int cli_jobs_open_exit(int err) {
+    return cli_jobs_exit(err) == CLI_EXIT_USAGE ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
+}
+
 int cli_jobs_error(int exit_code, const char *prog, int err, const char *why) {
     if (cli_err_is_json()) return cli_error(exit_code, prog, ln_err_name(err), NULL, "%s", why);
     return cli_error(exit_code, prog, ln_err_name(err), NULL, "%s: %s", ln_err_name(err), why);
@@ -47,7 +51,7 @@ int cli_jobs_open(const char *prog, const char *url, ln_jobs **jobs) {
     char msg[512];
     int err = ln_jobs_open_ex(jobs, url, NULL, msg, sizeof msg);
     if (err != 0) {
-        int code = cli_jobs_exit(err) == CLI_EXIT_USAGE ? CLI_EXIT_USAGE : CLI_EXIT_UNAVAILABLE;
+        int code = cli_jobs_open_exit(err);
         char shown[4096]; /* the password hidden, as the worker's and the dashboard's */
         cli_store_url_shown(shown, sizeof shown, url);
         if (cli_err_is_json())

@@ -34,8 +34,15 @@ enum {
  * waited for (a store that does not answer in time is LN_EIO). What a
  * subcommand documents of its own stays at its call site: wait's 124 for
  * LN_ETIMEDOUT, cancel's 2 for a finished job (LN_EINVAL), and opening a
- * store is 2 or 3, never 4 (cli_jobs_open). */
+ * store is 2 or 3, never 4 (cli_jobs_open_exit). `lanes worker` and
+ * `lanes dash` use the same table (docs/cli.md "Exit codes"). */
 int cli_jobs_exit(int err);
+
+/* The exit code of a store that cannot be opened (err from
+ * ln_jobs_open_ex), for every command that opens one: CLI_EXIT_USAGE for
+ * what cli_jobs_exit calls bad input (a bad URL), else
+ * CLI_EXIT_UNAVAILABLE. */
+int cli_jobs_open_exit(int err);
 
 /* The library's error err of prog, with its message why (ln_jobs_errmsg):
  * "PROG: LN_X: WHY" as text, {"error":{"code":"LN_X","message":WHY}}
@@ -46,10 +53,9 @@ int cli_jobs_error(int exit_code, const char *prog, int err, const char *why);
  * message of jobs (ln_jobs_errmsg), for `return cli_jobs_fail(...)`. */
 int cli_jobs_fail(ln_jobs *jobs, const char *prog, int err);
 
-/* Open url for prog into *jobs: 0, or the exit code after "cannot open
- * 'URL': LN_X: WHY" (CLI_EXIT_USAGE for a bad URL, i.e. an error
- * cli_jobs_exit calls bad input, else CLI_EXIT_UNAVAILABLE). The store's warning, if it has one, goes to
- * stderr (the library never prints). */
+/* Open url for prog into *jobs: 0, or the exit code (cli_jobs_open_exit)
+ * after "cannot open 'URL': LN_X: WHY". The store's warning, if it has
+ * one, goes to stderr (the library never prints). */
 int cli_jobs_open(const char *prog, const char *url, ln_jobs **jobs);
 
 /* v (stolen; NULL prints nothing) on stdout as one line of compact JSON. */

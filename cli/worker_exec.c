@@ -17,6 +17,7 @@
 #include "worker.h"
 
 #include "jobs_flow.h"
+#include "../src/jobs/utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,44 +83,16 @@ static void buf_tail(buf *b) {
     b->p[b->len] = '\0';
 }
 
-/* Length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629: no
- * overlong form, no surrogate, nothing above U+10FFFF), or 0 when there is
- * none; then *bad is the length of its maximal subpart (>= 1), the bytes
- * one U+FFFD replaces (Unicode's recommended practice). */
-static size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad) {
-    unsigned char c = s[0], lo = 0x80, hi = 0xbf; /* range of the 2nd byte */
-    size_t need;
-    if (c < 0x80) return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        need = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        need = 3;
-        if (c == 0xe0) lo = 0xa0; /* overlong */
-        if (c == 0xed) hi = 0x9f; /* surrogates */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        need = 4;
-        if (c == 0xf0) lo = 0x90; /* overlong */
-        if (c == 0xf4) hi = 0x8f; /* above U+10FFFF */
-    } else {
-        *bad = 1;
-        return 0;
-    }
-    size_t i = 1;
-    while (i < need && i < n && s[i] >= (i == 1 ? lo : 0x80) && s[i] <= (i == 1 ? hi : 0xbf)) i++;
-    if (i == need) return need;
-    *bad = i;
-    return 0;
-}
-
 /* Append text[0..n) to out as valid UTF-8: well-formed sequences as they
- * are, each ill-formed one as U+FFFD. With controls set (a failure
+ * are, each ill-formed one as one U+FFFD per maximal subpart (the
+ * library's ln__utf8_bad, Unicode's recommended practice). With controls set (a failure
  * reason), ASCII control characters other than newline and tab become
  * '?'. 0, or -1 when out of memory. */
 static int utf8_clean(buf *out, const char *text, size_t n, int controls) {
     const unsigned char *s = (const unsigned char *)text;
     size_t run = 0, i = 0; /* text[run..i) is copied as it is */
     while (i < n) {
-        size_t bad = 0, k = utf8_seq(s + i, n - i, &bad);
+        size_t k = ln__utf8_seq(s + i, n - i); /* the library's (src/jobs/utf8.h) */
         int ctl =
             controls && k == 1 && ((s[i] < 0x20 && s[i] != '\n' && s[i] != '\t') || s[i] == 0x7f);
         if (k != 0 && !ctl) {
@@ -128,7 +101,7 @@ static int utf8_clean(buf *out, const char *text, size_t n, int controls) {
         }
         if (buf_add(out, text + run, i - run) != 0) return -1;
         if (buf_add(out, ctl ? "?" : "\xef\xbf\xbd", ctl ? 1 : 3) != 0) return -1;
-        i += ctl ? 1 : bad;
+        i += ctl ? 1 : ln__utf8_bad(s + i, n - i);
         run = i;
     }
     return buf_add(out, text + run, i - run);

@@ -1,7 +1,8 @@
 # Coverage-guided fuzz targets (clang's libFuzzer with ASan and UBSan) for
 # the code that reads bytes from outside the process: cron patterns and
 # time zones, store URLs, job ids / queue names / JSON texts, Redis's
-# CLIENT LIST reply and a scheduler's hash, text to repair as UTF-8 (the
+# CLIENT LIST reply, a scheduler's hash and the jobs a worker's step took
+# (their opts as any program wrote them), text to repair as UTF-8 (the
 # library's and `worker --exec`'s), the flow file of `lanes jobs flow`
 # (tests/fuzz/fuzz_*.c).
 #
@@ -21,7 +22,7 @@ set(LN_FUZZ_DIR "" CACHE PATH "a tree built with LN_FUZZ=ON whose fuzz targets t
 set(LN_FUZZ_SECONDS 8 CACHE STRING "seconds each fuzz test fuzzes after replaying its seeds")
 set(LN_FUZZ_TARGETS cron url json validate utf8 flow)
 if(LN_HAVE_REDIS)
-  list(APPEND LN_FUZZ_TARGETS clients sched)
+  list(APPEND LN_FUZZ_TARGETS clients sched step)
 endif()
 if(NOT TARGET PkgConfig::MHD) # cli/worker_metrics.c, which worker_exec.c calls
   pkg_check_modules(MHD IMPORTED_TARGET libmicrohttpd)

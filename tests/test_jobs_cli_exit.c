@@ -2,7 +2,8 @@
  * every subcommand, with and without --json (docs/cli.md): 2 for input
  * the library refuses, 3 for a store that opens but cannot be used, 4 for
  * no such job (or scheduler), and the special cases the subcommands
- * document (wait's 1 and 124, cancel's 2 for a finished job). Every
+ * document (wait's 1 and 124, cancel's 2 for a finished job); `lanes
+ * worker` and `lanes dash` by the same table. Every
  * subcommand goes down every path that applies to it, so a file that maps
  * an error its own way fails here. */
 #include "jobs/jobs_cli_test.h"
@@ -203,6 +204,53 @@ TEST(documented_special_cases) {
     jt_cleanup();
 }
 
+/* `lanes worker` and `lanes dash` share the table (docs/cli.md): a store
+ * they cannot open exits as it does for `lanes jobs` (2 for a bad URL or
+ * no store at a sqlite: PATH, 3 when its directory is missing too or the
+ * store cannot be reached), and a worker whose store refuses its commands
+ * mid-run stops with 3. */
+TEST(worker_and_dash_exit_like_jobs) {
+    char url[512], missing[600], denied[600], user[64], out[4096];
+    fresh_store(url, sizeof url);
+    snprintf(missing, sizeof missing, "%s-none", url);
+    const struct {
+        const char *url;
+        int want;
+    } opens[] = {
+        {"redis://127.0.0.1:1", 3},                /* nothing listens: LN_ECONNREFUSED */
+        {"redis://127.0.0.1:1/?nosuch=1", 2},      /* LN_EINVAL */
+        {"nosuch:x", 2},                           /* LN_EINVAL */
+        {missing, 2},                              /* no store at PATH */
+        {"sqlite:/nonexistent-lanes-dir/x.db", 3}, /* nor its directory */
+    };
+    for (size_t i = 0; i < sizeof opens / sizeof opens[0]; i++) {
+        const char *u = opens[i].url;
+        int rc[3] = {LANES(out, "jobs", u, "counts", "q"),
+                     LANES(out, "worker", u, "q", "--exit-when-empty", "--exec", "true"),
+                     LANES(out, "dash", u, "--listen", "127.0.0.1:0")};
+        for (int k = 0; k < 3; k++) {
+            if (rc[k] == opens[i].want) continue;
+            fprintf(stderr, "  %s on %s: exit %d, want %d\n",
+                    k == 0   ? "jobs counts"
+                    : k == 1 ? "worker"
+                             : "dash",
+                    u, rc[k], opens[i].want);
+            mismatches++;
+        }
+    }
+    if (denied_redis(denied, sizeof denied, user, sizeof user) == 0) {
+        CHECK_EQ(LANES(out, "worker", denied, "q", "--exit-when-empty", "--exec", "true"), 3);
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "redis-cli -u '%s' ACL DELUSER %s >/dev/null",
+                 getenv("LANES_TEST_REDIS_URL"), user);
+        CHECK_EQ(system(cmd), 0);
+    } else {
+        printf("  LANES_TEST_REDIS_URL not set: the worker's mid-run 3 skipped\n");
+    }
+    CHECK_EQ(mismatches, 0);
+    jt_cleanup();
+}
+
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     return ln_test_run(argc, argv,
@@ -210,5 +258,6 @@ int main(int argc, char **argv) {
                                         TESTCASE(exit_4_for_no_such_job),
                                         TESTCASE(exit_3_for_a_store_that_cannot_be_used),
                                         TESTCASE(documented_special_cases),
+                                        TESTCASE(worker_and_dash_exit_like_jobs),
                                         {0}});
 }

@@ -264,7 +264,8 @@ static int plan_opts(opts_plan *p, const redisReply *raw) {
     }
     p->keep = keep_count(json_object_get(o, "removeOnComplete"));
     if (json_object_get(o, "parent")) p->keep = INT64_MIN; /* a flow child: lib_flow.lua */
-    p->timeout_ms = clamp_whole(lua_num(json_object_get(o, "lanesTimeout"), &ok), OPTS_MS_MAX);
+    /* jobs.h's range of a job's timeout, which the worker's deadline in ns holds */
+    p->timeout_ms = clamp_whole(lua_num(json_object_get(o, "lanesTimeout"), &ok), INT32_MAX);
     int rc = plan_trace(p, json_object_get(o, "tm"));
     json_decref(o);
     return rc;
@@ -320,7 +321,7 @@ static int taken_of_row(const redisReply *v, const char *token, opts_plan *plan,
     double made = atm->type == REDIS_REPLY_STRING ? floor(strtod(atm->str, NULL)) : 0;
     int64_t ats = ln__redis_int_at(v, R_ATS);
     t->attempts_started = ats < 0 ? 0 : ats > INT_MAX ? INT_MAX : (int)ats;
-    t->attempts_made = (int)clamp_whole(made, INT_MAX);
+    t->attempts_made = (int)clamp_whole(made, INT_MAX - 1); /* the worker adds the failed run */
     t->attempts = plan->attempts;
     t->backoff = plan->backoff;
     t->backoff_ms = plan->backoff_ms;

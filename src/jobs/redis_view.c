@@ -5,6 +5,7 @@
 #include "internal.h"
 #include "redis_backoff.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,16 +121,23 @@ int ln__redis_is_taken_view(const redisReply *v) {
            v->element[T_ID]->type == REDIS_REPLY_STRING;
 }
 
+/* Integer element i of a cut to lo..hi (numbers another program wrote). */
+static int64_t int_in(const redisReply *a, size_t i, int64_t lo, int64_t hi) {
+    int64_t v = ln__redis_int_at(a, i);
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
 int ln__redis_view_taken(const redisReply *v, const char *token, ln__job_taken *t) {
     memset(t, 0, sizeof *t);
     snprintf(t->ref.token, sizeof t->ref.token, "%s", token);
-    t->attempts_started = (int)ln__redis_int_at(v, T_ATS);
-    t->attempts_made = (int)ln__redis_int_at(v, T_ATM);
-    t->attempts = (int)ln__redis_int_at(v, T_ATTEMPTS);
+    /* as redis_step.c reads a flat row: the worker adds 1 to atm */
+    t->attempts_started = (int)int_in(v, T_ATS, 0, INT_MAX);
+    t->attempts_made = (int)int_in(v, T_ATM, -INT_MAX, INT_MAX - 1);
+    t->attempts = (int)int_in(v, T_ATTEMPTS, 1, INT_MAX);
     t->backoff = ln__redis_int_at(v, T_BACKOFF) ? LN_BACKOFF_EXPONENTIAL : LN_BACKOFF_FIXED;
     t->backoff_ms = ln__redis_int_at(v, T_BACKOFF_MS);
     t->ref.key = (uint64_t)ln__redis_int_at(v, T_HINT);
-    t->timeout_ms = ln__redis_int_at(v, T_TIMEOUT);
+    t->timeout_ms = int_in(v, T_TIMEOUT, -INT32_MAX, INT32_MAX);
     if (ln__redis_str_at(v, T_ID, &t->ref.id) || ln__redis_str_at(v, T_NAME, &t->name) ||
         ln__redis_str_at(v, T_DATA, &t->data) ||
         ln__redis_str_at(v, T_TRACEPARENT, &t->traceparent) ||

@@ -5,15 +5,50 @@
 
 #include <string.h>
 
+/* The length of the well-formed sequence at p, or 0 with *bad the length
+ * of its maximal subpart: the lead byte gives the length and the range of
+ * the second byte (which rules out overlong forms, surrogates and code
+ * points above U+10FFFF); every later byte is a continuation byte. */
+static size_t scan(const unsigned char *p, size_t left, size_t *bad) {
+    unsigned char c = p[0], lo = 0x80, hi = 0xbf; /* range of the 2nd byte */
+    size_t need;
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) {
+        need = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        need = 3;
+        if (c == 0xe0) lo = 0xa0; /* overlong */
+        if (c == 0xed) hi = 0x9f; /* surrogates */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        need = 4;
+        if (c == 0xf0) lo = 0x90; /* overlong */
+        if (c == 0xf4) hi = 0x8f; /* above U+10FFFF */
+    } else {
+        *bad = 1;
+        return 0;
+    }
+    size_t i = 1;
+    while (i < need && i < left && p[i] >= (i == 1 ? lo : 0x80) && p[i] <= (i == 1 ? hi : 0xbf))
+        i++;
+    if (i == need) return need;
+    *bad = i;
+    return 0;
+}
+
 size_t ln__utf8_seq(const unsigned char *p, size_t left) {
-    if (p[0] < 0x80) return 1;
-    size_t len = p[0] >= 0xF0 ? 4 : p[0] >= 0xE0 ? 3 : p[0] >= 0xC2 ? 2 : 0;
-    if (len == 0 || p[0] > 0xF4 || len > left) return 0;
-    for (size_t k = 1; k < len; k++)
-        if ((p[k] & 0xC0) != 0x80) return 0;
-    if (len == 3 && ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] >= 0xA0))) return 0;
-    if (len == 4 && ((p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] >= 0x90))) return 0;
-    return len;
+    size_t bad;
+    return scan(p, left, &bad);
+}
+
+size_t ln__utf8_bad(const unsigned char *p, size_t left) {
+    size_t bad = 1;
+    return scan(p, left, &bad) == 0 ? bad : 0;
+}
+
+size_t ln__utf8_cut(const char *s, size_t at) {
+    size_t cut = at;
+    while (cut > 0 && at - cut < 3 && ((unsigned char)s[cut] & 0xc0) == 0x80) cut--;
+    return cut;
 }
 
 json_t *ln__json_string_lossy(const char *s, size_t n) {
