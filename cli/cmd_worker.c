@@ -71,6 +71,10 @@ static const char usage_text[] =
     "  --max-stalled N      lease lapses allowed before a job fails (default 1)\n"
     "  --stalled-interval MS  how often to look for lapsed leases (default:\n"
     "                       the lease)\n"
+    "  --max-started-attempts N  a job started more than N times (its runs\n"
+    "                       stalled, or delayed themselves) fails without\n"
+    "                       running, and one started N times is not retried\n"
+    "                       (BullMQ's worker option maxStartedAttempts)\n"
     "  --exit-when-empty    exit once the queue has nothing left to run\n"
     "  --no-active-event    Redis: do not write the 'active' event of each job\n"
     "                       taken (less Redis CPU per job); a BullMQ\n"
@@ -163,11 +167,17 @@ static const struct {
     const char *name;
     unsigned long long lo, hi, scale;
 } num_opts[] = {
-    {"--concurrency", 1, 4096, 1},     {"--lease", 100, 86400000, 1},
-    {"--max-stalled", 0, 1000000, 1},  {"--stalled-interval", 0, 86400000, 1},
-    {"--max-jobs", 1, UINT64_MAX, 1},  {"--timeout", 1, 2147483, 1000},
-    {"--grace", 0, 86400, 1000},       {"--poll", 1, 60000, 1},
-    {"--store-retry", 0, 86400000, 1}, {"--metrics-points", 0, LN_JOB_METRICS_POINTS_MAX, 1},
+    {"--concurrency", 1, 4096, 1},
+    {"--lease", 100, 86400000, 1},
+    {"--max-stalled", 0, 1000000, 1},
+    {"--stalled-interval", 0, 86400000, 1},
+    {"--max-jobs", 1, UINT64_MAX, 1},
+    {"--timeout", 1, 2147483, 1000},
+    {"--grace", 0, 86400, 1000},
+    {"--poll", 1, 60000, 1},
+    {"--store-retry", 0, 86400000, 1},
+    {"--metrics-points", 0, LN_JOB_METRICS_POINTS_MAX, 1},
+    {"--max-started-attempts", 1, 1000000, 1},
 };
 #define NUM_OPTS (sizeof num_opts / sizeof num_opts[0])
 
@@ -200,8 +210,11 @@ static void set_num(ln_worker_opts *o, size_t k, unsigned long long v) {
     case 8:
         o->store_retry_ms = (unsigned)v;
         break;
-    default:
+    case 9:
         o->metrics_max_points = (unsigned)v;
+        break;
+    default:
+        o->max_started_attempts = (unsigned)v;
         break;
     }
 }

@@ -646,6 +646,14 @@ typedef struct ln_worker_opts {
      * failed by the stalled check or a cancel keep their own option. */
     ln_job_keep remove_on_complete;
     ln_job_keep remove_on_fail;
+    /* BullMQ's worker option maxStartedAttempts: 0 (default) = no limit.
+     * Else a job this worker takes that has been started more than this
+     * many times (ln_job_attempts_started, this take included: it kept
+     * coming back, e.g. its runs stalled or delayed themselves) fails for
+     * good without running, reason "job started more than allowable
+     * limit", and a failed run of a job started this many times is not
+     * retried, whatever attempts remain. */
+    unsigned max_started_attempts;
 } ln_worker_opts;
 
 /* Timeouts. When a run's timeout (the job's timeout_ms, else the worker's)

@@ -20,6 +20,7 @@
 #include "dynflow.h"
 
 #include <stdio.h>
+#include <string.h>
 
 void ln__worker_job_free(ln_job *job) {
     ln__job_taken_free(&job->t);
@@ -157,6 +158,24 @@ static void give_back_taken(ln_worker *w, ln__job_taken *t) {
     ln__job_taken_free(t);
 }
 
+/* BullMQ's maxStartedAttempts: a job taken more often than that fails for
+ * good without running. It goes straight to unrecorded[], as collect()
+ * puts a finished one (no handler ever refers to it); 1 if so. */
+static int started_too_often(ln_worker *w, ln_job *job) {
+    unsigned max = w->opts.max_started_attempts;
+    if (max == 0 || job->t.attempts_started <= 0 || (unsigned)job->t.attempts_started <= max)
+        return 0;
+    static const char why[] = "job started more than allowable limit";
+    job->reason = ln__malloc(sizeof why);
+    if (job->reason != NULL) memcpy(job->reason, why, sizeof why);
+    job->rc = LN_EINVAL;
+    job->unrecoverable = 1;
+    job->collected = 1;
+    LN_ASSERT(w->nunrecorded < w->opts.concurrency);
+    w->unrecorded[w->nunrecorded++] = job;
+    return 1;
+}
+
 void ln__worker_start_taken(ln_worker *w, ln__job_taken *taken, size_t n) {
     size_t nfailed = 0; /* collected in renewing[], free scratch here */
     for (size_t i = 0; i < n; i++) {
@@ -175,6 +194,7 @@ void ln__worker_start_taken(ln_worker *w, ln__job_taken *taken, size_t n) {
         job->slot = w->nslots;
         LN_ASSERT(w->nslots < w->opts.concurrency);
         w->slots[w->nslots++] = job;
+        if (started_too_often(w, job)) continue; /* recorded failed, never run */
         /* relaxed: the submit publishes the job; only the count matters */
         atomic_fetch_add_explicit(&w->tasks, 1, memory_order_relaxed);
         if (ln_submit(w->pool, w->opts.lane, ln__worker_run_job, job, NULL) != 0) {

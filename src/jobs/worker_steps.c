@@ -49,8 +49,8 @@ static void decide_retry(ln_job *job, const char *reason) {
 /* The front's retry policy: what to store for a finished run. A timeout
  * wins over what the handler asked (it may still be writing its fields);
  * then ln_job_delay_until; then success, or a failure retried while
- * attempts remain unless the handler called it unrecoverable or the
- * backoff says no. */
+ * attempts remain unless the handler called it unrecoverable, the job was
+ * started max_started_attempts times, or the backoff says no. */
 static void decide(ln_job *job, ln__job_done *d) {
     memset(d, 0, sizeof *d);
     d->ref = job->t.ref;
@@ -76,6 +76,9 @@ static void decide(ln_job *job, ln__job_done *d) {
                     : job->rc < 0       ? ln_strerror(job->rc)
                                         : "handler returned a positive value";
     }
+    unsigned max_started = job->w->opts.max_started_attempts;
+    if (max_started > 0 && (unsigned)job->t.attempts_started >= max_started)
+        final = 1; /* BullMQ's maxStartedAttempts: started enough, no retry */
     if (job->t.attempts_made + 1 < job->t.attempts && !final) {
         if (!job->retry_decided) decide_retry(job, d->reason);
         if (job->retry_reason != NULL) d->reason = job->retry_reason;
