@@ -168,17 +168,24 @@ static int done(ln_jobs *jobs, int err, const char *id, int json) {
     return CLI_EXIT_OK;
 }
 
+/* The end of a call that reports a count (as {"key":N} with --json) or a
+ * yes/no (1/0, {"key":B}): its exit code. */
+static int reported(ln_jobs *jobs, int err, const char *key, size_t n, int is_flag, int json) {
+    if (err != 0) return cli_jobs_fail(jobs, prog, err);
+    if (json)
+        cli_jobs_print_json(is_flag ? json_pack("{s:b}", key, n != 0)
+                                    : json_pack("{s:I}", key, (json_int_t)n));
+    else
+        printf("%zu\n", n);
+    return CLI_EXIT_OK;
+}
+
 static int run_dedup(ln_jobs *jobs, const eargs *a) {
     const char *q = a->pos[0], *d = a->pos[1];
     if (a->remove) {
         int removed = 0;
         int err = ln_jobs_dedup_remove(jobs, q, d, &removed);
-        if (err != 0) return cli_jobs_fail(jobs, prog, err);
-        if (a->json)
-            cli_jobs_print_json(json_pack("{s:b}", "removed", removed));
-        else
-            printf("%d\n", removed);
-        return CLI_EXIT_OK;
+        return reported(jobs, err, "removed", (size_t)removed, 1, a->json);
     }
     char id[LN_JOB_ID_MAX * 8];
     int err = ln_jobs_dedup_job(jobs, q, d, id, sizeof id);
@@ -194,12 +201,7 @@ static int run_promote(ln_jobs *jobs, const eargs *a) {
     if (!a->all) return done(jobs, ln_jobs_promote(jobs, a->pos[0], a->pos[1]), a->pos[1], a->json);
     size_t n = 0;
     int err = ln_jobs_promote_all(jobs, a->pos[0], &n);
-    if (err != 0) return cli_jobs_fail(jobs, prog, err);
-    if (a->json)
-        cli_jobs_print_json(json_pack("{s:I}", "count", (json_int_t)n));
-    else
-        printf("%zu\n", n);
-    return CLI_EXIT_OK;
+    return reported(jobs, err, "count", n, 0, a->json);
 }
 
 static int run_priority_counts(ln_jobs *jobs, const eargs *a) {
@@ -234,12 +236,7 @@ static int run_trim(ln_jobs *jobs, const eargs *a) {
         return cli_usage(prog, "MAXLEN must be a count >= 0, not '%s'", a->pos[1]);
     size_t removed = 0;
     int err = ln_jobs_trim_events(jobs, a->pos[0], (size_t)v, &removed);
-    if (err != 0) return cli_jobs_fail(jobs, prog, err);
-    if (a->json)
-        cli_jobs_print_json(json_pack("{s:I}", "removed", (json_int_t)removed));
-    else
-        printf("%zu\n", removed);
-    return CLI_EXIT_OK;
+    return reported(jobs, err, "removed", removed, 0, a->json);
 }
 
 static int run_logs(ln_jobs *jobs, const char *cmd, const eargs *a) {
@@ -255,23 +252,13 @@ static int run_logs(ln_jobs *jobs, const char *cmd, const eargs *a) {
     size_t count = 0;
     int err = ln_jobs_add_log(jobs, q, id, from_stdin ? line : a->pos[2], (size_t)keep, &count);
     free(line);
-    if (err != 0) return cli_jobs_fail(jobs, prog, err);
-    if (a->json)
-        cli_jobs_print_json(json_pack("{s:I}", "count", (json_int_t)count));
-    else
-        printf("%zu\n", count);
-    return CLI_EXIT_OK;
+    return reported(jobs, err, "count", count, 0, a->json);
 }
 
 static int run_detach(ln_jobs *jobs, const eargs *a) {
     int removed = 0;
     int err = ln_jobs_remove_child_dependency(jobs, a->pos[0], a->pos[1], &removed);
-    if (err != 0) return cli_jobs_fail(jobs, prog, err);
-    if (a->json)
-        cli_jobs_print_json(json_pack("{s:b}", "removed", removed));
-    else
-        printf("%d\n", removed);
-    return CLI_EXIT_OK;
+    return reported(jobs, err, "removed", (size_t)removed, 1, a->json);
 }
 
 /* The arguments subcommand cmd needs, for its usage error. */

@@ -39,6 +39,18 @@ case_sched_node_to_c() {
 }
 case_sched_cron_node_to_c() { case_sched_node_to_c; }
 
+# A Node Worker (interop.mjs serve) on $q for SECONDS, its stderr in
+# $tmp/n.err; fails the case when it does not start or stop cleanly.
+node_serve_for() { # SECONDS
+    node "$interop/interop.mjs" serve "$q" "$tmp/n.log" 2>"$tmp/n.err" &
+    node_pid=$!
+    pids="$pids $node_pid"
+    wait_word "$tmp/n.err" ready 200 "Node worker did not start"
+    sleep "$1"
+    kill -TERM $node_pid
+    wait $node_pid || fail "Node worker: $(cat "$tmp/n.err")"
+}
+
 #   sched_c_to_node    schedules made by `lanes jobs schedule` (--every 200,
 #              and --cron with seconds in Asia/Kolkata) advanced by a Node
 #              Worker only, likewise.
@@ -48,13 +60,7 @@ case_sched_c_to_node() {
         fail "lanes jobs schedule"
     "$cli" jobs "$url" schedule "$q" lcr --cron '* * * * * *' --tz Asia/Kolkata tick >/dev/null ||
         fail "lanes jobs schedule --cron"
-    node "$interop/interop.mjs" serve "$q" "$tmp/n.log" 2>"$tmp/n.err" &
-    node_pid=$!
-    pids="$pids $node_pid"
-    wait_word "$tmp/n.err" ready 200 "Node worker did not start"
-    sleep 2.2
-    kill -TERM $node_pid
-    wait $node_pid || fail "Node worker: $(cat "$tmp/n.err")"
+    node_serve_for 2.2
     n1=$(js sched-check "$q" lsch 8 200 '{"c":2}') || fail "lanes scheduler run by Node"
     n2=$(js sched-check "$q" lcr 2 1000 '{}' 1000) || fail "lanes cron scheduler run by Node"
     "$cli" jobs "$url" schedules "$q" | grep -q '^lsch .* every:200 ' || fail "lanes jobs schedules"
@@ -107,13 +113,7 @@ case_sched_colon_c_to_node() {
     [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
     "$cli" jobs "$url" schedule "$q" 'user:42::UTC:9' --every 200 tick '{"u":42}' >/dev/null ||
         fail "lanes jobs schedule of a ':' id"
-    node "$interop/interop.mjs" serve "$q" "$tmp/n.log" 2>"$tmp/n.err" &
-    node_pid=$!
-    pids="$pids $node_pid"
-    wait_word "$tmp/n.err" ready 200 "Node worker did not start"
-    sleep 2.2
-    kill -TERM $node_pid
-    wait $node_pid || fail "Node worker: $(cat "$tmp/n.err")"
+    node_serve_for 2.2
     grep -q 'Failed to add repeatable job' "$tmp/n.err" && fail "Node: $(cat "$tmp/n.err")"
     n=$(js sched-check "$q" 'user:42::UTC:9' 8 200 '{"u":42}') || fail "Node run of a ':' id"
     "$cli" jobs "$url" schedules "$q" | grep -q '^user:42::UTC:9 ' || fail "lanes jobs schedules"
