@@ -28,6 +28,7 @@
 #include <lanes/jobs.h>
 #include <lanes/jobs_flows.h>
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -192,6 +193,19 @@ int64_t conf_deadline(unsigned ms);
 /* Poll (every 5 ms) until job id is in state; CHECKs it gets there. */
 void conf_wait_state(conf_ctx *c, const char *queue, const char *id, int state,
                      unsigned timeout_ms);
+/* Job id of c->queue as ln_jobs_get reads it (CHECKs success; clear it). */
+ln_job_info conf_info(conf_ctx *c, const char *id);
+
+/* The ids of the jobs conf_record_run ran, in run order, each followed by
+ * a space; initialize with {.mu = PTHREAD_MUTEX_INITIALIZER}. */
+typedef struct conf_run_order {
+    pthread_mutex_t mu;
+    char ids[256];
+} conf_run_order;
+/* A handler that completes its job after appending its id to the
+ * conf_run_order ctx. */
+int conf_record_run(ln_job *job, void *ctx);
+
 /* A flow node of queue (NULL: its parent's) named name with custom id id;
  * o (kept by the caller) gets default options with that id. */
 ln_flow_node conf_flow_node(const char *queue, const char *name, const char *id, ln_job_opts *o);

@@ -17,32 +17,11 @@ static int64_t wall_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static ln_job_info info_of(conf_ctx *c, const char *id) {
-    ln_job_info i;
-    SAYS(c->jobs, 0, ln_jobs_get(c->jobs, c->queue, id, &i));
-    return i;
-}
-
 static int priority_of(conf_ctx *c, const char *id) {
-    ln_job_info i = info_of(c, id);
+    ln_job_info i = conf_info(c, id);
     int p = i.priority;
     ln_job_info_clear(&i);
     return p;
-}
-
-/* The ids of the jobs run, in run order, each followed by a space. */
-typedef struct run_order {
-    pthread_mutex_t mu;
-    char ids[256];
-} run_order;
-
-static int record_run(ln_job *job, void *ctx) {
-    run_order *r = ctx;
-    pthread_mutex_lock(&r->mu);
-    size_t l = strlen(r->ids);
-    snprintf(r->ids + l, sizeof r->ids - l, "%s ", ln_job_id(job));
-    pthread_mutex_unlock(&r->mu);
-    return 0;
 }
 
 /* Waiting and prioritized jobs move to the line of their new priority:
@@ -81,8 +60,8 @@ static void case_edit_priority_moves(conf_ctx *c) {
     ln_worker_opts o;
     conf_worker_opts(&o);
     o.concurrency = 1;
-    run_order r = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    conf_run(c, c->queue, record_run, &r, &o);
+    conf_run_order r = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    conf_run(c, c->queue, conf_record_run, &r, &o);
     CONF_CHECK_STR(r.ids, "e b c d a "); /* waiting first, as BullMQ's take */
 }
 
@@ -103,9 +82,9 @@ static void case_edit_priority_lifo_first(conf_ctx *c) {
  * queue's jobs move as when it runs. */
 static void case_edit_priority_delayed_paused(conf_ctx *c) {
     conf_add_id(c, c->queue, "late", 0, 0, 600000);
-    ln_job_info before = info_of(c, "late");
+    ln_job_info before = conf_info(c, "late");
     SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "late", 7, 0));
-    ln_job_info after = info_of(c, "late");
+    ln_job_info after = conf_info(c, "late");
     CHECK_EQ(after.state, LN_JOB_DELAYED);
     CHECK_EQ(after.priority, 7);
     CHECK_EQ(after.run_at_ms, before.run_at_ms);
@@ -167,7 +146,7 @@ static void case_edit_delay(conf_ctx *c) {
     SAYS(all, 0, ln_jobs_change_delay(all, c->queue, "d", 3600000));
     ln_jobs_close(all);
     int64_t t1 = wall_ms();
-    ln_job_info i = info_of(c, "d");
+    ln_job_info i = conf_info(c, "d");
     CHECK_EQ(i.state, LN_JOB_DELAYED);
     CHECK(i.run_at_ms >= t0 + 3600000 - 5000 && i.run_at_ms <= t1 + 3600000 + 5000);
     ln_job_info_clear(&i);
@@ -182,7 +161,7 @@ static void case_edit_delay(conf_ctx *c) {
     ln_worker_opts o;
     conf_worker_opts(&o);
     conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
-    i = info_of(c, "d");
+    i = conf_info(c, "d");
     CHECK_EQ(i.state, LN_JOB_COMPLETED);
     CHECK_EQ(i.run_at_ms, i.created_ms + 600000); /* first due: the add's delay */
     ln_job_info_clear(&i);
@@ -203,7 +182,7 @@ static void case_edit_data(conf_ctx *c) {
     conf_add_id(c, c->queue, "j", 0, 0, 0);
     for (size_t k = 0; k < sizeof texts / sizeof *texts; k++) {
         SAYS(c->jobs, 0, ln_jobs_update_data(c->jobs, c->queue, "j", texts[k]));
-        ln_job_info i = info_of(c, "j");
+        ln_job_info i = conf_info(c, "j");
         CONF_CHECK_STR(i.data, texts[k]);
         ln_job_info_clear(&i);
     }
@@ -216,14 +195,14 @@ static void case_edit_data(conf_ctx *c) {
     ln_jobs *small = conf_open(c, &jo);
     SAYS(small, LN_EINVAL, ln_jobs_update_data(small, c->queue, "j", "[1,2,3,4,5]"));
     ln_jobs_close(small);
-    ln_job_info i = info_of(c, "j");
+    ln_job_info i = conf_info(c, "j");
     CONF_CHECK_STR(i.data, "\t-12.5E+3\n");
     ln_job_info_clear(&i);
     ln_worker_opts o;
     conf_worker_opts(&o);
     conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
     SAYS(c->jobs, 0, ln_jobs_update_data(c->jobs, c->queue, "j", "{\"after\":true}"));
-    i = info_of(c, "j");
+    i = conf_info(c, "j");
     CHECK_EQ(i.state, LN_JOB_COMPLETED);
     CONF_CHECK_STR(i.data, "{\"after\":true}");
     ln_job_info_clear(&i);

@@ -8,32 +8,11 @@
 #include <sched.h>
 #include <stdatomic.h>
 
-static ln_job_info info_of(conf_ctx *c, const char *id) {
-    ln_job_info i;
-    SAYS(c->jobs, 0, ln_jobs_get(c->jobs, c->queue, id, &i));
-    return i;
-}
-
 static int lifo_of(conf_ctx *c, const char *id) {
-    ln_job_info i = info_of(c, id);
+    ln_job_info i = conf_info(c, id);
     int l = i.lifo;
     ln_job_info_clear(&i);
     return l;
-}
-
-/* The ids of the jobs run, in run order, each followed by a space. */
-typedef struct run_order {
-    pthread_mutex_t mu;
-    char ids[256];
-} run_order;
-
-static int record_run(ln_job *job, void *ctx) {
-    run_order *r = ctx;
-    pthread_mutex_lock(&r->mu);
-    size_t l = strlen(r->ids);
-    snprintf(r->ids + l, sizeof r->ids - l, "%s ", ln_job_id(job));
-    pthread_mutex_unlock(&r->mu);
-    return 0;
 }
 
 /* lifo places the job, it does not change the job's own lifo option
@@ -97,13 +76,13 @@ static void case_edit2_due_lifo_back(conf_ctx *c) {
     ln_worker_opts o;
     conf_worker_opts(&o);
     o.concurrency = 1;
-    run_order r = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    conf_run(c, c->queue, record_run, &r, &o);
+    conf_run_order r = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    conf_run(c, c->queue, conf_record_run, &r, &o);
     CONF_CHECK_STR(r.ids, "w1 w2 d ");
 }
 
 static int record_then_by_name(ln_job *job, void *ctx) {
-    record_run(job, ctx);
+    conf_record_run(job, ctx);
     return conf_handler_by_name(job, NULL);
 }
 
@@ -123,7 +102,7 @@ static void case_edit2_retry_by_own_lifo(conf_ctx *c) {
     ln_worker_opts wo;
     conf_worker_opts(&wo);
     wo.concurrency = 1;
-    run_order r = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    conf_run_order r = {.mu = PTHREAD_MUTEX_INITIALIZER};
     conf_run(c, c->queue, record_then_by_name, &r, &wo);
     CONF_CHECK_STR(r.ids, "n w n ");
 
@@ -156,7 +135,7 @@ static void case_edit2_priority_any_state(conf_ctx *c) {
     conf_bg *bg = conf_bg_start(c->jobs, c->queue, conf_hold_handler, &h, &o);
     conf_hold_wait(&h, 1);
     SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "x", 5, 1));
-    ln_job_info i = info_of(c, "x");
+    ln_job_info i = conf_info(c, "x");
     CHECK_EQ(i.state, LN_JOB_ACTIVE);
     CHECK_EQ(i.priority, 5);
     CHECK_EQ(i.lifo, 0);
@@ -164,7 +143,7 @@ static void case_edit2_priority_any_state(conf_ctx *c) {
     atomic_store(&h.release, 1);
     CHECK_EQ(conf_bg_join(bg, NULL), 0);
     SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "x", 7, 0));
-    i = info_of(c, "x");
+    i = conf_info(c, "x");
     CHECK_EQ(i.state, LN_JOB_COMPLETED);
     CHECK_EQ(i.priority, 7);
     ln_job_info_clear(&i);
@@ -178,7 +157,7 @@ static void case_edit2_priority_any_state(conf_ctx *c) {
     SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "f", 9, 0));
     CHECK_EQ(conf_state(c, c->queue, "f"), LN_JOB_FAILED);
     SAYS(c->jobs, 0, ln_jobs_retry(c->jobs, c->queue, "f"));
-    i = info_of(c, "f");
+    i = conf_info(c, "f");
     CHECK_EQ(i.state, LN_JOB_PRIORITIZED);
     CHECK_EQ(i.priority, 9);
     ln_job_info_clear(&i);

@@ -35,21 +35,6 @@ static void case_review3_dedup_ttl_holder_gone(conf_ctx *c) {
     CHECK(strcmp(a, b) != 0);
 }
 
-/* The ids of the jobs run, in run order, each followed by a space. */
-typedef struct rv_order {
-    pthread_mutex_t mu;
-    char ids[128];
-} rv_order;
-
-static int rv_record(ln_job *job, void *ctx) {
-    rv_order *r = ctx;
-    pthread_mutex_lock(&r->mu);
-    size_t l = strlen(r->ids);
-    snprintf(r->ids + l, sizeof r->ids - l, "%s ", ln_job_id(job));
-    pthread_mutex_unlock(&r->mu);
-    return 0;
-}
-
 /* A flow parent waiting for its children takes a new priority as a
  * delayed job does (BullMQ's changePriority writes the field, and the
  * parent's release reads it): it stays in waiting-children and, once its
@@ -71,8 +56,8 @@ static void case_review3_priority_of_waiting_parent(conf_ctx *c) {
     ln_worker_opts wo;
     conf_worker_opts(&wo);
     wo.concurrency = 1;
-    rv_order r = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    conf_run(c, c->queue, rv_record, &r, &wo);
+    conf_run_order r = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    conf_run(c, c->queue, conf_record_run, &r, &wo);
     CONF_CHECK_STR(r.ids, "k w p ");
     conf_check_counts(c, c->queue);
 }

@@ -293,3 +293,18 @@ ln_flow_node conf_flow_node(const char *queue, const char *name, const char *id,
     n.opts = o;
     return n;
 }
+
+ln_job_info conf_info(conf_ctx *c, const char *id) {
+    ln_job_info i;
+    SAYS(c->jobs, 0, ln_jobs_get(c->jobs, c->queue, id, &i));
+    return i;
+}
+
+int conf_record_run(ln_job *job, void *ctx) {
+    conf_run_order *r = ctx;
+    pthread_mutex_lock(&r->mu);
+    size_t l = strlen(r->ids);
+    snprintf(r->ids + l, sizeof r->ids - l, "%s ", ln_job_id(job));
+    pthread_mutex_unlock(&r->mu);
+    return 0;
+}
