@@ -1,0 +1,38 @@
+/* conf_review4.c - regressions found reviewing the worker's retention,
+ * job logs, removeChildDependency and max_started_attempts: each case
+ * failed on some store before its fix. */
+#include "conf.h"
+
+/* A retention count larger than any queue (jobs.h allows any value >= 0)
+ * keeps every job, on both stores: on Redis a count past 1e17 reached the
+ * trim as a Lua number Redis formats with an exponent, which ZREVRANGE
+ * refused, and the whole step failed. */
+static void case_review4_keep_huge_count(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "own";
+    o.remove_on_complete = (ln_job_keep){LN_KEEP_COUNT, INT64_MAX};
+    conf_add(c, c->queue, "n", "{}", &o, NULL);
+    o.job_id = "worker";
+    o.remove_on_complete = (ln_job_keep){LN_KEEP_ALL, 0};
+    conf_add(c, c->queue, "n", "{}", &o, NULL);
+    o.job_id = "f1";
+    o.remove_on_fail = (ln_job_keep){LN_KEEP_COUNT, (int64_t)1 << 60};
+    conf_add(c, c->queue, "bad", "{}", &o, NULL);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    wo.remove_on_complete = (ln_job_keep){LN_KEEP_COUNT, INT64_MAX};
+    wo.remove_on_fail = (ln_job_keep){LN_KEEP_COUNT, INT64_MAX};
+    ln_worker_stats st = conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(st.completed, 2);
+    CHECK_EQ(st.failed, 1);
+    CHECK_EQ(conf_state(c, c->queue, "own"), LN_JOB_COMPLETED);
+    CHECK_EQ(conf_state(c, c->queue, "worker"), LN_JOB_COMPLETED);
+    CHECK_EQ(conf_state(c, c->queue, "f1"), LN_JOB_FAILED);
+    conf_check_counts(c, c->queue);
+}
+
+const conf_case conf_review4_cases[] = {
+    CONF_CASE(review4_keep_huge_count),
+    {0},
+};
