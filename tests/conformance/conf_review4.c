@@ -3,6 +3,8 @@
  * failed on some store before its fix. */
 #include "conf.h"
 
+#include <stdint.h>
+
 /* A retention count larger than any queue (jobs.h allows any value >= 0)
  * keeps every job, on both stores: on Redis a count past 1e17 reached the
  * trim as a Lua number Redis formats with an exponent, which ZREVRANGE
@@ -32,7 +34,28 @@ static void case_review4_keep_huge_count(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
+/* A clear or an add whose keep is larger than any list (jobs_edit.h takes
+ * any size_t) keeps every line, on both stores: on Redis a keep past 1e17
+ * reached LTRIM written with an exponent, which Redis refused. */
+static void case_review4_logs_huge_keep(conf_ctx *c) {
+    char id[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "n", "{}", NULL, id);
+    size_t n = 0;
+    CHECK_EQ(ln_jobs_add_log(c->jobs, c->queue, id, "a", 0, &n), 0);
+    CHECK_EQ(ln_jobs_add_log(c->jobs, c->queue, id, "b", SIZE_MAX, &n), 0);
+    CHECK_EQ(n, 2);
+    SAYS(c->jobs, 0, ln_jobs_clear_logs(c->jobs, c->queue, id, SIZE_MAX));
+    SAYS(c->jobs, 0, ln_jobs_clear_logs(c->jobs, c->queue, id, (size_t)1 << 57));
+    char **lines = NULL;
+    CHECK_EQ(ln_jobs_logs(c->jobs, c->queue, id, &lines, &n), 0);
+    CHECK_EQ(n, 2);
+    CONF_CHECK_STR(lines[0], "a");
+    CONF_CHECK_STR(lines[1], "b");
+    ln_jobs_free_lines(lines, n);
+}
+
 const conf_case conf_review4_cases[] = {
     CONF_CASE(review4_keep_huge_count),
+    CONF_CASE(review4_logs_huge_keep),
     {0},
 };
