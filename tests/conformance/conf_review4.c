@@ -54,8 +54,31 @@ static void case_review4_logs_huge_keep(conf_ctx *c) {
     ln_jobs_free_lines(lines, n);
 }
 
+/* A flow parent whose fail-parent child failed, with no retention of its
+ * own, under a worker that removes what it fails: on Redis the parent
+ * gets BullMQ's deferred failure and the worker taking it fails it with
+ * its retention (BullMQ's worker does the same); SQLite fails it at once,
+ * and must apply the same worker's retention. */
+static void case_review4_keep_fpof_parent(conf_ctx *c) {
+    ln_job_opts po, ko;
+    ln_flow_node kid = conf_flow_node(NULL, "bad", "kid", &ko);
+    kid.fail_parent_on_failure = 1;
+    ln_flow_node root = conf_flow_node(c->queue, "n", "par", &po);
+    root.children = &kid;
+    root.nchildren = 1;
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    wo.remove_on_fail = (ln_job_keep){LN_KEEP_NONE, 0};
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "kid"), LN_ENOENT);
+    CHECK_EQ(conf_state(c, c->queue, "par"), LN_ENOENT);
+    conf_check_counts(c, c->queue);
+}
+
 const conf_case conf_review4_cases[] = {
     CONF_CASE(review4_keep_huge_count),
     CONF_CASE(review4_logs_huge_keep),
+    CONF_CASE(review4_keep_fpof_parent),
     {0},
 };
