@@ -648,7 +648,8 @@ typedef struct ln_worker_opts {
      * remove_on_fail of the worker that fails it: on Redis the one that
      * takes it (BullMQ's deferred failure), on SQLite, which fails it at
      * once, the one that recorded the child's failure if it runs the
-     * parent's queue. */
+     * parent's queue (none for a child failed by the stalled check or a
+     * cancel: the parent keeps its own). */
     ln_job_keep remove_on_complete;
     ln_job_keep remove_on_fail;
     /* BullMQ's worker option maxStartedAttempts: 0 (default) = no limit.
