@@ -74,6 +74,34 @@ static void case_review4_keep_fpof_parent(conf_ctx *c) {
     CHECK_EQ(conf_state(c, c->queue, "kid"), LN_ENOENT);
     CHECK_EQ(conf_state(c, c->queue, "par"), LN_ENOENT);
     conf_check_counts(c, c->queue);
+    /* A chain: the failure climbs, each parent of the worker's queue
+     * removed the same way; the root in another queue is not this
+     * worker's to remove (Redis: it waits there with its deferred failure,
+     * SQLite: failed at once, kept by its own retention). */
+    const char *q2 = conf_queue(c, "top");
+    ln_job_opts o[4];
+    ln_flow_node leaf = conf_flow_node(NULL, "bad", "leaf", &o[0]);
+    leaf.fail_parent_on_failure = 1;
+    ln_flow_node mid = conf_flow_node(NULL, "n", "mid", &o[1]);
+    mid.fail_parent_on_failure = 1;
+    mid.children = &leaf;
+    mid.nchildren = 1;
+    ln_flow_node top = conf_flow_node(NULL, "n", "top", &o[2]);
+    top.fail_parent_on_failure = 1;
+    top.children = &mid;
+    top.nchildren = 1;
+    ln_flow_node far = conf_flow_node(q2, "n", "far", &o[3]);
+    top.queue = c->queue;
+    far.children = &top;
+    far.nchildren = 1;
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &far, NULL, 0, 0));
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "leaf"), LN_ENOENT);
+    CHECK_EQ(conf_state(c, c->queue, "mid"), LN_ENOENT);
+    CHECK_EQ(conf_state(c, c->queue, "top"), LN_ENOENT);
+    CHECK(conf_state(c, q2, "far") >= 0);
+    conf_check_counts(c, c->queue);
+    conf_check_counts(c, q2);
 }
 
 static int detach_in(conf_ctx *c, const char *queue, const char *id) {
