@@ -643,7 +643,13 @@ typedef struct ln_worker_opts {
      * (LN_KEEP_ALWAYS keeps such a job). Default LN_KEEP_ALL: keep them.
      * LN_KEEP_NONE, _COUNT, _AGE as for a job; the queue-wide trims of
      * _COUNT and _AGE run as this worker records each outcome. Jobs
-     * failed by the stalled check or a cancel keep their own option. */
+     * failed by the stalled check or a cancel keep their own option. A
+     * flow parent that a fail-parent child's failure fails gets the
+     * remove_on_fail of the worker that fails it: on Redis the one that
+     * takes it (BullMQ's deferred failure), on SQLite, which fails it at
+     * once, the one that recorded the child's failure if it runs the
+     * parent's queue (none for a child failed by the stalled check or a
+     * cancel: the parent keeps its own). */
     ln_job_keep remove_on_complete;
     ln_job_keep remove_on_fail;
     /* BullMQ's worker option maxStartedAttempts: 0 (default) = no limit.

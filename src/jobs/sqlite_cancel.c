@@ -80,7 +80,8 @@ static int fail_row(sq_be *be, const char *queue, const sq_row *row, const char 
     if (rc != SQLITE_DONE) return ln__sq_err(be, rc, "cancel");
     int err = 0;
     if (prid > 0)
-        err = ln__sq_flow_child_done(be, queue, row->pub, row->rid, prid, pflags, 0, reason, now);
+        err = ln__sq_flow_child_done(be, queue, row->pub, row->rid, prid, pflags, 0, reason, now,
+                                     NULL);
     if (err != 0) return err;
     err = ln__sq_event(be, queue, "failed", row->pub, "failedReason", reason, "prev",
                        prev_name(row), now);

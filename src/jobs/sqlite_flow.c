@@ -181,12 +181,18 @@ static int mark_dep(sq_be *be, int64_t prid, int64_t rid, int status, const char
 }
 
 static int child_done(sq_be *be, const char *key, int64_t rid, int64_t prid, int pflags,
-                      int completed, const char *text, int64_t now, int depth);
+                      int completed, const char *text, int64_t now, int depth,
+                      const ln__sq_wkeep *wk);
 
 /* fail-parent: parent prid fails now if it is not running or finished
  * (an active parent keeps its unsuccessful child, which refuses its
- * completion), and its own parent hears of it. */
-static int fail_parent(sq_be *be, int64_t prid, const char *reason, int64_t now, int depth) {
+ * completion), and its own parent hears of it. Its retention: its own, or
+ * for one without (LN_KEEP_ALL) in the queue of the worker wk (may be
+ * NULL) that recorded the failure, that worker's remove_on_fail, as on
+ * Redis the worker taking such a parent fails it (BullMQ's deferred
+ * failure) with its own. */
+static int fail_parent(sq_be *be, int64_t prid, const char *reason, int64_t now, int depth,
+                       const ln__sq_wkeep *wk) {
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_FLOW_FAIL_PARENT);
     if (s == NULL) return LN_EBACKEND;
     sqlite3_bind_int64(s, 1, prid);
@@ -204,6 +210,10 @@ static int fail_parent(sq_be *be, int64_t prid, const char *reason, int64_t now,
     int64_t gprid = sqlite3_column_int64(s, 2);
     int gflags = sqlite3_column_int(s, 3), mode = sqlite3_column_int(s, 4);
     int64_t value = sqlite3_column_int64(s, 5);
+    if (mode == LN_KEEP_ALL && wk != NULL && strcmp(queue, wk->queue) == 0) {
+        mode = wk->keep.mode;
+        value = wk->keep.value;
+    }
     int err = ln__sq_run(be, s, "fail parent");
     char *key = id != NULL && gprid > 0 ? join_key(queue, id) : NULL;
     if (err == 0 && (id == NULL || (gprid > 0 && key == NULL)))
@@ -212,7 +222,7 @@ static int fail_parent(sq_be *be, int64_t prid, const char *reason, int64_t now,
         err = ln__sq_event(be, queue, "failed", id, "failedReason", reason, "prev",
                            "waiting-children", now);
     if (err == 0 && gprid > 0 && depth < CLIMB_MAX)
-        err = child_done(be, key, prid, gprid, gflags, 0, reason, now, depth + 1);
+        err = child_done(be, key, prid, gprid, gflags, 0, reason, now, depth + 1, wk);
     if (err == 0) err = ln__sq_apply_keep(be, queue, prid, ST_FAILED, mode, value, now, 0);
     ln__free(key);
     ln__free(id);
@@ -222,7 +232,8 @@ static int fail_parent(sq_be *be, int64_t prid, const char *reason, int64_t now,
 /* BullMQ's updateParentDepsIfNeeded (completed) and
  * moveChildFromDependenciesIfNeeded (failed for good). */
 static int child_done(sq_be *be, const char *key, int64_t rid, int64_t prid, int pflags,
-                      int completed, const char *text, int64_t now, int depth) {
+                      int completed, const char *text, int64_t now, int depth,
+                      const ln__sq_wkeep *wk) {
     int changed = 0, err;
     if (completed) {
         err = mark_dep(be, prid, rid, 1, text != NULL ? text : "null", &changed);
@@ -234,7 +245,7 @@ static int child_done(sq_be *be, const char *key, int64_t rid, int64_t prid, int
         char *reason = ln__malloc(size);
         if (reason == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
         snprintf(reason, size, "child %s failed", key);
-        err = fail_parent(be, prid, reason, now, depth);
+        err = fail_parent(be, prid, reason, now, depth, wk);
         ln__free(reason);
         return err;
     }
@@ -251,10 +262,11 @@ static int child_done(sq_be *be, const char *key, int64_t rid, int64_t prid, int
 }
 
 int ln__sq_flow_child_done(sq_be *be, const char *queue, const char *id, int64_t rid, int64_t prid,
-                           int pflags, int completed, const char *text, int64_t now) {
+                           int pflags, int completed, const char *text, int64_t now,
+                           const ln__sq_wkeep *wk) {
     char *key = join_key(queue, id);
     if (key == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
-    int err = child_done(be, key, rid, prid, pflags, completed, text, now, 0);
+    int err = child_done(be, key, rid, prid, pflags, completed, text, now, 0, wk);
     ln__free(key);
     return err;
 }

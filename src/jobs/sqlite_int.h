@@ -406,8 +406,16 @@ int ln__sq_metrics(ln__jobs_be *b, const char *queue, int type, int64_t start, i
  * result text; 0: failed for good with reason text). */
 int ln__sq_add_flow(ln__jobs_be *b, ln__flow_new *nodes, size_t n);
 int ln__sq_children(ln__jobs_be *b, const char *queue, const char *id, ln_job_children *out);
+/* The worker recording a failure: its queue and remove_on_fail, for the
+ * fail-parent parents of that queue the failure fails (NULL: none, as for
+ * a cancel or the stalled check). */
+typedef struct ln__sq_wkeep {
+    const char *queue;
+    ln_job_keep keep;
+} ln__sq_wkeep;
 int ln__sq_flow_child_done(sq_be *be, const char *queue, const char *id, int64_t rid, int64_t prid,
-                           int pflags, int completed, const char *text, int64_t now);
+                           int pflags, int completed, const char *text, int64_t now,
+                           const ln__sq_wkeep *wk);
 /* A completion refused by the job's dependencies: with a failed
  * fail-parent child, *d turned into the final failure that replaces it
  * (1); with pending ones, 2: nothing to write, the worker records the

@@ -125,9 +125,10 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_st
     int64_t prid = sqlite3_column_int64(s, 2); /* a flow child's parent, else 0 */
     int pflags = sqlite3_column_int(s, 3);
     int err = ln__sq_run(be, s, "finish"); /* drain and reset */
+    ln__sq_wkeep wk = {queue, st->keep_fail};
     if (err == 0 && prid > 0)
         err = ln__sq_flow_child_done(be, queue, d->ref.id, (int64_t)d->ref.key, prid, pflags,
-                                     complete, text, now);
+                                     complete, text, now, &wk);
     if (err == 0)
         err = complete ? ln__sq_event(be, queue, "completed", d->ref.id, "returnvalue",
                                       text != NULL ? text : "null", "prev", "active", now)
@@ -372,7 +373,7 @@ static int stalled_events(sq_be *be, const char *queue, sqlite3_stmt *s, const c
         if (err == 0 && sqlite3_column_int64(s, 5) > 0) /* a flow child */
             err = ln__sq_flow_child_done(be, queue, id, sqlite3_column_int64(s, 0),
                                          sqlite3_column_int64(s, 5), sqlite3_column_int(s, 6), 0,
-                                         reason, now);
+                                         reason, now, NULL);
         return err;
     }
     return ln__sq_event(be, queue, "waiting", id, "prev", "active", NULL, NULL, now);

@@ -14,5 +14,8 @@ if ARGV[2] == 'add' then
     end
     return n
 end
+-- (a keep of 2^32 or more keeps all, as no list is that long: Redis would
+-- refuse it as an index, a Lua number past 1e17 written with an exponent)
+if keep >= 4294967296 then return 0 end
 if keep > 0 then rcall('LTRIM', lkey, -keep, -1) else rcall('DEL', lkey) end
 return 0

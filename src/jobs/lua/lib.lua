@@ -234,6 +234,9 @@ end
 
 -- Remove the finished jobs of 'set' as old as age s or older (score <=
 -- NOW - age: "keep those younger than age"), then all but the newest count.
+-- A count of 2^32 or more (jobs.h allows any) trims none: no sorted set
+-- holds that many, and Redis would refuse it as an index (a Lua number
+-- past 1e17 reaches it written with an exponent).
 local function trim_finished(set, count, age, limit)
     -- A failed job may still be a flow parent's pending child: its trim
     -- releases the parent (lib_flow.lua's trim_job); a completed one is no
@@ -245,7 +248,7 @@ local function trim_finished(set, count, age, limit)
         for _, id in ipairs(old) do drop(id) end
         if #old > 0 then rcall('ZREM', K[set], unpack(old)) end
     end
-    if count > 0 then
+    if count > 0 and count < 4294967296 then
         local extra = rcall('ZREVRANGE', K[set], count, -1)
         for _, id in ipairs(extra) do drop(id) end
         if #extra > 0 then rcall('ZREMRANGEBYRANK', K[set], 0, -(count + 1)) end
