@@ -1,8 +1,8 @@
 /* test_jobs_cli_exec.c - `lanes worker --exec` end to end: results,
- * failures, exit codes, bytes and JSON on stdout, no shell, timeouts that
- * kill the process group, SIGTERM, the fd-3 channel, and exit 78's steps
- * (waiting for children the program added; also on Redis when
- * LANES_TEST_REDIS_URL is set). */
+ * failures, exit codes, bytes and JSON on stdout (read whole, to its end),
+ * no shell, timeouts that kill the process group, SIGTERM, the fd-3
+ * channel, and exit 78's steps (waiting for children the program added;
+ * also on Redis when LANES_TEST_REDIS_URL is set). */
 #include "jobs/jobs_cli_test.h"
 
 #include <dirent.h>
@@ -631,6 +631,62 @@ TEST(worker_exec_waits_for_children) {
     jt_cleanup();
 }
 
+/* stdout is read to its end, not to the program's exit, and kept whole:
+ * "big" prints a JSON string past several pipe buffers (four runs at
+ * once), "late" exits at once while a background child of it still holds
+ * stdout and writes the result 0.3 s later, "huge" prints past the
+ * result limit and fails saying so. */
+static const char stdout_sh[] =
+    "case \"$LANES_JOB_NAME\" in\n"
+    "  big) printf '\"%s:' \"$LANES_JOB_ID\"; head -c 300000 /dev/zero | tr '\\0' a;"
+    " printf '\"\\n' ;;\n"
+    "  late) (sleep 0.3; echo '{\"late\":1}') & ;;\n"
+    "  huge) head -c 1100000 /dev/zero | tr '\\0' a ;;\n"
+    "esac\n";
+
+static void check_result(ln_jobs *jobs, const char *id, const char *state, const char *result) {
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(jobs, "q", id, &info), 0);
+    if (strcmp(ln_job_state_name(info.state), state) != 0 ||
+        (result != NULL) != (info.result != NULL) ||
+        (result != NULL && strcmp(info.result, result) != 0))
+        fprintf(stderr, "job %s: %s, result %.80s (%zu bytes), reason %s\n", id,
+                ln_job_state_name(info.state), info.result ? info.result : "(none)",
+                info.result ? strlen(info.result) : 0,
+                info.failed_reason ? info.failed_reason : "(none)");
+    CHECK(strcmp(ln_job_state_name(info.state), state) == 0);
+    CHECK((result != NULL) == (info.result != NULL));
+    CHECK(result == NULL || strcmp(info.result, result) == 0);
+    if (result == NULL)
+        CHECK(info.failed_reason != NULL &&
+              strcmp(info.failed_reason, "stdout is larger than the result size limit") == 0);
+    ln_job_info_clear(&info);
+}
+
+TEST(worker_exec_reads_stdout_to_its_end) {
+    char url[512], out[8192], ids[6][LN_JOB_ID_MAX];
+    snprintf(url, sizeof url, "%s", jt_url("so"));
+    ln_jobs *jobs;
+    CHECK_EQ(ln_jobs_open(&jobs, url), 0);
+    const char *names[] = {"big", "big", "big", "big", "late", "huge"};
+    for (int i = 0; i < 6; i++)
+        CHECK_EQ(ln_jobs_add(jobs, "q", names[i], "{}", NULL, ids[i], sizeof ids[i]), 0);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--concurrency", "4", "--exit-when-empty", "--exec",
+                   "/bin/sh", "-c", stdout_sh),
+             0);
+    static char want[300100];
+    for (int i = 0; i < 4; i++) {
+        int n = snprintf(want, sizeof want, "\"%s:", ids[i]);
+        memset(want + n, 'a', 300000);
+        memcpy(want + n + 300000, "\"", 2);
+        check_result(jobs, ids[i], "completed", want);
+    }
+    check_result(jobs, ids[4], "completed", "{\"late\":1}");
+    check_result(jobs, ids[5], "failed", NULL);
+    ln_jobs_close(jobs);
+    jt_cleanup();
+}
+
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     return ln_test_run(argc, argv,
@@ -646,5 +702,6 @@ int main(int argc, char **argv) {
                                         TESTCASE(worker_fd3_progress_and_log),
                                         TESTCASE(worker_exec_waits_for_children),
                                         TESTCASE(worker_exec_reruns_share_the_take_timeout),
+                                        TESTCASE(worker_exec_reads_stdout_to_its_end),
                                         {0}});
 }

@@ -42,16 +42,20 @@ export async function xcEvents(queue) {
 export async function xcCheck(queue, id, kids) {
   const q = new Queue(queue, { connection });
   const t0 = Date.now();
-  let job;
+  // The state first, then the job: a Job read before a getState that says
+  // "completed" may predate the completion (read during the second run,
+  // without its return value). The completion writes the return value
+  // and the completed set in one script, so a read after it has both.
   for (;;) {
-    job = await q.getJob(id);
-    check(job, 'no such parent', id);
-    const state = await job.getState();
+    const state = await q.getJobState(id);
     if (state === 'completed') break;
-    if (state === 'failed') fail('the parent failed', job.failedReason);
+    if (state === 'unknown') fail('no such parent', id);
+    if (state === 'failed') fail('the parent failed', (await q.getJob(id))?.failedReason);
     if (Date.now() - t0 > 20000) fail('the parent did not complete', state);
     await sleep(50);
   }
+  const job = await q.getJob(id);
+  check(job && job.finishedOn, 'the completed parent has no finishedOn', job && job.asJSON());
   const rv = job.returnvalue;
   check(rv && typeof rv === 'object', 'the return value is not the children file', rv);
   const values = await job.getChildrenValues();
