@@ -153,13 +153,16 @@ export async function srPause(queue) {
 // to wait: stalled once, no deferred failure (defa), not finished.
 export async function srRequeued(queue, id) {
   const q = new Queue(queue, { connection });
-  let j, state;
+  // The state first, then the job: a job read before its move would be
+  // the active one's, stalledCounter and all (the queue is paused, so
+  // nothing moves it again once it is back in wait).
+  let state;
   for (let i = 0; i < 200; i++) {
-    j = await q.getJob(id);
-    state = j && await j.getState();
+    state = await q.getJobState(id);
     if (state !== 'active') break;
     await sleep(50);
   }
+  const j = await q.getJob(id);
   check(state === 'waiting', 'back in wait after lanes\' stalled check', [state, j && j.failedReason]);
   check(j.stalledCounter === 1 && !j.finishedOn && !j.failedReason, 'requeued, not failed',
         [j.stalledCounter, j.finishedOn, j.failedReason]);
