@@ -22,6 +22,8 @@
  */
 #include "sqlite_int.h"
 
+#include <stdarg.h>
+
 #include "../internal.h"
 
 #include <errno.h>
@@ -92,6 +94,33 @@ sqlite3_stmt *ln__sq_stmt_get(sq_be *be, sq_stmt id) {
     }
     be->st[id] = s;
     return s;
+}
+
+int ln__sq_run_once(sq_be *be, const char *what, int64_t *out, const char *sql, const char *binds,
+                    ...) {
+    if (out != NULL) *out = 0;
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(be->db, sql, -1, &s, NULL);
+    if (rc != SQLITE_OK) return ln__sq_err(be, rc, what);
+    va_list ap;
+    va_start(ap, binds);
+    for (int i = 0; binds[i] != '\0'; i++) {
+        if (binds[i] == 'i' || binds[i] == 'j') {
+            int64_t v = va_arg(ap, int64_t);
+            if (binds[i] == 'i' || v > 0) sqlite3_bind_int64(s, i + 1, v);
+        } else {
+            const char *t = va_arg(ap, const char *);
+            int len = binds[i] == 'd' ? (int)va_arg(ap, size_t) : -1;
+            sqlite3_bind_text(s, i + 1, t, len, SQLITE_TRANSIENT);
+        }
+    }
+    va_end(ap);
+    if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (out != NULL) *out = sqlite3_column_int64(s, 0);
+        rc = sqlite3_step(s);
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, what);
 }
 
 int ln__sq_run(sq_be *be, sqlite3_stmt *s, const char *what) {

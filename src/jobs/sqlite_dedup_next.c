@@ -17,42 +17,8 @@
 #include "../internal.h"
 
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-/* Run the one-shot statement sql (prepared, bound, stepped, finalized
- * here): its parameters ?1, ?2, ... by the letters of binds, each taking
- * its argument(s): 'i' an int64_t; 'j' an int64_t, NULL when <= 0; 't' a
- * text (const char *, copied); 'd' a text and its length (const char *,
- * size_t). With out (may be NULL), the first column of the row it
- * returns, if any (0 without a row). 0, or LN_E* naming what. */
-static int run_once(sq_be *be, const char *what, int64_t *out, const char *sql, const char *binds,
-                    ...) {
-    if (out != NULL) *out = 0;
-    sqlite3_stmt *s = NULL;
-    int rc = sqlite3_prepare_v2(be->db, sql, -1, &s, NULL);
-    if (rc != SQLITE_OK) return ln__sq_err(be, rc, what);
-    va_list ap;
-    va_start(ap, binds);
-    for (int i = 0; binds[i] != '\0'; i++) {
-        if (binds[i] == 'i' || binds[i] == 'j') {
-            int64_t v = va_arg(ap, int64_t);
-            if (binds[i] == 'i' || v > 0) sqlite3_bind_int64(s, i + 1, v);
-        } else {
-            const char *t = va_arg(ap, const char *);
-            int len = binds[i] == 'd' ? (int)va_arg(ap, size_t) : -1;
-            sqlite3_bind_text(s, i + 1, t, len, SQLITE_TRANSIENT);
-        }
-    }
-    va_end(ap);
-    if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (out != NULL) *out = sqlite3_column_int64(s, 0);
-        rc = sqlite3_step(s);
-    }
-    sqlite3_finalize(s);
-    return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, what);
-}
 
 static void due_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     (void)argc;
@@ -140,10 +106,10 @@ static void opts_of(json_t *t, ln_job_opts *o, const char *deid) {
 /* The job just inserted as rid takes the rid jid reserved for it at its
  * add (a LIFO job's seq follows its rid). */
 static int take_jid(sq_be *be, int64_t rid, int64_t jid) {
-    return run_once(be, "dedup next (id)", NULL,
-                    "UPDATE lanes_jobs SET rid = ?1, seq = CASE WHEN seq < 0 "
-                    "THEN -?1 ELSE seq END WHERE rid = ?2",
-                    "ii", jid, rid);
+    return ln__sq_run_once(be, "dedup next (id)", NULL,
+                           "UPDATE lanes_jobs SET rid = ?1, seq = CASE WHEN seq < 0 "
+                           "THEN -?1 ELSE seq END WHERE rid = ?2",
+                           "ii", jid, rid);
 }
 
 /* Add the kept job j of queue as an add would (it now holds its dedup
@@ -225,10 +191,10 @@ int ln__sq_dedup_requeue(sq_be *be) {
 static int reserve_jid(sq_be *be, const ln_job_opts *o, int64_t *jid) {
     *jid = 0;
     if (o->job_id != NULL) return 0;
-    return run_once(be, "dedup next (id)", jid,
-                    "UPDATE sqlite_sequence SET seq = seq + 1 "
-                    "WHERE name = 'lanes_jobs' RETURNING seq",
-                    "");
+    return ln__sq_run_once(be, "dedup next (id)", jid,
+                           "UPDATE sqlite_sequence SET seq = seq + 1 "
+                           "WHERE name = 'lanes_jobs' RETURNING seq",
+                           "");
 }
 
 int ln__sq_dedup_store_next(sq_be *be, const char *queue, const ln__job_new *j) {
@@ -237,27 +203,30 @@ int ln__sq_dedup_store_next(sq_be *be, const char *queue, const ln__job_new *j) 
     if (err != 0) return err;
     char *opts = ln__sq_dedup_opts_json(&j->opts);
     if (opts == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
-    err = run_once(be, "dedup next", NULL,
-                   "INSERT INTO lanes_dedup_next(queue, id, name, data, opts, due, jid) "
-                   "VALUES(?1, ?2, ?3, ?4, ?5, 0, ?6) ON CONFLICT(queue, id) DO UPDATE SET "
-                   "name = excluded.name, data = excluded.data, opts = excluded.opts, due = 0, "
-                   "jid = excluded.jid",
-                   "tttdtj", queue, j->opts.dedup_id, j->name, j->data, j->data_len, opts, jid);
+    err = ln__sq_run_once(
+        be, "dedup next", NULL,
+        "INSERT INTO lanes_dedup_next(queue, id, name, data, opts, due, jid) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, 0, ?6) ON CONFLICT(queue, id) DO UPDATE SET "
+        "name = excluded.name, data = excluded.data, opts = excluded.opts, due = 0, "
+        "jid = excluded.jid",
+        "tttdtj", queue, j->opts.dedup_id, j->name, j->data, j->data_len, opts, jid);
     free(opts);
     if (err != 0) return err;
     /* the id loses its expiry while the holder runs */
-    return run_once(be, "dedup next", NULL,
-                    "UPDATE lanes_dedup SET expires_at = NULL WHERE queue = ?1 AND id = ?2", "tt",
-                    queue, j->opts.dedup_id);
+    return ln__sq_run_once(be, "dedup next", NULL,
+                           "UPDATE lanes_dedup SET expires_at = NULL WHERE queue = ?1 AND id = ?2",
+                           "tt", queue, j->opts.dedup_id);
 }
 
 int ln__sq_dedup_drop_next(sq_be *be, const char *queue, const char *deid) {
-    return run_once(be, "dedup next", NULL,
-                    "DELETE FROM lanes_dedup_next WHERE queue = ?1 AND id = ?2", "tt", queue, deid);
+    return ln__sq_run_once(be, "dedup next", NULL,
+                           "DELETE FROM lanes_dedup_next WHERE queue = ?1 AND id = ?2", "tt", queue,
+                           deid);
 }
 
 int ln__sq_dedup_reschedule(sq_be *be, int64_t rid, int64_t delay_ms, int64_t now) {
-    return run_once(be, "dedup reschedule", NULL,
-                    "UPDATE lanes_jobs SET run_at = ?2, delay = ?3 WHERE rid = ?1 AND state = 1",
-                    "iii", rid, (int64_t)(now + delay_ms), delay_ms);
+    return ln__sq_run_once(
+        be, "dedup reschedule", NULL,
+        "UPDATE lanes_jobs SET run_at = ?2, delay = ?3 WHERE rid = ?1 AND state = 1", "iii", rid,
+        (int64_t)(now + delay_ms), delay_ms);
 }

@@ -269,6 +269,15 @@ void ln__sq_rollback(sq_be *be);
  * 0 or LN_E*. */
 int ln__sq_run(sq_be *be, sqlite3_stmt *s, const char *what);
 
+/* Run the one-shot statement sql (prepared, bound, stepped, finalized
+ * here): its parameters ?1, ?2, ... by the letters of binds, each taking
+ * its argument(s): 'i' an int64_t; 'j' an int64_t, NULL when <= 0; 't' a
+ * text (const char *, copied); 'd' a text and its length (const char *,
+ * size_t). With out (may be NULL), the first column of the row it
+ * returns, if any (0 without a row). 0, or LN_E* naming what. */
+int ln__sq_run_once(sq_be *be, const char *what, int64_t *out, const char *sql, const char *binds,
+                    ...);
+
 /* Add delta (may be negative; 0 does nothing) to the counter of queue's
  * jobs in ln_job_state state, inside the caller's write transaction. */
 int ln__sq_count(sq_be *be, const char *queue, int state, int64_t delta);
