@@ -20,7 +20,6 @@
 #include "dynflow.h"
 
 #include <stdio.h>
-#include <string.h>
 
 void ln__worker_job_free(ln_job *job) {
     ln__job_taken_free(&job->t);
@@ -165,9 +164,7 @@ static int started_too_often(ln_worker *w, ln_job *job) {
     unsigned max = w->opts.max_started_attempts;
     if (max == 0 || job->t.attempts_started <= 0 || (unsigned)job->t.attempts_started <= max)
         return 0;
-    static const char why[] = "job started more than allowable limit";
-    job->reason = ln__malloc(sizeof why);
-    if (job->reason != NULL) memcpy(job->reason, why, sizeof why);
+    job->reason = ln__strdup("job started more than allowable limit"); /* NULL: rc's text */
     job->rc = LN_EINVAL;
     job->unrecoverable = 1;
     job->collected = 1;
