@@ -35,6 +35,9 @@ int ln__jobs_err(ln_jobs *jobs, int code, const char *fmt, ...)
 /* Validation (validate.c). Each returns 0 or a code, writing the reason
  * (prefixed by 'what', e.g. "job 3: ") to errmsg/errsize. */
 int ln__jobs_check_name(const char *s, size_t max, const char *what, char *err, size_t errsize);
+
+/* The longest log line a job takes (ln_job_log, ln_jobs_add_log), in bytes. */
+#define LN__JOB_LOG_LINE_MAX 65536
 /* A queue name: a name of < LN_JOB_QUEUE_MAX bytes without ':' (jobs.h). */
 int ln__jobs_check_queue(const char *queue, char *err, size_t errsize);
 /* A caller's job id at add: a name, not an integer, and ':' only in the

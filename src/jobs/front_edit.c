@@ -189,16 +189,13 @@ int ln_jobs_trim_events(ln_jobs *jobs, const char *queue, size_t max_len, size_t
     return err;
 }
 
-/* As ln_job_log's bound on a line. */
-#define LOG_LINE_MAX 65536
-
 int ln_jobs_add_log(ln_jobs *jobs, const char *queue, const char *id, const char *line, size_t keep,
                     size_t *count) {
     if (count != NULL) *count = 0;
     int code = 0;
     const char *msg = NULL;
-    size_t len = line != NULL ? strnlen(line, LOG_LINE_MAX + 1) : 0;
-    if (line == NULL || len > LOG_LINE_MAX) {
+    size_t len = line != NULL ? strnlen(line, LN__JOB_LOG_LINE_MAX + 1) : 0;
+    if (line == NULL || len > LN__JOB_LOG_LINE_MAX) {
         code = LN_EINVAL;
         msg = line == NULL ? "line must not be NULL" : "a log line is at most 65536 bytes";
     }

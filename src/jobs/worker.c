@@ -296,6 +296,8 @@ int ln_job_progress(ln_job *job, const char *json) {
 }
 
 int ln_job_log(ln_job *job, const char *line) {
-    if (job == NULL || line == NULL || strnlen(line, 65537) > 65536) return LN_EINVAL;
+    if (job == NULL || line == NULL ||
+        strnlen(line, LN__JOB_LOG_LINE_MAX + 1) > LN__JOB_LOG_LINE_MAX)
+        return LN_EINVAL;
     return job_write(job, line, 1);
 }

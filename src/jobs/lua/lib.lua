@@ -371,12 +371,12 @@ local function finish_job(id, target, value, batch)
     if target == 'completed' then keep = opts.removeOnComplete else keep = opts.removeOnFail end
     if keep == nil then keep = worker_keep[target] end
     local count, age, limit = keep_spec(keep)
-    if f and (f[5] or f[6]) then flow_on_finish(jkey, f[5], f[6], target, value) end
+    if f[5] or f[6] then flow_on_finish(jkey, f[5], f[6], target, value) end
     if count == 0 then
         -- Removed as it finishes: a parent still waiting for it (a failed
         -- child its options did not take out) waits no more, as BullMQ's
         -- moveToFinished releases it (removeParentDependencyKey).
-        if f and (f[5] or f[6]) then cold().flow_child_removed(jkey, f[5], f[6]) end
+        if f[5] or f[6] then cold().flow_child_removed(jkey, f[5], f[6]) end
         delete_job_keys(id)
     else
         if target == 'completed' then
