@@ -100,7 +100,22 @@ int ln__worker_stale(ln_job *job) {
 void ln__worker_collect(ln_worker *w) {
     /* Acquire: pairs with the release push of ln__worker_run_job, so rc,
      * result, reason and next_finished of every job taken are visible. */
-    ln_job *next = atomic_exchange_explicit(&w->finished, NULL, memory_order_acquire);
+    ln_job *top = atomic_exchange_explicit(&w->finished, NULL, memory_order_acquire);
+    /* The stack holds the newest first; walk it oldest first, so outcomes
+     * reach the store in the order the handlers returned, which for short
+     * jobs is the order they were taken. On Redis each finished id is then
+     * at the tail of 'active' when the step's LREM -1 looks for it; newest
+     * first, every LREM scanned past the rest of its batch (about 10k
+     * instructions per job at concurrency 50: docs/internals/redis-speed.md).
+     * The chain is ours after the exchange: no handler touches a pushed
+     * job's next_finished again. */
+    ln_job *next = NULL;
+    while (top != NULL) {
+        ln_job *job = top;
+        top = job->next_finished;
+        job->next_finished = next;
+        next = job;
+    }
     while (next != NULL) {
         ln_job *job = next;
         next = job->next_finished;

@@ -5,6 +5,8 @@
  * default writes no 'active' event at all). */
 #include "conf.h"
 
+#include <time.h>
+
 /* Run one job with a worker of these options; returns its events' names
  * up to its 'completed' as "added,waiting,...," into names. */
 static void events_of_one_run(conf_ctx *c, ln_jobs *jobs, const ln_worker_opts *o, char *names,
@@ -55,7 +57,80 @@ static void case_no_active_event_is_opt_in(conf_ctx *c) {
     ln_jobs_close(jobs);
 }
 
+/* The first job's handler sleeps, so the jobs queued behind it on the
+ * worker's one thread all return while the dispatcher wakes: they reach
+ * the store in batches, where the order within a batch shows. */
+static int first_sleeps(ln_job *job, void *ctx) {
+    (void)ctx;
+    if (strcmp(ln_job_name(job), "first") == 0) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+/* The ids of the queue's events named name, in the stream's order, as
+ * "id,id,...," into out, until want of them are seen. */
+static void ids_of(conf_ctx *c, ln_jobs *jobs, const char *name, size_t want, char *out,
+                   size_t size) {
+    ln_jobs_events *ev;
+    CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "0", &ev), 0);
+    size_t n = 0, seen = 0;
+    out[0] = '\0';
+    while (seen < want) {
+        ln_job_event e;
+        int rc = ln_jobs_events_next(ev, 5000, &e);
+        if (rc != 0) fprintf(stderr, "events_next: %s\n", ln_jobs_events_errmsg(ev));
+        CHECK_EQ(rc, 0);
+        if (strcmp(e.name, name) == 0) {
+            n += (size_t)snprintf(out + n, size - n, "%s,", e.job_id);
+            CHECK(n < size);
+            seen++;
+        }
+        ln_job_event_clear(&e);
+    }
+    ln_jobs_events_close(ev);
+}
+
+/* A worker records outcomes in the order its handlers returned: with one
+ * handler thread, the order the jobs were taken, so the 'completed'
+ * events come in the order of the 'active' ones. (The worker collects
+ * finished handlers from a stack; sent newest first, each batch's
+ * completions were recorded backwards, and on Redis every LREM of
+ * 'active' scanned past the rest of its batch.) */
+static void case_outcomes_in_the_order_handlers_returned(conf_ctx *c) {
+    enum { JOBS = 60 };
+    ln_jobs *jobs = conf_open_all_events(c);
+    for (int i = 0; i < JOBS; i++) {
+        char id[LN_JOB_ID_MAX];
+        CHECK_EQ(ln_jobs_add(jobs, c->queue, i % 20 == 0 ? "first" : "n", "{}", NULL, id, sizeof id),
+                 0);
+    }
+    ln_pool_opts po;
+    ln_pool_opts_init(&po);
+    po.nlanes = 1;
+    po.lanes[0] = (ln_lane_opts){"one", 1, 1, 0, NULL, 0};
+    ln_pool *pool;
+    CHECK_EQ(ln_pool_create(&pool, &po), 0);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    o.concurrency = 20;
+    o.pool = pool;
+    o.lane = 0;
+    ln_worker *w;
+    CHECK_EQ(ln_worker_create(&w, jobs, c->queue, first_sleeps, NULL, &o), 0);
+    CHECK_EQ(ln_worker_run(w), 0);
+    ln_worker_destroy(w);
+    ln_pool_destroy(pool);
+    static char active[JOBS * (LN_JOB_ID_MAX + 1)], completed[sizeof active];
+    ids_of(c, jobs, "active", JOBS, active, sizeof active);
+    ids_of(c, jobs, "completed", JOBS, completed, sizeof completed);
+    CONF_CHECK_STR(completed, active);
+    ln_jobs_close(jobs);
+}
+
 const conf_case conf_speed_cases[] = {
     CONF_CASE(no_active_event_is_opt_in),
+    CONF_CASE(outcomes_in_the_order_handlers_returned),
     {0},
 };
