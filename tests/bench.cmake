@@ -14,3 +14,18 @@ if(TARGET lanes_cli AND Python3_Interpreter_FOUND)
   set_tests_properties(test_bench_cli PROPERTIES TIMEOUT 600 PROCESSORS 2 LABELS "plain;bench"
                        ENVIRONMENT "LANES_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
 endif()
+
+# bench/tools/redis-instructions.sh (redis-server instructions per job,
+# lanes' C worker against BullMQ's Node worker, under callgrind) end to end
+# on 200 jobs: both figures come out and its bad arguments exit 2; the
+# figures themselves are never asserted. Skipped (77) without valgrind,
+# node or tests/interop's BullMQ. PROCESSORS 2: valgrind's server and the
+# two workers take both cores for ~15 s.
+find_program(LN_VALGRIND valgrind)
+if(TARGET redis_floor AND LN_VALGRIND)
+  add_test(NAME test_redis_instructions
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_instructions.sh ${PROJECT_SOURCE_DIR}
+                   ${PROJECT_BINARY_DIR})
+  set_tests_properties(test_redis_instructions PROPERTIES TIMEOUT 300 PROCESSORS 2 SKIP_RETURN_CODE 77
+                       LABELS "plain;bench;redis")
+endif()

@@ -5,6 +5,9 @@
 //   node bench.mjs worker --workerJobs=N --concurrency=C ...
 //        N no-op jobs added with addBulk (untimed), then a Worker of
 //        concurrency C runs them: timed from run() to the N-th 'completed'
+//        [--around=CMD]: run the shell command CMD just before and just
+//        after the timed part (bench/tools/redis-instructions.sh dumps a
+//        callgrind server's counts that way)
 //   node bench.mjs add --addJobs=N ...     N awaited Queue.add calls
 //   node bench.mjs bulk --bulkJobs=N ...   Queue.addBulk, 1000 jobs per call
 //
@@ -17,6 +20,7 @@
 // "jobs": N} as its last line; the worker case adds the server's side of
 // the timed part: "redisCpuUsPerJob", "redisCallsPerJob",
 // "redisScriptsPerJob" (INFO cpu and commandstats before and after).
+import { execSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -84,8 +88,9 @@ async function serverStats(client) {
 
 let server = {}; // the server's side of the last worker run, per job
 
-// One run of a case on a fresh queue; seconds of the timed part.
-async function once(cmd, name, n, concurrency, base) {
+// One run of a case on a fresh queue; seconds of the timed part. around:
+// a shell command run just before and just after it, or undefined.
+async function once(cmd, name, n, concurrency, base, around) {
   const q = new Queue(name, base);
   await q.waitUntilReady();
   let seconds;
@@ -100,10 +105,12 @@ async function once(cmd, name, n, concurrency, base) {
       w.on('failed', (job, err) => { console.error(`job ${job && job.id} failed: ${err}`); });
       const client = new IORedis(base.connection);
       const before = await serverStats(client);
+      if (around) execSync(around, { stdio: 'ignore' });
       const t0 = process.hrtime.bigint();
       w.run();
       await allDone;
       seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+      if (around) execSync(around, { stdio: 'ignore' });
       const after = await serverStats(client);
       server = {
         redisCpuUsPerJob: ((after.cpu - before.cpu) * 1e6) / n,
@@ -152,6 +159,6 @@ const base = connectionOf(url);
 const name = `lanes-bench-node-${process.pid}-${cmd}`;
 await once(cmd, `${name}-warmup`, Math.max(1, Math.min(1000, Math.floor(n / 10))), concurrency,
   base);
-const seconds = await once(cmd, name, n, concurrency, base);
+const seconds = await once(cmd, name, n, concurrency, base, opt.around);
 console.log(JSON.stringify({ jobsPerSec: n / seconds, seconds, jobs: n, ...server }));
 process.exit(0);
