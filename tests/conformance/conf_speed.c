@@ -103,8 +103,8 @@ static void case_outcomes_in_the_order_handlers_returned(conf_ctx *c) {
     ln_jobs *jobs = conf_open_all_events(c);
     for (int i = 0; i < JOBS; i++) {
         char id[LN_JOB_ID_MAX];
-        CHECK_EQ(ln_jobs_add(jobs, c->queue, i % 20 == 0 ? "first" : "n", "{}", NULL, id, sizeof id),
-                 0);
+        CHECK_EQ(
+            ln_jobs_add(jobs, c->queue, i % 20 == 0 ? "first" : "n", "{}", NULL, id, sizeof id), 0);
     }
     ln_pool_opts po;
     ln_pool_opts_init(&po);
