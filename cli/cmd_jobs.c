@@ -38,6 +38,7 @@ typedef struct args {
         *traceparent, *on_complete, *on_fail, *timeout, *from, *type;
     const char *parent, *parent_on_failure; /* add --parent (jobs_flow.c) */
     int unprocessed;                        /* remove --unprocessed-children */
+    int force;                              /* obliterate --force */
 } args;
 
 /* "lanes jobs" or "lanes jobs CMD": who speaks in messages. */
@@ -76,6 +77,7 @@ static const cli_opt options[] = {
     {"--from", 1, AT(from), "events"},
     {"--type", 1, AT(type), "metrics"},
     {"--unprocessed-children", 0, AT(unprocessed), "remove"},
+    {"--force", 0, AT(force), "obliterate"},
     CLI_OPTS_END,
 };
 
@@ -488,7 +490,8 @@ static int cmd_events(ln_jobs *jobs, args *a) {
     return rc;
 }
 
-/* retry, remove, clean, pause, resume, drain: an action and a count. */
+/* retry, remove, clean, pause, resume, drain, obliterate: an action and a
+ * count. */
 static int cmd_action(ln_jobs *jobs, const char *cmd, args *a) {
     int err;
     size_t count = 1;
@@ -521,6 +524,9 @@ static int cmd_action(ln_jobs *jobs, const char *cmd, args *a) {
     } else if (strcmp(cmd, "drain") == 0) {
         if (a->npos != 1) return cli_usage(prog, "%s", "drain needs QUEUE");
         err = ln_jobs_drain(jobs, a->pos[0], &count);
+    } else if (strcmp(cmd, "obliterate") == 0) {
+        if (a->npos != 1) return cli_usage(prog, "%s", "obliterate needs QUEUE");
+        err = ln_jobs_obliterate(jobs, a->pos[0], a->force, &count);
     } else { /* pause, resume */
         if (a->npos != 1) return cli_usage(prog, "%s needs QUEUE", cmd);
         err = strcmp(cmd, "pause") == 0 ? ln_jobs_pause(jobs, a->pos[0])

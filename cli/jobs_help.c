@@ -102,6 +102,14 @@ static const cli_jobs_cmd cmds[] = {
     {"concurrency", "QUEUE [N | --clear]", cli_jobs_concurrency_help},
     {"resume", "QUEUE", "Let workers take jobs from the queue again.\n"},
     {"drain", "QUEUE", "Delete the waiting, prioritized and delayed jobs; prints how many went.\n"},
+    {"obliterate", "QUEUE [--force]",
+     "Delete the queue and everything of it, as BullMQ's queue.obliterate():\n"
+     "it is paused first, then every job in every state, its job schedulers,\n"
+     "events, metrics, limits and counters go; prints how many jobs went.\n"
+     "With active jobs it deletes nothing and exits 1 (the queue stays\n"
+     "paused) unless given --force.\n"
+     "\n"
+     "  --force   delete active jobs too: their workers' outcomes are refused\n"},
     {"wait", "QUEUE ID [--timeout S]",
      "Wait until the job completed or failed (as BullMQ's waitUntilFinished)\n"
      "and print its result on stdout (exit 0), or its failure reason on\n"

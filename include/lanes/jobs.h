@@ -516,6 +516,23 @@ LN_EXTERN int ln_jobs_is_paused(ln_jobs *jobs, const char *queue, int *paused);
  * cannot keep it going. */
 LN_EXTERN int ln_jobs_drain(ln_jobs *jobs, const char *queue, size_t *removed);
 
+/* Remove queue and everything of it (BullMQ's queue.obliterate()): it is
+ * paused first (workers take no more of it), then every job in every state
+ * goes as ln_jobs_drain removes one (its logs; a deduplication id it held
+ * is free again; a flow parent in another queue it was the last pending
+ * child of is released), then its job schedulers, events, metrics, rate
+ * limit and global concurrency, counters and pause flag: ln_jobs_queues no
+ * longer lists it, and a job added to it later starts a new queue. With
+ * active jobs it removes nothing and fails with LN_EBUSY, the queue left
+ * paused (as BullMQ's), unless force is 1: then they go too, and the
+ * worker holding one finds it gone (its outcome is LN_ESTALE, stored
+ * nowhere). Steps of at most 1,000 jobs, each atomic, the whole not (as
+ * ln_jobs_drain); LN_EBUSY too when the queue is resumed meanwhile, or when
+ * jobs are added faster than the steps remove them. *removed (may be NULL)
+ * gets the number of jobs removed, also on an error. LN_EINVAL: force not
+ * 0 or 1. */
+LN_EXTERN int ln_jobs_obliterate(ln_jobs *jobs, const char *queue, int force, size_t *removed);
+
 /* Most queue names ln_jobs_queues returns. */
 #define LN_JOB_QUEUES_MAX 1000
 

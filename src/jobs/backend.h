@@ -39,8 +39,9 @@
  * 16: remove_unprocessed, wait_child, and add_flow honours a root's
  * opts.parent_*.
  * 17: edit (change priority / delay / data, dedup id read / release).
- * 18: the step's keep_complete / keep_fail (a worker's retention). */
-#define LN__STORE_METHODS_VERSION 18
+ * 18: the step's keep_complete / keep_fail (a worker's retention).
+ * 19: obliterate. */
+#define LN__STORE_METHODS_VERSION 19
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -352,6 +353,12 @@ struct ln__store_methods {
      * LN__EDIT_DEDUP_GET: no holder), LN_EINVAL (the job's state refuses
      * it, errmsg names the state). */
     int (*edit)(ln__jobs_be *be, const char *queue, ln__jobs_edit *e);
+    /* Version 19. Remove queue and everything of it (jobs.h
+     * ln_jobs_obliterate; the front paused it first): with active jobs
+     * and force 0, LN_EBUSY and nothing removed; LN_EBUSY too if it is no
+     * longer paused at a step, or jobs keep coming. Bounded steps, each
+     * atomic; *removed counts the jobs, also on an error. */
+    int (*obliterate)(ln__jobs_be *be, const char *queue, int force, size_t *removed);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */

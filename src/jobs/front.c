@@ -405,6 +405,18 @@ int ln_jobs_drain(ln_jobs *jobs, const char *queue, size_t *removed) {
     return err;
 }
 
+int ln_jobs_obliterate(ln_jobs *jobs, const char *queue, int force, size_t *removed) {
+    size_t r = 0;
+    if (removed != NULL) *removed = 0;
+    if (force != 0 && force != 1) return enter_checked(jobs, LN_EINVAL, "force must be 0 or 1");
+    int err = enter_q(jobs, queue);
+    if (err != 0) return err;
+    err = jobs->be->methods->pause(jobs->be, queue, 1); /* as BullMQ's: paused first */
+    if (err == 0) err = jobs->be->methods->obliterate(jobs->be, queue, force, &r);
+    if (removed != NULL) *removed = r; /* on error too: the steps done stay done */
+    return ln__jobs_leave(jobs, err);
+}
+
 static int cmp_names(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }

@@ -391,6 +391,13 @@ static int redis_pause(ln__jobs_be *be, const char *queue, int paused) {
     return script_int(r, LN__RS_PAUSE, &a, &ignored);
 }
 
+/* obliterate.lua in steps (redis_admin.c). */
+static int redis_obliterate(ln__jobs_be *be, const char *queue, int force, size_t *removed) {
+    redis_be *r = rbe(be);
+    set_queue(r, queue);
+    return ln__redis_obliterate(&r->conn, r->key, be, queue, force, removed);
+}
+
 /* drain.lua in steps (redis_admin.c). */
 static int redis_drain(ln__jobs_be *be, const char *queue, size_t *removed) {
     redis_be *r = rbe(be);
@@ -706,6 +713,7 @@ static const ln__store_methods redis_methods = {
     .remove_unprocessed = redis_remove_unprocessed,
     .wait_child = redis_wait_child,
     .edit = redis_edit,
+    .obliterate = redis_obliterate,
 };
 
 /* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and

@@ -1,6 +1,7 @@
 /* redis_admin.c - administration calls of the Redis backend: removing a
  * job alone (remove.lua) or with its subtree (remove_tree.lua, store
- * methods version 14), draining a queue (drain.lua), and the queue list (version 4, backend.h): BullMQ
+ * methods version 14), draining a queue (drain.lua), obliterating one
+ * (obliterate.lua, version 19), and the queue list (version 4, backend.h): BullMQ
  * keeps no registry of queues, so they are
  * found as dashboards such as Bull Board's hosts find them, by their
  * "<prefix>:<queue>:meta" hash (written the first time a script touches a
@@ -220,6 +221,62 @@ int ln__redis_drain(ln__redis_conn *c, const char *base, ln__jobs_be *be, size_t
     for (size_t i = 0; i < LN_ARRAY_SIZE(keys); i++) {
         int rc = drain_key(c, base, be, keys[i], removed);
         if (rc) return rc;
+    }
+    return 0;
+}
+
+/* One obliterate.lua call of at most DRAIN_CHUNK jobs into *removed, *more
+ * (0: the queue is gone) and *left (the jobs there were before it). */
+static int obliterate_call(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
+                           int force, size_t *removed, int *more, int64_t *left) {
+    ln__redis_args a = {0};
+    ln__redis_args_i64(&a, DRAIN_CHUNK);
+    ln__redis_args_str(&a, force ? "1" : "0");
+    int rc = 0;
+    redisReply *rep =
+        a.oom ? NULL : ln__redis_eval(c, LN__RS_OBLITERATE, base, (int)a.n, a.v, a.len, &rc);
+    if (a.oom) rc = ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
+    ln__redis_args_free(&a);
+    if (!rep) return public_rc(rc);
+    int n = rep->type == REDIS_REPLY_ARRAY ? (int)rep->elements : 0;
+    for (int i = 0; i < n; i++)
+        if (rep->element[i]->type != REDIS_REPLY_INTEGER) n = 0;
+    int64_t first = n > 0 ? rep->element[0]->integer : 0;
+    if (n == 3 && first >= 0) {
+        *removed += (size_t)first;
+        *more = rep->element[1]->integer != 0;
+        *left = rep->element[2]->integer;
+    }
+    freeReplyObject(rep);
+    if (n == 1 && first == -1)
+        return ln__jobs_be_err(be, LN_EBUSY, "queue '%s' was resumed while being obliterated",
+                               queue);
+    if (n == 1 && first == -2)
+        return ln__jobs_be_err(be, LN_EBUSY,
+                               "queue '%s' has active jobs: not obliterated (force removes them)",
+                               queue);
+    if (n != 3 || first < 0)
+        return ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to obliterate");
+    return 0;
+}
+
+/* obliterate.lua until the queue is gone. Each call removes DRAIN_CHUNK
+ * jobs or ends it; jobs added meanwhile go too, but at most a few calls
+ * more than the queue held at the start are made, so a producer faster
+ * than the calls cannot keep it going. */
+int ln__redis_obliterate(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
+                         int force, size_t *removed) {
+    *removed = 0;
+    int64_t calls = 0, max_calls = -1, left = 0;
+    for (int more = 1; more; calls++) {
+        if (max_calls >= 0 && calls >= max_calls)
+            return ln__jobs_be_err(be, LN_EBUSY,
+                                   "queue '%s': jobs keep being added faster than obliterate "
+                                   "removes them; %zu removed so far",
+                                   queue, *removed);
+        int rc = obliterate_call(c, base, be, queue, force, removed, &more, &left);
+        if (rc) return rc;
+        if (max_calls < 0) max_calls = left / DRAIN_CHUNK + 4;
     }
     return 0;
 }

@@ -251,6 +251,7 @@ static const ln__store_methods sq_methods = {
     .remove_unprocessed = ln__sq_remove_unprocessed,
     .wait_child = ln__sq_wait_child,
     .edit = ln__sq_edit,
+    .obliterate = ln__sq_obliterate,
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */

@@ -1,0 +1,177 @@
+/* sqlite_obliterate.c - ln_jobs_obliterate on the SQLite backend (store
+ * methods version 19; BullMQ's queue.obliterate()): every job of a paused
+ * queue, in write transactions of at most OBLITERATE_CHUNK jobs and job
+ * schedulers, as the Redis store's obliterate.lua takes them: state by
+ * state (active only with force, delayed, completed, ready, failed, then
+ * parents waiting for children), each job deleted as a drain deletes one
+ * (its deduplication id freed, its logs and dependencies by the schema's
+ * triggers, a parent in another queue released; be->hard_queue: a parent
+ * of this queue gets no release event, it goes too). A transaction that
+ * finds nothing left deletes the queue's own rows: events, metrics,
+ * limits, counters and its pause flag. Left, as on Redis: deduplication
+ * ids whose job was gone before (they hold until their TTL, BullMQ's
+ * keys), and the registrations of workers still running (Redis lists
+ * them by their connections). */
+#include "sqlite_int.h"
+
+#include "../internal.h"
+
+#include <string.h>
+
+/* As a drain's transaction (sqlite_ops.c DRAIN_CHUNK). */
+#define OBLITERATE_CHUNK 1000
+
+/* One statement per state, each with its partial index's own WHERE term,
+ * so each walks that index: active first (force only). */
+static const char *const state_sql[] = {
+    "SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state = 3 LIMIT ?2",
+    "SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state = 1 LIMIT ?2",
+    "SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state = 4 LIMIT ?2",
+    "SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state = 0 LIMIT ?2",
+    "SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state = 5 LIMIT ?2",
+    "SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state = 7 LIMIT ?2",
+};
+
+/* The queue's own rows, deleted once it has no job and no scheduler. */
+static const char *const queue_sql[] = {
+    "DELETE FROM lanes_events WHERE queue = ?1",
+    "DELETE FROM lanes_metrics WHERE queue = ?1",
+    "DELETE FROM lanes_metrics_data WHERE queue = ?1",
+    "DELETE FROM lanes_limits WHERE queue = ?1",
+    "DELETE FROM lanes_counts WHERE queue = ?1",
+    "DELETE FROM lanes_queues WHERE name = ?1",
+};
+
+/* Up to want job rids of queue into rids (*n of them), in state_sql's
+ * order from its first (force) or second entry. */
+static int step_rids(sq_be *be, const char *queue, int force, int64_t want, int64_t *rids,
+                     int64_t *n) {
+    *n = 0;
+    for (size_t k = force ? 0 : 1; k < LN_ARRAY_SIZE(state_sql) && *n < want; k++) {
+        sqlite3_stmt *s = NULL;
+        int rc = sqlite3_prepare_v2(be->db, state_sql[k], -1, &s, NULL);
+        if (rc != SQLITE_OK) return ln__sq_err(be, rc, "obliterate");
+        sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, want - *n);
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW) rids[(*n)++] = sqlite3_column_int64(s, 0);
+        sqlite3_finalize(s);
+        if (rc != SQLITE_DONE) return ln__sq_err(be, rc, "obliterate");
+    }
+    return 0;
+}
+
+/* Delete jobs rids[0..n) of queue: a deduplication id each held first
+ * (the drain's statement), then the row, whatever its state. */
+static int delete_rids(sq_be *be, const char *queue, const int64_t *rids, int64_t n) {
+    sqlite3_stmt *del = NULL;
+    int rc = sqlite3_prepare_v2(be->db, "DELETE FROM lanes_jobs WHERE rid = ?1", -1, &del, NULL);
+    if (rc != SQLITE_OK) return ln__sq_err(be, rc, "obliterate");
+    int err = 0;
+    for (int64_t i = 0; i < n && err == 0; i++) {
+        sqlite3_stmt *s = ln__sq_stmt_get(be, S_REMOVE_DEDUP);
+        if (s == NULL) {
+            err = LN_EBACKEND;
+            break;
+        }
+        sqlite3_bind_int64(s, 1, rids[i]);
+        sqlite3_bind_text(s, 2, queue, -1, SQLITE_STATIC);
+        if ((err = ln__sq_run(be, s, "obliterate")) != 0) break;
+        sqlite3_bind_int64(del, 1, rids[i]);
+        err = ln__sq_run(be, del, "obliterate");
+    }
+    sqlite3_finalize(del);
+    return err;
+}
+
+/* The queue's job schedulers, at most want of them; *n gets how many. */
+static int delete_schedulers(sq_be *be, const char *queue, int64_t want, int64_t *n) {
+    int err = ln__sq_run_once(be, "obliterate", NULL,
+                              "DELETE FROM lanes_schedulers WHERE queue = ?1 AND id IN (SELECT id "
+                              "FROM lanes_schedulers WHERE queue = ?1 LIMIT ?2)",
+                              "ti", queue, want);
+    *n = err == 0 ? sqlite3_changes(be->db) : 0;
+    return err;
+}
+
+/* Inside the step's transaction: LN_EBUSY unless queue is paused, or with
+ * active jobs and no force; *left (first step only, else NULL) the jobs
+ * and schedulers it has. */
+static int step_check(sq_be *be, const char *queue, int force, int64_t *left) {
+    int64_t v = 0;
+    int err = ln__sq_run_once(be, "obliterate", &v,
+                              "SELECT paused FROM lanes_queues WHERE name = ?1", "t", queue);
+    if (err == 0 && v != 1)
+        return ln__jobs_be_err(&be->base, LN_EBUSY,
+                               "queue '%s' was resumed while being obliterated", queue);
+    if (err == 0 && !force)
+        err = ln__sq_run_once(be, "obliterate", &v,
+                              "SELECT EXISTS(SELECT 1 FROM lanes_jobs WHERE queue = ?1 AND "
+                              "state = 3)",
+                              "t", queue);
+    if (err == 0 && !force && v)
+        return ln__jobs_be_err(&be->base, LN_EBUSY,
+                               "queue '%s' has active jobs: not obliterated (force removes them)",
+                               queue);
+    if (err == 0 && left != NULL)
+        err = ln__sq_run_once(be, "obliterate", left,
+                              "SELECT (SELECT coalesce(sum(n), 0) FROM lanes_counts WHERE queue "
+                              "= ?1) + (SELECT count(*) FROM lanes_schedulers WHERE queue = ?1)",
+                              "t", queue);
+    return err;
+}
+
+/* One transaction: at most OBLITERATE_CHUNK jobs and schedulers, or, none
+ * being left, the queue's own rows (*more 0). *removed grows by the jobs;
+ * on failure nothing changed. */
+static int obliterate_step(sq_be *be, const char *queue, int force, int64_t *rids, int64_t *left,
+                           size_t *removed, int *more) {
+    int64_t now, n = 0, ns = 0;
+    int err = ln__sq_begin_write(be, &now);
+    if (err != 0) return err;
+    err = step_check(be, queue, force, left);
+    be->hard_queue = queue; /* its released parents go: no release event */
+    if (err == 0) err = step_rids(be, queue, force, OBLITERATE_CHUNK, rids, &n);
+    if (err == 0) err = delete_rids(be, queue, rids, n);
+    if (err == 0 && n < OBLITERATE_CHUNK)
+        err = delete_schedulers(be, queue, OBLITERATE_CHUNK - n, &ns);
+    be->hard_queue = NULL;
+    *more = n + ns > 0;
+    for (size_t i = 0; err == 0 && !*more && i < LN_ARRAY_SIZE(queue_sql); i++)
+        err = ln__sq_run_once(be, "obliterate", NULL, queue_sql[i], "t", queue);
+    if (err != 0) {
+        ln__sq_rollback(be);
+        return err;
+    }
+    if ((err = ln__sq_commit(be)) != 0) return err;
+    *removed += (size_t)n;
+    return 0;
+}
+
+/* Steps until the queue is gone; jobs added meanwhile go too, but at most
+ * a few steps more than the queue held at the first are made, so a
+ * producer faster than the steps cannot keep it going. */
+int ln__sq_obliterate(ln__jobs_be *b, const char *queue, int force, size_t *removed) {
+    sq_be *be = (sq_be *)b;
+    *removed = 0;
+    int64_t *rids = ln__malloc(OBLITERATE_CHUNK * sizeof *rids);
+    if (rids == NULL) return ln__jobs_be_err(b, LN_ENOMEM, "out of memory");
+    int64_t left = -1, steps = 0, max_steps = -1;
+    int err = 0;
+    for (int more = 1; err == 0 && more; steps++) {
+        if (max_steps >= 0 && steps >= max_steps) {
+            err = ln__jobs_be_err(b, LN_EBUSY,
+                                  "queue '%s': jobs keep being added faster than obliterate "
+                                  "removes them; %zu removed so far",
+                                  queue, *removed);
+            break;
+        }
+        int64_t *first = left < 0 ? &left : NULL;
+        err = obliterate_step(be, queue, force, rids, first, removed, &more);
+        if (ln__sq_retry_for_space(be, err, 1))
+            err = obliterate_step(be, queue, force, rids, first, removed, &more);
+        err = ln__sq_relieved(be, err);
+        if (max_steps < 0 && left >= 0) max_steps = left / OBLITERATE_CHUNK + 4;
+    }
+    ln__free(rids);
+    return err;
+}
