@@ -34,12 +34,9 @@ static const char *const state_sql[] = {
 
 /* The queue's own rows, deleted once it has no job and no scheduler. */
 static const char *const queue_sql[] = {
-    "DELETE FROM lanes_events WHERE queue = ?1",
-    "DELETE FROM lanes_metrics WHERE queue = ?1",
-    "DELETE FROM lanes_metrics_data WHERE queue = ?1",
-    "DELETE FROM lanes_limits WHERE queue = ?1",
-    "DELETE FROM lanes_counts WHERE queue = ?1",
-    "DELETE FROM lanes_queues WHERE name = ?1",
+    "DELETE FROM lanes_events WHERE queue = ?1",       "DELETE FROM lanes_metrics WHERE queue = ?1",
+    "DELETE FROM lanes_metrics_data WHERE queue = ?1", "DELETE FROM lanes_limits WHERE queue = ?1",
+    "DELETE FROM lanes_counts WHERE queue = ?1",       "DELETE FROM lanes_queues WHERE name = ?1",
 };
 
 /* Up to want job rids of queue into rids (*n of them), in state_sql's

@@ -99,6 +99,7 @@ extern const conf_case conf_stale_once_cases[];
 extern const conf_case conf_worker_keep_cases[];
 extern const conf_case conf_max_started_cases[];
 extern const conf_case conf_review4_cases[];
+extern const conf_case conf_obliterate_cases[];
 
 /* Strings equal (NULL equals only NULL); prints both on failure. */
 #define CONF_CHECK_STR(a, b) conf_check_str(__FILE__, __LINE__, #a, (a), (b))

@@ -179,22 +179,30 @@ local drop_job_hard
 
 local function drop_parent_hard(jkey, pkey, raw)
     local _, pid, qk = flow_parent_of(pkey, raw)
-    if not qk then return end
+    if not qk then return 0 end
     pkey = qk .. ':' .. pid
-    if rcall('SREM', pkey .. ':dependencies', jkey) == 0 then return end
-    if rcall('SCARD', pkey .. ':dependencies') > 0 then return end
-    if qk .. ':' ~= B then return flow_release(qk, pkey, pid) end
-    if rcall('ZREM', B .. 'waiting-children', pid) == 1 then drop_job_hard(pid) end
+    if rcall('SREM', pkey .. ':dependencies', jkey) == 0 then return 0 end
+    if rcall('SCARD', pkey .. ':dependencies') > 0 then return 0 end
+    if qk .. ':' ~= B then
+        flow_release(qk, pkey, pid)
+        return 0
+    end
+    if rcall('ZREM', B .. 'waiting-children', pid) == 1 then return drop_job_hard(pid) end
+    return 0
 end
 
+-- Returns the jobs removed: 1, plus the parents of this queue that went
+-- with it (obliterate.lua counts them; a drain or clean does not).
 drop_job_hard = function(id)
     local jkey = B .. id
     local f = rcall('HMGET', jkey, 'deid', 'parentKey', 'parent')
-    if f[2] or f[3] then drop_parent_hard(jkey, f[2], f[3]) end
+    local n = 1
+    if f[2] or f[3] then n = n + drop_parent_hard(jkey, f[2], f[3]) end
     if f[1] and rcall('GET', B .. 'de:' .. f[1]) == id then
         rcall('DEL', B .. 'de:' .. f[1], B .. 'dn:' .. f[1])
     end
     delete_job_keys(id)
+    return n
 end
 
 -- Jobs added with a parent that exists (add.lua's parent section from

@@ -5,7 +5,7 @@
 -- children, which BullMQ's leaves behind. Each job goes as a drain removes
 -- one (lib_flow.lua's drop_job_hard: its keys and lock, its deduplication
 -- key, its parent's dependency; a parent in this queue left without
--- children goes with it, uncounted). A call that finds nothing left
+-- children goes with it, counted). A call that finds nothing left
 -- deletes the queue's own keys, so nothing of the queue is left but
 -- deduplication keys whose job was gone already (as BullMQ's).
 --   ARGV[1] most jobs and schedulers this call removes (> 0)
@@ -34,9 +34,9 @@ for i = 1, #order do
         local ids = rcall('LRANGE', key, -budget, -1)
         if #ids > 0 then
             rcall('LTRIM', key, 0, -#ids - 1)
-            for k = #ids, 1, -1 do drop_job_hard(ids[k]) end
+            for k = #ids, 1, -1 do removed = removed + drop_job_hard(ids[k]) end
         end
-        removed, budget = removed + #ids, budget - #ids
+        budget = budget - #ids
     else
         local ids = rcall('ZRANGE', key, 0, budget - 1)
         if #ids > 0 then
@@ -45,11 +45,10 @@ for i = 1, #order do
                 if key == REPEAT then
                     rcall('DEL', REPEAT .. ':' .. ids[k])
                 else
-                    drop_job_hard(ids[k])
+                    removed = removed + drop_job_hard(ids[k])
                 end
             end
         end
-        if key ~= REPEAT then removed = removed + #ids end -- (jobs only)
         budget = budget - #ids
     end
 end
