@@ -42,6 +42,18 @@ TEST(admin_commands_and_json) {
     CHECK_EQ(json_integer_value(json_object_get(j, "count")), 2);
     json_decref(j);
     CHECK_EQ(LANES(out, "jobs", url, "clean", "q", "completed", "--keep", "5"), 0);
+    /* obliterate: the queue and everything of it, another queue untouched */
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "last", "{}", "--delay", "60000"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q2", "other", "{}"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "obliterate"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "obliterate", "q", "--json"), 0);
+    j = parse(out);
+    CHECK_EQ(json_integer_value(json_object_get(j, "count")), 1);
+    json_decref(j);
+    CHECK_EQ(counts_of(url, "q", "delayed"), 0);
+    CHECK_EQ(counts_of(url, "q2", "waiting"), 1);
+    CHECK_EQ(LANES(out, "jobs", url, "obliterate", "q", "--force"), 0);
+    CHECK(strcmp(out, "0\n") == 0);
     CHECK_EQ(LANES(out, "jobs", "--help"), 0);
     CHECK(strstr(out, "exit codes") != NULL);
     jt_cleanup();
@@ -158,8 +170,8 @@ TEST(jobs_metrics_after_a_worker) {
 TEST(jobs_help_on_every_subcommand) {
     char url[512], out[8192];
     snprintf(url, sizeof url, "%s", jt_url("h"));
-    const char *cmds[] = {"add",    "counts", "list",  "get",    "logs", "retry",
-                          "remove", "clean",  "pause", "resume", "drain"};
+    const char *cmds[] = {"add",    "counts", "list",  "get",    "logs",  "retry",
+                          "remove", "clean",  "pause", "resume", "drain", "obliterate"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char want[64];
         snprintf(want, sizeof want, "usage: lanes jobs URL %s ", cmds[i]);
@@ -421,6 +433,7 @@ static const struct opt_case opt_cases[] = {
     {"pause", {"q"}, "--limit", NULL},
     {"resume", {"q"}, "--limit", NULL},
     {"drain", {"q"}, "--limit", NULL},
+    {"obliterate", {"q"}, "--limit", NULL},
     {"wait", {"q", "1"}, "--limit", "--timeout"},
     {"events", {"q"}, "--limit", "--from"},
     {"workers", {"q"}, "--limit", NULL},
