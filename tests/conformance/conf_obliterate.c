@@ -229,8 +229,11 @@ static void case_obliterate_bad_input(conf_ctx *c) {
 }
 
 const conf_case conf_obliterate_cases[] = {
-    CONF_CASE(obliterate_leaves_nothing),     CONF_CASE(obliterate_active_needs_force),
-    CONF_CASE(obliterate_more_than_a_step),   CONF_CASE(obliterate_flows_elsewhere),
-    CONF_CASE(obliterate_counts_parents),     CONF_CASE(obliterate_bad_input),
+    CONF_CASE(obliterate_leaves_nothing),
+    CONF_CASE(obliterate_active_needs_force),
+    CONF_CASE(obliterate_more_than_a_step),
+    CONF_CASE(obliterate_flows_elsewhere),
+    CONF_CASE(obliterate_counts_parents),
+    CONF_CASE(obliterate_bad_input),
     {0},
 };

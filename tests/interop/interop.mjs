@@ -45,6 +45,9 @@ import {
 } from './node/schedrec.mjs';
 import { logsGet, logsNode } from './node/logs.mjs';
 import { dtSetup, dtNode } from './node/detach.mjs';
+import {
+  obSetup, obCheck, obNode, obSame, obState, obRefused, obHold, obGone,
+} from './node/obliterate.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -144,6 +147,14 @@ switch (cmd) {
   case 'logs-node': await logsNode(queue, args[0], args[1], args[2], args[3]); break;
   case 'dt-setup': await dtSetup(queue); break;
   case 'dt-node': await dtNode(queue, args[0]); break;
+  case 'ob-setup': await obSetup(queue, args[0]); break;
+  case 'ob-check': await obCheck(queue, args[0], args[1]); break;
+  case 'ob-node': await obNode(queue, args[0]); break;
+  case 'ob-same': await obSame(queue, args[0]); break;
+  case 'ob-state': await obState(queue); break;
+  case 'ob-refused': await obRefused(queue, args[0]); break;
+  case 'ob-hold': await obHold(queue); break;
+  case 'ob-gone': await obGone(queue, args[0], args[1]); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);
