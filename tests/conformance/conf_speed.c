@@ -75,18 +75,13 @@ static void ids_of(conf_ctx *c, ln_jobs *jobs, const char *name, size_t want, ch
                    size_t size) {
     ln_jobs_events *ev;
     CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "0", &ev), 0);
-    size_t n = 0, seen = 0;
+    size_t n = 0;
     out[0] = '\0';
-    while (seen < want) {
+    for (size_t seen = 0; seen < want; seen++) {
         ln_job_event e;
-        int rc = ln_jobs_events_next(ev, 5000, &e);
-        if (rc != 0) fprintf(stderr, "events_next: %s\n", ln_jobs_events_errmsg(ev));
-        CHECK_EQ(rc, 0);
-        if (strcmp(e.name, name) == 0) {
-            n += (size_t)snprintf(out + n, size - n, "%s,", e.job_id);
-            CHECK(n < size);
-            seen++;
-        }
+        conf_next_named(ev, name, &e);
+        n += (size_t)snprintf(out + n, size - n, "%s,", e.job_id);
+        CHECK(n < size);
         ln_job_event_clear(&e);
     }
     ln_jobs_events_close(ev);
