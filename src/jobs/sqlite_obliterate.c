@@ -32,19 +32,26 @@ static const char *const state_sql[] = {
     "SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state = 7 LIMIT ?2",
 };
 
-/* The queue's own rows, deleted once it has no job and no scheduler. */
+/* The queue's own rows, deleted once it has no job and no scheduler. Its
+ * events go but the store's newest row, whose seq the next event's is
+ * counted from (sqlite_events.c: no seq is handed out twice, or followers
+ * of other queues would skip new events): if it is the queue's, it stays
+ * as a row of no queue (no follower has the name ""). */
 static const char *const queue_sql[] = {
-    "DELETE FROM lanes_events WHERE queue = ?1",       "DELETE FROM lanes_metrics WHERE queue = ?1",
-    "DELETE FROM lanes_metrics_data WHERE queue = ?1", "DELETE FROM lanes_limits WHERE queue = ?1",
-    "DELETE FROM lanes_counts WHERE queue = ?1",       "DELETE FROM lanes_queues WHERE name = ?1",
+    "DELETE FROM lanes_events WHERE queue = ?1 AND seq <> (SELECT max(seq) FROM lanes_events)",
+    "UPDATE lanes_events SET queue = '', name = '', job_id = NULL, fields = NULL WHERE queue = ?1",
+    "DELETE FROM lanes_metrics WHERE queue = ?1",
+    "DELETE FROM lanes_metrics_data WHERE queue = ?1",
+    "DELETE FROM lanes_limits WHERE queue = ?1",
+    "DELETE FROM lanes_counts WHERE queue = ?1",
+    "DELETE FROM lanes_queues WHERE name = ?1",
 };
 
-/* Up to want job rids of queue into rids (*n of them), in state_sql's
- * order from its first (force) or second entry. */
-static int step_rids(sq_be *be, const char *queue, int force, int64_t want, int64_t *rids,
-                     int64_t *n) {
-    *n = 0;
-    for (size_t k = force ? 0 : 1; k < LN_ARRAY_SIZE(state_sql) && *n < want; k++) {
+/* Job rids of queue appended to rids (*n of them) until *n is want, from
+ * the states state_sql[first..last) in that order. */
+static int step_rids(sq_be *be, const char *queue, size_t first, size_t last, int64_t want,
+                     int64_t *rids, int64_t *n) {
+    for (size_t k = first; k < last && *n < want; k++) {
         sqlite3_stmt *s = NULL;
         int rc = sqlite3_prepare_v2(be->db, state_sql[k], -1, &s, NULL);
         if (rc != SQLITE_OK) return ln__sq_err(be, rc, "obliterate");
@@ -127,10 +134,12 @@ static int obliterate_step(sq_be *be, const char *queue, int force, int64_t *rid
     if (err != 0) return err;
     err = step_check(be, queue, force, left);
     be->hard_queue = queue; /* its released parents go: no release event */
-    if (err == 0) err = step_rids(be, queue, force, OBLITERATE_CHUNK, rids, &n);
+    /* Redis's order: active (force), delayed, the schedulers, the rest. */
+    if (err == 0) err = step_rids(be, queue, force ? 0 : 1, 2, OBLITERATE_CHUNK, rids, &n);
+    if (err == 0) err = delete_schedulers(be, queue, OBLITERATE_CHUNK - n, &ns);
+    if (err == 0)
+        err = step_rids(be, queue, 2, LN_ARRAY_SIZE(state_sql), OBLITERATE_CHUNK - ns, rids, &n);
     if (err == 0) err = delete_rids(be, queue, rids, n);
-    if (err == 0 && n < OBLITERATE_CHUNK)
-        err = delete_schedulers(be, queue, OBLITERATE_CHUNK - n, &ns);
     be->hard_queue = NULL;
     *more = n + ns > 0;
     for (size_t i = 0; err == 0 && !*more && i < LN_ARRAY_SIZE(queue_sql); i++)

@@ -228,12 +228,32 @@ static void case_obliterate_bad_input(conf_ctx *c) {
     CHECK(!listed(c, c->queue));
 }
 
+/* A follower of another queue sees that queue's events after an
+ * obliterate too: the obliterated queue held the store's newest events
+ * (its pause among them), and on SQLite an event's seq is counted from the
+ * newest row, so deleting it would hand out seqs the follower had passed. */
+static void case_obliterate_other_followers_see_on(conf_ctx *c) {
+    ln_jobs *jobs = conf_open_all_events(c);
+    const char *other = conf_queue(c, "other");
+    char id[LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add(jobs, other, "a", "{}", NULL, id, sizeof id), 0);
+    CHECK_EQ(ln_jobs_add(jobs, c->queue, "a", "{}", NULL, id, sizeof id), 0);
+    ln_jobs_events *ev;
+    SAYS(jobs, 0, ln_jobs_events_open(jobs, other, "$", &ev));
+    SAYS(jobs, 0, ln_jobs_obliterate(jobs, c->queue, 0, NULL));
+    CHECK_EQ(ln_jobs_add(jobs, other, "b", "{}", NULL, id, sizeof id), 0);
+    ln_job_event e;
+    conf_next_named(ev, "added", &e);
+    CONF_CHECK_STR(e.job_id, id);
+    ln_job_event_clear(&e);
+    ln_jobs_events_close(ev);
+    CHECK_EQ(events_left(c, c->queue), 0);
+    ln_jobs_close(jobs);
+}
+
 const conf_case conf_obliterate_cases[] = {
-    CONF_CASE(obliterate_leaves_nothing),
-    CONF_CASE(obliterate_active_needs_force),
-    CONF_CASE(obliterate_more_than_a_step),
-    CONF_CASE(obliterate_flows_elsewhere),
-    CONF_CASE(obliterate_counts_parents),
-    CONF_CASE(obliterate_bad_input),
-    {0},
+    CONF_CASE(obliterate_leaves_nothing),         CONF_CASE(obliterate_active_needs_force),
+    CONF_CASE(obliterate_more_than_a_step),       CONF_CASE(obliterate_flows_elsewhere),
+    CONF_CASE(obliterate_counts_parents),         CONF_CASE(obliterate_bad_input),
+    CONF_CASE(obliterate_other_followers_see_on), {0},
 };

@@ -175,33 +175,42 @@ end
 -- without one goes to wait when it is in another queue, and is removed
 -- too (and so on up its own tree) when in this one, as BullMQ's
 -- removeParentDependencyKey does; otherwise it would wait for it forever.
-local drop_job_hard
-
-local function drop_parent_hard(jkey, pkey, raw)
+-- drop_parent_hard returns such a parent of this queue, taken out of
+-- waiting-children, for drop_job_hard to remove next: a chain of parents
+-- is walked in a loop, never by recursion, so no depth of flow overflows
+-- Lua's stack. With cascade false (obliterate.lua) it stays in
+-- waiting-children for its caller's own pass over that set.
+local function drop_parent_hard(jkey, pkey, raw, cascade)
     local _, pid, qk = flow_parent_of(pkey, raw)
-    if not qk then return 0 end
+    if not qk then return nil end
     pkey = qk .. ':' .. pid
-    if rcall('SREM', pkey .. ':dependencies', jkey) == 0 then return 0 end
-    if rcall('SCARD', pkey .. ':dependencies') > 0 then return 0 end
+    if rcall('SREM', pkey .. ':dependencies', jkey) == 0 then return nil end
+    if rcall('SCARD', pkey .. ':dependencies') > 0 then return nil end
     if qk .. ':' ~= B then
         flow_release(qk, pkey, pid)
-        return 0
+        return nil
     end
-    if rcall('ZREM', B .. 'waiting-children', pid) == 1 then return drop_job_hard(pid) end
-    return 0
+    if cascade and rcall('ZREM', B .. 'waiting-children', pid) == 1 then return pid end
+    return nil
 end
 
--- Returns the jobs removed: 1, plus the parents of this queue that went
--- with it (obliterate.lua counts them; a drain or clean does not).
-drop_job_hard = function(id)
-    local jkey = B .. id
-    local f = rcall('HMGET', jkey, 'deid', 'parentKey', 'parent')
-    local n = 1
-    if f[2] or f[3] then n = n + drop_parent_hard(jkey, f[2], f[3]) end
-    if f[1] and rcall('GET', B .. 'de:' .. f[1]) == id then
-        rcall('DEL', B .. 'de:' .. f[1], B .. 'dn:' .. f[1])
+-- Returns the jobs removed: 1, plus (unless shallow) the parents of this
+-- queue that went with it up its chain. shallow: obliterate.lua, which
+-- removes those parents in its own pass, within its per-call limit.
+local function drop_job_hard(id, shallow)
+    local n = 0
+    while id do
+        local jkey = B .. id
+        local f = rcall('HMGET', jkey, 'deid', 'parentKey', 'parent')
+        local up = nil
+        if f[2] or f[3] then up = drop_parent_hard(jkey, f[2], f[3], not shallow) end
+        if f[1] and rcall('GET', B .. 'de:' .. f[1]) == id then
+            rcall('DEL', B .. 'de:' .. f[1], B .. 'dn:' .. f[1])
+        end
+        delete_job_keys(id)
+        n = n + 1
+        id = up
     end
-    delete_job_keys(id)
     return n
 end
 

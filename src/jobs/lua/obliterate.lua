@@ -4,8 +4,9 @@
 -- paused, prioritized, failed) and then the flow parents waiting for
 -- children, which BullMQ's leaves behind. Each job goes as a drain removes
 -- one (lib_flow.lua's drop_job_hard: its keys and lock, its deduplication
--- key, its parent's dependency; a parent in this queue left without
--- children goes with it, counted). A call that finds nothing left
+-- key, its parent's dependency; shallow: a parent in this queue left
+-- without children stays for the waiting-children pass, so a chain of
+-- parents costs each call at most its limit). A call that finds nothing left
 -- deletes the queue's own keys, so nothing of the queue is left but
 -- deduplication keys whose job was gone already (as BullMQ's).
 --   ARGV[1] most jobs and schedulers this call removes (> 0)
@@ -34,7 +35,7 @@ for i = 1, #order do
         local ids = rcall('LRANGE', key, -budget, -1)
         if #ids > 0 then
             rcall('LTRIM', key, 0, -#ids - 1)
-            for k = #ids, 1, -1 do removed = removed + drop_job_hard(ids[k]) end
+            for k = #ids, 1, -1 do removed = removed + drop_job_hard(ids[k], true) end
         end
         budget = budget - #ids
     else
@@ -45,7 +46,7 @@ for i = 1, #order do
                 if key == REPEAT then
                     rcall('DEL', REPEAT .. ':' .. ids[k])
                 else
-                    removed = removed + drop_job_hard(ids[k])
+                    removed = removed + drop_job_hard(ids[k], true)
                 end
             end
         end
