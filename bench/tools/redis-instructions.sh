@@ -62,7 +62,8 @@ cleanup() {
   wait "$pid" 2>/dev/null
   rm -rf "$dir"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM # (the EXIT trap then stops the server)
 i=0
 until redis-cli -p "$port" ping >/dev/null 2>&1; do
   i=$((i + 1))
