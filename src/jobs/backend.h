@@ -49,6 +49,10 @@
 /* Most steps a pipe keeps in flight. */
 #define LN__PIPE_DEPTH 2
 
+/* Most jobs and job schedulers one obliterate step removes (one Redis
+ * script call, one SQLite transaction): as a drain's step. */
+#define LN__OBLITERATE_STEP 1000
+
 typedef struct ln__store_methods ln__store_methods;
 typedef struct ln__wait_methods ln__wait_methods;
 typedef struct ln__pipe_methods ln__pipe_methods;
@@ -353,12 +357,16 @@ struct ln__store_methods {
      * LN__EDIT_DEDUP_GET: no holder), LN_EINVAL (the job's state refuses
      * it, errmsg names the state). */
     int (*edit)(ln__jobs_be *be, const char *queue, ln__jobs_edit *e);
-    /* Version 19. Remove queue and everything of it (jobs.h
-     * ln_jobs_obliterate; the front paused it first): with active jobs
-     * and force 0, LN_EBUSY and nothing removed; LN_EBUSY too if it is no
-     * longer paused at a step, or jobs keep coming. Bounded steps, each
-     * atomic; *removed counts the jobs, also on an error. */
-    int (*obliterate)(ln__jobs_be *be, const char *queue, int force, size_t *removed);
+    /* Version 19. One step of jobs.h's ln_jobs_obliterate (the front
+     * paused queue first and repeats the steps, bounding their number):
+     * LN_EBUSY and nothing changed unless queue is still paused and, with
+     * force 0, has no active job. Else, atomically, up to
+     * LN__OBLITERATE_STEP of its jobs and schedulers go (*removed grows by
+     * the jobs, *more = 1), or, none being left, the queue's own data
+     * (*more = 0). left (may be NULL): the jobs and schedulers the queue
+     * had when the step began. */
+    int (*obliterate)(ln__jobs_be *be, const char *queue, int force, int64_t *left, size_t *removed,
+                      int *more);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */

@@ -405,14 +405,31 @@ int ln_jobs_drain(ln_jobs *jobs, const char *queue, size_t *removed) {
     return err;
 }
 
+/* Paused first, as BullMQ's, then the store's steps until the queue is
+ * gone. Jobs added meanwhile go too, but at most 4 steps more than the
+ * queue's size at the first step needs are made, so a producer faster
+ * than the steps cannot keep it going (BullMQ's loop has no bound). */
 int ln_jobs_obliterate(ln_jobs *jobs, const char *queue, int force, size_t *removed) {
     size_t r = 0;
     if (removed != NULL) *removed = 0;
     if (force != 0 && force != 1) return enter_checked(jobs, LN_EINVAL, "force must be 0 or 1");
     int err = enter_q(jobs, queue);
     if (err != 0) return err;
-    err = jobs->be->methods->pause(jobs->be, queue, 1); /* as BullMQ's: paused first */
-    if (err == 0) err = jobs->be->methods->obliterate(jobs->be, queue, force, &r);
+    ln__jobs_be *be = jobs->be;
+    err = be->methods->pause(be, queue, 1);
+    int64_t left = -1, max_steps = -1;
+    int more = 1;
+    for (int64_t steps = 0; err == 0 && more; steps++) {
+        if (max_steps >= 0 && steps >= max_steps) {
+            err = ln__jobs_be_err(be, LN_EBUSY,
+                                  "queue '%s': jobs keep being added faster than obliterate "
+                                  "removes them; %zu removed so far",
+                                  queue, r);
+            break;
+        }
+        err = be->methods->obliterate(be, queue, force, left < 0 ? &left : NULL, &r, &more);
+        if (max_steps < 0 && left >= 0) max_steps = left / LN__OBLITERATE_STEP + 4;
+    }
     if (removed != NULL) *removed = r; /* on error too: the steps done stay done */
     return ln__jobs_leave(jobs, err);
 }

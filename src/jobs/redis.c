@@ -391,11 +391,12 @@ static int redis_pause(ln__jobs_be *be, const char *queue, int paused) {
     return script_int(r, LN__RS_PAUSE, &a, &ignored);
 }
 
-/* obliterate.lua in steps (redis_admin.c). */
-static int redis_obliterate(ln__jobs_be *be, const char *queue, int force, size_t *removed) {
+/* One obliterate.lua call (redis_admin.c). */
+static int redis_obliterate(ln__jobs_be *be, const char *queue, int force, int64_t *left,
+                            size_t *removed, int *more) {
     redis_be *r = rbe(be);
     set_queue(r, queue);
-    return ln__redis_obliterate(&r->conn, r->key, be, queue, force, removed);
+    return ln__redis_obliterate(&r->conn, r->key, be, queue, force, left, removed, more);
 }
 
 /* drain.lua in steps (redis_admin.c). */

@@ -225,12 +225,13 @@ int ln__redis_drain(ln__redis_conn *c, const char *base, ln__jobs_be *be, size_t
     return 0;
 }
 
-/* One obliterate.lua call of at most DRAIN_CHUNK jobs into *removed, *more
- * (0: the queue is gone) and *left (the jobs there were before it). */
-static int obliterate_call(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
-                           int force, size_t *removed, int *more, int64_t *left) {
+/* One obliterate.lua call (backend.h's obliterate step): at most
+ * LN__OBLITERATE_STEP jobs and schedulers into *removed, *more (0: the
+ * queue is gone) and *left (may be NULL: the jobs there were before it). */
+int ln__redis_obliterate(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
+                         int force, int64_t *left, size_t *removed, int *more) {
     ln__redis_args a = {0};
-    ln__redis_args_i64(&a, DRAIN_CHUNK);
+    ln__redis_args_i64(&a, LN__OBLITERATE_STEP);
     ln__redis_args_str(&a, force ? "1" : "0");
     int rc = 0;
     redisReply *rep =
@@ -245,7 +246,7 @@ static int obliterate_call(ln__redis_conn *c, const char *base, ln__jobs_be *be,
     if (n == 3 && first >= 0) {
         *removed += (size_t)first;
         *more = rep->element[1]->integer != 0;
-        *left = rep->element[2]->integer;
+        if (left != NULL) *left = rep->element[2]->integer;
     }
     freeReplyObject(rep);
     if (n == 1 && first == -1)
@@ -257,26 +258,5 @@ static int obliterate_call(ln__redis_conn *c, const char *base, ln__jobs_be *be,
                                queue);
     if (n != 3 || first < 0)
         return ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to obliterate");
-    return 0;
-}
-
-/* obliterate.lua until the queue is gone. Each call removes DRAIN_CHUNK
- * jobs or ends it; jobs added meanwhile go too, but at most a few calls
- * more than the queue held at the start are made, so a producer faster
- * than the calls cannot keep it going. */
-int ln__redis_obliterate(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
-                         int force, size_t *removed) {
-    *removed = 0;
-    int64_t calls = 0, max_calls = -1, left = 0;
-    for (int more = 1; more; calls++) {
-        if (max_calls >= 0 && calls >= max_calls)
-            return ln__jobs_be_err(be, LN_EBUSY,
-                                   "queue '%s': jobs keep being added faster than obliterate "
-                                   "removes them; %zu removed so far",
-                                   queue, *removed);
-        int rc = obliterate_call(c, base, be, queue, force, removed, &more, &left);
-        if (rc) return rc;
-        if (max_calls < 0) max_calls = left / DRAIN_CHUNK + 4;
-    }
     return 0;
 }

@@ -26,9 +26,8 @@ int ln__redis_remove_unprocessed(ln__redis_conn *c, const char *base, ln__jobs_b
 /* backend.h's drain (drain.lua in steps of at most 1,000 jobs: what the
  * steps removed is in *removed also on an error), as remove. */
 int ln__redis_drain(ln__redis_conn *c, const char *base, ln__jobs_be *be, size_t *removed);
-/* backend.h's obliterate (obliterate.lua in steps of at most 1,000 jobs),
- * as drain. */
+/* backend.h's obliterate step (one obliterate.lua call), as remove. */
 int ln__redis_obliterate(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
-                         int force, size_t *removed);
+                         int force, int64_t *left, size_t *removed, int *more);
 
 #endif

@@ -395,7 +395,8 @@ int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused);
 int ln__sq_is_paused(ln__jobs_be *b, const char *queue, int *paused);
 int ln__sq_drain(ln__jobs_be *b, const char *queue, size_t *removed);
 /* Store methods version 19 (sqlite_obliterate.c). */
-int ln__sq_obliterate(ln__jobs_be *b, const char *queue, int force, size_t *removed);
+int ln__sq_obliterate(ln__jobs_be *b, const char *queue, int force, int64_t *left, size_t *removed,
+                      int *more);
 int ln__sq_step(ln__jobs_be *b, const char *queue, ln__jobs_step *st);
 int ln__sq_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stalled,
                            const char *reason, size_t *requeued, size_t *failed);

@@ -1,8 +1,9 @@
-/* sqlite_obliterate.c - ln_jobs_obliterate on the SQLite backend (store
- * methods version 19; BullMQ's queue.obliterate()): every job of a paused
- * queue, in write transactions of at most OBLITERATE_CHUNK jobs and job
- * schedulers, as the Redis store's obliterate.lua takes them: state by
- * state (active only with force, delayed, completed, ready, failed, then
+/* sqlite_obliterate.c - a step of ln_jobs_obliterate on the SQLite
+ * backend (store methods version 19; BullMQ's queue.obliterate(); front.c
+ * pauses the queue and repeats the steps): one write transaction of at
+ * most LN__OBLITERATE_STEP jobs and job schedulers of a paused queue, as
+ * the Redis store's obliterate.lua takes them: state by state (active only
+ * with force, delayed, the schedulers, completed, ready, failed, then
  * parents waiting for children), each job deleted as a drain deletes one
  * (its deduplication id freed, its logs and dependencies by the schema's
  * triggers, a parent in another queue released; be->hard_queue: a parent
@@ -15,11 +16,6 @@
 #include "sqlite_int.h"
 
 #include "../internal.h"
-
-#include <string.h>
-
-/* As a drain's transaction (sqlite_ops.c DRAIN_CHUNK). */
-#define OBLITERATE_CHUNK 1000
 
 /* One statement per state, each with its partial index's own WHERE term,
  * so each walks that index: active first (force only). */
@@ -98,8 +94,8 @@ static int delete_schedulers(sq_be *be, const char *queue, int64_t want, int64_t
 }
 
 /* Inside the step's transaction: LN_EBUSY unless queue is paused, or with
- * active jobs and no force; *left (first step only, else NULL) the jobs
- * and schedulers it has. */
+ * active jobs and no force; *left (may be NULL) the jobs and schedulers it
+ * has. */
 static int step_check(sq_be *be, const char *queue, int force, int64_t *left) {
     int64_t v = 0;
     int err = ln__sq_run_once(be, "obliterate", &v,
@@ -124,7 +120,7 @@ static int step_check(sq_be *be, const char *queue, int force, int64_t *left) {
     return err;
 }
 
-/* One transaction: at most OBLITERATE_CHUNK jobs and schedulers, or, none
+/* One transaction: at most LN__OBLITERATE_STEP jobs and schedulers, or, none
  * being left, the queue's own rows (*more 0). *removed grows by the jobs;
  * on failure nothing changed. */
 static int obliterate_step(sq_be *be, const char *queue, int force, int64_t *rids, int64_t *left,
@@ -135,10 +131,10 @@ static int obliterate_step(sq_be *be, const char *queue, int force, int64_t *rid
     err = step_check(be, queue, force, left);
     be->hard_queue = queue; /* its released parents go: no release event */
     /* Redis's order: active (force), delayed, the schedulers, the rest. */
-    if (err == 0) err = step_rids(be, queue, force ? 0 : 1, 2, OBLITERATE_CHUNK, rids, &n);
-    if (err == 0) err = delete_schedulers(be, queue, OBLITERATE_CHUNK - n, &ns);
+    if (err == 0) err = step_rids(be, queue, force ? 0 : 1, 2, LN__OBLITERATE_STEP, rids, &n);
+    if (err == 0) err = delete_schedulers(be, queue, LN__OBLITERATE_STEP - n, &ns);
     if (err == 0)
-        err = step_rids(be, queue, 2, LN_ARRAY_SIZE(state_sql), OBLITERATE_CHUNK - ns, rids, &n);
+        err = step_rids(be, queue, 2, LN_ARRAY_SIZE(state_sql), LN__OBLITERATE_STEP - ns, rids, &n);
     if (err == 0) err = delete_rids(be, queue, rids, n);
     be->hard_queue = NULL;
     *more = n + ns > 0;
@@ -153,31 +149,16 @@ static int obliterate_step(sq_be *be, const char *queue, int force, int64_t *rid
     return 0;
 }
 
-/* Steps until the queue is gone; jobs added meanwhile go too, but at most
- * a few steps more than the queue held at the first are made, so a
- * producer faster than the steps cannot keep it going. */
-int ln__sq_obliterate(ln__jobs_be *b, const char *queue, int force, size_t *removed) {
+/* backend.h's obliterate step: one transaction, run again once when the
+ * disk was full and the space reserve was freed for it. */
+int ln__sq_obliterate(ln__jobs_be *b, const char *queue, int force, int64_t *left, size_t *removed,
+                      int *more) {
     sq_be *be = (sq_be *)b;
-    *removed = 0;
-    int64_t *rids = ln__malloc(OBLITERATE_CHUNK * sizeof *rids);
+    int64_t *rids = ln__malloc(LN__OBLITERATE_STEP * sizeof *rids);
     if (rids == NULL) return ln__jobs_be_err(b, LN_ENOMEM, "out of memory");
-    int64_t left = -1, steps = 0, max_steps = -1;
-    int err = 0;
-    for (int more = 1; err == 0 && more; steps++) {
-        if (max_steps >= 0 && steps >= max_steps) {
-            err = ln__jobs_be_err(b, LN_EBUSY,
-                                  "queue '%s': jobs keep being added faster than obliterate "
-                                  "removes them; %zu removed so far",
-                                  queue, *removed);
-            break;
-        }
-        int64_t *first = left < 0 ? &left : NULL;
-        err = obliterate_step(be, queue, force, rids, first, removed, &more);
-        if (ln__sq_retry_for_space(be, err, 1))
-            err = obliterate_step(be, queue, force, rids, first, removed, &more);
-        err = ln__sq_relieved(be, err);
-        if (max_steps < 0 && left >= 0) max_steps = left / OBLITERATE_CHUNK + 4;
-    }
+    int err = obliterate_step(be, queue, force, rids, left, removed, more);
+    if (ln__sq_retry_for_space(be, err, 1))
+        err = obliterate_step(be, queue, force, rids, left, removed, more);
     ln__free(rids);
-    return err;
+    return ln__sq_relieved(be, err);
 }
