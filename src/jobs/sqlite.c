@@ -22,11 +22,10 @@
  */
 #include "sqlite_int.h"
 
-#include <stdarg.h>
-
 #include "../internal.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
