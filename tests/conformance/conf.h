@@ -130,6 +130,9 @@ ln_jobs *conf_open_all_events(conf_ctx *c);
  * within 3 s. */
 void conf_next_named(ln_jobs_events *ev, const char *name, ln_job_event *e);
 
+/* The events of queue from its oldest kept one: how many there are; the
+ * newest's id into last (48 bytes) when last is not NULL. */
+size_t conf_count_events(conf_ctx *c, const char *queue, char *last);
 /* Upsert job scheduler id of c->queue (every every_ms, or the cron
  * pattern), its template a job "tick"; CHECKs success. The iteration's id
  * goes to job_id (LN_JOB_ID_MAX bytes). */

@@ -297,23 +297,6 @@ static void case_edit_priority_counts(conf_ctx *c) {
     CHECK_EQ(ln_jobs_resume(c->jobs, c->queue), 0);
 }
 
-/* The events of queue from the oldest kept: how many, and the newest's id
- * into last (48 bytes). */
-static size_t count_events(conf_ctx *c, const char *queue, char *last) {
-    ln_jobs_events *ev = NULL;
-    CHECK_EQ(ln_jobs_events_open(c->jobs, queue, "0", &ev), 0);
-    size_t n = 0;
-    ln_job_event e;
-    last[0] = '\0';
-    while (ln_jobs_events_next(ev, 0, &e) == 0) {
-        n++;
-        snprintf(last, 48, "%s", e.id);
-        ln_job_event_clear(&e);
-    }
-    ln_jobs_events_close(ev);
-    return n;
-}
-
 /* Trimming keeps at least the newest max_len events (Redis: whole stream
  * nodes only, so maybe more) and removes older ones; another queue's stay. */
 static void case_edit_trim_events(conf_ctx *c) {
@@ -325,16 +308,16 @@ static void case_edit_trim_events(conf_ctx *c) {
     SAYS(all, 0, ln_jobs_add_bulk(all, c->queue, specs, N, NULL, 0));
     SAYS(all, 0, ln_jobs_add_bulk(all, other, specs, 3, NULL, 0));
     char last[48], last2[48], olast[48];
-    size_t before = count_events(c, c->queue, last);
-    size_t obefore = count_events(c, other, olast);
+    size_t before = conf_count_events(c, c->queue, last);
+    size_t obefore = conf_count_events(c, other, olast);
     CHECK(before >= N);
     size_t removed = 0;
     SAYS(all, 0, ln_jobs_trim_events(all, c->queue, 10, &removed));
-    size_t after = count_events(c, c->queue, last2);
+    size_t after = conf_count_events(c, c->queue, last2);
     CHECK_EQ(after, before - removed);
     CHECK(after >= 10 && after < before);
     CONF_CHECK_STR(last2, last); /* the newest stay */
-    CHECK_EQ(count_events(c, other, olast), obefore);
+    CHECK_EQ(conf_count_events(c, other, olast), obefore);
     SAYS(all, 0, ln_jobs_trim_events(all, c->queue, 1000000, &removed));
     CHECK_EQ(removed, 0);
     SAYS(all, LN_EINVAL, ln_jobs_trim_events(all, NULL, 10, &removed));

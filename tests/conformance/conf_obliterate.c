@@ -20,20 +20,6 @@ static int listed(conf_ctx *c, const char *queue) {
     return found;
 }
 
-/* The events of queue from its oldest kept one: how many there are. */
-static int events_left(conf_ctx *c, const char *queue) {
-    ln_jobs_events *ev;
-    SAYS(c->jobs, 0, ln_jobs_events_open(c->jobs, queue, "0", &ev));
-    int n = 0;
-    ln_job_event e;
-    while (ln_jobs_events_next(ev, 0, &e) == 0) {
-        n++;
-        ln_job_event_clear(&e);
-    }
-    ln_jobs_events_close(ev);
-    return n;
-}
-
 /* A queue with a job in every state a worker can leave, a log, a job
  * scheduler, a deduplication id, a flow parent waiting for its child,
  * metrics, a rate limit and a global concurrency: obliterate removes every
@@ -85,7 +71,7 @@ static void case_obliterate_leaves_nothing(conf_ctx *c) {
     conf_check_counts(c, c->queue);
     CHECK(!listed(c, c->queue));
     CHECK(listed(c, other));
-    CHECK_EQ(events_left(c, c->queue), 0);
+    CHECK_EQ(conf_count_events(c, c->queue, NULL), 0);
     int paused = 1;
     SAYS(c->jobs, 0, ln_jobs_is_paused(c->jobs, c->queue, &paused));
     CHECK_EQ(paused, 0);
@@ -247,7 +233,7 @@ static void case_obliterate_other_followers_see_on(conf_ctx *c) {
     CONF_CHECK_STR(e.job_id, id);
     ln_job_event_clear(&e);
     ln_jobs_events_close(ev);
-    CHECK_EQ(events_left(c, c->queue), 0);
+    CHECK_EQ(conf_count_events(c, c->queue, NULL), 0);
     ln_jobs_close(jobs);
 }
 

@@ -60,6 +60,21 @@ void conf_next_named(ln_jobs_events *ev, const char *name, ln_job_event *e) {
     }
 }
 
+size_t conf_count_events(conf_ctx *c, const char *queue, char *last) {
+    ln_jobs_events *ev = NULL;
+    CHECK_EQ(ln_jobs_events_open(c->jobs, queue, "0", &ev), 0);
+    size_t n = 0;
+    ln_job_event e;
+    if (last != NULL) last[0] = '\0';
+    while (ln_jobs_events_next(ev, 0, &e) == 0) {
+        n++;
+        if (last != NULL) snprintf(last, 48, "%s", e.id);
+        ln_job_event_clear(&e);
+    }
+    ln_jobs_events_close(ev);
+    return n;
+}
+
 void conf_schedule(conf_ctx *c, const char *id, int64_t every_ms, const char *pattern,
                    char *job_id) {
     ln_job_schedule s;
