@@ -286,8 +286,8 @@ static const exp_experiment bullmq_experiment = {
         "with no persistence (--save \"\", --appendonly no) and stopped after the last run, "
         "or the server of $LANES_BENCH_REDIS_URL when set. Both sides use the same server "
         "in the same run, each its own queues (lanes-bench-c-PID-*, lanes-bench-node-PID-*), "
-        "whose jobs are removed after every run (BullMQ obliterates its queues; lanes has "
-        "no obliterate, so the event stream, id, meta and marker keys of its queues stay).",
+        "each obliterated after every run (BullMQ's queue.obliterate, lanes' "
+        "ln_jobs_obliterate), so no run leaves keys to the next.",
         "Every job: name \"noop\", data {}, default options (completed jobs are kept, "
         "BullMQ's default); handlers return at once.",
         "Worker: the jobs are added 1,000 per call (untimed), then one worker of "

@@ -19,8 +19,9 @@
 # ln_jobs_add_bulk, BullMQ's addBulk), callgrind's counters are dumped
 # just before and just after its worker runs them
 # (redis_floor --callgrind, bench.mjs --around), and the second dump's
-# total over N is the run's figure. BullMQ's side first runs a tenth of N
-# untimed, so its scripts are loaded and Node's JIT is warm.
+# total over N is the run's figure. Each side first runs a tenth of N (at
+# most 1,000) untimed on a queue of its own, so its scripts are loaded
+# (and Node's JIT is warm) before the counted part.
 # Needs valgrind, redis-server, node and tests/interop's npm install.
 # Prints a line per run, then one JSON line: {"jobs", "repeats",
 # "lanesInstrPerJob", "bullmqInstrPerJob" (medians), "ratio" (BullMQ's

@@ -35,15 +35,14 @@ static int open_store(const char *url, ln_jobs **jobs, bench_bullmq_result *out)
     return err == 0 ? 0 : fail(out, err, "open %s: %s (%s)", url, msg, ln_strerror(err));
 }
 
-/* Remove every job of queue a run leaves (waiting, completed, failed), so
- * the next run starts from an empty queue and the server's memory stays
- * flat. Its error, if any, is kept in out unless one is there already. */
+/* Remove queue a run leaves and everything of it (ln_jobs_obliterate, as
+ * bench.mjs obliterates BullMQ's), so the next run starts on a server
+ * holding no more than the one before did. Its error, if any, is kept in
+ * out unless one is there already. */
 static int forget(ln_jobs *jobs, const char *queue, bench_bullmq_result *out) {
-    int err = ln_jobs_drain(jobs, queue, NULL);
-    if (err == 0) err = ln_jobs_clean(jobs, queue, LN_JOB_COMPLETED, -1, 0, NULL);
-    if (err == 0) err = ln_jobs_clean(jobs, queue, LN_JOB_FAILED, -1, 0, NULL);
+    int err = ln_jobs_obliterate(jobs, queue, 0, NULL);
     if (err != 0 && out->errmsg[0] == '\0')
-        fail(out, err, "cleaning queue %s: %s", queue, ln_jobs_errmsg(jobs));
+        fail(out, err, "obliterating queue %s: %s", queue, ln_jobs_errmsg(jobs));
     return err;
 }
 
