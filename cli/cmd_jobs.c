@@ -39,6 +39,7 @@ typedef struct args {
     const char *parent, *parent_on_failure; /* add --parent (jobs_flow.c) */
     int unprocessed;                        /* remove --unprocessed-children */
     int force;                              /* obliterate --force */
+    const char *state, *before;             /* retry --state, --before */
 } args;
 
 /* "lanes jobs" or "lanes jobs CMD": who speaks in messages. */
@@ -69,6 +70,8 @@ static const cli_opt options[] = {
     {"--limit", 1, AT(limit), "list"},
     {"--offset", 1, AT(offset), "list"},
     {"--all", 0, AT(all), "retry"},
+    {"--state", 1, AT(state), "retry"},
+    {"--before", 1, AT(before), "retry"},
     {"--children", 0, AT(children), "remove"},
     {"--age", 1, AT(age), "clean"},
     {"--keep", 1, AT(keep), "clean"},
@@ -490,16 +493,28 @@ static int cmd_events(ln_jobs *jobs, args *a) {
     return rc;
 }
 
+/* retry QUEUE ID | QUEUE --all [--state STATE] [--before MS]: 0 or an LN_E*
+ * code of the library, or the exit code of a usage error (> 0). */
+static int retry(ln_jobs *jobs, const args *a, size_t *count) {
+    if (a->npos != (a->all ? 1 : 2))
+        return cli_usage(prog, "%s", "retry needs QUEUE ID or QUEUE --all");
+    int state = a->state ? ln_job_state_parse(a->state) : LN_JOB_FAILED;
+    if (state != LN_JOB_COMPLETED && state != LN_JOB_FAILED)
+        return cli_usage(prog, "retry: --state '%s' must be completed or failed", a->state);
+    long long before = -1;
+    if (a->before && (!a->all || cli_parse_ll(a->before, 0, 1LL << 53, &before) < 0))
+        return cli_usage(prog, "--before '%s' must be ms since the epoch, with --all", a->before);
+    if (a->all) return ln_jobs_retry_all_finished(jobs, a->pos[0], state, before, count);
+    return ln_jobs_retry_finished(jobs, a->pos[0], a->pos[1], state);
+}
+
 /* retry, remove, clean, pause, resume, drain, obliterate: an action and a
  * count. */
 static int cmd_action(ln_jobs *jobs, const char *cmd, args *a) {
     int err;
     size_t count = 1;
     if (strcmp(cmd, "retry") == 0) {
-        if (a->npos != (a->all ? 1 : 2))
-            return cli_usage(prog, "%s", "retry needs QUEUE ID or QUEUE --all");
-        err = a->all ? ln_jobs_retry_all(jobs, a->pos[0], &count)
-                     : ln_jobs_retry(jobs, a->pos[0], a->pos[1]);
+        if ((err = retry(jobs, a, &count)) > 0) return err; /* a usage error */
     } else if (strcmp(cmd, "remove") == 0) {
         if (a->npos != 2) return cli_usage(prog, "%s", "remove needs QUEUE ID");
         if (a->children && a->unprocessed)

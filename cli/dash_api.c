@@ -302,12 +302,23 @@ static cli_dash_reply remove_tree(cli_dash *d, const char *queue, const char *id
                         (json_int_t)removed));
 }
 
-/* POST .../jobs/ID/(retry|remove|remove-tree|promote). */
-static cli_dash_reply job_action(cli_dash *d, const char *queue, const char *id, const char *act) {
-    int err;
+/* The finished state a retry takes: ?state=completed or failed (the
+ * default); -1 for any other. */
+static int retry_state(const cli_dash_req *req) {
+    const char *st = req->arg(req->arg_ctx, "state");
+    int state = st != NULL ? ln_job_state_parse(st) : LN_JOB_FAILED;
+    return state == LN_JOB_COMPLETED || state == LN_JOB_FAILED ? state : -1;
+}
+
+/* POST .../jobs/ID/(retry[?state=]|remove|remove-tree|promote). */
+static cli_dash_reply job_action(cli_dash *d, const cli_dash_req *req, const char *queue,
+                                 const char *id, const char *act) {
+    int err, state = retry_state(req);
     if (strcmp(act, "remove-tree") == 0) return remove_tree(d, queue, id);
+    if (strcmp(act, "retry") == 0 && state < 0)
+        return cli_dash_error(400, "bad_request", "state must be completed or failed");
     if (strcmp(act, "retry") == 0)
-        err = ln_jobs_retry(d->jobs, queue, id);
+        err = ln_jobs_retry_finished(d->jobs, queue, id, state);
     else if (strcmp(act, "remove") == 0)
         err = ln_jobs_remove(d->jobs, queue, id);
     else if (strcmp(act, "promote") == 0)
@@ -334,13 +345,16 @@ static cli_dash_reply clean(cli_dash *d, const cli_dash_req *req, const char *qu
     return ok(json_pack("{s:b,s:I}", "ok", 1, "removed", (json_int_t)removed));
 }
 
-/* POST /api/queues/Q/(retry-all|clean|pause|resume). */
+/* POST /api/queues/Q/(retry-all[?state=]|clean|pause|resume). */
 static cli_dash_reply queue_action(cli_dash *d, const cli_dash_req *req, const char *queue,
                                    const char *act) {
     int err;
     if (strcmp(act, "retry-all") == 0) {
         size_t count = 0;
-        if ((err = ln_jobs_retry_all(d->jobs, queue, &count)) != 0)
+        int state = retry_state(req);
+        if (state < 0)
+            return cli_dash_error(400, "bad_request", "state must be completed or failed");
+        if ((err = ln_jobs_retry_all_finished(d->jobs, queue, state, -1, &count)) != 0)
             return cli_dash_lib_error(d, err);
         return ok(json_pack("{s:b,s:I}", "ok", 1, "retried", (json_int_t)count));
     }
@@ -442,7 +456,7 @@ cli_dash_reply cli_dash_api(cli_dash *d, const cli_dash_req *req) {
     if (is(req, 3, "POST")) {
         r = queue_action(d, req, s[1], s[2]);
     } else if (is(req, 5, "POST") && strcmp(s[2], "jobs") == 0) {
-        r = job_action(d, s[1], s[3], s[4]);
+        r = job_action(d, req, s[1], s[3], s[4]);
     } else if (is(req, 5, "POST") && strcmp(s[2], "schedulers") == 0) {
         r = scheduler_action(d, s[1], s[3], s[4]);
     } else if (req->nseg <= 5 && strcmp(req->method, "GET") != 0 &&

@@ -71,8 +71,11 @@ static const cli_jobs_cmd cmds[] = {
      "--json one object; its backoff is backoff (fixed, exponential or a\n"
      "custom type's name), backoff_ms and backoff_jitter (0: none).\n"},
     {"logs", "QUEUE ID", "Print the log lines a handler wrote for a job.\n"},
-    {"retry", "QUEUE ID | QUEUE --all",
-     "Move a failed job (or, with --all, every failed job) back to waiting.\n"
+    {"retry", "(QUEUE ID | QUEUE --all [--before MS]) [--state STATE]",
+     "Move a failed job (or, with --all, every failed job) back to waiting\n"
+     "with a fresh attempt budget. --state completed retries completed jobs\n"
+     "instead (their results are cleared). --before MS: with --all, only the\n"
+     "jobs that finished at or before MS (ms since the epoch; default: now).\n"
      "Prints how many moved.\n"},
     {"remove", "QUEUE ID [--children | --unprocessed-children]",
      "Delete a job. Refused (exit 1) while it is active, and for a job\n"

@@ -645,6 +645,40 @@ TEST(jobs_backoff_option) {
     jt_cleanup();
 }
 
+/* retry --state completed: a completed job (or, with --all, every one
+ * finished at or before --before) runs again; bad states and a --before
+ * without --all or of no number are usage errors, and a job in the other
+ * state is refused as bad input (LN_EINVAL): exit 2 each. */
+TEST(jobs_retry_completed) {
+    char url[512], out[4096], err[4096];
+    snprintf(url, sizeof url, "%s", jt_url("rc"));
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--id", "a"), 0);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--id", "b"), 0);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec", "true"), 0);
+    CHECK_EQ(counts_of(url, "q", "completed"), 2);
+    stderr_path = jt_path("stderr.txt");
+    CHECK_EQ(LANES(out, "jobs", url, "retry", "q", "a"), 2); /* completed, not failed */
+    CHECK(strstr(err_text(err, sizeof err), "job 'a' is completed, not failed") != NULL);
+    CHECK_EQ(LANES(out, "jobs", url, "retry", "q", "a", "--state", "active"), 2);
+    CHECK(strstr(err_text(err, sizeof err), "must be completed or failed") != NULL);
+    CHECK_EQ(LANES(out, "jobs", url, "retry", "q", "a", "--state", "completed", "--before", "5"),
+             2);
+    CHECK_EQ(LANES(out, "jobs", url, "retry", "q", "--all", "--before", "soon"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "retry", "q", "--all", "--before", "-1"), 2);
+    stderr_path = NULL;
+    CHECK_EQ(LANES(out, "jobs", url, "retry", "q", "a", "--state", "completed"), 0);
+    CHECK_EQ(strcmp(out, "1\n"), 0);
+    CHECK_EQ(
+        LANES(out, "jobs", url, "retry", "q", "--all", "--state", "completed", "--before", "0"), 0);
+    CHECK_EQ(strcmp(out, "0\n"), 0); /* b finished after the epoch */
+    CHECK_EQ(LANES(out, "jobs", url, "retry", "q", "--all", "--state", "completed", "--json"), 0);
+    CHECK(strstr(out, "\"count\":1") != NULL);
+    CHECK_EQ(counts_of(url, "q", "waiting"), 2);
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--exec", "true"), 0);
+    CHECK_EQ(counts_of(url, "q", "completed"), 2);
+    jt_cleanup();
+}
+
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     return ln_test_run(argc, argv,
@@ -665,5 +699,6 @@ int main(int argc, char **argv) {
                                         TESTCASE(jobs_json_of_text_that_is_not_utf8),
                                         TESTCASE(jobs_backoff_option),
                                         TESTCASE(jobs_open_error_hides_password),
+                                        TESTCASE(jobs_retry_completed),
                                         {0}});
 }

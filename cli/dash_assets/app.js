@@ -224,6 +224,9 @@ async function jobView(main, name, id) {
   const base = 'queues/' + q(name) + '/jobs/' + q(id) + '/';
   const acts = el('div', { class: 'bar' },
     j.state === 'failed' ? action('Retry', base + 'retry', { name: 'retry' }) : null,
+    j.state === 'completed' ? action('Run again', base + 'retry?state=completed',
+      { name: 'retry', confirm: 'Run completed job ' + id + ' again (its result is cleared)?' })
+      : null,
     j.state === 'delayed' ? action('Promote', base + 'promote', { name: 'promote' }) : null,
     j.state !== 'active' ? action('Remove', base + 'remove', { name: 'remove', danger: true,
       confirm: 'Remove job ' + id + '?', after: qhref(name, { state: j.state }),

@@ -447,8 +447,33 @@ LN_EXTERN void ln_jobs_free_lines(char **lines, size_t n);
  * cleared, as BullMQ's job.retry does; attempts_started keeps counting).
  * LN_ENOENT: no such job; LN_EINVAL: the job is not failed. */
 LN_EXTERN int ln_jobs_retry(ln_jobs *jobs, const char *queue, const char *id);
-/* Retry every failed job of queue; *count (may be NULL) gets how many. */
+/* Retry every failed job of queue (ln_jobs_retry_all_finished with
+ * LN_JOB_FAILED and before_ms -1); *count (may be NULL) gets how many. */
 LN_EXTERN int ln_jobs_retry_all(ln_jobs *jobs, const char *queue, size_t *count);
+
+/* ln_jobs_retry for a job that finished either way (BullMQ's
+ * job.retry(state) with resetAttemptsMade): state is LN_JOB_FAILED or
+ * LN_JOB_COMPLETED, the state the job must be in. Retrying a completed job
+ * clears its result (and started_ms, finished_ms) and leaves a
+ * failed_reason of an earlier attempt, as BullMQ clears returnvalue and
+ * not failedReason; a failed job's failed_reason goes. A flow child whose
+ * result (or recorded failure) its parent holds is the parent's pending
+ * dependency again; the parent is not moved back to waiting for its
+ * children (BullMQ's neither), so a parent that is already ready or
+ * active cannot complete until the child completes again. A 'waiting'
+ * event with prev "completed" or "failed". LN_ENOENT: no such job;
+ * LN_EINVAL: state is neither, or the job is not in it. */
+LN_EXTERN int ln_jobs_retry_finished(ln_jobs *jobs, const char *queue, const char *id, int state);
+
+/* Retry every job of queue in state (LN_JOB_FAILED or LN_JOB_COMPLETED)
+ * that finished at or before before_ms (ms since the epoch on the store's
+ * clock; < 0: when this call starts), oldest finished first (BullMQ's
+ * queue.retryJobs({state, timestamp})). Steps of at most 1,000 jobs, each
+ * atomic, the whole not; jobs that finish while it runs are after the
+ * bound and stay, so workers that finish the retried jobs again cannot
+ * keep it going. *count (may be NULL) gets how many, also on an error. */
+LN_EXTERN int ln_jobs_retry_all_finished(ln_jobs *jobs, const char *queue, int state,
+                                         int64_t before_ms, size_t *count);
 
 /* Remove a job and its logs; a flow parent's children stay (as BullMQ's
  * remove with removeChildren false; ln_jobs_remove_tree takes them too).

@@ -40,8 +40,9 @@
  * opts.parent_*.
  * 17: edit (change priority / delay / data, dedup id read / release).
  * 18: the step's keep_complete / keep_fail (a worker's retention).
- * 19: obliterate. */
-#define LN__STORE_METHODS_VERSION 19
+ * 19: obliterate.
+ * 20: retry takes a state (completed jobs too) and a bound, one step. */
+#define LN__STORE_METHODS_VERSION 20
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -52,6 +53,9 @@
 /* Most jobs and job schedulers one obliterate step removes (one Redis
  * script call, one SQLite transaction): as a drain's step. */
 #define LN__OBLITERATE_STEP 1000
+
+/* Most jobs one step of a retry of all finished jobs moves. */
+#define LN__RETRY_STEP 1000
 
 typedef struct ln__store_methods ln__store_methods;
 typedef struct ln__wait_methods ln__wait_methods;
@@ -216,9 +220,15 @@ struct ln__store_methods {
                 ln_job_info **out, size_t *n);
     /* A job's log lines, oldest first (ln__malloc'd); LN_ENOENT. */
     int (*logs)(ln__jobs_be *be, const char *queue, const char *id, char ***lines, size_t *n);
-    /* Failed job id (or every failed job when id is NULL) back to waiting
-     * with attempts_made = 0; LN_ENOENT, LN_EINVAL (not failed). */
-    int (*retry)(ln__jobs_be *be, const char *queue, const char *id, size_t *count);
+    /* One retry step (jobs.h's ln_jobs_retry_finished): finished job id of
+     * state (LN_JOB_FAILED / LN_JOB_COMPLETED; the front checks it) back
+     * to waiting with attempts_made = 0 (LN_ENOENT, LN_EINVAL: not in
+     * state); or, id NULL, up to LN__RETRY_STEP jobs of state that finished
+     * at or before *before_ms, oldest first, which the store sets to its
+     * clock's now when < 0 (the front passes it on to the next steps).
+     * *count: the jobs moved. */
+    int (*retry)(ln__jobs_be *be, const char *queue, const char *id, int state, int64_t *before_ms,
+                 size_t *count);
     /* Remove a job and its logs; LN_ENOENT, LN_EBUSY (active), LN_EINVAL
      * (a job scheduler's current iteration). */
     int (*remove)(ln__jobs_be *be, const char *queue, const char *id);

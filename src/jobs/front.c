@@ -328,20 +328,47 @@ int ln_jobs_logs(ln_jobs *jobs, const char *queue, const char *id, char ***lines
     return ln__jobs_leave(jobs, jobs->be->methods->logs(jobs->be, queue, id, lines, n));
 }
 
-int ln_jobs_retry(ln_jobs *jobs, const char *queue, const char *id) {
+static int retry_state_ok(ln_jobs *jobs, int state) {
+    if (state == LN_JOB_FAILED || state == LN_JOB_COMPLETED) return 0;
+    return enter_checked(jobs, LN_EINVAL, "state must be LN_JOB_FAILED or LN_JOB_COMPLETED");
+}
+
+int ln_jobs_retry_finished(ln_jobs *jobs, const char *queue, const char *id, int state) {
     size_t count;
-    int err = enter_qid(jobs, queue, id);
+    int64_t bound = -1;
+    int err = retry_state_ok(jobs, state);
+    if (err == 0) err = enter_qid(jobs, queue, id);
     if (err != 0) return err;
-    return ln__jobs_leave(jobs, jobs->be->methods->retry(jobs->be, queue, id, &count));
+    return ln__jobs_leave(jobs,
+                          jobs->be->methods->retry(jobs->be, queue, id, state, &bound, &count));
+}
+
+int ln_jobs_retry(ln_jobs *jobs, const char *queue, const char *id) {
+    return ln_jobs_retry_finished(jobs, queue, id, LN_JOB_FAILED);
+}
+
+/* Steps until one moves fewer than a step's worth. The bound (the first
+ * step's clock when before_ms < 0) ends it: a job finishing meanwhile is
+ * after it, so retried jobs that finish again are not taken again. */
+int ln_jobs_retry_all_finished(ln_jobs *jobs, const char *queue, int state, int64_t before_ms,
+                               size_t *count) {
+    size_t total = 0, step = LN__RETRY_STEP;
+    if (count != NULL) *count = 0;
+    int err = retry_state_ok(jobs, state);
+    if (err == 0) err = enter_q(jobs, queue);
+    if (err != 0) return err;
+    int64_t bound = before_ms < 0 ? -1 : before_ms;
+    while (err == 0 && step == LN__RETRY_STEP) {
+        err = jobs->be->methods->retry(jobs->be, queue, NULL, state, &bound, &step);
+        if (err == 0) total += step;
+        LN_ASSERT(err != 0 || (step <= LN__RETRY_STEP && bound >= 0));
+    }
+    if (count != NULL) *count = total; /* on error too: the steps done stay done */
+    return ln__jobs_leave(jobs, err);
 }
 
 int ln_jobs_retry_all(ln_jobs *jobs, const char *queue, size_t *count) {
-    size_t c = 0;
-    int err = enter_q(jobs, queue);
-    if (err != 0) return err;
-    err = ln__jobs_leave(jobs, jobs->be->methods->retry(jobs->be, queue, NULL, &c));
-    if (count != NULL) *count = err == 0 ? c : 0;
-    return err;
+    return ln_jobs_retry_all_finished(jobs, queue, LN_JOB_FAILED, -1, count);
 }
 
 int ln_jobs_remove(ln_jobs *jobs, const char *queue, const char *id) {

@@ -69,7 +69,7 @@
 
 #define PREFIX_MAX 256
 #define BASE_MAX (PREFIX_MAX + LN_JOB_QUEUE_MAX + 2)
-#define BATCH 1000 /* jobs per script call of retry-all and clean */
+#define BATCH 1000 /* jobs per script call of clean */
 
 typedef struct redis_be {
     ln__jobs_be base;
@@ -326,28 +326,43 @@ static int script_int(redis_be *r, int which, ln__redis_args *a, int64_t *out) {
     return 0;
 }
 
-static int redis_retry(ln__jobs_be *be, const char *queue, const char *id, size_t *count) {
+static int redis_retry(ln__jobs_be *be, const char *queue, const char *id, int state,
+                       int64_t *before_ms, size_t *count) {
     redis_be *r = rbe(be);
+    const char *want = ln_job_state_name(state);
     int rc = 0;
     set_queue(r, queue);
     *count = 0;
-    int64_t moved = 0;
-    do {
-        ln__redis_args a = {0};
-        ln__redis_args_str(&a, id ? id : "");
-        ln__redis_args_i64(&a, BATCH);
-        if ((rc = script_int(r, LN__RS_REQUEUE, &a, &moved)) < 0) return rc;
-        if (moved == LN__RC_JOB_NOT_EXIST)
-            return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
-        if (moved == LN__RC_NOT_FAILED) {
-            ln_job_info info = {0};
-            rc = redis_get(be, queue, id, &info);
-            const char *state = rc ? "not failed" : ln_job_state_name(info.state);
-            ln_job_info_clear(&info);
-            return ln__jobs_be_err(be, LN_EINVAL, "job '%s' is %s, not failed", id, state);
-        }
-        *count += (size_t)moved;
-    } while (!id && moved == BATCH);
+    ln__redis_args a = {0};
+    ln__redis_args_str(&a, id ? id : "");
+    ln__redis_args_i64(&a, LN__RETRY_STEP);
+    ln__redis_args_str(&a, want);
+    if (*before_ms >= 0)
+        ln__redis_args_i64(&a, *before_ms);
+    else
+        ln__redis_args_str(&a, "");
+    redisReply *rep = script(r, LN__RS_REQUEUE, &a, &rc);
+    ln__redis_args_free(&a);
+    if (!rep) return public_rc(rc);
+    int64_t code = rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0;
+    char *end = NULL;
+    int ok = rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
+             rep->element[0]->type == REDIS_REPLY_INTEGER && rep->element[0]->integer >= 0 &&
+             rep->element[1]->type == REDIS_REPLY_STRING &&
+             (*before_ms = strtoll(rep->element[1]->str, &end, 10)) >= 0 && *end == '\0';
+    if (ok) *count = (size_t)rep->element[0]->integer;
+    if (!ok && code != LN__RC_JOB_NOT_EXIST && code != LN__RC_JOB_NOT_IN_STATE)
+        return bad_reply(r, rep, ln__redis_scripts[LN__RS_REQUEUE].name);
+    freeReplyObject(rep);
+    if (code == LN__RC_JOB_NOT_EXIST)
+        return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    if (code == LN__RC_JOB_NOT_IN_STATE) {
+        ln_job_info info = {0};
+        rc = redis_get(be, queue, id, &info);
+        const char *now = rc ? "not in that state" : ln_job_state_name(info.state);
+        ln_job_info_clear(&info);
+        return ln__jobs_be_err(be, LN_EINVAL, "job '%s' is %s, not %s", id, now, want);
+    }
     return 0;
 }
 

@@ -83,7 +83,8 @@ typedef enum sq_stmt {
     S_LOGS,
     S_STATE_OF,
     S_RETRY_ONE,
-    S_RETRY_ALL,
+    S_RETRY_PICK_C,
+    S_RETRY_PICK_F,
     S_REMOVE,
     S_CLEAN_COMPLETED,
     S_CLEAN_FAILED,
@@ -119,7 +120,6 @@ typedef enum sq_stmt {
     S_EVENT,
     S_EVENT_TRIM,
     S_EVENT_PROMOTE,
-    S_EVENT_RETRY_ALL,
     S_METRICS_GET,
     S_METRICS_PUT,
     S_METRICS_PUSH,
@@ -147,8 +147,6 @@ typedef enum sq_stmt {
     S_CLEAN_DEDUP_F,
     S_RETRY_DEPS_INC, /* a retried child is its parent's dependency again */
     S_RETRY_DEPS,
-    S_RETRY_ALL_DEPS_INC,
-    S_RETRY_ALL_DEPS,
     S_CLEAN_PARENTS, /* a clean's flow parents of its queue (sqlite_flow.c) */
     S_CLEAN_PARENT_UP,
     S_DRAIN_SIZE,
@@ -315,7 +313,7 @@ int ln__sq_limits(ln__jobs_be *b, const char *queue, ln__jobs_limits *l);
  * LN_JOBS_EVENTS_KEEP. */
 int ln__sq_event(sq_be *be, const char *queue, const char *name, const char *job_id, const char *k1,
                  const char *v1, const char *k2, const char *v2, int64_t now);
-/* The event of a run of statement id (S_EVENT_PROMOTE, S_EVENT_RETRY_ALL:
+/* The event of a run of statement id (S_EVENT_PROMOTE:
  * one event per job they are about to move) with ?1 = queue, ?2 = now. */
 int ln__sq_events_for(sq_be *be, sq_stmt id, const char *queue, int64_t now);
 /* The public id of row rid with caller id cid (NULL: store-numbered):
@@ -377,7 +375,8 @@ int ln__sq_counts(ln__jobs_be *b, const char *queue, ln_job_counts *c);
 int ln__sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset, size_t limit,
                 ln_job_info **out, size_t *n);
 int ln__sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines, size_t *n);
-int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id, size_t *count);
+int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id, int state, int64_t *before_ms,
+                 size_t *count); /* sqlite_retry.c */
 int ln__sq_remove(ln__jobs_be *b, const char *queue, const char *id);
 /* sqlite_ops.c: delete job rid (not active) and free the deduplication id
  * it holds (any TTL); *priority gets its priority; what names the caller

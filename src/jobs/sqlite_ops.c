@@ -1,5 +1,6 @@
 /* sqlite_ops.c - SQLite backend: adding jobs and administering queues
- * (get, counts, list, logs, retry, remove, clean, pause, drain). */
+ * (get, counts, list, logs, remove, clean, pause, drain; retry is
+ * sqlite_retry.c). */
 #include "sqlite_int.h"
 
 #include "../internal.h"
@@ -375,69 +376,6 @@ int ln__sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines
 done:
     ln__sq_exec(be, S_COMMIT);
     return err;
-}
-
-/* Before a retry of failed job rid (queue NULL) or of every failed job of
- * queue: a flow child among them whose failure its parent recorded is
- * the parent's pending dependency again (S_RETRY_DEPS*: the parent's deps
- * first, while the rows still say which children count). */
-static int retry_deps(sq_be *be, const char *queue, int64_t rid) {
-    const sq_stmt one[2] = {S_RETRY_DEPS_INC, S_RETRY_DEPS};
-    const sq_stmt all[2] = {S_RETRY_ALL_DEPS_INC, S_RETRY_ALL_DEPS};
-    for (int i = 0; i < 2; i++) {
-        sqlite3_stmt *s = ln__sq_stmt_get(be, queue ? all[i] : one[i]);
-        if (s == NULL) return LN_EBACKEND;
-        if (queue)
-            BIND_TEXT(s, 1, queue);
-        else
-            sqlite3_bind_int64(s, 1, rid);
-        int err = ln__sq_run(be, s, "retry (flow)");
-        if (err != 0) return err;
-    }
-    return 0;
-}
-
-static int retry_once(sq_be *be, const char *queue, const char *id, size_t *count) {
-    int64_t now, rid;
-    int state;
-    *count = 0;
-    int err = ln__sq_begin_write(be, &now);
-    if (err != 0) return err;
-    sqlite3_stmt *s;
-    if (id != NULL) {
-        if ((err = ln__sq_find_job(be, queue, id, &rid, &state)) != 0) goto fail;
-        if (state != ST_FAILED) {
-            err = ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is not failed, nothing to retry",
-                                  id);
-            goto fail;
-        }
-        err = ln__sq_event(be, queue, "waiting", id, "prev", "failed", NULL, NULL, now);
-        if (err != 0 || (err = retry_deps(be, NULL, rid)) != 0) goto fail;
-        if ((s = ln__sq_stmt_get(be, S_RETRY_ONE)) == NULL) goto fail_backend;
-        sqlite3_bind_int64(s, 1, rid);
-    } else {
-        if ((err = ln__sq_events_for(be, S_EVENT_RETRY_ALL, queue, now)) != 0 ||
-            (err = retry_deps(be, queue, 0)) != 0)
-            goto fail;
-        if ((s = ln__sq_stmt_get(be, S_RETRY_ALL)) == NULL) goto fail_backend;
-        BIND_TEXT(s, 1, queue);
-    }
-    sqlite3_bind_int64(s, 2, now);
-    if ((err = ln__sq_run(be, s, "retry")) != 0) goto fail;
-    *count = (size_t)sqlite3_changes(be->db);
-    return ln__sq_commit(be);
-fail_backend:
-    err = LN_EBACKEND;
-fail:
-    ln__sq_rollback(be);
-    return err;
-}
-
-int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id, size_t *count) {
-    sq_be *be = (sq_be *)b;
-    int err = retry_once(be, queue, id, count);
-    if (ln__sq_retry_for_space(be, err, 0)) err = retry_once(be, queue, id, count);
-    return ln__sq_relieved(be, err);
 }
 
 /* Delete job rid (not active) and free the deduplication id it holds (any

@@ -108,13 +108,14 @@ static const char *const sql_text[S_COUNT_] = {
                    "= ?1",
     /* Retries: back in line by the job's lifo option (seq), as on Redis. */
     [S_RETRY_ONE] = "UPDATE lanes_jobs SET state = 0, attempts_made = 0, " SEQ_BY_LIFO ", "
-                    "reason = NULL, started_at = NULL, finished_at = NULL, "
-                    "run_at = ?2 WHERE "
-                    "rid = ?1 AND state = 5",
-    [S_RETRY_ALL] = "UPDATE lanes_jobs SET state = 0, attempts_made = 0, " SEQ_BY_LIFO ", "
-                    "reason = NULL, started_at = NULL, finished_at = NULL, "
-                    "run_at = ?2 WHERE "
-                    "queue = ?1 AND state = 5",
+                    "reason = CASE WHEN state = 5 THEN NULL ELSE reason END, result = CASE "
+                    "WHEN state = 4 THEN NULL ELSE result END, started_at = NULL, "
+                    "finished_at = NULL, run_at = ?2 WHERE rid = ?1 AND state = ?3",
+    /* The next step of a retry of all: the oldest finished at or before ?2. */
+    [S_RETRY_PICK_C] = "SELECT rid, COALESCE(cid, rid) FROM lanes_jobs WHERE queue = ?1 AND "
+                       "state = 4 AND finished_at <= ?2 ORDER BY finished_at, rid LIMIT ?3",
+    [S_RETRY_PICK_F] = "SELECT rid, COALESCE(cid, rid) FROM lanes_jobs WHERE queue = ?1 AND "
+                       "state = 5 AND finished_at <= ?2 ORDER BY finished_at, rid LIMIT ?3",
     [S_REMOVE] = "DELETE FROM lanes_jobs WHERE rid = ?1 AND state <> 3 RETURNING priority",
     /* A removed or drained job frees its deduplication id whatever its
      * TTL (BullMQ's removal; a finish frees only a TTL-less one: the
@@ -181,27 +182,20 @@ static const char *const sql_text[S_COUNT_] = {
     [S_CLEAN_PARENT_UP] = "SELECT p.state IN (0, 1) AND p.deps = 0, g.rid, g.state = 7 AND "
                           "g.queue = ?2 FROM lanes_jobs p LEFT JOIN lanes_jobs g ON g.rid = "
                           "p.parent_rid WHERE p.rid = ?1",
-    /* Before a retry (S_RETRY_ONE, S_RETRY_ALL): a failed child whose
-     * parent recorded its failure (ignored or continued past: status 2,
-     * which deps no longer counts; fail-parent: 3, still counted) is a
-     * pending dependency again, whatever the parent's state, as BullMQ's
-     * retry moves it back into the parent's dependencies. rdof's removed
-     * row (5) stays. */
+    /* Before a retry (S_RETRY_ONE) of child ?1: its row in its parent's
+     * dependencies is pending again, whatever the parent's state, as
+     * BullMQ's retry moves it back into the parent's dependencies. A
+     * completed child's row (1, processed) and a failure its parent
+     * recorded (ignored or continued past: 2, which deps no longer counts;
+     * fail-parent: 3, still counted) go back to 0; rdof's removed row (5)
+     * stays. deps first, while the row still says whether it counted. */
     [S_RETRY_DEPS_INC] = "UPDATE lanes_jobs SET deps = deps + 1 WHERE rid = (SELECT "
                          "parent_rid FROM lanes_jobs WHERE rid = ?1) AND EXISTS (SELECT 1 "
                          "FROM lanes_deps WHERE parent_rid = lanes_jobs.rid AND child_rid = "
-                         "?1 AND status = 2)",
+                         "?1 AND status IN (1, 2))",
     [S_RETRY_DEPS] = "UPDATE lanes_deps SET status = 0, value = NULL WHERE parent_rid = "
                      "(SELECT parent_rid FROM lanes_jobs WHERE rid = ?1) AND child_rid = ?1 "
-                     "AND status IN (2, 3)",
-    [S_RETRY_ALL_DEPS_INC] = "UPDATE lanes_jobs SET deps = deps + (SELECT count(*) FROM "
-                             "lanes_deps d JOIN lanes_jobs c ON c.rid = d.child_rid WHERE "
-                             "d.parent_rid = lanes_jobs.rid AND d.status = 2 AND c.queue = ?1 "
-                             "AND c.state = 5) WHERE rid IN (SELECT parent_rid FROM lanes_jobs "
-                             "WHERE queue = ?1 AND state = 5 AND parent_rid IS NOT NULL)",
-    [S_RETRY_ALL_DEPS] = "UPDATE lanes_deps SET status = 0, value = NULL WHERE status IN "
-                         "(2, 3) AND (parent_rid, child_rid) IN (SELECT parent_rid, rid FROM "
-                         "lanes_jobs WHERE queue = ?1 AND state = 5 AND parent_rid IS NOT NULL)",
+                     "AND status IN (1, 2, 3)",
     /* S_COMPLETE and S_TAKE: counted by their callers (sqlite_int.h). */
     /* A handler that set no result completes with the JSON null (jobs.h). */
     [S_COMPLETE] = "UPDATE lanes_jobs SET state = 4, result = COALESCE(?4, "
@@ -298,11 +292,6 @@ static const char *const sql_text[S_COUNT_] = {
                         "'{\"prev\":\"delayed\"}', ?2 FROM lanes_jobs WHERE "
                         "queue = ?1 AND state = 1 AND run_at <= ?2 ORDER BY "
                         "run_at, rid",
-    [S_EVENT_RETRY_ALL] = "INSERT INTO lanes_events(queue, name, job_id, "
-                          "fields, at) SELECT ?1, 'waiting', COALESCE(cid, "
-                          "rid), '{\"prev\":\"failed\"}', ?2 FROM lanes_jobs "
-                          "WHERE queue = ?1 AND state = 5 ORDER BY "
-                          "finished_at, rid",
     /* Rate limits and global concurrency (sqlite_limit.c). */
     [S_LIMIT_GET] = "SELECT max, duration, concurrency, win_count, win_until "
                     "FROM lanes_limits WHERE queue = ?1",

@@ -16,18 +16,22 @@
 
 /* Every table of cases; a new concept file adds its table here. */
 static const conf_case *const tables[] = {
-    conf_add_cases,           conf_admin_cases,      conf_worker_cases,      conf_lease_cases,
-    conf_badinput_cases,      conf_rules_cases,      conf_json_cases,        conf_fields_cases,
-    conf_timeout_cases,       conf_queues_cases,     conf_outcomes_cases,    conf_dedup_cases,
-    conf_events_cases,        conf_workers_cases,    conf_metrics_cases,     conf_longid_cases,
-    conf_cancel_cases,        conf_sched_cases,      conf_ratelimit_cases,   conf_flows_cases,
-    conf_speed_cases,         conf_spec_cases,       conf_spec_flow_cases,   conf_boundary_cases,
-    conf_parity_cases,        conf_drain_cases,      conf_backoff_cases,     conf_remove_tree_cases,
-    conf_dynflow_cases,       conf_dedup_next_cases, conf_review_cases,      conf_review2_cases,
-    conf_parent_events_cases, conf_flowmore_cases,   conf_stale_cases,       conf_admin_job_cases,
-    conf_review3_cases,       conf_schedrec_cases,   conf_logs_cases,        conf_detach_cases,
-    conf_edit2_cases,         conf_stale_once_cases, conf_worker_keep_cases, conf_max_started_cases,
-    conf_review4_cases,       conf_obliterate_cases,
+    conf_add_cases,         conf_admin_cases,          conf_worker_cases,
+    conf_lease_cases,       conf_badinput_cases,       conf_rules_cases,
+    conf_json_cases,        conf_fields_cases,         conf_timeout_cases,
+    conf_queues_cases,      conf_outcomes_cases,       conf_dedup_cases,
+    conf_events_cases,      conf_workers_cases,        conf_metrics_cases,
+    conf_longid_cases,      conf_cancel_cases,         conf_sched_cases,
+    conf_ratelimit_cases,   conf_flows_cases,          conf_speed_cases,
+    conf_spec_cases,        conf_spec_flow_cases,      conf_boundary_cases,
+    conf_parity_cases,      conf_drain_cases,          conf_backoff_cases,
+    conf_remove_tree_cases, conf_dynflow_cases,        conf_dedup_next_cases,
+    conf_review_cases,      conf_review2_cases,        conf_parent_events_cases,
+    conf_flowmore_cases,    conf_stale_cases,          conf_admin_job_cases,
+    conf_review3_cases,     conf_schedrec_cases,       conf_logs_cases,
+    conf_detach_cases,      conf_edit2_cases,          conf_stale_once_cases,
+    conf_worker_keep_cases, conf_max_started_cases,    conf_review4_cases,
+    conf_obliterate_cases,  conf_retry_finished_cases,
 };
 
 static char store_url[1024];

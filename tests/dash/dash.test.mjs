@@ -237,6 +237,15 @@ async function actions(page, base) {
   let k = counts('failing');
   check(k.failed === 0 && k.waiting === 1, 'retry: boom-1 is waiting again in the store');
 
+  lanes('jobs', url, 'add', 'again', 'n', '{}', '--id', 'again-1');
+  check(lanes('worker', url, 'again', '--exit-when-empty', '--exec', 'true').code === 0 &&
+    counts('again').completed === 1, 'again-1 completed');
+  await openJob(page, base, 'again', 'again-1');
+  await page.click('button[data-action="retry"]');
+  await page.waitForSelector('#banner:not([hidden])');
+  k = counts('again');
+  check(k.completed === 0 && k.waiting === 1, 'run again: again-1 is waiting again in the store');
+
   await openJob(page, base, 'mail', 'mail-3');
   await page.click('button[data-action="promote"]');
   await page.waitForSelector('#banner:not([hidden])');

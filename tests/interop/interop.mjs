@@ -48,6 +48,7 @@ import { dtSetup, dtNode } from './node/detach.mjs';
 import {
   obSetup, obCheck, obNode, obSame, obState, obRefused, obHold, obGone,
 } from './node/obliterate.mjs';
+import { rfSetup, rfCheck, rfAdd, rfNodeRetry, rfRanAgain } from './node/retry_finished.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -155,6 +156,11 @@ switch (cmd) {
   case 'ob-refused': await obRefused(queue, args[0]); break;
   case 'ob-hold': await obHold(queue); break;
   case 'ob-gone': await obGone(queue, args[0], args[1]); break;
+  case 'rf-setup': await rfSetup(queue); break;
+  case 'rf-check': await rfCheck(queue, args[0], args[1], args[2]); break;
+  case 'rf-add': await rfAdd(queue); break;
+  case 'rf-node-retry': await rfNodeRetry(queue, args[0], args[1], args[2]); break;
+  case 'rf-ran-again': await rfRanAgain(queue, ...args); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

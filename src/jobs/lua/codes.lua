@@ -3,12 +3,11 @@
 -- script body (before lib.lua) and turns each `NAME = value, -- meaning`
 -- line below into LN__RC_NAME of the generated redis_codes.h. -1, -2, -3,
 -- -6 and -8 are BullMQ's own (its ErrorCode enum), so they mean the same to
--- BullMQ's scripts; -4 and -5 are lanes' meanings.
+-- BullMQ's scripts; -5 is lanes' meaning.
 local RC = {
     JOB_NOT_EXIST = -1, -- no such job
     LOCK_NOT_EXIST = -2, -- the job's lock is missing (it lapsed)
     JOB_NOT_IN_STATE = -3, -- the job is not in the state the move needs
-    NOT_FAILED = -4, -- requeue: the job is not failed
     LOCKED = -5, -- remove: a worker holds the job's lock
     LOCK_MISMATCH = -6, -- another lock token holds the job
     SCHEDULED = -8, -- remove, cancel: a job scheduler's pending iteration (BullMQ's -8)
