@@ -532,8 +532,9 @@ LN_EXTERN int ln_jobs_is_paused(ln_jobs *jobs, const char *queue, int *paused);
  * Each job goes as BullMQ's drain removes it: a deduplication id it held
  * is free again, and a flow parent it was the last pending child of is
  * released when it is in another queue and removed with it when it is in
- * this one. *removed (may be NULL) gets the number (not counting such
- * parents). The work goes in steps of at most 1,000 jobs (each a Redis
+ * this one, and so up its chain, at most 256 parents (a flow is at most
+ * LN_FLOW_DEPTH_MAX deep): the one above is released. *removed (may be
+ * NULL) gets the number (not counting such parents). The work goes in steps of at most 1,000 jobs (each a Redis
  * script call or SQLite transaction, each atomic, the drain as a whole
  * not: after an error the finished steps' jobs are gone, and *removed
  * still gets their number), and looks at most at as many jobs as the

@@ -25,6 +25,7 @@
 
 #include <lanes.h>
 #include <lanes/jobs.h>
+#include <lanes/jobs_flows.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -53,6 +54,14 @@
 /* Most jobs and job schedulers one obliterate step removes (one Redis
  * script call, one SQLite transaction): as a drain's step. */
 #define LN__OBLITERATE_STEP 1000
+
+/* Most flow parents of its own queue that one job's removal (a drain, a
+ * clean) takes with it up a chain, each released by the one below; the
+ * parent above is released to wait instead. Flows are at most
+ * LN_FLOW_DEPTH_MAX deep, so only hand-made chains reach it; it bounds a
+ * call's work. lib_flow.lua's drop_job_hard has the same number. */
+#define LN__PARENT_CLIMB_MAX (4 * LN_FLOW_DEPTH_MAX)
+_Static_assert(LN__PARENT_CLIMB_MAX == 256, "lib_flow.lua's drop_job_hard spells it 256");
 
 /* Most jobs one step of a retry of all finished jobs moves. */
 #define LN__RETRY_STEP 1000

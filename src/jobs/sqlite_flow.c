@@ -12,9 +12,9 @@
 #include <string.h>
 
 #define BIND_TEXT(s, i, v) sqlite3_bind_text((s), (i), (v), -1, SQLITE_STATIC)
-/* How far a failure climbs a chain of parents in one transaction (a flow
- * is at most LN_FLOW_DEPTH_MAX deep; more only by hand-made chains). */
-#define CLIMB_MAX (4 * LN_FLOW_DEPTH_MAX)
+/* How far a failure or a clean climbs a chain of parents in one
+ * transaction (backend.h). */
+#define CLIMB_MAX LN__PARENT_CLIMB_MAX
 
 static int run_flow_set(sq_be *be, int64_t rid, const ln__flow_new *nd, int64_t prid) {
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_FLOW_SET);

@@ -608,10 +608,11 @@ static int drain_job(sq_be *be, const char *queue, int64_t rid) {
 
 /* Flow parent rid of the queue, once the delete of its last pending child
  * released it (the schema's trigger), goes too, and so on up its tree, as
- * BullMQ's drain removes it; it is not counted, as on Redis. Each turn
- * deletes a job, so the climb ends. */
+ * BullMQ's drain removes it; it is not counted, as on Redis. At most
+ * LN__PARENT_CLIMB_MAX of them: the parent above stays released (ready),
+ * as on Redis, so a transaction's work stays bounded. */
 static int drain_released(sq_be *be, const char *queue, int64_t rid) {
-    while (rid > 0) {
+    for (int depth = 0; rid > 0 && depth < LN__PARENT_CLIMB_MAX; depth++) {
         sqlite3_stmt *s = ln__sq_stmt_get(be, S_DRAIN_RELEASED);
         if (s == NULL) return LN_EBACKEND;
         sqlite3_bind_int64(s, 1, rid);

@@ -110,7 +110,8 @@ int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id, int state, i
     if (p == NULL) return ln__jobs_be_err(b, LN_ENOMEM, "out of memory");
     p->n = 0;
     int err = retry_once(be, queue, id, st, before_ms, p, count);
-    if (ln__sq_retry_for_space(be, err, 0)) err = retry_once(be, queue, id, st, before_ms, p, count);
+    if (ln__sq_retry_for_space(be, err, 0))
+        err = retry_once(be, queue, id, st, before_ms, p, count);
     ln__free(p);
     if (err == LN__SQ_NOT_IN_STATE) {
         ln_job_info info = {0};

@@ -107,9 +107,96 @@ static void case_drain_flows_over_steps(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
+#define CHAIN 300 /* flow parents in a chain: more than a removal takes */
+#define CLIMB 256 /* the parents one removal takes with it (backend.h) */
+
+/* A chain of CHAIN parents of c->queue, each waiting only for the one
+ * below (r0 at the top), the bottom one for "x" of c->queue, a job named
+ * leaf (for conf_handler_by_name: "bad" fails, "leaf" completes): built
+ * as flows of a parent and a child, each attached to the parent above
+ * (a flow is at most LN_FLOW_DEPTH_MAX deep), whose other children (in
+ * another queue) a worker then completes. */
+static void make_chain(conf_ctx *c, const char *leaf) {
+    const char *side = conf_queue(c, "side");
+    char ids[2][LN_JOB_ID_MAX], pid[16], above[16];
+    for (int i = 0; i < CHAIN; i++) {
+        snprintf(pid, sizeof pid, "r%d", i);
+        snprintf(above, sizeof above, "r%d", i - 1);
+        ln_job_opts ro, xo;
+        ln_job_opts_init(&ro);
+        ln_job_opts_init(&xo);
+        ro.job_id = pid;
+        if (i > 0) ro.parent_queue = c->queue, ro.parent_id = above;
+        xo.job_id = "x";
+        xo.attempts = 1;
+        int last = i == CHAIN - 1;
+        ln_flow_node kid = {last ? c->queue : side,
+                            last ? leaf : "leaf",
+                            "{}",
+                            last ? &xo : NULL,
+                            0,
+                            0,
+                            0,
+                            0,
+                            NULL,
+                            0};
+        ln_flow_node root = {c->queue, "link", "{}", &ro, 0, 0, 0, 0, &kid, 1};
+        SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &root, ids[0], 2, LN_JOB_ID_MAX));
+    }
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, side, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "r0"), LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(conf_state(c, c->queue, "r299"), LN_JOB_WAITING_CHILDREN);
+}
+
+/* After the leaf x at the bottom went: the CLIMB parents above it went
+ * with it, the next one up is released (waiting), the one above that
+ * waits on for it. */
+static void check_chain_cut(conf_ctx *c) {
+    char id[16];
+    for (int i = CHAIN - CLIMB; i < CHAIN; i++) {
+        snprintf(id, sizeof id, "r%d", i);
+        CHECK_EQ(conf_state(c, c->queue, id), LN_ENOENT);
+    }
+    snprintf(id, sizeof id, "r%d", CHAIN - CLIMB - 1);
+    CHECK_EQ(conf_state(c, c->queue, id), LN_JOB_WAITING);
+    snprintf(id, sizeof id, "r%d", CHAIN - CLIMB - 2);
+    CHECK_EQ(conf_state(c, c->queue, id), LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(conf_state(c, c->queue, "x"), LN_ENOENT);
+    conf_check_counts(c, c->queue);
+}
+
+/* Draining the leaf at the bottom of a longer chain than one removal
+ * climbs: the leaf and the CLIMB parents above it go (a drain's
+ * BullMQ-like cascade), the next parent up is released to waiting
+ * instead (its own parent waits on), so one call's work stays bounded;
+ * the drain counts the leaf. */
+static void case_drain_long_parent_chain_is_cut(conf_ctx *c) {
+    make_chain(c, "leaf");
+    size_t removed = 0;
+    SAYS(c->jobs, 0, ln_jobs_drain(c->jobs, c->queue, &removed));
+    CHECK_EQ(removed, 1);
+    check_chain_cut(c);
+}
+
+/* The same for a clean of the failed leaf (a failure with no failure
+ * option, which its parent waits on): the same parents go, the same one
+ * is released. */
+static void case_clean_long_parent_chain_is_cut(conf_ctx *c) {
+    make_chain(c, "bad");
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "x"), LN_JOB_FAILED);
+    size_t removed = 0;
+    SAYS(c->jobs, 0, ln_jobs_clean(c->jobs, c->queue, LN_JOB_FAILED, -1, 0, &removed));
+    CHECK(removed >= 1);
+    check_chain_cut(c);
+}
+
 const conf_case conf_drain_cases[] = {
-    CONF_CASE(drain_more_than_a_step),
-    CONF_CASE(drain_paused_more_than_a_step),
-    CONF_CASE(drain_flows_over_steps),
-    {0},
+    CONF_CASE(drain_more_than_a_step),         CONF_CASE(drain_paused_more_than_a_step),
+    CONF_CASE(drain_flows_over_steps),         CONF_CASE(drain_long_parent_chain_is_cut),
+    CONF_CASE(clean_long_parent_chain_is_cut), {0},
 };

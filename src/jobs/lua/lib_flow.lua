@@ -196,7 +196,11 @@ end
 
 -- Returns the jobs removed: 1, plus (unless shallow) the parents of this
 -- queue that went with it up its chain. shallow: obliterate.lua, which
--- removes those parents in its own pass, within its per-call limit.
+-- removes those parents in its own pass, within its per-call limit. At
+-- most 256 parents go with one job (backend.h's LN__PARENT_CLIMB_MAX, as
+-- SQLite's): the one above a longer chain (only hand-made chains are, a
+-- flow is at most 64 deep) is released to wait instead, as a parent in
+-- another queue is, so one call's work stays bounded.
 local function drop_job_hard(id, shallow)
     local n = 0
     while id do
@@ -209,6 +213,10 @@ local function drop_job_hard(id, shallow)
         end
         delete_job_keys(id)
         n = n + 1
+        if up and n > 256 then -- (the job and 256 parents went)
+            flow_parent_to_wait(string.sub(B, 1, -2), B .. up, up)
+            up = nil
+        end
         id = up
     end
     return n
