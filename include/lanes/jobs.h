@@ -444,7 +444,8 @@ LN_EXTERN void ln_jobs_free_lines(char **lines, size_t n);
 
 /* Move a failed job back to waiting with a fresh attempt budget (its
  * attempts_made restart at 0; started_ms, finished_ms and failed_reason are
- * cleared, as BullMQ's job.retry does; attempts_started keeps counting).
+ * cleared, as BullMQ's job.retry with resetAttemptsMade does (without it
+ * BullMQ keeps attemptsMade); attempts_started keeps counting).
  * LN_ENOENT: no such job; LN_EINVAL: the job is not failed. */
 LN_EXTERN int ln_jobs_retry(ln_jobs *jobs, const char *queue, const char *id);
 /* Retry every failed job of queue (ln_jobs_retry_all_finished with
