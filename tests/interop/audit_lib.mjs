@@ -120,18 +120,25 @@ export function maxOverlap(intervals) {
 // window of `ms` opened by the first job taken after the last one closed
 // (the limiter key's INCR and PEXPIRE), so a sliding window may hold up to
 // twice the limit. processedOn is the worker's clock, a few ms off the
-// limiter key's: a start within `slack` ms of a window's end may be in
-// either window, and is put where the count stays lowest (in the open
-// window while it is under `max`, else it opens the next).
+// limiter key's, so where a window ends is known only to within `slack`
+// ms: of every way to cut the sorted starts into windows that the clocks
+// allow (a window opened at start a holds the starts before a + ms +
+// slack, and the next opens at one at or after a + ms - slack), this is
+// the least "most starts in one window". A greedy cut misplaces windows: a
+// start 17 ms after a window's end, kept in it as within the slack, moved
+// every later window and counted 5 in one that the limiter kept at 4.
 export function maxInFixedWindow(starts, ms, max, slack = 30) {
   const s = [...starts].sort((a, b) => a - b);
-  let best = 0, open = -Infinity, n = 0;
-  for (const t of s) {
-    const end = open + ms;
-    if (t >= end + slack || (t >= end - slack && n >= max)) { open = t; n = 0; }
-    best = Math.max(best, ++n);
+  const n = s.length;
+  const best = new Array(n + 1).fill(Infinity); // best[k]: starts k.. cut alone
+  best[n] = 0;
+  for (let k = n - 1; k >= 0; k--) {
+    for (let j = k + 1; j <= n && s[j - 1] < s[k] + ms + slack; j++) {
+      if (j < n && s[j] < s[k] + ms - slack) continue; // the window is still open at s[j]
+      best[k] = Math.min(best[k], Math.max(j - k, best[j]));
+    }
   }
-  return best;
+  return best[0] === Infinity ? max + 1 : best[0];
 }
 
 // The most start times within any window of `ms` (a sliding limiter check).
