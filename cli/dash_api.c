@@ -302,38 +302,41 @@ static cli_dash_reply remove_tree(cli_dash *d, const char *queue, const char *id
                         (json_int_t)removed));
 }
 
-/* The finished state a retry takes: ?state=completed or failed (the
- * default); -1 for any other. */
-static int retry_state(const cli_dash_req *req) {
+/* The finished state ?state= names (completed or failed; dflt when not
+ * given), or -1 for any other: retry and clean take one. */
+static int finished_state(const cli_dash_req *req, int dflt) {
     const char *st = req->arg(req->arg_ctx, "state");
-    int state = st != NULL ? ln_job_state_parse(st) : LN_JOB_FAILED;
+    int state = st != NULL ? ln_job_state_parse(st) : dflt;
     return state == LN_JOB_COMPLETED || state == LN_JOB_FAILED ? state : -1;
+}
+
+static cli_dash_reply bad_state(void) {
+    return cli_dash_error(400, "bad_request", "state must be completed or failed");
 }
 
 /* POST .../jobs/ID/(retry[?state=]|remove|remove-tree|promote). */
 static cli_dash_reply job_action(cli_dash *d, const cli_dash_req *req, const char *queue,
                                  const char *id, const char *act) {
-    int err, state = retry_state(req);
+    int err;
     if (strcmp(act, "remove-tree") == 0) return remove_tree(d, queue, id);
-    if (strcmp(act, "retry") == 0 && state < 0)
-        return cli_dash_error(400, "bad_request", "state must be completed or failed");
-    if (strcmp(act, "retry") == 0)
+    if (strcmp(act, "retry") == 0) {
+        int state = finished_state(req, LN_JOB_FAILED);
+        if (state < 0) return bad_state();
         err = ln_jobs_retry_finished(d->jobs, queue, id, state);
-    else if (strcmp(act, "remove") == 0)
+    } else if (strcmp(act, "remove") == 0) {
         err = ln_jobs_remove(d->jobs, queue, id);
-    else if (strcmp(act, "promote") == 0)
+    } else if (strcmp(act, "promote") == 0) {
         err = ln_jobs_promote(d->jobs, queue, id);
-    else
+    } else {
         return cli_dash_error(404, "not_found", "no such action");
+    }
     if (err != 0) return cli_dash_lib_error(d, err);
     return ok(json_pack("{s:b,s:s,s:s}", "ok", 1, "id", id, "action", act));
 }
 
 static cli_dash_reply clean(cli_dash *d, const cli_dash_req *req, const char *queue) {
-    const char *st = req->arg(req->arg_ctx, "state");
-    int state = st != NULL ? ln_job_state_parse(st) : -1;
-    if (state != LN_JOB_COMPLETED && state != LN_JOB_FAILED)
-        return cli_dash_error(400, "bad_request", "state must be completed or failed");
+    int state = finished_state(req, -1);
+    if (state < 0) return bad_state();
     const char *sa = req->arg(req->arg_ctx, "age_ms"), *sk = req->arg(req->arg_ctx, "keep");
     long long age = sa ? parse_num(sa, (long long)1 << 53) : 0;
     long long keep = sk ? parse_num(sk, (long long)1 << 53) : 0;
@@ -351,9 +354,8 @@ static cli_dash_reply queue_action(cli_dash *d, const cli_dash_req *req, const c
     int err;
     if (strcmp(act, "retry-all") == 0) {
         size_t count = 0;
-        int state = retry_state(req);
-        if (state < 0)
-            return cli_dash_error(400, "bad_request", "state must be completed or failed");
+        int state = finished_state(req, LN_JOB_FAILED);
+        if (state < 0) return bad_state();
         if ((err = ln_jobs_retry_all_finished(d->jobs, queue, state, -1, &count)) != 0)
             return cli_dash_lib_error(d, err);
         return ok(json_pack("{s:b,s:I}", "ok", 1, "retried", (json_int_t)count));
