@@ -24,6 +24,16 @@ export function check(cond, msg, extra) {
 
 export const sleep = ms => new Promise(r => setTimeout(r, ms));
 
+// Until cond() (an async test) holds, every 50 ms for at most ms; else fail
+// with what and the last value of info().
+export async function until(cond, ms, what, info = async () => undefined) {
+  const t0 = Date.now();
+  while (!(await cond())) {
+    if (Date.now() - t0 > ms) fail(what, await info());
+    await sleep(50);
+  }
+}
+
 // The handler both sides implement (tests/redis_peer.c has the C twin):
 // "flaky" fails its first two attempts, "doomed" always fails, others
 // return {name, data}.

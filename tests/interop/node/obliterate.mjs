@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { Queue, Worker, FlowProducer, MetricsTime } from 'bullmq';
 import IORedis from 'ioredis';
-import { connection, check, fail, sleep } from './common.mjs';
+import { connection, check, sleep, until } from './common.mjs';
 
 const STATES = ['active', 'completed', 'delayed', 'failed', 'prioritized', 'waiting',
   'waiting-children', 'paused'];
@@ -27,14 +27,16 @@ async function queueKeys(queue) {
   return [...out].sort();
 }
 
-// Until cond() (an async test) holds, every 50 ms for at most ms; else fail
-// with what and the last value of info().
-async function until(cond, ms, what, info = async () => undefined) {
-  const t0 = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - t0 > ms) fail(what, await info());
-    await sleep(50);
-  }
+// A Node Worker on queue runs job id (10 s); it must end completed.
+async function runsToCompletion(queue, id, what) {
+  const q = new Queue(queue, { connection });
+  const w = new Worker(queue, async job => job.name, { connection, drainDelay: 1 });
+  await until(async () => (await q.getJob(id))?.finishedOn, 10000, `${what} never ran`,
+              async () => (await q.getJob(id))?.getState());
+  check(await (await q.getJob(id)).getState() === 'completed', what,
+        await (await q.getJob(id)).getState());
+  await w.close();
+  await q.close();
 }
 
 // A Node Worker completes one new job of queue (10 s), its result checked.
@@ -165,22 +167,10 @@ export async function obCheck(queue, parentId, farKid) {
         await parent?.getState());
   check(await p.getWaitingChildrenCount() === 0, 'parents left waiting for children',
         await p.getWaitingChildrenCount());
-  const pw = new Worker(`${queue}p`, async job => job.name, { connection, drainDelay: 1 });
-  await until(async () => (await p.getJob(parentId))?.finishedOn, 10000, 'the released parent never ran',
-              async () => (await p.getJob(parentId))?.getState());
-  check(await (await p.getJob(parentId)).getState() === 'completed', 'the released parent',
-        await (await p.getJob(parentId)).getState());
-  await pw.close();
   await p.close();
+  await runsToCompletion(`${queue}p`, parentId, 'the released parent');
   if (farKid) {
-    const k = new Queue(`${queue}k`, { connection });
-    const kw = new Worker(`${queue}k`, async job => job.name, { connection, drainDelay: 1 });
-    await until(async () => (await k.getJob(farKid))?.finishedOn, 10000, 'the far child never ran',
-                async () => (await k.getJob(farKid))?.getState());
-    check(await (await k.getJob(farKid)).getState() === 'completed', 'the far child',
-          await (await k.getJob(farKid)).getState());
-    await kw.close();
-    await k.close();
+    await runsToCompletion(`${queue}k`, farKid, 'the far child');
     const again = await queueKeys(queue);
     check(again.length === 0, 'the far child of the removed parent wrote keys of the queue', again);
   }

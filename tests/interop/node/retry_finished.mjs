@@ -6,16 +6,7 @@
 // Imported by tests/interop/interop.mjs (the command dispatch).
 import { Queue, Worker, QueueEvents, FlowProducer } from 'bullmq';
 import IORedis from 'ioredis';
-import { connection, check, fail, sleep } from './common.mjs';
-
-// Until cond() (an async test) holds, every 50 ms for at most ms.
-async function until(cond, ms, what, info = async () => undefined) {
-  const t0 = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - t0 > ms) fail(what, await info());
-    await sleep(50);
-  }
-}
+import { connection, check, until } from './common.mjs';
 
 // A Node Worker on queue until every job of ids is completed; each run
 // returns {run: N} with N its own count of the job's runs (kept in runs).
