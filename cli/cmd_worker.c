@@ -93,8 +93,10 @@ static const char usage_text[] =
     "                       after its SIGTERM (default 2)\n"
     "  --poll MS            longest sleep while the queue is empty (default 100)\n"
     "  --store-retry MS     how long to keep retrying a store that fails (e.g.\n"
-    "                       Redis unreachable) before giving up (default: the\n"
-    "                       lease); the worker then exits 3, saying it gave up\n"
+    "                       Redis unreachable, a Redis Cluster failover) before\n"
+    "                       giving up (default 30000, whatever the lease: a\n"
+    "                       failover takes cluster-node-timeout plus an\n"
+    "                       election); the worker then exits 3, saying it gave up\n"
     "  --create             make the sqlite: store if it does not exist (else a\n"
     "                       missing PATH is refused, exit 2)\n"
     "  --verbose            a line on stderr per run: id, name, outcome, ms\n"
@@ -418,7 +420,8 @@ static int exit_for_run(int err) {
 
 /* Run w until it stops, with the watch thread and the signal handlers. */
 static int run(const wargs *a, ln_jobs *jobs, ln_worker *w, ln_worker_stats *st) {
-    watch wt = {w, a->o.store_retry_ms != 0 ? a->o.store_retry_ms : a->o.lease_ms, 0, 0};
+    watch wt = {
+        w, a->o.store_retry_ms != 0 ? a->o.store_retry_ms : LN_WORKER_STORE_RETRY_MS_DEFAULT, 0, 0};
     int watching = pthread_create(&wt.th, NULL, watch_main, &wt) == 0;
     g_worker = w;
     struct sigaction sa;

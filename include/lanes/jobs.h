@@ -121,6 +121,16 @@ typedef struct ln_worker ln_worker;
 /* Highest priority number (BullMQ's limit); lower numbers run first. */
 #define LN_JOB_PRIORITY_MAX 2097151 /* 2^21 - 1, BullMQ's limit */
 
+/* A worker's default store_retry_ms (ln_worker_opts): how long it keeps
+ * retrying a store that fails transiently before ln_worker_run gives up.
+ * 30 s, independent of the lease: a Redis Cluster failover takes the
+ * cluster-node-timeout (Redis's default 15 s) before the master is marked
+ * failed, plus an election of about a second, and the old default (one
+ * lease) let a worker with a short lease (3 s) exit before the replica was
+ * promoted, leaving its jobs active until their leases lapsed. A worker
+ * that gives up earlier helps nobody: its jobs stay active either way. */
+#define LN_WORKER_STORE_RETRY_MS_DEFAULT 30000
+
 /* ------------------------------------------------------------------------ */
 /* Opening a store                                                           */
 
@@ -633,11 +643,14 @@ typedef struct ln_worker_opts {
                                   store that fails transiently (unreachable,
                                   connection lost, I/O error, disk full), every
                                   poll_ms, before it gives up and returns the
-                                  error; 0 (default) = lease_ms (by then the
-                                  leases of the jobs it holds have lapsed).
-                                  The error's message then says "gave up
-                                  after N ms of store failures in a row" and
-                                  the last failure */
+                                  error; 0 (default) =
+                                  LN_WORKER_STORE_RETRY_MS_DEFAULT (30 s),
+                                  whatever the lease: long enough to ride
+                                  out a Redis Cluster failover or a server
+                                  restart (see that macro). The error's
+                                  message then says "gave up after N ms of
+                                  store failures in a row" and the last
+                                  failure */
     unsigned metrics_max_points;  /* 0 (default): off. 1..LN_JOB_METRICS_POINTS_MAX:
                                   count every job this worker completes or
                                   fails for good into the queue's per-minute
