@@ -19,7 +19,7 @@ ln_test(NAME test_conformance TEST conformance/cluster ARGS cluster TIMEOUT 180
 set(LN_CLUSTER_CLI "")
 if(TARGET lanes_cli)
   # Cases drive the `lanes` CLI: plain tree only (forks, failovers).
-  foreach(case tag node_to_c c_to_node failover kill kill_short_lease moved ask)
+  foreach(case tag node_to_c c_to_node failover kill kill_short_lease wait_replicas moved ask)
     add_test(NAME test_cluster/${case}
              COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_cluster.sh ${case}
                      $<TARGET_FILE:redis_peer> $<TARGET_FILE:lanes_cli>)

@@ -23,6 +23,11 @@
 #   kill_short_lease  the same with a 3 s lease, shorter than the
 #              failover, and the default store-retry window: the worker
 #              rides the failover out and finishes every job
+#   wait_replicas  --wait-replicas N on `lanes jobs add` and `lanes
+#              worker`: an add returns once the replica has the job, and
+#              fails (exit 3, LN_EIO) after wait_timeout_ms with the
+#              replica stopped (SIGSTOP); a worker's unconfirmed outcomes
+#              stand, with a warning line
 #   moved      the queue's slot is migrated to another master (CLUSTER
 #              SETSLOT MIGRATING/IMPORTING, MIGRATE, SETSLOT NODE) under a
 #              running C worker, between two adds: the worker follows MOVED
@@ -241,6 +246,54 @@ kill | kill_short_lease)
     completed q $n
     rejoined
     echo "master killed after $before of $n jobs (lease $lease ms): all completed ($(wc -l <"$tmp/log") runs)"
+    ;;
+wait_replicas)
+    # --wait-replicas N: WAIT for N replicas after an add (an error when
+    # fewer confirm it in time) and after a worker's outcomes (a warning).
+    # The owner's replica is stopped (SIGSTOP, for about a second, well
+    # below the 2 s node timeout) so that it cannot acknowledge: the add
+    # then fails with LN_EIO after wait_timeout_ms, where a plain add
+    # succeeds; running, it confirms, and the job is on the replica.
+    rpid=$(redis-cli -p "$replica" info server | tr -d '\r' | sed -n 's/^process_id://p')
+    [ -n "$rpid" ] || fail "the replica's pid"
+    trap 'kill -CONT "$rpid" 2>/dev/null; cleanup' EXIT
+    wurl="$url&wait_timeout_ms=300"
+    id=$("$cli" jobs "$wurl" add q n '{}' --wait-replicas 1) || fail "add waiting for 1 replica"
+    printf 'READONLY\nHEXISTS %s name\n' "$tag:q:$id" | redis-cli -p "$replica" >"$tmp/ro"
+    [ "$(sed -n 2p "$tmp/ro")" = 1 ] || fail "job $id not on the replica: $(cat "$tmp/ro")"
+    "$cli" jobs "$wurl" add q n '{}' --wait-replicas 2 >/dev/null 2>"$tmp/err"
+    rc=$?
+    [ $rc -eq 3 ] || fail "WAIT for 2 of 1 replicas: exit $rc, want 3: $(cat "$tmp/err")"
+    grep -q 'LN_EIO' "$tmp/err" && grep -q 'WAIT reached 1 of 2 replicas within 300 ms' "$tmp/err" ||
+        fail "unclear error: $(cat "$tmp/err")"
+    kill -STOP "$rpid"
+    "$cli" jobs "$url" add q n '{}' >/dev/null || fail "a plain add with the replica stopped"
+    "$cli" jobs "$wurl" add q n '{}' --wait-replicas 1 >/dev/null 2>"$tmp/err"
+    rc=$?
+    kill -CONT "$rpid"
+    [ $rc -eq 3 ] || fail "the replica was stopped, yet the add returned $rc: $(cat "$tmp/err")"
+    grep -q 'was added on the primary, but WAIT reached 0 of 1 replicas within 300 ms' "$tmp/err" ||
+        fail "unclear error: $(cat "$tmp/err")"
+    # A worker waits after its outcomes: with the replica running they
+    # are confirmed; stopped, they stand, with a warning, and the run goes on.
+    "$cli" worker "$wurl" q --wait-replicas 1 --exit-when-empty --exec true 2>"$tmp/w1" ||
+        fail "worker: $(cat "$tmp/w1")"
+    grep -q 'did not confirm' "$tmp/w1" && fail "a running replica did not confirm: $(cat "$tmp/w1")"
+    "$peer" bulk "$url" q 3 >/dev/null || fail "C add"
+    kill -STOP "$rpid"
+    "$cli" worker "$wurl" q --wait-replicas 1 --exit-when-empty --exec true 2>"$tmp/w2"
+    rc=$?
+    kill -CONT "$rpid"
+    [ $rc -eq 0 ] || fail "worker with the replica stopped: exit $rc: $(cat "$tmp/w2")"
+    grep -q 'WAIT did not confirm them on the replicas' "$tmp/w2" || fail "no warning: $(cat "$tmp/w2")"
+    completed q 7
+    "$cli" jobs "$url&wait_replicas=1&wait_timeout_ms=10000" counts q >/dev/null 2>"$tmp/err" &&
+        fail "a WAIT as long as the reply timeout was accepted"
+    grep -q 'must be below the reply timeout' "$tmp/err" || fail "unclear error: $(cat "$tmp/err")"
+    "$cli" jobs "sqlite:$tmp/s.db" add q n --wait-replicas 1 >/dev/null 2>"$tmp/err" &&
+        fail "--wait-replicas was accepted for sqlite:"
+    grep -q 'applies to a Redis store' "$tmp/err" || fail "unclear error: $(cat "$tmp/err")"
+    echo "WAIT: an add confirmed on the replica; refused (LN_EIO) with it stopped; a worker warned"
     ;;
 moved)
     # A worker runs all along (its connections hold the old map) while

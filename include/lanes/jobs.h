@@ -140,6 +140,25 @@ typedef struct ln_jobs_opts {
     unsigned busy_timeout_ms; /* how long a write waits for another writer
                                   before LN_EBACKEND; default 30000. URL
                                   parameter busy_timeout overrides. */
+    /* Redis only (ignored by SQLite): 0 (default) = off; N = after each
+     * add (ln_jobs_add, _add_bulk, _add_flow) and each worker step that
+     * records outcomes, run Redis's WAIT N wait_timeout_ms on the node
+     * that took the write, so the write is on N replicas before the call
+     * returns. Redis replicates asynchronously: without it, a write the
+     * primary acknowledged just before it died (kill -9, a crash) can be
+     * lost when a replica takes over, and the id of a lost add reused.
+     * An add WAIT confirms on fewer replicas fails LN_EIO ("reached 0 of
+     * 1 replicas ..."): the job is on the primary and may or may not
+     * survive a failover. A worker's step is not failed by it: its
+     * outcomes are on the primary and cannot be sent again; it is counted
+     * in ln_worker_stats.unreplicated. WAIT slows every write by a round
+     * trip to the replicas. 0..64. URL parameter wait_replicas
+     * overrides (docs/redis.md "Durability of an acknowledged write"). */
+    unsigned wait_replicas;
+    /* WAIT's timeout in ms: 0 (default) = 1000; below the connection's
+     * reply timeout (URL timeout_ms, default 10000). URL parameter
+     * wait_timeout_ms overrides. */
+    unsigned wait_timeout_ms;
 } ln_jobs_opts;
 
 LN_EXTERN void ln_jobs_opts_init(ln_jobs_opts *opts);
@@ -790,6 +809,11 @@ typedef struct ln_worker_stats {
                               ln_job_rate_limited */
     uint64_t waited;       /* runs that ended in waiting-children by
                               ln_job_wait_children (nothing recorded) */
+    uint64_t unreplicated; /* Redis with ln_jobs_opts.wait_replicas:
+                              outcomes recorded on the primary that WAIT
+                              did not confirm on the replicas in time
+                              (they stand; they may be lost if the
+                              primary fails before it replicates them) */
 } ln_worker_stats;
 
 /* Copy the counters to *out. Any thread, also while the worker runs. */
