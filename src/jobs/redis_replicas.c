@@ -35,7 +35,8 @@ int ln__redis_wait_append(redisContext *ctx, const ln__redis_cfg *cfg) {
 }
 
 int ln__redis_wait_enough(const redisReply *r, const ln__redis_cfg *cfg) {
-    return r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer >= (long long)cfg->wait_replicas;
+    return r != NULL && r->type == REDIS_REPLY_INTEGER &&
+           r->integer >= (long long)cfg->wait_replicas;
 }
 
 int ln__redis_wait_replicas(ln__redis_conn *c, const char *what) {
@@ -83,8 +84,8 @@ int ln__redis_wait_added(ln__redis_conn *c, ln__jobs_be *be, const ln__job_new *
     if (n == 1)
         snprintf(what, sizeof what, "job %.64s was added on the primary, but", id);
     else
-        snprintf(what, sizeof what, "%zu jobs (the first %.64s) were added on the primary, but",
-                 n, id);
+        snprintf(what, sizeof what, "%zu jobs (the first %.64s) were added on the primary, but", n,
+                 id);
     int rc = ln__redis_wait_replicas(c, what);
     if (rc == 0) return 0;
     char msg[sizeof what + 160]; /* c->err may be be's own buffer */
