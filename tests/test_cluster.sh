@@ -116,7 +116,7 @@ once() {
 
 wait_log() { # wait_log N: the worker's log has N lines (within 30 s)
     i=0
-    until [ "$(wc -l <"$tmp/log" 2>/dev/null || echo 0)" -ge "$1" ]; do
+    until [ "$(cat "$tmp/log" 2>/dev/null | wc -l)" -ge "$1" ]; do
         i=$((i + 1))
         [ $i -gt 600 ] && fail "only $(wc -l <"$tmp/log") of $1 jobs ran: $(cat "$tmp/peer.err")"
         sleep 0.05
