@@ -40,6 +40,7 @@ typedef struct args {
     int unprocessed;                        /* remove --unprocessed-children */
     int force;                              /* obliterate --force */
     const char *state, *before;             /* retry --state, --before */
+    const char *wait_replicas;              /* add, flow --wait-replicas */
 } args;
 
 /* "lanes jobs" or "lanes jobs CMD": who speaks in messages. */
@@ -81,6 +82,7 @@ static const cli_opt options[] = {
     {"--type", 1, AT(type), "metrics"},
     {"--unprocessed-children", 0, AT(unprocessed), "remove"},
     {"--force", 0, AT(force), "obliterate"},
+    {"--wait-replicas", 1, AT(wait_replicas), "add flow"},
     CLI_OPTS_END,
 };
 
@@ -564,6 +566,22 @@ static int check_store_exists(const char *url, const args *a) {
     return cli_check_store_exists(prog, url, "add --create, or add a job, to make one");
 }
 
+/* --wait-replicas N: the Redis URL's wait_replicas parameter (jobs.h
+ * ln_jobs_opts.wait_replicas: WAIT for N replicas after the add), into
+ * out (size bytes). 0, or a usage error: N out of range, or a store that
+ * is not Redis (a sqlite: store commits to its file before it answers). */
+static int url_with_wait(const char *url, const args *a, char *out, size_t size) {
+    long long n = 0;
+    if (cli_parse_ll(a->wait_replicas, 0, 64, &n) < 0)
+        return cli_usage(prog, "--wait-replicas must be 0..64, not '%s'", a->wait_replicas);
+    if (strncmp(url, "redis://", 8) != 0 && strncmp(url, "unix:", 5) != 0)
+        return cli_usage(prog, "%s", "--wait-replicas applies to a Redis store (redis://, unix:)");
+    if ((size_t)snprintf(out, size, "%s%cwait_replicas=%lld", url, strchr(url, '?') ? '&' : '?',
+                         n) >= size)
+        return cli_usage(prog, "%s", "the store URL is too long");
+    return 0;
+}
+
 /* --help anywhere: `lanes jobs --help`, `lanes jobs URL --help`, `lanes
  * jobs URL CMD ... --help` or `lanes jobs CMD --help` print the usage to
  * stdout. 1 if it did. */
@@ -601,6 +619,10 @@ int cmd_jobs(int argc, char **argv) {
     cli_cmdline cl = {options, a.cmd->name, prog, 4};
     int rc = cli_opts_parse(&cl, argc - 3, argv + 3, &a, a.pos, &a.npos);
     if (rc == 0) rc = check_store_exists(url, &a);
+    char waiting_url[4096];
+    if (rc == 0 && a.wait_replicas != NULL &&
+        (rc = url_with_wait(url, &a, waiting_url, sizeof waiting_url)) == 0)
+        url = waiting_url;
     if (rc != 0) return rc;
     ln_jobs *jobs;
     if ((rc = cli_jobs_open(prog, url, &jobs)) != 0) return rc;

@@ -92,9 +92,15 @@ static const char usage_text[] =
     "                       a timed-out or canceled CMD gets SIGKILL S seconds\n"
     "                       after its SIGTERM (default 2)\n"
     "  --poll MS            longest sleep while the queue is empty (default 100)\n"
+    "  --wait-replicas N    Redis: after each step that records outcomes, WAIT\n"
+    "                       until N replicas have it (at most the URL's\n"
+    "                       wait_timeout_ms, default 1000); outcomes not\n"
+    "                       confirmed stand and are logged (a warn line)\n"
     "  --store-retry MS     how long to keep retrying a store that fails (e.g.\n"
-    "                       Redis unreachable) before giving up (default: the\n"
-    "                       lease); the worker then exits 3, saying it gave up\n"
+    "                       Redis unreachable, a Redis Cluster failover) before\n"
+    "                       giving up (default 30000, whatever the lease: a\n"
+    "                       failover takes cluster-node-timeout plus an\n"
+    "                       election); the worker then exits 3, saying it gave up\n"
     "  --create             make the sqlite: store if it does not exist (else a\n"
     "                       missing PATH is refused, exit 2)\n"
     "  --verbose            a line on stderr per run: id, name, outcome, ms\n"
@@ -158,7 +164,8 @@ typedef struct wargs {
     ln_worker_opts o;
     char **argv; /* CMD ARG... */
     int json, create, verbose, log_format;
-    unsigned kill_after_ms; /* cli_exec's: --grace, else CLI_EXEC_KILL_AFTER_MS */
+    unsigned kill_after_ms;    /* cli_exec's: --grace, else CLI_EXEC_KILL_AFTER_MS */
+    const char *wait_replicas; /* --wait-replicas N, or NULL */
 } wargs;
 
 /* Options with a number: name, bounds, scale. Their order is the field
@@ -256,6 +263,7 @@ static int parse_args(int argc, char **argv, wargs *a) {
                            : strcmp(s, "--rate-limit") == 0         ? &rate_limit
                            : strcmp(s, "--remove-on-complete") == 0 ? &on_complete
                            : strcmp(s, "--remove-on-fail") == 0     ? &on_fail
+                           : strcmp(s, "--wait-replicas") == 0      ? &a->wait_replicas
                                                                     : NULL;
         if (k == NUM_OPTS && str == NULL) return usage_error("unknown option '%s'", s);
         if (i + 1 >= argc || strcmp(argv[i + 1], "--exec") == 0)
@@ -309,6 +317,21 @@ static int check_store_exists(const char *url, int create) {
                                   "add --create, or add a job with 'lanes jobs', to make one");
 }
 
+/* The store's options: --wait-replicas N (a Redis store's WAIT after
+ * each step that records outcomes, jobs.h ln_jobs_opts.wait_replicas).
+ * 0, or a usage error. */
+static int wait_opts(const wargs *a, ln_jobs_opts *jo) {
+    ln_jobs_opts_init(jo);
+    if (a->wait_replicas == NULL) return 0;
+    unsigned long long n = 0;
+    if (parse_u(a->wait_replicas, 0, 64, &n) != 0)
+        return usage_error("--wait-replicas must be 0..64, not '%s'", a->wait_replicas);
+    if (strncmp(a->url, "redis://", 8) != 0 && strncmp(a->url, "unix:", 5) != 0)
+        return usage_error("%s", "--wait-replicas applies to a Redis store (redis://, unix:)");
+    jo->wait_replicas = (unsigned)n;
+    return 0;
+}
+
 /* ---- the watch thread: says when the store is lost and regained */
 
 typedef struct watch {
@@ -327,7 +350,7 @@ static uint64_t mono_ms(void) {
  * last look, and then both lines are printed. */
 static void *watch_main(void *arg) {
     watch *wt = arg;
-    uint64_t lost = 0, regained = 0, lost_at = 0;
+    uint64_t lost = 0, regained = 0, lost_at = 0, unreplicated = 0;
     while (!atomic_load_explicit(&wt->done, memory_order_relaxed)) {
         ln_worker_stats st;
         ln_worker_get_stats(wt->w, &st);
@@ -343,6 +366,14 @@ static void *watch_main(void *arg) {
             json_int_t after = (json_int_t)(mono_ms() - lost_at);
             cli_wlog("info", json_pack("{s:s,s:I}", "event", "store_regained", "after_ms", after),
                      "the store is back after %lld ms", (long long)after);
+        }
+        if (st.unreplicated > unreplicated) { /* --wait-replicas: at most a line a look */
+            json_int_t n = (json_int_t)(st.unreplicated - unreplicated);
+            unreplicated = st.unreplicated;
+            cli_wlog("warn", json_pack("{s:s,s:I}", "event", "unreplicated", "outcomes", n),
+                     "%lld outcomes are on the primary but WAIT did not confirm them on the "
+                     "replicas (--wait-replicas): they may be lost if the primary fails now",
+                     (long long)n);
         }
         struct timespec ts = {0, WATCH_MS * 1000000L};
         nanosleep(&ts, NULL);
@@ -418,7 +449,8 @@ static int exit_for_run(int err) {
 
 /* Run w until it stops, with the watch thread and the signal handlers. */
 static int run(const wargs *a, ln_jobs *jobs, ln_worker *w, ln_worker_stats *st) {
-    watch wt = {w, a->o.store_retry_ms != 0 ? a->o.store_retry_ms : a->o.lease_ms, 0, 0};
+    watch wt = {
+        w, a->o.store_retry_ms != 0 ? a->o.store_retry_ms : LN_WORKER_STORE_RETRY_MS_DEFAULT, 0, 0};
     int watching = pthread_create(&wt.th, NULL, watch_main, &wt) == 0;
     g_worker = w;
     struct sigaction sa;
@@ -534,7 +566,9 @@ int cmd_worker(int argc, char **argv) {
     cli_store_url_shown(shown, sizeof shown, a.url);
     ln_jobs *jobs;
     char msg[512];
-    int err = ln_jobs_open_ex(&jobs, a.url, NULL, msg, sizeof msg);
+    ln_jobs_opts jo;
+    if ((rc = wait_opts(&a, &jo)) != 0) return rc;
+    int err = ln_jobs_open_ex(&jobs, a.url, &jo, msg, sizeof msg);
     if (err != 0)
         return cli_error(cli_jobs_open_exit(err), prog, ln_err_name(err), NULL,
                          "cannot open '%s': %s: %s", shown, ln_err_name(err), msg);

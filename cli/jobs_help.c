@@ -53,7 +53,11 @@ static const cli_jobs_cmd cmds[] = {
      "                          parent waits for it (BullMQ's opts.parent)\n"
      "  --parent-on-failure fail|continue|ignore|remove   what this job's final\n"
      "                          failure does to its parent (default: it stays a\n"
-     "                          pending dependency)\n"},
+     "                          pending dependency)\n"
+     "  --wait-replicas N       Redis: return only once N replicas have the job\n"
+     "                          (WAIT; URL wait_replicas=N). Fewer within\n"
+     "                          wait_timeout_ms (default 1000): exit 3, LN_EIO,\n"
+     "                          the job is on the primary only\n"},
     {"counts", "QUEUE", "Print the number of jobs in each state.\n"},
     {"list", "QUEUE STATE [--limit N] [--offset N]",
      "List the jobs in one state: waiting delayed prioritized active completed\n"
@@ -185,7 +189,9 @@ static const cli_jobs_cmd cmds[] = {
      "whose numbers exceed a double or a 64-bit integer.\n"
      "Prints \"QUEUE ID\" per node, root first, then each child's subtree\n"
      "(--json: [{\"queue\",\"id\",\"name\"}]). A sqlite: store that does not\n"
-     "exist yet is created.\n"},
+     "exist yet is created.\n"
+     "\n"
+     "  --wait-replicas N   Redis: as for add, the whole flow on N replicas\n"},
 };
 
 const cli_jobs_cmd *cli_jobs_cmd_find(const char *name) {

@@ -7,7 +7,11 @@
 #                         a hash-tag prefix ({lconf<run>})
 # test_cluster/<case>     tests/test_cluster.sh: the hash-tag rule, BullMQ
 #                         (ioredis Cluster) both ways, a manual failover
-#                         and a killed master mid-run, a slot moved (MOVED) and half-moved (ASK)
+#                         and a killed master mid-run (with an 8 s and a
+#                         3 s lease), a slot moved (MOVED) and half-moved
+#                         (ASK). Every case is RUN_SERIAL: the failovers
+#                         change the shared cluster's roles (a killed
+#                         master is restarted and rejoins as a replica)
 
 ln_test(NAME test_conformance TEST conformance/cluster ARGS cluster TIMEOUT 180
         LABELS "jobs;redis;cluster;conformance")
@@ -15,7 +19,7 @@ ln_test(NAME test_conformance TEST conformance/cluster ARGS cluster TIMEOUT 180
 set(LN_CLUSTER_CLI "")
 if(TARGET lanes_cli)
   # Cases drive the `lanes` CLI: plain tree only (forks, failovers).
-  foreach(case tag node_to_c c_to_node failover kill moved ask)
+  foreach(case tag node_to_c c_to_node failover kill kill_short_lease wait_replicas moved ask)
     add_test(NAME test_cluster/${case}
              COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_cluster.sh ${case}
                      $<TARGET_FILE:redis_peer> $<TARGET_FILE:lanes_cli>)

@@ -20,6 +20,14 @@
 #   kill       the same with kill -9 of the owning master: every job
 #              completes (at least once: unreplicated writes may be lost),
 #              then the killed node is restarted and rejoins as a replica
+#   kill_short_lease  the same with a 3 s lease, shorter than the
+#              failover, and the default store-retry window: the worker
+#              rides the failover out and finishes every job
+#   wait_replicas  --wait-replicas N on `lanes jobs add` and `lanes
+#              worker`: an add returns once the replica has the job, and
+#              fails (exit 3, LN_EIO) after wait_timeout_ms with the
+#              replica stopped (SIGSTOP); a worker's unconfirmed outcomes
+#              stand, with a warning line
 #   moved      the queue's slot is migrated to another master (CLUSTER
 #              SETSLOT MIGRATING/IMPORTING, MIGRATE, SETSLOT NODE) under a
 #              running C worker, between two adds: the worker follows MOVED
@@ -108,10 +116,31 @@ once() {
 
 wait_log() { # wait_log N: the worker's log has N lines (within 30 s)
     i=0
-    until [ "$(wc -l <"$tmp/log" 2>/dev/null || echo 0)" -ge "$1" ]; do
+    until [ "$(cat "$tmp/log" 2>/dev/null | wc -l)" -ge "$1" ]; do
         i=$((i + 1))
         [ $i -gt 600 ] && fail "only $(wc -l <"$tmp/log") of $1 jobs ran: $(cat "$tmp/peer.err")"
         sleep 0.05
+    done
+}
+
+# kill_owner: kill -9 the master owning the slot. restart_owner: start
+# it again from its directory if it is down (it rejoins as a replica of
+# the node that took over); rejoined: wait until it replicates again.
+kill_owner() {
+    opid=$(redis-cli -p "$owner" info server | tr -d '\r' | sed -n 's/^process_id://p')
+    kill -9 "$opid" || fail "kill -9 the owner"
+}
+restart_owner() {
+    d="$dir/cluster-$owner"
+    redis-cli -p "$owner" ping >/dev/null 2>&1 && return 0
+    (cd "$d" && exec redis-server --cluster-enabled yes --cluster-config-file "$d/nodes.conf" \
+        --cluster-node-timeout 2000 --port "$owner" --bind 127.0.0.1 --save "" \
+        --appendonly no --dir "$d" --daemonize yes --logfile "$d/redis.log" --loglevel warning)
+}
+rejoined() {
+    i=0
+    until redis-cli -p "$owner" info replication 2>/dev/null | grep -q 'master_link_status:up'; do
+        i=$((i + 1)); [ $i -gt 300 ] && fail "the restarted node did not rejoin"; sleep 0.1
     done
 }
 
@@ -182,46 +211,89 @@ failover)
     redis-cli -p "$replica" role | head -1 | grep -q master || fail "failed back?"
     echo "failover after $before of 2000 jobs: all completed exactly once"
     ;;
-kill)
+kill | kill_short_lease)
     # kill -9 the owning master: its replica takes over after the node
     # timeout (2 s) and an election. Writes not yet replicated may be
     # lost, so jobs run at least once (a lost completion runs again once
-    # its 8 s lease lapses; the worker rides out failures shorter than a
-    # lease), and none is lost. The killed node is restarted (also when
-    # the case fails) and rejoins as a replica. The worker is `lanes
-    # worker`, which ignores SIGPIPE as a program using hiredis must (a
-    # write to the killed server's socket raises it).
+    # its lease lapses), and none is lost. The killed node is restarted
+    # (also when the case fails) and rejoins as a replica, so the cases
+    # after this one find 3 masters and 3 replicas again. The worker is
+    # `lanes worker`, which ignores SIGPIPE as a program using hiredis
+    # must (a write to the killed server's socket raises it).
+    # kill: an 8 s lease. kill_short_lease: a 3 s lease and no
+    # --store-retry, shorter than the failover (node timeout + election,
+    # ~4.6 s here): the worker must not give up after a lease (the old
+    # default of store_retry_ms) but ride the failover out.
     dir=${LANES_TEST_REDIS_CLUSTER_DIR:-}
     [ -d "$dir/cluster-$owner" ] || { echo "skipped: LANES_TEST_REDIS_CLUSTER_DIR not set"; exit 77; }
-    restart_owner() {
-        d="$dir/cluster-$owner"
-        redis-cli -p "$owner" ping >/dev/null 2>&1 && return 0
-        (cd "$d" && exec redis-server --cluster-enabled yes --cluster-config-file "$d/nodes.conf" \
-            --cluster-node-timeout 2000 --port "$owner" --bind 127.0.0.1 --save "" \
-            --appendonly no --dir "$d" --daemonize yes --logfile "$d/redis.log" --loglevel warning)
-    }
     trap 'restart_owner; cleanup' EXIT
-    "$peer" bulk "$url" q 2000 sleep >/dev/null || fail "C add"
-    LOG="$tmp/log" "$cli" worker "$url" q --concurrency 4 --lease 8000 --exit-when-empty \
-        --exec sh -c 'echo "$LANES_JOB_ID" >>"$LOG"' >/dev/null 2>"$tmp/peer.err" &
+    n=2000 lease=8000
+    [ "$what" = kill ] || n=600 lease=3000
+    "$peer" bulk "$url" q $n sleep >/dev/null || fail "C add"
+    LOG="$tmp/log" "$cli" worker "$url" q --concurrency 4 --lease $lease --exit-when-empty \
+        --exec sh -c 'echo "$LANES_JOB_ID" >>"$LOG"; sleep 0.005' >/dev/null 2>"$tmp/peer.err" &
     wpid=$!
     pids="$wpid"
-    wait_log 300
-    opid=$(redis-cli -p "$owner" info server | tr -d '\r' | sed -n 's/^process_id://p')
-    kill -9 "$opid" || fail "kill -9 the owner"
+    wait_log 100
+    kill_owner
     before=$(wc -l <"$tmp/log")
-    wait "$wpid" || fail "lanes worker: $(cat "$tmp/peer.err")"
+    wait "$wpid" || fail "lanes worker gave up: $(cat "$tmp/peer.err")"
     pids=""
     restart_owner || fail "restart the killed node"
-    [ "$before" -lt 2000 ] || fail "the run ended before the kill ($before jobs)"
-    n=$(sort -u "$tmp/log" | wc -l)
-    [ "$n" -eq 2000 ] || fail "$n distinct jobs ran, want 2000"
-    completed q 2000
-    i=0
-    until redis-cli -p "$owner" info replication 2>/dev/null | grep -q 'master_link_status:up'; do
-        i=$((i + 1)); [ $i -gt 300 ] && fail "the restarted node did not rejoin"; sleep 0.1
-    done
-    echo "master killed after $before of 2000 jobs: all completed ($(wc -l <"$tmp/log") runs)"
+    [ "$before" -lt $n ] || fail "the run ended before the kill ($before jobs)"
+    d=$(sort -u "$tmp/log" | wc -l)
+    [ "$d" -eq $n ] || fail "$d distinct jobs ran, want $n"
+    completed q $n
+    rejoined
+    echo "master killed after $before of $n jobs (lease $lease ms): all completed ($(wc -l <"$tmp/log") runs)"
+    ;;
+wait_replicas)
+    # --wait-replicas N: WAIT for N replicas after an add (an error when
+    # fewer confirm it in time) and after a worker's outcomes (a warning).
+    # The owner's replica is stopped (SIGSTOP, for about a second, well
+    # below the 2 s node timeout) so that it cannot acknowledge: the add
+    # then fails with LN_EIO after wait_timeout_ms, where a plain add
+    # succeeds; running, it confirms, and the job is on the replica.
+    rpid=$(redis-cli -p "$replica" info server | tr -d '\r' | sed -n 's/^process_id://p')
+    [ -n "$rpid" ] || fail "the replica's pid"
+    trap 'kill -CONT "$rpid" 2>/dev/null; cleanup' EXIT
+    wurl="$url&wait_timeout_ms=300"
+    id=$("$cli" jobs "$wurl" add q n '{}' --wait-replicas 1) || fail "add waiting for 1 replica"
+    printf 'READONLY\nHEXISTS %s name\n' "$tag:q:$id" | redis-cli -p "$replica" >"$tmp/ro"
+    [ "$(sed -n 2p "$tmp/ro")" = 1 ] || fail "job $id not on the replica: $(cat "$tmp/ro")"
+    "$cli" jobs "$wurl" add q n '{}' --wait-replicas 2 >/dev/null 2>"$tmp/err"
+    rc=$?
+    [ $rc -eq 3 ] || fail "WAIT for 2 of 1 replicas: exit $rc, want 3: $(cat "$tmp/err")"
+    grep -q 'LN_EIO' "$tmp/err" && grep -q 'WAIT reached 1 of 2 replicas within 300 ms' "$tmp/err" ||
+        fail "unclear error: $(cat "$tmp/err")"
+    kill -STOP "$rpid"
+    "$cli" jobs "$url" add q n '{}' >/dev/null || fail "a plain add with the replica stopped"
+    "$cli" jobs "$wurl" add q n '{}' --wait-replicas 1 >/dev/null 2>"$tmp/err"
+    rc=$?
+    kill -CONT "$rpid"
+    [ $rc -eq 3 ] || fail "the replica was stopped, yet the add returned $rc: $(cat "$tmp/err")"
+    grep -q 'was added on the primary, but WAIT reached 0 of 1 replicas within 300 ms' "$tmp/err" ||
+        fail "unclear error: $(cat "$tmp/err")"
+    # A worker waits after its outcomes: with the replica running they
+    # are confirmed; stopped, they stand, with a warning, and the run goes on.
+    "$cli" worker "$wurl" q --wait-replicas 1 --exit-when-empty --exec true 2>"$tmp/w1" ||
+        fail "worker: $(cat "$tmp/w1")"
+    grep -q 'did not confirm' "$tmp/w1" && fail "a running replica did not confirm: $(cat "$tmp/w1")"
+    "$peer" bulk "$url" q 3 >/dev/null || fail "C add"
+    kill -STOP "$rpid"
+    "$cli" worker "$wurl" q --wait-replicas 1 --exit-when-empty --exec true 2>"$tmp/w2"
+    rc=$?
+    kill -CONT "$rpid"
+    [ $rc -eq 0 ] || fail "worker with the replica stopped: exit $rc: $(cat "$tmp/w2")"
+    grep -q 'WAIT did not confirm them on the replicas' "$tmp/w2" || fail "no warning: $(cat "$tmp/w2")"
+    completed q 7
+    "$cli" jobs "$url&wait_replicas=1&wait_timeout_ms=10000" counts q >/dev/null 2>"$tmp/err" &&
+        fail "a WAIT as long as the reply timeout was accepted"
+    grep -q 'must be below the reply timeout' "$tmp/err" || fail "unclear error: $(cat "$tmp/err")"
+    "$cli" jobs "sqlite:$tmp/s.db" add q n --wait-replicas 1 >/dev/null 2>"$tmp/err" &&
+        fail "--wait-replicas was accepted for sqlite:"
+    grep -q 'applies to a Redis store' "$tmp/err" || fail "unclear error: $(cat "$tmp/err")"
+    echo "WAIT: an add confirmed on the replica; refused (LN_EIO) with it stopped; a worker warned"
     ;;
 moved)
     # A worker runs all along (its connections hold the old map) while

@@ -121,6 +121,16 @@ typedef struct ln_worker ln_worker;
 /* Highest priority number (BullMQ's limit); lower numbers run first. */
 #define LN_JOB_PRIORITY_MAX 2097151 /* 2^21 - 1, BullMQ's limit */
 
+/* A worker's default store_retry_ms (ln_worker_opts): how long it keeps
+ * retrying a store that fails transiently before ln_worker_run gives up.
+ * 30 s, independent of the lease: a Redis Cluster failover takes the
+ * cluster-node-timeout (Redis's default 15 s) before the master is marked
+ * failed, plus an election of about a second, and the old default (one
+ * lease) let a worker with a short lease (3 s) exit before the replica was
+ * promoted, leaving its jobs active until their leases lapsed. A worker
+ * that gives up earlier helps nobody: its jobs stay active either way. */
+#define LN_WORKER_STORE_RETRY_MS_DEFAULT 30000
+
 /* ------------------------------------------------------------------------ */
 /* Opening a store                                                           */
 
@@ -130,6 +140,25 @@ typedef struct ln_jobs_opts {
     unsigned busy_timeout_ms; /* how long a write waits for another writer
                                   before LN_EBACKEND; default 30000. URL
                                   parameter busy_timeout overrides. */
+    /* Redis only (ignored by SQLite): 0 (default) = off; N = after each
+     * add (ln_jobs_add, _add_bulk, _add_flow) and each worker step that
+     * records outcomes, run Redis's WAIT N wait_timeout_ms on the node
+     * that took the write, so the write is on N replicas before the call
+     * returns. Redis replicates asynchronously: without it, a write the
+     * primary acknowledged just before it died (kill -9, a crash) can be
+     * lost when a replica takes over, and the id of a lost add reused.
+     * An add WAIT confirms on fewer replicas fails LN_EIO ("reached 0 of
+     * 1 replicas ..."): the job is on the primary and may or may not
+     * survive a failover. A worker's step is not failed by it: its
+     * outcomes are on the primary and cannot be sent again; it is counted
+     * in ln_worker_stats.unreplicated. WAIT slows every write by a round
+     * trip to the replicas. 0..64. URL parameter wait_replicas
+     * overrides (docs/redis.md "Durability of an acknowledged write"). */
+    unsigned wait_replicas;
+    /* WAIT's timeout in ms: 0 (default) = 1000; below the connection's
+     * reply timeout (URL timeout_ms, default 10000). URL parameter
+     * wait_timeout_ms overrides. */
+    unsigned wait_timeout_ms;
 } ln_jobs_opts;
 
 LN_EXTERN void ln_jobs_opts_init(ln_jobs_opts *opts);
@@ -633,11 +662,14 @@ typedef struct ln_worker_opts {
                                   store that fails transiently (unreachable,
                                   connection lost, I/O error, disk full), every
                                   poll_ms, before it gives up and returns the
-                                  error; 0 (default) = lease_ms (by then the
-                                  leases of the jobs it holds have lapsed).
-                                  The error's message then says "gave up
-                                  after N ms of store failures in a row" and
-                                  the last failure */
+                                  error; 0 (default) =
+                                  LN_WORKER_STORE_RETRY_MS_DEFAULT (30 s),
+                                  whatever the lease: long enough to ride
+                                  out a Redis Cluster failover or a server
+                                  restart (see that macro). The error's
+                                  message then says "gave up after N ms of
+                                  store failures in a row" and the last
+                                  failure */
     unsigned metrics_max_points;  /* 0 (default): off. 1..LN_JOB_METRICS_POINTS_MAX:
                                   count every job this worker completes or
                                   fails for good into the queue's per-minute
@@ -777,6 +809,11 @@ typedef struct ln_worker_stats {
                               ln_job_rate_limited */
     uint64_t waited;       /* runs that ended in waiting-children by
                               ln_job_wait_children (nothing recorded) */
+    uint64_t unreplicated; /* Redis with ln_jobs_opts.wait_replicas:
+                              outcomes recorded on the primary that WAIT
+                              did not confirm on the replicas in time
+                              (they stand; they may be lost if the
+                              primary fails before it replicates them) */
 } ln_worker_stats;
 
 /* Copy the counters to *out. Any thread, also while the worker runs. */

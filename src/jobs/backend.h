@@ -146,6 +146,9 @@ typedef struct ln__jobs_step {
      * remove_on_complete / remove_on_fail) for the jobs it completes /
      * fails for good whose own is LN_KEEP_ALL (not set). */
     ln_job_keep keep_complete, keep_fail;
+    /* out (Redis with ln_jobs_opts.wait_replicas): the outcomes of this
+     * step that WAIT did not confirm on the replicas; the step stands. */
+    size_t unreplicated;
 } ln__jobs_step;
 
 /* What the limits method does (store methods version 7). */

@@ -46,6 +46,7 @@
 #include "redis_codes.h"
 #include "redis_conn.h"
 #include "redis_pipe.h"
+#include "redis_replicas.h"
 #include "redis_sched.h"
 #include "redis_scripts.h"
 #include "redis_step.h"
@@ -168,7 +169,7 @@ static int redis_add(ln__jobs_be *be, const char *queue, ln__job_new *jobs, size
         jobs[i].existed = ln__redis_int_at(rep, 2 * i + 1) != 0;
     }
     freeReplyObject(rep);
-    return 0;
+    return ln__redis_wait_added(&r->conn, be, &jobs[0], n); /* wait_replicas */
 }
 
 /* -------------------------------------------------------------- reading */
@@ -444,6 +445,7 @@ static int redis_step(ln__jobs_be *be, const char *queue, ln__jobs_step *st) {
     if (rep) {
         rc = ln__redis_step_reply(rep, st, tokens, be->errmsg, sizeof be->errmsg);
         freeReplyObject(rep);
+        if (rc == 0) ln__redis_wait_step(&r->conn, st); /* wait_replicas */
     } else {
         rc = public_rc(rc);
     }
@@ -564,7 +566,8 @@ static void redis_close(ln__jobs_be *be, int forked) {
 static int redis_add_flow(ln__jobs_be *be, ln__flow_new *nodes, size_t n) {
     redis_be *r = rbe(be);
     set_queue(r, nodes[0].queue);
-    return public_rc(ln__redis_flow_add(&r->conn, be, nodes, n));
+    int rc = public_rc(ln__redis_flow_add(&r->conn, be, nodes, n));
+    return rc != 0 ? rc : ln__redis_wait_added(&r->conn, be, &nodes[0].job, n);
 }
 
 /* Store methods version 15 (redis_dynflow.c). */
@@ -762,7 +765,6 @@ static int check_server(redis_be *r) {
 
 int ln__jobs_redis_open(ln__jobs_be **out, const char *url, const ln_jobs_opts *opts, char *errmsg,
                         size_t errmsg_size) {
-    LN_UNUSED(opts);
     redis_be *r = ln__calloc(1, sizeof *r);
     if (!r) {
         snprintf(errmsg, errmsg_size, "out of memory");
@@ -774,6 +776,7 @@ int ln__jobs_redis_open(ln__jobs_be **out, const char *url, const ln_jobs_opts *
         ln__free(r);
         return rc;
     }
+    if ((rc = ln__redis_wait_settle(&r->cfg, opts, errmsg, errmsg_size)) != 0) goto fail;
     if (strlen(r->cfg.prefix) >= PREFIX_MAX) {
         snprintf(errmsg, errmsg_size, "redis key prefix longer than %d bytes", PREFIX_MAX - 1);
         rc = LN_EINVAL;

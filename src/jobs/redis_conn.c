@@ -116,10 +116,17 @@ static int parse_params(ln__redis_cfg *cfg, const char *q, char *err, size_t err
         } else if (kn == 10 && !memcmp(q, "timeout_ms", 10)) {
             bad = parse_num(v, vn, 1, 86400000, &num) < 0;
             cfg->timeout_ms = (unsigned)num;
+        } else if (kn == 13 && !memcmp(q, "wait_replicas", 13)) {
+            bad = parse_num(v, vn, 0, LN__REDIS_WAIT_REPLICAS_MAX, &num) < 0;
+            cfg->wait_replicas = (unsigned)num;
+            cfg->wait_set = 1;
+        } else if (kn == 15 && !memcmp(q, "wait_timeout_ms", 15)) {
+            bad = parse_num(v, vn, 1, 86400000, &num) < 0;
+            cfg->wait_timeout_ms = (unsigned)num;
         } else {
             set_err(err, err_size,
                     "unknown URL parameter '%.*s' (redis URLs take "
-                    "prefix, db, timeout_ms)",
+                    "prefix, db, timeout_ms, wait_replicas, wait_timeout_ms)",
                     (int)kn, q);
             return LN_EINVAL;
         }

@@ -29,8 +29,9 @@
  *   redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?PARAMS]
  *   unix:PATH[?PARAMS]
  * PARAMS: prefix=P (key prefix, default "bull"), db=N, timeout_ms=N (reply
- * timeout of a command, default 10000). USER and PASSWORD may be
- * %-encoded. */
+ * timeout of a command, default 10000), wait_replicas=N and
+ * wait_timeout_ms=N (jobs.h ln_jobs_opts; redis_replicas.h). USER and
+ * PASSWORD may be %-encoded. */
 typedef struct ln__redis_cfg {
     char *host; /* NULL for unix: */
     int port;
@@ -40,8 +41,14 @@ typedef struct ln__redis_cfg {
     int db;
     char *prefix;
     unsigned timeout_ms;
-    int cluster; /* the server is a Redis Cluster node (set at open) */
+    int cluster;              /* the server is a Redis Cluster node (set at open) */
+    unsigned wait_replicas;   /* WAIT for this many replicas after writes, 0 off */
+    unsigned wait_timeout_ms; /* WAIT's timeout, 0 = not set in the URL */
+    int wait_set;             /* the URL set wait_replicas */
 } ln__redis_cfg;
+
+/* Most replicas wait_replicas may name. */
+#define LN__REDIS_WAIT_REPLICAS_MAX 64
 
 /* Parse url into *cfg (strings ln__malloc'd; free with ln__redis_cfg_free).
  * 0, LN_EINVAL (detail in err), LN_ENOMEM. */

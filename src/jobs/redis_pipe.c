@@ -25,6 +25,7 @@
 #include "redis_pipe.h"
 
 #include "internal.h"
+#include "redis_replicas.h"
 #include "redis_scripts.h"
 #include "redis_step.h"
 #include "redis_workers.h"
@@ -42,6 +43,7 @@ typedef struct redis_pipe {
     char token_base[33];
     uint64_t token_seq;
     ln__redis_token *tokens[LN__PIPE_DEPTH]; /* of each step in flight */
+    unsigned char waits[LN__PIPE_DEPTH];     /* a WAIT follows that step */
     unsigned head, count;                    /* FIFO of steps in flight */
     unsigned lost;                           /* oldest 'lost' in flight failed */
     redisReply *ready;                       /* the oldest step's reply, read by pipe_poll */
@@ -118,6 +120,13 @@ static int pipe_send(ln__jobs_pipe *base, ln__jobs_step *st) {
          : redisAppendCommandArgv(ctx, (int)a.n, a.v, a.len) == REDIS_OK ? 0
                                                                          : LN_ENOMEM;
     ln__redis_args_free(&a);
+    /* wait_replicas: a step that records outcomes is followed by WAIT on
+     * this connection (redis_replicas.h), its reply read with the step's */
+    int waits = rc == 0 && p->conn.cfg->wait_replicas > 0 && st->ndone > 0;
+    if (waits && ln__redis_wait_append(ctx, p->conn.cfg) != 0) {
+        drop(p); /* the step is buffered without its WAIT: start over */
+        rc = LN_ENOMEM;
+    }
     if (rc) { /* hiredis appends a command whole or not at all */
         snprintf(p->base.errmsg, sizeof p->base.errmsg, "out of memory");
         ln__free(tokens);
@@ -135,6 +144,7 @@ static int pipe_send(ln__jobs_pipe *base, ln__jobs_step *st) {
     }
     p->use_eval = 0; /* EVAL caches it for the steps after this one */
     p->tokens[(p->head + p->count) % LN__PIPE_DEPTH] = tokens;
+    p->waits[(p->head + p->count) % LN__PIPE_DEPTH] = (unsigned char)waits;
     p->count++;
     return 0;
 }
@@ -152,12 +162,32 @@ static int reply_code(redis_pipe *p, const char *msg) {
     return LN_EBACKEND;
 }
 
+/* The reply of the WAIT after the step just read (wait_replicas): the
+ * step stands whatever it says; outcomes it did not confirm are counted
+ * in st->unreplicated. A lost connection fails the steps after it. */
+static void recv_wait(redis_pipe *p, ln__jobs_step *st, int step_rc) {
+    void *any = NULL;
+    if (p->conn.ctx == NULL) { /* the step's error reply dropped it */
+        if (step_rc == 0) st->unreplicated = st->ndone;
+        return;
+    }
+    if (redisGetReply(p->conn.ctx, &any) != REDIS_OK || !any) {
+        drop(p);
+        if (step_rc == 0) st->unreplicated = st->ndone;
+        return;
+    }
+    if (step_rc == 0 && !ln__redis_wait_enough(any, p->conn.cfg)) st->unreplicated = st->ndone;
+    freeReplyObject(any);
+}
+
 static int pipe_recv(ln__jobs_pipe *base, ln__jobs_step *st) {
     redis_pipe *p = rp(base);
     st->ntaken = 0;
     st->next_due_ms = -1;
+    st->unreplicated = 0;
     if (p->count == 0) return LN_EINVAL;
     ln__redis_token *tokens = p->tokens[p->head];
+    int waits = p->waits[p->head];
     p->tokens[p->head] = NULL;
     p->head = (p->head + 1) % LN__PIPE_DEPTH;
     p->count--;
@@ -184,6 +214,7 @@ static int pipe_recv(ln__jobs_pipe *base, ln__jobs_step *st) {
                      ? reply_code(p, r->str)
                      : ln__redis_step_reply(r, st, tokens, p->base.errmsg, sizeof p->base.errmsg);
             freeReplyObject(r);
+            if (waits) recv_wait(p, st, rc);
         }
     }
     ln__free(tokens);

@@ -196,9 +196,9 @@ struct ln__run {
 #define LN__MS ((uint64_t)1000000) /* ns per ms */
 
 /* How long a run retries a store failing transiently: store_retry_ms, 0 =
- * lease_ms. */
+ * LN_WORKER_STORE_RETRY_MS_DEFAULT (not the lease: jobs.h says why). */
 static inline unsigned ln__worker_retry_ms(const ln_worker_opts *o) {
-    return o->store_retry_ms != 0 ? o->store_retry_ms : o->lease_ms;
+    return o->store_retry_ms != 0 ? o->store_retry_ms : LN_WORKER_STORE_RETRY_MS_DEFAULT;
 }
 
 /* ---- worker.c ---- */

@@ -143,8 +143,10 @@ static int reply_or_late(ln__run *r) {
 
 /* A send or receive failed: steps behind it fail too (a lost connection
  * loses their replies), so take all their outcomes back; retry a
- * transient failure every poll_ms for up to store_retry_ms (default: a
- * lease), else end the run, saying that it gave up. */
+ * transient failure every poll_ms for up to store_retry_ms (default 30 s,
+ * LN_WORKER_STORE_RETRY_MS_DEFAULT, whatever the lease: a Redis Cluster
+ * failover takes longer than a short lease), else end the run, saying
+ * that it gave up. */
 static int step_failed(ln__run *r) {
     ln_worker *w = r->w;
     int err = r->rd.err;

@@ -180,6 +180,7 @@ static void count_step(ln_worker *w, const ln__flight *f) {
     w->stats.delayed += d.delayed;
     w->stats.rate_limited += d.rate_limited;
     w->stats.stale += d.stale;
+    w->stats.unreplicated += f->st.unreplicated; /* wait_replicas (jobs.h) */
     pthread_mutex_unlock(&w->mu);
 }
 
