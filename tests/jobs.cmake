@@ -85,7 +85,7 @@ if(TARGET lanes_cli)
   # says (helpers: tests/jobs/jobs_cli_test.h).
   foreach(part admin exec worker exit badname)
     ln_test(NAME test_jobs_cli_${part} SOURCES test_jobs_cli_${part}.c
-            LIBS PkgConfig::JANSSON TIMEOUT 150 NO_SANITIZE LABELS jobs)
+            LIBS PkgConfig::JANSSON PkgConfig::SQLITE3 TIMEOUT 150 NO_SANITIZE LABELS jobs)
     target_compile_definitions(test_jobs_cli_${part} PRIVATE
                                LANES_BIN="$<TARGET_FILE:lanes_cli>")
     add_dependencies(test_jobs_cli_${part} lanes_cli)

@@ -1,6 +1,6 @@
 /* conf_utf8.c - names that are not UTF-8 are refused on every store: a
- * queue name, a job name, a custom job id and a scheduler id with an
- * ill-formed byte sequence is LN_EINVAL with "not valid UTF-8" on add,
+ * queue name, a job name, a custom job id, a dedup id and a scheduler id
+ * with an ill-formed byte sequence is LN_EINVAL with "not valid UTF-8" on add,
  * bulk add, flow add, scheduler upsert and the calls that name a queue,
  * and nothing is stored (the dashboard, the events and BullMQ read these
  * names as JSON strings; such a queue used to make the dashboard answer
@@ -51,6 +51,11 @@ static void case_utf8_add_refused(conf_ctx *c) {
         o.job_id = s;
         NOT_UTF8(ln_jobs_add(c->jobs, c->queue, "n", "{}", &o, id, sizeof id));
         CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "job id");
+        ln_job_opts dd;
+        ln_job_opts_init(&dd);
+        dd.dedup_id = s;
+        NOT_UTF8(ln_jobs_add(c->jobs, c->queue, "n", "{}", &dd, id, sizeof id));
+        CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "dedup_id");
         /* Bulk: one bad spec refuses the batch. */
         ln_job_spec specs[2] = {{"good", "{}", NULL}, {s, "{}", NULL}};
         NOT_UTF8(ln_jobs_add_bulk(c->jobs, c->queue, specs, 2, NULL, 0));
@@ -122,8 +127,8 @@ static void case_utf8_scheduler_refused(conf_ctx *c) {
     check_no_bad_queue(c);
 }
 
-/* The calls that name a queue (and a job) refuse one that is not UTF-8
- * rather than read or change a queue no add could have made. */
+/* The calls that name a queue refuse one that is not UTF-8 rather than
+ * read or change a queue no add could have made. */
 static void case_utf8_lookups_refused(conf_ctx *c) {
     for (size_t b = 0; b < CONF_NELEM(bad_utf8); b++) {
         const char *s = bad_utf8[b];
@@ -137,10 +142,12 @@ static void case_utf8_lookups_refused(conf_ctx *c) {
         ln_worker_info *workers = NULL;
         NOT_UTF8(ln_jobs_counts(c->jobs, s, &counts));
         NOT_UTF8(ln_jobs_get(c->jobs, s, "1", &info));
-        NOT_UTF8(ln_jobs_get(c->jobs, c->queue, s, &info));
+        /* A lookup by job id takes any bytes: a job another program
+         * stored with such an id stays reachable. */
+        CHECK_EQ(ln_jobs_get(c->jobs, c->queue, s, &info), LN_ENOENT);
         NOT_UTF8(ln_jobs_list(c->jobs, s, LN_JOB_WAITING, 0, 10, &infos, &n));
         NOT_UTF8(ln_jobs_logs(c->jobs, s, "1", &lines, &n));
-        NOT_UTF8(ln_jobs_remove(c->jobs, c->queue, s));
+        CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, s), LN_ENOENT);
         NOT_UTF8(ln_jobs_is_paused(c->jobs, s, &paused));
         NOT_UTF8(ln_jobs_pause(c->jobs, s));
         NOT_UTF8(ln_jobs_clean(c->jobs, s, LN_JOB_COMPLETED, 0, 0, &n));
