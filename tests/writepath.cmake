@@ -30,6 +30,10 @@
 #               for the outbox as for the queue (the race of trace, #26)
 #   overload    idle connections past --max-connections: the next client
 #               gets a JSON 503 at once
+#   slowloris   1,000 trickling connections held while normal requests
+#               answer 201; trickled heads and bodies cut by
+#               --request-timeout (408); an idle keep-alive connection gives
+#               its place at the limit (python3)
 #   redis       the async load with the queue in Redis (LANES_TEST_REDIS_URL,
 #               set by scripts/with-services.sh; skipped without it)
 if(NOT TARGET writepath OR NOT TARGET writepath_worker)
@@ -42,7 +46,7 @@ ln_test(NAME test_writepath_concurrency SOURCES test_writepath_concurrency.c
         LIBS writepath_core TIMEOUT 60)
 
 set(LN_WRITEPATH_CASES lifecycle validation load trace snapshot crash malformed overload
-    outbox_wait)
+    outbox_wait slowloris)
 if(LN_HAVE_REDIS) # the queue in Redis needs liblanes-jobs' Redis store
   list(APPEND LN_WRITEPATH_CASES redis crash_redis)
 endif()
