@@ -432,9 +432,10 @@ case_overload() {
 
 # slow.py: slowloris clients (python3, raw sockets; 127.0.0.1 only).
 #   slow.py hold PORT N SECS K   N connections trickle a request head (a
-#       byte each per second) for SECS s; meanwhile K normal requests, one
-#       every 0.3 s, must each answer 201 within 5 s, and at least half of
-#       the N must still be open (held) at the end.
+#       byte each per second) for SECS s after the last connected; from
+#       1 s after that, K normal requests, one every 0.3 s, must each
+#       answer 201 within 5 s, and at least half of the N must still be
+#       open (held) at the end.
 #   slow.py deadline PORT N LIMIT HEAD|BODY   N connections trickle a head
 #       (or, after a whole head, a body) a byte every 0.3 s: each must get
 #       408 and be closed within LIMIT s of its connect.
@@ -485,8 +486,9 @@ def normal(k, out):
             out.append((5.0, 0))
         time.sleep(0.3)
 
-def trickle(n, secs, every, head_only):
-    """n connections trickling; returns (conns, t0, closed_after, statuses)."""
+def trickle(n, secs, every, head_only, connected=None):
+    """n connections trickling for secs s (from the last connect; then
+    connected() is called); returns (conns, closed_after, statuses)."""
     prefix = b"POST /comment HTTP/1.1\r\nHost: x\r\n" + (b"X-Slow: " if head_only else b"Content-Length: 1000\r\n\r\n")
     conns, t0 = [], []
     for _ in range(n):
@@ -495,6 +497,8 @@ def trickle(n, secs, every, head_only):
         s.send(prefix)
         conns.append(s)
         t0.append(time.time())
+    if connected:
+        connected()
     closed, status, end, last = {}, {}, time.time() + secs, 0
     while time.time() < end and len(closed) < n:
         if time.time() - last >= every:
@@ -522,13 +526,11 @@ def trickle(n, secs, every, head_only):
 if mode == "hold":
     n, secs, k = int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
     out = []
-    th = None
     def later():
-        time.sleep(1)
+        time.sleep(1)  # the service has taken the trickling connections in
         normal(k, out)
     th = threading.Thread(target=later)
-    th.start()
-    conns, closed, status = trickle(n, secs, 1.0, True)
+    conns, closed, status = trickle(n, secs, 1.0, True, th.start)
     th.join()
     held = n - len(closed)
     print("held %d of %d trickling connections; normal requests (s, status): %s" % (held, n, ", ".join("%.2f %d" % o for o in out)))
