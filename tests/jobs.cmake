@@ -58,6 +58,7 @@ set(LN_CONF_SOURCES
     conformance/conf_schedrec.c
     conformance/conf_logs.c
     conformance/conf_detach.c
+    conformance/conf_utf8.c
     conformance/conf_edit2.c
     conformance/conf_stale_once.c
     conformance/conf_worker_keep.c
@@ -82,9 +83,9 @@ endif()
 if(TARGET lanes_cli)
   # `lanes jobs` subcommands, `lanes worker --exec`, what `lanes worker`
   # says (helpers: tests/jobs/jobs_cli_test.h).
-  foreach(part admin exec worker exit)
+  foreach(part admin exec worker exit badname)
     ln_test(NAME test_jobs_cli_${part} SOURCES test_jobs_cli_${part}.c
-            LIBS PkgConfig::JANSSON TIMEOUT 150 NO_SANITIZE LABELS jobs)
+            LIBS PkgConfig::JANSSON PkgConfig::SQLITE3 TIMEOUT 150 NO_SANITIZE LABELS jobs)
     target_compile_definitions(test_jobs_cli_${part} PRIVATE
                                LANES_BIN="$<TARGET_FILE:lanes_cli>")
     add_dependencies(test_jobs_cli_${part} lanes_cli)

@@ -1,8 +1,8 @@
 /* test_jobs_api.c - the job store API on the SQLite backend: opening (and
- * refusing bad stores), adding with validation, every administration
- * operation, lease fencing at the backend level, fork refusal, query plans,
- * the per-state counters and their schema upgrade, and allocation
- * failures. */
+ * refusing bad stores and paths that are no regular file), adding with
+ * validation, every administration operation, lease fencing at the
+ * backend level, fork refusal, query plans, the per-state counters and
+ * their schema upgrade, and allocation failures. */
 #include "jobs/jobs_test.h"
 
 #include "internal.h"
@@ -129,6 +129,60 @@ TEST(open_in_read_only_directory_is_eacces) {
         umount2(dir, MNT_DETACH);
     else
         chmod(dir, 0755);
+    jt_cleanup();
+}
+
+/* Does PATH-suffix exist? */
+static int beside(const char *path, const char *suffix) {
+    char p[700];
+    snprintf(p, sizeof p, "%s%s", path, suffix);
+    return access(p, F_OK) == 0;
+}
+
+/* Open path as a store: LN_EINVAL naming the path and 'kind', no handle,
+ * and no -journal, -wal, -shm or -reserve beside it. */
+static void check_not_regular_refused(const char *path, const char *kind) {
+    char url[700], msg[512] = "";
+    snprintf(url, sizeof url, "sqlite:%s", path);
+    ln_jobs *jobs = NULL;
+    CHECK_EQ(ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg), LN_EINVAL);
+    printf("  %s\n", msg);
+    CHECK(jobs == NULL);
+    CHECK(strstr(msg, path) != NULL);
+    CHECK(strstr(msg, kind) != NULL);
+    CHECK(!beside(path, "-journal") && !beside(path, "-wal") && !beside(path, "-shm") &&
+          !beside(path, "-reserve"));
+}
+
+/* A store path that exists and is not a regular file is refused before
+ * SQLite opens it: SQLite opened /dev/null as an empty database and, as
+ * root, left /dev/null-journal behind. A FIFO, a directory, a symbolic
+ * link to a FIFO; the devices themselves (their -journal checked as root,
+ * a leftover of an older lanes removed first). */
+TEST(open_refuses_paths_that_are_not_regular_files) {
+    CHECK_EQ(mkfifo(jt_path("fifo.db"), 0600), 0);
+    check_not_regular_refused(jt_path("fifo.db"), "FIFO");
+    CHECK_EQ(mkdir(jt_path("dir.db"), 0700), 0);
+    check_not_regular_refused(jt_path("dir.db"), "directory");
+    char target[600];
+    snprintf(target, sizeof target, "%s", jt_path("fifo.db"));
+    CHECK_EQ(symlink(target, jt_path("link.db")), 0);
+    check_not_regular_refused(jt_path("link.db"), "FIFO");
+    const char *devices[] = {"/dev/null", "/dev/full", "/dev/zero"};
+    for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++) {
+        char side[64];
+        if (geteuid() == 0) {
+            for (int k = 0; k < 3; k++) {
+                snprintf(side, sizeof side, "%s%s", devices[i],
+                         (const char *[]){"-journal", "-wal", "-shm"}[k]);
+                unlink(side);
+            }
+        }
+        check_not_regular_refused(devices[i], "character device");
+    }
+    /* A regular file and an absent path still open. */
+    ln_jobs *jobs = open_fresh("regular");
+    ln_jobs_close(jobs);
     jt_cleanup();
 }
 
@@ -548,6 +602,7 @@ int main(int argc, char **argv) {
                                         TESTCASE(open_refuses_newer_schema_and_foreign_db),
                                         TESTCASE(open_refuses_foreign_database_untouched),
                                         TESTCASE(open_in_read_only_directory_is_eacces),
+                                        TESTCASE(open_refuses_paths_that_are_not_regular_files),
                                         TESTCASE(lease_fencing_rejects_stale_tokens),
                                         TESTCASE(every_statement_uses_an_index),
                                         TESTCASE(counts_upgrade_from_schema_1),

@@ -26,8 +26,14 @@
 #               1.7, a garbage request line), also as the 2nd request of a
 #               keep-alive connection: the API's JSON error, then the
 #               connection closes (raw sockets, python3)
+#   outbox_wait a write whose outbox row is not relayed yet: the check waits
+#               for the outbox as for the queue (the race of trace, #26)
 #   overload    idle connections past --max-connections: the next client
 #               gets a JSON 503 at once
+#   slowloris   1,000 trickling connections held while normal requests
+#               answer 201; trickled heads and bodies cut by
+#               --request-timeout (408); an idle keep-alive connection gives
+#               its place at the limit (python3)
 #   redis       the async load with the queue in Redis (LANES_TEST_REDIS_URL,
 #               set by scripts/with-services.sh; skipped without it)
 if(NOT TARGET writepath OR NOT TARGET writepath_worker)
@@ -39,7 +45,8 @@ ln_test(NAME test_writepath_unit SOURCES test_writepath_unit.c
 ln_test(NAME test_writepath_concurrency SOURCES test_writepath_concurrency.c
         LIBS writepath_core TIMEOUT 60)
 
-set(LN_WRITEPATH_CASES lifecycle validation load trace snapshot crash malformed overload)
+set(LN_WRITEPATH_CASES lifecycle validation load trace snapshot crash malformed overload
+    outbox_wait slowloris)
 if(LN_HAVE_REDIS) # the queue in Redis needs liblanes-jobs' Redis store
   list(APPEND LN_WRITEPATH_CASES redis crash_redis)
 endif()

@@ -1,7 +1,8 @@
 /* check.c - `writepath check`: the write path's consistency check
- * (docs/writepath.md). After a run, wait until the queue has nothing
- * waiting, delayed, prioritized or active (the worker must still be
- * running), then check that the database holds what the naive mode
+ * (docs/writepath.md). After a run, wait until the outbox is empty (the
+ * service's relay must still be running, or be restarted) and the queue
+ * has nothing waiting, delayed, prioritized or active (the worker must
+ * still be running), then check that the database holds what the naive mode
  * produces for the same requests:
  *
  *   - every post's comment_count and like_count equal its comment and like
@@ -76,9 +77,28 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Wait until the queue has nothing left to run. 1 drained, 0 timed out,
- * -1 store error. counts gets the last counts. */
-static int drain(const char *url, double timeout_s, ln_job_counts *counts, double *waited) {
+/* The rows left in db's outbox (committed writes whose jobs the relay has
+ * not stored yet), or -1 when it cannot be read. */
+static long long outbox_rows(sqlite3 *db) {
+    sqlite3_stmt *st = NULL;
+    long long v = -1;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM outbox", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    else
+        fprintf(stderr, "writepath check: outbox: %s\n", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Wait until the outbox of db is empty and then the queue has nothing left
+ * to run. The outbox is read first in each round: the relay adds a row's
+ * job before it deletes the row, so a job relayed after an empty queue was
+ * seen cannot be missed (a write answered just before the check may still
+ * be in the outbox while the queue looks drained). 1 drained, 0 timed
+ * out, -1 store error. counts gets the last counts, *outbox the last rows. */
+static int drain(const char *url, sqlite3 *db, double timeout_s, ln_job_counts *counts,
+                 long long *outbox, double *waited) {
     ln_jobs *jobs = NULL;
     char err[256] = "";
     int e = ln_jobs_open_ex(&jobs, url, NULL, err, sizeof err);
@@ -89,15 +109,17 @@ static int drain(const char *url, double timeout_s, ln_job_counts *counts, doubl
     double start = now_s();
     int drained = -1;
     for (;;) {
+        *outbox = outbox_rows(db);
+        if (*outbox < 0) break;
         e = ln_jobs_counts(jobs, WP_QUEUE, counts);
         if (e) {
             fprintf(stderr, "writepath check: counts: %s: %s\n", ln_strerror(e),
                     ln_jobs_errmsg(jobs));
             break;
         }
-        if (counts->waiting + counts->delayed + counts->prioritized + counts->active +
-                counts->paused ==
-            0) {
+        if (*outbox == 0 && counts->waiting + counts->delayed + counts->prioritized +
+                                    counts->active + counts->paused ==
+                                0) {
             drained = 1;
             break;
         }
@@ -145,30 +167,32 @@ int wp_check_main(int argc, char **argv) {
         queue = NULL;
     }
 
+    sqlite3 *sdb = NULL;
+    if (sqlite3_open_v2(db, &sdb, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        fprintf(stderr, "writepath check: %s: %s\n", db, sqlite3_errmsg(sdb));
+        sqlite3_close(sdb);
+        free(default_queue);
+        return 1;
+    }
+    wp_db_busy_handler(sdb);
     json_t *out = json_object();
     int ok = 1;
     if (queue) {
         ln_job_counts c = {0};
         double waited = 0;
-        int drained = drain(queue, timeout_s, &c, &waited);
+        long long outbox = -1;
+        int drained = drain(queue, sdb, timeout_s, &c, &outbox, &waited);
         json_object_set_new(out, "queue",
-                            json_pack("{s:s,s:b,s:f,s:I,s:I,s:I,s:I,s:I}", "url", queue, "drained",
-                                      drained == 1, "waited_s", waited, "waiting",
-                                      (json_int_t)c.waiting, "delayed", (json_int_t)c.delayed,
-                                      "active", (json_int_t)c.active, "completed",
-                                      (json_int_t)c.completed, "failed", (json_int_t)c.failed));
+                            json_pack("{s:s,s:b,s:f,s:I,s:I,s:I,s:I,s:I,s:I}", "url", queue,
+                                      "drained", drained == 1, "waited_s", waited, "outbox",
+                                      (json_int_t)outbox, "waiting", (json_int_t)c.waiting,
+                                      "delayed", (json_int_t)c.delayed, "active",
+                                      (json_int_t)c.active, "completed", (json_int_t)c.completed,
+                                      "failed", (json_int_t)c.failed));
         ok = drained == 1;
     }
     free(default_queue);
 
-    sqlite3 *sdb = NULL;
-    if (sqlite3_open_v2(db, &sdb, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        fprintf(stderr, "writepath check: %s: %s\n", db, sqlite3_errmsg(sdb));
-        sqlite3_close(sdb);
-        json_decref(out);
-        return 1;
-    }
-    wp_db_busy_handler(sdb);
     for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++) {
         sqlite3_stmt *st = NULL;
         long long v = -1;

@@ -1,12 +1,25 @@
 /* gate.c - the accepting thread and the connection threads (see gate.h).
  *
- * DESIGN: 'open' counts the connection threads alive, under 'mu'. Only the
- * accepting thread raises it (before it starts a thread), so a burst of
- * connects never gets more than max_conns threads; each connection thread
- * lowers it as its last act, after which it touches nothing of the gate.
- * Stop waits until it is 0 and only then frees the gate and closes the
- * stop pipe the threads poll. The connection threads are detached: nobody
- * joins them, the count says when they are gone.
+ * DESIGN: 'open' counts the served connections that hold a place, and
+ * 'threads' the connection threads alive, both under 'mu'. Only the
+ * accepting thread raises them (before it starts a thread), so a burst of
+ * connects never gets more than max_conns places; each connection thread
+ * lowers them as its last act, after which it touches nothing of the gate.
+ * Stop waits until 'threads' is 0 and only then frees the gate and closes
+ * the stop pipe the threads poll. The connection threads are detached:
+ * nobody joins them, the count says when they are gone.
+ *
+ * Every served connection has a record in the list 'conns' (under 'mu')
+ * with its socket and whether it is idle (a keep-alive connection between
+ * requests, http.h's set_idle). When all places are taken, the accepting
+ * thread takes the place of the connection idle the longest: it marks it
+ * closed, shuts its socket down (its thread wakes, sees the end and
+ * exits) and hands its place to the new connection at once. A connection
+ * in the middle of a request, or a new one that has not sent its first
+ * request yet, is never taken: those end by the request deadline
+ * (http.h), so stalled or trickling clients hold a place for at most
+ * request_ms. The record leaves the list before its socket is closed, so
+ * the accepting thread never shuts down a descriptor number reused since.
  *
  * The rejected connections are the accepting thread's alone: a pollfd
  * each after the listening socket and the stop pipe, with a deadline. The
@@ -32,8 +45,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WP_GATE_REJECT_MS 1000 /* how long a rejected connection is kept */
-#define WP_GATE_ACCEPTS 64     /* connections accepted per wake-up */
+#define WP_GATE_REJECT_MS 1000  /* how long a rejected connection is kept */
+#define WP_GATE_ACCEPTS 64      /* connections accepted per wake-up */
+#define WP_GATE_STACK (1 << 20) /* a connection thread's stack: thousands of them */
 #define WP_OVERLOADED                                                                              \
     "{\"error\":\"overloaded\",\"message\":\"too many open connections; retry later\"}"
 
@@ -44,8 +58,10 @@ struct wp_gate {
     wp_gate_opts o;
     wp_http_opts http; /* set before any connection thread starts */
     pthread_mutex_t mu;
-    pthread_cond_t gone; /* open became 0 */
-    unsigned open;       /* connection threads alive; under mu */
+    pthread_cond_t gone;    /* threads became 0 */
+    unsigned open;          /* served connections holding a place; under mu */
+    unsigned threads;       /* connection threads alive; under mu */
+    struct conn_rec *conns; /* every served connection; under mu */
     pthread_t thread;
     int started;
     struct pollfd *fds;  /* listen, stop, then the rejected connections */
@@ -55,10 +71,15 @@ struct wp_gate {
     size_t overloaded_len;
 };
 
-typedef struct conn_arg {
+/* A served connection (see DESIGN); fields but fd under g->mu. */
+typedef struct conn_rec {
     wp_gate *g;
     int fd;
-} conn_arg;
+    int idle;   /* between requests: may give its place to a new one */
+    int closed; /* its place was given away (it counts in threads only) */
+    long long idle_since;
+    struct conn_rec *prev, *next;
+} conn_rec;
 
 static long long now_ms(void) {
     struct timespec ts;
@@ -68,46 +89,91 @@ static long long now_ms(void) {
 
 /* ------------------------------------------------------------ served */
 
-static void conn_gone(wp_gate *g) {
+/* http.h's set_idle, on the connection's thread. */
+static int conn_set_idle(void *arg, int idle) {
+    conn_rec *r = arg;
+    pthread_mutex_lock(&r->g->mu);
+    r->idle = idle;
+    if (idle) r->idle_since = now_ms();
+    int closed = r->closed;
+    pthread_mutex_unlock(&r->g->mu);
+    return closed;
+}
+
+/* The connection is over: out of the list before its fd is closed, then
+ * one thread less. After this nothing of g may be touched. */
+static void conn_end(conn_rec *r) {
+    wp_gate *g = r->g;
     pthread_mutex_lock(&g->mu);
-    assert(g->open > 0);
-    if (--g->open == 0) pthread_cond_broadcast(&g->gone);
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        g->conns = r->next;
+    if (r->next) r->next->prev = r->prev;
+    if (!r->closed) g->open--;
     pthread_mutex_unlock(&g->mu);
+    close(r->fd);
+    free(r);
+    pthread_mutex_lock(&g->mu);
+    assert(g->threads > 0);
+    if (--g->threads == 0) pthread_cond_broadcast(&g->gone);
+    pthread_mutex_unlock(&g->mu); /* the last use of g */
 }
 
 static void *conn_main(void *arg) {
-    conn_arg *a = arg;
-    wp_gate *g = a->g;
-    wp_http_serve(a->fd, &g->http);
-    close(a->fd);
-    free(a);
-    conn_gone(g); /* the last use of g */
+    conn_rec *r = arg;
+    wp_http_serve(r->fd, &r->g->http, r);
+    conn_end(r);
     return NULL;
 }
 
-/* Serve fd on a thread of its own if fewer than max_conns are open. 1
- * done (fd is the thread's, or closed), 0 over the limit. */
+/* All places are taken: give the place of the connection idle the longest
+ * to a new one (mu held). 1 done, 0 none is idle. */
+static int take_idle_place(wp_gate *g) {
+    conn_rec *oldest = NULL;
+    for (conn_rec *r = g->conns; r; r = r->next)
+        if (r->idle && !r->closed && (!oldest || r->idle_since < oldest->idle_since)) oldest = r;
+    if (!oldest) return 0;
+    oldest->closed = 1;
+    g->open--;
+    shutdown(oldest->fd, SHUT_RDWR); /* its thread wakes and ends */
+    return 1;
+}
+
+/* Serve fd on a thread of its own if fewer than max_conns are open, or an
+ * idle connection gives its place. 1 done (fd is the thread's, or
+ * closed), 0 over the limit. */
 static int serve(wp_gate *g, int fd) {
+    conn_rec *r = calloc(1, sizeof *r);
+    if (!r) {
+        close(fd);
+        return 1;
+    }
+    *r = (conn_rec){.g = g, .fd = fd};
     pthread_mutex_lock(&g->mu);
-    int room = g->open < g->o.max_conns;
-    if (room) g->open++;
+    int room = g->open < g->o.max_conns || take_idle_place(g);
+    if (room) {
+        g->open++;
+        g->threads++;
+        r->next = g->conns;
+        if (g->conns) g->conns->prev = r;
+        g->conns = r;
+    }
     pthread_mutex_unlock(&g->mu);
-    if (!room) return 0;
-    conn_arg *a = malloc(sizeof *a);
+    if (!room) {
+        free(r);
+        return 0;
+    }
     pthread_attr_t attr;
     pthread_t t;
-    int ok = a && pthread_attr_init(&attr) == 0;
+    int ok = pthread_attr_init(&attr) == 0;
     if (ok) {
-        *a = (conn_arg){g, fd};
         ok = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
-             pthread_create(&t, &attr, conn_main, a) == 0;
+             pthread_attr_setstacksize(&attr, WP_GATE_STACK) == 0 &&
+             pthread_create(&t, &attr, conn_main, r) == 0;
         pthread_attr_destroy(&attr);
     }
-    if (!ok) {
-        free(a);
-        close(fd);
-        conn_gone(g);
-    }
+    if (!ok) conn_end(r); /* no thread: closed at once */
     return 1;
 }
 
@@ -229,7 +295,9 @@ int wp_gate_start(wp_gate **out, const wp_gate_opts *o) {
         g->http = (wp_http_opts){.handler = o->handler,
                                  .cls = o->cls,
                                  .idle_ms = (int)o->idle_timeout_s * 1000,
-                                 .stop_fd = g->stop_pipe[0]};
+                                 .request_ms = (int)o->request_timeout_s * 1000,
+                                 .stop_fd = g->stop_pipe[0],
+                                 .set_idle = conn_set_idle};
         if (pthread_create(&g->thread, NULL, accept_main, g) == 0) {
             g->started = 1;
             *out = g;
@@ -255,7 +323,7 @@ void wp_gate_stop(wp_gate *g) {
     }
     if (g->listen_fd >= 0) close(g->listen_fd);
     pthread_mutex_lock(&g->mu); /* the connection threads see the stop pipe too */
-    while (g->open) pthread_cond_wait(&g->gone, &g->mu);
+    while (g->threads) pthread_cond_wait(&g->gone, &g->mu);
     pthread_mutex_unlock(&g->mu);
     for (int i = 0; i < 2; i++)
         if (g->stop_pipe[i] >= 0) close(g->stop_pipe[i]);

@@ -8,8 +8,14 @@
  *             own thread running wp_http_serve (keep-alive, closed after
  *             idle_timeout_s idle), so a request that waits (for a pooled
  *             database connection, for the push) blocks only its own
- *             connection;
- *   rejected  past max_conns, up to reject_max at once, the accepting
+ *             connection; each request must arrive whole (head and body)
+ *             within request_timeout_s (http.h), so a stalled or
+ *             trickling client holds its place for that long at most;
+ *   idle      when max_conns are open and one of them is an idle
+ *             keep-alive connection (between requests), the one idle the
+ *             longest is closed and the new connection is served in its
+ *             place;
+ *   rejected  past max_conns with none idle, up to reject_max at once, the accepting
  *             thread answers at once with 503 and a JSON error
  *             ("overloaded", Retry-After: 1), sends FIN and reads what the
  *             client still sends until it closes, for at most 1 s;
@@ -37,6 +43,7 @@ typedef struct wp_gate_opts {
     unsigned max_conns;
     unsigned reject_max; /* connections being answered 503, <= WP_GATE_REJECT_MAX */
     unsigned idle_timeout_s;
+    unsigned request_timeout_s; /* the deadline of a request's head and body */
     wp_http_handler handler;
     void *cls;
 } wp_gate_opts;

@@ -42,6 +42,9 @@ enum { H_OTHER, H_TRACEPARENT, H_EXPECT };
 struct wp_http_conn {
     int fd;
     const wp_http_opts *o;
+    void *gconn;        /* the gate's record of this connection */
+    int idle;           /* told set_idle so */
+    long long deadline; /* of the request being read, or 0 */
     llhttp_t p;
     int in_message, in_head;
     size_t head;     /* head bytes counted in the callbacks */
@@ -174,6 +177,7 @@ static void append(char *buf, size_t cap, size_t *len, const char *at, size_t n)
 
 static int on_message_begin(llhttp_t *p) {
     wp_http_conn *c = p->data;
+    if (!c->deadline) c->deadline = now_ms() + c->o->request_ms; /* a pipelined request */
     c->in_message = c->in_head = 1;
     c->head = 12; /* the request line's spaces, version and CRLF */
     c->head_raw = c->url_len = c->name_len = c->value_len = c->body_len = 0;
@@ -269,6 +273,7 @@ static int stop_requested(const wp_http_conn *c) {
 static int on_message_complete(llhttp_t *p) {
     wp_http_conn *c = p->data;
     c->in_message = 0;
+    c->deadline = 0; /* read whole: the next request's starts with its first byte */
     c->closing = !c->keep_alive || stop_requested(c);
     c->answered = 0;
     wp_http_request q = {.method = llhttp_method_name((llhttp_method_t)p->method),
@@ -326,10 +331,33 @@ static void answer_refusal(wp_http_conn *c) {
     if (c->answered && !c->dead) linger(c);
 }
 
+/* Tell the gate the connection is idle or busy. 1: end it now. */
+static int set_idle(wp_http_conn *c, int idle) {
+    c->idle = idle;
+    return c->o->set_idle ? c->o->set_idle(c->gconn, idle) : 0;
+}
+
+/* Wait for bytes: while a request is due (c->deadline), until its deadline
+ * or idle_ms of silence, whichever comes first; else (idle keep-alive)
+ * for idle_ms. 1 readable, 0 timed out (408 when a request was due), -1
+ * stop, error or the gate took the place. */
+static int wait_request(wp_http_conn *c) {
+    int ms = c->o->idle_ms;
+    if (c->deadline) {
+        long long left = c->deadline - now_ms();
+        if (left <= 0) return 0;
+        if (left < ms) ms = (int)left;
+    } else if (!c->idle && set_idle(c, 1)) {
+        return -1;
+    }
+    return wait_fd(c->fd, POLLIN, c->o->stop_fd, ms);
+}
+
 static void serve_loop(wp_http_conn *c) {
+    c->deadline = now_ms() + c->o->request_ms; /* the first request's */
     for (;;) {
-        int r = wait_fd(c->fd, POLLIN, c->o->stop_fd, c->o->idle_ms);
-        if (r == 0 && c->in_message) {
+        int r = wait_request(c);
+        if (r == 0 && (c->in_message || c->deadline)) {
             refuse(c, 408, "request_timeout", "the request was not completed in time");
             answer_refusal(c);
             return;
@@ -338,6 +366,8 @@ static void serve_loop(wp_http_conn *c) {
         ssize_t n = recv(c->fd, c->in, sizeof c->in, 0);
         if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
         if (n <= 0) return; /* the client closed (mid-request: no one to answer) */
+        if (c->idle && set_idle(c, 0)) return; /* closed for a new connection meanwhile */
+        if (!c->deadline) c->deadline = now_ms() + c->o->request_ms;
         if (c->in_head) c->head_raw += (size_t)n;
         llhttp_errno_t e = llhttp_execute(&c->p, c->in, (size_t)n);
         if (c->dead) return;
@@ -355,11 +385,12 @@ static void serve_loop(wp_http_conn *c) {
     }
 }
 
-void wp_http_serve(int fd, const wp_http_opts *o) {
+void wp_http_serve(int fd, const wp_http_opts *o, void *conn) {
     wp_http_conn *c = calloc(1, sizeof *c);
     if (!c) return;
     c->fd = fd;
     c->o = o;
+    c->gconn = conn;
     llhttp_init(&c->p, HTTP_REQUEST, &settings);
     c->p.data = c;
     serve_loop(c);

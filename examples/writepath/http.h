@@ -14,13 +14,22 @@
  *   413 too_large            Content-Length over WP_HTTP_BODY_MAX
  *   431 headers_too_large    request line and headers over WP_HTTP_HEAD_MAX
  *   505 version_not_supported  an HTTP version other than 1.0 and 1.1
- *   408 request_timeout      a request begun, then idle for idle_ms
+ *   408 request_timeout      a request not read whole (head and body)
+ *                            within request_ms, or begun and then idle
+ *                            for idle_ms
+ *
+ * The request deadline (slowloris): a new connection must deliver its
+ * whole first request within request_ms of being served, and a keep-alive
+ * connection each further request within request_ms of its first byte.
+ * Bytes that trickle in do not extend it (it is no per-read idle timer).
+ * The time the handler takes does not count.
  *
  * After a refused request the connection is closed (after a short
  * lingering read, so that the client reads the answer rather than a
- * reset). Keep-alive as HTTP/1.1 and HTTP/1.0 say; an idle connection is
- * closed after idle_ms; a readable stop_fd ends the connection after the
- * request in progress.
+ * reset). Keep-alive as HTTP/1.1 and HTTP/1.0 say; an idle connection (a
+ * request answered, no byte of the next one yet) is closed after idle_ms,
+ * or earlier when the gate needs its place (set_idle); a readable stop_fd
+ * ends the connection after the request in progress.
  */
 #ifndef WP_HTTP_H
 #define WP_HTTP_H
@@ -47,11 +56,18 @@ typedef struct wp_http_conn wp_http_conn;
 /* Called on the connection's thread; must call wp_http_respond once. */
 typedef void (*wp_http_handler)(void *cls, wp_http_conn *c, const wp_http_request *q);
 
+/* The connection (conn of wp_http_serve) became idle (1: waiting for the
+ * next request, no byte of it read) or busy (0). Returns 1 when the
+ * connection must end at once (the gate took its place), else 0. */
+typedef int (*wp_http_set_idle)(void *conn, int idle);
+
 typedef struct wp_http_opts {
     wp_http_handler handler;
     void *cls;
-    int idle_ms; /* close an idle connection after this long */
-    int stop_fd; /* readable: stop serving */
+    int idle_ms;               /* close an idle connection after this long */
+    int request_ms;            /* the deadline of a request's head and body (above) */
+    int stop_fd;               /* readable: stop serving */
+    wp_http_set_idle set_idle; /* may be NULL */
 } wp_http_opts;
 
 /* Answer the current request: status, the JSON body, the traceparent to
@@ -62,7 +78,7 @@ int wp_http_respond(wp_http_conn *c, int status, const char *json, size_t len,
 
 /* Serve the connected socket fd until the client closes it, it idles, a
  * request is refused or stop_fd becomes readable; fd is non-blocking and
- * stays open (the caller closes it). */
-void wp_http_serve(int fd, const wp_http_opts *o);
+ * stays open (the caller closes it). conn is passed to o->set_idle. */
+void wp_http_serve(int fd, const wp_http_opts *o, void *conn);
 
 #endif

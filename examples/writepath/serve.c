@@ -224,14 +224,14 @@ static void on_request(void *cls, wp_http_conn *c, const wp_http_request *q) {
 
 typedef struct config {
     const char *db, *queue, *trace, *mode;
-    long port, pool, push_ms, sample, max_conns, idle_s;
+    long port, pool, push_ms, sample, max_conns, idle_s, request_s;
 } config;
 
 static void usage(void) {
     fprintf(stderr, "usage: writepath serve --db PATH [--mode naive|async] [--queue URL]\n"
                     "                       [--port N] [--pool N] [--push-ms N]\n"
                     "                       [--trace FILE] [--sample N] [--max-connections N]\n"
-                    "                       [--idle-timeout S]\n"
+                    "                       [--idle-timeout S] [--request-timeout S]\n"
                     "  --mode    naive (default): everything before answering; async: insert,\n"
                     "            add a job, answer (run writepath_worker for the rest)\n"
                     "  --queue   job store URL (default sqlite:DB" WP_QUEUE_SUFFIX ")\n"
@@ -240,9 +240,14 @@ static void usage(void) {
                     "  --push-ms simulated push call (default 30)\n"
                     "  --trace   append spans as OTLP/JSON lines to FILE\n"
                     "  --sample  trace 1 in N requests without a sampled traceparent (default 1)\n"
-                    "  --max-connections  open connections served (default 1000); past it a\n"
-                    "            request gets 503 {\"error\":\"overloaded\"}\n"
+                    "  --max-connections  open connections served (default 4096); when all are\n"
+                    "            taken, the keep-alive connection idle the longest is closed\n"
+                    "            for a new one; with none idle, a new one gets 503\n"
+                    "            {\"error\":\"overloaded\"} at once\n"
                     "  --idle-timeout     close a connection idle this long (default 15 s)\n"
+                    "  --request-timeout  a request's head and body must arrive whole within\n"
+                    "            this long (from the connect, or from its first byte on a\n"
+                    "            keep-alive connection; default 10 s), else 408\n"
                     "Prints \"port=N\" on stdout once it listens; stops on SIGTERM or SIGINT.\n");
 }
 
@@ -253,8 +258,9 @@ static int parse_args(int argc, char **argv, config *c) {
                   .pool = 10,
                   .push_ms = 30,
                   .sample = 1,
-                  .max_conns = 1000,
-                  .idle_s = 15};
+                  .max_conns = 4096,
+                  .idle_s = 15,
+                  .request_s = 10};
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long *num = !strcmp(a, "--port")              ? &c->port
@@ -263,6 +269,7 @@ static int parse_args(int argc, char **argv, config *c) {
                     : !strcmp(a, "--sample")          ? &c->sample
                     : !strcmp(a, "--max-connections") ? &c->max_conns
                     : !strcmp(a, "--idle-timeout")    ? &c->idle_s
+                    : !strcmp(a, "--request-timeout") ? &c->request_s
                                                       : NULL;
         const char **str = !strcmp(a, "--db")      ? &c->db
                            : !strcmp(a, "--queue") ? &c->queue
@@ -278,7 +285,8 @@ static int parse_args(int argc, char **argv, config *c) {
         if (str) *str = v;
     }
     if (c->db && (!strcmp(c->mode, "async") || !strcmp(c->mode, "naive")) && c->pool >= 1 &&
-        c->pool <= 1000 && c->sample >= 1 && c->max_conns >= 1 && c->idle_s >= 1)
+        c->pool <= 1000 && c->sample >= 1 && c->max_conns >= 1 && c->idle_s >= 1 &&
+        c->request_s >= 1)
         return 0;
     usage();
     return 2;
@@ -357,6 +365,7 @@ int wp_serve_main(int argc, char **argv) {
     wp_gate_opts go = {.port = (uint16_t)c.port,
                        .max_conns = (unsigned)c.max_conns,
                        .idle_timeout_s = (unsigned)c.idle_s,
+                       .request_timeout_s = (unsigned)c.request_s,
                        .handler = on_request,
                        .cls = &svc};
     fit_fd_limit(&go);

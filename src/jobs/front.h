@@ -34,6 +34,11 @@ int ln__jobs_err(ln_jobs *jobs, int code, const char *fmt, ...)
 
 /* Validation (validate.c). Each returns 0 or a code, writing the reason
  * (prefixed by 'what', e.g. "job 3: ") to errmsg/errsize. */
+/* A name (queue, job name, custom id, scheduler id, ...) of < max bytes,
+ * not empty, without control characters, in UTF-8. max = SIZE_MAX is a
+ * lookup of a job by its id: any length and any bytes but control
+ * characters, UTF-8 or not (an id another program stored, even one cut
+ * inside a character, stays reachable). */
 int ln__jobs_check_name(const char *s, size_t max, const char *what, char *err, size_t errsize);
 
 /* The longest log line a job takes (ln_job_log, ln_jobs_add_log), in bytes. */

@@ -348,6 +348,8 @@ static int busy_wait(void *arg, int count) {
 }
 
 static int open_db(sq_be *be, const char *path) {
+    int kind = ln__sq_check_kind(be, path);
+    if (kind != 0) return kind;
     int rc = sqlite3_open_v2(path, &be->db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
                                  SQLITE_OPEN_EXRESCODE,

@@ -1,7 +1,8 @@
 /* sqlite_file.c - SQLite backend: is the file at PATH one lanes may use?
  * Another application's database, a foreign or missing schema, a damaged
- * file, a directory that refuses a new store: each is refused at open,
- * before anything is written, with an error that says which. */
+ * file, a directory that refuses a new store, a path that is no regular
+ * file (a device, a FIFO, a directory): each is refused at open, before
+ * anything is written, with an error that says which. */
 #include "sqlite_int.h"
 
 #include "../internal.h"
@@ -140,4 +141,27 @@ int ln__sq_open_denied(sq_be *be, const char *path) {
     char ebuf[128];
     return ln__jobs_be_err(&be->base, LN_EACCES, "cannot create the store %s: directory %s: %s",
                            path, dir, strerror_r(e, ebuf, sizeof ebuf));
+}
+
+static const char *file_kind(mode_t m) {
+    return S_ISDIR(m)    ? "a directory"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISFIFO(m) ? "a FIFO"
+           : S_ISSOCK(m) ? "a socket"
+                         : "not a regular file";
+}
+
+/* A store is a regular file, or a path where none is yet. Anything else
+ * (/dev/null, /dev/full, a FIFO, a directory) is LN_EINVAL before SQLite
+ * opens it: SQLite would open a device and then create PATH-journal or
+ * PATH-wal beside it (/dev/null-journal as root). A symbolic link counts
+ * as what it points to. 0 when the path may be opened. */
+int ln__sq_check_kind(sq_be *be, const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) return 0; /* absent: a new store */
+    return ln__jobs_be_err(&be->base, LN_EINVAL,
+                           "sqlite: '%s' is %s, not a store file (give the path of a store "
+                           "or of a new file; left unchanged)",
+                           path, file_kind(st.st_mode));
 }

@@ -216,10 +216,12 @@ int ln__sq_relieved(sq_be *be, int err);
  * quick_check for files up to ln__sq_quick_check_max bytes (what it costs
  * is in sqlite_file.c; tests set it to 0 to reach the checks of the run).
  * open_denied: after a failed open, LN_EACCES if the directory refuses a
- * new file, else 0. */
+ * new file, else 0. check_kind: before the open, LN_EINVAL for a path that
+ * exists and is not a regular file (a device, a FIFO, a directory). */
 int ln__sq_check_schema(sq_be *be, int64_t *version);
 int ln__sq_check_pages(sq_be *be, const char *path);
 int ln__sq_open_denied(sq_be *be, const char *path);
+int ln__sq_check_kind(sq_be *be, const char *path);
 extern int64_t ln__sq_quick_check_max;
 
 /* A one-row, one-column query's value into *out (left as is without a

@@ -3,9 +3,11 @@
  * reaches a backend. */
 #include "dynflow.h"
 #include "front.h"
+#include "utf8.h"
 
 #include <jansson.h>
 #include <limits.h>
+#include <stdint.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +24,23 @@ static int has_control(const char *s) {
     return 0;
 }
 
+/* The offset of the first byte of s that starts no well-formed UTF-8
+ * sequence, or -1 when all of s is UTF-8. */
+static long bad_utf8_at(const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t left = strlen(s);
+    for (size_t i = 0; i < left;) {
+        size_t n = p[i] < 0x80 ? 1 : ln__utf8_seq(p + i, left - i);
+        if (n == 0) return (long)i;
+        i += n;
+    }
+    return -1;
+}
+
+/* Every name, id and queue name the API takes passes here (the adds, the
+ * flows, the schedulers and every call that names a queue): names are
+ * JSON strings in the dashboard, in events and for BullMQ, so they must be
+ * UTF-8. A lookup by job id (max SIZE_MAX, front.h) takes any bytes. */
 int ln__jobs_check_name(const char *s, size_t max, const char *what, char *err, size_t errsize) {
     if (s == NULL || *s == '\0') {
         snprintf(err, errsize, "%s must not be empty", what);
@@ -33,6 +52,12 @@ int ln__jobs_check_name(const char *s, size_t max, const char *what, char *err, 
     }
     if (has_control(s)) {
         snprintf(err, errsize, "%s contains a control character", what);
+        return LN_EINVAL;
+    }
+    long bad = max == SIZE_MAX ? -1 : bad_utf8_at(s);
+    if (bad >= 0) {
+        snprintf(err, errsize, "%s is not valid UTF-8 (byte 0x%02x at offset %ld)", what,
+                 (unsigned)(unsigned char)s[bad], bad);
         return LN_EINVAL;
     }
     return 0;
@@ -198,6 +223,8 @@ static int check_dedup(const ln_job_opts *o, char *err, size_t errsize) {
                  LN_JOB_CUSTOM_ID_MAX - 1);
         return LN_EINVAL;
     }
+    int rc = ln__jobs_check_name(o->dedup_id, LN_JOB_CUSTOM_ID_MAX, "dedup_id", err, errsize);
+    if (rc != 0) return rc; /* not UTF-8 */
     if (o->dedup_ttl_ms < 0 || o->dedup_ttl_ms > INT32_MAX) {
         snprintf(err, errsize, "dedup_ttl_ms must be 0..%d (got %lld)", INT32_MAX,
                  (long long)o->dedup_ttl_ms);
