@@ -142,7 +142,8 @@ int ln__sq_exec(sq_be *be, sq_stmt id) {
 }
 
 int ln__sq_begin_write(sq_be *be, int64_t *now_ms) {
-    int err = ln__sq_exec(be, S_BEGIN_W);
+    int err = ln__sq_room_gate(be); /* sqlite_reserve.c: a full disk */
+    if (err == 0) err = ln__sq_exec(be, S_BEGIN_W);
     if (err != 0) return err;
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_NOW);
     if (s == NULL || sqlite3_step(s) != SQLITE_ROW) {

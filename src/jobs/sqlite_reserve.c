@@ -60,6 +60,14 @@ static uint64_t bytes_free(int fd) {
     return fstatvfs(fd, &vfs) == 0 ? (uint64_t)vfs.f_bavail * vfs.f_frsize : 0;
 }
 
+/* The reserve is whole again: deletes zero what they free as configured. */
+static void room_back(sq_be *be) {
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA secure_delete=%d", be->secure_delete);
+    if (be->lean_delete && sqlite3_exec(be->db, sql, NULL, NULL, NULL) == SQLITE_OK)
+        be->lean_delete = 0;
+}
+
 int ln__sq_reserve_check(sq_be *be) {
     if (be->reserve_fd < 0 || reserve_held(be) >= be->reserve_bytes) return 0;
     /* Take the reserve back only with as much room again to spare: right
@@ -68,7 +76,10 @@ int ln__sq_reserve_check(sq_be *be) {
     int rc = ENOSPC;
     if (avail >= 2 * (uint64_t)be->reserve_bytes)
         rc = posix_fallocate(be->reserve_fd, 0, (off_t)be->reserve_bytes);
-    if (rc == 0) return 0;
+    if (rc == 0) {
+        room_back(be);
+        return 0;
+    }
     if (rc != ENOSPC) {
         char ebuf[128];
         return ln__jobs_be_err(&be->base, LN_EIO, "cannot allocate the disk-space reserve: %s",
@@ -97,7 +108,8 @@ int ln__sq_add_full(sq_be *be) {
                            (long long)reserve_held(be), (long long)be->reserve_bytes, was);
 }
 
-/* The part of the reserve only deletes may use. */
+/* The emergency part of the reserve: only writes that free space or
+ * release jobs may use it (ln__sq_room_end takes it back after each). */
 static int64_t delete_floor(const sq_be *be) {
     int64_t floor = (be->reserve_bytes / 8) & ~(int64_t)4095;
     return floor > RESERVE_MIN / 2 ? floor : RESERVE_MIN / 2;
@@ -119,8 +131,12 @@ int ln__sq_reserve_free(const char *path) {
 
 void ln__sq_relieve(sq_be *be) {
     be->reserve_low = be->reserve_fd >= 0 && reserve_held(be) < be->reserve_bytes;
-    if (be->reserve_low)
-        sqlite3_wal_checkpoint_v2(be->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    if (!be->reserve_low) {
+        be->ckpt_behind = 0;
+        return;
+    }
+    int rc = sqlite3_wal_checkpoint_v2(be->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    be->ckpt_behind = rc == SQLITE_FULL;
 }
 
 int ln__sq_retry_for_space(sq_be *be, int err, int for_delete) {
@@ -144,6 +160,45 @@ int ln__sq_relieved(sq_be *be, int err) {
                            "volume (%s)",
                            (long long)(be->reserve_bytes - delete_floor(be)),
                            (long long)delete_floor(be), was);
+}
+
+int ln__sq_room_begin(sq_be *be) {
+    if (be->reserve_fd < 0 || reserve_held(be) >= be->reserve_bytes) return 0;
+    be->room_op = 1;
+    /* secure_delete (on in many builds of SQLite) writes every page a
+     * delete frees once more, zeroed, into the WAL: room a full disk does
+     * not have. FAST zeroes what is written anyway. */
+    if (!be->lean_delete &&
+        sqlite3_exec(be->db, "PRAGMA secure_delete=FAST", NULL, NULL, NULL) == SQLITE_OK)
+        be->lean_delete = 1;
+    /* The emergency part goes first when the WAL holds pages the database
+     * file has no room for yet: the checkpoint needs it. Then the WAL
+     * restarts from its start and the delete reuses its room. */
+    ln__sq_relieve(be);
+    if (be->ckpt_behind && ln__sq_reserve_release(be, 1)) ln__sq_relieve(be);
+    return 1;
+}
+
+int ln__sq_room_gate(sq_be *be) {
+    if (!be->ckpt_behind || be->room_op) return 0;
+    ln__sq_relieve(be); /* room may have come back */
+    if (!be->ckpt_behind) return 0;
+    return ln__jobs_be_err(&be->base, LN_ENOSPC,
+                           "disk full: the store's WAL cannot be copied into the database "
+                           "(no room for it to grow)");
+}
+
+void ln__sq_room_end(sq_be *be) {
+    int64_t want = delete_floor(be), held;
+    be->room_op = 0;
+    if (be->reserve_fd < 0 || (held = reserve_held(be)) >= want) return;
+    /* The WAL's room goes back to the volume and the emergency part is
+     * taken from it: those who wrote into the WAL before find as much room
+     * free as the WAL had, so this takes nothing from them. */
+    sqlite3_wal_checkpoint_v2(be->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    if (bytes_free(be->reserve_fd) >= (uint64_t)want &&
+        posix_fallocate(be->reserve_fd, 0, (off_t)want) != 0)
+        (void)!ftruncate(be->reserve_fd, held); /* whole or not at all */
 }
 
 /* The default size: min(4 MiB, 1/6 of the volume), at least 64 KiB. */
@@ -181,8 +236,11 @@ static int set_pragmas(sq_be *be) {
     int rc = sqlite3_exec(be->db, sql, NULL, NULL, NULL);
     if (rc != SQLITE_OK) return ln__sq_err(be, rc, "wal_autocheckpoint");
     snprintf(sql, sizeof sql, "PRAGMA journal_size_limit=%lld", (long long)be->reserve_bytes);
-    int64_t ignored;
-    return ln__sq_pragma_int(be, sql, &ignored);
+    int64_t ignored, secure = 0;
+    err = ln__sq_pragma_int(be, sql, &ignored);
+    if (err == 0) err = ln__sq_pragma_int(be, "PRAGMA secure_delete", &secure);
+    be->secure_delete = (int)secure;
+    return err;
 }
 
 int ln__sq_reserve_open(sq_be *be, const char *path) {
