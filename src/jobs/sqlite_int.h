@@ -226,6 +226,11 @@ void ln__sq_room_end(sq_be *be);
  * room_begin .. room_end while the WAL cannot be checkpointed for lack of
  * room (it would grow the WAL past what a checkpoint can copy). */
 int ln__sq_room_gate(sq_be *be);
+/* Before a COMMIT: LN_ENOSPC for a write outside room_begin .. room_end,
+ * the reserve not whole, that grew the database by more than the volume
+ * has free for the checkpoint that copies it (and the WAL frames that
+ * carry it), so a committed write can always be checkpointed. */
+int ln__sq_room_commit(sq_be *be);
 /* Trim queue's events to its newest max (sqlite_edit.c) in small
  * transactions, for a full disk; *count (may be NULL): how many went. */
 int ln__sq_trim_small(sq_be *be, const char *queue, size_t max, size_t *count);

@@ -179,6 +179,25 @@ int ln__sq_room_begin(sq_be *be) {
     return 1;
 }
 
+int ln__sq_room_commit(sq_be *be) {
+    if (!be->reserve_low || be->room_op || be->reserve_fd < 0) return 0;
+    int64_t pages = 0, page = 0;
+    sqlite3_file *f = NULL;
+    sqlite3_int64 size = 0;
+    if (ln__sq_pragma_int(be, "PRAGMA page_count", &pages) != 0 ||
+        ln__sq_pragma_int(be, "PRAGMA page_size", &page) != 0 ||
+        sqlite3_file_control(be->db, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK ||
+        f == NULL || f->pMethods == NULL || f->pMethods->xFileSize(f, &size) != SQLITE_OK)
+        return 0; /* the COMMIT and its checkpoint find out */
+    int64_t grow = pages * page - (int64_t)size;
+    uint64_t avail = bytes_free(be->reserve_fd);
+    if (grow <= 0 || avail >= 2 * (uint64_t)grow + 4 * (uint64_t)page) return 0;
+    return ln__jobs_be_err(&be->base, LN_ENOSPC,
+                           "disk full: no room for the database to grow by %lld bytes (%llu "
+                           "free; the WAL carries them too)",
+                           (long long)grow, (unsigned long long)avail);
+}
+
 int ln__sq_room_gate(sq_be *be) {
     if (!be->ckpt_behind || be->room_op) return 0;
     ln__sq_relieve(be); /* room may have come back */
