@@ -283,10 +283,15 @@ int ln__sq_trim_small(sq_be *be, const char *queue, size_t max, size_t *count) {
             err = ln__sq_commit(be);
         else
             ln__sq_rollback(be);
-        if (err == LN_ENOSPC && (ln__sq_retry_for_space(be, err, 1) || chunk > 1)) {
-            chunk = chunk > 1 ? chunk / 2 : chunk;
+        if (err == LN_ENOSPC && ln__sq_retry_for_space(be, err, 1)) {
+            err = 0; /* nothing changed: again, with more room */
+            n = (size_t)chunk;
+            continue;
+        }
+        if (err == LN_ENOSPC && chunk > 1) {
+            chunk /= 2;
             err = 0;
-            n = (size_t)chunk; /* again */
+            n = (size_t)chunk;
             continue;
         }
         if (err == 0) ln__sq_relieve(be);

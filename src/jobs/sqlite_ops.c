@@ -730,13 +730,13 @@ static int drain_sizes(sq_be *be, const char *queue, drain_walk walks[2]) {
  * On a full disk the transactions are small (as clean_chunked's). */
 int ln__sq_drain(ln__jobs_be *b, const char *queue, size_t *removed) {
     sq_be *be = (sq_be *)b;
+    *removed = 0;
+    drain_row *rows = ln__malloc(DRAIN_CHUNK * sizeof *rows);
+    if (rows == NULL) return ln__jobs_be_err(b, LN_ENOMEM, "out of memory");
     int64_t chunk = ln__sq_room_begin(be) ? CLEAN_CHUNK : DRAIN_CHUNK;
     drain_walk walks[2] = {
         {S_DRAIN_READY_TIE, S_DRAIN_READY, {INT64_MAX, INT64_MAX, INT64_MAX}, 0, chunk},
         {S_DRAIN_DELAYED_TIE, S_DRAIN_DELAYED, {INT64_MAX, INT64_MAX, INT64_MAX}, 0, chunk}};
-    *removed = 0;
-    drain_row *rows = ln__malloc(DRAIN_CHUNK * sizeof *rows);
-    if (rows == NULL) return ln__jobs_be_err(b, LN_ENOMEM, "out of memory");
     int err = drain_sizes(be, queue, walks);
     for (size_t i = 0; err == 0 && i < LN_ARRAY_SIZE(walks); i++) {
         drain_walk *w = &walks[i];

@@ -6,27 +6,56 @@
  * idea.) Next to the database a file PATH-reserve is kept allocated:
  * ?reserve=BYTES, or by default min(4 MiB, 1/6 of the volume), at least
  * 64 KiB, so a 2 MiB volume keeps 340 KiB and anything from 24 MiB up
- * keeps 4 MiB. What may use which space:
+ * keeps 4 MiB. Its last eighth (at least 32 KiB) is the emergency part.
+ * What may use which space:
  *  - adds refuse with LN_ENOSPC unless the reserve is whole, so they never
  *    eat it: the volume minus the reserve is theirs;
  *  - every write that finishes, fails or releases stored jobs (the
- *    worker's steps, stalled recovery, progress and logs,
- *    retry) that fails for lack of space frees the reserve down to an
- *    eighth (at least 32 KiB) and runs once more (a failed write changed
- *    nothing); remove, clean and drain may free that last eighth too, and
- *    a clean still too big for the room runs in small transactions. From
- *    then on each such write is followed by a checkpoint, so SQLite reuses
- *    the WAL from its start instead of growing it, and journal_size_limit
- *    (one reserve) gives back what a WAL grew beyond that at its next
- *    reset. What is left of the reserve goes to the data those writes add
- *    (results, reasons, logs); deletes (clean, remove, retention) put
- *    pages on SQLite's free list, which later writes reuse;
+ *    worker's steps, stalled recovery, progress and logs, retry) that
+ *    fails for lack of space frees the reserve down to the emergency part
+ *    and runs once more (a failed write changed nothing). From then on
+ *    (the reserve not whole) each such write is followed by a checkpoint,
+ *    so SQLite reuses the WAL from its start instead of growing it, and
+ *    journal_size_limit (one reserve) gives back what a WAL grew beyond
+ *    that at its next reset; what is left goes to the data those writes
+ *    add (results, reasons, logs). Deletes put pages on SQLite's free
+ *    list, which those writes reuse;
+ *  - a WAL must always be copyable: a page committed to the WAL that the
+ *    database file has no room to grow for blocks every checkpoint, so
+ *    the WAL can never restart and every later write, deletes too, needs
+ *    new room. So while the reserve is not whole a write commits only if
+ *    the volume has room for the growth it adds (twice it, plus a few
+ *    pages: the WAL carries it first; ln__sq_room_commit), and when a
+ *    checkpoint still finds no room (another process took it) writes
+ *    that add wait until one does (ln__sq_room_gate);
+ *  - the emergency part is only for the operations that free space
+ *    (clean, remove, remove tree, drain, obliterate, trim events) and for
+ *    releases (a worker stopping on a full disk gives its jobs back), and
+ *    it is there every time, however often the reserve was used up:
+ *    ln__sq_room_begin turns secure_delete to FAST (a build with
+ *    secure_delete on writes every freed page once more, zeroed, into the
+ *    WAL), checkpoints so the WAL restarts (freeing the emergency part
+ *    first if the checkpoint needs it), and clean, drain, obliterate and
+ *    trim then run in small transactions (32 jobs, 256 events, halved
+ *    down to one when one does not fit), each followed by a checkpoint;
+ *    an operation that still finds no room frees the emergency part and
+ *    runs again. ln__sq_room_end then takes the emergency part back: a
+ *    TRUNCATE checkpoint gives the WAL's room to the volume and the part
+ *    is allocated from it. The WAL held at least what the operation took
+ *    (a delete never grows the database), so the part comes back whole
+ *    and the others find as much room free as the WAL had: they regrow
+ *    it. Limits: another process may take that room in between (the
+ *    part then comes back once room does), and a reader that keeps a
+ *    checkpoint from finishing (a long read elsewhere) makes the WAL grow
+ *    instead; the operation then fails with LN_ENOSPC and can be run
+ *    again;
  *  - opening a store needs room too (SQLite's PATH-shm, the WAL): an open
  *    that fails for lack of space frees the reserve and tries again, so a
  *    store closed while its disk filled up opens again;
  *  - the WAL auto-checkpoint is sized to the reserve (reserve / page size
  *    pages): one checkpoint's worth of new pages always fits in it;
- *  - once twice the reserve is free again, the next add allocates it anew.
+ *  - once twice the reserve is free again, the next add allocates it anew
+ *    (and deletes zero freed pages again as configured).
  */
 #include "sqlite_int.h"
 
@@ -155,9 +184,9 @@ int ln__sq_relieved(sq_be *be, int err) {
     return ln__jobs_be_err(&be->base, LN_ENOSPC,
                            "disk full: the %lld bytes kept for finishing "
                            "stored jobs are used up (%lld more are kept for "
-                           "cleaning and removing); clean or remove finished "
-                           "jobs (their room is reused) or free space on the "
-                           "volume (%s)",
+                           "cleaning, removing and releasing); clean or "
+                           "remove finished jobs (their room is reused) or "
+                           "free space on the volume (%s)",
                            (long long)(be->reserve_bytes - delete_floor(be)),
                            (long long)delete_floor(be), was);
 }
