@@ -412,6 +412,137 @@ TEST(full_disk_on_a_6m_volume) {
     full_disk_lifecycle("6m");
 }
 
+/* A result of about 2 KB: the reserve holds only about a hundred. */
+static int big_result_handler(ln_job *job, void *ctx) {
+    (void)ctx;
+    char result[2100];
+    snprintf(result, sizeof result, "{\"id\":\"%s\",\"pad\":\"%02000d\"}", ln_job_id(job), 0);
+    return ln_job_set_result(job, result);
+}
+
+/* A worker that stops for a full disk: it gives up (store_retry_ms) and
+ * leaves none of the jobs it held active: they are back, ready to run. */
+static int run_until_full(ln_jobs *jobs) {
+    ln_worker_opts wo;
+    ln_worker_opts_init(&wo);
+    wo.concurrency = 4;
+    wo.poll_ms = 10;
+    wo.exit_when_empty = 1;
+    wo.lease_ms = 30000; /* the jobs held would stay active that long */
+    wo.store_retry_ms = 300;
+    ln_worker *w = NULL;
+    CHECK_EQ(ln_worker_create(&w, jobs, "q", big_result_handler, NULL, &wo), 0);
+    int rc = ln_worker_run(w);
+    printf("  worker: %s: %s\n", ln_err_name(rc), rc != 0 ? ln_jobs_errmsg(jobs) : "");
+    ln_worker_destroy(w);
+    ln_job_counts c;
+    CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
+    printf("  %llu completed, %llu waiting, %llu active\n", (unsigned long long)c.completed,
+           (unsigned long long)c.waiting, (unsigned long long)c.active);
+    CHECK_EQ(c.active, 0u); /* released, not stranded until their lease */
+    return rc;
+}
+
+/* The store's pages on SQLite's free list (room a delete made). */
+static int64_t free_pages(const char *path) {
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    int64_t n = -1;
+    CHECK_EQ(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    if (sqlite3_prepare_v2(db, "PRAGMA freelist_count", -1, &s, NULL) == SQLITE_OK) {
+        if (sqlite3_step(s) == SQLITE_ROW) n = sqlite3_column_int64(s, 0);
+        sqlite3_finalize(s);
+    }
+    sqlite3_close(db);
+    return n;
+}
+
+/* The reserve used up twice on one full volume: the first time a clean
+ * makes room, the workers use it up again; then every operation that frees
+ * space (clean, remove, trim, drain, obliterate) still works, as often as
+ * it is needed, and frees space; a worker that stops for the full disk
+ * releases the jobs it held; workers then run again, and adds once space
+ * comes back. */
+TEST(full_disk_twice) {
+    char dir[400], url[500], path[500];
+    snprintf(dir, sizeof dir, "%s", jt_path("vol"));
+    mount_small(dir, "2m");
+    snprintf(url, sizeof url, "sqlite:%s/q.db?events=all", dir); /* events to trim */
+    snprintf(path, sizeof path, "%s/q.db", dir);
+    ln_jobs *jobs = jt_open(url);
+    int rc = 0;
+    CHECK_EQ(ln_jobs_add(jobs, "o", "n", "{}", NULL, NULL, 0), 0); /* to obliterate */
+    int added = add_until_full(jobs, 100000, &rc);
+    printf("  %d jobs added\n", added);
+    CHECK_EQ(rc, LN_ENOSPC);
+    fill_volume(dir);
+    /* First time: the results use the reserve up. */
+    CHECK_EQ(run_until_full(jobs), LN_ENOSPC);
+    for (int round = 1; round <= 3; round++) {
+        /* Clean on the full disk, then the worker uses the room up again.
+         * Once from a handle opened on the full disk, as `lanes jobs clean`. */
+        if (round == 2) {
+            ln_jobs_close(jobs);
+            char msg[512];
+            CHECK_EQ(ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg), 0);
+        }
+        size_t removed = 0;
+        rc = ln_jobs_clean(jobs, "q", LN_JOB_COMPLETED, -1, 0, &removed);
+        printf("  round %d: clean %s (%zu removed)%s%s\n", round, ln_err_name(rc), removed,
+               rc != 0 ? ": " : "", rc != 0 ? ln_jobs_errmsg(jobs) : "");
+        CHECK_EQ(rc, 0);
+        CHECK(removed > 0);
+        CHECK(free_pages(path) > 0);
+        CHECK_EQ(run_until_full(jobs), LN_ENOSPC);
+    }
+    /* Each space-freeing operation, on the disk full once more. */
+    ln_job_info *rows = NULL;
+    size_t n = 0;
+    CHECK_EQ(ln_jobs_list(jobs, "q", LN_JOB_COMPLETED, 0, 1, &rows, &n), 0);
+    CHECK_EQ(n, 1u);
+    rc = ln_jobs_remove(jobs, "q", rows[0].id);
+    printf("  remove: %s %s\n", ln_err_name(rc), rc != 0 ? ln_jobs_errmsg(jobs) : "");
+    CHECK_EQ(rc, 0);
+    ln_job_info_free_array(rows, n);
+    size_t removed = 0;
+    rc = ln_jobs_trim_events(jobs, "q", 0, &removed);
+    printf("  trim: %s (%zu) %s\n", ln_err_name(rc), removed, rc != 0 ? ln_jobs_errmsg(jobs) : "");
+    CHECK_EQ(rc, 0);
+    CHECK(removed > 0); /* the completed events of the first run */
+    rc = ln_jobs_clean(jobs, "q", LN_JOB_COMPLETED, -1, 0, &removed);
+    printf("  clean: %s %s\n", ln_err_name(rc), rc != 0 ? ln_jobs_errmsg(jobs) : "");
+    CHECK_EQ(rc, 0);
+    CHECK(removed > 0);
+    /* Workers take again: the room the clean made goes to results. */
+    ln_job_counts before, c;
+    CHECK_EQ(ln_jobs_counts(jobs, "q", &before), 0);
+    CHECK_EQ(run_until_full(jobs), LN_ENOSPC);
+    CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
+    CHECK(c.completed > before.completed);
+    rc = ln_jobs_obliterate(jobs, "o", 0, &removed);
+    printf("  obliterate: %s %s\n", ln_err_name(rc), rc != 0 ? ln_jobs_errmsg(jobs) : "");
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(removed, 1u);
+    int64_t free_before = free_pages(path);
+    rc = ln_jobs_drain(jobs, "q", &removed);
+    printf("  drain: %s (%zu) %s\n", ln_err_name(rc), removed, rc != 0 ? ln_jobs_errmsg(jobs) : "");
+    CHECK_EQ(rc, 0);
+    CHECK(removed > 0);
+    CHECK(free_pages(path) > free_before);
+    rc = ln_jobs_clean(jobs, "q", LN_JOB_COMPLETED, -1, 0, &removed);
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
+    CHECK_EQ(c.waiting + c.active + c.completed, 0u);
+    CHECK_EQ(c.failed, 0u);
+    /* Space comes back: adds and workers work again. */
+    CHECK_EQ(mount("tmpfs", dir, "tmpfs", MS_REMOUNT, "size=16m"), 0);
+    CHECK_EQ(ln_jobs_add(jobs, "q", "n", "{}", NULL, NULL, 0), 0);
+    CHECK_EQ(run_until_full(jobs), 0);
+    ln_jobs_close(jobs);
+    umount2(dir, MNT_DETACH);
+    jt_cleanup();
+}
+
 int main(int argc, char **argv) {
     return ln_test_run(argc, argv,
                        (ln_test_case[]){TESTCASE(corrupt_store_fails_loudly),
@@ -420,5 +551,6 @@ int main(int argc, char **argv) {
                                         TESTCASE(truncated_store_fails_loudly_during_the_run),
                                         TESTCASE(full_disk_on_a_2m_volume),
                                         TESTCASE(full_disk_on_a_6m_volume),
+                                        TESTCASE(full_disk_twice),
                                         {0}});
 }

@@ -142,7 +142,8 @@ int ln__sq_exec(sq_be *be, sq_stmt id) {
 }
 
 int ln__sq_begin_write(sq_be *be, int64_t *now_ms) {
-    int err = ln__sq_exec(be, S_BEGIN_W);
+    int err = ln__sq_room_gate(be); /* sqlite_reserve.c: a full disk */
+    if (err == 0) err = ln__sq_exec(be, S_BEGIN_W);
     if (err != 0) return err;
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_NOW);
     if (s == NULL || sqlite3_step(s) != SQLITE_ROW) {
@@ -167,6 +168,7 @@ int ln__sq_count(sq_be *be, const char *queue, int state, int64_t delta) {
 
 int ln__sq_commit(sq_be *be) {
     int err = be->dedup_due ? ln__sq_dedup_requeue(be) : 0; /* sqlite_dedup_next.c */
+    if (err == 0) err = ln__sq_room_commit(be);             /* sqlite_reserve.c: a full disk */
     if (err == 0) err = ln__sq_exec(be, S_COMMIT);
     if (err != 0) ln__sq_rollback(be);
     return err;

@@ -247,10 +247,13 @@ static int remove_tree_mode(ln__jobs_be *b, const char *queue, const char *id, s
                             int pending_only, size_t *removed) {
     sq_be *be = (sq_be *)b;
     *removed = 0;
+    ln__sq_room_begin(be);
     int err = remove_tree_once(be, queue, id, max, pending_only, removed);
     if (ln__sq_retry_for_space(be, err, 1))
         err = remove_tree_once(be, queue, id, max, pending_only, removed);
-    return ln__sq_relieved(be, err);
+    err = ln__sq_relieved(be, err);
+    ln__sq_room_end(be);
+    return err;
 }
 
 int ln__sq_remove_tree(ln__jobs_be *b, const char *queue, const char *id, size_t max,

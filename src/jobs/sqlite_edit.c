@@ -252,13 +252,52 @@ static int priority_counts(sq_be *be, const char *queue, ln__jobs_edit *e) {
     "9223372036854775807 ELSE (SELECT seq FROM lanes_events WHERE queue = ?1 ORDER BY seq DESC "   \
     "LIMIT 1 OFFSET ?2 - 1) END) AND seq <> (SELECT max(seq) FROM lanes_events)"
 
-static int trim_events(sq_be *be, const char *queue, ln__jobs_edit *e) {
+/* ... the oldest ?3 of them only (ln__sq_trim_small). */
+#define TRIM_SOME_SQL                                                                              \
+    TRIM_EVENTS_SQL " AND seq IN (SELECT seq FROM lanes_events WHERE queue = ?1 ORDER BY seq "     \
+                    "LIMIT ?3)"
+
+/* TRIM_EVENTS_SQL, or with chunk > 0 TRIM_SOME_SQL; *count: the rows. */
+static int trim_some(sq_be *be, const char *queue, size_t max, int64_t chunk, size_t *count) {
     sqlite3_stmt *s = NULL;
-    int err = run_sql(be, TRIM_EVENTS_SQL, "trim events", &s);
+    int err = run_sql(be, chunk > 0 ? TRIM_SOME_SQL : TRIM_EVENTS_SQL, "trim events", &s);
     if (err != 0) return err;
     sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 2, e->max > INT64_MAX ? INT64_MAX : (sqlite3_int64)e->max);
-    if ((err = step_done(be, s, "trim events")) == 0) e->count = (size_t)sqlite3_changes(be->db);
+    sqlite3_bind_int64(s, 2, max > INT64_MAX ? INT64_MAX : (sqlite3_int64)max);
+    if (chunk > 0) sqlite3_bind_int64(s, 3, chunk);
+    if ((err = step_done(be, s, "trim events")) == 0) *count = (size_t)sqlite3_changes(be->db);
+    return err;
+}
+
+static int trim_events(sq_be *be, const char *queue, ln__jobs_edit *e) {
+    return trim_some(be, queue, e->max, 0, &e->count);
+}
+
+int ln__sq_trim_small(sq_be *be, const char *queue, size_t max, size_t *count) {
+    int64_t chunk = 256, now; /* events are small: a few pages */
+    size_t n = 0, total = 0;
+    int err = 0;
+    do {
+        if ((err = ln__sq_begin_write(be, &now)) == 0 &&
+            (err = trim_some(be, queue, max, chunk, &n)) == 0)
+            err = ln__sq_commit(be);
+        else
+            ln__sq_rollback(be);
+        if (err == LN_ENOSPC && ln__sq_retry_for_space(be, err, 1)) {
+            err = 0; /* nothing changed: again, with more room */
+            n = (size_t)chunk;
+            continue;
+        }
+        if (err == LN_ENOSPC && chunk > 1) {
+            chunk /= 2;
+            err = 0;
+            n = (size_t)chunk;
+            continue;
+        }
+        if (err == 0) ln__sq_relieve(be);
+        total += err == 0 ? n : 0;
+    } while (err == 0 && n == (size_t)chunk);
+    if (count != NULL) *count = total;
     return err;
 }
 
@@ -297,6 +336,11 @@ static int read_counts(sq_be *be, const char *queue, ln__jobs_edit *e) {
 int ln__sq_edit(ln__jobs_be *b, const char *queue, ln__jobs_edit *e) {
     sq_be *be = (sq_be *)b;
     if (e->op == LN__EDIT_PRIORITY_COUNTS) return read_counts(be, queue, e);
+    if (e->op == LN__EDIT_TRIM_EVENTS && ln__sq_room_begin(be)) { /* a full disk */
+        int err = ln__sq_relieved(be, ln__sq_trim_small(be, queue, e->max, &e->count));
+        ln__sq_room_end(be);
+        return err;
+    }
     int64_t now;
     int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;

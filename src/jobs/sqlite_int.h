@@ -179,6 +179,12 @@ typedef struct sq_be {
                                    reserve_release, refreshed by relieve):
                                    no events are written, the room is kept
                                    for finishing jobs */
+    int secure_delete;      /* PRAGMA secure_delete at the open (0-2) */
+    int lean_delete;        /* secure_delete is FAST for a full disk
+                               (ln__sq_room_begin) */
+    int room_op;            /* inside room_begin .. room_end */
+    int ckpt_behind;        /* the last checkpoint found no room to grow
+                               the database: writes that add wait */
     int dedup_due;          /* a finish this transaction made a kept next
                                job due (sqlite_dedup_next.c); like every
                                member, used with the handle's mutex held */
@@ -209,6 +215,25 @@ int ln__sq_reserve_release(sq_be *be, int for_delete);
 void ln__sq_relieve(sq_be *be);
 int ln__sq_retry_for_space(sq_be *be, int err, int for_delete);
 int ln__sq_relieved(sq_be *be, int err);
+/* Around an operation that frees space (clean, remove, drain, obliterate,
+ * trim) or releases jobs: room_begin before it (1 when the reserve is not
+ * whole: the operation then runs in small transactions), room_end after
+ * it, whatever it returned: the emergency part of the reserve is taken
+ * back for the next one. */
+int ln__sq_room_begin(sq_be *be);
+void ln__sq_room_end(sq_be *be);
+/* At the start of every write transaction: LN_ENOSPC for a write outside
+ * room_begin .. room_end while the WAL cannot be checkpointed for lack of
+ * room (it would grow the WAL past what a checkpoint can copy). */
+int ln__sq_room_gate(sq_be *be);
+/* Before a COMMIT: LN_ENOSPC for a write outside room_begin .. room_end,
+ * the reserve not whole, that grew the database by more than the volume
+ * has free for the checkpoint that copies it (and the WAL frames that
+ * carry it), so a committed write can always be checkpointed. */
+int ln__sq_room_commit(sq_be *be);
+/* Trim queue's events to its newest max (sqlite_edit.c) in small
+ * transactions, for a full disk; *count (may be NULL): how many went. */
+int ln__sq_trim_small(sq_be *be, const char *queue, size_t max, size_t *count);
 
 /* The checks of a file at open (sqlite_file.c), each read-only; 0 or
  * LN_E* with errmsg set. check_schema: a lanes store or an empty database

@@ -120,21 +120,20 @@ static int step_check(sq_be *be, const char *queue, int force, int64_t *left) {
     return err;
 }
 
-/* One transaction: at most LN__OBLITERATE_STEP jobs and schedulers, or, none
+/* One transaction: at most step jobs and schedulers, or, none
  * being left, the queue's own rows (*more 0). *removed grows by the jobs;
  * on failure nothing changed. */
-static int obliterate_step(sq_be *be, const char *queue, int force, int64_t *rids, int64_t *left,
-                           size_t *removed, int *more) {
+static int obliterate_step(sq_be *be, const char *queue, int force, int64_t step, int64_t *rids,
+                           int64_t *left, size_t *removed, int *more) {
     int64_t now, n = 0, ns = 0;
     int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
     err = step_check(be, queue, force, left);
     be->hard_queue = queue; /* its released parents go: no release event */
     /* Redis's order: active (force), delayed, the schedulers, the rest. */
-    if (err == 0) err = step_rids(be, queue, force ? 0 : 1, 2, LN__OBLITERATE_STEP, rids, &n);
-    if (err == 0) err = delete_schedulers(be, queue, LN__OBLITERATE_STEP - n, &ns);
-    if (err == 0)
-        err = step_rids(be, queue, 2, LN_ARRAY_SIZE(state_sql), LN__OBLITERATE_STEP - ns, rids, &n);
+    if (err == 0) err = step_rids(be, queue, force ? 0 : 1, 2, step, rids, &n);
+    if (err == 0) err = delete_schedulers(be, queue, step - n, &ns);
+    if (err == 0) err = step_rids(be, queue, 2, LN_ARRAY_SIZE(state_sql), step - ns, rids, &n);
     if (err == 0) err = delete_rids(be, queue, rids, n);
     be->hard_queue = NULL;
     *more = n + ns > 0;
@@ -149,16 +148,47 @@ static int obliterate_step(sq_be *be, const char *queue, int force, int64_t *rid
     return 0;
 }
 
+/* A step on a full disk: the queue's events first, then transactions of
+ * at most 32 jobs (fewer when one does not fit, as a clean's), each
+ * followed by a checkpoint, up to LN__OBLITERATE_STEP jobs in all. */
+static int obliterate_small(sq_be *be, const char *queue, int force, int64_t *rids, int64_t *left,
+                            size_t *removed, int *more) {
+    int64_t step = 32;
+    size_t before = *removed;
+    int err = ln__sq_trim_small(be, queue, 0, NULL); /* events are not written now */
+    while (err == 0) {
+        err = obliterate_step(be, queue, force, step, rids, left, removed, more);
+        if (err == LN_ENOSPC && ln__sq_retry_for_space(be, err, 1)) {
+            err = 0; /* the step changed nothing: again, with more room */
+        } else if (err == LN_ENOSPC && step > 1) {
+            step /= 2;
+            err = 0;
+        } else if (err == 0) {
+            ln__sq_relieve(be);
+            if (!*more || *removed - before >= LN__OBLITERATE_STEP) break;
+        }
+    }
+    return err;
+}
+
 /* backend.h's obliterate step: one transaction, run again once when the
- * disk was full and the space reserve was freed for it. */
+ * disk was full and the space reserve was freed for it; on a full disk
+ * (the reserve not whole) small ones instead (obliterate_small). */
 int ln__sq_obliterate(ln__jobs_be *b, const char *queue, int force, int64_t *left, size_t *removed,
                       int *more) {
     sq_be *be = (sq_be *)b;
     int64_t *rids = ln__malloc(LN__OBLITERATE_STEP * sizeof *rids);
     if (rids == NULL) return ln__jobs_be_err(b, LN_ENOMEM, "out of memory");
-    int err = obliterate_step(be, queue, force, rids, left, removed, more);
-    if (ln__sq_retry_for_space(be, err, 1))
-        err = obliterate_step(be, queue, force, rids, left, removed, more);
+    int err;
+    if (ln__sq_room_begin(be)) {
+        err = obliterate_small(be, queue, force, rids, left, removed, more);
+    } else {
+        err = obliterate_step(be, queue, force, LN__OBLITERATE_STEP, rids, left, removed, more);
+        if (ln__sq_retry_for_space(be, err, 1))
+            err = obliterate_step(be, queue, force, LN__OBLITERATE_STEP, rids, left, removed, more);
+    }
     ln__free(rids);
-    return ln__sq_relieved(be, err);
+    err = ln__sq_relieved(be, err);
+    ln__sq_room_end(be);
+    return err;
 }

@@ -461,9 +461,12 @@ fail:
 
 int ln__sq_remove(ln__jobs_be *b, const char *queue, const char *id) {
     sq_be *be = (sq_be *)b;
+    ln__sq_room_begin(be);
     int err = remove_once(be, queue, id);
     if (ln__sq_retry_for_space(be, err, 1)) err = remove_once(be, queue, id);
-    return ln__sq_relieved(be, err);
+    err = ln__sq_relieved(be, err);
+    ln__sq_room_end(be);
+    return err;
 }
 
 /* clean_once and clean_chunked use this: begin a write and delete the
@@ -526,35 +529,48 @@ static int clean_once(sq_be *be, const char *queue, int state, int64_t age_ms, u
     return ln__sq_commit(be);
 }
 
-/* clean on a full disk: CLEAN_CHUNK jobs per transaction, each followed
- * by a checkpoint, so the WAL is reused and never needs more room than one
- * chunk's pages. Not atomic as a whole: each chunk is. */
+/* clean on a full disk: at most CLEAN_CHUNK jobs per transaction, each
+ * followed by a checkpoint, so the WAL is reused and never needs more room
+ * than one chunk's pages; a chunk too big for the room left is halved, down
+ * to one job, after the emergency part of the reserve was freed. Not
+ * atomic as a whole: each chunk is. */
 #define CLEAN_CHUNK 32
 
 static int clean_chunked(sq_be *be, const char *queue, int state, int64_t age_ms, uint64_t keep,
                          size_t *removed) {
     *removed = 0;
+    int chunk = CLEAN_CHUNK;
     for (;;) {
         int64_t now;
-        size_t n;
-        int err = clean_step(be, queue, state, age_ms, keep, CLEAN_CHUNK, &now, &n);
+        size_t n = 0;
+        int err = clean_step(be, queue, state, age_ms, keep, chunk, &now, &n);
+        if (err == 0) err = ln__sq_commit(be);
+        if (err == LN_ENOSPC && ln__sq_retry_for_space(be, err, 1)) continue;
+        if (err == LN_ENOSPC && chunk > 1) {
+            chunk /= 2;
+            continue;
+        }
         if (err != 0) return err;
-        if ((err = ln__sq_commit(be)) != 0) return err;
         *removed += n;
         ln__sq_relieve(be);
-        if (n < CLEAN_CHUNK) return 0;
+        if (n < (size_t)chunk) return 0;
     }
 }
 
 int ln__sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms, uint64_t keep,
                  size_t *removed) {
     sq_be *be = (sq_be *)b;
-    int err = clean_once(be, queue, state, age_ms, keep, removed);
-    if (ln__sq_retry_for_space(be, err, 1))
+    int err = LN_ENOSPC;
+    if (!ln__sq_room_begin(be)) { /* a full disk: straight to small transactions */
         err = clean_once(be, queue, state, age_ms, keep, removed);
+        if (ln__sq_retry_for_space(be, err, 1))
+            err = clean_once(be, queue, state, age_ms, keep, removed);
+    }
     if (err == LN_ENOSPC) /* too big a transaction for the room left */
         err = clean_chunked(be, queue, state, age_ms, keep, removed);
-    return ln__sq_relieved(be, err);
+    err = ln__sq_relieved(be, err);
+    ln__sq_room_end(be);
+    return err;
 }
 
 int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused) {
@@ -592,6 +608,7 @@ typedef struct drain_walk {
     sq_stmt tie, rest; /* the window's statements (sqlite_sql.c) */
     int64_t key[3];
     int64_t budget;
+    int64_t chunk; /* rows per transaction: DRAIN_CHUNK, fewer on a full disk */
 } drain_walk;
 
 typedef struct drain_row {
@@ -672,7 +689,7 @@ static int drain_step(sq_be *be, const char *queue, drain_walk *w, drain_row *ro
     int64_t now, key[3];
     int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
-    int64_t want = w->budget < DRAIN_CHUNK ? w->budget : DRAIN_CHUNK;
+    int64_t want = w->budget < w->chunk ? w->budget : w->chunk;
     size_t n = 0, gone = 0;
     err = drain_window(be, queue, w, want, rows, &n, key);
     be->hard_queue = queue; /* its released parents go: no release event */
@@ -709,25 +726,34 @@ static int drain_sizes(sq_be *be, const char *queue, drain_walk walks[2]) {
     return rc == SQLITE_ROW ? 0 : ln__sq_err(be, rc, "drain");
 }
 
-/* Not atomic as a whole (each transaction is): docs/internals/drain.md. */
+/* Not atomic as a whole (each transaction is): docs/internals/drain.md.
+ * On a full disk the transactions are small (as clean_chunked's). */
 int ln__sq_drain(ln__jobs_be *b, const char *queue, size_t *removed) {
     sq_be *be = (sq_be *)b;
-    drain_walk walks[2] = {
-        {S_DRAIN_READY_TIE, S_DRAIN_READY, {INT64_MAX, INT64_MAX, INT64_MAX}, 0},
-        {S_DRAIN_DELAYED_TIE, S_DRAIN_DELAYED, {INT64_MAX, INT64_MAX, INT64_MAX}, 0}};
     *removed = 0;
     drain_row *rows = ln__malloc(DRAIN_CHUNK * sizeof *rows);
     if (rows == NULL) return ln__jobs_be_err(b, LN_ENOMEM, "out of memory");
+    int64_t chunk = ln__sq_room_begin(be) ? CLEAN_CHUNK : DRAIN_CHUNK;
+    drain_walk walks[2] = {
+        {S_DRAIN_READY_TIE, S_DRAIN_READY, {INT64_MAX, INT64_MAX, INT64_MAX}, 0, chunk},
+        {S_DRAIN_DELAYED_TIE, S_DRAIN_DELAYED, {INT64_MAX, INT64_MAX, INT64_MAX}, 0, chunk}};
     int err = drain_sizes(be, queue, walks);
     for (size_t i = 0; err == 0 && i < LN_ARRAY_SIZE(walks); i++) {
-        int more = walks[i].budget > 0;
+        drain_walk *w = &walks[i];
+        int more = w->budget > 0;
         while (err == 0 && more) {
-            err = drain_step(be, queue, &walks[i], rows, removed, &more);
-            if (ln__sq_retry_for_space(be, err, 1))
-                err = drain_step(be, queue, &walks[i], rows, removed, &more);
-            err = ln__sq_relieved(be, err);
+            err = drain_step(be, queue, w, rows, removed, &more);
+            if (err == LN_ENOSPC && ln__sq_retry_for_space(be, err, 1)) {
+                err = 0; /* the step changed nothing: again, with more room */
+            } else if (err == LN_ENOSPC && w->chunk > 1) {
+                w->chunk /= 2;
+                err = 0;
+            } else {
+                err = ln__sq_relieved(be, err);
+            }
         }
     }
     ln__free(rows);
+    ln__sq_room_end(be);
     return err;
 }

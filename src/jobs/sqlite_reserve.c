@@ -6,27 +6,56 @@
  * idea.) Next to the database a file PATH-reserve is kept allocated:
  * ?reserve=BYTES, or by default min(4 MiB, 1/6 of the volume), at least
  * 64 KiB, so a 2 MiB volume keeps 340 KiB and anything from 24 MiB up
- * keeps 4 MiB. What may use which space:
+ * keeps 4 MiB. Its last eighth (at least 32 KiB) is the emergency part.
+ * What may use which space:
  *  - adds refuse with LN_ENOSPC unless the reserve is whole, so they never
  *    eat it: the volume minus the reserve is theirs;
  *  - every write that finishes, fails or releases stored jobs (the
- *    worker's steps, stalled recovery, progress and logs,
- *    retry) that fails for lack of space frees the reserve down to an
- *    eighth (at least 32 KiB) and runs once more (a failed write changed
- *    nothing); remove, clean and drain may free that last eighth too, and
- *    a clean still too big for the room runs in small transactions. From
- *    then on each such write is followed by a checkpoint, so SQLite reuses
- *    the WAL from its start instead of growing it, and journal_size_limit
- *    (one reserve) gives back what a WAL grew beyond that at its next
- *    reset. What is left of the reserve goes to the data those writes add
- *    (results, reasons, logs); deletes (clean, remove, retention) put
- *    pages on SQLite's free list, which later writes reuse;
+ *    worker's steps, stalled recovery, progress and logs, retry) that
+ *    fails for lack of space frees the reserve down to the emergency part
+ *    and runs once more (a failed write changed nothing). From then on
+ *    (the reserve not whole) each such write is followed by a checkpoint,
+ *    so SQLite reuses the WAL from its start instead of growing it, and
+ *    journal_size_limit (one reserve) gives back what a WAL grew beyond
+ *    that at its next reset; what is left goes to the data those writes
+ *    add (results, reasons, logs). Deletes put pages on SQLite's free
+ *    list, which those writes reuse;
+ *  - a WAL must always be copyable: a page committed to the WAL that the
+ *    database file has no room to grow for blocks every checkpoint, so
+ *    the WAL can never restart and every later write, deletes too, needs
+ *    new room. So while the reserve is not whole a write commits only if
+ *    the volume has room for the growth it adds (twice it, plus a few
+ *    pages: the WAL carries it first; ln__sq_room_commit), and when a
+ *    checkpoint still finds no room (another process took it) writes
+ *    that add wait until one does (ln__sq_room_gate);
+ *  - the emergency part is only for the operations that free space
+ *    (clean, remove, remove tree, drain, obliterate, trim events) and for
+ *    releases (a worker stopping on a full disk gives its jobs back), and
+ *    it is there every time, however often the reserve was used up:
+ *    ln__sq_room_begin turns secure_delete to FAST (a build with
+ *    secure_delete on writes every freed page once more, zeroed, into the
+ *    WAL), checkpoints so the WAL restarts (freeing the emergency part
+ *    first if the checkpoint needs it), and clean, drain, obliterate and
+ *    trim then run in small transactions (32 jobs, 256 events, halved
+ *    down to one when one does not fit), each followed by a checkpoint;
+ *    an operation that still finds no room frees the emergency part and
+ *    runs again. ln__sq_room_end then takes the emergency part back: a
+ *    TRUNCATE checkpoint gives the WAL's room to the volume and the part
+ *    is allocated from it. The WAL held at least what the operation took
+ *    (a delete never grows the database), so the part comes back whole
+ *    and the others find as much room free as the WAL had: they regrow
+ *    it. Limits: another process may take that room in between (the
+ *    part then comes back once room does), and a reader that keeps a
+ *    checkpoint from finishing (a long read elsewhere) makes the WAL grow
+ *    instead; the operation then fails with LN_ENOSPC and can be run
+ *    again;
  *  - opening a store needs room too (SQLite's PATH-shm, the WAL): an open
  *    that fails for lack of space frees the reserve and tries again, so a
  *    store closed while its disk filled up opens again;
  *  - the WAL auto-checkpoint is sized to the reserve (reserve / page size
  *    pages): one checkpoint's worth of new pages always fits in it;
- *  - once twice the reserve is free again, the next add allocates it anew.
+ *  - once twice the reserve is free again, the next add allocates it anew
+ *    (and deletes zero freed pages again as configured).
  */
 #include "sqlite_int.h"
 
@@ -60,6 +89,14 @@ static uint64_t bytes_free(int fd) {
     return fstatvfs(fd, &vfs) == 0 ? (uint64_t)vfs.f_bavail * vfs.f_frsize : 0;
 }
 
+/* The reserve is whole again: deletes zero what they free as configured. */
+static void room_back(sq_be *be) {
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA secure_delete=%d", be->secure_delete);
+    if (be->lean_delete && sqlite3_exec(be->db, sql, NULL, NULL, NULL) == SQLITE_OK)
+        be->lean_delete = 0;
+}
+
 int ln__sq_reserve_check(sq_be *be) {
     if (be->reserve_fd < 0 || reserve_held(be) >= be->reserve_bytes) return 0;
     /* Take the reserve back only with as much room again to spare: right
@@ -68,7 +105,10 @@ int ln__sq_reserve_check(sq_be *be) {
     int rc = ENOSPC;
     if (avail >= 2 * (uint64_t)be->reserve_bytes)
         rc = posix_fallocate(be->reserve_fd, 0, (off_t)be->reserve_bytes);
-    if (rc == 0) return 0;
+    if (rc == 0) {
+        room_back(be);
+        return 0;
+    }
     if (rc != ENOSPC) {
         char ebuf[128];
         return ln__jobs_be_err(&be->base, LN_EIO, "cannot allocate the disk-space reserve: %s",
@@ -97,7 +137,8 @@ int ln__sq_add_full(sq_be *be) {
                            (long long)reserve_held(be), (long long)be->reserve_bytes, was);
 }
 
-/* The part of the reserve only deletes may use. */
+/* The emergency part of the reserve: only writes that free space or
+ * release jobs may use it (ln__sq_room_end takes it back after each). */
 static int64_t delete_floor(const sq_be *be) {
     int64_t floor = (be->reserve_bytes / 8) & ~(int64_t)4095;
     return floor > RESERVE_MIN / 2 ? floor : RESERVE_MIN / 2;
@@ -119,8 +160,12 @@ int ln__sq_reserve_free(const char *path) {
 
 void ln__sq_relieve(sq_be *be) {
     be->reserve_low = be->reserve_fd >= 0 && reserve_held(be) < be->reserve_bytes;
-    if (be->reserve_low)
-        sqlite3_wal_checkpoint_v2(be->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    if (!be->reserve_low) {
+        be->ckpt_behind = 0;
+        return;
+    }
+    int rc = sqlite3_wal_checkpoint_v2(be->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    be->ckpt_behind = rc == SQLITE_FULL;
 }
 
 int ln__sq_retry_for_space(sq_be *be, int err, int for_delete) {
@@ -139,11 +184,69 @@ int ln__sq_relieved(sq_be *be, int err) {
     return ln__jobs_be_err(&be->base, LN_ENOSPC,
                            "disk full: the %lld bytes kept for finishing "
                            "stored jobs are used up (%lld more are kept for "
-                           "cleaning and removing); clean or remove finished "
-                           "jobs (their room is reused) or free space on the "
-                           "volume (%s)",
+                           "cleaning, removing and releasing); clean or "
+                           "remove finished jobs (their room is reused) or "
+                           "free space on the volume (%s)",
                            (long long)(be->reserve_bytes - delete_floor(be)),
                            (long long)delete_floor(be), was);
+}
+
+int ln__sq_room_begin(sq_be *be) {
+    if (be->reserve_fd < 0 || reserve_held(be) >= be->reserve_bytes) return 0;
+    be->room_op = 1;
+    /* secure_delete (on in many builds of SQLite) writes every page a
+     * delete frees once more, zeroed, into the WAL: room a full disk does
+     * not have. FAST zeroes what is written anyway. */
+    if (!be->lean_delete &&
+        sqlite3_exec(be->db, "PRAGMA secure_delete=FAST", NULL, NULL, NULL) == SQLITE_OK)
+        be->lean_delete = 1;
+    /* The emergency part goes first when the WAL holds pages the database
+     * file has no room for yet: the checkpoint needs it. Then the WAL
+     * restarts from its start and the delete reuses its room. */
+    ln__sq_relieve(be);
+    if (be->ckpt_behind && ln__sq_reserve_release(be, 1)) ln__sq_relieve(be);
+    return 1;
+}
+
+int ln__sq_room_commit(sq_be *be) {
+    if (!be->reserve_low || be->room_op || be->reserve_fd < 0) return 0;
+    int64_t pages = 0, page = 0;
+    sqlite3_file *f = NULL;
+    sqlite3_int64 size = 0;
+    if (ln__sq_pragma_int(be, "PRAGMA page_count", &pages) != 0 ||
+        ln__sq_pragma_int(be, "PRAGMA page_size", &page) != 0 ||
+        sqlite3_file_control(be->db, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK ||
+        f == NULL || f->pMethods == NULL || f->pMethods->xFileSize(f, &size) != SQLITE_OK)
+        return 0; /* the COMMIT and its checkpoint find out */
+    int64_t grow = pages * page - (int64_t)size;
+    uint64_t avail = bytes_free(be->reserve_fd);
+    if (grow <= 0 || avail >= 2 * (uint64_t)grow + 4 * (uint64_t)page) return 0;
+    return ln__jobs_be_err(&be->base, LN_ENOSPC,
+                           "disk full: no room for the database to grow by %lld bytes (%llu "
+                           "free; the WAL carries them too)",
+                           (long long)grow, (unsigned long long)avail);
+}
+
+int ln__sq_room_gate(sq_be *be) {
+    if (!be->ckpt_behind || be->room_op) return 0;
+    ln__sq_relieve(be); /* room may have come back */
+    if (!be->ckpt_behind) return 0;
+    return ln__jobs_be_err(&be->base, LN_ENOSPC,
+                           "disk full: the store's WAL cannot be copied into the database "
+                           "(no room for it to grow)");
+}
+
+void ln__sq_room_end(sq_be *be) {
+    int64_t want = delete_floor(be), held;
+    be->room_op = 0;
+    if (be->reserve_fd < 0 || (held = reserve_held(be)) >= want) return;
+    /* The WAL's room goes back to the volume and the emergency part is
+     * taken from it: those who wrote into the WAL before find as much room
+     * free as the WAL had, so this takes nothing from them. */
+    sqlite3_wal_checkpoint_v2(be->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    if (bytes_free(be->reserve_fd) >= (uint64_t)want &&
+        posix_fallocate(be->reserve_fd, 0, (off_t)want) != 0)
+        (void)!ftruncate(be->reserve_fd, held); /* whole or not at all */
 }
 
 /* The default size: min(4 MiB, 1/6 of the volume), at least 64 KiB. */
@@ -181,8 +284,11 @@ static int set_pragmas(sq_be *be) {
     int rc = sqlite3_exec(be->db, sql, NULL, NULL, NULL);
     if (rc != SQLITE_OK) return ln__sq_err(be, rc, "wal_autocheckpoint");
     snprintf(sql, sizeof sql, "PRAGMA journal_size_limit=%lld", (long long)be->reserve_bytes);
-    int64_t ignored;
-    return ln__sq_pragma_int(be, sql, &ignored);
+    int64_t ignored, secure = 0;
+    err = ln__sq_pragma_int(be, sql, &ignored);
+    if (err == 0) err = ln__sq_pragma_int(be, "PRAGMA secure_delete", &secure);
+    be->secure_delete = (int)secure;
+    return err;
 }
 
 int ln__sq_reserve_open(sq_be *be, const char *path) {

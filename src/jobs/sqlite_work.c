@@ -470,9 +470,15 @@ static int release_once(sq_be *be, const char *queue, const ln__job_ref *refs, i
 
 int ln__sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs, int *rcs, size_t n) {
     sq_be *be = (sq_be *)b;
+    /* A release adds no data: it may use the emergency part of the reserve
+     * as a delete does, so a worker stopping on a full disk gives its jobs
+     * back. */
+    ln__sq_room_begin(be);
     int err = release_once(be, queue, refs, rcs, n);
-    if (ln__sq_retry_for_space(be, err, 0)) err = release_once(be, queue, refs, rcs, n);
-    return ln__sq_relieved(be, err);
+    if (ln__sq_retry_for_space(be, err, 1)) err = release_once(be, queue, refs, rcs, n);
+    err = ln__sq_relieved(be, err);
+    ln__sq_room_end(be);
+    return err;
 }
 
 /* progress and log: one fenced write of text to an active job. */

@@ -239,9 +239,10 @@ void ln__worker_release(ln_worker *w, ln_job **jobs, size_t n);
 /* Start the handlers of freshly taken jobs (a job that cannot start goes
  * back to the store at once). */
 void ln__worker_start_taken(ln_worker *w, ln__job_taken *taken, size_t n);
-/* Give every job up locally after a store error and wait for their
- * handlers: receives every step in flight first. */
-void ln__worker_abandon(ln_worker *w);
+/* Give every job up locally after a store error (err) and wait for their
+ * handlers: receives every step in flight first. For LN_ENOSPC the jobs
+ * are released to the store first; for other errors their leases lapse. */
+void ln__worker_abandon(ln_worker *w, int err);
 
 /* ---- worker_steps.c: the steps in flight (the FIFO fl[]) ---- */
 

@@ -151,8 +151,9 @@ void ln__worker_collect(ln_worker *w) {
     }
 }
 
-/* Graceful stop, or a job that could not be started here. On a store
- * error the leases lapse instead (stalled recovery requeues the jobs). */
+/* Graceful stop, a job that could not be started here, or a run given up
+ * for a full disk. On other store errors the leases lapse instead
+ * (stalled recovery requeues the jobs). */
 void ln__worker_release(ln_worker *w, ln_job **jobs, size_t n) {
     if (n == 0) return;
     for (size_t i = 0; i < n; i++) {
@@ -222,8 +223,25 @@ void ln__worker_start_taken(ln_worker *w, ln__job_taken *taken, size_t n) {
     }
 }
 
-void ln__worker_abandon(ln_worker *w) {
-    ln__steps_drain(w);                         /* no step in flight may refer to a freed job */
+void ln__worker_abandon(ln_worker *w, int err) {
+    ln__steps_drain(w); /* no step in flight may refer to a freed job */
+    /* Given up for a full disk: the store still answers, and a release
+     * needs almost no room (SQLite's reserve keeps some for it), so every
+     * job held goes back at once (a handler still running is canceled, as
+     * at the end of a graceful stop's grace), an outcome not stored with
+     * it: the job runs again. Its lease would strand it active meanwhile,
+     * and stalled recovery would count that as a stall. */
+    if (err == LN_ENOSPC && w->nslots > 0 && ln__jobs_enter(w->jobs) == 0) {
+        char why[LN__JOBS_ERRMSG_MAX]; /* the run's error, which the release's must not hide */
+        snprintf(why, sizeof why, "%s", ln_jobs_errmsg(w->jobs));
+        ln__jobs_leave(w->jobs, 0);
+        for (size_t i = 0; i < w->nslots; i++) w->renewing[i] = w->slots[i];
+        ln__worker_release(w, w->renewing, w->nslots);
+        if (ln__jobs_enter(w->jobs) == 0) {
+            ln__jobs_err(w->jobs, err, "%s", why);
+            ln__jobs_leave(w->jobs, err);
+        }
+    }
     for (size_t i = 0; i < w->nunrecorded; i++) /* given up: the lease lapses */
         ln__worker_outcome_done(w, w->unrecorded[i]);
     w->nunrecorded = 0;

@@ -252,7 +252,7 @@ static int run_open(ln__run *r, ln_worker *w) {
 
 static void run_close(ln__run *r) {
     ln_worker *w = r->w;
-    if (r->result != 0) ln__worker_abandon(w); /* else no step is in flight */
+    if (r->result != 0) ln__worker_abandon(w, r->result); /* else no step is in flight */
     LN_ASSERT(w->nslots == 0 && w->nunrecorded == 0 && w->fl_count == 0);
     /* Every job is freed, but a handler's thread may still be between its
      * push and its wake-up write: wait for it to leave w alone (acquire:
