@@ -18,6 +18,11 @@
 #   bad input, --read-only and the write header.
 # dash/metrics-<store>: /metrics read by Debian's python3-prometheus-client
 #   (the system python3, where Debian installs it). Skips without it.
+# dash/doors-sqlite: the doors (docs/dash.md, "Access and limits"): the
+#   Host rule and --allow-host, --token-file on loopback, 200 stalled and
+#   200 trickling connections while a normal request is answered within
+#   3 s, --request-timeout, a full server's 503 and its idle keep-alive
+#   connections closed first. Store-independent: SQLite only.
 if(NOT TARGET lanes_cli)
   return()
 endif()
@@ -50,3 +55,8 @@ foreach(store ${LN_DASH_STORES})
                          SKIP_RETURN_CODE 77 LABELS "plain;jobs;dash")
   endforeach()
 endforeach()
+add_test(NAME dash/doors-sqlite
+         COMMAND /usr/bin/env -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3
+                 ${CMAKE_CURRENT_SOURCE_DIR}/dash/test_doors.py sqlite $<TARGET_FILE:lanes_cli>)
+set_tests_properties(dash/doors-sqlite PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                     LABELS "plain;jobs;dash")
