@@ -5,10 +5,14 @@
  *  - with a token (--token-file) a write needs it, in "Authorization:
  *    Bearer T" or "X-Lanes-Token: T" (401 without it); off loopback,
  *    reads of /api and /metrics need it too;
- *  - on loopback without a token a write needs the header "X-Lanes-Dash:
- *    1", which a page of another site cannot send without a CORS preflight
- *    this server never grants, and the Host header must name a loopback
- *    host (no DNS rebinding).
+ *  - on loopback without a token a write needs the header X-Lanes-Dash
+ *    (any value), which a page of another site cannot send without a CORS
+ *    preflight this server never grants (other local users can: the
+ *    token keeps them out);
+ *  - on loopback every request's Host header must name this dashboard
+ *    (host_ok: no DNS rebinding), else 403 before any handler runs;
+ *  - a connection that came while the server was full (dash_conn.c) is
+ *    answered 503 and closed.
  * A request's body (at most CLI_DASH_BODY_MAX bytes, else 413) is handed
  * to the API, which reads it only for a job's new data.
  * Every error is JSON. Runs on libmicrohttpd's one internal thread
