@@ -10,11 +10,15 @@
  *   dash_flow.c     a job's flow: parent, children, the tree (bounded)
  *   dash_edit.c     a job's priority, delay and data, promote all, the
  *                   counts per priority, a dedup id's holder (jobs_edit.h)
+ *   dash_conn.c     the connection guard: the request deadline and the
+ *                   connection limit (dash_conn.h)
  *   dash_assets.c   GENERATED (scripts/embed-assets.sh): the page's files
  *
  * Threads: libmicrohttpd runs every request on its one internal thread
  * (MHD_USE_INTERNAL_POLLING_THREAD without a thread pool), so the state
- * below is used by that thread alone once the daemon started. */
+ * below is used by that thread alone once the daemon started (port is
+ * written once as it starts). The guard's timer thread touches only the
+ * guard's own slots, under its mutex. */
 #ifndef CLI_DASH_H
 #define CLI_DASH_H
 
