@@ -52,13 +52,13 @@ extern const cli_dash_asset cli_dash_assets[];
 /* Most --allow-host options. */
 #define CLI_DASH_ALLOW_MAX 16
 /* The doors (docs/dash.md, "Access and limits"; dash_conn.c): connections
- * served at once (--max-connections; libmicrohttpd takes MARGIN more, to
- * answer them 503), the seconds a connection has for a whole request
- * (--request-timeout), and the connections of one client address off
- * loopback. */
+ * served at once (--max-connections; libmicrohttpd takes as many more, at
+ * least MARGIN_MIN, to answer them 503: cli_dash_conns_margin), the
+ * seconds a connection has for a whole request (--request-timeout), and
+ * the connections of one client address off loopback. */
 #define CLI_DASH_CONNS_DEFAULT 512
 #define CLI_DASH_CONNS_MAX 16384
-#define CLI_DASH_CONNS_MARGIN 32
+#define CLI_DASH_CONNS_MARGIN_MIN 32
 #define CLI_DASH_REQUEST_TIMEOUT_DEFAULT 10
 #define CLI_DASH_REQUEST_TIMEOUT_MAX 3600
 #define CLI_DASH_PER_IP_MAX 32
@@ -168,6 +168,11 @@ void cli_dash_http_stop(cli_dash *d, void *daemon);
 /* A Host header's "NAME[:PORT]" or "[V6][:PORT]": NAME (brackets kept)
  * into name, PORT into *port (0 when absent). 0, or -1 if malformed. */
 int cli_dash_split_host(const char *h, char *name, size_t size, unsigned *port);
+
+/* The connections libmicrohttpd takes past max (see above). */
+static inline unsigned cli_dash_conns_margin(unsigned max) {
+    return max > CLI_DASH_CONNS_MARGIN_MIN ? max : CLI_DASH_CONNS_MARGIN_MIN;
+}
 
 /* Milliseconds of the monotonic clock. */
 int64_t cli_dash_now_ms(void);

@@ -6,11 +6,15 @@
  *    not an idle timeout: a byte now and then does not reset it. A timer
  *    thread shuts down (shutdown(2)) each connection past it, and
  *    libmicrohttpd then closes it as one the client closed.
- *  - Room: past max connections, the oldest idle keep-alive connection is
- *    closed for each new one; with none idle, the new one is marked and
- *    dash_http.c answers its request 503 and closes it. libmicrohttpd
- *    refuses connections past the slots (max plus a margin for those
- *    503s).
+ *  - Room: past max connections, a new one makes room by closing the
+ *    keep-alive connection idle longest, else the connection that has
+ *    waited longest (at least EVICT_AFTER_MS) for its first request: a
+ *    client that sends its request at once is served however many stalled
+ *    connections come and go. With neither, the new one is marked and
+ *    dash_http.c answers its request 503 and closes it; a marked one gets
+ *    EVICT_AFTER_MS for its request, not the deadline. libmicrohttpd
+ *    holds back connections past the slots (in the listen backlog), so
+ *    the slots are twice max: room for the marked ones.
  * A slot's file descriptor is only shut down under the mutex, and the
  * slot is freed under it by libmicrohttpd's "closed" notice, which comes
  * before the descriptor is closed: the timer never touches a descriptor
@@ -25,6 +29,9 @@
 #include <time.h>
 
 #define TICK_MS 100
+/* A connection still without its first request this long may be closed
+ * to make room (a client that means to send one has sent it by then). */
+#define EVICT_AFTER_MS 250
 
 typedef struct conn_slot {
     int used;
@@ -69,7 +76,8 @@ static void *timer_main(void *arg) {
         int64_t now = cli_dash_now_ms();
         for (size_t i = 0; i < g->nslots && !g->stop; i++) {
             conn_slot *s = &g->slots[i];
-            if (s->used && !s->closing && !s->answering && now - s->since_ms >= g->deadline_ms)
+            int64_t limit = s->over ? EVICT_AFTER_MS : g->deadline_ms;
+            if (s->used && !s->closing && !s->answering && now - s->since_ms >= limit)
                 close_slot(g, s);
         }
     }
@@ -119,17 +127,21 @@ void cli_dash_guard_free(cli_dash_guard *g) {
     free(g);
 }
 
-/* Room for one more: close the idle keep-alive connection that waited
- * longest. 0 if there was none. */
-static int close_idle(cli_dash_guard *g) {
-    conn_slot *oldest = NULL;
+/* Room for one more: close the keep-alive connection idle longest, else
+ * the one waiting longest (EVICT_AFTER_MS or more) for its first request.
+ * 0 if there was none. */
+static int make_room(cli_dash_guard *g, int64_t now) {
+    conn_slot *idle = NULL, *stalled = NULL;
     for (size_t i = 0; i < g->nslots; i++) {
         conn_slot *s = &g->slots[i];
-        if (!s->used || s->closing || s->answering || s->served == 0) continue;
-        if (oldest == NULL || s->since_ms < oldest->since_ms) oldest = s;
+        if (!s->used || s->closing || s->answering || s->over) continue;
+        conn_slot **best = s->served > 0 ? &idle : &stalled;
+        if (*best == NULL || s->since_ms < (*best)->since_ms) *best = s;
     }
-    if (oldest == NULL) return 0;
-    close_slot(g, oldest);
+    if (idle == NULL && stalled != NULL && now - stalled->since_ms >= EVICT_AFTER_MS)
+        idle = stalled;
+    if (idle == NULL) return 0;
+    close_slot(g, idle);
     return 1;
 }
 
@@ -140,9 +152,10 @@ static void started(cli_dash_guard *g, struct MHD_Connection *conn, void **ctx) 
     for (size_t i = 0; i < g->nslots && s == NULL; i++)
         if (!g->slots[i].used) s = &g->slots[i];
     if (s == NULL || fd == NULL) return; /* *ctx stays NULL: answered 503 */
-    *s = (conn_slot){.used = 1, .fd = fd->connect_fd, .since_ms = cli_dash_now_ms()};
+    int64_t now = cli_dash_now_ms();
+    *s = (conn_slot){.used = 1, .fd = fd->connect_fd, .since_ms = now};
     g->live++;
-    if (g->live > g->max && !close_idle(g)) s->over = 1;
+    if (g->live > g->max && !make_room(g, now)) s->over = 1;
     *ctx = s;
 }
 

@@ -357,19 +357,22 @@ static int is_loopback(const struct sockaddr *sa) {
 static int fit_fd_limit(cli_dash *d) {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 0;
-    rlim_t need = (rlim_t)d->max_conns + CLI_DASH_CONNS_MARGIN + FDS_KEPT;
+    rlim_t need = (rlim_t)d->max_conns + cli_dash_conns_margin(d->max_conns) + FDS_KEPT;
     if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
         rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need ? need : rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
         getrlimit(RLIMIT_NOFILE, &rl);
     }
     if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need) return 0;
-    if (rl.rlim_cur < 16 + CLI_DASH_CONNS_MARGIN + FDS_KEPT) {
+    rlim_t avail = rl.rlim_cur > FDS_KEPT ? rl.rlim_cur - FDS_KEPT : 0;
+    if (avail < 16 + CLI_DASH_CONNS_MARGIN_MIN) {
         fprintf(stderr, "lanes dash: too few file descriptors (ulimit -n %llu)\n",
                 (unsigned long long)rl.rlim_cur);
         return -1;
     }
-    unsigned fit = (unsigned)(rl.rlim_cur - CLI_DASH_CONNS_MARGIN - FDS_KEPT);
+    unsigned fit =
+        (unsigned)(avail >= 2 * CLI_DASH_CONNS_MARGIN_MIN ? avail / 2
+                                                          : avail - CLI_DASH_CONNS_MARGIN_MIN);
     fprintf(stderr, "lanes dash: --max-connections %u lowered to %u (ulimit -n %llu)\n",
             d->max_conns, fit, (unsigned long long)rl.rlim_cur);
     d->max_conns = fit;
@@ -379,7 +382,7 @@ static int fit_fd_limit(cli_dash *d) {
 /* The daemon on sa, with the connection guard (dash_conn.c). */
 static struct MHD_Daemon *start_daemon(cli_dash *d, struct sockaddr_storage *sa, int v6) {
     if (fit_fd_limit(d) != 0) return NULL;
-    unsigned slots = d->max_conns + CLI_DASH_CONNS_MARGIN;
+    unsigned slots = d->max_conns + cli_dash_conns_margin(d->max_conns);
     d->guard = cli_dash_guard_new(d->max_conns, slots, d->request_timeout_s);
     if (d->guard == NULL) {
         fprintf(stderr, "lanes dash: out of memory\n");

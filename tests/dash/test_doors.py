@@ -11,7 +11,8 @@ limits"), on one store:
    second; --request-timeout closes a trickling connection (a deadline,
    not an idle timeout); a full server (--max-connections) answers 503 JSON
    at once, and closes an idle keep-alive connection first to serve a new
-   one.
+   one; with more stalled connections than it takes at all (100 for
+   --max-connections 16), a normal request is still answered within 3 s.
 Every connection is to 127.0.0.1, each loop bounded.
 
     python3 test_doors.py sqlite|redis LANES_BIN
@@ -201,25 +202,51 @@ def run_deadline(base):
     served_in_time(base, "after the deadline")
 
 
-def run_full(base):
-    # --max-connections 8: 8 stalled heads; one more is answered 503 JSON.
+def full_once(base):
+    """8 stalled heads, then one more request: (status, body, response,
+    seconds it took, seconds since the first stalled head opened)."""
+    t_open = time.monotonic()
     socks = open_stalled(base, 8)
     try:
         t0 = time.monotonic()
         s, body, r = request(base, "/api/info", timeout=SERVED_WITHIN + 2)
-        took = time.monotonic() - t0
-        check(s == 503 and body["error"]["code"] == "busy" and took < SERVED_WITHIN,
-              "a full server answers 503 busy at once", s, body, took)
-        check((r.getheader("Connection") or "").lower() == "close",
-              "the 503 closes its connection", r.getheaders())
+        return s, body, r, time.monotonic() - t0, t0 - t_open
     finally:
         close_all(socks)
+
+
+def run_full(base):
+    # --max-connections 8: 8 stalled heads younger than the 0.25 s after
+    # which one may be closed to make room; one more is answered 503 JSON.
+    # A machine too slow to open them in time tries again (3 times).
+    for _ in range(3):
+        s, body, r, took, age = full_once(base)
+        if s == 503 or age < 0.25:
+            break
+        end = time.monotonic() + 10
+        while time.monotonic() < end and request(base, "/api/info")[0] != 200:
+            time.sleep(0.1)
+    check(s == 503 and body["error"]["code"] == "busy" and took < SERVED_WITHIN,
+          "a full server answers 503 busy at once", s, body, took, age)
+    check((r.getheader("Connection") or "").lower() == "close",
+          "the 503 closes its connection", r.getheaders())
     end = time.monotonic() + 10
     s = None
     while time.monotonic() < end and s != 200:
         s, _, _ = request(base, "/api/info")
         time.sleep(0.1)
     check(s == 200, "served again once the stalled connections left", s)
+
+
+def run_flood(base):
+    # --max-connections 16: it takes 32 connections at most; 100 stalled
+    # heads, and a normal request is answered within 3 s (the stalled ones
+    # older than 0.25 s make room for it).
+    socks = open_stalled(base, 100)
+    try:
+        served_in_time(base, "100 stalled connections, more than it takes")
+    finally:
+        close_all(socks)
 
 
 def run_idle_first(base):
@@ -261,6 +288,7 @@ def main():
     run_.with_dash([], run_stalled)
     run_.with_dash(["--request-timeout", "2"], run_deadline)
     run_.with_dash(["--max-connections", "8"], run_full)
+    run_.with_dash(["--max-connections", "16"], run_flood)
     run_.with_dash(["--max-connections", "8", "--request-timeout", "60"], run_idle_first)
 
 
