@@ -1,5 +1,6 @@
 /* cmd_dash.c - `lanes dash URL [--listen HOST:PORT] [--read-only]
- * [--token-file F]`: serve a web dashboard of a job store (docs/dash.md)
+ * [--token-file F] [--allow-host NAME]... [--max-connections N]
+ * [--request-timeout S] [--queue Q]...`: serve a web dashboard of a job store (docs/dash.md)
  * until SIGINT or SIGTERM. This file reads the command line and the token,
  * opens the store and waits; dash_http.c serves. */
 #include "cli.h"
@@ -22,7 +23,8 @@
 
 static const char usage_text[] =
     "usage: lanes dash URL [--listen HOST:PORT] [--read-only] [--token-file F]\n"
-    "                      [--queue Q]...\n"
+    "                      [--allow-host NAME]... [--max-connections N]\n"
+    "                      [--request-timeout S] [--queue Q]...\n"
     "\n"
     "Serve a web dashboard of the job store URL (as for 'lanes jobs', e.g.\n"
     "sqlite:lanes.db or redis://127.0.0.1:6379/0): queues with their counts,\n"
@@ -37,7 +39,22 @@ static const char usage_text[] =
     "  --read-only         refuse every action (403)\n"
     "  --token-file F      the first line of F is the token: actions need it\n"
     "                      (header 'Authorization: Bearer TOKEN' or\n"
-    "                      'X-Lanes-Token: TOKEN'); off loopback, reads too\n"
+    "                      'X-Lanes-Token: TOKEN'); off loopback, reads too.\n"
+    "                      On loopback too: other users and programs of this\n"
+    "                      machine can then not change the queues\n"
+    "  --allow-host NAME   also accept requests whose Host header is NAME (any\n"
+    "                      port) or NAME:PORT (repeatable, e.g. a reverse\n"
+    "                      proxy's name). On loopback only 127.0.0.1, localhost,\n"
+    "                      [::1] and the listening address, with its port, are\n"
+    "                      accepted besides (403 for any other: no DNS\n"
+    "                      rebinding); off loopback, giving it refuses others\n"
+    "  --max-connections N connections served at once (default 512); one more\n"
+    "                      closes the longest idle keep-alive connection, else\n"
+    "                      the oldest still without a request (0.25 s or\n"
+    "                      more), else is answered 503\n"
+    "  --request-timeout S seconds a connection has to send a whole request,\n"
+    "                      from its opening or its previous answer (default 10;\n"
+    "                      a deadline, not an idle timeout)\n"
     "  --queue Q           show queue Q (repeatable): only these, and the store\n"
     "                      is not searched for queues (a Redis SCAN)\n"
     "\n"
@@ -47,6 +64,9 @@ static const char usage_text[] =
 typedef struct dash_args {
     const char *url, *listen, *token_file;
     int read_only;
+    const char *allow[CLI_DASH_ALLOW_MAX]; /* --allow-host */
+    size_t nallow;
+    unsigned max_conns, request_timeout_s;
     char *queues[CLI_DASH_FIXED_MAX]; /* --queue */
     size_t nqueues;
 } dash_args;
@@ -57,14 +77,61 @@ static int usage_error(const char *msg, const char *arg) {
     return CLI_EXIT_USAGE;
 }
 
+/* The value of a number option: 1..max, else an exit code. */
+static int number_arg(const char *opt, const char *v, unsigned max, unsigned *out) {
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 || n < 1 || n > max) {
+        fprintf(stderr, "lanes dash: %s wants a number 1..%u, not '%s'\n", opt, max, v);
+        return CLI_EXIT_USAGE;
+    }
+    *out = (unsigned)n;
+    return 0;
+}
+
+/* --allow-host NAME, --max-connections N, --request-timeout S: 1 if s is
+ * one of them (*rc 0 or an exit code), else 0. */
+static int door_option(int argc, char **argv, int *i, dash_args *a, int *rc) {
+    const char *s = argv[*i];
+    if (strcmp(s, "--allow-host") != 0 && strcmp(s, "--max-connections") != 0 &&
+        strcmp(s, "--request-timeout") != 0)
+        return 0;
+    if (*i + 1 >= argc) {
+        *rc = usage_error("missing value of", s);
+        return 1;
+    }
+    const char *v = argv[++*i];
+    if (strcmp(s, "--max-connections") == 0) {
+        *rc = number_arg(s, v, CLI_DASH_CONNS_MAX, &a->max_conns);
+    } else if (strcmp(s, "--request-timeout") == 0) {
+        *rc = number_arg(s, v, CLI_DASH_REQUEST_TIMEOUT_MAX, &a->request_timeout_s);
+    } else {
+        char name[256];
+        unsigned port;
+        if (cli_dash_split_host(v, name, sizeof name, &port) != 0)
+            *rc = usage_error("--allow-host wants NAME or NAME:PORT, not", v);
+        else if (a->nallow == CLI_DASH_ALLOW_MAX)
+            *rc = usage_error("too many --allow-host", NULL);
+        else
+            a->allow[a->nallow++] = v;
+    }
+    return 1;
+}
+
 /* 0, or an exit code (after printing why); -1 for --help. */
 static int parse_args(int argc, char **argv, dash_args *a) {
     memset(a, 0, sizeof *a);
     a->listen = DEFAULT_LISTEN;
+    a->max_conns = CLI_DASH_CONNS_DEFAULT;
+    a->request_timeout_s = CLI_DASH_REQUEST_TIMEOUT_DEFAULT;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
+        int rc = 0;
         if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) return -1;
-        if (strcmp(s, "--read-only") == 0) {
+        if (door_option(argc, argv, &i, a, &rc)) {
+            if (rc != 0) return rc;
+        } else if (strcmp(s, "--read-only") == 0) {
             a->read_only = 1;
         } else if (strcmp(s, "--queue") == 0) {
             if (i + 1 >= argc) return usage_error("missing value of", s);
@@ -149,7 +216,7 @@ static int serve(cli_dash *d, const char *host, unsigned port) {
     int sig = 0;
     sigwait(&set, &sig);
     fprintf(stderr, "lanes dash: stopping (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
-    cli_dash_http_stop(daemon);
+    cli_dash_http_stop(d, daemon);
     return CLI_EXIT_OK;
 }
 
@@ -173,6 +240,10 @@ int cmd_dash(int argc, char **argv) {
                                                      : CLI_DASH_QUEUES_TTL_REDIS_MS;
     memcpy(d.fixed, a.queues, sizeof d.fixed);
     d.nfixed = a.nqueues;
+    memcpy(d.allow, a.allow, sizeof d.allow);
+    d.nallow = a.nallow;
+    d.max_conns = a.max_conns;
+    d.request_timeout_s = a.request_timeout_s;
     cli_store_url_shown(d.url_shown, sizeof d.url_shown, a.url);
     if (a.token_file != NULL && read_token(a.token_file, d.token, sizeof d.token) != 0)
         return CLI_EXIT_USAGE;

@@ -10,11 +10,15 @@
  *   dash_flow.c     a job's flow: parent, children, the tree (bounded)
  *   dash_edit.c     a job's priority, delay and data, promote all, the
  *                   counts per priority, a dedup id's holder (jobs_edit.h)
+ *   dash_conn.c     the connection guard: the request deadline and the
+ *                   connection limit (dash_conn.h)
  *   dash_assets.c   GENERATED (scripts/embed-assets.sh): the page's files
  *
  * Threads: libmicrohttpd runs every request on its one internal thread
  * (MHD_USE_INTERNAL_POLLING_THREAD without a thread pool), so the state
- * below is used by that thread alone once the daemon started. */
+ * below is used by that thread alone once the daemon started (port is
+ * written once as it starts). The guard's timer thread touches only the
+ * guard's own slots, under its mutex. */
 #ifndef CLI_DASH_H
 #define CLI_DASH_H
 
@@ -45,6 +49,19 @@ extern const cli_dash_asset cli_dash_assets[];
 #define CLI_DASH_QUEUES_TTL_REDIS_MS 30000
 /* Most --queue options. */
 #define CLI_DASH_FIXED_MAX 64
+/* Most --allow-host options. */
+#define CLI_DASH_ALLOW_MAX 16
+/* The doors (docs/dash.md, "Access and limits"; dash_conn.c): connections
+ * served at once (--max-connections; libmicrohttpd takes as many more, at
+ * least MARGIN_MIN, to answer them 503: cli_dash_conns_margin), the
+ * seconds a connection has for a whole request (--request-timeout), and
+ * the connections of one client address off loopback. */
+#define CLI_DASH_CONNS_DEFAULT 512
+#define CLI_DASH_CONNS_MAX 16384
+#define CLI_DASH_CONNS_MARGIN_MIN 32
+#define CLI_DASH_REQUEST_TIMEOUT_DEFAULT 10
+#define CLI_DASH_REQUEST_TIMEOUT_MAX 3600
+#define CLI_DASH_PER_IP_MAX 32
 
 typedef struct cli_dash {
     ln_jobs *jobs;
@@ -53,6 +70,17 @@ typedef struct cli_dash {
     int read_only;       /* --read-only: every write is refused */
     int loopback;        /* listening on a loopback address */
     char token[256];     /* from --token-file, or "" */
+    /* --allow-host: more names the Host header may give ("NAME" with any
+     * port, or "NAME:PORT"). */
+    const char *allow[CLI_DASH_ALLOW_MAX];
+    size_t nallow;
+    unsigned max_conns;         /* --max-connections */
+    unsigned request_timeout_s; /* --request-timeout */
+    /* Set by cli_dash_http_start: the listening address as a Host names
+     * it ("127.0.0.1", "[::1]") and the bound port. */
+    char self_host[64];
+    _Atomic unsigned port;
+    void *guard; /* dash_conn.c's */
     /* --queue: show these queues, found by no listing (else NULL). */
     char *fixed[CLI_DASH_FIXED_MAX];
     size_t nfixed;
@@ -135,7 +163,16 @@ char *cli_dash_metrics(cli_dash *d, size_t *len);
 /* Start serving on host:port (port 0: any free port); *bound_port gets the
  * port. Returns the daemon (opaque) or NULL with a message on stderr. */
 void *cli_dash_http_start(cli_dash *d, const char *host, unsigned port, unsigned *bound_port);
-void cli_dash_http_stop(void *daemon);
+void cli_dash_http_stop(cli_dash *d, void *daemon);
+
+/* A Host header's "NAME[:PORT]" or "[V6][:PORT]": NAME (brackets kept)
+ * into name, PORT into *port (0 when absent). 0, or -1 if malformed. */
+int cli_dash_split_host(const char *h, char *name, size_t size, unsigned *port);
+
+/* The connections libmicrohttpd takes past max (see above). */
+static inline unsigned cli_dash_conns_margin(unsigned max) {
+    return max > CLI_DASH_CONNS_MARGIN_MIN ? max : CLI_DASH_CONNS_MARGIN_MIN;
+}
 
 /* Milliseconds of the monotonic clock. */
 int64_t cli_dash_now_ms(void);

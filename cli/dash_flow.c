@@ -15,7 +15,9 @@
  *    to the job is always in it (its nodes are reserved), so the job
  *    shows even under a top with more than N children.
  * A node whose children were not all shown says how many were left out
- * ("more"); the page shows that. More in docs/internals/dash-flow.md. */
+ * ("more"); the page shows that. children_total is the count that one
+ * ln_jobs_children read: children_total_capped says it may have stopped
+ * at the library's cap (children_capped), so the job may have more. More in docs/internals/dash-flow.md. */
 #include "cli_err.h"
 #include "cli_num.h"
 #include "dash.h"
@@ -127,6 +129,18 @@ static int walk_up(flow_walk *w, const char *queue, const char *id, json_t **par
     return 0;
 }
 
+/* 1 if ln_jobs_children may have stopped at its cap for c (then the job
+ * may have more children than c holds): SQLite reads at most 4 x
+ * LN_JOB_CHILDREN_MAX children in all, Redis at most LN_JOB_CHILDREN_MAX
+ * of each status. */
+static int children_capped(const cli_dash *d, const ln_job_children *c) {
+    if (strcmp(d->store, "sqlite") == 0) return c->n >= 4 * (size_t)LN_JOB_CHILDREN_MAX;
+    size_t per_status[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < c->n; i++)
+        if (++per_status[c->children[i].status & 3] >= LN_JOB_CHILDREN_MAX) return 1;
+    return 0;
+}
+
 /* Add node fn's children to the tree (as many as the budget allows; the
  * one on the path to the job always). */
 static int expand(flow_walk *w, flow_ref *fn, size_t *reserved) {
@@ -153,6 +167,7 @@ static int expand(flow_walk *w, flow_ref *fn, size_t *reserved) {
         shown++;
     }
     json_object_set_new(fn->obj, "children_total", json_integer((json_int_t)c.n));
+    json_object_set_new(fn->obj, "children_total_capped", json_boolean(children_capped(w->d, &c)));
     json_object_set_new(fn->obj, "more", json_integer((json_int_t)(c.n - shown)));
     json_object_set_new(fn->obj, "children", arr);
     if (c.n > shown) w->truncated = 1;
@@ -180,12 +195,13 @@ static int walk_down(flow_walk *w, int top, json_t **tree) {
 
 /* The job's own children, at most nodes_max of them, each with its state. */
 static int own_children(flow_walk *w, const char *queue, const char *id, json_t **out,
-                        size_t *total) {
+                        size_t *total, int *capped) {
     ln_job_children c;
     int err = ln_jobs_children(w->d->jobs, queue, id, &c);
     if (err != 0) return err;
     *out = json_array();
     *total = c.n;
+    *capped = children_capped(w->d, &c);
     for (size_t i = 0; i < c.n && i < w->nodes_max && err == 0; i++)
         json_array_append_new(*out, child_json(w->d, &c.children[i], &err));
     ln_job_children_clear(&c);
@@ -233,8 +249,9 @@ cli_dash_reply cli_dash_flow(cli_dash *d, const cli_dash_req *req, const char *q
     ln_job_info_clear(&info);
     json_t *parent = NULL, *children = NULL, *tree = NULL;
     size_t total = 0;
+    int capped = 0;
     err = walk_up(&w, queue, id, &parent);
-    if (err == 0) err = own_children(&w, queue, id, &children, &total);
+    if (err == 0) err = own_children(&w, queue, id, &children, &total, &capped);
     /* the tree's top: the root, or the ancestor depth - 1 levels up (and
      * at most nodes - 1, so the path fits the budget) */
     int top = w.nchain - 1;
@@ -253,6 +270,7 @@ cli_dash_reply cli_dash_flow(cli_dash *d, const cli_dash_req *req, const char *q
     json_object_set_new(body, "parent", parent);
     json_object_set_new(body, "children", children);
     json_object_set_new(body, "children_total", json_integer((json_int_t)total));
+    json_object_set_new(body, "children_total_capped", json_boolean(capped));
     json_object_set_new(body, "root", ref_json(&w.chain[w.nchain - 1]));
     json_object_set_new(body, "root_reached", json_boolean(w.root_reached));
     json_object_set_new(body, "top", ref_json(&w.chain[top]));

@@ -5,15 +5,20 @@
  *  - with a token (--token-file) a write needs it, in "Authorization:
  *    Bearer T" or "X-Lanes-Token: T" (401 without it); off loopback,
  *    reads of /api and /metrics need it too;
- *  - on loopback without a token a write needs the header "X-Lanes-Dash:
- *    1", which a page of another site cannot send without a CORS preflight
- *    this server never grants, and the Host header must name a loopback
- *    host (no DNS rebinding).
+ *  - on loopback without a token a write needs the header X-Lanes-Dash
+ *    (any value), which a page of another site cannot send without a CORS
+ *    preflight this server never grants (other local users can: the
+ *    token keeps them out);
+ *  - on loopback every request's Host header must name this dashboard
+ *    (host_ok: no DNS rebinding), else 403 before any handler runs;
+ *  - a connection that came while the server was full (dash_conn.c) is
+ *    answered 503 and closed.
  * A request's body (at most CLI_DASH_BODY_MAX bytes, else 413) is handed
  * to the API, which reads it only for a job's new data.
  * Every error is JSON. Runs on libmicrohttpd's one internal thread
  * (dash.h). */
 #include "dash.h"
+#include "dash_conn.h"
 
 #include <microhttpd.h>
 
@@ -24,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #define PATH_MAX_LEN 16384 /* a job id of ~5000 bytes, each byte escaped */
@@ -71,6 +77,10 @@ static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, c
         return MHD_NO;
     }
     common_headers(resp, type);
+    if (cli_dash_guard_over(conn)) { /* came while full: this is its one answer */
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    }
     enum MHD_Result ret = MHD_queue_response(conn, status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -124,17 +134,57 @@ static int has_token(cli_dash *d, struct MHD_Connection *conn) {
     return h != NULL && strncasecmp(h, "Bearer ", 7) == 0 && same_token(h + 7, d->token);
 }
 
-/* On loopback: the Host header names localhost, 127.x or [::1]. */
+int cli_dash_split_host(const char *h, char *name, size_t size, unsigned *port) {
+    const char *colon;
+    if (h[0] == '[') {
+        const char *end = strchr(h, ']');
+        if (end == NULL || (end[1] != '\0' && end[1] != ':')) return -1;
+        colon = end[1] == ':' ? end + 1 : NULL;
+    } else {
+        colon = strchr(h, ':');
+        if (colon != NULL && strchr(colon + 1, ':') != NULL) return -1;
+    }
+    size_t n = colon != NULL ? (size_t)(colon - h) : strlen(h);
+    if (n == 0 || n >= size) return -1;
+    memcpy(name, h, n);
+    name[n] = '\0';
+    *port = 0;
+    if (colon == NULL) return 0;
+    size_t digits = strspn(colon + 1, "0123456789");
+    if (digits == 0 || digits > 5 || colon[1 + digits] != '\0') return -1;
+    unsigned long p = strtoul(colon + 1, NULL, 10);
+    if (p == 0 || p > 65535) return -1;
+    *port = (unsigned)p;
+    return 0;
+}
+
+/* name:port (port 0: none given) is want:want_port (want_port 0: any). */
+static int host_is(const char *name, unsigned port, const char *want, unsigned want_port) {
+    if (strcasecmp(name, want) != 0) return 0;
+    return want_port == 0 || port == want_port || (port == 0 && want_port == 80);
+}
+
+/* The Host header names this dashboard (docs/dash.md, "Access and
+ * limits"): on loopback 127.0.0.1, localhost, [::1] or the listening
+ * address, with the bound port; or a name of --allow-host. Off loopback
+ * any Host passes unless --allow-host was given. No DNS rebinding: a name
+ * of the attacker's that resolves to 127.0.0.1 is none of these. */
 static int host_ok(cli_dash *d, struct MHD_Connection *conn) {
-    if (!d->loopback) return 1;
+    if (!d->loopback && d->nallow == 0) return 1;
     const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-    if (h == NULL) return 0;
-    char host[256];
-    snprintf(host, sizeof host, "%s", h);
-    char *colon = host[0] == '[' ? strstr(host, "]:") : strrchr(host, ':');
-    if (colon != NULL) colon[host[0] == '[' ? 1 : 0] = '\0';
-    return strcmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 ||
-           strcmp(host, "[::1]") == 0;
+    char name[256], want[256];
+    unsigned port, want_port;
+    if (h == NULL || cli_dash_split_host(h, name, sizeof name, &port) != 0) return 0;
+    for (size_t i = 0; i < d->nallow; i++)
+        if (cli_dash_split_host(d->allow[i], want, sizeof want, &want_port) == 0 &&
+            host_is(name, port, want, want_port))
+            return 1;
+    unsigned bound = d->port; /* 0 for the moment before it is known */
+    if (bound != 0 && host_is(name, port, d->self_host, bound)) return 1;
+    static const char *const loopback[] = {"127.0.0.1", "localhost", "[::1]"};
+    for (size_t i = 0; bound != 0 && d->loopback && i < sizeof loopback / sizeof loopback[0]; i++)
+        if (host_is(name, port, loopback[i], bound)) return 1;
+    return 0;
 }
 
 /* 0 if the request may go on, else 1 and the refusal was sent (*ret;
@@ -214,9 +264,9 @@ static int body_add(req_body *b, const char *data, size_t n) {
 
 static void request_done(void *cls, struct MHD_Connection *conn, void **state,
                          enum MHD_RequestTerminationCode code) {
-    (void)cls;
-    (void)conn;
+    cli_dash *d = cls;
     (void)code;
+    cli_dash_guard_done(d->guard, conn);
     req_body *b = *state;
     if (b == NULL) return;
     free(b->buf);
@@ -258,7 +308,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         req_body *b = calloc(1, sizeof(req_body));
         if (b == NULL) return MHD_NO;
         b->drop = strncmp(url, "/api/", 5) != 0 || strcmp(method, "POST") != 0 ||
-                  !host_ok(d, conn) || refuse(d, conn, 1, NULL);
+                  cli_dash_guard_over(conn) || !host_ok(d, conn) || refuse(d, conn, 1, NULL);
         *state = b;
         return MHD_YES;
     }
@@ -268,8 +318,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         *upload_size = 0;
         return MHD_YES;
     }
+    cli_dash_guard_answering(d->guard, conn); /* the request is in: no deadline */
+    if (cli_dash_guard_over(conn))
+        return send_error(conn, 503, "busy",
+                          "the dashboard has as many connections as it serves "
+                          "(--max-connections): try again");
     if (!host_ok(d, conn))
-        return send_error(conn, 403, "bad_host", "the Host header must name a loopback host");
+        return send_error(conn, 403, "bad_host",
+                          "the Host header names no address of this dashboard (see --allow-host)");
     int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     if (strncmp(url, "/api/", 5) == 0) return api(d, conn, url, method, body);
     if (!get) return send_error(conn, 405, "method_not_allowed", "only GET here");
@@ -292,6 +348,62 @@ static int is_loopback(const struct sockaddr *sa) {
     if (sa->sa_family == AF_INET6)
         return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
     return 0;
+}
+
+/* Descriptors for the connections: the soft RLIMIT_NOFILE raised as far
+ * as the hard one allows; d->max_conns lowered (with a note) if it still
+ * falls short. -1 if not even a few connections fit. */
+#define FDS_KEPT 64 /* the store's, the listening socket's, stdio's */
+static int fit_fd_limit(cli_dash *d) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 0;
+    rlim_t need = (rlim_t)d->max_conns + cli_dash_conns_margin(d->max_conns) + FDS_KEPT;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need ? need : rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need) return 0;
+    rlim_t avail = rl.rlim_cur > FDS_KEPT ? rl.rlim_cur - FDS_KEPT : 0;
+    if (avail < 16 + CLI_DASH_CONNS_MARGIN_MIN) {
+        fprintf(stderr, "lanes dash: too few file descriptors (ulimit -n %llu)\n",
+                (unsigned long long)rl.rlim_cur);
+        return -1;
+    }
+    unsigned fit =
+        (unsigned)(avail >= 2 * CLI_DASH_CONNS_MARGIN_MIN ? avail / 2
+                                                          : avail - CLI_DASH_CONNS_MARGIN_MIN);
+    fprintf(stderr, "lanes dash: --max-connections %u lowered to %u (ulimit -n %llu)\n",
+            d->max_conns, fit, (unsigned long long)rl.rlim_cur);
+    d->max_conns = fit;
+    return 0;
+}
+
+/* The daemon on sa, with the connection guard (dash_conn.c). */
+static struct MHD_Daemon *start_daemon(cli_dash *d, struct sockaddr_storage *sa, int v6) {
+    if (fit_fd_limit(d) != 0) return NULL;
+    unsigned slots = d->max_conns + cli_dash_conns_margin(d->max_conns);
+    d->guard = cli_dash_guard_new(d->max_conns, slots, d->request_timeout_s);
+    if (d->guard == NULL) {
+        fprintf(stderr, "lanes dash: out of memory\n");
+        return NULL;
+    }
+    /* Off loopback, one client address holds at most PER_IP_MAX of them
+     * (on loopback every client shares 127.0.0.1: the deadline and the
+     * 503 keep it served). */
+    unsigned per_ip = d->loopback ? 0 : CLI_DASH_PER_IP_MAX;
+    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | (v6 ? MHD_USE_IPv6 : 0);
+    struct MHD_Daemon *daemon = MHD_start_daemon(
+        flags, 0, NULL, NULL, handle, d, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_UNESCAPE_CALLBACK,
+        keep_escaped, NULL, MHD_OPTION_NOTIFY_COMPLETED, request_done, d,
+        MHD_OPTION_NOTIFY_CONNECTION, cli_dash_guard_notify, d->guard,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, slots,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, MHD_OPTION_END);
+    if (daemon == NULL) {
+        cli_dash_guard_free(d->guard);
+        d->guard = NULL;
+    }
+    return daemon;
 }
 
 void *cli_dash_http_start(cli_dash *d, const char *host, unsigned port, unsigned *bound_port) {
@@ -317,12 +429,12 @@ void *cli_dash_http_start(cli_dash *d, const char *host, unsigned port, unsigned
                 host);
         return NULL;
     }
-    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | (v6 ? MHD_USE_IPv6 : 0);
-    struct MHD_Daemon *daemon = MHD_start_daemon(
-        flags, (uint16_t)port, NULL, NULL, handle, d, MHD_OPTION_SOCK_ADDR, &sa,
-        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_NOTIFY_COMPLETED, request_done,
-        NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)64, MHD_OPTION_END);
+    char addr[INET6_ADDRSTRLEN];
+    const void *in = v6 ? (const void *)&((struct sockaddr_in6 *)&sa)->sin6_addr
+                        : (const void *)&((struct sockaddr_in *)&sa)->sin_addr;
+    if (inet_ntop(v6 ? AF_INET6 : AF_INET, in, addr, sizeof addr) == NULL) addr[0] = '\0';
+    snprintf(d->self_host, sizeof d->self_host, v6 ? "[%s]" : "%s", addr);
+    struct MHD_Daemon *daemon = start_daemon(d, &sa, v6);
     if (daemon == NULL) {
         fprintf(stderr,
                 "lanes dash: cannot listen on %s:%u (in use, or not an address "
@@ -332,9 +444,12 @@ void *cli_dash_http_start(cli_dash *d, const char *host, unsigned port, unsigned
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
     *bound_port = info != NULL ? info->port : port;
+    d->port = *bound_port;
     return daemon;
 }
 
-void cli_dash_http_stop(void *daemon) {
+void cli_dash_http_stop(cli_dash *d, void *daemon) {
     MHD_stop_daemon(daemon);
+    cli_dash_guard_free(d->guard);
+    d->guard = NULL;
 }

@@ -2,7 +2,7 @@
  * format (version 0.0.4) of what the store tells, read at each scrape:
  * jobs per queue and state (the store's counters, never a count of jobs),
  * whether each queue is paused, the workers connected to each queue, the
- * number of queues, and whether the store answered; and the series of
+ * number of queues (and whether its list stopped at its cap), and whether the store answered; and the series of
  * BullMQ's queue.exportPrometheusMetrics() (bullmq_job_count by BullMQ's
  * states, bullmq_job_completed_total / _failed_total from the queue's
  * metrics count), so a scrape of a Node team's exporter can move here.
@@ -155,8 +155,17 @@ char *cli_dash_metrics(cli_dash *d, size_t *len) {
     /* The cached list: on Redis a fresh one costs a SCAN of the keyspace. */
     int err = cli_dash_queue_names(d, &names, &n);
     if (err == 0) {
-        header(f, "lanes_queues", "Queues the store has (the list stops at 1000).");
+        /* The list stops at LN_JOB_QUEUES_MAX: say so rather than show
+         * the cap as the store's count (--queue's list is never cut). */
+        header(f, "lanes_queues",
+               "Queues the store has, at most the list's cap (see lanes_queues_capped).");
         fprintf(f, "lanes_queues %zu\n", n);
+        fprintf(f,
+                "# HELP lanes_queues_capped 1 if the queue list stopped at its cap of %d: "
+                "the store may have more queues than lanes_queues.\n"
+                "# TYPE lanes_queues_capped gauge\n",
+                LN_JOB_QUEUES_MAX);
+        fprintf(f, "lanes_queues_capped %d\n", d->nfixed == 0 && n >= LN_JOB_QUEUES_MAX);
         err = queue_samples(d, f, names, n);
         if (err == 0) worker_samples(d, f, names, n);
     }

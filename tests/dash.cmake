@@ -18,6 +18,11 @@
 #   bad input, --read-only and the write header.
 # dash/metrics-<store>: /metrics read by Debian's python3-prometheus-client
 #   (the system python3, where Debian installs it). Skips without it.
+# dash/doors-sqlite: the doors (docs/dash.md, "Access and limits"): the
+#   Host rule and --allow-host, --token-file on loopback, 200 stalled and
+#   200 trickling connections while a normal request is answered within
+#   3 s, --request-timeout, a full server's 503 and its idle keep-alive
+#   connections closed first. Store-independent: SQLite only.
 if(NOT TARGET lanes_cli)
   return()
 endif()
@@ -49,4 +54,23 @@ foreach(store ${LN_DASH_STORES})
     set_tests_properties(dash/${name}-${store} PROPERTIES TIMEOUT ${timeout}
                          SKIP_RETURN_CODE 77 LABELS "plain;jobs;dash")
   endforeach()
+endforeach()
+add_test(NAME dash/doors-sqlite
+         COMMAND /usr/bin/env -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3
+                 ${CMAKE_CURRENT_SOURCE_DIR}/dash/test_doors.py sqlite $<TARGET_FILE:lanes_cli>)
+set_tests_properties(dash/doors-sqlite PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                     LABELS "plain;jobs;dash")
+# dash/caps-<store>: the counts a cap cuts say so: lanes_queues_capped on
+#   /metrics past LN_JOB_QUEUES_MAX queues, children_total_capped of a flow
+#   parent with more than LN_JOB_CHILDREN_MAX children; the stores built in
+#   bulk by dash_bulk (tests/dash/dash_bulk.c).
+add_executable(dash_bulk dash/dash_bulk.c)
+target_link_libraries(dash_bulk PRIVATE lanes_jobs_static)
+foreach(store ${LN_DASH_STORES})
+  add_test(NAME dash/caps-${store}
+           COMMAND /usr/bin/env -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3
+                   ${CMAKE_CURRENT_SOURCE_DIR}/dash/test_caps.py ${store}
+                   $<TARGET_FILE:lanes_cli> $<TARGET_FILE:dash_bulk>)
+  set_tests_properties(dash/caps-${store} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                       LABELS "plain;jobs;dash")
 endforeach()

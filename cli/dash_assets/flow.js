@@ -34,11 +34,13 @@ function flowChildrenTable(r) {
     ['Child', 'Name', 'State', 'Status', 'Result or reason'].map((h) => el('th', {}, h)))),
   el('tbody', {}, rows)),
   r.children.length < r.children_total ? el('p', { class: 'muted' }, 'Showing ' +
-      r.children.length + ' of ' + r.children_total + ' children.') : null];
+      r.children.length + ' of ' + (r.children_total_capped ? 'at least ' : '') +
+      r.children_total + ' children.') : null];
 }
 
 function flowNode(n) {
-  const more = n.more ? el('li', { class: 'more muted' }, '… ' + n.more + ' more ',
+  const more = n.more ? el('li', { class: 'more muted' },
+    '… ' + (n.children_total_capped ? 'at least ' : '') + n.more + ' more ',
     n.queue ? el('a', { href: jhref(n.queue, n.id) }, '(open ' + n.id + ')') : null) : null;
   const kids = (n.children || []).map(flowNode);
   return el('li', { 'data-node': n.id, 'data-queue': n.queue, 'data-state': n.state, class: n.self ? 'self' : null },
