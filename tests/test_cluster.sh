@@ -38,10 +38,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 interop=$here/interop
 
 [ -n "${LANES_TEST_REDIS_CLUSTER_URL:-}" ] ||
-    { echo "skipped: LANES_TEST_REDIS_CLUSTER_URL not set (no redis-server with cluster support)"; exit 77; }
+    { echo "skipped [redis-cluster]: LANES_TEST_REDIS_CLUSTER_URL not set (no redis-server with cluster support)"; exit 77; }
 case $what in node_to_c | c_to_node)
-    command -v node >/dev/null 2>&1 || { echo "skipped: node not installed"; exit 77; }
-    [ -d "$interop/node_modules/bullmq" ] || { echo "skipped: no tests/interop/node_modules"; exit 77; }
+    command -v node >/dev/null 2>&1 || { echo "skipped [node]: node not installed"; exit 77; }
+    [ -d "$interop/node_modules/bullmq" ] || { echo "skipped [node]: no tests/interop/node_modules"; exit 77; }
 esac
 
 ports=$LANES_TEST_REDIS_CLUSTER_PORTS
@@ -192,7 +192,7 @@ kill)
     # worker`, which ignores SIGPIPE as a program using hiredis must (a
     # write to the killed server's socket raises it).
     dir=${LANES_TEST_REDIS_CLUSTER_DIR:-}
-    [ -d "$dir/cluster-$owner" ] || { echo "skipped: LANES_TEST_REDIS_CLUSTER_DIR not set"; exit 77; }
+    [ -d "$dir/cluster-$owner" ] || { echo "skipped [redis-cluster]: LANES_TEST_REDIS_CLUSTER_DIR not set"; exit 77; }
     restart_owner() {
         d="$dir/cluster-$owner"
         redis-cli -p "$owner" ping >/dev/null 2>&1 && return 0

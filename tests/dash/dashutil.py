@@ -49,7 +49,7 @@ class Run:
         base = os.environ.get("LANES_TEST_REDIS_URL", "")
         if not base:
             shutil.rmtree(self.tmp, ignore_errors=True)
-            print("LANES_TEST_REDIS_URL not set: skipped")
+            print("skipped [redis]: LANES_TEST_REDIS_URL not set")
             sys.exit(SKIP)
         self.prefix = "ldash%s%d" % (tag, os.getpid())
         self.url = base + ("&" if "?" in base else "?") + "prefix=" + self.prefix
