@@ -45,7 +45,7 @@ fi
 
 cf=${CLANG_FORMAT:-clang-format}
 if ! command -v "$cf" >/dev/null 2>&1; then
-  echo "check-format: $cf not found (Debian: apt-get install clang-format); skipped" >&2
+  echo "skipped [clang-format]: $cf not found (Debian: apt-get install clang-format)" >&2
   exit 77
 fi
 

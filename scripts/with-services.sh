@@ -5,9 +5,30 @@
 # masters and 3 replicas (LANES_TEST_REDIS_CLUSTER_URL, one master's URL;
 # LANES_TEST_REDIS_CLUSTER_PORTS, all six ports; a node's files in
 # $LANES_TEST_REDIS_CLUSTER_DIR/cluster-PORT), all stopped at the end
-# whatever the command's outcome. A redis-server without cluster support
-# leaves the cluster variables unset (the cluster tests then skip).
+# whatever the command's outcome.
+#
+# A service that cannot start fails the run before the command, naming the
+# service and why, unless LANES_ALLOW_SKIP (commas or spaces) names its skip
+# reason: "redis" for the server, "redis-cluster" for the cluster (a
+# redis-server without cluster support). Allowed, it is left out and its
+# tests skip, each saying so (docs/build.md, "Skipped tests").
 set -u
+# Python's -O drops assert statements; no test may run without its checks.
+unset PYTHONOPTIMIZE
+allowed() { # REASON: 0 when LANES_ALLOW_SKIP names it
+  case ",$(echo "${LANES_ALLOW_SKIP:-}" | tr ' ' ',')," in *",$1,"*) return 0 ;; esac
+  return 1
+}
+# A service that did not start: fail (exit 1) unless its reason is allowed.
+missing() { # REASON WHAT
+  if allowed "$1"; then
+    echo "with-services.sh: $2; its tests will skip (LANES_ALLOW_SKIP names $1)" >&2
+    return 0
+  fi
+  echo "with-services.sh: $2. Install it (scripts/install-deps.sh) or set" \
+       "LANES_ALLOW_SKIP=$1 to run without it (its tests then skip)" >&2
+  exit 1
+}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/lanes-services.XXXXXX")
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null \
@@ -28,14 +49,20 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-if command -v redis-server >/dev/null 2>&1; then
+if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+  missing redis "redis-server or redis-cli not found"
+else
   redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
     --dir "$dir" --daemonize no --loglevel warning >"$dir/redis.log" 2>&1 &
   redis_pid=$!
   i=0
   until redis-cli -p "$port" ping >/dev/null 2>&1; do
     i=$((i + 1))
-    if [ $i -gt 100 ]; then echo "redis-server did not start:" >&2; cat "$dir/redis.log" >&2; exit 1; fi
+    if [ $i -gt 100 ]; then
+      echo "with-services.sh: redis-server did not start:" >&2
+      cat "$dir/redis.log" >&2
+      exit 1
+    fi
     sleep 0.05
   done
   export LANES_TEST_REDIS_URL="redis://127.0.0.1:$port/0"
@@ -115,10 +142,9 @@ if start_cluster; then
   export LANES_TEST_REDIS_CLUSTER_PORTS="$(echo $cluster_ports)"
   export LANES_TEST_REDIS_CLUSTER_DIR="$dir" # node P's files: cluster-P/
 else
-  echo "with-services.sh: no local Redis Cluster (redis-server without cluster support?);" \
-       "cluster tests will skip" >&2
   [ -f "$dir/cluster-create.log" ] && cat "$dir/cluster-create.log" >&2
   for p in $cluster_ports; do redis-cli -p "$p" shutdown nosave >/dev/null 2>&1; done
   cluster_ports=""
+  missing redis-cluster "no local Redis Cluster (redis-server without cluster support?)"
 fi
 "$@"

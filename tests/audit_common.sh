@@ -3,10 +3,10 @@
 # queue name of this run ($tmp, $q), drops the run's keys at exit, and
 # audit_run SCRIPT ARGS... runs tests/interop/SCRIPT with the lanes CLI in
 # AUDIT_LANES (its exit status is the test's: 0, 1, or 42 for a known bug).
-[ -n "${LANES_TEST_REDIS_URL:-}" ] || { echo "skipped: LANES_TEST_REDIS_URL not set"; exit 77; }
-command -v node >/dev/null 2>&1 || { echo "skipped: node not installed"; exit 77; }
-[ -d "$here/interop/node_modules/bullmq" ] || { echo "skipped: no npm packages in tests/interop"; exit 77; }
-[ -x "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+[ -n "${LANES_TEST_REDIS_URL:-}" ] || { echo "skipped [redis]: LANES_TEST_REDIS_URL not set"; exit 77; }
+command -v node >/dev/null 2>&1 || { echo "skipped [node]: node not installed"; exit 77; }
+[ -d "$here/interop/node_modules/bullmq" ] || { echo "skipped [node]: no npm packages in tests/interop"; exit 77; }
+[ -x "$cli" ] || { echo "skipped [cli]: no lanes CLI"; exit 77; }
 expect=${2:-}
 url=$LANES_TEST_REDIS_URL
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lanes-audit.XXXXXX")

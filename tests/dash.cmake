@@ -42,13 +42,15 @@ foreach(store ${LN_DASH_STORES})
                          LABELS "plain;jobs;dash")
   endif()
   # The Python tests: dash/NAME-STORE runs tests/dash/test_NAME.py, in the
-  # system python3 (Debian's packages), with a timeout of its own.
+  # system python3 (Debian's packages), with a timeout of its own, never
+  # under python -O (their checks are check(), but keep it out anyway).
   foreach(py api:60 edit:90 metrics:60)
     string(REPLACE ":" ";" py ${py})
     list(GET py 0 name)
     list(GET py 1 timeout)
     add_test(NAME dash/${name}-${store}
-             COMMAND /usr/bin/env -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3
+             COMMAND /usr/bin/env -u PYTHONPATH -u PYTHONOPTIMIZE PYTHONDONTWRITEBYTECODE=1
+                     /usr/bin/python3
                      ${CMAKE_CURRENT_SOURCE_DIR}/dash/test_${name}.py ${store}
                      $<TARGET_FILE:lanes_cli>)
     set_tests_properties(dash/${name}-${store} PROPERTIES TIMEOUT ${timeout}

@@ -14,7 +14,7 @@ if(LN_PYTHON3)
   add_test(NAME docs_links
            COMMAND ${LN_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/check-links.py ${PROJECT_SOURCE_DIR})
 else()
-  add_test(NAME docs_links COMMAND sh -c "echo 'SKIP: python3 not found'; exit 77")
+  add_test(NAME docs_links COMMAND sh -c "echo 'skipped [python3]: python3 not found'; exit 77")
 endif()
 set_tests_properties(docs_links PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
                      LABELS "plain;format")

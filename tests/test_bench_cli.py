@@ -386,7 +386,7 @@ def main():
     have_redis = bool(redis_url) or have_redis_server
     runnable = names if have_redis else [n for n in names if n != "bullmq"]
     if not have_redis:
-        print("SKIP bullmq: neither LANES_TEST_REDIS_URL nor redis-server on PATH",
+        print("skipped [redis]: bullmq: neither LANES_TEST_REDIS_URL nor redis-server on PATH",
               file=sys.stderr)
 
     # Command-line errors: clear message, exit 2 (usage) or 3 (unavailable).

@@ -339,7 +339,7 @@ static int setup_store(const char *arg) {
     } else if (strcmp(arg, "redis") == 0) {
         const char *base = getenv("LANES_TEST_REDIS_URL");
         if (base == NULL || *base == '\0') {
-            fprintf(stderr, "LANES_TEST_REDIS_URL not set: skipped\n");
+            printf("skipped [redis]: LANES_TEST_REDIS_URL not set\n");
             return 77;
         }
         snprintf(redis_prefix, sizeof redis_prefix, "lchaos%s", run_tag);

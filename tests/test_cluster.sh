@@ -46,10 +46,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 interop=$here/interop
 
 [ -n "${LANES_TEST_REDIS_CLUSTER_URL:-}" ] ||
-    { echo "skipped: LANES_TEST_REDIS_CLUSTER_URL not set (no redis-server with cluster support)"; exit 77; }
+    { echo "skipped [redis-cluster]: LANES_TEST_REDIS_CLUSTER_URL not set (no redis-server with cluster support)"; exit 77; }
 case $what in node_to_c | c_to_node)
-    command -v node >/dev/null 2>&1 || { echo "skipped: node not installed"; exit 77; }
-    [ -d "$interop/node_modules/bullmq" ] || { echo "skipped: no tests/interop/node_modules"; exit 77; }
+    command -v node >/dev/null 2>&1 || { echo "skipped [node]: node not installed"; exit 77; }
+    [ -d "$interop/node_modules/bullmq" ] || { echo "skipped [node]: no tests/interop/node_modules"; exit 77; }
 esac
 
 ports=$LANES_TEST_REDIS_CLUSTER_PORTS
@@ -225,7 +225,7 @@ kill | kill_short_lease)
     # ~4.6 s here): the worker must not give up after a lease (the old
     # default of store_retry_ms) but ride the failover out.
     dir=${LANES_TEST_REDIS_CLUSTER_DIR:-}
-    [ -d "$dir/cluster-$owner" ] || { echo "skipped: LANES_TEST_REDIS_CLUSTER_DIR not set"; exit 77; }
+    [ -d "$dir/cluster-$owner" ] || { echo "skipped [redis-cluster]: LANES_TEST_REDIS_CLUSTER_DIR not set"; exit 77; }
     trap 'restart_owner; cleanup' EXIT
     n=2000 lease=8000
     [ "$what" = kill ] || n=600 lease=3000

@@ -25,12 +25,12 @@ cc=${5:?}
 
 for tool in pkg-config readelf cmake; do
   if ! command -v "$tool" >/dev/null 2>&1; then
-    echo "SKIP: $tool not found"
+    echo "skipped [install]: $tool not found"
     exit 77
   fi
 done
 case $libdir_rel in
-  /*) echo "SKIP: CMAKE_INSTALL_LIBDIR is absolute ($libdir_rel): --prefix cannot move it"; exit 77 ;;
+  /*) echo "skipped [install]: CMAKE_INSTALL_LIBDIR is absolute ($libdir_rel): --prefix cannot move it"; exit 77 ;;
 esac
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lanes-install.XXXXXX") || exit 1

@@ -207,8 +207,7 @@ static void stop_child(pid_t pid, int sig) {
  * no Redis store). */
 TEST(worker_says_when_it_loses_and_regains_the_store) {
     if (system("command -v redis-server >/dev/null 2>&1") != 0) {
-        printf("skip: no redis-server in PATH\n");
-        return;
+        LN_SKIP("redis", "no redis-server in PATH");
     }
     char url[128], port[16], err[16384], errf[512];
     snprintf(errf, sizeof errf, "%s", jt_path("worker.err")); /* the dir, before the fork */
@@ -217,8 +216,7 @@ TEST(worker_says_when_it_loses_and_regains_the_store) {
     pid_t rs = start_redis(port);
     if (!store_up(url)) {
         stop_child(rs, SIGKILL);
-        printf("skip: no Redis store on port %s\n", port);
-        return;
+        LN_SKIP("redis", "no Redis store on port %s (a redis-server of this test)", port);
     }
     pid_t w = fork();
     CHECK(w >= 0);

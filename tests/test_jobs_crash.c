@@ -439,8 +439,7 @@ TEST(concurrent_first_opens_all_succeed) {
  * (the store's space reserve), and adds work again once space returns. */
 TEST(disk_full_fails_adds_and_finishes_jobs) {
     if (geteuid() != 0) {
-        printf("  skipped: mounting a small tmpfs needs root\n");
-        _exit(77);
+        LN_SKIP("disk-full", "mounting a small tmpfs needs root");
     }
     char mnt[400], url[500], db[500];
     snprintf(mnt, sizeof mnt, "%s", jt_path("mnt"));
@@ -449,9 +448,9 @@ TEST(disk_full_fails_adds_and_finishes_jobs) {
      * if a CHECK fails before the umount. */
     if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
         mount("tmpfs", mnt, "tmpfs", 0, "size=3m") != 0) {
-        printf("  skipped: cannot mount tmpfs: %s\n", strerror(errno));
+        const char *why = strerror(errno);
         jt_cleanup();
-        _exit(77);
+        LN_SKIP("disk-full", "cannot mount tmpfs: %s", why);
     }
     snprintf(url, sizeof url, "sqlite:%s/q.db?reserve=524288", mnt);
     snprintf(db, sizeof db, "%s/q.db", mnt);

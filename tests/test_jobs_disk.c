@@ -272,11 +272,9 @@ static void mount_small(const char *dir, const char *size) {
     if (geteuid() != 0 || unshare(CLONE_NEWNS) != 0 ||
         mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
         mount("tmpfs", dir, "tmpfs", 0, opts) != 0) {
-        printf("  skipped: a small tmpfs needs root and a mount namespace "
-               "(%s)\n",
-               geteuid() != 0 ? "not root" : strerror(errno));
+        const char *why = geteuid() != 0 ? "not root" : strerror(errno);
         jt_cleanup();
-        _exit(77);
+        LN_SKIP("disk-full", "a small tmpfs needs root and a mount namespace (%s)", why);
     }
 }
 

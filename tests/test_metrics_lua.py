@@ -24,10 +24,10 @@ src, lib_path = sys.argv[1], sys.argv[2]
 url = os.environ.get("LANES_TEST_REDIS_URL")
 bullmq = os.path.join(src, "tests/interop/node_modules/bullmq/dist/esm/commands/includes")
 if not url:
-    print("skipped: LANES_TEST_REDIS_URL not set")
+    print("skipped [redis]: LANES_TEST_REDIS_URL not set")
     sys.exit(77)
 if not os.path.isdir(bullmq):
-    print("skipped: no tests/interop/node_modules (npm ci there)")
+    print("skipped [node]: no tests/interop/node_modules (npm ci there)")
     sys.exit(77)
 
 

@@ -7,9 +7,13 @@ set -u
 src=$1 build=$2
 tool="$src/bench/tools/redis-instructions.sh"
 for need in valgrind node redis-server; do
-  command -v "$need" >/dev/null 2>&1 || { echo "$need not found: skipped"; exit 77; }
+  command -v "$need" >/dev/null 2>&1 || {
+    case $need in redis-server) why=redis ;; *) why=$need ;; esac
+    echo "skipped [$why]: $need not found"
+    exit 77
+  }
 done
-[ -d "$src/tests/interop/node_modules/bullmq" ] || { echo "no BullMQ install: skipped"; exit 77; }
+[ -d "$src/tests/interop/node_modules/bullmq" ] || { echo "skipped [node]: no BullMQ install"; exit 77; }
 
 "$tool" --jobs 0 >/dev/null 2>&1
 [ $? -eq 2 ] || { echo "FAIL: --jobs 0 should exit 2"; exit 1; }

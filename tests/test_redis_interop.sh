@@ -15,10 +15,10 @@ cli=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
 interop=$here/interop
 
-[ -n "${LANES_TEST_REDIS_URL:-}" ] || { echo "skipped: LANES_TEST_REDIS_URL not set"; exit 77; }
-command -v node >/dev/null 2>&1 || { echo "skipped: node not installed"; exit 77; }
+[ -n "${LANES_TEST_REDIS_URL:-}" ] || { echo "skipped [redis]: LANES_TEST_REDIS_URL not set"; exit 77; }
+command -v node >/dev/null 2>&1 || { echo "skipped [node]: node not installed"; exit 77; }
 [ -d "$interop/node_modules/bullmq" ] ||
-    { echo "skipped: run 'npm ci' in tests/interop (scripts/install-deps.sh does)"; exit 77; }
+    { echo "skipped [node]: run 'npm ci' in tests/interop (scripts/install-deps.sh does)"; exit 77; }
 
 url=$LANES_TEST_REDIS_URL
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lanes-interop.XXXXXX")
@@ -43,6 +43,12 @@ trap 'exit 1' INT TERM
 fail() {
     echo "FAIL ($what): $*" >&2
     exit 1
+}
+
+# A case that needs the lanes CLI skips without it (exit 77, with the
+# reason the make-test driver reads: docs/build.md, "Skipped tests").
+need_cli() {
+    [ -n "$cli" ] || { echo "skipped [cli]: no lanes CLI in this build"; exit 77; }
 }
 
 # Foreground only: a background job must run node itself, so that $! is

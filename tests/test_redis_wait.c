@@ -566,7 +566,7 @@ TEST(add_is_one_evalsha) {
 int main(int argc, char **argv) {
     const char *env = getenv("LANES_TEST_REDIS_URL");
     if (!env || !*env) {
-        fprintf(stderr, "LANES_TEST_REDIS_URL not set: skipped\n");
+        printf("skipped [redis]: LANES_TEST_REDIS_URL not set\n");
         return 77;
     }
     if (start_server() != 0) {

@@ -105,5 +105,5 @@ check_store "sqlite:$dir/cancel.db"
 if [ -n "${LANES_TEST_REDIS_URL:-}" ]; then
     check_store "$LANES_TEST_REDIS_URL"
 else
-    echo "skip redis: LANES_TEST_REDIS_URL is not set"
+    echo "skipped [redis]: LANES_TEST_REDIS_URL is not set: the redis half did not run"
 fi

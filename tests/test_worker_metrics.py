@@ -29,7 +29,7 @@ except ImportError:
     try:
         from prometheus_client.parser import text_string_to_metric_families
     except ImportError:
-        print("skip: python3-prometheus-client is not installed")
+        print("skipped [prometheus-client]: python3-prometheus-client is not installed")
         sys.exit(77)
 
 failures = []

@@ -8,7 +8,7 @@ set -u
 case_=$1 app=$2 worker=$3 lua=$4
 
 for tool in curl wrk; do
-  command -v $tool >/dev/null 2>&1 || { echo "SKIP: $tool not installed"; exit 77; }
+  command -v $tool >/dev/null 2>&1 || { echo "skipped [$tool]: $tool not installed"; exit 77; }
 done
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/writepath-test.XXXXXX")
@@ -363,7 +363,7 @@ raw_closed() {
 # JSON error (never an HTML page, never a silent close), answered before
 # any body is read; the connection is then closed.
 case_malformed() {
-  command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 not installed"; exit 77; }
+  command -v python3 >/dev/null 2>&1 || { echo "skipped [python3]: python3 not installed"; exit 77; }
   write_raw_py
   start_app async --idle-timeout 1
   h='b"POST /comment HTTP/1.1\r\nHost: x\r\n'
@@ -407,7 +407,7 @@ case_malformed() {
 # at once (it used to wait unanswered for up to 60 s), and once the idle
 # ones close the service answers again.
 case_overload() {
-  command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 not installed"; exit 77; }
+  command -v python3 >/dev/null 2>&1 || { echo "skipped [python3]: python3 not installed"; exit 77; }
   write_raw_py
   start_app naive --max-connections 50
   body='{"post_id":1,"user_id":5,"body":"x"}'
@@ -626,14 +626,14 @@ case_crash() {
 
 # The same, with the queue in Redis (skipped without LANES_TEST_REDIS_URL).
 case_crash_redis() {
-  [ -n "${LANES_TEST_REDIS_URL:-}" ] || { echo "SKIP: LANES_TEST_REDIS_URL not set"; exit 77; }
+  [ -n "${LANES_TEST_REDIS_URL:-}" ] || { echo "skipped [redis]: LANES_TEST_REDIS_URL not set"; exit 77; }
   case_crash "$LANES_TEST_REDIS_URL"
 }
 
 # The same async service with its queue in Redis (the BullMQ-compatible
 # backend): a short load, then the check drains that queue.
 case_redis() {
-  [ -n "${LANES_TEST_REDIS_URL:-}" ] || { echo "SKIP: LANES_TEST_REDIS_URL not set"; exit 77; }
+  [ -n "${LANES_TEST_REDIS_URL:-}" ] || { echo "skipped [redis]: LANES_TEST_REDIS_URL not set"; exit 77; }
   start_app async --queue "$LANES_TEST_REDIS_URL"
   start_worker --queue "$LANES_TEST_REDIS_URL" --concurrency 64 --push-ms 2
   run_wrk 2

@@ -4,6 +4,7 @@
 #include <lanes.h>
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -22,6 +23,17 @@ void ln_test_fail_eq(const char *file, int line, const char *a_expr, const char 
             a, b);
     fflush(stderr);
     abort();
+}
+
+void ln_test_skip(const char *reason, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    printf("skipped [%s]: ", reason);
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+    fflush(NULL);
+    _exit(77);
 }
 
 int ln_test_sanitized(void) {
@@ -70,6 +82,7 @@ static double now_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+/* The outcome of one case: 0 passed, 1 failed, 2 skipped. */
 static int run_one(const ln_test_case *tc, unsigned timeout_s) {
     fflush(NULL);
     double t0 = now_ms();
@@ -94,7 +107,7 @@ static int run_one(const ln_test_case *tc, unsigned timeout_s) {
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
         printf("skip %-40s\n", tc->name);
-        return 0;
+        return 2;
     }
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
         printf("FAIL %-40s timed out after %u s\n", tc->name, timeout_s);
@@ -112,19 +125,22 @@ int ln_test_run(int argc, char **argv, const ln_test_case *cases) {
         timeout = (unsigned)atoi(t);
     else if (ln_test_sanitized())
         timeout *= 4;
-    int failed = 0, ran = 0;
+    int failed = 0, skipped = 0, ran = 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (const ln_test_case *tc = cases; tc->name != NULL; tc++) {
         if (argc > 1 && strcmp(argv[1], tc->name) != 0) continue;
-        failed += run_one(tc, timeout);
+        int r = run_one(tc, timeout);
+        failed += r == 1;
+        skipped += r == 2;
         ran++;
     }
     if (ran == 0) {
         fprintf(stderr, "no test case matched\n");
         return 2;
     }
-    printf("%d passed, %d failed\n", ran - failed, failed);
-    return failed ? 1 : 0;
+    printf("%d passed, %d failed, %d skipped\n", ran - failed - skipped, failed, skipped);
+    if (failed) return 1;
+    return skipped == ran ? 77 : 0;
 }
 
 /* ---- failing allocator ------------------------------------------------ */

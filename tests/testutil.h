@@ -8,6 +8,12 @@
  *
  * argv[1], if given, runs only the case of that name. LN_TEST_TIMEOUT (s)
  * overrides the per-case timeout (default 60 s; x4 when LN_SANITIZED set).
+ *
+ * A case that cannot run calls LN_SKIP(reason, fmt, ...): it prints
+ * "skipped [reason]: ..." (the line scripts/test-skips.py looks for; the
+ * reasons are listed in docs/build.md) and exits 77. The closing line is
+ * "N passed, N failed, N skipped"; the program exits 1 when a case failed,
+ * 77 (CTest: Skipped) when every case it ran skipped, else 0.
  */
 #ifndef LN_TESTUTIL_H
 #define LN_TESTUTIL_H
@@ -29,6 +35,14 @@ void ln_test_fail(const char *file, int line, const char *expr);
 void ln_test_fail_eq(const char *file, int line, const char *a_expr, const char *b_expr,
                      long long a, long long b);
 int ln_test_run(int argc, char **argv, const ln_test_case *cases);
+
+/* Skip the running case (in its forked child): print "skipped [reason]:
+ * <message>" and exit 77. reason is one of docs/build.md's skip reasons. */
+#if defined(__GNUC__)
+__attribute__((noreturn, format(printf, 2, 3)))
+#endif
+void ln_test_skip(const char *reason, const char *fmt, ...);
+#define LN_SKIP(...) ln_test_skip(__VA_ARGS__)
 
 #define CHECK(c)                                                                                   \
     do {                                                                                           \

@@ -7,11 +7,16 @@
 # bullmq`'s worker comparison (docs/internals/redis-speed.md).
 #
 #   bench/tools/redis-instructions.sh [--build DIR] [--jobs N] [--repeats R]
+#                                     [--out FILE]
 #
 #   --build DIR    the build tree holding bench/tools/redis_floor (build)
 #   --jobs N       jobs per run (3000); under callgrind the server is about
 #                  50 times slower, so a run of 3,000 takes 5-15 s
 #   --repeats R    runs per side (3); the figures are their medians
+#   --out FILE     also write the JSON line to FILE (the raw data of a
+#                  published figure: results/redis-instructions.json), with
+#                  "createdAt", "commit" (git, "+dirty" with local changes)
+#                  and "loadAverage" added
 #
 # It starts its own redis-server under valgrind on a free 127.0.0.1 port
 # (no persistence) and stops it at the end. Each run starts from an empty
@@ -30,13 +35,14 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-build=build jobs=3000 repeats=3
+build=build jobs=3000 repeats=3 out=
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=${2:?}; shift 2 ;;
     --jobs) jobs=${2:?}; shift 2 ;;
     --repeats) repeats=${2:?}; shift 2 ;;
-    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --out) out=${2:?}; shift 2 ;;
+    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "redis-instructions.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -110,6 +116,21 @@ done
 l=$(echo "$lanes_runs" | tr ' ' '\n' | grep . | median)
 b=$(echo "$bullmq_runs" | tr ' ' '\n' | grep . | median)
 list() { echo "$1" | sed 's/^ //; s/ /, /g'; }
-printf '{"jobs": %s, "repeats": %s, "lanesInstrPerJob": %s, "bullmqInstrPerJob": %s, "ratio": %s, "lanesRuns": [%s], "bullmqRuns": [%s]}\n' \
+line=$(printf '{"jobs": %s, "repeats": %s, "lanesInstrPerJob": %s, "bullmqInstrPerJob": %s, "ratio": %s, "lanesRuns": [%s], "bullmqRuns": [%s]}' \
   "$jobs" "$repeats" "$l" "$b" "$(awk -v l="$l" -v b="$b" 'BEGIN { printf "%.3f", b / l }')" \
-  "$(list "$lanes_runs")" "$(list "$bullmq_runs")"
+  "$(list "$lanes_runs")" "$(list "$bullmq_runs")")
+echo "$line"
+[ -z "$out" ] && exit 0
+commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
+[ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ] && commit="$commit+dirty"
+echo "$line" | python3 -c '
+import json, sys, time
+r = json.loads(sys.stdin.read())
+r["createdAt"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+r["commit"] = sys.argv[1]
+r["loadAverage"] = open("/proc/loadavg").read().split()[0]
+r["tool"] = "bench/tools/redis-instructions.sh"
+with open(sys.argv[2], "w") as f:
+    json.dump(r, f, indent=1)
+    f.write("\n")
+' "$commit" "$out" || { echo "redis-instructions.sh: cannot write $out" >&2; exit 1; }

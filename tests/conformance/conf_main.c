@@ -69,7 +69,7 @@ static int setup_store(const char *arg) {
         const char *var = cluster ? "LANES_TEST_REDIS_CLUSTER_URL" : "LANES_TEST_REDIS_URL";
         const char *base = getenv(var);
         if (base == NULL || *base == '\0') {
-            fprintf(stderr, "%s not set: skipped\n", var);
+            printf("skipped [%s]: %s not set\n", cluster ? "redis-cluster" : "redis", var);
             return 77;
         }
         redis_url_var = var;

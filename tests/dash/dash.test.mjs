@@ -48,14 +48,14 @@ function check(cond, msg) {
 const watchdog = setTimeout(() => { console.error('FAIL: timed out'); process.exit(1); }, 100000);
 
 if (!existsSync(CHROMIUM)) {
-  console.error(CHROMIUM + ' not found (Debian: apt-get install chromium): skipped');
+  console.error('skipped [chromium]: ' + CHROMIUM + ' not found (Debian: apt-get install chromium)');
   process.exit(SKIP);
 }
 let chromium;
 try {
   ({ chromium } = await import('playwright-core'));
 } catch (e) {
-  console.error('playwright-core not installed (npm ci in tests/dash): skipped');
+  console.error('skipped [node]: playwright-core not installed (npm ci in tests/dash)');
   process.exit(SKIP);
 }
 
@@ -67,7 +67,7 @@ if (store === 'sqlite') {
 } else {
   const base = process.env.LANES_TEST_REDIS_URL;
   if (!base) {
-    console.error('LANES_TEST_REDIS_URL not set: skipped');
+    console.error('skipped [redis]: LANES_TEST_REDIS_URL not set');
     process.exit(SKIP);
   }
   redisPrefix = 'ldash' + process.pid + Date.now().toString(36);

@@ -3,7 +3,7 @@ of a run (a fresh SQLite file, or a Redis prefix of its own), the `lanes`
 command, a dashboard on a free loopback port, a request to its JSON API
 and the check of its answer, the count of checks passed, and the cleanup.
 
-    from dashutil import Run, call
+    from dashutil import Run, call, check
     run = Run(sys.argv[1], sys.argv[2], "api")   # exits 77 when skipped
     run.with_dash(["--read-only"], lambda base: run.expect(call(base, "/api/queues"), 200))
     run.main(main)   # main(), then "<store>: N passed, 0 failed"; cleans up
@@ -22,6 +22,24 @@ import urllib.request
 SKIP = 77
 
 
+class CheckFailed(Exception):
+    """A check of a test that did not hold."""
+
+
+def check(cond, *what):
+    """Raises CheckFailed unless cond; what (any values) goes in the message.
+    Not `assert`: python -O (PYTHONOPTIMIZE) drops assert statements, and
+    with them every check of the test."""
+    if not cond:
+        raise CheckFailed("check failed" + (": " + ", ".join(repr(w) for w in what) if what else ""))
+
+
+def check_eq(got, want, what=""):
+    """Raises CheckFailed unless got == want, naming both."""
+    if got != want:
+        raise CheckFailed("%s: got %r, want %r" % (what or "check_eq", got, want))
+
+
 def call(base, path, method="GET", headers=None, body=None):
     """(status, parsed JSON body) of one request; an error's body must be JSON."""
     data = body.encode() if isinstance(body, str) else body
@@ -31,7 +49,7 @@ def call(base, path, method="GET", headers=None, body=None):
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
         raw = e.read()
-        assert e.headers.get("Content-Type") == "application/json", (path, e.headers)
+        check(e.headers.get("Content-Type") == "application/json", (path, e.headers))
         return e.code, json.loads(raw)
 
 
@@ -49,7 +67,7 @@ class Run:
         base = os.environ.get("LANES_TEST_REDIS_URL", "")
         if not base:
             shutil.rmtree(self.tmp, ignore_errors=True)
-            print("LANES_TEST_REDIS_URL not set: skipped")
+            print("skipped [redis]: LANES_TEST_REDIS_URL not set")
             sys.exit(SKIP)
         self.prefix = "ldash%s%d" % (tag, os.getpid())
         self.url = base + ("&" if "?" in base else "?") + "prefix=" + self.prefix
@@ -99,9 +117,9 @@ class Run:
         """A call()'s answer has this status and, given one, this error code;
         its body."""
         s, body = got
-        assert s == status, (what, s, body)
+        check(s == status, (what, s, body))
         if code is not None:
-            assert body["error"]["code"] == code, (what, body)
+            check(body["error"]["code"] == code, (what, body))
         self.ok("%s -> %d%s" % (what, status, " " + code if code else ""))
         return body
 

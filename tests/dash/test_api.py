@@ -16,7 +16,7 @@ import sys
 import time
 import urllib.parse
 
-from dashutil import Run, call
+from dashutil import Run, call, check
 
 run_ = Run(sys.argv[1], sys.argv[2], "api")
 store, url, tmp, lanes = run_.store, run_.url, run_.tmp, run_.lanes
@@ -78,43 +78,43 @@ def ids(n):
 def run_flow(base):
     f = "/api/queues/fl/jobs/%s/flow"
     s, b = call(base, f % "root")
-    assert s == 200 and b["parent"] is None and b["children_total"] == 5, b
-    assert [c["id"] for c in b["children"]] == ["c0", "c1", "c2", "c3", "c4"], b
-    assert all(c["status"] == "pending" and c["state"] for c in b["children"]), b
-    assert ids(b["tree"]) == ("root", [("c0", [("g0", [("h0", [])])])] +
-                              [("c%d" % i, []) for i in range(1, 5)]), b
-    assert b["nodes"] == 8 and b["truncated"] is False and b["levels_up"] == 0, b
-    assert b["tree"]["state"] == "waiting-children" and b["tree"].get("self") is True, b
+    check(s == 200 and b["parent"] is None and b["children_total"] == 5, b)
+    check([c["id"] for c in b["children"]] == ["c0", "c1", "c2", "c3", "c4"], b)
+    check(all(c["status"] == "pending" and c["state"] for c in b["children"]), b)
+    check(ids(b["tree"]) == ("root", [("c0", [("g0", [("h0", [])])])] +
+                             [("c%d" % i, []) for i in range(1, 5)]), b)
+    check(b["nodes"] == 8 and b["truncated"] is False and b["levels_up"] == 0, b)
+    check(b["tree"]["state"] == "waiting-children" and b["tree"].get("self") is True, b)
     s, b = call(base, f % "h0")
-    assert s == 200 and b["parent"]["id"] == "g0" and b["parent"]["queue"] == "fl", b
-    assert b["root"] == {"queue": "fl", "id": "root"} and b["levels_up"] == 3, b
-    assert b["tree"]["id"] == "root" and b["nodes"] == 8, b
+    check(s == 200 and b["parent"]["id"] == "g0" and b["parent"]["queue"] == "fl", b)
+    check(b["root"] == {"queue": "fl", "id": "root"} and b["levels_up"] == 3, b)
+    check(b["tree"]["id"] == "root" and b["nodes"] == 8, b)
     run_.ok("flow: parent, children and the whole tree from the root")
     s, b = call(base, f % "root" + "?nodes=3")
-    assert b["nodes"] == 3 and b["truncated"] is True and b["tree"]["more"] == 3, b
+    check(b["nodes"] == 3 and b["truncated"] is True and b["tree"]["more"] == 3, b)
     s, b = call(base, f % "h0" + "?nodes=3")
-    assert b["top"]["id"] == "c0" and b["root"]["id"] == "root", b
-    assert ids(b["tree"]) == ("c0", [("g0", [("h0", [])])]) and b["truncated"], b
+    check(b["top"]["id"] == "c0" and b["root"]["id"] == "root", b)
+    check(ids(b["tree"]) == ("c0", [("g0", [("h0", [])])]) and b["truncated"], b)
     s, b = call(base, f % "root" + "?depth=2")
-    assert b["nodes"] == 6 and b["tree"]["children"][0]["more"] == 1, b
+    check(b["nodes"] == 6 and b["tree"]["children"][0]["more"] == 1, b)
     s, b = call(base, f % "h0" + "?depth=2")
-    assert ids(b["tree"]) == ("g0", [("h0", [])]) and b["root"]["id"] == "root", b
+    check(ids(b["tree"]) == ("g0", [("h0", [])]) and b["root"]["id"] == "root", b)
     run_.ok("flow: nodes and depth bound the tree; the path to the job is always in it")
     s, b = call(base, "/api/queues/wide/jobs/w/flow")
-    assert b["children_total"] == 250 and len(b["children"]) == 200, b["children_total"]
-    assert b["nodes"] == 200 and b["tree"]["more"] == 51 and b["truncated"], b["nodes"]
+    check(b["children_total"] == 250 and len(b["children"]) == 200, b["children_total"])
+    check(b["nodes"] == 200 and b["tree"]["more"] == 51 and b["truncated"], b["nodes"])
     s, b = call(base, "/api/queues/wide/jobs/k249/flow?nodes=2")
-    assert ids(b["tree"]) == ("w", [("k249", [])]) and b["tree"]["more"] == 249, b
+    check(ids(b["tree"]) == ("w", [("k249", [])]) and b["tree"]["more"] == 249, b)
     run_.ok("flow: a parent of 250 children shows 200, says 51 more; a deep child is kept")
     s, b = call(base, "/api/queues/flf/jobs/fr/flow")
     c = b["children"][0]
-    assert c["queue"] == "flfk" and c["status"] == "failed" and c["state"] == "failed", b
-    assert c["value"], b
-    assert b["state"] == "waiting", b  # the ignored failure released it
+    check(c["queue"] == "flfk" and c["status"] == "failed" and c["state"] == "failed", b)
+    check(c["value"], b)
+    check(b["state"] == "waiting", b)  # the ignored failure released it
     run_.ok("flow: a failed child's status and reason (%r)" % c["value"])
     s, b = call(base, "/api/queues/plain/jobs/p1/flow")
-    assert b["parent"] is None and b["children"] == [] and b["nodes"] == 1, b
-    assert ids(b["tree"]) == ("p1", []), b
+    check(b["parent"] is None and b["children"] == [] and b["nodes"] == 1, b)
+    check(ids(b["tree"]) == ("p1", []), b)
     expect((s, b), 200, None, "flow of a job in no flow")
     for bad in ["nodes=0", "nodes=201", "depth=0", "depth=11", "nodes=x", "depth="]:
         expect(call(base, f % "root" + "?" + bad), 400, "bad_request", "flow " + bad)
@@ -125,34 +125,34 @@ def run_flow(base):
     qs = urllib.parse.quote(SLASHY, safe="")
     got = call(base, "/api/queues/%s/jobs/%s/flow" % (qs, urllib.parse.quote(LONG_ID, safe="")))
     expect(got, 200, None, "flow of a job with a 3002-byte id")
-    assert got[1]["tree"]["id"] == LONG_ID, got
+    check(got[1]["tree"]["id"] == LONG_ID, got)
 
 
 def run_steps(base):
     """A job waiting for the children its run added; a custom backoff;
     remove-tree."""
     s, b = call(base, "/api/queues/steps/jobs/st1")
-    assert s == 200 and b["state"] == "waiting-children" and b["waited"] is True, b
-    assert b["attempts_started"] == 1 and b["attempts_made"] == 0, b
+    check(s == 200 and b["state"] == "waiting-children" and b["waited"] is True, b)
+    check(b["attempts_started"] == 1 and b["attempts_made"] == 0, b)
     s, b = call(base, "/api/queues/steps/jobs?state=waiting-children")
-    assert [(j["id"], j["waited"]) for j in b["jobs"]] == [("st1", True)], b
+    check([(j["id"], j["waited"]) for j in b["jobs"]] == [("st1", True)], b)
     s, b = call(base, "/api/queues/fl/jobs?state=waiting-children")
-    assert b["jobs"] and not any(j["waited"] for j in b["jobs"]), b
+    check(b["jobs"] and not any(j["waited"] for j in b["jobs"]), b)
     run_.ok("waited: a job its run moved to waiting-children, not a flow parent added so")
     s, b = call(base, "/api/queues/bo/jobs/b1")
-    assert (b["backoff"], b["backoff_custom"], b["backoff_ms"], b["backoff_jitter"]) == \
-        ("linear", True, 7, 0.25), b
+    check((b["backoff"], b["backoff_custom"], b["backoff_ms"], b["backoff_jitter"]) == \
+        ("linear", True, 7, 0.25), b)
     s, b = call(base, "/api/queues/plain/jobs/p1")
-    assert (b["backoff"], b["backoff_custom"], b["backoff_ms"], b["backoff_jitter"]) == \
-        ("fixed", False, 0, 0), b
+    check((b["backoff"], b["backoff_custom"], b["backoff_ms"], b["backoff_jitter"]) == \
+        ("fixed", False, 0, 0), b)
     run_.ok("backoff: a custom type with its jitter; none is fixed 0 ms, jitter 0")
     w = {"X-Lanes-Dash": "1"}
     rt = "/api/queues/rt/jobs/rt-root/remove-tree"
     expect(call(base, rt, "POST"), 403, "forbidden", "remove-tree without X-Lanes-Dash")
     expect(call(base, rt), 404, "not_found", "GET of remove-tree")
     s, b = call(base, rt, "POST", w)
-    assert s == 200 and b == {"ok": True, "id": "rt-root", "action": "remove-tree",
-                              "removed": 4}, b
+    check(s == 200 and b == {"ok": True, "id": "rt-root", "action": "remove-tree",
+                             "removed": 4}, b)
     for q, jid in [("rt", "rt-root"), ("rt", "rt-a"), ("rtk", "rt-g"), ("rtk", "rt-b")]:
         expect(call(base, "/api/queues/%s/jobs/%s" % (q, jid)), 404, "not_found",
                "%s is gone with its tree" % jid)
@@ -162,7 +162,7 @@ def run_steps(base):
     lanes("jobs", url, "add", "--parent", "big:big-root", "big", "extra", "{}")
     expect(call(base, "/api/queues/big/jobs/big-root/remove-tree", "POST", w), 409, "too_big",
            "remove-tree of 1001 entries")
-    assert '"waiting-children":1' in lanes("jobs", url, "counts", "big", "--json")
+    check('"waiting-children":1' in lanes("jobs", url, "counts", "big", "--json"))
     # a tree with a running child is refused, and stays
     flow(node("bz", "bz-root", node("bzk", "bz-kid")))
     wk = subprocess.Popen([run_.lanes_bin, "worker", url, "bzk", "--grace", "1", "--exec",
@@ -183,24 +183,24 @@ def run_steps(base):
 def run_read_only(base):
     expect(call(base, "/api/queues/plain/schedulers/sch/remove", "POST", {"X-Lanes-Dash": "1"}),
            403, "read_only", "remove a scheduler under --read-only")
-    assert "sch" in lanes("jobs", url, "schedules", "plain")
+    check("sch" in lanes("jobs", url, "schedules", "plain"))
 
 
 def run_fixed(base):
     s, body = call(base, "/api/queues")
-    assert [q["name"] for q in body["queues"]] == ["plain", "other"], body
-    assert body["queues"][1]["counts"]["waiting"] == 0, body
+    check([q["name"] for q in body["queues"]] == ["plain", "other"], body)
+    check(body["queues"][1]["counts"]["waiting"] == 0, body)
     run_.ok("--queue: only the queues given, in their order")
 
 
 def run(base):
     qs = urllib.parse.quote(SLASHY, safe="")
     s, body = call(base, "/api/queues")
-    assert s == 200 and sorted(q["name"] for q in body["queues"]) == sorted([SLASHY, "plain"])
+    check(s == 200 and sorted(q["name"] for q in body["queues"]) == sorted([SLASHY, "plain"]))
     expect(call(base, "/api/queues/" + qs + "/jobs/" + urllib.parse.quote("j/1", safe="")),
            200, None, "a job of queue %r, id 'j/1'" % SLASHY)
     s, body = call(base, "/api/queues/" + qs + "/jobs?state=waiting")
-    assert body["jobs"][0]["id"] == "j/1", body
+    check(body["jobs"][0]["id"] == "j/1", body)
     w = {"X-Lanes-Dash": "1"}
     expect(call(base, "/api/queues/plain/jobs?state=nope"), 400, "bad_request", "unknown state")
     expect(call(base, "/api/queues/plain/jobs?limit=101"), 400, "bad_request", "limit 101")
@@ -209,7 +209,7 @@ def run(base):
     expect(call(base, "/api/queues/plain/metrics?points=0"), 400, "bad_request", "points 0")
     expect(call(base, "/api/queues/plain/metrics?points=1441"), 400, "bad_request", "points 1441")
     s, body = call(base, "/api/queues/plain/metrics?points=5")
-    assert s == 200 and body["completed"]["count"] == 0 and body["failed"]["data"] == [], body
+    check(s == 200 and body["completed"]["count"] == 0 and body["failed"]["data"] == [], body)
     expect(call(base, "/api/queues/plain/jobs/p1/retry", "POST", w), 409, "invalid",
            "retry of a waiting job")
     expect(call(base, "/api/queues/plain/jobs/p1/promote", "POST", w), 409, "invalid",
@@ -228,34 +228,34 @@ def run(base):
     expect(call(base, "/api/info", headers={"Host": "evil.example:80"}), 403, "bad_host",
            "a foreign Host header")
     expect(call(base, "/api/queues/plain/pause", "POST", w), 200, None, "pause")
-    assert lanes("jobs", url, "counts", "plain", "--json").find('"paused":1') >= 0
+    check(lanes("jobs", url, "counts", "plain", "--json").find('"paused":1') >= 0)
     s, body = call(base, "/api/queues/plain")
-    assert body["paused"] is True, body
+    check(body["paused"] is True, body)
     expect(call(base, "/api/queues/plain/resume", "POST", w), 200, None, "resume")
     expect(call(base, "/api/queues/plain/clean?state=completed", "POST", w), 200, None,
            "clean completed")
     s, body = call(base, "/api/queues/plain/jobs?q=p1")
-    assert [j["id"] for j in body["search"]["id_match"]] == ["p1"], body
+    check([j["id"] for j in body["search"]["id_match"]] == ["p1"], body)
     s, body = call(base, "/api/queues/plain/workers")
     expect((s, body), 200, None, "workers of a queue nobody works")
-    assert body == {"queue": "plain", "workers": []}, body
+    check(body == {"queue": "plain", "workers": []}, body)
     expect(call(base, "/api/queues/a%3Ab/workers"), 409, "invalid", "workers of a bad name")
     expect(call(base, "/api/queues/plain/workers", "POST", w), 404, "not_found", "POST workers")
     qs = urllib.parse.quote(SLASHY, safe="")
     got = call(base, "/api/queues/" + qs + "/jobs/" + urllib.parse.quote(LONG_ID, safe=""))
     expect(got, 200, None, "a job with a 3002-byte id")
-    assert got[1]["id"] == LONG_ID, got
+    check(got[1]["id"] == LONG_ID, got)
     s, body = call(base, "/api/queues/plain/schedulers")
-    assert s == 200 and [(x["id"], x["pattern"]) for x in body["schedulers"]] == \
-        [("sch", "0 0 1 1 *")], body
+    check(s == 200 and [(x["id"], x["pattern"]) for x in body["schedulers"]] == \
+        [("sch", "0 0 1 1 *")], body)
     expect(call(base, "/api/queues/" + qs + "/schedulers"), 200, None, "no schedulers")
     rm = "/api/queues/plain/schedulers/sch/remove"
     expect(call(base, rm, "POST"), 403, "forbidden", "remove a scheduler without X-Lanes-Dash")
     expect(call(base, "/api/queues/plain/schedulers/sch/explode", "POST", w), 404, "not_found",
            "unknown scheduler action")
     expect(call(base, rm, "POST", w), 200, None, "remove a scheduler")
-    assert "sch" not in lanes("jobs", url, "schedules", "plain")
-    assert call(base, "/api/queues/plain/schedulers")[1]["schedulers"] == []
+    check("sch" not in lanes("jobs", url, "schedules", "plain"))
+    check(call(base, "/api/queues/plain/schedulers")[1]["schedulers"] == [])
     expect(call(base, rm, "POST", w), 404, "not_found", "remove it again")
 
 

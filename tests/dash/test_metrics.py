@@ -21,12 +21,12 @@ import sys
 import time
 import urllib.request
 
-from dashutil import SKIP, Run
+from dashutil import SKIP, Run, check
 
 try:
     from prometheus_client.parser import text_string_to_metric_families
 except ImportError:
-    print("prometheus_client not found (Debian: python3-prometheus-client): skipped")
+    print("skipped [prometheus-client]: prometheus_client not found (Debian: python3-prometheus-client)")
     sys.exit(SKIP)
 
 run_ = Run(sys.argv[1], sys.argv[2], "metrics")
@@ -38,7 +38,7 @@ ODD = 'we"ird\\q'  # a queue name with the characters label values escape
 def scrape(base):
     with urllib.request.urlopen(base + "/metrics", timeout=10) as r:
         ctype = r.headers.get("Content-Type", "")
-        assert ctype.startswith("text/plain; version=0.0.4"), ctype
+        check(ctype.startswith("text/plain; version=0.0.4"), ctype)
         return r.read().decode("utf-8")
 
 
@@ -48,7 +48,7 @@ def bullmq_counts(families):
     for s in families["bullmq_job_count"].samples:
         got[(s.labels["queue"], s.labels["state"])] = s.value
     for fam in ("bullmq_job_completed", "bullmq_job_failed"):
-        assert families[fam].type == "counter", fam
+        check(families[fam].type == "counter", fam)
         for s in families[fam].samples:
             got[(s.labels["queue"], s.name)] = s.value
     return got
@@ -62,7 +62,7 @@ def node_export(queue):
         return None
     r = subprocess.run(["node", os.path.join(interop, "interop.mjs"), "prom-export", queue,
                         run_.prefix], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
+    check(r.returncode == 0, r.stderr)
     return [ln for ln in r.stdout.splitlines() if ln.startswith("bullmq_")]
 
 
@@ -75,7 +75,7 @@ def check_bullmq(families, text):
         for state in ("active", "completed", "delayed", "failed", "prioritized", "waiting",
                       "waiting-children", "bullmq_job_completed_total",
                       "bullmq_job_failed_total"):
-            assert got.get((q, state)) == want.get((q, state), 0), (q, state, got.get((q, state)))
+            check(got.get((q, state)) == want.get((q, state), 0), (q, state, got.get((q, state))))
     run_.ok("%s: bullmq_* series as BullMQ counts" % store)
     if store != "redis":
         return
@@ -87,7 +87,7 @@ def check_bullmq(families, text):
         # BullMQ writes "{queue=\"q\", state=\"s\"}"; the same series
         mine = [ln for ln in text.splitlines()
                 if ln.startswith("bullmq_") and ('queue="%s"' % label_escape(q)) in ln]
-        assert sorted(mine) == sorted(re.sub(r'", ', '",', ln) for ln in node), (mine, node)
+        check(sorted(mine) == sorted(re.sub(r'", ', '",', ln) for ln in node), (mine, node))
     run_.ok("redis: bullmq_* lines equal stock BullMQ's exportPrometheusMetrics")
 
 
@@ -113,7 +113,7 @@ def main():
     try:
         deadline = time.time() + 10
         while json.loads(lanes("jobs", url, "workers", ODD, "--json")) == []:
-            assert time.time() < deadline, "the worker is not listed"
+            check(time.time() < deadline, "the worker is not listed")
             time.sleep(0.05)
         text = run_.with_dash([], scrape)
     finally:
@@ -121,22 +121,22 @@ def main():
         worker.wait(timeout=20)
     families = {f.name: f for f in text_string_to_metric_families(text)}
     for name in ("lanes_jobs", "lanes_queue_paused", "lanes_queues", "lanes_store_up"):
-        assert name in families and families[name].type == "gauge", name
+        check(name in families and families[name].type == "gauge", name)
     got = {}
     for s in families["lanes_jobs"].samples:
         got[(s.labels["queue"], s.labels["state"])] = s.value
     for q in ("mail", ODD, "done"):
         want = json.loads(lanes("jobs", url, "counts", q, "--json"))
         for state, n in want.items():
-            assert got.get((q, state)) == n, (q, state, got.get((q, state)), n)
+            check(got.get((q, state)) == n, (q, state, got.get((q, state)), n))
     paused = {s.labels["queue"]: s.value for s in families["lanes_queue_paused"].samples}
-    assert paused == {"mail": 0, ODD: 1, "done": 0}, paused
-    assert families["lanes_queues"].samples[0].value == 3
+    check(paused == {"mail": 0, ODD: 1, "done": 0}, paused)
+    check(families["lanes_queues"].samples[0].value == 3)
     check_bullmq(families, text)
     workers = {s.labels["queue"]: s.value for s in families["lanes_workers"].samples}
-    assert families["lanes_workers"].type == "gauge" and workers == {"mail": 0, ODD: 1, "done": 0}, workers
+    check(families["lanes_workers"].type == "gauge" and workers == {"mail": 0, ODD: 1, "done": 0}, workers)
     up = families["lanes_store_up"].samples[0]
-    assert up.value == 1 and up.labels["store"] == store, up
+    check(up.value == 1 and up.labels["store"] == store, up)
     run_.ok("%s: /metrics parses; %d samples agree with lanes jobs counts" % (store, len(got)))
 
 

@@ -8,7 +8,7 @@
 set -eu
 fuzzer=$1 seeds=$2 work=$3 seconds=$4 dict=${5:-}
 if [ ! -x "$fuzzer" ]; then
-  echo "SKIP: $fuzzer not built (needs clang with libFuzzer: Debian clang and" \
+  echo "skipped [fuzz]: $fuzzer not built (needs clang with libFuzzer: Debian clang and" \
        "libclang-rt-14-dev; make test builds it in build-fuzz)"
   exit 77
 fi

@@ -210,7 +210,7 @@ static inline void *bg_run(void *arg) {
 static inline int redis_test_main(int argc, char **argv, const ln_test_case *cases) {
     base_url = getenv("LANES_TEST_REDIS_URL");
     if (!base_url || !*base_url) {
-        fprintf(stderr, "LANES_TEST_REDIS_URL not set: skipped\n");
+        printf("skipped [redis]: LANES_TEST_REDIS_URL not set\n");
         return 77;
     }
     return ln_test_run(argc, argv, cases);

@@ -14,7 +14,7 @@
 #              another queue goes on (to wait, then completed by a Node
 #              Worker); one whose child was in its own queue goes with it.
 case_drain() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     ids=$(js drain-setup "$q") || fail "drain-setup"
     other=$(echo "$ids" | sed 's/.*"other":"\([^"]*\)".*/\1/')
     same=$(echo "$ids" | sed 's/.*"same":"\([^"]*\)".*/\1/')
@@ -32,7 +32,7 @@ case_drain() {
 #              cleaning a job frees its TTL deduplication id, as BullMQ's
 #              job.retry and queue.clean do.
 case_retry_clean() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     ids=$(js fix-setup "$q") || fail "fix-setup"
     get() { echo "$ids" | sed "s/.*\"$1\":\"\([^\"]*\)\".*/\1/"; }
     "$cli" worker "$url" "${q}k" --exec /bin/sh -c \
@@ -56,7 +56,7 @@ case_retry_clean() {
 # is refused with exit WANT, and the schedule goes on, run by a C worker.
 iteration_refused() {
     cmd=$1 want=$2
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     id=$(js sched-upsert "$q" tick '{"every":300}' | sed 's/.*"id":"\([^"]*\)".*/\1/') ||
         fail "sched-upsert"
     "$cli" jobs "$url" "$cmd" "$q" "$id" >/dev/null 2>"$tmp/$cmd.err"
@@ -84,7 +84,7 @@ case_remove_iter() {
 #              job.retry() of a job the C worker failed runs it again
 #              (attemptsMade 2).
 case_live() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     "$cli" worker "$url" "$q" --exec /bin/sh -c \
         'data=$(cat)
          case "$LANES_JOB_NAME" in

@@ -20,7 +20,7 @@ case_backoff_node_to_c() {
     js backoff-add "$q" >/dev/null || fail "Node add"
     backoff_peer work "$url" "$q" 9 >/dev/null || fail "C worker"
     js backoff-check "$q" 7000 || fail "retries of the C worker"
-    [ -n "$cli" ] || exit 0
+    need_cli
     js add-one "$q-x" lin '{}' '{"attempts":3,"backoff":{"type":"linear","delay":100}}' \
         >"$tmp/lin.json" || fail "Node add"
     "$cli" worker "$url" "$q-x" --exit-when-empty --exec sh -c 'echo boom >&2; exit 1' \

@@ -12,7 +12,7 @@
 #              processor's late outcome (an 'error') and the Node worker
 #              goes on with the next job.
 case_cancel() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     # A C worker (lanes worker --exec) runs the Node job lanes cancels.
     js cancel-seen "$q-c" held "$tmp/ready-c" >"$tmp/cs-c.json" 2>"$tmp/cs-c.err" &
     node_pid=$!
@@ -55,7 +55,7 @@ case_cancel() {
 #              ignored failure, one whose child had failParentOnFailure
 #              fails, on Node Workers.
 case_cancel_child() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     ids=$(js cancel-setup "$q") || fail "cancel-setup"
     get() { echo "$ids" | sed "s/.*\"$1\":\"\([^\"]*\)\".*/\1/"; }
     "$cli" jobs "$url" cancel "${q}k" "$(get hi)" >/dev/null || fail "cancel held-i"

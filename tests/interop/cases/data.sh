@@ -27,7 +27,7 @@ case_json() {
     "$peer" work "$url" "$q-c" >/dev/null 2>&1 || fail "C worker"
     js json-check "$q-c" c || fail "C worker result"
     echo "JSON past jansson's range: unchanged through a C worker"
-    [ -n "$cli" ] || exit 0
+    need_cli
     js json-produce "$q-x" >/dev/null || fail "Node add"
     "$cli" worker "$url" "$q-x" --exit-when-empty --exec sh -c \
         'if [ "$LANES_JOB_NAME" = big ]; then
@@ -44,7 +44,7 @@ case_json() {
 #              C throttles Node's adds; once a C worker finished the
 #              simple-mode job, Node's add with the id adds a new job.
 case_dedup() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     nid=$(js add-one "$q" n '{"a":1}' '{"deduplication":{"id":"k"}}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
     cid=$("$cli" jobs "$url" add "$q" n '{"a":2}' --dedup k) || fail "lanes jobs add --dedup"
     [ "$cid" = "$nid" ] || fail "C add of Node's dedup id gave $cid, not $nid"
@@ -74,7 +74,7 @@ case_dedup() {
 #              a Node id of 70,000 bytes (past lanes' own bound) still runs
 #              on a C worker and is read.
 case_longid() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     lid=L-$(printf '%0198d' 0 | tr 0 x) # 200 bytes
     bad=L-$(printf '%0298d' 0 | tr 0 y) # 300 bytes
     js add-one "$q-a" plain '{"n":1}' "{\"jobId\":\"$lid\"}" >"$tmp/add.json" || fail "Node add"

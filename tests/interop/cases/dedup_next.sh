@@ -47,7 +47,7 @@ case_dedup_next_node_to_c() {
 #              the last add in dn:k as BullMQ stores it, and BullMQ's own
 #              moveToFinished adds it, which the Node Worker runs.
 case_dedup_next_c_to_node() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     node "$interop/interop.mjs" serve "$q" "$tmp/log" 2>"$tmp/n.err" &
     npid=$!
     pids="$pids $npid"
@@ -84,7 +84,7 @@ case_dedup_next_c_to_node() {
 #              keepLastIfActive) and drops the kept job, so finishing the
 #              new holder adds nothing.
 case_dedup_next_stale() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     h=$("$cli" jobs "$url" add --dedup k:60000 --dedup-keep-last "$q" a '{}') || fail "lanes add"
     [ "$(redis-cli -u "$url" pttl "bull:$q:de:k")" = -1 ] || fail "keep-last gave de:k a TTL"
     redis-cli -u "$url" hset "bull:$q:dn:k" name ghost data '{}' jid ghost \
@@ -105,7 +105,7 @@ case_dedup_next_stale() {
 #              holder due now, as BullMQ's own reschedule does: a C worker
 #              runs it at once, with its own data.
 case_dedup_next_reschedule() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     h=$(js add-one "$q" first '{"n":1}' '{"delay":60000,"deduplication":{"id":"r","reschedule":true}}' |
         dn_id_of) || fail "Node add of the holder"
     b=$("$cli" jobs "$url" add --dedup r --dedup-reschedule "$q" second '{"n":2}') || fail "lanes add"
@@ -128,7 +128,7 @@ case_dedup_next_reschedule() {
 #              failure releases de:k and adds the kept job, which it runs
 #              (its completion releases de:k in turn).
 case_dedup_next_stalled() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     h=$("$cli" jobs "$url" add --dedup k --dedup-keep-last "$q" sleep '{"n":1}') ||
         fail "lanes add of the holder"
     "$peer" work "$url" "$q" --lease-ms 500 --sleep-ms 30000 --log "$tmp/k1.log" \

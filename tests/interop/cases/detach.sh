@@ -34,7 +34,7 @@ dt_after() {
 #              reads r in wait and no parent on x, y; a Node worker runs
 #              them and r gets no child value.
 case_detach_c_to_node() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js dt-setup "$q" >/dev/null || fail "dt-setup"
     [ "$("$cli" jobs "$url" detach "$q" x)" = 1 ] || fail "lanes jobs detach x"
     dt_state r waiting-children
@@ -49,7 +49,7 @@ case_detach_c_to_node() {
 #              and y: lanes reads r waiting, and a C worker runs all three
 #              with no child value reaching r.
 case_detach_node_to_c() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js dt-setup "$q" >/dev/null || fail "dt-setup"
     js dt-node "$q" x | grep -q '"removed":true' || fail "Node removeChildDependency x"
     js dt-node "$q" y | grep -q '"removed":true' || fail "Node removeChildDependency y"

@@ -64,7 +64,7 @@ case_dynflow_add_node_to_c() {
 #              added (a missing parent is refused); Node Workers run them
 #              and then the parent, which has both results.
 case_dynflow_add_c_to_node() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     pid=$(js add-one "$q-p" step '{}' | id_of) || fail "Node add of the parent"
     "$cli" jobs "$url" add --parent "$q-p:$pid" "$q-c" kid '{"k":1}' >/dev/null ||
         fail "lanes jobs add --parent"
@@ -88,7 +88,7 @@ case_dynflow_add_c_to_node() {
 #              parent then gets its child's result from a worker of the
 #              other side.
 case_dynflow_existing() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     p1=$(js add-one "$q-p" step '{}' | id_of) || fail "add parent 1"
     p2=$(js add-one "$q-p" step '{}' | id_of) || fail "add parent 2"
     "$cli" jobs "$url" add --id ka --parent "$q-p:$p1" "$q-c" kid '{"k":1}' >/dev/null ||

@@ -20,7 +20,7 @@ ed_cli() {
 #              reads the lists, fields, due time and dedup keys, and a Node
 #              Worker runs the jobs in their new order.
 case_edit_c_to_node() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js ed-setup "$q" >/dev/null || fail "ed-setup"
     ed_cli change-priority "$q" a 1
     ed_cli change-priority "$q" e 0
@@ -38,7 +38,7 @@ case_edit_c_to_node() {
 #              in run order, priorities, due time, data, dedup holders) and
 #              a C worker runs the jobs in their new order.
 case_edit_node_to_c() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js ed-setup "$q" >/dev/null || fail "ed-setup"
     js ed-node "$q" >/dev/null || fail "ed-node"
     ed_cli list "$q" waiting
@@ -72,7 +72,7 @@ case_edit_node_to_c() {
 #              wait or prioritized by its priority, and its
 #              getCountsPerPriority agrees with `lanes jobs priority-counts`.
 case_promote_all_c_to_node() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js pc-setup "$q" >/dev/null || fail "pc-setup"
     ed_cli promote "$q" --all
     [ "$(cat "$tmp/ed.out")" = 5 ] || fail "promote --all printed $(cat "$tmp/ed.out")"
@@ -89,7 +89,7 @@ case_promote_all_c_to_node() {
 #              the prioritized ones into wait): lanes counts none delayed
 #              and the same per priority as getCountsPerPriority.
 case_promote_all_node_to_c() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js pc-setup "$q" >/dev/null || fail "pc-setup"
     js pc-promote "$q" >/dev/null || fail "pc-promote"
     js pc-counts "$q" >"$tmp/node.json" || fail "pc-counts"
@@ -109,7 +109,7 @@ tr_len() { sed 's/.*"len":\([0-9]*\).*/\1/' "$1"; }
 #              Node added: the stream BullMQ reads is shorter by what lanes
 #              said went, still at least the length asked for.
 case_trim_events_c_to_node() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js tr-add "$q" 300 >"$tmp/len0" || fail "tr-add"
     ed_cli trim-events "$q" 10
     removed=$(cat "$tmp/ed.out")
@@ -125,7 +125,7 @@ case_trim_events_c_to_node() {
 #              jobs lanes added: lanes reads the shorter stream, the newest
 #              events kept.
 case_trim_events_node_to_c() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     i=0
     while [ $i -lt 150 ]; do
         "$cli" jobs "$url" add "$q" t "{\"i\":$i}" >/dev/null || fail "add $i"

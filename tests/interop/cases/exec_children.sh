@@ -18,7 +18,7 @@
 #              getChildrenValues has them, one attempt used. Two runs in
 #              all, two children run by Node.
 case_exec_wait_children() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     kq="$q-kids"
     cat >"$tmp/report.sh" <<EOS
 #!/bin/sh

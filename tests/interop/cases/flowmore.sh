@@ -118,7 +118,7 @@ case_flowmore_unprocessed_locked() {
 #              keyspace; both sides read k gone, r waiting with c1 and c2
 #              processed and nothing pending.
 case_flowmore_unprocessed_c_to_node() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     for s in a b; do
         qs=$q$s
         printf '%s' "{\"name\":\"p\",\"queueName\":\"$qs\",\"opts\":{\"jobId\":\"p\"},\"children\":[

@@ -26,7 +26,7 @@ case_flow_node_to_c() {
 #   flow_c_to_node  the same trees added by `lanes jobs flow`, run by Node
 #              Workers: the same checks.
 case_flow_c_to_node() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js flow-json "$q" "$tmp/t1.json" "$tmp/t2.json" "$tmp/t3.json" >/dev/null || fail "flow-json"
     ok=$("$cli" jobs "$url" flow "$tmp/t1.json" | head -1 | cut -d' ' -f2) || fail "lanes jobs flow"
     bad=$("$cli" jobs "$url" flow "$tmp/t2.json" | head -1 | cut -d' ' -f2) || fail "lanes jobs flow"

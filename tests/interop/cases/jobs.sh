@@ -24,7 +24,7 @@ case_node_to_c() {
     same_outcome "$q-n" "$q-c"
     grep -q '"completed":12,"failed":1,' "$tmp/peer.json" || fail "C worker stats $(cat "$tmp/peer.json")"
     echo "BullMQ reports the same for jobs run by a C ln_worker as by a BullMQ Worker"
-    [ -n "$cli" ] || exit 0
+    need_cli
     events_start "$q-x"
     js produce "$q-x" >/dev/null || fail "produce"
     LANES_ORDER_LOG="$tmp/order-$q-x.log" "$cli" worker "$url" "$q-x" --exit-when-empty \
@@ -49,7 +49,7 @@ case_c_to_node() {
     events_stop "$q-c"
     same_outcome "$q-n" "$q-c"
     echo "a BullMQ Worker runs jobs the C API added exactly as jobs BullMQ added"
-    [ -n "$cli" ] || exit 0
+    need_cli
     events_start "$q-x"
     qx="$q-x"
     add() { "$cli" jobs "$url" add "$qx" "$@" >/dev/null || fail "lanes jobs add $*"; }
@@ -108,7 +108,7 @@ case_mixed() {
 #              delayed for Node (attempts unchanged, a "delayed" event),
 #              and a Node Worker then runs it.
 case_outcomes() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js add-one "$q" unrec '{}' '{"attempts":3}' >/dev/null || fail "Node add"
     js add-one "$q" later '{"l":1}' '{"attempts":1}' >/dev/null || fail "Node add"
     "$cli" worker "$url" "$q" --max-jobs 2 --exec sh -c \
@@ -143,7 +143,7 @@ PY
 #              a BullMQ Worker: \`lanes jobs get\` reports run_at_ms as
 #              created_ms + its delay, as for jobs lanes ran (jobs.h).
 case_runat() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js add-one "$q" flaky '{}' '{"delay":200,"attempts":3,"backoff":{"type":"fixed","delay":100}}' \
         >/dev/null || fail "Node add"
     js work "$q" 1 "$tmp/n.log" >/dev/null || fail "Node worker"
@@ -166,7 +166,7 @@ case_waitfor() {
     "$peer" work "$url" "$q-a" >/dev/null 2>&1 || fail "C worker"
     wait $node_pid || fail "waitUntilFinished in Node"
     echo "BullMQ's waitUntilFinished returns the result of a job a C worker ran"
-    [ -n "$cli" ] || exit 0
+    need_cli
     # lanes jobs wait (ln_jobs_wait) for jobs a Node worker runs.
     id=$(js add-one "$q-b" plain '{"n":2}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
     bad=$(js add-one "$q-b" doomed '{}' | sed 's/.*"id":"\([^"]*\)".*/\1/')

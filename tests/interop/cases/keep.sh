@@ -12,7 +12,7 @@
 #              (removeOnComplete: false); a `lanes worker
 #              --remove-on-complete all` runs them: BullMQ finds only kf.
 case_keep_c_worker() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     for id in u1 u2; do
         js add-one "$q" n '{}' "{\"jobId\":\"$id\"}" >/dev/null || fail "add $id"
     done
@@ -31,7 +31,7 @@ case_keep_c_worker() {
 #              with removeOnComplete {count: 0} runs them: lanes finds only
 #              cn.
 case_keep_node_worker() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     for id in c1 c2; do "$cli" jobs "$url" add "$q" n --id "$id" >/dev/null || fail "add $id"; done
     "$cli" jobs "$url" add "$q" n --id cn --remove-on-complete none >/dev/null || fail "add cn"
     js job "$q" cn | grep -q '"state":"waiting"' || fail "cn: $(js job "$q" cn)"

@@ -28,7 +28,7 @@ case_gconc() {
 #              18 jobs share BullMQ's limiter: six windows, never 4 jobs
 #              started within 300 ms (processedOn, as Node reads them).
 case_ratelimit() {
-    [ -n "$cli" ] || exit 77
+    need_cli
     # The Node worker first, waiting for jobs; then the jobs and the C worker.
     node "$interop/interop.mjs" rl-work "$q" 3 300 18 >/dev/null 2>"$tmp/n.err" &
     node_pid=$!
@@ -48,7 +48,7 @@ case_ratelimit() {
 #              without a limit of its own, and Node's queue.rateLimit(600)
 #              holds back a C worker with one.
 case_ratelimit_node() {
-    [ -n "$cli" ] || exit 77
+    need_cli
     js rl-node "$q" "$cli" "$url" >"$tmp/rl.json" || fail "Node limits on a C worker"
     echo "Node's setGlobalRateLimit and queue.rateLimit hold for C workers: $(cat "$tmp/rl.json")"
 }
@@ -58,7 +58,7 @@ case_ratelimit_node() {
 #              getGlobalRateLimit and getRateLimitTtl read them; Node's
 #              setGlobalConcurrency as `lanes jobs concurrency` reads it.
 case_ratelimit_meta() {
-    [ -n "$cli" ] || exit 77
+    need_cli
     "$cli" jobs "$url" concurrency "$q" 3 || fail "lanes jobs concurrency"
     "$cli" jobs "$url" rate-limit "$q" 7/900 || fail "lanes jobs rate-limit"
     "$cli" jobs "$url" rate-limit "$q" --for 20000 || fail "lanes jobs rate-limit --for"
@@ -77,7 +77,7 @@ case_ratelimit_meta() {
 #              waiting with no attempt used and the queue limited, and a
 #              Node Worker with a limiter runs it once the limit is over.
 case_ratelimit_error() {
-    [ -n "$cli" ] || exit 77
+    need_cli
     id=$(js add-one "$q" n '{}' '{"attempts":3}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
     printf '#!/bin/sh\necho %s\nexit 77\n' "'{\"rate_limit_ms\": 6000}'" >"$tmp/rl.sh"
     chmod +x "$tmp/rl.sh"
@@ -92,7 +92,7 @@ case_ratelimit_error() {
 #              step scripts meanwhile (25 for a worker that went on
 #              waking on the marker or polling).
 case_ratelimit_idle() {
-    [ -n "$cli" ] || exit 77
+    need_cli
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     mkdir "$tmp/redis"
     redis-server --port "$port" --bind 127.0.0.1 --dir "$tmp/redis" --save "" --appendonly no \

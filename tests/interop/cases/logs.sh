@@ -35,7 +35,7 @@ case_logs_keep_node_to_c() {
 #              then Node's addJobLog (with keepLogs) and clearLogs: lanes
 #              reads each step.
 case_logs_both_ways() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js add-one "$q" n '{}' '{"jobId":"j"}' >/dev/null || fail "add j"
     lc() { "$cli" jobs "$url" "$@" 2>"$tmp/l.err" || fail "lanes jobs $*: $(cat "$tmp/l.err")"; }
     [ "$(lc add-log "$q" j a)" = 1 ] || fail "add-log count"

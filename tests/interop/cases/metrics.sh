@@ -13,7 +13,7 @@
 #              metrics {maxDataPoints} runs jobs and `lanes jobs metrics`
 #              reads its counts and points.
 case_metrics() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     # A C worker counts; Node's getMetrics reads it.
     for n in plain plain plain plain doomed; do
         "$cli" jobs "$url" add "$q-a" "$n" '{}' >/dev/null || fail "lanes jobs add"

@@ -26,7 +26,7 @@ ob_keys() { # QUEUE
 #              parent completes and writes nothing back; and a Node Worker
 #              completes a new job of the queue.
 case_obliterate_c_on_node() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     ids=$(js ob-setup "$q" own,cancel) || fail "ob-setup"
     get() { echo "$ids" | sed "s/.*\"$1\":\"\([^\"]*\)\".*/\1/"; }
     "$cli" jobs "$url" obliterate "$q" >"$tmp/ob.out" 2>"$tmp/ob.err" ||
@@ -45,7 +45,7 @@ case_obliterate_c_on_node() {
 #              which lanes' deletes and BullMQ's does not; and in the flow
 #              parents' queue the same keys, the parent waiting.
 case_obliterate_same_as_node() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js ob-setup "${q}a" stale,cancel >/dev/null || fail "ob-setup ${q}a"
     js ob-setup "${q}b" stale,cancel >/dev/null || fail "ob-setup ${q}b"
     js ob-node "${q}a" >/dev/null || fail "queue.obliterate()"
@@ -63,7 +63,7 @@ case_obliterate_same_as_node() {
 #              moveToFinished finds the job gone ("Missing key", the
 #              Worker's 'error') and writes nothing.
 case_obliterate_active() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     node "$interop/interop.mjs" ob-hold "$q" >"$tmp/hold.out" 2>"$tmp/hold.err" &
     hold=$!
     pids="$pids $hold"
@@ -98,7 +98,7 @@ case_obliterate_active() {
 #              none, and no key of the queue is left but limiter (BullMQ's
 #              obliterate does not delete it).
 case_obliterate_node_on_c() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     "$cli" jobs "$url" add "$q" good '{}' >/dev/null || fail "add good"
     "$cli" jobs "$url" add "$q" bad '{}' >/dev/null || fail "add bad"
     # shellcheck disable=SC2016 # the program's own $LANES_JOB_NAME

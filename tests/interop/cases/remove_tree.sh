@@ -23,7 +23,7 @@ same_keys() { # QA QB WHAT
 #              gone, p waiting for its other child, r first released to
 #              wait and its queue's marker set.
 case_remove_tree_node_to_c() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js rt-setup "${q}a" >/dev/null || fail "rt-setup ${q}a"
     js rt-setup "${q}b" >/dev/null || fail "rt-setup ${q}b"
     js rt-remove "${q}a" r | grep -q '"code":1' || fail "queue.remove refused the tree"
@@ -41,7 +41,7 @@ case_remove_tree_node_to_c() {
 #              by a lanes worker, removed by BullMQ's queue.remove and by
 #              `lanes jobs remove --children`: the same keyspaces after.
 case_remove_tree_c_to_node() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     for s in a b; do
         qs=$q$s
         printf '%s' "{\"name\":\"p\",\"queueName\":\"$qs\",\"opts\":{\"jobId\":\"p\"},\"children\":[
@@ -69,7 +69,7 @@ case_remove_tree_c_to_node() {
 #              lanes' cap of 1000 entries) and one whose child a Node
 #              Worker holds (exit 1, as BullMQ's queue.remove returns 0).
 case_remove_tree_refused() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js rt-big "${q}g" >/dev/null || fail "rt-big"
     js rt-keys "${q}g" >"$tmp/big-before.json" || fail "rt-keys"
     "$cli" jobs "$url" remove "${q}g" big --children >/dev/null 2>"$tmp/big.err"

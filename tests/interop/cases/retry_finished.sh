@@ -19,7 +19,7 @@
 #              unprocessed again and p stays waiting; a Node Worker runs
 #              both again and p then holds k's new result.
 case_retry_completed_c_on_node() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     ids=$(js rf-setup "$q") || fail "rf-setup"
     get() { echo "$ids" | sed "s/.*\"$1\":\"\([^\"]*\)\".*/\1/"; }
     "$cli" jobs "$url" retry "$q" "$(get j)" --state completed >"$tmp/one.out" 2>"$tmp/rf.err" ||
@@ -38,7 +38,7 @@ case_retry_completed_c_on_node() {
 #              C worker, still running, runs all three again (run 2), each
 #              then at attemptsMade 2 (BullMQ's retry keeps the first).
 case_retry_completed_node_on_c() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     ids=$(js rf-add "$q") || fail "rf-add"
     get() { echo "$ids" | sed "s/.*\"$1\":\"\([^\"]*\)\".*/\1/"; }
     mkdir -p "$tmp/runs"

@@ -10,7 +10,7 @@
 #              behind job y of priority 5 that Node added meanwhile (by
 #              the old priority 0 it would run before y); both complete.
 case_review3_active_priority_node() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js rv-add "$q" >/dev/null || fail "rv-add"
     # shellcheck disable=SC2016 # the program's own $0 and $LANES_JOB_ID
     "$cli" worker "$url" "$q" --concurrency 1 --exit-when-empty --exec /bin/sh -c \
@@ -33,7 +33,7 @@ case_review3_active_priority_node() {
 #              recovery), so `lanes jobs dedup` says none holds it (exit 4),
 #              as the sqlite store answers, and --remove says 0.
 case_review3_dedup_stale_key() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     id=$("$cli" jobs "$url" add "$q" n '{}' --dedup k 2>"$tmp/c.err") || fail "add: $(cat "$tmp/c.err")"
     redis-cli -u "$url" del "bull:$q:$id" >/dev/null || fail "redis-cli del"
     "$cli" jobs "$url" dedup "$q" k >"$tmp/d.out" 2>&1

@@ -58,7 +58,7 @@ sr_requeue_node_take() { # ID KIND
 #              iteration, a minute after it (count 2, the template's
 #              data), and a Node Worker runs that one.
 case_schedrec_node_died() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js sr-take "$q" 0 every >"$tmp/take.json" || fail "sr-take"
     id=$(sed 's/.*"id":"\([^"]*\)".*/\1/' "$tmp/take.json")
     sr_recover "$id" every
@@ -69,7 +69,7 @@ case_schedrec_node_died() {
 #              before its lock lapsed: the take of the requeued iteration
 #              makes no second pending iteration.
 case_schedrec_node_made_next() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js sr-take "$q" 1 every >"$tmp/take.json" || fail "sr-take"
     id=$(sed 's/.*"id":"\([^"]*\)".*/\1/' "$tmp/take.json")
     sr_recover "$id" every
@@ -81,7 +81,7 @@ case_schedrec_node_made_next() {
 #              next time is cron-parser's (computed in C), and opts carry
 #              the pattern, tz and prevMillis.
 case_schedrec_node_died_cron() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js sr-take "$q" 0 cron >"$tmp/take.json" || fail "sr-take"
     id=$(sed 's/.*"id":"\([^"]*\)".*/\1/' "$tmp/take.json")
     sr_recover "$id" cron
@@ -96,7 +96,7 @@ case_schedrec_node_died_cron() {
 #              iteration (the schedule does not end), as after lanes' own
 #              check.
 case_schedrec_node_stalled_c_take() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js sr-take "$q" stall every >"$tmp/take.json" || fail "sr-take"
     id=$(sed 's/.*"id":"\([^"]*\)".*/\1/' "$tmp/take.json")
     sr_recover "$id" every
@@ -110,7 +110,7 @@ case_schedrec_node_stalled_c_take() {
 #              schedule goes on with exactly one next iteration (the C
 #              take made it), which a Node Worker runs, making the third.
 case_schedrec_c_died_node_take() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js sr-add "$q" sleep >"$tmp/add.json" || fail "sr-add"
     id=$(sed 's/.*"id":"\([^"]*\)".*/\1/' "$tmp/add.json")
     "$peer" work "$url" "$q" --lease-ms 1000 --sleep-ms 60000 --log "$tmp/held.log" --forever \
@@ -129,7 +129,7 @@ case_schedrec_c_died_node_take() {
 #              requeues it, and a stock Node Worker's take of it makes the
 #              one next iteration and completes it.
 case_schedrec_node_died_node_take() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     js sr-take "$q" 0 every >"$tmp/take.json" || fail "sr-take"
     id=$(sed 's/.*"id":"\([^"]*\)".*/\1/' "$tmp/take.json")
     sr_requeue_node_take "$id" every
@@ -144,7 +144,7 @@ case_schedrec_node_died_node_take() {
 #              both requeue the first with no defa; the second fails
 #              (lanes: at once; BullMQ: defa, failed by its next take).
 case_schedrec_rjk_stalled() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     for side in bullmq lanes; do
         js sr-rjk-take "$q-$side" >"$tmp/rjk.json" || fail "sr-rjk-take"
         legacy=$(sed 's/.*"legacy":"\([^"]*\)".*/\1/' "$tmp/rjk.json")

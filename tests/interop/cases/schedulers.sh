@@ -55,7 +55,7 @@ node_serve_for() { # SECONDS
 #              and --cron with seconds in Asia/Kolkata) advanced by a Node
 #              Worker only, likewise.
 case_sched_c_to_node() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     "$cli" jobs "$url" schedule "$q" lsch --every 200 tick '{"c":2}' >/dev/null ||
         fail "lanes jobs schedule"
     "$cli" jobs "$url" schedule "$q" lcr --cron '* * * * * *' --tz Asia/Kolkata tick >/dev/null ||
@@ -110,7 +110,7 @@ case_sched_colon_node_to_c() {
 }
 
 case_sched_colon_c_to_node() {
-    [ -n "$cli" ] || { echo "skipped: no lanes CLI"; exit 77; }
+    need_cli
     "$cli" jobs "$url" schedule "$q" 'user:42::UTC:9' --every 200 tick '{"u":42}' >/dev/null ||
         fail "lanes jobs schedule of a ':' id"
     node_serve_for 2.2

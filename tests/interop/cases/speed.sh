@@ -10,10 +10,7 @@
 #              no 'active' (the default worker's jobs: 'active' too), and
 #              BullMQ's waitUntilFinished still returns their results.
 case_no_active_event() {
-    if [ -z "$cli" ]; then
-        echo "no lanes CLI in this build: skipped"
-        exit 77
-    fi
+    need_cli
     run() { # QUEUE [lanes worker options]
         qq=$1
         shift

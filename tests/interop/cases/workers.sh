@@ -29,7 +29,7 @@ case_workers() {
     wait $worker || fail "C worker did not stop cleanly on SIGTERM"
     js get-workers "$q" | grep -q '"count":0,' || fail "the stopped C worker is still listed"
     echo "Node's getWorkers() lists a running C worker (bull:$b64:w:lanes-PID), not a stopped one"
-    [ -n "$cli" ] || exit 0
+    need_cli
     "$cli" worker "$url" "$q" --exec true >/dev/null 2>&1 &
     worker=$!
     pids="$pids $worker"
