@@ -186,7 +186,7 @@ case_snapshot() {
 # made with the service stopped, so the relay of the service started a
 # second later is what the check waits for.
 case_outbox_wait() {
-  command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 not installed"; exit 77; }
+  command -v python3 >/dev/null 2>&1 || { echo "skipped [python3]: python3 not installed"; exit 77; }
   start_app async
   start_worker --push-ms 1
   [ "$(post /comment '{"post_id":1,"user_id":5,"body":"first"}')" = 201 ] || fail "first POST"
@@ -576,7 +576,7 @@ PY
 # connections are held (they used to take every place: 503 for as long as
 # they trickled).
 case_slowloris() {
-  command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 not installed"; exit 77; }
+  command -v python3 >/dev/null 2>&1 || { echo "skipped [python3]: python3 not installed"; exit 77; }
   write_slow_py
   start_app naive --push-ms 1
   out=$(python3 "$dir/slow.py" hold "$port" 1000 6 10) || fail "$out"
