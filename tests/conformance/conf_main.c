@@ -31,7 +31,7 @@ static const conf_case *const tables[] = {
     conf_review3_cases,     conf_schedrec_cases,       conf_logs_cases,
     conf_detach_cases,      conf_edit2_cases,          conf_stale_once_cases,
     conf_worker_keep_cases, conf_max_started_cases,    conf_review4_cases,
-    conf_obliterate_cases,  conf_retry_finished_cases,
+    conf_obliterate_cases,  conf_retry_finished_cases, conf_result_size_cases,
 };
 
 static char store_url[1024];
