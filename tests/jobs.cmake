@@ -83,7 +83,7 @@ endif()
 if(TARGET lanes_cli)
   # `lanes jobs` subcommands, `lanes worker --exec`, what `lanes worker`
   # says (helpers: tests/jobs/jobs_cli_test.h).
-  foreach(part admin exec worker exit)
+  foreach(part admin exec worker exit start)
     ln_test(NAME test_jobs_cli_${part} SOURCES test_jobs_cli_${part}.c
             LIBS PkgConfig::JANSSON TIMEOUT 150 NO_SANITIZE LABELS jobs)
     target_compile_definitions(test_jobs_cli_${part} PRIVATE

@@ -635,7 +635,7 @@ TEST(worker_exec_waits_for_children) {
  * "big" prints a JSON string past several pipe buffers (four runs at
  * once), "late" exits at once while a background child of it still holds
  * stdout and writes the result 0.3 s later, "huge" prints past the
- * result limit and fails saying so. */
+ * result limit (--max-data-size 1000000 here) and fails saying so. */
 static const char stdout_sh[] =
     "case \"$LANES_JOB_NAME\" in\n"
     "  big) printf '\"%s:' \"$LANES_JOB_ID\"; head -c 300000 /dev/zero | tr '\\0' a;"
@@ -659,7 +659,8 @@ static void check_result(ln_jobs *jobs, const char *id, const char *state, const
     CHECK(result == NULL || strcmp(info.result, result) == 0);
     if (result == NULL)
         CHECK(info.failed_reason != NULL &&
-              strcmp(info.failed_reason, "stdout is larger than the result size limit") == 0);
+              strcmp(info.failed_reason, "stdout is larger than the result size limit of 1000000 "
+                                         "bytes (--max-data-size)") == 0);
     ln_job_info_clear(&info);
 }
 
@@ -671,8 +672,8 @@ TEST(worker_exec_reads_stdout_to_its_end) {
     const char *names[] = {"big", "big", "big", "big", "late", "huge"};
     for (int i = 0; i < 6; i++)
         CHECK_EQ(ln_jobs_add(jobs, "q", names[i], "{}", NULL, ids[i], sizeof ids[i]), 0);
-    CHECK_EQ(LANES(out, "worker", url, "q", "--concurrency", "4", "--exit-when-empty", "--exec",
-                   "/bin/sh", "-c", stdout_sh),
+    CHECK_EQ(LANES(out, "worker", url, "q", "--concurrency", "4", "--exit-when-empty",
+                   "--max-data-size", "1000000", "--exec", "/bin/sh", "-c", stdout_sh),
              0);
     static char want[300100];
     for (int i = 0; i < 4; i++) {
