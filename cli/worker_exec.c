@@ -13,7 +13,10 @@
  * Before it takes a job the worker checks that CMD can be run (resolved
  * through PATH the way posix_spawnp does, cli_exec_check), so a typo exits 2
  * instead of failing every job of the queue; and a worker whose runs keep
- * failing says so once on stderr (FAIL_STREAK). */
+ * failing says so once on stderr (FAIL_STREAK). Every run passes the gate
+ * of worker_gate.c: a run that cannot start CMD for the worker's own fault
+ * (out of descriptors, memory or processes; CMD gone) puts its job back
+ * without using an attempt instead of failing it. */
 #include "worker.h"
 
 #include "jobs_flow.h"
@@ -344,7 +347,8 @@ static int set_output(ln_job *job, run *x, buf *out) {
 /* Four pipes, CMD's fds 0..3: child[i] is CMD's end of fd i, parent[i]
  * ours. All are close-on-exec (other runs' children must not inherit
  * them); CMD's ends are moved above 3 so that spawn's dup2 onto 0..3 never
- * overwrites one before it is copied. 0, or -1 with nothing left open. */
+ * overwrites one before it is copied. 0, or -1 with errno set and nothing
+ * left open. */
 static int pipes_open(int child[4], int parent[4]) {
     int n = 0;
     for (; n < 4; n++) {
@@ -363,7 +367,9 @@ static int pipes_open(int child[4], int parent[4]) {
         }
     }
     if (n == 4) return 0;
+    int err = errno; /* the caller tells the worker's faults by it */
     for (int i = 0; i < n; i++) close(child[i]), close(parent[i]);
+    errno = err;
     return -1;
 }
 

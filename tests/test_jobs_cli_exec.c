@@ -688,6 +688,38 @@ TEST(worker_exec_reads_stdout_to_its_end) {
     jt_cleanup();
 }
 
+/* Without --max-data-size the limit is the store's default, 16 MiB: 2 MiB
+ * of stdout is a result, 17 MiB fails naming the limit. */
+static const char sizes_sh[] = "case \"$LANES_JOB_NAME\" in\n"
+                               "  two) head -c 2097152 /dev/zero | tr '\\0' a ;;\n"
+                               "  past) head -c 17825792 /dev/zero | tr '\\0' a ;;\n"
+                               "esac\n";
+
+TEST(worker_exec_default_result_limit_is_16_mib) {
+    char url[512], out[4096], ids[2][LN_JOB_ID_MAX];
+    snprintf(url, sizeof url, "%s", jt_url("sz"));
+    ln_jobs *jobs;
+    CHECK_EQ(ln_jobs_open(&jobs, url), 0);
+    CHECK_EQ(ln_jobs_add(jobs, "q", "two", "{}", NULL, ids[0], sizeof ids[0]), 0);
+    CHECK_EQ(ln_jobs_add(jobs, "q", "past", "{}", NULL, ids[1], sizeof ids[1]), 0);
+    CHECK_EQ(
+        LANES(out, "worker", url, "q", "--exit-when-empty", "--exec", "/bin/sh", "-c", sizes_sh),
+        0);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(jobs, "q", ids[0], &info), 0);
+    CHECK_EQ(info.state, LN_JOB_COMPLETED);
+    CHECK(info.result != NULL && strlen(info.result) == 2097152 + 2); /* a JSON string */
+    ln_job_info_clear(&info);
+    CHECK_EQ(ln_jobs_get(jobs, "q", ids[1], &info), 0);
+    CHECK_EQ(info.state, LN_JOB_FAILED);
+    CHECK(info.failed_reason != NULL &&
+          strcmp(info.failed_reason, "stdout is larger than the result size limit of 16777216 "
+                                     "bytes (--max-data-size)") == 0);
+    ln_job_info_clear(&info);
+    ln_jobs_close(jobs);
+    jt_cleanup();
+}
+
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     return ln_test_run(argc, argv,
@@ -704,5 +736,6 @@ int main(int argc, char **argv) {
                                         TESTCASE(worker_exec_waits_for_children),
                                         TESTCASE(worker_exec_reruns_share_the_take_timeout),
                                         TESTCASE(worker_exec_reads_stdout_to_its_end),
+                                        TESTCASE(worker_exec_default_result_limit_is_16_mib),
                                         {0}});
 }
