@@ -51,6 +51,13 @@ static int wait_worker(pid_t pid, int bound_s) {
     return -1;
 }
 
+/* 1 once the worker exited (not reaped: wait_worker still gets it). */
+static int exited(pid_t pid) {
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
 static ln_job_counts counts(ln_jobs *jobs) {
     ln_job_counts c;
     CHECK_EQ(ln_jobs_counts(jobs, "q", &c), 0);
@@ -58,21 +65,28 @@ static ln_job_counts counts(ln_jobs *jobs) {
 }
 
 /* Poll (10 ms) until the queue has at least n completed jobs, at most
- * bound_s seconds. */
-static void wait_completed(ln_jobs *jobs, uint64_t n, int bound_s) {
-    for (int i = 0; i < bound_s * 100 && counts(jobs).completed < n; i++) ln_test_sleep_ms(10);
+ * bound_s seconds; a failed job or the worker's exit ends the wait. */
+static void wait_completed(ln_jobs *jobs, pid_t pid, uint64_t n, int bound_s) {
+    for (int i = 0; i < bound_s * 100; i++) {
+        ln_job_counts c = counts(jobs);
+        if (c.completed >= n || c.failed > 0 || exited(pid)) break;
+        ln_test_sleep_ms(10);
+    }
     ln_job_counts c = counts(jobs);
+    CHECK_EQ(c.failed, 0);
     if (c.completed < n)
         fprintf(stderr, "completed %llu of %llu (failed %llu)\n", (unsigned long long)c.completed,
                 (unsigned long long)n, (unsigned long long)c.failed);
     CHECK(c.completed >= n);
 }
 
-/* Poll until the file at path contains needle, at most bound_s seconds. */
-static void wait_text(const char *path, const char *needle, int bound_s) {
+/* Poll until the file at path contains needle, at most bound_s seconds;
+ * a failed job ends the wait. */
+static void wait_text(ln_jobs *jobs, const char *path, const char *needle, int bound_s) {
     static char text[65536];
     for (int i = 0; i < bound_s * 100; i++) {
         if (strstr(slurp(path, text, sizeof text), needle) != NULL) return;
+        CHECK_EQ(counts(jobs).failed, 0);
         ln_test_sleep_ms(10);
     }
     fprintf(stderr, "no '%s' in: %s\n", needle, text);
@@ -130,13 +144,13 @@ static void comes_back_on(const char *url) {
     deploy(prog);
     const char *args[] = {"worker", url, "q", "--concurrency", "4", "--exec", prog, NULL};
     pid_t pid = start_worker(args, 0, out, err);
-    wait_completed(jobs, 10, 60);
+    wait_completed(jobs, pid, 10, 60);
     CHECK_EQ(unlink(prog), 0);
-    wait_text(err, "cannot start", 30);
+    wait_text(jobs, err, "cannot start", 30);
     ln_test_sleep_ms(1000);
     deploy(prog);
-    wait_completed(jobs, 200, 90);
-    wait_text(err, "starts again", 10);
+    wait_completed(jobs, pid, 200, 90);
+    wait_text(jobs, err, "starts again", 10);
     kill(pid, SIGTERM);
     CHECK_EQ(wait_worker(pid, 30), 0);
     ln_job_counts c = counts(jobs);
@@ -161,7 +175,7 @@ static void never_back_on(const char *url) {
     const char *args[] = {"worker", url,  "q", "--concurrency", "4", "--start-retry", "1500",
                           "--exec", prog, NULL};
     pid_t pid = start_worker(args, 0, out, err);
-    wait_completed(jobs, 10, 60);
+    wait_completed(jobs, pid, 10, 60);
     CHECK_EQ(unlink(prog), 0);
     int rc = wait_worker(pid, 60);
     static char text[65536];
