@@ -98,7 +98,7 @@ void cli_fd3_end(cli_fd3 *c, ln_job *job);
 /* Every run of CMD passes the gate. It admits at most 'limit' runs at
  * once (the concurrency, lowered when starting one ran out of file
  * descriptors), none during a backoff, and only one at a time (the probe)
- * while a streak of faults lasts. A job that finds no place is put back
+ * during a streak of faults until one starts CMD. A job that finds no place is put back
  * (ln_job_delay_until: no attempt used). Handlers call it from several
  * pool threads: all fields are under mu. */
 typedef struct cli_gate {
@@ -109,6 +109,8 @@ typedef struct cli_gate {
     unsigned conc;       /* the concurrency asked for */
     unsigned running;    /* runs admitted and not over */
     int probe;           /* a run admitted during a streak has not started yet */
+    int lifted;          /* one admitted during the streak started CMD: the
+                            one-at-a-time rule is off until the next fault */
     uint64_t until;      /* monotonic ms before which nothing starts */
     uint64_t since;      /* monotonic ms of the streak's first fault; 0 none */
     unsigned backoff;    /* ms, during a streak */
@@ -126,11 +128,12 @@ void cli_gate_destroy(cli_gate *g);
  * admitted, *ticket set (then cli_gate_started or cli_gate_fault, and
  * cli_gate_leave); 0: put the job back, *delay_ms from now. */
 int cli_gate_enter(cli_gate *g, ln_job *job, int64_t *delay_ms, uint64_t *ticket);
-/* CMD started for the run admitted with ticket: a streak of faults that
- * began before it was admitted is over. */
+/* CMD started for the run admitted with ticket: during a streak of
+ * faults that began before it was admitted, others may start again. */
 void cli_gate_started(cli_gate *g, uint64_t ticket);
-/* An admitted run is over. */
-void cli_gate_leave(cli_gate *g);
+/* The run admitted with ticket is over; ok: without a fault (a streak
+ * that began before it was admitted is then over, said in a line). */
+void cli_gate_leave(cli_gate *g, uint64_t ticket, int ok);
 /* Whether errno err, met starting CMD, is the worker's fault (short of a
  * resource, CMD gone or not runnable) rather than the job's. */
 int cli_gate_is_fault(int err);

@@ -667,11 +667,11 @@ static int gated_run(run *r, ln_job *job) {
     }
     int rc = run_once(r, job);
     if (r->start_err == 0) {
-        cli_gate_leave(g);
+        cli_gate_leave(g, r->ticket, 1);
         return rc;
     }
     delay = cli_gate_fault(g, r->start_err, r->start_what);
-    cli_gate_leave(g);
+    cli_gate_leave(g, r->ticket, 0);
     r->put_back = "put back (cannot start)";
     return ln_job_delay_until(job, wall_ms() + delay);
 }

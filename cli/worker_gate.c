@@ -76,7 +76,8 @@ int cli_gate_enter(cli_gate *g, ln_job *job, int64_t *delay_ms, uint64_t *ticket
         if (atomic_load(&g->gave_up) || ln_job_canceled(job) || g->until > deadline ||
             now >= deadline)
             break;
-        if (now >= g->until && g->running < g->limit && !(g->since != 0 && g->probe)) {
+        if (now >= g->until && g->running < g->limit &&
+            !(g->since != 0 && !g->lifted && g->probe)) {
             g->running++;
             if (g->since != 0) g->probe = 1;
             *ticket = now;
@@ -98,33 +99,37 @@ void cli_gate_started(cli_gate *g, uint64_t ticket) {
     pthread_mutex_lock(&g->mu);
     g->probe = 0;
     /* A run admitted before the streak began may have started before its
-     * cause (CMD removed): it proves nothing. */
-    if (g->since != 0 && ticket >= g->since) {
-        uint64_t ms = now_ms() - g->since, n = g->put_back;
-        int said = g->said_streak;
-        unsigned limit = g->limit;
-        g->since = 0, g->backoff = 0, g->until = 0, g->put_back = 0, g->said_streak = 0;
-        pthread_cond_broadcast(&g->cv);
-        pthread_mutex_unlock(&g->mu);
-        if (said)
-            cli_wlog("info",
-                     json_pack("{s:s,s:I,s:I,s:i}", "event", "start_regained", "after_ms",
-                               (json_int_t)ms, "put_back", (json_int_t)n, "limit", (int)limit),
-                     "'%s' starts again after %llu ms (%llu jobs were put back, none failed); "
-                     "running at most %u at once",
-                     g->cmd, (unsigned long long)ms, (unsigned long long)n, limit);
-        return;
-    }
+     * cause (CMD removed): it proves nothing. One admitted since lifts the
+     * one-at-a-time rule; the streak ends when such a run ends well
+     * (cli_gate_leave), so a run that started and then finds CMD gone
+     * (cmd_gone in worker_exec.c) keeps the streak and its give-up clock. */
+    if (g->since != 0 && ticket >= g->since) g->lifted = 1;
     pthread_cond_broadcast(&g->cv);
     pthread_mutex_unlock(&g->mu);
 }
 
-void cli_gate_leave(cli_gate *g) {
+void cli_gate_leave(cli_gate *g, uint64_t ticket, int ok) {
     pthread_mutex_lock(&g->mu);
     g->running--;
     g->probe = 0; /* a probe that ended before its start (the job's fault) */
+    int said = 0;
+    uint64_t ms = 0, n = 0;
+    if (ok && g->since != 0 && ticket >= g->since) {
+        ms = now_ms() - g->since, n = g->put_back;
+        said = g->said_streak;
+        g->since = 0, g->backoff = 0, g->until = 0, g->put_back = 0, g->said_streak = 0;
+        g->lifted = 0;
+    }
+    unsigned limit = g->limit;
     pthread_cond_broadcast(&g->cv);
     pthread_mutex_unlock(&g->mu);
+    if (said)
+        cli_wlog("info",
+                 json_pack("{s:s,s:I,s:I,s:i}", "event", "start_regained", "after_ms",
+                           (json_int_t)ms, "put_back", (json_int_t)n, "limit", (int)limit),
+                 "'%s' starts again after %llu ms (%llu jobs were put back, none failed); "
+                 "running at most %u at once",
+                 g->cmd, (unsigned long long)ms, (unsigned long long)n, limit);
 }
 
 /* The line of a streak that begins (under mu; the caller prints it). */
@@ -138,6 +143,7 @@ int64_t cli_gate_fault(cli_gate *g, int err, const char *what) {
     pthread_mutex_lock(&g->mu);
     uint64_t now = now_ms();
     g->probe = 0;
+    g->lifted = 0; /* one start at a time again */
     g->put_back++;
     int begins = g->since == 0;
     if (begins) {
