@@ -57,12 +57,16 @@ static const char usage_text[] =
     "                      a deadline, not an idle timeout)\n"
     "  --queue Q           show queue Q (repeatable): only these, and the store\n"
     "                      is not searched for queues (a Redis SCAN)\n"
+    "  --max-data-size N   most bytes of a job's data an edit takes (the body of\n"
+    "                      a request; default 16777216, 16 MiB)\n"
     "\n"
     "exit codes: 0 stopped by a signal; 2 bad command line, or no store at a\n"
     "  sqlite: PATH; 3 the store or the address could not be used.\n";
 
+size_t cli_dash_body_max = LN_JOB_DATA_MAX_DEFAULT;
+
 typedef struct dash_args {
-    const char *url, *listen, *token_file;
+    const char *url, *listen, *token_file, *max_data;
     int read_only;
     const char *allow[CLI_DASH_ALLOW_MAX]; /* --allow-host */
     size_t nallow;
@@ -137,9 +141,12 @@ static int parse_args(int argc, char **argv, dash_args *a) {
             if (i + 1 >= argc) return usage_error("missing value of", s);
             if (a->nqueues == CLI_DASH_FIXED_MAX) return usage_error("too many --queue", NULL);
             a->queues[a->nqueues++] = argv[++i];
-        } else if (strcmp(s, "--listen") == 0 || strcmp(s, "--token-file") == 0) {
+        } else if (strcmp(s, "--listen") == 0 || strcmp(s, "--token-file") == 0 ||
+                   strcmp(s, "--max-data-size") == 0) {
             if (i + 1 >= argc) return usage_error("missing value of", s);
-            *(strcmp(s, "--listen") == 0 ? &a->listen : &a->token_file) = argv[++i];
+            *(strcmp(s, "--listen") == 0       ? &a->listen
+              : strcmp(s, "--token-file") == 0 ? &a->token_file
+                                               : &a->max_data) = argv[++i];
         } else if (strncmp(s, "--", 2) == 0) {
             return usage_error("unknown option", s);
         } else if (a->url == NULL) {
@@ -249,8 +256,18 @@ int cmd_dash(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     rc = cli_check_store_exists("lanes dash", a.url, "'lanes jobs URL add ...' creates one");
     if (rc != 0) return rc;
+    ln_jobs_opts jo;
+    ln_jobs_opts_init(&jo);
+    char *end = NULL;
+    if (a.max_data != NULL) {
+        unsigned long long v =
+            a.max_data[0] >= '0' && a.max_data[0] <= '9' ? strtoull(a.max_data, &end, 10) : 0;
+        if (end == NULL || *end != '\0' || v < 2 || v > (1ull << 30))
+            return usage_error("--max-data-size must be 2..1073741824 bytes, not", a.max_data);
+        jo.max_data_size = cli_dash_body_max = (size_t)v;
+    }
     char msg[512];
-    int err = ln_jobs_open_ex(&d.jobs, a.url, NULL, msg, sizeof msg);
+    int err = ln_jobs_open_ex(&d.jobs, a.url, &jo, msg, sizeof msg);
     if (err != 0) {
         fprintf(stderr, "lanes dash: %s: %s\n", d.url_shown, msg[0] ? msg : ln_strerror(err));
         return cli_jobs_open_exit(err); /* as every command that opens a store */

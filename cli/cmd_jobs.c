@@ -599,6 +599,8 @@ static int help_asked(int argc, char **argv) {
 int cmd_jobs(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--json") == 0) cli_err_json(1);
+    int max_rc = cli_jobs_take_max_data_size(prog, &argc, argv);
+    if (max_rc != 0) return max_rc;
     int sched_rc = cli_jobs_schedule(argc, argv); /* schedule, unschedule, schedules */
     if (sched_rc >= 0) return sched_rc;
     if (help_asked(argc, argv)) return CLI_EXIT_OK;

@@ -101,6 +101,12 @@ static const char usage_text[] =
     "                       giving up (default 30000, whatever the lease: a\n"
     "                       failover takes cluster-node-timeout plus an\n"
     "                       election); the worker then exits 3, saying it gave up\n"
+    "  --start-retry MS     how long to keep putting jobs back while CMD cannot\n"
+    "                       be started (see below) before giving up (default\n"
+    "                       60000; 0: never); the worker then exits 5\n"
+    "  --max-data-size N    most bytes of a result (CMD's stdout), a progress\n"
+    "                       value, or data (default 16777216, 16 MiB; up to\n"
+    "                       1073741824); larger stdout fails the job, saying so\n"
     "  --create             make the sqlite: store if it does not exist (else a\n"
     "                       missing PATH is refused, exit 2)\n"
     "  --verbose            a line on stderr per run: id, name, outcome, ms\n"
@@ -127,13 +133,20 @@ static const char usage_text[] =
     "\n"
     "CMD is checked before the first job is taken (found in PATH when it has\n"
     "no '/', executable); when it cannot be run the worker exits 2. After\n"
-    "10 failed runs in a row it says so once on stderr. stderr also gets a\n"
+    "10 failed runs in a row it says so once on stderr. When CMD cannot be\n"
+    "started for the worker's own fault (out of file descriptors, memory or\n"
+    "processes; CMD removed or no longer executable, as in a deploy) the job\n"
+    "goes back, without using an attempt, and is not failed; the worker backs\n"
+    "off (0.1 s doubling to 5 s), tries one start at a time, runs fewer at once\n"
+    "after running out of descriptors, and says so in one line when it begins\n"
+    "and one when CMD starts again. stderr also gets a\n"
     "line when the worker starts (store, queue, concurrency, CMD, timeout),\n"
     "when it loses and regains its store, and when it stops (why, and the\n"
     "jobs done and failed).\n"
     "\n"
     "exit codes: 0 stopped or done; 1 the worker failed; 2 bad command line\n"
-    "  or CMD cannot be run; 3 the store could not be opened or used.\n";
+    "  or CMD cannot be run; 3 the store could not be opened or used; 5 CMD\n"
+    "  could not be started for --start-retry (the jobs are left to run).\n";
 
 static ln_worker *g_worker;            /* for the signal handler */
 static volatile sig_atomic_t g_signal; /* the signal that stopped it, or 0 */
@@ -164,8 +177,10 @@ typedef struct wargs {
     ln_worker_opts o;
     char **argv; /* CMD ARG... */
     int json, create, verbose, log_format;
-    unsigned kill_after_ms;    /* cli_exec's: --grace, else CLI_EXEC_KILL_AFTER_MS */
-    const char *wait_replicas; /* --wait-replicas N, or NULL */
+    unsigned kill_after_ms;      /* cli_exec's: --grace, else CLI_EXEC_KILL_AFTER_MS */
+    const char *wait_replicas;   /* --wait-replicas N, or NULL */
+    unsigned start_retry_ms;     /* --start-retry, else CLI_GATE_GIVE_UP_MS */
+    unsigned long long max_data; /* --max-data-size, else the store's default */
 } wargs;
 
 /* Options with a number: name, bounds, scale. Their order is the field
@@ -241,6 +256,7 @@ static int *flag_slot(wargs *a, const char *s) {
 static int parse_args(int argc, char **argv, wargs *a) {
     unsigned long long seen = 0; /* bit k: num_opts[k]; NUM_OPTS + 0..: others */
     const char *log_format = NULL, *rate_limit = NULL, *on_complete = NULL, *on_fail = NULL;
+    const char *start_retry = NULL, *max_data = NULL;
     for (int i = 3; i < argc; i++) {
         const char *s = argv[i];
         unsigned long long v = 0;
@@ -264,6 +280,8 @@ static int parse_args(int argc, char **argv, wargs *a) {
                            : strcmp(s, "--remove-on-complete") == 0 ? &on_complete
                            : strcmp(s, "--remove-on-fail") == 0     ? &on_fail
                            : strcmp(s, "--wait-replicas") == 0      ? &a->wait_replicas
+                           : strcmp(s, "--start-retry") == 0        ? &start_retry
+                           : strcmp(s, "--max-data-size") == 0      ? &max_data
                                                                     : NULL;
         if (k == NUM_OPTS && str == NULL) return usage_error("unknown option '%s'", s);
         if (i + 1 >= argc || strcmp(argv[i + 1], "--exec") == 0)
@@ -295,6 +313,13 @@ static int parse_args(int argc, char **argv, wargs *a) {
                            on_complete);
     if (on_fail != NULL && cli_parse_keep(on_fail, 1, &a->o.remove_on_fail) != 0)
         return usage_error("--remove-on-fail is none, all, keep:N, N or age:S, not '%s'", on_fail);
+    unsigned long long v = CLI_GATE_GIVE_UP_MS;
+    if (start_retry != NULL && parse_u(start_retry, 0, 86400000, &v) != 0)
+        return usage_error("--start-retry must be 0..86400000 ms, not '%s'", start_retry);
+    a->start_retry_ms = (unsigned)v;
+    a->max_data = LN_JOB_DATA_MAX_DEFAULT;
+    if (max_data != NULL && parse_u(max_data, 2, 1ull << 30, &a->max_data) != 0)
+        return usage_error("--max-data-size must be 2..1073741824 bytes, not '%s'", max_data);
     if (a->argv == NULL) return usage_error("%s", "--exec CMD is required");
     return 0;
 }
@@ -412,10 +437,13 @@ static void start_line(const wargs *a, const char *url, unsigned port) {
              metrics, points);
 }
 
-static void stop_line(const wargs *a, const ln_worker_stats *st, int err, uint64_t ms) {
+static void stop_line(const wargs *a, const ln_worker_stats *st, int err, uint64_t ms,
+                      int no_start) {
     char why[64];
     if (err != 0)
         snprintf(why, sizeof why, "error");
+    else if (no_start)
+        snprintf(why, sizeof why, "cannot start CMD");
     else if (g_signal != 0)
         snprintf(why, sizeof why, "signal %s", g_signal == SIGINT ? "SIGINT" : "SIGTERM");
     else if (a->o.max_jobs != 0 && st->taken >= a->o.max_jobs)
@@ -448,7 +476,8 @@ static int exit_for_run(int err) {
 }
 
 /* Run w until it stops, with the watch thread and the signal handlers. */
-static int run(const wargs *a, ln_jobs *jobs, ln_worker *w, ln_worker_stats *st) {
+static int run(const wargs *a, ln_jobs *jobs, ln_worker *w, ln_worker_stats *st,
+               const cli_gate *g) {
     watch wt = {
         w, a->o.store_retry_ms != 0 ? a->o.store_retry_ms : LN_WORKER_STORE_RETRY_MS_DEFAULT, 0, 0};
     int watching = pthread_create(&wt.th, NULL, watch_main, &wt) == 0;
@@ -470,7 +499,7 @@ static int run(const wargs *a, ln_jobs *jobs, ln_worker *w, ln_worker_stats *st)
     if (err != 0)
         cli_error(0, prog, ln_err_name(err), NULL, "%s: %s", ln_err_name(err),
                   ln_jobs_errmsg(jobs));
-    stop_line(a, st, err, mono_ms() - t0);
+    stop_line(a, st, err, mono_ms() - t0, atomic_load(&g->gave_up));
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     g_worker = NULL;
@@ -488,11 +517,9 @@ static int make_pool(ln_pool **pool, unsigned concurrency) {
     return ln_pool_create(pool, &po);
 }
 
-/* With the store open: pool, worker, metrics, run. The exit code. */
-static int serve(wargs *a, ln_jobs *jobs, const char *shown_url) {
-    cli_whist hist;
-    memset(&hist, 0, sizeof hist);
-    cli_exec x = {a->argv, 0, &hist, a->kill_after_ms, a->url};
+/* With the store open and x made: pool, worker, metrics, run. The exit
+ * code. */
+static int serve_exec(wargs *a, ln_jobs *jobs, const char *shown_url, cli_exec *x) {
     ln_pool *pool = NULL;
     int err = make_pool(&pool, a->o.concurrency);
     if (err != 0)
@@ -500,35 +527,54 @@ static int serve(wargs *a, ln_jobs *jobs, const char *shown_url) {
     a->o.pool = pool;
     a->o.lane = 0;
     ln_worker *w;
-    if ((err = ln_worker_create(&w, jobs, a->queue, cli_exec_run, &x, &a->o)) != 0) {
+    if ((err = ln_worker_create(&w, jobs, a->queue, cli_exec_run, x, &a->o)) != 0) {
         ln_pool_destroy(pool);
         return cli_error(cli_jobs_exit(err), prog, ln_err_name(err), NULL, "%s: %s",
                          ln_err_name(err), ln_jobs_errmsg(jobs)); /* the table: EINVAL 2 */
     }
+    x->gate.w = w;
     cli_wmetrics *m = NULL;
     unsigned port = 0;
     char why[512];
-    if (a->metrics != NULL &&
-        cli_wmetrics_start(&m, a->metrics, a->queue, w, pool, &hist, &port, why, sizeof why) != 0) {
+    if (a->metrics != NULL && cli_wmetrics_start(&m, a->metrics, a->queue, w, pool, x->hist, &port,
+                                                 why, sizeof why) != 0) {
         ln_worker_destroy(w);
         ln_pool_destroy(pool);
         return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", NULL, "%s", why);
     }
     start_line(a, shown_url, port);
     ln_worker_stats st;
-    err = run(a, jobs, w, &st);
+    err = run(a, jobs, w, &st, &x->gate);
     if (a->json)
         printf("{\"taken\":%llu,\"completed\":%llu,\"failed\":%llu,"
                "\"retried\":%llu,\"stale\":%llu,\"stalled_found\":%llu,"
-               "\"released\":%llu,\"waited\":%llu}\n",
+               "\"released\":%llu,\"waited\":%llu,\"delayed\":%llu}\n",
                (unsigned long long)st.taken, (unsigned long long)st.completed,
                (unsigned long long)st.failed, (unsigned long long)st.retried,
                (unsigned long long)st.stale, (unsigned long long)st.stalled_found,
-               (unsigned long long)st.released, (unsigned long long)st.waited);
+               (unsigned long long)st.released, (unsigned long long)st.waited,
+               (unsigned long long)st.delayed);
     cli_wmetrics_stop(m); /* before the worker it reads goes */
     ln_worker_destroy(w);
     ln_pool_destroy(pool);
+    if (err == 0 && atomic_load(&x->gate.gave_up)) return CLI_WORKER_EXIT_NO_START;
     return exit_for_run(err);
+}
+
+static int serve(wargs *a, ln_jobs *jobs, const char *shown_url) {
+    cli_whist hist;
+    memset(&hist, 0, sizeof hist);
+    cli_exec x;
+    memset(&x, 0, sizeof x);
+    x.argv = a->argv;
+    x.hist = &hist;
+    x.kill_after_ms = a->kill_after_ms;
+    x.url = a->url;
+    x.max_data = (size_t)a->max_data;
+    cli_gate_init(&x.gate, a->argv[0], a->o.concurrency, a->start_retry_ms);
+    int rc = serve_exec(a, jobs, shown_url, &x);
+    cli_gate_destroy(&x.gate);
+    return rc;
 }
 
 int cmd_worker(int argc, char **argv) {
@@ -568,6 +614,7 @@ int cmd_worker(int argc, char **argv) {
     char msg[512];
     ln_jobs_opts jo;
     if ((rc = wait_opts(&a, &jo)) != 0) return rc;
+    jo.max_data_size = (size_t)a.max_data;
     int err = ln_jobs_open_ex(&jobs, a.url, &jo, msg, sizeof msg);
     if (err != 0)
         return cli_error(cli_jobs_open_exit(err), prog, ln_err_name(err), NULL,

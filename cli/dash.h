@@ -109,9 +109,11 @@ typedef struct cli_dash_req {
     size_t body_len;  /* its bytes (a NUL inside is the endpoint's to refuse) */
 } cli_dash_req;
 
-/* Most bytes of a request's body (a job's data: the store's default
- * max_data_size, which is the handle's: cmd_dash.c opens it so). */
-#define CLI_DASH_BODY_MAX LN_JOB_DATA_MAX_DEFAULT
+/* Most bytes of a request's body (a job's data: the handle's
+ * max_data_size, --max-data-size, else LN_JOB_DATA_MAX_DEFAULT; set by
+ * cmd_dash.c before the server starts). */
+extern size_t cli_dash_body_max;
+#define CLI_DASH_BODY_MAX cli_dash_body_max
 
 /* Answer an API request (dash_api.c). Writes are only routed here after
  * dash_http.c checked the access rules. */

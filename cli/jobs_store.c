@@ -5,12 +5,14 @@
 
 #include "cli.h"
 #include "cli_err.h"
+#include "cli_opts.h"
 #include "store_url.h"
 
 #include <lanes.h>
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int cli_jobs_exit(int err) {
     switch (err) {
@@ -47,9 +49,34 @@ int cli_jobs_fail(ln_jobs *jobs, const char *prog, int err) {
     return cli_jobs_error(cli_jobs_exit(err), prog, err, ln_jobs_errmsg(jobs));
 }
 
+/* --max-data-size, taken off the command line; 0: the library's default */
+static size_t max_data;
+
+int cli_jobs_take_max_data_size(const char *prog, int *argc, char **argv) {
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--max-data-size") != 0) continue;
+        unsigned long long v = 0;
+        char *end = NULL;
+        const char *val = i + 1 < *argc ? argv[i + 1] : NULL;
+        if (max_data != 0) return cli_usage(prog, "%s", "--max-data-size is given twice");
+        if (val != NULL && *val >= '0' && *val <= '9') v = strtoull(val, &end, 10);
+        if (val == NULL || end == NULL || *end != '\0' || v < 2 || v > (1ull << 30))
+            return cli_usage(prog, "--max-data-size must be 2..1073741824 bytes, not '%s'",
+                             val != NULL ? val : "");
+        max_data = (size_t)v;
+        memmove(argv + i, argv + i + 2, (size_t)(*argc - i - 2 + 1) * sizeof *argv);
+        *argc -= 2;
+        i--;
+    }
+    return 0;
+}
+
 int cli_jobs_open(const char *prog, const char *url, ln_jobs **jobs) {
     char msg[512];
-    int err = ln_jobs_open_ex(jobs, url, NULL, msg, sizeof msg);
+    ln_jobs_opts o;
+    ln_jobs_opts_init(&o);
+    if (max_data != 0) o.max_data_size = max_data;
+    int err = ln_jobs_open_ex(jobs, url, &o, msg, sizeof msg);
     if (err != 0) {
         int code = cli_jobs_open_exit(err);
         char shown[4096]; /* the password hidden, as the worker's and the dashboard's */

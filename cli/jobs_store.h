@@ -53,6 +53,11 @@ int cli_jobs_error(int exit_code, const char *prog, int err, const char *why);
  * message of jobs (ln_jobs_errmsg), for `return cli_jobs_fail(...)`. */
 int cli_jobs_fail(ln_jobs *jobs, const char *prog, int err);
 
+/* Take "--max-data-size BYTES" (2..2^30: the store's max_data_size for
+ * every later cli_jobs_open) off argv[1..*argc), anywhere, so that every
+ * subcommand has it. 0, or the exit code of a bad value. */
+int cli_jobs_take_max_data_size(const char *prog, int *argc, char **argv);
+
 /* Open url for prog into *jobs: 0, or the exit code (cli_jobs_open_exit)
  * after "cannot open 'URL': LN_X: WHY". The store's warning, if it has
  * one, goes to stderr (the library never prints). */

@@ -14,6 +14,7 @@
 #include <lanes/jobs.h>
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -81,6 +82,67 @@ void cli_fd3_feed(cli_fd3 *c, ln_job *job, const char *bytes, size_t n);
 /* fd 3 was closed: handle a last line without its newline, free c. */
 void cli_fd3_end(cli_fd3 *c, ln_job *job);
 
+/* ---- worker_gate.c: starting CMD while the worker itself is short of
+ * something (descriptors, memory, processes) or CMD is gone */
+
+/* The exit code of a worker that could not start CMD for --start-retry. */
+#define CLI_WORKER_EXIT_NO_START 5
+/* --start-retry's default: a minute. */
+#define CLI_GATE_GIVE_UP_MS 60000
+/* Backoff between tries to start CMD after a fault: doubling, bounded. */
+#define CLI_GATE_BACKOFF_MIN_MS 100
+#define CLI_GATE_BACKOFF_MAX_MS 5000
+/* Longest a job waits in the gate for a place before it is put back. */
+#define CLI_GATE_HOLD_MS 1000
+
+/* Every run of CMD passes the gate. It admits at most 'limit' runs at
+ * once (the concurrency, lowered when starting one ran out of file
+ * descriptors), none during a backoff, and only one at a time (the probe)
+ * during a streak of faults until one starts CMD. A job that finds no place is put back
+ * (ln_job_delay_until: no attempt used). Handlers call it from several
+ * pool threads: all fields are under mu. */
+typedef struct cli_gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const char *cmd;     /* CMD, for the lines it prints */
+    unsigned limit;      /* runs at once, 1..concurrency */
+    unsigned conc;       /* the concurrency asked for */
+    unsigned running;    /* runs admitted and not over */
+    int probe;           /* a run admitted during a streak has not started yet */
+    int lifted;          /* one admitted during the streak started CMD: the
+                            one-at-a-time rule is off until the next fault */
+    uint64_t until;      /* monotonic ms before which nothing starts */
+    uint64_t since;      /* monotonic ms of the streak's first fault; 0 none */
+    unsigned backoff;    /* ms, during a streak */
+    uint64_t put_back;   /* jobs put back during the streak */
+    uint64_t said;       /* monotonic ms of the last streak line, 0 never */
+    int said_streak;     /* this streak has its line (so it gets an end line) */
+    unsigned give_up_ms; /* --start-retry; 0: never */
+    atomic_int gave_up;
+    ln_worker *w; /* stopped on giving up (set before it runs) */
+} cli_gate;
+
+void cli_gate_init(cli_gate *g, const char *cmd, unsigned concurrency, unsigned give_up_ms);
+void cli_gate_destroy(cli_gate *g);
+/* Wait for a place to run CMD for job (at most CLI_GATE_HOLD_MS). 1:
+ * admitted, *ticket set (then cli_gate_started or cli_gate_fault, and
+ * cli_gate_leave); 0: put the job back, *delay_ms from now. */
+int cli_gate_enter(cli_gate *g, ln_job *job, int64_t *delay_ms, uint64_t *ticket);
+/* CMD started for the run admitted with ticket: during a streak of
+ * faults that began before it was admitted, others may start again. */
+void cli_gate_started(cli_gate *g, uint64_t ticket);
+/* The run admitted with ticket is over; ok: without a fault (a streak
+ * that began before it was admitted is then over, said in a line). */
+void cli_gate_leave(cli_gate *g, uint64_t ticket, int ok);
+/* Whether errno err, met starting CMD, is the worker's fault (short of a
+ * resource, CMD gone or not runnable) rather than the job's. */
+int cli_gate_is_fault(int err);
+/* An admitted run could not start CMD (what: "pipe", "spawn"; err:
+ * errno): counts the fault, backs off, may lower the limit or give up
+ * (stopping the worker). Returns the delay in ms to put the job back by.
+ * cli_gate_leave follows. */
+int64_t cli_gate_fault(cli_gate *g, int err, const char *what);
+
 /* ---- worker_exec.c: the handler that runs CMD once per job */
 
 typedef struct cli_exec {
@@ -97,6 +159,8 @@ typedef struct cli_exec {
     /* The store's URL as the worker was given it, handed to CMD as
      * LANES_STORE_URL (so it can add children of its job); NULL: none. */
     const char *url;
+    size_t max_data; /* the store's max_data_size: most bytes of stdout */
+    cli_gate gate;   /* starting CMD (worker_gate.c) */
 } cli_exec;
 
 #define CLI_EXEC_KILL_AFTER_MS 2000

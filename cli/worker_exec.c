@@ -13,7 +13,10 @@
  * Before it takes a job the worker checks that CMD can be run (resolved
  * through PATH the way posix_spawnp does, cli_exec_check), so a typo exits 2
  * instead of failing every job of the queue; and a worker whose runs keep
- * failing says so once on stderr (FAIL_STREAK). */
+ * failing says so once on stderr (FAIL_STREAK). Every run passes the gate
+ * of worker_gate.c: a run that cannot start CMD for the worker's own fault
+ * (out of descriptors, memory or processes; CMD gone) puts its job back
+ * without using an attempt instead of failing it. */
 #include "worker.h"
 
 #include "jobs_flow.h"
@@ -201,7 +204,10 @@ typedef struct run {
     /* "delayed", "rate limited" (exit 75, 77), "waiting for children" or
      * "run again (no child pending)" (exit 78), or NULL */
     const char *put_back;
-    int wait; /* CMD exited EXIT_WAIT_CHILDREN */
+    int wait;               /* CMD exited EXIT_WAIT_CHILDREN */
+    int start_err;          /* CMD could not be started, the worker's fault: errno */
+    const char *start_what; /* what failed: "pipe", "spawn" or "exec" */
+    uint64_t ticket;        /* of the gate's admission */
 } run;
 
 /* reason as one line: newlines become spaces, cut at STREAK_REASON_MAX
@@ -325,9 +331,13 @@ static int set_output(ln_job *job, run *x, buf *out) {
         free(text);
         json_decref(s);
     }
-    /* The command opens its store with the default limits. */
-    if (rc == LN_EINVAL && stored > LN_JOB_DATA_MAX_DEFAULT)
-        return fail_run(job, x, "stdout is larger than the result size limit");
+    if (rc == LN_EINVAL && stored > x->x->max_data) {
+        char reason[160];
+        snprintf(reason, sizeof reason,
+                 "stdout is larger than the result size limit of %zu bytes (--max-data-size)",
+                 x->x->max_data);
+        return fail_run(job, x, reason);
+    }
     if (rc == LN_EINVAL) return fail_run(job, x, "stdout was refused as a result by the store");
     return rc;
 }
@@ -337,7 +347,8 @@ static int set_output(ln_job *job, run *x, buf *out) {
 /* Four pipes, CMD's fds 0..3: child[i] is CMD's end of fd i, parent[i]
  * ours. All are close-on-exec (other runs' children must not inherit
  * them); CMD's ends are moved above 3 so that spawn's dup2 onto 0..3 never
- * overwrites one before it is copied. 0, or -1 with nothing left open. */
+ * overwrites one before it is copied. 0, or -1 with errno set and nothing
+ * left open. */
 static int pipes_open(int child[4], int parent[4]) {
     int n = 0;
     for (; n < 4; n++) {
@@ -356,7 +367,9 @@ static int pipes_open(int child[4], int parent[4]) {
         }
     }
     if (n == 4) return 0;
+    int err = errno; /* the caller tells the worker's faults by it */
     for (int i = 0; i < n; i++) close(child[i]), close(parent[i]);
+    errno = err;
     return -1;
 }
 
@@ -390,7 +403,7 @@ static void pump(run *r, ln_job *job) {
             } else if (n > 0) {
                 /* stdout beyond the result limit is dropped (the job then
                  * fails as too large); stderr keeps only its tail */
-                if (i == 1 || r->bo.len <= LN_JOB_DATA_MAX_DEFAULT)
+                if (i == 1 || r->bo.len <= r->x->max_data)
                     buf_add(i == 0 ? &r->bo : &r->be, chunk, (size_t)n);
                 if (i == 1) buf_tail(&r->be);
             } else if (n == 0 || errno != EINTR) {
@@ -500,6 +513,19 @@ static int special_exit(ln_job *job, run *r, int code, const char *tail) {
     return fail_run(job, r, reason);
 }
 
+/* A run that failed while CMD can no longer be run (a deploy removed it
+ * as it started: a script's interpreter then fails to open it) says
+ * nothing about its job: the worker's fault, as if it had not started. */
+static int cmd_gone(run *r) {
+    char why[256];
+    errno = 0;
+    if (cli_exec_check(r->x->argv[0], why, sizeof why) == 0) return 0;
+    int e = errno; /* stat's; 0 for a file that is no longer executable */
+    r->start_err = e != 0 && cli_gate_is_fault(e) ? e : e == 0 ? EACCES : ENOENT;
+    r->start_what = "exec";
+    return 1;
+}
+
 /* The job's outcome from CMD's exit status, stdout and stderr. */
 static int outcome(run *r, ln_job *job, int status) {
     int rc;
@@ -523,6 +549,8 @@ static int outcome(run *r, ln_job *job, int status) {
     } else if (WEXITSTATUS(status) == EXIT_DELAY || WEXITSTATUS(status) == EXIT_UNRECOVERABLE ||
                WEXITSTATUS(status) == EXIT_RATE_LIMITED) {
         rc = special_exit(job, r, WEXITSTATUS(status), tail);
+    } else if (WEXITSTATUS(status) != 0 && cmd_gone(r)) {
+        rc = 0; /* cli_exec_run puts the job back */
     } else if (WEXITSTATUS(status) != 0) {
         snprintf(reason, sizeof reason, "exit status %d%s%s", WEXITSTATUS(status),
                  *tail ? ": " : "", tail);
@@ -593,15 +621,28 @@ static int wait_children(ln_job *job, run *r, int runs, int *again) {
 /* One run of CMD for job, to its outcome (r->wait: it asked to wait). */
 static int run_once(run *r, ln_job *job) {
     int child[4], parent[4], serr;
-    if (pipes_open(child, parent) != 0) return fail_run(job, r, "pipe failed");
+    if (pipes_open(child, parent) != 0) {
+        if (cli_gate_is_fault(errno)) { /* cli_exec_run puts the job back */
+            r->start_err = errno, r->start_what = "pipe";
+            return 0;
+        }
+        char reason[160];
+        snprintf(reason, sizeof reason, "pipe failed: %s", strerror(errno));
+        return fail_run(job, r, reason);
+    }
     r->fin = parent[0], r->fout = parent[1], r->ferr = parent[2], r->f3 = parent[3];
     char cf[256]; /* fits extra[5] with its name */
     cli_jobs_children_file(job, cf, sizeof cf);
     r->pid = spawn(job, r->x, child, &serr, cf);
     if (cf[0] != '\0' && r->pid < 0) unlink(cf);
+    if (r->pid >= 0) cli_gate_started(&r->x->gate, r->ticket);
     for (int i = 0; i < 4; i++) close(child[i]);
     if (r->pid < 0) {
         close_fd(&r->fin), close_fd(&r->fout), close_fd(&r->ferr), close_fd(&r->f3);
+        if (cli_gate_is_fault(serr)) {
+            r->start_err = serr, r->start_what = "spawn";
+            return 0;
+        }
         char reason[512];
         snprintf(reason, sizeof reason, "cannot run '%s': %s", r->x->argv[0], strerror(serr));
         return fail_run(job, r, reason);
@@ -614,11 +655,32 @@ static int run_once(run *r, ln_job *job) {
     return outcome(r, job, status);
 }
 
+/* Run CMD once past the gate (worker_gate.c). When it gives no place, or
+ * CMD cannot be started for the worker's fault, the job goes back to
+ * delayed (due when the backoff ends) without using an attempt. */
+static int gated_run(run *r, ln_job *job) {
+    cli_gate *g = &r->x->gate;
+    int64_t delay = 0;
+    if (!cli_gate_enter(g, job, &delay, &r->ticket)) {
+        r->put_back = "put back (no place to start)";
+        return ln_job_delay_until(job, wall_ms() + delay);
+    }
+    int rc = run_once(r, job);
+    if (r->start_err == 0) {
+        cli_gate_leave(g, r->ticket, 1);
+        return rc;
+    }
+    delay = cli_gate_fault(g, r->start_err, r->start_what);
+    cli_gate_leave(g, r->ticket, 0);
+    r->put_back = "put back (cannot start)";
+    return ln_job_delay_until(job, wall_ms() + delay);
+}
+
 int cli_exec_run(ln_job *job, void *arg) {
     for (int runs = 1;; runs++) {
         run r = {.x = arg, .fin = -1, .fout = -1, .ferr = -1, .f3 = -1};
         uint64_t t0 = ln_now_ns();
-        int again = 0, rc = run_once(&r, job);
+        int again = 0, rc = gated_run(&r, job);
         if (rc == 0 && r.wait) rc = wait_children(job, &r, runs, &again);
         uint64_t ns = ln_now_ns() - t0;
         if (r.x->hist != NULL) cli_whist_observe(r.x->hist, ns);

@@ -65,7 +65,8 @@ set(LN_CONF_SOURCES
     conformance/conf_max_started.c
     conformance/conf_review4.c
     conformance/conf_obliterate.c
-    conformance/conf_retry_finished.c)
+    conformance/conf_retry_finished.c
+    conformance/conf_result_size.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it
@@ -83,7 +84,7 @@ endif()
 if(TARGET lanes_cli)
   # `lanes jobs` subcommands, `lanes worker --exec`, what `lanes worker`
   # says (helpers: tests/jobs/jobs_cli_test.h).
-  foreach(part admin exec worker exit badname)
+  foreach(part admin exec worker exit badname start)
     ln_test(NAME test_jobs_cli_${part} SOURCES test_jobs_cli_${part}.c
             LIBS PkgConfig::JANSSON PkgConfig::SQLITE3 TIMEOUT 150 NO_SANITIZE LABELS jobs)
     target_compile_definitions(test_jobs_cli_${part} PRIVATE

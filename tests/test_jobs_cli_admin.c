@@ -71,14 +71,17 @@ TEST(bad_input_gives_clear_exit_codes) {
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}", "--backoff", "fixed:5:2"), 2);
     CHECK_EQ(LANES(out, "jobs", url, "frobnicate", "q"), 2);
     CHECK_EQ(LANES(out, "jobs", url, "list", "q", "sleeping"), 2);
-    /* Oversized: a 2 MiB JSON string on stdin (default limit 1 MiB). */
+    /* Oversized: a 2 MiB JSON string on stdin, past --max-data-size (the
+     * default limit is 16 MiB). */
     FILE *f = fopen(jt_path("big.json"), "w");
     fputc('"', f);
     for (int i = 0; i < (2 << 20); i++) fputc('a', f);
     fputc('"', f);
     fclose(f);
     stdin_path = jt_path("big.json");
-    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "-"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "-", "--max-data-size", "1048576"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "--max-data-size", "1", "add", "q", "n", "-"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "-", "--max-data-size", "4194304"), 0);
     f = fopen(jt_path("small.json"), "w");
     fputs("{\"from\":\"stdin\"}\n", f);
     fclose(f);
@@ -91,7 +94,7 @@ TEST(bad_input_gives_clear_exit_codes) {
     fclose(f);
     stdin_path = jt_path("nul.json");
     CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "-"), 2);
-    CHECK_EQ(counts_of(url, "q", "waiting"), 1); /* small.json's only */
+    CHECK_EQ(counts_of(url, "q", "waiting"), 2); /* big.json's under 4 MiB, small.json's */
     stdin_path = NULL;
     CHECK_EQ(LANES(out, "jobs", url, "drain", "q"), 0);
     CHECK_EQ(counts_of(url, "q", "waiting"), 0);

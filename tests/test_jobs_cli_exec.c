@@ -635,7 +635,7 @@ TEST(worker_exec_waits_for_children) {
  * "big" prints a JSON string past several pipe buffers (four runs at
  * once), "late" exits at once while a background child of it still holds
  * stdout and writes the result 0.3 s later, "huge" prints past the
- * result limit and fails saying so. */
+ * result limit (--max-data-size 1000000 here) and fails saying so. */
 static const char stdout_sh[] =
     "case \"$LANES_JOB_NAME\" in\n"
     "  big) printf '\"%s:' \"$LANES_JOB_ID\"; head -c 300000 /dev/zero | tr '\\0' a;"
@@ -659,7 +659,8 @@ static void check_result(ln_jobs *jobs, const char *id, const char *state, const
     CHECK(result == NULL || strcmp(info.result, result) == 0);
     if (result == NULL)
         CHECK(info.failed_reason != NULL &&
-              strcmp(info.failed_reason, "stdout is larger than the result size limit") == 0);
+              strcmp(info.failed_reason, "stdout is larger than the result size limit of 1000000 "
+                                         "bytes (--max-data-size)") == 0);
     ln_job_info_clear(&info);
 }
 
@@ -671,8 +672,8 @@ TEST(worker_exec_reads_stdout_to_its_end) {
     const char *names[] = {"big", "big", "big", "big", "late", "huge"};
     for (int i = 0; i < 6; i++)
         CHECK_EQ(ln_jobs_add(jobs, "q", names[i], "{}", NULL, ids[i], sizeof ids[i]), 0);
-    CHECK_EQ(LANES(out, "worker", url, "q", "--concurrency", "4", "--exit-when-empty", "--exec",
-                   "/bin/sh", "-c", stdout_sh),
+    CHECK_EQ(LANES(out, "worker", url, "q", "--concurrency", "4", "--exit-when-empty",
+                   "--max-data-size", "1000000", "--exec", "/bin/sh", "-c", stdout_sh),
              0);
     static char want[300100];
     for (int i = 0; i < 4; i++) {
@@ -683,6 +684,38 @@ TEST(worker_exec_reads_stdout_to_its_end) {
     }
     check_result(jobs, ids[4], "completed", "{\"late\":1}");
     check_result(jobs, ids[5], "failed", NULL);
+    ln_jobs_close(jobs);
+    jt_cleanup();
+}
+
+/* Without --max-data-size the limit is the store's default, 16 MiB: 2 MiB
+ * of stdout is a result, 17 MiB fails naming the limit. */
+static const char sizes_sh[] = "case \"$LANES_JOB_NAME\" in\n"
+                               "  two) head -c 2097152 /dev/zero | tr '\\0' a ;;\n"
+                               "  past) head -c 17825792 /dev/zero | tr '\\0' a ;;\n"
+                               "esac\n";
+
+TEST(worker_exec_default_result_limit_is_16_mib) {
+    char url[512], out[4096], ids[2][LN_JOB_ID_MAX];
+    snprintf(url, sizeof url, "%s", jt_url("sz"));
+    ln_jobs *jobs;
+    CHECK_EQ(ln_jobs_open(&jobs, url), 0);
+    CHECK_EQ(ln_jobs_add(jobs, "q", "two", "{}", NULL, ids[0], sizeof ids[0]), 0);
+    CHECK_EQ(ln_jobs_add(jobs, "q", "past", "{}", NULL, ids[1], sizeof ids[1]), 0);
+    CHECK_EQ(
+        LANES(out, "worker", url, "q", "--exit-when-empty", "--exec", "/bin/sh", "-c", sizes_sh),
+        0);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(jobs, "q", ids[0], &info), 0);
+    CHECK_EQ(info.state, LN_JOB_COMPLETED);
+    CHECK(info.result != NULL && strlen(info.result) == 2097152 + 2); /* a JSON string */
+    ln_job_info_clear(&info);
+    CHECK_EQ(ln_jobs_get(jobs, "q", ids[1], &info), 0);
+    CHECK_EQ(info.state, LN_JOB_FAILED);
+    CHECK(info.failed_reason != NULL &&
+          strcmp(info.failed_reason, "stdout is larger than the result size limit of 16777216 "
+                                     "bytes (--max-data-size)") == 0);
+    ln_job_info_clear(&info);
     ln_jobs_close(jobs);
     jt_cleanup();
 }
@@ -703,5 +736,6 @@ int main(int argc, char **argv) {
                                         TESTCASE(worker_exec_waits_for_children),
                                         TESTCASE(worker_exec_reruns_share_the_take_timeout),
                                         TESTCASE(worker_exec_reads_stdout_to_its_end),
+                                        TESTCASE(worker_exec_default_result_limit_is_16_mib),
                                         {0}});
 }

@@ -154,6 +154,8 @@ TEST(worker_refuses_a_missing_store_and_bad_options) {
         {"--log-format", "xml", NULL, NULL},      {"--concurrency", "2", "--concurrency", "3"},
         {"--verbose", "--verbose", NULL, NULL},   {"--limit", "5", NULL, NULL},
         {"--metrics", "localhost:x", NULL, NULL}, {"--create", "--create", NULL, NULL},
+        {"--start-retry", "-1", NULL, NULL},      {"--start-retry", "1", "--start-retry", "2"},
+        {"--max-data-size", "1", NULL, NULL},     {"--max-data-size", "1073741825", NULL, NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *a[12] = {"worker", url, "q"};
@@ -165,6 +167,10 @@ TEST(worker_refuses_a_missing_store_and_bad_options) {
         a[n] = NULL;
         CHECK_EQ(run_lanes(out, sizeof out, a), 2);
     }
+    /* Their good values are taken. */
+    CHECK_EQ(LANES(out, "worker", url, "q", "--exit-when-empty", "--start-retry", "0",
+                   "--max-data-size", "2", "--exec", "true"),
+             0);
     stderr_path = NULL;
     jt_cleanup();
 }

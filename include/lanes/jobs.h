@@ -116,8 +116,11 @@ typedef struct ln_worker ln_worker;
 /* Longest queue name and job name, including the terminating NUL. */
 #define LN_JOB_QUEUE_MAX 128
 #define LN_JOB_NAME_MAX 256
-/* Default limit of a job's data (and of a result) in bytes: 1 MiB. */
-#define LN_JOB_DATA_MAX_DEFAULT (1024 * 1024)
+/* Default limit of a job's data (and of a result, a progress value and
+ * the data of an edit) in bytes: 16 MiB (ln_jobs_opts.max_data_size sets
+ * another, up to 1 GiB). BullMQ sets none; Redis takes up to 512 MB a
+ * value (proto-max-bulk-len), SQLite 1 GB. */
+#define LN_JOB_DATA_MAX_DEFAULT (16 * 1024 * 1024)
 /* Highest priority number (BullMQ's limit); lower numbers run first. */
 #define LN_JOB_PRIORITY_MAX 2097151 /* 2^21 - 1, BullMQ's limit */
 
@@ -136,7 +139,11 @@ typedef struct ln_worker ln_worker;
 
 typedef struct ln_jobs_opts {
     size_t max_data_size;     /* bytes of data JSON accepted by add and of a
-                                  result; default LN_JOB_DATA_MAX_DEFAULT */
+                                  result or progress value (2..2^30);
+                                  default LN_JOB_DATA_MAX_DEFAULT. A handle
+                                  holds a job's data and result in memory
+                                  while a handler runs it, so a worker of
+                                  concurrency N may hold N times two */
     unsigned busy_timeout_ms; /* how long a write waits for another writer
                                   before LN_EBACKEND; default 30000. URL
                                   parameter busy_timeout overrides. */

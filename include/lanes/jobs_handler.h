@@ -28,9 +28,14 @@ LN_EXTERN int ln_job_attempt(const ln_job *job);
 LN_EXTERN const char *ln_job_traceparent(const ln_job *job);
 LN_EXTERN const char *ln_job_tracestate(const ln_job *job);
 
-/* Store json (valid JSON, at most max_data_size) as the job's return value
- * when the handler returns 0. Copies it. 0, LN_EINVAL (not JSON, too
- * large, or bad argument), LN_ENOMEM. */
+/* Store json (valid JSON, at most the handle's max_data_size bytes) as
+ * the job's return value when the handler returns 0. Copies it. 0,
+ * LN_EINVAL (not JSON, too large, or bad argument), LN_ENOMEM. A refusal
+ * is never silent: unless a later call is accepted, the run fails (if the
+ * handler returns 0) with the reason "ln_job_set_result refused the
+ * result: result is larger than the limit of N bytes" (or why else it was
+ * refused), retried while attempts remain, instead of completing the job
+ * without its result. */
 LN_EXTERN int ln_job_set_result(ln_job *job, const char *json);
 
 /* Record why the job failed (copied; NULL = "failed") and return

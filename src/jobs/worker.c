@@ -235,17 +235,31 @@ int ln_job_canceled(const ln_job *job) {
     return job != NULL && atomic_load_explicit(&((ln_job *)job)->canceled, memory_order_relaxed);
 }
 
+/* ln_job_set_result refused a result (msg says why): the run fails with
+ * that reason if the handler returns 0, instead of completing with none. */
+static int result_refused(ln_job *job, int err, const char *msg) {
+    static const char fmt[] = "ln_job_set_result refused the result: %s";
+    size_t n = strlen(msg) + sizeof fmt;
+    ln__free(job->refused_reason);
+    if ((job->refused_reason = ln__malloc(n)) != NULL) snprintf(job->refused_reason, n, fmt, msg);
+    job->result_refused = 1;
+    return err;
+}
+
 int ln_job_set_result(ln_job *job, const char *json) {
-    if (job == NULL || json == NULL) return LN_EINVAL;
+    if (job == NULL) return LN_EINVAL;
+    if (json == NULL) return result_refused(job, LN_EINVAL, "json is NULL");
     char msg[LN__JOBS_ERRMSG_MAX];
     size_t len;
     int err = ln__jobs_check_json(json, job->w->jobs->opts.max_data_size, &len, "result", msg,
                                   sizeof msg);
-    if (err != 0) return err;
-    char *copy = ln__strdup(json);
-    if (copy == NULL) return LN_ENOMEM;
+    if (err != 0) return result_refused(job, err, msg);
+    char *copy = ln__malloc(len + 1);
+    if (copy == NULL) return result_refused(job, LN_ENOMEM, "out of memory");
+    memcpy(copy, json, len + 1);
     ln__free(job->result);
     job->result = copy;
+    job->result_refused = 0;
     return 0;
 }
 

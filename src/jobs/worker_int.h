@@ -26,6 +26,10 @@ struct ln_job {
     ln_worker *w;
     ln__job_taken t;
     char *result;          /* ln_job_set_result copy (handler thread) */
+    int result_refused;    /* the last ln_job_set_result refused its JSON:
+                              a run that returns 0 fails instead, with
+                              refused_reason (handler thread) */
+    char *refused_reason;  /*   malloc'd; NULL: out of memory */
     char *reason;          /* ln_job_fail copy (handler thread) */
     int unrecoverable;     /* ln_job_fail_unrecoverable (handler thread) */
     int delay_set;         /* ln_job_delay_until was called: delay_at_ms */

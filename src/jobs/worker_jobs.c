@@ -24,6 +24,7 @@
 void ln__worker_job_free(ln_job *job) {
     ln__job_taken_free(&job->t);
     ln__free(job->result);
+    ln__free(job->refused_reason);
     ln__free(job->reason);
     ln__free(job->retry_reason);
     ln__free(job);

@@ -48,7 +48,8 @@ static void decide_retry(ln_job *job, const char *reason) {
 
 /* The front's retry policy: what to store for a finished run. A timeout
  * wins over what the handler asked (it may still be writing its fields);
- * then ln_job_delay_until; then success, or a failure retried while
+ * then ln_job_delay_until; then success (unless ln_job_set_result refused
+ * the result: a failure with its reason), or a failure retried while
  * attempts remain unless the handler called it unrecoverable, the job was
  * started max_started_attempts times, or the backoff says no. */
 static void decide(ln_job *job, ln__job_done *d) {
@@ -66,10 +67,13 @@ static void decide(ln_job *job, ln__job_done *d) {
         d->kind = LN__DONE_DELAY;
         d->run_at_ms = job->delay_at_ms;
         return;
-    } else if (job->rc == 0) {
+    } else if (job->rc == 0 && !job->result_refused) {
         d->kind = LN__DONE_COMPLETE;
         d->result = job->result;
         return;
+    } else if (job->rc == 0) { /* never completed with a result lost */
+        d->reason = job->refused_reason != NULL ? job->refused_reason
+                                                : "the result was refused: out of memory";
     } else {
         final = job->unrecoverable;
         d->reason = job->reason != NULL ? job->reason
