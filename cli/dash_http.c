@@ -239,11 +239,24 @@ typedef struct req_body {
     char *buf;
     size_t len, cap;
     int over;
+    int busy; /* the bodies held at once would pass bodies_max(): 503 */
     int drop; /* not an API POST, or one to be refused: keep nothing */
 } req_body;
 
+/* The bytes all requests' bodies hold at once (their buffers' capacity).
+ * Only libmicrohttpd's one thread touches it (dash.h), so no atomics. A
+ * body of CLI_DASH_BODY_MAX on each of --max-connections connections
+ * would be gigabytes: past bodies_max() a body is dropped and its request
+ * answered 503, as a full server answers. */
+static size_t bodies_held;
+
+static size_t bodies_max(void) {
+    size_t floor = (size_t)64 << 20;
+    return CLI_DASH_BODY_MAX > floor / 2 ? 2 * CLI_DASH_BODY_MAX : floor;
+}
+
 static int body_add(req_body *b, const char *data, size_t n) {
-    if (b->drop || b->over || n == 0) return 0;
+    if (b->drop || b->over || b->busy || n == 0) return 0;
     if (b->len + n > CLI_DASH_BODY_MAX) {
         b->over = 1;
         return 0;
@@ -251,8 +264,13 @@ static int body_add(req_body *b, const char *data, size_t n) {
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->len + n + 1) cap *= 2;
+        if (bodies_held - b->cap + cap > bodies_max()) {
+            b->busy = 1;
+            return 0;
+        }
         char *nb = realloc(b->buf, cap);
         if (nb == NULL) return -1;
+        bodies_held += cap - b->cap;
         b->buf = nb;
         b->cap = cap;
     }
@@ -269,6 +287,7 @@ static void request_done(void *cls, struct MHD_Connection *conn, void **state,
     cli_dash_guard_done(d->guard, conn);
     req_body *b = *state;
     if (b == NULL) return;
+    bodies_held -= b->cap;
     free(b->buf);
     free(b);
     *state = NULL;
@@ -287,6 +306,10 @@ static enum MHD_Result api(cli_dash *d, struct MHD_Connection *conn, const char 
     if (body->over)
         return send_error(conn, 413, "too_large",
                           "the request's body is larger than the store's data limit");
+    if (body->busy)
+        return send_error(conn, 503, "busy",
+                          "the dashboard holds as many request bodies as it keeps at once: "
+                          "try again");
     req.body = body->buf != NULL ? body->buf : "";
     req.body_len = body->len;
     return send_json(conn, cli_dash_api(d, &req));
