@@ -180,14 +180,16 @@ static void event_names(conf_ctx *c, char *out, size_t size) {
 
 /* 'drained' once, as the last event, and after "completed". */
 static void check_one_drained_last(const char *names) {
-    const char *d = strstr(names, "drained ");
-    if (d == NULL || strstr(d + 1, "drained ") != NULL || strcmp(d, "drained ") != 0 ||
-        strstr(names, "completed ") == NULL)
-        fprintf(stderr, "events: %s\n", names);
-    CHECK(d != NULL);
-    CHECK(strstr(d + 1, "drained ") == NULL);
-    CHECK_EQ(strcmp(d, "drained "), 0);
-    CHECK(strstr(names, "completed ") != NULL);
+    static const char word[] = "drained ";
+    int n = 0;
+    for (const char *p = strstr(names, word); p != NULL; p = strstr(p + 1, word)) n++;
+    size_t len = strlen(names), wlen = sizeof word - 1;
+    int last = len >= wlen && strcmp(names + len - wlen, word) == 0;
+    int completed = strstr(names, "completed ") != NULL;
+    if (n != 1 || !last || !completed) fprintf(stderr, "events: %s\n", names);
+    CHECK_EQ(n, 1);
+    CHECK(last);
+    CHECK(completed);
 }
 
 /* BullMQ writes 'drained' only when a completion or a final failure leaves
