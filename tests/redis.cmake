@@ -81,7 +81,8 @@ foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board json
         logs_keep_node_to_c logs_both_ways detach_c_to_node detach_node_to_c
         keep_c_worker keep_node_worker
         obliterate_c_on_node obliterate_same_as_node obliterate_active obliterate_node_on_c
-        retry_completed_c_on_node retry_completed_node_on_c)
+        retry_completed_c_on_node retry_completed_node_on_c
+        drained_c_vs_node)
   add_test(NAME test_redis_interop/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_interop.sh ${case}
                    $<TARGET_FILE:redis_peer> ${LN_REDIS_CLI})

@@ -26,11 +26,16 @@ extern "C" {
  *   cleaned {count}; drained, paused, resumed {}.
  * A failed run that is retried writes "delayed" or "waiting", not
  * "failed": "failed" and "completed" are written once per job, when it
- * reaches its final state.
+ * reaches its final state. "drained" is written as BullMQ's worker writes
+ * it: by a worker's step that completed or failed for good some job, took
+ * none, and left the queue (not paused, not rate limited) with nothing
+ * waiting, prioritized, active or delayed; a run retried or delayed never
+ * writes it, so a batch whose last job fails once and is retried gets one
+ * "drained", after that job's final outcome.
  *
  * On SQLite a handle writes the events its URL's events= names: outcomes
- * (the default: every event above but added, waiting, delayed and active,
- * and never drained; about a tenth of a worker's job rate), all (those
+ * (the default: every event above but added, waiting, delayed and active;
+ * about a tenth of a worker's job rate), all (those
  * too: batched adds then run at about a third of their rate) or none
  * (no events: ln_jobs_wait then sees an outcome or a removal only by
  * reading the job back, within a second). On a full disk

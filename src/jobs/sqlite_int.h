@@ -108,6 +108,7 @@ typedef enum sq_stmt {
     S_READY_ANY,
     S_NEXT_DUE,
     S_HAS_WORK,
+    S_DRAINED,
     S_STALLED,
     S_RELEASE,
     S_PROGRESS,

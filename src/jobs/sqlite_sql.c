@@ -266,6 +266,13 @@ static const char *const sql_text[S_COUNT_] = {
                    "lanes_jobs WHERE queue = ?1 AND state = 0) OR EXISTS "
                    "(SELECT 1 FROM lanes_jobs WHERE queue = ?1 AND state = 1 "
                    "AND run_at <= " SQ_NOW_SQL "))",
+    /* Nothing ready, delayed or active, and not paused: 'drained'. From
+     * the partial indexes only. */
+    [S_DRAINED] = "SELECT NOT EXISTS (SELECT 1 FROM lanes_jobs WHERE queue = ?1 "
+                  "AND state = 0) AND NOT EXISTS (SELECT 1 FROM lanes_jobs WHERE "
+                  "queue = ?1 AND state = 1) AND NOT EXISTS (SELECT 1 FROM "
+                  "lanes_jobs WHERE queue = ?1 AND state = 3) AND NOT EXISTS "
+                  "(SELECT 1 FROM lanes_queues q WHERE q.name = ?1 AND q.paused)",
     [S_STALLED] = "UPDATE lanes_jobs SET stalled = stalled + 1, token = token + 1, "
                   "lease_until = NULL, state = CASE WHEN " STALL_FAILS " THEN 5 ELSE 0 "
                   "END, attempts_made = CASE WHEN " STALL_FAILS " THEN attempts_made "

@@ -302,6 +302,26 @@ static int idle_check(sq_be *be, const char *queue, ln__jobs_step *st, int *has_
     return next_due(be, queue, now, &st->next_due_ms);
 }
 
+/* BullMQ's moveToFinished writes 'drained' after a completion or a final
+ * failure (nfinal of this step's outcomes; a retried or delayed run writes
+ * none) that leaves nothing to take: the step took nothing, is not rate
+ * limited, and the queue has nothing ready, delayed or active and is not
+ * paused (BullMQ's fetchNextJob returns the due time, the limit or the
+ * pause instead). Once per step, however many outcomes it records. */
+static int drained_event(sq_be *be, const char *queue, const ln__jobs_step *st, size_t nfinal,
+                         int64_t now) {
+    if (nfinal == 0 || st->ntaken > 0 || st->limited_ms > 0 || st->next_due_ms >= 0) return 0;
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_DRAINED);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int err = rc == SQLITE_ROW ? 0 : ln__sq_err(be, rc, "drained check");
+    int drained = rc == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
+    sqlite3_reset(s);
+    if (err != 0 || !drained) return err;
+    return ln__sq_event(be, queue, "drained", NULL, NULL, NULL, NULL, NULL, now);
+}
+
 static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
     st->ntaken = 0;
     st->next_due_ms = -1;
@@ -313,10 +333,15 @@ static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
         if (err != 0 || !has_work) return err;
     }
     int64_t now, completed = 0;
+    size_t nfinal = 0; /* completions and final failures recorded */
     int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
-    for (size_t i = 0; i < st->ndone && err == 0; i++)
-        err = apply_done(be, queue, &st->done[i], st, now, &completed);
+    for (size_t i = 0; i < st->ndone && err == 0; i++) {
+        ln__job_done *d = &st->done[i];
+        err = apply_done(be, queue, d, st, now, &completed);
+        nfinal +=
+            err == 0 && d->rc == 0 && (d->kind == LN__DONE_COMPLETE || d->kind == LN__DONE_FAIL);
+    }
     if (err == 0) err = ln__sq_count(be, queue, LN_JOB_ACTIVE, -completed);
     if (err == 0) err = ln__sq_count(be, queue, LN_JOB_COMPLETED, completed);
     if (err == 0 && st->metrics_max_points > 0) err = ln__sq_metrics_collect(be, queue, st, now);
@@ -342,6 +367,7 @@ static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
     }
     if (err == 0 && want > 0 && st->ntaken < want && st->limited_ms == 0)
         err = next_due(be, queue, now, &st->next_due_ms);
+    if (err == 0) err = drained_event(be, queue, st, nfinal, now);
     if (err == 0)
         err = ln__sq_commit(be);
     else

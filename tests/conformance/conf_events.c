@@ -155,7 +155,82 @@ static void case_events_retention_is_bounded(conf_ctx *c) {
     ln_jobs_close(jobs);
 }
 
+/* Fails its first two runs, completes the third. */
+static int flaky_handler(ln_job *job, void *ctx) {
+    (void)ctx;
+    if (ln_job_attempt(job) < 3) return ln_job_fail(job, "not yet");
+    return ln_job_set_result(job, "1");
+}
+
+/* The names of every event of c->queue from its oldest, space-separated. */
+static void event_names(conf_ctx *c, char *out, size_t size) {
+    ln_jobs_events *ev;
+    CHECK_EQ(ln_jobs_events_open(c->jobs, c->queue, "0", &ev), 0);
+    ln_job_event e;
+    size_t n = 0;
+    out[0] = '\0';
+    while (ln_jobs_events_next(ev, 0, &e) == 0) {
+        int k = snprintf(out + n, size - n, "%s ", e.name);
+        CHECK(k > 0 && (size_t)k < size - n);
+        n += (size_t)k;
+        ln_job_event_clear(&e);
+    }
+    ln_jobs_events_close(ev);
+}
+
+/* 'drained' once, as the last event, and after "completed". */
+static void check_one_drained_last(const char *names) {
+    static const char word[] = "drained ";
+    int n = 0;
+    for (const char *p = strstr(names, word); p != NULL; p = strstr(p + 1, word)) n++;
+    size_t len = strlen(names), wlen = sizeof word - 1;
+    int last = len >= wlen && strcmp(names + len - wlen, word) == 0;
+    int completed = strstr(names, "completed ") != NULL;
+    if (n != 1 || !last || !completed) fprintf(stderr, "events: %s\n", names);
+    CHECK_EQ(n, 1);
+    CHECK(last);
+    CHECK(completed);
+}
+
+/* BullMQ writes 'drained' only when a completion or a final failure leaves
+ * nothing waiting, prioritized, active or delayed (moveToFinished); a run
+ * that fails with attempts left and goes to delayed writes none. */
+static void case_drained_not_after_a_retry(conf_ctx *c) {
+    ln_job_opts jo;
+    ln_job_opts_init(&jo);
+    jo.attempts = 3;
+    jo.backoff = LN_BACKOFF_FIXED;
+    jo.backoff_ms = 50;
+    conf_add(c, c->queue, "flaky", "{}", &jo, NULL);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    ln_worker_stats st = conf_run(c, c->queue, flaky_handler, NULL, &o);
+    CHECK_EQ(st.completed, 1);
+    char names[1024];
+    event_names(c, names, sizeof names);
+    check_one_drained_last(names);
+}
+
+/* A completion while a delayed job waits is not 'drained' (BullMQ's
+ * fetchNextJob returns that job's due time instead); the completion of the
+ * delayed job, the last one, is. */
+static void case_drained_waits_for_delayed_jobs(conf_ctx *c) {
+    conf_add(c, c->queue, "n", "1", NULL, NULL);
+    ln_job_opts jo;
+    ln_job_opts_init(&jo);
+    jo.delay_ms = 300;
+    conf_add(c, c->queue, "n", "2", &jo, NULL);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    ln_worker_stats st = conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
+    CHECK_EQ(st.completed, 2);
+    char names[1024];
+    event_names(c, names, sizeof names);
+    check_one_drained_last(names);
+}
+
 const conf_case conf_events_cases[] = {
+    CONF_CASE(drained_not_after_a_retry),          CONF_CASE(drained_waits_for_delayed_jobs),
     CONF_CASE(events_retention_is_bounded),        CONF_CASE(event_order_of_one_job),
     CONF_CASE(wait_sees_another_handle),           CONF_CASE(wait_returns_outcomes),
     CONF_CASE(wait_for_a_job_removed_on_complete), {0},

@@ -49,6 +49,7 @@ import {
   obSetup, obCheck, obNode, obSame, obState, obRefused, obHold, obGone,
 } from './node/obliterate.mjs';
 import { rfSetup, rfCheck, rfAdd, rfNodeRetry, rfRanAgain } from './node/retry_finished.mjs';
+import { drSetup, drEvents } from './node/drained.mjs';
 
 const [cmd, queue, ...args] = process.argv.slice(2);
 check(queue, 'usage: node interop.mjs <command> <queue> [args]');
@@ -161,6 +162,8 @@ switch (cmd) {
   case 'rf-add': await rfAdd(queue); break;
   case 'rf-node-retry': await rfNodeRetry(queue, args[0], args[1], args[2]); break;
   case 'rf-ran-again': await rfRanAgain(queue, ...args); break;
+  case 'dr-setup': await drSetup(queue); break;
+  case 'dr-events': await drEvents(queue); break;
   default: fail(`unknown command ${cmd}`);
 }
 process.exit(0);

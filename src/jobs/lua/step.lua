@@ -70,7 +70,7 @@ end
 -- due and the drained check were lib.lua helpers only this script used: as
 -- blocks here they cost no closure per call, ~5k instructions in all.)
 local batch = {locks = {}, stalled = {}, completed = {}, failed = {}, trims = {}}
-local done_rc, nfinished, a = {}, 0, FIRST
+local done_rc, nfinished, nfinal, a = {}, 0, 0, FIRST
 
 -- 1. Record every finished run (done_rc[i]: 0 or a leave_active code;
 -- nfinished: those recorded, the lease still held). First the keys of
@@ -137,6 +137,7 @@ if ndone > 0 then
         end
         if rc == 0 then
             nfinished = nfinished + 1
+            if kind == 'c' or kind == 'f' then nfinal = nfinal + 1 end
             local atm = ARGV[a + 6]
             if kind == 'c' and atm ~= '' then -- planned: it has left 'active' already
                 local keep = ARGV[a + 5]
@@ -332,9 +333,16 @@ end
 if limit_held then out[DUE] = {limit_held} end
 -- Only recorded outcomes write anything: a refused one (the job is gone,
 -- e.g. its queue obliterated) must not recreate 'events' and 'meta'.
+-- 'drained' as BullMQ's moveToFinished writes it: only after a completion
+-- or a final failure (a run retried or delayed writes none: moveToDelayed
+-- and retryJob have no such check), when the step took nothing, is not
+-- rate limited, and the queue has nothing waiting, prioritized, active or
+-- delayed and is not paused (its fetchNextJob returns the next delayed
+-- job's due time, the limit or the pause instead, and then no 'drained').
 if nfinished > 0 then
-    if #out == DUE and rcall('LLEN', K.wait) == 0 and rcall('LLEN', K.active) == 0
-            and rcall('ZCARD', K.prioritized) == 0 then
+    if nfinal > 0 and #out == DUE and out[DUE] == -1 and rcall('LLEN', K.wait) == 0
+            and rcall('LLEN', K.active) == 0 and rcall('ZCARD', K.prioritized) == 0
+            and rcall('ZCARD', K.delayed) == 0 and rcall('HEXISTS', K.meta, 'paused') == 0 then
         emit('drained')
     end
     if not no_concurrency then wake_if_slot_freed() end -- (it would read meta again)
