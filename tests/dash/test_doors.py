@@ -12,7 +12,9 @@ limits"), on one store:
    not an idle timeout); a full server (--max-connections) answers 503 JSON
    at once, and closes an idle keep-alive connection first to serve a new
    one; with more stalled connections than it takes at all (100 for
-   --max-connections 16), a normal request is still answered within 3 s.
+   --max-connections 16), a normal request is still answered within 3 s;
+ - request bodies: the bytes all bodies hold at once stop at twice
+   --max-data-size (64 MiB at least); past it a request is 503 busy.
 Every connection is to 127.0.0.1, each loop bounded.
 
     python3 test_doors.py sqlite|redis LANES_BIN
@@ -276,6 +278,45 @@ def run_idle_first(base):
             c.close()
 
 
+BODY = 30 << 20  # bytes of each large edit: three of them pass 2 x 40 MiB
+
+
+def run_bodies(base):
+    """Three 30 MiB edits held at once under --max-data-size 40 MiB: the
+    bodies the dashboard keeps at once stop at 80 MiB, so the third is
+    answered 503 busy while the first two are stored; afterwards the
+    room is back and a fourth is stored."""
+    lanes("jobs", url, "add", "big", "j", "{}", "--id", "b1")
+    text = b'"' + b"x" * (BODY - 2) + b'"'
+    conns = []
+    for _ in range(3):
+        c = http.client.HTTPConnection("127.0.0.1", port_of(base), timeout=30)
+        c.putrequest("POST", "/api/queues/big/jobs/b1/data")
+        c.putheader("X-Lanes-Dash", "1")
+        c.putheader("Content-Type", "application/json")
+        c.putheader("Content-Length", str(len(text)))
+        c.endheaders()
+        c.send(text[:-1])  # all but the last byte: the request stays open
+        conns.append(c)
+    statuses = []
+    for c in conns:
+        c.send(text[-1:])
+        r = c.getresponse()
+        body = json.loads(r.read())
+        statuses.append((r.status, body.get("error", {}).get("code")))
+        c.close()
+    check(statuses[:2] == [(200, None), (200, None)], "two large bodies held at once are stored",
+          statuses)
+    check(statuses[2] == (503, "busy"), "the third, past the bodies' bound, is 503 busy", statuses)
+    c = http.client.HTTPConnection("127.0.0.1", port_of(base), timeout=30)
+    c.request("POST", "/api/queues/big/jobs/b1/data", text,
+              {"X-Lanes-Dash": "1", "Content-Type": "application/json"})
+    r = c.getresponse()
+    r.read()
+    c.close()
+    check(r.status == 200, "once they are answered, a large body is stored again", r.status)
+
+
 def main():
     lanes("jobs", url, "add", "q", "n", "{}")
     run_.with_dash([], run_hosts)
@@ -290,6 +331,7 @@ def main():
     run_.with_dash(["--max-connections", "8"], run_full)
     run_.with_dash(["--max-connections", "16"], run_flood)
     run_.with_dash(["--max-connections", "8", "--request-timeout", "60"], run_idle_first)
+    run_.with_dash(["--max-data-size", str(40 << 20), "--request-timeout", "60"], run_bodies)
 
 
 run_.main(main)
