@@ -99,7 +99,7 @@ if(LN_FUZZ)
     # The --exec output cleaner (cli/worker_exec.c, included by fuzz_exec.c).
     if(TARGET fuzz_exec)
       foreach(f jobs_flow cli_err cli_backoff cli_num cli_opts jobs_store store_url worker_fd3
-                worker_log worker_metrics)
+                worker_log worker_metrics worker_gate)
         target_sources(fuzz_exec PRIVATE ${PROJECT_SOURCE_DIR}/cli/${f}.c)
       endforeach()
       target_link_libraries(fuzz_exec PRIVATE PkgConfig::JANSSON PkgConfig::MHD)
