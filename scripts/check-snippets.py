@@ -20,7 +20,9 @@ wrapped in a function, its function definitions (from a line at column 0
 that names a type and a function before its '(' up to the next `}` at
 column 0) stay at file scope, a line that is only `...` is dropped, and
 unused names are no error. Keep fragments rare: a reader cannot copy one.
-Documented in docs/build.md#the-documentation-snippets.
+It also checks that the README's first C example starts within its first 80
+lines and is examples/quickstart.c. Documented in
+docs/build.md#the-documentation-snippets.
 """
 import os
 import re
@@ -102,6 +104,25 @@ def wrap_fragment(text, n):
     return "".join(out)
 
 
+def check_front_page(src):
+    """The README's first C example starts within its first 80 lines and is
+    examples/quickstart.c from its first #include on (the install test builds
+    that file). Returns the number of failures."""
+    first = blocks(os.path.join(src, "README.md"))[:1]
+    if not first or first[0][0] > 80:
+        print("FAIL README.md: the first C example must start within line 80 (%s)"
+              % (first[0][0] if first else "none"))
+        return 1
+    with open(os.path.join(src, "examples", "quickstart.c"), encoding="utf-8") as f:
+        qs = f.read()
+    if first[0][2] != qs[qs.find("#include"):]:
+        print("FAIL README.md:%d: not examples/quickstart.c (from its first #include)"
+              % first[0][0])
+        return 1
+    print("ok   README.md:%d is examples/quickstart.c, within line 80" % first[0][0])
+    return 0
+
+
 def main():
     src, build, cc = sys.argv[1], sys.argv[2], sys.argv[3]
     files = [os.path.join(src, "README.md")]
@@ -151,6 +172,7 @@ def main():
                     print("FAIL %s:%d (%s)\n%s" % (rel, line, what, r.stdout + r.stderr))
                 else:
                     print("ok   %s:%d (%s)" % (rel, line, what))
+    failed += check_front_page(src)
     print("%d C snippets, %d fragments, %d failed" % (total, frags, failed))
     return 1 if failed else 0
 
