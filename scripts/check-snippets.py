@@ -16,10 +16,11 @@ One marker changes that, on the line right before the opening fence:
 A fragment shows a few statements out of a larger program. It is compiled
 (not linked) after a prelude that includes the public headers and declares
 the names such fragments use (`pool`, `jobs`, `id`, ...); its statements are
-wrapped in a function, its function definitions (from a line at column 0
-that names a type and a function before its '(' up to the next `}` at
-column 0) stay at file scope, a line that is only `...` is dropped, and
-unused names are no error. Keep fragments rare: a reader cannot copy one.
+wrapped in a function, its function definitions and declarations (from a
+line at column 0 that names a type and a function before its '(' to the
+brace that closes its body, or its ';') and its one-line `static` and
+`typedef` declarations stay at file scope, a line that is only `...` is
+dropped, and unused names are no error. Keep fragments rare: a reader cannot copy one.
 It also checks that the README's first C example starts within its first 80
 lines and is examples/quickstart.c. Documented in
 docs/build.md#the-documentation-snippets.
@@ -83,19 +84,30 @@ def wrap_fragment(text, n):
             k += 1
         stmts.clear()
 
+    depth = 0
     for line in text.splitlines(keepends=True):
         if func is not None:
             func.append(line)
-            if line.startswith("}"):
+            depth += line.count("{") - line.count("}")
+            if depth <= 0 and "{" in "".join(func):
                 out.append("".join(func))
                 func = None
         elif line.strip() == "...":
             continue
-        elif FUNC.match(line) and FUNC.match(line).group(1) not in KEYWORDS:
-            flush()
-            func = [line]
         elif line.startswith("#"):
             out.insert(1, line)
+        elif FUNC.match(line) and FUNC.match(line).group(1) not in KEYWORDS:
+            flush()
+            if line.rstrip().endswith(";"):  # a declaration
+                out.append(line)
+                continue
+            func, depth = [line], line.count("{") - line.count("}")
+            if depth <= 0 and "{" in line:  # all on one line
+                out.append(line)
+                func = None
+        elif line.startswith(("#", "static ", "typedef ")) and line.rstrip().endswith(";"):
+            flush()
+            out.append(line)  # a file-scope declaration
         else:
             stmts.append(line)
     if func is not None:
