@@ -8,8 +8,9 @@
 #                 clang's libFuzzer), start redis-server on a free
 #                 loopback port, run every test in one CTest run (the
 #                 format check and the install test included)
-#   make demo     install what is missing, build, rerun the experiments
-#                 quickly and print the figures
+#   make demo     install what is missing, build (output in
+#                 build/demo-build.log), show the pool, a job, a flow, the
+#                 dashboard and the experiments' quick figures (scripts/demo.sh)
 #   make bench    the same at full size, into results/
 #   make install  install liblanes and liblanes-jobs, the headers, lanes.pc,
 #                 lanes-jobs.pc and the `lanes` command (PREFIX=/usr/local);
@@ -52,8 +53,11 @@ test: deps
 	scripts/with-services.sh scripts/run-tests.sh --test-dir $(BUILD) -j$(JOBS) --output-on-failure
 
 demo: deps
-	$(MAKE) all
-	scripts/demo.sh $(BUILD)
+	@mkdir -p $(BUILD)
+	@echo "make demo: building into $(BUILD)/ (the build's output: $(BUILD)/demo-build.log)"
+	@$(MAKE) --no-print-directory all >$(BUILD)/demo-build.log 2>&1 || { tail -n 20 \
+	  $(BUILD)/demo-build.log; echo "make demo: the build failed: $(BUILD)/demo-build.log"; exit 1; }
+	@scripts/demo.sh $(BUILD)
 
 bench: deps
 	$(MAKE) all
