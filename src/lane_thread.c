@@ -36,6 +36,7 @@
 
 #include "pool.h"
 #include "group.h"
+#include "submit.h"
 #include "task.h"
 #include "thread_local.h"
 
@@ -43,6 +44,13 @@
 
 #define LN_BATCH 32
 #define LN_LONG_TASK_NS 20000u
+/* A waiting worker with nothing to help with sleeps this long at most
+ * before it looks for work again (forkjoin.md, "idle helpers"). */
+#define LN_HELP_NAP_NS 200000u
+
+/* The calling worker, and how many helping waits are open on its stack. */
+static _Thread_local ln__thread *tl_self;
+static _Thread_local unsigned tl_depth;
 
 /* Run a batch. Returns how many items ran; the others were canceled (by
  * ln_task_cancel earlier, or now because the lane is stopping).
@@ -54,6 +62,9 @@
  * this one. One clock read per batch of untimed tasks. */
 static unsigned run_batch(ln__thread *self, ln__lane *l, ln_queue_item *b, unsigned n,
                           uint64_t *t_last, uint64_t *elapsed_ns) {
+    /* A batch run inside a helping wait is inside the waiting task's own
+     * busy time: not counted twice. */
+    const int nested = tl_depth > 0;
     uint64_t t0 = *t_last != 0 ? *t_last : ln__now_ns(), t = t0;
     int t_fresh = 1; /* t is the end of the previous task (or t0) */
     unsigned ran = 0;
@@ -111,9 +122,10 @@ static unsigned run_batch(ln__thread *self, ln__lane *l, ln_queue_item *b, unsig
     *elapsed_ns = t - t0;
     *t_last = t;
     /* Single writer (this thread); relaxed: read only for statistics. */
-    atomic_store_explicit(&self->busy_ns,
-                          atomic_load_explicit(&self->busy_ns, memory_order_relaxed) + (t - t0),
-                          memory_order_relaxed);
+    if (!nested)
+        atomic_store_explicit(&self->busy_ns,
+                              atomic_load_explicit(&self->busy_ns, memory_order_relaxed) + (t - t0),
+                              memory_order_relaxed);
     return ran;
 }
 
@@ -128,7 +140,7 @@ static void spin(ln__lane *l, unsigned spin_us) {
     unsigned k = 0;
     /* relaxed: these only decide when to look again; taking is exact. */
     while (atomic_load_explicit(&l->hint, memory_order_relaxed) == 0 &&
-           (l->ring == NULL || !rings_peek(l)) &&
+           (l->ring == NULL || (!rings_peek(l) && !ln__lane_deques_peek(l))) &&
            !atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) {
         if ((++k & 63) == 0) {
             if (ln__now_ns() >= deadline) return;
@@ -179,6 +191,126 @@ static unsigned take(ln__lane *l, ln_queue_item *b, unsigned batch_max, unsigned
     return n;
 }
 
+/* ---- fork-join deques (deque.h, docs/internals/forkjoin.md) -------------- */
+
+/* Steal the oldest item of another worker's deque of l, trying each once
+ * from the caller's right-hand neighbour on. Passes a wake-up on when the
+ * victim has more (as take() does for the rings). 1 if one was taken. */
+static int steal(ln__thread *self, ln__lane *l, ln_queue_item *it) {
+    unsigned n = l->ndeques;
+    unsigned start = self->deque != NULL ? (unsigned)(self->deque - l->deques) + 1 : 0;
+    for (unsigned k = 0; k < n; k++) {
+        ln__deque *d = &l->deques[(start + k) % n];
+        if (d == self->deque || !ln__deque_take(d, 0, it)) continue;
+        /* relaxed: hints, as in take(). */
+        if (ln__deque_size(d) > 0 && atomic_load_explicit(&l->nidle, memory_order_relaxed) > 0)
+            ln__lane_wake_one(l);
+        return 1;
+    }
+    return 0;
+}
+
+/* One item from the deques for the worker loop: the caller's own newest
+ * (own_first), else a steal. Counts the caller in nbusy when it took. */
+static unsigned take_deques(ln__thread *self, ln__lane *l, ln_queue_item *b, int own_first) {
+    if (l->ndeques == 0) return 0;
+    int got = own_first && self->deque != NULL && ln__deque_take(self->deque, 1, b);
+    if (!got && !own_first) got = self->deque != NULL && ln__deque_take(self->deque, 1, b);
+    if (!got && !own_first) got = steal(self, l, b);
+    /* relaxed: a statistic and a hint, as in take(). */
+    if (got) atomic_fetch_add_explicit(&l->nbusy, 1, memory_order_relaxed);
+    return (unsigned)got;
+}
+
+int ln__lane_push_local(ln_pool *pool, int lane, ln_fn fn, void *arg, void *owner) {
+    ln__thread *self = tl_self;
+    if (self == NULL || self->deque == NULL || self->lane != &pool->lanes[lane]) return 0;
+    ln__lane *l = self->lane;
+    /* relaxed: as the rings' submitters; destroy purges the deques again
+     * after every worker is joined (ln_pool_destroy). */
+    if (atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) return 0;
+    ln_queue_item it = {fn, arg, owner, ln__enq_stamp(pool, l)};
+    if (ln__deque_push(self->deque, &it) != 0) return 0; /* no memory: the rings */
+    ln__lane_after_lockfree_push(l);
+    return 1;
+}
+
+/* ---- helping waits (forkjoin.md) ------------------------------------------ */
+
+/* One queued item of the caller's lane for a helping wait: below the depth
+ * bound its own newest, the rings', the locked queue's, a steal; past it
+ * only an item whose owner word is own, from any deque of the lane. */
+static int help_take(ln__thread *self, ln__lane *l, void *own, ln_queue_item *it) {
+    if (tl_depth < LN_HELP_DEPTH) {
+        if (self->deque != NULL && ln__deque_take(self->deque, 1, it)) return 1;
+        if (l->ring != NULL && (ln__spmc_pop(l->owned, it, 1) || ln__mpmc_pop(l->ring, it, 1)))
+            return 1;
+        /* relaxed: a hint; take_locked is exact. */
+        if ((l->ring == NULL || atomic_load_explicit(&l->hint, memory_order_relaxed) > 0) &&
+            ln__lane_take_locked(l, it, 1) == 1) {
+            /* take_locked counted us in nbusy; the outer batch already had. */
+            atomic_fetch_sub_explicit(&l->nbusy, 1, memory_order_relaxed);
+            return 1;
+        }
+        return l->ndeques > 0 && steal(self, l, it);
+    }
+    if (own == NULL || l->ndeques == 0) return 0;
+    unsigned n = l->ndeques;
+    unsigned start = self->deque != NULL ? (unsigned)(self->deque - l->deques) : 0;
+    for (unsigned k = 0; k < n; k++)
+        if (ln__deque_take_owned(&l->deques[(start + k) % n], own, it)) return 1;
+    return 0;
+}
+
+/* Spin up to spin_us for work to show in the lane, or the wait to end
+ * (checked every 64 pauses: it may take a lock). No lanes lock held. */
+static void help_spin(ln__lane *l, const ln__waiter *w, unsigned spin_us) {
+    uint64_t deadline = ln__now_ns() + (uint64_t)spin_us * 1000u;
+    for (unsigned k = 1;; k++) {
+        /* relaxed: hints, as in spin(). */
+        if (atomic_load_explicit(&l->hint, memory_order_relaxed) > 0) return;
+        if (l->ring != NULL && (rings_peek(l) || ln__lane_deques_peek(l))) return;
+        if ((k & 63) == 0) {
+            if (w->done(w->ctx) || ln__now_ns() >= deadline) return;
+            sched_yield();
+        }
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+}
+
+int ln__help_wait(const ln__waiter *w, uint64_t deadline_ns) {
+    ln__thread *self = tl_self;
+    LN_ASSERT(self != NULL); /* callers checked ln__current_pool() */
+    ln__lane *l = self->lane;
+    int spun = 0;
+    for (;;) {
+        if (w->done(w->ctx)) return 0;
+        ln_queue_item it;
+        if (help_take(self, l, w->own, &it)) {
+            uint64_t t_last = 0, elapsed = 0;
+            tl_depth++;
+            unsigned ran = run_batch(self, l, &it, 1, &t_last, &elapsed);
+            tl_depth--;
+            ln__lane_account(l, 1, ran);
+            spun = 0;
+            continue;
+        }
+        uint64_t now = ln__now_ns();
+        if (deadline_ns != 0 && now >= deadline_ns) return LN_ETIMEDOUT;
+        if (!spun && l->pool->spin_us > 0 && tl_depth < LN_HELP_DEPTH) {
+            spun = 1; /* once between naps: what it saw may not be takeable */
+            help_spin(l, w, l->pool->spin_us);
+            continue;
+        }
+        spun = 0;
+        uint64_t until = now + LN_HELP_NAP_NS;
+        if (deadline_ns != 0 && until > deadline_ns) until = deadline_ns;
+        w->block(w->ctx, until);
+    }
+}
+
 /* Sample the lane's timestamps (lane.h, sample_mask) while this worker
  * runs batches of short tasks; time every task again after a long one.
  * relaxed: a hint; written only when it changes, so submitters keep the
@@ -200,13 +332,22 @@ void *ln__lane_thread_main(void *p) {
     int spun = 0;
 
     ln__set_current(pool, l->index);
+    tl_self = self;
     int leave = ln__lane_started(l, self);
     while (!leave) {
         unsigned taken = 0;
-        if (!atomic_load_explicit(&l->stop_hint, memory_order_relaxed))
-            taken = take(l, batch, batch_max, turn++);
+        if (!atomic_load_explicit(&l->stop_hint, memory_order_relaxed)) {
+            /* The own deque's newest first, except one turn in 64 that
+             * looks at the rings first, so a lane busy with fork-join
+             * still gets to other submitters' tasks; then the rings and
+             * queue; then a steal (forkjoin.md). */
+            if ((turn & 63) != 63) taken = take_deques(self, l, batch, 1);
+            if (taken == 0) taken = take(l, batch, batch_max, turn);
+            if (taken == 0) taken = take_deques(self, l, batch, 0);
+            turn++;
+        }
         if (taken > 0) {
-            /* take() counted this worker in nbusy. */
+            /* take() and take_deques() counted this worker in nbusy. */
             uint64_t elapsed = 0;
             unsigned ran = run_batch(self, l, batch, taken, &t_last, &elapsed);
             atomic_fetch_sub_explicit(&l->nbusy, 1, memory_order_relaxed);
