@@ -16,7 +16,15 @@
  * batch of long tasks would make them wait while another thread is free;
  * short tasks, the case batching is for, cost 1 lock per batch. Tasks of
  * one lane therefore must not wait for each other by means outside lanes
- * (lanes' own waits refuse that with LN_EBUSY).
+ * (lanes' own waits help instead: ln__help_wait, below).
+ *
+ * Fork-join (docs/internals/forkjoin.md): a worker of a fixed lane has a
+ * deque (deque.h) that its group submits to its own lane go to. The loop
+ * looks at its own deque (newest first) before the rings, except one turn
+ * in 64, and steals the oldest item of another worker's deque of the same
+ * lane when the rings and queue are empty. A wait inside a task runs
+ * queued items of the waiter's own lane, one at a time, until it is over
+ * (ln__help_wait).
  *
  * Timing (pool->timing == LN_TIMING_SAMPLED): a worker that runs batches
  * of 8 or more short tasks sets the lane's sample_mask, and submitters then
