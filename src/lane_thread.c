@@ -56,9 +56,9 @@
  * before it looks for work again (forkjoin.md, "idle helpers"). */
 #define LN_HELP_NAP_NS 200000u
 
-/* The calling worker, and how many helping waits are open on its stack. */
-static _Thread_local ln__thread *tl_self;
-static _Thread_local unsigned tl_depth;
+/* How many helping waits are open on the calling worker's stack. The
+ * worker itself is ln__tl_worker (thread_local.h). */
+static _Thread_local unsigned tl_depth LN_TLS_FAST;
 
 /* Run a batch. Returns how many items ran; the others were canceled (by
  * ln_task_cancel earlier, or now because the lane is stopping).
@@ -231,7 +231,7 @@ static unsigned take_deques(ln__thread *self, ln__lane *l, ln_queue_item *b, int
 }
 
 int ln__lane_push_local(ln_pool *pool, int lane, ln_fn fn, void *arg, void *owner) {
-    ln__thread *self = tl_self;
+    ln__thread *self = ln__tl_worker;
     if (self == NULL || self->deque == NULL || self->lane != &pool->lanes[lane]) return 0;
     ln__lane *l = self->lane;
     /* relaxed: as the rings' submitters; destroy purges the deques again
@@ -289,7 +289,7 @@ static void help_spin(ln__lane *l, const ln__waiter *w, unsigned spin_us) {
 }
 
 int ln__help_wait(const ln__waiter *w, uint64_t deadline_ns) {
-    ln__thread *self = tl_self;
+    ln__thread *self = ln__tl_worker;
     LN_ASSERT(self != NULL); /* callers checked ln__current_pool() */
     ln__lane *l = self->lane;
     int spun = 0;
@@ -340,7 +340,7 @@ void *ln__lane_thread_main(void *p) {
     int spun = 0;
 
     ln__set_current(pool, l->index);
-    tl_self = self;
+    ln__tl_worker = self;
     int leave = ln__lane_started(l, self);
     while (!leave) {
         unsigned taken = 0;
