@@ -190,7 +190,9 @@ enum { LN_FULL_FAIL = 0, LN_FULL_BLOCK = 1 };
  * run batches of short tasks (under 20 us each on average) or its locked
  * queue holds 64 tasks or more: then one task in 16 per submitting thread
  * is timed, so a stream of tiny tasks does not
- * pay two clock reads each. The histograms are then a sample (their count
+ * pay two clock reads each; tasks a worker forks into its own deque
+ * (ln_group_submit from a task, to its own fixed lane) are always timed
+ * one in 16. The histograms are then a sample (their count
  * is the number of tasks timed; their max is the largest sampled). ALL
  * times every task; OFF keeps the counters only. Busy time (utilization)
  * is measured per batch (two clock reads) in every mode. */
