@@ -89,6 +89,84 @@ TEST(fib_split_4_threads) {
     fib_case(4, 22, 10);
 }
 
+/* ---- forks reach idle workers ------------------------------------------------ */
+
+static ln_pool *meet_pool;
+static atomic_int meet_arrived;
+
+/* Returns once both children run at the same time (bounded: 0 if not). */
+static void *meet_child(void *arg) {
+    (void)arg;
+    atomic_fetch_add(&meet_arrived, 1);
+    uint64_t end = ln_now_ns() + 10000000000ull;
+    while (atomic_load(&meet_arrived) < 2)
+        if (ln_now_ns() > end) return (void *)0;
+    return (void *)1;
+}
+
+static atomic_int meet_ok;
+static void *meet_parent(void *arg) {
+    (void)arg;
+    ln_task *t = NULL;
+    ln_group *g = NULL;
+    CHECK_EQ(ln_group_create(&g, meet_pool), 0);
+    /* The first through the group (the worker's deque), the second as a
+     * plain task: the waiting parent runs the deque's newest itself, so
+     * the other sleeping worker must be woken to steal or take the other. */
+    CHECK_EQ(ln_group_submit(g, LN_LANE_CPU, meet_child, NULL), 0);
+    CHECK_EQ(ln_submit(meet_pool, LN_LANE_CPU, meet_child, NULL, &t), 0);
+    CHECK_EQ(ln_group_wait(g), 0);
+    ln_group_destroy(g);
+    void *r = NULL;
+    CHECK_EQ(ln_task_wait(t, &r), 0);
+    ln_task_release(t);
+    if (r == (void *)1) atomic_fetch_add(&meet_ok, 1);
+    return NULL;
+}
+
+static atomic_int pair_arrived;
+static void *pair_child(void *arg) {
+    (void)arg;
+    atomic_fetch_add(&pair_arrived, 1);
+    uint64_t end = ln_now_ns() + 10000000000ull;
+    while (atomic_load(&pair_arrived) % 2 != 0)
+        if (ln_now_ns() > end) return NULL;
+    return NULL;
+}
+
+static atomic_int pair_rounds_ok;
+/* Both children through the group: one runs on the parent's worker, the
+ * other must be stolen by the sleeping second worker (the deque's wake-up:
+ * a lost one leaves the first child spinning until its bound). */
+static void *pair_parent(void *arg) {
+    (void)arg;
+    for (int round = 0; round < 50; round++) {
+        atomic_store(&pair_arrived, 0);
+        ln_test_sleep_ms(1); /* let the other worker go to sleep */
+        ln_group *g = NULL;
+        CHECK_EQ(ln_group_create(&g, meet_pool), 0);
+        uint64_t t0 = ln_now_ns();
+        CHECK_EQ(ln_group_submit(g, LN_LANE_CPU, pair_child, NULL), 0);
+        CHECK_EQ(ln_group_submit(g, LN_LANE_CPU, pair_child, NULL), 0);
+        CHECK_EQ(ln_group_wait(g), 0);
+        ln_group_destroy(g);
+        if (ln_now_ns() - t0 < 5000000000ull) atomic_fetch_add(&pair_rounds_ok, 1);
+    }
+    return NULL;
+}
+
+TEST(forks_are_stolen_by_a_sleeping_worker) {
+    meet_pool = pool_threads(2);
+    atomic_store(&pair_rounds_ok, 0);
+    run_root(meet_pool, pair_parent, NULL);
+    CHECK_EQ(atomic_load(&pair_rounds_ok), 50);
+    atomic_store(&meet_arrived, 0);
+    atomic_store(&meet_ok, 0);
+    run_root(meet_pool, meet_parent, NULL);
+    CHECK_EQ(atomic_load(&meet_ok), 1);
+    ln_pool_destroy(meet_pool);
+}
+
 /* ---- a chain deeper than the helping depth bound --------------------------- */
 
 static ln_pool *chain_pool;
@@ -273,6 +351,7 @@ int main(int argc, char **argv) {
                        (ln_test_case[]){TESTCASE(fib_split_2_threads),
                                         TESTCASE(fib_split_1_thread),
                                         TESTCASE(fib_split_4_threads),
+                                        TESTCASE(forks_are_stolen_by_a_sleeping_worker),
                                         TESTCASE(chain_past_depth_bound_1_thread),
                                         TESTCASE(chain_past_depth_bound_2_threads),
                                         TESTCASE(group_destroy_inside_task_1_thread),
