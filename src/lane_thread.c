@@ -60,6 +60,17 @@
  * worker itself is ln__tl_worker (thread_local.h). */
 static _Thread_local unsigned tl_depth LN_TLS_FAST;
 
+/* The rest of the worker loop's current batch: items taken but not yet
+ * started. A helping wait runs them first (they are invisible to every
+ * other worker, and a task may be waiting for one of them); run_batch
+ * then skips them and counts them as run by their helpers. */
+typedef struct batch_rest {
+    ln_queue_item *b;
+    unsigned next, n; /* b[next..n) not started */
+    unsigned helped;  /* of b, run by helping waits */
+} batch_rest;
+static _Thread_local batch_rest *tl_rest LN_TLS_FAST;
+
 /* Run a batch. Returns how many items ran; the others were canceled (by
  * ln_task_cancel earlier, or now because the lane is stopping).
  * Timing: an item with a timestamp (enq_ns != 0, see ln__enq_stamp) gets
@@ -73,14 +84,18 @@ static unsigned run_batch(ln__thread *self, ln__lane *l, ln_queue_item *b, unsig
     /* A batch run inside a helping wait is inside the waiting task's own
      * busy time: not counted twice. */
     const int nested = tl_depth > 0;
+    /* Only the loop's own batch is left for helpers; a nested run is one
+     * item already taken. */
+    batch_rest rest = {b, 0, n, 0};
+    if (!nested) tl_rest = &rest;
     uint64_t t0 = *t_last != 0 ? *t_last : ln__now_ns(), t = t0;
     int t_fresh = 1; /* t is the end of the previous task (or t0) */
     unsigned ran = 0;
     ln_group *g = NULL; /* consecutive items of one group are reported once */
     uint64_t g_done = 0, g_canceled = 0;
 
-    for (unsigned i = 0; i < n; i++) {
-        ln_queue_item *it = &b[i];
+    while (rest.next < rest.n) {
+        ln_queue_item *it = &b[rest.next++];
         ln_group *ig = ln__as_group(it->owner);
         ln_task *task = ln__as_task(it->owner);
         if (ig != g) {
@@ -134,7 +149,9 @@ static unsigned run_batch(ln__thread *self, ln__lane *l, ln_queue_item *b, unsig
         atomic_store_explicit(&self->busy_ns,
                               atomic_load_explicit(&self->busy_ns, memory_order_relaxed) + (t - t0),
                               memory_order_relaxed);
-    return ran;
+    if (nested) return ran;
+    tl_rest = NULL;
+    return ran + rest.helped;
 }
 
 /* 1 if either ring of a fixed lane has an item ready (relaxed peeks). */
@@ -252,10 +269,17 @@ int ln__lane_push_local(ln_pool *pool, int lane, ln_fn fn, void *arg, void *owne
 
 /* ---- helping waits (forkjoin.md) ------------------------------------------ */
 
-/* One queued item of the caller's lane for a helping wait: below the depth
- * bound its own newest, the rings', the locked queue's, a steal; past it
- * only an item whose owner word is own, from any deque of the lane. */
+/* One queued item of the caller's lane for a helping wait: first the rest
+ * of the worker loop's batch (2: at any depth, as it is at most LN_BATCH
+ * items and each is taken once); then, below the depth bound, its own
+ * deque's newest, the rings', the locked queue's, a steal; past it only an
+ * item whose owner word is own, from any deque of the lane. */
 static int help_take(ln__thread *self, ln__lane *l, void *own, ln_queue_item *it) {
+    batch_rest *r = tl_rest;
+    if (r != NULL && r->next < r->n) {
+        *it = r->b[r->next++];
+        return 2;
+    }
     if (tl_depth < LN_HELP_DEPTH) {
         if (self->deque != NULL && ln__deque_take(self->deque, 1, it)) return 1;
         if (l->ring != NULL && (ln__spmc_pop(l->owned, it, 1) || ln__mpmc_pop(l->ring, it, 1)))
@@ -303,12 +327,16 @@ int ln__help_wait(const ln__waiter *w, uint64_t deadline_ns) {
     for (;;) {
         if (w->done(w->ctx)) return 0;
         ln_queue_item it;
-        if (help_take(self, l, w->own, &it)) {
+        int from = help_take(self, l, w->own, &it);
+        if (from != 0) {
             uint64_t t_last = 0, elapsed = 0;
             tl_depth++;
             unsigned ran = run_batch(self, l, &it, 1, &t_last, &elapsed);
             tl_depth--;
-            ln__lane_account(l, 1, ran);
+            if (from == 2)
+                tl_rest->helped += ran; /* the loop accounts for its batch */
+            else
+                ln__lane_account(l, 1, ran);
             spun = 0;
             continue;
         }

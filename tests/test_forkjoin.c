@@ -17,6 +17,9 @@
 
 #define LN_FJ_BOUND_MS 30000u
 
+static atomic_int leaf_ran;
+static void *leaf(void *arg);
+
 static ln_pool *pool_threads(unsigned cpu_threads) {
     ln_pool_opts o;
     ln_pool_opts_init(&o);
@@ -167,6 +170,48 @@ TEST(forks_are_stolen_by_a_sleeping_worker) {
     ln_pool_destroy(meet_pool);
 }
 
+/* ---- waiting for a task taken in the same batch ------------------------------ */
+
+#define PAIRS 200
+static ln_group *pair_groups[PAIRS];
+static atomic_int waiters_done;
+
+static void *wait_pair(void *arg) {
+    CHECK_EQ(ln_group_wait(arg), 0);
+    atomic_fetch_add(&waiters_done, 1);
+    return NULL;
+}
+
+/* A worker takes short tasks in batches: a waiting task and the task it
+ * waits for, queued after it, often land in the same batch, where no other
+ * worker can see the second. The wait must run it (the rest of the batch)
+ * rather than wait forever. */
+TEST(wait_for_a_task_in_the_same_batch) {
+    ln_pool *p = pool_threads(1);
+    gate g = GATE_INIT;
+    atomic_store(&waiters_done, 0);
+    atomic_store(&leaf_ran, 0);
+    CHECK_EQ(ln_submit(p, LN_LANE_CPU, gate_task, &g, NULL), 0);
+    gate_wait_entered(&g, 1);
+    for (int i = 0; i < PAIRS; i++) {
+        CHECK_EQ(ln_group_create(&pair_groups[i], p), 0);
+        CHECK_EQ(ln_submit(p, LN_LANE_CPU, wait_pair, pair_groups[i], NULL), 0);
+        CHECK_EQ(ln_group_submit(pair_groups[i], LN_LANE_CPU, leaf, NULL), 0);
+    }
+    gate_open(&g);
+    uint64_t end = ln_now_ns() + (uint64_t)LN_FJ_BOUND_MS * 1000000u;
+    while (atomic_load(&waiters_done) < PAIRS && ln_now_ns() < end) ln_test_sleep_ms(1);
+    CHECK_EQ(atomic_load(&waiters_done), PAIRS); /* not deadlocked */
+    CHECK_EQ(ln_pool_drain(p), 0);
+    ln_lane_stats st;
+    CHECK_EQ(ln_pool_stats(p, LN_LANE_CPU, &st), 0);
+    CHECK_EQ(st.completed, 2 * PAIRS + 1); /* counted once each */
+    CHECK_EQ(st.canceled, 0);
+    CHECK_EQ(atomic_load(&leaf_ran), PAIRS);
+    ln_pool_destroy(p);
+    for (int i = 0; i < PAIRS; i++) ln_group_destroy(pair_groups[i]);
+}
+
 /* ---- a chain deeper than the helping depth bound --------------------------- */
 
 static ln_pool *chain_pool;
@@ -205,7 +250,6 @@ TEST(chain_past_depth_bound_2_threads) {
 /* ---- destroy without a wait, and task waits, inside a task ------------------ */
 
 static ln_pool *nest_pool;
-static atomic_int leaf_ran;
 
 static void *leaf(void *arg) {
     atomic_fetch_add(&leaf_ran, 1);
@@ -352,6 +396,7 @@ int main(int argc, char **argv) {
                                         TESTCASE(fib_split_1_thread),
                                         TESTCASE(fib_split_4_threads),
                                         TESTCASE(forks_are_stolen_by_a_sleeping_worker),
+                                        TESTCASE(wait_for_a_task_in_the_same_batch),
                                         TESTCASE(chain_past_depth_bound_1_thread),
                                         TESTCASE(chain_past_depth_bound_2_threads),
                                         TESTCASE(group_destroy_inside_task_1_thread),
