@@ -118,7 +118,7 @@ static void group_block(void *ctx, uint64_t until_ns) {
 }
 
 static int wait_for(ln_group *g) {
-    if (ln__current_pool() == g->pool) {
+    if (ln__current_pool() == g->pool && !group_done(g)) {
         /* A worker of the pool helps its lane; past the depth bound it
          * runs only this group's tasks (forkjoin.md). */
         ln__waiter w = {group_done, group_block, g, ln__owner_group(g)};

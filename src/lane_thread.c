@@ -88,8 +88,10 @@ static unsigned run_batch(ln__thread *self, ln__lane *l, ln_queue_item *b, unsig
      * item already taken. */
     batch_rest rest = {b, 0, n, 0};
     if (!nested) tl_rest = &rest;
-    uint64_t t0 = *t_last != 0 ? *t_last : ln__now_ns(), t = t0;
-    int t_fresh = 1; /* t is the end of the previous task (or t0) */
+    /* A nested run reads the clock only for a timed item: its busy time and
+     * elapsed are not used (ln__help_wait). */
+    uint64_t t0 = nested ? 0 : *t_last != 0 ? *t_last : ln__now_ns(), t = t0;
+    int t_fresh = !nested; /* t is the end of the previous task (or t0) */
     unsigned ran = 0;
     ln_group *g = NULL; /* consecutive items of one group are reported once */
     uint64_t g_done = 0, g_canceled = 0;
@@ -141,7 +143,7 @@ static unsigned run_batch(ln__thread *self, ln__lane *l, ln_queue_item *b, unsig
         }
     }
     if (g != NULL) ln__group_finished(g, g_done, g_canceled);
-    if (!t_fresh) t = ln__now_ns();
+    if (!t_fresh && !nested) t = ln__now_ns();
     *elapsed_ns = t - t0;
     *t_last = t;
     /* Single writer (this thread); relaxed: read only for statistics. */
@@ -324,8 +326,16 @@ int ln__help_wait(const ln__waiter *w, uint64_t deadline_ns) {
     LN_ASSERT(self != NULL); /* callers checked ln__current_pool() */
     ln__lane *l = self->lane;
     int spun = 0;
+    /* Items run here and not yet accounted: one ln__lane_account (a
+     * contended seq_cst add) per stretch of helping rather than per item;
+     * flushed before every spin, nap and return, so a drain never waits
+     * on a helper that is not running tasks. */
+    uint64_t acc_taken = 0, acc_ran = 0;
     for (;;) {
-        if (w->done(w->ctx)) return 0;
+        if (w->done(w->ctx)) {
+            ln__lane_account(l, acc_taken, acc_ran);
+            return 0;
+        }
         ln_queue_item it;
         int from = help_take(self, l, w->own, &it);
         if (from != 0) {
@@ -333,13 +343,17 @@ int ln__help_wait(const ln__waiter *w, uint64_t deadline_ns) {
             tl_depth++;
             unsigned ran = run_batch(self, l, &it, 1, &t_last, &elapsed);
             tl_depth--;
-            if (from == 2)
+            if (from == 2) {
                 tl_rest->helped += ran; /* the loop accounts for its batch */
-            else
-                ln__lane_account(l, 1, ran);
+            } else {
+                acc_taken++;
+                acc_ran += ran;
+            }
             spun = 0;
             continue;
         }
+        ln__lane_account(l, acc_taken, acc_ran);
+        acc_taken = acc_ran = 0;
         uint64_t now = ln__now_ns();
         if (deadline_ns != 0 && now >= deadline_ns) return LN_ETIMEDOUT;
         if (!spun && l->pool->spin_us > 0 && tl_depth < LN_HELP_DEPTH) {
