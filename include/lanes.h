@@ -335,7 +335,7 @@ LN_EXTERN int ln_group_submit_batch(ln_group *group, int lane, ln_fn fn, void *c
  * count: until the group is done, the worker runs queued tasks of its own
  * lane -- its own deque's newest (its children), the lane's shared queue,
  * then the oldest of another worker's deque of the same lane; never a task
- * of another lane -- and naps up to 0.2 ms at a time when there is none.
+ * of another lane -- and naps (20 us, doubling up to 0.5 ms) when there is none.
  * Helping waits nest at most 64 deep on one worker; past that a wait runs
  * only this group's own queued tasks (so recursion goes as deep as the
  * program's fork tree, no deeper) and otherwise naps. Latency: a helping

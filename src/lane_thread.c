@@ -52,9 +52,12 @@
 
 #define LN_BATCH 32
 #define LN_LONG_TASK_NS 20000u
-/* A waiting worker with nothing to help with sleeps this long at most
- * before it looks for work again (forkjoin.md, "idle helpers"). */
-#define LN_HELP_NAP_NS 200000u
+/* A waiting worker with nothing to help with naps before it looks for work
+ * again: first LN_HELP_NAP_MIN_NS, doubling after each nap without work up
+ * to LN_HELP_NAP_MAX_NS (forkjoin.md). The end of the wait wakes it at once;
+ * new work waits for the nap's end, so the first naps are short. */
+#define LN_HELP_NAP_MIN_NS 20000u
+#define LN_HELP_NAP_MAX_NS 500000u
 
 /* How many helping waits are open on the calling worker's stack. The
  * worker itself is ln__tl_worker (thread_local.h). */
@@ -326,6 +329,7 @@ int ln__help_wait(const ln__waiter *w, uint64_t deadline_ns) {
     LN_ASSERT(self != NULL); /* callers checked ln__current_pool() */
     ln__lane *l = self->lane;
     int spun = 0;
+    uint64_t nap = LN_HELP_NAP_MIN_NS;
     /* Items run here and not yet accounted: one ln__lane_account (a
      * contended seq_cst add) per stretch of helping rather than per item;
      * flushed before every spin, nap and return, so a drain never waits
@@ -350,6 +354,7 @@ int ln__help_wait(const ln__waiter *w, uint64_t deadline_ns) {
                 acc_ran += ran;
             }
             spun = 0;
+            nap = LN_HELP_NAP_MIN_NS;
             continue;
         }
         ln__lane_account(l, acc_taken, acc_ran);
@@ -362,9 +367,10 @@ int ln__help_wait(const ln__waiter *w, uint64_t deadline_ns) {
             continue;
         }
         spun = 0;
-        uint64_t until = now + LN_HELP_NAP_NS;
+        uint64_t until = now + nap;
         if (deadline_ns != 0 && until > deadline_ns) until = deadline_ns;
         w->block(w->ctx, until);
+        if (nap < LN_HELP_NAP_MAX_NS) nap *= 2;
     }
 }
 
