@@ -289,8 +289,9 @@ static int help_take(ln__thread *self, ln__lane *l, void *own, ln_queue_item *it
         if (self->deque != NULL && ln__deque_take(self->deque, 1, it)) return 1;
         if (l->ring != NULL && (ln__spmc_pop(l->owned, it, 1) || ln__mpmc_pop(l->ring, it, 1)))
             return 1;
-        /* relaxed: a hint; take_locked is exact. */
-        if ((l->ring == NULL || atomic_load_explicit(&l->hint, memory_order_relaxed) > 0) &&
+        /* relaxed: a hint (kept for every lane, lane.h); take_locked is
+         * exact, and a stale 0 only delays the look by a nap. */
+        if (atomic_load_explicit(&l->hint, memory_order_relaxed) > 0 &&
             ln__lane_take_locked(l, it, 1) == 1) {
             /* take_locked counted us in nbusy; the outer batch already had. */
             atomic_fetch_sub_explicit(&l->nbusy, 1, memory_order_relaxed);
