@@ -338,7 +338,12 @@ LN_EXTERN int ln_group_submit_batch(ln_group *group, int lane, ln_fn fn, void *c
  * of another lane -- and naps (20 us, doubling up to 0.5 ms) when there is none.
  * Helping waits nest at most 64 deep on one worker; past that a wait runs
  * only this group's own queued tasks (so recursion goes as deep as the
- * program's fork tree, no deeper) and otherwise naps. Latency: a helping
+ * program's fork tree, no deeper) and otherwise naps. That guarantee is
+ * for fixed lanes (min == max threads, unbounded, a built-in queue: the
+ * CPU lane), which have the deques; on other lanes forks go to the lane's
+ * queue, helping takes the oldest first, and a fork tree wide and deep
+ * enough to put every thread of the lane past 64 nested waits can still
+ * deadlock (a growing lane first grows to max_threads). Latency: a helping
  * wait returns only when the task it is running returns, so a task that
  * waits may end later than its group by the length of an unrelated task
  * of its lane, and a lane's queued tasks may run on a worker whose task is
