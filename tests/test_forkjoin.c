@@ -212,6 +212,46 @@ TEST(wait_for_a_task_in_the_same_batch) {
     for (int i = 0; i < PAIRS; i++) ln_group_destroy(pair_groups[i]);
 }
 
+/* ---- a lane never runs another lane's tasks -------------------------------- */
+
+static ln_pool *lanes_pool;
+static pthread_t io_waiter;
+static atomic_int cpu_on_io_thread, cpu_ran;
+
+static void *cpu_child(void *arg) {
+    (void)arg;
+    if (pthread_equal(pthread_self(), io_waiter)) atomic_fetch_add(&cpu_on_io_thread, 1);
+    atomic_fetch_add(&cpu_ran, 1);
+    ln_test_sleep_ms(1);
+    return NULL;
+}
+
+/* An I/O-lane task waits for a group of CPU-lane tasks: it helps only its
+ * own (I/O) lane, so none of the CPU tasks may run on its thread. */
+static void *io_waits_for_cpu(void *arg) {
+    (void)arg;
+    io_waiter = pthread_self();
+    ln_group *g = NULL;
+    CHECK_EQ(ln_group_create(&g, lanes_pool), 0);
+    for (int i = 0; i < 50; i++) CHECK_EQ(ln_group_submit(g, LN_LANE_CPU, cpu_child, NULL), 0);
+    CHECK_EQ(ln_group_wait(g), 0);
+    ln_group_destroy(g);
+    return NULL;
+}
+
+TEST(helping_stays_on_its_lane) {
+    lanes_pool = pool_threads(1);
+    atomic_store(&cpu_on_io_thread, 0);
+    atomic_store(&cpu_ran, 0);
+    ln_task *t = NULL;
+    CHECK_EQ(ln_submit(lanes_pool, LN_LANE_IO, io_waits_for_cpu, NULL, &t), 0);
+    CHECK_EQ(ln_task_wait_for(t, LN_FJ_BOUND_MS, NULL), 0);
+    ln_task_release(t);
+    CHECK_EQ(atomic_load(&cpu_ran), 50);
+    CHECK_EQ(atomic_load(&cpu_on_io_thread), 0);
+    ln_pool_destroy(lanes_pool);
+}
+
 /* ---- a chain deeper than the helping depth bound --------------------------- */
 
 static ln_pool *chain_pool;
@@ -397,6 +437,7 @@ int main(int argc, char **argv) {
                                         TESTCASE(fib_split_4_threads),
                                         TESTCASE(forks_are_stolen_by_a_sleeping_worker),
                                         TESTCASE(wait_for_a_task_in_the_same_batch),
+                                        TESTCASE(helping_stays_on_its_lane),
                                         TESTCASE(chain_past_depth_bound_1_thread),
                                         TESTCASE(chain_past_depth_bound_2_threads),
                                         TESTCASE(group_destroy_inside_task_1_thread),
