@@ -252,6 +252,27 @@ TEST(helping_stays_on_its_lane) {
     ln_pool_destroy(lanes_pool);
 }
 
+/* ---- drain while fork-join runs ---------------------------------------------- */
+
+/* The root is fire-and-forget: ln_pool_drain alone says when the whole tree
+ * is done, so the lane's accounting of forks (deques, helped items, the
+ * rest of a batch) must reach submitted == finished exactly, no sooner
+ * (the sum would be wrong) and no later (drain would hang). */
+TEST(drain_covers_fork_join) {
+    for (int round = 0; round < 5; round++) {
+        fib_pool = pool_threads(2);
+        fib_job root = {22, 10, -1};
+        CHECK_EQ(ln_submit(fib_pool, LN_LANE_CPU, fib_task, &root, NULL), 0);
+        CHECK_EQ(ln_pool_drain(fib_pool), 0);
+        CHECK_EQ(root.result, fib_seq(22));
+        ln_lane_stats st;
+        CHECK_EQ(ln_pool_stats(fib_pool, LN_LANE_CPU, &st), 0);
+        CHECK_EQ(st.submitted, st.completed);
+        CHECK_EQ(st.submitted, 2047); /* 2^11 - 1 tasks, the root among them */
+        ln_pool_destroy(fib_pool);
+    }
+}
+
 /* ---- a chain deeper than the helping depth bound --------------------------- */
 
 static ln_pool *chain_pool;
@@ -438,6 +459,7 @@ int main(int argc, char **argv) {
                                         TESTCASE(forks_are_stolen_by_a_sleeping_worker),
                                         TESTCASE(wait_for_a_task_in_the_same_batch),
                                         TESTCASE(helping_stays_on_its_lane),
+                                        TESTCASE(drain_covers_fork_join),
                                         TESTCASE(chain_past_depth_bound_1_thread),
                                         TESTCASE(chain_past_depth_bound_2_threads),
                                         TESTCASE(group_destroy_inside_task_1_thread),
