@@ -14,6 +14,11 @@
  * a worker answers) and where the queue structure matters; and "batch": the
  * same tasks through one ln_group_submit_batch call.
  *
+ * Fork-join (issue 32, docs/internals/forkjoin.md): fib(32) split to depth
+ * 14 (each task above the leaves creates a group, submits its two children
+ * and waits for them: 32,767 tasks), 2 CPU threads, against fib(32)
+ * computed by plain recursion on the calling thread (the speedup).
+ *
  * Baseline: a minimal single-producer single-consumer ring (power-of-two
  * slots, acquire/release indices) carrying the same 100,000 indices to one
  * consumer thread that computes the same results. It does no allocation,
@@ -192,6 +197,70 @@ static double run_pool(const variant *v) {
     return ms;
 }
 
+/* ---- fork-join: fib split with a group per task ----------------------------- */
+
+#define FJ_N 32
+#define FJ_SPLIT 14
+
+typedef struct fj_job {
+    ln_pool *pool;
+    int n, split;
+    long result;
+} fj_job;
+
+static long fib_seq(int n) {
+    return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2);
+}
+
+static void *fj_task(void *arg) {
+    fj_job *j = arg;
+    if (j->split == 0 || j->n < 2) {
+        j->result = fib_seq(j->n);
+        return NULL;
+    }
+    fj_job a = {j->pool, j->n - 1, j->split - 1, 0}, b = {j->pool, j->n - 2, j->split - 1, 0};
+    ln_group *g;
+    if (ln_group_create(&g, j->pool) != 0 || ln_group_submit(g, LN_LANE_CPU, fj_task, &a) != 0 ||
+        ln_group_submit(g, LN_LANE_CPU, fj_task, &b) != 0 || ln_group_wait(g) != 0) {
+        fprintf(stderr, "fork-join: a fork or join failed\n");
+        exit(1);
+    }
+    ln_group_destroy(g);
+    j->result = a.result + b.result;
+    return NULL;
+}
+
+static double run_forkjoin(unsigned threads) {
+    ln_pool_opts o;
+    ln_pool_opts_init(&o);
+    o.lanes[LN_LANE_CPU].min_threads = o.lanes[LN_LANE_CPU].max_threads = threads;
+    ln_pool *pool;
+    if (ln_pool_create(&pool, &o) != 0) exit(1);
+    fj_job warm = {pool, 10, 3, 0}, root = {pool, FJ_N, FJ_SPLIT, 0};
+    ln_task *t;
+    if (ln_submit(pool, LN_LANE_CPU, fj_task, &warm, &t) != 0) exit(1);
+    ln_task_wait(t, NULL);
+    ln_task_release(t);
+    uint64_t t0 = ln_now_ns();
+    if (ln_submit(pool, LN_LANE_CPU, fj_task, &root, &t) != 0) exit(1);
+    ln_task_wait(t, NULL);
+    double ms = (double)(ln_now_ns() - t0) / 1e6;
+    ln_task_release(t);
+    ln_pool_destroy(pool);
+    if (root.result != 2178309) { /* fib(32) */
+        fprintf(stderr, "fork-join: wrong sum %ld\n", root.result);
+        exit(1);
+    }
+    return ms;
+}
+
+static double run_fib_seq(void) {
+    uint64_t t0 = ln_now_ns();
+    volatile long r = fib_seq(FJ_N);
+    (void)r;
+    return (double)(ln_now_ns() - t0) / 1e6;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -250,6 +319,9 @@ int main(int argc, char **argv) {
     };
     enum { NV = sizeof variants / sizeof variants[0] };
     double *raw = calloc((size_t)repeats, sizeof *raw);
+    double *fj = calloc((size_t)repeats, sizeof *fj), *seq = calloc((size_t)repeats, sizeof *seq);
+    const char *fj_name = "fork-join, fib(32)/14, 2 threads";
+    const int do_fj = only == NULL || strstr(fj_name, only) != NULL;
     double *ms[NV];
     for (int v = 0; v < NV; v++) ms[v] = calloc((size_t)repeats, sizeof(double));
 
@@ -260,6 +332,10 @@ int main(int argc, char **argv) {
         for (int v = 0; v < NV; v++)
             if (only == NULL || strstr(variants[v].name, only) != NULL)
                 ms[v][r] = run_pool(&variants[v]);
+        if (do_fj) {
+            seq[r] = run_fib_seq();
+            fj[r] = run_forkjoin(2);
+        }
     }
 
     summary base = summarize(raw, repeats);
@@ -272,6 +348,13 @@ int main(int argc, char **argv) {
         summary s = summarize(ms[v], repeats);
         printf("%-36s %10.3f %6.3f-%-7.3f %10.1f %11.2fx\n", variants[v].name, s.median, s.min,
                s.max, s.median * 1e6 / (double)ntasks, s.median / base.median);
+    }
+    if (do_fj) {
+        summary q = summarize(seq, repeats), f = summarize(fj, repeats);
+        printf("%-36s %10.3f %6.3f-%-7.3f\n", "fib(32) recursive, calling thread", q.median, q.min,
+               q.max);
+        printf("%-36s %10.3f %6.3f-%-7.3f %10s %10.2fx speedup\n", fj_name, f.median, f.min, f.max,
+               "", q.median / f.median);
     }
     if (only == NULL) {
         double group = summarize(ms[0], repeats).median;

@@ -166,7 +166,10 @@ enum { LN_LANE_CPU = 0, LN_LANE_IO = 1 };
 /* A lane whose thread count is fixed (min == max), unbounded, and using a
  * built-in queue takes submissions through a lock-free ring of 1024 slots
  * in front of its queue; the queue then holds only the overflow, in the
- * same FIFO order. Other lanes use their queue under the lane's lock. */
+ * same FIFO order. Other lanes use their queue under the lane's lock.
+ * Such a lane also gives each worker a deque for the group tasks it forks
+ * on that lane (ln_group_submit), run newest first by that worker and
+ * stolen oldest first by the lane's other workers. */
 typedef struct ln_lane_opts {
     const char *name;          /* copied; NULL = "lane<N>" */
     unsigned min_threads;      /* started at create, never retired */
@@ -187,7 +190,9 @@ enum { LN_FULL_FAIL = 0, LN_FULL_BLOCK = 1 };
  * run batches of short tasks (under 20 us each on average) or its locked
  * queue holds 64 tasks or more: then one task in 16 per submitting thread
  * is timed, so a stream of tiny tasks does not
- * pay two clock reads each. The histograms are then a sample (their count
+ * pay two clock reads each; tasks a worker forks into its own deque
+ * (ln_group_submit from a task, to its own fixed lane) are always timed
+ * one in 16. The histograms are then a sample (their count
  * is the number of tasks timed; their max is the largest sampled). ALL
  * times every task; OFF keeps the counters only. Busy time (utilization)
  * is measured per batch (two clock reads) in every mode. */
@@ -255,10 +260,19 @@ LN_EXTERN int ln_submit_ex(ln_pool *pool, int lane, ln_fn fn, void *arg, unsigne
 
 /* Wait until the task has finished; *result (if result is not NULL) gets the
  * return value of fn. 0, LN_ECANCELED if it never ran, LN_EINVAL. Any
- * thread, any number of times, until released. */
+ * thread, any number of times, until released.
+ * From a worker of the task's pool (inside a task) the wait helps: until
+ * the task is final, the worker runs queued tasks of its own lane (so a
+ * task may wait for one queued behind it on its own lane), and naps when
+ * there are none. Helping waits nest at most 64 deep on one worker; past
+ * that a task wait only naps until the task is final (it then relies on
+ * the lane's other workers or another lane). See ln_group_wait for what
+ * helping costs a lane's latency. */
 LN_EXTERN int ln_task_wait(ln_task *task, void **result);
 
-/* Like ln_task_wait but gives up after timeout_ms: LN_ETIMEDOUT. */
+/* Like ln_task_wait but gives up after timeout_ms: LN_ETIMEDOUT (a helping
+ * wait returns only between the tasks it runs, so it can be late by the
+ * longest of them). */
 LN_EXTERN int ln_task_wait_for(ln_task *task, unsigned timeout_ms, void **result);
 
 /* Remove a task that has not started: 0 (also if already canceled), then a
@@ -282,7 +296,11 @@ LN_EXTERN void ln_task_release(ln_task *task);
 LN_EXTERN int ln_group_create(ln_group **out, ln_pool *pool);
 
 /* Like ln_submit(pool, lane, fn, arg, NULL) but counted in the group.
- * Any thread. Same errors as ln_submit. */
+ * Any thread. Same errors as ln_submit. Fork-join: from a worker of a
+ * fixed lane (the CPU lane) to that same lane, the task goes to the
+ * worker's own deque, not the lane's shared FIFO: that worker runs its
+ * newest first (a joining task runs its own children, depth first), idle
+ * workers of the same lane steal the oldest. Other lanes never see it. */
 LN_EXTERN int ln_group_submit(ln_group *group, int lane, ln_fn fn, void *arg);
 LN_EXTERN int ln_group_submit_ex(ln_group *group, int lane, ln_fn fn, void *arg, unsigned flags);
 
@@ -295,15 +313,49 @@ LN_EXTERN int ln_group_submit_ex(ln_group *group, int lane, ln_fn fn, void *arg,
 LN_EXTERN int ln_group_submit_batch(ln_group *group, int lane, ln_fn fn, void *const *args,
                                     size_t n, size_t *queued);
 
-/* Wait until every task submitted to the group so far has finished. 0 if
- * all ran, LN_ECANCELED if any was canceled (pool destroyed), LN_EINVAL,
- * LN_EBUSY from a worker of the group's pool. */
+/* Wait until the group's unfinished count is zero: every task submitted to
+ * it has finished, including tasks that its tasks submitted to it during
+ * the wait (a task that adds children before it returns keeps the wait
+ * going until they are done too). 0 if all ran, LN_ECANCELED if any was
+ * canceled (pool destroyed), LN_EINVAL. A group that another thread keeps
+ * feeding keeps its waiter waiting, like ln_pool_drain.
+ *
+ * Why children are covered (memory order): a submit counts the task
+ * (relaxed) before it queues it, and a worker reports a finished task
+ * under the group's mutex after the task function returned. So a child's
+ * count is sequenced before its parent's report, which the mutex's
+ * unlock/lock orders before the waiter's check of "finished == submitted"
+ * made under the same mutex: a waiter that sees the parent finished also
+ * sees every child the parent added, and cannot end while one is pending.
+ * (Submits by threads outside the group's tasks, racing with the wait,
+ * are covered only if counted before the check.)
+ *
+ * From a worker of the group's pool (inside a task) the wait helps instead
+ * of blocking, so nested fork-join never deadlocks, whatever the thread
+ * count: until the group is done, the worker runs queued tasks of its own
+ * lane -- its own deque's newest (its children), the lane's shared queue,
+ * then the oldest of another worker's deque of the same lane; never a task
+ * of another lane -- and naps (20 us, doubling up to 0.5 ms) when there is none.
+ * Helping waits nest at most 64 deep on one worker; past that a wait runs
+ * only this group's own queued tasks (so recursion goes as deep as the
+ * program's fork tree, no deeper) and otherwise naps. That guarantee is
+ * for fixed lanes (min == max threads, unbounded, a built-in queue: the
+ * CPU lane), which have the deques; on other lanes forks go to the lane's
+ * queue, helping takes the oldest first, and a fork tree wide and deep
+ * enough to put every thread of the lane past 64 nested waits can still
+ * deadlock (a growing lane first grows to max_threads). Latency: a helping
+ * wait returns only when the task it is running returns, so a task that
+ * waits may end later than its group by the length of an unrelated task
+ * of its lane, and a lane's queued tasks may run on a worker whose task is
+ * waiting (earlier than they would otherwise). */
 LN_EXTERN int ln_group_wait(ln_group *group);
 
 /* Counts: tasks submitted, and finished (ran or canceled) so far. */
 LN_EXTERN int ln_group_counts(const ln_group *group, uint64_t *submitted, uint64_t *finished);
 
-/* Wait for the group's tasks, then free it. */
+/* Wait for the group's tasks (as ln_group_wait, helping when called from a
+ * worker of the pool, so a task may destroy its group without waiting
+ * first), then free it. */
 LN_EXTERN void ln_group_destroy(ln_group *group);
 
 /* ------------------------------------------------------------------------ */

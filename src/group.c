@@ -7,16 +7,25 @@
  * (ln__group_finished), so 100,000 tasks cost about 100,000 / batch lock
  * round trips, not one atomic per task.
  *
- * A waiter wants finished >= the submitted count it saw on entry. Waiters
- * publish the smallest such target in 'wake_at'; a worker broadcasts only
- * when finished reaches it, then resets it, and every waiter still short of
- * its own target registers again. The mutex is what makes the worker's
- * update and the waiter's check atomic with respect to each other, and the
- * destroy path takes it too, so a worker never touches a freed group: its
- * last access is the unlock of a report that destroy waits behind.
+ * A waiter wants finished == submitted, both read under the mutex: the
+ * group's unfinished count is zero (so the wait covers tasks its tasks
+ * added to it meanwhile; lanes.h, ln_group_wait, has the memory-order
+ * argument). Waiters publish the count they wait for in 'wake_at' (the
+ * smallest of them); a worker broadcasts only when finished reaches it,
+ * then resets it, and every waiter still short registers again with the
+ * count it reads now. The mutex is what makes the worker's update and the
+ * waiter's check atomic with respect to each other, and the destroy path
+ * takes it too, so a worker never touches a freed group: its last access
+ * is the unlock of a report that destroy waits behind.
+ *
+ * A worker of the group's pool does not sleep in the wait: it runs queued
+ * tasks of its own lane meanwhile (ln__help_wait, forkjoin.md); its checks
+ * and naps use the same mutex and wake_at.
  */
 #include "group.h"
 
+#include "lane.h"
+#include "task.h"
 #include "thread_local.h"
 
 #include <string.h>
@@ -29,7 +38,7 @@ int ln_group_create(ln_group **out, ln_pool *pool) {
         ln__free(g);
         return LN_ENOMEM;
     }
-    if (pthread_cond_init(&g->cv, NULL) != 0) {
+    if (ln__cond_init_monotonic(&g->cv) != 0) { /* helpers nap with a deadline */
         pthread_mutex_destroy(&g->mu);
         ln__free(g);
         return LN_ENOMEM;
@@ -76,16 +85,48 @@ void ln__group_finished(ln_group *g, uint64_t n, uint64_t c) {
     pthread_mutex_unlock(&g->mu);
 }
 
-static int wait_for(ln_group *g) {
+/* The group's unfinished count is zero (mu held). submitted(g) read under
+ * mu sees every count made before a report this thread has seen (lanes.h,
+ * ln_group_wait); a failed submit's uncount runs under mu too. */
+static int idle_locked(ln_group *g) {
+    LN_ASSERT(g->finished <= submitted(g));
+    return g->finished >= submitted(g);
+}
+
+/* Ask the next report that reaches the count now submitted to wake us. */
+static void want_wake_locked(ln_group *g) {
     uint64_t target = submitted(g);
+    if (target < g->wake_at) g->wake_at = target;
+}
+
+static int group_done(void *ctx) {
+    ln_group *g = ctx;
     pthread_mutex_lock(&g->mu);
-    for (;;) {
-        /* A failed submit may have lowered the count since we read it
-         * (uncount runs under mu, so this read is current). */
-        uint64_t now = submitted(g);
-        if (now < target) target = now;
-        if (g->finished >= target) break;
-        if (target < g->wake_at) g->wake_at = target;
+    int done = idle_locked(g);
+    pthread_mutex_unlock(&g->mu);
+    return done;
+}
+
+static void group_block(void *ctx, uint64_t until_ns) {
+    ln_group *g = ctx;
+    pthread_mutex_lock(&g->mu);
+    if (!idle_locked(g)) {
+        want_wake_locked(g);
+        (void)ln__cond_timedwait_ns(&g->cv, &g->mu, until_ns);
+    }
+    pthread_mutex_unlock(&g->mu);
+}
+
+static int wait_for(ln_group *g) {
+    if (ln__current_pool() == g->pool && !group_done(g)) {
+        /* A worker of the pool helps its lane; past the depth bound it
+         * runs only this group's tasks (forkjoin.md). */
+        ln__waiter w = {group_done, group_block, g, ln__owner_group(g)};
+        (void)ln__help_wait(&w, 0);
+    }
+    pthread_mutex_lock(&g->mu);
+    while (!idle_locked(g)) {
+        want_wake_locked(g);
         pthread_cond_wait(&g->cv, &g->mu);
     }
     int rc = g->canceled > 0 ? LN_ECANCELED : 0;
@@ -95,7 +136,6 @@ static int wait_for(ln_group *g) {
 
 int ln_group_wait(ln_group *group) {
     if (group == NULL) return LN_EINVAL;
-    if (ln__current_pool() == group->pool) return LN_EBUSY;
     return wait_for(group);
 }
 
@@ -111,8 +151,8 @@ int ln_group_counts(const ln_group *group, uint64_t *submitted_out, uint64_t *fi
 
 void ln_group_destroy(ln_group *group) {
     if (group == NULL) return;
-    /* From a worker of the pool we cannot wait (it could be for ourselves);
-     * the caller then must have waited already -- check and trust. */
+    /* From a worker of the pool this helps (wait_for), so a task that
+     * destroys its own group without waiting first does not block. */
     wait_for(group);
     pthread_cond_destroy(&group->cv);
     pthread_mutex_destroy(&group->mu);

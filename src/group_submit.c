@@ -15,6 +15,10 @@ int ln_group_submit_ex(ln_group *group, int lane, ln_fn fn, void *arg, unsigned 
     /* Count first: a worker may finish the task before submit returns, and
      * finished must never overtake submitted. relaxed: see group.h. */
     ln__group_count(group, 1);
+    /* A worker submitting to its own fixed lane: its fork-join deque
+     * (deque.h), newest first for it, oldest first for thieves. */
+    if (ln__tl_worker != NULL && ln__lane_push_local(pool, lane, fn, arg, ln__owner_group(group)))
+        return 0;
     if (ln__submit_owned(pool, lane, fn, arg, ln__owner_group(group))) return 0;
     int rc = ln__submit_item(pool, lane, fn, arg, ln__owner_group(group), flags);
     if (rc != 0) ln__group_uncount(group, 1);

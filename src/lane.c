@@ -38,10 +38,23 @@
 /* ---- life ---------------------------------------------------------------- */
 
 static void free_rings(ln__lane *l) {
+    for (unsigned i = 0; i < l->ndeques; i++) ln__deque_fini(&l->deques[i]);
+    ln__free(l->deques);
     ln__free(l->ring);
     ln__free(l->owned);
+    l->deques = NULL;
+    l->ndeques = 0;
     l->ring = NULL;
     l->owned = NULL;
+}
+
+/* A fixed lane's fork-join deques, one per worker (deque.h). */
+static int make_deques(ln__lane *l) {
+    l->deques = ln__calloc(l->max_threads, sizeof *l->deques);
+    if (l->deques == NULL) return LN_ENOMEM;
+    for (; l->ndeques < l->max_threads; l->ndeques++)
+        if (ln__deque_init(&l->deques[l->ndeques]) != 0) return LN_ENOMEM;
+    return 0;
 }
 
 int ln__lane_init(ln__lane *l, ln_pool *pool, int index, const ln_lane_opts *o) {
@@ -57,7 +70,9 @@ int ln__lane_init(ln__lane *l, ln_pool *pool, int index, const ln_lane_opts *o) 
     l->max_threads = o->max_threads;
     l->idle_timeout_ms = o->idle_timeout_ms;
     l->grow = o->min_threads < o->max_threads;
-    l->nstarting = l->nwatch = 0;
+    l->nstarting = l->nwatch = l->next_deque = 0;
+    l->deques = NULL;
+    l->ndeques = 0;
     l->watch_take = l->short_tasks = 0;
     l->watch_until = l->q_taken = l->mark_seq = l->mark_ns = l->last_take_ns = 0;
     atomic_init(&l->hint, 0);
@@ -84,6 +99,10 @@ int ln__lane_init(ln__lane *l, ln_pool *pool, int index, const ln_lane_opts *o) 
         }
         ln__mpmc_init(l->ring);
         ln__spmc_init(l->owned);
+        if (make_deques(l) != 0) {
+            free_rings(l);
+            return LN_ENOMEM;
+        }
     }
     int rc = l->qops->create(&l->q);
     if (rc != 0) {
@@ -154,8 +173,8 @@ static void item_cancel(const ln_queue_item *it) {
     }
 }
 
-/* Cancel whatever the rings hold. Safe beside running workers: the rings
- * are multi-consumer. */
+/* Cancel whatever the rings and the deques hold. Safe beside running
+ * workers: the rings are multi-consumer, the deques locked. */
 void ln__lane_purge_rings(ln__lane *l) {
     ln_queue_item items[32];
     unsigned n;
@@ -164,6 +183,12 @@ void ln__lane_purge_rings(ln__lane *l) {
            (n = ln__spmc_pop(l->owned, items, 32)) > 0) {
         for (unsigned i = 0; i < n; i++) item_cancel(&items[i]);
         ln__lane_account(l, n, 0);
+    }
+    for (unsigned i = 0; i < l->ndeques; i++) {
+        while (ln__deque_take(&l->deques[i], 0, &items[0])) {
+            item_cancel(&items[0]);
+            ln__lane_account(l, 1, 0);
+        }
     }
 }
 
@@ -410,7 +435,22 @@ void ln__lane_queued_locked(ln__lane *l, uint64_t n) {
 
 uint64_t ln__lane_submitted(ln__lane *l) {
     if (l->ring == NULL) return l->slow_submitted;
-    return l->slow_submitted + ln__mpmc_pushed(l->ring) + ln__spmc_pushed(l->owned);
+    uint64_t n = l->slow_submitted + ln__mpmc_pushed(l->ring) + ln__spmc_pushed(l->owned);
+    for (unsigned i = 0; i < l->ndeques; i++) n += ln__deque_pushed(&l->deques[i]);
+    return n;
+}
+
+int ln__lane_deques_peek(ln__lane *l) {
+    for (unsigned i = 0; i < l->ndeques; i++)
+        if (ln__deque_size(&l->deques[i]) > 0) return 1;
+    return 0;
+}
+
+/* The sleeper's last look at the deques (deque.h, DESIGN). */
+static int deques_ready(ln__lane *l) {
+    for (unsigned i = 0; i < l->ndeques; i++)
+        if (ln__deque_ready(&l->deques[i])) return 1;
+    return 0;
 }
 
 void ln__lane_account(ln__lane *l, uint64_t taken, uint64_t ran) {
@@ -459,6 +499,7 @@ int ln__lane_stats(ln__lane *l, ln_lane_stats *out) {
     out->canceled = atomic_load_explicit(&l->canceled, memory_order_relaxed);
     out->queued = l->qops->size(l->q);
     if (l->ring != NULL) out->queued += ln__mpmc_size(l->ring) + ln__spmc_size(l->owned);
+    for (unsigned i = 0; i < l->ndeques; i++) out->queued += ln__deque_size(&l->deques[i]);
     out->peak_queued = atomic_load_explicit(&l->peak, memory_order_relaxed);
     uint64_t busy = l->retired_busy_ns, alive = l->retired_alive_ns;
     ln__hist_merge(&h[0], &l->retired_wait);
@@ -561,7 +602,8 @@ int ln__lane_sleep(ln__lane *l) {
      * (barrier.h). Lanes without rings take every submit under mu. */
     atomic_fetch_add_explicit(&l->nidle, 1, memory_order_seq_cst);
     if (l->ring != NULL) ln__barrier_heavy();
-    if ((l->ring != NULL && (ln__mpmc_ready(l->ring) || ln__spmc_ready(l->owned))) ||
+    if ((l->ring != NULL &&
+         (ln__mpmc_ready(l->ring) || ln__spmc_ready(l->owned) || deques_ready(l))) ||
         l->qops->size(l->q) > 0) {
         atomic_fetch_sub_explicit(&l->nidle, 1, memory_order_relaxed);
         pthread_mutex_unlock(&l->mu);
@@ -627,6 +669,8 @@ static int spawn_locked(ln__lane *l, int watch_first) {
     if (t == NULL) return LN_ENOMEM;
     t->lane = l;
     t->watch_first = watch_first;
+    /* A fixed lane spawns its max_threads once: one deque each. */
+    t->deque = l->next_deque < l->ndeques ? &l->deques[l->next_deque++] : NULL;
     t->born_ns = ln__now_ns();
     atomic_init(&t->busy_ns, 0);
     /* The thread blocks on mu (held by our caller) until we return, so it
@@ -639,6 +683,7 @@ static int spawn_locked(ln__lane *l, int watch_first) {
     if (rc != 0) {
         l->threads = t->next;
         l->nthreads--;
+        if (t->deque != NULL) l->next_deque--;
         l->nstarting--;
         ln__free(t);
         return rc == ENOMEM ? LN_ENOMEM : LN_EAGAIN;

@@ -19,6 +19,7 @@
 #define LN_LANE_H
 
 #include "barrier.h"
+#include "deque.h"
 #include "histogram.h"
 #include "internal.h"
 #include "mpmc.h"
@@ -34,6 +35,7 @@ typedef struct ln__thread {
     pthread_t tid;
     uint64_t born_ns;
     int watch_first;          /* a growing lane's thread started to watch, not take */
+    ln__deque *deque;         /* its fork-join stack (fixed lanes), else NULL */
     _Atomic uint64_t busy_ns; /* single writer: this thread */
     ln__hist wait;            /* single writer: this thread */
     ln__hist run;
@@ -57,6 +59,11 @@ typedef struct ln__lane {
     void *q;
     struct ln__mpmc *ring;  /* fixed lanes only, else NULL: any producer */
     struct ln__spmc *owned; /* fixed lanes only, else NULL: the owner's */
+    /* Fixed lanes only, else NULL: one fork-join deque per worker
+     * (deque.h), ndeques == max_threads; a worker gets slot next_deque++
+     * (under mu) when it is spawned. */
+    ln__deque *deques;
+    unsigned ndeques;
     size_t max_queue;
     /* 1 for a growing lane (min_threads < max_threads; never has rings):
      * it grows when queued work waits, not when submits outnumber idle
@@ -80,6 +87,7 @@ typedef struct ln__lane {
     /* Threads spawned that have not yet looked at the lane: like a
      * pending wake, one is on its way to the queue. */
     unsigned nstarting;
+    unsigned next_deque; /* the next worker's slot in deques */
     int stopping;
     uint64_t slow_submitted; /* items accepted into q (the rings count their own) */
     ln__thread *threads;     /* alive */
@@ -251,5 +259,36 @@ void ln__lane_thread_exit(ln__lane *l, ln__thread *self);
 
 /* The worker thread's body (lane_thread.c); p is its ln__thread. */
 void *ln__lane_thread_main(void *p);
+
+/* ---- fork-join (lane_thread.c) ---------------------------------------------
+ * docs/internals/forkjoin.md. */
+
+/* 1 if any worker's deque of l holds an item (relaxed peeks). */
+int ln__lane_deques_peek(ln__lane *l);
+/* Queue (fn, arg, owner) on the calling worker's own deque if it is a
+ * worker of lane 'lane' of pool and that lane has deques: 1 if queued,
+ * 0 if the caller must take the ordinary submit path. */
+int ln__lane_push_local(ln_pool *pool, int lane, ln_fn fn, void *arg, void *owner);
+
+/* How many helping waits may nest on one worker before a wait stops
+ * running unrelated tasks (forkjoin.md, "depth"). */
+#define LN_HELP_DEPTH 64
+
+/* A wait by a worker of the pool: what it waits for. */
+typedef struct ln__waiter {
+    int (*done)(void *ctx); /* 1 once the wait is over */
+    /* Sleep until woken by the event or until until_ns (monotonic),
+     * unless done already. */
+    void (*block)(void *ctx, uint64_t until_ns);
+    void *ctx;
+    /* Past LN_HELP_DEPTH: run only queued items whose owner word is this
+     * (a group's tasks); NULL: run none. */
+    void *own;
+} ln__waiter;
+
+/* Wait, as a worker of the pool, until w->done: run queued tasks of the
+ * caller's own lane meanwhile (forkjoin.md). deadline_ns 0: none. 0, or
+ * LN_ETIMEDOUT once deadline_ns has passed. */
+int ln__help_wait(const ln__waiter *w, uint64_t deadline_ns);
 
 #endif

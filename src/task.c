@@ -19,6 +19,7 @@
  */
 #include "task.h"
 
+#include "lane.h"
 #include "thread_local.h"
 
 #include <errno.h>
@@ -137,15 +138,34 @@ static int result_of(ln_task *t, int s, void **result) {
     return 0;
 }
 
+static int task_final(void *ctx) {
+    return ln_task_done(ctx) == 1;
+}
+
+/* A helping waiter's nap (ln__help_wait): until the task is final or
+ * until_ns. */
+static void task_block(void *ctx, uint64_t until_ns) {
+    ln_task *t = ctx;
+    pthread_mutex_lock(&t->mu);
+    t->waiters++;
+    if (!task_final(t)) (void)ln__cond_timedwait_ns(&t->cv, &t->mu, until_ns);
+    t->waiters--;
+    pthread_mutex_unlock(&t->mu);
+}
+
 static int wait_until(ln_task *t, uint64_t deadline_ns, void **result) {
     if (t == NULL) return LN_EINVAL;
-    if (ln__current_pool() == t->pool && ln__current_lane() == t->lane) {
-        /* Waiting for a queued task of one's own lane can deadlock when all
-         * of its workers do the same; allowed only once it is final. */
-        if (!ln_task_done(t)) return LN_EBUSY;
-    }
     int s = atomic_load_explicit(&t->state, memory_order_acquire);
     if (s == LN_TASK_DONE || s == LN_TASK_CANCELED) return result_of(t, s, result);
+    if (ln__current_pool() == t->pool) {
+        /* A worker of the pool runs its lane's queued tasks meanwhile, so a
+         * task waiting for one queued behind it on its own lane cannot
+         * deadlock (forkjoin.md); past the depth bound it only naps. */
+        ln__waiter w = {task_final, task_block, t, NULL};
+        if (ln__help_wait(&w, deadline_ns) == LN_ETIMEDOUT) return LN_ETIMEDOUT;
+        s = atomic_load_explicit(&t->state, memory_order_acquire);
+        return result_of(t, s, result);
+    }
     pthread_mutex_lock(&t->mu);
     t->waiters++;
     for (;;) {

@@ -7,6 +7,7 @@ static _Thread_local ln_pool *tl_pool;
 static _Thread_local int tl_lane = -1;
 _Thread_local uint64_t ln__tl_self_id LN_TLS_FAST;
 _Thread_local unsigned ln__tl_submits LN_TLS_FAST;
+_Thread_local void *ln__tl_worker LN_TLS_FAST;
 
 uint64_t ln__self_id_assign(void) {
     static _Atomic uint64_t next_id = 1;

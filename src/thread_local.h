@@ -25,6 +25,11 @@ static inline uint64_t ln__self_id(void) {
  * (ln__enq_stamp, submit.h). */
 extern _Thread_local unsigned ln__tl_submits LN_TLS_FAST;
 
+/* The calling worker thread's ln__thread (lane.h), or NULL on threads that
+ * are not workers: a submit reads it to decide, for one TLS load, whether
+ * it may be a fork into the worker's own deque (lane_thread.c). */
+extern _Thread_local void *ln__tl_worker LN_TLS_FAST;
+
 /* The pool and lane of the calling worker thread, or NULL / -1. */
 ln_pool *ln__current_pool(void);
 int ln__current_lane(void);

@@ -18,3 +18,6 @@ ln_test(NAME test_pool_grow SOURCES test_pool_grow.c TIMEOUT 120)
 add_test(NAME test_mpmc_fences COMMAND test_mpmc)
 set_tests_properties(test_mpmc_fences PROPERTIES TIMEOUT 120 LABELS plain SKIP_RETURN_CODE 77
                      ENVIRONMENT "LANES_NO_MEMBARRIER=1")
+# Nested fork-join: waits inside tasks help, groups cover children added
+# during the wait, the helping depth bound (docs/internals/forkjoin.md).
+ln_test(NAME test_forkjoin SOURCES test_forkjoin.c TIMEOUT 300)
