@@ -287,10 +287,18 @@ LIST
   else
     fail "no bash to check the bash completion with"
   fi
+  zcomp=$prefix/share/zsh/site-functions/_lanes
   if command -v zsh >/dev/null 2>&1; then
-    zsh -n "$prefix/share/zsh/site-functions/_lanes" || fail "_lanes: zsh -n refuses it"
+    zsh -n "$zcomp" || fail "_lanes: zsh -n refuses it"
+    # its function with words/CURRENT as zsh sets them; compadd prints
+    # shellcheck disable=SC2016
+    got=$(PATH="$prefix/bin:$PATH" zsh -fc 'compadd() { shift; print -l -- "$@"; }
+             _files() { :; }; . "$1" >/dev/null; shift; words=("$@"); CURRENT=$#
+             _lanes | grep -x "jobs"' sh "$zcomp" lanes jo)
+    [ "$got" = jobs ] || fail "zsh completion of 'lanes jo': '$got'"
+    ok "zsh completion: lanes jo -> jobs"
   fi
-  head -1 "$prefix/share/zsh/site-functions/_lanes" | grep -qx '#compdef lanes' ||
+  head -1 "$zcomp" | grep -qx '#compdef lanes' ||
     fail "_lanes does not start with #compdef lanes"
 fi
 
