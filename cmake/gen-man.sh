@@ -41,16 +41,16 @@ list=$(printf '%s\n' "$top" | commands_of)
 } >"$out/lanes.1"
 
 printf '%s\n' "$list" | while IFS='	' read -r cmd summary; do
-  upper=$(printf '%s' "$cmd" | tr 'a-z-' 'A-Z_')
+  upper=$(printf '%s' "$cmd" | tr 'a-z' 'A-Z' | sed 's/-/\\-/g')
   {
-    header "LANES_$upper" "lanes\\-$cmd \\- $(printf '%s' "$summary" | sed 's/-/\\-/g')"
+    header "LANES\\-$upper" "lanes\\-$cmd \\- $(printf '%s' "$summary" | sed 's/-/\\-/g')"
     printf '.SH DESCRIPTION\n'
     "$lanes" "$cmd" --help | roff_text
     if [ "$cmd" = jobs ]; then
       # each command's own help, without the text common to all of them
       printf '.SH COMMANDS\n'
       "$lanes" jobs --help | commands_of | cut -f1 | while read -r sub; do
-        printf '.SS %s\n' "$sub"
+        printf '.SS %s\n' "$(printf '%s' "$sub" | sed 's/-/\\-/g')"
         "$lanes" jobs - "$sub" --help | sed '/^URL: /,$d' | roff_text
       done
     fi
