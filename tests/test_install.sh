@@ -18,7 +18,9 @@
 #     installed, parses (bash -n) and completes `lanes jo` to `jobs`;
 #     `lanes jobs --help` lists every command with one line
 #   - uninstalling (cmake/uninstall.cmake, what `make uninstall` runs) the
-#     prefix install, then a DESTDIR install, leaves no file behind
+#     prefix install, then a DESTDIR install, leaves no file behind; it
+#     runs ldconfig (a stand-in on PATH) when the loader's cache names a
+#     removed library, and never under DESTDIR
 # The programs run WITHOUT LD_LIBRARY_PATH: a prefix outside the loader's
 # directories gets an rpath in the .pc files' Libs (docs/build.md), so a
 # program built with pkg-config finds its libraries where they were
@@ -368,10 +370,33 @@ uninstall() { # uninstall MANIFEST ROOT [DESTDIR]
   done
   [ ! -e "$1" ] || fail "uninstall kept its manifest $1"
 }
-uninstall "$tmp/manifest-prefix" "$prefix"
-[ ! -e "$tmp/manifest-destdir" ] || uninstall "$tmp/manifest-destdir" "$tmp/destdir" "$tmp/destdir"
-if grep -q "Running: .*ldconfig" "$tmp/uninstall.log"; then
-  fail "an uninstall under DESTDIR ran ldconfig"
+# The prefix's uninstall with a stand-in ldconfig whose cache names the
+# installed liblanes (as the real one's does after a system install): the
+# uninstall must run it (as root; otherwise ask for it), as install did.
+mkdir -p "$tmp/fakebin"
+cat >"$tmp/fakebin/ldconfig" <<EOF
+#!/bin/sh
+if [ "\${1:-}" = -p ]; then
+  echo "1 libs found in cache"
+  echo "	liblanes.so.$soversion (libc6,x86-64) => $libdir/liblanes.so.$soversion"
+else
+  touch "$tmp/ldconfig-ran"
+fi
+EOF
+chmod +x "$tmp/fakebin/ldconfig"
+PATH="$tmp/fakebin:$PATH" uninstall "$tmp/manifest-prefix" "$prefix"
+if [ "$(id -u)" = 0 ]; then
+  [ -e "$tmp/ldconfig-ran" ] ||
+    fail "uninstall did not run ldconfig though its cache named $libdir/liblanes.so.$soversion"
+else
+  grep -q "run ldconfig as root" "$tmp/uninstall.log" ||
+    fail "uninstall (not root) did not ask for ldconfig though its cache named the library"
+fi
+rm -f "$tmp/ldconfig-ran"
+[ ! -e "$tmp/manifest-destdir" ] ||
+  PATH="$tmp/fakebin:$PATH" uninstall "$tmp/manifest-destdir" "$tmp/destdir" "$tmp/destdir"
+if [ -e "$tmp/ldconfig-ran" ] || grep -q "ldconfig" "$tmp/uninstall.log"; then
+  fail "an uninstall under DESTDIR ran (or asked for) ldconfig"
 fi
 ok "uninstall: nothing left of $prefix's install nor of the DESTDIR one"
 
