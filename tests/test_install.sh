@@ -221,7 +221,7 @@ if [ "$with_jobs" = 1 ]; then
       fail "jobs program (-static): $out"
     fi
   else
-    grep -v 'warning:\|in function' "$tmp/cc.log"
+    grep -v 'warning:\|in function' "$tmp/cc.log" | head -20
     fail "cc -static ... \$(pkg-config --static --libs lanes-jobs) does not link:" \
          "$(pkg-config --static --libs lanes-jobs)"
   fi
