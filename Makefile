@@ -16,7 +16,10 @@
 #                 lanes-jobs.pc and the `lanes` command (PREFIX=/usr/local);
 #                 a PREFIX outside the loader's directories gets an rpath
 #                 in the .pc files, a system one runs ldconfig as root
-#                 (docs/build.md)
+#                 (docs/build.md); also the man pages and the bash and zsh
+#                 completion of `lanes`
+#   make uninstall  remove what the last `make install` put (the files
+#                 build/install_manifest.txt lists; ldconfig as install)
 #   make format   apply .clang-format to the files `make test` checks
 #                 (scripts/check-format.sh)
 
@@ -28,7 +31,7 @@ WERROR   ?= ON
 
 CONFIG = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLN_WERROR=$(WERROR)
 
-.PHONY: all deps test demo bench install clean format
+.PHONY: all deps test demo bench install uninstall clean format
 
 all:
 	$(CMAKE) -S . -B $(BUILD) $(CONFIG) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
@@ -65,6 +68,9 @@ bench: deps
 
 install: all
 	$(CMAKE) --install $(BUILD)
+
+uninstall:
+	$(CMAKE) -DMANIFEST=$(abspath $(BUILD))/install_manifest.txt -P cmake/uninstall.cmake
 
 format:
 	scripts/check-format.sh --fix

@@ -18,7 +18,7 @@
     "      age:S    remove finished jobs older than S seconds\n"
 
 static const cli_jobs_cmd cmds[] = {
-    {"add", "QUEUE NAME [JSON|-] [options]",
+    {"add", "add a job and print its id", "QUEUE NAME [JSON|-] [options]",
      "Add a job and print its id. JSON is the job's data (default {});\n"
      "'-' reads it from stdin, where one trailing newline (\\n or \\r\\n) is\n"
      "dropped, so `echo '{\"a\":1}' | lanes jobs URL add q n -` stores {\"a\":1}.\n"
@@ -58,8 +58,9 @@ static const cli_jobs_cmd cmds[] = {
      "                          (WAIT; URL wait_replicas=N). Fewer within\n"
      "                          wait_timeout_ms (default 1000): exit 3, LN_EIO,\n"
      "                          the job is on the primary only\n"},
-    {"counts", "QUEUE", "Print the number of jobs in each state.\n"},
-    {"list", "QUEUE STATE [--limit N] [--offset N]",
+    {"counts", "print the number of jobs in each state", "QUEUE",
+     "Print the number of jobs in each state.\n"},
+    {"list", "list the jobs in one state, a page at a time", "QUEUE STATE [--limit N] [--offset N]",
      "List the jobs in one state: waiting delayed prioritized active completed\n"
      "failed paused waiting-children.\n"
      "\n"
@@ -69,19 +70,21 @@ static const cli_jobs_cmd cmds[] = {
      "When more jobs remain after the page, a line on stderr says so and\n"
      "gives the --offset of the next page (a JSON object under --json:\n"
      "{\"more\":true,\"shown\":N,\"next_offset\":N}); stdout stays the list.\n"},
-    {"get", "QUEUE ID",
+    {"get", "print one job with all its fields", "QUEUE ID",
      "Print one job with all its fields, and for a job of a flow its parent\n"
      "and children (each child's key, status and result or reason). With\n"
      "--json one object; its backoff is backoff (fixed, exponential or a\n"
      "custom type's name), backoff_ms and backoff_jitter (0: none).\n"},
-    {"logs", "QUEUE ID", "Print the log lines a handler wrote for a job.\n"},
-    {"retry", "(QUEUE ID | QUEUE --all [--before MS]) [--state STATE]",
+    {"logs", "print the log lines a handler wrote for a job", "QUEUE ID",
+     "Print the log lines a handler wrote for a job.\n"},
+    {"retry", "move failed (or completed) jobs back to waiting",
+     "(QUEUE ID | QUEUE --all [--before MS]) [--state STATE]",
      "Move a failed job (or, with --all, every failed job) back to waiting\n"
      "with a fresh attempt budget. --state completed retries completed jobs\n"
      "instead (their results are cleared). --before MS: with --all, only the\n"
      "jobs that finished at or before MS (ms since the epoch; default: now).\n"
      "Prints how many moved.\n"},
-    {"remove", "QUEUE ID [--children | --unprocessed-children]",
+    {"remove", "delete a job, or its children", "QUEUE ID [--children | --unprocessed-children]",
      "Delete a job. Refused (exit 1) while it is active, and for a job\n"
      "scheduler's current iteration (its take makes the next one: unschedule\n"
      "the scheduler instead). Its flow children stay; prints 1.\n"
@@ -99,17 +102,22 @@ static const cli_jobs_cmd cmds[] = {
      "               is kept with its subtree. A parent left without pending\n"
      "               children leaves waiting-children. Prints how many went;\n"
      "               exit 2 past 1000 entries (nothing removed).\n"},
-    {"clean", "QUEUE completed|failed [--age S] [--keep N]",
+    {"clean", "delete finished jobs in one state", "QUEUE completed|failed [--age S] [--keep N]",
      "Delete finished jobs in one state; prints how many went.\n"
      "\n"
      "  --age S     only jobs that finished more than S seconds ago\n"
      "  --keep N    keep the newest N jobs (default 0)\n"},
-    {"pause", "QUEUE", "Stop workers taking jobs from the queue.\n"},
-    {"rate-limit", "QUEUE [MAX/DURATION_MS | --clear | --for MS]", cli_jobs_rate_limit_help},
-    {"concurrency", "QUEUE [N | --clear]", cli_jobs_concurrency_help},
-    {"resume", "QUEUE", "Let workers take jobs from the queue again.\n"},
-    {"drain", "QUEUE", "Delete the waiting, prioritized and delayed jobs; prints how many went.\n"},
-    {"obliterate", "QUEUE [--force]",
+    {"pause", "stop workers taking jobs from the queue", "QUEUE",
+     "Stop workers taking jobs from the queue.\n"},
+    {"rate-limit", "show, set or clear the queue's rate limit",
+     "QUEUE [MAX/DURATION_MS | --clear | --for MS]", cli_jobs_rate_limit_help},
+    {"concurrency", "show, set or clear the queue's global concurrency", "QUEUE [N | --clear]",
+     cli_jobs_concurrency_help},
+    {"resume", "let workers take jobs from the queue again", "QUEUE",
+     "Let workers take jobs from the queue again.\n"},
+    {"drain", "delete the waiting, prioritized and delayed jobs", "QUEUE",
+     "Delete the waiting, prioritized and delayed jobs; prints how many went.\n"},
+    {"obliterate", "delete the queue and everything of it", "QUEUE [--force]",
      "Delete the queue and everything of it, as BullMQ's queue.obliterate():\n"
      "it is paused first, then every job in every state, its job schedulers,\n"
      "events, metrics, limits and counters go; prints how many jobs went.\n"
@@ -117,7 +125,7 @@ static const cli_jobs_cmd cmds[] = {
      "paused) unless given --force.\n"
      "\n"
      "  --force   delete active jobs too: their workers' outcomes are refused\n"},
-    {"wait", "QUEUE ID [--timeout S]",
+    {"wait", "wait until a job finishes and print its result", "QUEUE ID [--timeout S]",
      "Wait until the job completed or failed (as BullMQ's waitUntilFinished)\n"
      "and print its result on stdout (exit 0), or its failure reason on\n"
      "stderr (exit 1). Returns at once for a job already finished.\n"
@@ -127,7 +135,7 @@ static const cli_jobs_cmd cmds[] = {
      "\n"
      "--json prints the job as `get --json` does, for both outcomes.\n"
      "No such job, or removed meanwhile: exit 4.\n"},
-    {"events", "QUEUE [--follow] [--from ID]",
+    {"events", "print (or follow) the queue's events", "QUEUE [--follow] [--from ID]",
      "Print the queue's events, one a line: ID NAME JOBID FIELDS (FIELDS a\n"
      "JSON object of strings; JOBID '-' when none), or with --json\n"
      "{\"id\",\"event\",\"jobId\",\"at\",\"fields\"}. Redis: BullMQ's events\n"
@@ -139,7 +147,7 @@ static const cli_jobs_cmd cmds[] = {
      "  --follow    keep printing new events until interrupted (SIGINT/SIGTERM)\n"
      "  --from ID   start after event ID; \"0\" from the oldest kept, \"$\" only\n"
      "              new ones (default: \"0\", or \"$\" with --follow)\n"},
-    {"workers", "QUEUE",
+    {"workers", "print the workers connected to the queue", "QUEUE",
      "Print the workers connected to the queue now, oldest first, one a line:\n"
      "ID KIND NAME WHERE pid=PID up=Ns seen=Ns-ago, or with --json an array of\n"
      "{\"id\",\"kind\",\"name\",\"addr\",\"host\",\"pid\",\"startedOn\",\"seenOn\"}.\n"
@@ -148,8 +156,9 @@ static const cli_jobs_cmd cmds[] = {
      "worker's (CLIENT LIST, as Queue.getWorkers()); WHERE is the address.\n"
      "sqlite: the runs that sent a heartbeat within the last 6 s; WHERE is\n"
      "the host.\n"},
-    {"metrics", CLI_JOBS_METRICS_SYNOPSIS, CLI_JOBS_METRICS_HELP},
-    {"cancel", "QUEUE ID",
+    {"metrics", "print the queue's completed/failed counts per minute", CLI_JOBS_METRICS_SYNOPSIS,
+     CLI_JOBS_METRICS_HELP},
+    {"cancel", "cancel a job that has not finished", "QUEUE ID",
      "Cancel a job that has not finished: it ends failed with the reason\n"
      "\"canceled\" at once, without a retry. A waiting, prioritized or\n"
      "delayed job never runs. An active one: the lanes worker running it sees\n"
@@ -161,17 +170,26 @@ static const cli_jobs_cmd cmds[] = {
      "({\"ok\":true,\"id\":ID} with --json). A finished job, a flow parent\n"
      "waiting for its children or a job scheduler's iteration that has not\n"
      "run: exit 2, nothing changes. No such job: exit 4.\n"},
-    {"change-priority", CLI_JOBS_CHANGE_PRIORITY_SYNOPSIS, cli_jobs_change_priority_help},
-    {"change-delay", CLI_JOBS_CHANGE_DELAY_SYNOPSIS, cli_jobs_change_delay_help},
-    {"update-data", CLI_JOBS_UPDATE_DATA_SYNOPSIS, cli_jobs_update_data_help},
-    {"dedup", CLI_JOBS_DEDUP_SYNOPSIS, cli_jobs_dedup_help},
-    {"promote", CLI_JOBS_PROMOTE_SYNOPSIS, cli_jobs_promote_help},
-    {"priority-counts", CLI_JOBS_PRIORITY_COUNTS_SYNOPSIS, cli_jobs_priority_counts_help},
-    {"trim-events", CLI_JOBS_TRIM_EVENTS_SYNOPSIS, cli_jobs_trim_events_help},
-    {"add-log", CLI_JOBS_ADD_LOG_SYNOPSIS, cli_jobs_add_log_help},
-    {"clear-logs", CLI_JOBS_CLEAR_LOGS_SYNOPSIS, cli_jobs_clear_logs_help},
-    {"detach", CLI_JOBS_DETACH_SYNOPSIS, cli_jobs_detach_help},
-    {"flow", "FILE.json|-",
+    {"change-priority", "give a job a new priority", CLI_JOBS_CHANGE_PRIORITY_SYNOPSIS,
+     cli_jobs_change_priority_help},
+    {"change-delay", "make a delayed job due after a new delay", CLI_JOBS_CHANGE_DELAY_SYNOPSIS,
+     cli_jobs_change_delay_help},
+    {"update-data", "replace a job's data", CLI_JOBS_UPDATE_DATA_SYNOPSIS,
+     cli_jobs_update_data_help},
+    {"dedup", "print the job holding a deduplication id, or release it", CLI_JOBS_DEDUP_SYNOPSIS,
+     cli_jobs_dedup_help},
+    {"promote", "make a delayed job (or every one) runnable now", CLI_JOBS_PROMOTE_SYNOPSIS,
+     cli_jobs_promote_help},
+    {"priority-counts", "count the ready jobs of each given priority",
+     CLI_JOBS_PRIORITY_COUNTS_SYNOPSIS, cli_jobs_priority_counts_help},
+    {"trim-events", "keep only the newest events of the queue", CLI_JOBS_TRIM_EVENTS_SYNOPSIS,
+     cli_jobs_trim_events_help},
+    {"add-log", "add a log line to a job", CLI_JOBS_ADD_LOG_SYNOPSIS, cli_jobs_add_log_help},
+    {"clear-logs", "delete a job's log lines", CLI_JOBS_CLEAR_LOGS_SYNOPSIS,
+     cli_jobs_clear_logs_help},
+    {"detach", "make a flow child no longer a dependency of its parent", CLI_JOBS_DETACH_SYNOPSIS,
+     cli_jobs_detach_help},
+    {"flow", "add a tree of jobs from a JSON file, all or nothing", "FILE.json|-",
      "Add a flow: a tree of jobs, all or nothing (BullMQ's FlowProducer). A\n"
      "parent waits in waiting-children until its children are done, then\n"
      "runs and reads their results. FILE ('-': stdin) holds one node:\n"
@@ -223,14 +241,39 @@ static const char common_text[] =
     "  3 the store could not be opened or used; 4 no such job (or scheduler);\n"
     "  124 wait: the job did not finish within --timeout.\n";
 
+/* The job scheduler commands (jobs_schedule.c) have their own help. */
+static const struct {
+    const char *name, *summary;
+} sched_cmds[] = {
+    {"schedule", "create or update a job scheduler (--every MS or --cron)"},
+    {"unschedule", "remove a job scheduler"},
+    {"schedules", "list the queue's job schedulers"},
+};
+
+#define NCMDS (sizeof cmds / sizeof cmds[0])
+#define NSCHED (sizeof sched_cmds / sizeof sched_cmds[0])
+
+const char *cli_jobs_cmd_name(size_t i, const char **summary) {
+    const char *name = NULL, *sum = NULL;
+    if (i < NCMDS) {
+        name = cmds[i].name;
+        sum = cmds[i].summary;
+    } else if (i - NCMDS < NSCHED) {
+        name = sched_cmds[i - NCMDS].name;
+        sum = sched_cmds[i - NCMDS].summary;
+    }
+    if (summary != NULL) *summary = sum;
+    return name;
+}
+
 void cli_jobs_usage(FILE *f) {
     fputs("usage: lanes jobs URL COMMAND [ARGS] [--json]\n\ncommands:\n", f);
-    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-        fprintf(f, "  %s %s\n", cmds[i].name, cmds[i].synopsis);
-    fputs("  schedule QUEUE ID (--every MS | --cron PATTERN) NAME [JSON|-] [options]\n"
-          "  unschedule QUEUE ID\n  schedules QUEUE [--limit N] [--offset N]\n",
+    const char *name, *summary;
+    for (size_t i = 0; (name = cli_jobs_cmd_name(i, &summary)) != NULL; i++)
+        fprintf(f, "  %-16s %s\n", name, summary);
+    fputs("\n'lanes jobs URL COMMAND --help' (or 'lanes jobs COMMAND --help')\n"
+          "gives a command's arguments and options.\n\n",
           f);
-    fputs("\n'lanes jobs URL COMMAND --help' describes one command.\n\n", f);
     fputs(common_text, f);
 }
 
