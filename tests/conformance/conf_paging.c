@@ -139,6 +139,7 @@ static void case_paging_cursor_keeps_its_place(conf_ctx *c) {
     first_page(c, LN_JOB_WAITING, ids, sizeof ids, cursor);
     CONF_CHECK_STR(ids, "w0 w1 w2 ");
     CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, "w0"), 0);
+    CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, "w1"), 0);
     conf_add_id(c, c->queue, "w10", 0, 0, 0);
     next_page(c, LN_JOB_WAITING, cursor, ids, sizeof ids);
     CONF_CHECK_STR(ids, "w3 w4 w5 ");
