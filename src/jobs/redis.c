@@ -237,6 +237,9 @@ static int redis_parse_cursor(ln__jobs_be *be, const char *after, int state, cha
         memcpy(pos, p, (size_t)(colon - p));
         pos[colon - p] = '\0';
         (void)strtod(pos, &end);
+        /* lists (waiting, active) and paused: a place, digits only */
+        int place = state == LN_JOB_WAITING || state == LN_JOB_ACTIVE || state == LN_JOB_PAUSED;
+        if (place && strspn(pos, "0123456789") != strlen(pos)) end = NULL;
         if (end != NULL && *end == '\0' && (pos[0] == '-' || (pos[0] >= '0' && pos[0] <= '9'))) {
             *id = colon + 1;
             return 0;

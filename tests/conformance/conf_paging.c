@@ -164,7 +164,8 @@ static void case_paging_bad_cursor(conf_ctx *c) {
     first_page(c, LN_JOB_WAITING, ids, sizeof ids, cursor);
     ln_job_info *infos = NULL;
     size_t n = 0;
-    const char *bad[] = {"x", "s0", "r0", "s0.1.2", "s0.a.b.c", "r0.:b1", "r0.1", "s0.1.2.3x"};
+    const char *bad[] = {"x",      "s0",   "r0",        "s0.1.2",    "s0.a.b.c",
+                         "r0.:b1", "r0.1", "s0.1.2.3x", "r0.1.5:b1", "r0.-1:b1"};
     for (size_t i = 0; i < CONF_NELEM(bad); i++)
         SAYS(c->jobs, LN_EINVAL,
              ln_jobs_list_after(c->jobs, c->queue, LN_JOB_WAITING, bad[i], 3, &infos, &n));
