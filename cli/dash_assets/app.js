@@ -58,7 +58,11 @@ function banner(text, isError) {
 
 const q = encodeURIComponent;
 function qhref(name, params) {
-  const p = new URLSearchParams(params || {}).toString();
+  // Unset parameters (undefined, null, '') are left out: URLSearchParams
+  // would write q=undefined, a search for "undefined".
+  const set = Object.entries(params || {}).filter(([, v]) => v !== undefined && v !== null &&
+    v !== '');
+  const p = new URLSearchParams(set).toString();
   return '#/queue/' + q(name) + (p ? '?' + p : '');
 }
 function jhref(name, id) { return '#/queue/' + q(name) + '/job/' + q(id); }
