@@ -15,9 +15,12 @@
  *   e2e        a producer adding batches of 1,000 while a worker
  *              (concurrency 8) runs them: jobs/s from the first add to the
  *              last completion (E5 in docs/experiments.md).
+ * --depth: what an open and first, middle and last pages cost as the store
+ * grows, by offset and by cursor (jobs_depth.c has its options).
  * --quick: 5,000 jobs, 1 repeat. Figures depend on the machine and its
  * load; this program prints them and asserts nothing.
  */
+#include "jobs_depth.h"
 #include "workloads/jobs_load.h"
 
 #include <lanes.h>
@@ -93,7 +96,9 @@ static void report(const bench_case *c, const bench_jobs_result *r, int n) {
 
 static int usage(void) {
     fprintf(stderr, "usage: bench_jobs [--jobs N] [--repeats R] [--dir DIR] "
-                    "[--sync normal|full] [--quick]\n");
+                    "[--sync normal|full] [--quick]\n"
+                    "       bench_jobs --depth [--sizes N,N,...] [--page P] [--repeats R] "
+                    "[--dir DIR] [--redis URL]\n");
     return 2;
 }
 
@@ -101,6 +106,8 @@ int main(int argc, char **argv) {
     bench_jobs_opts o;
     bench_jobs_opts_init(&o);
     int repeats = 3;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--depth") == 0) return bench_jobs_depth(argc, argv);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             o.jobs = 5000;

@@ -41,6 +41,8 @@ typedef struct args {
     int force;                              /* obliterate --force */
     const char *state, *before;             /* retry --state, --before */
     const char *wait_replicas;              /* add, flow --wait-replicas */
+    const char *after;                      /* list --after */
+    int full;                               /* check --full */
 } args;
 
 /* "lanes jobs" or "lanes jobs CMD": who speaks in messages. */
@@ -70,6 +72,8 @@ static const cli_opt options[] = {
     {"--parent-on-failure", 1, AT(parent_on_failure), "add"},
     {"--limit", 1, AT(limit), "list"},
     {"--offset", 1, AT(offset), "list"},
+    {"--after", 1, AT(after), "list"},
+    {"--full", 0, AT(full), "check"},
     {"--all", 0, AT(all), "retry"},
     {"--state", 1, AT(state), "retry"},
     {"--before", 1, AT(before), "retry"},
@@ -338,26 +342,34 @@ static int cmd_get(ln_jobs *jobs, args *a) {
     return CLI_EXIT_OK;
 }
 
-/* A full page: if a job follows it, say so on stderr with the --offset of
- * the next page (stdout stays the list, parseable). */
-static void more_notice(ln_jobs *jobs, const char *queue, int state, long long shown,
-                        long long next) {
+/* A full page: if a job follows its last row (cursor), say so on stderr
+ * with the --after and --offset of the next page (stdout stays the list,
+ * parseable). The look past the page is a cursor's: it costs the same at
+ * any depth. */
+static void more_notice(ln_jobs *jobs, const char *queue, int state, const char *cursor,
+                        long long shown, long long next) {
     ln_job_info *infos;
     size_t n;
-    if (ln_jobs_list(jobs, queue, state, (size_t)next, 1, &infos, &n) != 0) return;
+    if (ln_jobs_list_after(jobs, queue, state, cursor, 1, &infos, &n) != 0) return;
     ln_job_info_free_array(infos, n);
     if (n == 0) return;
     if (cli_err_is_json()) {
-        json_t *v = json_pack("{s:b,s:I,s:I}", "more", 1, "shown", (json_int_t)shown, "next_offset",
-                              (json_int_t)next);
+        json_t *v =
+            json_pack("{s:b,s:I,s:s}", "more", 1, "shown", (json_int_t)shown, "next_after", cursor);
+        if (v != NULL && next >= 0) json_object_set_new(v, "next_offset", json_integer(next));
         char *text = v != NULL ? json_dumps(v, JSON_COMPACT) : NULL;
         if (text != NULL) fprintf(stderr, "%s\n", text);
         free(text);
         json_decref(v);
+    } else if (next >= 0) {
+        fprintf(stderr,
+                "%s: %lld jobs shown (--limit %lld), more follow; next page: --offset %lld "
+                "(or --after '%s', which costs the same at any depth)\n",
+                prog, shown, shown, next, cursor);
     } else {
         fprintf(stderr,
-                "%s: %lld jobs shown (--limit %lld), more follow; next page: --offset %lld\n", prog,
-                shown, shown, next);
+                "%s: %lld jobs shown (--limit %lld), more follow; next page: --after '%s'\n", prog,
+                shown, shown, cursor);
     }
 }
 
@@ -370,9 +382,12 @@ static int cmd_list(ln_jobs *jobs, args *a) {
         return cli_usage(prog, "--limit '%s' must be 1..10000", a->limit);
     if (a->offset && cli_parse_ll(a->offset, 0, 1LL << 62, &offset) < 0)
         return cli_usage(prog, "--offset '%s' must be >= 0", a->offset);
+    if (a->offset && a->after) return cli_usage(prog, "%s", "give --offset or --after, not both");
     ln_job_info *infos;
     size_t n;
-    int err = ln_jobs_list(jobs, a->pos[0], state, (size_t)offset, (size_t)limit, &infos, &n);
+    int err = a->after != NULL
+                  ? ln_jobs_list_after(jobs, a->pos[0], state, a->after, (size_t)limit, &infos, &n)
+                  : ln_jobs_list(jobs, a->pos[0], state, (size_t)offset, (size_t)limit, &infos, &n);
     if (err != 0) return fail(jobs, "list", err);
     if (a->json) putchar('[');
     for (size_t i = 0; i < n; i++) {
@@ -384,8 +399,23 @@ static int cmd_list(ln_jobs *jobs, args *a) {
         }
     }
     if (a->json) puts("]");
+    if (n == (size_t)limit && infos[n - 1].cursor != NULL)
+        more_notice(jobs, a->pos[0], state, infos[n - 1].cursor, limit,
+                    a->after != NULL ? -1 : offset + limit);
     ln_job_info_free_array(infos, n);
-    if (n == (size_t)limit) more_notice(jobs, a->pos[0], state, limit, offset + limit);
+    return CLI_EXIT_OK;
+}
+
+/* Check the store's structure (ln_jobs_check): "ok", or the damage found
+ * (exit code of LN_ECORRUPT). */
+static int cmd_check(ln_jobs *jobs, args *a) {
+    if (a->npos != 0) return cli_usage(prog, "%s", "check takes no arguments");
+    int err = ln_jobs_check(jobs, a->full);
+    if (err != 0) return fail(jobs, "check", err);
+    if (a->json)
+        puts("{\"ok\":true}");
+    else
+        puts("ok");
     return CLI_EXIT_OK;
 }
 
@@ -635,6 +665,8 @@ int cmd_jobs(int argc, char **argv) {
         rc = cmd_counts(jobs, &a);
     else if (strcmp(cmd, "list") == 0)
         rc = cmd_list(jobs, &a);
+    else if (strcmp(cmd, "check") == 0)
+        rc = cmd_check(jobs, &a);
     else if (strcmp(cmd, "get") == 0)
         rc = cmd_get(jobs, &a);
     else if (strcmp(cmd, "logs") == 0)

@@ -214,15 +214,18 @@ static json_t *id_match(cli_dash *d, const char *queue, const char *q) {
     return arr;
 }
 
-/* A page: jobs [offset, offset + limit), or with q the jobs among the next
- * CLI_DASH_SEARCH_WINDOW whose name or data contains q (at most limit). */
-static int list_page(cli_dash *d, const char *queue, int state, size_t offset, size_t limit,
-                     const char *q, json_t *out, size_t *scanned) {
+/* A page: jobs [offset, offset + limit), or those after the row whose
+ * cursor is after (not NULL: the same cost at any depth), or with q the
+ * jobs among the next CLI_DASH_SEARCH_WINDOW whose name or data contains
+ * q (at most limit). *next_after: the last row's cursor (strdup'd), NULL
+ * if no row. */
+static int list_page(cli_dash *d, const char *queue, int state, size_t offset, const char *after,
+                     size_t limit, const char *q, json_t *out, size_t *scanned, char **next_after) {
     int search = q != NULL && *q != '\0';
     ln_job_info *jobs = NULL;
-    size_t n = 0;
-    int err = ln_jobs_list(d->jobs, queue, state, offset, search ? CLI_DASH_SEARCH_WINDOW : limit,
-                           &jobs, &n);
+    size_t n = 0, want = search ? CLI_DASH_SEARCH_WINDOW : limit;
+    int err = after != NULL ? ln_jobs_list_after(d->jobs, queue, state, after, want, &jobs, &n)
+                            : ln_jobs_list(d->jobs, queue, state, offset, want, &jobs, &n);
     if (err != 0) return err;
     size_t i = 0, found = 0;
     for (; i < n && found < limit; i++) {
@@ -233,6 +236,7 @@ static int list_page(cli_dash *d, const char *queue, int state, size_t offset, s
         found++;
     }
     *scanned = i;
+    *next_after = i > 0 && jobs[i - 1].cursor != NULL ? strdup(jobs[i - 1].cursor) : NULL;
     ln_job_info_free_array(jobs, n);
     return 0;
 }
@@ -246,15 +250,20 @@ static cli_dash_reply get_jobs(cli_dash *d, const cli_dash_req *req, const char 
     long long limit = sl ? parse_num(sl, CLI_DASH_PAGE_MAX) : 20;
     if (offset < 0 || limit < 1)
         return cli_dash_error(400, "bad_request", "offset must be >= 0 and limit 1..100");
-    const char *q = req->arg(req->arg_ctx, "q");
+    const char *q = req->arg(req->arg_ctx, "q"), *after = req->arg(req->arg_ctx, "after");
+    if (after != NULL && *after == '\0') after = NULL; /* offset then only numbers the rows */
     ln_job_counts k;
     int err = ln_jobs_counts(d->jobs, queue, &k);
     if (err != 0) return cli_dash_lib_error(d, err);
     json_t *arr = json_array();
     size_t scanned = 0;
-    err = list_page(d, queue, state, (size_t)offset, (size_t)limit, q, arr, &scanned);
+    char *next_after = NULL;
+    err = list_page(d, queue, state, (size_t)offset, after, (size_t)limit, q, arr, &scanned,
+                    &next_after);
     if (err != 0) {
         json_decref(arr);
+        if (err == LN_EINVAL && after != NULL) /* a cursor not of this store and state */
+            return cli_dash_error(400, "bad_request", ln_jobs_errmsg(d->jobs));
         return cli_dash_lib_error(d, err);
     }
     uint64_t total = count_of(&k, state);
@@ -262,6 +271,9 @@ static cli_dash_reply get_jobs(cli_dash *d, const cli_dash_req *req, const char 
                              ln_job_state_name(state), "offset", (json_int_t)offset, "limit",
                              (json_int_t)limit, "total", (json_int_t)total, "counts",
                              counts_json(&k), "jobs", arr);
+    json_object_set_new(body, "next_after",
+                        next_after != NULL ? cli_json_text(next_after) : json_null());
+    free(next_after);
     if (q != NULL && *q != '\0') {
         size_t next = (size_t)offset + scanned;
         json_object_set_new(body, "search",

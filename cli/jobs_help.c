@@ -60,16 +60,30 @@ static const cli_jobs_cmd cmds[] = {
      "                          the job is on the primary only\n"},
     {"counts", "print the number of jobs in each state", "QUEUE",
      "Print the number of jobs in each state.\n"},
-    {"list", "list the jobs in one state, a page at a time", "QUEUE STATE [--limit N] [--offset N]",
+    {"check", "check the store's files for damage", "[--full]",
+     "Check the store's structure and print ok; damage found exits with the\n"
+     "code of LN_ECORRUPT and says what. SQLite: PRAGMA quick_check over the\n"
+     "whole file (a few ms per MiB; an open checks only stores up to 1 MiB,\n"
+     "a larger one is checked page by page as calls read it). Redis: ok.\n"
+     "\n"
+     "  --full        PRAGMA integrity_check: also that every index matches\n"
+     "                its table (a few times slower)\n"},
+    {"list", "list the jobs in one state, a page at a time",
+     "QUEUE STATE [--limit N] [--offset N | --after CURSOR]",
      "List the jobs in one state: waiting delayed prioritized active completed\n"
      "failed paused waiting-children.\n"
      "\n"
-     "  --limit N     at most N jobs, 1..10000 (default 100)\n"
-     "  --offset N    skip the first N jobs (default 0)\n"
+     "  --limit N        at most N jobs, 1..10000 (default 100)\n"
+     "  --offset N       skip the first N jobs (default 0); the store steps\n"
+     "                   over them: on SQLite the cost grows with N\n"
+     "  --after CURSOR   the jobs after the row whose cursor this is (the\n"
+     "                   notice below gives it): the same cost at any depth,\n"
+     "                   and rows that left before it shift nothing\n"
      "\n"
      "When more jobs remain after the page, a line on stderr says so and\n"
-     "gives the --offset of the next page (a JSON object under --json:\n"
-     "{\"more\":true,\"shown\":N,\"next_offset\":N}); stdout stays the list.\n"},
+     "gives the --after (and --offset) of the next page (a JSON object under\n"
+     "--json: {\"more\":true,\"shown\":N,\"next_after\":\"CURSOR\",\n"
+     "\"next_offset\":N}); stdout stays the list.\n"},
     {"get", "print one job with all its fields", "QUEUE ID",
      "Print one job with all its fields, and for a job of a flow its parent\n"
      "and children (each child's key, status and result or reason). With\n"

@@ -66,7 +66,8 @@ set(LN_CONF_SOURCES
     conformance/conf_review4.c
     conformance/conf_obliterate.c
     conformance/conf_retry_finished.c
-    conformance/conf_result_size.c)
+    conformance/conf_result_size.c
+    conformance/conf_paging.c)
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it

@@ -261,6 +261,39 @@ TEST(jobs_list_says_when_more_follow) {
     jt_cleanup();
 }
 
+/* The notice's --after CURSOR gives the next page, which costs the same at
+ * any depth; --after and --offset together are a usage error. */
+TEST(jobs_list_pages_by_cursor) {
+    char url[512], out[8192], err[4096], ids[3][64];
+    snprintf(url, sizeof url, "%s", jt_url("a"));
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ(LANES(out, "jobs", url, "add", "q", "n", "{}"), 0);
+        snprintf(ids[i], sizeof ids[i], "%.*s", (int)strcspn(out, "\n"), out);
+    }
+    stderr_path = jt_path("stderr.txt");
+    CHECK_EQ(LANES(out, "jobs", url, "list", "q", "waiting", "--limit", "2", "--json"), 0);
+    json_t *v = parse(err_text(err, sizeof err));
+    const char *cursor = json_string_value(json_object_get(v, "next_after"));
+    CHECK(cursor != NULL && cursor[0] != '\0');
+    char after[256];
+    snprintf(after, sizeof after, "%s", cursor);
+    json_decref(v);
+    CHECK_EQ(LANES(out, "jobs", url, "list", "q", "waiting", "--after", after, "--json"), 0);
+    CHECK(err_text(err, sizeof err)[0] == '\0'); /* the last page */
+    v = parse(out);
+    CHECK_EQ(json_array_size(v), 1);
+    CHECK(strcmp(json_string_value(json_object_get(json_array_get(v, 0), "id")), ids[2]) == 0);
+    json_decref(v);
+    CHECK_EQ(LANES(out, "jobs", url, "list", "q", "waiting", "--after", after, "--offset", "1"), 2);
+    CHECK_EQ(LANES(out, "jobs", url, "list", "q", "waiting", "--after", "nonsense"), 2);
+    CHECK(strstr(err_text(err, sizeof err), "bad cursor") != NULL);
+    CHECK_EQ(LANES(out, "jobs", url, "check"), 0);
+    CHECK(strcmp(out, "ok\n") == 0);
+    CHECK_EQ(LANES(out, "jobs", url, "check", "--full", "--json"), 0);
+    stderr_path = NULL;
+    jt_cleanup();
+}
+
 TEST(jobs_options_that_do_not_apply_are_errors) {
     char url[512], out[4096], err[4096];
     snprintf(url, sizeof url, "%s", jt_url("o"));
@@ -700,6 +733,7 @@ int main(int argc, char **argv) {
                                         TESTCASE(jobs_help_on_every_subcommand),
                                         TESTCASE(jobs_errors_are_json_under_json),
                                         TESTCASE(jobs_list_says_when_more_follow),
+                                        TESTCASE(jobs_list_pages_by_cursor),
                                         TESTCASE(jobs_options_that_do_not_apply_are_errors),
                                         TESTCASE(jobs_option_errors_on_every_subcommand),
                                         TESTCASE(jobs_store_errors_read_alike),

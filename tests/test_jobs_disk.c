@@ -261,6 +261,48 @@ TEST(truncated_store_fails_loudly_during_the_run) {
     truncate_by(0);
 }
 
+/* A store over the open's check size opens without reading every page
+ * (what keeps the open's cost the same at any size), and ln_jobs_check
+ * reads them all: damage mid-file is LN_ECORRUPT there, both ways. */
+static void check_finds_damage(void) {
+    const char *url = jt_url("k");
+    char path[400];
+    snprintf(path, sizeof path, "%s", jt_path("k.db"));
+    fill(url, 2 * NCORRUPT);
+    size_t len;
+    char *buf = read_all(path, &len);
+    CHECK((int64_t)len > ln__sq_quick_check_max);
+    ln_jobs *jobs = jt_open(url);
+    CHECK_EQ(ln_jobs_check(jobs, 0), 0);
+    CHECK_EQ(ln_jobs_check(jobs, 1), 0);
+    ln_jobs_close(jobs);
+    size_t off = len / 2 - (len / 2) % 4096;
+    unsigned seed = 777;
+    for (size_t i = 0; i < 256; i++) {
+        seed = seed * 1103515245u + 12345u;
+        buf[off + i] = (char)(seed >> 16);
+    }
+    write_all(path, buf, len);
+    unlink(jt_path("k.db-wal"));
+    unlink(jt_path("k.db-shm"));
+    jobs = NULL;
+    char msg[512];
+    CHECK_EQ(ln_jobs_open_ex(&jobs, url, NULL, msg, sizeof msg), 0);
+    int rc = ln_jobs_check(jobs, 0);
+    printf("  check: %s: %s\n", ln_err_name(rc), ln_jobs_errmsg(jobs));
+    CHECK_EQ(rc, LN_ECORRUPT);
+    CHECK(strstr(ln_jobs_errmsg(jobs), "quick_check") != NULL);
+    CHECK_EQ(ln_jobs_check(jobs, 1), LN_ECORRUPT);
+    CHECK(strstr(ln_jobs_errmsg(jobs), "integrity_check") != NULL);
+    ln_jobs_close(jobs);
+    free(buf);
+    jt_cleanup();
+}
+
+TEST(check_reads_what_the_open_does_not) {
+    check_finds_damage();
+}
+
 /* ------------------------------------------------------------ full disk */
 
 /* A tmpfs of size at dir, in a private mount namespace (it vanishes with
@@ -551,6 +593,7 @@ int main(int argc, char **argv) {
                                         TESTCASE(corrupt_store_fails_loudly_during_the_run),
                                         TESTCASE(truncated_store_fails_loudly),
                                         TESTCASE(truncated_store_fails_loudly_during_the_run),
+                                        TESTCASE(check_reads_what_the_open_does_not),
                                         TESTCASE(full_disk_on_a_2m_volume),
                                         TESTCASE(full_disk_on_a_6m_volume),
                                         TESTCASE(full_disk_twice),

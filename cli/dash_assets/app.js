@@ -58,7 +58,11 @@ function banner(text, isError) {
 
 const q = encodeURIComponent;
 function qhref(name, params) {
-  const p = new URLSearchParams(params || {}).toString();
+  // Unset parameters (undefined, null, '') are left out: URLSearchParams
+  // would write q=undefined, a search for "undefined".
+  const set = Object.entries(params || {}).filter(([, v]) => v !== undefined && v !== null &&
+    v !== '');
+  const p = new URLSearchParams(set).toString();
   return '#/queue/' + q(name) + (p ? '?' + p : '');
 }
 function jhref(name, id) { return '#/queue/' + q(name) + '/job/' + q(id); }
@@ -113,17 +117,19 @@ function pager(name, r, params) {
     const s = r.search;
     bar.append(el('span', { class: 'muted' }, 'Searched ' + s.scanned + ' ' + r.state +
       ' jobs from #' + (r.offset + 1) + ' for names or data containing "' + s.q + '".'));
-    if (s.more) bar.append(el('a', { href: qhref(name, { ...params, offset: s.next_offset }) },
-      'Search the next ' + info.search_window));
+    if (s.more) bar.append(el('a', { href: qhref(name, { ...params, offset: s.next_offset,
+      after: r.next_after || '' }) }, 'Search the next ' + info.search_window));
     return bar;
   }
   const end = Math.min(r.offset + r.jobs.length, r.total);
   bar.append(el('span', { class: 'muted', id: 'range' },
     r.total ? (r.offset + 1) + '–' + end + ' of ' + r.total : 'No ' + r.state + ' jobs.'));
+  // Forward by the last row's cursor: the same cost at any depth (offset
+  // only numbers the rows); back by offset.
   if (r.offset > 0) bar.append(el('a', { href: qhref(name, { ...params,
-    offset: Math.max(0, r.offset - PAGE) }) }, '← newer'));
-  if (end < r.total) bar.append(el('a', { href: qhref(name, { ...params, offset: end }) },
-    'more →'));
+    offset: Math.max(0, r.offset - PAGE), after: '' }) }, '← newer'));
+  if (end < r.total && r.next_after) bar.append(el('a', { href: qhref(name, { ...params,
+    offset: end, after: r.next_after }) }, 'more →'));
   return bar;
 }
 
@@ -157,6 +163,7 @@ async function queueView(main, name, params) {
   const state = params.state || 'waiting';
   const qs = new URLSearchParams({ state, offset: params.offset || 0, limit: PAGE });
   if (params.q) qs.set('q', params.q);
+  if (params.after) qs.set('after', params.after);
   const [r, qu, sc] = await Promise.all([api('queues/' + q(name) + '/jobs?' + qs),
     api('queues/' + q(name)), api('queues/' + q(name) + '/schedulers')]);
   const tabs = el('nav', { class: 'tabs' }, STATES.map((s) => el('a', {

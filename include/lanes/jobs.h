@@ -451,6 +451,10 @@ typedef struct ln_job_info {
     int64_t started_ms;  /* when the latest run started (0 again after
                                 ln_jobs_retry) */
     int64_t finished_ms; /* when it completed or failed */
+    char *cursor;        /* from ln_jobs_list / ln_jobs_list_after: this
+                            row's place in its listing, to pass to
+                            ln_jobs_list_after for the rows after it; NULL
+                            from ln_jobs_get */
 } ln_job_info;
 
 /* Free the strings of *info and zero it. NULL is a no-op. */
@@ -469,6 +473,42 @@ LN_EXTERN int ln_jobs_get(ln_jobs *jobs, const char *queue, const char *id, ln_j
  * ln_job_info_free_array), NULL when *n is 0. */
 LN_EXTERN int ln_jobs_list(ln_jobs *jobs, const char *queue, int state, size_t offset, size_t limit,
                            ln_job_info **out, size_t *n);
+
+/* Paging. Each row ln_jobs_list or ln_jobs_list_after returns carries a
+ * cursor (info.cursor): an opaque printable text holding the row's
+ * ordering key. ln_jobs_list_after returns up to limit (1..10000) jobs of
+ * state that come after that row, in ln_jobs_list's order; after NULL or
+ * "" gives the first page. A page costs the same at any depth:
+ *   - SQLite: an index seek to the cursor's key, O(log n + limit);
+ *     ln_jobs_list's offset is O(offset + limit) (SQLite steps over the
+ *     skipped rows: tens of ms at 1M jobs).
+ *   - Redis: delayed, prioritized, completed, failed and waiting-children
+ *     are sorted sets: the cursor's job is found by rank, O(log n +
+ *     limit), as an offset is. waiting, active and paused are lists: the
+ *     cursor's job is looked for at its last position, O(limit) while
+ *     the list is unchanged before it; else it is searched for from the
+ *     running end (O(n) in the worst case), and an offset reaches a row in
+ *     O(distance from the nearer end / ~100).
+ * The cursor holds a key, not a count: rows added or removed elsewhere
+ * neither repeat nor skip rows of the next page. If the cursor's own job
+ * left the state, SQLite and Redis's sorted sets continue after its key;
+ * Redis's lists continue at its last position (an offset). LN_EINVAL for a
+ * cursor that is malformed, from another state or from another store's
+ * kind. Errors as ln_jobs_list. */
+LN_EXTERN int ln_jobs_list_after(ln_jobs *jobs, const char *queue, int state, const char *after,
+                                 size_t limit, ln_job_info **out, size_t *n);
+
+/* Check the store's own structure, as far as the store kind can: on
+ * SQLite PRAGMA quick_check over the whole file (thorough = 0: b-trees,
+ * cell bounds, NOT NULL columns; cost grows with the file, ~4 ms per MiB)
+ * or PRAGMA integrity_check (thorough = 1: also that every index matches
+ * its table; a few times slower). 0, or LN_ECORRUPT with what the check
+ * found in ln_jobs_errmsg. Opening a store checks the whole file only when
+ * it is small (up to 1 MiB); a larger store relies on the checks of the
+ * pages each call reads (a damaged page read is LN_ECORRUPT) and on this
+ * call (`lanes jobs URL check`). Redis: 0 (the server keeps its data's
+ * structure; nothing to check from here). */
+LN_EXTERN int ln_jobs_check(ln_jobs *jobs, int thorough);
 
 /* Log lines a handler wrote with ln_job_log, oldest first: *lines gets a
  * new array of *n NUL-terminated strings (no NULL entry after the last;

@@ -42,8 +42,9 @@
  * 17: edit (change priority / delay / data, dedup id read / release).
  * 18: the step's keep_complete / keep_fail (a worker's retention).
  * 19: obliterate.
- * 20: retry takes a state (completed jobs too) and a bound, one step. */
-#define LN__STORE_METHODS_VERSION 20
+ * 20: retry takes a state (completed jobs too) and a bound, one step.
+ * 21: list_after, check; list fills each row's cursor. */
+#define LN__STORE_METHODS_VERSION 21
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1
@@ -389,6 +390,14 @@ struct ln__store_methods {
      * had when the step began. */
     int (*obliterate)(ln__jobs_be *be, const char *queue, int force, int64_t *left, size_t *removed,
                       int *more);
+    /* Version 21. Up to limit jobs of state after the row whose cursor is
+     * after (not NULL or empty; the store made it, in list's cursor
+     * field), in list's order, each with its cursor (ln__malloc'd);
+     * LN_EINVAL for a cursor it did not make for state. */
+    int (*list_after)(ln__jobs_be *be, const char *queue, int state, const char *after,
+                      size_t limit, ln_job_info **out, size_t *n);
+    /* Version 21. jobs.h's ln_jobs_check: 0 or LN_ECORRUPT. */
+    int (*check)(ln__jobs_be *be, int thorough);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */

@@ -318,6 +318,33 @@ int ln_jobs_list(ln_jobs *jobs, const char *queue, int state, size_t offset, siz
                           jobs->be->methods->list(jobs->be, queue, state, offset, limit, out, n));
 }
 
+int ln_jobs_list_after(ln_jobs *jobs, const char *queue, int state, const char *after, size_t limit,
+                       ln_job_info **out, size_t *n) {
+    if (after == NULL || *after == '\0') return ln_jobs_list(jobs, queue, state, 0, limit, out, n);
+    if (out == NULL || n == NULL)
+        return enter_checked(jobs, LN_EINVAL, "out and n must not be NULL");
+    *out = NULL;
+    *n = 0;
+    if (state < 0 || state >= LN_JOB_NSTATES)
+        return enter_checked(jobs, LN_EINVAL, "unknown job state");
+    if (limit < 1 || limit > LIST_LIMIT_MAX)
+        return enter_checked(jobs, LN_EINVAL, "limit must be 1..10000");
+    int err = enter_q(jobs, queue);
+    if (err != 0) return err;
+    if (jobs->be->methods->list_after == NULL) /* a store of methods version < 21 */
+        return ln__jobs_leave(
+            jobs, ln__jobs_be_err(jobs->be, LN_ENOTSUP, "this store cannot page by cursor"));
+    return ln__jobs_leave(
+        jobs, jobs->be->methods->list_after(jobs->be, queue, state, after, limit, out, n));
+}
+
+int ln_jobs_check(ln_jobs *jobs, int thorough) {
+    int err = ln__jobs_enter(jobs);
+    if (err != 0) return err;
+    if (jobs->be->methods->check == NULL) return ln__jobs_leave(jobs, 0); /* nothing to check */
+    return ln__jobs_leave(jobs, jobs->be->methods->check(jobs->be, thorough != 0));
+}
+
 int ln_jobs_logs(ln_jobs *jobs, const char *queue, const char *id, char ***lines, size_t *n) {
     if (lines == NULL || n == NULL)
         return enter_checked(jobs, LN_EINVAL, "lines and n must not be NULL");

@@ -38,6 +38,7 @@ void ln_job_info_clear(ln_job_info *info) {
     ln__free(info->traceparent);
     ln__free(info->tracestate);
     ln__free(info->backoff_type);
+    ln__free(info->cursor);
     memset(info, 0, sizeof *info);
 }
 

@@ -208,36 +208,66 @@ static int redis_counts(ln__jobs_be *be, const char *queue, ln_job_counts *c) {
     return 0;
 }
 
-static int redis_list(ln__jobs_be *be, const char *queue, int state, size_t offset, size_t limit,
-                      ln_job_info **out, size_t *n) {
+static int redis_page(ln__jobs_be *be, const char *queue, int state, size_t offset,
+                      const char *after, size_t limit, ln_job_info **out, size_t *n) {
     redis_be *r = rbe(be);
     *out = NULL;
     *n = 0;
     int rc = 0;
+    char pos[64];
+    const char *after_id = NULL;
+    if (after != NULL &&
+        (rc = ln__redis_parse_cursor(be, after, state, pos, sizeof pos, &after_id)))
+        return rc;
     set_queue(r, queue);
     ln__redis_args a = {0};
     ln__redis_args_str(&a, ln_job_state_name(state));
     ln__redis_args_i64(&a, (int64_t)offset);
     ln__redis_args_i64(&a, (int64_t)limit);
+    if (after_id != NULL) {
+        ln__redis_args_str(&a, pos);
+        ln__redis_args_str(&a, after_id);
+    }
     redisReply *rep = script(r, LN__RS_LIST, &a, &rc);
     ln__redis_args_free(&a);
     if (!rep) return public_rc(rc);
-    if (rep->type != REDIS_REPLY_ARRAY) return bad_reply(r, rep, "list");
-    for (size_t i = 0; i < rep->elements; i++)
-        if (!ln__redis_is_view(rep->element[i])) return bad_reply(r, rep, "list");
-    ln_job_info *infos = rep->elements ? ln__calloc(rep->elements, sizeof *infos) : NULL;
-    if (rep->elements && !infos) rc = LN_ENOMEM;
-    for (size_t i = 0; !rc && i < rep->elements; i++) {
-        if ((rc = ln__redis_view_info(rep->element[i], &infos[i])) < 0) {
-            ln_job_info_free_array(infos, i);
-            infos = NULL;
-        }
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+        rep->element[0]->type != REDIS_REPLY_ARRAY || rep->element[1]->type != REDIS_REPLY_ARRAY ||
+        rep->element[0]->elements != rep->element[1]->elements)
+        return bad_reply(r, rep, "list");
+    const redisReply *views = rep->element[0], *poss = rep->element[1];
+    for (size_t i = 0; i < views->elements; i++)
+        if (!ln__redis_is_view(views->element[i])) return bad_reply(r, rep, "list");
+    size_t count = views->elements;
+    ln_job_info *infos = count ? ln__calloc(count, sizeof *infos) : NULL;
+    if (count && !infos) rc = LN_ENOMEM;
+    for (size_t i = 0; !rc && i < count; i++) {
+        if ((rc = ln__redis_view_info(views->element[i], &infos[i])) >= 0 &&
+            (infos[i].cursor = ln__redis_cursor(state, poss->element[i], infos[i].id)) == NULL)
+            rc = LN_ENOMEM;
+        if (rc < 0) ln_job_info_free_array(infos, i + 1), infos = NULL;
     }
-    size_t count = rep->elements;
     freeReplyObject(rep);
     if (rc) return ln__jobs_be_err(be, rc, "out of memory");
     *out = infos;
     *n = count;
+    return 0;
+}
+
+static int redis_list(ln__jobs_be *be, const char *queue, int state, size_t offset, size_t limit,
+                      ln_job_info **out, size_t *n) {
+    return redis_page(be, queue, state, offset, NULL, limit, out, n);
+}
+
+static int redis_list_after(ln__jobs_be *be, const char *queue, int state, const char *after,
+                            size_t limit, ln_job_info **out, size_t *n) {
+    return redis_page(be, queue, state, 0, after, limit, out, n);
+}
+
+/* Redis keeps its own data's structure: nothing to check from here. */
+static int redis_check(ln__jobs_be *be, int thorough) {
+    (void)be;
+    (void)thorough;
     return 0;
 }
 
@@ -733,6 +763,8 @@ static const ln__store_methods redis_methods = {
     .wait_child = redis_wait_child,
     .edit = redis_edit,
     .obliterate = redis_obliterate,
+    .list_after = redis_list_after,
+    .check = redis_check,
 };
 
 /* BullMQ's requirements: Redis >= 6.0.6 for our scripts (LPOS), and

@@ -149,3 +149,46 @@ int ln__redis_view_taken(const redisReply *v, const char *token, ln__job_taken *
     }
     return 0;
 }
+
+/* A row's cursor: "r<state>.<position>:<id>" (list.lua's positions). */
+char *ln__redis_cursor(int state, const redisReply *pos, const char *id) {
+    if (pos->type != REDIS_REPLY_STRING && pos->type != REDIS_REPLY_INTEGER) return NULL;
+    char p[64];
+    if (pos->type == REDIS_REPLY_INTEGER)
+        snprintf(p, sizeof p, "%lld", (long long)pos->integer);
+    else
+        snprintf(p, sizeof p, "%.*s", (int)pos->len, pos->str);
+    size_t len = strlen(p) + strlen(id) + 16;
+    char *c = ln__malloc(len);
+    if (c != NULL) snprintf(c, len, "r%d.%s:%s", state, p, id);
+    return c;
+}
+
+/* Split a cursor this store made for state into its position (a number:
+ * a score or an offset) and id. 0 or LN_EINVAL. */
+int ln__redis_parse_cursor(ln__jobs_be *be, const char *after, int state, char *pos,
+                           size_t pos_size, const char **id) {
+    int st = -1, used = 0;
+    if (sscanf(after, "r%d.%n", &st, &used) == 1 && used > 0 && st != state)
+        return ln__jobs_be_err(be, LN_EINVAL,
+                               "cursor '%.64s' is from a listing of state %s, not %s", after,
+                               ln_job_state_name(st), ln_job_state_name(state));
+    const char *p = after + used, *colon = used > 0 ? strchr(p, ':') : NULL;
+    if (colon != NULL && colon > p && (size_t)(colon - p) < pos_size && colon[1] != '\0') {
+        char *end = NULL;
+        memcpy(pos, p, (size_t)(colon - p));
+        pos[colon - p] = '\0';
+        (void)strtod(pos, &end);
+        /* lists (waiting, active) and paused: a place, digits only */
+        int place = state == LN_JOB_WAITING || state == LN_JOB_ACTIVE || state == LN_JOB_PAUSED;
+        if (place && strspn(pos, "0123456789") != strlen(pos)) end = NULL;
+        if (end != NULL && *end == '\0' && (pos[0] == '-' || (pos[0] >= '0' && pos[0] <= '9'))) {
+            *id = colon + 1;
+            return 0;
+        }
+    }
+    return ln__jobs_be_err(be, LN_EINVAL,
+                           "bad cursor '%.64s' (give the cursor of a row a listing of this Redis "
+                           "store returned)",
+                           after);
+}

@@ -33,4 +33,15 @@ int ln__redis_is_taken_view(const redisReply *v);
  * ln__job_taken_free frees them). */
 int ln__redis_view_taken(const redisReply *v, const char *token, ln__job_taken *t);
 
+/* A listed row's cursor, "r<state>.<position>:<id>" (position: list.lua's,
+ * an integer or a score), ln__malloc'd; NULL for out of memory or a
+ * position that is neither string nor integer. */
+char *ln__redis_cursor(int state, const redisReply *pos, const char *id);
+
+/* Split cursor after, made for state, into its position (pos, pos_size
+ * bytes) and id (*id points into after). 0, or LN_EINVAL with be's
+ * errmsg set. */
+int ln__redis_parse_cursor(ln__jobs_be *be, const char *after, int state, char *pos,
+                           size_t pos_size, const char **id);
+
 #endif

@@ -253,6 +253,8 @@ static const ln__store_methods sq_methods = {
     .wait_child = ln__sq_wait_child,
     .edit = ln__sq_edit,
     .obliterate = ln__sq_obliterate,
+    .list_after = ln__sq_list_after,
+    .check = ln__sq_check,
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */

@@ -155,6 +155,15 @@ typedef enum sq_stmt {
     S_DRAIN_DELAYED_TIE,
     S_DRAIN_RELEASED,
     S_ADD_BACKOFF,
+    /* Keyset pages (sqlite_page.c), in ln_job_state order. */
+    S_PAGE_WAITING,
+    S_PAGE_DELAYED,
+    S_PAGE_PRIORITIZED,
+    S_PAGE_ACTIVE,
+    S_PAGE_COMPLETED,
+    S_PAGE_FAILED,
+    S_PAGE_READY,
+    S_PAGE_WAITING_CHILDREN,
     S_COUNT_
 } sq_stmt;
 
@@ -249,6 +258,9 @@ int ln__sq_check_pages(sq_be *be, const char *path);
 int ln__sq_open_denied(sq_be *be, const char *path);
 int ln__sq_check_kind(sq_be *be, const char *path);
 extern int64_t ln__sq_quick_check_max;
+/* jobs.h's ln_jobs_check: quick_check or (thorough) integrity_check of the
+ * whole file. */
+int ln__sq_check(ln__jobs_be *b, int thorough);
 
 /* A one-row, one-column query's value into *out (left as is without a
  * row). 0 or LN_E*. */
@@ -400,8 +412,13 @@ int ln__sq_dedup_hold(sq_be *be, const char *queue, const ln_job_opts *o, int64_
                       int64_t expires);
 int ln__sq_get(ln__jobs_be *b, const char *queue, const char *id, ln_job_info *info);
 int ln__sq_counts(ln__jobs_be *b, const char *queue, ln_job_counts *c);
+/* sqlite_page.c: pages by offset and by cursor; each row's cursor. */
 int ln__sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset, size_t limit,
                 ln_job_info **out, size_t *n);
+int ln__sq_list_after(ln__jobs_be *b, const char *queue, int state, const char *after, size_t limit,
+                      ln_job_info **out, size_t *n);
+/* sqlite_ops.c: fill info from a row of INFO_COLS (see sqlite_sql.c). */
+int ln__sq_read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info);
 int ln__sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines, size_t *n);
 int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id, int state, int64_t *before_ms,
                  size_t *count); /* sqlite_retry.c */

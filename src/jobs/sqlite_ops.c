@@ -165,8 +165,7 @@ static int dup_col(sqlite3_stmt *s, int col, char **out) {
     return *out != NULL ? 0 : LN_ENOMEM;
 }
 
-/* Fill info from a row of INFO_COLS (see sqlite_sql.c). */
-static int read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
+int ln__sq_read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
     memset(info, 0, sizeof *info);
     info->priority = sqlite3_column_int(s, 10);
     switch (sqlite3_column_int(s, 2)) {
@@ -224,7 +223,7 @@ int ln__sq_get(ln__jobs_be *b, const char *queue, const char *id, ln_job_info *i
     if (s == NULL) return LN_EBACKEND;
     int rc = sqlite3_step(s), err;
     if (rc == SQLITE_ROW)
-        err = read_info(be, s, info);
+        err = ln__sq_read_info(be, s, info);
     else if (rc == SQLITE_DONE)
         err = ln__jobs_be_err(&be->base, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
     else
@@ -271,65 +270,6 @@ int ln__sq_is_paused(ln__jobs_be *b, const char *queue, int *paused) {
     *paused = rc == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
     int err = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "paused");
     sqlite3_reset(s);
-    return err;
-}
-
-int ln__sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset, size_t limit,
-                ln_job_info **out, size_t *n) {
-    sq_be *be = (sq_be *)b;
-    static const sq_stmt by_state[LN_JOB_NSTATES] = {
-        [LN_JOB_WAITING] = S_LIST_WAITING,
-        [LN_JOB_DELAYED] = S_LIST_DELAYED,
-        [LN_JOB_PRIORITIZED] = S_LIST_PRIORITIZED,
-        [LN_JOB_ACTIVE] = S_LIST_ACTIVE,
-        [LN_JOB_COMPLETED] = S_LIST_COMPLETED,
-        [LN_JOB_FAILED] = S_LIST_FAILED,
-        [LN_JOB_PAUSED] = S_LIST_READY,
-        [LN_JOB_WAITING_CHILDREN] = S_LIST_WAITING_CHILDREN,
-    };
-    *out = NULL;
-    *n = 0;
-    int err = ln__sq_exec(be, S_BEGIN_R); /* one snapshot for flag and rows */
-    if (err != 0) return err;
-    int paused = 0;
-    if ((err = ln__sq_is_paused(b, queue, &paused)) != 0) goto done;
-    int ready = state == LN_JOB_WAITING || state == LN_JOB_PRIORITIZED;
-    if ((state == LN_JOB_PAUSED && !paused) || (ready && paused)) goto done;
-    sqlite3_stmt *s = ln__sq_stmt_get(be, by_state[state]);
-    if (s == NULL) {
-        err = LN_EBACKEND;
-        goto done;
-    }
-    BIND_TEXT(s, 1, queue);
-    sqlite3_bind_int64(s, 2, (int64_t)limit);
-    sqlite3_bind_int64(s, 3, offset > INT64_MAX ? INT64_MAX : (int64_t)offset);
-    ln_job_info *arr = NULL;
-    size_t cap = 0, len = 0;
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            ln_job_info *p = ln__realloc(arr, ncap * sizeof *arr);
-            if (p == NULL) {
-                err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
-                break;
-            }
-            arr = p;
-            cap = ncap;
-        }
-        if ((err = read_info(be, s, &arr[len])) != 0) break;
-        len++;
-    }
-    if (err == 0 && rc != SQLITE_DONE) err = ln__sq_err(be, rc, "list");
-    sqlite3_reset(s);
-    if (err != 0) {
-        ln_job_info_free_array(arr, len);
-    } else {
-        *out = arr; /* NULL when no row was read */
-        *n = len;
-    }
-done:
-    ln__sq_exec(be, S_COMMIT);
     return err;
 }
 

@@ -26,6 +26,12 @@
     "finished_at, COALESCE((SELECT q.paused FROM lanes_queues q "                                  \
     "WHERE q.name = j.queue), 0), backoff_jitter, backoff_type"
 
+/* A listing's rows: INFO_COLS, then the ordering keys a cursor is made of
+ * (columns 25..27; sqlite_page.c), of queue ?1. */
+#define LIST_FROM                                                                                  \
+    "SELECT " INFO_COLS ", j.seq AS k_seq, j.run_at AS k_run, j.lease_until AS k_lease FROM "      \
+    "lanes_jobs j WHERE queue = ?1 AND "
+
 /* A job's place when it goes back in line: the front of its priority
  * with its lifo option (as its add placed it), else the back. */
 #define SEQ_BY_LIFO "seq = CASE WHEN lifo THEN -rid ELSE 0 END"
@@ -82,27 +88,44 @@ static const char *const sql_text[S_COUNT_] = {
         "SELECT " COUNT_OF(0) ", " COUNT_OF(1) ", " COUNT_OF(2) ", " COUNT_OF(3) ", " COUNT_OF(
             4) ", " COUNT_OF(5) ", (SELECT "
                                 "paused FROM lanes_queues WHERE name = ?1), " COUNT_OF(7),
-    [S_LIST_WAITING] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue = "
-                       "?1 AND state = 0 AND priority = 0 ORDER BY seq, rid "
-                       "LIMIT ?2 OFFSET ?3",
-    [S_LIST_PRIORITIZED] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE "
-                           "queue = ?1 AND state = 0 AND priority > 0 ORDER "
-                           "BY priority, seq, rid LIMIT ?2 OFFSET ?3",
-    [S_LIST_READY] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue = ?1 "
-                     "AND state = 0 ORDER BY priority, seq, rid LIMIT ?2 "
-                     "OFFSET ?3",
-    [S_LIST_DELAYED] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue = "
-                       "?1 AND state = 1 ORDER BY run_at, rid LIMIT ?2 "
-                       "OFFSET ?3",
-    [S_LIST_ACTIVE] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue = "
-                      "?1 AND state = 3 ORDER BY lease_until, rid LIMIT ?2 "
-                      "OFFSET ?3",
-    [S_LIST_COMPLETED] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue "
-                         "= ?1 AND state = 4 ORDER BY finished_at DESC, rid "
-                         "DESC LIMIT ?2 OFFSET ?3",
-    [S_LIST_FAILED] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE queue = "
-                      "?1 AND state = 5 ORDER BY finished_at DESC, rid DESC "
-                      "LIMIT ?2 OFFSET ?3",
+    [S_LIST_WAITING] = LIST_FROM "state = 0 AND priority = 0 ORDER BY seq, rid "
+                                 "LIMIT ?2 OFFSET ?3",
+    [S_LIST_PRIORITIZED] = LIST_FROM "state = 0 AND priority > 0 ORDER BY priority, "
+                                     "seq, rid LIMIT ?2 OFFSET ?3",
+    [S_LIST_READY] = LIST_FROM "state = 0 ORDER BY priority, seq, rid LIMIT ?2 OFFSET ?3",
+    [S_LIST_DELAYED] = LIST_FROM "state = 1 ORDER BY run_at, rid LIMIT ?2 OFFSET ?3",
+    [S_LIST_ACTIVE] = LIST_FROM "state = 3 ORDER BY lease_until, rid LIMIT ?2 OFFSET ?3",
+    [S_LIST_COMPLETED] = LIST_FROM "state = 4 ORDER BY finished_at DESC, rid DESC LIMIT "
+                                   "?2 OFFSET ?3",
+    [S_LIST_FAILED] = LIST_FROM "state = 5 ORDER BY finished_at DESC, rid DESC LIMIT ?2 "
+                                "OFFSET ?3",
+    /* Keyset pages (sqlite_page.c): the rows after the cursor's key ?5
+     * (priority), ?3 (seq, run_at, lease_until or finished_at), ?4 (rid),
+     * one index range per branch of the UNION ALL, merged in order. */
+    [S_PAGE_WAITING] = LIST_FROM "state = 0 AND priority = 0 AND seq = ?3 AND rid > ?4 "
+                                 "UNION ALL " LIST_FROM "state = 0 AND priority = 0 AND "
+                                 "seq > ?3 ORDER BY k_seq, rid LIMIT ?2",
+    [S_PAGE_PRIORITIZED] = LIST_FROM "state = 0 AND priority > 0 AND priority = ?5 AND "
+                                     "seq = ?3 AND rid > ?4 UNION ALL " LIST_FROM
+                                     "state = 0 AND priority > 0 AND priority = ?5 AND seq > "
+                                     "?3 UNION ALL " LIST_FROM "state = 0 AND priority > 0 "
+                                     "AND priority > ?5 ORDER BY priority, k_seq, rid LIMIT ?2",
+    [S_PAGE_READY] = LIST_FROM "state = 0 AND priority = ?5 AND seq = ?3 AND rid > ?4 UNION "
+                               "ALL " LIST_FROM "state = 0 AND priority = ?5 AND seq > ?3 "
+                               "UNION ALL " LIST_FROM "state = 0 AND priority > ?5 ORDER BY "
+                               "priority, k_seq, rid LIMIT ?2",
+    [S_PAGE_DELAYED] = LIST_FROM "state = 1 AND run_at = ?3 AND rid > ?4 UNION ALL " LIST_FROM
+                                 "state = 1 AND run_at > ?3 ORDER BY k_run, rid LIMIT ?2",
+    [S_PAGE_ACTIVE] = LIST_FROM "state = 3 AND lease_until = ?3 AND rid > ?4 UNION ALL " LIST_FROM
+                                "state = 3 AND lease_until > ?3 ORDER BY k_lease, rid LIMIT ?2",
+    [S_PAGE_COMPLETED] =
+        LIST_FROM "state = 4 AND finished_at = ?3 AND rid < ?4 UNION ALL " LIST_FROM
+                  "state = 4 AND finished_at < ?3 ORDER BY finished_at DESC, "
+                  "rid DESC LIMIT ?2",
+    [S_PAGE_FAILED] = LIST_FROM "state = 5 AND finished_at = ?3 AND rid < ?4 UNION ALL " LIST_FROM
+                                "state = 5 AND finished_at < ?3 ORDER BY finished_at DESC, "
+                                "rid DESC LIMIT ?2",
+    [S_PAGE_WAITING_CHILDREN] = LIST_FROM "state = 7 AND rid > ?4 ORDER BY rid LIMIT ?2",
     [S_LOGS] = "SELECT line FROM lanes_logs WHERE rid = ?1 ORDER BY seq",
     [S_STATE_OF] = "SELECT rid, state FROM lanes_jobs WHERE rid = ?2 AND queue "
                    "= ?1",
@@ -319,9 +342,7 @@ static const char *const sql_text[S_COUNT_] = {
                         "r.priority = lanes_jobs.priority) WHERE rid = ?1 AND "
                         "token = ?2 AND state = 3",
     /* Flows (sqlite_flow.c). */
-    [S_LIST_WAITING_CHILDREN] = "SELECT " INFO_COLS " FROM lanes_jobs j WHERE "
-                                "queue = ?1 AND state = 7 ORDER BY rid LIMIT ?2 "
-                                "OFFSET ?3",
+    [S_LIST_WAITING_CHILDREN] = LIST_FROM "state = 7 ORDER BY rid LIMIT ?2 OFFSET ?3",
     [S_FLOW_SET] = "UPDATE lanes_jobs SET state = CASE WHEN ?2 > 0 THEN 7 ELSE "
                    "state END, deps = ?2, parent_rid = ?3, pflags = ?4 WHERE rid = ?1",
     [S_DEP_ADD] = "INSERT INTO lanes_deps(parent_rid, child_rid, child_key) "

@@ -103,6 +103,7 @@ extern const conf_case conf_obliterate_cases[];
 extern const conf_case conf_retry_finished_cases[];
 extern const conf_case conf_utf8_cases[];
 extern const conf_case conf_result_size_cases[];
+extern const conf_case conf_paging_cases[];
 
 /* Strings equal (NULL equals only NULL); prints both on failure. */
 #define CONF_CHECK_STR(a, b) conf_check_str(__FILE__, __LINE__, #a, (a), (b))

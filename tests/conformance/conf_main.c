@@ -32,7 +32,7 @@ static const conf_case *const tables[] = {
     conf_detach_cases,      conf_edit2_cases,          conf_stale_once_cases,
     conf_worker_keep_cases, conf_max_started_cases,    conf_review4_cases,
     conf_obliterate_cases,  conf_retry_finished_cases, conf_utf8_cases,
-    conf_result_size_cases,
+    conf_result_size_cases, conf_paging_cases,
 };
 
 static char store_url[1024];

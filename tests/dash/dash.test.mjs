@@ -439,6 +439,21 @@ function cleanup() {
     '0', redisPrefix + ':*'], { timeout: 10000 });
 }
 
+// "more →" pages by the last row's cursor (after= in the address): the
+// second page starts right after the first.
+async function paging(page, base) {
+  for (let i = 0; i < 25; i++) add('pages', 'p', '{}', '--id', 'pg-' + String(i).padStart(2, '0'));
+  await page.goto(base + '/#/queue/pages');
+  await page.waitForSelector('#jobs tr[data-job="pg-19"]');
+  check((await page.textContent('#range')).startsWith('1–20 of 25'), 'paging: 1–20 of 25');
+  await page.click('a:has-text("more →")');
+  await page.waitForSelector('#jobs tr[data-job="pg-20"]');
+  const ids = await page.$$eval('#jobs tr[data-job]', (rs) => rs.map((r) => r.dataset.job));
+  check(ids.join(' ') === 'pg-20 pg-21 pg-22 pg-23 pg-24' &&
+    (await page.textContent('#range')).startsWith('21–25 of 25') &&
+    page.url().includes('after='), 'paging: more → gives the rows after the last, by cursor');
+}
+
 let ctx = null;
 let dash = null;
 try {
@@ -466,6 +481,7 @@ try {
   await stepsAndBackoff(page, dash.base);
   await schedulers(page, dash.base);
   await workersPanel(page, dash.base);
+  await paging(page, dash.base);
   check(await stopDash(dash) === 0, 'lanes dash stops on SIGTERM with exit 0');
   dash = null;
   await readOnly(ctx);

@@ -205,6 +205,19 @@ def run(base):
     expect(call(base, "/api/queues/plain/jobs?state=nope"), 400, "bad_request", "unknown state")
     expect(call(base, "/api/queues/plain/jobs?limit=101"), 400, "bad_request", "limit 101")
     expect(call(base, "/api/queues/plain/jobs?offset=-1"), 400, "bad_request", "offset -1")
+    # the next page by the last row's cursor (offset then only numbers the rows)
+    for i in range(3):
+        lanes("jobs", url, "add", "pg", "x", "{}", "--id", "pg%d" % i)
+    s, b1 = call(base, "/api/queues/pg/jobs?state=waiting&limit=2")
+    assert s == 200 and [j["id"] for j in b1["jobs"]] == ["pg0", "pg1"] and b1["next_after"], b1
+    s, b2 = call(base, "/api/queues/pg/jobs?state=waiting&limit=2&offset=2&after=" +
+                 urllib.parse.quote(b1["next_after"], safe=""))
+    assert s == 200 and [j["id"] for j in b2["jobs"]] == ["pg2"] and b2["offset"] == 2, b2
+    expect(call(base, "/api/queues/pg/jobs?state=waiting&after=nonsense"), 400, "bad_request",
+           "a cursor this store did not make")
+    expect(call(base, "/api/queues/pg/jobs?state=delayed&after=" +
+                urllib.parse.quote(b1["next_after"], safe="")), 400, "bad_request",
+           "a cursor of another state")
     expect(call(base, "/api/queues/plain/jobs/nope"), 404, "not_found", "no such job")
     expect(call(base, "/api/queues/plain/metrics?points=0"), 400, "bad_request", "points 0")
     expect(call(base, "/api/queues/plain/metrics?points=1441"), 400, "bad_request", "points 1441")
