@@ -40,7 +40,7 @@ fi
 # Pinned npm packages (npm ci: exactly the lockfile, registry only).
 for dir in bench/peers tests/interop tests/dash; do
   if [ -f "$dir/package-lock.json" ]; then
-    if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
       (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
     fi
   fi
