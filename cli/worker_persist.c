@@ -268,7 +268,8 @@ static int slot_start(cli_persist *p, pslot *s) {
 
 /* ---- the kill ring: how often a job's handler died on this worker */
 
-/* Count one more death for id; returns the count. */
+/* Count one more death for id; returns the count, and forgets id once it
+ * reached CLI_PERSIST_KILLS_MAX (its run then fails: a retry counts anew). */
 static unsigned kill_count(cli_persist *p, const char *id) {
     pthread_mutex_lock(&p->mu);
     unsigned n = 0, i = 0;
@@ -282,6 +283,7 @@ static unsigned kill_count(cli_persist *p, const char *id) {
         p->kill_n[i] = 0;
     }
     n = ++p->kill_n[i];
+    if (n >= CLI_PERSIST_KILLS_MAX) p->kill_n[i] = 0;
     pthread_mutex_unlock(&p->mu);
     return n;
 }

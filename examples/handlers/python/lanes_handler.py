@@ -69,6 +69,7 @@ def _dumps(value):
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+_proto = None  # the protocol stream, once run() started
 _DATA = b',"data":'
 
 
@@ -87,7 +88,8 @@ def run(handle):
     """Serve jobs from the worker until stdin closes."""
     # Keep the protocol on a private copy of stdout, and point fd 1 (and
     # sys.stdout) at stderr so stray prints land in the worker's log.
-    proto = os.fdopen(os.dup(1), "wb", buffering=0)
+    global _proto
+    proto = _proto = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
 
