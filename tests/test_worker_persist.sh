@@ -6,7 +6,9 @@
 # without using an attempt, a job that always kills its handler failed
 # after 3 deaths, a malformed line failing clearly, a timeout killing the
 # handler (a new one takes the next job), an error line failing the job.
-# On sqlite, and on Redis when LANES_TEST_REDIS_URL is set.
+# The Node library (examples/handlers/node, tests/persist/handler.mjs) too:
+# data to result byte for byte, progress, log, a throw. On sqlite, and on
+# Redis when LANES_TEST_REDIS_URL is set.
 #
 #   test_worker_persist.sh LANES_BIN
 set -u
@@ -90,6 +92,28 @@ case_all() { # URL STORE
     case $s in *'"state":"completed"'*'"result":{"pid":'*) ;;
         *) fail "the worker did not go on after the crashes: $s; $werr" ;; esac
     echo "ok ($store)"
+    case_node "$u" "$store"
+}
+
+# The Node library: the same echo, and a throw failing the job.
+case_node() { # URL STORE
+    u=$1 store=$2
+    command -v node >/dev/null || { echo "SKIP (node): no node"; return 0; }
+    q="persistnode$$"
+    echo_id=$("$cli" jobs "$u" add "$q" echo "$data" --attempts 1) || fail "add"
+    throw_id=$("$cli" jobs "$u" add "$q" throw '{}' --attempts 1)
+    "$cli" worker "$u" "$q" --exit-when-empty --exec-persistent node "$here/persist/handler.mjs" \
+        "$here/../examples/handlers/node/lanes_handler.mjs" >"$tmp/w.out" 2>"$tmp/w.err" ||
+        fail "the node worker exited $?: $(cat "$tmp/w.err")"
+    s=$(state_of "$u" "$q" "$echo_id")
+    case $s in *'"state":"completed"'*"\"result\":$data,"*'"progress":{"half":0.5}'*) ;;
+        *) fail "node: echo not completed with the data byte for byte: $s; $(cat "$tmp/w.err")" ;; esac
+    "$cli" jobs "$u" logs "$q" "$echo_id" | grep -q "^echo $echo_id" || fail "node: log line missing"
+    s=$(state_of "$u" "$q" "$throw_id")
+    case $s in *'"state":"failed"'*'"failed_reason":"Error: no good"'*) ;;
+        *) fail "node: throw not failed with its message: $s" ;; esac
+    grep -q 'a stray console.log goes to stderr' "$tmp/w.err" || fail "node: console.log not on stderr"
+    echo "ok (node, $store)"
 }
 
 each_store case_all persist
