@@ -447,15 +447,16 @@ static void start_line(const wargs *a, const char *url, unsigned port) {
     if (f != NULL) {
         json_object_set_new(f, "queue", json_string(a->queue));
         if (*metrics) json_object_set_new(f, "metrics", json_string(metrics));
+        if (a->persistent) json_object_set_new(f, "persistent", json_true());
         if (o->metrics_max_points > 0)
             json_object_set_new(f, "metrics_points", json_integer(o->metrics_max_points));
     }
     char points[64] = "";
     if (o->metrics_max_points > 0)
         snprintf(points, sizeof points, ", per-minute metrics (%u points)", o->metrics_max_points);
-    cli_wlog("info", f, "started: store %s, queue %s, concurrency %u, exec '%s', timeout %s%s%s%s",
-             url, a->queue, o->concurrency, a->argv[0], timeout, *metrics ? ", metrics at " : "",
-             metrics, points);
+    cli_wlog("info", f, "started: store %s, queue %s, concurrency %u, %s '%s', timeout %s%s%s%s",
+             url, a->queue, o->concurrency, a->persistent ? "exec-persistent" : "exec", a->argv[0],
+             timeout, *metrics ? ", metrics at " : "", metrics, points);
 }
 
 static void stop_line(const wargs *a, const ln_worker_stats *st, int err, uint64_t ms,
