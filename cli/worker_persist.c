@@ -37,6 +37,8 @@ extern char **environ;
 #define KILL_RING 64
 /* Most bytes of one line beyond --max-data-size (the result's framing). */
 #define LINE_SLACK (64 * 1024)
+/* How long a broken handler may take to exit by itself before SIGTERM. */
+#define EXITING_MS 200
 #define RESULT_PREFIX "{\"type\":\"result\",\"result\":"
 
 typedef struct pbuf {
@@ -136,15 +138,15 @@ static int reap_within(pid_t pid, unsigned ms, int *status) {
 }
 
 /* End the place's handler: close its pipes (a handler reading stdin sees
- * EOF), SIGTERM its group unless gentle (then after grace_ms), SIGKILL
+ * EOF), give it wait_ms to exit, then SIGTERM its group, and SIGKILL
  * after kill_after_ms. The exit status goes to *status when not NULL. */
-static void slot_end(cli_persist *p, pslot *s, int gentle, int *status) {
+static void slot_end(cli_persist *p, pslot *s, unsigned wait_ms, int *status) {
     int st = 0;
     close_fd(&s->fin);
     close_fd(&s->fout);
     s->rd.len = 0;
     if (s->pid > 0) {
-        if (!gentle || !reap_within(s->pid, p->kill_after_ms, &st)) {
+        if (!reap_within(s->pid, wait_ms, &st)) {
             kill(-s->pid, SIGTERM);
             if (!reap_within(s->pid, p->kill_after_ms, &st)) {
                 kill(-s->pid, SIGKILL);
@@ -161,7 +163,7 @@ static void slot_end(cli_persist *p, pslot *s, int gentle, int *status) {
 void cli_persist_destroy(cli_persist *p) {
     if (p == NULL) return;
     for (unsigned i = 0; i < p->n; i++) {
-        slot_end(p, &p->slots[i], 1, NULL);
+        slot_end(p, &p->slots[i], p->kill_after_ms, NULL);
         free(p->slots[i].rd.p);
     }
     for (unsigned i = 0; i < KILL_RING; i++) free(p->kill_id[i]);
@@ -479,8 +481,9 @@ static int after_break(pjob *j) {
     pslot *s = j->s;
     int status = 0;
     pid_t pid = s->pid;
-    /* A handler that is exiting by itself gets a moment first. */
-    slot_end(p, s, 0, &status);
+    /* One that is exiting by itself (it closed its stdout) gets a moment
+     * first, so that its own exit status is the one reported. */
+    slot_end(p, s, EXITING_MS, &status);
     char why[700];
     describe_end(why, sizeof why, j->why, status);
     s->start_at = mono_ms() + s->backoff_ms;

@@ -37,8 +37,8 @@ case_all() { # URL STORE
     bad_id=$("$cli" jobs "$u" add "$q" bad-line '{}' --attempts 1)
     slow_id=$("$cli" jobs "$u" add "$q" slow '{}' --attempts 1)
     err_id=$("$cli" jobs "$u" add "$q" error '{}' --attempts 1)
-    after_id=$("$cli" jobs "$u" add "$q" after '{}' --attempts 1 --delay 2500)
-    "$cli" worker "$u" "$q" --concurrency 2 --timeout 2 --grace 1 --exit-when-empty \
+    after_id=$("$cli" jobs "$u" add "$q" after '{}' --attempts 1 --delay 9000)
+    "$cli" worker "$u" "$q" --concurrency 2 --timeout 8 --grace 1 --exit-when-empty \
         --exec-persistent python3 "$handler" "$m" "$lib" >"$tmp/w.out" 2>"$tmp/w.err" &
     bg_pid=$!
     # Everything settles within the bound: each job ends completed or failed.
@@ -47,7 +47,7 @@ case_all() { # URL STORE
         while :; do
             case $(state_of "$u" "$q" "$id") in *'"state":"completed"'* | *'"state":"failed"'*) break ;; esac
             i=$((i + 1))
-            [ $i -lt 600 ] || fail "job $id did not finish: $(state_of "$u" "$q" "$id"); $(cat "$tmp/w.err")"
+            [ $i -lt 900 ] || fail "job $id did not finish: $(state_of "$u" "$q" "$id"); $(cat "$tmp/w.err")"
             sleep 0.1
         done
     done

@@ -27,7 +27,7 @@ def handle(job):
         os._exit(3)
     if name == "bad-line":
         lanes_handler._proto.write(b"this is not json\n")
-        time.sleep(5)
+        time.sleep(60)
     if name == "slow":
         open(os.path.join(marks, "slow." + str(os.getpid())), "w").close()
         time.sleep(60)
