@@ -517,8 +517,9 @@ static int after_break(pjob *j) {
 }
 
 /* Make sure the place has a live handler: restart one that exited while
- * idle. 0, or an errno (the job then goes back). */
-static int ensure_handler(cli_persist *p, pslot *s, int64_t *wait_ms) {
+ * idle, waiting out a backoff of at most CLI_GATE_HOLD_MS. 0, or an errno
+ * (the job then goes back). */
+static int ensure_handler(cli_persist *p, pslot *s, ln_job *job, int64_t *wait_ms) {
     int status;
     if (s->pid > 0 && waitpid(s->pid, &status, WNOHANG) == s->pid) {
         char why[200];
@@ -534,6 +535,12 @@ static int ensure_handler(cli_persist *p, pslot *s, int64_t *wait_ms) {
     }
     if (s->pid > 0) return 0;
     uint64_t now = mono_ms();
+    /* A short backoff is waited out (as the gate holds a job for a place)
+     * rather than putting the job back for it. */
+    while (now < s->start_at && s->start_at - now <= CLI_GATE_HOLD_MS && !ln_job_canceled(job)) {
+        poll(NULL, 0, (int)(s->start_at - now));
+        now = mono_ms();
+    }
     if (now < s->start_at) {
         *wait_ms = (int64_t)(s->start_at - now);
         return EAGAIN;
@@ -560,7 +567,7 @@ static int run_on(pjob *j) {
     cli_persist *p = j->p;
     pslot *s = j->s;
     int64_t wait_ms = 0;
-    if (ensure_handler(p, s, &wait_ms) != 0) {
+    if (ensure_handler(p, s, j->job, &wait_ms) != 0) {
         j->what = "put back (no handler)";
         return ln_job_delay_until(j->job, wall_ms() + wait_ms);
     }

@@ -5,7 +5,8 @@
 # log lines stored, a handler killed mid-job restarted and its job back
 # without using an attempt, a job that always kills its handler failed
 # after 3 deaths, a malformed line failing clearly, a timeout killing the
-# handler (a new one takes the next job), an error line failing the job.
+# handler (a new one takes the next job), a cancel killing it too, an error
+# line failing the job.
 # The Node library (examples/handlers/node, tests/persist/handler.mjs) too:
 # data to result byte for byte, progress, log, a throw. On sqlite, and on
 # Redis when LANES_TEST_REDIS_URL is set.
@@ -14,6 +15,12 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cli_common.sh"
+# Failures show the worker's stderr too.
+fail() {
+    echo "FAIL${store:+ ($store)}: $*" >&2
+    [ ! -s "$tmp/w.err" ] || sed 's/^/  worker: /' "$tmp/w.err" >&2
+    exit 1
+}
 handler="$here/persist/handler.py"
 lib="$here/../examples/handlers/python"
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 0; }
@@ -92,7 +99,39 @@ case_all() { # URL STORE
     case $s in *'"state":"completed"'*'"result":{"pid":'*) ;;
         *) fail "the worker did not go on after the crashes: $s; $werr" ;; esac
     echo "ok ($store)"
+    case_cancel "$u" "$store"
     case_node "$u" "$store"
+}
+
+# `lanes jobs URL cancel` of a job a persistent handler runs: the handler
+# is killed, the job fails "canceled" after one run, the worker goes on.
+case_cancel() { # URL STORE
+    u=$1 store=$2
+    q="persistcancel$$"
+    m="$tmp/cmarks.$store"
+    mkdir -p "$m"
+    slow_id=$("$cli" jobs "$u" add "$q" slow '{}' --attempts 3) || fail "add"
+    "$cli" worker "$u" "$q" --exit-when-empty --grace 1 \
+        --exec-persistent python3 "$handler" "$m" "$lib" >"$tmp/w.out" 2>"$tmp/w.err" &
+    bg_pid=$!
+    i=0
+    while [ -z "$(ls "$m")" ]; do
+        i=$((i + 1))
+        [ $i -lt 300 ] || fail "cancel: the slow job never started: $(cat "$tmp/w.err")"
+        sleep 0.1
+    done
+    after_id=$("$cli" jobs "$u" add "$q" after '{}' --attempts 1) # waits for the place
+    "$cli" jobs "$u" cancel "$q" "$slow_id" >/dev/null || fail "cancel failed"
+    wait "$bg_pid" || fail "cancel: the worker exited $?: $(cat "$tmp/w.err")"
+    bg_pid=""
+    s=$(state_of "$u" "$q" "$slow_id")
+    case $s in *'"state":"failed"'*'"attempts_made":1,'*'"failed_reason":"canceled"'*) ;;
+        *) fail "cancel: not failed canceled after one run: $s" ;; esac
+    spid=$(ls "$m" | sed -n 's/^slow\.//p' | head -1)
+    ! kill -0 "$spid" 2>/dev/null || fail "cancel: the canceled job's handler $spid still runs"
+    s=$(state_of "$u" "$q" "$after_id")
+    case $s in *'"state":"completed"'*) ;; *) fail "cancel: the worker did not go on: $s" ;; esac
+    echo "ok (cancel, $store)"
 }
 
 # The Node library: the same echo, and a throw failing the job.
