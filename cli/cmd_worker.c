@@ -9,6 +9,7 @@
 #include "jobs_store.h"
 #include "store_url.h"
 #include "worker.h"
+#include "worker_persist.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -27,6 +28,7 @@ static const char prog[] = "lanes worker";
 
 static const char usage_text[] =
     "usage: lanes worker URL QUEUE [options] --exec CMD [ARG...]\n"
+    "       lanes worker URL QUEUE [options] --exec-persistent CMD [ARG...]\n"
     "\n"
     "URL as for 'lanes jobs', e.g. sqlite:lanes.db.\n"
     "Runs CMD once per job of QUEUE: the job's data JSON on stdin, and\n"
@@ -64,6 +66,18 @@ static const char usage_text[] =
     "A malformed line (not such an object, or over 256 KiB) is ignored, and\n"
     "the first of each run is reported on stderr. A program that does not\n"
     "use fd 3 is unaffected.\n"
+    "\n"
+    "--exec-persistent CMD: keep --concurrency CMD processes running, each\n"
+    "taking one job at a time as JSON lines on stdin and stdout (no process\n"
+    "per job): {\"type\":\"job\",\"id\",\"name\",\"queue\",\"attempt\",\"data\"} in;\n"
+    "{\"type\":\"progress\"|\"log\",...} then one {\"type\":\"result\",\"result\":X}\n"
+    "or {\"type\":\"error\",\"message\":\"...\"} out (docs/persistent.md; handler\n"
+    "libraries for Python and Node in examples/handlers/). A handler that dies\n"
+    "or writes a malformed line is restarted (0.1 s backoff doubling to 5 s)\n"
+    "and its job goes back without using an attempt; after 3 such deaths on\n"
+    "one job it fails. Timeouts, --grace and cancel kill the handler's process\n"
+    "group as above and start a new one. Exit codes 75..78 and fd 3 are\n"
+    "per-job mode's only.\n"
     "\n"
     "options:\n"
     "  --concurrency N      jobs run at once (default 1)\n"
@@ -171,11 +185,17 @@ static int parse_u(const char *s, unsigned long long lo, unsigned long long hi,
     return 0;
 }
 
+/* --exec or --exec-persistent: the options end, CMD follows. */
+static int is_exec(const char *s) {
+    return strcmp(s, "--exec") == 0 || strcmp(s, "--exec-persistent") == 0;
+}
+
 /* The command line, parsed. */
 typedef struct wargs {
     const char *url, *queue, *metrics;
     ln_worker_opts o;
-    char **argv; /* CMD ARG... */
+    char **argv;    /* CMD ARG... */
+    int persistent; /* --exec-persistent: CMD stays up (worker_persist.c) */
     int json, create, verbose, log_format;
     unsigned kill_after_ms;      /* cli_exec's: --grace, else CLI_EXEC_KILL_AFTER_MS */
     const char *wait_replicas;   /* --wait-replicas N, or NULL */
@@ -260,9 +280,10 @@ static int parse_args(int argc, char **argv, wargs *a) {
     for (int i = 3; i < argc; i++) {
         const char *s = argv[i];
         unsigned long long v = 0;
-        if (strcmp(s, "--exec") == 0) {
-            if (i + 1 >= argc) return usage_error("%s", "--exec needs CMD");
+        if (is_exec(s)) {
+            if (i + 1 >= argc) return usage_error("%s needs CMD", s);
             a->argv = argv + i + 1;
+            a->persistent = strcmp(s, "--exec-persistent") == 0;
             break;
         }
         int *flag = flag_slot(a, s);
@@ -284,8 +305,7 @@ static int parse_args(int argc, char **argv, wargs *a) {
                            : strcmp(s, "--max-data-size") == 0      ? &max_data
                                                                     : NULL;
         if (k == NUM_OPTS && str == NULL) return usage_error("unknown option '%s'", s);
-        if (i + 1 >= argc || strcmp(argv[i + 1], "--exec") == 0)
-            return usage_error("%s needs a value", s);
+        if (i + 1 >= argc || is_exec(argv[i + 1])) return usage_error("%s needs a value", s);
         const char *val = argv[++i];
         if (str != NULL) {
             if (*str != NULL) return usage_error("%s is given twice", s);
@@ -320,14 +340,15 @@ static int parse_args(int argc, char **argv, wargs *a) {
     a->max_data = LN_JOB_DATA_MAX_DEFAULT;
     if (max_data != NULL && parse_u(max_data, 2, 1ull << 30, &a->max_data) != 0)
         return usage_error("--max-data-size must be 2..1073741824 bytes, not '%s'", max_data);
-    if (a->argv == NULL) return usage_error("%s", "--exec CMD is required");
+    if (a->argv == NULL)
+        return usage_error("%s", "--exec CMD (or --exec-persistent CMD) is required");
     return 0;
 }
 
 /* Before the full parse, so that its errors are JSON already: whether
  * --json or --log-format json is among the options. */
 static void prescan_json(int argc, char **argv) {
-    for (int i = 1; i < argc && strcmp(argv[i], "--exec") != 0; i++)
+    for (int i = 1; i < argc && !is_exec(argv[i]); i++)
         if (strcmp(argv[i], "--json") == 0 || (strcmp(argv[i], "--log-format") == 0 &&
                                                i + 1 < argc && strcmp(argv[i + 1], "json") == 0))
             cli_err_json(1);
@@ -426,15 +447,16 @@ static void start_line(const wargs *a, const char *url, unsigned port) {
     if (f != NULL) {
         json_object_set_new(f, "queue", json_string(a->queue));
         if (*metrics) json_object_set_new(f, "metrics", json_string(metrics));
+        if (a->persistent) json_object_set_new(f, "persistent", json_true());
         if (o->metrics_max_points > 0)
             json_object_set_new(f, "metrics_points", json_integer(o->metrics_max_points));
     }
     char points[64] = "";
     if (o->metrics_max_points > 0)
         snprintf(points, sizeof points, ", per-minute metrics (%u points)", o->metrics_max_points);
-    cli_wlog("info", f, "started: store %s, queue %s, concurrency %u, exec '%s', timeout %s%s%s%s",
-             url, a->queue, o->concurrency, a->argv[0], timeout, *metrics ? ", metrics at " : "",
-             metrics, points);
+    cli_wlog("info", f, "started: store %s, queue %s, concurrency %u, %s '%s', timeout %s%s%s%s",
+             url, a->queue, o->concurrency, a->persistent ? "exec-persistent" : "exec", a->argv[0],
+             timeout, *metrics ? ", metrics at " : "", metrics, points);
 }
 
 static void stop_line(const wargs *a, const ln_worker_stats *st, int err, uint64_t ms,
@@ -519,7 +541,8 @@ static int make_pool(ln_pool **pool, unsigned concurrency) {
 
 /* With the store open and x made: pool, worker, metrics, run. The exit
  * code. */
-static int serve_exec(wargs *a, ln_jobs *jobs, const char *shown_url, cli_exec *x) {
+static int serve_exec(wargs *a, ln_jobs *jobs, const char *shown_url, cli_exec *x,
+                      cli_persist *pst) {
     ln_pool *pool = NULL;
     int err = make_pool(&pool, a->o.concurrency);
     if (err != 0)
@@ -527,7 +550,8 @@ static int serve_exec(wargs *a, ln_jobs *jobs, const char *shown_url, cli_exec *
     a->o.pool = pool;
     a->o.lane = 0;
     ln_worker *w;
-    if ((err = ln_worker_create(&w, jobs, a->queue, cli_exec_run, x, &a->o)) != 0) {
+    if ((err = ln_worker_create(&w, jobs, a->queue, pst ? cli_persist_run : cli_exec_run,
+                                pst ? (void *)pst : (void *)x, &a->o)) != 0) {
         ln_pool_destroy(pool);
         return cli_error(cli_jobs_exit(err), prog, ln_err_name(err), NULL, "%s: %s",
                          ln_err_name(err), ln_jobs_errmsg(jobs)); /* the table: EINVAL 2 */
@@ -572,14 +596,21 @@ static int serve(wargs *a, ln_jobs *jobs, const char *shown_url) {
     x.url = a->url;
     x.max_data = (size_t)a->max_data;
     cli_gate_init(&x.gate, a->argv[0], a->o.concurrency, a->start_retry_ms);
-    int rc = serve_exec(a, jobs, shown_url, &x);
+    cli_persist *pst = NULL;
+    if (a->persistent && cli_persist_create(&pst, a->argv, a->url, a->o.concurrency, x.max_data,
+                                            x.kill_after_ms, &hist) != 0) {
+        cli_gate_destroy(&x.gate);
+        return cli_error(CLI_EXIT_FAILURE, prog, "LN_ENOMEM", NULL, "%s", "out of memory");
+    }
+    int rc = serve_exec(a, jobs, shown_url, &x, pst);
+    cli_persist_destroy(pst); /* after the worker: its handlers returned */
     cli_gate_destroy(&x.gate);
     return rc;
 }
 
 int cmd_worker(int argc, char **argv) {
     /* --help anywhere before --exec (what follows --exec is CMD's). */
-    for (int i = 1; i < argc && strcmp(argv[i], "--exec") != 0; i++) {
+    for (int i = 1; i < argc && !is_exec(argv[i]); i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(usage_text, stdout);
             return CLI_EXIT_OK;

@@ -189,3 +189,11 @@ if(TARGET lanes_cli)
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_unprocessed_cli.sh $<TARGET_FILE:lanes_cli>)
   set_tests_properties(test_unprocessed_cli PROPERTIES TIMEOUT 60 LABELS "plain;jobs")
 endif()
+
+# `lanes worker --exec-persistent` with the Python handler library
+# (sqlite, and Redis under scripts/with-services.sh).
+if(TARGET lanes_cli)
+  add_test(NAME test_worker_persist
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_worker_persist.sh $<TARGET_FILE:lanes_cli>)
+  set_tests_properties(test_worker_persist PROPERTIES TIMEOUT 120 LABELS "plain;jobs")
+endif()
