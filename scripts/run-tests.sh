@@ -7,6 +7,14 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # Python's -O drops assert statements; no test may run without its checks.
 unset PYTHONOPTIMIZE
+# --output-junit, which the skip check reads, came with CTest 3.21.
+v=$(ctest --version | sed -n 's/^ctest version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+set -- $v "$@"
+if [ $# -lt 2 ] || [ "$1" -lt 3 ] || { [ "$1" -eq 3 ] && [ "$2" -lt 21 ]; }; then
+  echo "run-tests.sh: needs CTest 3.21 or newer (for --output-junit); this is $(ctest --version | head -n 1)" >&2
+  exit 1
+fi
+shift 2
 junit=$(mktemp "${TMPDIR:-/tmp}/lanes-ctest.XXXXXX")
 log=$(mktemp "${TMPDIR:-/tmp}/lanes-ctest-log.XXXXXX")
 status=$(mktemp "${TMPDIR:-/tmp}/lanes-ctest-rc.XXXXXX")

@@ -50,7 +50,8 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
-  missing redis "redis-server or redis-cli not found"
+  # (the cluster needs them too: LANES_ALLOW_SKIP=redis,redis-cluster)
+  missing redis "redis-server or redis-cli not found (no Redis Cluster either: allow both, redis,redis-cluster)"
 else
   redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
     --dir "$dir" --daemonize no --loglevel warning >"$dir/redis.log" 2>&1 &

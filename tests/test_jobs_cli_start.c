@@ -197,7 +197,7 @@ static void on_stores(void (*body)(const char *url), const char *name) {
     jt_cleanup();
     const char *base = getenv("LANES_TEST_REDIS_URL");
     if (base == NULL || *base == '\0') {
-        printf("  LANES_TEST_REDIS_URL not set: redis skipped\n");
+        printf("skipped [redis]: LANES_TEST_REDIS_URL not set: the Redis half did not run\n");
         return;
     }
     char url[600], prefix[64], cmd[900];

@@ -23,7 +23,7 @@ fail() {
 }
 handler="$here/persist/handler.py"
 lib="$here/../examples/handlers/python"
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 0; }
+command -v python3 >/dev/null || { echo "skipped [python3]: python3 not installed"; exit 77; }
 
 # A data text jansson would print otherwise: spaces, 1.50, an escape, an
 # integer past 64 bits.
@@ -137,7 +137,7 @@ case_cancel() { # URL STORE
 # The Node library: the same echo, and a throw failing the job.
 case_node() { # URL STORE
     u=$1 store=$2
-    command -v node >/dev/null || { echo "SKIP (node): no node"; return 0; }
+    command -v node >/dev/null || { echo "skipped [node]: node not installed: the Node library case did not run"; return 0; }
     q="persistnode$$"
     echo_id=$("$cli" jobs "$u" add "$q" echo "$data" --attempts 1) || fail "add"
     throw_id=$("$cli" jobs "$u" add "$q" throw '{}' --attempts 1)

@@ -22,7 +22,7 @@ from dashutil import SKIP, Run, call
 try:
     from prometheus_client.parser import text_string_to_metric_families
 except ImportError:
-    print("prometheus_client not found (Debian: python3-prometheus-client): skipped")
+    print("skipped [prometheus-client]: prometheus_client not found (Debian: python3-prometheus-client)")
     sys.exit(SKIP)
 
 run_ = Run(sys.argv[1], sys.argv[2], "caps")

@@ -206,13 +206,15 @@ def run_deadline(base):
 
 def full_once(base):
     """8 stalled heads, then one more request: (status, body, response,
-    seconds it took, seconds since the first stalled head opened)."""
+    seconds it took, seconds from the first stalled head's opening to the
+    answer: the stalled heads were at most that old when it was given)."""
     t_open = time.monotonic()
     socks = open_stalled(base, 8)
     try:
         t0 = time.monotonic()
         s, body, r = request(base, "/api/info", timeout=SERVED_WITHIN + 2)
-        return s, body, r, time.monotonic() - t0, t0 - t_open
+        t1 = time.monotonic()
+        return s, body, r, t1 - t0, t1 - t_open
     finally:
         close_all(socks)
 
@@ -220,8 +222,10 @@ def full_once(base):
 def run_full(base):
     # --max-connections 8: 8 stalled heads younger than the 0.25 s after
     # which one may be closed to make room; one more is answered 503 JSON.
-    # A machine too slow to open them in time tries again (3 times).
-    for _ in range(3):
+    # Only an answer given while every stalled head was younger than that
+    # counts: on a machine too slow for it (the server may then rightly
+    # close one and answer 200), it tries again (5 times).
+    for _ in range(5):
         s, body, r, took, age = full_once(base)
         if s == 503 or age < 0.25:
             break
