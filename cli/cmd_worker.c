@@ -184,7 +184,7 @@ typedef struct wargs {
     ln_worker_opts o;
     char **argv; /* CMD ARG... */
     int json, create, verbose, log_format;
-    int fail_fast; /* --fail-fast: a store that cannot be opened is exit 3 at once */
+    int fail_fast;               /* --fail-fast: a store that cannot be opened is exit 3 at once */
     unsigned kill_after_ms;      /* cli_exec's: --grace, else CLI_EXEC_KILL_AFTER_MS */
     const char *wait_replicas;   /* --wait-replicas N, or NULL */
     unsigned start_retry_ms;     /* --start-retry, else CLI_GATE_GIVE_UP_MS */
@@ -372,7 +372,6 @@ static uint64_t mono_ms(void) {
     return ln_now_ns() / 1000000;
 }
 
-
 #define OPEN_BACKOFF_MIN_MS 100
 #define OPEN_BACKOFF_MAX_MS 5000
 #define OPEN_SAY_EVERY_MS 60000 /* a "still waiting" line */
@@ -428,9 +427,10 @@ static int open_store(const wargs *a, const char *url, const char *shown, ln_job
     sigaction(SIGINT, &old_int, NULL);
     if (err == 0 && said != 0) {
         json_int_t after = (json_int_t)(mono_ms() - since);
-        cli_wlog("info", json_pack("{s:s,s:s,s:I}", "event", "store_up", "queue", a->queue,
-                                   "after_ms", after),
-                 "store %s is up after %lld ms", shown, (long long)after);
+        cli_wlog(
+            "info",
+            json_pack("{s:s,s:s,s:I}", "event", "store_up", "queue", a->queue, "after_ms", after),
+            "store %s is up after %lld ms", shown, (long long)after);
     }
     if (err == 0 && g_open_signal != 0) { /* stopped while waiting: nothing to run */
         ln_jobs_close(*jobs);

@@ -132,8 +132,8 @@ static char *with_password(const char *url, const char *path, const char *cut, s
     char *out = malloc(size);
     if (out != NULL) {
         size_t before = cut != NULL ? (size_t)(cut - rest) : strlen(rest);
-        int n = snprintf(out, size, "redis://%.*s:%s@%.*s", (int)user, host, secret, (int)before,
-                         rest);
+        int n =
+            snprintf(out, size, "redis://%.*s:%s@%.*s", (int)user, host, secret, (int)before, rest);
         if (cut != NULL) snprintf(out + n, size - (size_t)n, "%s", cut + cutlen);
         size_t len = strlen(out); /* a query left empty loses its '?' */
         if (len > 0 && out[len - 1] == '?') out[len - 1] = '\0';

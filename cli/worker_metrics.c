@@ -27,7 +27,8 @@ void cli_whist_observe(cli_whist *h, uint64_t ns) {
 
 struct cli_wmetrics {
     struct MHD_Daemon *d;
-    char queue[512]; /* as a label value: escaped */
+    char queue[512];        /* as a label value: escaped */
+    const char *queue_name; /* as given */
     ln_worker *w;
     ln_pool *pool;
     cli_whist *h;
@@ -150,14 +151,29 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char
     return ok;
 }
 
+/* GET /healthz: 200 while the worker has its store, 503 from losing it
+ * until it is back (the worker retries it for --store-retry meanwhile). */
+static enum MHD_Result healthz(struct MHD_Connection *c, const cli_wmetrics *m) {
+    ln_worker_stats st;
+    ln_worker_get_stats(m->w, &st);
+    int down = st.store_lost > st.store_regained;
+    json_t *j = json_pack("{s:s,s:s}", "status", down ? "down" : "up", "queue", m->queue_name);
+    char *body = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    if (body == NULL) return MHD_NO;
+    return reply(c, down ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK, "application/json", body,
+                 strlen(body));
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls) {
     (void)version, (void)upload, (void)con_cls;
     cli_wmetrics *m = cls;
     if (*upload_size != 0) return MHD_NO; /* a GET has no body */
+    if (strcmp(url, "/healthz") == 0) return healthz(c, m);
     if (strcmp(url, "/metrics") != 0) {
-        char *body = strdup("not found: the metrics are at /metrics\n");
+        char *body = strdup("not found: the metrics are at /metrics (health at /healthz)\n");
         return body ? reply(c, MHD_HTTP_NOT_FOUND, "text/plain", body, strlen(body)) : MHD_NO;
     }
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
@@ -236,6 +252,7 @@ int cli_wmetrics_start(cli_wmetrics **out, const char *addr, const char *queue, 
         return -1;
     }
     label_value(m->queue, sizeof m->queue, queue);
+    m->queue_name = queue;
     m->w = w;
     m->pool = pool;
     m->h = h;
