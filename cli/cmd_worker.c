@@ -160,6 +160,7 @@ static volatile sig_atomic_t g_signal; /* the signal that stopped it, or 0 */
 
 static void on_signal(int sig) {
     g_signal = sig;
+    cli_wlog_stopping();      /* runs cut short now are released */
     ln_worker_stop(g_worker); /* async-signal-safe */
 }
 
@@ -657,6 +658,7 @@ static int serve(wargs *a, ln_jobs *jobs, const char *shown_url) {
     x.hist = &hist;
     x.kill_after_ms = a->kill_after_ms;
     x.url = a->url;
+    x.jobs = jobs;
     x.max_data = (size_t)a->max_data;
     cli_gate_init(&x.gate, a->argv[0], a->o.concurrency, a->start_retry_ms);
     int rc = serve_exec(a, jobs, shown_url, &x);
@@ -723,6 +725,7 @@ static int worker_main(int argc, char **argv) {
     int rc = parse_args(argc, argv, &a);
     if (rc != 0) return rc;
     cli_wlog_setup(a.log_format, a.verbose);
+    cli_wlog_set_queue(a.queue);
     char why[PATH_MAX + 256];
     if (cli_exec_check(a.argv[0], why, sizeof why) != 0)
         return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", NULL, "%s", why);

@@ -22,3 +22,9 @@ if(LN_HAVE_REDIS AND Python3_Interpreter_FOUND)
   set_tests_properties(test_healthz PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77
                        LABELS "plain;deploy;redis")
 endif()
+# test_worker_log: the lines of `lanes worker` (times, the queue on every
+# JSON line, "retry N/M in D ms" apart from "for good", released at a
+# graceful stop): tests/test_worker_log.sh
+add_test(NAME test_worker_log
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_worker_log.sh $<TARGET_FILE:lanes_cli>)
+set_tests_properties(test_worker_log PROPERTIES TIMEOUT 120 LABELS "plain;deploy;jobs")
