@@ -49,6 +49,21 @@ static void label_value(char *out, size_t size, const char *s) {
     out[n] = '\0';
 }
 
+/* lanes_build_info: 1, with the version and the commit built (a define
+ * the build may give, LANES_BUILD_COMMIT; else "unknown"). */
+static void put_build_info(FILE *f) {
+#ifdef LANES_BUILD_COMMIT
+    const char *commit = LANES_BUILD_COMMIT;
+#else
+    const char *commit = "unknown";
+#endif
+    fprintf(f,
+            "# HELP lanes_build_info The lanes build: version and commit, value 1.\n"
+            "# TYPE lanes_build_info gauge\n"
+            "lanes_build_info{version=\"%d.%d.%d\",commit=\"%s\"} 1\n",
+            LN_VERSION_MAJOR, LN_VERSION_MINOR, LN_VERSION_PATCH, commit);
+}
+
 static void put_counters(FILE *f, const cli_wmetrics *m) {
     ln_worker_stats st;
     ln_worker_get_stats(m->w, &st);
@@ -102,7 +117,7 @@ static void put_histogram(FILE *f, const cli_wmetrics *m) {
 /* One gauge family over every lane of the pool. */
 static void put_lane_gauge(FILE *f, const ln_lane_stats *ls, int n, const char *name,
                            const char *help, int which) {
-    fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, which <= 2 ? "gauge" : "summary");
     for (int i = 0; i < n; i++) {
         char lane[80];
         label_value(lane, sizeof lane, ls[i].name);
@@ -113,6 +128,8 @@ static void put_lane_gauge(FILE *f, const ln_lane_stats *ls, int n, const char *
             fprintf(f, "%s{lane=\"%s\"} %llu\n", name, lane, v);
             continue;
         }
+        /* A summary: quantiles (1 = the max) and the _sum and _count of
+         * the tasks timed. */
         const ln_latency *l = which == 3 ? &ls[i].wait : &ls[i].run;
         const struct {
             const char *q;
@@ -121,6 +138,9 @@ static void put_lane_gauge(FILE *f, const ln_lane_stats *ls, int n, const char *
         for (size_t k = 0; k < sizeof qs / sizeof qs[0]; k++)
             fprintf(f, "%s{lane=\"%s\",quantile=\"%s\"} %.9f\n", name, lane, qs[k].q,
                     (double)qs[k].ns / 1e9);
+        fprintf(f, "%s_sum{lane=\"%s\"} %.9f\n%s_count{lane=\"%s\"} %llu\n", name, lane,
+                (double)l->mean_ns * (double)l->count / 1e9, name, lane,
+                (unsigned long long)l->count);
     }
 }
 
@@ -133,9 +153,9 @@ static void put_pool(FILE *f, const cli_wmetrics *m) {
     put_lane_gauge(f, ls, n, "lanes_pool_lane_busy", "Threads of the lane running a task now.", 1);
     put_lane_gauge(f, ls, n, "lanes_pool_lane_queued", "Tasks waiting in the lane now.", 2);
     put_lane_gauge(f, ls, n, "lanes_pool_lane_wait_seconds",
-                   "Time tasks waited from submit to start, by quantile (1 = max).", 3);
+                   "Time tasks waited from submit to start: a summary, by quantile (1 = max).", 3);
     put_lane_gauge(f, ls, n, "lanes_pool_lane_run_seconds",
-                   "Time tasks ran, by quantile (1 = max).", 4);
+                   "Time tasks ran: a summary, by quantile (1 = max).", 4);
 }
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type, char *body,
@@ -185,6 +205,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (f == NULL) return MHD_NO;
+    put_build_info(f);
     put_counters(f, m);
     put_histogram(f, m);
     put_pool(f, m);
