@@ -8,6 +8,7 @@
 #include "store_url.h"
 
 #include "dash.h"
+#include "dash_health.h"
 
 #include <lanes.h>
 #include <lanes/jobs.h>
@@ -31,6 +32,13 @@ static const char usage_text[] =
     "jobs by state with paging and search, a job's data, result, reason and\n"
     "logs, and actions (retry, remove, promote, retry all failed, clean,\n"
     "pause, resume). Prometheus metrics at /metrics. Stops on SIGINT/SIGTERM.\n"
+    "GET /healthz: 200 {\"status\":\"up\"} while the store answers, 503\n"
+    "{\"status\":\"down\",...} while it does not (no token, any Host); stderr\n"
+    "gets a line when the store stops answering and one when it is back.\n"
+    "\n"
+    "Environment: LANES_STORE is the URL when none is given; LANES_TOKEN_FILE\n"
+    "is --token-file when none is given; a redis:// URL takes its password\n"
+    "from ?password_file=PATH or LANES_REDIS_PASSWORD_FILE=PATH.\n"
     "\n"
     "options:\n"
     "  --listen HOST:PORT  address to serve on (default " DEFAULT_LISTEN "; port 0\n"
@@ -155,7 +163,11 @@ static int parse_args(int argc, char **argv, dash_args *a) {
             return usage_error("unexpected argument", s);
         }
     }
-    if (a->url == NULL) return usage_error("needs a store URL", NULL);
+    if (a->url == NULL) a->url = getenv(CLI_STORE_ENV); /* nothing on the command line */
+    if (a->url != NULL && a->url[0] == '\0') a->url = NULL;
+    if (a->url == NULL) return usage_error("needs a store URL (or LANES_STORE)", NULL);
+    if (a->token_file == NULL) a->token_file = getenv("LANES_TOKEN_FILE");
+    if (a->token_file != NULL && a->token_file[0] == '\0') a->token_file = NULL;
     return 0;
 }
 
@@ -214,6 +226,7 @@ static int serve(cli_dash *d, const char *host, unsigned port) {
     unsigned bound = 0;
     void *daemon = cli_dash_http_start(d, host, port, &bound);
     if (daemon == NULL) return CLI_EXIT_UNAVAILABLE;
+    cli_dash_health_start(d); /* says when the store stops answering, and when it is back */
     int v6 = strchr(host, ':') != NULL;
     fprintf(stderr, "lanes dash: serving %s on http://%s%s%s:%u/ (%s)\n", d->url_shown,
             v6 ? "[" : "", host, v6 ? "]" : "", bound,
@@ -223,6 +236,7 @@ static int serve(cli_dash *d, const char *host, unsigned port) {
     int sig = 0;
     sigwait(&set, &sig);
     fprintf(stderr, "lanes dash: stopping (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    cli_dash_health_stop();
     cli_dash_http_stop(d, daemon);
     return CLI_EXIT_OK;
 }
@@ -267,7 +281,10 @@ int cmd_dash(int argc, char **argv) {
         jo.max_data_size = cli_dash_body_max = (size_t)v;
     }
     char msg[512];
-    int err = ln_jobs_open_ex(&d.jobs, a.url, &jo, msg, sizeof msg);
+    char *open_url = cli_store_url_resolve(a.url, msg, sizeof msg); /* a password file */
+    if (open_url == NULL) return usage_error(msg, NULL);
+    int err = ln_jobs_open_ex(&d.jobs, open_url, &jo, msg, sizeof msg);
+    free(open_url);
     if (err != 0) {
         fprintf(stderr, "lanes dash: %s: %s\n", d.url_shown, msg[0] ? msg : ln_strerror(err));
         return cli_jobs_open_exit(err); /* as every command that opens a store */

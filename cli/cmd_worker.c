@@ -29,8 +29,15 @@ static const char prog[] = "lanes worker";
 static const char usage_text[] =
     "usage: lanes worker URL QUEUE [options] --exec CMD [ARG...]\n"
     "       lanes worker URL QUEUE [options] --exec-persistent CMD [ARG...]\n"
+    "       lanes worker QUEUE [options] --exec[-persistent] CMD [ARG...]\n"
+    "       (the last: URL from $LANES_STORE)\n"
     "\n"
-    "URL as for 'lanes jobs', e.g. sqlite:lanes.db.\n"
+    "URL as for 'lanes jobs', e.g. sqlite:lanes.db; a redis:// URL may take its\n"
+    "password from a file: ?password_file=PATH, or LANES_REDIS_PASSWORD_FILE=PATH.\n"
+    "A store that cannot be reached when the worker starts (Redis not up yet)\n"
+    "is waited for, retrying with backoff (0.1 s doubling to 5 s), unless\n"
+    "--fail-fast.\n"
+    "\n"
     "Runs CMD once per job of QUEUE: the job's data JSON on stdin, and\n"
     "LANES_JOB_ID, LANES_JOB_NAME, LANES_JOB_QUEUE, LANES_JOB_ATTEMPT,\n"
     "LANES_STORE_URL (URL as given) and TRACEPARENT (when the job has one) in\n"
@@ -115,6 +122,8 @@ static const char usage_text[] =
     "                       giving up (default 30000, whatever the lease: a\n"
     "                       failover takes cluster-node-timeout plus an\n"
     "                       election); the worker then exits 3, saying it gave up\n"
+    "  --fail-fast          exit 3 at once when the store cannot be reached at\n"
+    "                       start, rather than wait for it\n"
     "  --start-retry MS     how long to keep putting jobs back while CMD cannot\n"
     "                       be started (see below) before giving up (default\n"
     "                       60000; 0: never); the worker then exits 5\n"
@@ -123,13 +132,17 @@ static const char usage_text[] =
     "                       1073741824); larger stdout fails the job, saying so\n"
     "  --create             make the sqlite: store if it does not exist (else a\n"
     "                       missing PATH is refused, exit 2)\n"
-    "  --verbose            a line on stderr per run: id, name, outcome, ms\n"
-    "  --log-format F       text (default) or json: every stderr line one JSON\n"
-    "                       object with ts, level, msg and fields\n"
+    "  --verbose            a line on stderr per run: id, name, outcome, ms; a\n"
+    "                       failure says 'retry N/M in D ms' or 'for good', a\n"
+    "                       run cut short by SIGTERM past --grace 'released'\n"
+    "  --log-format F       text (default: each line starts with its UTC time)\n"
+    "                       or json: every stderr line one JSON object with\n"
+    "                       ts, level, msg, queue and fields\n"
     "  --metrics ADDR       serve Prometheus metrics at http://ADDR/metrics;\n"
     "                       ADDR is PORT (binds 127.0.0.1), HOST:PORT or\n"
     "                       [HOST]:PORT (port 0: any free port, named in the\n"
-    "                       start line)\n"
+    "                       start line); GET /healthz there is 200 while the\n"
+    "                       worker has its store, 503 while it has lost it\n"
     "  --remove-on-complete WHAT  which jobs this worker completes to remove,\n"
     "                       for jobs added without a retention of their own\n"
     "                       (BullMQ's worker option removeOnComplete; a job's\n"
@@ -167,6 +180,7 @@ static volatile sig_atomic_t g_signal; /* the signal that stopped it, or 0 */
 
 static void on_signal(int sig) {
     g_signal = sig;
+    cli_wlog_stopping();      /* runs cut short now are released */
     ln_worker_stop(g_worker); /* async-signal-safe */
 }
 
@@ -197,6 +211,7 @@ typedef struct wargs {
     char **argv;    /* CMD ARG... */
     int persistent; /* --exec-persistent: CMD stays up (worker_persist.c) */
     int json, create, verbose, log_format;
+    int fail_fast;               /* --fail-fast: a store that cannot be opened is exit 3 at once */
     unsigned kill_after_ms;      /* cli_exec's: --grace, else CLI_EXEC_KILL_AFTER_MS */
     const char *wait_replicas;   /* --wait-replicas N, or NULL */
     unsigned start_retry_ms;     /* --start-retry, else CLI_GATE_GIVE_UP_MS */
@@ -268,6 +283,7 @@ static int *flag_slot(wargs *a, const char *s) {
     if (strcmp(s, "--json") == 0) return &a->json;
     if (strcmp(s, "--create") == 0) return &a->create;
     if (strcmp(s, "--verbose") == 0) return &a->verbose;
+    if (strcmp(s, "--fail-fast") == 0) return &a->fail_fast;
     return NULL;
 }
 
@@ -378,6 +394,88 @@ static int wait_opts(const wargs *a, ln_jobs_opts *jo) {
     return 0;
 }
 
+/* ---- opening the store: a store not up yet is waited for */
+
+static uint64_t mono_ms(void) {
+    return ln_now_ns() / 1000000;
+}
+
+#define OPEN_BACKOFF_MIN_MS 100
+#define OPEN_BACKOFF_MAX_MS 5000
+#define OPEN_SAY_EVERY_MS 60000 /* a "still waiting" line */
+
+static volatile sig_atomic_t g_open_signal; /* SIGTERM or SIGINT while waiting */
+
+static void on_open_signal(int sig) {
+    g_open_signal = sig;
+}
+
+/* Whether err from opening url may pass once the store is up: Redis not
+ * reachable yet, or still loading its data. */
+static int open_may_pass(const char *url, int err, const char *msg) {
+    if (strncmp(url, "sqlite:", 7) == 0) return 0;
+    return err == LN_ECONNREFUSED || err == LN_EIO || err == LN_ETIMEDOUT ||
+           (err == LN_EBACKEND && strstr(msg, "LOADING") != NULL);
+}
+
+/* Open the store (url: with its secrets, shown: without), waiting for it
+ * with backoff while it cannot be reached, unless --fail-fast. 0, or an
+ * exit code. */
+static int open_store(const wargs *a, const char *url, const char *shown, ln_jobs_opts *jo,
+                      ln_jobs **jobs) {
+    struct sigaction sa, old_term, old_int;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_open_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGINT, &sa, &old_int);
+    uint64_t since = mono_ms(), said = 0;
+    unsigned backoff = OPEN_BACKOFF_MIN_MS;
+    char msg[512];
+    int err;
+    while ((err = ln_jobs_open_ex(jobs, url, jo, msg, sizeof msg)) != 0) {
+        if (a->fail_fast || !open_may_pass(url, err, msg) || g_open_signal != 0) break;
+        uint64_t now = mono_ms();
+        if (said == 0 || now - said >= OPEN_SAY_EVERY_MS) {
+            said = now;
+            cli_wlog("warn",
+                     json_pack("{s:s,s:s,s:s,s:I}", "event", "store_wait", "queue", a->queue,
+                               "error", ln_err_name(err), "waited_ms", (json_int_t)(now - since)),
+                     "store %s not reachable (%s: %s); waiting for it, retrying with backoff "
+                     "(--fail-fast to exit instead)",
+                     shown, ln_err_name(err), msg);
+        }
+        for (unsigned slept = 0; slept < backoff && g_open_signal == 0; slept += 50) {
+            struct timespec ts = {0, 50 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        backoff = backoff * 2 > OPEN_BACKOFF_MAX_MS ? OPEN_BACKOFF_MAX_MS : backoff * 2;
+    }
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGINT, &old_int, NULL);
+    if (err == 0 && said != 0) {
+        json_int_t after = (json_int_t)(mono_ms() - since);
+        cli_wlog(
+            "info",
+            json_pack("{s:s,s:s,s:I}", "event", "store_up", "queue", a->queue, "after_ms", after),
+            "store %s is up after %lld ms", shown, (long long)after);
+    }
+    if (err == 0 && g_open_signal != 0) { /* stopped while waiting: nothing to run */
+        ln_jobs_close(*jobs);
+        err = LN_ESHUTDOWN;
+    }
+    if (err == LN_ESHUTDOWN || (err != 0 && g_open_signal != 0)) {
+        cli_wlog("info", json_pack("{s:s,s:s}", "event", "stop", "queue", a->queue),
+                 "stopped (signal %s) while waiting for the store",
+                 g_open_signal == SIGINT ? "SIGINT" : "SIGTERM");
+        return CLI_EXIT_OK;
+    }
+    if (err != 0)
+        return cli_error(cli_jobs_open_exit(err), prog, ln_err_name(err), NULL,
+                         "cannot open '%s': %s: %s", shown, ln_err_name(err), msg);
+    return 0;
+}
+
 /* ---- the watch thread: says when the store is lost and regained */
 
 typedef struct watch {
@@ -386,10 +484,6 @@ typedef struct watch {
     atomic_int done;
     pthread_t th;
 } watch;
-
-static uint64_t mono_ms(void) {
-    return ln_now_ns() / 1000000;
-}
 
 /* The worker's counters say when a streak of store failures began
  * (store_lost) and ended (store_regained); both may have moved since the
@@ -594,6 +688,7 @@ static int serve(wargs *a, ln_jobs *jobs, const char *shown_url) {
     x.hist = &hist;
     x.kill_after_ms = a->kill_after_ms;
     x.url = a->url;
+    x.jobs = jobs;
     x.max_data = (size_t)a->max_data;
     cli_gate_init(&x.gate, a->argv[0], a->o.concurrency, a->start_retry_ms);
     cli_persist *pst = NULL;
@@ -608,6 +703,26 @@ static int serve(wargs *a, ln_jobs *jobs, const char *shown_url) {
     return rc;
 }
 
+/* Whether the command line names QUEUE and no URL ("lanes worker QUEUE
+ * --exec ...") while $LANES_STORE names the store. */
+static int needs_env_url(int argc, char **argv) {
+    const char *env = getenv(CLI_STORE_ENV);
+    if (env == NULL || *env == '\0' || argc < 2 || strncmp(argv[1], "--", 2) == 0) return 0;
+    return argc == 2 || strncmp(argv[2], "--", 2) == 0;
+}
+
+/* argv with $LANES_STORE put in as URL: a new array of argc + 2 entries. */
+static char **with_env_url(int argc, char **argv) {
+    char **v = calloc((size_t)argc + 2, sizeof *v);
+    if (v == NULL) return NULL;
+    v[0] = argv[0];
+    v[1] = getenv(CLI_STORE_ENV);
+    memcpy(v + 2, argv + 1, (size_t)argc * sizeof *v); /* with argv's NULL */
+    return v;
+}
+
+static int worker_main(int argc, char **argv);
+
 int cmd_worker(int argc, char **argv) {
     /* --help anywhere before --exec (what follows --exec is CMD's). */
     for (int i = 1; i < argc && !is_exec(argv[i]); i++) {
@@ -617,11 +732,24 @@ int cmd_worker(int argc, char **argv) {
         }
     }
     prescan_json(argc, argv);
-    if (argc < 3) {
+    if (argc < 3 && !needs_env_url(argc, argv)) {
         if (cli_err_is_json()) return usage_error("%s", "URL and QUEUE are required");
         fputs(usage_text, stderr);
         return CLI_EXIT_USAGE;
     }
+    char **env_argv = NULL; /* URL QUEUE from $LANES_STORE and QUEUE */
+    if (needs_env_url(argc, argv)) {
+        if ((env_argv = with_env_url(argc, argv)) == NULL)
+            return cli_error(CLI_EXIT_FAILURE, prog, "LN_ENOMEM", NULL, "out of memory");
+        argv = env_argv;
+        argc++;
+    }
+    int rc = worker_main(argc, argv);
+    free(env_argv);
+    return rc;
+}
+
+static int worker_main(int argc, char **argv) {
     wargs a;
     memset(&a, 0, sizeof a);
     a.url = argv[1];
@@ -634,6 +762,7 @@ int cmd_worker(int argc, char **argv) {
     int rc = parse_args(argc, argv, &a);
     if (rc != 0) return rc;
     cli_wlog_setup(a.log_format, a.verbose);
+    cli_wlog_set_queue(a.queue);
     char why[PATH_MAX + 256];
     if (cli_exec_check(a.argv[0], why, sizeof why) != 0)
         return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", NULL, "%s", why);
@@ -642,14 +771,14 @@ int cmd_worker(int argc, char **argv) {
     char shown[4096];
     cli_store_url_shown(shown, sizeof shown, a.url);
     ln_jobs *jobs;
-    char msg[512];
     ln_jobs_opts jo;
     if ((rc = wait_opts(&a, &jo)) != 0) return rc;
     jo.max_data_size = (size_t)a.max_data;
-    int err = ln_jobs_open_ex(&jobs, a.url, &jo, msg, sizeof msg);
-    if (err != 0)
-        return cli_error(cli_jobs_open_exit(err), prog, ln_err_name(err), NULL,
-                         "cannot open '%s': %s: %s", shown, ln_err_name(err), msg);
+    char *open_url = cli_store_url_resolve(a.url, why, sizeof why); /* a password file */
+    if (open_url == NULL) return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", NULL, "%s", why);
+    rc = open_store(&a, open_url, shown, &jo, &jobs);
+    free(open_url);
+    if (rc != 0 || g_open_signal != 0) return rc;
     if (ln_jobs_warning(jobs) != NULL) { /* the library never prints */
         if (a.log_format == CLI_LOG_JSON)
             cli_wlog("warn", NULL, "%s", ln_jobs_warning(jobs));

@@ -18,6 +18,7 @@
  * Every error is JSON. Runs on libmicrohttpd's one internal thread
  * (dash.h). */
 #include "dash.h"
+#include "dash_health.h"
 #include "dash_conn.h"
 
 #include <microhttpd.h>
@@ -346,6 +347,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         return send_error(conn, 503, "busy",
                           "the dashboard has as many connections as it serves "
                           "(--max-connections): try again");
+    if (strcmp(url, "/healthz") == 0 &&
+        (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)) {
+        /* Before the Host check: a load balancer or systemd probe names any
+         * host, and the answer tells nothing but up or down. */
+        json_t *health = NULL;
+        unsigned status = cli_dash_health(d, &health);
+        return send_json(conn, (cli_dash_reply){status, health});
+    }
     if (!host_ok(d, conn))
         return send_error(conn, 403, "bad_host",
                           "the Host header names no address of this dashboard (see --allow-host)");

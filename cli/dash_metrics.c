@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* A label value with \, " and newline escaped, as the format wants. */
 static void label(FILE *f, const char *s) {
@@ -145,6 +146,58 @@ static void worker_samples(cli_dash *d, FILE *f, char **names, size_t n) {
     }
 }
 
+/* lanes_build_info: 1, with the version and the commit built (a define
+ * the build may give, LANES_BUILD_COMMIT; else "unknown"). */
+static void build_info(FILE *f) {
+#ifdef LANES_BUILD_COMMIT
+    const char *commit = LANES_BUILD_COMMIT;
+#else
+    const char *commit = "unknown";
+#endif
+    header(f, "lanes_build_info", "The lanes build: version and commit, value 1.");
+    fprintf(f, "lanes_build_info{version=\"%d.%d.%d\",commit=\"%s\"} 1\n", LN_VERSION_MAJOR,
+            LN_VERSION_MINOR, LN_VERSION_PATCH, commit);
+}
+
+/* Since when the job next to run in state has been ready (ms since the
+ * epoch; the later of its add and the end of its delay), 0 if none. */
+static int64_t ready_since(cli_dash *d, const char *queue, int state, int *err) {
+    ln_job_info *infos = NULL;
+    size_t n = 0;
+    int64_t since = 0;
+    *err = ln_jobs_list(d->jobs, queue, state, 0, 1, &infos, &n);
+    if (*err == 0 && n > 0)
+        since = infos[0].run_at_ms > infos[0].created_ms ? infos[0].run_at_ms : infos[0].created_ms;
+    ln_job_info_free_array(infos, n);
+    return since;
+}
+
+/* lanes_queue_oldest_waiting_seconds: how long the job next to run has
+ * been waiting (waiting and prioritized; a paused queue's too), 0 with none
+ * waiting: the queue's latency, for autoscalers. A queue whose listing
+ * fails has no sample. */
+static void oldest_samples(cli_dash *d, FILE *f, char **names, size_t n) {
+    header(f, "lanes_queue_oldest_waiting_seconds",
+           "Seconds the job next to run of the queue has waited (0: none waiting).");
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    static const int states[] = {LN_JOB_WAITING, LN_JOB_PRIORITIZED, LN_JOB_PAUSED};
+    for (size_t i = 0; i < n; i++) {
+        int64_t oldest = 0;
+        int err = 0;
+        for (size_t s = 0; s < sizeof states / sizeof states[0] && err == 0; s++) {
+            int64_t since = ready_since(d, names[i], states[s], &err);
+            if (since > 0 && (oldest == 0 || since < oldest)) oldest = since;
+        }
+        if (err != 0) continue;
+        double age = oldest > 0 && now > oldest ? (double)(now - oldest) / 1000.0 : 0.0;
+        fprintf(f, "lanes_queue_oldest_waiting_seconds{queue=\"");
+        label(f, names[i]);
+        fprintf(f, "\"} %.3f\n", age);
+    }
+}
+
 char *cli_dash_metrics(cli_dash *d, size_t *len) {
     char *buf = NULL;
     size_t size = 0;
@@ -168,7 +221,9 @@ char *cli_dash_metrics(cli_dash *d, size_t *len) {
         fprintf(f, "lanes_queues_capped %d\n", d->nfixed == 0 && n >= LN_JOB_QUEUES_MAX);
         err = queue_samples(d, f, names, n);
         if (err == 0) worker_samples(d, f, names, n);
+        if (err == 0) oldest_samples(d, f, names, n);
     }
+    build_info(f);
     header(f, "lanes_store_up", "1 if the store answered this scrape, else 0.");
     fprintf(f, "lanes_store_up{store=\"%s\"} %d\n", d->store, err == 0);
     if (fclose(f) != 0) {

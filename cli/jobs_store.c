@@ -76,7 +76,10 @@ int cli_jobs_open(const char *prog, const char *url, ln_jobs **jobs) {
     ln_jobs_opts o;
     ln_jobs_opts_init(&o);
     if (max_data != 0) o.max_data_size = max_data;
-    int err = ln_jobs_open_ex(jobs, url, &o, msg, sizeof msg);
+    char *open_url = cli_store_url_resolve(url, msg, sizeof msg); /* a password file */
+    if (open_url == NULL) return cli_error(CLI_EXIT_USAGE, prog, "LN_EINVAL", NULL, "%s", msg);
+    int err = ln_jobs_open_ex(jobs, open_url, &o, msg, sizeof msg);
+    free(open_url);
     if (err != 0) {
         int code = cli_jobs_open_exit(err);
         char shown[4096]; /* the password hidden, as the worker's and the dashboard's */

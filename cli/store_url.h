@@ -19,4 +19,16 @@ int cli_check_store_exists(const char *prog, const char *url, const char *how);
  * "***". */
 void cli_store_url_shown(char *out, size_t size, const char *url);
 
+/* The URL to open for url, which names no secret (docs/deploy.md): a
+ * redis:// URL with ?password_file=PATH, or without a password while
+ * LANES_REDIS_PASSWORD_FILE=PATH is set, gets the first line of PATH as
+ * its password (and loses the parameter). A new string (free it), or NULL
+ * with the reason in why (the file cannot be read, the URL has a password
+ * already, not a redis:// URL). */
+char *cli_store_url_resolve(const char *url, char *why, size_t whysize);
+
+/* The environment variable that names the store when the command line
+ * names none. */
+#define CLI_STORE_ENV "LANES_STORE"
+
 #endif

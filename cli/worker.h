@@ -27,9 +27,24 @@ enum { CLI_LOG_TEXT = 0, CLI_LOG_JSON = 1 };
 void cli_wlog_setup(int format, int verbose);
 int cli_wlog_format(void);
 int cli_wlog_verbose(void);
+/* The queue every JSON line names ("queue"); set before any thread starts. */
+void cli_wlog_set_queue(const char *queue);
+/* The worker is stopping (SIGTERM, SIGINT): runs cut short from now on are
+ * jobs handed back (released), not canceled. Async-signal-safe. */
+void cli_wlog_stopping(void);
+int cli_wlog_is_stopping(void);
 
-/* One line on stderr: as text "lanes worker: MSG", or (CLI_LOG_JSON) one
- * JSON object {"ts":"2026-...Z","level":LEVEL,"msg":MSG, FIELDS...}.
+/* The --verbose line of a run of job: outcome ("completed", "failed",
+ * "canceled", "delayed", ...), reason (NULL: none) and its time. A failure
+ * says "failed in T ms, retry N/M in D ms" or "failed in T ms, for good"
+ * (for_good: the run asked for no retry), as the job's attempts and
+ * backoff in the store (jobs) say. On the job's handler thread. */
+void cli_wlog_run(ln_jobs *jobs, ln_job *job, const char *outcome, const char *reason, int for_good,
+                  long long ms);
+
+/* One line on stderr: as text "2026-...Z lanes worker: MSG" (the time in
+ * RFC 3339 UTC with ms), or (CLI_LOG_JSON) one JSON object
+ * {"ts":"2026-...Z","level":LEVEL,"msg":MSG,"queue":Q, FIELDS...}.
  * fields (may be NULL) is stolen. Any thread: a line is written by one
  * stdio call, so lines of several threads never mix. */
 void cli_wlog(const char *level, json_t *fields, const char *fmt, ...)
@@ -159,6 +174,7 @@ typedef struct cli_exec {
     /* The store's URL as the worker was given it, handed to CMD as
      * LANES_STORE_URL (so it can add children of its job); NULL: none. */
     const char *url;
+    ln_jobs *jobs;   /* the worker's store, for the lines of --verbose */
     size_t max_data; /* the store's max_data_size: most bytes of stdout */
     cli_gate gate;   /* starting CMD (worker_gate.c) */
 } cli_exec;

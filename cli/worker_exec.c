@@ -563,20 +563,17 @@ static int outcome(run *r, ln_job *job, int status) {
     return rc;
 }
 
-/* --verbose: one line per run. */
+/* --verbose: one line per run (worker_log.c). */
 static void job_line(const run *r, ln_job *job, int rc, uint64_t ns) {
     const char *what = r->term_at > 0        ? "canceled"
                        : rc != 0             ? "failed"
                        : r->put_back != NULL ? r->put_back
                                              : "completed";
-    json_int_t ms = (json_int_t)(ns / 1000000);
-    json_t *f = json_pack("{s:s,s:s,s:i,s:s,s:I}", "id", ln_job_id(job), "name", ln_job_name(job),
-                          "attempt", ln_job_attempt(job), "outcome", what, "ms", ms);
-    if (rc != 0 && r->term_at == 0 && f != NULL)
-        json_object_set_new(f, "reason", json_string(r->reason));
-    cli_wlog(rc == 0 ? "info" : "warn", f, "job %s (%s, attempt %d) %s in %lld ms%s%s",
-             ln_job_id(job), ln_job_name(job), ln_job_attempt(job), what, (long long)ms,
-             rc != 0 && r->term_at == 0 ? ": " : "", rc != 0 && r->term_at == 0 ? r->reason : "");
+    int with_reason = rc != 0 && r->term_at == 0;
+    int for_good = with_reason && (strstr(r->reason, "(unrecoverable)") != NULL ||
+                                   strstr(r->reason, "cannot complete") != NULL);
+    cli_wlog_run(r->x->jobs, job, what, with_reason ? r->reason : NULL, for_good,
+                 (long long)(ns / 1000000));
 }
 
 /* CMD exited EXIT_WAIT_CHILDREN on its run number 'runs' of this take:

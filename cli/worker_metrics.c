@@ -27,7 +27,8 @@ void cli_whist_observe(cli_whist *h, uint64_t ns) {
 
 struct cli_wmetrics {
     struct MHD_Daemon *d;
-    char queue[512]; /* as a label value: escaped */
+    char queue[512];        /* as a label value: escaped */
+    const char *queue_name; /* as given */
     ln_worker *w;
     ln_pool *pool;
     cli_whist *h;
@@ -46,6 +47,21 @@ static void label_value(char *out, size_t size, const char *s) {
         }
     }
     out[n] = '\0';
+}
+
+/* lanes_build_info: 1, with the version and the commit built (a define
+ * the build may give, LANES_BUILD_COMMIT; else "unknown"). */
+static void put_build_info(FILE *f) {
+#ifdef LANES_BUILD_COMMIT
+    const char *commit = LANES_BUILD_COMMIT;
+#else
+    const char *commit = "unknown";
+#endif
+    fprintf(f,
+            "# HELP lanes_build_info The lanes build: version and commit, value 1.\n"
+            "# TYPE lanes_build_info gauge\n"
+            "lanes_build_info{version=\"%d.%d.%d\",commit=\"%s\"} 1\n",
+            LN_VERSION_MAJOR, LN_VERSION_MINOR, LN_VERSION_PATCH, commit);
 }
 
 static void put_counters(FILE *f, const cli_wmetrics *m) {
@@ -101,7 +117,7 @@ static void put_histogram(FILE *f, const cli_wmetrics *m) {
 /* One gauge family over every lane of the pool. */
 static void put_lane_gauge(FILE *f, const ln_lane_stats *ls, int n, const char *name,
                            const char *help, int which) {
-    fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, which <= 2 ? "gauge" : "summary");
     for (int i = 0; i < n; i++) {
         char lane[80];
         label_value(lane, sizeof lane, ls[i].name);
@@ -112,6 +128,8 @@ static void put_lane_gauge(FILE *f, const ln_lane_stats *ls, int n, const char *
             fprintf(f, "%s{lane=\"%s\"} %llu\n", name, lane, v);
             continue;
         }
+        /* A summary: quantiles (1 = the max) and the _sum and _count of
+         * the tasks timed. */
         const ln_latency *l = which == 3 ? &ls[i].wait : &ls[i].run;
         const struct {
             const char *q;
@@ -120,6 +138,9 @@ static void put_lane_gauge(FILE *f, const ln_lane_stats *ls, int n, const char *
         for (size_t k = 0; k < sizeof qs / sizeof qs[0]; k++)
             fprintf(f, "%s{lane=\"%s\",quantile=\"%s\"} %.9f\n", name, lane, qs[k].q,
                     (double)qs[k].ns / 1e9);
+        fprintf(f, "%s_sum{lane=\"%s\"} %.9f\n%s_count{lane=\"%s\"} %llu\n", name, lane,
+                (double)l->mean_ns * (double)l->count / 1e9, name, lane,
+                (unsigned long long)l->count);
     }
 }
 
@@ -132,9 +153,9 @@ static void put_pool(FILE *f, const cli_wmetrics *m) {
     put_lane_gauge(f, ls, n, "lanes_pool_lane_busy", "Threads of the lane running a task now.", 1);
     put_lane_gauge(f, ls, n, "lanes_pool_lane_queued", "Tasks waiting in the lane now.", 2);
     put_lane_gauge(f, ls, n, "lanes_pool_lane_wait_seconds",
-                   "Time tasks waited from submit to start, by quantile (1 = max).", 3);
+                   "Time tasks waited from submit to start: a summary, by quantile (1 = max).", 3);
     put_lane_gauge(f, ls, n, "lanes_pool_lane_run_seconds",
-                   "Time tasks ran, by quantile (1 = max).", 4);
+                   "Time tasks ran: a summary, by quantile (1 = max).", 4);
 }
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type, char *body,
@@ -150,14 +171,29 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char
     return ok;
 }
 
+/* GET /healthz: 200 while the worker has its store, 503 from losing it
+ * until it is back (the worker retries it for --store-retry meanwhile). */
+static enum MHD_Result healthz(struct MHD_Connection *c, const cli_wmetrics *m) {
+    ln_worker_stats st;
+    ln_worker_get_stats(m->w, &st);
+    int down = st.store_lost > st.store_regained;
+    json_t *j = json_pack("{s:s,s:s}", "status", down ? "down" : "up", "queue", m->queue_name);
+    char *body = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    if (body == NULL) return MHD_NO;
+    return reply(c, down ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK, "application/json", body,
+                 strlen(body));
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls) {
     (void)version, (void)upload, (void)con_cls;
     cli_wmetrics *m = cls;
     if (*upload_size != 0) return MHD_NO; /* a GET has no body */
+    if (strcmp(url, "/healthz") == 0) return healthz(c, m);
     if (strcmp(url, "/metrics") != 0) {
-        char *body = strdup("not found: the metrics are at /metrics\n");
+        char *body = strdup("not found: the metrics are at /metrics (health at /healthz)\n");
         return body ? reply(c, MHD_HTTP_NOT_FOUND, "text/plain", body, strlen(body)) : MHD_NO;
     }
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
@@ -169,6 +205,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (f == NULL) return MHD_NO;
+    put_build_info(f);
     put_counters(f, m);
     put_histogram(f, m);
     put_pool(f, m);
@@ -236,6 +273,7 @@ int cli_wmetrics_start(cli_wmetrics **out, const char *addr, const char *queue, 
         return -1;
     }
     label_value(m->queue, sizeof m->queue, queue);
+    m->queue_name = queue;
     m->w = w;
     m->pool = pool;
     m->h = h;

@@ -224,9 +224,10 @@ TEST(worker_and_dash_exit_like_jobs) {
     };
     for (size_t i = 0; i < sizeof opens / sizeof opens[0]; i++) {
         const char *u = opens[i].url;
-        int rc[3] = {LANES(out, "jobs", u, "counts", "q"),
-                     LANES(out, "worker", u, "q", "--exit-when-empty", "--exec", "true"),
-                     LANES(out, "dash", u, "--listen", "127.0.0.1:0")};
+        int rc[3] = {
+            LANES(out, "jobs", u, "counts", "q"),
+            LANES(out, "worker", u, "q", "--fail-fast", "--exit-when-empty", "--exec", "true"),
+            LANES(out, "dash", u, "--listen", "127.0.0.1:0")};
         for (int k = 0; k < 3; k++) {
             if (rc[k] == opens[i].want) continue;
             fprintf(stderr, "  %s on %s: exit %d, want %d\n",

@@ -40,11 +40,11 @@ TEST(worker_says_when_it_starts_and_stops) {
         fprintf(stderr, "stderr: %s\n", err);
     CHECK(strstr(err, "job v1 (ok, attempt 1) completed in ") != NULL);
     CHECK(strstr(err, "job v2 (bad, attempt 1) failed in ") != NULL);
-    CHECK(strstr(err, " ms: exit status 4: no") != NULL);
+    CHECK(strstr(err, " ms, for good: exit status 4: no") != NULL);
     CHECK(strstr(err, "stopped (max-jobs)") != NULL);
     /* A redis URL's password is never shown. */
     CHECK(LANES(out, "worker", "redis://me:s3cret@127.0.0.1:1/0", "q", "--store-retry", "0",
-                "--exit-when-empty", "--exec", "true") != 0);
+                "--fail-fast", "--exit-when-empty", "--exec", "true") != 0);
     err_text(err, sizeof err);
     CHECK(strstr(err, "s3cret") == NULL);
     stderr_path = NULL;

@@ -8,7 +8,7 @@ Starts a worker on a fresh SQLite store with `--metrics 0` (any free port on
 while it runs jobs, and parses every scrape with a real Prometheus text
 parser (Debian's python3-prometheus-client; the test is skipped, exit 77,
 without it). Checks the counters per outcome, the run-time histogram, the
-pool's lane gauges and quantiles, that the counters move as jobs run, that
+pool's lane gauges and summaries (quantiles, _sum, _count), lanes_build_info, that the counters move as jobs run, that
 other paths are 404, and that the worker still stops cleanly on SIGTERM.
 """
 import json
@@ -115,9 +115,16 @@ def main():
               "the lane has a thread")
         for g in ["lanes_pool_lane_wait_seconds", "lanes_pool_lane_run_seconds"]:
             f = fams.get(g)
-            if check(f is not None and f.type == "gauge", g + " is a gauge"):
+            if check(f is not None and f.type == "summary", g + " is a summary"):
                 qs = {s.labels.get("quantile") for s in f.samples}
                 check({"0.5", "0.9", "0.99", "1"} <= qs, g + " has the quantiles: %s" % qs)
+                check(value(fams, g, g + "_count", lane="jobs") is not None, g + "_count")
+                check(value(fams, g, g + "_sum", lane="jobs") is not None, g + "_sum")
+        info = fams.get("lanes_build_info")
+        if check(info is not None and len(info.samples) == 1, "lanes_build_info"):
+            labels = info.samples[0].labels
+            check(labels.get("version", "").count(".") == 2 and labels.get("commit"),
+                  "lanes_build_info has a version and a commit: %s" % labels)
         # The counters move as more jobs run.
         for _ in range(4):
             lanes(binary, "jobs", url, "add", "q", "ok", "{}")

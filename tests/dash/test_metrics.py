@@ -6,7 +6,8 @@ text parser (Debian's python3-prometheus-client), on one store.
 Fills two queues (one paused, one named with the characters the format
 escapes), starts `lanes dash` on a free port, and checks that every
 lanes_jobs sample equals what `lanes jobs counts` says, that the paused
-flag, lanes_workers (a running `lanes worker`) and lanes_store_up are
+flag, lanes_workers (a running `lanes worker`), lanes_store_up,
+lanes_build_info and lanes_queue_oldest_waiting_seconds are
 right, that the bullmq_* series have BullMQ's counts (a paused queue's
 jobs still waiting or prioritized; the metrics totals of a worker run
 with --metrics-points), on Redis the same lines as stock BullMQ's
@@ -135,6 +136,17 @@ def main():
     check_bullmq(families, text)
     workers = {s.labels["queue"]: s.value for s in families["lanes_workers"].samples}
     check(families["lanes_workers"].type == "gauge" and workers == {"mail": 0, ODD: 1, "done": 0}, workers)
+    info = families.get("lanes_build_info")
+    check(info is not None and info.samples[0].labels.get("version", "").count(".") == 2
+          and info.samples[0].labels.get("commit"), "lanes_build_info")
+    oldest = {s.labels["queue"]: s.value
+              for s in families["lanes_queue_oldest_waiting_seconds"].samples}
+    check(families["lanes_queue_oldest_waiting_seconds"].type == "gauge"
+          and set(oldest) == {"mail", ODD, "done"}, oldest)
+    # mail and the paused queue have jobs waiting since before the worker
+    # ran; done has none.
+    check(oldest.get("mail", 0) > 0 and oldest.get(ODD, 0) > 0 and oldest.get("done") == 0,
+          oldest)
     up = families["lanes_store_up"].samples[0]
     check(up.value == 1 and up.labels["store"] == store, up)
     run_.ok("%s: /metrics parses; %d samples agree with lanes jobs counts" % (store, len(got)))
