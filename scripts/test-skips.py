@@ -33,6 +33,7 @@ REASONS = {
     "wrk": "wrk not installed",
     "python3": "python3 not installed",
     "prometheus-client": "python3-prometheus-client not installed",
+    "systemd": "systemd-analyze not installed (the deploy/ units are not verified)",
     "install": "the install test cannot run here (a tool missing, an absolute libdir)",
 }
 
