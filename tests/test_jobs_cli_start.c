@@ -132,6 +132,33 @@ static void fd_limit_on(const char *url) {
     ln_jobs_close(jobs);
 }
 
+/* The same limit under --max-started-attempts 2: a job that finds no
+ * place or cannot start is held until it starts, not put back (each put
+ * back was a new take, counted in attempts_started): none fails. */
+static void max_started_on(const char *url) {
+    ln_jobs *jobs = jt_open(url);
+    add_jobs(jobs, 151);
+    char out[600], err[600], text[65536];
+    snprintf(out, sizeof out, "%s", jt_path("out.txt"));
+    snprintf(err, sizeof err, "%s", jt_path("err.txt"));
+    const char *args[] = {"worker", url,
+                          "q",      "--concurrency",
+                          "32",     "--max-started-attempts",
+                          "2",      "--exit-when-empty",
+                          "--exec", "/bin/sh",
+                          "-c",     "cat >/dev/null; sleep 0.2; echo 1",
+                          NULL};
+    pid_t pid = start_worker(args, 64, out, err);
+    int rc = wait_worker(pid, 120);
+    slurp(err, text, sizeof text);
+    ln_job_counts c = counts(jobs);
+    if (rc != 0 || c.completed != 151) fprintf(stderr, "exit %d, stderr: %s\n", rc, text);
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(c.failed, 0);
+    CHECK_EQ(c.completed, 151);
+    ln_jobs_close(jobs);
+}
+
 /* The program goes while the worker runs and comes back 1 s later: the
  * worker says so once, puts the jobs back and resumes. */
 static void comes_back_on(const char *url) {
@@ -217,6 +244,10 @@ TEST(worker_exec_at_64_fds_fails_no_job) {
     on_stores(fd_limit_on, "fd");
 }
 
+TEST(worker_exec_max_started_2_fails_no_job) {
+    on_stores(max_started_on, "maxst");
+}
+
 TEST(worker_exec_resumes_when_its_program_is_back) {
     on_stores(comes_back_on, "back");
 }
@@ -229,6 +260,7 @@ int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     return ln_test_run(argc, argv,
                        (ln_test_case[]){TESTCASE(worker_exec_at_64_fds_fails_no_job),
+                                        TESTCASE(worker_exec_max_started_2_fails_no_job),
                                         TESTCASE(worker_exec_resumes_when_its_program_is_back),
                                         TESTCASE(worker_exec_exits_5_when_its_program_stays_gone),
                                         {0}});
