@@ -6,7 +6,8 @@
  * says nothing about its job: the worker holds the job (no new take, so
  * no attempt used nor started) and retries, backs off (doubling,
  * CLI_GATE_BACKOFF_MIN_MS to _MAX_MS), tries one start at a time until
- * one works, runs fewer at once after running out of descriptors, prints
+ * one works, runs fewer at once after running out of descriptors (back up
+ * by one a clean run once the streak is over), prints
  * one line when such a streak begins and one when it ends, and gives up
  * (exit CLI_WORKER_EXIT_NO_START, the jobs it holds put back) when a
  * streak outlasts --start-retry. */
@@ -118,6 +119,8 @@ void cli_gate_leave(cli_gate *g, uint64_t ticket, int ok) {
         said = g->said_streak;
         g->since = 0, g->backoff = 0, g->until = 0, g->put_back = 0, g->said_streak = 0;
         g->lifted = 0;
+    } else if (ok && g->since == 0 && g->limit < g->conc) {
+        g->limit++; /* a clean run, no streak: creep back toward the concurrency */
     }
     unsigned limit = g->limit;
     pthread_cond_broadcast(&g->cv);
@@ -155,7 +158,8 @@ int64_t cli_gate_fault(cli_gate *g, int err, const char *what) {
         g->until = now + g->backoff;
     }
     /* Out of descriptors: run no more at once than the others that run
-     * now (at least 1; this one is still counted until cli_gate_leave). */
+     * now (at least 1; this one is still counted until cli_gate_leave);
+     * each clean run out of a streak raises it by one again. */
     unsigned others = g->running - 1;
     if ((err == EMFILE || err == ENFILE) && others < g->limit) g->limit = others > 0 ? others : 1;
     json_t *line = NULL;
