@@ -15,6 +15,11 @@
  *    EVICT_AFTER_MS for its request, not the deadline. libmicrohttpd
  *    holds back connections past the slots (in the listen backlog), so
  *    the slots are twice max: room for the marked ones.
+ *  - Answers: an answer (a client reading it slowly) has the deadline
+ *    too, from the request's arrival: past it, the connection may be
+ *    closed to make room (after the idle and the stalled ones), and past
+ *    it plus ANSWER_ALLOWANCE_MS the timer closes it: a slow reader does
+ *    not hold a slot for good.
  * A slot's file descriptor is only shut down under the mutex, and the
  * slot is freed under it by libmicrohttpd's "closed" notice, which comes
  * before the descriptor is closed: the timer never touches a descriptor
@@ -32,12 +37,14 @@
 /* A connection still without its first request this long may be closed
  * to make room (a client that means to send one has sent it by then). */
 #define EVICT_AFTER_MS 250
+/* What an answer gets past the deadline before the timer closes it. */
+#define ANSWER_ALLOWANCE_MS 30000
 
 typedef struct conn_slot {
     int used;
     int fd;
-    int64_t since_ms; /* the wait for a whole request began then */
-    int answering;    /* its request is in: no deadline until answered */
+    int64_t since_ms; /* the wait for a whole request (or its answer) began */
+    int answering;    /* its request is in: being answered */
     int closing;      /* shut down by the guard */
     int over;         /* came while the server was full */
     unsigned served;  /* requests answered on it */
@@ -77,8 +84,8 @@ static void *timer_main(void *arg) {
         for (size_t i = 0; i < g->nslots && !g->stop; i++) {
             conn_slot *s = &g->slots[i];
             int64_t limit = s->over ? EVICT_AFTER_MS : g->deadline_ms;
-            if (s->used && !s->closing && !s->answering && now - s->since_ms >= limit)
-                close_slot(g, s);
+            if (s->answering) limit = g->deadline_ms + ANSWER_ALLOWANCE_MS;
+            if (s->used && !s->closing && now - s->since_ms >= limit) close_slot(g, s);
         }
     }
     pthread_mutex_unlock(&g->mu);
@@ -128,18 +135,19 @@ void cli_dash_guard_free(cli_dash_guard *g) {
 }
 
 /* Room for one more: close the keep-alive connection idle longest, else
- * the one waiting longest (EVICT_AFTER_MS or more) for its first request.
- * 0 if there was none. */
+ * the one waiting longest (EVICT_AFTER_MS or more) for its first request,
+ * else the one answering longest past the deadline. 0 if there was none. */
 static int make_room(cli_dash_guard *g, int64_t now) {
-    conn_slot *idle = NULL, *stalled = NULL;
+    conn_slot *idle = NULL, *stalled = NULL, *slow = NULL;
     for (size_t i = 0; i < g->nslots; i++) {
         conn_slot *s = &g->slots[i];
-        if (!s->used || s->closing || s->answering || s->over) continue;
-        conn_slot **best = s->served > 0 ? &idle : &stalled;
+        if (!s->used || s->closing || s->over) continue;
+        conn_slot **best = s->answering ? &slow : s->served > 0 ? &idle : &stalled;
         if (*best == NULL || s->since_ms < (*best)->since_ms) *best = s;
     }
     if (idle == NULL && stalled != NULL && now - stalled->since_ms >= EVICT_AFTER_MS)
         idle = stalled;
+    if (idle == NULL && slow != NULL && now - slow->since_ms >= g->deadline_ms) idle = slow;
     if (idle == NULL) return 0;
     close_slot(g, idle);
     return 1;
@@ -191,6 +199,7 @@ void cli_dash_guard_answering(cli_dash_guard *g, struct MHD_Connection *conn) {
     if (s == NULL) return;
     pthread_mutex_lock(&g->mu);
     s->answering = 1;
+    s->since_ms = cli_dash_now_ms();
     pthread_mutex_unlock(&g->mu);
 }
 

@@ -342,7 +342,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         *upload_size = 0;
         return MHD_YES;
     }
-    cli_dash_guard_answering(d->guard, conn); /* the request is in: no deadline */
+    cli_dash_guard_answering(d->guard, conn); /* the request is in: its answer's deadline */
     if (cli_dash_guard_over(conn))
         return send_error(conn, 503, "busy",
                           "the dashboard has as many connections as it serves "

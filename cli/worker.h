@@ -113,8 +113,9 @@ void cli_fd3_end(cli_fd3 *c, ln_job *job);
 /* Every run of CMD passes the gate. It admits at most 'limit' runs at
  * once (the concurrency, lowered when starting one ran out of file
  * descriptors), none during a backoff, and only one at a time (the probe)
- * during a streak of faults until one starts CMD. A job that finds no place is put back
- * (ln_job_delay_until: no attempt used). Handlers call it from several
+ * during a streak of faults until one starts CMD. A job that finds no place is held
+ * until it has one (no new take); put back (ln_job_delay_until: no attempt used) only
+ * when the worker gives up or stops. Handlers call it from several
  * pool threads: all fields are under mu. */
 typedef struct cli_gate {
     pthread_mutex_t mu;
@@ -139,9 +140,10 @@ typedef struct cli_gate {
 
 void cli_gate_init(cli_gate *g, const char *cmd, unsigned concurrency, unsigned give_up_ms);
 void cli_gate_destroy(cli_gate *g);
-/* Wait for a place to run CMD for job (at most CLI_GATE_HOLD_MS). 1:
- * admitted, *ticket set (then cli_gate_started or cli_gate_fault, and
- * cli_gate_leave); 0: put the job back, *delay_ms from now. */
+/* Wait for a place to run CMD for job, holding it, as long as it takes.
+ * 1: admitted, *ticket set (then cli_gate_started or cli_gate_fault, and
+ * cli_gate_leave); 0: the worker gave up or the job was canceled: put it
+ * back, *delay_ms from now. */
 int cli_gate_enter(cli_gate *g, ln_job *job, int64_t *delay_ms, uint64_t *ticket);
 /* CMD started for the run admitted with ticket: during a streak of
  * faults that began before it was admitted, others may start again. */

@@ -652,23 +652,28 @@ static int run_once(run *r, ln_job *job) {
     return outcome(r, job, status);
 }
 
-/* Run CMD once past the gate (worker_gate.c). When it gives no place, or
- * CMD cannot be started for the worker's fault, the job goes back to
- * delayed (due when the backoff ends) without using an attempt. */
+/* Run CMD once past the gate (worker_gate.c). When it has no place, or
+ * CMD cannot be started for the worker's fault, the job is held (the
+ * worker renews its lease) and tried again past the backoff: a put-back
+ * would be a new take, counted by --max-started-attempts. It goes back to
+ * delayed (due when the backoff ends, no attempt used) only when the
+ * worker gives up (--start-retry) or the job is canceled or the worker
+ * stops. */
 static int gated_run(run *r, ln_job *job) {
     cli_gate *g = &r->x->gate;
     int64_t delay = 0;
-    if (!cli_gate_enter(g, job, &delay, &r->ticket)) {
-        r->put_back = "put back (no place to start)";
-        return ln_job_delay_until(job, wall_ms() + delay);
+    while (cli_gate_enter(g, job, &delay, &r->ticket)) {
+        int rc = run_once(r, job);
+        if (r->start_err == 0) {
+            cli_gate_leave(g, r->ticket, 1);
+            return rc;
+        }
+        (void)cli_gate_fault(g, r->start_err, r->start_what);
+        cli_gate_leave(g, r->ticket, 0);
+        free(r->bo.p); /* a fresh run for the next try */
+        free(r->be.p);
+        *r = (run){.x = r->x, .fin = -1, .fout = -1, .ferr = -1, .f3 = -1};
     }
-    int rc = run_once(r, job);
-    if (r->start_err == 0) {
-        cli_gate_leave(g, r->ticket, 1);
-        return rc;
-    }
-    delay = cli_gate_fault(g, r->start_err, r->start_what);
-    cli_gate_leave(g, r->ticket, 0);
     r->put_back = "put back (cannot start)";
     return ln_job_delay_until(job, wall_ms() + delay);
 }

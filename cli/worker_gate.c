@@ -3,12 +3,14 @@
  * because the worker is short of file descriptors (EMFILE, ENFILE),
  * memory (ENOMEM) or processes (EAGAIN), or because CMD is gone or not
  * runnable (ENOENT, EACCES, ... after start-up: a deploy replacing it)
- * says nothing about its job: the job is put back without using an
- * attempt, the worker backs off (doubling, CLI_GATE_BACKOFF_MIN_MS to
- * _MAX_MS), tries one start at a time until one works, runs fewer at once
- * after running out of descriptors, prints one line when such a streak
- * begins and one when it ends, and gives up (exit
- * CLI_WORKER_EXIT_NO_START) when a streak outlasts --start-retry. */
+ * says nothing about its job: the worker holds the job (no new take, so
+ * no attempt used nor started) and retries, backs off (doubling,
+ * CLI_GATE_BACKOFF_MIN_MS to _MAX_MS), tries one start at a time until
+ * one works, runs fewer at once after running out of descriptors (back up
+ * by one a clean run once the streak is over), prints
+ * one line when such a streak begins and one when it ends, and gives up
+ * (exit CLI_WORKER_EXIT_NO_START, the jobs it holds put back) when a
+ * streak outlasts --start-retry. */
 #include "worker.h"
 
 #include <errno.h>
@@ -71,11 +73,9 @@ static void wait_until(cli_gate *g, uint64_t at) {
 
 int cli_gate_enter(cli_gate *g, ln_job *job, int64_t *delay_ms, uint64_t *ticket) {
     pthread_mutex_lock(&g->mu);
-    uint64_t now = now_ms(), deadline = now + CLI_GATE_HOLD_MS;
-    for (;;) {
-        if (atomic_load(&g->gave_up) || ln_job_canceled(job) || g->until > deadline ||
-            now >= deadline)
-            break;
+    uint64_t now = now_ms();
+    for (;;) { /* the job is held (its lease renewed) until it has a place */
+        if (atomic_load(&g->gave_up) || ln_job_canceled(job)) break;
         if (now >= g->until && g->running < g->limit &&
             !(g->since != 0 && !g->lifted && g->probe)) {
             g->running++;
@@ -119,6 +119,8 @@ void cli_gate_leave(cli_gate *g, uint64_t ticket, int ok) {
         said = g->said_streak;
         g->since = 0, g->backoff = 0, g->until = 0, g->put_back = 0, g->said_streak = 0;
         g->lifted = 0;
+    } else if (ok && g->since == 0 && g->limit < g->conc) {
+        g->limit++; /* a clean run, no streak: creep back toward the concurrency */
     }
     unsigned limit = g->limit;
     pthread_cond_broadcast(&g->cv);
@@ -127,7 +129,7 @@ void cli_gate_leave(cli_gate *g, uint64_t ticket, int ok) {
         cli_wlog("info",
                  json_pack("{s:s,s:I,s:I,s:i}", "event", "start_regained", "after_ms",
                            (json_int_t)ms, "put_back", (json_int_t)n, "limit", (int)limit),
-                 "'%s' starts again after %llu ms (%llu jobs were put back, none failed); "
+                 "'%s' starts again after %llu ms (%llu starts retried, no job failed); "
                  "running at most %u at once",
                  g->cmd, (unsigned long long)ms, (unsigned long long)n, limit);
 }
@@ -156,7 +158,8 @@ int64_t cli_gate_fault(cli_gate *g, int err, const char *what) {
         g->until = now + g->backoff;
     }
     /* Out of descriptors: run no more at once than the others that run
-     * now (at least 1; this one is still counted until cli_gate_leave). */
+     * now (at least 1; this one is still counted until cli_gate_leave);
+     * each clean run out of a streak raises it by one again. */
     unsigned others = g->running - 1;
     if ((err == EMFILE || err == ENFILE) && others < g->limit) g->limit = others > 0 ? others : 1;
     json_t *line = NULL;
@@ -174,16 +177,16 @@ int64_t cli_gate_fault(cli_gate *g, int err, const char *what) {
     pthread_mutex_unlock(&g->mu);
     if (line != NULL)
         cli_wlog("warn", line,
-                 "cannot start '%s' (%s: %s): the worker's fault, not the job's: putting jobs "
-                 "back without using an attempt, retrying with a backoff, at most %u at once%s",
+                 "cannot start '%s' (%s: %s): the worker's fault, not the job's: holding jobs "
+                 "without using an attempt, retrying with a backoff, at most %u at once%s",
                  g->cmd, what, strerror(err), limit,
                  g->give_up_ms != 0 ? "; giving up if it lasts past --start-retry" : "");
     if (give_up) {
         cli_wlog("error",
                  json_pack("{s:s,s:I,s:I}", "event", "start_gave_up", "after_ms",
                            (json_int_t)streak_ms, "put_back", (json_int_t)n),
-                 "gave up: '%s' could not be started for %llu ms (%s: %s); %llu jobs were put "
-                 "back, none failed; stopping (exit %d)",
+                 "gave up: '%s' could not be started for %llu ms (%s: %s), %llu starts retried; "
+                 "no job failed, the ones held go back; stopping (exit %d)",
                  g->cmd, (unsigned long long)streak_ms, what, strerror(err), (unsigned long long)n,
                  CLI_WORKER_EXIT_NO_START);
         ln_worker_stop(g->w);

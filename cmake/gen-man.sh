@@ -26,11 +26,21 @@ commands_of() {
   sed -n '/^commands:$/,/^$/s/^  \([a-z][a-z-]*\) *\(.*\)$/\1	\2/p'
 }
 
+# help ARGS...: what `lanes ARGS... --help` prints; the build fails
+# (exit 1) when it fails or prints nothing, rather than write an empty page.
+help() {
+  text=$("$lanes" "$@" --help) && [ -n "$text" ] || {
+    echo "gen-man.sh: '$lanes $* --help' failed or printed nothing" >&2
+    exit 1
+  }
+  printf '%s\n' "$text"
+}
+
 header() { # header FILE-NAME TITLE NAME-LINE
   printf '.TH %s 1 "" "lanes %s" "User Commands"\n.SH NAME\n%s\n' "$1" "$version" "$2"
 }
 
-top=$("$lanes" --help)
+top=$(help)
 list=$(printf '%s\n' "$top" | commands_of)
 {
   header LANES 'lanes \- run durable job queues, workers and a dashboard; rerun the benchmarks'
@@ -45,13 +55,17 @@ printf '%s\n' "$list" | while IFS='	' read -r cmd summary; do
   {
     header "LANES\\-$upper" "lanes\\-$cmd \\- $(printf '%s' "$summary" | sed 's/-/\\-/g')"
     printf '.SH DESCRIPTION\n'
-    "$lanes" "$cmd" --help | roff_text
+    text=$(help "$cmd")
+    printf '%s\n' "$text" | roff_text
     if [ "$cmd" = jobs ]; then
       # each command's own help, without the text common to all of them
       printf '.SH COMMANDS\n'
-      "$lanes" jobs --help | commands_of | cut -f1 | while read -r sub; do
+      text=$(help jobs)
+      subs=$(printf '%s\n' "$text" | commands_of | cut -f1)
+      printf '%s\n' "$subs" | while read -r sub; do
         printf '.SS %s\n' "$(printf '%s' "$sub" | sed 's/-/\\-/g')"
-        "$lanes" jobs - "$sub" --help | sed '/^URL: /,$d' | roff_text
+        text=$(help jobs - "$sub")
+        printf '%s\n' "$text" | sed '/^URL: /,$d' | roff_text
       done
     fi
     printf '.SH SEE ALSO\n.BR lanes (1)\n'

@@ -17,3 +17,12 @@ add_test(NAME test_install
                  ${LN_INSTALL_TEST_JOBS} ${CMAKE_C_COMPILER})
 set_tests_properties(test_install PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77
                      LABELS "plain;install")
+
+# test_gen_man: cmake/gen-man.sh fails when a `lanes CMD --help` it reads
+# fails, rather than write an empty man page (tests/test_gen_man.sh).
+if(TARGET lanes_cli)
+  add_test(NAME test_gen_man
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_gen_man.sh $<TARGET_FILE:lanes_cli>
+                   ${PROJECT_SOURCE_DIR}/cmake/gen-man.sh)
+  set_tests_properties(test_gen_man PROPERTIES TIMEOUT 60 LABELS "plain")
+endif()

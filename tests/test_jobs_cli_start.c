@@ -7,6 +7,7 @@
  * on Redis when LANES_TEST_REDIS_URL is set. */
 #include "jobs/jobs_cli_test.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -132,6 +133,85 @@ static void fd_limit_on(const char *url) {
     ln_jobs_close(jobs);
 }
 
+/* The same limit under --max-started-attempts 2: a job that finds no
+ * place or cannot start is held until it starts, not put back (each put
+ * back was a new take, counted in attempts_started): none fails. */
+static void max_started_on(const char *url) {
+    ln_jobs *jobs = jt_open(url);
+    add_jobs(jobs, 151);
+    char out[600], err[600], text[65536];
+    snprintf(out, sizeof out, "%s", jt_path("out.txt"));
+    snprintf(err, sizeof err, "%s", jt_path("err.txt"));
+    const char *args[] = {"worker", url,
+                          "q",      "--concurrency",
+                          "32",     "--max-started-attempts",
+                          "2",      "--exit-when-empty",
+                          "--exec", "/bin/sh",
+                          "-c",     "cat >/dev/null; sleep 0.2; echo 1",
+                          NULL};
+    pid_t pid = start_worker(args, 64, out, err);
+    int rc = wait_worker(pid, 120);
+    slurp(err, text, sizeof text);
+    ln_job_counts c = counts(jobs);
+    if (rc != 0 || c.completed != 151) fprintf(stderr, "exit %d, stderr: %s\n", rc, text);
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(c.failed, 0);
+    CHECK_EQ(c.completed, 151);
+    ln_jobs_close(jobs);
+}
+
+/* Entries in dir (the runs of CMD under way: each holds one). */
+static int entries(const char *dir) {
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* Its soft limit of descriptors set to soft. */
+static void set_nofile(pid_t pid, rlim_t soft) {
+    struct rlimit rl;
+    CHECK_EQ(prlimit(pid, RLIMIT_NOFILE, NULL, &rl), 0);
+    rl.rlim_cur = soft < rl.rlim_max ? soft : rl.rlim_max;
+    CHECK_EQ(prlimit(pid, RLIMIT_NOFILE, &rl, NULL), 0);
+}
+
+/* The worker runs out of descriptors (its limit lowered to 64 as it
+ * runs), lowers how many it runs at once, and once descriptors are there
+ * again (the limit raised back) climbs back toward --concurrency 32: 24
+ * runs at once are seen (at 64 descriptors it ran at most about 13). */
+static void limit_climbs_on(const char *url) {
+    ln_jobs *jobs = jt_open(url);
+    add_jobs(jobs, 1000);
+    char runs[600], out[600], err[600];
+    snprintf(runs, sizeof runs, "%s", jt_path("runs"));
+    CHECK_EQ(mkdir(runs, 0700), 0);
+    snprintf(out, sizeof out, "%s", jt_path("out.txt"));
+    snprintf(err, sizeof err, "%s", jt_path("err.txt"));
+    const char *script = "cat >/dev/null; mkdir \"$0/$$\"; sleep 1; rmdir \"$0/$$\"; echo 1";
+    const char *args[] = {"worker", url,  "q", "--concurrency", "32", "--exec", "/bin/sh", "-c",
+                          script,   runs, NULL};
+    pid_t pid = start_worker(args, 0, out, err);
+    set_nofile(pid, 64);
+    for (int i = 0; i < 1000 && access(err, F_OK) != 0; i++) ln_test_sleep_ms(10);
+    wait_text(jobs, err, "cannot start", 30);
+    set_nofile(pid, 4096);
+    int most = 0;
+    for (int i = 0; i < 3000 && most < 24 && !exited(pid); i++) { /* 30 s */
+        int n = entries(runs);
+        most = n > most ? n : most;
+        ln_test_sleep_ms(10);
+    }
+    kill(pid, SIGTERM);
+    CHECK_EQ(wait_worker(pid, 30), 0);
+    if (most < 24) fprintf(stderr, "at most %d runs at once\n", most);
+    CHECK(most >= 24);
+    CHECK_EQ(counts(jobs).failed, 0);
+    ln_jobs_close(jobs);
+}
+
 /* The program goes while the worker runs and comes back 1 s later: the
  * worker says so once, puts the jobs back and resumes. */
 static void comes_back_on(const char *url) {
@@ -217,6 +297,14 @@ TEST(worker_exec_at_64_fds_fails_no_job) {
     on_stores(fd_limit_on, "fd");
 }
 
+TEST(worker_exec_max_started_2_fails_no_job) {
+    on_stores(max_started_on, "maxst");
+}
+
+TEST(worker_exec_start_limit_climbs_back) {
+    on_stores(limit_climbs_on, "climb");
+}
+
 TEST(worker_exec_resumes_when_its_program_is_back) {
     on_stores(comes_back_on, "back");
 }
@@ -229,6 +317,8 @@ int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     return ln_test_run(argc, argv,
                        (ln_test_case[]){TESTCASE(worker_exec_at_64_fds_fails_no_job),
+                                        TESTCASE(worker_exec_max_started_2_fails_no_job),
+                                        TESTCASE(worker_exec_start_limit_climbs_back),
                                         TESTCASE(worker_exec_resumes_when_its_program_is_back),
                                         TESTCASE(worker_exec_exits_5_when_its_program_stays_gone),
                                         {0}});

@@ -45,9 +45,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WP_GATE_REJECT_MS 1000  /* how long a rejected connection is kept */
-#define WP_GATE_ACCEPTS 64      /* connections accepted per wake-up */
-#define WP_GATE_STACK (1 << 20) /* a connection thread's stack: thousands of them */
+#define WP_GATE_REJECT_MS 1000      /* how long a rejected connection is kept */
+#define WP_GATE_TIMEOUT_MAX_S 86400 /* a day: the most either timeout takes */
+#define WP_GATE_ACCEPTS 64          /* connections accepted per wake-up */
+#define WP_GATE_STACK (1 << 20)     /* a connection thread's stack: thousands of them */
 #define WP_OVERLOADED                                                                              \
     "{\"error\":\"overloaded\",\"message\":\"too many open connections; retry later\"}"
 
@@ -269,6 +270,12 @@ static int listen_on(wp_gate *g, uint16_t port) {
 }
 
 int wp_gate_start(wp_gate **out, const wp_gate_opts *o) {
+    if (o->idle_timeout_s < 1 || o->idle_timeout_s > WP_GATE_TIMEOUT_MAX_S ||
+        o->request_timeout_s < 1 || o->request_timeout_s > WP_GATE_TIMEOUT_MAX_S) {
+        fprintf(stderr, "writepath: the idle and request timeouts must be 1 to %d s\n",
+                WP_GATE_TIMEOUT_MAX_S); /* in ms they fit an int */
+        return -1;
+    }
     wp_gate *g = calloc(1, sizeof *g);
     if (!g) return -1;
     g->listen_fd = g->stop_pipe[0] = g->stop_pipe[1] = -1;

@@ -244,10 +244,11 @@ static void usage(void) {
                     "            taken, the keep-alive connection idle the longest is closed\n"
                     "            for a new one; with none idle, a new one gets 503\n"
                     "            {\"error\":\"overloaded\"} at once\n"
-                    "  --idle-timeout     close a connection idle this long (default 15 s)\n"
+                    "  --idle-timeout     close a connection idle this long (default 15 s;\n"
+                    "            1 to 86400)\n"
                     "  --request-timeout  a request's head and body must arrive whole within\n"
                     "            this long (from the connect, or from its first byte on a\n"
-                    "            keep-alive connection; default 10 s), else 408\n"
+                    "            keep-alive connection; default 10 s; 1 to 86400), else 408\n"
                     "Prints \"port=N\" on stdout once it listens; stops on SIGTERM or SIGINT.\n");
 }
 
@@ -278,7 +279,8 @@ static int parse_args(int argc, char **argv, config *c) {
                                                    : NULL;
         char *end = NULL;
         if (num) *num = strtol(v ? v : "", &end, 10);
-        if ((!num && !str) || !v || (num && (*end || *num < 0 || *num > 65535))) {
+        long max = num == &c->idle_s || num == &c->request_s ? 86400 : 65535;
+        if ((!num && !str) || !v || (num && (*end || *num < 0 || *num > max))) {
             usage();
             return 2;
         }

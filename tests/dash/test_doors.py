@@ -13,6 +13,8 @@ limits"), on one store:
    at once, and closes an idle keep-alive connection first to serve a new
    one; with more stalled connections than it takes at all (100 for
    --max-connections 16), a normal request is still answered within 3 s;
+   clients that pipeline requests and read no answer hold every slot only
+   until the deadline: then a normal request is served;
  - request bodies: the bytes all bodies hold at once stop at twice
    --max-data-size (64 MiB at least); past it a request is 503 busy.
 Every connection is to 127.0.0.1, each loop bounded.
@@ -285,6 +287,48 @@ def run_idle_first(base):
 BODY = 30 << 20  # bytes of each large edit: three of them pass 2 x 40 MiB
 
 
+def open_slow_readers(base, n, requests=200):
+    """n connections with a 1 KiB receive buffer, each pipelining
+    `requests` GET /app.js and reading none of the answers; the sockets."""
+    p = port_of(base)
+    req = ("GET /app.js HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % p).encode()
+    socks = []
+    for _ in range(n):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+        s.settimeout(2)
+        s.connect(("127.0.0.1", p))
+        try:
+            s.sendall(req * requests)
+        except socket.timeout:
+            pass  # the server stopped reading: its answers fill the buffers
+        socks.append(s)
+    return socks
+
+
+def run_slow_readers(base):
+    # --max-connections 4 --request-timeout 1: 4 clients that pipeline
+    # requests and read no answer hold every slot; their answers have the
+    # deadline too, so past it they make room and a normal request is
+    # served (well before libmicrohttpd's 30 s idle timeout).
+    socks = open_slow_readers(base, 4)
+    try:
+        t0 = time.monotonic()
+        end = t0 + 15
+        s = None
+        while time.monotonic() < end and s != 200:
+            try:
+                s = request(base, "/api/info", timeout=5)[0]
+            except OSError:
+                s = None
+            if s != 200:
+                time.sleep(0.2)
+        check(s == 200, "slow readers past the deadline make room for a request", s,
+              time.monotonic() - t0)
+    finally:
+        close_all(socks)
+
+
 def run_bodies(base):
     """Three 30 MiB edits held at once under --max-data-size 40 MiB: the
     bodies the dashboard keeps at once stop at 80 MiB, so the third is
@@ -336,6 +380,7 @@ def main():
     run_.with_dash(["--max-connections", "16"], run_flood)
     run_.with_dash(["--max-connections", "8", "--request-timeout", "60"], run_idle_first)
     run_.with_dash(["--max-data-size", str(40 << 20), "--request-timeout", "60"], run_bodies)
+    run_.with_dash(["--max-connections", "4", "--request-timeout", "1"], run_slow_readers)
 
 
 run_.main(main)
