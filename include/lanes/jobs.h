@@ -713,7 +713,10 @@ typedef struct ln_worker_opts {
                                   LN_WORKER_STORE_RETRY_MS_DEFAULT (30 s),
                                   whatever the lease: long enough to ride
                                   out a Redis Cluster failover or a server
-                                  restart (see that macro). The error's
+                                  restart (see that macro); a full disk
+                                  (LN_ENOSPC) only up to lease_ms, so the
+                                  worker gives its jobs back before their
+                                  leases lapse. The error's
                                   message then says "gave up after N ms of
                                   store failures in a row" and the last
                                   failure */
