@@ -255,7 +255,11 @@ int ln_jobs_add_bulk(ln_jobs *jobs, const char *queue, const ln_job_spec *specs,
     int err = enter_checked(jobs, code, msg);
     if (err == 0) {
         err = jobs->be->methods->add(jobs->be, queue, nj, n);
-        if (err == 0 && ids != NULL) err = copy_ids(jobs->be, nj, n, ids, id_size);
+        if (err == 0 && ids != NULL) {
+            err = copy_ids(jobs->be, nj, n, ids, id_size);
+        } else if (err == LN_EIO && ids != NULL && nj[0].unreplicated) {
+            (void)copy_ids(jobs->be, nj, n, ids, id_size); /* stored: a retry would duplicate */
+        }
         err = ln__jobs_leave(jobs, err);
     }
     for (size_t i = 0; i < n; i++) ln__free(nj[i].id);

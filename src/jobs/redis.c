@@ -169,7 +169,9 @@ static int redis_add(ln__jobs_be *be, const char *queue, ln__job_new *jobs, size
         jobs[i].existed = ln__redis_int_at(rep, 2 * i + 1) != 0;
     }
     freeReplyObject(rep);
-    return ln__redis_wait_added(&r->conn, be, &jobs[0], n); /* wait_replicas */
+    rc = ln__redis_wait_added(&r->conn, be, &jobs[0], n);               /* wait_replicas */
+    for (size_t i = 0; i < n && rc != 0; i++) jobs[i].unreplicated = 1; /* the ids are out */
+    return rc;
 }
 
 /* -------------------------------------------------------------- reading */
