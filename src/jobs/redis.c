@@ -238,8 +238,11 @@ static int redis_page(ln__jobs_be *be, const char *queue, int state, size_t offs
         rep->element[0]->elements != rep->element[1]->elements)
         return bad_reply(r, rep, "list");
     const redisReply *views = rep->element[0], *poss = rep->element[1];
-    for (size_t i = 0; i < views->elements; i++)
-        if (!ln__redis_is_view(views->element[i])) return bad_reply(r, rep, "list");
+    for (size_t i = 0; i < views->elements; i++) /* a position: ln__redis_cursor */
+        if (!ln__redis_is_view(views->element[i]) ||
+            (poss->element[i]->type != REDIS_REPLY_STRING &&
+             poss->element[i]->type != REDIS_REPLY_INTEGER))
+            return bad_reply(r, rep, "list");
     size_t count = views->elements;
     ln_job_info *infos = count ? ln__calloc(count, sizeof *infos) : NULL;
     if (count && !infos) rc = LN_ENOMEM;
