@@ -261,10 +261,12 @@ LN_EXTERN int ln_submit_ex(ln_pool *pool, int lane, ln_fn fn, void *arg, unsigne
 /* Wait until the task has finished; *result (if result is not NULL) gets the
  * return value of fn. 0, LN_ECANCELED if it never ran, LN_EINVAL. Any
  * thread, any number of times, until released.
- * From a worker of the task's pool (inside a task) the wait helps: until
- * the task is final, the worker runs queued tasks of its own lane (so a
- * task may wait for one queued behind it on its own lane), and naps when
- * there are none. Helping waits nest at most 64 deep on one worker; past
+ * From a worker of the task's pool (inside a task) waiting for a task of
+ * its own lane, the wait helps: until the task is final, the worker runs
+ * queued tasks of its own lane (so a task may wait for one queued behind
+ * it on its own lane), and naps when there are none. A wait for a task of
+ * another lane blocks, running nothing: a task that holds a mutex while it
+ * waits for an I/O task never runs an unrelated task that takes it. Helping waits nest at most 64 deep on one worker; past
  * that a task wait only naps until the task is final (it then relies on
  * the lane's other workers or another lane). See ln_group_wait for what
  * helping costs a lane's latency. */
@@ -330,9 +332,14 @@ LN_EXTERN int ln_group_submit_batch(ln_group *group, int lane, ln_fn fn, void *c
  * (Submits by threads outside the group's tasks, racing with the wait,
  * are covered only if counted before the check.)
  *
- * From a worker of the group's pool (inside a task) the wait helps instead
- * of blocking, so nested fork-join never deadlocks, whatever the thread
- * count: until the group is done, the worker runs queued tasks of its own
+ * From a worker of the group's pool (inside a task) whose lane the group
+ * has had tasks submitted to, the wait helps instead of blocking, so
+ * nested fork-join never deadlocks, whatever the thread count (a group
+ * whose tasks are all on other lanes is waited for by blocking, running
+ * nothing; exception: children submitted with ln_group_submit_batch go to
+ * the lane's queue, not the worker's deque, so past the depth bound below
+ * a wait does not find them, and a fork tree that batches its children
+ * can deadlock there): until the group is done, the worker runs queued tasks of its own
  * lane -- its own deque's newest (its children), the lane's shared queue,
  * then the oldest of another worker's deque of the same lane; never a task
  * of another lane -- and naps (20 us, doubling up to 0.5 ms) when there is none.

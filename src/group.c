@@ -47,6 +47,7 @@ int ln_group_create(ln_group **out, ln_pool *pool) {
     g->creator = ln__self_id();
     atomic_init(&g->own, 0);
     atomic_init(&g->others, 0);
+    atomic_init(&g->lanes, 0);
     g->wake_at = UINT64_MAX;
     *out = g;
     return 0;
@@ -118,9 +119,14 @@ static void group_block(void *ctx, uint64_t until_ns) {
 }
 
 static int wait_for(ln_group *g) {
-    if (ln__current_pool() == g->pool && !group_done(g)) {
-        /* A worker of the pool helps its lane; past the depth bound it
-         * runs only this group's tasks (forkjoin.md). */
+    int lane = ln__current_lane();
+    uint64_t bit = (uint64_t)1 << (lane >= 0 && lane < 63 ? lane : 63);
+    if (ln__current_pool() == g->pool && lane >= 0 &&
+        (atomic_load_explicit(&g->lanes, memory_order_relaxed) & bit) != 0 && !group_done(g)) {
+        /* A worker of the pool helps its lane when the group has work on
+         * it; past the depth bound it runs only this group's tasks
+         * (forkjoin.md). A group whose work is all on other lanes runs
+         * there whatever this worker does: it blocks. */
         ln__waiter w = {group_done, group_block, g, ln__owner_group(g)};
         (void)ln__help_wait(&w, 0);
     }

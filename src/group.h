@@ -23,6 +23,8 @@ struct ln_group {
     uint64_t creator;        /* ln__self_id of the creating thread */
     _Atomic uint64_t own;    /* submitted by the creator (its only writer) */
     _Atomic uint64_t others; /* submitted by any other thread */
+    _Atomic uint64_t lanes;  /* bit l: a task was submitted to lane l
+                                (bit 63: to lane 63 or above) */
     /* Padding, not _Alignas: the allocator hook promises only malloc's
      * alignment. It keeps submitters' and workers' cache lines apart. */
     char pad_[LN_CACHE_LINE];
@@ -45,6 +47,13 @@ static inline void ln__group_count(ln_group *g, int64_t n) {
     } else {
         atomic_fetch_add_explicit(&g->others, (uint64_t)n, memory_order_relaxed);
     }
+}
+
+/* Note that g has work on lane (ln_group_wait helps only then). */
+static inline void ln__group_lane(ln_group *g, int lane) {
+    uint64_t bit = (uint64_t)1 << (lane < 63 ? lane : 63);
+    if ((atomic_load_explicit(&g->lanes, memory_order_relaxed) & bit) == 0)
+        atomic_fetch_or_explicit(&g->lanes, bit, memory_order_relaxed);
 }
 
 /* Give back n counted submits that failed (takes the group's mutex). */

@@ -15,6 +15,7 @@ int ln_group_submit_ex(ln_group *group, int lane, ln_fn fn, void *arg, unsigned 
     /* Count first: a worker may finish the task before submit returns, and
      * finished must never overtake submitted. relaxed: see group.h. */
     ln__group_count(group, 1);
+    ln__group_lane(group, lane);
     /* A worker submitting to its own fixed lane: its fork-join deque
      * (deque.h), newest first for it, oldest first for thieves. */
     if (ln__tl_worker != NULL && ln__lane_push_local(pool, lane, fn, arg, ln__owner_group(group)))
@@ -35,6 +36,7 @@ int ln_group_submit_batch(ln_group *group, int lane, ln_fn fn, void *const *args
     /* Count all first (finished must never overtake submitted), then give
      * back what was not accepted. relaxed: see group.h. */
     ln__group_count(group, (int64_t)n);
+    ln__group_lane(group, lane);
     size_t done = 0;
     int rc =
         ln__submit_batch(pool, lane, fn, args, n, ln__owner_group(group), LN_SUBMIT_DEFAULT, &done);

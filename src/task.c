@@ -157,10 +157,12 @@ static int wait_until(ln_task *t, uint64_t deadline_ns, void **result) {
     if (t == NULL) return LN_EINVAL;
     int s = atomic_load_explicit(&t->state, memory_order_acquire);
     if (s == LN_TASK_DONE || s == LN_TASK_CANCELED) return result_of(t, s, result);
-    if (ln__current_pool() == t->pool) {
+    if (ln__current_pool() == t->pool && ln__current_lane() == t->lane) {
         /* A worker of the pool runs its lane's queued tasks meanwhile, so a
          * task waiting for one queued behind it on its own lane cannot
-         * deadlock (forkjoin.md); past the depth bound it only naps. */
+         * deadlock (forkjoin.md); past the depth bound it only naps. A task
+         * of another lane runs there whatever this worker does: it blocks,
+         * so no unrelated task runs under the locks its caller holds. */
         ln__waiter w = {task_final, task_block, t, NULL};
         if (ln__help_wait(&w, deadline_ns) == LN_ETIMEDOUT) return LN_ETIMEDOUT;
         s = atomic_load_explicit(&t->state, memory_order_acquire);

@@ -252,6 +252,68 @@ TEST(helping_stays_on_its_lane) {
     ln_pool_destroy(lanes_pool);
 }
 
+/* A CPU-lane task that waits for work on the I/O lane blocks: it must not
+ * run the CPU lane's queued tasks meanwhile (one of them could take a
+ * mutex the waiter holds). A thread-local flag marks the wait. */
+static _Thread_local int in_cross_wait;
+static atomic_int ran_inside_wait, cross_ran;
+
+static void *cpu_queued(void *arg) {
+    (void)arg;
+    if (in_cross_wait) atomic_fetch_add(&ran_inside_wait, 1);
+    atomic_fetch_add(&cross_ran, 1);
+    return NULL;
+}
+
+static void *io_slow(void *arg) {
+    (void)arg;
+    ln_test_sleep_ms(50);
+    return NULL;
+}
+
+static void *cpu_waits_for_io(void *arg) {
+    int group = *(int *)arg;
+    ln_task *io = NULL;
+    ln_group *g = NULL;
+    if (group) {
+        CHECK_EQ(ln_group_create(&g, lanes_pool), 0);
+        CHECK_EQ(ln_group_submit(g, LN_LANE_IO, io_slow, NULL), 0);
+    } else {
+        CHECK_EQ(ln_submit(lanes_pool, LN_LANE_IO, io_slow, NULL, &io), 0);
+    }
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ(ln_submit(lanes_pool, LN_LANE_CPU, cpu_queued, NULL, NULL), 0);
+    in_cross_wait = 1;
+    if (group) {
+        CHECK_EQ(ln_group_wait(g), 0);
+        ln_group_destroy(g);
+    } else {
+        CHECK_EQ(ln_task_wait(io, NULL), 0);
+        ln_task_release(io);
+    }
+    in_cross_wait = 0;
+    return NULL;
+}
+
+static void cross_lane_wait(int group) {
+    lanes_pool = pool_threads(1);
+    atomic_store(&ran_inside_wait, 0);
+    atomic_store(&cross_ran, 0);
+    run_root(lanes_pool, cpu_waits_for_io, &group);
+    CHECK_EQ(ln_pool_drain(lanes_pool), 0);
+    CHECK_EQ(atomic_load(&cross_ran), 5);
+    CHECK_EQ(atomic_load(&ran_inside_wait), 0);
+    ln_pool_destroy(lanes_pool);
+}
+
+TEST(task_wait_on_another_lane_blocks) {
+    cross_lane_wait(0);
+}
+
+TEST(group_wait_on_another_lane_blocks) {
+    cross_lane_wait(1);
+}
+
 /* ---- drain while fork-join runs ---------------------------------------------- */
 
 /* The root is fire-and-forget: ln_pool_drain alone says when the whole tree
@@ -459,6 +521,8 @@ int main(int argc, char **argv) {
                                         TESTCASE(forks_are_stolen_by_a_sleeping_worker),
                                         TESTCASE(wait_for_a_task_in_the_same_batch),
                                         TESTCASE(helping_stays_on_its_lane),
+                                        TESTCASE(task_wait_on_another_lane_blocks),
+                                        TESTCASE(group_wait_on_another_lane_blocks),
                                         TESTCASE(drain_covers_fork_join),
                                         TESTCASE(chain_past_depth_bound_1_thread),
                                         TESTCASE(chain_past_depth_bound_2_threads),

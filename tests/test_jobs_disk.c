@@ -362,10 +362,9 @@ static int run_worker(ln_jobs *jobs, ln_job_handler fn) {
     wo.poll_ms = 10;
     wo.exit_when_empty = 1;
     wo.lease_ms = 1000;
-    /* The worker retries a full disk for up to a lease (the default
-     * window, 30 s, would let its held jobs' leases lapse while it
-     * retries, and its stalled check then fail them for good). */
-    wo.store_retry_ms = wo.lease_ms;
+    /* store_retry_ms stays the default: a full disk is retried for up to
+     * a lease, not 30 s (which would let the held jobs' leases lapse and
+     * the stalled check fail them for good). */
     ln_worker *w = NULL;
     CHECK_EQ(ln_worker_create(&w, jobs, "q", fn, NULL, &wo), 0);
     int rc = ln_worker_run(w);

@@ -156,7 +156,9 @@ typedef struct ln_jobs_opts {
      * lost when a replica takes over, and the id of a lost add reused.
      * An add WAIT confirms on fewer replicas fails LN_EIO ("reached 0 of
      * 1 replicas ..."): the job is on the primary and may or may not
-     * survive a failover. A worker's step is not failed by it: its
+     * survive a failover; its id (ln_jobs_add_bulk: the ids) is written
+     * out as on success, so a caller can check it rather than add the job
+     * again (a duplicate). A worker's step is not failed by it: its
      * outcomes are on the primary and cannot be sent again; it is counted
      * in ln_worker_stats.unreplicated. WAIT slows every write by a round
      * trip to the replicas. 0..64. URL parameter wait_replicas
@@ -361,7 +363,9 @@ LN_EXTERN void ln_job_opts_init(ln_job_opts *opts);
  * that exists is a child of another parent: BullMQ's "cannot be
  * replaced"), LN_EBUSY (such an id is running: see lanes/jobs_flows.h),
  * LN_ENOSPC (disk full), LN_EFORK, LN_EBACKEND. On error nothing is
- * stored. Any thread. */
+ * stored, except LN_EIO from a Redis WAIT that fell short
+ * (ln_jobs_opts.wait_replicas): the job is stored and its id written. Any
+ * thread. */
 LN_EXTERN int ln_jobs_add(ln_jobs *jobs, const char *queue, const char *name, const char *data_json,
                           const ln_job_opts *opts, char *id, size_t id_size);
 
@@ -713,7 +717,10 @@ typedef struct ln_worker_opts {
                                   LN_WORKER_STORE_RETRY_MS_DEFAULT (30 s),
                                   whatever the lease: long enough to ride
                                   out a Redis Cluster failover or a server
-                                  restart (see that macro). The error's
+                                  restart (see that macro); a full disk
+                                  (LN_ENOSPC) only up to lease_ms, so the
+                                  worker gives its jobs back before their
+                                  leases lapse. The error's
                                   message then says "gave up after N ms of
                                   store failures in a row" and the last
                                   failure */

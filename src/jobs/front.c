@@ -255,7 +255,11 @@ int ln_jobs_add_bulk(ln_jobs *jobs, const char *queue, const ln_job_spec *specs,
     int err = enter_checked(jobs, code, msg);
     if (err == 0) {
         err = jobs->be->methods->add(jobs->be, queue, nj, n);
-        if (err == 0 && ids != NULL) err = copy_ids(jobs->be, nj, n, ids, id_size);
+        if (err == 0 && ids != NULL) {
+            err = copy_ids(jobs->be, nj, n, ids, id_size);
+        } else if (err == LN_EIO && ids != NULL && nj[0].unreplicated) {
+            (void)copy_ids(jobs->be, nj, n, ids, id_size); /* stored: a retry would duplicate */
+        }
         err = ln__jobs_leave(jobs, err);
     }
     for (size_t i = 0; i < n; i++) ln__free(nj[i].id);
@@ -331,9 +335,6 @@ int ln_jobs_list_after(ln_jobs *jobs, const char *queue, int state, const char *
         return enter_checked(jobs, LN_EINVAL, "limit must be 1..10000");
     int err = enter_q(jobs, queue);
     if (err != 0) return err;
-    if (jobs->be->methods->list_after == NULL) /* a store of methods version < 21 */
-        return ln__jobs_leave(
-            jobs, ln__jobs_be_err(jobs->be, LN_ENOTSUP, "this store cannot page by cursor"));
     return ln__jobs_leave(
         jobs, jobs->be->methods->list_after(jobs->be, queue, state, after, limit, out, n));
 }
@@ -341,7 +342,6 @@ int ln_jobs_list_after(ln_jobs *jobs, const char *queue, int state, const char *
 int ln_jobs_check(ln_jobs *jobs, int thorough) {
     int err = ln__jobs_enter(jobs);
     if (err != 0) return err;
-    if (jobs->be->methods->check == NULL) return ln__jobs_leave(jobs, 0); /* nothing to check */
     return ln__jobs_leave(jobs, jobs->be->methods->check(jobs->be, thorough != 0));
 }
 

@@ -34,11 +34,12 @@ typedef struct ln__job_new {
     ln_job_opts opts; /* complete: defaults filled, checked; job_id,
                          traceparent, tracestate may be NULL */
     /* out */
-    char *id;    /* the new or existing job's id (any length),
+    char *id;         /* the new or existing job's id (any length),
                     ln__malloc'd by the backend, freed by the
                     front (also after an error) */
-    int existed; /* 1 if opts.job_id already existed, or
-                    opts.dedup_id is held (no-op) */
+    int existed;      /* 1 if opts.job_id already existed, or
+                         opts.dedup_id is held (no-op) */
+    int unreplicated; /* Redis: stored, but WAIT fell short (LN_EIO) */
 } ln__job_new;
 
 /* One job handed out by take. The backend fills every field; strings are

@@ -169,7 +169,9 @@ static int redis_add(ln__jobs_be *be, const char *queue, ln__job_new *jobs, size
         jobs[i].existed = ln__redis_int_at(rep, 2 * i + 1) != 0;
     }
     freeReplyObject(rep);
-    return ln__redis_wait_added(&r->conn, be, &jobs[0], n); /* wait_replicas */
+    rc = ln__redis_wait_added(&r->conn, be, &jobs[0], n);               /* wait_replicas */
+    for (size_t i = 0; i < n && rc != 0; i++) jobs[i].unreplicated = 1; /* the ids are out */
+    return rc;
 }
 
 /* -------------------------------------------------------------- reading */
@@ -236,8 +238,11 @@ static int redis_page(ln__jobs_be *be, const char *queue, int state, size_t offs
         rep->element[0]->elements != rep->element[1]->elements)
         return bad_reply(r, rep, "list");
     const redisReply *views = rep->element[0], *poss = rep->element[1];
-    for (size_t i = 0; i < views->elements; i++)
-        if (!ln__redis_is_view(views->element[i])) return bad_reply(r, rep, "list");
+    for (size_t i = 0; i < views->elements; i++) /* a position: ln__redis_cursor */
+        if (!ln__redis_is_view(views->element[i]) ||
+            (poss->element[i]->type != REDIS_REPLY_STRING &&
+             poss->element[i]->type != REDIS_REPLY_INTEGER))
+            return bad_reply(r, rep, "list");
     size_t count = views->elements;
     ln_job_info *infos = count ? ln__calloc(count, sizeof *infos) : NULL;
     if (count && !infos) rc = LN_ENOMEM;

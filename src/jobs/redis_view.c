@@ -6,6 +6,7 @@
 #include "redis_backoff.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,10 +179,13 @@ int ln__redis_parse_cursor(ln__jobs_be *be, const char *after, int state, char *
         char *end = NULL;
         memcpy(pos, p, (size_t)(colon - p));
         pos[colon - p] = '\0';
-        (void)strtod(pos, &end);
-        /* lists (waiting, active) and paused: a place, digits only */
+        double v = strtod(pos, &end);
+        if (!isfinite(v)) end = NULL; /* "-nan", "1e400" */
+        /* lists (waiting, active) and paused: a place, digits only, that
+         * the script's numbers hold exactly */
         int place = state == LN_JOB_WAITING || state == LN_JOB_ACTIVE || state == LN_JOB_PAUSED;
-        if (place && strspn(pos, "0123456789") != strlen(pos)) end = NULL;
+        if (place && (strspn(pos, "0123456789") != strlen(pos) || v > 9007199254740991.0))
+            end = NULL;
         if (end != NULL && *end == '\0' && (pos[0] == '-' || (pos[0] >= '0' && pos[0] <= '9'))) {
             *id = colon + 1;
             return 0;

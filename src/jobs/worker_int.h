@@ -199,10 +199,15 @@ struct ln__run {
 
 #define LN__MS ((uint64_t)1000000) /* ns per ms */
 
-/* How long a run retries a store failing transiently: store_retry_ms, 0 =
- * LN_WORKER_STORE_RETRY_MS_DEFAULT (not the lease: jobs.h says why). */
-static inline unsigned ln__worker_retry_ms(const ln_worker_opts *o) {
-    return o->store_retry_ms != 0 ? o->store_retry_ms : LN_WORKER_STORE_RETRY_MS_DEFAULT;
+/* How long a run retries a store failing transiently with err:
+ * store_retry_ms, 0 = LN_WORKER_STORE_RETRY_MS_DEFAULT (not the lease:
+ * jobs.h says why), except a full disk (LN_ENOSPC), which a failover does
+ * not fix: retried for at most a lease, so the run gives its jobs back
+ * (ln__worker_abandon) before their leases lapse. */
+static inline unsigned ln__worker_retry_ms(const ln_worker_opts *o, int err) {
+    if (o->store_retry_ms != 0) return o->store_retry_ms;
+    if (err == LN_ENOSPC && o->lease_ms < LN_WORKER_STORE_RETRY_MS_DEFAULT) return o->lease_ms;
+    return LN_WORKER_STORE_RETRY_MS_DEFAULT;
 }
 
 /* ---- worker.c ---- */

@@ -145,7 +145,8 @@ static int reply_or_late(ln__run *r) {
  * loses their replies), so take all their outcomes back; retry a
  * transient failure every poll_ms for up to store_retry_ms (default 30 s,
  * LN_WORKER_STORE_RETRY_MS_DEFAULT, whatever the lease: a Redis Cluster
- * failover takes longer than a short lease), else end the run, saying
+ * failover takes longer than a short lease; a full disk only up to a
+ * lease), else end the run, saying
  * that it gave up. */
 static int step_failed(ln__run *r) {
     ln_worker *w = r->w;
@@ -166,7 +167,7 @@ static int step_failed(ln__run *r) {
         pthread_mutex_unlock(&w->mu);
     }
     uint64_t failing = r->now - r->failing_since;
-    if (failing > ln__worker_retry_ms(&w->opts) * LN__MS) {
+    if (failing > ln__worker_retry_ms(&w->opts, err) * LN__MS) {
         r->result = ln__steps_failed(w, err, failing / LN__MS);
         return END;
     }

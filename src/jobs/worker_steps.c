@@ -146,7 +146,7 @@ int ln__steps_failed(ln_worker *w, int err, uint64_t failing_ms) {
             ln__jobs_err(w->jobs, err,
                          "gave up after %llu ms of store failures in a row "
                          "(store_retry_ms %u ms); the last: %s",
-                         (unsigned long long)failing_ms, ln__worker_retry_ms(&w->opts),
+                         (unsigned long long)failing_ms, ln__worker_retry_ms(&w->opts, err),
                          ln__pipe_errmsg(w->pipe));
         else
             ln__jobs_err(w->jobs, err, "%s", ln__pipe_errmsg(w->pipe));

@@ -169,6 +169,17 @@ static void case_paging_bad_cursor(conf_ctx *c) {
     for (size_t i = 0; i < CONF_NELEM(bad); i++)
         SAYS(c->jobs, LN_EINVAL,
              ln_jobs_list_after(c->jobs, c->queue, LN_JOB_WAITING, bad[i], 3, &infos, &n));
+    /* Crafted positions: not finite, or a place past what a number holds. */
+    const char *crafted[] = {"-nan", "nan", "1e400", "-1e400", "inf"};
+    for (size_t i = 0; i < CONF_NELEM(crafted); i++) {
+        char cur[64];
+        snprintf(cur, sizeof cur, "r%d.%s:b1", LN_JOB_DELAYED, crafted[i]);
+        SAYS(c->jobs, LN_EINVAL,
+             ln_jobs_list_after(c->jobs, c->queue, LN_JOB_DELAYED, cur, 3, &infos, &n));
+    }
+    SAYS(c->jobs, LN_EINVAL,
+         ln_jobs_list_after(c->jobs, c->queue, LN_JOB_WAITING, "r0.99999999999999999999:b1", 3,
+                            &infos, &n));
     SAYS(c->jobs, LN_EINVAL,
          ln_jobs_list_after(c->jobs, c->queue, LN_JOB_DELAYED, cursor, 3, &infos, &n));
     SAYS(c->jobs, LN_EINVAL,

@@ -21,13 +21,14 @@ local function from_tail(key, o, l)
 end
 
 -- Where a list page starts: after the cursor's row if it is still where
--- it was (O(page)) or elsewhere in the list (LPOS from the tail: O(n) at
--- worst), else at the row's last position.
+-- it was (O(page)) or elsewhere near it (LPOS from the tail, bounded to
+-- the row's old distance plus 1000, so a row that left a long list does
+-- not scan all of it), else at the row's last position.
 local function list_start(key)
     if not after_id then return off end
     local p = tonumber(after_pos)
     if rcall('LINDEX', key, -(p + 1)) == after_id then return p + 1 end
-    local at = rcall('LPOS', key, after_id, 'RANK', -1)
+    local at = rcall('LPOS', key, after_id, 'RANK', -1, 'MAXLEN', p + 1 + 1000)
     if at then return rcall('LLEN', key) - at end
     return p
 end
