@@ -75,4 +75,13 @@ if [ "$nbad" -gt 0 ]; then
   echo "see a file's changes: $cf --style=file FILE | diff -u FILE -" >&2
   exit 1
 fi
+# The Python checks of the tests raise explicitly: a bare `assert` is
+# dropped by python -O (PYTHONOPTIMIZE), and the check with it.
+asserts=$(cd "$(dirname "$0")/.." && grep -rnE '^[[:space:]]*assert[[:space:](]' \
+  --include='*.py' --include='*.sh' --exclude-dir=node_modules tests scripts bench examples)
+if [ -n "$asserts" ]; then
+  echo "check-format: a bare assert in a test (use check(), or raise):" >&2
+  printf '%s\n' "$asserts" >&2
+  exit 1
+fi
 echo "check-format: $(printf '%s\n' "$files" | wc -l) files match .clang-format"

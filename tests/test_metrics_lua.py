@@ -114,10 +114,12 @@ try:
             c.count(n, now, mx)
             got_l, got_b, got_c = stored(lanes_base), stored(bull_base), c.state()
             what = "%s, step %d (%d jobs at T%+d min)" % (name, i + 1, n, (now - T) // MIN)
-            assert got_l == got_b, (what, "lanes", got_l[0], got_l[1][:12], "bullmq", got_b[0],
-                                    got_b[1][:12])
-            assert got_c == got_b, (what, "C", got_c[0], got_c[1][:12], "bullmq", got_b[0],
-                                    got_b[1][:12])
+            if got_l != got_b:
+                raise SystemExit("FAIL %r" % ((what, "lanes", got_l[0], got_l[1][:12], "bullmq",
+                                               got_b[0], got_b[1][:12]),))
+            if got_c != got_b:
+                raise SystemExit("FAIL %r" % ((what, "C", got_c[0], got_c[1][:12], "bullmq",
+                                               got_b[0], got_b[1][:12]),))
             checks += 1
         print("ok   %s: %d steps, lanes' Lua, BullMQ's Lua and the C function agree "
               "(%d points at the end)" % (name, len(events), len(got_b[1])))

@@ -69,7 +69,8 @@ def main():
     url = "sqlite:" + os.path.join(tmp, "m.db")
     for name in ["ok", "ok", "ok", "bad", "bad"]:
         r = lanes(binary, "jobs", url, "add", "q", name, "{}")
-        assert r.returncode == 0, r.stderr
+        if r.returncode != 0:
+            raise SystemExit("FAIL: lanes jobs add: " + r.stderr)
     handler = '[ "$LANES_JOB_NAME" = ok ] && sleep 0.02'
     w = subprocess.Popen([binary, "worker", url, "q", "--metrics", "0", "--log-format", "json",
                           "--concurrency", "2", "--poll", "20", "--exec", "/bin/sh", "-c", handler],

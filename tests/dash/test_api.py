@@ -209,10 +209,10 @@ def run(base):
     for i in range(3):
         lanes("jobs", url, "add", "pg", "x", "{}", "--id", "pg%d" % i)
     s, b1 = call(base, "/api/queues/pg/jobs?state=waiting&limit=2")
-    assert s == 200 and [j["id"] for j in b1["jobs"]] == ["pg0", "pg1"] and b1["next_after"], b1
+    check(s == 200 and [j["id"] for j in b1["jobs"]] == ["pg0", "pg1"] and b1["next_after"], b1)
     s, b2 = call(base, "/api/queues/pg/jobs?state=waiting&limit=2&offset=2&after=" +
                  urllib.parse.quote(b1["next_after"], safe=""))
-    assert s == 200 and [j["id"] for j in b2["jobs"]] == ["pg2"] and b2["offset"] == 2, b2
+    check(s == 200 and [j["id"] for j in b2["jobs"]] == ["pg2"] and b2["offset"] == 2, b2)
     expect(call(base, "/api/queues/pg/jobs?state=waiting&after=nonsense"), 400, "bad_request",
            "a cursor this store did not make")
     expect(call(base, "/api/queues/pg/jobs?state=delayed&after=" +

@@ -88,8 +88,10 @@ case_longid() {
     python3 - "$tmp/j.json" "$lid" <<'PY' || fail "Node reads the C outcome: $(cat "$tmp/j.json")"
 import json, sys
 j = json.load(open(sys.argv[1]))
-assert j["id"] == sys.argv[2] and j["state"] == "completed", j
-assert j["returnvalue"] == {"name": "plain", "data": {"n": 1}}, j
+if not (j["id"] == sys.argv[2] and j["state"] == "completed"):
+    raise SystemExit("check failed: %r" % (j,))
+if not (j["returnvalue"] == {"name": "plain", "data": {"n": 1}}):
+    raise SystemExit("check failed: %r" % (j,))
 PY
     echo "a Node job with a 200-byte id ran on a C worker; Node reads its return value"
     "$cli" jobs "$url" get "$q-a" "$lid" --json >"$tmp/get.json" 2>"$tmp/get.err" ||
@@ -97,7 +99,8 @@ PY
     python3 - "$tmp/get.json" "$lid" <<'PY' || fail "lanes jobs get: $(cat "$tmp/get.json")"
 import json, sys
 j = json.load(open(sys.argv[1]))
-assert j["id"] == sys.argv[2] and j["state"] == "completed", j
+if not (j["id"] == sys.argv[2] and j["state"] == "completed"):
+    raise SystemExit("check failed: %r" % (j,))
 PY
     "$cli" jobs "$url" get "$q-a" "$bad" | grep -q failed || fail "lanes jobs get (failed)"
     "$cli" jobs "$url" logs "$q-a" "$bad" >/dev/null || fail "lanes jobs logs"
@@ -115,8 +118,9 @@ PY
     python3 - "$tmp/j.json" "$cid" <<'PY' || fail "Node ran the C job: $(cat "$tmp/j.json")"
 import json, sys
 j = json.load(open(sys.argv[1]))
-assert j["id"] == sys.argv[2] and j["state"] == "completed", j
-assert j["returnvalue"] == {"name": "plain", "data": {"b": 1}}, j
+if not (j["id"] == sys.argv[2] and j["state"] == "completed"
+        and j["returnvalue"] == {"name": "plain", "data": {"b": 1}}):
+    raise SystemExit(repr(j))
 PY
     "$cli" jobs "$url" get "$q-b" "$cid" | grep -q completed || fail "lanes jobs get after Node"
     echo "lanes jobs add --id of a 300-byte id ran on a Node worker"

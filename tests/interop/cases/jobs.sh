@@ -121,10 +121,14 @@ case_outcomes() {
     python3 - "$tmp/j1.json" "$tmp/j2.json" <<'PY' || fail "C outcomes as Node sees them: $(cat "$tmp/j1.json" "$tmp/j2.json")"
 import json, sys
 u, d = (json.load(open(f)) for f in sys.argv[1:3])
-assert u["state"] == "failed" and u["attemptsMade"] == 1 and u["attemptsStarted"] == 1, u
-assert u["failedReason"] == "exit status 76 (unrecoverable): bad input", u
-assert d["state"] == "delayed" and d["attemptsMade"] == 0 and d["attemptsStarted"] == 1, d
-assert 0 < d["delay"] <= 300, d
+if not (u["state"] == "failed" and u["attemptsMade"] == 1 and u["attemptsStarted"] == 1):
+    raise SystemExit("check failed: %r" % (u,))
+if not (u["failedReason"] == "exit status 76 (unrecoverable): bad input"):
+    raise SystemExit("check failed: %r" % (u,))
+if not (d["state"] == "delayed" and d["attemptsMade"] == 0 and d["attemptsStarted"] == 1):
+    raise SystemExit("check failed: %r" % (d,))
+if not (0 < d["delay"] <= 300):
+    raise SystemExit("check failed: %r" % (d,))
 PY
     redis-cli -u "$url" xrange "bull:$q:events" - + | tr '\n' ' ' |
         grep -q 'event delayed jobId 2 delay' || fail "no delayed event for job 2"
@@ -133,8 +137,10 @@ PY
     python3 - "$tmp/j2.json" <<'PY' || fail "the delayed job after Node ran it: $(cat "$tmp/j2.json")"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["state"] == "completed" and d["attemptsMade"] == 1 and d["attemptsStarted"] == 2, d
-assert d["returnvalue"] == {"name": "later", "data": {"l": 1}}, d
+if not (d["state"] == "completed" and d["attemptsMade"] == 1 and d["attemptsStarted"] == 2):
+    raise SystemExit("check failed: %r" % (d,))
+if not (d["returnvalue"] == {"name": "later", "data": {"l": 1}}):
+    raise SystemExit("check failed: %r" % (d,))
 PY
     echo "C unrecoverable: failed after 1 attempt for Node; C delay: delayed for Node, then run by it"
 }
@@ -151,8 +157,10 @@ case_runat() {
     python3 - "$tmp/get.json" <<'PY' || fail "run_at_ms: $(cat "$tmp/get.json")"
 import json, sys
 j = json.load(open(sys.argv[1]))
-assert j["state"] == "completed" and j["attempts_made"] == 2, j
-assert j["run_at_ms"] - j["created_ms"] == 200, j
+if not (j["state"] == "completed" and j["attempts_made"] == 2):
+    raise SystemExit("check failed: %r" % (j,))
+if not (j["run_at_ms"] - j["created_ms"] == 200):
+    raise SystemExit("check failed: %r" % (j,))
 PY
     echo "a job BullMQ delayed, promoted and retried: run_at_ms = created_ms + 200"
 }
