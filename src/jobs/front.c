@@ -306,8 +306,10 @@ int ln_jobs_get(ln_jobs *jobs, const char *queue, const char *id, ln_job_info *i
     return ln__jobs_leave(jobs, jobs->be->methods->get(jobs->be, queue, id, info));
 }
 
-int ln_jobs_list(ln_jobs *jobs, const char *queue, int state, size_t offset, size_t limit,
-                 ln_job_info **out, size_t *n) {
+/* The checks a page of a listing makes, by offset or by cursor, and the
+ * enter: 0 (entered), else the error (set). */
+static int list_enter(ln_jobs *jobs, const char *queue, int state, size_t limit, ln_job_info **out,
+                      size_t *n) {
     if (out == NULL || n == NULL)
         return enter_checked(jobs, LN_EINVAL, "out and n must not be NULL");
     *out = NULL;
@@ -316,7 +318,12 @@ int ln_jobs_list(ln_jobs *jobs, const char *queue, int state, size_t offset, siz
         return enter_checked(jobs, LN_EINVAL, "unknown job state");
     if (limit < 1 || limit > LIST_LIMIT_MAX)
         return enter_checked(jobs, LN_EINVAL, "limit must be 1..10000");
-    int err = enter_q(jobs, queue);
+    return enter_q(jobs, queue);
+}
+
+int ln_jobs_list(ln_jobs *jobs, const char *queue, int state, size_t offset, size_t limit,
+                 ln_job_info **out, size_t *n) {
+    int err = list_enter(jobs, queue, state, limit, out, n);
     if (err != 0) return err;
     return ln__jobs_leave(jobs,
                           jobs->be->methods->list(jobs->be, queue, state, offset, limit, out, n));
@@ -325,15 +332,7 @@ int ln_jobs_list(ln_jobs *jobs, const char *queue, int state, size_t offset, siz
 int ln_jobs_list_after(ln_jobs *jobs, const char *queue, int state, const char *after, size_t limit,
                        ln_job_info **out, size_t *n) {
     if (after == NULL || *after == '\0') return ln_jobs_list(jobs, queue, state, 0, limit, out, n);
-    if (out == NULL || n == NULL)
-        return enter_checked(jobs, LN_EINVAL, "out and n must not be NULL");
-    *out = NULL;
-    *n = 0;
-    if (state < 0 || state >= LN_JOB_NSTATES)
-        return enter_checked(jobs, LN_EINVAL, "unknown job state");
-    if (limit < 1 || limit > LIST_LIMIT_MAX)
-        return enter_checked(jobs, LN_EINVAL, "limit must be 1..10000");
-    int err = enter_q(jobs, queue);
+    int err = list_enter(jobs, queue, state, limit, out, n);
     if (err != 0) return err;
     return ln__jobs_leave(
         jobs, jobs->be->methods->list_after(jobs->be, queue, state, after, limit, out, n));
