@@ -84,4 +84,6 @@ if [ -n "$asserts" ]; then
   printf '%s\n' "$asserts" >&2
   exit 1
 fi
+# The include rules of the jobs wing and the command.
+scripts/check-layers.sh || exit 1
 echo "check-format: $(printf '%s\n' "$files" | wc -l) files match .clang-format"

@@ -75,7 +75,7 @@ if(LN_FUZZ)
       target_compile_options(fuzz_${t} PRIVATE -fsanitize=fuzzer ${ln_fuzz_san})
       target_link_options(fuzz_${t} PRIVATE -fsanitize=fuzzer ${ln_fuzz_san})
       target_include_directories(fuzz_${t} PRIVATE ${PROJECT_SOURCE_DIR}/src
-                                 ${PROJECT_SOURCE_DIR}/cli)
+                                 ${LN_JOBS_INTERNAL_INCLUDES} ${PROJECT_SOURCE_DIR}/cli)
       target_link_libraries(fuzz_${t} PRIVATE lanes_jobs_static)
       if(LN_HAVE_REDIS)
         target_compile_definitions(fuzz_${t} PRIVATE LN_HAVE_REDIS=1)

@@ -5,7 +5,7 @@
 # tests here are Redis's own: layout, BullMQ interop, connection faults.
 #
 # test_redis_scripts   the Lua the build embedded (redis_scripts.[ch]) is
-#                      what scripts/embed-lua.sh makes of src/jobs/lua/*.lua
+#                      what scripts/embed-lua.sh makes of src/jobs/redis/lua/*.lua
 # test_redis_jobs      the backend through the public API, the stored layout
 #                      checked key by key (C, forked cases)
 # test_redis_conn      its connections: bad URLs, NOSCRIPT, CLIENT KILL, a

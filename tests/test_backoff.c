@@ -2,7 +2,7 @@
  * the builtin types, BullMQ's jitter formula and its rounding for given
  * draws, the clamps, and the per-thread draw. The stores' side (what a
  * worker stores) is the conformance suite's conf_backoff.c. */
-#include "jobs/backoff.h"
+#include "jobs/model/backoff.h"
 #include "lanes.h"
 #include "testutil.h"
 

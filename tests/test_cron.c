@@ -3,7 +3,7 @@
  * cron-parser (tests/cron/next_times.mjs: run live by the `differential`
  * case, kept as tests/cron/next_times.txt for the `golden` case), and the
  * `every` arithmetic of BullMQ's Lua, derived by hand from it. */
-#include "jobs/cron.h"
+#include "jobs/model/cron.h"
 #include "lanes.h"
 #include "testutil.h"
 

@@ -7,8 +7,8 @@
  * ln__worker_run_job would. */
 #include "testutil.h"
 
-#include "jobs/dynflow.h"
-#include "jobs/worker_int.h"
+#include "jobs/front/dynflow.h"
+#include "jobs/worker/worker_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,8 +6,8 @@
 #include "jobs/jobs_test.h"
 
 #include "internal.h"
-#include "jobs/front.h"
-#include "jobs/sqlite_int.h"
+#include "jobs/front/front.h"
+#include "jobs/sqlite/sqlite_int.h"
 
 #include <pthread.h>
 #include <sqlite3.h>

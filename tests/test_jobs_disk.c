@@ -4,7 +4,7 @@
  * stored jobs be finished, failed, cleaned and removed. */
 #include "jobs/jobs_test.h"
 
-#include "jobs/sqlite_int.h" /* ln__sq_quick_check_max */
+#include "jobs/sqlite/sqlite_int.h" /* ln__sq_quick_check_max */
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
 """test_metrics_lua.py SRC_DIR LIBLANES_JOBS - the per-minute metrics
 arithmetic three ways, with a fake clock (docs/internals/metrics.md):
 
-  - lanes' Lua (src/jobs/lua/lib.lua's collect_metrics, what step.lua runs),
+  - lanes' Lua (src/jobs/redis/lua/lib.lua's collect_metrics, what step.lua runs),
     evaluated by Redis with the times given here;
   - stock BullMQ 6.7.0's collectMetrics.lua (tests/interop/node_modules,
     read at test time), called once per job as moveToFinished does;
@@ -36,7 +36,7 @@ def read(path):
         return f.read()
 
 
-LUA = os.path.join(src, "src/jobs/lua")
+LUA = os.path.join(src, "src/jobs/redis/lua")
 LANES = (read(os.path.join(LUA, "codes.lua")) + read(os.path.join(LUA, "lib.lua")) +
          "\ncollect_metrics('completed', tonumber(ARGV[1]), tonumber(ARGV[2]), "
          "tonumber(ARGV[3]))\nreturn 1\n")

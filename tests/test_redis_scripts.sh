@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_redis_scripts.sh ROOT GENDIR - the Lua embedded in the build's
 # redis_scripts.[ch] and redis_codes.h (in GENDIR) must be exactly what scripts/embed-lua.sh
-# makes of src/jobs/lua/*.lua now, and each SHA1 must be its body's.
+# makes of src/jobs/redis/lua/*.lua now, and each SHA1 must be its body's.
 set -eu
 root=$1
 gen=$2
@@ -19,7 +19,7 @@ done
 # Each embedded body is the parts of codes.lua, lib.lua and lib_flow.lua
 # the script uses, then the script itself (embed-lua.sh's slim_body); its
 # SHA1 must be that body's (EVALSHA runs it without a SCRIPT LOAD).
-for lua in "$root"/src/jobs/lua/*.lua; do
+for lua in "$root"/src/jobs/redis/lua/*.lua; do
     name=$(basename "$lua" .lua)
     [ "$name" = lib ] || [ "$name" = lib_flow ] || [ "$name" = codes ] && continue
     line=$(grep "^        \"$name\", \"[0-9a-f]*\",$" "$gen/redis_scripts.c" || true)
@@ -34,5 +34,5 @@ for lua in "$root"/src/jobs/lua/*.lua; do
         status=1
     fi
 done
-[ $status = 0 ] && echo "embedded Lua matches src/jobs/lua"
+[ $status = 0 ] && echo "embedded Lua matches src/jobs/redis/lua"
 exit $status

@@ -7,7 +7,7 @@
 #include "jobs/jobs_test.h"
 
 #include "internal.h"
-#include "jobs/front.h"
+#include "jobs/front/front.h"
 
 #ifdef RT_HAVE_HIREDIS
 #include <hiredis/hiredis.h>

@@ -5,9 +5,9 @@
  * of Redis's CLIENT LIST text (src/jobs/redis_workers.c) on edge cases. */
 #include "jobs/jobs_test.h"
 
-#include "jobs/worker_int.h"
+#include "jobs/worker/worker_int.h"
 #ifdef WK_HAVE_REDIS
-#include "jobs/redis_workers.h"
+#include "jobs/redis/redis_workers.h"
 #endif
 
 #define NOW_SQL "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"

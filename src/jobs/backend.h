@@ -1,5 +1,5 @@
-/* backend.h - the store backend interface: what the jobs front (front.c,
- * store.c) calls and a backend (sqlite*.c, redis*.c) implements. Not API.
+/* backend.h - the store interface: what the jobs front (front/) calls and
+ * a store (sqlite/, redis/) implements. Not API.
  *
  * Three method tables, as SQLite's sqlite3_vfs / sqlite3_io_methods:
  *  - ln__store_methods, on the instance (ln__jobs_be): every store op,
@@ -7,8 +7,13 @@
  *    when the store has none);
  *  - ln__wait_methods, on a blocking wait for new work (ln__jobs_wait);
  *  - ln__pipe_methods, on a pipe of worker steps (ln__jobs_pipe).
- * Each has a version field; a member is added at the end and bumps it.
- * Only the front calls them (store.h is the worker's way in).
+ * The store table's members are grouped by concept (jobs, workers, flows,
+ * schedulers, limits, events, metrics, admin); each store fills it with
+ * designated initializers pointing straight at its functions, which take
+ * (be, queue, ...) in the member's order. Each table has a version field,
+ * bumped when a member is added or changes. Only the front calls them
+ * (front/store.h is the worker's way in). A store includes this header,
+ * model/ and the core's internal.h, nothing else of the wing.
  *
  * The rules every call obeys -- locking, fork, argument guarantees,
  * string ownership, return and error codes, the store's clock, job
@@ -30,20 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 3: wait and pipe tables split off; 4: queues, promote, the outcome
- * LN__DONE_DELAY; 5: add honours opts.dedup_*; 6: events_open; 7: workers,
- * worker_beat; 8: metrics (and step honours st->metrics_max_points); 9: cancel,
- * cancel_poll; 10: job schedulers (sched_*); 11: limits, the step's rate
- * limit fields and the outcome LN__DONE_LIMITED; 12: add_flow, children;
- * 14: remove_tree.
- * 15: wait_children, and add honours opts.parent_*.
- * 16: remove_unprocessed, wait_child, and add_flow honours a root's
- * opts.parent_*.
- * 17: edit (change priority / delay / data, dedup id read / release).
- * 18: the step's keep_complete / keep_fail (a worker's retention).
- * 19: obliterate.
- * 20: retry takes a state (completed jobs too) and a bound, one step.
- * 21: list_after, check; list fills each row's cursor. */
+/* A table's version: a store built against another one is refused at open
+ * (a stale build). docs/internals/backend.md keeps the history. */
 #define LN__STORE_METHODS_VERSION 21
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
@@ -71,7 +64,7 @@ typedef struct ln__store_methods ln__store_methods;
 typedef struct ln__wait_methods ln__wait_methods;
 typedef struct ln__pipe_methods ln__pipe_methods;
 typedef struct ln__events_methods ln__events_methods;
-typedef struct ln__sched_new ln__sched_new; /* sched.h */
+typedef struct ln__sched_new ln__sched_new; /* model/sched_record.h */
 
 /* The first member of every backend instance: a backend allocates its own
  * struct with this at offset 0 and returns &self->base from open. */
@@ -133,17 +126,17 @@ typedef struct ln__jobs_step {
     /* in: > 0: count the completions and final failures recorded into the
      * queue's metrics keeping this many points (jobs.h "Metrics"); 0 off */
     unsigned metrics_max_points;
-    /* Version 11: rate limits (docs/internals/ratelimit.md). */
+    /* Rate limits (docs/internals/ratelimit.md). */
     int64_t rate_max;         /* in: the worker's limiter, 0 = none */
     int64_t rate_duration_ms; /* in: its window, > 0 when rate_max is */
     int64_t limited_ms;       /* out: > 0 when the queue's rate limit (or a
                                  LN__DONE_LIMITED outcome of this step)
                                  stopped the take: ms until it lifts; the
                                  worker takes nothing meanwhile */
-    /* Version 13: in: 1 = take without writing the 'active' event of each
+    /* in: 1 = take without writing the 'active' event of each
      * job taken (ln_worker_opts.no_active_event); every other event stays. */
     int no_active_event;
-    /* Version 18: in: the worker's retention (ln_worker_opts
+    /* in: the worker's retention (ln_worker_opts
      * remove_on_complete / remove_on_fail) for the jobs it completes /
      * fails for good whose own is LN_KEEP_ALL (not set). */
     ln_job_keep keep_complete, keep_fail;
@@ -152,7 +145,7 @@ typedef struct ln__jobs_step {
     size_t unreplicated;
 } ln__jobs_step;
 
-/* What the limits method does (store methods version 7). */
+/* What the limits method does. */
 enum {
     LN__LIMITS_GET = 0,         /* out: max, duration_ms, concurrency */
     LN__LIMITS_SET_RATE = 1,    /* in: max, duration_ms (0, 0: clear) */
@@ -165,10 +158,6 @@ typedef struct ln__jobs_limits {
     int64_t max, duration_ms, concurrency, ttl_ms;
 } ln__jobs_limits;
 
-/* A child's failure options (ln_flow_node), as BullMQ's parent JSON
- * spells them: fpof, cpof, idof, rdof. */
-enum { LN__FLOW_FPOF = 1, LN__FLOW_CPOF = 2, LN__FLOW_IDOF = 4, LN__FLOW_RDOF = 8 };
-
 /* One node of a flow to add (validated by the front), in pre-order. */
 typedef struct ln__flow_new {
     const char *queue;
@@ -178,7 +167,7 @@ typedef struct ln__flow_new {
     size_t nchildren; /* > 0: added in waiting-children */
 } ln__flow_new;
 
-/* What the edit method does (store methods version 17; jobs_edit.h). */
+/* What the edit method does (jobs_edit.h). */
 enum {
     LN__EDIT_PRIORITY = 0,    /* in: id, priority, lifo */
     LN__EDIT_DELAY,           /* in: id, delay_ms */
@@ -210,13 +199,16 @@ typedef struct ln__jobs_edit {
 
 /* ---- Store methods (the instance). WITH the handle's mutex. ---- */
 struct ln__store_methods {
+    /* ---- The store ---- */
     unsigned version; /* LN__STORE_METHODS_VERSION */
     const char *name; /* "sqlite", "redis" */
-
     /* Free the instance; forked = 1 in a child after fork(): free memory,
      * leave the parent's connection alone (no checkpoint, unlink, QUIT). */
     void (*close)(ln__jobs_be *be, int forked);
+    /* jobs.h's ln_jobs_check: 0 or LN_ECORRUPT. */
+    int (*check)(ln__jobs_be *be, int thorough);
 
+    /* ---- Jobs: add, read, change ---- */
     /* Add n >= 1 jobs, all or nothing; fill jobs[i].id and .existed (an
      * existing opts.job_id is not changed; a held opts.dedup_id gives the
      * holder's id, docs/internals/backend.md). delay_ms > 0: delayed; else
@@ -231,6 +223,12 @@ struct ln__store_methods {
      * ln_jobs_list order; *out ln__malloc'd (NULL if *n == 0). */
     int (*list)(ln__jobs_be *be, const char *queue, int state, size_t offset, size_t limit,
                 ln_job_info **out, size_t *n);
+    /* Up to limit jobs of state after the row whose cursor is
+     * after (not NULL or empty; the store made it, in list's cursor
+     * field), in list's order, each with its cursor (ln__malloc'd);
+     * LN_EINVAL for a cursor it did not make for state. */
+    int (*list_after)(ln__jobs_be *be, const char *queue, int state, const char *after,
+                      size_t limit, ln_job_info **out, size_t *n);
     /* A job's log lines, oldest first (ln__malloc'd); LN_ENOENT. */
     int (*logs)(ln__jobs_be *be, const char *queue, const char *id, char ***lines, size_t *n);
     /* One retry step (jobs.h's ln_jobs_retry_finished): finished job id of
@@ -245,16 +243,23 @@ struct ln__store_methods {
     /* Remove a job and its logs; LN_ENOENT, LN_EBUSY (active), LN_EINVAL
      * (a job scheduler's current iteration). */
     int (*remove)(ln__jobs_be *be, const char *queue, const char *id);
-    /* Remove completed or failed jobs finished over age_ms ago (< 0: any)
-     * but the newest 'keep'. */
-    int (*clean)(ln__jobs_be *be, const char *queue, int state, int64_t age_ms, uint64_t keep,
-                 size_t *removed);
-    /* Set or clear the paused flag (idempotent); read it. */
-    int (*pause)(ln__jobs_be *be, const char *queue, int paused);
-    int (*is_paused)(ln__jobs_be *be, const char *queue, int *paused);
-    /* Remove every waiting, prioritized and delayed job. */
-    int (*drain)(ln__jobs_be *be, const char *queue, size_t *removed);
+    /* Delayed job id to waiting / prioritized now, delay cleared;
+     * LN_ENOENT, LN_EINVAL (not delayed). */
+    int (*promote)(ln__jobs_be *be, const char *queue, const char *id);
+    /* Cancel job id (jobs.h ln_jobs_cancel): a waiting,
+     * prioritized or delayed job -> failed with reason (attempts_made
+     * unchanged); an active one -> failed with attempts_made + 1, its
+     * lease voided (every later op with the holder's token is
+     * LN_ESTALE) and the store's cancel mark changed. LN_ENOENT,
+     * LN_EINVAL (finished). One transaction / script. */
+    int (*cancel)(ln__jobs_be *be, const char *queue, const char *id, const char *reason);
+    /* One change of jobs_edit.h (e->op, arguments checked by
+     * the front), one transaction / script: LN_ENOENT (no job id; for
+     * LN__EDIT_DEDUP_GET: no holder), LN_EINVAL (the job's state refuses
+     * it, errmsg names the state). */
+    int (*edit)(ln__jobs_be *be, const char *queue, ln__jobs_edit *e);
 
+    /* ---- Workers: the round trip and what runs beside it ---- */
     /* The worker round trip, one transaction where the store allows it, in
      * this order: record st->done (rc each), renew st->renew (renew_rc
      * each), then if want > 0 promote due delayed jobs and, unless paused,
@@ -276,46 +281,11 @@ struct ln__store_methods {
     /* *pending = 1 if any waiting, prioritized, delayed or active job;
      * cheap (an existence check). */
     int (*pending)(ln__jobs_be *be, const char *queue, int *pending);
-
     /* Make a wait / a pipe for queue, owned by the caller until its close.
      * Must not connect or block. NULL: the store has none (the front then
      * polls / gives its synchronous pipe). LN_ENOMEM. */
     int (*wait_open)(ln__jobs_be *be, const char *queue, ln__jobs_wait **out);
     int (*pipe_open)(ln__jobs_be *be, const char *queue, ln__jobs_pipe **out);
-
-    /* Version 4. The store's queue names, at most max (any order; the
-     * front sorts them), ln__malloc'd as logs' lines. */
-    int (*queues)(ln__jobs_be *be, size_t max, char ***names, size_t *n);
-    /* Delayed job id to waiting / prioritized now, delay cleared;
-     * LN_ENOENT, LN_EINVAL (not delayed). */
-    int (*promote)(ln__jobs_be *be, const char *queue, const char *id);
-    /* Version 6. A follower of queue's events from 'from' (NULL or "$": after the
-     * newest now, fixed before this returns; "0": the oldest kept; else an
-     * event id). May connect. NULL: the store has none (LN_ENOTSUP). */
-    int (*events_open)(ln__jobs_be *be, const char *queue, const char *from, ln__jobs_events **out);
-    /* Version 7. The workers connected to queue now (jobs.h
-     * ln_jobs_workers), at most max, oldest first; *out ln__malloc'd with
-     * ln__malloc'd strings (NULL if *n == 0). */
-    int (*workers)(ln__jobs_be *be, const char *queue, size_t max, ln_worker_info **out, size_t *n);
-    /* A worker run's heartbeat on queue, at most every
-     * LN_JOB_WORKER_BEAT_MS: *id 0 = the run starts (register it, set
-     * *id > 0); else it is alive (register it again if its entry was
-     * dropped); leaving 1 = it ends (unregister, *id = 0). One bounded
-     * transaction. NULL: the store knows its workers otherwise (Redis: a
-     * run's named connection). */
-    int (*worker_beat)(ln__jobs_be *be, const char *queue, int64_t *id, int leaving);
-    /* Version 8. Queue's metrics of type (LN_JOB_COMPLETED or
-     * LN_JOB_FAILED) into *out (zeroed): the points start..end by LRANGE's
-     * rule, at most LN_JOB_METRICS_POINTS_MAX, data ln__malloc'd. */
-    int (*metrics)(ln__jobs_be *be, const char *queue, int type, int64_t start, int64_t end,
-                   ln_job_metrics *out);
-    /* Version 9. Cancel job id (jobs.h ln_jobs_cancel): a waiting,
-     * prioritized or delayed job -> failed with reason (attempts_made
-     * unchanged); an active one -> failed with attempts_made + 1, its
-     * lease voided (every later op with the holder's token is
-     * LN_ESTALE) and the store's cancel mark changed. LN_ENOENT,
-     * LN_EINVAL (finished). One transaction / script. */
-    int (*cancel)(ln__jobs_be *be, const char *queue, const char *id, const char *reason);
     /* Which of n jobs a worker holds are no longer active with their
      * token (canceled, or the lease lost): gone[i] = 1 for those, else
      * 0. *mark: the store's cancel mark the last call saw (-1 at
@@ -324,7 +294,54 @@ struct ln__store_methods {
      * calls it every LN_JOBS_CANCEL_POLL_MS. */
     int (*cancel_poll)(ln__jobs_be *be, const char *queue, int64_t *mark, const ln__job_ref *refs,
                        int *gone, size_t n);
-    /* Version 10: job schedulers (sched.h, docs/internals/schedules.md).
+    /* A worker run's heartbeat on queue, at most every
+     * LN_JOB_WORKER_BEAT_MS: *id 0 = the run starts (register it, set
+     * *id > 0); else it is alive (register it again if its entry was
+     * dropped); leaving 1 = it ends (unregister, *id = 0). One bounded
+     * transaction. NULL: the store knows its workers otherwise (Redis: a
+     * run's named connection). */
+    int (*worker_beat)(ln__jobs_be *be, const char *queue, int64_t *id, int leaving);
+    /* The workers connected to queue now (jobs.h
+     * ln_jobs_workers), at most max, oldest first; *out ln__malloc'd with
+     * ln__malloc'd strings (NULL if *n == 0). */
+    int (*workers)(ln__jobs_be *be, const char *queue, size_t max, ln_worker_info **out, size_t *n);
+
+    /* ---- Flows ---- */
+    /* Add the n >= 2 nodes of a flow, all or nothing, filling
+     * nodes[i].job.id; a custom id that exists refuses the flow
+     * (LN_EINVAL). the root's opts.parent_* (only the root's)
+     * make it a pending child of that existing job (LN_ENOENT: none); such
+     * a flow may have n = 1. */
+    int (*add_flow)(ln__jobs_be *be, ln__flow_new *nodes, size_t n);
+    /* The parent and children of job id (jobs.h ln_jobs_children), *out
+     * zeroed by the caller, strings ln__malloc'd; LN_ENOENT. */
+    int (*children)(ln__jobs_be *be, const char *queue, const char *id, ln_job_children *out);
+    /* Remove job id and its subtree of children (jobs.h
+     * ln_jobs_remove_tree), all or nothing, refusing a subtree of more than
+     * max entries (LN_ETOOBIG); *removed: the jobs removed (0 on error). */
+    int (*remove_tree)(ln__jobs_be *be, const char *queue, const char *id, size_t max,
+                       size_t *removed);
+    /* Active job ref of queue (held with ref->token) to
+     * waiting-children if it has pending dependencies (jobs_flows.h
+     * ln_job_wait_children): 1 moved, 0 none pending (nothing changed),
+     * LN_ESTALE (not active with that token), LN_EFAILED (a fail-parent
+     * child failed). */
+    int (*wait_children)(ln__jobs_be *be, const char *queue, const ln__job_ref *ref);
+    /* As wait_children, but only child child_id of
+     * child_queue pending counts (ln_job_wait_child): 0 when it is not a
+     * pending dependency of the job (or does not exist). */
+    int (*wait_child)(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
+                      const char *child_queue, const char *child_id);
+    /* The unprocessed children of job id and their
+     * unprocessed subtrees (jobs_flows.h
+     * ln_jobs_remove_unprocessed_children), the job kept, all or nothing,
+     * at most max entries (LN_ETOOBIG); an active child is kept with its
+     * subtree; *removed as remove_tree's. */
+    int (*remove_unprocessed)(ln__jobs_be *be, const char *queue, const char *id, size_t max,
+                              size_t *removed);
+
+    /* ---- Job schedulers (model/sched_record.h, docs/internals/schedules.md) ---- */
+    /* job schedulers (sched_record.h, docs/internals/schedules.md).
      * upsert: create or replace s and its pending iteration; *job_id the
      * iteration's id (ln__malloc'd) or NULL when none was made (nothing
      * changed); LN_EEXIST: that id is taken by a job not pending. */
@@ -340,47 +357,39 @@ struct ln__store_methods {
      * is its scheduler's current iteration, make the next. NULL: the
      * store does that inside its take (step). */
     int (*sched_taken)(ln__jobs_be *be, const char *queue, const char *job_id);
-    /* Version 11. Read or change queue's rate limits and global concurrency
+
+    /* ---- Rate limits and global concurrency ---- */
+    /* Read or change queue's rate limits and global concurrency
      * (l->op; arguments checked by the front). */
     int (*limits)(ln__jobs_be *be, const char *queue, ln__jobs_limits *l);
-    /* Version 12. Add the n >= 2 nodes of a flow, all or nothing, filling
-     * nodes[i].job.id; a custom id that exists refuses the flow
-     * (LN_EINVAL). Version 16: the root's opts.parent_* (only the root's)
-     * make it a pending child of that existing job (LN_ENOENT: none); such
-     * a flow may have n = 1. */
-    int (*add_flow)(ln__jobs_be *be, ln__flow_new *nodes, size_t n);
-    /* The parent and children of job id (jobs.h ln_jobs_children), *out
-     * zeroed by the caller, strings ln__malloc'd; LN_ENOENT. */
-    int (*children)(ln__jobs_be *be, const char *queue, const char *id, ln_job_children *out);
-    /* Version 14. Remove job id and its subtree of children (jobs.h
-     * ln_jobs_remove_tree), all or nothing, refusing a subtree of more than
-     * max entries (LN_ETOOBIG); *removed: the jobs removed (0 on error). */
-    int (*remove_tree)(ln__jobs_be *be, const char *queue, const char *id, size_t max,
-                       size_t *removed);
-    /* Version 15. Active job ref of queue (held with ref->token) to
-     * waiting-children if it has pending dependencies (jobs_flows.h
-     * ln_job_wait_children): 1 moved, 0 none pending (nothing changed),
-     * LN_ESTALE (not active with that token), LN_EFAILED (a fail-parent
-     * child failed). */
-    int (*wait_children)(ln__jobs_be *be, const char *queue, const ln__job_ref *ref);
-    /* Version 16. The unprocessed children of job id and their
-     * unprocessed subtrees (jobs_flows.h
-     * ln_jobs_remove_unprocessed_children), the job kept, all or nothing,
-     * at most max entries (LN_ETOOBIG); an active child is kept with its
-     * subtree; *removed as remove_tree's. */
-    int (*remove_unprocessed)(ln__jobs_be *be, const char *queue, const char *id, size_t max,
-                              size_t *removed);
-    /* Version 16. As wait_children, but only child child_id of
-     * child_queue pending counts (ln_job_wait_child): 0 when it is not a
-     * pending dependency of the job (or does not exist). */
-    int (*wait_child)(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
-                      const char *child_queue, const char *child_id);
-    /* Version 17. One change of jobs_edit.h (e->op, arguments checked by
-     * the front), one transaction / script: LN_ENOENT (no job id; for
-     * LN__EDIT_DEDUP_GET: no holder), LN_EINVAL (the job's state refuses
-     * it, errmsg names the state). */
-    int (*edit)(ln__jobs_be *be, const char *queue, ln__jobs_edit *e);
-    /* Version 19. One step of jobs.h's ln_jobs_obliterate (the front
+
+    /* ---- Events ---- */
+    /* A follower of queue's events from 'from' (NULL or "$": after the
+     * newest now, fixed before this returns; "0": the oldest kept; else an
+     * event id). May connect. NULL: the store has none (LN_ENOTSUP). */
+    int (*events_open)(ln__jobs_be *be, const char *queue, const char *from, ln__jobs_events **out);
+
+    /* ---- Metrics ---- */
+    /* Queue's metrics of type (LN_JOB_COMPLETED or
+     * LN_JOB_FAILED) into *out (zeroed): the points start..end by LRANGE's
+     * rule, at most LN_JOB_METRICS_POINTS_MAX, data ln__malloc'd. */
+    int (*metrics)(ln__jobs_be *be, const char *queue, int type, int64_t start, int64_t end,
+                   ln_job_metrics *out);
+
+    /* ---- Admin: queues as a whole ---- */
+    /* The store's queue names, at most max (any order; the
+     * front sorts them), ln__malloc'd as logs' lines. */
+    int (*queues)(ln__jobs_be *be, size_t max, char ***names, size_t *n);
+    /* Set or clear the paused flag (idempotent); read it. */
+    int (*pause)(ln__jobs_be *be, const char *queue, int paused);
+    int (*is_paused)(ln__jobs_be *be, const char *queue, int *paused);
+    /* Remove completed or failed jobs finished over age_ms ago (< 0: any)
+     * but the newest 'keep'. */
+    int (*clean)(ln__jobs_be *be, const char *queue, int state, int64_t age_ms, uint64_t keep,
+                 size_t *removed);
+    /* Remove every waiting, prioritized and delayed job. */
+    int (*drain)(ln__jobs_be *be, const char *queue, size_t *removed);
+    /* One step of jobs.h's ln_jobs_obliterate (the front
      * paused queue first and repeats the steps, bounding their number):
      * LN_EBUSY and nothing changed unless queue is still paused and, with
      * force 0, has no active job. Else, atomically, up to
@@ -390,14 +399,6 @@ struct ln__store_methods {
      * had when the step began. */
     int (*obliterate)(ln__jobs_be *be, const char *queue, int force, int64_t *left, size_t *removed,
                       int *more);
-    /* Version 21. Up to limit jobs of state after the row whose cursor is
-     * after (not NULL or empty; the store made it, in list's cursor
-     * field), in list's order, each with its cursor (ln__malloc'd);
-     * LN_EINVAL for a cursor it did not make for state. */
-    int (*list_after)(ln__jobs_be *be, const char *queue, int state, const char *after,
-                      size_t limit, ln_job_info **out, size_t *n);
-    /* Version 21. jobs.h's ln_jobs_check: 0 or LN_ECORRUPT. */
-    int (*check)(ln__jobs_be *be, int thorough);
 };
 
 /* ---- Events methods. WITHOUT the mutex, by the follower's owner. ---- */
@@ -444,6 +445,11 @@ struct ln__pipe_methods {
     /* Free p; steps in flight are abandoned. */
     void (*close)(ln__jobs_pipe *p);
 };
+
+/* Write printf-style detail to be->errmsg and return code (for
+ * `return ln__jobs_be_err(be, LN_EBACKEND, "...: %s", sqlite3_errmsg(db));`). */
+int ln__jobs_be_err(ln__jobs_be *be, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Backend constructors. url is the caller's whole URL; opts is complete.
  * On failure *out is untouched, the detail is in errmsg and a negative

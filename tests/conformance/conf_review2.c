@@ -5,7 +5,7 @@
  * the job is that outcome, not LN_ENOENT. */
 #include "conf.h"
 
-#include "jobs/front.h" /* ln__jobs_wait_gone: the race's side, made at will */
+#include "jobs/front/front.h" /* ln__jobs_wait_gone: the race's side, made at will */
 
 static int finish(ln_job *job, void *ctx) {
     (void)ctx;

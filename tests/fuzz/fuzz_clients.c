@@ -6,7 +6,7 @@
 #include "fuzz_common.h"
 #include "internal.h"
 #include "lanes/jobs.h"
-#include "jobs/redis_workers.h"
+#include "jobs/redis/redis_workers.h"
 
 static void free_all(ln_worker_info *w, size_t n) {
     for (size_t i = 0; i < n; i++) {

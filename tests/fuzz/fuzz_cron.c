@@ -9,7 +9,7 @@
  * a time found is strictly after AFTER_MS and a later START_MS, and not
  * after END_MS (when given); the scheduler step agrees. */
 #include "fuzz_common.h"
-#include "jobs/cron.h"
+#include "jobs/model/cron.h"
 #include "lanes.h"
 
 static int64_t num(const char *s) {

@@ -5,7 +5,7 @@
  * terminated reason when it refuses); what jansson parses is taken. That
  * lanes takes exactly what JSON.parse takes is checked against Node by the
  * json_diff test (tests/fuzz/json_diff.mjs), over this target's corpus. */
-#include "jobs/front.h"
+#include "jobs/front/front.h"
 #include "fuzz_common.h"
 #include "lanes/jobs.h"
 

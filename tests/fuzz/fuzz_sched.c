@@ -4,7 +4,7 @@
  * Input: "SCORE<tab>FIELD<tab>VALUE<tab>FIELD<tab>VALUE...", made into the
  * hiredis replies the store reads. Checks: no crash, no undefined
  * behaviour (UBSan: a number out of range included), the strings filled. */
-#include "../../src/jobs/redis_sched.c"
+#include "../../src/jobs/redis/redis_sched.c"
 
 #include "fuzz_common.h"
 

@@ -27,7 +27,7 @@
  * kept between rows changes nothing. */
 #include "fuzz_common.h"
 #include "internal.h"
-#include "jobs/redis_step.h"
+#include "jobs/redis/redis_step.h"
 #include "lanes/jobs.h"
 
 #include <limits.h>

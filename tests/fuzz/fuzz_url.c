@@ -12,7 +12,7 @@
 #include "lanes/jobs.h"
 #include "store_url.h"
 #ifdef LN_HAVE_REDIS
-#include "jobs/redis_conn.h"
+#include "jobs/redis/redis_conn.h"
 #endif
 
 #include <unistd.h>

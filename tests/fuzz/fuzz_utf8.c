@@ -9,7 +9,7 @@
  * continuation makes well-formed); a cut at any byte backs up at most 3
  * bytes, only over continuation bytes, and keeps valid text valid. */
 #include "fuzz_common.h"
-#include "jobs/utf8.h"
+#include "jobs/model/utf8.h"
 
 /* The maximal subpart at p when no sequence starts there: its longest
  * prefix that continuation bytes complete into text jansson takes. */

@@ -4,7 +4,7 @@
  * as every kind of name, and the options are built from them.
  * Checks: 0 or LN_EINVAL with a terminated, non-empty reason; what is
  * refused as a name is refused inside the options too. */
-#include "jobs/front.h"
+#include "jobs/front/front.h"
 #include "fuzz_common.h"
 #include "lanes/jobs.h"
 

@@ -7,7 +7,7 @@
 
 #include <lanes/jobs.h>
 
-#include "jobs/sqlite_int.h" /* SQ_COUNTS_AUDIT_SQL */
+#include "jobs/sqlite/sqlite_int.h" /* SQ_COUNTS_AUDIT_SQL */
 
 #include <sqlite3.h>
 

@@ -1,0 +1,563 @@
+/* sqlite_work.c - SQLite backend: the worker path (one transaction per
+ * step: record outcomes, renew leases, promote, take), stalled-job
+ * recovery, release, progress and logs.
+ *
+ * A lease token is the job's 'token' column, incremented by every take and
+ * by stalled recovery, so a token is never handed out twice for one job and
+ * every fenced statement is "... WHERE rid = ? AND token = ? AND state =
+ * active": a stale holder's write changes no row and reports LN_ESTALE.
+ *
+ * Every write here may use the disk-space reserve (see sqlite_reserve.c): out of
+ * space, it frees the reserve and runs once more. */
+#include "sqlite_int.h"
+
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bind the rowid and token of ref to parameters 1 and 2. */
+static void bind_ref(sqlite3_stmt *s, const ln__job_ref *ref) {
+    sqlite3_bind_int64(s, 1, (sqlite3_int64)ref->key);
+    sqlite3_bind_int64(s, 2, strtoll(ref->token, NULL, 10));
+}
+
+int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state, int mode, int64_t value,
+                      int64_t now_ms, int64_t uncounted) {
+    int done = state == ST_COMPLETED;
+    sqlite3_stmt *s;
+    switch (mode) {
+    case LN_KEEP_NONE:
+        if ((s = ln__sq_stmt_get(be, S_DELETE_RID)) == NULL) return LN_EBACKEND;
+        sqlite3_bind_int64(s, 1, rid);
+        break;
+    case LN_KEEP_COUNT:
+        s = ln__sq_stmt_get(be, done ? S_TRIM_COUNT_C : S_TRIM_COUNT_F);
+        if (s == NULL) return LN_EBACKEND;
+        sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, value);
+        sqlite3_bind_int64(s, 3, uncounted);
+        break;
+    case LN_KEEP_AGE:
+        s = ln__sq_stmt_get(be, done ? S_TRIM_AGE_C : S_TRIM_AGE_F);
+        if (s == NULL) return LN_EBACKEND;
+        sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, now_ms - value);
+        break;
+    default:
+        return 0; /* LN_KEEP_ALL */
+    }
+    return ln__sq_run(be, s, "retention");
+}
+
+/* A retried run's event: delayed (with its due time) or waiting. */
+static int retry_event(sq_be *be, const char *queue, const ln__job_done *d, int64_t now) {
+    if (d->delay_ms <= 0)
+        return ln__sq_event(be, queue, "waiting", d->ref.id, "prev", "failed", NULL, NULL, now);
+    char due[24];
+    snprintf(due, sizeof due, "%lld", (long long)(now + d->delay_ms));
+    return ln__sq_event(be, queue, "delayed", d->ref.id, "delay", due, NULL, NULL, now);
+}
+
+/* Record one outcome; d->rc = LN_ESTALE if the lease is gone,
+ * LN__DONE_PENDING_DEPS if children refuse a completion (unchanged). A
+ * completion adds 1 to *completed, which the caller counts (sqlite_int.h). */
+static int apply_done(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_step *st, int64_t now,
+                      int64_t *completed) {
+    sqlite3_stmt *s;
+    if (d->kind == LN__DONE_LIMITED) return ln__sq_limit_requeue(be, queue, d, st, now);
+    if (d->kind == LN__DONE_RETRY || d->kind == LN__DONE_DELAY) {
+        int retry = d->kind == LN__DONE_RETRY;
+        if ((s = ln__sq_stmt_get(be, retry ? S_RETRY_RUN : S_DELAY_RUN)) == NULL)
+            return LN_EBACKEND;
+        bind_ref(s, &d->ref);
+        if (retry) {
+            sqlite3_bind_int64(s, 3, now);
+            sqlite3_bind_int64(s, 4, d->delay_ms);
+            sqlite3_bind_text(s, 5, d->reason, -1, SQLITE_STATIC);
+        } else {
+            sqlite3_bind_int64(s, 3, d->run_at_ms);
+        }
+        int err = ln__sq_run(be, s, retry ? "retry" : "delay");
+        if (err != 0) return err;
+        d->rc = sqlite3_changes(be->db) == 1 ? 0 : LN_ESTALE;
+        return d->rc != 0 ? 0 : retry_event(be, queue, d, now);
+    }
+    int complete = d->kind == LN__DONE_COMPLETE;
+    if ((s = ln__sq_stmt_get(be, complete ? S_COMPLETE : S_FAIL)) == NULL) return LN_EBACKEND;
+    bind_ref(s, &d->ref);
+    sqlite3_bind_int64(s, 3, now);
+    const char *text = complete ? d->result : d->reason;
+    if (text != NULL) sqlite3_bind_text(s, 4, text, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_DONE) { /* no row: the token is stale, or a parent refuses */
+        sqlite3_reset(s);
+        d->rc = LN_ESTALE;
+        ln__job_done alt = *d;
+        if (!complete) return 0;
+        size_t size = strlen(d->ref.id) + 96; /* the reason holds the whole id */
+        char *why = ln__malloc(size);
+        if (why == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+        int err = ln__sq_flow_refused(be, &alt, why, size);
+        if (err == 2) { /* pending children: still held, the worker fails it */
+            d->rc = LN__DONE_PENDING_DEPS;
+            err = 0;
+        } else if (err > 0) { /* a failed child: the final failure instead */
+            err = apply_done(be, queue, &alt, st, now, completed);
+            d->rc = alt.rc;
+        }
+        ln__free(why);
+        return err;
+    }
+    if (rc != SQLITE_ROW) {
+        int err = ln__sq_err(be, rc, complete ? "complete" : "fail");
+        sqlite3_reset(s);
+        return err;
+    }
+    int mode = sqlite3_column_int(s, 0);
+    int64_t value = sqlite3_column_int64(s, 1);
+    if (mode == LN_KEEP_ALL) { /* not set: the worker's (jobs.h ln_worker_opts) */
+        const ln_job_keep *k = complete ? &st->keep_complete : &st->keep_fail;
+        mode = k->mode;
+        value = k->value;
+    }
+    int64_t prid = sqlite3_column_int64(s, 2); /* a flow child's parent, else 0 */
+    int pflags = sqlite3_column_int(s, 3);
+    int err = ln__sq_run(be, s, "finish"); /* drain and reset */
+    ln__sq_wkeep wk = {queue, st->keep_fail};
+    if (err == 0 && prid > 0)
+        err = ln__sq_flow_child_done(be, queue, d->ref.id, (int64_t)d->ref.key, prid, pflags,
+                                     complete, text, now, &wk);
+    if (err == 0)
+        err = complete ? ln__sq_event(be, queue, "completed", d->ref.id, "returnvalue",
+                                      text != NULL ? text : "null", "prev", "active", now)
+                       : ln__sq_event(be, queue, "failed", d->ref.id, "failedReason",
+                                      text != NULL ? text : "failed", "prev", "active", now);
+    if (err != 0) return err;
+    d->rc = 0;
+    *completed += complete;
+    /* Failures are counted by trigger at once; completions of this step
+     * are added to lanes_counts by the caller afterwards (sqlite_int.h). */
+    return ln__sq_apply_keep(be, queue, (int64_t)d->ref.key, complete ? ST_COMPLETED : ST_FAILED,
+                             mode, value, now, complete ? *completed : 0);
+}
+
+static int dup_text(sqlite3_stmt *s, int col, char **out) {
+    const unsigned char *t = sqlite3_column_text(s, col);
+    *out = NULL;
+    if (t == NULL) return 0;
+    return (*out = ln__strdup((const char *)t)) != NULL ? 0 : LN_ENOMEM;
+}
+
+/* Order taken[0..n) by (priority, seq, rid), the run order: RETURNING gives
+ * rows in the order SQLite updated them, which is not guaranteed. */
+static void sort_taken(ln__job_taken *t, int64_t (*key)[3], size_t n) {
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0; j--) {
+            int64_t *a = key[j - 1], *b = key[j];
+            int after = a[0] != b[0] ? a[0] > b[0] : a[1] != b[1] ? a[1] > b[1] : a[2] > b[2];
+            if (!after) break;
+            ln__job_taken tt = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = tt;
+            int64_t k[3] = {a[0], a[1], a[2]};
+            memcpy(a, b, sizeof k);
+            memcpy(b, k, sizeof k);
+        }
+}
+
+/* S_TAKE took nothing: then no job may be ready, or the ready index names
+ * jobs the table does not have (a damaged file), and every later step
+ * would find work it cannot take: an idle worker that never ends. Within
+ * the write transaction nobody else can have taken them. One index probe,
+ * only on a step that took nothing. */
+static int check_none_ready(sq_be *be, const char *queue) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_READY_ANY);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int err = rc == SQLITE_ROW ? 0 : ln__sq_err(be, rc, "take (check)");
+    if (err == 0 && sqlite3_column_int(s, 0) != 0)
+        err = ln__sq_corrupt(be,
+                             "the ready index lists jobs that cannot be "
+                             "taken",
+                             0);
+    sqlite3_reset(s);
+    return err;
+}
+
+static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_PROMOTE);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, now);
+    int err = ln__sq_events_for(be, S_EVENT_PROMOTE, queue, now); /* before: it reads them */
+    if (err == 0) err = ln__sq_run(be, s, "promote delayed");
+    if (err != 0 || st->want == 0) return err; /* (0: held back by a limit) */
+
+    int64_t(*key)[3] = ln__malloc(st->want * sizeof *key);
+    if (key == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+    if ((s = ln__sq_stmt_get(be, S_TAKE)) == NULL) {
+        ln__free(key);
+        return LN_EBACKEND;
+    }
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, now);
+    sqlite3_bind_int64(s, 3, st->lease_ms);
+    sqlite3_bind_int64(s, 4, (int64_t)st->want);
+    int rc = SQLITE_DONE;
+    while (err == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (st->ntaken == st->want) continue; /* cannot happen: LIMIT */
+        ln__job_taken *t = &st->taken[st->ntaken];
+        memset(t, 0, sizeof *t);
+        int64_t rid = sqlite3_column_int64(s, 0);
+        t->ref.id = ln__sq_id_dup(rid, (const char *)sqlite3_column_text(s, 1));
+        t->ref.key = (uint64_t)rid;
+        snprintf(t->ref.token, sizeof t->ref.token, "%lld", (long long)sqlite3_column_int64(s, 4));
+        if (sqlite3_column_type(s, 2) == SQLITE_NULL ||
+            sqlite3_column_type(s, 3) == SQLITE_NULL) { /* NOT NULL columns */
+            ln__job_taken_free(t);
+            err = ln__sq_corrupt(be, "a job without name or data", rid);
+            break;
+        }
+        if (t->ref.id == NULL || dup_text(s, 2, &t->name) || dup_text(s, 3, &t->data) ||
+            dup_text(s, 10, &t->traceparent) || dup_text(s, 11, &t->tracestate)) {
+            ln__job_taken_free(t);
+            err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+            break;
+        }
+        t->attempts_started = sqlite3_column_int(s, 5);
+        t->attempts_made = sqlite3_column_int(s, 6);
+        t->attempts = sqlite3_column_int(s, 7);
+        t->backoff = sqlite3_column_int(s, 8);
+        t->backoff_ms = sqlite3_column_int64(s, 9);
+        t->timeout_ms = sqlite3_column_int64(s, 14);
+        if ((err = ln__sq_read_backoff(be, s, 15, &t->backoff_jitter, &t->backoff_type)) != 0) {
+            ln__job_taken_free(t);
+            break;
+        }
+        key[st->ntaken][0] = sqlite3_column_int64(s, 12);
+        key[st->ntaken][1] = sqlite3_column_int64(s, 13);
+        key[st->ntaken][2] = rid;
+        st->ntaken++;
+    }
+    if (err == 0 && rc != SQLITE_DONE) err = ln__sq_err(be, rc, "take");
+    sqlite3_reset(s);
+    if (err == 0 && st->ntaken == 0) err = check_none_ready(be, queue);
+    if (err == 0) err = ln__sq_sched_taken(be, queue, st->taken, st->ntaken, now); /* schedulers */
+    for (size_t i = 0; i < st->ntaken && err == 0 && !st->no_active_event; i++)
+        err = ln__sq_event(be, queue, "active", st->taken[i].ref.id, "prev", "waiting", NULL, NULL,
+                           now);
+    /* Count the moves: ready (waiting or prioritized) -> active. */
+    int64_t prioritized = 0, taken = (int64_t)st->ntaken;
+    for (size_t i = 0; i < st->ntaken; i++) prioritized += key[i][0] > 0;
+    int64_t waiting = taken - prioritized;
+    if (err == 0) err = ln__sq_count(be, queue, LN_JOB_WAITING, -waiting);
+    if (err == 0) err = ln__sq_count(be, queue, LN_JOB_PRIORITIZED, -prioritized);
+    if (err == 0) err = ln__sq_count(be, queue, LN_JOB_ACTIVE, taken);
+    if (err == 0) sort_taken(st->taken, key, st->ntaken);
+    ln__free(key);
+    return err;
+}
+
+/* ms until the earliest delayed job of queue is due (0 if due), -1 if none. */
+static int next_due(sq_be *be, const char *queue, int64_t now, int64_t *out) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_NEXT_DUE);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, now);
+    int rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        int err = ln__sq_err(be, rc, "next due");
+        sqlite3_reset(s);
+        return err;
+    }
+    if (sqlite3_column_type(s, 0) == SQLITE_NULL) {
+        *out = -1;
+    } else {
+        int64_t d = sqlite3_column_int64(s, 0);
+        *out = d < 0 ? 0 : d;
+    }
+    sqlite3_reset(s);
+    return 0;
+}
+
+/* Without outcomes to record, look before locking: an idle poll then costs
+ * one read (no write lock, so it never delays producers or other workers). */
+static int idle_check(sq_be *be, const char *queue, ln__jobs_step *st, int *has_work) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_HAS_WORK);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int err = rc == SQLITE_ROW ? 0 : ln__sq_err(be, rc, "poll");
+    *has_work = rc == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
+    sqlite3_reset(s);
+    if (err != 0 || *has_work) return err;
+    if ((s = ln__sq_stmt_get(be, S_NOW)) == NULL) return LN_EBACKEND;
+    rc = sqlite3_step(s);
+    int64_t now = sqlite3_column_int64(s, 0);
+    sqlite3_reset(s);
+    if (rc != SQLITE_ROW) return ln__sq_err(be, rc, "clock");
+    return next_due(be, queue, now, &st->next_due_ms);
+}
+
+/* BullMQ's moveToFinished writes 'drained' after a completion or a final
+ * failure (nfinal of this step's outcomes; a retried or delayed run writes
+ * none) that leaves nothing to take: the step took nothing, is not rate
+ * limited, and the queue has nothing ready, delayed or active and is not
+ * paused (BullMQ's fetchNextJob returns the due time, the limit or the
+ * pause instead). Once per step, however many outcomes it records. */
+static int drained_event(sq_be *be, const char *queue, const ln__jobs_step *st, size_t nfinal,
+                         int64_t now) {
+    if (nfinal == 0 || st->ntaken > 0 || st->limited_ms > 0 || st->next_due_ms >= 0) return 0;
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_DRAINED);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int err = rc == SQLITE_ROW ? 0 : ln__sq_err(be, rc, "drained check");
+    int drained = rc == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
+    sqlite3_reset(s);
+    if (err != 0 || !drained) return err;
+    return ln__sq_event(be, queue, "drained", NULL, NULL, NULL, NULL, NULL, now);
+}
+
+static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
+    st->ntaken = 0;
+    st->next_due_ms = -1;
+    st->limited_ms = 0;
+    if (st->ndone == 0 && st->nrenew == 0) {
+        int has_work = 0;
+        if (st->want == 0) return 0;
+        int err = idle_check(be, queue, st, &has_work);
+        if (err != 0 || !has_work) return err;
+    }
+    int64_t now, completed = 0;
+    size_t nfinal = 0; /* completions and final failures recorded */
+    int err = ln__sq_begin_write(be, &now);
+    if (err != 0) return err;
+    for (size_t i = 0; i < st->ndone && err == 0; i++) {
+        ln__job_done *d = &st->done[i];
+        err = apply_done(be, queue, d, st, now, &completed);
+        nfinal +=
+            err == 0 && d->rc == 0 && (d->kind == LN__DONE_COMPLETE || d->kind == LN__DONE_FAIL);
+    }
+    if (err == 0) err = ln__sq_count(be, queue, LN_JOB_ACTIVE, -completed);
+    if (err == 0) err = ln__sq_count(be, queue, LN_JOB_COMPLETED, completed);
+    if (err == 0 && st->metrics_max_points > 0) err = ln__sq_metrics_collect(be, queue, st, now);
+    for (size_t i = 0; i < st->nrenew && err == 0; i++) {
+        sqlite3_stmt *s = ln__sq_stmt_get(be, S_RENEW);
+        if (s == NULL) {
+            err = LN_EBACKEND;
+            break;
+        }
+        bind_ref(s, &st->renew[i]);
+        sqlite3_bind_int64(s, 3, now + st->lease_ms);
+        if ((err = ln__sq_run(be, s, "renew lease")) == 0)
+            st->renew_rc[i] = sqlite3_changes(be->db) == 1 ? 0 : LN_ESTALE;
+    }
+    size_t want = st->want, allowed = want;
+    int counted = 0; /* rate limits: sqlite_limit.c */
+    if (err == 0 && want > 0) err = ln__sq_limit_take(be, queue, st, now, &allowed, &counted);
+    if (err == 0 && want > 0) {
+        st->want = allowed;
+        err = take(be, queue, st, now);
+        st->want = want;
+        if (err == 0 && counted && st->ntaken > 0) err = ln__sq_limit_count(be, queue, st, now);
+    }
+    if (err == 0 && want > 0 && st->ntaken < want && st->limited_ms == 0)
+        err = next_due(be, queue, now, &st->next_due_ms);
+    if (err == 0) err = drained_event(be, queue, st, nfinal, now);
+    if (err == 0)
+        err = ln__sq_commit(be);
+    else
+        ln__sq_rollback(be);
+    if (err != 0) {
+        for (size_t i = 0; i < st->ntaken; i++) ln__job_taken_free(&st->taken[i]);
+        st->ntaken = 0;
+    }
+    return err;
+}
+
+int ln__sq_step(ln__jobs_be *b, const char *queue, ln__jobs_step *st) {
+    sq_be *be = (sq_be *)b;
+    int err = step_once(be, queue, st);
+    if (ln__sq_retry_for_space(be, err, 0)) err = step_once(be, queue, st);
+    return ln__sq_relieved(be, err);
+}
+
+/* The events of one row of S_STALLED: stalled, then waiting or failed. */
+static int stalled_events(sq_be *be, const char *queue, sqlite3_stmt *s, const char *reason,
+                          int64_t now) {
+    char num[24];
+    const char *id = ln__sq_public_id(num, sizeof num, sqlite3_column_int64(s, 0),
+                                      (const char *)sqlite3_column_text(s, 4));
+    int err = ln__sq_event(be, queue, "stalled", id, NULL, NULL, NULL, NULL, now);
+    if (err != 0) return err;
+    if (sqlite3_column_int(s, 1) == ST_FAILED) {
+        err = ln__sq_event(be, queue, "failed", id, "failedReason", reason, "prev", "active", now);
+        if (err == 0 && sqlite3_column_int64(s, 5) > 0) /* a flow child */
+            err = ln__sq_flow_child_done(be, queue, id, sqlite3_column_int64(s, 0),
+                                         sqlite3_column_int64(s, 5), sqlite3_column_int(s, 6), 0,
+                                         reason, now, NULL);
+        return err;
+    }
+    return ln__sq_event(be, queue, "waiting", id, "prev", "active", NULL, NULL, now);
+}
+
+static int stalled_once(sq_be *be, const char *queue, unsigned max_stalled, const char *reason,
+                        size_t *requeued, size_t *failed) {
+    int64_t now;
+    *requeued = *failed = 0;
+    int err = ln__sq_begin_write(be, &now);
+    if (err != 0) return err;
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_STALLED);
+    if (s == NULL) {
+        ln__sq_rollback(be);
+        return LN_EBACKEND;
+    }
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, now);
+    sqlite3_bind_int64(s, 3, max_stalled);
+    sqlite3_bind_text(s, 4, reason, -1, SQLITE_STATIC);
+    /* Failed jobs whose retention must run once the UPDATE is finished. */
+    struct keep {
+        int64_t rid, value;
+        int mode;
+    } *keep = NULL;
+    size_t nkeep = 0, cap = 0;
+    int rc;
+    /* RETURNING: the UPDATE is done at the first step, so the events may
+     * be written between the steps. */
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if ((err = stalled_events(be, queue, s, reason, now)) != 0) break;
+        if (sqlite3_column_int(s, 1) != ST_FAILED) {
+            (*requeued)++;
+            continue;
+        }
+        (*failed)++;
+        if (sqlite3_column_int(s, 2) == LN_KEEP_ALL) continue;
+        if (nkeep == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            struct keep *p = ln__realloc(keep, ncap * sizeof *p);
+            if (p == NULL) {
+                err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+                break;
+            }
+            keep = p;
+            cap = ncap;
+        }
+        keep[nkeep].rid = sqlite3_column_int64(s, 0);
+        keep[nkeep].mode = sqlite3_column_int(s, 2);
+        keep[nkeep].value = sqlite3_column_int64(s, 3);
+        nkeep++;
+    }
+    if (err == 0 && rc != SQLITE_DONE) err = ln__sq_err(be, rc, "stalled");
+    sqlite3_reset(s);
+    for (size_t i = 0; i < nkeep && err == 0; i++)
+        err = ln__sq_apply_keep(be, queue, keep[i].rid, ST_FAILED, keep[i].mode, keep[i].value, now,
+                                0);
+    ln__free(keep);
+    if (err == 0) return ln__sq_commit(be);
+    ln__sq_rollback(be);
+    *requeued = *failed = 0;
+    return err;
+}
+
+int ln__sq_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stalled,
+                           const char *reason, size_t *requeued, size_t *failed) {
+    sq_be *be = (sq_be *)b;
+    int err = stalled_once(be, queue, max_stalled, reason, requeued, failed);
+    if (ln__sq_retry_for_space(be, err, 0))
+        err = stalled_once(be, queue, max_stalled, reason, requeued, failed);
+    return ln__sq_relieved(be, err);
+}
+
+static int release_once(sq_be *be, const char *queue, const ln__job_ref *refs, int *rcs, size_t n) {
+    int64_t now;
+    int err = ln__sq_begin_write(be, &now);
+    if (err != 0) return err;
+    for (size_t i = 0; i < n && err == 0; i++) {
+        sqlite3_stmt *s = ln__sq_stmt_get(be, S_RELEASE);
+        if (s == NULL) {
+            err = LN_EBACKEND;
+            break;
+        }
+        bind_ref(s, &refs[i]);
+        if ((err = ln__sq_run(be, s, "release")) == 0)
+            rcs[i] = sqlite3_changes(be->db) == 1 ? 0 : LN_ESTALE;
+        if (err == 0 && rcs[i] == 0)
+            err = ln__sq_event(be, queue, "waiting", refs[i].id, "prev", "active", NULL, NULL, now);
+    }
+    if (err == 0) return ln__sq_commit(be);
+    ln__sq_rollback(be);
+    return err;
+}
+
+int ln__sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs, int *rcs, size_t n) {
+    sq_be *be = (sq_be *)b;
+    /* A release adds no data: it may use the emergency part of the reserve
+     * as a delete does, so a worker stopping on a full disk gives its jobs
+     * back. */
+    ln__sq_room_begin(be);
+    int err = release_once(be, queue, refs, rcs, n);
+    if (ln__sq_retry_for_space(be, err, 1)) err = release_once(be, queue, refs, rcs, n);
+    err = ln__sq_relieved(be, err);
+    ln__sq_room_end(be);
+    return err;
+}
+
+/* progress and log: one fenced write of text to an active job. */
+static int fenced_write(sq_be *be, const char *queue, sq_stmt id, const ln__job_ref *ref,
+                        const char *text, const char *what) {
+    int64_t now;
+    int err = ln__sq_begin_write(be, &now);
+    if (err != 0) return err;
+    sqlite3_stmt *s = ln__sq_stmt_get(be, id);
+    if (s == NULL) {
+        ln__sq_rollback(be);
+        return LN_EBACKEND;
+    }
+    bind_ref(s, ref);
+    sqlite3_bind_text(s, 3, text, -1, SQLITE_STATIC);
+    if ((err = ln__sq_run(be, s, what)) != 0) {
+        ln__sq_rollback(be);
+        return err;
+    }
+    int changed = sqlite3_changes(be->db);
+    if (changed == 1 && id == S_PROGRESS &&
+        (err = ln__sq_event(be, queue, "progress", ref->id, "data", text, NULL, NULL, now)) != 0) {
+        ln__sq_rollback(be);
+        return err;
+    }
+    if ((err = ln__sq_commit(be)) != 0) return err;
+    return changed == 1 ? 0
+                        : ln__jobs_be_err(&be->base, LN_ESTALE, "job '%s': lease lost", ref->id);
+}
+
+int ln__sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref, const char *json) {
+    sq_be *be = (sq_be *)b;
+    int err = fenced_write(be, queue, S_PROGRESS, ref, json, "progress");
+    if (ln__sq_retry_for_space(be, err, 0))
+        err = fenced_write(be, queue, S_PROGRESS, ref, json, "progress");
+    return ln__sq_relieved(be, err);
+}
+
+int ln__sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref, const char *line) {
+    sq_be *be = (sq_be *)b;
+    int err = fenced_write(be, queue, S_LOG, ref, line, "log");
+    if (ln__sq_retry_for_space(be, err, 0)) err = fenced_write(be, queue, S_LOG, ref, line, "log");
+    return ln__sq_relieved(be, err);
+}
+
+int ln__sq_pending(ln__jobs_be *b, const char *queue, int *pending) {
+    sq_be *be = (sq_be *)b;
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_PENDING);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int err = rc == SQLITE_ROW ? 0 : ln__sq_err(be, rc, "pending");
+    *pending = rc == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
+    sqlite3_reset(s);
+    return err;
+}
