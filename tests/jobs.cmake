@@ -129,11 +129,11 @@ if(LN_HAVE_REDIS)
           LABELS "jobs;redis")
 endif()
 
-# The retry delay's computing core (src/jobs/backoff.[ch]): builtin types,
+# The retry delay's computing core (src/jobs/model/backoff.[ch]): builtin types,
 # BullMQ's jitter formula for given draws, the per-thread draw.
 ln_test(NAME test_backoff SOURCES test_backoff.c TIMEOUT 60 LABELS jobs)
 
-# The job schedulers' computing core (src/jobs/cron.[ch]): parsing, fire
+# The job schedulers' computing core (src/jobs/model/cron.[ch]): parsing, fire
 # times against a committed copy of cron-parser's answers (golden), and,
 # in the plain tree only, against cron-parser run now by Node (skips
 # without node or tests/interop/node_modules; about 25 s).
@@ -177,7 +177,7 @@ if(TARGET lanes_cli)
   set_tests_properties(jobs_cli_longid PROPERTIES TIMEOUT 60 LABELS "plain;jobs")
 endif()
 
-# The dispatcher's side of ln_job_wait_children (src/jobs/dynflow.c) on a
+# The dispatcher's side of ln_job_wait_children (src/jobs/front/dynflow.c) on a
 # bare worker struct: a job moved to waiting-children is freed with nothing
 # recorded, after any renewal in flight.
 ln_test(NAME test_dynflow_worker SOURCES test_dynflow_worker.c TIMEOUT 30 LABELS jobs)

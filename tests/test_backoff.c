@@ -1,4 +1,4 @@
-/* test_backoff.c - the retry delay's computing core (src/jobs/backoff.[ch]):
+/* test_backoff.c - the retry delay's computing core (src/jobs/model/backoff.[ch]):
  * the builtin types, BullMQ's jitter formula and its rounding for given
  * draws, the clamps, and the per-thread draw. The stores' side (what a
  * worker stores) is the conformance suite's conf_backoff.c. */

@@ -1,4 +1,4 @@
-/* test_cron.c - the schedulers' computing core (src/jobs/cron.[ch]): cron
+/* test_cron.c - the schedulers' computing core (src/jobs/model/cron.[ch]): cron
  * parsing and its errors, next fire times compared with BullMQ 6.7's
  * cron-parser (tests/cron/next_times.mjs: run live by the `differential`
  * case, kept as tests/cron/next_times.txt for the `golden` case), and the

@@ -1,5 +1,5 @@
 /* test_dynflow_worker.c - the dispatcher's side of ln_job_wait_children
- * (src/jobs/dynflow.c) without a store: a job whose handler moved it to
+ * (src/jobs/front/dynflow.c) without a store: a job whose handler moved it to
  * waiting-children is freed by collect with nothing recorded, at once or,
  * while a step in flight still renews its lease, only by the sweep
  * ln__steps_recv makes after that step was received. The worker is a bare struct whose slots and

@@ -37,7 +37,7 @@
 
 /* A table's version: a store built against another one is refused at open
  * (a stale build). docs/internals/backend.md keeps the history. */
-#define LN__STORE_METHODS_VERSION 21
+#define LN__STORE_METHODS_VERSION 22
 #define LN__WAIT_METHODS_VERSION 1
 #define LN__PIPE_METHODS_VERSION 1
 #define LN__EVENTS_METHODS_VERSION 1

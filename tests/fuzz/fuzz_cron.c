@@ -1,4 +1,4 @@
-/* fuzz_cron.c - cron patterns, time zones and start times (src/jobs/cron.c,
+/* fuzz_cron.c - cron patterns, time zones and start times (src/jobs/model/cron.c,
  * cron_next.c) as a scheduler's options bring them in from outside.
  *
  * Input: "TZ<tab>AFTER_MS<tab>PATTERN[<tab>START_MS[<tab>END_MS]]", the
