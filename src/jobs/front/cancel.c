@@ -24,8 +24,7 @@ int ln__store_cancel_poll(ln_jobs *jobs, const char *queue, int64_t *mark, const
     memset(gone, 0, n * sizeof *gone);
     int err = ln__jobs_enter(jobs);
     if (err != 0) return err;
-    if (jobs->be->methods->cancel_poll == NULL || n == 0)
-        return ln__jobs_leave(jobs, 0);
+    if (jobs->be->methods->cancel_poll == NULL || n == 0) return ln__jobs_leave(jobs, 0);
     err = jobs->be->methods->cancel_poll(jobs->be, queue, mark, refs, gone, n);
     if (err != 0) { /* advisory: look again later; keep the run's own message */
         memset(gone, 0, n * sizeof *gone);

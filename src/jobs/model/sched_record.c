@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 void ln_job_schedule_init(ln_job_schedule *s) {
     if (s != NULL) memset(s, 0, sizeof *s);
 }

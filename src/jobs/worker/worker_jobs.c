@@ -17,7 +17,6 @@
  */
 #include "worker_int.h"
 
-
 #include <stdio.h>
 
 void ln__worker_job_free(ln_job *job) {
