@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 PKGS="build-essential cmake pkg-config libsqlite3-dev sqlite3 libjansson-dev libicu-dev
 libhiredis-dev libuv1-dev libssl-dev redis-server redis-tools wrk libtbb-dev
 libmicrohttpd-dev node-llhttp nodejs npm libxml2-utils clang-format chromium
-python3-prometheus-client clang libclang-rt-14-dev valgrind man-db systemd"
+python3-prometheus-client clang libclang-rt-14-dev valgrind man-db systemd
+postgresql libpq-dev"
 
 missing=""
 for p in $PKGS; do

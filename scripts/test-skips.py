@@ -21,6 +21,7 @@ import xml.etree.ElementTree as ET
 REASONS = {
     "redis": "no Redis server (LANES_TEST_REDIS_URL not set)",
     "redis-cluster": "no local Redis Cluster (LANES_TEST_REDIS_CLUSTER_URL not set)",
+    "postgres": "no PostgreSQL server (LANES_TEST_PG_URL not set)",
     "node": "node or its npm packages (scripts/install-deps.sh) missing",
     "chromium": "no chromium for the dashboard's browser test",
     "cli": "the lanes CLI is not in this build",
