@@ -1,6 +1,7 @@
-/* sqlite_ops.c - SQLite backend: adding jobs and administering queues
- * (get, counts, list, logs, remove, clean, pause, drain; retry is
- * sqlite_retry.c). */
+/* admin.c - the SQLite store: a queue as a whole: the queue list,
+ * pause and is_paused, clean, drain (in steps of DRAIN_CHUNK jobs) and
+ * obliterate (below). The queue list is prepared per call (a rare admin
+ * call), the others use the statement cache of store.c. */
 #include "sqlite_int.h"
 
 #include "internal.h"
@@ -10,255 +11,71 @@
 
 #define BIND_TEXT(s, i, v) sqlite3_bind_text((s), (i), (v), -1, SQLITE_STATIC)
 
-/* 1 if queue has a job with caller id cid (an add of it is a no-op that
- * deduplication does not see, as in BullMQ), else 0 (also on error: the
- * add's own statement then reports it). */
-static int cid_exists(sq_be *be, const char *queue, const char *cid) {
-    sqlite3_stmt *s = ln__sq_stmt_get(be, S_RID_OF_CID);
-    if (s == NULL) return 0;
-    BIND_TEXT(s, 1, queue);
-    BIND_TEXT(s, 2, cid);
-    int found = sqlite3_step(s) == SQLITE_ROW;
-    sqlite3_reset(s);
-    return found;
-}
+/* Every queue that has a counter row (it held a job: lanes_counts, one row
+ * per queue and state, its primary key an index on queue) or a pause flag
+ * (lanes_queues). Both reads walk an index, never lanes_jobs. */
+#define QUEUES_SQL                                                                                 \
+    "SELECT queue FROM lanes_counts UNION SELECT name FROM lanes_queues "                          \
+    "ORDER BY 1 LIMIT ?1"
 
-int ln__sq_new_state(const ln_job_opts *o) {
-    return o->delay_ms > 0 ? LN_JOB_DELAYED : o->priority > 0 ? LN_JOB_PRIORITIZED : LN_JOB_WAITING;
-}
-
-int ln__sq_add_events(sq_be *be, const char *queue, const ln__job_new *j, int64_t now) {
-    int err = ln__sq_event(be, queue, "added", j->id, "name", j->name, NULL, NULL, now);
-    if (err != 0 || j->opts.delay_ms <= 0)
-        return err != 0 ? err
-                        : ln__sq_event(be, queue, "waiting", j->id, NULL, NULL, NULL, NULL, now);
-    char due[24];
-    snprintf(due, sizeof due, "%lld", (long long)(now + j->opts.delay_ms));
-    return ln__sq_event(be, queue, "delayed", j->id, "delay", due, NULL, NULL, now);
-}
-
-int ln__sq_insert_job(sq_be *be, const char *queue, const ln__job_new *j, int64_t now,
-                      const char *what) {
-    const ln_job_opts *o = &j->opts;
-    sqlite3_stmt *s = ln__sq_stmt_get(be, S_ADD);
-    if (s == NULL) return LN_EBACKEND;
-    BIND_TEXT(s, 1, queue);
-    if (o->job_id != NULL) BIND_TEXT(s, 2, o->job_id);
-    BIND_TEXT(s, 3, j->name);
-    sqlite3_bind_text(s, 4, j->data, (int)j->data_len, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 5, o->delay_ms);
-    sqlite3_bind_int(s, 6, o->priority);
-    sqlite3_bind_int64(s, 7, now);
-    sqlite3_bind_int(s, 8, o->attempts);
-    sqlite3_bind_int(s, 9, o->backoff);
-    sqlite3_bind_int64(s, 10, o->backoff_ms);
-    sqlite3_bind_int(s, 11, o->remove_on_complete.mode);
-    sqlite3_bind_int64(s, 12, o->remove_on_complete.value);
-    sqlite3_bind_int(s, 13, o->remove_on_fail.mode);
-    sqlite3_bind_int64(s, 14, o->remove_on_fail.value);
-    if (o->traceparent != NULL) BIND_TEXT(s, 15, o->traceparent);
-    /* jobs.h: a tracestate only with its traceparent; "" is none */
-    if (o->traceparent != NULL && o->tracestate != NULL && o->tracestate[0])
-        BIND_TEXT(s, 16, o->tracestate);
-    sqlite3_bind_int64(s, 17, o->timeout_ms);
-    if (o->dedup_id != NULL) BIND_TEXT(s, 18, o->dedup_id);
-    int err = ln__sq_run(be, s, what);
-    if (err != 0) return err;
-    if (sqlite3_changes(be->db) == 0) return 1;
-    if ((err = ln__sq_add_backoff(be, o)) != 0) return err; /* jitter, custom type */
-    if (!o->lifo) return 0;
-    /* (an UPDATE leaves sqlite3_last_insert_rowid as the insert set it) */
-    if ((s = ln__sq_stmt_get(be, S_ADD_LIFO)) == NULL) return LN_EBACKEND;
-    sqlite3_bind_int64(s, 1, sqlite3_last_insert_rowid(be->db));
-    return ln__sq_run(be, s, what);
-}
-
-int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
-    sq_be *be = (sq_be *)b;
-    int64_t now;
-    int64_t added[3] = {0};             /* jobs inserted, by ln_job_state */
-    int err = ln__sq_reserve_check(be); /* adds never use the space reserve */
-    if (err != 0) return err;
-    err = ln__sq_begin_write(be, &now);
-    if (err != 0) return err;
-    for (size_t i = 0; i < n; i++) {
-        ln__job_new *j = &jobs[i];
-        const ln_job_opts *o = &j->opts;
-        int64_t dedup_expires = -1;
-        if (o->dedup_id != NULL && (o->job_id == NULL || !cid_exists(be, queue, o->job_id))) {
-            if ((err = ln__sq_dedup_check(be, queue, j, now, &dedup_expires)) < 0) goto fail;
-            if (err == 1) continue;
-        }
-        if ((err = ln__sq_insert_job(be, queue, j, now, "add")) < 0) goto fail;
-        if (err == 1) { /* the caller id exists */
-            j->existed = 1;
-            ln__free(j->id); /* set by a dedup check, or an earlier try */
-            if ((j->id = ln__strdup(o->job_id)) == NULL) goto fail_nomem;
-            err = ln__sq_event(be, queue, "duplicated", j->id, NULL, NULL, NULL, NULL, now);
-            if (err == 0 && o->parent_queue != NULL) /* sqlite_dynflow.c */
-                err = ln__sq_dynflow_link(be, queue, j, 0, i, n, now);
-            if (err != 0) goto fail;
-            continue;
-        }
-        int64_t rid = sqlite3_last_insert_rowid(be->db);
-        if (o->dedup_id != NULL && (err = ln__sq_dedup_hold(be, queue, o, rid, dedup_expires)) != 0)
-            goto fail;
-        added[ln__sq_new_state(o)]++;
-        j->existed = 0;
-        ln__free(j->id); /* set by a dedup check, or an earlier try */
-        if ((j->id = ln__sq_id_dup(rid, o->job_id)) == NULL) goto fail_nomem;
-        if ((err = ln__sq_add_events(be, queue, j, now)) != 0) goto fail;
-        if (o->parent_queue != NULL && (err = ln__sq_dynflow_link(be, queue, j, rid, i, n, now)))
-            goto fail;
-    }
-    for (int k = 0; k < 3; k++) /* waiting, delayed, prioritized */
-        if ((err = ln__sq_count(be, queue, k, added[k])) != 0) goto fail;
-    err = ln__sq_commit(be);
-    return err == LN_ENOSPC ? ln__sq_add_full(be) : err;
-fail_nomem:
-    err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
-fail:
-    ln__sq_rollback(be);
-    return err == LN_ENOSPC ? ln__sq_add_full(be) : err;
-}
-
-/* The cached statement by_rid (a numeric id, lanes' own) or by_cid (a
- * caller's id) with the queue bound as ?1 and the id as ?2; NULL with the
- * handle's error set. */
-sqlite3_stmt *ln__sq_stmt_by_id(sq_be *be, sq_stmt by_rid, sq_stmt by_cid, const char *queue,
-                                const char *id) {
-    int64_t num = ln__sq_numeric_id(id);
-    sqlite3_stmt *s = ln__sq_stmt_get(be, num > 0 ? by_rid : by_cid);
-    if (s == NULL) return NULL;
-    BIND_TEXT(s, 1, queue);
-    if (num > 0)
-        sqlite3_bind_int64(s, 2, num);
-    else
-        BIND_TEXT(s, 2, id);
-    return s;
-}
-
-int ln__sq_find_job(sq_be *be, const char *queue, const char *id, int64_t *rid, int *state) {
-    sqlite3_stmt *s = ln__sq_stmt_by_id(be, S_STATE_OF, S_RID_OF_CID, queue, id);
-    if (s == NULL) return LN_EBACKEND;
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-        *rid = sqlite3_column_int64(s, 0);
-        *state = sqlite3_column_int(s, 1);
-        sqlite3_reset(s);
-        return 0;
-    }
-    int err = rc == SQLITE_DONE
-                  ? ln__jobs_be_err(&be->base, LN_ENOENT, "queue '%s' has no job '%s'", queue, id)
-                  : ln__sq_err(be, rc, "find job");
-    sqlite3_reset(s);
-    return err;
-}
-
-static int dup_col(sqlite3_stmt *s, int col, char **out) {
-    const unsigned char *t = sqlite3_column_text(s, col);
-    if (t == NULL) {
-        *out = NULL;
-        return 0;
-    }
-    *out = ln__strdup((const char *)t);
-    return *out != NULL ? 0 : LN_ENOMEM;
-}
-
-int ln__sq_read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
-    memset(info, 0, sizeof *info);
-    info->priority = sqlite3_column_int(s, 10);
-    switch (sqlite3_column_int(s, 2)) {
-    case ST_READY:
-        info->state = sqlite3_column_int(s, 22) ? LN_JOB_PAUSED
-                      : info->priority > 0      ? LN_JOB_PRIORITIZED
-                                                : LN_JOB_WAITING;
-        break;
-    case ST_DELAYED:
-        info->state = LN_JOB_DELAYED;
-        break;
-    case ST_WAITING_CHILDREN:
-        info->state = LN_JOB_WAITING_CHILDREN;
-        break;
-    case ST_ACTIVE:
-        info->state = LN_JOB_ACTIVE;
-        break;
-    case ST_COMPLETED:
-        info->state = LN_JOB_COMPLETED;
-        break;
-    case ST_FAILED:
-        info->state = LN_JOB_FAILED;
-        break;
-    default: /* NULL or a state no lanes writes */
-        return ln__sq_corrupt(be, "a job with no valid state", sqlite3_column_int64(s, 0));
-    }
-    if (sqlite3_column_type(s, 2) == SQLITE_NULL || sqlite3_column_type(s, 3) == SQLITE_NULL ||
-        sqlite3_column_type(s, 4) == SQLITE_NULL) /* NOT NULL columns */
-        return ln__sq_corrupt(be, "a job with no state, name or data", sqlite3_column_int64(s, 0));
-    char **strs[] = {&info->name,     &info->data,        &info->result,    &info->failed_reason,
-                     &info->progress, &info->traceparent, &info->tracestate};
-    info->id = ln__sq_id_dup(sqlite3_column_int64(s, 0), (const char *)sqlite3_column_text(s, 1));
-    for (int i = 0; i < 7; i++)
-        if (info->id == NULL || dup_col(s, 3 + i, strs[i]) != 0) {
-            ln_job_info_clear(info);
+static int collect_names(sq_be *be, sqlite3_stmt *s, size_t max, char ***names, size_t *n) {
+    char **arr = ln__calloc(max > 0 ? max : 1, sizeof *arr);
+    if (arr == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+    size_t len = 0;
+    int rc;
+    while (len < max && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(s, 0);
+        if (t == NULL) continue;
+        size_t l = strlen(t);
+        if ((arr[len] = ln__malloc(l + 1)) == NULL) {
+            ln_jobs_free_lines(arr, len);
             return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
         }
-    info->lifo = sqlite3_column_int(s, 11);
-    info->attempts = sqlite3_column_int(s, 12);
-    info->attempts_made = sqlite3_column_int(s, 13);
-    info->attempts_started = sqlite3_column_int(s, 14);
-    info->stalled = sqlite3_column_int(s, 15);
-    info->backoff = sqlite3_column_int(s, 16);
-    info->backoff_ms = sqlite3_column_int64(s, 17);
-    info->created_ms = sqlite3_column_int64(s, 18);
-    info->run_at_ms = sqlite3_column_int64(s, 19);
-    info->started_ms = sqlite3_column_int64(s, 20);
-    info->finished_ms = sqlite3_column_int64(s, 21);
-    return ln__sq_read_backoff(be, s, 23, &info->backoff_jitter, &info->backoff_type);
+        memcpy(arr[len++], t, l + 1);
+    }
+    if (len < max && rc != SQLITE_DONE) {
+        ln_jobs_free_lines(arr, len);
+        return ln__sq_err(be, rc, "list queues");
+    }
+    if (len == 0) {
+        ln__free(arr);
+        arr = NULL;
+    }
+    *names = arr;
+    *n = len;
+    return 0;
 }
 
-int ln__sq_get(ln__jobs_be *b, const char *queue, const char *id, ln_job_info *info) {
+int ln__sq_queues(ln__jobs_be *b, size_t max, char ***names, size_t *n) {
     sq_be *be = (sq_be *)b;
-    sqlite3_stmt *s = ln__sq_stmt_by_id(be, S_GET_RID, S_GET_CID, queue, id);
-    if (s == NULL) return LN_EBACKEND;
-    int rc = sqlite3_step(s), err;
-    if (rc == SQLITE_ROW)
-        err = ln__sq_read_info(be, s, info);
-    else if (rc == SQLITE_DONE)
-        err = ln__jobs_be_err(&be->base, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
-    else
-        err = ln__sq_err(be, rc, "get");
-    sqlite3_reset(s);
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(be->db, QUEUES_SQL, -1, &s, NULL);
+    if (rc != SQLITE_OK) return ln__sq_err(be, rc, "list queues");
+    sqlite3_bind_int64(s, 1, (sqlite3_int64)max);
+    int err = collect_names(be, s, max, names, n);
+    sqlite3_finalize(s);
     return err;
 }
 
-/* S_COUNTS reads the counter of each ln_job_state 0..5 (columns 0..5, NULL
- * for a state the queue never had) and the paused flag (column 6). */
-int ln__sq_counts(ln__jobs_be *b, const char *queue, ln_job_counts *c) {
+int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused) {
     sq_be *be = (sq_be *)b;
-    sqlite3_stmt *s = ln__sq_stmt_get(be, S_COUNTS);
-    if (s == NULL) return LN_EBACKEND;
+    int64_t now;
+    int err = ln__sq_begin_write(be, &now);
+    if (err != 0) return err;
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_PAUSE);
+    if (s == NULL) {
+        ln__sq_rollback(be);
+        return LN_EBACKEND;
+    }
     BIND_TEXT(s, 1, queue);
-    int rc = sqlite3_step(s);
-    if (rc != SQLITE_ROW) {
-        int err = ln__sq_err(be, rc, "counts");
-        sqlite3_reset(s);
+    sqlite3_bind_int(s, 2, paused);
+    if ((err = ln__sq_run(be, s, "pause")) != 0 ||
+        (err = ln__sq_event(be, queue, paused ? "paused" : "resumed", NULL, NULL, NULL, NULL, NULL,
+                            now)) != 0) {
+        ln__sq_rollback(be);
         return err;
     }
-    memset(c, 0, sizeof *c);
-    c->waiting = (uint64_t)sqlite3_column_int64(s, LN_JOB_WAITING);
-    c->delayed = (uint64_t)sqlite3_column_int64(s, LN_JOB_DELAYED);
-    c->prioritized = (uint64_t)sqlite3_column_int64(s, LN_JOB_PRIORITIZED);
-    c->active = (uint64_t)sqlite3_column_int64(s, LN_JOB_ACTIVE);
-    c->completed = (uint64_t)sqlite3_column_int64(s, LN_JOB_COMPLETED);
-    c->failed = (uint64_t)sqlite3_column_int64(s, LN_JOB_FAILED);
-    c->waiting_children = (uint64_t)sqlite3_column_int64(s, 7);
-    if (sqlite3_column_int(s, 6)) {
-        c->paused = c->waiting + c->prioritized;
-        c->waiting = c->prioritized = 0;
-    }
-    sqlite3_reset(s);
-    return 0;
+    return ln__sq_commit(be);
 }
 
 int ln__sq_is_paused(ln__jobs_be *b, const char *queue, int *paused) {
@@ -270,142 +87,6 @@ int ln__sq_is_paused(ln__jobs_be *b, const char *queue, int *paused) {
     *paused = rc == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
     int err = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "paused");
     sqlite3_reset(s);
-    return err;
-}
-
-int ln__sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines, size_t *n) {
-    sq_be *be = (sq_be *)b;
-    *lines = NULL;
-    *n = 0;
-    int64_t rid;
-    int state;
-    int err = ln__sq_exec(be, S_BEGIN_R);
-    if (err != 0) return err;
-    if ((err = ln__sq_find_job(be, queue, id, &rid, &state)) != 0) goto done;
-    sqlite3_stmt *s = ln__sq_stmt_get(be, S_LOGS);
-    if (s == NULL) {
-        err = LN_EBACKEND;
-        goto done;
-    }
-    sqlite3_bind_int64(s, 1, rid);
-    char **arr = NULL;
-    size_t cap = 0, len = 0;
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            char **p = ln__realloc(arr, ncap * sizeof *arr);
-            if (p == NULL) break;
-            arr = p;
-            cap = ncap;
-        }
-        if ((arr[len] = ln__strdup((const char *)sqlite3_column_text(s, 0))) == NULL) break;
-        len++;
-    }
-    if (rc == SQLITE_ROW)
-        err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
-    else if (rc != SQLITE_DONE)
-        err = ln__sq_err(be, rc, "logs");
-    sqlite3_reset(s);
-    if (err != 0) {
-        ln_jobs_free_lines(arr, len);
-    } else {
-        *lines = arr;
-        *n = len;
-    }
-done:
-    ln__sq_exec(be, S_COMMIT);
-    return err;
-}
-
-/* Delete job rid (not active) and free the deduplication id it holds (any
- * TTL); *priority gets its priority. what names the caller in an error. */
-int ln__sq_remove_row(sq_be *be, const char *queue, int64_t rid, int *priority, const char *what) {
-    sqlite3_stmt *s = ln__sq_stmt_get(be, S_REMOVE_DEDUP);
-    if (s == NULL) return LN_EBACKEND;
-    sqlite3_bind_int64(s, 1, rid);
-    BIND_TEXT(s, 2, queue);
-    int err = ln__sq_run(be, s, what);
-    if (err != 0) return err;
-    if ((s = ln__sq_stmt_get(be, S_REMOVE)) == NULL) return LN_EBACKEND;
-    sqlite3_bind_int64(s, 1, rid);
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-        *priority = sqlite3_column_int(s, 0);
-        rc = sqlite3_step(s);
-    }
-    sqlite3_reset(s);
-    return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, what);
-}
-
-/* 1 if id is the current iteration of a job scheduler of queue
- * ("repeat:<scheduler id>:<its next_at>", the id up to the last ':'),
- * which only its take may end (BullMQ refuses to remove one), 0 if not,
- * or a negative error. One primary-key lookup. */
-int ln__sq_is_current_iteration(sq_be *be, const char *queue, const char *id) {
-    const char *sid = id + 7, *colon = strrchr(id, ':');
-    if (strncmp(id, "repeat:", 7) != 0 || colon <= sid) return 0;
-    sqlite3_stmt *s = NULL;
-    int rc = sqlite3_prepare_v2(
-        be->db, "SELECT next_at FROM lanes_schedulers WHERE queue = ?1 AND id = ?2", -1, &s, NULL);
-    if (rc != SQLITE_OK) return ln__sq_err(be, rc, "scheduler lookup");
-    BIND_TEXT(s, 1, queue);
-    sqlite3_bind_text(s, 2, sid, (int)(colon - sid), SQLITE_STATIC);
-    char ms[24] = "";
-    if ((rc = sqlite3_step(s)) == SQLITE_ROW)
-        snprintf(ms, sizeof ms, "%lld", (long long)sqlite3_column_int64(s, 0));
-    sqlite3_finalize(s);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ln__sq_err(be, rc, "scheduler lookup");
-    return ms[0] != '\0' && strcmp(colon + 1, ms) == 0;
-}
-
-const char *ln__sq_prev_name(int state, int priority) {
-    static const char *const prev[] = {[ST_READY] = "waiting",
-                                       [ST_DELAYED] = "delayed",
-                                       [ST_COMPLETED] = "completed",
-                                       [ST_FAILED] = "failed",
-                                       [ST_WAITING_CHILDREN] = "waiting-children"};
-    if (state == ST_READY && priority > 0) return "prioritized"; /* as the Redis store's */
-    return state >= 0 && state <= ST_WAITING_CHILDREN && prev[state] ? prev[state] : "unknown";
-}
-
-static int remove_once(sq_be *be, const char *queue, const char *id) {
-    int64_t now, rid;
-    int state;
-    int err = ln__sq_begin_write(be, &now);
-    if (err != 0) return err;
-    if ((err = ln__sq_find_job(be, queue, id, &rid, &state)) != 0) goto fail;
-    if (state == ST_ACTIVE) {
-        err = ln__jobs_be_err(&be->base, LN_EBUSY, "job '%s' is active; a worker holds it", id);
-        goto fail;
-    }
-    int iteration = ln__sq_is_current_iteration(be, queue, id);
-    if (iteration != 0) {
-        err = iteration < 0 ? iteration
-                            : ln__jobs_be_err(&be->base, LN_EBUSY,
-                                              "job '%s' is its job scheduler's current iteration: "
-                                              "remove the scheduler instead",
-                                              id);
-        goto fail;
-    }
-    int priority = 0;
-    if ((err = ln__sq_remove_row(be, queue, rid, &priority, "remove")) != 0) goto fail;
-    err = ln__sq_event(be, queue, "removed", id, "prev", ln__sq_prev_name(state, priority), NULL,
-                       NULL, now);
-    if (err != 0) goto fail;
-    return ln__sq_commit(be);
-fail:
-    ln__sq_rollback(be);
-    return err;
-}
-
-int ln__sq_remove(ln__jobs_be *b, const char *queue, const char *id) {
-    sq_be *be = (sq_be *)b;
-    ln__sq_room_begin(be);
-    int err = remove_once(be, queue, id);
-    if (ln__sq_retry_for_space(be, err, 1)) err = remove_once(be, queue, id);
-    err = ln__sq_relieved(be, err);
-    ln__sq_room_end(be);
     return err;
 }
 
@@ -511,27 +192,6 @@ int ln__sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms, u
     err = ln__sq_relieved(be, err);
     ln__sq_room_end(be);
     return err;
-}
-
-int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused) {
-    sq_be *be = (sq_be *)b;
-    int64_t now;
-    int err = ln__sq_begin_write(be, &now);
-    if (err != 0) return err;
-    sqlite3_stmt *s = ln__sq_stmt_get(be, S_PAUSE);
-    if (s == NULL) {
-        ln__sq_rollback(be);
-        return LN_EBACKEND;
-    }
-    BIND_TEXT(s, 1, queue);
-    sqlite3_bind_int(s, 2, paused);
-    if ((err = ln__sq_run(be, s, "pause")) != 0 ||
-        (err = ln__sq_event(be, queue, paused ? "paused" : "resumed", NULL, NULL, NULL, NULL, NULL,
-                            now)) != 0) {
-        ln__sq_rollback(be);
-        return err;
-    }
-    return ln__sq_commit(be);
 }
 
 /* Jobs one drain transaction looks at (docs/internals/drain.md): as a
@@ -694,6 +354,198 @@ int ln__sq_drain(ln__jobs_be *b, const char *queue, size_t *removed) {
         }
     }
     ln__free(rows);
+    ln__sq_room_end(be);
+    return err;
+}
+
+/* ---- Obliterate: a step of ln_jobs_obliterate on the SQLite
+ * backend (store methods version 19; BullMQ's queue.obliterate(); front.c
+ * pauses the queue and repeats the steps): one write transaction of at
+ * most LN__OBLITERATE_STEP jobs and job schedulers of a paused queue, as
+ * the Redis store's obliterate.lua takes them: state by state (active only
+ * with force, delayed, the schedulers, completed, ready, failed, then
+ * parents waiting for children), each job deleted as a drain deletes one
+ * (its deduplication id freed, its logs and dependencies by the schema's
+ * triggers, a parent in another queue released; be->hard_queue: a parent
+ * of this queue gets no release event, it goes too). A transaction that
+ * finds nothing left deletes the queue's own rows: events, metrics,
+ * limits, counters and its pause flag. Left, as on Redis: deduplication
+ * ids whose job was gone before (they hold until their TTL, BullMQ's
+ * keys), and the registrations of workers still running (Redis lists
+ * them by their connections). */
+
+/* One statement per state, each with its partial index's own WHERE term,
+ * so each walks that index: active first (force only). */
+static const char *const state_sql[] = {
+    "SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state = 3 LIMIT ?2",
+    "SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state = 1 LIMIT ?2",
+    "SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state = 4 LIMIT ?2",
+    "SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state = 0 LIMIT ?2",
+    "SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state = 5 LIMIT ?2",
+    "SELECT rid FROM lanes_jobs WHERE queue = ?1 AND state = 7 LIMIT ?2",
+};
+
+/* The queue's own rows, deleted once it has no job and no scheduler. Its
+ * events go but the store's newest row, whose seq the next event's is
+ * counted from (sqlite_events.c: no seq is handed out twice, or followers
+ * of other queues would skip new events): if it is the queue's, it stays
+ * as a row of no queue (no follower has the name ""). */
+static const char *const queue_sql[] = {
+    "DELETE FROM lanes_events WHERE queue = ?1 AND seq <> (SELECT max(seq) FROM lanes_events)",
+    "UPDATE lanes_events SET queue = '', name = '', job_id = NULL, fields = NULL WHERE queue = ?1",
+    "DELETE FROM lanes_metrics WHERE queue = ?1",
+    "DELETE FROM lanes_metrics_data WHERE queue = ?1",
+    "DELETE FROM lanes_limits WHERE queue = ?1",
+    "DELETE FROM lanes_counts WHERE queue = ?1",
+    "DELETE FROM lanes_queues WHERE name = ?1",
+};
+
+/* Job rids of queue appended to rids (*n of them) until *n is want, from
+ * the states state_sql[first..last) in that order. */
+static int step_rids(sq_be *be, const char *queue, size_t first, size_t last, int64_t want,
+                     int64_t *rids, int64_t *n) {
+    for (size_t k = first; k < last && *n < want; k++) {
+        sqlite3_stmt *s = NULL;
+        int rc = sqlite3_prepare_v2(be->db, state_sql[k], -1, &s, NULL);
+        if (rc != SQLITE_OK) return ln__sq_err(be, rc, "obliterate");
+        sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, want - *n);
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW) rids[(*n)++] = sqlite3_column_int64(s, 0);
+        sqlite3_finalize(s);
+        if (rc != SQLITE_DONE) return ln__sq_err(be, rc, "obliterate");
+    }
+    return 0;
+}
+
+/* Delete jobs rids[0..n) of queue: a deduplication id each held first
+ * (the drain's statement), then the row, whatever its state. */
+static int delete_rids(sq_be *be, const char *queue, const int64_t *rids, int64_t n) {
+    sqlite3_stmt *del = NULL;
+    int rc = sqlite3_prepare_v2(be->db, "DELETE FROM lanes_jobs WHERE rid = ?1", -1, &del, NULL);
+    if (rc != SQLITE_OK) return ln__sq_err(be, rc, "obliterate");
+    int err = 0;
+    for (int64_t i = 0; i < n && err == 0; i++) {
+        sqlite3_stmt *s = ln__sq_stmt_get(be, S_REMOVE_DEDUP);
+        if (s == NULL) {
+            err = LN_EBACKEND;
+            break;
+        }
+        sqlite3_bind_int64(s, 1, rids[i]);
+        sqlite3_bind_text(s, 2, queue, -1, SQLITE_STATIC);
+        if ((err = ln__sq_run(be, s, "obliterate")) != 0) break;
+        sqlite3_bind_int64(del, 1, rids[i]);
+        err = ln__sq_run(be, del, "obliterate");
+    }
+    sqlite3_finalize(del);
+    return err;
+}
+
+/* The queue's job schedulers, at most want of them; *n gets how many. */
+static int delete_schedulers(sq_be *be, const char *queue, int64_t want, int64_t *n) {
+    int err = ln__sq_run_once(be, "obliterate", NULL,
+                              "DELETE FROM lanes_schedulers WHERE queue = ?1 AND id IN (SELECT id "
+                              "FROM lanes_schedulers WHERE queue = ?1 LIMIT ?2)",
+                              "ti", queue, want);
+    *n = err == 0 ? sqlite3_changes(be->db) : 0;
+    return err;
+}
+
+/* Inside the step's transaction: LN_EBUSY unless queue is paused, or with
+ * active jobs and no force; *left (may be NULL) the jobs and schedulers it
+ * has. */
+static int step_check(sq_be *be, const char *queue, int force, int64_t *left) {
+    int64_t v = 0;
+    int err = ln__sq_run_once(be, "obliterate", &v,
+                              "SELECT paused FROM lanes_queues WHERE name = ?1", "t", queue);
+    if (err == 0 && v != 1)
+        return ln__jobs_be_err(&be->base, LN_EBUSY,
+                               "queue '%s' was resumed while being obliterated", queue);
+    if (err == 0 && !force)
+        err = ln__sq_run_once(be, "obliterate", &v,
+                              "SELECT EXISTS(SELECT 1 FROM lanes_jobs WHERE queue = ?1 AND "
+                              "state = 3)",
+                              "t", queue);
+    if (err == 0 && !force && v)
+        return ln__jobs_be_err(&be->base, LN_EBUSY,
+                               "queue '%s' has active jobs: not obliterated (force removes them)",
+                               queue);
+    if (err == 0 && left != NULL)
+        err = ln__sq_run_once(be, "obliterate", left,
+                              "SELECT (SELECT coalesce(sum(n), 0) FROM lanes_counts WHERE queue "
+                              "= ?1) + (SELECT count(*) FROM lanes_schedulers WHERE queue = ?1)",
+                              "t", queue);
+    return err;
+}
+
+/* One transaction: at most step jobs and schedulers, or, none
+ * being left, the queue's own rows (*more 0). *removed grows by the jobs;
+ * on failure nothing changed. */
+static int obliterate_step(sq_be *be, const char *queue, int force, int64_t step, int64_t *rids,
+                           int64_t *left, size_t *removed, int *more) {
+    int64_t now, n = 0, ns = 0;
+    int err = ln__sq_begin_write(be, &now);
+    if (err != 0) return err;
+    err = step_check(be, queue, force, left);
+    be->hard_queue = queue; /* its released parents go: no release event */
+    /* Redis's order: active (force), delayed, the schedulers, the rest. */
+    if (err == 0) err = step_rids(be, queue, force ? 0 : 1, 2, step, rids, &n);
+    if (err == 0) err = delete_schedulers(be, queue, step - n, &ns);
+    if (err == 0) err = step_rids(be, queue, 2, LN_ARRAY_SIZE(state_sql), step - ns, rids, &n);
+    if (err == 0) err = delete_rids(be, queue, rids, n);
+    be->hard_queue = NULL;
+    *more = n + ns > 0;
+    for (size_t i = 0; err == 0 && !*more && i < LN_ARRAY_SIZE(queue_sql); i++)
+        err = ln__sq_run_once(be, "obliterate", NULL, queue_sql[i], "t", queue);
+    if (err != 0) {
+        ln__sq_rollback(be);
+        return err;
+    }
+    if ((err = ln__sq_commit(be)) != 0) return err;
+    *removed += (size_t)n;
+    return 0;
+}
+
+/* A step on a full disk: the queue's events first, then transactions of
+ * at most 32 jobs (fewer when one does not fit, as a clean's), each
+ * followed by a checkpoint, up to LN__OBLITERATE_STEP jobs in all. */
+static int obliterate_small(sq_be *be, const char *queue, int force, int64_t *rids, int64_t *left,
+                            size_t *removed, int *more) {
+    int64_t step = 32;
+    size_t before = *removed;
+    int err = ln__sq_trim_small(be, queue, 0, NULL); /* events are not written now */
+    while (err == 0) {
+        err = obliterate_step(be, queue, force, step, rids, left, removed, more);
+        if (err == LN_ENOSPC && ln__sq_retry_for_space(be, err, 1)) {
+            err = 0; /* the step changed nothing: again, with more room */
+        } else if (err == LN_ENOSPC && step > 1) {
+            step /= 2;
+            err = 0;
+        } else if (err == 0) {
+            ln__sq_relieve(be);
+            if (!*more || *removed - before >= LN__OBLITERATE_STEP) break;
+        }
+    }
+    return err;
+}
+
+/* backend.h's obliterate step: one transaction, run again once when the
+ * disk was full and the space reserve was freed for it; on a full disk
+ * (the reserve not whole) small ones instead (obliterate_small). */
+int ln__sq_obliterate(ln__jobs_be *b, const char *queue, int force, int64_t *left, size_t *removed,
+                      int *more) {
+    sq_be *be = (sq_be *)b;
+    int64_t *rids = ln__malloc(LN__OBLITERATE_STEP * sizeof *rids);
+    if (rids == NULL) return ln__jobs_be_err(b, LN_ENOMEM, "out of memory");
+    int err;
+    if (ln__sq_room_begin(be)) {
+        err = obliterate_small(be, queue, force, rids, left, removed, more);
+    } else {
+        err = obliterate_step(be, queue, force, LN__OBLITERATE_STEP, rids, left, removed, more);
+        if (ln__sq_retry_for_space(be, err, 1))
+            err = obliterate_step(be, queue, force, LN__OBLITERATE_STEP, rids, left, removed, more);
+    }
+    ln__free(rids);
+    err = ln__sq_relieved(be, err);
     ln__sq_room_end(be);
     return err;
 }

@@ -7,7 +7,6 @@
  * per call rather than kept in the backend's cache. */
 #include "sqlite_int.h"
 
-
 #include "internal.h"
 
 #include <stdio.h>

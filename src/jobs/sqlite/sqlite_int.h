@@ -6,6 +6,7 @@
 #include "backend.h"
 
 #include <sqlite3.h>
+#include <stdlib.h>
 
 /* Schema version this code writes; stored in PRAGMA user_version. The
  * steps that reach it: migrations[] in sqlite_schema.c. */
@@ -303,6 +304,13 @@ int ln__sq_commit(sq_be *be);
 /* ROLLBACK if a transaction is open; keeps be->base.errmsg. */
 void ln__sq_rollback(sq_be *be);
 
+/* Bind the rowid and token of ref (a job a worker holds) to parameters 1
+ * and 2 of a fenced statement ("... WHERE rid = ?1 AND token = ?2"). */
+static inline void ln__sq_bind_ref(sqlite3_stmt *s, const ln__job_ref *ref) {
+    sqlite3_bind_int64(s, 1, (sqlite3_int64)ref->key);
+    sqlite3_bind_int64(s, 2, strtoll(ref->token, NULL, 10));
+}
+
 /* Step a statement that returns no rows or whose rows are ignored:
  * 0 or LN_E*. */
 int ln__sq_run(sq_be *be, sqlite3_stmt *s, const char *what);
@@ -370,11 +378,6 @@ int ln__sq_parent_events_open(sq_be *be);
 int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n);
 /* Find a job by public id: its rowid and stored state. LN_ENOENT. */
 int ln__sq_find_job(sq_be *be, const char *queue, const char *id, int64_t *rid, int *state);
-/* LN__EDIT_ADD_LOG / LN__EDIT_CLEAR_LOGS on job rid (sqlite_logs.c), in
- * the edit method's write transaction. */
-int ln__sq_edit_logs(sq_be *be, int64_t rid, ln__jobs_edit *e);
-/* LN__EDIT_DETACH of job rid (sqlite_detach.c), likewise. */
-int ln__sq_edit_detach(sq_be *be, int64_t rid, int64_t now, ln__jobs_edit *e);
 /* Cached statement by_rid or by_cid (by the id's form) with queue bound
  * as ?1 and id as ?2; NULL (LN_EBACKEND, errmsg set) on failure. */
 sqlite3_stmt *ln__sq_stmt_by_id(sq_be *be, sq_stmt by_rid, sq_stmt by_cid, const char *queue,
