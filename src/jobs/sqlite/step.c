@@ -1,22 +1,38 @@
-/* sqlite_work.c - SQLite backend: the worker path (one transaction per
- * step: record outcomes, renew leases, promote, take), stalled-job
- * recovery, release, progress and logs.
+/* step.c - the SQLite store: the worker's round trip (the step method),
+ * one write transaction, in this file in the order it runs:
+ *   0. idle_check   nothing to record or renew: one read without the lock
+ *                   says whether there is work (none: next_due, done)
+ *   1. begin        BEGIN IMMEDIATE and the store clock (store.c)
+ *   2. record       each outcome of st->done (record_one), then the
+ *                   counters of the completions and the metrics
+ *   3. renew        the leases of st->renew
+ *   4. take         the rate limits (limit.c), due delayed jobs promoted,
+ *                   up to want jobs taken in run order, their schedulers'
+ *                   next iterations (sched.c), events and counters
+ *   5. after        when the take fell short: next_due, 'drained'
+ *   6. commit       (store.c: keep-last's due next jobs, dedup_next.c)
+ * The hooks it calls elsewhere: a flow child's parent (flow.c), the
+ * limits (limit.c), the backoff columns (backoff.c), events (events.c),
+ * metrics (metrics.c). After the step: progress, log lines and pending,
+ * the other calls of a worker on a job it holds (stalled.c has stalled
+ * recovery and release).
  *
  * A lease token is the job's 'token' column, incremented by every take and
  * by stalled recovery, so a token is never handed out twice for one job and
  * every fenced statement is "... WHERE rid = ? AND token = ? AND state =
  * active": a stale holder's write changes no row and reports LN_ESTALE.
  *
- * Every write here may use the disk-space reserve (see sqlite_reserve.c): out of
+ * Every write here may use the disk-space reserve (reserve.c): out of
  * space, it frees the reserve and runs once more. */
 #include "sqlite_int.h"
 
 #include "internal.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+/* A finished job's retention (remove_on_complete / remove_on_fail); the
+ * cancel, the stalled check and a flow's failed parent use it too. */
 int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state, int mode, int64_t value,
                       int64_t now_ms, int64_t uncounted) {
     int done = state == ST_COMPLETED;
@@ -45,6 +61,51 @@ int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state, int 
     return ln__sq_run(be, s, "retention");
 }
 
+/* ---- 0. Before the lock ---- */
+
+/* ms until the earliest delayed job of queue is due (0 if due), -1 if none. */
+static int next_due(sq_be *be, const char *queue, int64_t now, int64_t *out) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_NEXT_DUE);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, now);
+    int rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        int err = ln__sq_err(be, rc, "next due");
+        sqlite3_reset(s);
+        return err;
+    }
+    if (sqlite3_column_type(s, 0) == SQLITE_NULL) {
+        *out = -1;
+    } else {
+        int64_t d = sqlite3_column_int64(s, 0);
+        *out = d < 0 ? 0 : d;
+    }
+    sqlite3_reset(s);
+    return 0;
+}
+
+/* Without outcomes to record, look before locking: an idle poll then costs
+ * one read (no write lock, so it never delays producers or other workers). */
+static int idle_check(sq_be *be, const char *queue, ln__jobs_step *st, int *has_work) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_HAS_WORK);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int err = rc == SQLITE_ROW ? 0 : ln__sq_err(be, rc, "poll");
+    *has_work = rc == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
+    sqlite3_reset(s);
+    if (err != 0 || *has_work) return err;
+    if ((s = ln__sq_stmt_get(be, S_NOW)) == NULL) return LN_EBACKEND;
+    rc = sqlite3_step(s);
+    int64_t now = sqlite3_column_int64(s, 0);
+    sqlite3_reset(s);
+    if (rc != SQLITE_ROW) return ln__sq_err(be, rc, "clock");
+    return next_due(be, queue, now, &st->next_due_ms);
+}
+
+/* ---- 2. Record the outcomes ---- */
+
 /* A retried run's event: delayed (with its due time) or waiting. */
 static int retry_event(sq_be *be, const char *queue, const ln__job_done *d, int64_t now) {
     if (d->delay_ms <= 0)
@@ -54,32 +115,35 @@ static int retry_event(sq_be *be, const char *queue, const ln__job_done *d, int6
     return ln__sq_event(be, queue, "delayed", d->ref.id, "delay", due, NULL, NULL, now);
 }
 
-/* Record one outcome; d->rc = LN_ESTALE if the lease is gone,
- * LN__DONE_PENDING_DEPS if children refuse a completion (unchanged). A
- * completion adds 1 to *completed, which the caller counts (sqlite_int.h). */
-static int apply_done(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_step *st, int64_t now,
-                      int64_t *completed) {
-    sqlite3_stmt *s;
-    if (d->kind == LN__DONE_LIMITED) return ln__sq_limit_requeue(be, queue, d, st, now);
-    if (d->kind == LN__DONE_RETRY || d->kind == LN__DONE_DELAY) {
-        int retry = d->kind == LN__DONE_RETRY;
-        if ((s = ln__sq_stmt_get(be, retry ? S_RETRY_RUN : S_DELAY_RUN)) == NULL)
-            return LN_EBACKEND;
-        ln__sq_bind_ref(s, &d->ref);
-        if (retry) {
-            sqlite3_bind_int64(s, 3, now);
-            sqlite3_bind_int64(s, 4, d->delay_ms);
-            sqlite3_bind_text(s, 5, d->reason, -1, SQLITE_STATIC);
-        } else {
-            sqlite3_bind_int64(s, 3, d->run_at_ms);
-        }
-        int err = ln__sq_run(be, s, retry ? "retry" : "delay");
-        if (err != 0) return err;
-        d->rc = sqlite3_changes(be->db) == 1 ? 0 : LN_ESTALE;
-        return d->rc != 0 ? 0 : retry_event(be, queue, d, now);
+/* A retried or delayed run back to delayed or waiting. */
+static int record_rerun(sq_be *be, const char *queue, ln__job_done *d, int64_t now) {
+    int retry = d->kind == LN__DONE_RETRY;
+    sqlite3_stmt *s = ln__sq_stmt_get(be, retry ? S_RETRY_RUN : S_DELAY_RUN);
+    if (s == NULL) return LN_EBACKEND;
+    ln__sq_bind_ref(s, &d->ref);
+    if (retry) {
+        sqlite3_bind_int64(s, 3, now);
+        sqlite3_bind_int64(s, 4, d->delay_ms);
+        sqlite3_bind_text(s, 5, d->reason, -1, SQLITE_STATIC);
+    } else {
+        sqlite3_bind_int64(s, 3, d->run_at_ms);
     }
+    int err = ln__sq_run(be, s, retry ? "retry" : "delay");
+    if (err != 0) return err;
+    d->rc = sqlite3_changes(be->db) == 1 ? 0 : LN_ESTALE;
+    return d->rc != 0 ? 0 : retry_event(be, queue, d, now);
+}
+
+/* A completion or a failure: the row to completed / failed, its flow
+ * parent, its event, its retention. d->rc = LN_ESTALE if the lease is
+ * gone, LN__DONE_PENDING_DEPS if children refuse a completion (unchanged);
+ * a failed child turns the completion into the final failure. A
+ * completion adds 1 to *completed, which the caller counts (sqlite_int.h). */
+static int record_finish(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_step *st,
+                         int64_t now, int64_t *completed) {
     int complete = d->kind == LN__DONE_COMPLETE;
-    if ((s = ln__sq_stmt_get(be, complete ? S_COMPLETE : S_FAIL)) == NULL) return LN_EBACKEND;
+    sqlite3_stmt *s = ln__sq_stmt_get(be, complete ? S_COMPLETE : S_FAIL);
+    if (s == NULL) return LN_EBACKEND;
     ln__sq_bind_ref(s, &d->ref);
     sqlite3_bind_int64(s, 3, now);
     const char *text = complete ? d->result : d->reason;
@@ -93,12 +157,12 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_st
         size_t size = strlen(d->ref.id) + 96; /* the reason holds the whole id */
         char *why = ln__malloc(size);
         if (why == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
-        int err = ln__sq_flow_refused(be, &alt, why, size);
+        int err = ln__sq_flow_refused(be, &alt, why, size); /* flow.c */
         if (err == 2) { /* pending children: still held, the worker fails it */
             d->rc = LN__DONE_PENDING_DEPS;
             err = 0;
         } else if (err > 0) { /* a failed child: the final failure instead */
-            err = apply_done(be, queue, &alt, st, now, completed);
+            err = record_finish(be, queue, &alt, st, now, completed);
             d->rc = alt.rc;
         }
         ln__free(why);
@@ -120,7 +184,7 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_st
     int pflags = sqlite3_column_int(s, 3);
     int err = ln__sq_run(be, s, "finish"); /* drain and reset */
     ln__sq_wkeep wk = {queue, st->keep_fail};
-    if (err == 0 && prid > 0)
+    if (err == 0 && prid > 0) /* flow.c */
         err = ln__sq_flow_child_done(be, queue, d->ref.id, (int64_t)d->ref.key, prid, pflags,
                                      complete, text, now, &wk);
     if (err == 0)
@@ -135,6 +199,65 @@ static int apply_done(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_st
      * are added to lanes_counts by the caller afterwards (sqlite_int.h). */
     return ln__sq_apply_keep(be, queue, (int64_t)d->ref.key, complete ? ST_COMPLETED : ST_FAILED,
                              mode, value, now, complete ? *completed : 0);
+}
+
+/* Record one outcome (d->rc set): a rate-limited run back to its queue
+ * (limit.c), a retried or delayed run, or a completion or failure. */
+static int record_one(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_step *st, int64_t now,
+                      int64_t *completed) {
+    if (d->kind == LN__DONE_LIMITED) return ln__sq_limit_requeue(be, queue, d, st, now);
+    if (d->kind == LN__DONE_RETRY || d->kind == LN__DONE_DELAY)
+        return record_rerun(be, queue, d, now);
+    return record_finish(be, queue, d, st, now, completed);
+}
+
+/* Every outcome of st->done, then the counters of the completions (the
+ * inline-counted move, sqlite_int.h) and the metrics (metrics.c).
+ * *nfinal: the completions and final failures recorded. */
+static int record_outcomes(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now,
+                           size_t *nfinal) {
+    int64_t completed = 0;
+    int err = 0;
+    for (size_t i = 0; i < st->ndone && err == 0; i++) {
+        ln__job_done *d = &st->done[i];
+        err = record_one(be, queue, d, st, now, &completed);
+        *nfinal +=
+            err == 0 && d->rc == 0 && (d->kind == LN__DONE_COMPLETE || d->kind == LN__DONE_FAIL);
+    }
+    if (err == 0) err = ln__sq_count(be, queue, LN_JOB_ACTIVE, -completed);
+    if (err == 0) err = ln__sq_count(be, queue, LN_JOB_COMPLETED, completed);
+    if (err == 0 && st->metrics_max_points > 0) err = ln__sq_metrics_collect(be, queue, st, now);
+    return err;
+}
+
+/* ---- 3. Renew the leases ---- */
+
+/* Each lease of st->renew extended to now + lease_ms (renew_rc: 0 or
+ * LN_ESTALE). */
+static int renew_leases(sq_be *be, ln__jobs_step *st, int64_t now) {
+    int err = 0;
+    for (size_t i = 0; i < st->nrenew && err == 0; i++) {
+        sqlite3_stmt *s = ln__sq_stmt_get(be, S_RENEW);
+        if (s == NULL) return LN_EBACKEND;
+        ln__sq_bind_ref(s, &st->renew[i]);
+        sqlite3_bind_int64(s, 3, now + st->lease_ms);
+        if ((err = ln__sq_run(be, s, "renew lease")) == 0)
+            st->renew_rc[i] = sqlite3_changes(be->db) == 1 ? 0 : LN_ESTALE;
+    }
+    return err;
+}
+
+/* ---- 4. Promote and take ---- */
+
+/* Due delayed jobs of queue to ready, each with its event. */
+static int promote_due(sq_be *be, const char *queue, int64_t now) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_PROMOTE);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, now);
+    int err = ln__sq_events_for(be, S_EVENT_PROMOTE, queue, now); /* before: it reads them */
+    if (err == 0) err = ln__sq_run(be, s, "promote delayed");
+    return err;
 }
 
 static int dup_text(sqlite3_stmt *s, int col, char **out) {
@@ -181,18 +304,49 @@ static int check_none_ready(sq_be *be, const char *queue) {
     return err;
 }
 
-static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
-    sqlite3_stmt *s = ln__sq_stmt_get(be, S_PROMOTE);
-    if (s == NULL) return LN_EBACKEND;
-    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 2, now);
-    int err = ln__sq_events_for(be, S_EVENT_PROMOTE, queue, now); /* before: it reads them */
-    if (err == 0) err = ln__sq_run(be, s, "promote delayed");
-    if (err != 0 || st->want == 0) return err; /* (0: held back by a limit) */
+/* The job of a row of S_TAKE into *t (zeroed here, freed on error), its
+ * run-order key into key. */
+static int taken_of_row(sq_be *be, sqlite3_stmt *s, ln__job_taken *t, int64_t key[3]) {
+    memset(t, 0, sizeof *t);
+    int64_t rid = sqlite3_column_int64(s, 0);
+    t->ref.id = ln__sq_id_dup(rid, (const char *)sqlite3_column_text(s, 1));
+    t->ref.key = (uint64_t)rid;
+    snprintf(t->ref.token, sizeof t->ref.token, "%lld", (long long)sqlite3_column_int64(s, 4));
+    if (sqlite3_column_type(s, 2) == SQLITE_NULL ||
+        sqlite3_column_type(s, 3) == SQLITE_NULL) { /* NOT NULL columns */
+        ln__job_taken_free(t);
+        return ln__sq_corrupt(be, "a job without name or data", rid);
+    }
+    if (t->ref.id == NULL || dup_text(s, 2, &t->name) || dup_text(s, 3, &t->data) ||
+        dup_text(s, 10, &t->traceparent) || dup_text(s, 11, &t->tracestate)) {
+        ln__job_taken_free(t);
+        return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
+    }
+    t->attempts_started = sqlite3_column_int(s, 5);
+    t->attempts_made = sqlite3_column_int(s, 6);
+    t->attempts = sqlite3_column_int(s, 7);
+    t->backoff = sqlite3_column_int(s, 8);
+    t->backoff_ms = sqlite3_column_int64(s, 9);
+    t->timeout_ms = sqlite3_column_int64(s, 14);
+    int err = ln__sq_read_backoff(be, s, 15, &t->backoff_jitter, &t->backoff_type); /* backoff.c */
+    if (err != 0) {
+        ln__job_taken_free(t);
+        return err;
+    }
+    key[0] = sqlite3_column_int64(s, 12);
+    key[1] = sqlite3_column_int64(s, 13);
+    key[2] = rid;
+    return 0;
+}
 
+/* Take up to st->want (> 0) ready jobs of queue into st->taken, in run
+ * order: each active with a new token and lease; the iterations among them
+ * make their schedulers' next; their events and counters. */
+static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
     int64_t(*key)[3] = ln__malloc(st->want * sizeof *key);
     if (key == NULL) return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
-    if ((s = ln__sq_stmt_get(be, S_TAKE)) == NULL) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_TAKE);
+    if (s == NULL) {
         ln__free(key);
         return LN_EBACKEND;
     }
@@ -200,46 +354,16 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
     sqlite3_bind_int64(s, 2, now);
     sqlite3_bind_int64(s, 3, st->lease_ms);
     sqlite3_bind_int64(s, 4, (int64_t)st->want);
-    int rc = SQLITE_DONE;
-    while (err == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+    int rc, err = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         if (st->ntaken == st->want) continue; /* cannot happen: LIMIT */
-        ln__job_taken *t = &st->taken[st->ntaken];
-        memset(t, 0, sizeof *t);
-        int64_t rid = sqlite3_column_int64(s, 0);
-        t->ref.id = ln__sq_id_dup(rid, (const char *)sqlite3_column_text(s, 1));
-        t->ref.key = (uint64_t)rid;
-        snprintf(t->ref.token, sizeof t->ref.token, "%lld", (long long)sqlite3_column_int64(s, 4));
-        if (sqlite3_column_type(s, 2) == SQLITE_NULL ||
-            sqlite3_column_type(s, 3) == SQLITE_NULL) { /* NOT NULL columns */
-            ln__job_taken_free(t);
-            err = ln__sq_corrupt(be, "a job without name or data", rid);
-            break;
-        }
-        if (t->ref.id == NULL || dup_text(s, 2, &t->name) || dup_text(s, 3, &t->data) ||
-            dup_text(s, 10, &t->traceparent) || dup_text(s, 11, &t->tracestate)) {
-            ln__job_taken_free(t);
-            err = ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
-            break;
-        }
-        t->attempts_started = sqlite3_column_int(s, 5);
-        t->attempts_made = sqlite3_column_int(s, 6);
-        t->attempts = sqlite3_column_int(s, 7);
-        t->backoff = sqlite3_column_int(s, 8);
-        t->backoff_ms = sqlite3_column_int64(s, 9);
-        t->timeout_ms = sqlite3_column_int64(s, 14);
-        if ((err = ln__sq_read_backoff(be, s, 15, &t->backoff_jitter, &t->backoff_type)) != 0) {
-            ln__job_taken_free(t);
-            break;
-        }
-        key[st->ntaken][0] = sqlite3_column_int64(s, 12);
-        key[st->ntaken][1] = sqlite3_column_int64(s, 13);
-        key[st->ntaken][2] = rid;
+        if ((err = taken_of_row(be, s, &st->taken[st->ntaken], key[st->ntaken])) != 0) break;
         st->ntaken++;
     }
     if (err == 0 && rc != SQLITE_DONE) err = ln__sq_err(be, rc, "take");
     sqlite3_reset(s);
     if (err == 0 && st->ntaken == 0) err = check_none_ready(be, queue);
-    if (err == 0) err = ln__sq_sched_taken(be, queue, st->taken, st->ntaken, now); /* schedulers */
+    if (err == 0) err = ln__sq_sched_taken(be, queue, st->taken, st->ntaken, now); /* sched.c */
     for (size_t i = 0; i < st->ntaken && err == 0 && !st->no_active_event; i++)
         err = ln__sq_event(be, queue, "active", st->taken[i].ref.id, "prev", "waiting", NULL, NULL,
                            now);
@@ -255,46 +379,23 @@ static int take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
     return err;
 }
 
-/* ms until the earliest delayed job of queue is due (0 if due), -1 if none. */
-static int next_due(sq_be *be, const char *queue, int64_t now, int64_t *out) {
-    sqlite3_stmt *s = ln__sq_stmt_get(be, S_NEXT_DUE);
-    if (s == NULL) return LN_EBACKEND;
-    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 2, now);
-    int rc = sqlite3_step(s);
-    if (rc != SQLITE_ROW) {
-        int err = ln__sq_err(be, rc, "next due");
-        sqlite3_reset(s);
-        return err;
-    }
-    if (sqlite3_column_type(s, 0) == SQLITE_NULL) {
-        *out = -1;
-    } else {
-        int64_t d = sqlite3_column_int64(s, 0);
-        *out = d < 0 ? 0 : d;
-    }
-    sqlite3_reset(s);
-    return 0;
+/* Step 4 (st->want > 0): as many as the rate limits and the global
+ * concurrency let through (limit.c; 0 with st->limited_ms when limited),
+ * after the due delayed jobs are promoted. */
+static int promote_and_take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now) {
+    size_t want = st->want, allowed = want;
+    int counted = 0;
+    int err = ln__sq_limit_take(be, queue, st, now, &allowed, &counted);
+    if (err == 0) err = promote_due(be, queue, now);
+    if (err != 0 || allowed == 0) return err; /* (0: held back by a limit) */
+    st->want = allowed;
+    err = take(be, queue, st, now);
+    st->want = want;
+    if (err == 0 && counted && st->ntaken > 0) err = ln__sq_limit_count(be, queue, st, now);
+    return err;
 }
 
-/* Without outcomes to record, look before locking: an idle poll then costs
- * one read (no write lock, so it never delays producers or other workers). */
-static int idle_check(sq_be *be, const char *queue, ln__jobs_step *st, int *has_work) {
-    sqlite3_stmt *s = ln__sq_stmt_get(be, S_HAS_WORK);
-    if (s == NULL) return LN_EBACKEND;
-    sqlite3_bind_text(s, 1, queue, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(s);
-    int err = rc == SQLITE_ROW ? 0 : ln__sq_err(be, rc, "poll");
-    *has_work = rc == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
-    sqlite3_reset(s);
-    if (err != 0 || *has_work) return err;
-    if ((s = ln__sq_stmt_get(be, S_NOW)) == NULL) return LN_EBACKEND;
-    rc = sqlite3_step(s);
-    int64_t now = sqlite3_column_int64(s, 0);
-    sqlite3_reset(s);
-    if (rc != SQLITE_ROW) return ln__sq_err(be, rc, "clock");
-    return next_due(be, queue, now, &st->next_due_ms);
-}
+/* ---- 5. After a take that fell short: next_due (above), drained ---- */
 
 /* BullMQ's moveToFinished writes 'drained' after a completion or a final
  * failure (nfinal of this step's outcomes; a retried or delayed run writes
@@ -316,52 +417,33 @@ static int drained_event(sq_be *be, const char *queue, const ln__jobs_step *st, 
     return ln__sq_event(be, queue, "drained", NULL, NULL, NULL, NULL, NULL, now);
 }
 
+/* ---- The step ---- */
+
 static int step_once(sq_be *be, const char *queue, ln__jobs_step *st) {
     st->ntaken = 0;
     st->next_due_ms = -1;
     st->limited_ms = 0;
+    /* 0. nothing to record or renew: look before locking */
     if (st->ndone == 0 && st->nrenew == 0) {
         int has_work = 0;
         if (st->want == 0) return 0;
         int err = idle_check(be, queue, st, &has_work);
         if (err != 0 || !has_work) return err;
     }
-    int64_t now, completed = 0;
-    size_t nfinal = 0; /* completions and final failures recorded */
+    /* 1. the write lock and the store clock */
+    int64_t now;
     int err = ln__sq_begin_write(be, &now);
     if (err != 0) return err;
-    for (size_t i = 0; i < st->ndone && err == 0; i++) {
-        ln__job_done *d = &st->done[i];
-        err = apply_done(be, queue, d, st, now, &completed);
-        nfinal +=
-            err == 0 && d->rc == 0 && (d->kind == LN__DONE_COMPLETE || d->kind == LN__DONE_FAIL);
-    }
-    if (err == 0) err = ln__sq_count(be, queue, LN_JOB_ACTIVE, -completed);
-    if (err == 0) err = ln__sq_count(be, queue, LN_JOB_COMPLETED, completed);
-    if (err == 0 && st->metrics_max_points > 0) err = ln__sq_metrics_collect(be, queue, st, now);
-    for (size_t i = 0; i < st->nrenew && err == 0; i++) {
-        sqlite3_stmt *s = ln__sq_stmt_get(be, S_RENEW);
-        if (s == NULL) {
-            err = LN_EBACKEND;
-            break;
-        }
-        ln__sq_bind_ref(s, &st->renew[i]);
-        sqlite3_bind_int64(s, 3, now + st->lease_ms);
-        if ((err = ln__sq_run(be, s, "renew lease")) == 0)
-            st->renew_rc[i] = sqlite3_changes(be->db) == 1 ? 0 : LN_ESTALE;
-    }
-    size_t want = st->want, allowed = want;
-    int counted = 0; /* rate limits: sqlite_limit.c */
-    if (err == 0 && want > 0) err = ln__sq_limit_take(be, queue, st, now, &allowed, &counted);
-    if (err == 0 && want > 0) {
-        st->want = allowed;
-        err = take(be, queue, st, now);
-        st->want = want;
-        if (err == 0 && counted && st->ntaken > 0) err = ln__sq_limit_count(be, queue, st, now);
-    }
+    /* 2. record, 3. renew, 4. promote and take */
+    size_t nfinal = 0, want = st->want; /* completions and final failures recorded */
+    err = record_outcomes(be, queue, st, now, &nfinal);
+    if (err == 0) err = renew_leases(be, st, now);
+    if (err == 0 && want > 0) err = promote_and_take(be, queue, st, now);
+    /* 5. a take that fell short: when the next delayed job is due, drained */
     if (err == 0 && want > 0 && st->ntaken < want && st->limited_ms == 0)
         err = next_due(be, queue, now, &st->next_due_ms);
     if (err == 0) err = drained_event(be, queue, st, nfinal, now);
+    /* 6. commit, or roll back and hand out nothing */
     if (err == 0)
         err = ln__sq_commit(be);
     else
@@ -379,6 +461,8 @@ int ln__sq_step(ln__jobs_be *b, const char *queue, ln__jobs_step *st) {
     if (ln__sq_retry_for_space(be, err, 0)) err = step_once(be, queue, st);
     return ln__sq_relieved(be, err);
 }
+
+/* ---- Beside the step: a job a worker holds ---- */
 
 /* progress and log: one fenced write of text to an active job. */
 static int fenced_write(sq_be *be, const char *queue, sq_stmt id, const ln__job_ref *ref,
