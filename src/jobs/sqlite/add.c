@@ -95,7 +95,7 @@ int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
             ln__free(j->id); /* set by a dedup check, or an earlier try */
             if ((j->id = ln__strdup(o->job_id)) == NULL) goto fail_nomem;
             err = ln__sq_event(be, queue, "duplicated", j->id, NULL, NULL, NULL, NULL, now);
-            if (err == 0 && o->parent_queue != NULL) /* sqlite_dynflow.c */
+            if (err == 0 && o->parent_queue != NULL) /* flow_parent.c */
                 err = ln__sq_dynflow_link(be, queue, j, 0, i, n, now);
             if (err != 0) goto fail;
             continue;
@@ -129,7 +129,7 @@ fail:
  * schema 4). Each add with a dedup id does a bounded amount of work: one
  * primary-key lookup, at most one job deleted (replace), one upsert, and
  * at most 16 expired rows of the queue purged; keep-last and reschedule
- * (sqlite_dedup_next.c) add one row written or one job updated. */
+ * (dedup_next.c) add one row written or one job updated. */
 
 #define PURGE_MAX 16 /* expired rows removed per add (S_DEDUP_PURGE) */
 

@@ -205,7 +205,7 @@ int ln__sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms, u
  * looked at once. It looks at most at as many rows as the index held at
  * the start (budget), so jobs added meanwhile cannot keep it going. */
 typedef struct drain_walk {
-    sq_stmt tie, rest; /* the window's statements (sqlite_sql.c) */
+    sq_stmt tie, rest; /* the window's statements (sql.c) */
     int64_t key[3];
     int64_t budget;
     int64_t chunk; /* rows per transaction: DRAIN_CHUNK, fewer on a full disk */
@@ -358,13 +358,13 @@ int ln__sq_drain(ln__jobs_be *b, const char *queue, size_t *removed) {
     return err;
 }
 
-/* ---- Obliterate: a step of ln_jobs_obliterate on the SQLite
- * backend (store methods version 19; BullMQ's queue.obliterate(); front.c
- * pauses the queue and repeats the steps): one write transaction of at
- * most LN__OBLITERATE_STEP jobs and job schedulers of a paused queue, as
- * the Redis store's obliterate.lua takes them: state by state (active only
- * with force, delayed, the schedulers, completed, ready, failed, then
- * parents waiting for children), each job deleted as a drain deletes one
+/* ---- Obliterate: a step of ln_jobs_obliterate (BullMQ's
+ * queue.obliterate(); front/front.c pauses the queue and repeats the
+ * steps): one write transaction of at most LN__OBLITERATE_STEP jobs and
+ * job schedulers of a paused queue, as the Redis store's obliterate.lua
+ * takes them: state by state (active only with force, delayed, the
+ * schedulers, completed, ready, failed, then parents waiting for
+ * children), each job deleted as a drain deletes one
  * (its deduplication id freed, its logs and dependencies by the schema's
  * triggers, a parent in another queue released; be->hard_queue: a parent
  * of this queue gets no release event, it goes too). A transaction that
@@ -387,7 +387,7 @@ static const char *const state_sql[] = {
 
 /* The queue's own rows, deleted once it has no job and no scheduler. Its
  * events go but the store's newest row, whose seq the next event's is
- * counted from (sqlite_events.c: no seq is handed out twice, or followers
+ * counted from (events.c: no seq is handed out twice, or followers
  * of other queues would skip new events): if it is the queue's, it stays
  * as a row of no queue (no follower has the name ""). */
 static const char *const queue_sql[] = {

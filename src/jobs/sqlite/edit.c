@@ -1,9 +1,11 @@
-/* sqlite_edit.c - jobs_edit.h on the SQLite backend (store methods
- * version 17): a job's priority, delay or data, a deduplication id's row
+/* edit.c - the SQLite store: a job's changes. The edit method
+ * (jobs_edit.h): a job's priority, delay or data, a deduplication id's row
  * of lanes_dedup, a step of promoting delayed jobs, counts by priority,
- * trimming a queue's events. Each change is one write transaction of a few
- * primary-key (or index) statements, prepared per call (rare admin calls:
- * sqlite.c's statement cache stays as it is). docs/internals/edit.md. */
+ * trimming a queue's events, a job's log lines, detaching a child from its
+ * parent; and the remove and promote methods (below). Each change is one
+ * write transaction of a few primary-key (or index) statements, the edit
+ * ops' prepared per call (rare admin calls: store.c's statement cache
+ * stays as it is). docs/internals/edit.md. */
 #include "sqlite_int.h"
 
 #include "internal.h"
@@ -247,7 +249,7 @@ static int priority_counts(sq_be *be, const char *queue, ln__jobs_edit *e) {
 
 /* The queue's events older than its max-th newest (all of them for 0),
  * but the store's newest event: its seq must stay the highest handed out
- * (sqlite_events.c). A scan of lanes_events, which retention keeps near
+ * (events.c). A scan of lanes_events, which retention keeps near
  * LN_JOBS_EVENTS_KEEP rows. */
 #define TRIM_EVENTS_SQL                                                                            \
     "DELETE FROM lanes_events WHERE queue = ?1 AND seq < (CASE WHEN ?2 = 0 THEN "                  \

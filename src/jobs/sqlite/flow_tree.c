@@ -178,7 +178,7 @@ int ln__sq_remove_tree(ln__jobs_be *b, const char *queue, const char *id, size_t
     return remove_tree_mode(b, queue, id, max, 0, removed);
 }
 
-/* Store methods version 16: the unprocessed children of job id and their
+/* The unprocessed children of job id and their
  * unprocessed subtrees, the job kept (docs/internals/flows.md). */
 int ln__sq_remove_unprocessed(ln__jobs_be *b, const char *queue, const char *id, size_t max,
                               size_t *removed) {

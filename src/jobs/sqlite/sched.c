@@ -1,4 +1,4 @@
-/* sqlite_sched.c - SQLite backend: job schedulers (table lanes_schedulers,
+/* sched.c - the SQLite store: job schedulers (table lanes_schedulers,
  * schema version 6). The same semantics as the Redis store (BullMQ 6.7's
  * addJobScheduler / updateJobScheduler): one pending iteration per
  * scheduler, job id "repeat:<id>:<ms>"; the next is made by the take of

@@ -200,7 +200,7 @@ done:
  * cursor.
  *
  * A cursor is "s<state>.<k1>.<k2>.<rid>": the row's ordering key in its
- * state's index (sqlite_schema.c), k1 = priority (ready rows), k2 = seq,
+ * state's index (schema.c), k1 = priority (ready rows), k2 = seq,
  * run_at, lease_until or finished_at, and rid, the row's tie-break. The
  * next page is the rows after that key: an index seek per branch of the
  * S_PAGE_* statements (the rows equal to the cursor's leading keys with a
