@@ -1,14 +1,16 @@
-/* sqlite_int.h - private to the SQLite backend (sqlite*.c): the instance,
- * the statement cache and the schema. */
+/* sqlite_int.h - private to the SQLite store (the files of this folder):
+ * the instance, the statement cache, the schema's states and counters, and
+ * what each file gives the others. */
 #ifndef LN_JOBS_SQLITE_INT_H
 #define LN_JOBS_SQLITE_INT_H
 
 #include "backend.h"
 
 #include <sqlite3.h>
+#include <stdlib.h>
 
 /* Schema version this code writes; stored in PRAGMA user_version. The
- * steps that reach it: migrations[] in sqlite_schema.c. */
+ * steps that reach it: migrations[] in schema.c. */
 #define SQ_SCHEMA_VERSION 16
 /* PRAGMA application_id of a lanes store: "LNJB". */
 #define SQ_APPLICATION_ID 0x4C4E4A42
@@ -32,10 +34,10 @@ enum {
 /* Invariant: lanes_counts(queue, state).n is the number of lanes_jobs rows
  * of that queue whose SQ_COUNT_KEY is state, at every commit. Who keeps it:
  *  - INSERT (only S_ADD): ln__sq_add, per batch;
- *  - ready -> active (only S_TAKE): take() in sqlite_work.c, per step;
+ *  - ready -> active (only S_TAKE): take() in step.c, per step;
  *  - active -> completed (only S_COMPLETE): step_once, per step;
  *  - every other UPDATE OF state, and every DELETE: the triggers of
- *    schema version 2 (sqlite_schema.c), which skip exactly the two moves above.
+ *    schema version 2 (schema.c), which skip exactly the two moves above.
  * So a new statement that inserts jobs, takes them or completes them must
  * call ln__sq_count in the same transaction; any other statement is counted
  * by the triggers. Counter changes commute (each adds to n), so their
@@ -59,7 +61,7 @@ enum {
             "+ (SELECT count(*) FROM (SELECT * FROM j EXCEPT SELECT * FROM c))"
 
 /* Every statement the backend runs, prepared once on first use and reused
- * (SQLITE_PREPARE_PERSISTENT). The SQL lives in sqlite_sql.c (sql_text). */
+ * (SQLITE_PREPARE_PERSISTENT). The SQL lives in sql.c (ln__sq_sql_text). */
 typedef enum sq_stmt {
     S_BEGIN_W,
     S_BEGIN_R,
@@ -126,13 +128,13 @@ typedef enum sq_stmt {
     S_METRICS_PUSH,
     S_METRICS_TRIM,
     S_METRICS_DATA,
-    S_LIMIT_GET, /* rate limits and global concurrency: sqlite_limit.c */
+    S_LIMIT_GET, /* rate limits and global concurrency: limit.c */
     S_LIMIT_COUNT,
     S_LIMIT_RATE,
     S_LIMIT_CONC,
     S_LIMIT_ACTIVE,
     S_LIMIT_REQUEUE,
-    /* Flows (sqlite_flow.c). */
+    /* Flows (flow.c). */
     S_LIST_WAITING_CHILDREN,
     S_FLOW_SET,
     S_DEP_ADD,
@@ -148,14 +150,14 @@ typedef enum sq_stmt {
     S_CLEAN_DEDUP_F,
     S_RETRY_DEPS_INC, /* a retried child is its parent's dependency again */
     S_RETRY_DEPS,
-    S_CLEAN_PARENTS, /* a clean's flow parents of its queue (sqlite_flow.c) */
+    S_CLEAN_PARENTS, /* a clean's flow parents of its queue (flow.c) */
     S_CLEAN_PARENT_UP,
     S_DRAIN_SIZE,
     S_DRAIN_READY_TIE,
     S_DRAIN_DELAYED_TIE,
     S_DRAIN_RELEASED,
     S_ADD_BACKOFF,
-    /* Keyset pages (sqlite_page.c), in ln_job_state order. */
+    /* Keyset pages (view.c), in ln_job_state order. */
     S_PAGE_WAITING,
     S_PAGE_DELAYED,
     S_PAGE_PRIORITIZED,
@@ -167,7 +169,7 @@ typedef enum sq_stmt {
     S_COUNT_
 } sq_stmt;
 
-/* Which events a handle writes (?events=, sqlite_events.c): none; the
+/* Which events a handle writes (?events=, events.c): none; the
  * outcomes and administration (completed, failed, progress, stalled,
  * removed, ... : enough for ln_jobs_wait; the default); or all, with each
  * job's added, waiting, delayed and active too. */
@@ -181,7 +183,7 @@ typedef struct sq_be {
     unsigned busy_ms;       /* how long a write waits for the lock */
     uint64_t busy_since_ns; /* start of the current wait (busy_wait,
                                    which runs inside an op: mu held) */
-    int reserve_fd;         /* PATH-reserve, or -1 (see sqlite.c) */
+    int reserve_fd;         /* PATH-reserve, or -1 (see reserve.c) */
     int64_t reserve_bytes;  /* ?reserve=BYTES; 0 = no reserve, -1 (until
                                    the open) = sized to the volume */
     int events;             /* ?events=: SQ_EVENTS_* this handle writes */
@@ -196,15 +198,15 @@ typedef struct sq_be {
     int ckpt_behind;        /* the last checkpoint found no room to grow
                                the database: writes that add wait */
     int dedup_due;          /* a finish this transaction made a kept next
-                               job due (sqlite_dedup_next.c); like every
+                               job due (dedup_next.c); like every
                                member, used with the handle's mutex held */
     const char *hard_queue; /* the queue a clean or drain of this handle is
                                deleting from (else NULL): a parent of it
                                that the delete releases is removed too,
-                               so gets no release event (sqlite_events.c) */
+                               so gets no release event (events.c) */
 } sq_be;
 
-/* The disk-space reserve (sqlite_reserve.c has the design). reserve_open:
+/* The disk-space reserve (reserve.c has the design). reserve_open:
  * open or create PATH-reserve and size the WAL to it (at open). Adds call
  * reserve_check first: LN_ENOSPC unless the reserve is in place (it is
  * restored when space came back). reserve_free: at open, before the store
@@ -241,15 +243,12 @@ int ln__sq_room_gate(sq_be *be);
  * has free for the checkpoint that copies it (and the WAL frames that
  * carry it), so a committed write can always be checkpointed. */
 int ln__sq_room_commit(sq_be *be);
-/* Trim queue's events to its newest max (sqlite_edit.c) in small
- * transactions, for a full disk; *count (may be NULL): how many went. */
-int ln__sq_trim_small(sq_be *be, const char *queue, size_t max, size_t *count);
 
-/* The checks of a file at open (sqlite_file.c), each read-only; 0 or
+/* The checks of a file at open (file.c), each read-only; 0 or
  * LN_E* with errmsg set. check_schema: a lanes store or an empty database
  * (*version: its schema version), else LN_ECORRUPT. check_pages: PRAGMA
  * quick_check for files up to ln__sq_quick_check_max bytes (what it costs
- * is in sqlite_file.c; tests set it to 0 to reach the checks of the run).
+ * is in file.c; tests set it to 0 to reach the checks of the run).
  * open_denied: after a failed open, LN_EACCES if the directory refuses a
  * new file, else 0. check_kind: before the open, LN_EINVAL for a path that
  * exists and is not a regular file (a device, a FIFO, a directory). */
@@ -276,7 +275,7 @@ const char *ln__sq_sql_text(sq_stmt id);
  * the error. 0 or LN_E* with errmsg set. */
 int ln__sq_exec_sql(sq_be *be, const char *sql, const char *what);
 
-/* Create or migrate the schema to SQ_SCHEMA_VERSION (sqlite_schema.c),
+/* Create or migrate the schema to SQ_SCHEMA_VERSION (schema.c),
  * all under one write lock. 0 or LN_E* with errmsg set. */
 int ln__sq_migrate(sq_be *be);
 
@@ -303,6 +302,13 @@ int ln__sq_commit(sq_be *be);
 /* ROLLBACK if a transaction is open; keeps be->base.errmsg. */
 void ln__sq_rollback(sq_be *be);
 
+/* Bind the rowid and token of ref (a job a worker holds) to parameters 1
+ * and 2 of a fenced statement ("... WHERE rid = ?1 AND token = ?2"). */
+static inline void ln__sq_bind_ref(sqlite3_stmt *s, const ln__job_ref *ref) {
+    sqlite3_bind_int64(s, 1, (sqlite3_int64)ref->key);
+    sqlite3_bind_int64(s, 2, strtoll(ref->token, NULL, 10));
+}
+
 /* Step a statement that returns no rows or whose rows are ignored:
  * 0 or LN_E*. */
 int ln__sq_run(sq_be *be, sqlite3_stmt *s, const char *what);
@@ -324,83 +330,32 @@ int ln__sq_count(sq_be *be, const char *queue, int state, int64_t delta);
  * caller id. */
 int64_t ln__sq_numeric_id(const char *id);
 
-/* Apply a queue's retention after a job of queue finished in 'state'
- * (completed / failed) with the job's keep mode and value. uncounted: jobs
- * this transaction moved into 'state' that lanes_counts does not show yet
- * (the inline-counted completions, see above); keep-count trims use it. */
-int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state, int mode, int64_t value,
-                      int64_t now_ms, int64_t uncounted);
+/* ---- The methods and their helpers, by file, in backend.h's order ---- */
 
-/* Rate limits and global concurrency (sqlite_limit.c), inside the step's
- * write transaction. limit_take, before the take: how many of st->want
- * the limits let through (*allowed; 0 with st->limited_ms set when the
- * rate limit is reached), *counted = 1 when the take must then be counted
- * by limit_count (ntaken jobs). limit_requeue: a LN__DONE_LIMITED outcome
- * (d->rc as apply_done's), and st->limited_ms. ln__sq_limits: the store
- * method. */
-int ln__sq_limit_take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now, size_t *allowed,
-                      int *counted);
-int ln__sq_limit_count(sq_be *be, const char *queue, const ln__jobs_step *st, int64_t now);
-int ln__sq_limit_requeue(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_step *st,
-                         int64_t now);
-int ln__sq_limits(ln__jobs_be *b, const char *queue, ln__jobs_limits *l);
-
-/* Events (sqlite_events.c has the design): write one event of queue,
- * named name, of job job_id (NULL: none), with up to two more string
- * fields (k1/v1, k2/v2; a NULL key ends the list), in the caller's write
- * transaction at the store time now. Every LN__SQ_EVENTS_TRIM_EVERY-th
- * event also deletes a bounded chunk of events older than the newest
- * LN_JOBS_EVENTS_KEEP. */
-int ln__sq_event(sq_be *be, const char *queue, const char *name, const char *job_id, const char *k1,
-                 const char *v1, const char *k2, const char *v2, int64_t now);
-/* The event of a run of statement id (S_EVENT_PROMOTE:
- * one event per job they are about to move) with ?1 = queue, ?2 = now. */
-int ln__sq_events_for(sq_be *be, sq_stmt id, const char *queue, int64_t now);
-/* The public id of row rid with caller id cid (NULL: store-numbered):
- * cid itself, or rid written into num (size bytes, >= 21). */
-const char *ln__sq_public_id(char *num, size_t size, int64_t rid, const char *cid);
-/* ln__sq_public_id's id as a new string (ln__free), NULL without memory. */
-char *ln__sq_id_dup(int64_t rid, const char *cid);
-int ln__sq_events_open(ln__jobs_be *b, const char *queue, const char *from, ln__jobs_events **out);
-/* At open: the TEMP trigger that writes the event of a flow parent the
- * schema's trigger releases when its last pending child is deleted. */
-int ln__sq_parent_events_open(sq_be *be);
-
-/* Ops implemented in sqlite_ops.c (admin) and sqlite_work.c (worker). */
+/* add.c: the add method. insert_job: one S_ADD insert of job j into queue
+ * (every binding, and the move to the front of a lifo job, with a write
+ * transaction open): 0 inserted (sqlite3_last_insert_rowid is its rid), 1
+ * its caller id exists (nothing inserted), or an error; what names the
+ * operation in its message. The add, the flow add and the scheduler's
+ * iterations share it. new_state: the ln_job_state S_ADD gives a new job
+ * of options o (the counter to raise): delayed, prioritized or waiting.
+ * add_events: a new job's events, as BullMQ's add writes them: added, then
+ * delayed (with its due time) or waiting. */
 int ln__sq_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n);
-/* Find a job by public id: its rowid and stored state. LN_ENOENT. */
-int ln__sq_find_job(sq_be *be, const char *queue, const char *id, int64_t *rid, int *state);
-/* LN__EDIT_ADD_LOG / LN__EDIT_CLEAR_LOGS on job rid (sqlite_logs.c), in
- * the edit method's write transaction. */
-int ln__sq_edit_logs(sq_be *be, int64_t rid, ln__jobs_edit *e);
-/* LN__EDIT_DETACH of job rid (sqlite_detach.c), likewise. */
-int ln__sq_edit_detach(sq_be *be, int64_t rid, int64_t now, ln__jobs_edit *e);
-/* Cached statement by_rid or by_cid (by the id's form) with queue bound
- * as ?1 and id as ?2; NULL (LN_EBACKEND, errmsg set) on failure. */
-sqlite3_stmt *ln__sq_stmt_by_id(sq_be *be, sq_stmt by_rid, sq_stmt by_cid, const char *queue,
-                                const char *id);
-/* One S_ADD insert of job j into queue (every binding, and the move to the
- * front of a lifo job, with a write transaction open): 0 inserted
- * (sqlite3_last_insert_rowid is its rid), 1 its caller id exists (nothing
- * inserted), or an error; what names the operation in its message. The
- * add, the flow add and the scheduler's iterations share it. */
 int ln__sq_insert_job(sq_be *be, const char *queue, const ln__job_new *j, int64_t now,
                       const char *what);
-/* The ln_job_state S_ADD gives a new job of options o (the counter to
- * raise): delayed, prioritized or waiting. */
 int ln__sq_new_state(const ln_job_opts *o);
-/* A new job's events, as BullMQ's add writes them: added, then delayed
- * (with its due time) or waiting. */
 int ln__sq_add_events(sq_be *be, const char *queue, const ln__job_new *j, int64_t now);
-/* Deduplication at add, inside its transaction (sqlite_dedup.c): check
- * j's dedup id: 1 = deduplicated (j->id = the holder, j->existed = 1;
- * nothing to add), 0 = add it (a replaced delayed holder was deleted) and
- * then hold the id with ln__sq_dedup_hold(..., *expires) (-1 = none), or
- * an error. */
+/* add.c: deduplication at add, inside its transaction: check j's dedup
+ * id: 1 = deduplicated (j->id = the holder, j->existed = 1; nothing to
+ * add), 0 = add it (a replaced delayed holder was deleted) and then hold
+ * the id with ln__sq_dedup_hold(..., *expires) (-1 = none), or an error. */
 int ln__sq_dedup_check(sq_be *be, const char *queue, ln__job_new *j, int64_t now, int64_t *expires);
-/* sqlite_dedup_next.c: keep-last's next job and reschedule. _open at
- * open (the TEMP trigger, the function it calls); _requeue from
- * ln__sq_commit when be->dedup_due: add the due next jobs; the others from
+int ln__sq_dedup_hold(sq_be *be, const char *queue, const ln_job_opts *o, int64_t rid,
+                      int64_t expires);
+/* dedup_next.c: keep-last's next job and reschedule. _open at open (the
+ * TEMP trigger, the function it calls); _requeue from ln__sq_commit when
+ * be->dedup_due: add the due next jobs; the others from
  * ln__sq_dedup_check. */
 int ln__sq_dedup_next_open(sq_be *be);
 int ln__sq_dedup_requeue(sq_be *be);
@@ -408,58 +363,78 @@ int ln__sq_dedup_store_next(sq_be *be, const char *queue, const ln__job_new *j);
 int ln__sq_dedup_drop_next(sq_be *be, const char *queue, const char *deid);
 int ln__sq_dedup_reschedule(sq_be *be, int64_t rid, int64_t delay_ms, int64_t now);
 char *ln__sq_dedup_opts_json(const ln_job_opts *o);
-int ln__sq_dedup_hold(sq_be *be, const char *queue, const ln_job_opts *o, int64_t rid,
-                      int64_t expires);
+/* backoff.c: store o's backoff jitter and custom type on the job just
+ * inserted (sqlite3_last_insert_rowid), a no-op without them; read them
+ * from columns col (jitter) and col + 1 (type, copied into *type). 0 or an
+ * error code. */
+int ln__sq_add_backoff(sq_be *be, const ln_job_opts *o);
+int ln__sq_read_backoff(sq_be *be, sqlite3_stmt *s, int col, double *jitter, char **type);
+
+/* view.c: get, counts, list, list_after, logs. stmt_by_id: cached
+ * statement by_rid or by_cid (by the id's form) with queue bound as ?1 and
+ * id as ?2; NULL (LN_EBACKEND, errmsg set) on failure. find_job: a job by
+ * public id: its rowid and stored state; LN_ENOENT. read_info: fill info
+ * from a row of INFO_COLS (sql.c). */
 int ln__sq_get(ln__jobs_be *b, const char *queue, const char *id, ln_job_info *info);
 int ln__sq_counts(ln__jobs_be *b, const char *queue, ln_job_counts *c);
-/* sqlite_page.c: pages by offset and by cursor; each row's cursor. */
 int ln__sq_list(ln__jobs_be *b, const char *queue, int state, size_t offset, size_t limit,
                 ln_job_info **out, size_t *n);
 int ln__sq_list_after(ln__jobs_be *b, const char *queue, int state, const char *after, size_t limit,
                       ln_job_info **out, size_t *n);
-/* sqlite_ops.c: fill info from a row of INFO_COLS (see sqlite_sql.c). */
-int ln__sq_read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info);
 int ln__sq_logs(ln__jobs_be *b, const char *queue, const char *id, char ***lines, size_t *n);
+sqlite3_stmt *ln__sq_stmt_by_id(sq_be *be, sq_stmt by_rid, sq_stmt by_cid, const char *queue,
+                                const char *id);
+int ln__sq_find_job(sq_be *be, const char *queue, const char *id, int64_t *rid, int *state);
+int ln__sq_read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info);
+
+/* retry.c */
 int ln__sq_retry(ln__jobs_be *b, const char *queue, const char *id, int state, int64_t *before_ms,
-                 size_t *count); /* sqlite_retry.c */
+                 size_t *count);
+
+/* edit.c: remove, promote, edit. remove_row: delete job rid (not active)
+ * and free the deduplication id it holds (any TTL); *priority gets its
+ * priority; what names the caller in an error. prev_name: the "removed"
+ * event's prev for a job of state and priority. trim_small: trim queue's
+ * events to its newest max in small transactions, for a full disk;
+ * *count (may be NULL): how many went. */
 int ln__sq_remove(ln__jobs_be *b, const char *queue, const char *id);
-/* sqlite_ops.c: delete job rid (not active) and free the deduplication id
- * it holds (any TTL); *priority gets its priority; what names the caller
- * in an error. The "removed" event's prev for a job of state and priority. */
+int ln__sq_promote(ln__jobs_be *b, const char *queue, const char *id);
+int ln__sq_edit(ln__jobs_be *b, const char *queue, ln__jobs_edit *e);
 int ln__sq_remove_row(sq_be *be, const char *queue, int64_t rid, int *priority, const char *what);
 const char *ln__sq_prev_name(int state, int priority);
-/* sqlite_admin.c: backend.h's remove_tree. */
-int ln__sq_remove_tree(ln__jobs_be *b, const char *queue, const char *id, size_t max,
-                       size_t *removed);
-int ln__sq_remove_unprocessed(ln__jobs_be *b, const char *queue, const char *id, size_t max,
-                              size_t *removed);
-int ln__sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms, uint64_t keep,
-                 size_t *removed);
-int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused);
-int ln__sq_is_paused(ln__jobs_be *b, const char *queue, int *paused);
-int ln__sq_drain(ln__jobs_be *b, const char *queue, size_t *removed);
-/* Store methods version 19 (sqlite_obliterate.c). */
-int ln__sq_obliterate(ln__jobs_be *b, const char *queue, int force, int64_t *left, size_t *removed,
-                      int *more);
+int ln__sq_trim_small(sq_be *be, const char *queue, size_t max, size_t *count);
+
+/* cancel.c */
+int ln__sq_cancel(ln__jobs_be *b, const char *queue, const char *id, const char *reason);
+int ln__sq_cancel_poll(ln__jobs_be *b, const char *queue, int64_t *mark, const ln__job_ref *refs,
+                       int *gone, size_t n);
+
+/* step.c: the worker's round trip, and progress, log, pending beside it.
+ * apply_keep: a queue's retention after a job of queue finished in
+ * 'state' (completed / failed) with the job's keep mode and value;
+ * uncounted: jobs this transaction moved into 'state' that lanes_counts
+ * does not show yet (the inline-counted completions, see above);
+ * keep-count trims use it. */
 int ln__sq_step(ln__jobs_be *b, const char *queue, ln__jobs_step *st);
-int ln__sq_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stalled,
-                           const char *reason, size_t *requeued, size_t *failed);
-int ln__sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs, int *rc, size_t n);
 int ln__sq_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref, const char *json);
 int ln__sq_log(ln__jobs_be *b, const char *queue, const ln__job_ref *ref, const char *line);
 int ln__sq_pending(ln__jobs_be *b, const char *queue, int *pending);
+int ln__sq_apply_keep(sq_be *be, const char *queue, int64_t rid, int state, int mode, int64_t value,
+                      int64_t now_ms, int64_t uncounted);
 
-/* sqlite_metrics.c (jobs.h "Metrics"): count the completions and final
- * failures of st->done that were recorded (rc 0) into queue's metrics, in
- * the step's write transaction at store time now; and the read method
- * (store methods version 7). */
-int ln__sq_metrics_collect(sq_be *be, const char *queue, const ln__jobs_step *st, int64_t now);
-int ln__sq_metrics(ln__jobs_be *b, const char *queue, int type, int64_t start, int64_t end,
-                   ln_job_metrics *out);
-/* Flows (sqlite_flow.c): store methods version 7, and the hook of the
- * completion transaction: child 'rid' (of queue, public id) with parent
- * prid and failure options pflags (LN__FLOW_*) finished (completed 1: with
- * result text; 0: failed for good with reason text). */
+/* stalled.c */
+int ln__sq_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stalled,
+                           const char *reason, size_t *requeued, size_t *failed);
+int ln__sq_release(ln__jobs_be *b, const char *queue, const ln__job_ref *refs, int *rc, size_t n);
+
+/* workers.c (lanes_workers) */
+int ln__sq_workers(ln__jobs_be *b, const char *queue, size_t max, ln_worker_info **out, size_t *n);
+int ln__sq_worker_beat(ln__jobs_be *b, const char *queue, int64_t *id, int leaving);
+
+/* flow.c: add_flow, children, and the hook of the completion transaction:
+ * child 'rid' (of queue, public id) with parent prid and failure options
+ * pflags (LN__FLOW_*) finished (completed 1: with result text; 0: failed
+ * for good with reason text). */
 int ln__sq_add_flow(ln__jobs_be *b, ln__flow_new *nodes, size_t n);
 int ln__sq_children(ln__jobs_be *b, const char *queue, const char *id, ln_job_children *out);
 /* The worker recording a failure: its queue and remove_on_fail, for the
@@ -479,56 +454,93 @@ int ln__sq_flow_child_done(sq_be *be, const char *queue, const char *id, int64_t
  * simply not held (stale). */
 int ln__sq_flow_refused(sq_be *be, ln__job_done *d, char *reason, size_t reason_size);
 /* A clean of failed jobs takes the parents of its queue that it leaves
- * without a dependency (sqlite_flow.c): collect them before its delete,
- * remove those it released after. */
+ * without a dependency: collect them before its delete, remove those it
+ * released after. */
 int ln__sq_flow_clean_parents(sq_be *be, const char *queue, int64_t keep, int64_t cutoff, int chunk,
                               int64_t **out, size_t *n);
 int ln__sq_flow_clean_drop(sq_be *be, const char *queue, const int64_t *parents, size_t n);
 /* Parent prid out of waiting-children (force: even with deps left), with
- * its event (sqlite_flow.c). */
+ * its event. */
 int ln__sq_flow_release(sq_be *be, int64_t prid, int force, int64_t now);
-/* sqlite_dynflow.c: job j of queue (job i of n), just inserted as row rid,
- * or (rid 0) a custom id that exists, added with opts.parent_*: linked to
- * its parent in ln__sq_add's transaction; and store methods version 15. */
-int ln__sq_dynflow_link(sq_be *be, const char *queue, const ln__job_new *j, int64_t rid, size_t i,
-                        size_t n, int64_t now);
+/* flow_tree.c */
+int ln__sq_remove_tree(ln__jobs_be *b, const char *queue, const char *id, size_t max,
+                       size_t *removed);
+int ln__sq_remove_unprocessed(ln__jobs_be *b, const char *queue, const char *id, size_t max,
+                              size_t *removed);
+/* flow_parent.c: wait_children, wait_child; and dynflow_link: job j of
+ * queue (job i of n), just inserted as row rid, or (rid 0) a custom id
+ * that exists, added with opts.parent_*: linked to its parent in
+ * ln__sq_add's transaction. */
 int ln__sq_wait_children(ln__jobs_be *b, const char *queue, const ln__job_ref *ref);
 int ln__sq_wait_child(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
                       const char *child_queue, const char *child_id);
+int ln__sq_dynflow_link(sq_be *be, const char *queue, const ln__job_new *j, int64_t rid, size_t i,
+                        size_t n, int64_t now);
 
-/* sqlite_admin.c: store methods version 4. */
-int ln__sq_queues(ln__jobs_be *b, size_t max, char ***names, size_t *n);
-int ln__sq_promote(ln__jobs_be *b, const char *queue, const char *id);
-/* jobs_edit.h's changes (sqlite_edit.c, store methods version 17). */
-int ln__sq_edit(ln__jobs_be *b, const char *queue, ln__jobs_edit *e);
-
-/* sqlite_workers.c: store methods version 7 (lanes_workers). */
-int ln__sq_workers(ln__jobs_be *b, const char *queue, size_t max, ln_worker_info **out, size_t *n);
-int ln__sq_worker_beat(ln__jobs_be *b, const char *queue, int64_t *id, int leaving);
-/* sqlite_cancel.c: store methods version 9. */
-int ln__sq_cancel(ln__jobs_be *b, const char *queue, const char *id, const char *reason);
-int ln__sq_cancel_poll(ln__jobs_be *b, const char *queue, int64_t *mark, const ln__job_ref *refs,
-                       int *gone, size_t n);
-/* sqlite_sched.c: job schedulers (store methods version 10). sched_taken
- * runs inside the take's transaction (sqlite_work.c) for the n jobs it
- * took: each that is its scheduler's current iteration makes the next. */
+/* sched.c: job schedulers. sched_taken runs inside the take's transaction
+ * (step.c) for the n jobs it took: each that is its scheduler's current
+ * iteration makes the next. is_current_iteration: 1 if id is the job of a
+ * scheduler's current iteration ("repeat:<id>:<ms>", <ms> its next_at),
+ * which remove and cancel leave (its take makes the next: the schedule
+ * would end), as on Redis; else 0. */
 int ln__sq_sched_upsert(ln__jobs_be *b, const char *queue, const ln__sched_new *s, char **job_id);
 int ln__sq_sched_remove(ln__jobs_be *b, const char *queue, const char *id);
 int ln__sq_sched_get(ln__jobs_be *b, const char *queue, const char *id, ln_job_scheduler *out);
 int ln__sq_sched_list(ln__jobs_be *b, const char *queue, size_t offset, size_t limit,
                       ln_job_scheduler **out, size_t *n);
-/* sqlite_ops.c: 1 if id is the job of a scheduler's current iteration
- * ("repeat:<id>:<ms>", <ms> its next_at), which remove and cancel leave
- * (its take makes the next: the schedule would end), as on Redis; else 0. */
-int ln__sq_is_current_iteration(sq_be *be, const char *queue, const char *id);
 int ln__sq_sched_taken(sq_be *be, const char *queue, const ln__job_taken *taken, size_t n,
                        int64_t now);
+int ln__sq_is_current_iteration(sq_be *be, const char *queue, const char *id);
 
-/* sqlite_backoff.c: store o's backoff jitter and custom type on the job
- * just inserted (sqlite3_last_insert_rowid), a no-op without them; read
- * them from columns col (jitter) and col + 1 (type, copied into *type). 0
- * or an error code. */
-int ln__sq_add_backoff(sq_be *be, const ln_job_opts *o);
-int ln__sq_read_backoff(sq_be *be, sqlite3_stmt *s, int col, double *jitter, char **type);
+/* limit.c: rate limits and global concurrency, inside the step's write
+ * transaction. limit_take, before the take: how many of st->want the
+ * limits let through (*allowed; 0 with st->limited_ms set when the rate
+ * limit is reached), *counted = 1 when the take must then be counted by
+ * limit_count (ntaken jobs). limit_requeue: a LN__DONE_LIMITED outcome
+ * (d->rc as record_one's in step.c), and st->limited_ms. */
+int ln__sq_limits(ln__jobs_be *b, const char *queue, ln__jobs_limits *l);
+int ln__sq_limit_take(sq_be *be, const char *queue, ln__jobs_step *st, int64_t now, size_t *allowed,
+                      int *counted);
+int ln__sq_limit_count(sq_be *be, const char *queue, const ln__jobs_step *st, int64_t now);
+int ln__sq_limit_requeue(sq_be *be, const char *queue, ln__job_done *d, ln__jobs_step *st,
+                         int64_t now);
+
+/* events.c (has the design): the method; write one event of queue, named
+ * name, of job job_id (NULL: none), with up to two more string fields
+ * (k1/v1, k2/v2; a NULL key ends the list), in the caller's write
+ * transaction at the store time now. Every LN__SQ_EVENTS_TRIM_EVERY-th
+ * event also deletes a bounded chunk of events older than the newest
+ * LN_JOBS_EVENTS_KEEP. */
+int ln__sq_events_open(ln__jobs_be *b, const char *queue, const char *from, ln__jobs_events **out);
+int ln__sq_event(sq_be *be, const char *queue, const char *name, const char *job_id, const char *k1,
+                 const char *v1, const char *k2, const char *v2, int64_t now);
+/* The event of a run of statement id (S_EVENT_PROMOTE:
+ * one event per job they are about to move) with ?1 = queue, ?2 = now. */
+int ln__sq_events_for(sq_be *be, sq_stmt id, const char *queue, int64_t now);
+/* The public id of row rid with caller id cid (NULL: store-numbered):
+ * cid itself, or rid written into num (size bytes, >= 21). */
+const char *ln__sq_public_id(char *num, size_t size, int64_t rid, const char *cid);
+/* ln__sq_public_id's id as a new string (ln__free), NULL without memory. */
+char *ln__sq_id_dup(int64_t rid, const char *cid);
+/* At open: the TEMP trigger that writes the event of a flow parent the
+ * schema's trigger releases when its last pending child is deleted. */
+int ln__sq_parent_events_open(sq_be *be);
+
+/* metrics.c (jobs.h "Metrics"): the read method; and count the completions
+ * and final failures of st->done that were recorded (rc 0) into queue's
+ * metrics, in the step's write transaction at store time now. */
+int ln__sq_metrics(ln__jobs_be *b, const char *queue, int type, int64_t start, int64_t end,
+                   ln_job_metrics *out);
+int ln__sq_metrics_collect(sq_be *be, const char *queue, const ln__jobs_step *st, int64_t now);
+
+/* admin.c: a queue as a whole. */
+int ln__sq_queues(ln__jobs_be *b, size_t max, char ***names, size_t *n);
+int ln__sq_pause(ln__jobs_be *b, const char *queue, int paused);
+int ln__sq_is_paused(ln__jobs_be *b, const char *queue, int *paused);
+int ln__sq_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms, uint64_t keep,
+                 size_t *removed);
+int ln__sq_drain(ln__jobs_be *b, const char *queue, size_t *removed);
+int ln__sq_obliterate(ln__jobs_be *b, const char *queue, int force, int64_t *left, size_t *removed,
+                      int *more);
 
 #endif

@@ -1,6 +1,6 @@
-/* sqlite_sql.c - SQLite backend: the SQL of every statement the backend
+/* sql.c - the SQLite store: the SQL of every statement the store
  * prepares once and reuses (sq_stmt in sqlite_int.h; the statement cache
- * is in sqlite.c). */
+ * is in store.c). */
 #include "sqlite_int.h"
 
 /* S_STALLED: the job of the row (of queue ?1) lapsed more than ?3 times
@@ -16,7 +16,7 @@
     ", -1) = ':' AND EXISTS (SELECT 1 FROM lanes_schedulers s WHERE s.queue = ?1 "                 \
     "AND s.id = substr(" STALL_TRIMMED ", 8, length(" STALL_TRIMMED ") - 8))))"
 
-/* Columns read into ln_job_info by sq_read_info (sqlite_ops.c), in order. */
+/* Columns read into ln_job_info by ln__sq_read_info (view.c), in order. */
 #define INFO_COLS                                                                                  \
     "rid, cid, state, name, data, CASE WHEN state = 4 THEN "                                       \
     "COALESCE(result, 'null') ELSE result END, reason, progress, traceparent, "                    \
@@ -27,7 +27,7 @@
     "WHERE q.name = j.queue), 0), backoff_jitter, backoff_type"
 
 /* A listing's rows: INFO_COLS, then the ordering keys a cursor is made of
- * (columns 25..27; sqlite_page.c), of queue ?1. */
+ * (columns 25..27; view.c), of queue ?1. */
 #define LIST_FROM                                                                                  \
     "SELECT " INFO_COLS ", j.seq AS k_seq, j.run_at AS k_run, j.lease_until AS k_lease FROM "      \
     "lanes_jobs j WHERE queue = ?1 AND "
@@ -99,7 +99,7 @@ static const char *const sql_text[S_COUNT_] = {
                                    "?2 OFFSET ?3",
     [S_LIST_FAILED] = LIST_FROM "state = 5 ORDER BY finished_at DESC, rid DESC LIMIT ?2 "
                                 "OFFSET ?3",
-    /* Keyset pages (sqlite_page.c): the rows after the cursor's key ?5
+    /* Keyset pages (view.c): the rows after the cursor's key ?5
      * (priority), ?3 (seq, run_at, lease_until or finished_at), ?4 (rid),
      * one index range per branch of the UNION ALL, merged in order. */
     [S_PAGE_WAITING] = LIST_FROM "state = 0 AND priority = 0 AND seq = ?3 AND rid > ?4 "
@@ -152,7 +152,7 @@ static const char *const sql_text[S_COUNT_] = {
     [S_PAUSE] = "INSERT INTO lanes_queues(name, paused) VALUES(?1, ?2) ON "
                 "CONFLICT(name) DO UPDATE SET paused = excluded.paused",
     [S_IS_PAUSED] = "SELECT paused FROM lanes_queues WHERE name = ?1",
-/* The drain (sqlite_ops.c drain_step): one window of the queue's ready or
+/* The drain (admin.c drain_step): one window of the queue's ready or
  * delayed jobs, walked down its index from the cursor (?2, ?3, ?4: the key
  * of the last row of the window before; ?3 unused for delayed jobs), at
  * most ?5 rows. Each row says
@@ -229,7 +229,7 @@ static const char *const sql_text[S_COUNT_] = {
                     "ELSE 0 END, " SEQ_BY_LIFO ", run_at = ?3 + ?4, attempts_made = "
                     "attempts_made + 1, reason = ?5, lease_until = NULL "
                     "WHERE rid = ?1 AND token = ?2 AND state = 3",
-    /* Deduplication (sqlite_dedup.c). */
+    /* Deduplication (add.c). */
     [S_DEDUP_GET] = "SELECT d.job_rid, d.expires_at, j.state, j.cid FROM "
                     "lanes_dedup d LEFT JOIN lanes_jobs j ON j.rid = d.job_rid "
                     "WHERE d.queue = ?1 AND d.id = ?2",
@@ -322,7 +322,7 @@ static const char *const sql_text[S_COUNT_] = {
                         "'{\"prev\":\"delayed\"}', ?2 FROM lanes_jobs WHERE "
                         "queue = ?1 AND state = 1 AND run_at <= ?2 ORDER BY "
                         "run_at, rid",
-    /* Rate limits and global concurrency (sqlite_limit.c). */
+    /* Rate limits and global concurrency (limit.c). */
     [S_LIMIT_GET] = "SELECT max, duration, concurrency, win_count, win_until "
                     "FROM lanes_limits WHERE queue = ?1",
     [S_LIMIT_COUNT] = "INSERT INTO lanes_limits(queue, win_count, win_until) "
@@ -341,7 +341,7 @@ static const char *const sql_text[S_COUNT_] = {
                         "lanes_jobs r WHERE r.queue = ?3 AND r.state = 0 AND "
                         "r.priority = lanes_jobs.priority) WHERE rid = ?1 AND "
                         "token = ?2 AND state = 3",
-    /* Flows (sqlite_flow.c). */
+    /* Flows (flow.c). */
     [S_LIST_WAITING_CHILDREN] = LIST_FROM "state = 7 ORDER BY rid LIMIT ?2 OFFSET ?3",
     [S_FLOW_SET] = "UPDATE lanes_jobs SET state = CASE WHEN ?2 > 0 THEN 7 ELSE "
                    "state END, deps = ?2, parent_rid = ?3, pflags = ?4 WHERE rid = ?1",
@@ -373,7 +373,7 @@ static const char *const sql_text[S_COUNT_] = {
                   "AND state = 0) OR EXISTS (SELECT 1 FROM lanes_jobs WHERE "
                   "queue = ?1 AND state = 1) OR EXISTS (SELECT 1 FROM "
                   "lanes_jobs WHERE queue = ?1 AND state = 3)",
-    /* Metrics (sqlite_metrics.c): a type is LN_JOB_COMPLETED or _FAILED;
+    /* Metrics (metrics.c): a type is LN_JOB_COMPLETED or _FAILED;
      * seq is the newest point's, and point i (0 = newest) has seq - i. */
     [S_METRICS_GET] = "SELECT count, prev_ts, prev_count, seq, npoints FROM "
                       "lanes_metrics WHERE queue = ?1 AND type = ?2",

@@ -1,4 +1,4 @@
-/* sqlite_reserve.c - SQLite backend: the disk-space reserve that keeps a
+/* reserve.c - the SQLite store: the disk-space reserve that keeps a
  * store usable on a full disk.
  *
  * DESIGN

@@ -1,8 +1,10 @@
-/* sqlite_flow.c - SQLite backend: flows (jobs.h "Flows";
- * docs/internals/flows.md). A flow is added in one transaction; a child's
- * completion or final failure updates its parent in the transaction that
- * records it (apply_done in sqlite_work.c calls ln__sq_flow_child_done
- * only for a row with a parent_rid, so other jobs pay nothing). */
+/* flow.c - the SQLite store: flows (jobs.h "Flows";
+ * docs/internals/flows.md): add_flow, children, and the hooks of the
+ * other paths. A flow is added in one transaction; a child's completion or
+ * final failure updates its parent in the transaction that records it
+ * (record_finish in step.c calls ln__sq_flow_child_done only for a row
+ * with a parent_rid, so other jobs pay nothing). Removing a subtree is
+ * flow_tree.c, children added to an existing parent flow_parent.c. */
 #include "sqlite_int.h"
 
 #include "internal.h"

@@ -1,12 +1,15 @@
-/* sqlite.c - the SQLite job store: the URL, the connection and its
- * settings, the statement cache, error mapping and the method table. The
- * schema and its migrations are in sqlite_schema.c, the statements' SQL in
- * sqlite_sql.c; the ops in sqlite_ops.c (add and administration) and
- * sqlite_work.c (the worker path).
+/* store.c - the SQLite store: open and close (the URL, the connection
+ * and its settings), the statement cache, transactions, error mapping and
+ * the method table. The schema and its migrations are in schema.c, the
+ * statements' SQL in sql.c; each method in the file of its concept: add.c,
+ * view.c, edit.c (and remove, promote), retry.c, cancel.c, step.c (the
+ * worker's round trip), stalled.c, flow.c, flow_tree.c, flow_parent.c,
+ * sched.c, limit.c, events.c, metrics.c, workers.c, admin.c (a queue as a
+ * whole) and file.c (check).
  *
  * DESIGN
  * The schema (one table of jobs, an index per hot path, counted counts) is
- * described in sqlite_schema.c.
+ * described in schema.c.
  * Every write runs in BEGIN IMMEDIATE: a writer waits for the lock up front
  * (busy_wait below) instead of failing with SQLITE_BUSY when it upgrades.
  * Times come from SQLite's clock (julianday('now') in ms), read once per
@@ -18,7 +21,7 @@
  *
  * Disk full: a reserve of disk space beside the database keeps finishing,
  * failing, cleaning and removing stored jobs possible on a full disk
- * (sqlite_reserve.c has the design).
+ * (reserve.c has the design).
  */
 #include "sqlite_int.h"
 
@@ -142,7 +145,7 @@ int ln__sq_exec(sq_be *be, sq_stmt id) {
 }
 
 int ln__sq_begin_write(sq_be *be, int64_t *now_ms) {
-    int err = ln__sq_room_gate(be); /* sqlite_reserve.c: a full disk */
+    int err = ln__sq_room_gate(be); /* reserve.c: a full disk */
     if (err == 0) err = ln__sq_exec(be, S_BEGIN_W);
     if (err != 0) return err;
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_NOW);
@@ -167,8 +170,8 @@ int ln__sq_count(sq_be *be, const char *queue, int state, int64_t delta) {
 }
 
 int ln__sq_commit(sq_be *be) {
-    int err = be->dedup_due ? ln__sq_dedup_requeue(be) : 0; /* sqlite_dedup_next.c */
-    if (err == 0) err = ln__sq_room_commit(be);             /* sqlite_reserve.c: a full disk */
+    int err = be->dedup_due ? ln__sq_dedup_requeue(be) : 0; /* dedup_next.c */
+    if (err == 0) err = ln__sq_room_commit(be);             /* reserve.c: a full disk */
     if (err == 0) err = ln__sq_exec(be, S_COMMIT);
     if (err != 0) ln__sq_rollback(be);
     return err;
@@ -208,53 +211,67 @@ static void sq_close(ln__jobs_be *b, int forked) {
     ln__free(be);
 }
 
-/* No wait_open / pipe_open: idle workers poll, and the front gives the
- * worker its synchronous pipe (store.c). Events: sqlite_events.c. */
+/* The store's methods, in backend.h's order, each pointing at the
+ * function of the file of its concept. No wait_open / pipe_open: idle
+ * workers poll, and the front gives the worker its synchronous pipe
+ * (front/store.c). No sched_taken: the take makes a scheduler's next
+ * iteration in its own transaction (ln__sq_sched_taken, step.c). */
 static const ln__store_methods sq_methods = {
+    /* the store: here, file.c */
     .version = LN__STORE_METHODS_VERSION,
     .name = "sqlite",
     .close = sq_close,
+    .check = ln__sq_check,
+    /* jobs: add.c, view.c, retry.c, edit.c, cancel.c */
     .add = ln__sq_add,
     .get = ln__sq_get,
     .counts = ln__sq_counts,
     .list = ln__sq_list,
+    .list_after = ln__sq_list_after,
     .logs = ln__sq_logs,
     .retry = ln__sq_retry,
     .remove = ln__sq_remove,
-    .clean = ln__sq_clean,
-    .pause = ln__sq_pause,
-    .is_paused = ln__sq_is_paused,
-    .drain = ln__sq_drain,
+    .promote = ln__sq_promote,
+    .cancel = ln__sq_cancel,
+    .edit = ln__sq_edit,
+    /* workers: step.c, stalled.c, cancel.c, workers.c */
     .step = ln__sq_step,
     .recover_stalled = ln__sq_recover_stalled,
     .release = ln__sq_release,
     .progress = ln__sq_progress,
     .log = ln__sq_log,
     .pending = ln__sq_pending,
-    .queues = ln__sq_queues,
-    .promote = ln__sq_promote,
-    .events_open = ln__sq_events_open,
-    .workers = ln__sq_workers,
-    .worker_beat = ln__sq_worker_beat,
-    .metrics = ln__sq_metrics,
-    .cancel = ln__sq_cancel,
+    .wait_open = NULL,
+    .pipe_open = NULL,
     .cancel_poll = ln__sq_cancel_poll,
-    .sched_upsert = ln__sq_sched_upsert,
-    .sched_remove = ln__sq_sched_remove,
-    .sched_get = ln__sq_sched_get,
-    .sched_list = ln__sq_sched_list,
-    .sched_taken = NULL, /* inside the take: ln__sq_sched_taken */
-    .limits = ln__sq_limits,
+    .worker_beat = ln__sq_worker_beat,
+    .workers = ln__sq_workers,
+    /* flows: flow.c, flow_tree.c, flow_parent.c */
     .add_flow = ln__sq_add_flow,
     .children = ln__sq_children,
     .remove_tree = ln__sq_remove_tree,
     .wait_children = ln__sq_wait_children,
-    .remove_unprocessed = ln__sq_remove_unprocessed,
     .wait_child = ln__sq_wait_child,
-    .edit = ln__sq_edit,
+    .remove_unprocessed = ln__sq_remove_unprocessed,
+    /* job schedulers: sched.c */
+    .sched_upsert = ln__sq_sched_upsert,
+    .sched_remove = ln__sq_sched_remove,
+    .sched_get = ln__sq_sched_get,
+    .sched_list = ln__sq_sched_list,
+    .sched_taken = NULL,
+    /* rate limits and global concurrency: limit.c */
+    .limits = ln__sq_limits,
+    /* events: events.c */
+    .events_open = ln__sq_events_open,
+    /* metrics: metrics.c */
+    .metrics = ln__sq_metrics,
+    /* a queue as a whole: admin.c */
+    .queues = ln__sq_queues,
+    .pause = ln__sq_pause,
+    .is_paused = ln__sq_is_paused,
+    .clean = ln__sq_clean,
+    .drain = ln__sq_drain,
     .obliterate = ln__sq_obliterate,
-    .list_after = ln__sq_list_after,
-    .check = ln__sq_check,
 };
 
 /* Split "sqlite:PATH?k=v&k=v" into a path (ln__malloc'd) and settings. */

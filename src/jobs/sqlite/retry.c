@@ -1,4 +1,4 @@
-/* sqlite_retry.c - SQLite backend: finished jobs back to waiting by hand
+/* retry.c - the SQLite store: finished jobs back to waiting by hand
  * (backend.h's retry: ln_jobs_retry_finished, one step of
  * ln_jobs_retry_all_finished), as BullMQ's job.retry(state) with
  * resetAttemptsMade and queue.retryJobs. */

@@ -1,4 +1,4 @@
-/* sqlite_events.c - SQLite backend: a queue's events (jobs.h's "Events"):
+/* events.c - the SQLite store: a queue's events (jobs.h's "Events"):
  * writing them and following them.
  *
  * DESIGN
@@ -21,7 +21,7 @@
  * cost in the op that happens to write it, and since a chunk is larger
  * than the interval, a backlog (after rollbacks) is caught up.
  *
- * On a full disk (the space reserve of sqlite_reserve.c not whole) no
+ * On a full disk (the space reserve of reserve.c not whole) no
  * events are written: the room kept is for finishing jobs.
  *
  * Following: a follower has its own connection to the file and a cursor
@@ -129,7 +129,7 @@ int ln__sq_events_for(sq_be *be, sq_stmt id, const char *queue, int64_t now) {
  * TEMP trigger, BEFORE the same delete, finds the parent that delete
  * will release (the schema trigger's own test: in waiting-children, and
  * no dependency left once this child's pending row goes) and writes its
- * event through ln__sq_event, as sqlite_flow.c writes it for a parent a
+ * event through ln__sq_event, as flow.c writes it for a parent a
  * completion or failure releases: "waiting" {prev: "waiting-children"},
  * or "delayed" {delay: the due time} for a parent with a delay. now is
  * the trigger's own clock, which SQLite keeps for the whole step, so the

@@ -1,5 +1,5 @@
-/* sqlite_cancel.c - cancelling jobs on the SQLite backend (store methods
- * version 7; docs/internals/cancel.md). A cancel is one write transaction
+/* cancel.c - the SQLite store: cancelling jobs (the cancel and
+ * cancel_poll methods; docs/internals/cancel.md). A cancel is one write transaction
  * that moves the job's row to failed; for an active job that voids the
  * holder's lease by itself, since every worker op on a job wants it active
  * (state 3) with the holder's token. The cancel poll of a worker is thus a

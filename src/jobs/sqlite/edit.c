@@ -1,9 +1,11 @@
-/* sqlite_edit.c - jobs_edit.h on the SQLite backend (store methods
- * version 17): a job's priority, delay or data, a deduplication id's row
+/* edit.c - the SQLite store: a job's changes. The edit method
+ * (jobs_edit.h): a job's priority, delay or data, a deduplication id's row
  * of lanes_dedup, a step of promoting delayed jobs, counts by priority,
- * trimming a queue's events. Each change is one write transaction of a few
- * primary-key (or index) statements, prepared per call (rare admin calls:
- * sqlite.c's statement cache stays as it is). docs/internals/edit.md. */
+ * trimming a queue's events, a job's log lines, detaching a child from its
+ * parent; and the remove and promote methods (below). Each change is one
+ * write transaction of a few primary-key (or index) statements, the edit
+ * ops' prepared per call (rare admin calls: store.c's statement cache
+ * stays as it is). docs/internals/edit.md. */
 #include "sqlite_int.h"
 
 #include "internal.h"
@@ -11,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#define BIND_TEXT(s, i, v) sqlite3_bind_text((s), (i), (v), -1, SQLITE_STATIC)
 
 /* Prepare sql into *out (the caller binds, steps and finalizes it). */
 static int run_sql(sq_be *be, const char *sql, const char *what, sqlite3_stmt **out) {
@@ -245,7 +249,7 @@ static int priority_counts(sq_be *be, const char *queue, ln__jobs_edit *e) {
 
 /* The queue's events older than its max-th newest (all of them for 0),
  * but the store's newest event: its seq must stay the highest handed out
- * (sqlite_events.c). A scan of lanes_events, which retention keeps near
+ * (events.c). A scan of lanes_events, which retention keeps near
  * LN_JOBS_EVENTS_KEEP rows. */
 #define TRIM_EVENTS_SQL                                                                            \
     "DELETE FROM lanes_events WHERE queue = ?1 AND seq < (CASE WHEN ?2 = 0 THEN "                  \
@@ -301,6 +305,78 @@ int ln__sq_trim_small(sq_be *be, const char *queue, size_t max, size_t *count) {
     return err;
 }
 
+/* A job's log lines from outside its run (jobs_edit.h
+ * ln_jobs_add_log, ln_jobs_clear_logs; BullMQ's queue.addJobLog and
+ * job.clearLogs) on the SQLite backend: rows of lanes_logs, walked by its
+ * index (rid, seq), inside the edit method's write transaction. */
+
+/* Every line of job rid older than its newest keep (keep > 0). */
+#define TRIM_LOGS_SQL                                                                              \
+    "DELETE FROM lanes_logs WHERE rid = ?1 AND seq < (SELECT seq FROM lanes_logs WHERE rid = ?1 "  \
+    "ORDER BY seq DESC LIMIT 1 OFFSET ?2 - 1)"
+
+static int edit_logs(sq_be *be, int64_t rid, ln__jobs_edit *e) {
+    int64_t keep = e->max > INT64_MAX ? INT64_MAX : (int64_t)e->max;
+    int err = 0;
+    if (e->op == LN__EDIT_ADD_LOG)
+        err = ln__sq_run_once(be, "job logs", NULL,
+                              "INSERT INTO lanes_logs(rid, line) VALUES(?1, ?2)", "id", rid,
+                              e->data, e->data_len);
+    if (err == 0 && keep > 0)
+        err = ln__sq_run_once(be, "job logs", NULL, TRIM_LOGS_SQL, "ii", rid, keep);
+    else if (err == 0 && e->op == LN__EDIT_CLEAR_LOGS)
+        err = ln__sq_run_once(be, "job logs", NULL, "DELETE FROM lanes_logs WHERE rid = ?1", "i",
+                              rid);
+    int64_t n = 0;
+    if (err == 0 && e->op == LN__EDIT_ADD_LOG)
+        err = ln__sq_run_once(be, "job logs", &n, "SELECT count(*) FROM lanes_logs WHERE rid = ?1",
+                              "i", rid);
+    e->count = (size_t)n;
+    return err;
+}
+
+/* BullMQ's job.removeChildDependency() on the SQLite
+ * backend (jobs_flows.h ln_jobs_remove_child_dependency): a pending child
+ * leaves its parent's lanes_deps, the parent's deps count drops, and a
+ * parent in waiting-children left with none is released as the delete of
+ * its last pending child releases it (ln__sq_flow_release: ready, or
+ * delayed by its own delay, with its event). Primary-key statements only,
+ * inside the edit method's write transaction. */
+
+#define DETACH_WHAT "remove child dependency"
+
+static int edit_detach(sq_be *be, int64_t rid, int64_t now, ln__jobs_edit *e) {
+    e->removed = 0;
+    int64_t prid = 0, found = 0; /* rowids start at 1: 0 is no parent */
+    int err =
+        ln__sq_run_once(be, DETACH_WHAT, &prid,
+                        "SELECT coalesce(parent_rid, 0) FROM lanes_jobs WHERE rid = ?1", "i", rid);
+    if (err != 0 || prid == 0) return err;
+    if ((err = ln__sq_run_once(be, DETACH_WHAT, &found, "SELECT 1 FROM lanes_jobs WHERE rid = ?1",
+                               "i", prid)) != 0)
+        return err;
+    if (!found)
+        return ln__jobs_be_err(&be->base, LN_ENOENT, "the parent of job '%s' no longer exists",
+                               e->id);
+    if ((err = ln__sq_run_once(be, DETACH_WHAT, &found,
+                               "DELETE FROM lanes_deps WHERE parent_rid = ?1 AND child_rid = ?2 "
+                               "AND status = 0 RETURNING 1",
+                               "ii", prid, rid)) != 0 ||
+        !found)
+        return err; /* not pending: processed, failed, or never a dependency */
+    if ((err = ln__sq_run_once(be, DETACH_WHAT, NULL,
+                               "UPDATE lanes_jobs SET deps = deps - 1 WHERE rid = ?1", "i",
+                               prid)) != 0 ||
+        (err = ln__sq_flow_release(be, prid, 0, now)) != 0)
+        return err;
+    err = ln__sq_run_once(be, DETACH_WHAT, NULL,
+                          "UPDATE lanes_jobs SET parent_rid = NULL, pflags = pflags & ?2 WHERE "
+                          "rid = ?1",
+                          "ii", rid, (int64_t)SQ_FLOW_PARENT);
+    if (err == 0) e->removed = 1;
+    return err;
+}
+
 static int edit_job(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *e) {
     int64_t rid = 0;
     int state = -1;
@@ -315,9 +391,9 @@ static int edit_job(sq_be *be, const char *queue, int64_t now, ln__jobs_edit *e)
         return edit_data(be, rid, e);
     case LN__EDIT_ADD_LOG:
     case LN__EDIT_CLEAR_LOGS:
-        return ln__sq_edit_logs(be, rid, e);
+        return edit_logs(be, rid, e);
     case LN__EDIT_DETACH:
-        return ln__sq_edit_detach(be, rid, now, e);
+        return edit_detach(be, rid, now, e);
     default:
         return ln__jobs_be_err(&be->base, LN_EINVAL, "unknown edit %d", e->op);
     }
@@ -355,6 +431,115 @@ int ln__sq_edit(ln__jobs_be *b, const char *queue, ln__jobs_edit *e) {
     if (err != 0) {
         ln__free(e->job_id);
         e->job_id = NULL;
+        ln__sq_rollback(be);
+        return err;
+    }
+    return ln__sq_commit(be);
+}
+
+/* ---- Removing one job ---- */
+
+/* Delete job rid (not active) and free the deduplication id it holds (any
+ * TTL); *priority gets its priority. what names the caller in an error. */
+int ln__sq_remove_row(sq_be *be, const char *queue, int64_t rid, int *priority, const char *what) {
+    sqlite3_stmt *s = ln__sq_stmt_get(be, S_REMOVE_DEDUP);
+    if (s == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, rid);
+    BIND_TEXT(s, 2, queue);
+    int err = ln__sq_run(be, s, what);
+    if (err != 0) return err;
+    if ((s = ln__sq_stmt_get(be, S_REMOVE)) == NULL) return LN_EBACKEND;
+    sqlite3_bind_int64(s, 1, rid);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        *priority = sqlite3_column_int(s, 0);
+        rc = sqlite3_step(s);
+    }
+    sqlite3_reset(s);
+    return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, what);
+}
+
+const char *ln__sq_prev_name(int state, int priority) {
+    static const char *const prev[] = {[ST_READY] = "waiting",
+                                       [ST_DELAYED] = "delayed",
+                                       [ST_COMPLETED] = "completed",
+                                       [ST_FAILED] = "failed",
+                                       [ST_WAITING_CHILDREN] = "waiting-children"};
+    if (state == ST_READY && priority > 0) return "prioritized"; /* as the Redis store's */
+    return state >= 0 && state <= ST_WAITING_CHILDREN && prev[state] ? prev[state] : "unknown";
+}
+
+static int remove_once(sq_be *be, const char *queue, const char *id) {
+    int64_t now, rid;
+    int state;
+    int err = ln__sq_begin_write(be, &now);
+    if (err != 0) return err;
+    if ((err = ln__sq_find_job(be, queue, id, &rid, &state)) != 0) goto fail;
+    if (state == ST_ACTIVE) {
+        err = ln__jobs_be_err(&be->base, LN_EBUSY, "job '%s' is active; a worker holds it", id);
+        goto fail;
+    }
+    int iteration = ln__sq_is_current_iteration(be, queue, id);
+    if (iteration != 0) {
+        err = iteration < 0 ? iteration
+                            : ln__jobs_be_err(&be->base, LN_EBUSY,
+                                              "job '%s' is its job scheduler's current iteration: "
+                                              "remove the scheduler instead",
+                                              id);
+        goto fail;
+    }
+    int priority = 0;
+    if ((err = ln__sq_remove_row(be, queue, rid, &priority, "remove")) != 0) goto fail;
+    err = ln__sq_event(be, queue, "removed", id, "prev", ln__sq_prev_name(state, priority), NULL,
+                       NULL, now);
+    if (err != 0) goto fail;
+    return ln__sq_commit(be);
+fail:
+    ln__sq_rollback(be);
+    return err;
+}
+
+int ln__sq_remove(ln__jobs_be *b, const char *queue, const char *id) {
+    sq_be *be = (sq_be *)b;
+    ln__sq_room_begin(be);
+    int err = remove_once(be, queue, id);
+    if (ln__sq_retry_for_space(be, err, 1)) err = remove_once(be, queue, id);
+    err = ln__sq_relieved(be, err);
+    ln__sq_room_end(be);
+    return err;
+}
+
+/* ---- Promoting one delayed job ---- */
+
+/* delayed -> ready (waiting or prioritized by its priority, which the
+ * counter key reads: the trigger of schema version 2 moves the count),
+ * seq 0: the back of its line by the order jobs were added, whatever its
+ * lifo option, as a promotion places every job on Redis. */
+static int promote_row(sq_be *be, int64_t rid, int64_t now) {
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(
+        be->db, "UPDATE lanes_jobs SET state = 0, seq = 0, run_at = ?2 WHERE rid = ?1", -1, &s,
+        NULL);
+    if (rc != SQLITE_OK) return ln__sq_err(be, rc, "promote");
+    sqlite3_bind_int64(s, 1, rid);
+    sqlite3_bind_int64(s, 2, now);
+    rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, "promote");
+}
+
+int ln__sq_promote(ln__jobs_be *b, const char *queue, const char *id) {
+    sq_be *be = (sq_be *)b;
+    int64_t now, rid = 0;
+    int state = -1;
+    int err = ln__sq_begin_write(be, &now);
+    if (err != 0) return err;
+    err = ln__sq_find_job(be, queue, id, &rid, &state);
+    if (err == 0 && state != ST_DELAYED)
+        err = ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is not delayed (it is %s)", id,
+                              state == ST_READY ? "waiting" : ln_job_state_name(state));
+    if (err == 0) err = promote_row(be, rid, now);
+    if (err != 0) {
         ln__sq_rollback(be);
         return err;
     }

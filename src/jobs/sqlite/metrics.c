@@ -1,10 +1,10 @@
-/* sqlite_metrics.c - SQLite backend: per-minute metrics of completed and
+/* metrics.c - the SQLite store: per-minute metrics of completed and
  * failed jobs (jobs.h "Metrics"), BullMQ's metrics:<type> hash and
  * metrics:<type>:data list as two tables. A row of lanes_metrics holds
  * count, prev_ts, prev_count, the seq of the newest point and the number of
  * points; lanes_metrics_data holds the points by seq, so point i (0 = the
  * newest) has seq - i. A step counts all its outcomes of one type at once
- * with ln_job_metrics_record (metrics.c): one row read and written, and
+ * with ln_job_metrics_record (model/metrics_record.c): one row read and written, and
  * on a minute change one push of at most max_points rows and one trim of
  * the rows past max_points (at most what an earlier, larger setting left:
  * LN_JOB_METRICS_POINTS_MAX). */

@@ -1,4 +1,4 @@
-/* sqlite_workers.c - SQLite backend: the workers connected to a queue
+/* workers.c - the SQLite store: the workers connected to a queue
  * (jobs.h ln_jobs_workers). A file has no connections to list, so each
  * ln_worker_run keeps a row of lanes_workers (schema migration "workers"):
  * it inserts it when the run starts, refreshes seen_at every
@@ -124,7 +124,7 @@ static int read_row(sqlite3_stmt *s, ln_worker_info *w) {
     return w->id == NULL || w->name == NULL || host_lost ? LN_ENOMEM : 0;
 }
 
-/* The store clock (sqlite.c's S_NOW). */
+/* The store clock (store.c's S_NOW). */
 static int store_now(sq_be *be, int64_t *now) {
     sqlite3_stmt *s = ln__sq_stmt_get(be, S_NOW);
     if (s == NULL) return LN_EBACKEND;

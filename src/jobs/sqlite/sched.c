@@ -1,4 +1,4 @@
-/* sqlite_sched.c - SQLite backend: job schedulers (table lanes_schedulers,
+/* sched.c - the SQLite store: job schedulers (table lanes_schedulers,
  * schema version 6). The same semantics as the Redis store (BullMQ 6.7's
  * addJobScheduler / updateJobScheduler): one pending iteration per
  * scheduler, job id "repeat:<id>:<ms>"; the next is made by the take of
@@ -404,6 +404,27 @@ static int advance(sq_be *be, const char *queue, const char *sid, int64_t ms, in
     err = ln__sq_run(be, s, "advance scheduler");
     sqlite3_finalize(s);
     return err;
+}
+
+/* 1 if id is the current iteration of a job scheduler of queue
+ * ("repeat:<scheduler id>:<its next_at>", the id up to the last ':'),
+ * which only its take may end (BullMQ refuses to remove one), 0 if not,
+ * or a negative error. One primary-key lookup. */
+int ln__sq_is_current_iteration(sq_be *be, const char *queue, const char *id) {
+    const char *sid = id + 7, *colon = strrchr(id, ':');
+    if (strncmp(id, "repeat:", 7) != 0 || colon <= sid) return 0;
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(
+        be->db, "SELECT next_at FROM lanes_schedulers WHERE queue = ?1 AND id = ?2", -1, &s, NULL);
+    if (rc != SQLITE_OK) return ln__sq_err(be, rc, "scheduler lookup");
+    BIND_TEXT(s, 1, queue);
+    sqlite3_bind_text(s, 2, sid, (int)(colon - sid), SQLITE_STATIC);
+    char ms[24] = "";
+    if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        snprintf(ms, sizeof ms, "%lld", (long long)sqlite3_column_int64(s, 0));
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ln__sq_err(be, rc, "scheduler lookup");
+    return ms[0] != '\0' && strcmp(colon + 1, ms) == 0;
 }
 
 int ln__sq_sched_taken(sq_be *be, const char *queue, const ln__job_taken *taken, size_t n,

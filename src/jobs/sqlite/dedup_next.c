@@ -1,4 +1,4 @@
-/* sqlite_dedup_next.c - SQLite backend: deduplication's next job (jobs.h
+/* dedup_next.c - the SQLite store: deduplication's next job (jobs.h
  * ln_job_opts.dedup_keep_last_if_active; docs/internals/dedup-next.md).
  *
  * An add deduplicated while its holder runs is kept in lanes_dedup_next

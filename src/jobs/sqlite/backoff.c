@@ -1,4 +1,4 @@
-/* sqlite_backoff.c - SQLite backend: a job's backoff jitter and custom
+/* backoff.c - the SQLite store: a job's backoff jitter and custom
  * type (columns backoff_jitter, backoff_type of lanes_jobs, schema 12),
  * written after the insert only for the jobs that have them, so the add of
  * any other job runs the statements it always did.

@@ -1,7 +1,7 @@
-/* sqlite_dynflow.c - SQLite backend: a job added with a parent that exists
- * (ln_job_opts.parent_*) and ln_job_wait_children (jobs_flows.h "Children
+/* flow_parent.c - the SQLite store: a job added with a parent that exists
+ * (ln_job_opts.parent_*) ln_job_wait_children and ln_job_wait_child (jobs_flows.h "Children
  * of an existing parent"; docs/internals/flows.md "Adding to an existing
- * parent"). The relations are a flow child's (sqlite_flow.c): parent_rid
+ * parent"). The relations are a flow child's (flow.c): parent_rid
  * and pflags on the child, a lanes_deps row, the parent's deps and its
  * SQ_FLOW_PARENT bit. These are cold paths: their statements are prepared
  * per call rather than kept in the backend's cache. */
@@ -294,7 +294,7 @@ int ln__sq_wait_children(ln__jobs_be *b, const char *queue, const ln__job_ref *r
     return wait_in_tx(b, queue, ref, NULL, NULL);
 }
 
-/* Store methods version 16: ln_job_wait_child. */
+/* ln_job_wait_child: only child_id of child_queue pending counts. */
 int ln__sq_wait_child(ln__jobs_be *b, const char *queue, const ln__job_ref *ref,
                       const char *child_queue, const char *child_id) {
     return wait_in_tx(b, queue, ref, child_queue, child_id);

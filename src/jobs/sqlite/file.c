@@ -1,4 +1,4 @@
-/* sqlite_file.c - SQLite backend: is the file at PATH one lanes may use?
+/* file.c - the SQLite store: is the file at PATH one lanes may use?
  * Another application's database, a foreign or missing schema, a damaged
  * file, a directory that refuses a new store, a path that is no regular
  * file (a device, a FIFO, a directory): each is refused at open, before

@@ -1,4 +1,4 @@
-/* sqlite_schema.c - SQLite backend: the schema and its migrations, and
+/* schema.c - the SQLite store: the schema and its migrations, and
  * creating or migrating a store at open.
  *
  * DESIGN
@@ -83,7 +83,7 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     /* 2 -> 3: a job's own run timeout (ln_job_opts.timeout_ms; 0 = the
      * worker's). */
     "ALTER TABLE lanes_jobs ADD COLUMN timeout_ms INTEGER NOT NULL DEFAULT 0;",
-    /* 3 -> 4: deduplication ids (ln_job_opts.dedup_*; sqlite_dedup.c). A
+    /* 3 -> 4: deduplication ids (ln_job_opts.dedup_*; add.c). A
      * row holds id for job_rid until expires_at (NULL: until the job
      * completes, fails or is deleted, which the triggers see through the
      * job's deid). */
@@ -101,20 +101,20 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "  WHEN old.deid IS NOT NULL BEGIN "
     "  DELETE FROM lanes_dedup WHERE queue = old.queue AND id = old.deid"
     "  AND job_rid = old.rid AND expires_at IS NULL; END;",
-    /* 4 -> 5: the events of every queue (sqlite_events.c), newest
+    /* 4 -> 5: the events of every queue (events.c), newest
      * LN_JOBS_EVENTS_KEEP kept. seq only grows: the newest row is never
      * trimmed, so max(seq) + 1 is never a number handed out before. */
     "CREATE TABLE lanes_events(seq INTEGER PRIMARY KEY, queue TEXT NOT NULL,"
     "  name TEXT NOT NULL, job_id TEXT, fields TEXT, at INTEGER NOT NULL);",
     /* 5 -> 6: the worker runs of each queue and their heartbeats
-     * (sqlite_workers.c, ln_jobs_workers). AUTOINCREMENT: a run that
+     * (workers.c, ln_jobs_workers). AUTOINCREMENT: a run that
      * registers again never gets the id of another. */
     "CREATE TABLE lanes_workers(id INTEGER PRIMARY KEY AUTOINCREMENT,"
     "  queue TEXT NOT NULL, name TEXT NOT NULL, host TEXT, pid INTEGER NOT NULL,"
     "  started_at INTEGER NOT NULL, seen_at INTEGER NOT NULL);"
     "CREATE INDEX lanes_workers_seen ON lanes_workers(queue, seen_at);",
     /* 6 -> 7: per-minute metrics of completed and failed jobs
-     * (sqlite_metrics.c; jobs.h "Metrics"), BullMQ's metrics:<type> hash
+     * (metrics.c; jobs.h "Metrics"), BullMQ's metrics:<type> hash
      * (lanes_metrics: count, prevTS, prevCount, and where the points are)
      * and its metrics:<type>:data list (lanes_metrics_data). */
     "CREATE TABLE lanes_metrics(queue TEXT NOT NULL, type INTEGER NOT NULL,"
@@ -124,7 +124,7 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "CREATE TABLE lanes_metrics_data(queue TEXT NOT NULL, type INTEGER NOT NULL,"
     "  seq INTEGER NOT NULL, n INTEGER NOT NULL,"
     "  PRIMARY KEY(queue, type, seq)) WITHOUT ROWID;",
-    /* 7 -> 8: job schedulers (sqlite_sched.c): the schedule, the
+    /* 7 -> 8: job schedulers (sched.c): the schedule, the
      * template (name, data, options), the iteration count ic, the time
      * next_at and number cnt of the current iteration, whose job is
      * "repeat:<id>:<next_at>". lim -1 = no limit. */
@@ -141,7 +141,7 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "  keep_f_val INTEGER NOT NULL DEFAULT 0, timeout_ms INTEGER NOT NULL DEFAULT 0,"
     "  PRIMARY KEY(queue, id)) WITHOUT ROWID;"
     "CREATE INDEX lanes_schedulers_next ON lanes_schedulers(queue, next_at);",
-    /* 8 -> 9: rate limits and global concurrency (sqlite_limit.c): the
+    /* 8 -> 9: rate limits and global concurrency (limit.c): the
      * global limits (0 = none) and the current window's counter, one row
      * per queue that has any. */
     "CREATE TABLE lanes_limits(queue TEXT PRIMARY KEY NOT NULL,"
@@ -149,7 +149,7 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "  concurrency INTEGER NOT NULL DEFAULT 0,"
     "  win_count INTEGER NOT NULL DEFAULT 0, win_until INTEGER NOT NULL DEFAULT 0)"
     "  WITHOUT ROWID;",
-    /* 9 -> 10: flows (sqlite_flow.c). A parent sits in state 7
+    /* 9 -> 10: flows (flow.c). A parent sits in state 7
      * (waiting-children) with deps = its pending children plus those that
      * failed with fail-parent (a completion needs deps = 0), and pflags
      * bit 16 (SQ_FLOW_PARENT: so deleting other jobs costs nothing here);
@@ -204,7 +204,7 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "ALTER TABLE lanes_schedulers ADD COLUMN backoff_jitter REAL NOT NULL DEFAULT 0;"
     "ALTER TABLE lanes_schedulers ADD COLUMN backoff_type TEXT;",
     /* 12 -> 13: deduplication's next job (ln_job_opts.dedup_keep_last_if_
-     * active; sqlite_dedup_next.c): per (queue, id) the latest add kept
+     * active; dedup_next.c): per (queue, id) the latest add kept
      * while the holder ran, its options as JSON; due once a job holding id
      * finished (set by each connection's TEMP trigger, then added at that
      * commit). A holder deleted before it finished drops it. */
@@ -228,13 +228,13 @@ static const char *const migrations[SQ_SCHEMA_VERSION] = {
     "  DELETE FROM lanes_dedup_next WHERE queue = old.queue AND id = old.deid"
     "  AND due = 0 AND NOT EXISTS (SELECT 1 FROM lanes_dedup d WHERE d.queue = old.queue"
     "  AND d.id = old.deid AND d.job_rid <> old.rid); END;",
-    /* 14 -> 15: the id a kept add was given (sqlite_dedup_next.c): a rid
+    /* 14 -> 15: the id a kept add was given (dedup_next.c): a rid
      * reserved at the add (the lanes_jobs AUTOINCREMENT sequence moved
      * past it), the kept job's rid when it is added; NULL: a custom id. */
     "ALTER TABLE lanes_dedup_next ADD COLUMN jid INTEGER;",
     /* 15 -> 16: a job's lifo option (ln_job_info.lifo) of its own, where
      * it was read from its place (seq < 0), which a change of priority
-     * or a promotion moves without changing the option (sqlite_edit.c);
+     * or a promotion moves without changing the option (edit.c);
      * the jobs stored before take it from their place. */
     "ALTER TABLE lanes_jobs ADD COLUMN lifo INTEGER NOT NULL DEFAULT 0;"
     "UPDATE lanes_jobs SET lifo = 1 WHERE seq < 0;",

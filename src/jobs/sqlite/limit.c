@@ -1,4 +1,4 @@
-/* sqlite_limit.c - rate limits and global concurrency of the SQLite store,
+/* limit.c - the SQLite store: rate limits and global concurrency,
  * the same semantics as BullMQ's on Redis (docs/internals/ratelimit.md):
  * one lanes_limits row per queue holds the global limits (max, duration,
  * concurrency; 0 = none) and the counter of the current window (win_count
