@@ -170,3 +170,77 @@ int ln__pg_check(ln__jobs_be *b, int thorough) {
                            "job_log)",
                            be->schema);
 }
+
+/* ---- Obliterate, one step */
+
+static int obliterate_rest(pg_be *be, const char *queue) {
+    const char *p[2] = {queue, be->qschema};
+    static const char *const sql[] = {
+        "DELETE FROM @scheduler WHERE queue = $1", "DELETE FROM @event WHERE queue = $1",
+        "DELETE FROM @metrics WHERE queue = $1",   "DELETE FROM @rate_limit WHERE queue = $1",
+        "DELETE FROM @dedup WHERE queue = $1",     "DELETE FROM @dedup_next WHERE queue = $1",
+        "DELETE FROM @meta WHERE queue = $1",
+    };
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof sql / sizeof sql[0]; i++)
+        rc = ln__pg_exec(be, sql[i], 1, p);
+    PGresult *r = rc == 0 ? ln__pg_q(be,
+                                     "SELECT to_regclass($2 || '.' || s) IS NOT NULL, s FROM "
+                                     "(SELECT 'bullmq_jid_' || md5($1) AS s) x",
+                                     2, p, &rc)
+                          : NULL;
+    if (r == NULL) return rc;
+    char drop[200] = "";
+    if (PQgetvalue(r, 0, 0)[0] == 't') /* the name is hex digits */
+        snprintf(drop, sizeof drop, "DROP SEQUENCE IF EXISTS %s.%s", be->qschema,
+                 PQgetvalue(r, 0, 1));
+    PQclear(r);
+    return drop[0] ? ln__pg_exec(be, drop, 0, NULL) : 0;
+}
+
+static int obliterate_tx(pg_be *be, const char *queue, int force, int64_t *left, size_t *removed,
+                         int *more) {
+    const char *p[1] = {queue};
+    int rc;
+    PGresult *r = ln__pg_q(be,
+                           "SELECT EXISTS (SELECT 1 FROM @meta WHERE queue = $1 AND field = "
+                           "'paused'), EXISTS (SELECT 1 FROM @job WHERE queue = $1 AND state = "
+                           "'active'), (SELECT count(*) FROM @job WHERE queue = $1) + (SELECT "
+                           "count(*) FROM @scheduler WHERE queue = $1)",
+                           1, p, &rc);
+    if (r == NULL) return rc;
+    int paused = PQgetvalue(r, 0, 0)[0] == 't', active = PQgetvalue(r, 0, 1)[0] == 't';
+    if (left != NULL) *left = ln__pg_i64(r, 0, 2);
+    PQclear(r);
+    if (!paused)
+        return ln__jobs_be_err(&be->base, LN_EBUSY, "queue '%s' was resumed meanwhile", queue);
+    if (active && !force)
+        return ln__jobs_be_err(&be->base, LN_EBUSY,
+                               "queue '%s' has active jobs (obliterate with force to remove them)",
+                               queue);
+    r = ln__pg_q(be,
+                 "WITH c AS (SELECT queue, id FROM @job WHERE queue = $1 LIMIT " PG_BATCH_S
+                 " FOR UPDATE), x AS (DELETE FROM @job_dependency dep USING c WHERE "
+                 "dep.child_queue = c.queue AND dep.child_id = c.id), "
+                 "d AS (DELETE FROM @job j USING c WHERE j.queue = c.queue AND j.id = c.id "
+                 "RETURNING 1) SELECT count(*) FROM d",
+                 1, p, &rc);
+    if (r == NULL) return rc;
+    size_t n = (size_t)ln__pg_i64(r, 0, 0);
+    PQclear(r);
+    *removed += n;
+    *more = n > 0;
+    return n > 0 ? 0 : obliterate_rest(be, queue);
+}
+
+int ln__pg_obliterate(ln__jobs_be *b, const char *queue, int force, int64_t *left, size_t *removed,
+                      int *more) {
+    pg_be *be = pgbe(b);
+    size_t before = *removed;
+    int rc = ln__pg_begin(be);
+    if (rc == 0) rc = obliterate_tx(be, queue, force, left, removed, more);
+    if (rc == 0) rc = ln__pg_commit(be);
+    if (rc == 0) return 0;
+    *removed = before;
+    return ln__pg_fail(be, rc);
+}

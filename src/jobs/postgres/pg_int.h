@@ -11,6 +11,8 @@
 
 #include "backend.h"
 
+#include <lanes/jobs_metrics.h>
+
 #include <libpq-fe.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,7 +73,8 @@ const char *ln__pg_itoa(char *buf, int64_t v);
     "coalesce(j.return_value::text, 'null') ELSE j.return_value::text END, j.failed_reason, "      \
     "j.progress::text, (j.opts->>'tm')::jsonb->>'traceparent', "                                   \
     "(j.opts->>'tm')::jsonb->>'tracestate', j.priority, (j.seq < 0)::int, "                        \
-    "coalesce((j.opts->>'attempts')::int, j.max_attempts), j.attempts_made, "                      \
+    "coalesce((j.opts->>'attempts')::int, j.max_attempts), CASE WHEN j.state = 'completed' THEN "  \
+    "greatest(j.attempts_made - 1, 0) ELSE j.attempts_made END, "                                  \
     "j.attempts_started, j.stalled_count, j.opts->'backoff'->>'type', "                            \
     "coalesce((j.opts->'backoff'->>'delay')::bigint, 0), "                                         \
     "coalesce((j.opts->'backoff'->>'jitter')::float8, 0), j.added_at_ms, "                         \
@@ -119,6 +122,11 @@ int ln__pg_promote(ln__jobs_be *be, const char *queue, const char *id);
 int ln__pg_retry(ln__jobs_be *be, const char *queue, const char *id, int state, int64_t *before_ms,
                  size_t *count);
 int ln__pg_cancel(ln__jobs_be *be, const char *queue, const char *id, const char *reason);
+int ln__pg_edit(ln__jobs_be *be, const char *queue, ln__jobs_edit *e);
+int ln__pg_metrics(ln__jobs_be *be, const char *queue, int type, int64_t start, int64_t end,
+                   ln_job_metrics *out);
+/* Count n final outcomes (completed 1, failed 0) keeping max points. */
+int ln__pg_metrics_count(pg_be *be, const char *queue, int completed, uint64_t n, unsigned max);
 int ln__pg_step(ln__jobs_be *be, const char *queue, ln__jobs_step *st);
 int ln__pg_recover_stalled(ln__jobs_be *be, const char *queue, unsigned max_stalled,
                            const char *reason, size_t *requeued, size_t *failed);
@@ -133,6 +141,8 @@ int ln__pg_is_paused(ln__jobs_be *be, const char *queue, int *paused);
 int ln__pg_clean(ln__jobs_be *be, const char *queue, int state, int64_t age_ms, uint64_t keep,
                  size_t *removed);
 int ln__pg_drain(ln__jobs_be *be, const char *queue, size_t *removed);
+int ln__pg_obliterate(ln__jobs_be *be, const char *queue, int force, int64_t *left, size_t *removed,
+                      int *more);
 int ln__pg_check(ln__jobs_be *be, int thorough);
 
 #endif /* LN_JOBS_PG_INT_H */

@@ -284,7 +284,15 @@ static int limited(pg_be *be, const char *queue, int64_t *ms) {
 
 static int step_tx(pg_be *be, const char *queue, ln__jobs_step *st) {
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < st->ndone; i++) rc = record(be, queue, st, &st->done[i]);
+    uint64_t n[2] = {0, 0}; /* final failures, completions */
+    for (size_t i = 0; rc == 0 && i < st->ndone; i++) {
+        ln__job_done *d = &st->done[i];
+        rc = record(be, queue, st, d);
+        if (rc == 0 && d->rc == 0 && (d->kind == LN__DONE_COMPLETE || d->kind == LN__DONE_FAIL))
+            n[d->kind == LN__DONE_COMPLETE]++;
+    }
+    for (int k = 0; rc == 0 && k < 2; k++)
+        rc = ln__pg_metrics_count(be, queue, k, n[k], st->metrics_max_points);
     if (rc == 0) rc = renew(be, queue, st);
     if (rc != 0 || st->want == 0) return rc;
     rc = promote_due(be, queue);

@@ -161,12 +161,6 @@ static int not_yet(ln__jobs_be *be, const char *what) {
     return ln__jobs_be_err(be, LN_ENOTSUP, "postgres: %s is not supported by this store yet", what);
 }
 
-static int pg_edit(ln__jobs_be *be, const char *queue, ln__jobs_edit *e) {
-    (void)queue;
-    (void)e;
-    return not_yet(be, "changing a stored job (jobs_edit.h)");
-}
-
 static int pg_add_flow(ln__jobs_be *be, ln__flow_new *nodes, size_t n) {
     (void)nodes;
     (void)n;
@@ -178,26 +172,6 @@ static int pg_children(ln__jobs_be *be, const char *queue, const char *id, ln_jo
     (void)id;
     (void)out;
     return not_yet(be, "reading a job's children");
-}
-
-static int pg_metrics(ln__jobs_be *be, const char *queue, int type, int64_t start, int64_t end,
-                      ln_job_metrics *out) {
-    (void)queue;
-    (void)type;
-    (void)start;
-    (void)end;
-    (void)out;
-    return not_yet(be, "metrics");
-}
-
-static int pg_obliterate(ln__jobs_be *be, const char *queue, int force, int64_t *left,
-                         size_t *removed, int *more) {
-    (void)queue;
-    (void)force;
-    (void)left;
-    (void)removed;
-    (void)more;
-    return not_yet(be, "obliterate");
 }
 
 /* ------------------------------------------------------------ the table */
@@ -240,7 +214,7 @@ static const ln__store_methods pg_methods = {
     .remove = ln__pg_remove,
     .promote = ln__pg_promote,
     .cancel = ln__pg_cancel,
-    .edit = pg_edit,
+    .edit = ln__pg_edit,
     .step = ln__pg_step,
     .recover_stalled = ln__pg_recover_stalled,
     .release = ln__pg_release,
@@ -265,13 +239,13 @@ static const ln__store_methods pg_methods = {
     .sched_taken = NULL,
     .limits = NULL,
     .events_open = NULL,
-    .metrics = pg_metrics,
+    .metrics = ln__pg_metrics,
     .queues = ln__pg_queues,
     .pause = ln__pg_pause,
     .is_paused = ln__pg_is_paused,
     .clean = ln__pg_clean,
     .drain = ln__pg_drain,
-    .obliterate = pg_obliterate,
+    .obliterate = ln__pg_obliterate,
 };
 
 /* ------------------------------------------------------------------ open */
@@ -328,6 +302,16 @@ static int parse_url(pg_be *be, const char *url) {
 
 /* Connect and check the server. */
 static int connect_db(pg_be *be, const char *url) {
+    char *perr = NULL;
+    PQconninfoOption *opts = PQconninfoParse(be->conninfo, &perr);
+    if (opts == NULL) {
+        char line[300];
+        one_line(line, sizeof line, perr != NULL ? perr : "out of memory");
+        PQfreemem(perr);
+        return ln__jobs_be_err(&be->base, perr != NULL ? LN_EINVAL : LN_ENOMEM,
+                               "'%s': bad PostgreSQL URL: %s", url, line);
+    }
+    PQconninfoFree(opts);
     be->conn = PQconnectdb(be->conninfo);
     if (be->conn == NULL) return ln__pg_oom(be);
     if (PQstatus(be->conn) != CONNECTION_OK) {
