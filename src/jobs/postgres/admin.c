@@ -98,6 +98,7 @@ int ln__pg_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms, u
             "c AS (SELECT queue, id FROM @job WHERE queue = $1 AND state = $2::@job_state AND "
             "($3::bigint < 0 OR finished_at_ms < " PG_NOW " - $3::bigint) AND id NOT IN "
             "(SELECT id FROM k) ORDER BY finished_at_ms, seq LIMIT " PG_BATCH_S " FOR UPDATE), "
+            "x AS (DELETE FROM @dedup dd USING c WHERE dd.queue = c.queue AND dd.job_id = c.id), "
             "d AS (DELETE FROM @job j USING c WHERE j.queue = c.queue AND j.id = c.id "
             "RETURNING 1) SELECT count(*) FROM d",
             4, p, &n);

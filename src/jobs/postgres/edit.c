@@ -172,6 +172,7 @@ int ln__pg_cancel(ln__jobs_be *b, const char *queue, const char *id, const char 
     ln_job_keep all = {LN_KEEP_ALL, 0};
     int rc = ln__pg_begin(be);
     if (rc == 0) rc = cancel_tx(be, queue, id, reason);
+    if (rc == 0) rc = ln__pg_dedup_release(be, queue, id);
     if (rc == 0) rc = ln__pg_retain(be, queue, id, 0, &all);
     if (rc == 0) rc = ln__pg_commit(be);
     return rc == 0 ? 0 : ln__pg_fail(be, rc);

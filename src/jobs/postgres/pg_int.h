@@ -104,6 +104,9 @@ int ln__pg_event(pg_be *be, const char *queue, const char *event, const char *fi
 int ln__pg_retain(pg_be *be, const char *queue, const char *id, int completed,
                   const ln_job_keep *worker_keep);
 
+/* Free the deduplication id job id holds without a TTL (it finished). */
+int ln__pg_dedup_release(pg_be *be, const char *queue, const char *id);
+
 /* Schema preparation (schema.c): check the ledger, prepare a fresh one. */
 int ln__pg_prepare(pg_be *be);
 
@@ -143,6 +146,7 @@ int ln__pg_clean(ln__jobs_be *be, const char *queue, int state, int64_t age_ms, 
 int ln__pg_drain(ln__jobs_be *be, const char *queue, size_t *removed);
 int ln__pg_obliterate(ln__jobs_be *be, const char *queue, int force, int64_t *left, size_t *removed,
                       int *more);
+int ln__pg_events_open(ln__jobs_be *be, const char *queue, const char *from, ln__jobs_events **out);
 int ln__pg_check(ln__jobs_be *be, int thorough);
 
 #endif /* LN_JOBS_PG_INT_H */

@@ -73,6 +73,14 @@ int ln__pg_retain(pg_be *be, const char *queue, const char *id, int completed,
     }
 }
 
+int ln__pg_dedup_release(pg_be *be, const char *queue, const char *id) {
+    const char *p[2] = {queue, id};
+    return ln__pg_exec(be,
+                       "DELETE FROM @dedup WHERE queue = $1 AND job_id = $2 AND expire_at_ms IS "
+                       "NULL",
+                       2, p);
+}
+
 /* ---- 1. Outcomes */
 
 /* What each outcome writes: the guarded UPDATE (returning the event's
@@ -147,6 +155,8 @@ static int record(pg_be *be, const char *queue, ln__jobs_step *st, ln__job_done 
             PQntuples(a) > 0 ? write_event(be, queue, "retries-exhausted", PQgetvalue(a, 0, 0)) : 0;
         PQclear(a);
     }
+    if (rc == 0 && (d->kind == LN__DONE_COMPLETE || d->kind == LN__DONE_FAIL))
+        rc = ln__pg_dedup_release(be, queue, d->ref.id);
     if (rc == 0 && (d->kind == LN__DONE_COMPLETE || d->kind == LN__DONE_FAIL)) {
         int done = d->kind == LN__DONE_COMPLETE;
         rc = ln__pg_retain(be, queue, d->ref.id, done, done ? &st->keep_complete : &st->keep_fail);
