@@ -69,9 +69,10 @@ static int fetch(pg_events *e) {
     const char *p[2] = {e->queue, ln__pg_itoa(after, e->after)};
     int rc;
     PGresult *r = ev_q(e,
-                       "SELECT id, event, coalesce(data->>'jobId', ''), (SELECT coalesce("
-                       "jsonb_object_agg(k, CASE WHEN jsonb_typeof(v) = 'string' THEN v #>> '{}' "
-                       "ELSE v::text END), '{}'::jsonb)::text FROM jsonb_each(data) AS x(k, v)), "
+                       "SELECT id, event, coalesce(data->>'jobId', ''), '{' || coalesce((SELECT "
+                       "string_agg(to_json(k)::text || ':' || to_json(CASE WHEN jsonb_typeof(v) = "
+                       "'string' THEN v #>> '{}' ELSE v::text END)::text, ',') FROM "
+                       "jsonb_each(data) AS x(k, v)), '') || '}', "
                        "created_at_ms FROM @event WHERE queue = $1 AND id > $2::bigint ORDER BY "
                        "id LIMIT 64",
                        2, p, &rc);

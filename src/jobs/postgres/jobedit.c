@@ -123,8 +123,10 @@ static int edit_job(pg_be *be, const char *queue, ln__jobs_edit *e) {
         return edit_delay(be, queue, st, e);
     case LN__EDIT_DATA: {
         const char *p[3] = {queue, e->id, e->data};
-        return ln__pg_exec(be, "UPDATE @job SET data = $3::jsonb WHERE queue = $1 AND id = $2", 3,
-                           p);
+        return ln__pg_exec(be,
+                           "UPDATE @job SET data = $3::text::jsonb, opts = " PG_RAW_SET(
+                               "$3", "lanesData") " WHERE queue = $1 AND id = $2",
+                           3, p);
     }
     case LN__EDIT_ADD_LOG:
     case LN__EDIT_CLEAR_LOGS:

@@ -66,21 +66,46 @@ char *ln__pg_dup(const PGresult *r, int row, int col, int *oom);
 /* Decimal text of v into buf (24 bytes). */
 const char *ln__pg_itoa(char *buf, int64_t v);
 
+/* JSON as the caller gave it, byte for byte. BullMQ's columns are jsonb,
+ * which normalises (spaces, key order, duplicate keys); when the text a
+ * lanes caller gave differs from its jsonb form, the store keeps it in the
+ * job's opts under a lanes key (PG_RAW_SET) and reads it back while it
+ * still equals the column (a Node process that changed the column wins). */
+#define PG_RAW(col, key)                                                                           \
+    "CASE WHEN j.opts ? '" key "' AND (j.opts->>'" key "')::jsonb = " col " THEN j.opts->>'" key   \
+    "' ELSE " col "::text END"
+/* opts with key set to the text $n when it differs from its jsonb form,
+ * else without it (an UPDATE's SET expression). */
+#define PG_RAW_SET(n, key)                                                                         \
+    "CASE WHEN " n "::text::jsonb::text = " n "::text THEN opts - '" key "' ELSE opts || "         \
+    "jsonb_build_object('" key "', " n "::text) END"
+
 /* The job row as every read selects it (PG_JOB_COLS, in this order), and
  * its conversion into an ln_job_info (paused: the queue is paused). */
-#define PG_JOB_COLS                                                                                \
-    "j.id, j.state::text, j.name, j.data::text, CASE WHEN j.state = 'completed' THEN "             \
-    "coalesce(j.return_value::text, 'null') ELSE j.return_value::text END, j.failed_reason, "      \
-    "j.progress::text, (j.opts->>'tm')::jsonb->>'traceparent', "                                   \
-    "(j.opts->>'tm')::jsonb->>'tracestate', j.priority, (j.seq < 0)::int, "                        \
-    "coalesce((j.opts->>'attempts')::int, j.max_attempts), CASE WHEN j.state = 'completed' THEN "  \
-    "greatest(j.attempts_made - 1, 0) ELSE j.attempts_made END, "                                  \
-    "j.attempts_started, j.stalled_count, j.opts->'backoff'->>'type', "                            \
-    "coalesce((j.opts->'backoff'->>'delay')::bigint, 0), "                                         \
-    "coalesce((j.opts->'backoff'->>'jitter')::float8, 0), j.added_at_ms, "                         \
-    "CASE WHEN j.state = 'delayed' THEN j.process_at_ms ELSE j.added_at_ms + "                     \
-    "coalesce((j.opts->>'delay')::bigint, 0) END, j.processed_at_ms, j.finished_at_ms, "           \
-    "coalesce((j.opts->>'lanesTimeout')::bigint, 0), j.seq"
+#define PG_JOB_COLS                                                                                                                                                                             \
+    "j.id, j.state::text, j.name, " PG_RAW(                                                                                                                                                     \
+        "j.data",                                                                                                                                                                               \
+        "lanesData") ", CASE WHEN j.state = "                                                                                                                                                   \
+                     "'completed' THEN coalesce(" PG_RAW(                                                                                                                                       \
+                         "j.return_value",                                                                                                                                                      \
+                         "lanesResult") ", 'null') ELSE " PG_RAW("j.return_value",                                                                                                              \
+                                                                 "lanesResult") " END, "                                                                                                        \
+                                                                                "j.failed_reason,"                                                                                              \
+                                                                                " " PG_RAW("j."                                                                                                 \
+                                                                                           "progr"                                                                                              \
+                                                                                           "ess",                                                                                               \
+                                                                                           "lanes"                                                                                              \
+                                                                                           "Progr"                                                                                              \
+                                                                                           "ess") ", (j.opts->>'tm')::jsonb->>'traceparent', "                                                  \
+                                                                                                  "(j.opts->>'tm')::jsonb->>'tracestate', j.priority, (j.seq < 0)::int, "                       \
+                                                                                                  "coalesce((j.opts->>'attempts')::int, j.max_attempts), CASE WHEN j.state = 'completed' THEN " \
+                                                                                                  "greatest(j.attempts_made - 1, 0) ELSE j.attempts_made END, "                                 \
+                                                                                                  "j.attempts_started, j.stalled_count, j.opts->'backoff'->>'type', "                           \
+                                                                                                  "coalesce((j.opts->'backoff'->>'delay')::bigint, 0), "                                        \
+                                                                                                  "coalesce((j.opts->'backoff'->>'jitter')::float8, 0), j.added_at_ms, "                        \
+                                                                                                  "CASE WHEN j.state = 'delayed' THEN j.process_at_ms ELSE j.added_at_ms + "                    \
+                                                                                                  "coalesce((j.opts->>'delay')::bigint, 0) END, j.processed_at_ms, j.finished_at_ms, "          \
+                                                                                                  "coalesce((j.opts->>'lanesTimeout')::bigint, 0), j.seq"
 #define PG_JOB_NCOLS 24
 int ln__pg_job_info(pg_be *be, const PGresult *r, int row, int paused, ln_job_info *info);
 /* The backoff kind of a stored type name (NULL: fixed) and its custom

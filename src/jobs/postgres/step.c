@@ -89,11 +89,16 @@ int ln__pg_dedup_release(pg_be *be, const char *queue, const char *id) {
 #define GUARD " WHERE queue = $1 AND id = $2 AND state = 'active' AND lock_token = $3 "
 #define UNLOCK "lock_token = NULL, locked_until_ms = NULL"
 static const char *const outcome_sql[] = {
-    [LN__DONE_COMPLETE] = "UPDATE @job SET state = 'completed', return_value = $4::jsonb, "
-                          "finished_at_ms = " PG_NOW ", attempts_made = attempts_made + 1, "
-                          "" UNLOCK GUARD "AND $5::bigint IS NOT NULL RETURNING 'completed', "
-                          "jsonb_build_object('jobId', id, 'returnvalue', "
-                          "coalesce(return_value::text, 'null'), 'prev', 'active')",
+    [LN__DONE_COMPLETE] =
+        "UPDATE @job SET state = 'completed', return_value = $4::text::jsonb, "
+        "opts = CASE WHEN $4::text IS NULL THEN opts - 'lanesResult' ELSE "
+        "" PG_RAW_SET("$4", "lanesResult") " END, "
+                                           "finished_at_ms = " PG_NOW
+                                           ", attempts_made = attempts_made + 1, "
+                                           "" UNLOCK GUARD
+                                           "AND $5::bigint IS NOT NULL RETURNING 'completed', "
+                                           "jsonb_build_object('jobId', id, 'returnvalue', "
+                                           "coalesce($4::text, 'null'), 'prev', 'active')",
     [LN__DONE_RETRY] =
         "UPDATE @job SET state = CASE WHEN $5::bigint > 0 THEN 'delayed' ELSE 'waiting' "
         "END::@job_state, failed_reason = $4, attempts_made = attempts_made + 1, "
@@ -354,12 +359,14 @@ int ln__pg_progress(ln__jobs_be *b, const char *queue, const ln__job_ref *ref, c
     pg_be *be = pgbe(b);
     const char *p[4] = {queue, ref->id, ref->token, json};
     int rc;
-    PGresult *r = ln__pg_q(be,
-                           "WITH u AS (UPDATE @job SET progress = $4::jsonb" GUARD
-                           "RETURNING id, progress) INSERT INTO @event (queue, event, data, "
-                           "created_at_ms) SELECT $1, 'progress', jsonb_build_object('jobId', id, "
-                           "'data', progress::text), " PG_NOW " FROM u RETURNING 1",
-                           4, p, &rc);
+    PGresult *r =
+        ln__pg_q(be,
+                 "WITH u AS (UPDATE @job SET progress = $4::text::jsonb, opts = " PG_RAW_SET(
+                     "$4", "lanesProgress") GUARD
+                 "RETURNING id) INSERT INTO @event (queue, event, data, "
+                 "created_at_ms) SELECT $1, 'progress', jsonb_build_object('jobId', id, "
+                 "'data', $4::text), " PG_NOW " FROM u RETURNING 1",
+                 4, p, &rc);
     if (r == NULL) return rc;
     int n = PQntuples(r);
     PQclear(r);

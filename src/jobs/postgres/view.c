@@ -253,7 +253,7 @@ static int page(pg_be *be, const char *queue, int state, size_t offset, const ch
     if (paused < 0) return ln__pg_fail(be, paused);
     int ready = state == LN_JOB_WAITING || state == LN_JOB_PRIORITIZED;
     if ((state == LN_JOB_PAUSED && !paused) || (ready && paused)) return ln__pg_commit(be);
-    char sql[1400];
+    char sql[4096];
     const char *dir = s->desc ? "DESC" : "";
     snprintf(sql, sizeof sql,
              "SELECT " PG_JOB_COLS ", %s FROM @job j WHERE j.queue = $1 AND %s%s%s%s "
