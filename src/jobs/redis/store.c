@@ -121,14 +121,16 @@ void ln__redis_close(ln__jobs_be *be, int forked) {
     ln__free(r);
 }
 
-/* backend.h's members in their order; NULL: worker_beat (a worker run is
- * known by its named connection, workers.c). */
+/* The method table, in backend.h's order and groups: each member points
+ * straight at the function of the file of its concept. No worker_beat: a
+ * worker run is known by its named connection (pipe.c, workers.c). */
 static const ln__store_methods redis_methods = {
+    /* the store: here */
     .version = LN__STORE_METHODS_VERSION,
     .name = "redis",
     .close = ln__redis_close,
     .check = ln__redis_check,
-    /* jobs */
+    /* jobs: add.c, view.c, retry.c, edit.c, cancel.c */
     .add = ln__redis_add,
     .get = ln__redis_get,
     .counts = ln__redis_counts,
@@ -140,7 +142,7 @@ static const ln__store_methods redis_methods = {
     .promote = ln__redis_promote,
     .cancel = ln__redis_cancel,
     .edit = ln__redis_edit,
-    /* workers */
+    /* workers: step.c, stalled.c, view.c, wait.c, pipe.c, cancel.c, workers.c */
     .step = ln__redis_step,
     .recover_stalled = ln__redis_recover_stalled,
     .release = ln__redis_release,
@@ -150,25 +152,28 @@ static const ln__store_methods redis_methods = {
     .wait_open = ln__redis_wait_open,
     .pipe_open = ln__redis_pipe_open,
     .cancel_poll = ln__redis_cancel_poll,
+    .worker_beat = NULL,
     .workers = ln__redis_workers,
-    /* flows */
+    /* flows: flow.c, flow_tree.c, flow_parent.c */
     .add_flow = ln__redis_add_flow,
     .children = ln__redis_children,
     .remove_tree = ln__redis_remove_tree,
     .wait_children = ln__redis_wait_children,
     .wait_child = ln__redis_wait_child,
     .remove_unprocessed = ln__redis_remove_unprocessed,
-    /* job schedulers */
+    /* job schedulers: sched.c */
     .sched_upsert = ln__redis_sched_upsert,
     .sched_remove = ln__redis_sched_remove,
     .sched_get = ln__redis_sched_get,
     .sched_list = ln__redis_sched_list,
     .sched_taken = ln__redis_sched_taken,
-    /* limits, events, metrics */
+    /* rate limits and global concurrency: limit.c */
     .limits = ln__redis_limits,
+    /* events: events.c */
     .events_open = ln__redis_events_open,
+    /* metrics: metrics.c */
     .metrics = ln__redis_metrics,
-    /* admin */
+    /* a queue as a whole: admin.c */
     .queues = ln__redis_queues,
     .pause = ln__redis_pause,
     .is_paused = ln__redis_is_paused,
