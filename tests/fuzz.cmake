@@ -87,7 +87,7 @@ if(LN_FUZZ)
     target_sources(fuzz_url PRIVATE ${PROJECT_SOURCE_DIR}/cli/store_url.c
                    ${PROJECT_SOURCE_DIR}/cli/cli_err.c)
     target_link_libraries(fuzz_url PRIVATE PkgConfig::JANSSON)
-    if(TARGET fuzz_sched) # redis_sched.c is included: its generated scripts' header
+    if(TARGET fuzz_sched) # redis/sched.c is included: its generated scripts' header
       target_include_directories(fuzz_sched PRIVATE ${PROJECT_BINARY_DIR}/src/jobs)
       target_compile_definitions(fuzz_sched PRIVATE LN_HAVE_REDIS=1)
     endif()

@@ -1,9 +1,9 @@
-/* redis_limit.c - rate limits and global concurrency on Redis: one call of
+/* limit.c - rate limits and global concurrency on Redis: one call of
  * lua/ratelimit.lua per op, on BullMQ's own meta fields ('max',
  * 'duration', 'concurrency') and 'limiter' key, so Node's
  * setGlobalRateLimit / setGlobalConcurrency / rateLimit and lanes read and
  * write the same limits (docs/internals/ratelimit.md). */
-#include "redis_limit.h"
+#include "redis_int.h"
 
 #include "internal.h"
 #include "redis_scripts.h"
@@ -19,20 +19,17 @@ static const char *const op_name[] = {
     [LN__LIMITS_TTL] = "ttl",
 };
 
-int ln__redis_limits(ln__redis_conn *c, const char *base, ln__jobs_be *be, ln__jobs_limits *l) {
+int ln__redis_limits(ln__jobs_be *be, const char *queue, ln__jobs_limits *l) {
     LN_ASSERT(l->op >= LN__LIMITS_GET && l->op <= LN__LIMITS_TTL);
+    ln__redis_be *r = ln__redis_at(be, queue);
     ln__redis_args a = {0};
     ln__redis_args_str(&a, op_name[l->op]);
     if (l->op == LN__LIMITS_SET_RATE || l->op == LN__LIMITS_TTL) ln__redis_args_i64(&a, l->max);
     if (l->op == LN__LIMITS_SET_RATE) ln__redis_args_i64(&a, l->duration_ms);
     if (l->op == LN__LIMITS_SET_CONCURRENCY) ln__redis_args_i64(&a, l->concurrency);
     if (l->op == LN__LIMITS_MANUAL) ln__redis_args_i64(&a, l->ttl_ms);
-    if (a.oom) {
-        ln__redis_args_free(&a);
-        return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
-    }
     int rc = 0;
-    redisReply *rep = ln__redis_eval(c, LN__RS_RATELIMIT, base, (int)a.n, a.v, a.len, &rc);
+    redisReply *rep = ln__redis_run(r, LN__RS_RATELIMIT, &a, &rc);
     ln__redis_args_free(&a);
     if (rep == NULL) return rc;
     int ok = l->op == LN__LIMITS_GET ? rep->type == REDIS_REPLY_ARRAY && rep->elements == 3

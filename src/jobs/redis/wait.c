@@ -1,4 +1,4 @@
-/* redis_wait.c - the blocking wait of the Redis backend: an idle worker
+/* wait.c - the blocking wait of the Redis store: an idle worker
  * sleeps in BZPOPMIN on BullMQ's marker key, as BullMQ 6.7's Node workers
  * do, so a job added by either side wakes it at once and an idle worker
  * sends one command per timeout instead of a step every poll_ms.
@@ -23,7 +23,7 @@
  * connection with no answer by then plus a grace (a half-open socket, a
  * frozen server) is dropped by the caller through cancel. A lost
  * connection (CLIENT KILL, restart) shows up as EOF on the socket; the
- * next arm reconnects, with redis_conn.c's backoff while the server is
+ * next arm reconnects, with conn.c's backoff while the server is
  * unreachable, and an error reply (e.g. an ACL refusing BZPOPMIN) makes
  * arm refuse for a second, so the caller falls back to stepping every
  * poll_ms instead of spinning.
@@ -31,7 +31,7 @@
  * Threads: one dispatcher uses a wait at a time (backend.h); the wait
  * shares only the instance's configuration, which is read-only once open.
  */
-#include "redis_wait.h"
+#include "redis_int.h"
 
 #include "internal.h"
 
@@ -59,11 +59,13 @@ static redis_wait *rw(ln__jobs_wait *w) {
 
 static const ln__wait_methods wait_methods;
 
-int ln__redis_wait_open(const ln__redis_cfg *cfg, const char *base, ln__jobs_wait **out) {
+int ln__redis_wait_open(ln__jobs_be *be, const char *queue, ln__jobs_wait **out) {
+    ln__redis_be *r = ln__redis_at(be, queue);
+    const char *base = r->key;
     redis_wait *w = ln__calloc(1, sizeof *w);
-    if (!w) return LN_ENOMEM;
+    if (!w) return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
     w->base.methods = &wait_methods;
-    w->conn.cfg = cfg;
+    w->conn.cfg = &r->cfg; /* the instance outlives every wait */
     w->conn.err = w->errmsg;
     w->conn.err_size = sizeof w->errmsg;
     snprintf(w->key, sizeof w->key, "%smarker", base);

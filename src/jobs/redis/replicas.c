@@ -1,4 +1,4 @@
-/* redis_replicas.c - WAIT for replicas after a write (redis_replicas.h). */
+/* replicas.c - WAIT for replicas after a write (redis_replicas.h). */
 #include "redis_replicas.h"
 
 #include "internal.h"

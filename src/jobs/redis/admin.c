@@ -1,24 +1,23 @@
-/* redis_admin.c - administration calls of the Redis backend: removing a
- * job alone (remove.lua) or with its subtree (remove_tree.lua, store
- * methods version 14), draining a queue (drain.lua), obliterating one
- * (obliterate.lua, version 19), and the queue list (version 4, backend.h): BullMQ
- * keeps no registry of queues, so they are
- * found as dashboards such as Bull Board's hosts find them, by their
- * "<prefix>:<queue>:meta" hash (written the first time a script touches a
- * queue: docs/internals/redis-layout.md), with SCAN in steps of COUNT
- * 1000 keys (never KEYS, which blocks the server). */
-#include "redis_admin.h"
+/* admin.c - queues as a whole on Redis: pausing one (pause.lua),
+ * cleaning its finished jobs (clean.lua), draining it (drain.lua),
+ * obliterating it (obliterate.lua), and the queue list: BullMQ keeps no
+ * registry of queues, so they are found as dashboards such as Bull
+ * Board's hosts find them, by their "<prefix>:<queue>:meta" hash (written
+ * the first time a script touches a queue:
+ * docs/internals/redis-layout.md), with SCAN in steps of COUNT 1000 keys
+ * (never KEYS, which blocks the server). */
+#include "redis_int.h"
 
 #include "internal.h"
-#include "redis_codes.h"
 #include "redis_scripts.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #define SCAN_COUNT "1000"
-/* Jobs one drain.lua call looks at (docs/internals/drain.md): as clean's
- * BATCH, a call of a few milliseconds, and a million jobs in 1,000 calls. */
+#define CLEAN_BATCH 1000 /* jobs per clean.lua call */
+/* Jobs one drain.lua call looks at (docs/internals/drain.md): as
+ * CLEAN_BATCH, a call of a few milliseconds, and a million jobs in 1,000 calls. */
 #define DRAIN_CHUNK 1000
 
 /* prefix with SCAN's glob characters escaped, then ":*:meta". */
@@ -63,8 +62,9 @@ static int add_keys(const redisReply *keys, size_t plen, size_t max, char **arr,
     return 0;
 }
 
-int ln__redis_queues(ln__redis_conn *c, const char *prefix, ln__jobs_be *be, size_t max,
-                     char ***names, size_t *n) {
+int ln__redis_queues(ln__jobs_be *be, size_t max, char ***names, size_t *n) {
+    ln__redis_be *r = (ln__redis_be *)be; /* no queue: any node of a cluster */
+    const char *prefix = r->cfg.prefix;
     char pattern[600], cursor[32] = "0";
     if (meta_pattern(prefix, pattern, sizeof pattern) != 0)
         return ln__jobs_be_err(be, LN_EINVAL, "redis key prefix too long");
@@ -74,7 +74,7 @@ int ln__redis_queues(ln__redis_conn *c, const char *prefix, ln__jobs_be *be, siz
     int rc = 0;
     do {
         const char *argv[] = {"SCAN", cursor, "MATCH", pattern, "COUNT", SCAN_COUNT};
-        redisReply *rep = ln__redis_command(c, 6, argv, NULL, &rc);
+        redisReply *rep = ln__redis_cmd(r, 6, argv, &rc);
         if (rep == NULL) break;
         if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
             rep->element[0]->type != REDIS_REPLY_STRING || rep->element[0]->len >= sizeof cursor ||
@@ -98,88 +98,49 @@ int ln__redis_queues(ln__redis_conn *c, const char *prefix, ln__jobs_be *be, siz
     return rc;
 }
 
-/* Once open, a lost or unreachable server is LN_EBACKEND (redis.c). */
-static int public_rc(int rc) {
-    return ln__redis_conn_lost(rc) ? LN_EBACKEND : rc;
+int ln__redis_pause(ln__jobs_be *be, const char *queue, int paused) {
+    ln__redis_be *r = ln__redis_at(be, queue);
+    ln__redis_args a = {0};
+    ln__redis_args_str(&a, paused ? "1" : "0");
+    int64_t ignored = 0;
+    return ln__redis_run_int(r, LN__RS_PAUSE, &a, &ignored);
 }
 
-/* The other errors remove.lua and remove_tree.lua share, for job id. */
-static int remove_err(ln__jobs_be *be, const char *queue, const char *id, int64_t res) {
-    if (res == LN__RC_JOB_NOT_EXIST)
-        return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
-    if (res == LN__RC_SCHEDULED)
-        return ln__jobs_be_err(be, LN_EBUSY,
-                               "job '%s' is its job scheduler's current iteration: remove the "
-                               "scheduler instead",
-                               id);
-    return ln__jobs_be_err(be, LN_EBACKEND, "redis: remove returned %lld", (long long)res);
-}
-
-int ln__redis_remove(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
-                     const char *id) {
+int ln__redis_is_paused(ln__jobs_be *be, const char *queue, int *paused) {
+    ln__redis_be *r = ln__redis_at(be, queue);
     int rc = 0;
-    redisReply *rep = ln__redis_eval(c, LN__RS_REMOVE, base, 1, &id, NULL, &rc);
-    if (!rep) return public_rc(rc);
-    int64_t res = rep->type == REDIS_REPLY_INTEGER ? rep->integer : INT64_MIN;
+    char meta[LN__REDIS_BASE_MAX + 8];
+    snprintf(meta, sizeof meta, "%smeta", r->key);
+    redisReply *rep = ln__redis_cmd(r, 3, (const char *[]){"HEXISTS", meta, "paused"}, &rc);
+    if (!rep) return rc;
+    *paused = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
     freeReplyObject(rep);
-    if (res == 0) return 0;
-    if (res == LN__RC_LOCKED)
-        return ln__jobs_be_err(be, LN_EBUSY, "job '%s' is active (a worker holds its lock)", id);
-    return remove_err(be, queue, id, res);
+    return 0;
 }
 
-/* remove_tree.lua: the subtree of id, or (pending_only) only its
- * unprocessed children's. */
-static int remove_tree_mode(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
-                            const char *id, size_t max, int pending_only, size_t *removed) {
-    char cap[24];
-    snprintf(cap, sizeof cap, "%zu", max);
-    const char *argv[] = {id, cap, pending_only ? "1" : "0"};
+int ln__redis_clean(ln__jobs_be *be, const char *queue, int state, int64_t age_ms, uint64_t keep,
+                    size_t *removed) {
+    ln__redis_be *r = ln__redis_at(be, queue);
     int rc = 0;
     *removed = 0;
-    redisReply *rep = ln__redis_eval(c, LN__RS_REMOVE_TREE, base, 3, argv, NULL, &rc);
-    if (!rep) return public_rc(rc);
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 ||
-        rep->element[0]->type != REDIS_REPLY_INTEGER) {
-        freeReplyObject(rep);
-        return ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to remove_tree");
-    }
-    int64_t res = rep->element[0]->integer;
-    int err = 0;
-    if (res == 0 && rep->elements == 2 && rep->element[1]->type == REDIS_REPLY_INTEGER)
-        *removed = (size_t)rep->element[1]->integer;
-    else if (res == LN__RC_LOCKED && rep->elements == 2 &&
-             rep->element[1]->type == REDIS_REPLY_STRING)
-        err = ln__jobs_be_err(be, LN_EBUSY,
-                              "job %s of the tree under '%s' is active (a worker holds its lock)",
-                              rep->element[1]->str, id);
-    else if (res == LN__RC_TREE_TOO_BIG)
-        err = ln__jobs_be_err(be, LN_ETOOBIG,
-                              "the tree of job '%s' has more than %zu entries (its jobs and the "
-                              "children their parents record): remove its subtrees first",
-                              id, max);
-    else
-        err = remove_err(be, queue, id, res == 0 ? INT64_MIN : res);
-    freeReplyObject(rep);
-    return err;
-}
-
-int ln__redis_remove_tree(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
-                          const char *id, size_t max, size_t *removed) {
-    return remove_tree_mode(c, base, be, queue, id, max, 0, removed);
-}
-
-int ln__redis_remove_unprocessed(ln__redis_conn *c, const char *base, ln__jobs_be *be,
-                                 const char *queue, const char *id, size_t max, size_t *removed) {
-    return remove_tree_mode(c, base, be, queue, id, max, 1, removed);
+    int64_t n = 0;
+    do {
+        ln__redis_args a = {0};
+        ln__redis_args_str(&a, ln_job_state_name(state));
+        ln__redis_args_i64(&a, age_ms < 0 ? -1 : age_ms);
+        ln__redis_args_i64(&a, keep > INT64_MAX ? INT64_MAX : (int64_t)keep);
+        ln__redis_args_i64(&a, CLEAN_BATCH);
+        if ((rc = ln__redis_run_int(r, LN__RS_CLEAN, &a, &n)) < 0) return rc;
+        *removed += (size_t)n;
+    } while (n == CLEAN_BATCH);
+    return 0;
 }
 
 /* Drain one key (drain.lua's ARGV[1]) in calls of DRAIN_CHUNK jobs, each
  * going on from where the last ended. It looks at most at as many jobs as
  * the key held at its first call, so jobs added meanwhile cannot keep it
  * going. prev: the last reply, whose anchor the next call gets. */
-static int drain_key(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *what,
-                     size_t *removed) {
+static int drain_key(ln__redis_be *r, const char *what, size_t *removed) {
     redisReply *prev = NULL;
     int64_t budget = -1; /* jobs still to look at; -1 before the first call */
     for (;;) {
@@ -190,18 +151,16 @@ static int drain_key(ln__redis_conn *c, const char *base, ln__jobs_be *be, const
         ln__redis_args_mem(&a, prev ? prev->element[3]->str : "", prev ? prev->element[3]->len : 0);
         ln__redis_args_mem(&a, prev ? prev->element[4]->str : "", prev ? prev->element[4]->len : 0);
         int rc = 0;
-        redisReply *rep =
-            a.oom ? NULL : ln__redis_eval(c, LN__RS_DRAIN, base, (int)a.n, a.v, a.len, &rc);
-        if (a.oom) rc = ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
+        redisReply *rep = ln__redis_run(r, LN__RS_DRAIN, &a, &rc);
         ln__redis_args_free(&a);
         if (prev) freeReplyObject(prev);
-        if (!rep) return public_rc(rc);
+        if (!rep) return rc;
         int ok = rep->type == REDIS_REPLY_ARRAY && rep->elements == 5;
         for (size_t i = 0; ok && i < 5; i++)
             ok = rep->element[i]->type == (i < 3 ? REDIS_REPLY_INTEGER : REDIS_REPLY_STRING);
         if (!ok) {
             freeReplyObject(rep);
-            return ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to drain");
+            return ln__jobs_be_err(&r->base, LN_EBACKEND, "redis: unexpected reply to drain");
         }
         int64_t looked = rep->element[1]->integer;
         *removed += (size_t)rep->element[0]->integer;
@@ -215,11 +174,12 @@ static int drain_key(ln__redis_conn *c, const char *base, ln__jobs_be *be, const
 }
 
 /* The keys in drain.lua's order: the last call ('delayed') ends the markers. */
-int ln__redis_drain(ln__redis_conn *c, const char *base, ln__jobs_be *be, size_t *removed) {
+int ln__redis_drain(ln__jobs_be *be, const char *queue, size_t *removed) {
     static const char *const keys[] = {"wait", "paused", "prioritized", "delayed"};
+    ln__redis_be *r = ln__redis_at(be, queue);
     *removed = 0;
     for (size_t i = 0; i < LN_ARRAY_SIZE(keys); i++) {
-        int rc = drain_key(c, base, be, keys[i], removed);
+        int rc = drain_key(r, keys[i], removed);
         if (rc) return rc;
     }
     return 0;
@@ -228,17 +188,16 @@ int ln__redis_drain(ln__redis_conn *c, const char *base, ln__jobs_be *be, size_t
 /* One obliterate.lua call (backend.h's obliterate step): at most
  * LN__OBLITERATE_STEP jobs and schedulers into *removed, *more (0: the
  * queue is gone) and *left (may be NULL: the jobs there were before it). */
-int ln__redis_obliterate(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
-                         int force, int64_t *left, size_t *removed, int *more) {
+int ln__redis_obliterate(ln__jobs_be *be, const char *queue, int force, int64_t *left,
+                         size_t *removed, int *more) {
+    ln__redis_be *r = ln__redis_at(be, queue);
     ln__redis_args a = {0};
     ln__redis_args_i64(&a, LN__OBLITERATE_STEP);
     ln__redis_args_str(&a, force ? "1" : "0");
     int rc = 0;
-    redisReply *rep =
-        a.oom ? NULL : ln__redis_eval(c, LN__RS_OBLITERATE, base, (int)a.n, a.v, a.len, &rc);
-    if (a.oom) rc = ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
+    redisReply *rep = ln__redis_run(r, LN__RS_OBLITERATE, &a, &rc);
     ln__redis_args_free(&a);
-    if (!rep) return public_rc(rc);
+    if (!rep) return rc;
     int n = rep->type == REDIS_REPLY_ARRAY ? (int)rep->elements : 0;
     for (int i = 0; i < n; i++)
         if (rep->element[i]->type != REDIS_REPLY_INTEGER) n = 0;

@@ -1,9 +1,16 @@
-/* redis_step.c - step.lua's arguments and reply (see redis_step.h). */
+/* step.c - the worker round trip on Redis: one step.lua call records
+ * the outcomes, renews the leases, promotes due delayed jobs and takes new
+ * ones, atomically; its arguments and reply (redis_step.h) are shared with
+ * the pipelined steps (pipe.c). A job held under a lease also gets its
+ * progress and log lines here (touch.lua). */
 #include "redis_step.h"
 
 #include "backoff.h"
 #include "internal.h"
 #include "redis_codes.h"
+#include "redis_int.h"
+#include "redis_replicas.h"
+#include "redis_scripts.h"
 #include "redis_view.h"
 #include "utf8.h"
 
@@ -395,4 +402,56 @@ int ln__redis_step_reply(const redisReply *rep, ln__jobs_step *st, const ln__red
         st->ntaken = 0;
     }
     return rc;
+}
+
+/* ----------------------------------------------------- the store's step */
+
+int ln__redis_step(ln__jobs_be *be, const char *queue, ln__jobs_step *st) {
+    ln__redis_be *r = ln__redis_at(be, queue);
+    st->ntaken = 0;
+    st->next_due_ms = -1;
+    int rc = 0;
+    ln__redis_token *tokens = st->want ? ln__malloc(st->want * sizeof *tokens) : NULL;
+    if (st->want && !tokens) return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
+    ln__redis_step_tokens(r->token_base, &r->token_seq, tokens, st->want);
+    ln__redis_args a = {0};
+    ln__redis_step_args(&a, st, r->worker, tokens);
+    redisReply *rep = ln__redis_run(r, LN__RS_STEP, &a, &rc);
+    ln__redis_args_free(&a);
+    if (rep) {
+        rc = ln__redis_step_reply(rep, st, tokens, be->errmsg, sizeof be->errmsg);
+        freeReplyObject(rep);
+        if (rc == 0) ln__redis_wait_step(&r->conn, st); /* wait_replicas */
+    }
+    ln__free(tokens);
+    return rc;
+}
+
+/* touch.lua: what ("progress" or "log") of a job held with ref's token. */
+static int touch(ln__jobs_be *be, const char *queue, const ln__job_ref *ref, const char *what,
+                 const char *value) {
+    ln__redis_be *r = ln__redis_at(be, queue);
+    int rc = 0;
+    ln__redis_args a = {0};
+    ln__redis_args_str(&a, ref->id);
+    ln__redis_args_str(&a, ref->token);
+    ln__redis_args_str(&a, what);
+    ln__redis_args_str(&a, value);
+    int64_t res = 0;
+    if ((rc = ln__redis_run_int(r, LN__RS_TOUCH, &a, &res)) < 0) return rc;
+    if (res < 0)
+        return ln__jobs_be_err(be, LN_ESTALE, "job '%s': lock lost (%s)", ref->id,
+                               res == LN__RC_JOB_NOT_EXIST    ? "job removed"
+                               : res == LN__RC_LOCK_NOT_EXIST ? "lock expired"
+                                                              : "another worker holds it");
+    return 0;
+}
+
+int ln__redis_progress(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
+                       const char *json) {
+    return touch(be, queue, ref, "progress", json);
+}
+
+int ln__redis_log(ln__jobs_be *be, const char *queue, const ln__job_ref *ref, const char *line) {
+    return touch(be, queue, ref, "log", line);
 }

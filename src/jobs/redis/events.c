@@ -1,4 +1,4 @@
-/* redis_events.c - the Redis backend's follower of a queue's events: the
+/* events.c - the Redis store's follower of a queue's events: the
  * stream <prefix>:<queue>:events that BullMQ's scripts and lanes' write
  * (docs/internals/redis-layout.md, "events"), read as BullMQ's QueueEvents
  * reads it, with XREAD BLOCK after the last id seen.
@@ -13,11 +13,11 @@
  * to the last one read. A read blocks at most SLICE_MS (and less than the
  * connection's reply timeout), so a wait of any length is a series of
  * short commands: a dead server is noticed within a slice, and a lost
- * connection is re-made by the next read (redis_conn.c's backoff).
+ * connection is re-made by the next read (conn.c's backoff).
  * An entry's fields are returned as one JSON object of strings (jansson
  * builds it); "event" is its name and "jobId" its job id.
  */
-#include "redis_events.h"
+#include "redis_int.h"
 
 #include "internal.h"
 #include "utf8.h"
@@ -89,8 +89,13 @@ static int valid_id(const char *s) {
     return digits > 0;
 }
 
-int ln__redis_events_open(const ln__redis_cfg *cfg, const char *base, const char *from,
-                          ln__jobs_events **out, char *err, size_t err_size) {
+int ln__redis_events_open(ln__jobs_be *be, const char *queue, const char *from,
+                          ln__jobs_events **out) {
+    ln__redis_be *r = ln__redis_at(be, queue);
+    const ln__redis_cfg *cfg = &r->cfg; /* the handle outlives the follower */
+    const char *base = r->key;
+    char *err = be->errmsg;
+    size_t err_size = sizeof be->errmsg;
     if (from != NULL && strcmp(from, "$") != 0 && !valid_id(from)) {
         snprintf(err, err_size,
                  "from '%s': a Redis event id is a stream id (\"ms-seq\"), \"0\" or \"$\"", from);

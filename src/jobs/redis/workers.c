@@ -1,4 +1,4 @@
-/* redis_workers.c - the workers of a queue on Redis (jobs.h
+/* workers.c - the workers of a queue on Redis (jobs.h
  * ln_jobs_workers), as BullMQ knows them: Redis keeps no list of workers,
  * so a worker names its connection (CLIENT SETNAME) and a listing reads
  * the names back with CLIENT LIST, as Queue.getWorkers() does.
@@ -6,7 +6,7 @@
  * Names. A BullMQ worker's blocking connection is "<prefix>:<b64>", or
  * "<prefix>:<b64>:w:<name>" when the worker has a name, with <b64> the
  * queue name in standard base64 (with '=' padding). A running
- * ln_worker_run names its pipe's connection (redis_pipe.c, connected for
+ * ln_worker_run names its pipe's connection (pipe.c, connected for
  * the whole run and closed when it returns) "<prefix>:<b64>:w:lanes-<pid>",
  * so each run shows exactly once while it runs, in Node's getWorkers()
  * and Bull Board as in this listing. A client name cannot hold spaces, so
@@ -22,6 +22,7 @@
 #include "redis_workers.h"
 
 #include "internal.h"
+#include "redis_int.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -204,9 +205,10 @@ int ln__redis_parse_clients(const char *text, size_t len, const char *want, int6
 /* ------------------------------------------------------------- listing */
 
 /* The server's clock in ms (TIME). */
-static int server_ms(ln__redis_conn *c, ln__jobs_be *be, int64_t *ms) {
+static int server_ms(ln__redis_be *rb, int64_t *ms) {
+    ln__jobs_be *be = &rb->base;
     int rc = 0;
-    redisReply *r = ln__redis_command(c, 1, (const char *[]){"TIME"}, NULL, &rc);
+    redisReply *r = ln__redis_cmd(rb, 1, (const char *[]){"TIME"}, &rc);
     if (r == NULL) return rc;
     int ok = r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
              r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING;
@@ -217,18 +219,20 @@ static int server_ms(ln__redis_conn *c, ln__jobs_be *be, int64_t *ms) {
     return ok ? 0 : ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to TIME");
 }
 
-int ln__redis_workers(ln__redis_conn *c, const char *prefix, const char *queue, ln__jobs_be *be,
-                      size_t max, ln_worker_info **out, size_t *n) {
+int ln__redis_workers(ln__jobs_be *be, const char *queue, size_t max, ln_worker_info **out,
+                      size_t *n) {
+    ln__redis_be *rb = ln__redis_at(be, queue); /* Redis Cluster: the node serving the queue */
+    const char *prefix = rb->cfg.prefix;
     int rc = 0;
     int64_t now = 0;
-    redisReply *r = ln__redis_command(c, 2, (const char *[]){"CLIENT", "LIST"}, NULL, &rc);
+    redisReply *r = ln__redis_cmd(rb, 2, (const char *[]){"CLIENT", "LIST"}, &rc);
     if (r == NULL) return rc;
     if (r->type != REDIS_REPLY_STRING) {
         freeReplyObject(r);
         return ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to CLIENT LIST");
     }
     char *want = client_base(prefix, queue, strlen(queue), "");
-    if (want == NULL || (rc = server_ms(c, be, &now)) != 0) {
+    if (want == NULL || (rc = server_ms(rb, &now)) != 0) {
         freeReplyObject(r);
         ln__free(want);
         return want == NULL ? ln__jobs_be_err(be, LN_ENOMEM, "out of memory") : rc;

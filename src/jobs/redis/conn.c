@@ -1,4 +1,4 @@
-/* redis_conn.c - connections of the Redis backend: URL, connect, timeouts,
+/* conn.c - connections of the Redis store: URL, connect, timeouts,
  * reconnect, embedded scripts (see redis_conn.h). */
 #include "redis_conn.h"
 

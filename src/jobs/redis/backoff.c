@@ -1,4 +1,4 @@
-/* redis_backoff.c - a job's backoff as the Redis store writes it (BullMQ's
+/* backoff.c - a job's backoff as the Redis store writes it (BullMQ's
  * opts.backoff: {type, delay[, jitter]}) and reads it back from a view.
  * docs/internals/backoff.md. */
 #include "redis_backoff.h"

@@ -1,11 +1,13 @@
-/* redis_flow.c - flows on the Redis backend (redis_flow.h; the layout is
- * BullMQ 6.7's, docs/internals/flows.md). */
-#include "redis_flow.h"
+/* flow.c - flows on Redis: adding one, all or nothing (lua/flow.lua),
+ * and reading a job's flow relations (lua/children.lua). The layout is
+ * BullMQ 6.7's, docs/internals/flows.md. */
+#include "redis_int.h"
 
 #include "internal.h"
-#include "redis_cluster.h"
-#include "redis_scripts.h"
 #include "redis_backoff.h"
+#include "redis_cluster.h"
+#include "redis_replicas.h"
+#include "redis_scripts.h"
 #include "redis_view.h"
 
 #include <jansson.h>
@@ -14,12 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BASE_MAX (256 + LN_JOB_QUEUE_MAX + 2)
-
-static int bad_reply(ln__jobs_be *be, redisReply *rep, const char *what) {
-    if (rep) freeReplyObject(rep);
-    return ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to %s", what);
-}
+#define BASE_MAX LN__REDIS_BASE_MAX
 
 /* The queue bases of the nodes into bases[i]; on a Cluster every one must
  * hash to the root's slot (one script touches them all). */
@@ -63,7 +60,8 @@ static void push_node(ln__redis_args *a, const char *base, const ln__flow_new *n
 }
 
 static int read_ids(ln__jobs_be *be, redisReply *rep, ln__flow_new *nodes, size_t n) {
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2) return bad_reply(be, rep, "flow");
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2)
+        return ln__redis_bad_reply(be, rep, "flow");
     if (ln__redis_int_at(rep, 0) == 2) { /* the root's parent does not exist */
         freeReplyObject(rep);
         const ln_job_opts *o = &nodes[0].job.opts;
@@ -78,9 +76,10 @@ static int read_ids(ln__jobs_be *be, redisReply *rep, ln__flow_new *nodes, size_
         return ln__jobs_be_err(be, LN_EINVAL, "flow node %zu: queue '%s' has a job '%s'", i,
                                nodes[i].queue, nodes[i].job.opts.job_id);
     }
-    if (rep->elements != n + 1) return bad_reply(be, rep, "flow");
+    if (rep->elements != n + 1) return ln__redis_bad_reply(be, rep, "flow");
     for (size_t i = 0; i < n; i++) {
-        if (rep->element[i + 1]->type != REDIS_REPLY_STRING) return bad_reply(be, rep, "flow");
+        if (rep->element[i + 1]->type != REDIS_REPLY_STRING)
+            return ln__redis_bad_reply(be, rep, "flow");
         ln__free(nodes[i].job.id); /* the backend sets it; any length (job_record.h) */
         nodes[i].job.id = NULL;
         if (ln__redis_str_at(rep, i + 1, &nodes[i].job.id) != 0) {
@@ -114,7 +113,10 @@ static int push_root_parent(const ln__redis_conn *c, ln__jobs_be *be, ln__redis_
     return 0;
 }
 
-int ln__redis_flow_add(ln__redis_conn *c, ln__jobs_be *be, ln__flow_new *nodes, size_t n) {
+/* The root's queue base is r->key, bases[0]. */
+static int add_flow(ln__redis_be *r, ln__flow_new *nodes, size_t n) {
+    ln__jobs_be *be = &r->base;
+    const ln__redis_conn *c = &r->conn;
     char(*bases)[BASE_MAX] = ln__malloc(n * sizeof *bases);
     if (bases == NULL) return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
     int rc = node_bases(c, be, nodes, n, bases);
@@ -125,13 +127,17 @@ int ln__redis_flow_add(ln__redis_conn *c, ln__jobs_be *be, ln__flow_new *nodes, 
         for (size_t i = 0; i < n; i++) push_node(&a, bases[i], &nodes[i]);
         rc = push_root_parent(c, be, &a, bases[0], &nodes[0].job.opts, parent_base);
     }
-    redisReply *rep = NULL;
-    if (rc == 0 && a.oom) rc = ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
-    if (rc == 0) rep = ln__redis_eval(c, LN__RS_FLOW, bases[0], (int)a.n, a.v, a.len, &rc);
+    redisReply *rep = rc == 0 ? ln__redis_run(r, LN__RS_FLOW, &a, &rc) : NULL;
     ln__redis_args_free(&a);
     ln__free(bases);
     if (rc != 0 || rep == NULL) return rc != 0 ? rc : LN_EBACKEND;
     return read_ids(be, rep, nodes, n);
+}
+
+int ln__redis_add_flow(ln__jobs_be *be, ln__flow_new *nodes, size_t n) {
+    ln__redis_be *r = ln__redis_at(be, nodes[0].queue);
+    int rc = add_flow(r, nodes, n);
+    return rc != 0 ? rc : ln__redis_wait_added(&r->conn, be, &nodes[0].job, n);
 }
 
 /* ------------------------------------------------------------- reading */
@@ -212,22 +218,22 @@ static int read_relations(const char *prefix, const redisReply *rep, ln_job_chil
     return rc;
 }
 
-int ln__redis_flow_children(ln__redis_conn *c, ln__jobs_be *be, const char *base, const char *id,
-                            ln_job_children *out) {
+int ln__redis_children(ln__jobs_be *be, const char *queue, const char *id, ln_job_children *out) {
+    ln__redis_be *r = ln__redis_at(be, queue);
     ln__redis_args a = {0};
     ln__redis_args_str(&a, id);
     ln__redis_args_i64(&a, LN_JOB_CHILDREN_MAX);
     int rc = 0;
-    redisReply *rep =
-        a.oom ? NULL : ln__redis_eval(c, LN__RS_CHILDREN, base, (int)a.n, a.v, a.len, &rc);
+    redisReply *rep = ln__redis_run(r, LN__RS_CHILDREN, &a, &rc);
     ln__redis_args_free(&a);
     if (rep == NULL) return rc != 0 ? rc : ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
     if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 0) {
         freeReplyObject(rep);
-        return ln__jobs_be_err(be, LN_ENOENT, "no job '%s' at '%s'", id, base);
+        return ln__jobs_be_err(be, LN_ENOENT, "no job '%s' at '%s'", id, r->key);
     }
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 6) return bad_reply(be, rep, "children");
-    rc = read_relations(c->cfg->prefix, rep, out);
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 6)
+        return ln__redis_bad_reply(be, rep, "children");
+    rc = read_relations(r->cfg.prefix, rep, out);
     freeReplyObject(rep);
     if (rc == LN_ENOMEM) return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
     if (rc != 0) return ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to children");

@@ -1,8 +1,8 @@
-/* redis_dynflow.c - children added to an existing parent (BullMQ's add
- * with opts.parent) and a running job that waits for its children
- * (moveToWaitingChildren) on the Redis backend; docs/internals/flows.md
- * "Adding to an existing parent". */
-#include "redis_dynflow.h"
+/* flow_parent.c - children added to an existing parent (BullMQ's add
+ * with opts.parent: add.lua's parent section) and a running job that
+ * waits for its children (moveToWaitingChildren: wait_children.lua) on
+ * Redis; docs/internals/flows.md "Adding to an existing parent". */
+#include "redis_int.h"
 
 #include "internal.h"
 #include "redis_cluster.h"
@@ -13,10 +13,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define BASE_MAX (256 + LN_JOB_QUEUE_MAX + 2)
+#define BASE_MAX LN__REDIS_BASE_MAX
 
-int ln__redis_dynflow_push(const ln__redis_conn *c, ln__jobs_be *be, ln__redis_args *a,
-                           const char *base, const ln__job_new *jobs, size_t n) {
+int ln__redis_parent_push(ln__redis_be *r, ln__redis_args *a, const ln__job_new *jobs, size_t n) {
+    const ln__redis_conn *c = &r->conn;
+    const char *base = r->key;
     size_t i = 0;
     while (i < n && jobs[i].opts.parent_queue == NULL) i++;
     if (i == n) return 0; /* no parent: nothing more to send */
@@ -33,7 +34,7 @@ int ln__redis_dynflow_push(const ln__redis_conn *c, ln__jobs_be *be, ln__redis_a
         if (ln__redis_slot(pb, (size_t)len) == slot) continue;
         char what[32] = "";
         if (n > 1) snprintf(what, sizeof what, "job %zu: ", i);
-        return ln__jobs_be_err(be, LN_EINVAL,
+        return ln__jobs_be_err(&r->base, LN_EINVAL,
                                "%son Redis Cluster a parent must hash to its child's slot (put "
                                "the hash tag in the prefix, like {bull}): '%s' and '%s' do not",
                                what, base, pb);
@@ -41,7 +42,7 @@ int ln__redis_dynflow_push(const ln__redis_conn *c, ln__jobs_be *be, ln__redis_a
     return 0;
 }
 
-int ln__redis_dynflow_refused(ln__jobs_be *be, redisReply *rep, const ln__job_new *jobs, size_t n) {
+int ln__redis_parent_refused(ln__jobs_be *be, redisReply *rep, const ln__job_new *jobs, size_t n) {
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
         rep->element[0]->type != REDIS_REPLY_INTEGER)
         return 0;
@@ -78,8 +79,12 @@ int ln__redis_dynflow_refused(ln__jobs_be *be, redisReply *rep, const ln__job_ne
                            (long long)code);
 }
 
-int ln__redis_wait_children(ln__redis_conn *c, ln__jobs_be *be, const char *base,
-                            const ln__job_ref *ref, const char *child_queue, const char *child_id) {
+/* wait_children.lua for job ref: every pending child counts, or (child_queue
+ * not NULL) only child child_id of child_queue. 1 moved, 0 none pending. */
+static int wait_children(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
+                         const char *child_queue, const char *child_id) {
+    ln__redis_be *r = ln__redis_at(be, queue);
+    ln__redis_conn *c = &r->conn;
     char *ckey = NULL;
     if (child_queue != NULL) {
         size_t klen = strlen(c->cfg->prefix) + strlen(child_queue) + strlen(child_id) + 3;
@@ -90,9 +95,10 @@ int ln__redis_wait_children(ln__redis_conn *c, ln__jobs_be *be, const char *base
     const char *argv[3] = {ref->id, ref->token, ckey};
     size_t lens[3] = {strlen(ref->id), strlen(ref->token), ckey ? strlen(ckey) : 0};
     int rc = 0;
-    redisReply *rep = ln__redis_eval(c, LN__RS_WAIT_CHILDREN, base, ckey ? 3 : 2, argv, lens, &rc);
+    redisReply *rep =
+        ln__redis_eval(c, LN__RS_WAIT_CHILDREN, r->key, ckey ? 3 : 2, argv, lens, &rc);
     ln__free(ckey);
-    if (rep == NULL) return rc != 0 ? rc : LN_EBACKEND;
+    if (rep == NULL) return rc != 0 ? ln__redis_public_rc(rc) : LN_EBACKEND;
     if (rep->type != REDIS_REPLY_INTEGER) {
         freeReplyObject(rep);
         return ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to wait_children");
@@ -113,4 +119,13 @@ int ln__redis_wait_children(ln__redis_conn *c, ln__jobs_be *be, const char *base
                                "moveToWaitingChildren",
                                ref->id, code);
     return ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected code %lld from wait_children", code);
+}
+
+int ln__redis_wait_children(ln__jobs_be *be, const char *queue, const ln__job_ref *ref) {
+    return wait_children(be, queue, ref, NULL, NULL);
+}
+
+int ln__redis_wait_child(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
+                         const char *child_queue, const char *child_id) {
+    return wait_children(be, queue, ref, child_queue, child_id);
 }

@@ -1,10 +1,10 @@
-/* redis_edit.c - jobs_edit.h on the Redis backend: one script per change
- * (change_priority.lua, change_delay.lua, update_data.lua, dedup_key.lua,
- * promote_some.lua, priority_counts.lua, trim_events.lua, job_logs.lua,
- * detach.lua),
- * each a bounded number of commands on BullMQ 6.7's keys.
- * docs/internals/edit.md has the design. */
-#include "redis_edit.h"
+/* edit.c - a job's changes on Redis: removing one (remove.lua),
+ * promoting a delayed one (promote.lua), and jobs_edit.h, one script per
+ * change (change_priority.lua, change_delay.lua, update_data.lua,
+ * dedup_key.lua, promote_some.lua, priority_counts.lua, trim_events.lua,
+ * job_logs.lua, detach.lua), each a bounded number of commands on BullMQ
+ * 6.7's keys. docs/internals/edit.md has the design. */
+#include "redis_int.h"
 
 #include "internal.h"
 #include "redis_codes.h"
@@ -13,14 +13,42 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Once open, a lost or unreachable server is LN_EBACKEND (redis.c). */
-static int public_rc(int rc) {
-    return ln__redis_conn_lost(rc) ? LN_EBACKEND : rc;
+int ln__redis_remove_err(ln__jobs_be *be, const char *queue, const char *id, int64_t res) {
+    if (res == LN__RC_JOB_NOT_EXIST)
+        return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    if (res == LN__RC_SCHEDULED)
+        return ln__jobs_be_err(be, LN_EBUSY,
+                               "job '%s' is its job scheduler's current iteration: remove the "
+                               "scheduler instead",
+                               id);
+    return ln__jobs_be_err(be, LN_EBACKEND, "redis: remove returned %lld", (long long)res);
 }
 
-static int bad_reply(ln__jobs_be *be, redisReply *rep, const char *what) {
-    if (rep) freeReplyObject(rep);
-    return ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to %s", what);
+int ln__redis_remove(ln__jobs_be *be, const char *queue, const char *id) {
+    ln__redis_be *r = ln__redis_at(be, queue);
+    int rc = 0;
+    redisReply *rep = ln__redis_eval(&r->conn, LN__RS_REMOVE, r->key, 1, &id, NULL, &rc);
+    if (!rep) return ln__redis_public_rc(rc);
+    int64_t res = rep->type == REDIS_REPLY_INTEGER ? rep->integer : INT64_MIN;
+    freeReplyObject(rep);
+    if (res == 0) return 0;
+    if (res == LN__RC_LOCKED)
+        return ln__jobs_be_err(be, LN_EBUSY, "job '%s' is active (a worker holds its lock)", id);
+    return ln__redis_remove_err(be, queue, id, res);
+}
+
+int ln__redis_promote(ln__jobs_be *be, const char *queue, const char *id) {
+    ln__redis_be *r = ln__redis_at(be, queue);
+    ln__redis_args a = {0};
+    ln__redis_args_str(&a, id);
+    int64_t res = 0;
+    int rc = ln__redis_run_int(r, LN__RS_PROMOTE, &a, &res);
+    if (rc < 0) return rc;
+    if (res == LN__RC_JOB_NOT_EXIST)
+        return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    if (res == LN__RC_JOB_NOT_IN_STATE)
+        return ln__jobs_be_err(be, LN_EINVAL, "job '%s' is not delayed", id);
+    return 0;
 }
 
 /* The reply of a change of job e->id: 0, or the code's error. */
@@ -34,7 +62,7 @@ static int job_reply(ln__jobs_be *be, redisReply *rep, const char *queue, const 
     else if (rep->type == REDIS_REPLY_INTEGER && rep->integer == LN__RC_JOB_NOT_IN_STATE)
         err = ln__jobs_be_err(be, LN_EINVAL, "job '%s' is not delayed", e->id);
     else
-        return bad_reply(be, rep, what);
+        return ln__redis_bad_reply(be, rep, what);
     freeReplyObject(rep);
     return err;
 }
@@ -55,7 +83,7 @@ static int dedup_reply(ln__jobs_be *be, redisReply *rep, const char *queue, ln__
             e->job_id[rep->len] = '\0';
         }
     } else {
-        return bad_reply(be, rep, "dedup_key");
+        return ln__redis_bad_reply(be, rep, "dedup_key");
     }
     freeReplyObject(rep);
     return err;
@@ -65,7 +93,7 @@ static int dedup_reply(ln__jobs_be *be, redisReply *rep, const char *queue, ln__
 static int logs_reply(ln__jobs_be *be, redisReply *rep, const char *queue, ln__jobs_edit *e) {
     if (rep->type != REDIS_REPLY_INTEGER ||
         (rep->integer < 0 && rep->integer != LN__RC_JOB_NOT_EXIST))
-        return bad_reply(be, rep, "job_logs");
+        return ln__redis_bad_reply(be, rep, "job_logs");
     int err = 0;
     if (rep->integer == LN__RC_JOB_NOT_EXIST)
         err = ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, e->id);
@@ -85,7 +113,7 @@ static int detach_reply(ln__jobs_be *be, redisReply *rep, const char *queue, ln_
     else if (rep->type == REDIS_REPLY_INTEGER && rep->integer == LN__RC_JOB_NOT_EXIST)
         err = ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, e->id);
     else
-        return bad_reply(be, rep, "detach");
+        return ln__redis_bad_reply(be, rep, "detach");
     freeReplyObject(rep);
     return err;
 }
@@ -102,19 +130,19 @@ static int queue_reply(ln__jobs_be *be, redisReply *rep, ln__jobs_edit *e) {
                rep->elements == e->n) {
         for (size_t i = 0; i < e->n; i++) {
             if (rep->element[i]->type != REDIS_REPLY_INTEGER || rep->element[i]->integer < 0)
-                return bad_reply(be, rep, "priority_counts");
+                return ln__redis_bad_reply(be, rep, "priority_counts");
             e->counts[i] = (uint64_t)rep->element[i]->integer;
         }
     } else {
-        return bad_reply(be, rep,
-                         e->op == LN__EDIT_PROMOTE_SOME ? "promote_some" : "priority_counts");
+        return ln__redis_bad_reply(
+            be, rep, e->op == LN__EDIT_PROMOTE_SOME ? "promote_some" : "priority_counts");
     }
     freeReplyObject(rep);
     return 0;
 }
 
-int ln__redis_edit(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *queue,
-                   ln__jobs_edit *e) {
+int ln__redis_edit(ln__jobs_be *be, const char *queue, ln__jobs_edit *e) {
+    ln__redis_be *r = ln__redis_at(be, queue);
     ln__redis_args a = {0};
     int which;
     switch (e->op) {
@@ -167,14 +195,10 @@ int ln__redis_edit(ln__redis_conn *c, const char *base, ln__jobs_be *be, const c
     default:
         return ln__jobs_be_err(be, LN_EINVAL, "unknown edit %d", e->op);
     }
-    if (a.oom) {
-        ln__redis_args_free(&a);
-        return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
-    }
     int rc = 0;
-    redisReply *rep = ln__redis_eval(c, which, base, (int)a.n, a.v, a.len, &rc);
+    redisReply *rep = ln__redis_run(r, which, &a, &rc);
     ln__redis_args_free(&a);
-    if (!rep) return public_rc(rc);
+    if (!rep) return rc;
     if (which == LN__RS_DEDUP_KEY) return dedup_reply(be, rep, queue, e);
     if (which == LN__RS_JOB_LOGS) return logs_reply(be, rep, queue, e);
     if (which == LN__RS_DETACH) return detach_reply(be, rep, queue, e);

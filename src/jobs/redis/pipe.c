@@ -1,11 +1,11 @@
-/* redis_pipe.c - pipelined worker steps of the Redis backend: the worker
+/* pipe.c - pipelined worker steps of the Redis store: the worker
  * sends step k+1 (the outcomes that arrived meanwhile, more takes) before
  * it reads the reply of step k, so Redis runs one step while the worker
  * starts the jobs of the previous one, instead of idling for a round trip.
  *
  * DESIGN
  * A pipe has a connection of its own, named as BullMQ names a worker's
- * (redis_workers.c: dashboards list the run by it), that carries only
+ * (workers.c: dashboards list the run by it), that carries only
  * EVALSHA step.lua, at most
  * LN__PIPE_DEPTH in flight. Redis runs commands of one connection in
  * order, so steps apply in the order sent, each one atomic script. send
@@ -15,14 +15,14 @@
  *
  * Failures: an I/O error or timeout drops the connection; the step being
  * read and every later one in flight then fail (their replies are lost),
- * and the next send reconnects with redis_conn.c's backoff. NOSCRIPT (a
+ * and the next send reconnects with conn.c's backoff. NOSCRIPT (a
  * restarted server, SCRIPT FLUSH) fails the steps in flight without
  * running them, and the next send uses EVAL with the body, which caches
  * the script again.
  *
  * Threads: one dispatcher at a time (backend.h); cfg is read-only.
  */
-#include "redis_pipe.h"
+#include "redis_int.h"
 
 #include "internal.h"
 #include "redis_replicas.h"
@@ -57,8 +57,11 @@ static redis_pipe *rp(ln__jobs_pipe *p) {
 static const ln__pipe_methods pipe_methods;
 static void pipe_close(ln__jobs_pipe *base);
 
-int ln__redis_pipe_open(const ln__redis_cfg *cfg, const char *base, const char *worker,
-                        ln__jobs_pipe **out) {
+/* A pipe for the queue whose base is base; 'worker' is stored as the
+ * jobs' processedBy. cfg is borrowed; the strings are copied. 0,
+ * LN_ENOMEM, or LN_EBACKEND (no random bytes for the lock tokens). */
+static int make_pipe(const ln__redis_cfg *cfg, const char *base, const char *worker,
+                     ln__jobs_pipe **out) {
     redis_pipe *p = ln__calloc(1, sizeof *p);
     if (!p) return LN_ENOMEM;
     p->base.methods = &pipe_methods;
@@ -80,6 +83,13 @@ int ln__redis_pipe_open(const ln__redis_cfg *cfg, const char *base, const char *
     for (int i = 0; i < 16; i++) snprintf(p->token_base + 2 * i, 3, "%02x", rnd[i]);
     ln__redis_route(&p->conn, base); /* Redis Cluster: the slot's owner */
     *out = &p->base;
+    return 0;
+}
+
+int ln__redis_pipe_open(ln__jobs_be *be, const char *queue, ln__jobs_pipe **out) {
+    ln__redis_be *r = ln__redis_at(be, queue);
+    int rc = make_pipe(&r->cfg, r->key, r->worker, out);
+    if (rc < 0) return ln__jobs_be_err(be, rc, "cannot make a step pipe: %s", ln_strerror(rc));
     return 0;
 }
 
@@ -149,7 +159,7 @@ static int pipe_send(ln__jobs_pipe *base, ln__jobs_step *st) {
     return 0;
 }
 
-/* An error reply -> a code (redis_conn.c's mapping). */
+/* An error reply -> a code (conn.c's mapping). */
 static int reply_code(redis_pipe *p, const char *msg) {
     snprintf(p->base.errmsg, sizeof p->base.errmsg, "redis: %s", msg);
     if (!strncmp(msg, "NOSCRIPT", 8)) {

@@ -1,4 +1,4 @@
-/* redis_cluster.c - hash slots, the slot map and redirections of Redis
+/* cluster.c - hash slots, the slot map and redirections of Redis
  * Cluster (see redis_cluster.h). */
 #include "redis_cluster.h"
 

@@ -1,9 +1,9 @@
-/* redis_metrics.c - a queue's metrics on Redis (jobs.h "Metrics"): one
+/* metrics.c - a queue's metrics on Redis (jobs.h "Metrics"): one
  * script (lua/metrics.lua: HMGET of BullMQ's metrics:<type> hash, LLEN and
  * LRANGE of its :data list), so the counters and points are read in one
  * consistent snapshot. Workers write them in step.lua (lib.lua's
  * collect_metrics); docs/internals/metrics.md has the layout. */
-#include "redis_metrics.h"
+#include "redis_int.h"
 
 #include "internal.h"
 #include "redis_scripts.h"
@@ -18,19 +18,16 @@ static int64_t field(const redisReply *rep, size_t i) {
     return rep->element[i]->type == REDIS_REPLY_NIL ? 0 : ln__redis_int_at(rep, i);
 }
 
-int ln__redis_metrics(ln__redis_conn *c, const char *base, ln__jobs_be *be, int type, int64_t start,
-                      int64_t end, ln_job_metrics *out) {
+int ln__redis_metrics(ln__jobs_be *be, const char *queue, int type, int64_t start, int64_t end,
+                      ln_job_metrics *out) {
+    ln__redis_be *r = ln__redis_at(be, queue);
     ln__redis_args a = {0};
     ln__redis_args_str(&a, type == LN_JOB_COMPLETED ? "completed" : "failed");
     ln__redis_args_i64(&a, start);
     ln__redis_args_i64(&a, end);
     ln__redis_args_i64(&a, LN_JOB_METRICS_POINTS_MAX);
     int rc = 0;
-    redisReply *rep = NULL;
-    if (a.oom)
-        rc = ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
-    else
-        rep = ln__redis_eval(c, LN__RS_METRICS, base, (int)a.n, a.v, a.len, &rc);
+    redisReply *rep = ln__redis_run(r, LN__RS_METRICS, &a, &rc);
     ln__redis_args_free(&a);
     if (rep == NULL) return rc;
     const redisReply *pts =

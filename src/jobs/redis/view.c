@@ -1,9 +1,13 @@
-/* redis_view.c - job views from the Redis backend's scripts into the
- * front's structs (see redis_view.h). */
+/* view.c - reading jobs on Redis: get.lua, counts.lua, list.lua (by
+ * offset or after a cursor), a job's logs list, and whether a queue has
+ * work; and the job views the scripts return (job_view and taken_view in
+ * lua/lib.lua) read into the front's structs (redis_view.h). */
 #include "redis_view.h"
 
 #include "internal.h"
 #include "redis_backoff.h"
+#include "redis_int.h"
+#include "redis_scripts.h"
 
 #include <limits.h>
 #include <math.h>
@@ -131,7 +135,7 @@ static int64_t int_in(const redisReply *a, size_t i, int64_t lo, int64_t hi) {
 int ln__redis_view_taken(const redisReply *v, const char *token, ln__job_taken *t) {
     memset(t, 0, sizeof *t);
     snprintf(t->ref.token, sizeof t->ref.token, "%s", token);
-    /* as redis_step.c reads a flat row: the worker adds 1 to atm */
+    /* as step.c reads a flat row: the worker adds 1 to atm */
     t->attempts_started = (int)int_in(v, T_ATS, 0, INT_MAX);
     t->attempts_made = (int)int_in(v, T_ATM, -INT_MAX, INT_MAX - 1);
     t->attempts = (int)int_in(v, T_ATTEMPTS, 1, INT_MAX);
@@ -195,4 +199,166 @@ int ln__redis_parse_cursor(ln__jobs_be *be, const char *after, int state, char *
                            "bad cursor '%.64s' (give the cursor of a row a listing of this Redis "
                            "store returned)",
                            after);
+}
+
+/* ------------------------------------------------------ the store's reads */
+
+int ln__redis_get(ln__jobs_be *be, const char *queue, const char *id, ln_job_info *info) {
+    ln__redis_be *r = ln__redis_at(be, queue);
+    int rc = 0;
+    ln__redis_args a = {0};
+    ln__redis_args_str(&a, id);
+    redisReply *rep = ln__redis_run(r, LN__RS_GET, &a, &rc);
+    ln__redis_args_free(&a);
+    if (!rep) return rc;
+    if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 0) {
+        freeReplyObject(rep);
+        return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    }
+    if (!ln__redis_is_view(rep)) return ln__redis_bad_reply(be, rep, "get");
+    rc = ln__redis_view_info(rep, info);
+    freeReplyObject(rep);
+    return rc ? ln__jobs_be_err(be, rc, "out of memory") : 0;
+}
+
+int ln__redis_counts(ln__jobs_be *be, const char *queue, ln_job_counts *c) {
+    ln__redis_be *r = ln__redis_at(be, queue);
+    int rc = 0;
+    ln__redis_args a = {0};
+    redisReply *rep = ln__redis_run(r, LN__RS_COUNTS, &a, &rc);
+    if (!rep) return rc;
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 8)
+        return ln__redis_bad_reply(be, rep, "counts");
+    uint64_t *f[] = {&c->waiting,   &c->delayed, &c->prioritized, &c->active,
+                     &c->completed, &c->failed,  &c->paused,      &c->waiting_children};
+    for (size_t i = 0; i < 8; i++) *f[i] = (uint64_t)ln__redis_int_at(rep, i);
+    freeReplyObject(rep);
+    return 0;
+}
+
+/* list.lua's reply {views, positions}: each view with its position (an
+ * integer or a score) for its cursor (ln__redis_cursor). */
+static int page_shaped(const redisReply *rep) {
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+        rep->element[0]->type != REDIS_REPLY_ARRAY || rep->element[1]->type != REDIS_REPLY_ARRAY ||
+        rep->element[0]->elements != rep->element[1]->elements)
+        return 0;
+    const redisReply *views = rep->element[0], *poss = rep->element[1];
+    for (size_t i = 0; i < views->elements; i++)
+        if (!ln__redis_is_view(views->element[i]) ||
+            (poss->element[i]->type != REDIS_REPLY_STRING &&
+             poss->element[i]->type != REDIS_REPLY_INTEGER))
+            return 0;
+    return 1;
+}
+
+static int page(ln__jobs_be *be, const char *queue, int state, size_t offset, const char *after,
+                size_t limit, ln_job_info **out, size_t *n) {
+    *out = NULL;
+    *n = 0;
+    int rc = 0;
+    char pos[64];
+    const char *after_id = NULL;
+    if (after != NULL &&
+        (rc = ln__redis_parse_cursor(be, after, state, pos, sizeof pos, &after_id)))
+        return rc;
+    ln__redis_be *r = ln__redis_at(be, queue);
+    ln__redis_args a = {0};
+    ln__redis_args_str(&a, ln_job_state_name(state));
+    ln__redis_args_i64(&a, (int64_t)offset);
+    ln__redis_args_i64(&a, (int64_t)limit);
+    if (after_id != NULL) {
+        ln__redis_args_str(&a, pos);
+        ln__redis_args_str(&a, after_id);
+    }
+    redisReply *rep = ln__redis_run(r, LN__RS_LIST, &a, &rc);
+    ln__redis_args_free(&a);
+    if (!rep) return rc;
+    if (!page_shaped(rep)) return ln__redis_bad_reply(be, rep, "list");
+    const redisReply *views = rep->element[0], *poss = rep->element[1];
+    size_t count = views->elements;
+    ln_job_info *infos = count ? ln__calloc(count, sizeof *infos) : NULL;
+    if (count && !infos) rc = LN_ENOMEM;
+    for (size_t i = 0; !rc && i < count; i++) {
+        if ((rc = ln__redis_view_info(views->element[i], &infos[i])) >= 0 &&
+            (infos[i].cursor = ln__redis_cursor(state, poss->element[i], infos[i].id)) == NULL)
+            rc = LN_ENOMEM;
+        if (rc < 0) ln_job_info_free_array(infos, i + 1), infos = NULL;
+    }
+    freeReplyObject(rep);
+    if (rc) return ln__jobs_be_err(be, rc, "out of memory");
+    *out = infos;
+    *n = count;
+    return 0;
+}
+
+int ln__redis_list(ln__jobs_be *be, const char *queue, int state, size_t offset, size_t limit,
+                   ln_job_info **out, size_t *n) {
+    return page(be, queue, state, offset, NULL, limit, out, n);
+}
+
+int ln__redis_list_after(ln__jobs_be *be, const char *queue, int state, const char *after,
+                         size_t limit, ln_job_info **out, size_t *n) {
+    return page(be, queue, state, 0, after, limit, out, n);
+}
+
+/* The lines of LRANGE's reply rep (freed), ln__malloc'd. */
+static int copy_lines(ln__jobs_be *be, redisReply *rep, const char *id, char ***lines, size_t *n) {
+    if (rep->type != REDIS_REPLY_ARRAY) return ln__redis_bad_reply(be, rep, "LRANGE");
+    char **out = rep->elements ? ln__calloc(rep->elements, sizeof *out) : NULL;
+    int rc = rep->elements && !out ? LN_ENOMEM : 0;
+    for (size_t i = 0; !rc && i < rep->elements; i++) {
+        if ((rc = ln__redis_str_at(rep, i, &out[i])) == 0 && !out[i]) rc = LN_EBACKEND;
+    }
+    size_t count = rep->elements;
+    freeReplyObject(rep);
+    if (rc) {
+        for (size_t i = 0; i < count; i++) ln__free(out[i]);
+        ln__free(out);
+        return ln__jobs_be_err(be, rc, "reading the logs of job '%s' failed", id);
+    }
+    *lines = out;
+    *n = count;
+    return 0;
+}
+
+int ln__redis_logs(ln__jobs_be *be, const char *queue, const char *id, char ***lines, size_t *n) {
+    ln__redis_be *r = ln__redis_at(be, queue);
+    *lines = NULL;
+    *n = 0;
+    int rc = 0;
+    size_t klen = strlen(r->key) + strlen(id); /* the id: any length */
+    char *jkey = ln__malloc(2 * klen + 7), *lkey = jkey + klen + 1;
+    if (!jkey) return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
+    snprintf(jkey, klen + 1, "%s%s", r->key, id);
+    snprintf(lkey, klen + 6, "%s%s:logs", r->key, id);
+    redisReply *rep = ln__redis_cmd(r, 2, (const char *[]){"EXISTS", jkey}, &rc);
+    if (!rep) {
+        ln__free(jkey);
+        return rc;
+    }
+    int exists = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
+    freeReplyObject(rep);
+    rep = exists ? ln__redis_cmd(r, 4, (const char *[]){"LRANGE", lkey, "0", "-1"}, &rc) : NULL;
+    ln__free(jkey); /* and lkey, in the same block */
+    if (!exists) return ln__jobs_be_err(be, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    if (!rep) return rc;
+    return copy_lines(be, rep, id, lines, n);
+}
+
+int ln__redis_pending(ln__jobs_be *be, const char *queue, int *pending) {
+    ln__redis_be *r = ln__redis_at(be, queue);
+    int rc = 0;
+    static const char *const sets[] = {"wait", "prioritized", "delayed", "active"};
+    char keys[4][LN__REDIS_BASE_MAX + 16];
+    const char *argv[5] = {"EXISTS"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(keys[i], sizeof keys[i], "%s%s", r->key, sets[i]);
+        argv[i + 1] = keys[i];
+    }
+    redisReply *rep = ln__redis_cmd(r, 5, argv, &rc);
+    if (!rep) return rc;
+    *pending = rep->type == REDIS_REPLY_INTEGER && rep->integer > 0;
+    freeReplyObject(rep);
+    return 0;
 }

@@ -1,4 +1,4 @@
-/* redis_sched.c - job schedulers on Redis (lua/sched.lua): BullMQ 6.7's
+/* sched.c - job schedulers on Redis (lua/sched.lua): BullMQ 6.7's
  * keys and fields, so Node and C share schedules both ways. What is
  * computed here and what in the script follows BullMQ: a pattern's next
  * time in C (cron.c, as BullMQ's JavaScript does with cron-parser), an
@@ -6,12 +6,12 @@
  * takes an iteration calls ln__redis_sched_taken: "peek" (is it the
  * current iteration, and its opts.repeat), then "next" with the time.
  * docs/internals/schedules.md. */
-#include "redis_sched.h"
+#include "redis_int.h"
 
 #include "internal.h"
+#include "redis_backoff.h"
 #include "redis_codes.h"
 #include "redis_scripts.h"
-#include "redis_backoff.h"
 #include "redis_view.h"
 
 #include <jansson.h>
@@ -27,19 +27,15 @@ static int bad(ln__jobs_be *be, redisReply *rep, const char *what) {
     return ln__jobs_be_err(be, LN_EBACKEND, "redis: unexpected reply to %s", what);
 }
 
-static redisReply *run(ln__redis_conn *c, const char *base, ln__jobs_be *be, ln__redis_args *a,
-                       int *rc) {
-    if (a->oom) {
-        *rc = ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
-        return NULL;
-    }
-    return ln__redis_eval(c, LN__RS_SCHED, base, (int)a->n, a->v, a->len, rc);
+static redisReply *run(ln__redis_be *r, ln__redis_args *a, int *rc) {
+    return ln__redis_run(r, LN__RS_SCHED, a, rc);
 }
 
 /* The server's clock (TIME) in ms: the scripts' clock. */
-static int server_now(ln__redis_conn *c, ln__jobs_be *be, int64_t *now) {
+static int server_now(ln__redis_be *r, int64_t *now) {
+    ln__jobs_be *be = &r->base;
     int rc;
-    redisReply *rep = ln__redis_command(c, 1, (const char *[]){"TIME"}, NULL, &rc);
+    redisReply *rep = ln__redis_cmd(r, 1, (const char *[]){"TIME"}, &rc);
     if (rep == NULL) return rc;
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
         rep->element[0]->type != REDIS_REPLY_STRING || rep->element[1]->type != REDIS_REPLY_STRING)
@@ -86,11 +82,12 @@ static char *template_opts(const ln_job_opts *o) {
     return copy;
 }
 
-int ln__redis_sched_upsert(ln__redis_conn *c, const char *base, ln__jobs_be *be,
-                           const ln__sched_new *s, char **job_id) {
+int ln__redis_sched_upsert(ln__jobs_be *be, const char *queue, const ln__sched_new *s,
+                           char **job_id) {
+    ln__redis_be *r = ln__redis_at(be, queue);
     int64_t now = 0, next, offset;
     *job_id = NULL;
-    int rc = server_now(c, be, &now);
+    int rc = server_now(r, &now);
     if (rc != 0) return rc;
     rc = ln__sched_new_next(s, 0, LN__CRON_NONE, now, 0, &next, &offset, be->errmsg,
                             LN__JOBS_ERRMSG_MAX);
@@ -113,7 +110,7 @@ int ln__redis_sched_upsert(ln__redis_conn *c, const char *base, ln__jobs_be *be,
     else
         ln__redis_args_str(&a, "");
     ln__redis_args_str(&a, topts);
-    redisReply *rep = run(c, base, be, &a, &rc);
+    redisReply *rep = run(r, &a, &rc);
     ln__redis_args_free(&a);
     ln__free(topts);
     if (rep == NULL) return rc;
@@ -130,12 +127,13 @@ int ln__redis_sched_upsert(ln__redis_conn *c, const char *base, ln__jobs_be *be,
     return rc;
 }
 
-int ln__redis_sched_remove(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *id) {
+int ln__redis_sched_remove(ln__jobs_be *be, const char *queue, const char *id) {
+    ln__redis_be *r = ln__redis_at(be, queue);
     int rc = 0;
     ln__redis_args a = {0};
     ln__redis_args_str(&a, "remove");
     ln__redis_args_str(&a, id);
-    redisReply *rep = run(c, base, be, &a, &rc);
+    redisReply *rep = run(r, &a, &rc);
     ln__redis_args_free(&a);
     if (rep == NULL) return rc;
     if (rep->type != REDIS_REPLY_INTEGER) return bad(be, rep, "unschedule");
@@ -198,13 +196,13 @@ static int fill(ln_job_scheduler *o, const char *id, size_t id_len, const char *
     return rc;
 }
 
-int ln__redis_sched_get(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *id,
-                        ln_job_scheduler *out) {
+int ln__redis_sched_get(ln__jobs_be *be, const char *queue, const char *id, ln_job_scheduler *out) {
+    ln__redis_be *r = ln__redis_at(be, queue);
     int rc = 0;
     ln__redis_args a = {0};
     ln__redis_args_str(&a, "get");
     ln__redis_args_str(&a, id);
-    redisReply *rep = run(c, base, be, &a, &rc);
+    redisReply *rep = run(r, &a, &rc);
     ln__redis_args_free(&a);
     if (rep == NULL) return rc;
     if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 0) {
@@ -219,8 +217,9 @@ int ln__redis_sched_get(ln__redis_conn *c, const char *base, ln__jobs_be *be, co
     return rc ? ln__jobs_be_err(be, rc, "out of memory") : 0;
 }
 
-int ln__redis_sched_list(ln__redis_conn *c, const char *base, ln__jobs_be *be, size_t offset,
-                         size_t limit, ln_job_scheduler **out, size_t *n) {
+int ln__redis_sched_list(ln__jobs_be *be, const char *queue, size_t offset, size_t limit,
+                         ln_job_scheduler **out, size_t *n) {
+    ln__redis_be *r = ln__redis_at(be, queue);
     int rc = 0;
     *out = NULL;
     *n = 0;
@@ -228,7 +227,7 @@ int ln__redis_sched_list(ln__redis_conn *c, const char *base, ln__jobs_be *be, s
     ln__redis_args_str(&a, "list");
     ln__redis_args_i64(&a, offset > INT32_MAX ? INT32_MAX : (int64_t)offset);
     ln__redis_args_i64(&a, (int64_t)limit);
-    redisReply *rep = run(c, base, be, &a, &rc);
+    redisReply *rep = run(r, &a, &rc);
     ln__redis_args_free(&a);
     if (rep == NULL) return rc;
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements % 3 != 0 || rep->elements / 3 > limit)
@@ -283,15 +282,15 @@ static int peeked(const redisReply *r, ln__sched_new *s, int64_t *now, int64_t *
 
 /* Scheduler id's next iteration once its current one, job_id, was taken:
  * peek at it, then make the next one if it is still current. */
-static int advance(ln__redis_conn *c, const char *base, ln__jobs_be *be, const char *id,
-                   const char *job_id) {
+static int advance(ln__redis_be *r, const char *id, const char *job_id) {
+    ln__jobs_be *be = &r->base;
     int64_t now = 0, count = 0, prev = 0, next, offset;
     int rc = 0;
     ln__redis_args a = {0};
     ln__redis_args_str(&a, "peek");
     ln__redis_args_str(&a, id);
     ln__redis_args_str(&a, job_id);
-    redisReply *rep = run(c, base, be, &a, &rc);
+    redisReply *rep = run(r, &a, &rc);
     ln__redis_args_free(&a);
     if (rep == NULL) return rc;
     if (rep->type != REDIS_REPLY_ARRAY || (rep->elements != 0 && rep->elements != 9))
@@ -311,15 +310,15 @@ static int advance(ln__redis_conn *c, const char *base, ln__jobs_be *be, const c
     ln__redis_args_str(&a, id);
     ln__redis_args_i64(&a, next);
     ln__redis_args_str(&a, job_id);
-    rep = run(c, base, be, &a, &rc);
+    rep = run(r, &a, &rc);
     ln__redis_args_free(&a);
     if (rep == NULL) return rc;
     freeReplyObject(rep);
     return 0;
 }
 
-int ln__redis_sched_taken(ln__redis_conn *c, const char *base, ln__jobs_be *be,
-                          const char *job_id) {
+int ln__redis_sched_taken(ln__jobs_be *be, const char *queue, const char *job_id) {
+    ln__redis_be *r = ln__redis_at(be, queue);
     const char *sid;
     size_t len;
     int64_t ms;
@@ -330,7 +329,7 @@ int ln__redis_sched_taken(ln__redis_conn *c, const char *base, ln__jobs_be *be,
     if (id == NULL) return ln__jobs_be_err(be, LN_ENOMEM, "out of memory");
     memcpy(id, sid, len);
     id[len] = '\0';
-    int rc = advance(c, base, be, id, job_id);
+    int rc = advance(r, id, job_id);
     ln__free(id);
     return rc;
 }
