@@ -2,7 +2,7 @@
  * reply decide, checked without waiting and without a server: the
  * heartbeat's due test (a fake clock), the SQLite store's listing window
  * and pruning (rows written with chosen heartbeat times), and the parser
- * of Redis's CLIENT LIST text (src/jobs/redis_workers.c) on edge cases. */
+ * of Redis's CLIENT LIST text (src/jobs/redis/workers.c) on edge cases. */
 #include "jobs/jobs_test.h"
 
 #include "jobs/worker/worker_int.h"
