@@ -2,7 +2,7 @@
  * text or as JSON objects (cli_err.h). */
 #include "cli_err.h"
 
-#include "../src/jobs/model/utf8.h"
+#include "../../src/jobs/model/utf8.h"
 
 #include <jansson.h>
 #include <stdarg.h>

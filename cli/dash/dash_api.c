@@ -8,7 +8,7 @@
 #include "cli_num.h"
 #include "dash.h"
 #include "jobs_workers.h"
-#include "../src/jobs/model/utf8.h"
+#include "../../src/jobs/model/utf8.h"
 
 #include <lanes.h>
 

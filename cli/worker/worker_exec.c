@@ -20,7 +20,7 @@
 #include "worker.h"
 
 #include "jobs_flow.h"
-#include "../src/jobs/model/utf8.h"
+#include "../../src/jobs/model/utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
