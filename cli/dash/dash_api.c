@@ -8,7 +8,6 @@
 #include "cli_num.h"
 #include "dash.h"
 #include "jobs_workers.h"
-#include "../../src/jobs/model/utf8.h"
 
 #include <lanes.h>
 
@@ -137,7 +136,7 @@ json_t *cli_dash_preview(const char *s) {
     if (s == NULL) return json_null();
     size_t len = strlen(s);
     if (len <= PREVIEW_MAX) return cli_json_text(s);
-    size_t cut = ln__utf8_cut(s, PREVIEW_MAX); /* whole UTF-8 chars */
+    size_t cut = ln_utf8_cut(s, len, PREVIEW_MAX); /* whole UTF-8 chars */
     json_t *j = json_stringn(s, cut);
     if (j != NULL) return j;
     char *t = strndup(s, cut); /* not UTF-8: the cut text with U+FFFD (cli_err.h) */
