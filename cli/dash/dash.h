@@ -41,7 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One embedded file of cli/dash_assets/. */
+/* One embedded file of cli/dash/dash_assets/. */
 typedef struct cli_dash_asset {
     const char *path; /* "/index.html" */
     const char *type; /* Content-Type */
