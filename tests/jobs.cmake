@@ -132,6 +132,8 @@ endif()
 # The retry delay's computing core (src/jobs/model/backoff.[ch]): builtin types,
 # BullMQ's jitter formula for given draws, the per-thread draw.
 ln_test(NAME test_backoff SOURCES test_backoff.c TIMEOUT 60 LABELS jobs)
+# The public UTF-8 checks (include/lanes/jobs_text.h) the command uses.
+ln_test(NAME test_jobs_text SOURCES test_jobs_text.c TIMEOUT 60 LABELS jobs)
 
 # The job schedulers' computing core (src/jobs/model/cron.[ch]): parsing, fire
 # times against a committed copy of cron-parser's answers (golden), and,

@@ -1,7 +1,8 @@
 /* cli.h - the subcommands of the `lanes` command (docs/cli.md). Each lives
- * in its own file (cli/cmd_<name>.c) and uses only the public headers. A
- * subcommand gets argv starting at its own name and returns the process
- * exit code.
+ * in its own folder (cli/<name>/cmd_<name>.c, the code it alone uses
+ * beside it; what several share is in cli/common/) and uses only the
+ * public headers. A subcommand gets argv starting at its own name and
+ * returns the process exit code.
  *
  * Names: the library owns `ln_`/`LN_` (public) and `ln__` (internal); the
  * command never defines those. Its subcommands are `cmd_<name>`; everything

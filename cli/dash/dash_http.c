@@ -18,6 +18,7 @@
  * Every error is JSON. Runs on libmicrohttpd's one internal thread
  * (dash.h). */
 #include "dash.h"
+#include "dash_reply.h"
 #include "dash_health.h"
 #include "dash_conn.h"
 

@@ -2,10 +2,11 @@
  * text or as JSON objects (cli_err.h). */
 #include "cli_err.h"
 
-#include "../src/jobs/model/utf8.h"
+#include <lanes/jobs.h>
 
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,17 @@ int cli_err_is_json(void) {
 }
 
 json_t *cli_json_text(const char *s) {
-    return s == NULL ? json_null() : ln__json_string_lossy(s, strlen(s));
+    if (s == NULL) return json_null();
+    size_t n = strlen(s);
+    json_t *v = json_stringn(s, n);
+    if (v != NULL || n == 0) return v;
+    size_t len = ln_utf8_lossy(s, n, NULL, 0); /* not UTF-8: U+FFFD per bad byte */
+    char *t = len < SIZE_MAX ? malloc(len + 1) : NULL;
+    if (t == NULL) return NULL;
+    ln_utf8_lossy(s, n, t, len + 1);
+    v = json_stringn(t, len);
+    free(t);
+    return v;
 }
 
 /* Print v (stolen) as one line on stderr. */

@@ -4,6 +4,7 @@
  * "Metrics"), the newest N points of each (default 60, at most
  * CLI_DASH_METRICS_POINTS_MAX): two bounded reads. */
 #include "dash.h"
+#include "dash_reply.h"
 
 #include <lanes.h>
 

@@ -20,7 +20,6 @@
 #include "worker.h"
 
 #include "jobs_flow.h"
-#include "../src/jobs/model/utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -88,14 +87,14 @@ static void buf_tail(buf *b) {
 
 /* Append text[0..n) to out as valid UTF-8: well-formed sequences as they
  * are, each ill-formed one as one U+FFFD per maximal subpart (the
- * library's ln__utf8_bad, Unicode's recommended practice). With controls set (a failure
+ * library's ln_utf8_bad, Unicode's recommended practice). With controls set (a failure
  * reason), ASCII control characters other than newline and tab become
  * '?'. 0, or -1 when out of memory. */
 static int utf8_clean(buf *out, const char *text, size_t n, int controls) {
     const unsigned char *s = (const unsigned char *)text;
     size_t run = 0, i = 0; /* text[run..i) is copied as it is */
     while (i < n) {
-        size_t k = ln__utf8_seq(s + i, n - i); /* the library's (src/jobs/utf8.h) */
+        size_t k = ln_utf8_seq(text + i, n - i); /* lanes/jobs_text.h */
         int ctl =
             controls && k == 1 && ((s[i] < 0x20 && s[i] != '\n' && s[i] != '\t') || s[i] == 0x7f);
         if (k != 0 && !ctl) {
@@ -104,7 +103,7 @@ static int utf8_clean(buf *out, const char *text, size_t n, int controls) {
         }
         if (buf_add(out, text + run, i - run) != 0) return -1;
         if (buf_add(out, ctl ? "?" : "\xef\xbf\xbd", ctl ? 1 : 3) != 0) return -1;
-        i += ctl ? 1 : ln__utf8_bad(s + i, n - i);
+        i += ctl ? 1 : ln_utf8_bad(text + i, n - i);
         run = i;
     }
     return buf_add(out, text + run, i - run);

@@ -7,6 +7,7 @@
 #include "cli_err.h"
 #include "cli_num.h"
 #include "dash.h"
+#include "dash_reply.h"
 
 #include <lanes.h>
 

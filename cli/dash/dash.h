@@ -12,7 +12,20 @@
  *                   counts per priority, a dedup id's holder (jobs_edit.h)
  *   dash_conn.c     the connection guard: the request deadline and the
  *                   connection limit (dash_conn.h)
+ *   dash_health.c   /healthz: the store's health, read in the background
+ *                   (dash_health.h)
+ *   dash_reply.c    what the parts above share: error replies, a failed
+ *                   library call as a reply, previews, the clock
+ *                   (dash_reply.h)
  *   dash_assets.c   GENERATED (scripts/embed-assets.sh): the page's files
+ *
+ * Calls go one way (no cycle); these are all the edges between files:
+ *   cmd_dash.c -> dash_http.c, dash_health.c
+ *   dash_http.c -> dash_api.c, dash_metrics.c, dash_conn.c, dash_health.c
+ *   dash_metrics.c -> dash_api.c (the queue names)
+ *   dash_api.c -> dash_edit.c, dash_flow.c, dash_throughput.c
+ *   dash_http.c, dash_api.c, dash_edit.c, dash_flow.c, dash_throughput.c,
+ *   dash_conn.c -> dash_reply.c, which calls none of them.
  *
  * Threads: libmicrohttpd runs every request on its one internal thread
  * (MHD_USE_INTERNAL_POLLING_THREAD without a thread pool), so the state
@@ -28,7 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One embedded file of cli/dash_assets/. */
+/* One embedded file of cli/dash/dash_assets/. */
 typedef struct cli_dash_asset {
     const char *path; /* "/index.html" */
     const char *type; /* Content-Type */
@@ -144,16 +157,6 @@ cli_dash_reply cli_dash_flow(cli_dash *d, const cli_dash_req *req, const char *q
 #define CLI_DASH_PRIORITY_PROBES 64
 int cli_dash_edit(cli_dash *d, const cli_dash_req *req, cli_dash_reply *r);
 
-/* A reply for a failed library call (ln_jobs_errmsg as the message):
- * LN_ENOENT 404, LN_EINVAL / LN_EBUSY 409, others 503 (dash_api.c). */
-cli_dash_reply cli_dash_lib_error(cli_dash *d, int err);
-/* s cut to 200 bytes (whole UTF-8 characters) as a JSON string; null for
- * NULL (dash_api.c). */
-json_t *cli_dash_preview(const char *s);
-
-/* An error reply {"error": {"code": code, "message": msg}}. */
-cli_dash_reply cli_dash_error(unsigned status, const char *code, const char *msg);
-
 /* The queue names: --queue's, or the store's (cached for queues_ttl_ms,
  * and read again after a write). Owned by d. 0 or a negative LN_E* code. */
 int cli_dash_queue_names(cli_dash *d, char ***names, size_t *n);
@@ -175,8 +178,5 @@ int cli_dash_split_host(const char *h, char *name, size_t size, unsigned *port);
 static inline unsigned cli_dash_conns_margin(unsigned max) {
     return max > CLI_DASH_CONNS_MARGIN_MIN ? max : CLI_DASH_CONNS_MARGIN_MIN;
 }
-
-/* Milliseconds of the monotonic clock. */
-int64_t cli_dash_now_ms(void);
 
 #endif

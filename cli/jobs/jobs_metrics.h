@@ -1,5 +1,5 @@
 /* jobs_metrics.h - `lanes jobs URL metrics QUEUE [--type T]`: a queue's
- * per-minute metrics (jobs.h "Metrics"), cli/jobs_metrics.c. */
+ * per-minute metrics (jobs.h "Metrics"), cli/jobs/jobs_metrics.c. */
 #ifndef CLI_JOBS_METRICS_H
 #define CLI_JOBS_METRICS_H
 

@@ -27,6 +27,7 @@
 #include "dash_conn.h"
 
 #include "dash.h"
+#include "dash_reply.h"
 
 #include <pthread.h>
 #include <stdlib.h>
