@@ -1,13 +1,13 @@
 /* test_dynflow_worker.c - the dispatcher's side of ln_job_wait_children
- * (src/jobs/front/dynflow.c) without a store: a job whose handler moved it to
- * waiting-children is freed by collect with nothing recorded, at once or,
- * while a step in flight still renews its lease, only by the sweep
- * ln__steps_recv makes after that step was received. The worker is a bare struct whose slots and
+ * (src/jobs/worker/worker_waited.c) without a store: a job whose handler
+ * moved it to waiting-children is freed by collect with nothing recorded, at
+ * once or, while a step in flight still renews its lease, only by the sweep
+ * ln__steps_recv makes after that step was received. The worker is a bare
+ * struct whose slots and
  * finished stack the test fills, as ln__worker_start_taken and
  * ln__worker_run_job would. */
 #include "testutil.h"
 
-#include "jobs/front/dynflow.h"
 #include "jobs/worker/worker_int.h"
 
 #include <stdlib.h>

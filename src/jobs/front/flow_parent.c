@@ -1,8 +1,8 @@
-/* dynflow.c - the front of children added to an existing parent
+/* flow_parent.c - the front of children added to an existing parent
  * (ln_job_opts.parent_*): their checks and the removal of unprocessed
  * children (jobs_flows.h; docs/internals/flows.md "Adding to an existing
  * parent"). ln_job_wait_children is the worker's (worker_waited.c). */
-#include "dynflow.h"
+#include "flow_parent.h"
 
 #include "front.h"
 

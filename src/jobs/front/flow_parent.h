@@ -1,8 +1,8 @@
-/* dynflow.h - children added to an existing parent and a running job that
+/* flow_parent.h - children added to an existing parent and a running job that
  * waits for its children (jobs_flows.h "Children of an existing parent";
  * docs/internals/flows.md "Adding to an existing parent"). Not API. */
-#ifndef LN_JOBS_DYNFLOW_H
-#define LN_JOBS_DYNFLOW_H
+#ifndef LN_JOBS_FLOW_PARENT_H
+#define LN_JOBS_FLOW_PARENT_H
 
 #include <lanes/jobs.h>
 

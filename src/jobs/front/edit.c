@@ -1,4 +1,4 @@
-/* front_edit.c - the front of jobs_edit.h: changing a waiting job's
+/* edit.c - the front of jobs_edit.h: changing a waiting job's
  * priority, delay or data, and reading or releasing a deduplication id.
  * Each call checks its arguments (the rules of ln_jobs_add), then runs the
  * store's edit method (store methods version 17) with the handle's mutex

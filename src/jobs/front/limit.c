@@ -1,4 +1,4 @@
-/* ratelimit.c - the front of rate limits and global concurrency (jobs.h
+/* limit.c - the front of rate limits and global concurrency (jobs.h
  * "Rate limits and global concurrency"): check the arguments, then run
  * the store's limits method (store methods version 7) with the handle's
  * mutex held. How the stores keep and apply them:
