@@ -1,5 +1,5 @@
 // interop.mjs - the BullMQ side of lanes' Redis interop tests
-// (tests/test_redis_interop.sh). Stock bullmq 6.7.0 from package-lock.json.
+// (tests/interop/test_redis_interop.sh). Stock bullmq 6.7.0 from package-lock.json.
 //
 //   node interop.mjs <command> <queue> [args...]
 //

@@ -5,7 +5,7 @@
 # update-data | dedup`) against BullMQ's job.changePriority,
 # job.changeDelay, job.updateData, queue.getDeduplicationJobId and
 # queue.removeDeduplicationKey (tests/interop/node/edit.mjs).
-# Sourced by tests/test_redis_interop.sh, which has the helpers (js, fail,
+# Sourced by tests/interop/test_redis_interop.sh, which has the helpers (js, fail,
 # ...) and the variables (url, q, tmp, cli) they use.
 
 # `lanes jobs URL ARGS...`, failing the case on a non-zero exit.

@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # shellcheck disable=SC2154 # url, q, tmp, peer, cli, ...: set by the driver
 # interop/cases/review3.sh - the review's interop cases
-# (tests/interop/node/review3.mjs). Sourced by tests/test_redis_interop.sh,
+# (tests/interop/node/review3.mjs). Sourced by tests/interop/test_redis_interop.sh,
 # which has the helpers (js, fail, wait_word, ...) and the variables.
 
 #   review3_active_priority_node  Node's job.changePriority on a job a
