@@ -3,8 +3,8 @@
 # scripts/with-services.sh starts (LANES_TEST_REDIS_CLUSTER_URL); the tests
 # skip (77) where redis-server has no cluster support.
 #
-# conformance/cluster     the whole conformance suite on the cluster, with
-#                         a hash-tag prefix ({lconf<run>})
+# conformance/cluster/<case>  every case of the conformance suite on the
+#                         cluster, with a hash-tag prefix ({lconf<run>})
 # test_cluster/<case>     tests/redis/test_cluster.sh: the hash-tag rule, BullMQ
 #                         (ioredis Cluster) both ways, a manual failover
 #                         and a killed master mid-run (with an 8 s and a
@@ -13,8 +13,7 @@
 #                         change the shared cluster's roles (a killed
 #                         master is restarted and rejoins as a replica)
 
-ln_test(NAME test_conformance TEST conformance/cluster ARGS cluster TIMEOUT 180
-        LABELS "jobs;redis;cluster;conformance")
+ln_conformance(cluster redis cluster) # tests/jobs.cmake
 
 set(LN_CLUSTER_CLI "")
 if(TARGET lanes_cli)

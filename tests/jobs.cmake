@@ -23,61 +23,44 @@ else()
           LIBS PkgConfig::SQLITE3 TIMEOUT 60 LABELS jobs)
 endif()
 
-# The conformance suite of the jobs contract: one program, one set of cases
-# (tests/conformance/conf_*.c), run once per store. The redis run needs
-# LANES_TEST_REDIS_URL (scripts/with-services.sh) and skips without it.
-set(LN_CONF_SOURCES
-    conformance/conf_main.c conformance/conf_util.c conformance/conf_add.c
-    conformance/conf_admin.c conformance/conf_worker.c
-    conformance/conf_lease.c conformance/conf_badinput.c
-    conformance/conf_rules.c conformance/conf_json.c conformance/conf_fields.c
-    conformance/conf_timeout.c conformance/conf_queues.c
-    conformance/conf_outcomes.c conformance/conf_dedup.c conformance/conf_events.c
-    conformance/conf_workers.c conformance/conf_metrics.c conformance/conf_longid.c
-    conformance/conf_cancel.c
-    conformance/conf_sched.c conformance/conf_ratelimit.c
-    conformance/conf_flows.c
-    conformance/conf_speed.c
-    conformance/conf_spec.c
-    conformance/conf_spec_flow.c
-    conformance/conf_boundary.c
-    conformance/conf_parity.c
-    conformance/conf_drain.c
-    conformance/conf_backoff.c
-    conformance/conf_remove_tree.c
-    conformance/conf_dynflow.c
-    conformance/conf_dedup_next.c
-    conformance/conf_review.c
-    conformance/conf_review2.c
-    conformance/conf_parent_events.c
-    conformance/conf_flowmore.c
-    conformance/conf_stale_stats.c
-    conformance/conf_admin_job.c
-    conformance/conf_review3.c
-    conformance/conf_flowtree.c
-    conformance/conf_schedrec.c
-    conformance/conf_logs.c
-    conformance/conf_detach.c
-    conformance/conf_utf8.c
-    conformance/conf_edit2.c
-    conformance/conf_stale_once.c
-    conformance/conf_worker_keep.c
-    conformance/conf_max_started.c
-    conformance/conf_review4.c
-    conformance/conf_obliterate.c
-    conformance/conf_retry_finished.c
-    conformance/conf_result_size.c
-    conformance/conf_paging.c)
+# The conformance suite of the jobs contract: one program, one set of cases,
+# run once per store. Its sources are every tests/conformance/conf_*.c; its
+# cases are the CONF_CASE(name) lines of tests/conformance/conf_list.h, the
+# one place a case is registered. Each case is a test of its own per store,
+# conformance/<store>/<case> (`ctest -R conformance/sqlite/` runs the
+# suite on SQLite); `test_conformance STORE` alone runs every case in one
+# process. The redis run needs LANES_TEST_REDIS_URL
+# (scripts/with-services.sh) and skips without it.
+file(GLOB LN_CONF_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/conformance/conf_*.c)
+set(LN_CONF_LIST ${CMAKE_CURRENT_SOURCE_DIR}/conformance/conf_list.h)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${LN_CONF_LIST})
+file(STRINGS ${LN_CONF_LIST} LN_CONF_CASES REGEX "^CONF_CASE\\([a-z0-9_]+\\)$")
+list(TRANSFORM LN_CONF_CASES REPLACE "^CONF_CASE\\(([a-z0-9_]+)\\)$" "\\1")
+list(LENGTH LN_CONF_CASES ln_conf_n)
+list(REMOVE_DUPLICATES LN_CONF_CASES)
+list(LENGTH LN_CONF_CASES ln_conf_unique)
+if(ln_conf_n EQUAL 0 OR NOT ln_conf_n EQUAL ln_conf_unique)
+  message(FATAL_ERROR "${LN_CONF_LIST}: no case, or a case listed twice")
+endif()
 set(LN_CONF_LIBS "")
 if(LN_HAVE_REDIS)
   set(LN_CONF_LIBS PkgConfig::HIREDIS) # only to delete a run's keys after it
 endif()
-ln_test(NAME test_conformance TEST conformance/sqlite SOURCES ${LN_CONF_SOURCES}
-        LIBS ${LN_CONF_LIBS} ARGS sqlite TIMEOUT 120 LABELS "jobs;conformance")
+add_executable(test_conformance ${LN_CONF_SOURCES})
+target_link_libraries(test_conformance PRIVATE ln_testutil ${LN_AREA_LIBS} ${LN_CONF_LIBS})
 if(LN_HAVE_REDIS)
   target_compile_definitions(test_conformance PRIVATE CONF_HAVE_HIREDIS=1)
-  ln_test(NAME test_conformance TEST conformance/redis ARGS redis TIMEOUT 120
-          LABELS "jobs;redis;conformance")
+endif()
+# ln_conformance(STORE LABELS...): conformance/STORE/<case> for every case.
+function(ln_conformance store)
+  foreach(case ${LN_CONF_CASES})
+    ln_test(NAME test_conformance TEST conformance/${store}/${case} ARGS ${store} ${case}
+            TIMEOUT 60 LABELS "jobs;conformance;${ARGN}")
+  endforeach()
+endfunction()
+ln_conformance(sqlite)
+if(LN_HAVE_REDIS)
+  ln_conformance(redis redis)
 endif()
 
 # Process-level tests fork, kill -9, SIGSTOP and run the `lanes` binary;

@@ -17,7 +17,7 @@ static void run_all(conf_ctx *c, const char *queue) {
 
 /* Paused: waiting and prioritized jobs report paused, in the order they
  * will run; delayed ones stay delayed; adding still works. */
-static void case_pause_resume_states(conf_ctx *c) {
+void case_pause_resume_states(conf_ctx *c) {
     conf_add_id(c, c->queue, "a", 0, 0, 0);
     conf_add_id(c, c->queue, "b", 0, 0, 0);
     conf_add_id(c, c->queue, "c", 0, 1, 0);
@@ -68,7 +68,7 @@ static void case_pause_resume_states(conf_ctx *c) {
 }
 
 /* A worker takes nothing from a paused queue, and starts when resumed. */
-static void case_pause_holds_workers(conf_ctx *c) {
+void case_pause_holds_workers(conf_ctx *c) {
     CHECK_EQ(ln_jobs_pause(c->jobs, c->queue), 0);
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "ok", "1", NULL, id);
@@ -93,7 +93,7 @@ static void case_pause_holds_workers(conf_ctx *c) {
 
 /* Drain removes waiting, prioritized and delayed jobs (paused ones too);
  * active and finished jobs stay. */
-static void case_drain_keeps_active_and_finished(conf_ctx *c) {
+void case_drain_keeps_active_and_finished(conf_ctx *c) {
     char done_ok[LN_JOB_ID_MAX], done_bad[LN_JOB_ID_MAX], held[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "ok", "{}", NULL, done_ok);
     conf_add(c, c->queue, "bad", "{}", NULL, done_bad);
@@ -139,7 +139,7 @@ static void case_drain_keeps_active_and_finished(conf_ctx *c) {
 }
 
 /* Clean removes finished jobs by age, sparing the newest 'keep'. */
-static void case_clean_by_age_and_keep(conf_ctx *c) {
+void case_clean_by_age_and_keep(conf_ctx *c) {
     for (int i = 0; i < 4; i++) conf_add(c, c->queue, "ok", "{}", NULL, NULL);
     for (int i = 0; i < 3; i++) conf_add(c, c->queue, "bad", "{}", NULL, NULL);
     run_all(c, c->queue);
@@ -199,7 +199,7 @@ static void case_clean_by_age_and_keep(conf_ctx *c) {
 
 /* A failed job goes back to waiting with a fresh attempt budget; other
  * states are refused. */
-static void case_retry_failed_one_and_all(conf_ctx *c) {
+void case_retry_failed_one_and_all(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.attempts = 2;
@@ -256,7 +256,7 @@ static void case_retry_failed_one_and_all(conf_ctx *c) {
 }
 
 /* Remove takes a job and its logs away in any state but active. */
-static void case_remove_any_state_but_active(conf_ctx *c) {
+void case_remove_any_state_but_active(conf_ctx *c) {
     conf_add_id(c, c->queue, "w", 0, 0, 0);
     conf_add_id(c, c->queue, "p", 4, 0, 0);
     conf_add_id(c, c->queue, "d", 0, 0, 600000);
@@ -289,7 +289,7 @@ static void case_remove_any_state_but_active(conf_ctx *c) {
 }
 
 /* Logs: a job without any has none; a missing job is LN_ENOENT. */
-static void case_logs_empty_and_missing(conf_ctx *c) {
+void case_logs_empty_and_missing(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "n", "{}", NULL, id);
     char **lines = NULL;
@@ -324,7 +324,7 @@ static int cmp_id(const void *a, const void *b) {
 }
 
 /* One handle shared by threads: every add lands once, ids distinct. */
-static void case_one_handle_many_threads(conf_ctx *c) {
+void case_one_handle_many_threads(conf_ctx *c) {
     static adder a[4];
     pthread_t t[4];
     for (int i = 0; i < 4; i++) {
@@ -345,7 +345,7 @@ static void case_one_handle_many_threads(conf_ctx *c) {
 
 /* A handle used in a child after fork() refuses with LN_EFORK; the child
  * opens its own; the parent's keeps working. */
-static void case_handle_refused_after_fork(conf_ctx *c) {
+void case_handle_refused_after_fork(conf_ctx *c) {
     pid_t pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) {
@@ -366,14 +366,3 @@ static void case_handle_refused_after_fork(conf_ctx *c) {
     conf_add(c, c->queue, "parent", "{}", NULL, NULL);
     CHECK_EQ(conf_total(c, c->queue), 2);
 }
-
-const conf_case conf_admin_cases[] = {CONF_CASE(pause_resume_states),
-                                      CONF_CASE(pause_holds_workers),
-                                      CONF_CASE(drain_keeps_active_and_finished),
-                                      CONF_CASE(clean_by_age_and_keep),
-                                      CONF_CASE(retry_failed_one_and_all),
-                                      CONF_CASE(remove_any_state_but_active),
-                                      CONF_CASE(logs_empty_and_missing),
-                                      CONF_CASE(one_handle_many_threads),
-                                      CONF_CASE(handle_refused_after_fork),
-                                      {0}};

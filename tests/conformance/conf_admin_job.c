@@ -26,7 +26,7 @@ static int priority_of(conf_ctx *c, const char *id) {
 
 /* Waiting and prioritized jobs move to the line of their new priority:
  * to its back, or with lifo to its front; counts follow. */
-static void case_edit_priority_moves(conf_ctx *c) {
+void case_edit_priority_moves(conf_ctx *c) {
     char ids[256];
     conf_add_id(c, c->queue, "a", 0, 0, 0);
     conf_add_id(c, c->queue, "b", 0, 0, 0);
@@ -67,7 +67,7 @@ static void case_edit_priority_moves(conf_ctx *c) {
 
 /* With lifo the job runs first of its priority, also before the jobs of
  * that priority added with lifo. */
-static void case_edit_priority_lifo_first(conf_ctx *c) {
+void case_edit_priority_lifo_first(conf_ctx *c) {
     conf_add_id(c, c->queue, "x", 1, 1, 0);
     conf_add_id(c, c->queue, "y", 1, 0, 0);
     conf_add_id(c, c->queue, "z", 0, 0, 0);
@@ -80,7 +80,7 @@ static void case_edit_priority_lifo_first(conf_ctx *c) {
 
 /* A delayed job keeps its due time and gets the priority; a paused
  * queue's jobs move as when it runs. */
-static void case_edit_priority_delayed_paused(conf_ctx *c) {
+void case_edit_priority_delayed_paused(conf_ctx *c) {
     conf_add_id(c, c->queue, "late", 0, 0, 600000);
     ln_job_info before = conf_info(c, "late");
     SAYS(c->jobs, 0, ln_jobs_change_priority(c->jobs, c->queue, "late", 7, 0));
@@ -105,7 +105,7 @@ static void case_edit_priority_delayed_paused(conf_ctx *c) {
 }
 
 /* No such job and bad arguments are refused. */
-static void case_edit_priority_refused(conf_ctx *c) {
+void case_edit_priority_refused(conf_ctx *c) {
     SAYS(c->jobs, LN_ENOENT, ln_jobs_change_priority(c->jobs, c->queue, "nope", 1, 0));
     conf_add_id(c, c->queue, "x", 0, 0, 0);
     SAYS(c->jobs, LN_EINVAL, ln_jobs_change_priority(c->jobs, c->queue, "x", -1, 0));
@@ -137,7 +137,7 @@ static void next_delayed(ln_jobs_events *ev, const char *id, int64_t lo, int64_t
 
 /* A delayed job is due delay ms from now, with a "delayed" event; 0 makes
  * it run; other states and bad delays are refused. */
-static void case_edit_delay(conf_ctx *c) {
+void case_edit_delay(conf_ctx *c) {
     conf_add_id(c, c->queue, "d", 0, 0, 600000);
     ln_jobs_events *ev = NULL;
     CHECK_EQ(ln_jobs_events_open(c->jobs, c->queue, "$", &ev), 0);
@@ -169,7 +169,7 @@ static void case_edit_delay(conf_ctx *c) {
 }
 
 /* Any JSON text, byte for byte, in any state; bad data refused. */
-static void case_edit_data(conf_ctx *c) {
+void case_edit_data(conf_ctx *c) {
     static const char *const texts[] = {
         " [1, 2.50, \"\\u00e9\", -0, 1e400] ",
         "\"x\"",
@@ -217,7 +217,7 @@ static void add_deduped(conf_ctx *c, const char *deid, char *id) {
 
 /* The holder of a dedup id, read and released; a release lets the next
  * add make a new job; a finished holder holds it no more. */
-static void case_edit_dedup(conf_ctx *c) {
+void case_edit_dedup(conf_ctx *c) {
     char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX], got[LN_JOB_ID_MAX];
     add_deduped(c, "k1", a);
     SAYS(c->jobs, 0, ln_jobs_dedup_job(c->jobs, c->queue, "k1", got, sizeof got));
@@ -244,7 +244,7 @@ static void case_edit_dedup(conf_ctx *c) {
 
 /* Every delayed job made ready, over more than one step, each by its
  * priority; the waiting ones and the count of what moved. */
-static void case_edit_promote_all(conf_ctx *c) {
+void case_edit_promote_all(conf_ctx *c) {
     enum { N = LN_JOBS_PROMOTE_STEP + 5 };
     static ln_job_spec specs[N];
     ln_job_opts late, prio;
@@ -273,7 +273,7 @@ static void case_edit_promote_all(conf_ctx *c) {
 
 /* Ready jobs by priority: 0 the waiting ones (paused too), delayed and
  * active ones not counted; bad arguments refused. */
-static void case_edit_priority_counts(conf_ctx *c) {
+void case_edit_priority_counts(conf_ctx *c) {
     conf_add_id(c, c->queue, "a", 0, 0, 0);
     conf_add_id(c, c->queue, "b", 0, 0, 0);
     conf_add_id(c, c->queue, "c", 2, 0, 0);
@@ -299,7 +299,7 @@ static void case_edit_priority_counts(conf_ctx *c) {
 
 /* Trimming keeps at least the newest max_len events (Redis: whole stream
  * nodes only, so maybe more) and removes older ones; another queue's stay. */
-static void case_edit_trim_events(conf_ctx *c) {
+void case_edit_trim_events(conf_ctx *c) {
     enum { N = 300 };
     ln_jobs *all = conf_open_all_events(c);
     static ln_job_spec specs[N];
@@ -323,17 +323,3 @@ static void case_edit_trim_events(conf_ctx *c) {
     SAYS(all, LN_EINVAL, ln_jobs_trim_events(all, NULL, 10, &removed));
     ln_jobs_close(all);
 }
-
-const conf_case conf_admin_job_cases[] = {
-    CONF_CASE(edit_priority_moves),
-    CONF_CASE(edit_priority_delayed_paused),
-    CONF_CASE(edit_priority_refused),
-    CONF_CASE(edit_priority_lifo_first),
-    CONF_CASE(edit_delay),
-    CONF_CASE(edit_data),
-    CONF_CASE(edit_dedup),
-    CONF_CASE(edit_promote_all),
-    CONF_CASE(edit_priority_counts),
-    CONF_CASE(edit_trim_events),
-    {0},
-};

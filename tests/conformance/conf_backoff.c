@@ -61,7 +61,7 @@ static ln_worker_stats run_n(conf_ctx *c, int n, ln_worker_opts *o) {
 }
 
 /* Bad jitters and custom types are refused and the message says why. */
-static void case_backoff_opts_refused(conf_ctx *c) {
+void case_backoff_opts_refused(conf_ctx *c) {
     static const struct {
         int backoff;
         double jitter;
@@ -101,7 +101,7 @@ static void case_backoff_opts_refused(conf_ctx *c) {
 }
 
 /* Jitter and custom type come back from get as given; 0 / NULL by default. */
-static void case_backoff_reported(conf_ctx *c) {
+void case_backoff_reported(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     char plain[LN_JOB_ID_MAX], jit[LN_JOB_ID_MAX], cust[LN_JOB_ID_MAX];
@@ -153,7 +153,7 @@ static void check_window(conf_ctx *c, char ids[][LN_JOB_ID_MAX], int64_t t0, int
     CHECK(below > 0);
 }
 
-static void case_jitter_fixed_window(conf_ctx *c) {
+void case_jitter_fixed_window(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.attempts = 3;
@@ -170,7 +170,7 @@ static void case_jitter_fixed_window(conf_ctx *c) {
 
 /* Exponential: D doubles with each failed run; promoting the retried jobs
  * and failing them again puts the second retry in [(1-j) 2D, 2D]. */
-static void case_jitter_exponential_window(conf_ctx *c) {
+void case_jitter_exponential_window(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.attempts = 3;
@@ -220,7 +220,7 @@ static void add_custom(conf_ctx *c, const char *type, int attempts, char *id) {
 
 /* A custom type is retried after what the worker's strategy returns; it
  * sees the type, the reason and the number of failed runs. */
-static void case_custom_strategy_delay(conf_ctx *c) {
+void case_custom_strategy_delay(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     add_custom(c, "linear", 5, id);
     strat s = {.give = {45000, 0, -1}};
@@ -259,7 +259,7 @@ static void case_custom_strategy_delay(conf_ctx *c) {
 }
 
 /* A negative value other than -1 retries at once; past 100 years is cut. */
-static void case_custom_strategy_odd_values(conf_ctx *c) {
+void case_custom_strategy_odd_values(conf_ctx *c) {
     char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX];
     add_custom(c, "odd", 3, a);
     strat s = {.give = {-5, INT64_MAX}};
@@ -282,7 +282,7 @@ static void case_custom_strategy_odd_values(conf_ctx *c) {
 }
 
 /* Fixed and exponential never ask the strategy; their jitter applies. */
-static void case_custom_strategy_not_for_builtin(conf_ctx *c) {
+void case_custom_strategy_not_for_builtin(conf_ctx *c) {
     ln_job_opts jo;
     ln_job_opts_init(&jo);
     jo.attempts = 2;
@@ -305,7 +305,7 @@ static void case_custom_strategy_not_for_builtin(conf_ctx *c) {
 
 /* Without a strategy a custom type is not retried: the job fails for good
  * with attempts left, and its reason says why (never lost silently). */
-static void case_custom_without_strategy_fails(conf_ctx *c) {
+void case_custom_without_strategy_fails(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     add_custom(c, "linear", 4, id);
     ln_worker_stats st = run_n(c, 1, NULL);
@@ -328,7 +328,7 @@ static void case_custom_without_strategy_fails(conf_ctx *c) {
 }
 
 /* A scheduler's template carries jitter and custom type to its jobs. */
-static void case_backoff_in_schedule(conf_ctx *c) {
+void case_backoff_in_schedule(conf_ctx *c) {
     ln_job_schedule s;
     ln_job_schedule_init(&s);
     s.every_ms = 3600000;
@@ -355,7 +355,7 @@ static void case_backoff_in_schedule(conf_ctx *c) {
 }
 
 /* Bulk adds and flows store each job's jitter and type as given. */
-static void case_backoff_in_bulk_and_flow(conf_ctx *c) {
+void case_backoff_in_bulk_and_flow(conf_ctx *c) {
     ln_job_opts a, b;
     ln_job_opts_init(&a);
     ln_job_opts_init(&b);
@@ -388,17 +388,3 @@ static void case_backoff_in_bulk_and_flow(conf_ctx *c) {
     CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "jitter");
     CHECK_EQ(conf_total(c, c->queue), before);
 }
-
-const conf_case conf_backoff_cases[] = {
-    CONF_CASE(backoff_opts_refused),
-    CONF_CASE(backoff_reported),
-    CONF_CASE(jitter_fixed_window),
-    CONF_CASE(jitter_exponential_window),
-    CONF_CASE(custom_strategy_delay),
-    CONF_CASE(custom_strategy_odd_values),
-    CONF_CASE(custom_strategy_not_for_builtin),
-    CONF_CASE(custom_without_strategy_fails),
-    CONF_CASE(backoff_in_schedule),
-    CONF_CASE(backoff_in_bulk_and_flow),
-    {0},
-};

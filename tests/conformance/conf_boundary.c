@@ -6,7 +6,7 @@
  * child reaches its parent as any final failure does. */
 #include "conf.h"
 
-static void case_drain_keeps_schedulers(conf_ctx *c) {
+void case_drain_keeps_schedulers(conf_ctx *c) {
     char now_id[LN_JOB_ID_MAX], later_id[LN_JOB_ID_MAX], id[LN_JOB_ID_MAX];
     conf_schedule(c, "now", 60000, NULL, now_id);        /* its first iteration: ready */
     conf_schedule(c, "later", 0, "0 0 1 1 *", later_id); /* next New Year: delayed */
@@ -26,7 +26,7 @@ static void case_drain_keeps_schedulers(conf_ctx *c) {
 /* A scheduler's current iteration is not removed nor canceled; once the
  * scheduler is gone (an every iteration that is waiting stays), it is an
  * ordinary job. */
-static void case_remove_refuses_iteration(conf_ctx *c) {
+void case_remove_refuses_iteration(conf_ctx *c) {
     char now_id[LN_JOB_ID_MAX], later_id[LN_JOB_ID_MAX];
     conf_schedule(c, "now", 60000, NULL, now_id);
     conf_schedule(c, "later", 0, "0 0 1 1 *", later_id);
@@ -46,7 +46,7 @@ static void case_remove_refuses_iteration(conf_ctx *c) {
  * ran: its parent is released (waiting), the child a failed one; a child
  * with fail_parent_on_failure: the parent leaves waiting-children too
  * (failed, or on Redis waiting, to fail when taken, as in BullMQ). */
-static void case_cancel_child_reaches_parent(conf_ctx *c) {
+void case_cancel_child_reaches_parent(conf_ctx *c) {
     ln_job_opts later;
     ln_job_opts_init(&later);
     later.delay_ms = 60000;
@@ -67,10 +67,3 @@ static void case_cancel_child_reaches_parent(conf_ctx *c) {
             CHECK(parent == LN_JOB_WAITING || parent == LN_JOB_FAILED);
     }
 }
-
-const conf_case conf_boundary_cases[] = {
-    CONF_CASE(drain_keeps_schedulers),
-    CONF_CASE(remove_refuses_iteration),
-    CONF_CASE(cancel_child_reaches_parent),
-    {0},
-};

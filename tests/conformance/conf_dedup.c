@@ -22,7 +22,7 @@ static void add_dedup(conf_ctx *c, const char *deid, int64_t ttl, int extend, in
 }
 
 /* Simple mode: held while the job exists; freed once it completed. */
-static void case_dedup_simple_until_finished(conf_ctx *c) {
+void case_dedup_simple_until_finished(conf_ctx *c) {
     char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX], d[LN_JOB_ID_MAX];
     int ex;
     add_dedup(c, "k", 0, 0, 0, 0, "{\"n\":1}", a, &ex);
@@ -46,7 +46,7 @@ static void case_dedup_simple_until_finished(conf_ctx *c) {
 }
 
 /* Throttle: held for the TTL even after the job completed, free after. */
-static void case_dedup_throttle_ttl(conf_ctx *c) {
+void case_dedup_throttle_ttl(conf_ctx *c) {
     char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX];
     int ex;
     int64_t t0 = conf_now_ms();
@@ -71,7 +71,7 @@ static void case_dedup_throttle_ttl(conf_ctx *c) {
 
 /* Debounce with extend: each deduplicated add starts the TTL again, so
  * adds every 40 ms keep a 150 ms TTL held past several TTLs. */
-static void case_dedup_extend_keeps_holding(conf_ctx *c) {
+void case_dedup_extend_keeps_holding(conf_ctx *c) {
     char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX];
     int ex, held = 1;
     int64_t t0 = conf_now_ms(), prev_start = t0;
@@ -104,7 +104,7 @@ static void case_dedup_extend_keeps_holding(conf_ctx *c) {
 
 /* Debounce with replace: a delayed holder is replaced by the new job (its
  * data); once the holder is no longer delayed, adds are deduplicated. */
-static void case_dedup_replace_pending(conf_ctx *c) {
+void case_dedup_replace_pending(conf_ctx *c) {
     char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX], d[LN_JOB_ID_MAX];
     int ex;
     add_dedup(c, "r", 0, 0, 1, 60000, "{\"v\":1}", a, &ex);
@@ -127,7 +127,7 @@ static void case_dedup_replace_pending(conf_ctx *c) {
 }
 
 /* Bad combinations are refused. */
-static void case_dedup_bad_options(conf_ctx *c) {
+void case_dedup_bad_options(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.dedup_ttl_ms = 10;
@@ -144,9 +144,3 @@ static void case_dedup_bad_options(conf_ctx *c) {
     CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "d", NULL, &o, NULL, 0), LN_EINVAL);
     CHECK_EQ(conf_total(c, c->queue), 0);
 }
-
-const conf_case conf_dedup_cases[] = {
-    CONF_CASE(dedup_simple_until_finished), CONF_CASE(dedup_throttle_ttl),
-    CONF_CASE(dedup_extend_keeps_holding),  CONF_CASE(dedup_replace_pending),
-    CONF_CASE(dedup_bad_options),           {0},
-};

@@ -98,17 +98,17 @@ static void keep_last_then_finish(conf_ctx *c, const char *holder_name, int hold
     CHECK_EQ(ex, 0);
 }
 
-static void case_dedup_next_keep_last_completes(conf_ctx *c) {
+void case_dedup_next_keep_last_completes(conf_ctx *c) {
     keep_last_then_finish(c, "first", LN_JOB_COMPLETED);
 }
 
-static void case_dedup_next_keep_last_fails(conf_ctx *c) {
+void case_dedup_next_keep_last_fails(conf_ctx *c) {
     keep_last_then_finish(c, "bad", LN_JOB_FAILED); /* attempts 1: final */
 }
 
 /* Not while active: a keep-last add while the holder waits is only
  * deduplicated (nothing kept); the TTL is ignored (held until finished). */
-static void case_dedup_next_keep_last_waiting(conf_ctx *c) {
+void case_dedup_next_keep_last_waiting(conf_ctx *c) {
     char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
     int ex;
     add_keep(c, "first", "{\"n\":1}", 50, h, &ex);
@@ -128,7 +128,7 @@ static void case_dedup_next_keep_last_waiting(conf_ctx *c) {
 
 /* A canceled running holder is a final failure too: the kept add is
  * added (and runs). */
-static void case_dedup_next_canceled_holder(conf_ctx *c) {
+void case_dedup_next_canceled_holder(conf_ctx *c) {
     char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
     int ex;
     next_hold hold = {0};
@@ -160,7 +160,7 @@ static int block_handler(ln_job *job, void *ctx) {
     return 0;
 }
 
-static void case_dedup_next_stalled_holder(conf_ctx *c) {
+void case_dedup_next_stalled_holder(conf_ctx *c) {
     char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
     int ex, started[2], go[2];
     add_keep(c, "first", "{\"n\":1}", 0, h, &ex);
@@ -213,7 +213,7 @@ static void case_dedup_next_stalled_holder(conf_ctx *c) {
 /* Reschedule: a deduplicated add while the holder is delayed moves its
  * run time to the add's delay from now (0: due now), keeping its id and
  * data; without reschedule it keeps its own delay. */
-static void case_dedup_next_reschedule(conf_ctx *c) {
+void case_dedup_next_reschedule(conf_ctx *c) {
     char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
     ln_job_opts o;
     ln_job_opts_init(&o);
@@ -267,7 +267,7 @@ static void completed_named(conf_ctx *c, const char *name, char *out, size_t siz
 /* The kept job gets the id its add was given (on Redis the counter value
  * the add took, BullMQ's jid), not one numbered when it is added: the
  * holder's id + 1 here, below a job added after the kept add. */
-static void case_dedup_next_kept_id(conf_ctx *c) {
+void case_dedup_next_kept_id(conf_ctx *c) {
     char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX], x[LN_JOB_ID_MAX], k[LN_JOB_ID_MAX];
     int ex;
     next_hold hold = {0};
@@ -291,7 +291,7 @@ static void case_dedup_next_kept_id(conf_ctx *c) {
 }
 
 /* The new options are 0/1 and need a dedup_id. */
-static void case_dedup_next_bad_options(conf_ctx *c) {
+void case_dedup_next_bad_options(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.dedup_keep_last_if_active = 1;
@@ -307,15 +307,3 @@ static void case_dedup_next_bad_options(conf_ctx *c) {
     SAYS(c->jobs, LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "d", NULL, &o, NULL, 0));
     CHECK_EQ(conf_total(c, c->queue), 0);
 }
-
-const conf_case conf_dedup_next_cases[] = {
-    CONF_CASE(dedup_next_keep_last_completes),
-    CONF_CASE(dedup_next_keep_last_fails),
-    CONF_CASE(dedup_next_keep_last_waiting),
-    CONF_CASE(dedup_next_canceled_holder),
-    CONF_CASE(dedup_next_stalled_holder),
-    CONF_CASE(dedup_next_reschedule),
-    CONF_CASE(dedup_next_bad_options),
-    CONF_CASE(dedup_next_kept_id),
-    {0},
-};

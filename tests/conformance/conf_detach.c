@@ -42,7 +42,7 @@ static int has_parent(conf_ctx *c, const char *id) {
 
 /* Detaching both children releases the parent; each child's later
  * completion reaches no parent. */
-static void case_detach_releases_parent(conf_ctx *c) {
+void case_detach_releases_parent(conf_ctx *c) {
     flow_rxy(c, 0);
     CHECK_EQ(detach(c, "x"), 1);
     CHECK_EQ(has_parent(c, "x"), 0);
@@ -66,7 +66,7 @@ static void case_detach_releases_parent(conf_ctx *c) {
 }
 
 /* A parent with a delay of its own is released into delayed. */
-static void case_detach_delayed_parent(conf_ctx *c) {
+void case_detach_delayed_parent(conf_ctx *c) {
     flow_rxy(c, 60000);
     CHECK_EQ(detach(c, "y"), 1);
     CHECK_EQ(detach(c, "x"), 1);
@@ -75,7 +75,7 @@ static void case_detach_delayed_parent(conf_ctx *c) {
 }
 
 /* A processed child, a job of no flow, no such job. */
-static void case_detach_not_pending(conf_ctx *c) {
+void case_detach_not_pending(conf_ctx *c) {
     flow_rxy(c, 0);
     ln_worker_opts o;
     conf_worker_opts(&o);
@@ -95,7 +95,7 @@ static void case_detach_not_pending(conf_ctx *c) {
 
 /* The parent removed first (its child kept): LN_ENOENT, as BullMQ's
  * missing parent key. */
-static void case_detach_parent_gone(conf_ctx *c) {
+void case_detach_parent_gone(conf_ctx *c) {
     ln_job_opts o, p;
     ln_job_opts_init(&p);
     p.job_id = "p";
@@ -111,11 +111,3 @@ static void case_detach_parent_gone(conf_ctx *c) {
     CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "parent");
     CHECK_EQ(removed, 0);
 }
-
-const conf_case conf_detach_cases[] = {
-    CONF_CASE(detach_releases_parent),
-    CONF_CASE(detach_delayed_parent),
-    CONF_CASE(detach_not_pending),
-    CONF_CASE(detach_parent_gone),
-    {0},
-};

@@ -80,7 +80,7 @@ static void check_stepped(conf_ctx *c, const stepper *s, const char *queue, cons
 /* The whole pattern on one C worker: run 1 adds two children and waits
  * (the handler's failure after it is ignored), the children run, run 2
  * reads their results and completes. */
-static void case_dynflow_steps(conf_ctx *c) {
+void case_dynflow_steps(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.job_id = "p";
@@ -102,7 +102,7 @@ static void case_dynflow_steps(conf_ctx *c) {
 /* Children in another queue: the parent's worker leaves it waiting for
  * them, their own worker runs them and releases it, and the parent's
  * worker runs it again. */
-static void case_dynflow_children_other_queue(conf_ctx *c) {
+void case_dynflow_children_other_queue(conf_ctx *c) {
     const char *kq = conf_queue(c, "kids");
     ln_job_opts o;
     ln_job_opts_init(&o);
@@ -129,7 +129,7 @@ static void case_dynflow_children_other_queue(conf_ctx *c) {
 
 /* No job of that id: nothing is stored (in a bulk add, not the jobs
  * before it either); malformed parent options are refused. */
-static void case_dynflow_missing_parent(conf_ctx *c) {
+void case_dynflow_missing_parent(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.parent_queue = c->queue;
@@ -166,7 +166,7 @@ static void case_dynflow_missing_parent(conf_ctx *c) {
 
 /* A flow parent already in waiting-children gets one more child: it is
  * released only once both are done, and reads both results. */
-static void case_dynflow_add_to_waiting_parent(conf_ctx *c) {
+void case_dynflow_add_to_waiting_parent(conf_ctx *c) {
     const char *kq = conf_queue(c, "kids");
     ln_job_opts po, ko;
     ln_job_opts_init(&po);
@@ -208,7 +208,7 @@ static int wait_then_complete(ln_job *job, void *ctx) {
     return ln_job_set_result(job, "\"done\"");
 }
 
-static void case_dynflow_wait_none_pending(conf_ctx *c) {
+void case_dynflow_wait_none_pending(conf_ctx *c) {
     conf_add_id(c, c->queue, "p", 0, 0, 0);
     int rc = -1;
     ln_worker_opts wo;
@@ -264,7 +264,7 @@ static int attach_self(ln_job *job, void *ctx) {
 /* A custom id that exists, added with a parent: a completed job gives its
  * result at once, a waiting one becomes a pending dependency; one that is
  * a child of another parent, or running, is refused. */
-static void case_dynflow_existing_child(conf_ctx *c) {
+void case_dynflow_existing_child(conf_ctx *c) {
     const char *kq = conf_queue(c, "kids");
     conf_add_id(c, kq, "k", 0, 0, 0);
     ln_worker_opts wo;
@@ -341,7 +341,7 @@ static int fail_child_then_wait(ln_job *job, void *ctx) {
     return ln_job_fail(job, "done");
 }
 
-static void case_dynflow_wait_failed_child(conf_ctx *c) {
+void case_dynflow_wait_failed_child(conf_ctx *c) {
     conf_add_id(c, c->queue, "p", 0, 0, 0);
     failer f = {c, conf_queue(c, "kids"), 0};
     ln_worker_opts wo;
@@ -378,7 +378,7 @@ static int busy_step(ln_job *job, void *ctx) {
     return rc == 0 ? ln_job_set_result(job, "\"stepped\"") : ln_job_fail(job, "wait failed");
 }
 
-static void case_dynflow_busy_steps(conf_ctx *c) {
+void case_dynflow_busy_steps(conf_ctx *c) {
     char ids[8][LN_JOB_ID_MAX];
     for (int i = 0; i < 8; i++) conf_add(c, c->queue, "step", NULL, NULL, ids[i]);
     ln_worker_opts wo;
@@ -399,15 +399,3 @@ static void case_dynflow_busy_steps(conf_ctx *c) {
     }
     conf_check_counts(c, c->queue);
 }
-
-const conf_case conf_dynflow_cases[] = {
-    CONF_CASE(dynflow_steps),
-    CONF_CASE(dynflow_children_other_queue),
-    CONF_CASE(dynflow_missing_parent),
-    CONF_CASE(dynflow_add_to_waiting_parent),
-    CONF_CASE(dynflow_wait_none_pending),
-    CONF_CASE(dynflow_existing_child),
-    CONF_CASE(dynflow_wait_failed_child),
-    CONF_CASE(dynflow_busy_steps),
-    {0},
-};

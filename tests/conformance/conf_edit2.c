@@ -19,7 +19,7 @@ static int lifo_of(conf_ctx *c, const char *id) {
  * (BullMQ's changePriority leaves opts): a job added without lifo still
  * reports 0 after a lifo move to the front, one added with lifo still 1
  * after a move to the back. */
-static void case_edit2_priority_keeps_lifo(conf_ctx *c) {
+void case_edit2_priority_keeps_lifo(conf_ctx *c) {
     conf_add_id(c, c->queue, "a", 0, 0, 0);
     conf_add_id(c, c->queue, "n", 0, 0, 0);
     conf_add_id(c, c->queue, "l", 0, 1, 0);
@@ -42,7 +42,7 @@ static void case_edit2_priority_keeps_lifo(conf_ctx *c) {
  * promoted (ln_jobs_promote, ln_jobs_promote_all, or a worker's promotion
  * of a due job), as BullMQ's promote and promoteJobs place every job
  * whatever its lifo option; the option itself stays. */
-static void case_edit2_promote_lifo_back(conf_ctx *c) {
+void case_edit2_promote_lifo_back(conf_ctx *c) {
     conf_add_id(c, c->queue, "w1", 0, 0, 0);
     conf_add_id(c, c->queue, "w2", 0, 0, 0);
     conf_add_id(c, c->queue, "p1", 3, 0, 0);
@@ -68,7 +68,7 @@ static void case_edit2_promote_lifo_back(conf_ctx *c) {
 
 /* The same for a worker's own promotion of a due job: it runs after the
  * jobs waiting before it was due. */
-static void case_edit2_due_lifo_back(conf_ctx *c) {
+void case_edit2_due_lifo_back(conf_ctx *c) {
     conf_add_id(c, c->queue, "w1", 0, 0, 0);
     conf_add_id(c, c->queue, "w2", 0, 0, 0);
     conf_add_id(c, c->queue, "d", 0, 1, 600000);
@@ -90,7 +90,7 @@ static int record_then_by_name(ln_job *job, void *ctx) {
  * change of priority put it (BullMQ's retries read opts.lifo): a job
  * added without lifo and moved to the front goes to the back when its
  * failed run is retried (by the worker, or by ln_jobs_retry). */
-static void case_edit2_retry_by_own_lifo(conf_ctx *c) {
+void case_edit2_retry_by_own_lifo(conf_ctx *c) {
     /* (w before n: "the back" on SQLite is by the order jobs were added) */
     conf_add_id(c, c->queue, "w", 0, 0, 0);
     ln_job_opts o;
@@ -126,7 +126,7 @@ static void case_edit2_retry_by_own_lifo(conf_ctx *c) {
  * changePriority gives it (the field written, nothing moved): it reads
  * it when it is ready again (a retry). A job that does not exist is
  * still LN_ENOENT. */
-static void case_edit2_priority_any_state(conf_ctx *c) {
+void case_edit2_priority_any_state(conf_ctx *c) {
     conf_add_id(c, c->queue, "x", 0, 0, 0);
     conf_hold h = {0};
     ln_worker_opts o;
@@ -186,7 +186,7 @@ static void *promote_thread(void *arg) {
     return NULL;
 }
 
-static void case_edit2_promote_all_shared_handle(conf_ctx *c) {
+void case_edit2_promote_all_shared_handle(conf_ctx *c) {
     enum { N = 4 * LN_JOBS_PROMOTE_STEP + 10, MAX_ADDS = 5000 };
     static ln_job_spec specs[N];
     ln_job_opts late;
@@ -212,13 +212,3 @@ static void case_edit2_promote_all_shared_handle(conf_ctx *c) {
     CHECK_EQ(k.delayed, N + adds - p.promoted);
     conf_check_counts(c, c->queue);
 }
-
-const conf_case conf_edit2_cases[] = {
-    CONF_CASE(edit2_priority_keeps_lifo),
-    CONF_CASE(edit2_promote_lifo_back),
-    CONF_CASE(edit2_due_lifo_back),
-    CONF_CASE(edit2_priority_any_state),
-    CONF_CASE(edit2_promote_all_shared_handle),
-    CONF_CASE(edit2_retry_by_own_lifo),
-    {0},
-};

@@ -17,7 +17,7 @@ static void next_of(ln_jobs_events *ev, const char *id, ln_job_event *e) {
     }
 }
 
-static void case_event_order_of_one_job(conf_ctx *c) {
+void case_event_order_of_one_job(conf_ctx *c) {
     ln_jobs *jobs = conf_open_all_events(c);
     ln_jobs_events *ev;
     CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
@@ -73,7 +73,7 @@ static void *follow_thread(void *p) {
 }
 
 /* A waiter on another handle (and thread) sees a job another handle runs. */
-static void case_wait_sees_another_handle(conf_ctx *c) {
+void case_wait_sees_another_handle(conf_ctx *c) {
     conf_add_id(c, c->queue, "w:1:x", 0, 0, 0);
     follow_arg a = {c->url, c->queue, "w:1:x", 0};
     pthread_t t;
@@ -87,7 +87,7 @@ static void case_wait_sees_another_handle(conf_ctx *c) {
     CHECK(a.completed);
 }
 
-static void case_wait_returns_outcomes(conf_ctx *c) {
+void case_wait_returns_outcomes(conf_ctx *c) {
     char ok[LN_JOB_ID_MAX], bad[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "n", "7", NULL, ok);
     conf_add(c, c->queue, "bad", "{}", NULL, bad);
@@ -114,7 +114,7 @@ static void case_wait_returns_outcomes(conf_ctx *c) {
 }
 
 /* Removed by its retention as it finishes: the wait still has the result. */
-static void case_wait_for_a_job_removed_on_complete(conf_ctx *c) {
+void case_wait_for_a_job_removed_on_complete(conf_ctx *c) {
     ln_job_opts jo;
     ln_job_opts_init(&jo);
     jo.remove_on_complete.mode = LN_KEEP_NONE;
@@ -134,7 +134,7 @@ static void case_wait_for_a_job_removed_on_complete(conf_ctx *c) {
 
 /* SQLite keeps the newest LN_JOBS_EVENTS_KEEP events (trimmed in chunks
  * of at most 512 as it goes). Redis caps its stream itself (MAXLEN ~). */
-static void case_events_retention_is_bounded(conf_ctx *c) {
+void case_events_retention_is_bounded(conf_ctx *c) {
     if (strcmp(c->store, "sqlite") != 0) return;
     ln_jobs *jobs = conf_open_all_events(c);
     static ln_job_spec specs[1000];
@@ -195,7 +195,7 @@ static void check_one_drained_last(const char *names) {
 /* BullMQ writes 'drained' only when a completion or a final failure leaves
  * nothing waiting, prioritized, active or delayed (moveToFinished); a run
  * that fails with attempts left and goes to delayed writes none. */
-static void case_drained_not_after_a_retry(conf_ctx *c) {
+void case_drained_not_after_a_retry(conf_ctx *c) {
     ln_job_opts jo;
     ln_job_opts_init(&jo);
     jo.attempts = 3;
@@ -214,7 +214,7 @@ static void case_drained_not_after_a_retry(conf_ctx *c) {
 /* A completion while a delayed job waits is not 'drained' (BullMQ's
  * fetchNextJob returns that job's due time instead); the completion of the
  * delayed job, the last one, is. */
-static void case_drained_waits_for_delayed_jobs(conf_ctx *c) {
+void case_drained_waits_for_delayed_jobs(conf_ctx *c) {
     conf_add(c, c->queue, "n", "1", NULL, NULL);
     ln_job_opts jo;
     ln_job_opts_init(&jo);
@@ -228,10 +228,3 @@ static void case_drained_waits_for_delayed_jobs(conf_ctx *c) {
     event_names(c, names, sizeof names);
     check_one_drained_last(names);
 }
-
-const conf_case conf_events_cases[] = {
-    CONF_CASE(drained_not_after_a_retry),          CONF_CASE(drained_waits_for_delayed_jobs),
-    CONF_CASE(events_retention_is_bounded),        CONF_CASE(event_order_of_one_job),
-    CONF_CASE(wait_sees_another_handle),           CONF_CASE(wait_returns_outcomes),
-    CONF_CASE(wait_for_a_job_removed_on_complete), {0},
-};

@@ -19,7 +19,7 @@ static void add_kid(conf_ctx *c, const char *queue, const char *id, const char *
  * processed one and the failed one (still a dependency) stay, as the
  * parent's records of them; the parent (waiting: it was added plainly)
  * is not moved. */
-static void case_flowmore_remove_unprocessed(conf_ctx *c) {
+void case_flowmore_remove_unprocessed(conf_ctx *c) {
     const char *q = c->queue, *kq = conf_queue(c, "kids");
     add_kid(c, q, "p", "parent", NULL, NULL);
     add_kid(c, kq, "a", "k", q, "p");
@@ -52,7 +52,7 @@ static void case_flowmore_remove_unprocessed(conf_ctx *c) {
 
 /* A flow parent whose children all go is released from waiting-children,
  * as BullMQ moves it to wait. */
-static void case_flowmore_remove_unprocessed_releases(conf_ctx *c) {
+void case_flowmore_remove_unprocessed_releases(conf_ctx *c) {
     const char *q = c->queue;
     conf_tree t;
     const conf_tree_row rows[] = {{NULL, q, "parent", "r"},
@@ -74,7 +74,7 @@ static void case_flowmore_remove_unprocessed_releases(conf_ctx *c) {
  * it stays the parent's pending child (the parent is not released), its
  * own pending child stays; a held grandchild under a removed child stays
  * too, without its parent, and still completes. The job itself may run. */
-static void case_flowmore_remove_unprocessed_held(conf_ctx *c) {
+void case_flowmore_remove_unprocessed_held(conf_ctx *c) {
     const char *q = c->queue, *hq = conf_queue(c, "held"), *kq = conf_queue(c, "kids");
     add_kid(c, q, "p", "parent", NULL, NULL);
     add_kid(c, hq, "h", "k", q, "p");
@@ -118,7 +118,7 @@ static void case_flowmore_remove_unprocessed_held(conf_ctx *c) {
 /* Past LN_JOBS_REMOVE_TREE_MAX entries (the job and the children it
  * records) the call is refused and nothing is removed; at the bound it
  * goes. */
-static void case_flowmore_remove_unprocessed_bound(conf_ctx *c) {
+void case_flowmore_remove_unprocessed_bound(conf_ctx *c) {
     const char *q = c->queue, *kq = conf_queue(c, "kids");
     add_kid(c, q, "p", "parent", NULL, NULL);
     char id[32];
@@ -167,7 +167,7 @@ static int one_child_handler(ln_job *job, void *ctx) {
 
 /* Only the child named counts: a done one or a stranger leaves the job
  * active although another child is pending; a pending one moves it. */
-static void case_flowmore_wait_child(conf_ctx *c) {
+void case_flowmore_wait_child(conf_ctx *c) {
     one_child s = {.c = c, .kq = conf_queue(c, "kids"), .dq = conf_queue(c, "done")};
     add_kid(c, s.dq, "done1", "k", NULL, NULL);
     ln_worker_opts wo;
@@ -191,7 +191,7 @@ static void case_flowmore_wait_child(conf_ctx *c) {
 /* A flow whose root names an existing parent: the root becomes its
  * pending child, in the flow's one step; its result reaches the parent
  * when the tree finishes. A missing parent refuses the whole flow. */
-static void case_flowmore_flow_root_parent(conf_ctx *c) {
+void case_flowmore_flow_root_parent(conf_ctx *c) {
     const char *q = c->queue, *kq = conf_queue(c, "tree");
     add_kid(c, q, "p", "parent", NULL, NULL);
     conf_tree t;
@@ -246,13 +246,3 @@ static void case_flowmore_flow_root_parent(conf_ctx *c) {
     conf_check_counts(c, q);
     conf_check_counts(c, kq);
 }
-
-const conf_case conf_flowmore_cases[] = {
-    CONF_CASE(flowmore_remove_unprocessed),
-    CONF_CASE(flowmore_remove_unprocessed_releases),
-    CONF_CASE(flowmore_remove_unprocessed_held),
-    CONF_CASE(flowmore_wait_child),
-    CONF_CASE(flowmore_flow_root_parent),
-    CONF_CASE(flowmore_remove_unprocessed_bound),
-    {0},
-};

@@ -69,7 +69,7 @@ static void add_flow(conf_ctx *c, const ln_flow_node *root, size_t nnodes) {
 
 /* A parent with three children waits for them, then reads every
  * child's result in its handler. */
-static void case_flow_parent_after_children(conf_ctx *c) {
+void case_flow_parent_after_children(conf_ctx *c) {
     ln_job_opts po, ko[3];
     ln_flow_node kids[3] = {conf_flow_node(NULL, "k", "k1", &ko[0]),
                             conf_flow_node(NULL, "k", "k2", &ko[1]),
@@ -111,7 +111,7 @@ static void case_flow_parent_after_children(conf_ctx *c) {
 
 /* Three levels over three queues: leaves, then the middle, then the
  * root, each released by the level below. */
-static void case_flow_nested(conf_ctx *c) {
+void case_flow_nested(conf_ctx *c) {
     const char *q2 = conf_queue(c, "mid"), *q3 = conf_queue(c, "leaf");
     ln_job_opts ro, mo, lo[2];
     ln_flow_node leaves[2] = {conf_flow_node(q3, "leaf", "l1", &lo[0]),
@@ -161,7 +161,7 @@ static void run_failing(conf_ctx *c, int opt, seen *s) {
 }
 
 /* fail_parent_on_failure: the parent fails without running. */
-static void case_flow_fail_parent(conf_ctx *c) {
+void case_flow_fail_parent(conf_ctx *c) {
     seen s = {0};
     run_failing(c, 1, &s);
     CHECK_EQ(s.parents, 0);
@@ -182,7 +182,7 @@ static void case_flow_fail_parent(conf_ctx *c) {
 }
 
 /* ignore_dependency_on_failure: the parent completes, the failure read. */
-static void case_flow_ignore_dependency(conf_ctx *c) {
+void case_flow_ignore_dependency(conf_ctx *c) {
     seen s = {0};
     run_failing(c, 3, &s);
     CHECK_EQ(s.parents, 1);
@@ -192,7 +192,7 @@ static void case_flow_ignore_dependency(conf_ctx *c) {
 }
 
 /* remove_dependency_on_failure: the parent completes, nothing recorded. */
-static void case_flow_remove_dependency(conf_ctx *c) {
+void case_flow_remove_dependency(conf_ctx *c) {
     seen s = {0};
     run_failing(c, 4, &s);
     CHECK_EQ(s.parents, 1);
@@ -202,7 +202,7 @@ static void case_flow_remove_dependency(conf_ctx *c) {
 }
 
 /* No option: the failed child stays a dependency; the parent waits. */
-static void case_flow_failure_keeps_parent_waiting(conf_ctx *c) {
+void case_flow_failure_keeps_parent_waiting(conf_ctx *c) {
     seen s = {0};
     run_failing(c, 0, &s);
     CHECK_EQ(s.parents, 0);
@@ -214,7 +214,7 @@ static void case_flow_failure_keeps_parent_waiting(conf_ctx *c) {
 /* continue_parent_on_failure: the parent runs at once, with its other
  * child (in another queue, not run) still pending; its completion is
  * refused, and with one attempt it fails. */
-static void case_flow_continue_parent_refused(conf_ctx *c) {
+void case_flow_continue_parent_refused(conf_ctx *c) {
     const char *other = conf_queue(c, "other");
     ln_job_opts po, ko[2];
     ln_flow_node kids[2] = {conf_flow_node(NULL, "bad", "b", &ko[0]),
@@ -240,7 +240,7 @@ static void case_flow_continue_parent_refused(conf_ctx *c) {
 }
 
 /* Bad flows store nothing. */
-static void case_flow_bad_input(conf_ctx *c) {
+void case_flow_bad_input(conf_ctx *c) {
     ln_job_opts po, ko, dup;
     ln_flow_node kid = conf_flow_node(NULL, "k", "k", &ko);
     ln_flow_node root = conf_flow_node(c->queue, "parent", "p", &po);
@@ -293,7 +293,7 @@ static void case_flow_bad_input(conf_ctx *c) {
 
 /* A parent with a delay goes to delayed when its children are done (by
  * its own delay from then), one with a priority to prioritized. */
-static void case_flow_parent_delay_priority(conf_ctx *c) {
+void case_flow_parent_delay_priority(conf_ctx *c) {
     ln_job_opts po, qo, ko[2];
     ln_flow_node k1 = conf_flow_node(NULL, "k", "k1", &ko[0]),
                  k2 = conf_flow_node(NULL, "k", "k2", &ko[1]);
@@ -321,7 +321,7 @@ static void case_flow_parent_delay_priority(conf_ctx *c) {
 
 /* Removing a pending child drops the dependency; the last one releases
  * the parent (BullMQ's removeJob). */
-static void case_flow_remove_child_releases_parent(conf_ctx *c) {
+void case_flow_remove_child_releases_parent(conf_ctx *c) {
     ln_job_opts po, ko[2];
     ln_flow_node kids[2] = {conf_flow_node(NULL, "k", "k1", &ko[0]),
                             conf_flow_node(NULL, "k", "k2", &ko[1])};
@@ -340,17 +340,3 @@ static void case_flow_remove_child_releases_parent(conf_ctx *c) {
     CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_WAITING);
     conf_check_counts(c, c->queue);
 }
-
-const conf_case conf_flows_cases[] = {
-    CONF_CASE(flow_parent_after_children),
-    CONF_CASE(flow_nested),
-    CONF_CASE(flow_fail_parent),
-    CONF_CASE(flow_ignore_dependency),
-    CONF_CASE(flow_remove_dependency),
-    CONF_CASE(flow_failure_keeps_parent_waiting),
-    CONF_CASE(flow_continue_parent_refused),
-    CONF_CASE(flow_bad_input),
-    CONF_CASE(flow_parent_delay_priority),
-    CONF_CASE(flow_remove_child_releases_parent),
-    {0},
-};

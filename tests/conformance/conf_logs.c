@@ -28,7 +28,7 @@ static size_t add(conf_ctx *c, const char *id, const char *line, size_t keep) {
 }
 
 /* A waiting job: lines append, keep leaves the newest, 0 keeps all. */
-static void case_logs_add_keep(conf_ctx *c) {
+void case_logs_add_keep(conf_ctx *c) {
     char id[LN_JOB_ID_MAX], got[256];
     conf_add(c, c->queue, "n", "{}", NULL, id);
     CHECK_EQ(add(c, id, "a", 0), 1);
@@ -50,7 +50,7 @@ static void case_logs_add_keep(conf_ctx *c) {
 }
 
 /* clear keeps the newest keep lines, or none with 0. */
-static void case_logs_clear(conf_ctx *c) {
+void case_logs_clear(conf_ctx *c) {
     char id[LN_JOB_ID_MAX], got[256];
     conf_add(c, c->queue, "n", "{}", NULL, id);
     const char *l[] = {"1", "2", "3", "4", "5"};
@@ -77,7 +77,7 @@ static int log_twice(ln_job *job, void *ctx) {
 
 /* The lines a handler wrote and those added after it finished are one
  * log; a finished job takes lines too. */
-static void case_logs_after_run(conf_ctx *c) {
+void case_logs_after_run(conf_ctx *c) {
     char id[LN_JOB_ID_MAX], got[256];
     conf_add(c, c->queue, "n", "{}", NULL, id);
     CHECK_EQ(add(c, id, "before", 0), 1);
@@ -95,7 +95,7 @@ static void case_logs_after_run(conf_ctx *c) {
 }
 
 /* No such job, a NULL or too long line, bad names: errors, nothing kept. */
-static void case_logs_bad_input(conf_ctx *c) {
+void case_logs_bad_input(conf_ctx *c) {
     size_t count = 7;
     CHECK_EQ(ln_jobs_add_log(c->jobs, c->queue, "nope", "x", 0, &count), LN_ENOENT);
     CHECK_EQ(count, 0);
@@ -122,11 +122,3 @@ static void case_logs_bad_input(conf_ctx *c) {
     CHECK_EQ(n, 1);
     ln_jobs_free_lines(lines, n);
 }
-
-const conf_case conf_logs_cases[] = {
-    CONF_CASE(logs_add_keep),
-    CONF_CASE(logs_clear),
-    CONF_CASE(logs_after_run),
-    CONF_CASE(logs_bad_input),
-    {0},
-};

@@ -32,7 +32,7 @@ static int dedup_held(conf_ctx *c, const char *deid, const char *holder) {
     return held;
 }
 
-static void case_clean_frees_dedup_ttl(conf_ctx *c) {
+void case_clean_frees_dedup_ttl(conf_ctx *c) {
     static const char *const names[2] = {"ok", "bad"};
     static const int states[2] = {LN_JOB_COMPLETED, LN_JOB_FAILED};
     for (int i = 0; i < 2; i++) {
@@ -81,7 +81,7 @@ static int child_status(conf_ctx *c, const char *pq, const char *pid, const char
  * dependency; cleaning or removing it leaves its parent without one, and
  * the parent goes on: one of another queue (clean, remove) or of the
  * child's queue (remove). */
-static void case_failed_child_gone_releases_parent(conf_ctx *c) {
+void case_failed_child_gone_releases_parent(conf_ctx *c) {
     for (int how = 0; how < 3; how++) {
         const char *pq = how < 2 ? conf_queue(c, "p") : c->queue;
         ln_flow_node kid = {.name = "bad"};
@@ -108,7 +108,7 @@ static void case_failed_child_gone_releases_parent(conf_ctx *c) {
  * same queue that the cleaned child was the last dependency of goes
  * with it, and so would its own parent of that queue in turn; one of
  * another queue is released. A remove only releases (the case above). */
-static void case_clean_takes_parent_of_same_queue(conf_ctx *c) {
+void case_clean_takes_parent_of_same_queue(conf_ctx *c) {
     const char *oq = conf_queue(c, "o");
     ln_flow_node kid = {.queue = c->queue, .name = "bad"};
     ln_flow_node mid = {.queue = c->queue, .name = "mid", .children = &kid, .nchildren = 1};
@@ -137,7 +137,7 @@ static void case_clean_takes_parent_of_same_queue(conf_ctx *c) {
  * sibling in a queue no worker takes) or continued past (released at
  * once) is pending again: the parent waits for it, and removing the
  * sibling no longer releases the parent. One job's retry and a queue's. */
-static void case_retry_makes_child_pending_again(conf_ctx *c) {
+void case_retry_makes_child_pending_again(conf_ctx *c) {
     const char *pq = conf_queue(c, "p"), *hq = conf_queue(c, "h");
     for (int how = 0; how < 2; how++) {
         ln_flow_node kids[2] = {{.name = "bad",
@@ -171,7 +171,7 @@ static void case_retry_makes_child_pending_again(conf_ctx *c) {
 
 /* With fail_parent_on_failure the retried child is pending again too
  * (what became of the parent differs: jobs_flows.h). */
-static void case_retry_fail_parent_child_pending(conf_ctx *c) {
+void case_retry_fail_parent_child_pending(conf_ctx *c) {
     const char *pq = conf_queue(c, "p"), *hq = conf_queue(c, "h");
     ln_flow_node kids[2] = {{.name = "bad", .fail_parent_on_failure = 1},
                             {.queue = hq, .name = "held"}};
@@ -212,24 +212,13 @@ static void failed_child_gone(conf_ctx *c, ln_job_keep keep) {
 
 /* A failed child that a retention count trims later goes as BullMQ's
  * trims take it (removeJob, not hard). */
-static void case_trimmed_failed_child_releases_parent(conf_ctx *c) {
+void case_trimmed_failed_child_releases_parent(conf_ctx *c) {
     failed_child_gone(c, (ln_job_keep){LN_KEEP_COUNT, 1});
 }
 
 /* A failed child removed as it fails (remove_on_fail "all", BullMQ's
  * removeOnFail: true) is no dependency any more, as BullMQ's
  * moveToFinished takes it out of its parent's. */
-static void case_removed_failed_child_releases_parent(conf_ctx *c) {
+void case_removed_failed_child_releases_parent(conf_ctx *c) {
     failed_child_gone(c, (ln_job_keep){LN_KEEP_NONE, 0});
 }
-
-const conf_case conf_parity_cases[] = {
-    CONF_CASE(removed_failed_child_releases_parent),
-    CONF_CASE(trimmed_failed_child_releases_parent),
-    CONF_CASE(clean_frees_dedup_ttl),
-    CONF_CASE(failed_child_gone_releases_parent),
-    CONF_CASE(clean_takes_parent_of_same_queue),
-    CONF_CASE(retry_makes_child_pending_again),
-    CONF_CASE(retry_fail_parent_child_pending),
-    {0},
-};

@@ -13,7 +13,7 @@ static int has_queue(char **names, size_t n, const char *queue) {
 
 /* Every queue that held a job or was paused is listed, sorted; custom ids
  * shaped like keys ("a:b:meta") make no queue of their own. */
-static void case_queues_list(conf_ctx *c) {
+void case_queues_list(conf_ctx *c) {
     const char *q2 = conf_queue(c, "two");
     const char *q3 = conf_queue(c, "paused");
     const char *never = conf_queue(c, "never");
@@ -41,7 +41,7 @@ static void case_queues_list(conf_ctx *c) {
 
 /* promote: delayed -> waiting (behind the waiting jobs) or prioritized;
  * a job that is not delayed is refused and stays; no job is LN_ENOENT. */
-static void case_promote_delayed(conf_ctx *c) {
+void case_promote_delayed(conf_ctx *c) {
     conf_add_id(c, c->queue, "w1", 0, 0, 0);
     conf_add_id(c, c->queue, "d1", 0, 0, 600000);
     conf_add_id(c, c->queue, "d2", 3, 0, 600000);
@@ -83,9 +83,3 @@ static void case_promote_delayed(conf_ctx *c) {
     ln_worker_stats st = conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
     CHECK_EQ(st.completed, 4);
 }
-
-const conf_case conf_queues_cases[] = {
-    CONF_CASE(queues_list),
-    CONF_CASE(promote_delayed),
-    {0},
-};

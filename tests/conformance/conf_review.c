@@ -56,7 +56,7 @@ static int parent_handler(ln_job *job, void *ctx) {
  * backoff: a custom type asks the worker's strategy (with BullMQ's
  * reason), a jitter draws from its window, and the worker counts the run
  * as retried, not completed; with no attempt left it fails. */
-static void case_refused_completion_backoff(conf_ctx *c) {
+void case_refused_completion_backoff(conf_ctx *c) {
     (void)conf_queue(c, "kids");
     ln_job_opts o;
     ln_job_opts_init(&o);
@@ -113,7 +113,7 @@ static void case_refused_completion_backoff(conf_ctx *c) {
  * given a parent below it) would close a cycle whose jobs wait for each
  * other for good: refused (LN_EINVAL, nothing stored) on both stores, also
  * through a parent an earlier job of the same bulk add gives. */
-static void case_dynflow_cycle_refused(conf_ctx *c) {
+void case_dynflow_cycle_refused(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.job_id = "P";
@@ -164,7 +164,7 @@ static void pending_kids(conf_ctx *c, const char *id, char *out, size_t size) {
  * it creates exists for a later one, and a custom id an earlier job made
  * the child of one parent is the child of another parent for a later one
  * (LN_EEXIST, nothing stored), on both stores. */
-static void case_dynflow_bulk_parents(conf_ctx *c) {
+void case_dynflow_bulk_parents(conf_ctx *c) {
     ln_job_opts p, k;
     ln_job_opts_init(&p);
     p.job_id = "bp";
@@ -197,7 +197,7 @@ static void case_dynflow_bulk_parents(conf_ctx *c) {
  * printf's "%g", "0,5", which its script read as no jitter). Needs such
  * a locale (de_DE, fr_FR, ...; LOCPATH may point at one localedef made);
  * without one the case says so and checks the C locale only. */
-static void case_backoff_jitter_in_comma_locale(conf_ctx *c) {
+void case_backoff_jitter_in_comma_locale(conf_ctx *c) {
     static const char *const names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8",
                                         "fr_FR.utf8",  "de_DE",      "fr_FR"};
     const char *got = NULL;
@@ -221,7 +221,7 @@ static void case_backoff_jitter_in_comma_locale(conf_ctx *c) {
 /* A parent that completed before a child is added to it stays completed
  * (as BullMQ's: only a parent in waiting-children is moved) and records
  * the child's result when it completes; the tree goes whole. */
-static void case_dynflow_completed_parent(conf_ctx *c) {
+void case_dynflow_completed_parent(conf_ctx *c) {
     conf_add_id(c, c->queue, "p", 0, 0, 0);
     ln_worker_opts wo;
     conf_worker_opts(&wo);
@@ -249,9 +249,3 @@ static void case_dynflow_completed_parent(conf_ctx *c) {
     CHECK_EQ(n, 2);
     CHECK_EQ(conf_total(c, c->queue), 0);
 }
-
-const conf_case conf_review_cases[] = {
-    CONF_CASE(refused_completion_backoff), CONF_CASE(dynflow_cycle_refused),
-    CONF_CASE(dynflow_bulk_parents),       CONF_CASE(backoff_jitter_in_comma_locale),
-    CONF_CASE(dynflow_completed_parent),   {0},
-};

@@ -19,7 +19,7 @@ static int finish(ln_job *job, void *ctx) {
  * Without that read, ln_jobs_wait answered LN_ENOENT for a job that
  * completed (and was removed by removeOnComplete) just after the
  * follower's last read. */
-static void case_wait_gone_reads_pending_outcome(conf_ctx *c) {
+void case_wait_gone_reads_pending_outcome(conf_ctx *c) {
     ln_jobs_events *ev = NULL, *ev2 = NULL; /* (the outcomes come in either order) */
     CHECK_EQ(ln_jobs_events_open(c->jobs, c->queue, NULL, &ev), 0);
     CHECK_EQ(ln_jobs_events_open(c->jobs, c->queue, NULL, &ev2), 0);
@@ -85,7 +85,7 @@ static void add_kl(conf_ctx *c, const char *name, ln_job_opts *o, char *id) {
 /* The kept add keeps its own options when it becomes a job: a custom id,
  * a delay, a priority, its attempts; the holder removed by its retention
  * as it completes still adds it; the job added holds the id. */
-static void case_dedup_next_kept_options(conf_ctx *c) {
+void case_dedup_next_kept_options(conf_ctx *c) {
     char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
     ln_job_opts o;
     ln_job_opts_init(&o);
@@ -125,7 +125,7 @@ static void case_dedup_next_kept_options(conf_ctx *c) {
 
 /* A holder whose run fails with attempts left is retried, not finished:
  * the kept add waits until the retry completes, then is added once. */
-static void case_dedup_next_retried_holder(conf_ctx *c) {
+void case_dedup_next_retried_holder(conf_ctx *c) {
     char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
     ln_job_opts o;
     ln_job_opts_init(&o);
@@ -150,7 +150,7 @@ static void case_dedup_next_retried_holder(conf_ctx *c) {
  * key names the removed job). The SQLite store's trigger dropped it for
  * any unfinished job of that dedup id, so the holder's finish added
  * nothing there while Redis added it. */
-static void case_dedup_next_remove_other_job(conf_ctx *c) {
+void case_dedup_next_remove_other_job(conf_ctx *c) {
     char old[LN_JOB_ID_MAX], h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
     ln_job_opts o;
     ln_job_opts_init(&o);
@@ -207,20 +207,10 @@ static void remove_holder(conf_ctx *c, int drain) {
     CHECK_EQ(conf_state(c, c->queue, a), LN_JOB_COMPLETED);
 }
 
-static void case_dedup_next_remove_holder(conf_ctx *c) {
+void case_dedup_next_remove_holder(conf_ctx *c) {
     remove_holder(c, 0);
 }
 
-static void case_dedup_next_drain_holder(conf_ctx *c) {
+void case_dedup_next_drain_holder(conf_ctx *c) {
     remove_holder(c, 1); /* the drain takes delayed jobs too */
 }
-
-const conf_case conf_review2_cases[] = {
-    CONF_CASE(wait_gone_reads_pending_outcome),
-    CONF_CASE(dedup_next_kept_options),
-    CONF_CASE(dedup_next_retried_holder),
-    CONF_CASE(dedup_next_remove_other_job),
-    CONF_CASE(dedup_next_remove_holder),
-    CONF_CASE(dedup_next_drain_holder),
-    {0},
-};

@@ -10,7 +10,7 @@
  * add with it is deduplicated to that id on both stores, so the holder
  * read says that id too (Redis: the de: key still names it), and the
  * release says it was held. */
-static void case_review3_dedup_ttl_holder_gone(conf_ctx *c) {
+void case_review3_dedup_ttl_holder_gone(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.dedup_id = "ttl";
@@ -40,7 +40,7 @@ static void case_review3_dedup_ttl_holder_gone(conf_ctx *c) {
  * parent's release reads it): it stays in waiting-children and, once its
  * child completed, runs by it (behind w, of priority 3; by its old
  * priority 0 it would run first). */
-static void case_review3_priority_of_waiting_parent(conf_ctx *c) {
+void case_review3_priority_of_waiting_parent(conf_ctx *c) {
     conf_add_id(c, c->queue, "w", 3, 0, 0);
     conf_tree t;
     const conf_tree_row rows[] = {{NULL, c->queue, "parent", "p"}, {"p", NULL, "k", "k"}};
@@ -65,7 +65,7 @@ static void case_review3_priority_of_waiting_parent(conf_ctx *c) {
 /* A job moved to the front (lifo) runs after the lifo jobs added later,
  * as on Redis (RPUSH, a lower lifo score): there the order is that of
  * the calls. x goes to the front of a (lifo), then c is added lifo. */
-static void case_review3_lifo_change_then_lifo_add(conf_ctx *c) {
+void case_review3_lifo_change_then_lifo_add(conf_ctx *c) {
     char ids[128];
     for (int p = 0; p <= 2; p += 2) {
         const char *q = conf_queue(c, p == 0 ? "w" : "p");
@@ -88,10 +88,3 @@ static void case_review3_lifo_change_then_lifo_add(conf_ctx *c) {
         conf_check_counts(c, q);
     }
 }
-
-const conf_case conf_review3_cases[] = {
-    CONF_CASE(review3_dedup_ttl_holder_gone),
-    CONF_CASE(review3_priority_of_waiting_parent),
-    CONF_CASE(review3_lifo_change_then_lifo_add),
-    {0},
-};

@@ -9,7 +9,7 @@
  * keeps every job, on both stores: on Redis a count past 1e17 reached the
  * trim as a Lua number Redis formats with an exponent, which ZREVRANGE
  * refused, and the whole step failed. */
-static void case_review4_keep_huge_count(conf_ctx *c) {
+void case_review4_keep_huge_count(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.job_id = "own";
@@ -37,7 +37,7 @@ static void case_review4_keep_huge_count(conf_ctx *c) {
 /* A clear or an add whose keep is larger than any list (jobs_edit.h takes
  * any size_t) keeps every line, on both stores: on Redis a keep past 1e17
  * reached LTRIM written with an exponent, which Redis refused. */
-static void case_review4_logs_huge_keep(conf_ctx *c) {
+void case_review4_logs_huge_keep(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "n", "{}", NULL, id);
     size_t n = 0;
@@ -59,7 +59,7 @@ static void case_review4_logs_huge_keep(conf_ctx *c) {
  * gets BullMQ's deferred failure and the worker taking it fails it with
  * its retention (BullMQ's worker does the same); SQLite fails it at once,
  * and must apply the same worker's retention. */
-static void case_review4_keep_fpof_parent(conf_ctx *c) {
+void case_review4_keep_fpof_parent(conf_ctx *c) {
     ln_job_opts po, ko;
     ln_flow_node kid = conf_flow_node(NULL, "bad", "kid", &ko);
     kid.fail_parent_on_failure = 1;
@@ -116,7 +116,7 @@ static int detach_in(conf_ctx *c, const char *queue, const char *id) {
  * failed with ignore_dependency_on_failure (no longer one). Detaching i
  * does nothing, f and a leave p, which is released (g still waits for it)
  * and then completes, releasing g. */
-static void case_review4_detach_tree(conf_ctx *c) {
+void case_review4_detach_tree(conf_ctx *c) {
     const char *q2 = conf_queue(c, "other");
     ln_job_opts o[5];
     ln_flow_node kids[3] = {conf_flow_node(q2, "k", "a", &o[0]),
@@ -150,11 +150,3 @@ static void case_review4_detach_tree(conf_ctx *c) {
     CHECK_EQ(conf_state(c, q2, "a"), LN_JOB_WAITING);
     conf_check_counts(c, c->queue);
 }
-
-const conf_case conf_review4_cases[] = {
-    CONF_CASE(review4_keep_huge_count),
-    CONF_CASE(review4_logs_huge_keep),
-    CONF_CASE(review4_keep_fpof_parent),
-    CONF_CASE(review4_detach_tree),
-    {0},
-};

@@ -11,7 +11,7 @@
 
 /* retry, promote, remove and cancel of a missing job, and of a job in a
  * state they do not take; nothing changes. */
-static void case_spec_wrong_state_and_missing(conf_ctx *c) {
+void case_spec_wrong_state_and_missing(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "n", "{}", NULL, id);
     SAYS(c->jobs, LN_EINVAL, ln_jobs_retry(c->jobs, c->queue, id));
@@ -47,7 +47,7 @@ static void case_spec_wrong_state_and_missing(conf_ctx *c) {
 
 /* A removed job is gone with its logs, and the counts follow every
  * administrative state change. */
-static void case_spec_counts_follow_admin(conf_ctx *c) {
+void case_spec_counts_follow_admin(conf_ctx *c) {
     conf_add_id(c, c->queue, "w", 0, 0, 0);
     conf_add_id(c, c->queue, "p", 5, 0, 0);
     conf_add_id(c, c->queue, "d", 0, 0, 600000);
@@ -85,7 +85,7 @@ static void case_spec_counts_follow_admin(conf_ctx *c) {
 }
 
 /* The events of the administering calls, with BullMQ's fields. */
-static void case_spec_admin_events(conf_ctx *c) {
+void case_spec_admin_events(conf_ctx *c) {
     ln_jobs *jobs = conf_open_all_events(c);
     ln_jobs_events *ev;
     CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
@@ -114,7 +114,7 @@ static void case_spec_admin_events(conf_ctx *c) {
 }
 
 /* The follower's and the wait's own argument checks and time limits. */
-static void case_spec_events_and_wait_args(conf_ctx *c) {
+void case_spec_events_and_wait_args(conf_ctx *c) {
     ln_jobs_events *ev = NULL;
     SAYS(c->jobs, LN_EINVAL, ln_jobs_events_open(c->jobs, c->queue, "$", NULL));
     SAYS(c->jobs, LN_EINVAL, ln_jobs_events_open(c->jobs, "", "$", &ev));
@@ -145,7 +145,7 @@ static void case_spec_events_and_wait_args(conf_ctx *c) {
 }
 
 /* ln_jobs_children and the scheduler reads: missing, NULL, bounds. */
-static void case_spec_children_and_sched_args(conf_ctx *c) {
+void case_spec_children_and_sched_args(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "n", "{}", NULL, id);
     ln_job_children ch;
@@ -201,7 +201,7 @@ static int spec_handler_calls(ln_job *job, void *ctx) {
     return ln_job_fail(job, NULL);
 }
 
-static void case_spec_handler_arg_checks(conf_ctx *c) {
+void case_spec_handler_arg_checks(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "n", "{}", NULL, id);
     spec_rcs r;
@@ -233,7 +233,7 @@ static void case_spec_handler_arg_checks(conf_ctx *c) {
 
 /* Adds: data NULL is "{}", an empty batch, a bad job of a batch named by
  * its index. */
-static void case_spec_add_defaults_and_bulk_index(conf_ctx *c) {
+void case_spec_add_defaults_and_bulk_index(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", NULL, NULL, id, sizeof id), 0);
     ln_job_info info;
@@ -264,7 +264,7 @@ static void case_spec_add_defaults_and_bulk_index(conf_ctx *c) {
 
 /* A paused queue: a promoted, retried or canceled job goes where the
  * header says, and the counts follow. */
-static void case_spec_paused_queue_moves(conf_ctx *c) {
+void case_spec_paused_queue_moves(conf_ctx *c) {
     conf_add_id(c, c->queue, "d", 0, 0, 600000);
     conf_add_id(c, c->queue, "dp", 4, 0, 600000);
     conf_add_id(c, c->queue, "w", 0, 0, 0);
@@ -300,7 +300,7 @@ static void case_spec_paused_queue_moves(conf_ctx *c) {
 }
 
 /* run_at_ms after a promote: the time the job was first due is kept. */
-static void case_spec_promote_keeps_run_at(conf_ctx *c) {
+void case_spec_promote_keeps_run_at(conf_ctx *c) {
     conf_add_id(c, c->queue, "d", 0, 0, 600000);
     ln_job_info a, b;
     CHECK_EQ(ln_jobs_get(c->jobs, c->queue, "d", &a), 0);
@@ -317,7 +317,7 @@ static void case_spec_promote_keeps_run_at(conf_ctx *c) {
 }
 
 /* A queue that held a job is listed after its jobs are gone. */
-static void case_spec_queues_after_removal(conf_ctx *c) {
+void case_spec_queues_after_removal(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "n", "{}", NULL, id);
     CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, id), 0);
@@ -340,7 +340,7 @@ static int spec_progress_handler(ln_job *job, void *ctx) {
     return 0;
 }
 
-static void case_spec_cleaned_and_progress_events(conf_ctx *c) {
+void case_spec_cleaned_and_progress_events(conf_ctx *c) {
     ln_jobs_events *ev;
     CHECK_EQ(ln_jobs_events_open(c->jobs, c->queue, "$", &ev), 0);
     char id[LN_JOB_ID_MAX];
@@ -364,7 +364,7 @@ static void case_spec_cleaned_and_progress_events(conf_ctx *c) {
 }
 
 /* ln_jobs_schedule's LN_ERANGE stores nothing, as an add's. */
-static void case_spec_schedule_erange_stores_nothing(conf_ctx *c) {
+void case_spec_schedule_erange_stores_nothing(conf_ctx *c) {
     ln_job_schedule s;
     ln_job_schedule_init(&s);
     s.every_ms = 60000;
@@ -379,7 +379,7 @@ static void case_spec_schedule_erange_stores_nothing(conf_ctx *c) {
 }
 
 /* Metrics: a range with start after end is no point. */
-static void case_spec_metrics_empty_range(conf_ctx *c) {
+void case_spec_metrics_empty_range(conf_ctx *c) {
     ln_job_metrics m;
     CHECK_EQ(ln_jobs_metrics(c->jobs, c->queue, LN_JOB_COMPLETED, 5, 2, &m), 0);
     CHECK_EQ(m.ndata, 0);
@@ -390,7 +390,7 @@ static void case_spec_metrics_empty_range(conf_ctx *c) {
 }
 
 /* LN_KEEP_COUNT 0 keeps none: the job goes as it finishes. */
-static void case_spec_keep_count_zero(conf_ctx *c) {
+void case_spec_keep_count_zero(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.remove_on_complete = (ln_job_keep){LN_KEEP_COUNT, 0};
@@ -405,19 +405,3 @@ static void case_spec_keep_count_zero(conf_ctx *c) {
     CHECK_EQ(conf_state(c, c->queue, id2), LN_ENOENT);
     CHECK_EQ(conf_total(c, c->queue), 0);
 }
-
-const conf_case conf_spec_cases[] = {CONF_CASE(spec_wrong_state_and_missing),
-                                     CONF_CASE(spec_counts_follow_admin),
-                                     CONF_CASE(spec_admin_events),
-                                     CONF_CASE(spec_events_and_wait_args),
-                                     CONF_CASE(spec_children_and_sched_args),
-                                     CONF_CASE(spec_handler_arg_checks),
-                                     CONF_CASE(spec_add_defaults_and_bulk_index),
-                                     CONF_CASE(spec_paused_queue_moves),
-                                     CONF_CASE(spec_promote_keeps_run_at),
-                                     CONF_CASE(spec_queues_after_removal),
-                                     CONF_CASE(spec_cleaned_and_progress_events),
-                                     CONF_CASE(spec_schedule_erange_stores_nothing),
-                                     CONF_CASE(spec_metrics_empty_range),
-                                     CONF_CASE(spec_keep_count_zero),
-                                     {0}};

@@ -19,7 +19,7 @@ static void add_pair(conf_ctx *c, int fail_parent, char ids[2][LN_JOB_ID_MAX]) {
     CHECK_EQ(rc, 0);
 }
 
-static void case_spec_waiting_children_parent(conf_ctx *c) {
+void case_spec_waiting_children_parent(conf_ctx *c) {
     char ids[2][LN_JOB_ID_MAX];
     add_pair(c, 0, ids);
     CHECK_EQ(conf_state(c, c->queue, ids[0]), LN_JOB_WAITING_CHILDREN);
@@ -62,7 +62,7 @@ static void check_parent_failed(conf_ctx *c, const char *queue, const char *pid)
 }
 
 /* A child canceled before it ran fails its parent as a final failure. */
-static void case_spec_cancel_child_fails_parent(conf_ctx *c) {
+void case_spec_cancel_child_fails_parent(conf_ctx *c) {
     char ids[2][LN_JOB_ID_MAX];
     add_pair(c, 1, ids);
     CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, ids[1]), 0);
@@ -72,7 +72,7 @@ static void case_spec_cancel_child_fails_parent(conf_ctx *c) {
 
 /* A drained job is removed as ln_jobs_remove removes one: a deduplication
  * id it held is free again. */
-static void case_spec_drain_frees_dedup_id(conf_ctx *c) {
+void case_spec_drain_frees_dedup_id(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.dedup_id = "dd1";
@@ -88,7 +88,7 @@ static void case_spec_drain_frees_dedup_id(conf_ctx *c) {
 }
 
 /* A drained child releases its parent, as a removed one does. */
-static void case_spec_drain_child_releases_parent(conf_ctx *c) {
+void case_spec_drain_child_releases_parent(conf_ctx *c) {
     const char *q2 = conf_queue(c, "kids");
     ln_flow_node child = {q2, "k", "{}", NULL, 0, 0, 0, 0, NULL, 0};
     ln_flow_node root = {c->queue, "parent", "{}", NULL, 0, 0, 0, 0, &child, 1};
@@ -113,7 +113,7 @@ static void schedule_later(conf_ctx *c, char *jid) {
 
 /* Drain spares a job scheduler's pending iteration (BullMQ's drain does),
  * so the schedule goes on. */
-static void case_spec_drain_keeps_schedule(conf_ctx *c) {
+void case_spec_drain_keeps_schedule(conf_ctx *c) {
     char jid[LN_JOB_ID_MAX];
     schedule_later(c, jid);
     conf_add_id(c, c->queue, "plain-delayed", 0, 0, 600000);
@@ -124,7 +124,7 @@ static void case_spec_drain_keeps_schedule(conf_ctx *c) {
 }
 
 /* A canceled job failed: a simple deduplication id it held is free. */
-static void case_spec_cancel_frees_dedup_id(conf_ctx *c) {
+void case_spec_cancel_frees_dedup_id(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.dedup_id = "dc1";
@@ -137,7 +137,7 @@ static void case_spec_cancel_frees_dedup_id(conf_ctx *c) {
 }
 
 /* An active flow child canceled: what its parent sees, on every store. */
-static void case_spec_cancel_active_child(conf_ctx *c) {
+void case_spec_cancel_active_child(conf_ctx *c) {
     const char *q2 = conf_queue(c, "kids");
     ln_flow_node child = {q2, "k", "{}", NULL, 1, 0, 0, 0, NULL, 0};
     ln_flow_node root = {c->queue, "parent", "{}", NULL, 0, 0, 0, 0, &child, 1};
@@ -164,7 +164,7 @@ static void case_spec_cancel_active_child(conf_ctx *c) {
 /* A throttled deduplication id (a TTL) after its holder goes: removing or
  * draining the job frees it (as BullMQ's removal does), a cancel (a final
  * failure) does not. */
-static void case_spec_throttle_after_removal(conf_ctx *c) {
+void case_spec_throttle_after_removal(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.dedup_ttl_ms = 60000;
@@ -187,7 +187,7 @@ static void case_spec_throttle_after_removal(conf_ctx *c) {
 }
 
 /* The "removed" event's prev names the state the job was in. */
-static void case_spec_removed_prev(conf_ctx *c) {
+void case_spec_removed_prev(conf_ctx *c) {
     ln_jobs *jobs = conf_open_all_events(c);
     ln_jobs_events *ev;
     CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
@@ -213,7 +213,7 @@ static void case_spec_removed_prev(conf_ctx *c) {
 
 /* One batch whose jobs share a deduplication id: the first holds it, the
  * later ones are deduplicated to it (their id slot gets the holder's). */
-static void case_spec_bulk_shared_dedup_id(conf_ctx *c) {
+void case_spec_bulk_shared_dedup_id(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.dedup_id = "bd1";
@@ -229,7 +229,7 @@ static void case_spec_bulk_shared_dedup_id(conf_ctx *c) {
 
 /* ln_job_metrics_record's edges: n 0 or max_points 0 change nothing; a
  * clock behind prev_ts counts without a point. */
-static void case_spec_metrics_record_edges(conf_ctx *c) {
+void case_spec_metrics_record_edges(conf_ctx *c) {
     (void)c;
     ln_job_metrics m;
     memset(&m, 0, sizeof m);
@@ -254,7 +254,7 @@ static void case_spec_metrics_record_edges(conf_ctx *c) {
 
 /* A flow parent removed before its children finish: the children run and
  * complete (or fail) as jobs of no flow. */
-static void case_spec_parent_removed_first(conf_ctx *c) {
+void case_spec_parent_removed_first(conf_ctx *c) {
     ln_flow_node kids[2] = {{NULL, "k", "{}", NULL, 0, 0, 0, 0, NULL, 0},
                             {NULL, "bad", "{}", NULL, 1, 0, 0, 0, NULL, 0}};
     ln_flow_node root = {c->queue, "parent", "{}", NULL, 0, 0, 0, 0, kids, 2};
@@ -274,7 +274,7 @@ static void case_spec_parent_removed_first(conf_ctx *c) {
 
 /* A retried job goes back by its priority: prioritized with one, waiting
  * without (a job failed while delayed too); it runs in priority order. */
-static void case_spec_retry_keeps_priority(conf_ctx *c) {
+void case_spec_retry_keeps_priority(conf_ctx *c) {
     conf_add_id(c, c->queue, "p7", 7, 0, 0);
     conf_add_id(c, c->queue, "p2", 2, 0, 0);
     conf_add_id(c, c->queue, "d0", 0, 0, 600000);
@@ -294,7 +294,7 @@ static void case_spec_retry_keeps_priority(conf_ctx *c) {
 
 /* Handle-level strings: no warning for a NULL handle, an empty message
  * before any failure, and the follower's own empty message. */
-static void case_spec_handle_strings(conf_ctx *c) {
+void case_spec_handle_strings(conf_ctx *c) {
     CHECK(ln_jobs_warning(NULL) == NULL);
     ln_jobs *j = conf_open(c, NULL);
     CONF_CHECK_STR(ln_jobs_errmsg(j), "");
@@ -317,7 +317,7 @@ static int sched_try(conf_ctx *c, const char *id, const ln_job_schedule *s, cons
     return ln_jobs_schedule(c->jobs, c->queue, id, s, name, data, o, jid, sizeof jid);
 }
 
-static void case_spec_schedule_arg_checks(conf_ctx *c) {
+void case_spec_schedule_arg_checks(conf_ctx *c) {
     ln_job_schedule s;
     ln_job_schedule_init(&s);
     s.every_ms = 600000;
@@ -384,7 +384,7 @@ static void case_spec_schedule_arg_checks(conf_ctx *c) {
 /* The worker options' bounds jobs.h states: concurrency 1..4096, poll_ms
  * >= 1, timeout_ms and the rate limit 0..2^31-1, metrics_max_points up to
  * LN_JOB_METRICS_POINTS_MAX; the edges themselves are taken. */
-static void case_spec_worker_option_bounds(conf_ctx *c) {
+void case_spec_worker_option_bounds(conf_ctx *c) {
     ln_worker_opts o;
     ln_worker *w = NULL;
     for (int i = 0; i < 4; i++) {
@@ -423,7 +423,7 @@ static int spec_fail_always(ln_job *job, void *ctx) {
     return ln_job_fail(job, "again");
 }
 
-static void case_spec_retry_events(conf_ctx *c) {
+void case_spec_retry_events(conf_ctx *c) {
     ln_jobs *jobs = conf_open_all_events(c);
     ln_jobs_events *ev;
     CHECK_EQ(ln_jobs_events_open(jobs, c->queue, "$", &ev), 0);
@@ -463,7 +463,7 @@ static void case_spec_retry_events(conf_ctx *c) {
 
 /* Every call of the feature headers refuses a NULL handle (no crash), and
  * their output pointers NULL. */
-static void case_spec_null_handle_everywhere(conf_ctx *c) {
+void case_spec_null_handle_everywhere(conf_ctx *c) {
     const char *q = c->queue;
     int64_t a = 0, b = 0;
     ln_job_schedule s;
@@ -517,7 +517,7 @@ static void case_spec_null_handle_everywhere(conf_ctx *c) {
  * as BullMQ's removeJob does: only its take makes the next one, so
  * removing it would end the schedule); ln_jobs_unschedule removes it. A
  * custom id of the same form is a job like any other. */
-static void case_spec_remove_sched_iteration(conf_ctx *c) {
+void case_spec_remove_sched_iteration(conf_ctx *c) {
     char jid[LN_JOB_ID_MAX];
     schedule_later(c, jid);
     SAYS(c->jobs, LN_EBUSY, ln_jobs_remove(c->jobs, c->queue, jid));
@@ -554,7 +554,7 @@ static void *spec_wait_thread(void *p) {
     return NULL;
 }
 
-static void case_spec_wait_for_a_removed_job(conf_ctx *c) {
+void case_spec_wait_for_a_removed_job(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "n", "{}", NULL, id);
     spec_wait a = {c->url, c->queue, id, 1, 0};
@@ -567,25 +567,3 @@ static void case_spec_wait_for_a_removed_job(conf_ctx *c) {
     CHECK_EQ(a.rc, LN_ENOENT);
     CHECK(a.ms < 3000);
 }
-
-const conf_case conf_spec_flow_cases[] = {CONF_CASE(spec_waiting_children_parent),
-                                          CONF_CASE(spec_cancel_child_fails_parent),
-                                          CONF_CASE(spec_drain_frees_dedup_id),
-                                          CONF_CASE(spec_drain_child_releases_parent),
-                                          CONF_CASE(spec_drain_keeps_schedule),
-                                          CONF_CASE(spec_cancel_frees_dedup_id),
-                                          CONF_CASE(spec_cancel_active_child),
-                                          CONF_CASE(spec_throttle_after_removal),
-                                          CONF_CASE(spec_removed_prev),
-                                          CONF_CASE(spec_bulk_shared_dedup_id),
-                                          CONF_CASE(spec_metrics_record_edges),
-                                          CONF_CASE(spec_parent_removed_first),
-                                          CONF_CASE(spec_retry_keeps_priority),
-                                          CONF_CASE(spec_handle_strings),
-                                          CONF_CASE(spec_schedule_arg_checks),
-                                          CONF_CASE(spec_worker_option_bounds),
-                                          CONF_CASE(spec_retry_events),
-                                          CONF_CASE(spec_null_handle_everywhere),
-                                          CONF_CASE(spec_remove_sched_iteration),
-                                          CONF_CASE(spec_wait_for_a_removed_job),
-                                          {0}};

@@ -59,7 +59,7 @@ static int steal_then_return(ln_job *job, void *ctx) {
     return 0;
 }
 
-static void case_stale_once_per_take(conf_ctx *c) {
+void case_stale_once_per_take(conf_ctx *c) {
     const char *base = getenv("LANES_TEST_REDIS_URL");
     const char *pre = strstr(c->url, "prefix=");
     if (strcmp(c->store, "redis") != 0 || base == NULL || pre == NULL || strchr(pre, '{') != NULL)
@@ -84,12 +84,7 @@ static void case_stale_once_per_take(conf_ctx *c) {
     CHECK_EQ(st.completed, 1);
 }
 #else
-static void case_stale_once_per_take(conf_ctx *c) {
+void case_stale_once_per_take(conf_ctx *c) {
     (void)c;
 }
 #endif
-
-const conf_case conf_stale_once_cases[] = {
-    CONF_CASE(stale_once_per_take),
-    {0},
-};

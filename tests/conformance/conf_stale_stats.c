@@ -29,7 +29,7 @@ static int wait_then_hold(ln_job *job, void *ctx) {
     return 0;
 }
 
-static void case_stale_not_for_waited(conf_ctx *c) {
+void case_stale_not_for_waited(conf_ctx *c) {
     waiter s = {.c = c, .kids = conf_queue(c, "kids")};
     conf_add(c, c->queue, "p", NULL, NULL, NULL);
     ln_worker_opts o;
@@ -43,8 +43,3 @@ static void case_stale_not_for_waited(conf_ctx *c) {
     CHECK_EQ(st.completed + st.failed + st.retried, 0);
     CHECK_EQ(conf_total(c, s.kids), 1);
 }
-
-const conf_case conf_stale_cases[] = {
-    CONF_CASE(stale_not_for_waited),
-    {0},
-};

@@ -33,7 +33,7 @@ static uint64_t finished(conf_ctx *c, int failed) {
 }
 
 /* keep the newest 2 completed: five jobs without an option of their own. */
-static void case_worker_keep_count(conf_ctx *c) {
+void case_worker_keep_count(conf_ctx *c) {
     const char *ids[] = {"a", "b", "c", "d", "e"};
     for (size_t i = 0; i < 5; i++) add_keep(c, "n", ids[i], LN_KEEP_ALL, 0, 0);
     ln_worker_stats st = run_keep(c, (ln_job_keep){LN_KEEP_COUNT, 2}, (ln_job_keep){0, 0});
@@ -44,7 +44,7 @@ static void case_worker_keep_count(conf_ctx *c) {
 
 /* Remove each as it completes, but a job's own option wins: one kept
  * always, one kept by its own count. */
-static void case_worker_keep_own_wins(conf_ctx *c) {
+void case_worker_keep_own_wins(conf_ctx *c) {
     add_keep(c, "n", "gone", LN_KEEP_ALL, 0, 0);
     add_keep(c, "n", "always", LN_KEEP_ALWAYS, 0, 0);
     add_keep(c, "n", "own", LN_KEEP_COUNT, 10, 0);
@@ -58,7 +58,7 @@ static void case_worker_keep_own_wins(conf_ctx *c) {
 
 /* The failure side: a job failed for good goes unless its own says keep;
  * completions are left alone by remove_on_fail. */
-static void case_worker_keep_fail(conf_ctx *c) {
+void case_worker_keep_fail(conf_ctx *c) {
     add_keep(c, "bad", "f1", LN_KEEP_ALL, 0, 1);
     add_keep(c, "bad", "f2", LN_KEEP_ALWAYS, 0, 1);
     add_keep(c, "n", "ok", LN_KEEP_ALL, 0, 0);
@@ -71,7 +71,7 @@ static void case_worker_keep_fail(conf_ctx *c) {
 }
 
 /* An age of 0 keeps none (BullMQ's {age: 0}): the job completing goes too. */
-static void case_worker_keep_age(conf_ctx *c) {
+void case_worker_keep_age(conf_ctx *c) {
     add_keep(c, "n", "x", LN_KEEP_ALL, 0, 0);
     add_keep(c, "n", "y", LN_KEEP_ALL, 0, 0);
     run_keep(c, (ln_job_keep){LN_KEEP_AGE, 0}, (ln_job_keep){0, 0});
@@ -80,7 +80,7 @@ static void case_worker_keep_age(conf_ctx *c) {
 }
 
 /* A worker's retention is LN_KEEP_ALL.._AGE with a value >= 0. */
-static void case_worker_keep_bad(conf_ctx *c) {
+void case_worker_keep_bad(conf_ctx *c) {
     ln_worker_opts o;
     conf_worker_opts(&o);
     ln_worker *w = NULL;
@@ -96,8 +96,3 @@ static void case_worker_keep_bad(conf_ctx *c) {
          ln_worker_create(&w, c->jobs, c->queue, conf_handler_by_name, NULL, &o));
     CHECK(w == NULL);
 }
-
-const conf_case conf_worker_keep_cases[] = {
-    CONF_CASE(worker_keep_count), CONF_CASE(worker_keep_own_wins), CONF_CASE(worker_keep_fail),
-    CONF_CASE(worker_keep_age),   CONF_CASE(worker_keep_bad),      {0},
-};
