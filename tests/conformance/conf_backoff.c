@@ -1,13 +1,16 @@
 /* conf_backoff.c - backoff jitter and custom backoff types (jobs.h
  * "Backoff", ln_worker_opts.backoff_strategy): what an add accepts and
  * reports, the window a jittered retry is stored in, and what a worker
- * does with a custom type, with a strategy and without one. Retries are
+ * does with a custom type, with a strategy and without one; a completion
+ * its pending children refuse is a failed run, retried by the job's own
+ * backoff; a jitter drawn under a locale with a decimal comma. Retries are
  * checked in the stored due time (run_at_ms), never waited out. */
 #include "conf.h"
 
 #include <lanes/jobs_flows.h>
 #include <lanes/jobs_schedulers.h>
 
+#include <locale.h>
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
@@ -387,4 +390,119 @@ void case_backoff_in_bulk_and_flow(conf_ctx *c) {
     SAYS(c->jobs, LN_EINVAL, ln_jobs_add_flow(c->jobs, &root, fids[0], 3, sizeof fids[0]));
     CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "jitter");
     CHECK_EQ(conf_total(c, c->queue), before);
+}
+
+/* A custom backoff strategy's calls. */
+typedef struct fixed_strat {
+    int calls;
+    char reason[128];
+} fixed_strat;
+
+static int64_t fixed_strategy(int attempts_made, const char *type, const char *reason,
+                              const ln_job *job, void *user) {
+    (void)attempts_made;
+    (void)type;
+    (void)job;
+    fixed_strat *s = user;
+    s->calls++;
+    snprintf(s->reason, sizeof s->reason, "%s", reason);
+    return 45000;
+}
+
+/* "parent" jobs add a child that stays pending (delayed) with themselves
+ * as its parent, then return success without waiting for it. */
+static int parent_handler(ln_job *job, void *ctx) {
+    conf_ctx *c = ctx;
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.parent_queue = ln_job_queue(job);
+    o.parent_id = ln_job_id(job);
+    o.delay_ms = 3600000;
+    char kq[LN_JOB_QUEUE_MAX];
+    snprintf(kq, sizeof kq, "%s-kids", ln_job_queue(job));
+    if (ln_jobs_add(c->jobs, kq, "kid", NULL, &o, NULL, 0) != 0) return ln_job_fail(job, "add");
+    return 0;
+}
+
+/* A refused completion is a failure of the run, retried by the job's
+ * backoff: a custom type asks the worker's strategy (with BullMQ's
+ * reason), a jitter draws from its window, and the worker counts the run
+ * as retried, not completed; with no attempt left it fails. */
+void case_refused_completion_backoff(conf_ctx *c) {
+    (void)conf_queue(c, "kids");
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "pc";
+    o.attempts = 3;
+    o.backoff = LN_BACKOFF_CUSTOM;
+    o.backoff_type = "linear";
+    conf_add(c, c->queue, "parent", NULL, &o, NULL);
+    ln_job_opts_init(&o);
+    o.job_id = "pj";
+    o.attempts = 3;
+    o.backoff_ms = 1000000000; /* jitter 1: anywhere in [0, 1e9] ms */
+    o.backoff_jitter = 1;
+    conf_add(c, c->queue, "parent", NULL, &o, NULL);
+    ln_job_opts_init(&o);
+    o.job_id = "p1"; /* one attempt: fails for good */
+    conf_add(c, c->queue, "parent", NULL, &o, NULL);
+    fixed_strat s = {0};
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    wo.backoff_strategy = fixed_strategy;
+    wo.backoff_user = &s;
+    wo.max_jobs = 3; /* the retries are delayed: not run again */
+    int64_t t0 = wall_ms();
+    ln_worker_stats st = conf_run(c, c->queue, parent_handler, c, &wo);
+    int64_t t1 = wall_ms();
+    CHECK_EQ(st.completed, 0);
+    CHECK_EQ(st.retried, 2);
+    CHECK_EQ(st.failed, 1);
+    CHECK_EQ(s.calls, 1);
+    CONF_CHECK_STR(s.reason, "Job pc has pending dependencies. moveToFinished");
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, "pc", &info), 0);
+    CHECK_EQ(info.state, LN_JOB_DELAYED);
+    CHECK_EQ(info.attempts_made, 1);
+    CHECK(info.run_at_ms >= t0 + 45000 - 50 && info.run_at_ms <= t1 + 45000 + 50);
+    CONF_CHECK_STR(info.failed_reason, "Job pc has pending dependencies. moveToFinished");
+    ln_job_info_clear(&info);
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, "pj", &info), 0);
+    CHECK_EQ(info.state, LN_JOB_DELAYED);
+    CHECK_EQ(info.attempts_made, 1);
+    /* unjittered it would be due at t + 1e9 exactly: a draw that close to
+     * the top of the window is a one in a million chance */
+    CHECK(info.run_at_ms < t0 + 1000000000 - 1000);
+    ln_job_info_clear(&info);
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, "p1", &info), 0);
+    CHECK_EQ(info.state, LN_JOB_FAILED);
+    CONF_CHECK_STR(info.failed_reason, "Job p1 has pending dependencies. moveToFinished");
+    ln_job_info_clear(&info);
+    conf_check_counts(c, c->queue);
+}
+
+/* A program in a locale whose decimal point is ',' (LC_NUMERIC): a jitter
+ * is stored and read back as given (the Redis store wrote it with
+ * printf's "%g", "0,5", which its script read as no jitter). Needs such
+ * a locale (de_DE, fr_FR, ...; LOCPATH may point at one localedef made);
+ * without one the case says so and checks the C locale only. */
+void case_backoff_jitter_in_comma_locale(conf_ctx *c) {
+    static const char *const names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8",
+                                        "fr_FR.utf8",  "de_DE",      "fr_FR"};
+    const char *got = NULL;
+    for (size_t i = 0; got == NULL && i < CONF_NELEM(names); i++)
+        got = setlocale(LC_NUMERIC, names[i]); /* this case's own process */
+    if (got == NULL || strcmp(localeconv()->decimal_point, ",") != 0)
+        fprintf(stderr, "no locale with a decimal comma: the C locale only\n");
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.backoff_ms = 100;
+    o.backoff_jitter = 0.5;
+    char id[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "j", NULL, &o, id);
+    ln_job_info info;
+    SAYS(c->jobs, 0, ln_jobs_get(c->jobs, c->queue, id, &info));
+    CHECK(info.backoff_jitter == 0.5);
+    ln_job_info_clear(&info);
+    setlocale(LC_NUMERIC, "C");
 }

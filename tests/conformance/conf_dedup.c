@@ -1,6 +1,7 @@
 /* conf_dedup.c - deduplication ids (jobs.h ln_job_opts.dedup_*): simple
  * mode holds the id while its job exists, throttle for a TTL, debounce
- * extends the TTL and/or replaces the pending job. TTLs are short and
+ * extends the TTL and/or replaces the pending job; a TTL outlives a holder
+ * removed at once. TTLs are short and
  * checked with deadlines, never against absolute times. */
 #include "conf.h"
 
@@ -143,4 +144,34 @@ void case_dedup_bad_options(conf_ctx *c) {
     o.dedup_ttl_ms = -1;
     CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "d", NULL, &o, NULL, 0), LN_EINVAL);
     CHECK_EQ(conf_total(c, c->queue), 0);
+}
+
+/* A dedup id held with a TTL by a job that completed and was removed at
+ * once (remove_on_complete none) is still held until the TTL passes: an
+ * add with it is deduplicated to that id on both stores, so the holder
+ * read says that id too (Redis: the de: key still names it), and the
+ * release says it was held. */
+void case_dedup_ttl_holder_gone(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = "ttl";
+    o.dedup_ttl_ms = 600000;
+    o.remove_on_complete.mode = LN_KEEP_NONE;
+    char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX], got[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "d", "{}", &o, a);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, a), LN_ENOENT); /* removed as it completed */
+    conf_add(c, c->queue, "d", "{}", &o, b);
+    CONF_CHECK_STR(b, a); /* still held: deduplicated, nothing added */
+    CHECK_EQ(conf_total(c, c->queue), 0);
+    SAYS(c->jobs, 0, ln_jobs_dedup_job(c->jobs, c->queue, "ttl", got, sizeof got));
+    CONF_CHECK_STR(got, a);
+    int removed = -1;
+    SAYS(c->jobs, 0, ln_jobs_dedup_remove(c->jobs, c->queue, "ttl", &removed));
+    CHECK_EQ(removed, 1);
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_dedup_job(c->jobs, c->queue, "ttl", got, sizeof got));
+    conf_add(c, c->queue, "d", "{}", &o, b); /* released: a new job */
+    CHECK(strcmp(a, b) != 0);
 }

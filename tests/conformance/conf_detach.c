@@ -1,7 +1,8 @@
 /* conf_detach.c - ln_jobs_remove_child_dependency (jobs_flows.h; BullMQ's
  * job.removeChildDependency): a pending child leaves its parent, which is
  * released once no pending child is left; a child no longer pending, or a
- * job of no flow, is left as it is. */
+ * job of no flow, is left as it is; in a tree, a failed child still
+ * pending leaves and its parent is released while the root waits on. */
 #include "conf.h"
 
 /* Flow r (queue q, delay_ms on r) with pending children x and y. */
@@ -110,4 +111,51 @@ void case_detach_parent_gone(conf_ctx *c) {
     SAYS(c->jobs, LN_ENOENT, ln_jobs_remove_child_dependency(c->jobs, c->queue, "kid", &removed));
     CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "parent");
     CHECK_EQ(removed, 0);
+}
+
+static int detach_in(conf_ctx *c, const char *queue, const char *id) {
+    int removed = -1;
+    SAYS(c->jobs, 0, ln_jobs_remove_child_dependency(c->jobs, queue, id, &removed));
+    return removed;
+}
+
+/* removeChildDependency in a tree: parent p (itself a child of root g)
+ * with a pending child a in another queue, a child f failed with no
+ * failure option (still a pending dependency, as in BullMQ) and a child i
+ * failed with ignore_dependency_on_failure (no longer one). Detaching i
+ * does nothing, f and a leave p, which is released (g still waits for it)
+ * and then completes, releasing g. */
+void case_detach_tree(conf_ctx *c) {
+    const char *q2 = conf_queue(c, "other");
+    ln_job_opts o[5];
+    ln_flow_node kids[3] = {conf_flow_node(q2, "k", "a", &o[0]),
+                            conf_flow_node(c->queue, "bad", "f", &o[1]),
+                            conf_flow_node(c->queue, "bad", "i", &o[2])};
+    kids[2].ignore_dependency_on_failure = 1;
+    ln_flow_node p = conf_flow_node(NULL, "n", "p", &o[3]);
+    p.children = kids;
+    p.nchildren = 3;
+    ln_flow_node g = conf_flow_node(c->queue, "n", "g", &o[4]);
+    g.children = &p;
+    g.nchildren = 1;
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &g, NULL, 0, 0));
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    ln_worker_stats st = conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(st.failed, 2);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(detach_in(c, c->queue, "i"), 0);
+    CHECK_EQ(detach_in(c, c->queue, "f"), 1);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(detach_in(c, q2, "a"), 1);
+    CHECK_EQ(detach_in(c, q2, "a"), 0);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_WAITING);
+    CHECK_EQ(conf_state(c, c->queue, "g"), LN_JOB_WAITING_CHILDREN);
+    conf_check_counts(c, c->queue);
+    conf_check_counts(c, q2);
+    st = conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(st.completed, 2);
+    CHECK_EQ(conf_state(c, c->queue, "g"), LN_JOB_COMPLETED);
+    CHECK_EQ(conf_state(c, q2, "a"), LN_JOB_WAITING);
+    conf_check_counts(c, c->queue);
 }

@@ -2,7 +2,9 @@
  * parent_queue / parent_id) and a running job that waits for them
  * (ln_job_wait_children): BullMQ's "process in steps" pattern, a missing
  * parent, a parent already in waiting-children, a wait with nothing
- * pending, children in another queue, a custom id that exists. */
+ * pending, children in another queue, a custom id that exists, a job
+ * refused as its own descendant's child, a bulk add with parents (job after
+ * job) and a completed parent that takes a new child's result. */
 #include "conf.h"
 
 #include <stdlib.h>
@@ -398,4 +400,119 @@ void case_dynflow_busy_steps(conf_ctx *c) {
         ln_job_info_clear(&info);
     }
     conf_check_counts(c, c->queue);
+}
+
+/* A job added as a child of its own descendant (an existing custom id
+ * given a parent below it) would close a cycle whose jobs wait for each
+ * other for good: refused (LN_EINVAL, nothing stored) on both stores, also
+ * through a parent an earlier job of the same bulk add gives. */
+void case_dynflow_cycle_refused(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "P";
+    conf_add(c, c->queue, "x", NULL, &o, NULL);
+    o.parent_queue = c->queue;
+    o.parent_id = "P";
+    o.job_id = "C";
+    conf_add(c, c->queue, "x", NULL, &o, NULL);
+    o.parent_id = "C";
+    o.job_id = "G";
+    conf_add(c, c->queue, "x", NULL, &o, NULL);
+    o.job_id = "P"; /* P under its grandchild G */
+    o.parent_id = "G";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "x", NULL, &o, NULL, 0));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "ancestor");
+    ln_job_children rel;
+    SAYS(c->jobs, 0, ln_jobs_children(c->jobs, c->queue, "P", &rel));
+    CHECK(rel.parent_id == NULL);
+    ln_job_children_clear(&rel);
+    /* in one bulk: N gets parent G, then P is given N as its parent */
+    ln_job_opts a = o, b = o;
+    a.job_id = "N";
+    b.parent_id = "N";
+    ln_job_spec sp[2] = {{"n", NULL, &a}, {"p", NULL, &b}};
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_bulk(c->jobs, c->queue, sp, 2, NULL, 0));
+    CHECK_EQ(conf_state(c, c->queue, "N"), LN_ENOENT);
+    size_t n = 0; /* the tree is as it was */
+    SAYS(c->jobs, 0, ln_jobs_remove_tree(c->jobs, c->queue, "P", &n));
+    CHECK_EQ(n, 3);
+    CHECK_EQ(conf_total(c, c->queue), 0);
+}
+
+/* The pending children of job id of queue: their ids, each followed by a
+ * space, in out. */
+static void pending_kids(conf_ctx *c, const char *id, char *out, size_t size) {
+    ln_job_children rel;
+    SAYS(c->jobs, 0, ln_jobs_children(c->jobs, c->queue, id, &rel));
+    out[0] = '\0';
+    for (size_t i = 0; i < rel.n; i++) {
+        size_t len = strlen(out);
+        if (rel.children[i].status == LN_CHILD_PENDING)
+            snprintf(out + len, size - len, "%s ", rel.children[i].id);
+    }
+    ln_job_children_clear(&rel);
+}
+
+/* A bulk add goes job after job, as BullMQ's: a parent an earlier job of
+ * it creates exists for a later one, and a custom id an earlier job made
+ * the child of one parent is the child of another parent for a later one
+ * (LN_EEXIST, nothing stored), on both stores. */
+void case_dynflow_bulk_parents(conf_ctx *c) {
+    ln_job_opts p, k;
+    ln_job_opts_init(&p);
+    p.job_id = "bp";
+    ln_job_opts_init(&k);
+    k.parent_queue = c->queue;
+    k.parent_id = "bp";
+    k.job_id = "bk";
+    ln_job_spec sp[2] = {{"p", NULL, &p}, {"k", NULL, &k}};
+    SAYS(c->jobs, 0, ln_jobs_add_bulk(c->jobs, c->queue, sp, 2, NULL, 0));
+    char got[64];
+    pending_kids(c, "bp", got, sizeof got);
+    CONF_CHECK_STR(got, "bk ");
+    conf_add_id(c, c->queue, "p2", 0, 0, 0);
+    ln_job_opts a = k, b = k;
+    a.job_id = b.job_id = "dup";
+    b.parent_id = "p2";
+    ln_job_spec two[2] = {{"a", NULL, &a}, {"b", NULL, &b}};
+    SAYS(c->jobs, LN_EEXIST, ln_jobs_add_bulk(c->jobs, c->queue, two, 2, NULL, 0));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "job 1: ");
+    CHECK_EQ(conf_state(c, c->queue, "dup"), LN_ENOENT);
+    pending_kids(c, "bp", got, sizeof got);
+    CONF_CHECK_STR(got, "bk ");
+    pending_kids(c, "p2", got, sizeof got);
+    CONF_CHECK_STR(got, "");
+    conf_check_counts(c, c->queue);
+}
+
+/* A parent that completed before a child is added to it stays completed
+ * (as BullMQ's: only a parent in waiting-children is moved) and records
+ * the child's result when it completes; the tree goes whole. */
+void case_dynflow_completed_parent(conf_ctx *c) {
+    conf_add_id(c, c->queue, "p", 0, 0, 0);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_COMPLETED);
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "k";
+    o.parent_queue = c->queue;
+    o.parent_id = "p";
+    conf_add(c, c->queue, "k", "2", &o, NULL);
+    char got[64];
+    pending_kids(c, "p", got, sizeof got);
+    CONF_CHECK_STR(got, "k ");
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_COMPLETED);
+    ln_job_children rel;
+    SAYS(c->jobs, 0, ln_jobs_children(c->jobs, c->queue, "p", &rel));
+    CHECK_EQ(rel.n, 1);
+    CHECK_EQ(rel.children[0].status, LN_CHILD_PROCESSED);
+    CONF_CHECK_STR(rel.children[0].value, "{\"ok\":2}");
+    ln_job_children_clear(&rel);
+    size_t n = 0;
+    SAYS(c->jobs, 0, ln_jobs_remove_tree(c->jobs, c->queue, "p", &n));
+    CHECK_EQ(n, 2);
+    CHECK_EQ(conf_total(c, c->queue), 0);
 }

@@ -1,7 +1,8 @@
 /* conf_logs.c - a job's log lines from outside its run (jobs_edit.h
  * ln_jobs_add_log, ln_jobs_clear_logs; BullMQ's queue.addJobLog and
  * job.clearLogs): in any state, with a keep count that leaves the newest
- * lines, beside the lines its handler wrote with ln_job_log. */
+ * lines (one larger than any log keeps them all), beside the lines its
+ * handler wrote with ln_job_log. */
 #include "conf.h"
 
 #include <stdlib.h>
@@ -120,5 +121,25 @@ void case_logs_bad_input(conf_ctx *c) {
     size_t n;
     CHECK_EQ(ln_jobs_logs(c->jobs, c->queue, id, &lines, &n), 0);
     CHECK_EQ(n, 1);
+    ln_jobs_free_lines(lines, n);
+}
+
+/* A clear or an add whose keep is larger than any list (jobs_edit.h takes
+ * any size_t) keeps every line, on both stores: on Redis a keep past 1e17
+ * reached LTRIM written with an exponent, which Redis refused. */
+void case_logs_huge_keep(conf_ctx *c) {
+    char id[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "n", "{}", NULL, id);
+    size_t n = 0;
+    CHECK_EQ(ln_jobs_add_log(c->jobs, c->queue, id, "a", 0, &n), 0);
+    CHECK_EQ(ln_jobs_add_log(c->jobs, c->queue, id, "b", SIZE_MAX, &n), 0);
+    CHECK_EQ(n, 2);
+    SAYS(c->jobs, 0, ln_jobs_clear_logs(c->jobs, c->queue, id, SIZE_MAX));
+    SAYS(c->jobs, 0, ln_jobs_clear_logs(c->jobs, c->queue, id, (size_t)1 << 57));
+    char **lines = NULL;
+    CHECK_EQ(ln_jobs_logs(c->jobs, c->queue, id, &lines, &n), 0);
+    CHECK_EQ(n, 2);
+    CONF_CHECK_STR(lines[0], "a");
+    CONF_CHECK_STR(lines[1], "b");
     ln_jobs_free_lines(lines, n);
 }

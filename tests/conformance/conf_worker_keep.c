@@ -2,7 +2,8 @@
  * remove_on_complete / remove_on_fail; BullMQ's worker options of those
  * names): it applies to the jobs the worker finishes whose own option is
  * not set (LN_KEEP_ALL), a job's own option wins, LN_KEEP_ALWAYS keeps a
- * job whatever the worker's, and bad worker options are refused. */
+ * job whatever the worker's, a count larger than any queue keeps every
+ * job, a failed parent's retention, and bad worker options are refused. */
 #include "conf.h"
 
 static void add_keep(conf_ctx *c, const char *name, const char *id, int mode, int64_t value,
@@ -95,4 +96,83 @@ void case_worker_keep_bad(conf_ctx *c) {
     SAYS(c->jobs, LN_EINVAL,
          ln_worker_create(&w, c->jobs, c->queue, conf_handler_by_name, NULL, &o));
     CHECK(w == NULL);
+}
+
+/* A retention count larger than any queue (jobs.h allows any value >= 0)
+ * keeps every job, on both stores: on Redis a count past 1e17 reached the
+ * trim as a Lua number Redis formats with an exponent, which ZREVRANGE
+ * refused, and the whole step failed. */
+void case_keep_huge_count(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "own";
+    o.remove_on_complete = (ln_job_keep){LN_KEEP_COUNT, INT64_MAX};
+    conf_add(c, c->queue, "n", "{}", &o, NULL);
+    o.job_id = "worker";
+    o.remove_on_complete = (ln_job_keep){LN_KEEP_ALL, 0};
+    conf_add(c, c->queue, "n", "{}", &o, NULL);
+    o.job_id = "f1";
+    o.remove_on_fail = (ln_job_keep){LN_KEEP_COUNT, (int64_t)1 << 60};
+    conf_add(c, c->queue, "bad", "{}", &o, NULL);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    wo.remove_on_complete = (ln_job_keep){LN_KEEP_COUNT, INT64_MAX};
+    wo.remove_on_fail = (ln_job_keep){LN_KEEP_COUNT, INT64_MAX};
+    ln_worker_stats st = conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(st.completed, 2);
+    CHECK_EQ(st.failed, 1);
+    CHECK_EQ(conf_state(c, c->queue, "own"), LN_JOB_COMPLETED);
+    CHECK_EQ(conf_state(c, c->queue, "worker"), LN_JOB_COMPLETED);
+    CHECK_EQ(conf_state(c, c->queue, "f1"), LN_JOB_FAILED);
+    conf_check_counts(c, c->queue);
+}
+
+/* A flow parent whose fail-parent child failed, with no retention of its
+ * own, under a worker that removes what it fails: on Redis the parent
+ * gets BullMQ's deferred failure and the worker taking it fails it with
+ * its retention (BullMQ's worker does the same); SQLite fails it at once,
+ * and must apply the same worker's retention. */
+void case_keep_fpof_parent(conf_ctx *c) {
+    ln_job_opts po, ko;
+    ln_flow_node kid = conf_flow_node(NULL, "bad", "kid", &ko);
+    kid.fail_parent_on_failure = 1;
+    ln_flow_node root = conf_flow_node(c->queue, "n", "par", &po);
+    root.children = &kid;
+    root.nchildren = 1;
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &root, NULL, 0, 0));
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    wo.remove_on_fail = (ln_job_keep){LN_KEEP_NONE, 0};
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "kid"), LN_ENOENT);
+    CHECK_EQ(conf_state(c, c->queue, "par"), LN_ENOENT);
+    conf_check_counts(c, c->queue);
+    /* A chain: the failure climbs, each parent of the worker's queue
+     * removed the same way; the root in another queue is not this
+     * worker's to remove (Redis: it waits there with its deferred failure,
+     * SQLite: failed at once, kept by its own retention). */
+    const char *q2 = conf_queue(c, "top");
+    ln_job_opts o[4];
+    ln_flow_node leaf = conf_flow_node(NULL, "bad", "leaf", &o[0]);
+    leaf.fail_parent_on_failure = 1;
+    ln_flow_node mid = conf_flow_node(NULL, "n", "mid", &o[1]);
+    mid.fail_parent_on_failure = 1;
+    mid.children = &leaf;
+    mid.nchildren = 1;
+    ln_flow_node top = conf_flow_node(NULL, "n", "top", &o[2]);
+    top.fail_parent_on_failure = 1;
+    top.children = &mid;
+    top.nchildren = 1;
+    ln_flow_node far = conf_flow_node(q2, "n", "far", &o[3]);
+    top.queue = c->queue;
+    far.children = &top;
+    far.nchildren = 1;
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &far, NULL, 0, 0));
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "leaf"), LN_ENOENT);
+    CHECK_EQ(conf_state(c, c->queue, "mid"), LN_ENOENT);
+    CHECK_EQ(conf_state(c, c->queue, "top"), LN_ENOENT);
+    CHECK(conf_state(c, q2, "far") >= 0);
+    conf_check_counts(c, c->queue);
+    conf_check_counts(c, q2);
 }
