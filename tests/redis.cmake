@@ -1,7 +1,7 @@
 # Redis backend of lanes jobs: BullMQ 6.7 wire compatibility (docs/redis.md,
 # docs/internals/redis-layout.md).
 # What every store promises is checked by the conformance suite
-# (tests/conformance, registered in jobs.cmake as conformance/redis); the
+# (tests/conformance, registered in jobs.cmake as conformance/redis/<case>); the
 # tests here are Redis's own: layout, BullMQ interop, connection faults.
 #
 # test_redis_scripts   the Lua the build embedded (redis_scripts.[ch]) is
