@@ -1,8 +1,9 @@
 /* conf_dedup.c - deduplication ids (jobs.h ln_job_opts.dedup_*): simple
  * mode holds the id while its job exists, throttle for a TTL, debounce
  * extends the TTL and/or replaces the pending job; a TTL outlives a holder
- * removed at once. TTLs are short and
- * checked with deadlines, never against absolute times. */
+ * removed at once, and a clean frees an id held with a TTL (as a remove
+ * and a drain do). TTLs are short and checked with deadlines, never
+ * against absolute times. */
 #include "conf.h"
 
 /* Add with dedup options; *existed (may be NULL) = the add was a no-op. */
@@ -174,4 +175,46 @@ void case_dedup_ttl_holder_gone(conf_ctx *c) {
     SAYS(c->jobs, LN_ENOENT, ln_jobs_dedup_job(c->jobs, c->queue, "ttl", got, sizeof got));
     conf_add(c, c->queue, "d", "{}", &o, b); /* released: a new job */
     CHECK(strcmp(a, b) != 0);
+}
+
+/* Job of dedup id 'deid' (TTL 60 s) in queue, failed or completed by a
+ * worker (name "bad" fails); its id into id. */
+static void finished_with_dedup(conf_ctx *c, const char *name, const char *deid, char *id) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = deid;
+    o.dedup_ttl_ms = 60000;
+    conf_add(c, c->queue, name, "1", &o, id);
+    ln_worker_opts w;
+    conf_worker_opts(&w);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &w);
+}
+
+/* The id deid is held (an add with it returns the holder) or free. */
+static int dedup_held(conf_ctx *c, const char *deid, const char *holder) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = deid;
+    o.dedup_ttl_ms = 60000;
+    char id[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "probe", "1", &o, id);
+    int held = strcmp(id, holder) == 0;
+    if (!held) CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, id), 0);
+    return held;
+}
+
+void case_clean_frees_dedup_ttl(conf_ctx *c) {
+    static const char *const names[2] = {"ok", "bad"};
+    static const int states[2] = {LN_JOB_COMPLETED, LN_JOB_FAILED};
+    for (int i = 0; i < 2; i++) {
+        char id[LN_JOB_ID_MAX], deid[32];
+        snprintf(deid, sizeof deid, "throttle-%d", i);
+        finished_with_dedup(c, names[i], deid, id);
+        CHECK_EQ(conf_state(c, c->queue, id), states[i]);
+        CHECK(dedup_held(c, deid, id)); /* a finish keeps a TTL's id */
+        size_t removed = 0;
+        CHECK_EQ(ln_jobs_clean(c->jobs, c->queue, states[i], -1, 0, &removed), 0);
+        CHECK_EQ(removed, 1);
+        CHECK(!dedup_held(c, deid, id));
+    }
 }

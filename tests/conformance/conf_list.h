@@ -105,6 +105,7 @@ CONF_CASE(dedup_extend_keeps_holding)
 CONF_CASE(dedup_replace_pending)
 CONF_CASE(dedup_bad_options)
 CONF_CASE(dedup_ttl_holder_gone)
+CONF_CASE(clean_frees_dedup_ttl)
 /* conf_events.c */
 CONF_CASE(drained_not_after_a_retry)
 CONF_CASE(drained_waits_for_delayed_jobs)
@@ -213,10 +214,9 @@ CONF_CASE(spec_wait_for_a_removed_job)
 CONF_CASE(drain_keeps_schedulers)
 CONF_CASE(remove_refuses_iteration)
 CONF_CASE(cancel_child_reaches_parent)
-/* conf_parity.c */
+/* conf_flow_deps.c */
 CONF_CASE(removed_failed_child_releases_parent)
 CONF_CASE(trimmed_failed_child_releases_parent)
-CONF_CASE(clean_frees_dedup_ttl)
 CONF_CASE(failed_child_gone_releases_parent)
 CONF_CASE(clean_takes_parent_of_same_queue)
 CONF_CASE(retry_makes_child_pending_again)
@@ -289,8 +289,6 @@ CONF_CASE(flowmore_remove_unprocessed_held)
 CONF_CASE(flowmore_wait_child)
 CONF_CASE(flowmore_flow_root_parent)
 CONF_CASE(flowmore_remove_unprocessed_bound)
-/* conf_stale_stats.c */
-CONF_CASE(stale_not_for_waited)
 /* conf_admin_job.c */
 CONF_CASE(edit_priority_moves)
 CONF_CASE(edit_priority_delayed_paused)
@@ -325,7 +323,8 @@ CONF_CASE(detach_delayed_parent)
 CONF_CASE(detach_not_pending)
 CONF_CASE(detach_parent_gone)
 CONF_CASE(detach_tree)
-/* conf_stale_once.c */
+/* conf_stale.c */
+CONF_CASE(stale_not_for_waited)
 CONF_CASE(stale_once_per_take)
 /* conf_worker_keep.c */
 CONF_CASE(worker_keep_count)

@@ -1,52 +1,10 @@
-/* conf_parity.c - where the two stores once differed on a removal or a
- * retry, each as BullMQ 6.7 behaves: a clean frees a deduplication id
- * held with a TTL (as a remove and a drain do); cleaning or removing a
- * flow child that failed and is still pending releases a parent it was
- * the last dependency of; a retried child whose failure its parent
- * ignored or continued past is a pending dependency again. */
+/* conf_flow_deps.c - a flow parent's pending dependencies when a child
+ * goes or comes back, each as BullMQ 6.7 behaves: cleaning or removing (or
+ * trimming by retention) a flow child that failed and is still pending
+ * releases a parent it was the last dependency of, a clean takes a parent
+ * of the same queue, and a retried child whose failure its parent ignored
+ * or continued past is a pending dependency again. */
 #include "conf.h"
-
-/* Job of dedup id 'deid' (TTL 60 s) in queue, failed or completed by a
- * worker (name "bad" fails); its id into id. */
-static void finished_with_dedup(conf_ctx *c, const char *name, const char *deid, char *id) {
-    ln_job_opts o;
-    ln_job_opts_init(&o);
-    o.dedup_id = deid;
-    o.dedup_ttl_ms = 60000;
-    conf_add(c, c->queue, name, "1", &o, id);
-    ln_worker_opts w;
-    conf_worker_opts(&w);
-    conf_run(c, c->queue, conf_handler_by_name, NULL, &w);
-}
-
-/* The id deid is held (an add with it returns the holder) or free. */
-static int dedup_held(conf_ctx *c, const char *deid, const char *holder) {
-    ln_job_opts o;
-    ln_job_opts_init(&o);
-    o.dedup_id = deid;
-    o.dedup_ttl_ms = 60000;
-    char id[LN_JOB_ID_MAX];
-    conf_add(c, c->queue, "probe", "1", &o, id);
-    int held = strcmp(id, holder) == 0;
-    if (!held) CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, id), 0);
-    return held;
-}
-
-void case_clean_frees_dedup_ttl(conf_ctx *c) {
-    static const char *const names[2] = {"ok", "bad"};
-    static const int states[2] = {LN_JOB_COMPLETED, LN_JOB_FAILED};
-    for (int i = 0; i < 2; i++) {
-        char id[LN_JOB_ID_MAX], deid[32];
-        snprintf(deid, sizeof deid, "throttle-%d", i);
-        finished_with_dedup(c, names[i], deid, id);
-        CHECK_EQ(conf_state(c, c->queue, id), states[i]);
-        CHECK(dedup_held(c, deid, id)); /* a finish keeps a TTL's id */
-        size_t removed = 0;
-        CHECK_EQ(ln_jobs_clean(c->jobs, c->queue, states[i], -1, 0, &removed), 0);
-        CHECK_EQ(removed, 1);
-        CHECK(!dedup_held(c, deid, id));
-    }
-}
 
 /* A parent in queue pq with children kids (in c->queue); ids[0] the
  * parent's, then the children's. */
