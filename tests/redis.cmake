@@ -73,7 +73,7 @@ foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board json
         dedup_next_stalled
         edit_c_to_node edit_node_to_c promote_all_c_to_node promote_all_node_to_c
         trim_events_c_to_node trim_events_node_to_c
-        review3_active_priority_node review3_dedup_stale_key
+        edit_active_priority_node edit_dedup_stale_key
         schedrec_node_died schedrec_node_made_next schedrec_node_died_cron
         schedrec_node_stalled_c_take schedrec_c_died_node_take schedrec_node_died_node_take
         schedrec_rjk_stalled
