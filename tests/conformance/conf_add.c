@@ -1,7 +1,8 @@
 /* conf_add.c - adding jobs and reading them back: ln_jobs_add,
  * ln_jobs_add_bulk (all or nothing), custom ids (an existing id is a
  * no-op), ln_jobs_get, ln_jobs_list (every state's order, paging) and
- * ln_jobs_counts. */
+ * ln_jobs_counts; the defaults (data NULL is "{}", an empty batch) and a
+ * bad job of a batch named by its index. */
 #include "conf.h"
 
 #define TP "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -384,4 +385,35 @@ void case_counts_each_state(conf_ctx *c) {
     /* Another queue is counted apart. */
     conf_add(c, conf_queue(c, "b"), "w", "{}", NULL, NULL);
     CHECK_EQ(conf_total(c, c->queue), 6);
+}
+
+/* Adds: data NULL is "{}", an empty batch, a bad job of a batch named by
+ * its index. */
+void case_spec_add_defaults_and_bulk_index(conf_ctx *c) {
+    char id[LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", NULL, NULL, id, sizeof id), 0);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, id, &info), 0);
+    CONF_CHECK_STR(info.data, "{}");
+    CONF_CHECK_STR(info.name, "n");
+    CHECK_EQ(info.attempts, 1);
+    CHECK_EQ(info.priority, 0);
+    ln_job_info_clear(&info);
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", "{}", NULL, NULL, 0), 0); /* id NULL */
+    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, NULL, 0, NULL, 0), 0);
+    ln_job_spec specs[3] = {{"a", NULL, NULL}, {"b", "[1]", NULL}, {"c", "{oops", NULL}};
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_bulk(c->jobs, c->queue, specs, 3, NULL, 0));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "2");
+    specs[2].data_json = "3";
+    specs[1].name = "";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_bulk(c->jobs, c->queue, specs, 3, NULL, 0));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "1");
+    CHECK_EQ(conf_total(c, c->queue), 2);
+    specs[1].name = "b";
+    char ids[3][LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 3, ids[0], LN_JOB_ID_MAX), 0);
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, ids[0], &info), 0);
+    CONF_CHECK_STR(info.data, "{}");
+    ln_job_info_clear(&info);
+    CHECK_EQ(conf_total(c, c->queue), 5);
 }

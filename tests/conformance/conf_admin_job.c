@@ -1,13 +1,13 @@
 /* conf_admin_job.c - administering one job (<lanes/jobs_edit.h>): its
  * priority (its place in the waiting / prioritized lines, a delayed job
  * staying delayed, a parent in waiting-children, an active or finished job
- * written with nothing moved, refused states) and the lifo flag it keeps
- * or takes, its delay (the due time, the "delayed" event), its data (byte
- * for byte, in any state), a deduplication id's holder (read, release),
- * promoting every delayed job (a lifo one goes to the back; threads sharing
- * a handle), counting ready jobs by priority and trimming a queue's
- * events. Times are checked against bounds of the local clock around the
- * call, never exact values. */
+ * written with nothing moved, refused states) and the lifo flag it keeps or
+ * takes, its delay (the due time, the "delayed" event), its data (byte for
+ * byte, in any state), a deduplication id's holder (read, release),
+ * promoting a job (its first due time kept) or every delayed job (a lifo
+ * one goes to the back; threads sharing a handle), counting ready jobs by
+ * priority and trimming a queue's events. Times are checked against bounds
+ * of the local clock around the call, never exact values. */
 #include "conf.h"
 #include "conf_flowtree.h"
 
@@ -587,4 +587,21 @@ void case_edit2_promote_all_shared_handle(conf_ctx *c) {
     CHECK_EQ(k.waiting, p.promoted);
     CHECK_EQ(k.delayed, N + adds - p.promoted);
     conf_check_counts(c, c->queue);
+}
+
+/* run_at_ms after a promote: the time the job was first due is kept. */
+void case_spec_promote_keeps_run_at(conf_ctx *c) {
+    conf_add_id(c, c->queue, "d", 0, 0, 600000);
+    ln_job_info a, b;
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, "d", &a), 0);
+    CHECK_EQ(a.run_at_ms, a.created_ms + 600000);
+    CHECK_EQ(ln_jobs_promote(c->jobs, c->queue, "d"), 0);
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, "d", &b), 0);
+    CHECK_EQ(b.state, LN_JOB_WAITING);
+    if (b.run_at_ms != a.run_at_ms)
+        fprintf(stderr, "run_at %lld -> %lld (created %lld)\n", (long long)a.run_at_ms,
+                (long long)b.run_at_ms, (long long)a.created_ms);
+    CHECK_EQ(b.run_at_ms, a.run_at_ms);
+    ln_job_info_clear(&a);
+    ln_job_info_clear(&b);
 }

@@ -2,7 +2,8 @@
  * mode holds the id while its job exists, throttle for a TTL, debounce
  * extends the TTL and/or replaces the pending job; a TTL outlives a holder
  * removed at once, and a clean frees an id held with a TTL (as a remove
- * and a drain do). TTLs are short and checked with deadlines, never
+ * and a drain do; a cancel frees a simple id, not a TTL's); a batch whose
+ * jobs share an id. TTLs are short and checked with deadlines, never
  * against absolute times. */
 #include "conf.h"
 
@@ -217,4 +218,75 @@ void case_clean_frees_dedup_ttl(conf_ctx *c) {
         CHECK_EQ(removed, 1);
         CHECK(!dedup_held(c, deid, id));
     }
+}
+
+/* A drained job is removed as ln_jobs_remove removes one: a deduplication
+ * id it held is free again. */
+void case_spec_drain_frees_dedup_id(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = "dd1";
+    char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", "1", &o, a, sizeof a), 0);
+    size_t removed = 0;
+    CHECK_EQ(ln_jobs_drain(c->jobs, c->queue, &removed), 0);
+    CHECK_EQ(removed, 1);
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", "2", &o, b, sizeof b), 0);
+    CHECK(strcmp(a, b) != 0);
+    CHECK_EQ(conf_state(c, c->queue, b), LN_JOB_WAITING);
+    CHECK_EQ(conf_total(c, c->queue), 1);
+}
+
+/* A canceled job failed: a simple deduplication id it held is free. */
+void case_spec_cancel_frees_dedup_id(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = "dc1";
+    char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", "1", &o, a, sizeof a), 0);
+    CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, a), 0);
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", "2", &o, b, sizeof b), 0);
+    CHECK(strcmp(a, b) != 0);
+    CHECK_EQ(conf_state(c, c->queue, b), LN_JOB_WAITING);
+}
+
+/* A throttled deduplication id (a TTL) after its holder goes: removing or
+ * draining the job frees it (as BullMQ's removal does), a cancel (a final
+ * failure) does not. */
+void case_spec_throttle_after_removal(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_ttl_ms = 60000;
+    for (int i = 0; i < 3; i++) {
+        char did[16], a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX];
+        snprintf(did, sizeof did, "th%d", i);
+        o.dedup_id = did;
+        CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", "1", &o, a, sizeof a), 0);
+        if (i == 0) CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, a), 0);
+        if (i == 1) CHECK_EQ(ln_jobs_drain(c->jobs, c->queue, NULL), 0);
+        if (i == 2) CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, a), 0);
+        CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", "2", &o, b, sizeof b), 0);
+        if (i < 2) {
+            CHECK(strcmp(a, b) != 0);
+            CHECK_EQ(conf_state(c, c->queue, b), LN_JOB_WAITING);
+        } else {
+            CONF_CHECK_STR(b, a);
+        }
+    }
+}
+
+/* One batch whose jobs share a deduplication id: the first holds it, the
+ * later ones are deduplicated to it (their id slot gets the holder's). */
+void case_spec_bulk_shared_dedup_id(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = "bd1";
+    ln_job_spec specs[3] = {{"a", "1", &o}, {"b", "2", &o}, {"c", "3", NULL}};
+    char ids[3][LN_JOB_ID_MAX];
+    int rc = ln_jobs_add_bulk(c->jobs, c->queue, specs, 3, ids[0], LN_JOB_ID_MAX);
+    if (rc != 0) fprintf(stderr, "bulk: %s\n", ln_jobs_errmsg(c->jobs));
+    CHECK_EQ(rc, 0);
+    CONF_CHECK_STR(ids[1], ids[0]);
+    CHECK(strcmp(ids[2], ids[0]) != 0);
+    CHECK_EQ(conf_total(c, c->queue), 2);
 }

@@ -3,7 +3,10 @@
  * trimming by retention) a flow child that failed and is still pending
  * releases a parent it was the last dependency of, a clean takes a parent
  * of the same queue, and a retried child whose failure its parent ignored
- * or continued past is a pending dependency again. */
+ * or continued past is a pending dependency again. Also a parent waiting
+ * for its children (what it refuses), a child canceled before or while it
+ * runs (a final failure its parent sees), and a parent removed before its
+ * children finish (they run on as jobs of no flow). */
 #include "conf.h"
 
 /* A parent in queue pq with children kids (in c->queue); ids[0] the
@@ -179,4 +182,111 @@ void case_trimmed_failed_child_releases_parent(conf_ctx *c) {
  * moveToFinished takes it out of its parent's. */
 void case_removed_failed_child_releases_parent(conf_ctx *c) {
     failed_child_gone(c, (ln_job_keep){LN_KEEP_NONE, 0});
+}
+
+/* A flow parent waiting for its children: the calls that name a job in
+ * another state refuse it, drain keeps it, and a cancel of it or of its
+ * child ends as the header says on every store. */
+static void add_pair(conf_ctx *c, int fail_parent, char ids[2][LN_JOB_ID_MAX]) {
+    ln_flow_node child = {NULL, "bad", "{}", NULL, fail_parent, 0, 0, 0, NULL, 0};
+    ln_flow_node root = {c->queue, "parent", "{}", NULL, 0, 0, 0, 0, &child, 1};
+    int rc = ln_jobs_add_flow(c->jobs, &root, ids[0], 2, LN_JOB_ID_MAX);
+    if (rc != 0) fprintf(stderr, "add_flow: %s\n", ln_jobs_errmsg(c->jobs));
+    CHECK_EQ(rc, 0);
+}
+
+void case_spec_waiting_children_parent(conf_ctx *c) {
+    char ids[2][LN_JOB_ID_MAX];
+    add_pair(c, 0, ids);
+    CHECK_EQ(conf_state(c, c->queue, ids[0]), LN_JOB_WAITING_CHILDREN);
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_promote(c->jobs, c->queue, ids[0]));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_retry(c->jobs, c->queue, ids[0]));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_cancel(c->jobs, c->queue, ids[0]));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "waiting-children");
+    CHECK_EQ(conf_state(c, c->queue, ids[0]), LN_JOB_WAITING_CHILDREN);
+    ln_job_counts k;
+    CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
+    CHECK_EQ(k.waiting_children, 1);
+    conf_check_counts(c, c->queue);
+    /* Draining its only child (of its own queue) removes it with the
+     * child (as BullMQ's drain); the count is the drained jobs'. */
+    size_t removed = 9;
+    CHECK_EQ(ln_jobs_drain(c->jobs, c->queue, &removed), 0);
+    CHECK_EQ(removed, 1);
+    CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_ENOENT);
+    CHECK_EQ(conf_state(c, c->queue, ids[0]), LN_ENOENT);
+    conf_check_counts(c, c->queue);
+}
+
+/* The parent of a child canceled with fail_parent_on_failure: released
+ * with its child unsuccessful, and it fails when a worker takes it. */
+static void check_parent_failed(conf_ctx *c, const char *queue, const char *pid) {
+    ln_job_children ch;
+    CHECK_EQ(ln_jobs_children(c->jobs, queue, pid, &ch), 0);
+    CHECK_EQ(ch.n, 1);
+    CHECK_EQ(ch.children[0].status, LN_CHILD_UNSUCCESSFUL);
+    ln_job_children_clear(&ch);
+    conf_check_counts(c, queue);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    conf_run(c, queue, conf_handler_by_name, NULL, &o);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, queue, pid, &info), 0);
+    CHECK_EQ(info.state, LN_JOB_FAILED);
+    CONF_CHECK_HAS(info.failed_reason, "child ");
+    ln_job_info_clear(&info);
+}
+
+/* A child canceled before it ran fails its parent as a final failure. */
+void case_spec_cancel_child_fails_parent(conf_ctx *c) {
+    char ids[2][LN_JOB_ID_MAX];
+    add_pair(c, 1, ids);
+    CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, ids[1]), 0);
+    CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_JOB_FAILED);
+    check_parent_failed(c, c->queue, ids[0]);
+}
+
+/* An active flow child canceled: what its parent sees, on every store. */
+void case_spec_cancel_active_child(conf_ctx *c) {
+    const char *q2 = conf_queue(c, "kids");
+    ln_flow_node child = {q2, "k", "{}", NULL, 1, 0, 0, 0, NULL, 0};
+    ln_flow_node root = {c->queue, "parent", "{}", NULL, 0, 0, 0, 0, &child, 1};
+    char ids[2][LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add_flow(c->jobs, &root, ids[0], 2, LN_JOB_ID_MAX), 0);
+    conf_hold h = {0};
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    o.exit_when_empty = 0;
+    conf_bg *bg = conf_bg_start(c->jobs, q2, conf_hold_handler, &h, &o);
+    conf_hold_wait(&h, 1);
+    CHECK_EQ(ln_jobs_cancel(c->jobs, q2, ids[1]), 0);
+    int64_t end = conf_deadline(3000);
+    while (atomic_load(&h.canceled) == 0 && conf_now_ms() < end) {
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    ln_worker_stop(conf_bg_worker(bg));
+    conf_bg_join(bg, NULL);
+    CHECK_EQ(conf_state(c, q2, ids[1]), LN_JOB_FAILED);
+    check_parent_failed(c, c->queue, ids[0]);
+}
+
+/* A flow parent removed before its children finish: the children run and
+ * complete (or fail) as jobs of no flow. */
+void case_spec_parent_removed_first(conf_ctx *c) {
+    ln_flow_node kids[2] = {{NULL, "k", "{}", NULL, 0, 0, 0, 0, NULL, 0},
+                            {NULL, "bad", "{}", NULL, 1, 0, 0, 0, NULL, 0}};
+    ln_flow_node root = {c->queue, "parent", "{}", NULL, 0, 0, 0, 0, kids, 2};
+    char ids[3][LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add_flow(c->jobs, &root, ids[0], 3, LN_JOB_ID_MAX), 0);
+    CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, ids[0]), 0);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    ln_worker_stats st = conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
+    CHECK_EQ(st.completed, 1);
+    CHECK_EQ(st.failed, 1);
+    CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_JOB_COMPLETED);
+    CHECK_EQ(conf_state(c, c->queue, ids[2]), LN_JOB_FAILED);
+    CHECK_EQ(conf_state(c, c->queue, ids[0]), LN_ENOENT);
+    conf_check_counts(c, c->queue);
 }

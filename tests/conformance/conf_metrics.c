@@ -3,7 +3,8 @@
  * with metrics_max_points set, every completion and every final failure
  * (not a retried run) is counted; the minute arithmetic
  * (ln_job_metrics_record) checked with a fake clock, across minute
- * boundaries and a gap longer than the points kept. */
+ * boundaries and a gap longer than the points kept, and its edges (n 0,
+ * max_points 0, a clock behind the last point, an empty range). */
 #include "conf.h"
 
 #include <time.h>
@@ -203,4 +204,40 @@ void case_metrics_minute_buckets_fake_clock(conf_ctx *c) {
     CHECK_EQ(fa, fb);
     CHECK_EQ(fa, 8);
     CHECK(a.count == b.count && a.prev_ts == b.prev_ts && a.prev_count == b.prev_count);
+}
+
+/* ln_job_metrics_record's edges: n 0 or max_points 0 change nothing; a
+ * clock behind prev_ts counts without a point. */
+void case_spec_metrics_record_edges(conf_ctx *c) {
+    (void)c;
+    ln_job_metrics m;
+    memset(&m, 0, sizeof m);
+    uint64_t first = 77;
+    CHECK_EQ(ln_job_metrics_record(&m, 0, 120000, 10, &first), 0);
+    CHECK_EQ(m.count, 0);
+    CHECK_EQ(m.prev_ts, 0);
+    CHECK_EQ(ln_job_metrics_record(&m, 3, 120000, 0, &first), 0);
+    CHECK_EQ(m.count, 0);
+    CHECK_EQ(ln_job_metrics_record(&m, 2, 120000, 10, &first), 0);
+    CHECK_EQ(m.count, 2);
+    CHECK_EQ(m.prev_ts, 120000);
+    CHECK_EQ(m.prev_count, 0);
+    CHECK_EQ(ln_job_metrics_record(&m, 1, 60000, 10, &first), 0); /* behind */
+    CHECK_EQ(m.count, 3);
+    CHECK_EQ(m.prev_ts, 120000);
+    CHECK_EQ(ln_job_metrics_record(&m, 1, 120000 + 5 * 60000, 3, &first), 3);
+    CHECK_EQ(first, 3);
+    CHECK_EQ(m.count, 4);
+    CHECK_EQ(m.prev_count, 3);
+}
+
+/* Metrics: a range with start after end is no point. */
+void case_spec_metrics_empty_range(conf_ctx *c) {
+    ln_job_metrics m;
+    CHECK_EQ(ln_jobs_metrics(c->jobs, c->queue, LN_JOB_COMPLETED, 5, 2, &m), 0);
+    CHECK_EQ(m.ndata, 0);
+    CHECK(m.data == NULL);
+    CHECK_EQ(m.count, 0);
+    ln_job_metrics_clear(&m);
+    ln_job_metrics_clear(NULL);
 }

@@ -1,5 +1,6 @@
 /* conf_queues.c - the calls of the dashboard (docs/dash.md): the list of a
- * store's queues and promoting a delayed job. */
+ * store's queues (one whose jobs are gone included) and promoting a
+ * delayed job. */
 #include "conf.h"
 
 #include <stdlib.h>
@@ -82,4 +83,20 @@ void case_promote_delayed(conf_ctx *c) {
     conf_worker_opts(&wo);
     ln_worker_stats st = conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
     CHECK_EQ(st.completed, 4);
+}
+
+/* A queue that held a job is listed after its jobs are gone. */
+void case_spec_queues_after_removal(conf_ctx *c) {
+    char id[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "n", "{}", NULL, id);
+    CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, id), 0);
+    char **names = NULL;
+    size_t n = 0;
+    CHECK_EQ(ln_jobs_queues(c->jobs, &names, &n), 0);
+    int found = 0;
+    for (size_t i = 0; i < n; i++) found |= strcmp(names[i], c->queue) == 0;
+    ln_jobs_free_lines(names, n);
+    CHECK(found);
+    CHECK_EQ(ln_jobs_queues(c->jobs, &names, NULL), LN_EINVAL);
+    CHECK_EQ(ln_jobs_queues(NULL, &names, &n), LN_EINVAL);
 }

@@ -2,9 +2,10 @@
  * list and remove; an every schedule makes its next iteration when the
  * current one is taken, and only the current one advances it; a limit and
  * an end date stop it; an upsert replaces the pending iteration; bad
- * patterns, zones and options are LN_EINVAL; ids may hold ':' (BullMQ 6.7's
- * may, even in the shape of a legacy repeat key). Intervals are 50-100 ms with
- * a few iterations, so each case stays well under a second. */
+ * patterns, zones and options are LN_EINVAL (LN_ERANGE stores nothing); ids
+ * may hold ':' (BullMQ 6.7's may, even in the shape of a legacy repeat
+ * key). Intervals are 50-100 ms with a few iterations, so each case stays
+ * well under a second. */
 #include "conf.h"
 
 #include <stdlib.h>
@@ -354,4 +355,19 @@ void case_sched_colon_id(conf_ctx *c) {
     CONF_CHECK_STR(sc.id, sid);
     CHECK_EQ(sc.iterations, 2);
     ln_job_scheduler_clear(&sc);
+}
+
+/* ln_jobs_schedule's LN_ERANGE stores nothing, as an add's. */
+void case_spec_schedule_erange_stores_nothing(conf_ctx *c) {
+    ln_job_schedule s;
+    ln_job_schedule_init(&s);
+    s.every_ms = 60000;
+    char small[4];
+    SAYS(c->jobs, LN_ERANGE,
+         ln_jobs_schedule(c->jobs, c->queue, "s1", &s, "n", NULL, NULL, small, sizeof small));
+    ln_job_scheduler got;
+    int rc = ln_jobs_scheduler_get(c->jobs, c->queue, "s1", &got);
+    if (rc == 0) ln_job_scheduler_clear(&got);
+    CHECK_EQ(rc, LN_ENOENT);
+    CHECK_EQ(conf_total(c, c->queue), 0);
 }

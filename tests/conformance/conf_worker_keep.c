@@ -2,8 +2,9 @@
  * remove_on_complete / remove_on_fail; BullMQ's worker options of those
  * names): it applies to the jobs the worker finishes whose own option is
  * not set (LN_KEEP_ALL), a job's own option wins, LN_KEEP_ALWAYS keeps a
- * job whatever the worker's, a count larger than any queue keeps every
- * job, a failed parent's retention, and bad worker options are refused. */
+ * job whatever the worker's, a count of 0 keeps none, a count larger than
+ * any queue keeps every job, a failed parent's retention, and bad worker
+ * options are refused. */
 #include "conf.h"
 
 static void add_keep(conf_ctx *c, const char *name, const char *id, int mode, int64_t value,
@@ -175,4 +176,21 @@ void case_keep_fpof_parent(conf_ctx *c) {
     CHECK(conf_state(c, q2, "far") >= 0);
     conf_check_counts(c, c->queue);
     conf_check_counts(c, q2);
+}
+
+/* LN_KEEP_COUNT 0 keeps none: the job goes as it finishes. */
+void case_spec_keep_count_zero(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.remove_on_complete = (ln_job_keep){LN_KEEP_COUNT, 0};
+    o.remove_on_fail = (ln_job_keep){LN_KEEP_COUNT, 0};
+    char id1[LN_JOB_ID_MAX], id2[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "ok", "1", &o, id1);
+    conf_add(c, c->queue, "bad", "1", &o, id2);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, id1), LN_ENOENT);
+    CHECK_EQ(conf_state(c, c->queue, id2), LN_ENOENT);
+    CHECK_EQ(conf_total(c, c->queue), 0);
 }
