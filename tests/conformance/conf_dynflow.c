@@ -1,11 +1,13 @@
 /* conf_dynflow.c - children added to an existing parent (ln_job_opts
  * parent_queue / parent_id) and a running job that waits for them
- * (ln_job_wait_children): BullMQ's "process in steps" pattern, a missing
- * parent, a parent already in waiting-children, a wait with nothing
- * pending, children in another queue, a custom id that exists, a job
- * refused as its own descendant's child, a bulk add with parents (job after
- * job) and a completed parent that takes a new child's result. */
+ * (ln_job_wait_children, or for one given child: ln_job_wait_child):
+ * BullMQ's "process in steps" pattern, a missing parent, a parent already
+ * in waiting-children, a wait with nothing pending, children in another
+ * queue, a custom id that exists, a job refused as its own descendant's
+ * child, a bulk add with parents (job after job) and a completed parent
+ * that takes a new child's result. */
 #include "conf.h"
+#include "conf_flowtree.h"
 
 #include <stdlib.h>
 #include <time.h>
@@ -515,4 +517,55 @@ void case_dynflow_completed_parent(conf_ctx *c) {
     SAYS(c->jobs, 0, ln_jobs_remove_tree(c->jobs, c->queue, "p", &n));
     CHECK_EQ(n, 2);
     CHECK_EQ(conf_total(c, c->queue), 0);
+}
+
+/* The handler of the wait_child case: what each call answered. */
+typedef struct one_child {
+    conf_ctx *c;
+    const char *kq, *dq;
+    int rc_not_kid, rc_done, rc_pending, rc_again, state_done, state_after;
+} one_child;
+
+static int one_child_handler(ln_job *job, void *ctx) {
+    one_child *s = ctx;
+    const char *me_q = ln_job_queue(job), *me = ln_job_id(job);
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "k1";
+    o.parent_queue = me_q;
+    o.parent_id = me;
+    if (ln_jobs_add(s->c->jobs, s->kq, "k", "1", &o, NULL, 0) != 0) return ln_job_fail(job, "k1");
+    o.job_id = "done1"; /* completed already: attached with its result */
+    if (ln_jobs_add(s->c->jobs, s->dq, "k", "2", &o, NULL, 0) != 0)
+        return ln_job_fail(job, "done1");
+    s->rc_not_kid = ln_job_wait_child(job, s->kq, "nope");
+    s->rc_done = ln_job_wait_child(job, s->dq, "done1");
+    s->state_done = conf_state(s->c, me_q, me);
+    s->rc_pending = ln_job_wait_child(job, s->kq, "k1");
+    s->state_after = conf_state(s->c, me_q, me);
+    s->rc_again = ln_job_wait_child(job, s->kq, "k1");
+    return ln_job_fail(job, "ignored: the job waits");
+}
+
+/* Only the child named counts: a done one or a stranger leaves the job
+ * active although another child is pending; a pending one moves it. */
+void case_flowmore_wait_child(conf_ctx *c) {
+    one_child s = {.c = c, .kq = conf_queue(c, "kids"), .dq = conf_queue(c, "done")};
+    conf_add_kid(c, s.dq, "done1", "k", NULL, NULL);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, s.dq, conf_handler_by_name, NULL, &wo);
+    conf_add_kid(c, c->queue, "p", "parent", NULL, NULL);
+    ln_worker_stats st = conf_run(c, c->queue, one_child_handler, &s, &wo);
+    CHECK_EQ(s.rc_not_kid, 0);
+    CHECK_EQ(s.rc_done, 0);
+    CHECK_EQ(s.state_done, LN_JOB_ACTIVE);
+    CHECK_EQ(s.rc_pending, 1);
+    CHECK_EQ(s.state_after, LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(s.rc_again, LN_ESTALE);
+    CHECK_EQ(st.waited, 1);
+    CHECK_EQ(st.failed, 0);
+    conf_run(c, s.kq, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_WAITING);
+    conf_check_counts(c, c->queue);
 }

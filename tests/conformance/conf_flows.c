@@ -1,8 +1,10 @@
 /* conf_flows.c - flows (jobs.h "Flows"): a tree added at once, parents
  * released by their children's completions, the children's results read
- * in the parent's handler, the four failure options, and a parent that
- * refuses to complete while a child is pending. */
+ * in the parent's handler, the four failure options, a parent that
+ * refuses to complete while a child is pending, and a flow whose root
+ * names an existing parent (it becomes that parent's pending child). */
 #include "conf.h"
+#include "conf_flowtree.h"
 
 #include <stdlib.h>
 
@@ -339,4 +341,63 @@ void case_flow_remove_child_releases_parent(conf_ctx *c) {
     CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, "k2"), 0);
     CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_WAITING);
     conf_check_counts(c, c->queue);
+}
+
+/* A flow whose root names an existing parent: the root becomes its
+ * pending child, in the flow's one step; its result reaches the parent
+ * when the tree finishes. A missing parent refuses the whole flow. */
+void case_flowmore_flow_root_parent(conf_ctx *c) {
+    const char *q = c->queue, *kq = conf_queue(c, "tree");
+    conf_add_kid(c, q, "p", "parent", NULL, NULL);
+    conf_tree t;
+    const conf_tree_row rows[] = {{NULL, kq, "k", "r"}, {"r", NULL, "k", "x"}};
+    ln_flow_node *root = CONF_TREE_MAKE(&t, rows);
+    ln_job_opts *ro = conf_tree_opts(&t, "r"), *xo = conf_tree_opts(&t, "x");
+    ro->parent_queue = q;
+    ro->parent_id = "nope";
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_add_flow(c->jobs, root, NULL, 0, 0));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "missing key for parent job");
+    CHECK_EQ(conf_total(c, kq), 0);
+    ro->parent_id = "p";
+    xo->parent_queue = q; /* only the root may have one */
+    xo->parent_id = "p";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_flow(c->jobs, root, NULL, 0, 0));
+    xo->parent_queue = xo->parent_id = NULL;
+    ro->parent_queue = kq;
+    ro->parent_id = "r";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_flow(c->jobs, root, NULL, 0, 0)); /* itself */
+    ro->parent_queue = q;
+    ro->parent_id = "p";
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, root, NULL, 0, 0));
+    CHECK_EQ(conf_state(c, kq, "r"), LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(conf_state(c, q, "p"), LN_JOB_WAITING);
+    ln_job_opts lo;
+    ln_flow_node lone = conf_flow_node(kq, "bad", "s", &lo); /* a root alone, */
+    lo.parent_queue = q;
+    lo.parent_id = "p";
+    lo.ignore_dependency_on_failure = 1; /* its failure options in its opts */
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &lone, NULL, 0, 0));
+    ln_job_children rel;
+    CHECK_EQ(ln_jobs_children(c->jobs, kq, "r", &rel), 0);
+    CONF_CHECK_STR(rel.parent_queue, q);
+    CONF_CHECK_STR(rel.parent_id, "p");
+    ln_job_children_clear(&rel);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, kq, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, kq, "r"), LN_JOB_COMPLETED);
+    CHECK_EQ(ln_jobs_children(c->jobs, q, "p", &rel), 0);
+    CHECK_EQ(rel.n, 2);
+    if (rel.n == 2) {
+        CONF_CHECK_STR(rel.children[0].id, "r");
+        CHECK_EQ(rel.children[0].status, LN_CHILD_PROCESSED);
+        CONF_CHECK_STR(rel.children[0].value, "{\"ok\":{}}");
+        CONF_CHECK_STR(rel.children[1].id, "s");
+        CHECK_EQ(rel.children[1].status, LN_CHILD_FAILED);
+        CONF_CHECK_STR(rel.children[1].value, "nope");
+    }
+    CHECK_EQ(conf_state(c, q, "p"), LN_JOB_WAITING);
+    ln_job_children_clear(&rel);
+    conf_check_counts(c, q);
+    conf_check_counts(c, kq);
 }
