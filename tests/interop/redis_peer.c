@@ -1,5 +1,5 @@
 /* redis_peer.c - the C side of lanes' BullMQ interop tests
- * (tests/test_redis_interop.sh): adds jobs with the C API and runs a C
+ * (tests/interop/test_redis_interop.sh): adds jobs with the C API and runs a C
  * ln_worker whose handler is the twin of tests/interop/interop.mjs's.
  *
  *   redis_peer add  URL QUEUE             the scenario jobs, as the Node

@@ -1,5 +1,5 @@
 # cli_common.sh - sourced by the shell tests of the `lanes` command
-# (tests/test_*_cli.sh, run as `sh SCRIPT LANES`) after `set -u`:
+# (tests/cli/test_*_cli.sh, run as `sh SCRIPT LANES`) after `set -u`:
 #
 #   here=$(cd "$(dirname "$0")" && pwd)
 #   . "$here/cli_common.sh"

@@ -5,7 +5,7 @@
 #     the .pc files name the prefix installed into and lanes.h's version
 #   - examples/quickstart.c builds with `pkg-config --cflags --libs lanes`
 #     and runs; liblanes.so needs no store library (readelf -d)
-#   - with the job queue: tests/test_install_jobs.c builds against
+#   - with the job queue: tests/install/test_install_jobs.c builds against
 #     `pkg-config lanes-jobs`, shared and (liblanes*.a + --static) static,
 #     and runs
 #   - a CMake project finds both with find_package(lanes) (lanes::lanes,
@@ -179,7 +179,7 @@ if [ "$with_jobs" = 1 ]; then
 
   # shared
   # shellcheck disable=SC2046
-  if $cc -o "$tmp/jobs_shared" "$src/tests/test_install_jobs.c" \
+  if $cc -o "$tmp/jobs_shared" "$src/tests/install/test_install_jobs.c" \
        $(pkg-config --cflags --libs lanes-jobs) 2>"$tmp/cc.log"; then
     mkdir -p "$tmp/shared"
     if out=$("$tmp/jobs_shared" "$tmp/shared" 2>&1); then
@@ -195,7 +195,7 @@ if [ "$with_jobs" = 1 ]; then
   # static: the two archives, then what --static says they need
   libs=$(pkg-config --static --libs lanes-jobs | sed -e 's/-llanes-jobs//' -e 's/-llanes\b//')
   # shellcheck disable=SC2046,SC2086
-  if $cc -o "$tmp/jobs_static" "$src/tests/test_install_jobs.c" \
+  if $cc -o "$tmp/jobs_static" "$src/tests/install/test_install_jobs.c" \
        $(pkg-config --cflags lanes-jobs) "$libdir/liblanes-jobs.a" "$libdir/liblanes.a" \
        $libs 2>"$tmp/cc.log"; then
     mkdir -p "$tmp/static"
@@ -212,7 +212,7 @@ if [ "$with_jobs" = 1 ]; then
   # fully static: every library from `pkg-config --static --libs` alone
   # (ICU's archives need the C++ runtime after them: lanes-jobs.pc)
   # shellcheck disable=SC2046
-  if $cc -static -o "$tmp/jobs_fullstatic" "$src/tests/test_install_jobs.c" \
+  if $cc -static -o "$tmp/jobs_fullstatic" "$src/tests/install/test_install_jobs.c" \
        $(pkg-config --cflags --static --libs lanes-jobs) 2>"$tmp/cc.log"; then
     mkdir -p "$tmp/fullstatic"
     if out=$("$tmp/jobs_fullstatic" "$tmp/fullstatic" 2>&1); then
@@ -341,7 +341,7 @@ find_package(lanes $version REQUIRED)
 add_executable(quickstart "$src/examples/quickstart.c")
 target_link_libraries(quickstart PRIVATE lanes::lanes)
 if(lanes_HAVE_JOBS)
-  add_executable(jobs_static "$src/tests/test_install_jobs.c")
+  add_executable(jobs_static "$src/tests/install/test_install_jobs.c")
   target_link_libraries(jobs_static PRIVATE lanes::jobs_static)
 endif()
 EOF

@@ -1,52 +1,13 @@
-/* conf_parity.c - where the two stores once differed on a removal or a
- * retry, each as BullMQ 6.7 behaves: a clean frees a deduplication id
- * held with a TTL (as a remove and a drain do); cleaning or removing a
- * flow child that failed and is still pending releases a parent it was
- * the last dependency of; a retried child whose failure its parent
- * ignored or continued past is a pending dependency again. */
+/* conf_flow_deps.c - a flow parent's pending dependencies when a child
+ * goes or comes back, each as BullMQ 6.7 behaves: cleaning or removing (or
+ * trimming by retention) a flow child that failed and is still pending
+ * releases a parent it was the last dependency of, a clean takes a parent
+ * of the same queue, and a retried child whose failure its parent ignored
+ * or continued past is a pending dependency again. Also a parent waiting
+ * for its children (what it refuses), a child canceled before or while it
+ * runs (a final failure its parent sees), and a parent removed before its
+ * children finish (they run on as jobs of no flow). */
 #include "conf.h"
-
-/* Job of dedup id 'deid' (TTL 60 s) in queue, failed or completed by a
- * worker (name "bad" fails); its id into id. */
-static void finished_with_dedup(conf_ctx *c, const char *name, const char *deid, char *id) {
-    ln_job_opts o;
-    ln_job_opts_init(&o);
-    o.dedup_id = deid;
-    o.dedup_ttl_ms = 60000;
-    conf_add(c, c->queue, name, "1", &o, id);
-    ln_worker_opts w;
-    conf_worker_opts(&w);
-    conf_run(c, c->queue, conf_handler_by_name, NULL, &w);
-}
-
-/* The id deid is held (an add with it returns the holder) or free. */
-static int dedup_held(conf_ctx *c, const char *deid, const char *holder) {
-    ln_job_opts o;
-    ln_job_opts_init(&o);
-    o.dedup_id = deid;
-    o.dedup_ttl_ms = 60000;
-    char id[LN_JOB_ID_MAX];
-    conf_add(c, c->queue, "probe", "1", &o, id);
-    int held = strcmp(id, holder) == 0;
-    if (!held) CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, id), 0);
-    return held;
-}
-
-static void case_clean_frees_dedup_ttl(conf_ctx *c) {
-    static const char *const names[2] = {"ok", "bad"};
-    static const int states[2] = {LN_JOB_COMPLETED, LN_JOB_FAILED};
-    for (int i = 0; i < 2; i++) {
-        char id[LN_JOB_ID_MAX], deid[32];
-        snprintf(deid, sizeof deid, "throttle-%d", i);
-        finished_with_dedup(c, names[i], deid, id);
-        CHECK_EQ(conf_state(c, c->queue, id), states[i]);
-        CHECK(dedup_held(c, deid, id)); /* a finish keeps a TTL's id */
-        size_t removed = 0;
-        CHECK_EQ(ln_jobs_clean(c->jobs, c->queue, states[i], -1, 0, &removed), 0);
-        CHECK_EQ(removed, 1);
-        CHECK(!dedup_held(c, deid, id));
-    }
-}
 
 /* A parent in queue pq with children kids (in c->queue); ids[0] the
  * parent's, then the children's. */
@@ -81,7 +42,7 @@ static int child_status(conf_ctx *c, const char *pq, const char *pid, const char
  * dependency; cleaning or removing it leaves its parent without one, and
  * the parent goes on: one of another queue (clean, remove) or of the
  * child's queue (remove). */
-static void case_failed_child_gone_releases_parent(conf_ctx *c) {
+void case_failed_child_gone_releases_parent(conf_ctx *c) {
     for (int how = 0; how < 3; how++) {
         const char *pq = how < 2 ? conf_queue(c, "p") : c->queue;
         ln_flow_node kid = {.name = "bad"};
@@ -108,7 +69,7 @@ static void case_failed_child_gone_releases_parent(conf_ctx *c) {
  * same queue that the cleaned child was the last dependency of goes
  * with it, and so would its own parent of that queue in turn; one of
  * another queue is released. A remove only releases (the case above). */
-static void case_clean_takes_parent_of_same_queue(conf_ctx *c) {
+void case_clean_takes_parent_of_same_queue(conf_ctx *c) {
     const char *oq = conf_queue(c, "o");
     ln_flow_node kid = {.queue = c->queue, .name = "bad"};
     ln_flow_node mid = {.queue = c->queue, .name = "mid", .children = &kid, .nchildren = 1};
@@ -137,7 +98,7 @@ static void case_clean_takes_parent_of_same_queue(conf_ctx *c) {
  * sibling in a queue no worker takes) or continued past (released at
  * once) is pending again: the parent waits for it, and removing the
  * sibling no longer releases the parent. One job's retry and a queue's. */
-static void case_retry_makes_child_pending_again(conf_ctx *c) {
+void case_retry_makes_child_pending_again(conf_ctx *c) {
     const char *pq = conf_queue(c, "p"), *hq = conf_queue(c, "h");
     for (int how = 0; how < 2; how++) {
         ln_flow_node kids[2] = {{.name = "bad",
@@ -171,7 +132,7 @@ static void case_retry_makes_child_pending_again(conf_ctx *c) {
 
 /* With fail_parent_on_failure the retried child is pending again too
  * (what became of the parent differs: jobs_flows.h). */
-static void case_retry_fail_parent_child_pending(conf_ctx *c) {
+void case_retry_fail_parent_child_pending(conf_ctx *c) {
     const char *pq = conf_queue(c, "p"), *hq = conf_queue(c, "h");
     ln_flow_node kids[2] = {{.name = "bad", .fail_parent_on_failure = 1},
                             {.queue = hq, .name = "held"}};
@@ -212,24 +173,120 @@ static void failed_child_gone(conf_ctx *c, ln_job_keep keep) {
 
 /* A failed child that a retention count trims later goes as BullMQ's
  * trims take it (removeJob, not hard). */
-static void case_trimmed_failed_child_releases_parent(conf_ctx *c) {
+void case_trimmed_failed_child_releases_parent(conf_ctx *c) {
     failed_child_gone(c, (ln_job_keep){LN_KEEP_COUNT, 1});
 }
 
 /* A failed child removed as it fails (remove_on_fail "all", BullMQ's
  * removeOnFail: true) is no dependency any more, as BullMQ's
  * moveToFinished takes it out of its parent's. */
-static void case_removed_failed_child_releases_parent(conf_ctx *c) {
+void case_removed_failed_child_releases_parent(conf_ctx *c) {
     failed_child_gone(c, (ln_job_keep){LN_KEEP_NONE, 0});
 }
 
-const conf_case conf_parity_cases[] = {
-    CONF_CASE(removed_failed_child_releases_parent),
-    CONF_CASE(trimmed_failed_child_releases_parent),
-    CONF_CASE(clean_frees_dedup_ttl),
-    CONF_CASE(failed_child_gone_releases_parent),
-    CONF_CASE(clean_takes_parent_of_same_queue),
-    CONF_CASE(retry_makes_child_pending_again),
-    CONF_CASE(retry_fail_parent_child_pending),
-    {0},
-};
+/* A flow parent waiting for its children: the calls that name a job in
+ * another state refuse it, drain keeps it, and a cancel of it or of its
+ * child ends as the header says on every store. */
+static void add_pair(conf_ctx *c, int fail_parent, char ids[2][LN_JOB_ID_MAX]) {
+    ln_flow_node child = {NULL, "bad", "{}", NULL, fail_parent, 0, 0, 0, NULL, 0};
+    ln_flow_node root = {c->queue, "parent", "{}", NULL, 0, 0, 0, 0, &child, 1};
+    int rc = ln_jobs_add_flow(c->jobs, &root, ids[0], 2, LN_JOB_ID_MAX);
+    if (rc != 0) fprintf(stderr, "add_flow: %s\n", ln_jobs_errmsg(c->jobs));
+    CHECK_EQ(rc, 0);
+}
+
+void case_spec_waiting_children_parent(conf_ctx *c) {
+    char ids[2][LN_JOB_ID_MAX];
+    add_pair(c, 0, ids);
+    CHECK_EQ(conf_state(c, c->queue, ids[0]), LN_JOB_WAITING_CHILDREN);
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_promote(c->jobs, c->queue, ids[0]));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_retry(c->jobs, c->queue, ids[0]));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_cancel(c->jobs, c->queue, ids[0]));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "waiting-children");
+    CHECK_EQ(conf_state(c, c->queue, ids[0]), LN_JOB_WAITING_CHILDREN);
+    ln_job_counts k;
+    CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
+    CHECK_EQ(k.waiting_children, 1);
+    conf_check_counts(c, c->queue);
+    /* Draining its only child (of its own queue) removes it with the
+     * child (as BullMQ's drain); the count is the drained jobs'. */
+    size_t removed = 9;
+    CHECK_EQ(ln_jobs_drain(c->jobs, c->queue, &removed), 0);
+    CHECK_EQ(removed, 1);
+    CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_ENOENT);
+    CHECK_EQ(conf_state(c, c->queue, ids[0]), LN_ENOENT);
+    conf_check_counts(c, c->queue);
+}
+
+/* The parent of a child canceled with fail_parent_on_failure: released
+ * with its child unsuccessful, and it fails when a worker takes it. */
+static void check_parent_failed(conf_ctx *c, const char *queue, const char *pid) {
+    ln_job_children ch;
+    CHECK_EQ(ln_jobs_children(c->jobs, queue, pid, &ch), 0);
+    CHECK_EQ(ch.n, 1);
+    CHECK_EQ(ch.children[0].status, LN_CHILD_UNSUCCESSFUL);
+    ln_job_children_clear(&ch);
+    conf_check_counts(c, queue);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    conf_run(c, queue, conf_handler_by_name, NULL, &o);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, queue, pid, &info), 0);
+    CHECK_EQ(info.state, LN_JOB_FAILED);
+    CONF_CHECK_HAS(info.failed_reason, "child ");
+    ln_job_info_clear(&info);
+}
+
+/* A child canceled before it ran fails its parent as a final failure. */
+void case_spec_cancel_child_fails_parent(conf_ctx *c) {
+    char ids[2][LN_JOB_ID_MAX];
+    add_pair(c, 1, ids);
+    CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, ids[1]), 0);
+    CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_JOB_FAILED);
+    check_parent_failed(c, c->queue, ids[0]);
+}
+
+/* An active flow child canceled: what its parent sees, on every store. */
+void case_spec_cancel_active_child(conf_ctx *c) {
+    const char *q2 = conf_queue(c, "kids");
+    ln_flow_node child = {q2, "k", "{}", NULL, 1, 0, 0, 0, NULL, 0};
+    ln_flow_node root = {c->queue, "parent", "{}", NULL, 0, 0, 0, 0, &child, 1};
+    char ids[2][LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add_flow(c->jobs, &root, ids[0], 2, LN_JOB_ID_MAX), 0);
+    conf_hold h = {0};
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    o.exit_when_empty = 0;
+    conf_bg *bg = conf_bg_start(c->jobs, q2, conf_hold_handler, &h, &o);
+    conf_hold_wait(&h, 1);
+    CHECK_EQ(ln_jobs_cancel(c->jobs, q2, ids[1]), 0);
+    int64_t end = conf_deadline(3000);
+    while (atomic_load(&h.canceled) == 0 && conf_now_ms() < end) {
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    ln_worker_stop(conf_bg_worker(bg));
+    conf_bg_join(bg, NULL);
+    CHECK_EQ(conf_state(c, q2, ids[1]), LN_JOB_FAILED);
+    check_parent_failed(c, c->queue, ids[0]);
+}
+
+/* A flow parent removed before its children finish: the children run and
+ * complete (or fail) as jobs of no flow. */
+void case_spec_parent_removed_first(conf_ctx *c) {
+    ln_flow_node kids[2] = {{NULL, "k", "{}", NULL, 0, 0, 0, 0, NULL, 0},
+                            {NULL, "bad", "{}", NULL, 1, 0, 0, 0, NULL, 0}};
+    ln_flow_node root = {c->queue, "parent", "{}", NULL, 0, 0, 0, 0, kids, 2};
+    char ids[3][LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add_flow(c->jobs, &root, ids[0], 3, LN_JOB_ID_MAX), 0);
+    CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, ids[0]), 0);
+    ln_worker_opts o;
+    conf_worker_opts(&o);
+    ln_worker_stats st = conf_run(c, c->queue, conf_handler_by_name, NULL, &o);
+    CHECK_EQ(st.completed, 1);
+    CHECK_EQ(st.failed, 1);
+    CHECK_EQ(conf_state(c, c->queue, ids[1]), LN_JOB_COMPLETED);
+    CHECK_EQ(conf_state(c, c->queue, ids[2]), LN_JOB_FAILED);
+    CHECK_EQ(conf_state(c, c->queue, ids[0]), LN_ENOENT);
+    conf_check_counts(c, c->queue);
+}

@@ -1,4 +1,4 @@
-"""The handler of tests/test_worker_persist.sh: what it does depends on
+"""The handler of tests/cli/test_worker_persist.sh: what it does depends on
 the job's name. argv[1] is a directory for marker files."""
 import os
 import sys

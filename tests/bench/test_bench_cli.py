@@ -358,6 +358,123 @@ def check_bullmq(lanes, tmp, doc, out, bench_env, have_node, own_server):
         os.kill(servers[0], signal.SIGKILL)
 
 
+def check_usage_errors(lanes, tmp):
+    """Command-line errors: a clear message, exit 2 (usage) or 3 (unavailable)."""
+    p = run(lanes, "nosuch", "--out", tmp)
+    check(p.returncode == 2 and "unknown experiment 'nosuch'" in p.stderr
+          and "fixedqueue" in p.stderr, f"unknown experiment: {p.returncode} {p.stderr!r}")
+    p = run(lanes, "--bogus")
+    check(p.returncode == 2 and "unknown option '--bogus'" in p.stderr, f"bad flag: {p.stderr!r}")
+    for bad in ("0", "abc", "-3", "1001", ""):
+        p = run(lanes, "--repeats", bad, "--out", tmp)
+        check(p.returncode == 2 and "--repeats" in p.stderr, f"--repeats {bad!r}: {p.returncode}")
+    p = run(lanes, "--out")
+    check(p.returncode == 2 and "--out" in p.stderr, "--out without a value")
+    blocker = os.path.join(tmp, "a-file")
+    open(blocker, "w").close()
+    p = run(lanes, "fixedqueue", "--quick", "--repeats", "1", "--out",
+            os.path.join(blocker, "sub"))
+    check(p.returncode == 3 and "output directory unusable" in p.stderr,
+          f"unwritable --out: {p.returncode} {p.stderr!r}")
+
+
+def check_quick_run(lanes, tmp, names, runnable, bench_env, own_redis):
+    """Every experiment, quick, with the peers if node is here. stderr is a
+    pipe, so no progress line may appear."""
+    out = os.path.join(tmp, "all")
+    # A ./results in the working directory must stay untouched when --out
+    # names another directory (writepath once drew its waterfalls there).
+    decoy = os.path.join(tmp, "results")
+    os.makedirs(decoy, exist_ok=True)
+    p = run(lanes, *([] if runnable == names else runnable), "--quick", "--repeats", "1",
+            "--out", out, env=bench_env)
+    check(p.returncode == 0, f"quick run exit {p.returncode}: {p.stderr}")
+    check(os.listdir(decoy) == [], f"--out {out} also wrote into ./results: {os.listdir(decoy)}")
+    if "writepath" in runnable:
+        check(os.path.exists(os.path.join(out, "waterfall-async.svg")),
+              "writepath's waterfalls are not beside its JSON")
+    check("\r" not in p.stderr, "progress line written to a non-terminal")
+    for name in runnable:
+        check(re.search(rf"^{name}\s", p.stdout, re.M), f"summary table lacks {name}")
+    docs = check_outputs(out, runnable)
+    if "fixedqueue" in docs:
+        check_schema_can_fail(docs["fixedqueue"])
+        text = open(os.path.join(out, "README.md"), encoding="utf-8").read()
+        check("ArrayTaskQueue" in text and "README's comparison" in text,
+              "report does not name the README's comparison")
+    have_node = subprocess.run(["sh", "-c", "command -v node"], capture_output=True).returncode == 0
+    if "bullmq" in docs:
+        check_bullmq(lanes, tmp, docs["bullmq"], out, bench_env, have_node, own_redis)
+    if have_node and "fixedqueue" in docs and not docs["fixedqueue"]["lanesOnly"]:
+        peer = docs["fixedqueue"]["peer"]
+        check(peer["status"] == "ran" and HEX64.match(peer["scriptSha256"]), "peer ran, hashed")
+    return have_node
+
+
+def check_no_node(lanes, tmp, base_env):
+    """Node missing from PATH: lanes-only results, marked, exit 0."""
+    out2 = os.path.join(tmp, "no-node")
+    env = dict(base_env, PATH=os.path.join(tmp, "empty-bin"))
+    env.pop("LANES_NODE", None)
+    p = run(lanes, "fixedqueue", "--quick", "--repeats", "1", "--out", out2, env=env)
+    check(p.returncode == 0, f"no node: exit {p.returncode}: {p.stderr}")
+    check("node (Node.js) not found on PATH" in p.stderr, f"no node: message {p.stderr!r}")
+    check("lanes only" in p.stdout, "no node: table does not say lanes only")
+    doc = check_outputs(out2, ["fixedqueue"], expect_lanes_only=True).get("fixedqueue")
+    if doc:
+        check(doc["peer"]["status"] == "skipped" and "node" in doc["peer"]["reason"],
+              f"no node: peer {doc['peer']['status']} {doc['peer']['reason']}")
+        check(not any(k.startswith("piscina") for k in doc["summary"]), "peer figures invented")
+        check("lanes only" in open(os.path.join(out2, "README.md"), encoding="utf-8").read(),
+              "no node: report does not say lanes only")
+
+
+def check_broken_peers(lanes, tmp, base_env):
+    """Peers without their scripts / node_modules; a peer that fails: exit 1,
+    the failure recorded, the lanes figures kept."""
+    out3 = os.path.join(tmp, "no-modules")
+    env = dict(base_env, LANES_PEERS_DIR=os.path.join(tmp, "empty-peers"))
+    os.makedirs(env["LANES_PEERS_DIR"])
+    p = run(lanes, "fixedqueue", "--quick", "--repeats", "1", "--out", out3, env=env)
+    check(p.returncode == 0, f"no node_modules: exit {p.returncode}")
+    doc = check_outputs(out3, ["fixedqueue"], expect_lanes_only=True).get("fixedqueue")
+    check(doc and "not found" in (doc["peer"]["reason"] or ""), "no node_modules: reason")
+    bad = os.path.join(tmp, "failing-peers")
+    os.makedirs(os.path.join(bad, "node_modules", "piscina"))
+    with open(os.path.join(bad, "node_modules", "piscina", "package.json"), "w") as f:
+        f.write('{"version": "5.3.2"}')
+    with open(os.path.join(bad, "piscina.mjs"), "w") as f:
+        f.write('throw new Error("peer broke on purpose");\n')
+    open(os.path.join(bad, "piscina-worker.mjs"), "w").close()
+    out5 = os.path.join(tmp, "failing")
+    p = run(lanes, "fixedqueue", "--quick", "--repeats", "1", "--out", out5,
+            env=dict(base_env, LANES_PEERS_DIR=bad))
+    check(p.returncode == 1 and "peer broke on purpose" in p.stderr,
+          f"failing peer: exit {p.returncode}, {p.stderr[-200:]!r}")
+    try:
+        with open(os.path.join(out5, "fixedqueue.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        check(doc["peer"]["status"] == "failed" and doc["errors"], "failing peer: not recorded")
+        check("lanesRing1Ms" in doc["summary"], "failing peer: lanes figures lost")
+    except (OSError, ValueError, KeyError) as e:
+        check(False, f"failing peer: no usable JSON: {e}")
+
+
+def check_no_peers(lanes, tmp):
+    """--no-peers with --json: a JSON summary, lanes-only results."""
+    out4 = os.path.join(tmp, "no-peers")
+    p = run(lanes, "fixedqueue", "--quick", "--repeats", "1", "--no-peers", "--json",
+            "--out", out4)
+    check(p.returncode == 0, f"--no-peers --json: exit {p.returncode}")
+    try:
+        summary = json.loads(p.stdout)
+        check(summary["ok"] is True and summary["experiments"][0]["lanesOnly"] is True,
+              "--json summary")
+    except (ValueError, KeyError, IndexError) as e:
+        check(False, f"--json did not print a JSON summary: {e}")
+    check_outputs(out4, ["fixedqueue"], expect_lanes_only=True)
+
+
 def main():
     lanes = os.path.abspath(sys.argv[1])
     base_env = dict(os.environ)
@@ -389,113 +506,13 @@ def main():
         print("skipped [redis]: bullmq: neither LANES_TEST_REDIS_URL nor redis-server on PATH",
               file=sys.stderr)
 
-    # Command-line errors: clear message, exit 2 (usage) or 3 (unavailable).
-    p = run(lanes, "nosuch", "--out", tmp)
-    check(p.returncode == 2 and "unknown experiment 'nosuch'" in p.stderr
-          and "fixedqueue" in p.stderr, f"unknown experiment: {p.returncode} {p.stderr!r}")
-    p = run(lanes, "--bogus")
-    check(p.returncode == 2 and "unknown option '--bogus'" in p.stderr, f"bad flag: {p.stderr!r}")
-    for bad in ("0", "abc", "-3", "1001", ""):
-        p = run(lanes, "--repeats", bad, "--out", tmp)
-        check(p.returncode == 2 and "--repeats" in p.stderr, f"--repeats {bad!r}: {p.returncode}")
-    p = run(lanes, "--out")
-    check(p.returncode == 2 and "--out" in p.stderr, "--out without a value")
-    blocker = os.path.join(tmp, "a-file")
-    open(blocker, "w").close()
-    p = run(lanes, "fixedqueue", "--quick", "--repeats", "1", "--out",
-            os.path.join(blocker, "sub"))
-    check(p.returncode == 3 and "output directory unusable" in p.stderr,
-          f"unwritable --out: {p.returncode} {p.stderr!r}")
-
-    # Every experiment, quick, with the peers if node is here. stderr is a
-    # pipe, so no progress line may appear.
-    out = os.path.join(tmp, "all")
-    # A ./results in the working directory must stay untouched when --out
-    # names another directory (writepath once drew its waterfalls there).
-    decoy = os.path.join(tmp, "results")
-    os.makedirs(decoy, exist_ok=True)
-    p = run(lanes, *([] if runnable == names else runnable), "--quick", "--repeats", "1",
-            "--out", out, env=bench_env)
-    check(p.returncode == 0, f"quick run exit {p.returncode}: {p.stderr}")
-    check(os.listdir(decoy) == [], f"--out {out} also wrote into ./results: {os.listdir(decoy)}")
-    if "writepath" in runnable:
-        check(os.path.exists(os.path.join(out, "waterfall-async.svg")),
-              "writepath's waterfalls are not beside its JSON")
-    check("\r" not in p.stderr, "progress line written to a non-terminal")
-    for name in runnable:
-        check(re.search(rf"^{name}\s", p.stdout, re.M), f"summary table lacks {name}")
-    docs = check_outputs(out, runnable)
-    if "fixedqueue" in docs:
-        check_schema_can_fail(docs["fixedqueue"])
-        text = open(os.path.join(out, "README.md"), encoding="utf-8").read()
-        check("ArrayTaskQueue" in text and "README's comparison" in text,
-              "report does not name the README's comparison")
-    have_node = subprocess.run(["sh", "-c", "command -v node"], capture_output=True).returncode == 0
-    if "bullmq" in docs:
-        check_bullmq(lanes, tmp, docs["bullmq"], out, bench_env, have_node,
-                     have_redis_server and not redis_url)
-    if have_node and "fixedqueue" in docs and not docs["fixedqueue"]["lanesOnly"]:
-        peer = docs["fixedqueue"]["peer"]
-        check(peer["status"] == "ran" and HEX64.match(peer["scriptSha256"]), "peer ran, hashed")
-
-    # Node missing from PATH: lanes-only results, marked, exit 0.
-    out2 = os.path.join(tmp, "no-node")
-    env = dict(base_env, PATH=os.path.join(tmp, "empty-bin"))
-    env.pop("LANES_NODE", None)
-    p = run(lanes, "fixedqueue", "--quick", "--repeats", "1", "--out", out2, env=env)
-    check(p.returncode == 0, f"no node: exit {p.returncode}: {p.stderr}")
-    check("node (Node.js) not found on PATH" in p.stderr, f"no node: message {p.stderr!r}")
-    check("lanes only" in p.stdout, "no node: table does not say lanes only")
-    doc = check_outputs(out2, ["fixedqueue"], expect_lanes_only=True).get("fixedqueue")
-    if doc:
-        check(doc["peer"]["status"] == "skipped" and "node" in doc["peer"]["reason"],
-              f"no node: peer {doc['peer']['status']} {doc['peer']['reason']}")
-        check(not any(k.startswith("piscina") for k in doc["summary"]), "peer figures invented")
-        check("lanes only" in open(os.path.join(out2, "README.md"), encoding="utf-8").read(),
-              "no node: report does not say lanes only")
-
-    # Peers without their scripts / node_modules, and --no-peers (with --json).
+    check_usage_errors(lanes, tmp)
+    have_node = check_quick_run(lanes, tmp, names, runnable, bench_env,
+                                have_redis_server and not redis_url)
+    check_no_node(lanes, tmp, base_env)
     if have_node:
-        out3 = os.path.join(tmp, "no-modules")
-        env = dict(base_env, LANES_PEERS_DIR=os.path.join(tmp, "empty-peers"))
-        os.makedirs(env["LANES_PEERS_DIR"])
-        p = run(lanes, "fixedqueue", "--quick", "--repeats", "1", "--out", out3, env=env)
-        check(p.returncode == 0, f"no node_modules: exit {p.returncode}")
-        doc = check_outputs(out3, ["fixedqueue"], expect_lanes_only=True).get("fixedqueue")
-        check(doc and "not found" in (doc["peer"]["reason"] or ""), "no node_modules: reason")
-    # A peer that fails: exit 1, the failure recorded, the lanes figures kept.
-    if have_node:
-        bad = os.path.join(tmp, "failing-peers")
-        os.makedirs(os.path.join(bad, "node_modules", "piscina"))
-        with open(os.path.join(bad, "node_modules", "piscina", "package.json"), "w") as f:
-            f.write('{"version": "5.3.2"}')
-        with open(os.path.join(bad, "piscina.mjs"), "w") as f:
-            f.write('throw new Error("peer broke on purpose");\n')
-        open(os.path.join(bad, "piscina-worker.mjs"), "w").close()
-        out5 = os.path.join(tmp, "failing")
-        p = run(lanes, "fixedqueue", "--quick", "--repeats", "1", "--out", out5,
-                env=dict(base_env, LANES_PEERS_DIR=bad))
-        check(p.returncode == 1 and "peer broke on purpose" in p.stderr,
-              f"failing peer: exit {p.returncode}, {p.stderr[-200:]!r}")
-        try:
-            with open(os.path.join(out5, "fixedqueue.json"), encoding="utf-8") as f:
-                doc = json.load(f)
-            check(doc["peer"]["status"] == "failed" and doc["errors"], "failing peer: not recorded")
-            check("lanesRing1Ms" in doc["summary"], "failing peer: lanes figures lost")
-        except (OSError, ValueError, KeyError) as e:
-            check(False, f"failing peer: no usable JSON: {e}")
-
-    out4 = os.path.join(tmp, "no-peers")
-    p = run(lanes, "fixedqueue", "--quick", "--repeats", "1", "--no-peers", "--json",
-            "--out", out4)
-    check(p.returncode == 0, f"--no-peers --json: exit {p.returncode}")
-    try:
-        summary = json.loads(p.stdout)
-        check(summary["ok"] is True and summary["experiments"][0]["lanesOnly"] is True,
-              "--json summary")
-    except (ValueError, KeyError, IndexError) as e:
-        check(False, f"--json did not print a JSON summary: {e}")
-    check_outputs(out4, ["fixedqueue"], expect_lanes_only=True)
+        check_broken_peers(lanes, tmp, base_env)
+    check_no_peers(lanes, tmp)
 
     os.chdir(start_dir)
     subprocess.run(["rm", "-rf", tmp])

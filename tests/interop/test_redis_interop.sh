@@ -13,7 +13,7 @@ what=$1
 peer=$2
 cli=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
-interop=$here/interop
+interop=$here
 
 [ -n "${LANES_TEST_REDIS_URL:-}" ] || { echo "skipped [redis]: LANES_TEST_REDIS_URL not set"; exit 77; }
 command -v node >/dev/null 2>&1 || { echo "skipped [node]: node not installed"; exit 77; }

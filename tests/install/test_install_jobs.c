@@ -1,5 +1,5 @@
 /* test_install_jobs.c - a small program of the job queue, built by
- * tests/test_install.sh against the installed liblanes-jobs alone:
+ * tests/install/test_install.sh against the installed liblanes-jobs alone:
  *   cc test_install_jobs.c $(pkg-config --cflags --libs lanes-jobs)
  * Adds three jobs to an SQLite store, runs a worker until the queue is
  * empty, and checks they completed. Usage: test_install_jobs DIR */

@@ -43,7 +43,7 @@ what=$1
 peer=$2
 cli=$3
 here=$(cd "$(dirname "$0")" && pwd)
-interop=$here/interop
+interop=$here/../interop
 
 [ -n "${LANES_TEST_REDIS_CLUSTER_URL:-}" ] ||
     { echo "skipped [redis-cluster]: LANES_TEST_REDIS_CLUSTER_URL not set (no redis-server with cluster support)"; exit 77; }

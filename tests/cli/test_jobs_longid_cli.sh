@@ -4,7 +4,7 @@
 # list, logs, retry, wait and remove take it, a worker runs it under the
 # whole id (LANES_JOB_ID), a flow of 300-byte ids is added, run and read
 # whole, a long id is canceled, and a custom id past 65535 bytes is
-# refused with exit 2 and a message. (Redis: tests/test_redis_interop.sh longid.)
+# refused with exit 2 and a message. (Redis: tests/interop/test_redis_interop.sh longid.)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=cli_common.sh source-path=SCRIPTDIR

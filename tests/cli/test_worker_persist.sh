@@ -1,13 +1,13 @@
 #!/bin/sh
 # test_worker_persist.sh - `lanes worker --exec-persistent` with a Python
 # handler written with examples/handlers/python/lanes_handler.py
-# (tests/persist/handler.py): data and results byte for byte, progress and
+# (tests/cli/persist/handler.py): data and results byte for byte, progress and
 # log lines stored, a handler killed mid-job restarted and its job back
 # without using an attempt, a job that always kills its handler failed
 # after 3 deaths, a malformed line failing clearly, a timeout killing the
 # handler (a new one takes the next job), a cancel killing it too, an error
 # line failing the job.
-# The Node library (examples/handlers/node, tests/persist/handler.mjs) too:
+# The Node library (examples/handlers/node, tests/cli/persist/handler.mjs) too:
 # data to result byte for byte, progress, log, a throw. On sqlite, and on
 # Redis when LANES_TEST_REDIS_URL is set.
 #
@@ -22,7 +22,7 @@ fail() {
     exit 1
 }
 handler="$here/persist/handler.py"
-lib="$here/../examples/handlers/python"
+lib="$here/../../examples/handlers/python"
 command -v python3 >/dev/null || { echo "skipped [python3]: python3 not installed"; exit 77; }
 
 # A data text jansson would print otherwise: spaces, 1.50, an escape, an
@@ -142,7 +142,7 @@ case_node() { # URL STORE
     echo_id=$("$cli" jobs "$u" add "$q" echo "$data" --attempts 1) || fail "add"
     throw_id=$("$cli" jobs "$u" add "$q" throw '{}' --attempts 1)
     "$cli" worker "$u" "$q" --exit-when-empty --exec-persistent node "$here/persist/handler.mjs" \
-        "$here/../examples/handlers/node/lanes_handler.mjs" >"$tmp/w.out" 2>"$tmp/w.err" ||
+        "$here/../../examples/handlers/node/lanes_handler.mjs" >"$tmp/w.out" 2>"$tmp/w.err" ||
         fail "the node worker exited $?: $(cat "$tmp/w.err")"
     s=$(state_of "$u" "$q" "$echo_id")
     case $s in *'"state":"completed"'*"\"result\":$data,"*'"progress":{"half":0.5}'*) ;;

@@ -1,4 +1,4 @@
-// The Node handler of tests/test_worker_persist.sh: the data back, byte for
+// The Node handler of tests/cli/test_worker_persist.sh: the data back, byte for
 // byte, with a progress value and a log line. argv[2]: the library's path.
 const { run, Raw } = await import(process.argv[2]);
 
