@@ -1,4 +1,4 @@
-# lanes bench, end to end (tests/test_bench_cli.py, python3 standard library
+# lanes bench, end to end (tests/bench/test_bench_cli.py, python3 standard library
 # only): quick runs of every experiment, the result schema of every JSON
 # written, well-formed SVG, and the command line's failure modes. Registered
 # for this tree only: it runs real workloads for seconds, and the sanitizer
@@ -6,7 +6,7 @@
 find_package(Python3 COMPONENTS Interpreter)
 if(TARGET lanes_cli AND Python3_Interpreter_FOUND)
   add_test(NAME test_bench_cli
-           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_cli.py
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/bench/test_bench_cli.py
                    $<TARGET_FILE:lanes_cli>)
   # PROCESSORS 2: it runs alone under `ctest -j2`. Its experiments measure
   # throughput with every core busy; beside the other tests they ran 4x
@@ -24,7 +24,7 @@ endif()
 find_program(LN_VALGRIND valgrind)
 if(TARGET redis_floor AND LN_VALGRIND)
   add_test(NAME test_redis_instructions
-           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_instructions.sh ${PROJECT_SOURCE_DIR}
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench/test_redis_instructions.sh ${PROJECT_SOURCE_DIR}
                    ${PROJECT_BINARY_DIR})
   set_tests_properties(test_redis_instructions PROPERTIES TIMEOUT 300 PROCESSORS 2 SKIP_RETURN_CODE 77
                        LABELS "plain;bench;redis")

@@ -5,7 +5,7 @@
 #
 # conformance/cluster     the whole conformance suite on the cluster, with
 #                         a hash-tag prefix ({lconf<run>})
-# test_cluster/<case>     tests/test_cluster.sh: the hash-tag rule, BullMQ
+# test_cluster/<case>     tests/redis/test_cluster.sh: the hash-tag rule, BullMQ
 #                         (ioredis Cluster) both ways, a manual failover
 #                         and a killed master mid-run (with an 8 s and a
 #                         3 s lease), a slot moved (MOVED) and half-moved
@@ -13,15 +13,14 @@
 #                         change the shared cluster's roles (a killed
 #                         master is restarted and rejoins as a replica)
 
-ln_test(NAME test_conformance TEST conformance/cluster ARGS cluster TIMEOUT 180
-        LABELS "jobs;redis;cluster;conformance")
+ln_conformance(cluster LABELS redis cluster) # tests/jobs.cmake
 
 set(LN_CLUSTER_CLI "")
 if(TARGET lanes_cli)
   # Cases drive the `lanes` CLI: plain tree only (forks, failovers).
   foreach(case tag node_to_c c_to_node failover kill kill_short_lease wait_replicas moved ask)
     add_test(NAME test_cluster/${case}
-             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_cluster.sh ${case}
+             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/redis/test_cluster.sh ${case}
                      $<TARGET_FILE:redis_peer> $<TARGET_FILE:lanes_cli>)
     set_tests_properties(test_cluster/${case} PROPERTIES TIMEOUT 120
                          SKIP_RETURN_CODE 77 LABELS "plain;redis;cluster"

@@ -37,10 +37,10 @@ set_tests_properties(docs_snippets PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77
 # demo: `make demo` (scripts/demo.sh) on the committed results/, without
 # rerunning the benchmarks: a job, a flow, the dashboard started and
 # stopped, one figure and one reading line per experiment, under 80 lines
-# (tests/test_demo.sh). Needs the lanes command (LN_WITH_JOBS). Skipped
+# (tests/install/test_demo.sh). Needs the lanes command (LN_WITH_JOBS). Skipped
 # (77) without curl or python3. Once, in this tree only.
 if(LN_HAVE_JOBS)
-  add_test(NAME demo COMMAND sh ${PROJECT_SOURCE_DIR}/tests/test_demo.sh ${PROJECT_SOURCE_DIR}
+  add_test(NAME demo COMMAND sh ${PROJECT_SOURCE_DIR}/tests/install/test_demo.sh ${PROJECT_SOURCE_DIR}
                              ${PROJECT_BINARY_DIR})
   set_tests_properties(demo PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77 LABELS "plain;format")
 endif()

@@ -24,7 +24,7 @@ set(LN_FUZZ_TARGETS cron url json validate utf8 flow)
 if(LN_HAVE_REDIS)
   list(APPEND LN_FUZZ_TARGETS clients sched step)
 endif()
-if(NOT TARGET PkgConfig::MHD) # cli/worker_metrics.c, which worker_exec.c calls
+if(NOT TARGET PkgConfig::MHD) # cli/worker/worker_metrics.c, which worker_exec.c calls
   pkg_check_modules(MHD IMPORTED_TARGET libmicrohttpd)
 endif()
 if(TARGET PkgConfig::MHD)
@@ -75,7 +75,8 @@ if(LN_FUZZ)
       target_compile_options(fuzz_${t} PRIVATE -fsanitize=fuzzer ${ln_fuzz_san})
       target_link_options(fuzz_${t} PRIVATE -fsanitize=fuzzer ${ln_fuzz_san})
       target_include_directories(fuzz_${t} PRIVATE ${PROJECT_SOURCE_DIR}/src
-                                 ${LN_JOBS_INTERNAL_INCLUDES} ${PROJECT_SOURCE_DIR}/cli)
+                                 ${LN_JOBS_INTERNAL_INCLUDES} ${PROJECT_SOURCE_DIR}/cli/common
+                                 ${PROJECT_SOURCE_DIR}/cli/jobs ${PROJECT_SOURCE_DIR}/cli/worker)
       target_link_libraries(fuzz_${t} PRIVATE lanes_jobs_static)
       if(LN_HAVE_REDIS)
         target_compile_definitions(fuzz_${t} PRIVATE LN_HAVE_REDIS=1)
@@ -84,22 +85,24 @@ if(LN_FUZZ)
       ln_fuzz_test(${t} $<TARGET_FILE:fuzz_${t}>)
     endforeach()
     # The URL target checks the CLI's own URL handling too.
-    target_sources(fuzz_url PRIVATE ${PROJECT_SOURCE_DIR}/cli/store_url.c
-                   ${PROJECT_SOURCE_DIR}/cli/cli_err.c)
+    target_sources(fuzz_url PRIVATE ${PROJECT_SOURCE_DIR}/cli/common/store_url.c
+                   ${PROJECT_SOURCE_DIR}/cli/common/cli_err.c)
     target_link_libraries(fuzz_url PRIVATE PkgConfig::JANSSON)
-    if(TARGET fuzz_sched) # redis_sched.c is included: its generated scripts' header
+    if(TARGET fuzz_sched) # redis/sched.c is included: its generated scripts' header
       target_include_directories(fuzz_sched PRIVATE ${PROJECT_BINARY_DIR}/src/jobs)
       target_compile_definitions(fuzz_sched PRIVATE LN_HAVE_REDIS=1)
     endif()
     # The flow file reader of `lanes jobs flow`, with the CLI code it calls.
-    foreach(f jobs_flow cli_err cli_backoff cli_num cli_opts jobs_store store_url)
+    foreach(f jobs/jobs_flow common/cli_err common/cli_backoff common/cli_num common/cli_opts
+              common/jobs_store common/store_url)
       target_sources(fuzz_flow PRIVATE ${PROJECT_SOURCE_DIR}/cli/${f}.c)
     endforeach()
     target_link_libraries(fuzz_flow PRIVATE PkgConfig::JANSSON)
-    # The --exec output cleaner (cli/worker_exec.c, included by fuzz_exec.c).
+    # The --exec output cleaner (cli/worker/worker_exec.c, included by fuzz_exec.c).
     if(TARGET fuzz_exec)
-      foreach(f jobs_flow cli_err cli_backoff cli_num cli_opts jobs_store store_url worker_fd3
-                worker_log worker_metrics worker_gate)
+      foreach(f jobs/jobs_flow common/cli_err common/cli_backoff common/cli_num common/cli_opts
+                common/jobs_store common/store_url worker/worker_fd3 worker/worker_log
+                worker/worker_metrics worker/worker_gate)
         target_sources(fuzz_exec PRIVATE ${PROJECT_SOURCE_DIR}/cli/${f}.c)
       endforeach()
       target_link_libraries(fuzz_exec PRIVATE PkgConfig::JANSSON PkgConfig::MHD)

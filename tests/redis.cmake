@@ -24,28 +24,28 @@ if(NOT LN_HAVE_REDIS)
 endif()
 
 add_test(NAME test_redis_scripts
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_scripts.sh
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/redis/test_redis_scripts.sh
                  ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/src/jobs)
 set_tests_properties(test_redis_scripts PROPERTIES TIMEOUT 30 LABELS "plain")
 
 
-ln_test(NAME test_redis_jobs SOURCES test_redis_jobs.c LIBS PkgConfig::HIREDIS m
+ln_test(NAME test_redis_jobs SOURCES redis/test_redis_jobs.c LIBS PkgConfig::HIREDIS m
         TIMEOUT 120)
-ln_test(NAME test_redis_conn SOURCES test_redis_conn.c LIBS PkgConfig::HIREDIS
+ln_test(NAME test_redis_conn SOURCES redis/test_redis_conn.c LIBS PkgConfig::HIREDIS
         TIMEOUT 120)
-ln_test(NAME test_redis_wait SOURCES test_redis_wait.c LIBS PkgConfig::HIREDIS
+ln_test(NAME test_redis_wait SOURCES redis/test_redis_wait.c LIBS PkgConfig::HIREDIS
         TIMEOUT 120)
 
-add_executable(redis_peer redis_peer.c)
+add_executable(redis_peer interop/redis_peer.c)
 target_link_libraries(redis_peer PRIVATE lanes_jobs_static)
 # The C side of the backoff cases (tests/interop/cases/backoff.sh), beside it.
-add_executable(backoff_peer backoff_peer.c)
+add_executable(backoff_peer interop/backoff_peer.c)
 target_link_libraries(backoff_peer PRIVATE lanes_jobs_static)
 # The C side of the dynflow interop cases (interop/cases/dynflow.sh).
-add_executable(dynflow_peer dynflow_peer.c)
+add_executable(dynflow_peer interop/dynflow_peer.c)
 target_link_libraries(dynflow_peer PRIVATE lanes_jobs_static)
 # The C side of the flowmore interop cases (interop/cases/flowmore.sh).
-add_executable(flowmore_peer flowmore_peer.c)
+add_executable(flowmore_peer interop/flowmore_peer.c)
 target_link_libraries(flowmore_peer PRIVATE lanes_jobs_static)
 
 set(LN_REDIS_CLI "")
@@ -73,7 +73,7 @@ foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board json
         dedup_next_stalled
         edit_c_to_node edit_node_to_c promote_all_c_to_node promote_all_node_to_c
         trim_events_c_to_node trim_events_node_to_c
-        review3_active_priority_node review3_dedup_stale_key
+        edit_active_priority_node edit_dedup_stale_key
         schedrec_node_died schedrec_node_made_next schedrec_node_died_cron
         schedrec_node_stalled_c_take schedrec_c_died_node_take schedrec_node_died_node_take
         schedrec_rjk_stalled
@@ -84,7 +84,7 @@ foreach(case node_to_c c_to_node mixed kill9 renew restart wake trace board json
         retry_completed_c_on_node retry_completed_node_on_c
         drained_c_vs_node)
   add_test(NAME test_redis_interop/${case}
-           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_redis_interop.sh ${case}
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_redis_interop.sh ${case}
                    $<TARGET_FILE:redis_peer> ${LN_REDIS_CLI})
   set_tests_properties(test_redis_interop/${case} PROPERTIES TIMEOUT 120
                        SKIP_RETURN_CODE 77 LABELS "plain;redis")
@@ -98,7 +98,7 @@ endforeach()
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
   add_test(NAME test_metrics_lua
-           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_metrics_lua.py
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/redis/test_metrics_lua.py
                    ${PROJECT_SOURCE_DIR} $<TARGET_FILE:lanes_jobs>)
   set_tests_properties(test_metrics_lua PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
                        LABELS "plain;redis")

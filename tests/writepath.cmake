@@ -40,9 +40,9 @@ if(NOT TARGET writepath OR NOT TARGET writepath_worker)
   return()
 endif()
 
-ln_test(NAME test_writepath_unit SOURCES test_writepath_unit.c
+ln_test(NAME test_writepath_unit SOURCES writepath/test_writepath_unit.c
         LIBS writepath_core TIMEOUT 60)
-ln_test(NAME test_writepath_concurrency SOURCES test_writepath_concurrency.c
+ln_test(NAME test_writepath_concurrency SOURCES writepath/test_writepath_concurrency.c
         LIBS writepath_core TIMEOUT 60)
 
 set(LN_WRITEPATH_CASES lifecycle validation load trace snapshot crash malformed overload
@@ -52,7 +52,7 @@ if(LN_HAVE_REDIS) # the queue in Redis needs liblanes-jobs' Redis store
 endif()
 foreach(case ${LN_WRITEPATH_CASES})
   add_test(NAME test_writepath/${case}
-           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_writepath.sh ${case}
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/writepath/test_writepath.sh ${case}
                    $<TARGET_FILE:writepath> $<TARGET_FILE:writepath_worker>
                    ${PROJECT_SOURCE_DIR}/examples/writepath/load.lua)
   set_tests_properties(test_writepath/${case} PROPERTIES TIMEOUT 90

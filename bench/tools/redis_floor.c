@@ -211,7 +211,7 @@ static redisReply *call_step(caller *k) {
             argv[n++] = k->ids[i];
             argv[n++] = k->atms[i];
         }
-    } else { /* step.lua's ARGV, as redis_step.c builds them */
+    } else { /* step.lua's ARGV, as redis/step.c builds them */
         const char *head[] = {LEASE, "", nums[0], "0", nums[1], "0", "0", k->no_active ? "0" : "1"};
         for (size_t i = 0; i < 8; i++) argv[n++] = head[i];
         for (size_t i = 0; i < k->ndone; i++) {

@@ -88,6 +88,7 @@
  *   lanes/jobs_flows.h       flows (trees of jobs) and a parent's children
  *   lanes/jobs_events.h      a queue's events, waiting for an outcome
  *   lanes/jobs_schedulers.h  job schedulers (every N ms, cron)
+ *   lanes/jobs_text.h        UTF-8 checks for text other programs wrote
  */
 #ifndef LANES_JOBS_H
 #define LANES_JOBS_H
@@ -677,5 +678,6 @@ LN_EXTERN int ln_jobs_promote(ln_jobs *jobs, const char *queue, const char *id);
 #include <lanes/jobs_events.h>
 #include <lanes/jobs_schedulers.h>
 #include <lanes/jobs_edit.h>
+#include <lanes/jobs_text.h>
 
 #endif /* LANES_JOBS_H */

@@ -8,8 +8,11 @@
  * ($LANES_TEST_REDIS_URL with a key prefix of this run; exit 77 = skipped
  * when it is unset) or any store URL. CASE runs only the case of that name.
  *
- * Adding a case: write `static void case_xxx(conf_ctx *c)` in the file of
- * its concept and add `CONF_CASE(xxx)` to that file's table at its end.
+ * Adding a case: write `void case_xxx(conf_ctx *c)` in the file of its
+ * concept (a new conf_*.c is picked up by the build) and add the line
+ * `CONF_CASE(xxx)` to that file's group in conf_list.h: the one
+ * registration, which declares it, puts it in the runner's table and
+ * counts it for CTest.
  * Each case runs in a forked child with a timeout and gets a handle on the
  * store (c->jobs, closed after it) and a queue no other case or run uses
  * (c->queue; conf_queue() makes more). The store may be shared with other
@@ -49,61 +52,12 @@ typedef struct conf_case {
     void (*fn)(conf_ctx *c);
 } conf_case;
 
-#define CONF_CASE(x)                                                                               \
-    { #x, case_##x }
 #define CONF_NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
-/* The case tables, one per file, each ending with {0}. */
-extern const conf_case conf_add_cases[];
-extern const conf_case conf_admin_cases[];
-extern const conf_case conf_worker_cases[];
-extern const conf_case conf_lease_cases[];
-extern const conf_case conf_badinput_cases[];
-extern const conf_case conf_rules_cases[];
-extern const conf_case conf_json_cases[];
-extern const conf_case conf_fields_cases[];
-extern const conf_case conf_timeout_cases[];
-extern const conf_case conf_queues_cases[];
-extern const conf_case conf_outcomes_cases[];
-extern const conf_case conf_dedup_cases[];
-extern const conf_case conf_events_cases[];
-extern const conf_case conf_workers_cases[];
-extern const conf_case conf_metrics_cases[];
-extern const conf_case conf_longid_cases[];
-extern const conf_case conf_cancel_cases[];
-extern const conf_case conf_sched_cases[];
-extern const conf_case conf_ratelimit_cases[];
-extern const conf_case conf_flows_cases[];
-extern const conf_case conf_speed_cases[];
-extern const conf_case conf_spec_cases[];
-extern const conf_case conf_spec_flow_cases[];
-extern const conf_case conf_boundary_cases[];
-extern const conf_case conf_parity_cases[];
-extern const conf_case conf_drain_cases[];
-extern const conf_case conf_backoff_cases[];
-extern const conf_case conf_remove_tree_cases[];
-extern const conf_case conf_dynflow_cases[];
-extern const conf_case conf_dedup_next_cases[];
-extern const conf_case conf_review_cases[];
-extern const conf_case conf_review2_cases[];
-extern const conf_case conf_parent_events_cases[];
-extern const conf_case conf_flowmore_cases[];
-extern const conf_case conf_stale_cases[];
-extern const conf_case conf_admin_job_cases[];
-extern const conf_case conf_review3_cases[];
-extern const conf_case conf_schedrec_cases[];
-extern const conf_case conf_logs_cases[];
-extern const conf_case conf_detach_cases[];
-extern const conf_case conf_edit2_cases[];
-extern const conf_case conf_stale_once_cases[];
-extern const conf_case conf_worker_keep_cases[];
-extern const conf_case conf_max_started_cases[];
-extern const conf_case conf_review4_cases[];
-extern const conf_case conf_obliterate_cases[];
-extern const conf_case conf_retry_finished_cases[];
-extern const conf_case conf_utf8_cases[];
-extern const conf_case conf_result_size_cases[];
-extern const conf_case conf_paging_cases[];
+/* Every case of conf_list.h, declared: void case_<name>(conf_ctx *c). */
+#define CONF_CASE(x) void case_##x(conf_ctx *c);
+#include "conf_list.h"
+#undef CONF_CASE
 
 /* Strings equal (NULL equals only NULL); prints both on failure. */
 #define CONF_CHECK_STR(a, b) conf_check_str(__FILE__, __LINE__, #a, (a), (b))

@@ -1,14 +1,15 @@
 /* conf_add.c - adding jobs and reading them back: ln_jobs_add,
  * ln_jobs_add_bulk (all or nothing), custom ids (an existing id is a
  * no-op), ln_jobs_get, ln_jobs_list (every state's order, paging) and
- * ln_jobs_counts. */
+ * ln_jobs_counts; the defaults (data NULL is "{}", an empty batch) and a
+ * bad job of a batch named by its index. */
 #include "conf.h"
 
 #define TP "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 /* Everything given at add comes back from get; what has not happened yet
  * is zero or NULL. */
-static void case_add_get_every_field(conf_ctx *c) {
+void case_add_get_every_field(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.attempts = 3;
@@ -58,7 +59,7 @@ static void case_add_get_every_field(conf_ctx *c) {
 
 /* The backoff comes back as given, also where it cannot apply yet (one
  * attempt, or no delay): get reports what is stored about the job. */
-static void case_get_backoff_as_given(conf_ctx *c) {
+void case_get_backoff_as_given(conf_ctx *c) {
     const struct {
         int attempts, backoff;
         int64_t ms;
@@ -87,7 +88,7 @@ static void case_get_backoff_as_given(conf_ctx *c) {
 }
 
 /* Any JSON value is data, stored as given. */
-static void case_add_any_json_value(conf_ctx *c) {
+void case_add_any_json_value(conf_ctx *c) {
     const char *values[] = {
         "[1,2]", "\"text\"", "42", "-1.5", "null", "true", "{\"k\":\"\\u00e9\\n\"}", "{}", "[]"};
     for (size_t i = 0; i < CONF_NELEM(values); i++) {
@@ -112,7 +113,7 @@ static void case_add_any_json_value(conf_ctx *c) {
 }
 
 /* The store numbers jobs with distinct, all-digit ids. */
-static void case_add_store_ids_are_distinct_numbers(conf_ctx *c) {
+void case_add_store_ids_are_distinct_numbers(conf_ctx *c) {
     char ids[20][LN_JOB_ID_MAX];
     for (int i = 0; i < 20; i++) {
         conf_add(c, c->queue, "n", "{}", NULL, ids[i]);
@@ -134,7 +135,7 @@ static void case_add_store_ids_are_distinct_numbers(conf_ctx *c) {
 
 /* Adding an id that exists changes nothing and returns that job's id, in
  * any state of the job; another queue has ids of its own. */
-static void case_custom_id_existing_is_noop(conf_ctx *c) {
+void case_custom_id_existing_is_noop(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.job_id = "order-42";
@@ -176,7 +177,7 @@ static void case_custom_id_existing_is_noop(conf_ctx *c) {
 
 /* A duplicate id inside one batch: the first is stored, the second is a
  * no-op, both report the id. */
-static void case_custom_id_twice_in_one_bulk(conf_ctx *c) {
+void case_custom_id_twice_in_one_bulk(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.job_id = "dup";
@@ -194,7 +195,7 @@ static void case_custom_id_twice_in_one_bulk(conf_ctx *c) {
 }
 
 /* A batch is stored whole or not at all. */
-static void case_add_bulk_all_or_nothing(conf_ctx *c) {
+void case_add_bulk_all_or_nothing(conf_ctx *c) {
     ln_job_spec specs[100];
     for (int i = 0; i < 100; i++) specs[i] = (ln_job_spec){"n", "{}", NULL};
     static char ids[100][LN_JOB_ID_MAX];
@@ -241,7 +242,7 @@ static void case_add_bulk_all_or_nothing(conf_ctx *c) {
     conf_check_counts(c, q2);
 }
 
-static void case_get_missing_job(conf_ctx *c) {
+void case_get_missing_job(conf_ctx *c) {
     CONF_CHECK_STR(ln_jobs_errmsg(c->jobs), ""); /* nothing failed yet */
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "n", "{}", NULL, id);
@@ -254,7 +255,7 @@ static void case_get_missing_job(conf_ctx *c) {
 }
 
 /* A queue nobody used has zero in every state and lists nothing. */
-static void case_counts_of_unused_queue(conf_ctx *c) {
+void case_counts_of_unused_queue(conf_ctx *c) {
     ln_job_counts k;
     memset(&k, 0xff, sizeof k);
     CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
@@ -274,7 +275,7 @@ static void case_counts_of_unused_queue(conf_ctx *c) {
 
 /* Waiting jobs run in the order they were added; a LIFO job runs before
  * the older ones. */
-static void case_list_waiting_fifo_and_lifo(conf_ctx *c) {
+void case_list_waiting_fifo_and_lifo(conf_ctx *c) {
     conf_add_id(c, c->queue, "a", 0, 0, 0);
     conf_add_id(c, c->queue, "b", 0, 0, 0);
     conf_add_id(c, c->queue, "c", 0, 1, 0);
@@ -291,7 +292,7 @@ static void case_list_waiting_fifo_and_lifo(conf_ctx *c) {
 
 /* Prioritized jobs: lower numbers first, FIFO within a priority unless
  * LIFO; all after the jobs without priority. */
-static void case_list_prioritized_order(conf_ctx *c) {
+void case_list_prioritized_order(conf_ctx *c) {
     conf_add_id(c, c->queue, "p3", 3, 0, 0);
     conf_add_id(c, c->queue, "p1a", 1, 0, 0);
     conf_add_id(c, c->queue, "p2", 2, 0, 0);
@@ -313,7 +314,7 @@ static void case_list_prioritized_order(conf_ctx *c) {
 }
 
 /* Delayed jobs are listed in the order they become due. */
-static void case_list_delayed_by_due_time(conf_ctx *c) {
+void case_list_delayed_by_due_time(conf_ctx *c) {
     conf_add_id(c, c->queue, "d300", 0, 0, 300000);
     conf_add_id(c, c->queue, "d100", 0, 0, 100000);
     conf_add_id(c, c->queue, "d200", 0, 0, 200000);
@@ -330,7 +331,7 @@ static void case_list_delayed_by_due_time(conf_ctx *c) {
 }
 
 /* Pages of a list, through offset and limit, put together are the list. */
-static void case_list_paging(conf_ctx *c) {
+void case_list_paging(conf_ctx *c) {
     char id[8];
     for (int i = 0; i < 25; i++) {
         snprintf(id, sizeof id, "j%02d", i);
@@ -365,7 +366,7 @@ static void case_list_paging(conf_ctx *c) {
 }
 
 /* Counts follow the jobs through the states. */
-static void case_counts_each_state(conf_ctx *c) {
+void case_counts_each_state(conf_ctx *c) {
     for (int i = 0; i < 3; i++) conf_add(c, c->queue, "w", "{}", NULL, NULL);
     ln_job_opts o;
     ln_job_opts_init(&o);
@@ -386,18 +387,33 @@ static void case_counts_each_state(conf_ctx *c) {
     CHECK_EQ(conf_total(c, c->queue), 6);
 }
 
-const conf_case conf_add_cases[] = {CONF_CASE(add_get_every_field),
-                                    CONF_CASE(get_backoff_as_given),
-                                    CONF_CASE(add_any_json_value),
-                                    CONF_CASE(add_store_ids_are_distinct_numbers),
-                                    CONF_CASE(custom_id_existing_is_noop),
-                                    CONF_CASE(custom_id_twice_in_one_bulk),
-                                    CONF_CASE(add_bulk_all_or_nothing),
-                                    CONF_CASE(get_missing_job),
-                                    CONF_CASE(counts_of_unused_queue),
-                                    CONF_CASE(list_waiting_fifo_and_lifo),
-                                    CONF_CASE(list_prioritized_order),
-                                    CONF_CASE(list_delayed_by_due_time),
-                                    CONF_CASE(list_paging),
-                                    CONF_CASE(counts_each_state),
-                                    {0}};
+/* Adds: data NULL is "{}", an empty batch, a bad job of a batch named by
+ * its index. */
+void case_spec_add_defaults_and_bulk_index(conf_ctx *c) {
+    char id[LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", NULL, NULL, id, sizeof id), 0);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, id, &info), 0);
+    CONF_CHECK_STR(info.data, "{}");
+    CONF_CHECK_STR(info.name, "n");
+    CHECK_EQ(info.attempts, 1);
+    CHECK_EQ(info.priority, 0);
+    ln_job_info_clear(&info);
+    CHECK_EQ(ln_jobs_add(c->jobs, c->queue, "n", "{}", NULL, NULL, 0), 0); /* id NULL */
+    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, NULL, 0, NULL, 0), 0);
+    ln_job_spec specs[3] = {{"a", NULL, NULL}, {"b", "[1]", NULL}, {"c", "{oops", NULL}};
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_bulk(c->jobs, c->queue, specs, 3, NULL, 0));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "2");
+    specs[2].data_json = "3";
+    specs[1].name = "";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_bulk(c->jobs, c->queue, specs, 3, NULL, 0));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "1");
+    CHECK_EQ(conf_total(c, c->queue), 2);
+    specs[1].name = "b";
+    char ids[3][LN_JOB_ID_MAX];
+    CHECK_EQ(ln_jobs_add_bulk(c->jobs, c->queue, specs, 3, ids[0], LN_JOB_ID_MAX), 0);
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, ids[0], &info), 0);
+    CONF_CHECK_STR(info.data, "{}");
+    ln_job_info_clear(&info);
+    CHECK_EQ(conf_total(c, c->queue), 5);
+}

@@ -1,7 +1,9 @@
 /* conf_admin.c - administering queues: pause / resume, drain, clean,
  * retry of failed jobs (one and all), remove (refused while active), logs
  * of a missing job, one handle shared by threads, and a handle used after
- * fork(). */
+ * fork(); a retried job goes back by its priority; retry, promote, remove
+ * and cancel of a missing job or one in a state they do not take; the
+ * counts after every administrative change, also in a paused queue. */
 #include "conf.h"
 
 #include <pthread.h>
@@ -17,7 +19,7 @@ static void run_all(conf_ctx *c, const char *queue) {
 
 /* Paused: waiting and prioritized jobs report paused, in the order they
  * will run; delayed ones stay delayed; adding still works. */
-static void case_pause_resume_states(conf_ctx *c) {
+void case_pause_resume_states(conf_ctx *c) {
     conf_add_id(c, c->queue, "a", 0, 0, 0);
     conf_add_id(c, c->queue, "b", 0, 0, 0);
     conf_add_id(c, c->queue, "c", 0, 1, 0);
@@ -68,7 +70,7 @@ static void case_pause_resume_states(conf_ctx *c) {
 }
 
 /* A worker takes nothing from a paused queue, and starts when resumed. */
-static void case_pause_holds_workers(conf_ctx *c) {
+void case_pause_holds_workers(conf_ctx *c) {
     CHECK_EQ(ln_jobs_pause(c->jobs, c->queue), 0);
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "ok", "1", NULL, id);
@@ -93,7 +95,7 @@ static void case_pause_holds_workers(conf_ctx *c) {
 
 /* Drain removes waiting, prioritized and delayed jobs (paused ones too);
  * active and finished jobs stay. */
-static void case_drain_keeps_active_and_finished(conf_ctx *c) {
+void case_drain_keeps_active_and_finished(conf_ctx *c) {
     char done_ok[LN_JOB_ID_MAX], done_bad[LN_JOB_ID_MAX], held[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "ok", "{}", NULL, done_ok);
     conf_add(c, c->queue, "bad", "{}", NULL, done_bad);
@@ -139,7 +141,7 @@ static void case_drain_keeps_active_and_finished(conf_ctx *c) {
 }
 
 /* Clean removes finished jobs by age, sparing the newest 'keep'. */
-static void case_clean_by_age_and_keep(conf_ctx *c) {
+void case_clean_by_age_and_keep(conf_ctx *c) {
     for (int i = 0; i < 4; i++) conf_add(c, c->queue, "ok", "{}", NULL, NULL);
     for (int i = 0; i < 3; i++) conf_add(c, c->queue, "bad", "{}", NULL, NULL);
     run_all(c, c->queue);
@@ -199,7 +201,7 @@ static void case_clean_by_age_and_keep(conf_ctx *c) {
 
 /* A failed job goes back to waiting with a fresh attempt budget; other
  * states are refused. */
-static void case_retry_failed_one_and_all(conf_ctx *c) {
+void case_retry_failed_one_and_all(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.attempts = 2;
@@ -256,7 +258,7 @@ static void case_retry_failed_one_and_all(conf_ctx *c) {
 }
 
 /* Remove takes a job and its logs away in any state but active. */
-static void case_remove_any_state_but_active(conf_ctx *c) {
+void case_remove_any_state_but_active(conf_ctx *c) {
     conf_add_id(c, c->queue, "w", 0, 0, 0);
     conf_add_id(c, c->queue, "p", 4, 0, 0);
     conf_add_id(c, c->queue, "d", 0, 0, 600000);
@@ -289,7 +291,7 @@ static void case_remove_any_state_but_active(conf_ctx *c) {
 }
 
 /* Logs: a job without any has none; a missing job is LN_ENOENT. */
-static void case_logs_empty_and_missing(conf_ctx *c) {
+void case_logs_empty_and_missing(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "n", "{}", NULL, id);
     char **lines = NULL;
@@ -324,7 +326,7 @@ static int cmp_id(const void *a, const void *b) {
 }
 
 /* One handle shared by threads: every add lands once, ids distinct. */
-static void case_one_handle_many_threads(conf_ctx *c) {
+void case_one_handle_many_threads(conf_ctx *c) {
     static adder a[4];
     pthread_t t[4];
     for (int i = 0; i < 4; i++) {
@@ -345,7 +347,7 @@ static void case_one_handle_many_threads(conf_ctx *c) {
 
 /* A handle used in a child after fork() refuses with LN_EFORK; the child
  * opens its own; the parent's keeps working. */
-static void case_handle_refused_after_fork(conf_ctx *c) {
+void case_handle_refused_after_fork(conf_ctx *c) {
     pid_t pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) {
@@ -367,13 +369,134 @@ static void case_handle_refused_after_fork(conf_ctx *c) {
     CHECK_EQ(conf_total(c, c->queue), 2);
 }
 
-const conf_case conf_admin_cases[] = {CONF_CASE(pause_resume_states),
-                                      CONF_CASE(pause_holds_workers),
-                                      CONF_CASE(drain_keeps_active_and_finished),
-                                      CONF_CASE(clean_by_age_and_keep),
-                                      CONF_CASE(retry_failed_one_and_all),
-                                      CONF_CASE(remove_any_state_but_active),
-                                      CONF_CASE(logs_empty_and_missing),
-                                      CONF_CASE(one_handle_many_threads),
-                                      CONF_CASE(handle_refused_after_fork),
-                                      {0}};
+/* A retried job goes back by its priority: prioritized with one, waiting
+ * without (a job failed while delayed too); it runs in priority order. */
+void case_spec_retry_keeps_priority(conf_ctx *c) {
+    conf_add_id(c, c->queue, "p7", 7, 0, 0);
+    conf_add_id(c, c->queue, "p2", 2, 0, 0);
+    conf_add_id(c, c->queue, "d0", 0, 0, 600000);
+    const char *ids[] = {"p7", "p2", "d0"};
+    for (int i = 0; i < 3; i++) CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, ids[i]), 0);
+    size_t n = 0;
+    CHECK_EQ(ln_jobs_retry_all(c->jobs, c->queue, &n), 0);
+    CHECK_EQ(n, 3);
+    CHECK_EQ(conf_state(c, c->queue, "p7"), LN_JOB_PRIORITIZED);
+    CHECK_EQ(conf_state(c, c->queue, "p2"), LN_JOB_PRIORITIZED);
+    CHECK_EQ(conf_state(c, c->queue, "d0"), LN_JOB_WAITING);
+    char got[64];
+    conf_list_ids(c, c->queue, LN_JOB_PRIORITIZED, 0, 10, got, sizeof got);
+    CONF_CHECK_STR(got, "p2 p7 ");
+    conf_check_counts(c, c->queue);
+}
+
+/* retry, promote, remove and cancel of a missing job, and of a job in a
+ * state they do not take; nothing changes. */
+void case_spec_wrong_state_and_missing(conf_ctx *c) {
+    char id[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "n", "{}", NULL, id);
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_retry(c->jobs, c->queue, id));
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_promote(c->jobs, c->queue, id));
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_retry(c->jobs, c->queue, "nope-1"));
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_promote(c->jobs, c->queue, "nope-1"));
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_remove(c->jobs, c->queue, "nope-1"));
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_cancel(c->jobs, c->queue, "nope-1"));
+    /* The same id in another queue is another job. */
+    const char *q2 = conf_queue(c, "other");
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_remove(c->jobs, q2, id));
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_cancel(c->jobs, q2, id));
+    ln_job_info info;
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_get(c->jobs, q2, id, &info));
+    char **lines;
+    size_t n;
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_logs(c->jobs, q2, id, &lines, &n));
+    CHECK_EQ(conf_state(c, c->queue, id), LN_JOB_WAITING);
+    size_t count = 99;
+    CHECK_EQ(ln_jobs_retry_all(c->jobs, c->queue, &count), 0);
+    CHECK_EQ(count, 0);
+    CHECK_EQ(ln_jobs_retry_all(c->jobs, c->queue, NULL), 0);
+    size_t removed = 99;
+    CHECK_EQ(ln_jobs_clean(c->jobs, c->queue, LN_JOB_COMPLETED, -1, 0, &removed), 0);
+    CHECK_EQ(removed, 0);
+    /* A queue nobody used is not paused; resuming it is no error. */
+    int paused = -1;
+    CHECK_EQ(ln_jobs_is_paused(c->jobs, q2, &paused), 0);
+    CHECK_EQ(paused, 0);
+    CHECK_EQ(conf_total(c, q2), 0);
+    CHECK_EQ(conf_total(c, c->queue), 1);
+}
+
+/* A removed job is gone with its logs, and the counts follow every
+ * administrative state change. */
+void case_spec_counts_follow_admin(conf_ctx *c) {
+    conf_add_id(c, c->queue, "w", 0, 0, 0);
+    conf_add_id(c, c->queue, "p", 5, 0, 0);
+    conf_add_id(c, c->queue, "d", 0, 0, 600000);
+    conf_add_id(c, c->queue, "d2", 0, 0, 600000);
+    conf_check_counts(c, c->queue);
+    CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, "p"), 0);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_ENOENT);
+    char **lines;
+    size_t n;
+    CHECK_EQ(ln_jobs_logs(c->jobs, c->queue, "p", &lines, &n), LN_ENOENT);
+    conf_check_counts(c, c->queue);
+    CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, "d"), 0);
+    conf_check_counts(c, c->queue);
+    CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, "d2"), 0);
+    CHECK_EQ(conf_state(c, c->queue, "d2"), LN_JOB_FAILED);
+    conf_check_counts(c, c->queue);
+    ln_job_counts k;
+    CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
+    CHECK_EQ(k.waiting, 1);
+    CHECK_EQ(k.failed, 1);
+    CHECK_EQ(k.delayed + k.prioritized, 0);
+    CHECK_EQ(ln_jobs_retry(c->jobs, c->queue, "d2"), 0);
+    CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
+    CHECK_EQ(k.waiting, 2);
+    CHECK_EQ(k.failed, 0);
+    conf_check_counts(c, c->queue);
+    /* Paged past the end: nothing, NULL. */
+    ln_job_info *infos = (ln_job_info *)&k;
+    CHECK_EQ(ln_jobs_list(c->jobs, c->queue, LN_JOB_WAITING, 2, 10, &infos, &n), 0);
+    CHECK_EQ(n, 0);
+    CHECK(infos == NULL);
+    CHECK_EQ(ln_jobs_list(c->jobs, c->queue, LN_JOB_WAITING, 1, 10000, &infos, &n), 0);
+    CHECK_EQ(n, 1);
+    ln_job_info_free_array(infos, n);
+}
+
+/* A paused queue: a promoted, retried or canceled job goes where the
+ * header says, and the counts follow. */
+void case_spec_paused_queue_moves(conf_ctx *c) {
+    conf_add_id(c, c->queue, "d", 0, 0, 600000);
+    conf_add_id(c, c->queue, "dp", 4, 0, 600000);
+    conf_add_id(c, c->queue, "w", 0, 0, 0);
+    CHECK_EQ(ln_jobs_pause(c->jobs, c->queue), 0);
+    CHECK_EQ(ln_jobs_promote(c->jobs, c->queue, "d"), 0);
+    CHECK_EQ(conf_state(c, c->queue, "d"), LN_JOB_PAUSED);
+    CHECK_EQ(ln_jobs_promote(c->jobs, c->queue, "dp"), 0);
+    CHECK_EQ(conf_state(c, c->queue, "dp"), LN_JOB_PAUSED);
+    conf_check_counts(c, c->queue);
+    CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, "w"), 0);
+    CHECK_EQ(conf_state(c, c->queue, "w"), LN_JOB_FAILED);
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, "w", &info), 0);
+    CHECK_EQ(info.attempts_made, 0);
+    CONF_CHECK_STR(info.failed_reason, LN_JOB_CANCELED_REASON);
+    ln_job_info_clear(&info);
+    conf_check_counts(c, c->queue);
+    CHECK_EQ(ln_jobs_retry(c->jobs, c->queue, "w"), 0);
+    CHECK_EQ(conf_state(c, c->queue, "w"), LN_JOB_PAUSED);
+    conf_check_counts(c, c->queue);
+    char ids[64];
+    conf_list_ids(c, c->queue, LN_JOB_PAUSED, 0, 10, ids, sizeof ids);
+    CONF_CHECK_STR(ids, "d w dp ");
+    ln_job_counts k;
+    CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
+    CHECK_EQ(k.paused, 3);
+    CHECK_EQ(k.waiting + k.prioritized + k.delayed + k.failed, 0);
+    CHECK_EQ(ln_jobs_resume(c->jobs, c->queue), 0);
+    CHECK_EQ(conf_state(c, c->queue, "dp"), LN_JOB_PRIORITIZED);
+    conf_list_ids(c, c->queue, LN_JOB_WAITING, 0, 10, ids, sizeof ids);
+    CONF_CHECK_STR(ids, "d w ");
+    conf_check_counts(c, c->queue);
+}

@@ -1,13 +1,16 @@
 /* conf_backoff.c - backoff jitter and custom backoff types (jobs.h
  * "Backoff", ln_worker_opts.backoff_strategy): what an add accepts and
  * reports, the window a jittered retry is stored in, and what a worker
- * does with a custom type, with a strategy and without one. Retries are
+ * does with a custom type, with a strategy and without one; a completion
+ * its pending children refuse is a failed run, retried by the job's own
+ * backoff; a jitter drawn under a locale with a decimal comma. Retries are
  * checked in the stored due time (run_at_ms), never waited out. */
 #include "conf.h"
 
 #include <lanes/jobs_flows.h>
 #include <lanes/jobs_schedulers.h>
 
+#include <locale.h>
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
@@ -61,7 +64,7 @@ static ln_worker_stats run_n(conf_ctx *c, int n, ln_worker_opts *o) {
 }
 
 /* Bad jitters and custom types are refused and the message says why. */
-static void case_backoff_opts_refused(conf_ctx *c) {
+void case_backoff_opts_refused(conf_ctx *c) {
     static const struct {
         int backoff;
         double jitter;
@@ -101,7 +104,7 @@ static void case_backoff_opts_refused(conf_ctx *c) {
 }
 
 /* Jitter and custom type come back from get as given; 0 / NULL by default. */
-static void case_backoff_reported(conf_ctx *c) {
+void case_backoff_reported(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     char plain[LN_JOB_ID_MAX], jit[LN_JOB_ID_MAX], cust[LN_JOB_ID_MAX];
@@ -153,7 +156,7 @@ static void check_window(conf_ctx *c, char ids[][LN_JOB_ID_MAX], int64_t t0, int
     CHECK(below > 0);
 }
 
-static void case_jitter_fixed_window(conf_ctx *c) {
+void case_jitter_fixed_window(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.attempts = 3;
@@ -170,7 +173,7 @@ static void case_jitter_fixed_window(conf_ctx *c) {
 
 /* Exponential: D doubles with each failed run; promoting the retried jobs
  * and failing them again puts the second retry in [(1-j) 2D, 2D]. */
-static void case_jitter_exponential_window(conf_ctx *c) {
+void case_jitter_exponential_window(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.attempts = 3;
@@ -220,7 +223,7 @@ static void add_custom(conf_ctx *c, const char *type, int attempts, char *id) {
 
 /* A custom type is retried after what the worker's strategy returns; it
  * sees the type, the reason and the number of failed runs. */
-static void case_custom_strategy_delay(conf_ctx *c) {
+void case_custom_strategy_delay(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     add_custom(c, "linear", 5, id);
     strat s = {.give = {45000, 0, -1}};
@@ -259,7 +262,7 @@ static void case_custom_strategy_delay(conf_ctx *c) {
 }
 
 /* A negative value other than -1 retries at once; past 100 years is cut. */
-static void case_custom_strategy_odd_values(conf_ctx *c) {
+void case_custom_strategy_odd_values(conf_ctx *c) {
     char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX];
     add_custom(c, "odd", 3, a);
     strat s = {.give = {-5, INT64_MAX}};
@@ -282,7 +285,7 @@ static void case_custom_strategy_odd_values(conf_ctx *c) {
 }
 
 /* Fixed and exponential never ask the strategy; their jitter applies. */
-static void case_custom_strategy_not_for_builtin(conf_ctx *c) {
+void case_custom_strategy_not_for_builtin(conf_ctx *c) {
     ln_job_opts jo;
     ln_job_opts_init(&jo);
     jo.attempts = 2;
@@ -305,7 +308,7 @@ static void case_custom_strategy_not_for_builtin(conf_ctx *c) {
 
 /* Without a strategy a custom type is not retried: the job fails for good
  * with attempts left, and its reason says why (never lost silently). */
-static void case_custom_without_strategy_fails(conf_ctx *c) {
+void case_custom_without_strategy_fails(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     add_custom(c, "linear", 4, id);
     ln_worker_stats st = run_n(c, 1, NULL);
@@ -328,7 +331,7 @@ static void case_custom_without_strategy_fails(conf_ctx *c) {
 }
 
 /* A scheduler's template carries jitter and custom type to its jobs. */
-static void case_backoff_in_schedule(conf_ctx *c) {
+void case_backoff_in_schedule(conf_ctx *c) {
     ln_job_schedule s;
     ln_job_schedule_init(&s);
     s.every_ms = 3600000;
@@ -355,7 +358,7 @@ static void case_backoff_in_schedule(conf_ctx *c) {
 }
 
 /* Bulk adds and flows store each job's jitter and type as given. */
-static void case_backoff_in_bulk_and_flow(conf_ctx *c) {
+void case_backoff_in_bulk_and_flow(conf_ctx *c) {
     ln_job_opts a, b;
     ln_job_opts_init(&a);
     ln_job_opts_init(&b);
@@ -389,16 +392,117 @@ static void case_backoff_in_bulk_and_flow(conf_ctx *c) {
     CHECK_EQ(conf_total(c, c->queue), before);
 }
 
-const conf_case conf_backoff_cases[] = {
-    CONF_CASE(backoff_opts_refused),
-    CONF_CASE(backoff_reported),
-    CONF_CASE(jitter_fixed_window),
-    CONF_CASE(jitter_exponential_window),
-    CONF_CASE(custom_strategy_delay),
-    CONF_CASE(custom_strategy_odd_values),
-    CONF_CASE(custom_strategy_not_for_builtin),
-    CONF_CASE(custom_without_strategy_fails),
-    CONF_CASE(backoff_in_schedule),
-    CONF_CASE(backoff_in_bulk_and_flow),
-    {0},
-};
+/* A custom backoff strategy's calls. */
+typedef struct fixed_strat {
+    int calls;
+    char reason[128];
+} fixed_strat;
+
+static int64_t fixed_strategy(int attempts_made, const char *type, const char *reason,
+                              const ln_job *job, void *user) {
+    (void)attempts_made;
+    (void)type;
+    (void)job;
+    fixed_strat *s = user;
+    s->calls++;
+    snprintf(s->reason, sizeof s->reason, "%s", reason);
+    return 45000;
+}
+
+/* "parent" jobs add a child that stays pending (delayed) with themselves
+ * as its parent, then return success without waiting for it. */
+static int parent_handler(ln_job *job, void *ctx) {
+    conf_ctx *c = ctx;
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.parent_queue = ln_job_queue(job);
+    o.parent_id = ln_job_id(job);
+    o.delay_ms = 3600000;
+    char kq[LN_JOB_QUEUE_MAX];
+    snprintf(kq, sizeof kq, "%s-kids", ln_job_queue(job));
+    if (ln_jobs_add(c->jobs, kq, "kid", NULL, &o, NULL, 0) != 0) return ln_job_fail(job, "add");
+    return 0;
+}
+
+/* A refused completion is a failure of the run, retried by the job's
+ * backoff: a custom type asks the worker's strategy (with BullMQ's
+ * reason), a jitter draws from its window, and the worker counts the run
+ * as retried, not completed; with no attempt left it fails. */
+void case_refused_completion_backoff(conf_ctx *c) {
+    (void)conf_queue(c, "kids");
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "pc";
+    o.attempts = 3;
+    o.backoff = LN_BACKOFF_CUSTOM;
+    o.backoff_type = "linear";
+    conf_add(c, c->queue, "parent", NULL, &o, NULL);
+    ln_job_opts_init(&o);
+    o.job_id = "pj";
+    o.attempts = 3;
+    o.backoff_ms = 1000000000; /* jitter 1: anywhere in [0, 1e9] ms */
+    o.backoff_jitter = 1;
+    conf_add(c, c->queue, "parent", NULL, &o, NULL);
+    ln_job_opts_init(&o);
+    o.job_id = "p1"; /* one attempt: fails for good */
+    conf_add(c, c->queue, "parent", NULL, &o, NULL);
+    fixed_strat s = {0};
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    wo.backoff_strategy = fixed_strategy;
+    wo.backoff_user = &s;
+    wo.max_jobs = 3; /* the retries are delayed: not run again */
+    int64_t t0 = wall_ms();
+    ln_worker_stats st = conf_run(c, c->queue, parent_handler, c, &wo);
+    int64_t t1 = wall_ms();
+    CHECK_EQ(st.completed, 0);
+    CHECK_EQ(st.retried, 2);
+    CHECK_EQ(st.failed, 1);
+    CHECK_EQ(s.calls, 1);
+    CONF_CHECK_STR(s.reason, "Job pc has pending dependencies. moveToFinished");
+    ln_job_info info;
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, "pc", &info), 0);
+    CHECK_EQ(info.state, LN_JOB_DELAYED);
+    CHECK_EQ(info.attempts_made, 1);
+    CHECK(info.run_at_ms >= t0 + 45000 - 50 && info.run_at_ms <= t1 + 45000 + 50);
+    CONF_CHECK_STR(info.failed_reason, "Job pc has pending dependencies. moveToFinished");
+    ln_job_info_clear(&info);
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, "pj", &info), 0);
+    CHECK_EQ(info.state, LN_JOB_DELAYED);
+    CHECK_EQ(info.attempts_made, 1);
+    /* unjittered it would be due at t + 1e9 exactly: a draw that close to
+     * the top of the window is a one in a million chance */
+    CHECK(info.run_at_ms < t0 + 1000000000 - 1000);
+    ln_job_info_clear(&info);
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, "p1", &info), 0);
+    CHECK_EQ(info.state, LN_JOB_FAILED);
+    CONF_CHECK_STR(info.failed_reason, "Job p1 has pending dependencies. moveToFinished");
+    ln_job_info_clear(&info);
+    conf_check_counts(c, c->queue);
+}
+
+/* A program in a locale whose decimal point is ',' (LC_NUMERIC): a jitter
+ * is stored and read back as given (the Redis store wrote it with
+ * printf's "%g", "0,5", which its script read as no jitter). Needs such
+ * a locale (de_DE, fr_FR, ...; LOCPATH may point at one localedef made);
+ * without one the case says so and checks the C locale only. */
+void case_backoff_jitter_in_comma_locale(conf_ctx *c) {
+    static const char *const names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8",
+                                        "fr_FR.utf8",  "de_DE",      "fr_FR"};
+    const char *got = NULL;
+    for (size_t i = 0; got == NULL && i < CONF_NELEM(names); i++)
+        got = setlocale(LC_NUMERIC, names[i]); /* this case's own process */
+    if (got == NULL || strcmp(localeconv()->decimal_point, ",") != 0)
+        fprintf(stderr, "no locale with a decimal comma: the C locale only\n");
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.backoff_ms = 100;
+    o.backoff_jitter = 0.5;
+    char id[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "j", NULL, &o, id);
+    ln_job_info info;
+    SAYS(c->jobs, 0, ln_jobs_get(c->jobs, c->queue, id, &info));
+    CHECK(info.backoff_jitter == 0.5);
+    ln_job_info_clear(&info);
+    setlocale(LC_NUMERIC, "C");
+}

@@ -29,7 +29,7 @@ static void make_long_strings(void) {
 /* Bad queue names, for any call taking one. */
 static const char *bad_queues[] = {"", long_queue, "tab\tqueue", "nl\n"};
 
-static void case_bad_open(conf_ctx *c) {
+void case_bad_open(conf_ctx *c) {
     ln_jobs *jobs = NULL;
     char msg[512], url[1200];
     CHECK_EQ(ln_jobs_open_ex(NULL, c->url, NULL, msg, sizeof msg), LN_EINVAL);
@@ -60,7 +60,7 @@ static void case_bad_open(conf_ctx *c) {
     ln_jobs_close(NULL);
 }
 
-static void case_bad_add_names(conf_ctx *c) {
+void case_bad_add_names(conf_ctx *c) {
     make_long_strings();
     char id[LN_JOB_ID_MAX];
     CHECK_EQ(ln_jobs_add(NULL, c->queue, "n", "{}", NULL, id, sizeof id), LN_EINVAL);
@@ -79,7 +79,7 @@ static void case_bad_add_names(conf_ctx *c) {
     CHECK_EQ(conf_total(c, c->queue), 0);
 }
 
-static void case_bad_add_data(conf_ctx *c) {
+void case_bad_add_data(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     const char *bad[] = {"{not json", "",          "{} {}",    "{\"a\":}",
                          "[1,",       "undefined", "'single'", "{\"a\":1}x"};
@@ -211,7 +211,7 @@ static int set_bad_option(ln_job_opts *o, int i, char *tracestate) {
 }
 
 /* One bad option at a time, each refused, nothing stored. */
-static void case_bad_add_options(conf_ctx *c) {
+void case_bad_add_options(conf_ctx *c) {
     make_long_strings();
     char id[LN_JOB_ID_MAX], tracestate[600];
     memset(tracestate, 'a', sizeof tracestate - 1);
@@ -244,7 +244,7 @@ static void case_bad_add_options(conf_ctx *c) {
 }
 
 /* id_size too small: LN_ERANGE, nothing added; bulk arguments. */
-static void case_bad_id_size_and_bulk_args(conf_ctx *c) {
+void case_bad_id_size_and_bulk_args(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     REFUSED(LN_ERANGE, ln_jobs_add(c->jobs, c->queue, "n", "1", NULL, id, 1));
     ln_job_opts o;
@@ -263,7 +263,7 @@ static void case_bad_id_size_and_bulk_args(conf_ctx *c) {
 }
 
 /* NULL and bad arguments of every reading and administering call. */
-static void case_bad_admin_args(conf_ctx *c) {
+void case_bad_admin_args(conf_ctx *c) {
     make_long_strings();
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "n", "{}", NULL, id);
@@ -334,7 +334,7 @@ static void case_bad_admin_args(conf_ctx *c) {
     CHECK_EQ(k.waiting, 1);
 }
 
-static void case_bad_worker_options(conf_ctx *c) {
+void case_bad_worker_options(conf_ctx *c) {
     make_long_strings();
     ln_worker *w = NULL;
     ln_worker_opts o;
@@ -415,7 +415,7 @@ static int bad_calls(ln_job *job, void *ctx) {
     return ln_job_set_result(job, "\"fine\"");
 }
 
-static void case_bad_calls_in_handler(conf_ctx *c) {
+void case_bad_calls_in_handler(conf_ctx *c) {
     ln_jobs_opts jo;
     ln_jobs_opts_init(&jo);
     jo.max_data_size = 64;
@@ -450,7 +450,7 @@ static void case_bad_calls_in_handler(conf_ctx *c) {
 }
 
 /* State names and their parsing. */
-static void case_state_names(conf_ctx *c) {
+void case_state_names(conf_ctx *c) {
     (void)c;
     const char *names[] = {"waiting",   "delayed", "prioritized", "active",
                            "completed", "failed",  "paused",      "waiting-children"};
@@ -469,14 +469,3 @@ static void case_state_names(conf_ctx *c) {
     ln_jobs_opts_init(NULL);
     ln_worker_opts_init(NULL);
 }
-
-const conf_case conf_badinput_cases[] = {CONF_CASE(bad_open),
-                                         CONF_CASE(bad_add_names),
-                                         CONF_CASE(bad_add_data),
-                                         CONF_CASE(bad_add_options),
-                                         CONF_CASE(bad_id_size_and_bulk_args),
-                                         CONF_CASE(bad_admin_args),
-                                         CONF_CASE(bad_worker_options),
-                                         CONF_CASE(bad_calls_in_handler),
-                                         CONF_CASE(state_names),
-                                         {0}};

@@ -43,7 +43,7 @@ static void check_canceled(conf_ctx *c, const char *queue, const char *id, int a
     ln_job_info_clear(&info);
 }
 
-static void case_cancel_running(conf_ctx *c) {
+void case_cancel_running(conf_ctx *c) {
     ln_job_opts jo;
     ln_job_opts_init(&jo);
     jo.attempts = 3; /* a plain failure would be retried */
@@ -86,7 +86,7 @@ static void case_cancel_running(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
-static void case_cancel_waiting(conf_ctx *c) {
+void case_cancel_waiting(conf_ctx *c) {
     ln_job_opts jo;
     ln_job_opts_init(&jo);
     jo.attempts = 3;
@@ -123,7 +123,7 @@ static void case_cancel_waiting(conf_ctx *c) {
     CHECK_EQ(ln_jobs_resume(c->jobs, c->queue), 0);
 }
 
-static void case_cancel_unknown(conf_ctx *c) {
+void case_cancel_unknown(conf_ctx *c) {
     CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, "no-such-job"), LN_ENOENT);
     CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "no-such-job");
     CHECK_EQ(ln_jobs_cancel(c->jobs, c->queue, "987654321"), LN_ENOENT);
@@ -134,7 +134,7 @@ static void case_cancel_unknown(conf_ctx *c) {
     CHECK_EQ(conf_total(c, c->queue), 0);
 }
 
-static void case_cancel_finished(conf_ctx *c) {
+void case_cancel_finished(conf_ctx *c) {
     char done[LN_JOB_ID_MAX], bad[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "ok", "1", NULL, done);
     conf_add(c, c->queue, "bad", "1", NULL, bad);
@@ -157,7 +157,7 @@ static void case_cancel_finished(conf_ctx *c) {
 }
 
 /* remove_on_fail applies to a canceled job as to any failed one. */
-static void case_cancel_remove_on_fail(conf_ctx *c) {
+void case_cancel_remove_on_fail(conf_ctx *c) {
     ln_job_opts jo;
     ln_job_opts_init(&jo);
     jo.remove_on_fail.mode = LN_KEEP_NONE;
@@ -172,7 +172,7 @@ static void case_cancel_remove_on_fail(conf_ctx *c) {
  * renewal every 200 ms, so polls meet renewals in flight), and queued ones
  * behind them: each running handler sees its cancel, the queued ones
  * never run, every job ends failed "canceled". */
-static void case_cancel_many_running(conf_ctx *c) {
+void case_cancel_many_running(conf_ctx *c) {
     enum { N = 8, CONC = 4 };
     char ids[N][LN_JOB_ID_MAX];
     for (int i = 0; i < N; i++) conf_add(c, c->queue, "loop", "{}", NULL, ids[i]);
@@ -200,13 +200,3 @@ static void case_cancel_many_running(conf_ctx *c) {
     ln_jobs_close(other);
     conf_check_counts(c, c->queue);
 }
-
-const conf_case conf_cancel_cases[] = {
-    CONF_CASE(cancel_running),
-    CONF_CASE(cancel_waiting),
-    CONF_CASE(cancel_unknown),
-    CONF_CASE(cancel_finished),
-    CONF_CASE(cancel_remove_on_fail),
-    CONF_CASE(cancel_many_running),
-    {0},
-};

@@ -2,8 +2,10 @@
  * (jobs.h ln_job_opts.dedup_keep_last_if_active, dedup_reschedule): an
  * add while the holder runs is kept and becomes a job when the holder
  * completes or fails for good, the latest such add winning; an add while
- * the holder is delayed moves its run time. The holder is held by a
- * handler that waits for a flag, so "while it runs" is certain. */
+ * the holder is delayed moves its run time; the kept add's options, a
+ * retried holder, and a holder (or another job) removed or drained. The
+ * holder is held by a handler that waits for a flag, so "while it runs" is
+ * certain. */
 #include "conf.h"
 
 #include <signal.h>
@@ -98,17 +100,17 @@ static void keep_last_then_finish(conf_ctx *c, const char *holder_name, int hold
     CHECK_EQ(ex, 0);
 }
 
-static void case_dedup_next_keep_last_completes(conf_ctx *c) {
+void case_dedup_next_keep_last_completes(conf_ctx *c) {
     keep_last_then_finish(c, "first", LN_JOB_COMPLETED);
 }
 
-static void case_dedup_next_keep_last_fails(conf_ctx *c) {
+void case_dedup_next_keep_last_fails(conf_ctx *c) {
     keep_last_then_finish(c, "bad", LN_JOB_FAILED); /* attempts 1: final */
 }
 
 /* Not while active: a keep-last add while the holder waits is only
  * deduplicated (nothing kept); the TTL is ignored (held until finished). */
-static void case_dedup_next_keep_last_waiting(conf_ctx *c) {
+void case_dedup_next_keep_last_waiting(conf_ctx *c) {
     char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
     int ex;
     add_keep(c, "first", "{\"n\":1}", 50, h, &ex);
@@ -128,7 +130,7 @@ static void case_dedup_next_keep_last_waiting(conf_ctx *c) {
 
 /* A canceled running holder is a final failure too: the kept add is
  * added (and runs). */
-static void case_dedup_next_canceled_holder(conf_ctx *c) {
+void case_dedup_next_canceled_holder(conf_ctx *c) {
     char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
     int ex;
     next_hold hold = {0};
@@ -160,7 +162,7 @@ static int block_handler(ln_job *job, void *ctx) {
     return 0;
 }
 
-static void case_dedup_next_stalled_holder(conf_ctx *c) {
+void case_dedup_next_stalled_holder(conf_ctx *c) {
     char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
     int ex, started[2], go[2];
     add_keep(c, "first", "{\"n\":1}", 0, h, &ex);
@@ -213,7 +215,7 @@ static void case_dedup_next_stalled_holder(conf_ctx *c) {
 /* Reschedule: a deduplicated add while the holder is delayed moves its
  * run time to the add's delay from now (0: due now), keeping its id and
  * data; without reschedule it keeps its own delay. */
-static void case_dedup_next_reschedule(conf_ctx *c) {
+void case_dedup_next_reschedule(conf_ctx *c) {
     char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
     ln_job_opts o;
     ln_job_opts_init(&o);
@@ -267,7 +269,7 @@ static void completed_named(conf_ctx *c, const char *name, char *out, size_t siz
 /* The kept job gets the id its add was given (on Redis the counter value
  * the add took, BullMQ's jid), not one numbered when it is added: the
  * holder's id + 1 here, below a job added after the kept add. */
-static void case_dedup_next_kept_id(conf_ctx *c) {
+void case_dedup_next_kept_id(conf_ctx *c) {
     char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX], x[LN_JOB_ID_MAX], k[LN_JOB_ID_MAX];
     int ex;
     next_hold hold = {0};
@@ -291,7 +293,7 @@ static void case_dedup_next_kept_id(conf_ctx *c) {
 }
 
 /* The new options are 0/1 and need a dedup_id. */
-static void case_dedup_next_bad_options(conf_ctx *c) {
+void case_dedup_next_bad_options(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.dedup_keep_last_if_active = 1;
@@ -308,14 +310,162 @@ static void case_dedup_next_bad_options(conf_ctx *c) {
     CHECK_EQ(conf_total(c, c->queue), 0);
 }
 
-const conf_case conf_dedup_next_cases[] = {
-    CONF_CASE(dedup_next_keep_last_completes),
-    CONF_CASE(dedup_next_keep_last_fails),
-    CONF_CASE(dedup_next_keep_last_waiting),
-    CONF_CASE(dedup_next_canceled_holder),
-    CONF_CASE(dedup_next_stalled_holder),
-    CONF_CASE(dedup_next_reschedule),
-    CONF_CASE(dedup_next_bad_options),
-    CONF_CASE(dedup_next_kept_id),
-    {0},
-};
+/* Holds a run until released; the first attempt then fails, a later one
+ * completes. */
+static int hold_then(ln_job *job, void *ctx) {
+    conf_hold *h = ctx;
+    atomic_fetch_add(&h->entered, 1);
+    int64_t end = conf_deadline(5000);
+    while (!atomic_load(&h->release) && conf_now_ms() < end) ln_test_sleep_ms(1);
+    if (ln_job_attempt(job) == 1 && strcmp(ln_job_name(job), "retried") == 0)
+        return ln_job_fail(job, "once");
+    return ln_job_set_result(job, "1");
+}
+
+/* A worker in the background whose first job is running in hold_then. */
+static conf_bg *start_holding(conf_ctx *c, conf_hold *hold) {
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_bg *w = conf_bg_start(c->jobs, c->queue, hold_then, hold, &wo);
+    conf_hold_wait(hold, 1);
+    return w;
+}
+
+static void add_kl(conf_ctx *c, const char *name, ln_job_opts *o, char *id) {
+    o->dedup_id = "kl2";
+    o->dedup_keep_last_if_active = 1;
+    SAYS(c->jobs, 0, ln_jobs_add(c->jobs, c->queue, name, "{}", o, id, LN_JOB_ID_MAX));
+}
+
+/* The kept add keeps its own options when it becomes a job: a custom id,
+ * a delay, a priority, its attempts; the holder removed by its retention
+ * as it completes still adds it; the job added holds the id. */
+void case_dedup_next_kept_options(conf_ctx *c) {
+    char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.remove_on_complete.mode = LN_KEEP_NONE;
+    add_kl(c, "first", &o, h);
+    conf_hold hold = {0};
+    conf_bg *w = start_holding(c, &hold);
+    ln_job_opts_init(&o);
+    o.job_id = "nxt";
+    o.delay_ms = 3600000;
+    o.priority = 5;
+    o.attempts = 3;
+    add_kl(c, "kept", &o, a);
+    CONF_CHECK_STR(a, h);
+    atomic_store(&hold.release, 1);
+    ln_job_info info;
+    int64_t end = conf_deadline(5000); /* the kept job is delayed: stop the worker */
+    while (ln_jobs_get(c->jobs, c->queue, "nxt", &info) != 0 && conf_now_ms() < end)
+        ln_test_sleep_ms(2);
+    ln_job_info_clear(&info);
+    ln_worker_stop(conf_bg_worker(w));
+    CHECK_EQ(conf_bg_join(w, NULL), 0);
+    CHECK_EQ(ln_jobs_get(c->jobs, c->queue, h, &info), LN_ENOENT);
+    SAYS(c->jobs, 0, ln_jobs_get(c->jobs, c->queue, "nxt", &info));
+    CHECK_EQ(info.state, LN_JOB_DELAYED);
+    CHECK_EQ(info.priority, 5);
+    CHECK_EQ(info.attempts, 3);
+    CONF_CHECK_STR(info.name, "kept");
+    ln_job_info_clear(&info);
+    CHECK_EQ(conf_total(c, c->queue), 1);
+    conf_check_counts(c, c->queue);
+    ln_job_opts_init(&o);
+    add_kl(c, "later", &o, a); /* held by the kept job now */
+    CONF_CHECK_STR(a, "nxt");
+    CHECK_EQ(conf_total(c, c->queue), 1);
+}
+
+/* A holder whose run fails with attempts left is retried, not finished:
+ * the kept add waits until the retry completes, then is added once. */
+void case_dedup_next_retried_holder(conf_ctx *c) {
+    char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.attempts = 2;
+    add_kl(c, "retried", &o, h);
+    conf_hold hold = {0};
+    conf_bg *w = start_holding(c, &hold);
+    ln_job_opts_init(&o);
+    add_kl(c, "kept", &o, a);
+    CONF_CHECK_STR(a, h);
+    atomic_store(&hold.release, 1);
+    CHECK_EQ(conf_bg_join(w, NULL), 0);
+    CHECK_EQ(atomic_load(&hold.entered), 3); /* holder twice, the kept job once */
+    CHECK_EQ(conf_total(c, c->queue), 2);
+    CHECK_EQ(conf_state(c, c->queue, h), LN_JOB_COMPLETED);
+    conf_check_counts(c, c->queue);
+}
+
+/* Removing a job that carries the dedup id but no longer holds it (its
+ * TTL ran out and a keep-last add took the id) leaves the next job kept
+ * for the holder, as BullMQ's removal (it drops the next job only when the
+ * key names the removed job). The SQLite store's trigger dropped it for
+ * any unfinished job of that dedup id, so the holder's finish added
+ * nothing there while Redis added it. */
+void case_dedup_next_remove_other_job(conf_ctx *c) {
+    char old[LN_JOB_ID_MAX], h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.dedup_id = "kl2";
+    o.dedup_ttl_ms = 30;
+    o.delay_ms = 3600000;
+    SAYS(c->jobs, 0, ln_jobs_add(c->jobs, c->queue, "old", "{}", &o, old, sizeof old));
+    ln_test_sleep_ms(60); /* its TTL is over: the id is free */
+    ln_job_opts_init(&o);
+    add_kl(c, "holder", &o, h);
+    CHECK(strcmp(h, old) != 0);
+    conf_hold hold = {0};
+    conf_bg *w = start_holding(c, &hold);
+    add_kl(c, "kept", &o, a);
+    CONF_CHECK_STR(a, h);
+    SAYS(c->jobs, 0, ln_jobs_remove(c->jobs, c->queue, old));
+    atomic_store(&hold.release, 1);
+    CHECK_EQ(conf_bg_join(w, NULL), 0);
+    CHECK_EQ(atomic_load(&hold.entered), 2); /* the holder, then the kept job */
+    CHECK_EQ(conf_total(c, c->queue), 2);
+    conf_check_counts(c, c->queue);
+}
+
+/* Removing the holder itself (delayed for a retry after a failed run,
+ * its next job kept) drops the next job, as BullMQ's removal: a later
+ * holder's finish adds only what was kept for it. */
+static void remove_holder(conf_ctx *c, int drain) {
+    char h[LN_JOB_ID_MAX], a[LN_JOB_ID_MAX];
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.attempts = 2;
+    o.backoff_ms = 3600000;
+    add_kl(c, "retried", &o, h);
+    conf_hold hold = {0};
+    conf_bg *w = start_holding(c, &hold);
+    ln_job_opts_init(&o);
+    add_kl(c, "kept", &o, a);
+    CONF_CHECK_STR(a, h);
+    atomic_store(&hold.release, 1);
+    conf_wait_state(c, c->queue, h, LN_JOB_DELAYED, 5000);
+    ln_worker_stop(conf_bg_worker(w));
+    CHECK_EQ(conf_bg_join(w, NULL), 0);
+    if (drain)
+        SAYS(c->jobs, 0, ln_jobs_drain(c->jobs, c->queue, NULL));
+    else
+        SAYS(c->jobs, 0, ln_jobs_remove(c->jobs, c->queue, h));
+    CHECK_EQ(conf_total(c, c->queue), 0);
+    add_kl(c, "fresh", &o, a); /* the id is free: a new holder */
+    CHECK(strcmp(a, h) != 0);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    (void)conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_total(c, c->queue), 1); /* not the dropped "kept" */
+    CHECK_EQ(conf_state(c, c->queue, a), LN_JOB_COMPLETED);
+}
+
+void case_dedup_next_remove_holder(conf_ctx *c) {
+    remove_holder(c, 0);
+}
+
+void case_dedup_next_drain_holder(conf_ctx *c) {
+    remove_holder(c, 1); /* the drain takes delayed jobs too */
+}

@@ -1,7 +1,8 @@
 /* conf_detach.c - ln_jobs_remove_child_dependency (jobs_flows.h; BullMQ's
  * job.removeChildDependency): a pending child leaves its parent, which is
  * released once no pending child is left; a child no longer pending, or a
- * job of no flow, is left as it is. */
+ * job of no flow, is left as it is; in a tree, a failed child still
+ * pending leaves and its parent is released while the root waits on. */
 #include "conf.h"
 
 /* Flow r (queue q, delay_ms on r) with pending children x and y. */
@@ -42,7 +43,7 @@ static int has_parent(conf_ctx *c, const char *id) {
 
 /* Detaching both children releases the parent; each child's later
  * completion reaches no parent. */
-static void case_detach_releases_parent(conf_ctx *c) {
+void case_detach_releases_parent(conf_ctx *c) {
     flow_rxy(c, 0);
     CHECK_EQ(detach(c, "x"), 1);
     CHECK_EQ(has_parent(c, "x"), 0);
@@ -66,7 +67,7 @@ static void case_detach_releases_parent(conf_ctx *c) {
 }
 
 /* A parent with a delay of its own is released into delayed. */
-static void case_detach_delayed_parent(conf_ctx *c) {
+void case_detach_delayed_parent(conf_ctx *c) {
     flow_rxy(c, 60000);
     CHECK_EQ(detach(c, "y"), 1);
     CHECK_EQ(detach(c, "x"), 1);
@@ -75,7 +76,7 @@ static void case_detach_delayed_parent(conf_ctx *c) {
 }
 
 /* A processed child, a job of no flow, no such job. */
-static void case_detach_not_pending(conf_ctx *c) {
+void case_detach_not_pending(conf_ctx *c) {
     flow_rxy(c, 0);
     ln_worker_opts o;
     conf_worker_opts(&o);
@@ -95,7 +96,7 @@ static void case_detach_not_pending(conf_ctx *c) {
 
 /* The parent removed first (its child kept): LN_ENOENT, as BullMQ's
  * missing parent key. */
-static void case_detach_parent_gone(conf_ctx *c) {
+void case_detach_parent_gone(conf_ctx *c) {
     ln_job_opts o, p;
     ln_job_opts_init(&p);
     p.job_id = "p";
@@ -112,10 +113,49 @@ static void case_detach_parent_gone(conf_ctx *c) {
     CHECK_EQ(removed, 0);
 }
 
-const conf_case conf_detach_cases[] = {
-    CONF_CASE(detach_releases_parent),
-    CONF_CASE(detach_delayed_parent),
-    CONF_CASE(detach_not_pending),
-    CONF_CASE(detach_parent_gone),
-    {0},
-};
+static int detach_in(conf_ctx *c, const char *queue, const char *id) {
+    int removed = -1;
+    SAYS(c->jobs, 0, ln_jobs_remove_child_dependency(c->jobs, queue, id, &removed));
+    return removed;
+}
+
+/* removeChildDependency in a tree: parent p (itself a child of root g)
+ * with a pending child a in another queue, a child f failed with no
+ * failure option (still a pending dependency, as in BullMQ) and a child i
+ * failed with ignore_dependency_on_failure (no longer one). Detaching i
+ * does nothing, f and a leave p, which is released (g still waits for it)
+ * and then completes, releasing g. */
+void case_detach_tree(conf_ctx *c) {
+    const char *q2 = conf_queue(c, "other");
+    ln_job_opts o[5];
+    ln_flow_node kids[3] = {conf_flow_node(q2, "k", "a", &o[0]),
+                            conf_flow_node(c->queue, "bad", "f", &o[1]),
+                            conf_flow_node(c->queue, "bad", "i", &o[2])};
+    kids[2].ignore_dependency_on_failure = 1;
+    ln_flow_node p = conf_flow_node(NULL, "n", "p", &o[3]);
+    p.children = kids;
+    p.nchildren = 3;
+    ln_flow_node g = conf_flow_node(c->queue, "n", "g", &o[4]);
+    g.children = &p;
+    g.nchildren = 1;
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &g, NULL, 0, 0));
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    ln_worker_stats st = conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(st.failed, 2);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(detach_in(c, c->queue, "i"), 0);
+    CHECK_EQ(detach_in(c, c->queue, "f"), 1);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(detach_in(c, q2, "a"), 1);
+    CHECK_EQ(detach_in(c, q2, "a"), 0);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_WAITING);
+    CHECK_EQ(conf_state(c, c->queue, "g"), LN_JOB_WAITING_CHILDREN);
+    conf_check_counts(c, c->queue);
+    conf_check_counts(c, q2);
+    st = conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(st.completed, 2);
+    CHECK_EQ(conf_state(c, c->queue, "g"), LN_JOB_COMPLETED);
+    CHECK_EQ(conf_state(c, q2, "a"), LN_JOB_WAITING);
+    conf_check_counts(c, c->queue);
+}

@@ -23,7 +23,7 @@ static void add_many(conf_ctx *c, size_t n, const ln_job_opts *o) {
  * iterations in the middle of them, one ready and one delayed, and a
  * deduplication id: every job goes, the count is right, the iterations
  * stay where they were and the id is free again. */
-static void case_drain_more_than_a_step(conf_ctx *c) {
+void case_drain_more_than_a_step(conf_ctx *c) {
     char ready_id[LN_JOB_ID_MAX], later_id[LN_JOB_ID_MAX], id[LN_JOB_ID_MAX];
     ln_job_opts d, p, u;
     ln_job_opts_init(&d);
@@ -56,7 +56,7 @@ static void case_drain_more_than_a_step(conf_ctx *c) {
 }
 
 /* A paused queue of more than one step drains the same. */
-static void case_drain_paused_more_than_a_step(conf_ctx *c) {
+void case_drain_paused_more_than_a_step(conf_ctx *c) {
     CHECK_EQ(ln_jobs_pause(c->jobs, c->queue), 0);
     add_many(c, MANY + 300, NULL);
     size_t removed = 0;
@@ -89,7 +89,7 @@ static void add_flow(conf_ctx *c, const char *q, size_t n, int mid, char *id) {
  * drained queue goes with its last child, a later step's (and a
  * grandparent with its parent), one in another queue is released; only
  * the children are counted. */
-static void case_drain_flows_over_steps(conf_ctx *c) {
+void case_drain_flows_over_steps(conf_ctx *c) {
     char here[LN_JOB_ID_MAX], there[LN_JOB_ID_MAX], top[LN_JOB_ID_MAX];
     const char *q2 = conf_queue(c, "up");
     add_many(c, 700, NULL);
@@ -172,7 +172,7 @@ static void check_chain_cut(conf_ctx *c) {
  * BullMQ-like cascade), the next parent up is released to waiting
  * instead (its own parent waits on), so one call's work stays bounded;
  * the drain counts the leaf. */
-static void case_drain_long_parent_chain_is_cut(conf_ctx *c) {
+void case_drain_long_parent_chain_is_cut(conf_ctx *c) {
     make_chain(c, "leaf");
     size_t removed = 0;
     SAYS(c->jobs, 0, ln_jobs_drain(c->jobs, c->queue, &removed));
@@ -183,7 +183,7 @@ static void case_drain_long_parent_chain_is_cut(conf_ctx *c) {
 /* The same for a clean of the failed leaf (a failure with no failure
  * option, which its parent waits on): the same parents go, the same one
  * is released. */
-static void case_clean_long_parent_chain_is_cut(conf_ctx *c) {
+void case_clean_long_parent_chain_is_cut(conf_ctx *c) {
     make_chain(c, "bad");
     ln_worker_opts wo;
     conf_worker_opts(&wo);
@@ -194,9 +194,3 @@ static void case_clean_long_parent_chain_is_cut(conf_ctx *c) {
     CHECK(removed >= 1);
     check_chain_cut(c);
 }
-
-const conf_case conf_drain_cases[] = {
-    CONF_CASE(drain_more_than_a_step),         CONF_CASE(drain_paused_more_than_a_step),
-    CONF_CASE(drain_flows_over_steps),         CONF_CASE(drain_long_parent_chain_is_cut),
-    CONF_CASE(clean_long_parent_chain_is_cut), {0},
-};

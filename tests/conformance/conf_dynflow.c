@@ -1,9 +1,13 @@
 /* conf_dynflow.c - children added to an existing parent (ln_job_opts
  * parent_queue / parent_id) and a running job that waits for them
- * (ln_job_wait_children): BullMQ's "process in steps" pattern, a missing
- * parent, a parent already in waiting-children, a wait with nothing
- * pending, children in another queue, a custom id that exists. */
+ * (ln_job_wait_children, or for one given child: ln_job_wait_child):
+ * BullMQ's "process in steps" pattern, a missing parent, a parent already
+ * in waiting-children, a wait with nothing pending, children in another
+ * queue, a custom id that exists, a job refused as its own descendant's
+ * child, a bulk add with parents (job after job) and a completed parent
+ * that takes a new child's result. */
 #include "conf.h"
+#include "conf_flowtree.h"
 
 #include <stdlib.h>
 #include <time.h>
@@ -80,7 +84,7 @@ static void check_stepped(conf_ctx *c, const stepper *s, const char *queue, cons
 /* The whole pattern on one C worker: run 1 adds two children and waits
  * (the handler's failure after it is ignored), the children run, run 2
  * reads their results and completes. */
-static void case_dynflow_steps(conf_ctx *c) {
+void case_dynflow_steps(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.job_id = "p";
@@ -102,7 +106,7 @@ static void case_dynflow_steps(conf_ctx *c) {
 /* Children in another queue: the parent's worker leaves it waiting for
  * them, their own worker runs them and releases it, and the parent's
  * worker runs it again. */
-static void case_dynflow_children_other_queue(conf_ctx *c) {
+void case_dynflow_children_other_queue(conf_ctx *c) {
     const char *kq = conf_queue(c, "kids");
     ln_job_opts o;
     ln_job_opts_init(&o);
@@ -129,7 +133,7 @@ static void case_dynflow_children_other_queue(conf_ctx *c) {
 
 /* No job of that id: nothing is stored (in a bulk add, not the jobs
  * before it either); malformed parent options are refused. */
-static void case_dynflow_missing_parent(conf_ctx *c) {
+void case_dynflow_missing_parent(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.parent_queue = c->queue;
@@ -166,7 +170,7 @@ static void case_dynflow_missing_parent(conf_ctx *c) {
 
 /* A flow parent already in waiting-children gets one more child: it is
  * released only once both are done, and reads both results. */
-static void case_dynflow_add_to_waiting_parent(conf_ctx *c) {
+void case_dynflow_add_to_waiting_parent(conf_ctx *c) {
     const char *kq = conf_queue(c, "kids");
     ln_job_opts po, ko;
     ln_job_opts_init(&po);
@@ -208,7 +212,7 @@ static int wait_then_complete(ln_job *job, void *ctx) {
     return ln_job_set_result(job, "\"done\"");
 }
 
-static void case_dynflow_wait_none_pending(conf_ctx *c) {
+void case_dynflow_wait_none_pending(conf_ctx *c) {
     conf_add_id(c, c->queue, "p", 0, 0, 0);
     int rc = -1;
     ln_worker_opts wo;
@@ -264,7 +268,7 @@ static int attach_self(ln_job *job, void *ctx) {
 /* A custom id that exists, added with a parent: a completed job gives its
  * result at once, a waiting one becomes a pending dependency; one that is
  * a child of another parent, or running, is refused. */
-static void case_dynflow_existing_child(conf_ctx *c) {
+void case_dynflow_existing_child(conf_ctx *c) {
     const char *kq = conf_queue(c, "kids");
     conf_add_id(c, kq, "k", 0, 0, 0);
     ln_worker_opts wo;
@@ -341,7 +345,7 @@ static int fail_child_then_wait(ln_job *job, void *ctx) {
     return ln_job_fail(job, "done");
 }
 
-static void case_dynflow_wait_failed_child(conf_ctx *c) {
+void case_dynflow_wait_failed_child(conf_ctx *c) {
     conf_add_id(c, c->queue, "p", 0, 0, 0);
     failer f = {c, conf_queue(c, "kids"), 0};
     ln_worker_opts wo;
@@ -378,7 +382,7 @@ static int busy_step(ln_job *job, void *ctx) {
     return rc == 0 ? ln_job_set_result(job, "\"stepped\"") : ln_job_fail(job, "wait failed");
 }
 
-static void case_dynflow_busy_steps(conf_ctx *c) {
+void case_dynflow_busy_steps(conf_ctx *c) {
     char ids[8][LN_JOB_ID_MAX];
     for (int i = 0; i < 8; i++) conf_add(c, c->queue, "step", NULL, NULL, ids[i]);
     ln_worker_opts wo;
@@ -400,14 +404,168 @@ static void case_dynflow_busy_steps(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
-const conf_case conf_dynflow_cases[] = {
-    CONF_CASE(dynflow_steps),
-    CONF_CASE(dynflow_children_other_queue),
-    CONF_CASE(dynflow_missing_parent),
-    CONF_CASE(dynflow_add_to_waiting_parent),
-    CONF_CASE(dynflow_wait_none_pending),
-    CONF_CASE(dynflow_existing_child),
-    CONF_CASE(dynflow_wait_failed_child),
-    CONF_CASE(dynflow_busy_steps),
-    {0},
-};
+/* A job added as a child of its own descendant (an existing custom id
+ * given a parent below it) would close a cycle whose jobs wait for each
+ * other for good: refused (LN_EINVAL, nothing stored) on both stores, also
+ * through a parent an earlier job of the same bulk add gives. */
+void case_dynflow_cycle_refused(conf_ctx *c) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "P";
+    conf_add(c, c->queue, "x", NULL, &o, NULL);
+    o.parent_queue = c->queue;
+    o.parent_id = "P";
+    o.job_id = "C";
+    conf_add(c, c->queue, "x", NULL, &o, NULL);
+    o.parent_id = "C";
+    o.job_id = "G";
+    conf_add(c, c->queue, "x", NULL, &o, NULL);
+    o.job_id = "P"; /* P under its grandchild G */
+    o.parent_id = "G";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add(c->jobs, c->queue, "x", NULL, &o, NULL, 0));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "ancestor");
+    ln_job_children rel;
+    SAYS(c->jobs, 0, ln_jobs_children(c->jobs, c->queue, "P", &rel));
+    CHECK(rel.parent_id == NULL);
+    ln_job_children_clear(&rel);
+    /* in one bulk: N gets parent G, then P is given N as its parent */
+    ln_job_opts a = o, b = o;
+    a.job_id = "N";
+    b.parent_id = "N";
+    ln_job_spec sp[2] = {{"n", NULL, &a}, {"p", NULL, &b}};
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_bulk(c->jobs, c->queue, sp, 2, NULL, 0));
+    CHECK_EQ(conf_state(c, c->queue, "N"), LN_ENOENT);
+    size_t n = 0; /* the tree is as it was */
+    SAYS(c->jobs, 0, ln_jobs_remove_tree(c->jobs, c->queue, "P", &n));
+    CHECK_EQ(n, 3);
+    CHECK_EQ(conf_total(c, c->queue), 0);
+}
+
+/* The pending children of job id of queue: their ids, each followed by a
+ * space, in out. */
+static void pending_kids(conf_ctx *c, const char *id, char *out, size_t size) {
+    ln_job_children rel;
+    SAYS(c->jobs, 0, ln_jobs_children(c->jobs, c->queue, id, &rel));
+    out[0] = '\0';
+    for (size_t i = 0; i < rel.n; i++) {
+        size_t len = strlen(out);
+        if (rel.children[i].status == LN_CHILD_PENDING)
+            snprintf(out + len, size - len, "%s ", rel.children[i].id);
+    }
+    ln_job_children_clear(&rel);
+}
+
+/* A bulk add goes job after job, as BullMQ's: a parent an earlier job of
+ * it creates exists for a later one, and a custom id an earlier job made
+ * the child of one parent is the child of another parent for a later one
+ * (LN_EEXIST, nothing stored), on both stores. */
+void case_dynflow_bulk_parents(conf_ctx *c) {
+    ln_job_opts p, k;
+    ln_job_opts_init(&p);
+    p.job_id = "bp";
+    ln_job_opts_init(&k);
+    k.parent_queue = c->queue;
+    k.parent_id = "bp";
+    k.job_id = "bk";
+    ln_job_spec sp[2] = {{"p", NULL, &p}, {"k", NULL, &k}};
+    SAYS(c->jobs, 0, ln_jobs_add_bulk(c->jobs, c->queue, sp, 2, NULL, 0));
+    char got[64];
+    pending_kids(c, "bp", got, sizeof got);
+    CONF_CHECK_STR(got, "bk ");
+    conf_add_id(c, c->queue, "p2", 0, 0, 0);
+    ln_job_opts a = k, b = k;
+    a.job_id = b.job_id = "dup";
+    b.parent_id = "p2";
+    ln_job_spec two[2] = {{"a", NULL, &a}, {"b", NULL, &b}};
+    SAYS(c->jobs, LN_EEXIST, ln_jobs_add_bulk(c->jobs, c->queue, two, 2, NULL, 0));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "job 1: ");
+    CHECK_EQ(conf_state(c, c->queue, "dup"), LN_ENOENT);
+    pending_kids(c, "bp", got, sizeof got);
+    CONF_CHECK_STR(got, "bk ");
+    pending_kids(c, "p2", got, sizeof got);
+    CONF_CHECK_STR(got, "");
+    conf_check_counts(c, c->queue);
+}
+
+/* A parent that completed before a child is added to it stays completed
+ * (as BullMQ's: only a parent in waiting-children is moved) and records
+ * the child's result when it completes; the tree goes whole. */
+void case_dynflow_completed_parent(conf_ctx *c) {
+    conf_add_id(c, c->queue, "p", 0, 0, 0);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_COMPLETED);
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "k";
+    o.parent_queue = c->queue;
+    o.parent_id = "p";
+    conf_add(c, c->queue, "k", "2", &o, NULL);
+    char got[64];
+    pending_kids(c, "p", got, sizeof got);
+    CONF_CHECK_STR(got, "k ");
+    conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_COMPLETED);
+    ln_job_children rel;
+    SAYS(c->jobs, 0, ln_jobs_children(c->jobs, c->queue, "p", &rel));
+    CHECK_EQ(rel.n, 1);
+    CHECK_EQ(rel.children[0].status, LN_CHILD_PROCESSED);
+    CONF_CHECK_STR(rel.children[0].value, "{\"ok\":2}");
+    ln_job_children_clear(&rel);
+    size_t n = 0;
+    SAYS(c->jobs, 0, ln_jobs_remove_tree(c->jobs, c->queue, "p", &n));
+    CHECK_EQ(n, 2);
+    CHECK_EQ(conf_total(c, c->queue), 0);
+}
+
+/* The handler of the wait_child case: what each call answered. */
+typedef struct one_child {
+    conf_ctx *c;
+    const char *kq, *dq;
+    int rc_not_kid, rc_done, rc_pending, rc_again, state_done, state_after;
+} one_child;
+
+static int one_child_handler(ln_job *job, void *ctx) {
+    one_child *s = ctx;
+    const char *me_q = ln_job_queue(job), *me = ln_job_id(job);
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = "k1";
+    o.parent_queue = me_q;
+    o.parent_id = me;
+    if (ln_jobs_add(s->c->jobs, s->kq, "k", "1", &o, NULL, 0) != 0) return ln_job_fail(job, "k1");
+    o.job_id = "done1"; /* completed already: attached with its result */
+    if (ln_jobs_add(s->c->jobs, s->dq, "k", "2", &o, NULL, 0) != 0)
+        return ln_job_fail(job, "done1");
+    s->rc_not_kid = ln_job_wait_child(job, s->kq, "nope");
+    s->rc_done = ln_job_wait_child(job, s->dq, "done1");
+    s->state_done = conf_state(s->c, me_q, me);
+    s->rc_pending = ln_job_wait_child(job, s->kq, "k1");
+    s->state_after = conf_state(s->c, me_q, me);
+    s->rc_again = ln_job_wait_child(job, s->kq, "k1");
+    return ln_job_fail(job, "ignored: the job waits");
+}
+
+/* Only the child named counts: a done one or a stranger leaves the job
+ * active although another child is pending; a pending one moves it. */
+void case_flowmore_wait_child(conf_ctx *c) {
+    one_child s = {.c = c, .kq = conf_queue(c, "kids"), .dq = conf_queue(c, "done")};
+    conf_add_kid(c, s.dq, "done1", "k", NULL, NULL);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, s.dq, conf_handler_by_name, NULL, &wo);
+    conf_add_kid(c, c->queue, "p", "parent", NULL, NULL);
+    ln_worker_stats st = conf_run(c, c->queue, one_child_handler, &s, &wo);
+    CHECK_EQ(s.rc_not_kid, 0);
+    CHECK_EQ(s.rc_done, 0);
+    CHECK_EQ(s.state_done, LN_JOB_ACTIVE);
+    CHECK_EQ(s.rc_pending, 1);
+    CHECK_EQ(s.state_after, LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(s.rc_again, LN_ESTALE);
+    CHECK_EQ(st.waited, 1);
+    CHECK_EQ(st.failed, 0);
+    conf_run(c, s.kq, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, c->queue, "p"), LN_JOB_WAITING);
+    conf_check_counts(c, c->queue);
+}

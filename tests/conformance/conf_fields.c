@@ -13,7 +13,7 @@ static void run_all(conf_ctx *c, const char *queue) {
 
 /* LN_KEEP_AGE keeps finished jobs younger than 'value' ms (BullMQ's {age}):
  * with 0 none is, not even the job that just finished. */
-static void case_retention_age_zero_keeps_none(conf_ctx *c) {
+void case_retention_age_zero_keeps_none(conf_ctx *c) {
     ln_job_keep zero = {LN_KEEP_AGE, 0}, hour = {LN_KEEP_AGE, 3600000};
     char gone_ok[LN_JOB_ID_MAX], gone_bad[LN_JOB_ID_MAX], kept[LN_JOB_ID_MAX];
     ln_job_opts o;
@@ -45,7 +45,7 @@ static int fail_first(ln_job *job, void *ctx) {
     return 0;
 }
 
-static void case_run_at_first_due_after_retry(conf_ctx *c) {
+void case_run_at_first_due_after_retry(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.delay_ms = 30;
@@ -95,7 +95,7 @@ static int trace_handler(ln_job *job, void *ctx) {
 
 /* A tracestate travels with a traceparent only, and an empty one is none:
  * NULL in ln_jobs_get and in the handler, on every store. */
-static void case_tracestate_empty_or_alone_is_none(conf_ctx *c) {
+void case_tracestate_empty_or_alone_is_none(conf_ctx *c) {
     struct {
         const char *tp, *ts;
     } cases[] = {{TP, ""}, {NULL, "k=v"}, {NULL, ""}};
@@ -137,7 +137,7 @@ static void case_tracestate_empty_or_alone_is_none(conf_ctx *c) {
 /* ln_jobs_retry starts the job afresh: started_ms and finished_ms are 0
  * again (BullMQ's job.retry deletes processedOn and finishedOn), the
  * failed reason goes; attempts_started keeps counting. */
-static void case_retry_clears_started_ms(conf_ctx *c) {
+void case_retry_clears_started_ms(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "bad", "{}", NULL, id);
     run_all(c, c->queue);
@@ -166,11 +166,3 @@ static void case_retry_clears_started_ms(conf_ctx *c) {
     CHECK_EQ(info.attempts_started, 2);
     ln_job_info_clear(&info);
 }
-
-const conf_case conf_fields_cases[] = {
-    CONF_CASE(retention_age_zero_keeps_none),
-    CONF_CASE(run_at_first_due_after_retry),
-    CONF_CASE(tracestate_empty_or_alone_is_none),
-    CONF_CASE(retry_clears_started_ms),
-    {0},
-};

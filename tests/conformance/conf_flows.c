@@ -1,8 +1,10 @@
 /* conf_flows.c - flows (jobs.h "Flows"): a tree added at once, parents
  * released by their children's completions, the children's results read
- * in the parent's handler, the four failure options, and a parent that
- * refuses to complete while a child is pending. */
+ * in the parent's handler, the four failure options, a parent that
+ * refuses to complete while a child is pending, and a flow whose root
+ * names an existing parent (it becomes that parent's pending child). */
 #include "conf.h"
+#include "conf_flowtree.h"
 
 #include <stdlib.h>
 
@@ -69,7 +71,7 @@ static void add_flow(conf_ctx *c, const ln_flow_node *root, size_t nnodes) {
 
 /* A parent with three children waits for them, then reads every
  * child's result in its handler. */
-static void case_flow_parent_after_children(conf_ctx *c) {
+void case_flow_parent_after_children(conf_ctx *c) {
     ln_job_opts po, ko[3];
     ln_flow_node kids[3] = {conf_flow_node(NULL, "k", "k1", &ko[0]),
                             conf_flow_node(NULL, "k", "k2", &ko[1]),
@@ -111,7 +113,7 @@ static void case_flow_parent_after_children(conf_ctx *c) {
 
 /* Three levels over three queues: leaves, then the middle, then the
  * root, each released by the level below. */
-static void case_flow_nested(conf_ctx *c) {
+void case_flow_nested(conf_ctx *c) {
     const char *q2 = conf_queue(c, "mid"), *q3 = conf_queue(c, "leaf");
     ln_job_opts ro, mo, lo[2];
     ln_flow_node leaves[2] = {conf_flow_node(q3, "leaf", "l1", &lo[0]),
@@ -161,7 +163,7 @@ static void run_failing(conf_ctx *c, int opt, seen *s) {
 }
 
 /* fail_parent_on_failure: the parent fails without running. */
-static void case_flow_fail_parent(conf_ctx *c) {
+void case_flow_fail_parent(conf_ctx *c) {
     seen s = {0};
     run_failing(c, 1, &s);
     CHECK_EQ(s.parents, 0);
@@ -182,7 +184,7 @@ static void case_flow_fail_parent(conf_ctx *c) {
 }
 
 /* ignore_dependency_on_failure: the parent completes, the failure read. */
-static void case_flow_ignore_dependency(conf_ctx *c) {
+void case_flow_ignore_dependency(conf_ctx *c) {
     seen s = {0};
     run_failing(c, 3, &s);
     CHECK_EQ(s.parents, 1);
@@ -192,7 +194,7 @@ static void case_flow_ignore_dependency(conf_ctx *c) {
 }
 
 /* remove_dependency_on_failure: the parent completes, nothing recorded. */
-static void case_flow_remove_dependency(conf_ctx *c) {
+void case_flow_remove_dependency(conf_ctx *c) {
     seen s = {0};
     run_failing(c, 4, &s);
     CHECK_EQ(s.parents, 1);
@@ -202,7 +204,7 @@ static void case_flow_remove_dependency(conf_ctx *c) {
 }
 
 /* No option: the failed child stays a dependency; the parent waits. */
-static void case_flow_failure_keeps_parent_waiting(conf_ctx *c) {
+void case_flow_failure_keeps_parent_waiting(conf_ctx *c) {
     seen s = {0};
     run_failing(c, 0, &s);
     CHECK_EQ(s.parents, 0);
@@ -214,7 +216,7 @@ static void case_flow_failure_keeps_parent_waiting(conf_ctx *c) {
 /* continue_parent_on_failure: the parent runs at once, with its other
  * child (in another queue, not run) still pending; its completion is
  * refused, and with one attempt it fails. */
-static void case_flow_continue_parent_refused(conf_ctx *c) {
+void case_flow_continue_parent_refused(conf_ctx *c) {
     const char *other = conf_queue(c, "other");
     ln_job_opts po, ko[2];
     ln_flow_node kids[2] = {conf_flow_node(NULL, "bad", "b", &ko[0]),
@@ -240,7 +242,7 @@ static void case_flow_continue_parent_refused(conf_ctx *c) {
 }
 
 /* Bad flows store nothing. */
-static void case_flow_bad_input(conf_ctx *c) {
+void case_flow_bad_input(conf_ctx *c) {
     ln_job_opts po, ko, dup;
     ln_flow_node kid = conf_flow_node(NULL, "k", "k", &ko);
     ln_flow_node root = conf_flow_node(c->queue, "parent", "p", &po);
@@ -293,7 +295,7 @@ static void case_flow_bad_input(conf_ctx *c) {
 
 /* A parent with a delay goes to delayed when its children are done (by
  * its own delay from then), one with a priority to prioritized. */
-static void case_flow_parent_delay_priority(conf_ctx *c) {
+void case_flow_parent_delay_priority(conf_ctx *c) {
     ln_job_opts po, qo, ko[2];
     ln_flow_node k1 = conf_flow_node(NULL, "k", "k1", &ko[0]),
                  k2 = conf_flow_node(NULL, "k", "k2", &ko[1]);
@@ -321,7 +323,7 @@ static void case_flow_parent_delay_priority(conf_ctx *c) {
 
 /* Removing a pending child drops the dependency; the last one releases
  * the parent (BullMQ's removeJob). */
-static void case_flow_remove_child_releases_parent(conf_ctx *c) {
+void case_flow_remove_child_releases_parent(conf_ctx *c) {
     ln_job_opts po, ko[2];
     ln_flow_node kids[2] = {conf_flow_node(NULL, "k", "k1", &ko[0]),
                             conf_flow_node(NULL, "k", "k2", &ko[1])};
@@ -341,16 +343,61 @@ static void case_flow_remove_child_releases_parent(conf_ctx *c) {
     conf_check_counts(c, c->queue);
 }
 
-const conf_case conf_flows_cases[] = {
-    CONF_CASE(flow_parent_after_children),
-    CONF_CASE(flow_nested),
-    CONF_CASE(flow_fail_parent),
-    CONF_CASE(flow_ignore_dependency),
-    CONF_CASE(flow_remove_dependency),
-    CONF_CASE(flow_failure_keeps_parent_waiting),
-    CONF_CASE(flow_continue_parent_refused),
-    CONF_CASE(flow_bad_input),
-    CONF_CASE(flow_parent_delay_priority),
-    CONF_CASE(flow_remove_child_releases_parent),
-    {0},
-};
+/* A flow whose root names an existing parent: the root becomes its
+ * pending child, in the flow's one step; its result reaches the parent
+ * when the tree finishes. A missing parent refuses the whole flow. */
+void case_flowmore_flow_root_parent(conf_ctx *c) {
+    const char *q = c->queue, *kq = conf_queue(c, "tree");
+    conf_add_kid(c, q, "p", "parent", NULL, NULL);
+    conf_tree t;
+    const conf_tree_row rows[] = {{NULL, kq, "k", "r"}, {"r", NULL, "k", "x"}};
+    ln_flow_node *root = CONF_TREE_MAKE(&t, rows);
+    ln_job_opts *ro = conf_tree_opts(&t, "r"), *xo = conf_tree_opts(&t, "x");
+    ro->parent_queue = q;
+    ro->parent_id = "nope";
+    SAYS(c->jobs, LN_ENOENT, ln_jobs_add_flow(c->jobs, root, NULL, 0, 0));
+    CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "missing key for parent job");
+    CHECK_EQ(conf_total(c, kq), 0);
+    ro->parent_id = "p";
+    xo->parent_queue = q; /* only the root may have one */
+    xo->parent_id = "p";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_flow(c->jobs, root, NULL, 0, 0));
+    xo->parent_queue = xo->parent_id = NULL;
+    ro->parent_queue = kq;
+    ro->parent_id = "r";
+    SAYS(c->jobs, LN_EINVAL, ln_jobs_add_flow(c->jobs, root, NULL, 0, 0)); /* itself */
+    ro->parent_queue = q;
+    ro->parent_id = "p";
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, root, NULL, 0, 0));
+    CHECK_EQ(conf_state(c, kq, "r"), LN_JOB_WAITING_CHILDREN);
+    CHECK_EQ(conf_state(c, q, "p"), LN_JOB_WAITING);
+    ln_job_opts lo;
+    ln_flow_node lone = conf_flow_node(kq, "bad", "s", &lo); /* a root alone, */
+    lo.parent_queue = q;
+    lo.parent_id = "p";
+    lo.ignore_dependency_on_failure = 1; /* its failure options in its opts */
+    SAYS(c->jobs, 0, ln_jobs_add_flow(c->jobs, &lone, NULL, 0, 0));
+    ln_job_children rel;
+    CHECK_EQ(ln_jobs_children(c->jobs, kq, "r", &rel), 0);
+    CONF_CHECK_STR(rel.parent_queue, q);
+    CONF_CHECK_STR(rel.parent_id, "p");
+    ln_job_children_clear(&rel);
+    ln_worker_opts wo;
+    conf_worker_opts(&wo);
+    conf_run(c, kq, conf_handler_by_name, NULL, &wo);
+    CHECK_EQ(conf_state(c, kq, "r"), LN_JOB_COMPLETED);
+    CHECK_EQ(ln_jobs_children(c->jobs, q, "p", &rel), 0);
+    CHECK_EQ(rel.n, 2);
+    if (rel.n == 2) {
+        CONF_CHECK_STR(rel.children[0].id, "r");
+        CHECK_EQ(rel.children[0].status, LN_CHILD_PROCESSED);
+        CONF_CHECK_STR(rel.children[0].value, "{\"ok\":{}}");
+        CONF_CHECK_STR(rel.children[1].id, "s");
+        CHECK_EQ(rel.children[1].status, LN_CHILD_FAILED);
+        CONF_CHECK_STR(rel.children[1].value, "nope");
+    }
+    CHECK_EQ(conf_state(c, q, "p"), LN_JOB_WAITING);
+    ln_job_children_clear(&rel);
+    conf_check_counts(c, q);
+    conf_check_counts(c, kq);
+}

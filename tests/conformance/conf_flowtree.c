@@ -87,3 +87,13 @@ void conf_check_children(conf_ctx *c, const char *queue, const char *id, const c
     ln_job_children_clear(&rel);
     CONF_CHECK_STR(got, want);
 }
+
+void conf_add_kid(conf_ctx *c, const char *queue, const char *id, const char *name, const char *pq,
+                  const char *pid) {
+    ln_job_opts o;
+    ln_job_opts_init(&o);
+    o.job_id = id;
+    o.parent_queue = pq;
+    o.parent_id = pid;
+    conf_add(c, queue, name, "1", &o, NULL);
+}

@@ -50,6 +50,11 @@ void conf_flow_add(conf_ctx *c, const ln_flow_node *root, size_t nnodes);
 /* conf_flow_add of t's root. */
 void conf_tree_add(conf_ctx *c, conf_tree *t);
 
+/* Adds job id (name, data "1") to queue with parent (pq, pid), or none
+ * (pq NULL); CHECKs success. */
+void conf_add_kid(conf_ctx *c, const char *queue, const char *id, const char *name, const char *pq,
+                  const char *pid);
+
 /* CHECKs the children job id of queue records (ln_jobs_children), in its
  * order: want is "ID:STATUS " for each, STATUS one of pending, processed,
  * failed, unsuccessful (e.g. "a:processed f:pending "). */

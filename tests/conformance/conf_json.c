@@ -97,14 +97,14 @@ static void add_and_read_back(conf_ctx *c, const char *text) {
 }
 
 /* Every accepted text is stored as data and read back unchanged. */
-static void case_json_data_byte_for_byte(conf_ctx *c) {
+void case_json_data_byte_for_byte(conf_ctx *c) {
     for (size_t i = 0; i < CONF_NELEM(accepted); i++) add_and_read_back(c, accepted[i]);
     char *deep = nested(DEPTH_OK);
     add_and_read_back(c, deep);
     free(deep);
 }
 
-static void case_json_data_refused(conf_ctx *c) {
+void case_json_data_refused(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     char *deep = nested(DEPTH_BAD);
     for (size_t i = 0; i <= CONF_NELEM(refused); i++) {
@@ -141,7 +141,7 @@ static int echo_handler(ln_job *job, void *ctx) {
     return 0;
 }
 
-static void case_json_result_and_progress_byte_for_byte(conf_ctx *c) {
+void case_json_result_and_progress_byte_for_byte(conf_ctx *c) {
     enum { N = CONF_NELEM(accepted) + 1 };
     char ids[N][LN_JOB_ID_MAX];
     char *deep = nested(DEPTH_OK);
@@ -174,7 +174,7 @@ static void case_json_result_and_progress_byte_for_byte(conf_ctx *c) {
 }
 
 /* ln_jobs_json_valid says what the stores take, for any length. */
-static void case_json_valid_agrees(conf_ctx *c) {
+void case_json_valid_agrees(conf_ctx *c) {
     (void)c;
     for (size_t i = 0; i < CONF_NELEM(accepted); i++)
         CHECK(ln_jobs_json_valid(accepted[i], strlen(accepted[i])));
@@ -186,9 +186,3 @@ static void case_json_valid_agrees(conf_ctx *c) {
     CHECK(ln_jobs_json_valid("[1e400]x", 7));
     CHECK(!ln_jobs_json_valid(NULL, 0));
 }
-
-const conf_case conf_json_cases[] = {CONF_CASE(json_valid_agrees),
-                                     CONF_CASE(json_data_byte_for_byte),
-                                     CONF_CASE(json_data_refused),
-                                     CONF_CASE(json_result_and_progress_byte_for_byte),
-                                     {0}};

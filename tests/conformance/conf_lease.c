@@ -78,7 +78,7 @@ static void recovering_opts(ln_worker_opts *o) {
 
 /* The holder dies: after its lease lapses the job is recovered (stalled
  * once) and run again; with max_stalled = 0 it fails instead. */
-static void case_stalled_job_recovered(conf_ctx *c) {
+void case_stalled_job_recovered(conf_ctx *c) {
     char id[LN_JOB_ID_MAX], id0[LN_JOB_ID_MAX];
     const char *q0 = conf_queue(c, "max0");
     conf_add(c, c->queue, "ok", "{}", NULL, id);
@@ -123,7 +123,7 @@ static void case_stalled_job_recovered(conf_ctx *c) {
 /* Two holders die one after the other (the second recovered the job from
  * the first): with the default max_stalled = 1 the second lapse fails
  * the job, which does not run again. */
-static void case_stalled_twice_fails(conf_ctx *c) {
+void case_stalled_twice_fails(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "ok", "{}", NULL, id);
     child a, b;
@@ -158,7 +158,7 @@ static void case_stalled_twice_fails(conf_ctx *c) {
  * completes the job; the holder, thawed, finishes its handler: its
  * outcome is refused (LN_ESTALE, counted as stale) and the job keeps the
  * other worker's result. */
-static void case_stale_completion_refused(conf_ctx *c) {
+void case_stale_completion_refused(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "ok", "{\"by\":\"second\"}", NULL, id);
     child a;
@@ -197,7 +197,7 @@ static int sleep_handler(ln_job *job, void *ctx) {
 
 /* A handler running for several leases keeps its job: another worker,
  * looking for lapsed leases every 20 ms, never takes it away. */
-static void case_lease_renewed_while_running(conf_ctx *c) {
+void case_lease_renewed_while_running(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "long", "{}", NULL, id);
     /* Renewed every lease / 2: a hiccup of the machine shorter than that
@@ -236,7 +236,7 @@ static void case_lease_renewed_while_running(conf_ctx *c) {
 }
 
 /* Stop within the grace period: the running jobs finish. */
-static void case_graceful_stop_finishes_within_grace(conf_ctx *c) {
+void case_graceful_stop_finishes_within_grace(conf_ctx *c) {
     conf_add(c, c->queue, "a", "{}", NULL, NULL);
     conf_add(c, c->queue, "b", "{}", NULL, NULL);
     conf_add(c, c->queue, "c", "{}", NULL, NULL);
@@ -267,7 +267,7 @@ static void case_graceful_stop_finishes_within_grace(conf_ctx *c) {
 /* Past the grace period the jobs still running are released to waiting
  * at once (not left to lapse), their handlers see ln_job_canceled() and
  * their outcome is discarded; the next worker runs them afresh. */
-static void case_graceful_stop_releases_after_grace(conf_ctx *c) {
+void case_graceful_stop_releases_after_grace(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "hold", "{}", NULL, id);
     conf_hold h = {0};
@@ -301,11 +301,3 @@ static void case_graceful_stop_releases_after_grace(conf_ctx *c) {
     CHECK_EQ(info.attempts_started, 1);
     ln_job_info_clear(&info);
 }
-
-const conf_case conf_lease_cases[] = {CONF_CASE(stalled_job_recovered),
-                                      CONF_CASE(stalled_twice_fails),
-                                      CONF_CASE(stale_completion_refused),
-                                      CONF_CASE(lease_renewed_while_running),
-                                      CONF_CASE(graceful_stop_finishes_within_grace),
-                                      CONF_CASE(graceful_stop_releases_after_grace),
-                                      {0}};

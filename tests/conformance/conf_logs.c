@@ -1,7 +1,8 @@
 /* conf_logs.c - a job's log lines from outside its run (jobs_edit.h
  * ln_jobs_add_log, ln_jobs_clear_logs; BullMQ's queue.addJobLog and
  * job.clearLogs): in any state, with a keep count that leaves the newest
- * lines, beside the lines its handler wrote with ln_job_log. */
+ * lines (one larger than any log keeps them all), beside the lines its
+ * handler wrote with ln_job_log. */
 #include "conf.h"
 
 #include <stdlib.h>
@@ -28,7 +29,7 @@ static size_t add(conf_ctx *c, const char *id, const char *line, size_t keep) {
 }
 
 /* A waiting job: lines append, keep leaves the newest, 0 keeps all. */
-static void case_logs_add_keep(conf_ctx *c) {
+void case_logs_add_keep(conf_ctx *c) {
     char id[LN_JOB_ID_MAX], got[256];
     conf_add(c, c->queue, "n", "{}", NULL, id);
     CHECK_EQ(add(c, id, "a", 0), 1);
@@ -50,7 +51,7 @@ static void case_logs_add_keep(conf_ctx *c) {
 }
 
 /* clear keeps the newest keep lines, or none with 0. */
-static void case_logs_clear(conf_ctx *c) {
+void case_logs_clear(conf_ctx *c) {
     char id[LN_JOB_ID_MAX], got[256];
     conf_add(c, c->queue, "n", "{}", NULL, id);
     const char *l[] = {"1", "2", "3", "4", "5"};
@@ -77,7 +78,7 @@ static int log_twice(ln_job *job, void *ctx) {
 
 /* The lines a handler wrote and those added after it finished are one
  * log; a finished job takes lines too. */
-static void case_logs_after_run(conf_ctx *c) {
+void case_logs_after_run(conf_ctx *c) {
     char id[LN_JOB_ID_MAX], got[256];
     conf_add(c, c->queue, "n", "{}", NULL, id);
     CHECK_EQ(add(c, id, "before", 0), 1);
@@ -95,7 +96,7 @@ static void case_logs_after_run(conf_ctx *c) {
 }
 
 /* No such job, a NULL or too long line, bad names: errors, nothing kept. */
-static void case_logs_bad_input(conf_ctx *c) {
+void case_logs_bad_input(conf_ctx *c) {
     size_t count = 7;
     CHECK_EQ(ln_jobs_add_log(c->jobs, c->queue, "nope", "x", 0, &count), LN_ENOENT);
     CHECK_EQ(count, 0);
@@ -123,10 +124,22 @@ static void case_logs_bad_input(conf_ctx *c) {
     ln_jobs_free_lines(lines, n);
 }
 
-const conf_case conf_logs_cases[] = {
-    CONF_CASE(logs_add_keep),
-    CONF_CASE(logs_clear),
-    CONF_CASE(logs_after_run),
-    CONF_CASE(logs_bad_input),
-    {0},
-};
+/* A clear or an add whose keep is larger than any list (jobs_edit.h takes
+ * any size_t) keeps every line, on both stores: on Redis a keep past 1e17
+ * reached LTRIM written with an exponent, which Redis refused. */
+void case_logs_huge_keep(conf_ctx *c) {
+    char id[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "n", "{}", NULL, id);
+    size_t n = 0;
+    CHECK_EQ(ln_jobs_add_log(c->jobs, c->queue, id, "a", 0, &n), 0);
+    CHECK_EQ(ln_jobs_add_log(c->jobs, c->queue, id, "b", SIZE_MAX, &n), 0);
+    CHECK_EQ(n, 2);
+    SAYS(c->jobs, 0, ln_jobs_clear_logs(c->jobs, c->queue, id, SIZE_MAX));
+    SAYS(c->jobs, 0, ln_jobs_clear_logs(c->jobs, c->queue, id, (size_t)1 << 57));
+    char **lines = NULL;
+    CHECK_EQ(ln_jobs_logs(c->jobs, c->queue, id, &lines, &n), 0);
+    CHECK_EQ(n, 2);
+    CONF_CHECK_STR(lines[0], "a");
+    CONF_CHECK_STR(lines[1], "b");
+    ln_jobs_free_lines(lines, n);
+}

@@ -102,13 +102,13 @@ static void one_long_id(conf_ctx *c, size_t len) {
     free(id);
 }
 
-static void case_longid_runs_and_is_administered(conf_ctx *c) {
+void case_longid_runs_and_is_administered(conf_ctx *c) {
     one_long_id(c, 300);
     one_long_id(c, 5000);
 }
 
 /* A delayed job with a long id is promoted; a long dedup id holds. */
-static void case_longid_promote_and_dedup(conf_ctx *c) {
+void case_longid_promote_and_dedup(conf_ctx *c) {
     char *id = long_id(300, 'p'), *deid = long_id(5000, 'd');
     ln_job_opts o;
     ln_job_opts_init(&o);
@@ -139,7 +139,7 @@ static void case_longid_promote_and_dedup(conf_ctx *c) {
 
 /* Past LN_JOB_CUSTOM_ID_MAX - 1 bytes a custom or dedup id is refused;
  * a long custom id with a short id buffer is LN_ERANGE; nothing added. */
-static void case_longid_bounds(conf_ctx *c) {
+void case_longid_bounds(conf_ctx *c) {
     char *over = long_id(LN_JOB_CUSTOM_ID_MAX, 'o');
     ln_job_opts o;
     ln_job_opts_init(&o);
@@ -227,7 +227,7 @@ static void add_long_flow(conf_ctx *c, const ln_flow_node *root, size_t n, const
 /* A parent and two children with 300-byte ids: the children read the
  * parent's id whole, the parent reads both values by their whole keys and
  * completes; ln_jobs_children of a child gives the whole parent. */
-static void case_longid_flow(conf_ctx *c) {
+void case_longid_flow(conf_ctx *c) {
     char *pid = long_id(FLOW_ID_LEN, 'P');
     flow_seen s = {c->queue, {long_id(FLOW_ID_LEN, 'A'), long_id(FLOW_ID_LEN, 'B')}, 0, 0, pid};
     /* The two differ first past byte 127 (they sort by key: kid[0] first). */
@@ -290,7 +290,7 @@ static void check_child_failed(conf_ctx *c, const char *id, const char *child) {
 
 /* fail_parent_on_failure over two levels of 300-byte ids: each parent's
  * reason names its failed child by its whole key. */
-static void case_longid_fail_parent(conf_ctx *c) {
+void case_longid_fail_parent(conf_ctx *c) {
     char *gid = long_id(FLOW_ID_LEN, 'G'), *pid = long_id(FLOW_ID_LEN, 'P'),
          *bid = long_id(FLOW_ID_LEN, 'X');
     ln_job_opts go, po, bo;
@@ -320,7 +320,7 @@ static void case_longid_fail_parent(conf_ctx *c) {
 /* A parent with a 300-byte id that runs with a child pending
  * (continue_parent_on_failure) has its completion refused: the reason
  * holds its whole id. */
-static void case_longid_refused_completion(conf_ctx *c) {
+void case_longid_refused_completion(conf_ctx *c) {
     const char *other = conf_queue(c, "other");
     char *pid = long_id(FLOW_ID_LEN, 'R'), *bid = long_id(FLOW_ID_LEN, 'Y'),
          *kid = long_id(FLOW_ID_LEN, 'Z');
@@ -363,7 +363,7 @@ static int cancel_loop(ln_job *job, void *ctx) {
 
 /* ln_jobs_cancel of a running job with a 300-byte id, from another
  * handle: the job fails "canceled" and its handler sees the cancel. */
-static void case_longid_cancel_running(conf_ctx *c) {
+void case_longid_cancel_running(conf_ctx *c) {
     char *id = long_id(FLOW_ID_LEN, 'C');
     ln_job_opts o;
     ln_job_opts_init(&o);
@@ -396,14 +396,3 @@ static void case_longid_cancel_running(conf_ctx *c) {
     conf_check_counts(c, c->queue);
     free(id);
 }
-
-const conf_case conf_longid_cases[] = {
-    CONF_CASE(longid_runs_and_is_administered),
-    CONF_CASE(longid_promote_and_dedup),
-    CONF_CASE(longid_bounds),
-    CONF_CASE(longid_flow),
-    CONF_CASE(longid_fail_parent),
-    CONF_CASE(longid_refused_completion),
-    CONF_CASE(longid_cancel_running),
-    {0},
-};

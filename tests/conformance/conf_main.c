@@ -1,5 +1,5 @@
 /* conf_main.c - the conformance runner: picks the store from argv[1], then
- * runs every case of the tables below in a forked child of its own (a
+ * runs every case of conf_list.h in a forked child of its own (a
  * crash or a hang fails that case only), each with a fresh handle and a
  * queue of its own. Prints one line per case, naming the store. */
 #include "conf.h"
@@ -14,25 +14,11 @@
 #include <hiredis/hiredis.h>
 #endif
 
-/* Every table of cases; a new concept file adds its table here. */
-static const conf_case *const tables[] = {
-    conf_add_cases,         conf_admin_cases,          conf_worker_cases,
-    conf_lease_cases,       conf_badinput_cases,       conf_rules_cases,
-    conf_json_cases,        conf_fields_cases,         conf_timeout_cases,
-    conf_queues_cases,      conf_outcomes_cases,       conf_dedup_cases,
-    conf_events_cases,      conf_workers_cases,        conf_metrics_cases,
-    conf_longid_cases,      conf_cancel_cases,         conf_sched_cases,
-    conf_ratelimit_cases,   conf_flows_cases,          conf_speed_cases,
-    conf_spec_cases,        conf_spec_flow_cases,      conf_boundary_cases,
-    conf_parity_cases,      conf_drain_cases,          conf_backoff_cases,
-    conf_remove_tree_cases, conf_dynflow_cases,        conf_dedup_next_cases,
-    conf_review_cases,      conf_review2_cases,        conf_parent_events_cases,
-    conf_flowmore_cases,    conf_stale_cases,          conf_admin_job_cases,
-    conf_review3_cases,     conf_schedrec_cases,       conf_logs_cases,
-    conf_detach_cases,      conf_edit2_cases,          conf_stale_once_cases,
-    conf_worker_keep_cases, conf_max_started_cases,    conf_review4_cases,
-    conf_obliterate_cases,  conf_retry_finished_cases, conf_utf8_cases,
-    conf_result_size_cases, conf_paging_cases,
+/* Every case, in the order of conf_list.h. */
+static const conf_case cases[] = {
+#define CONF_CASE(x) {#x, case_##x},
+#include "conf_list.h"
+#undef CONF_CASE
 };
 
 static char store_url[1024];
@@ -190,10 +176,33 @@ static int run_case(const conf_case *tc, unsigned timeout_s) {
     return 1;
 }
 
+/* Is case name among the names given (all when none is)? */
+static int wanted(const char *name, int argc, char **argv) {
+    if (argc <= 2) return 1;
+    for (int a = 2; a < argc; a++)
+        if (strcmp(argv[a], name) == 0) return 1;
+    return 0;
+}
+
+/* The first name given that no case has, or NULL. */
+static const char *unknown_case(int argc, char **argv) {
+    for (int a = 2; a < argc; a++) {
+        size_t i = 0;
+        while (i < CONF_NELEM(cases) && strcmp(argv[a], cases[i].name) != 0) i++;
+        if (i == CONF_NELEM(cases)) return argv[a];
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2) {
-        fprintf(stderr, "usage: %s sqlite|redis|URL [CASE]\n", argv[0]);
+        fprintf(stderr, "usage: %s sqlite|redis|postgres|URL [CASE...]\n", argv[0]);
+        return 2;
+    }
+    const char *unknown = unknown_case(argc, argv);
+    if (unknown != NULL) {
+        fprintf(stderr, "no case named %s\n", unknown);
         return 2;
     }
     int rc = setup_store(argv[1]);
@@ -206,17 +215,12 @@ int main(int argc, char **argv) {
         timeout *= 4;
     printf("conformance of %s (%s)\n", store_kind, store_url);
     int ran = 0, failed = 0;
-    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
-        for (const conf_case *tc = tables[i]; tc->name != NULL; tc++) {
-            if (argc > 2 && strcmp(argv[2], tc->name) != 0) continue;
-            failed += run_case(tc, timeout);
-            ran++;
-        }
-    cleanup_store();
-    if (ran == 0) {
-        fprintf(stderr, "no case named %s\n", argv[2]);
-        return 2;
+    for (size_t i = 0; i < CONF_NELEM(cases); i++) {
+        if (!wanted(cases[i].name, argc, argv)) continue;
+        failed += run_case(&cases[i], timeout);
+        ran++;
     }
+    cleanup_store();
     printf("%s: %d passed, %d failed\n", store_kind, ran - failed, failed);
     if (failed) printf("failed cases are marked FAIL above, with the store\n");
     return failed ? 1 : 0;

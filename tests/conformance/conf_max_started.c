@@ -24,7 +24,7 @@ static ln_worker_stats run_max(conf_ctx *c, unsigned max, ln_job_handler fn, voi
 }
 
 /* attempts 3, max 1: the first failure is final. */
-static void case_max_started_no_retry(conf_ctx *c) {
+void case_max_started_no_retry(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.attempts = 3;
@@ -41,7 +41,7 @@ static void case_max_started_no_retry(conf_ctx *c) {
 }
 
 /* max 1: the job's second take (it delayed itself) fails it unrun. */
-static void case_max_started_fails_unrun(conf_ctx *c) {
+void case_max_started_fails_unrun(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.attempts = 5;
@@ -68,7 +68,7 @@ static int delay_then_ok(ln_job *job, void *ctx) {
     return 0;
 }
 
-static void case_max_started_off(conf_ctx *c) {
+void case_max_started_off(conf_ctx *c) {
     conf_add(c, c->queue, "n", "{}", NULL, NULL);
     static runs r;
     atomic_store(&r.n, 0);
@@ -76,10 +76,3 @@ static void case_max_started_off(conf_ctx *c) {
     CHECK_EQ(atomic_load(&r.n), 2);
     CHECK_EQ(st.completed, 1);
 }
-
-const conf_case conf_max_started_cases[] = {
-    CONF_CASE(max_started_no_retry),
-    CONF_CASE(max_started_fails_unrun),
-    CONF_CASE(max_started_off),
-    {0},
-};

@@ -3,7 +3,8 @@
  * with metrics_max_points set, every completion and every final failure
  * (not a retried run) is counted; the minute arithmetic
  * (ln_job_metrics_record) checked with a fake clock, across minute
- * boundaries and a gap longer than the points kept. */
+ * boundaries and a gap longer than the points kept, and its edges (n 0,
+ * max_points 0, a clock behind the last point, an empty range). */
 #include "conf.h"
 
 #include <time.h>
@@ -32,7 +33,7 @@ static void add_named(conf_ctx *c, const char *name, int n, int attempts) {
 }
 
 /* A worker without metrics_max_points writes no metrics. */
-static void case_metrics_off_records_nothing(conf_ctx *c) {
+void case_metrics_off_records_nothing(conf_ctx *c) {
     add_named(c, "ok", 3, 1);
     add_named(c, "bad", 2, 1);
     ln_worker_opts o;
@@ -77,7 +78,7 @@ static void check_counted(conf_ctx *c, int type, uint64_t n, int64_t t0, int64_t
 /* With metrics on, N completions and M final failures are counted; a run
  * that fails and is retried counts once, when it fails for good. Two
  * workers (one step each at least) add up. */
-static void case_metrics_count_outcomes(conf_ctx *c) {
+void case_metrics_count_outcomes(conf_ctx *c) {
     add_named(c, "ok", 5, 1);
     add_named(c, "bad", 3, 1);
     add_named(c, "bad", 1, 2); /* fails twice: one failure counted */
@@ -100,7 +101,7 @@ static void case_metrics_count_outcomes(conf_ctx *c) {
 
 /* Bad arguments are refused with a message; a queue never counted reads
  * as zeros. */
-static void case_metrics_bad_input(conf_ctx *c) {
+void case_metrics_bad_input(conf_ctx *c) {
     ln_job_metrics m;
     CHECK_EQ(ln_jobs_metrics(c->jobs, c->queue, LN_JOB_WAITING, 0, -1, &m), LN_EINVAL);
     CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), "completed or failed");
@@ -146,7 +147,7 @@ static unsigned sim_count(sim *s, uint64_t n, int64_t now, unsigned max) {
  * point; the first job of a later minute pushes the previous minute's
  * jobs and a zero for every empty minute between; a gap longer than max
  * pushes max points; a clock behind prevTS and max 0 change nothing. */
-static void case_metrics_minute_buckets_fake_clock(conf_ctx *c) {
+void case_metrics_minute_buckets_fake_clock(conf_ctx *c) {
     (void)c;
     const int64_t t = (int64_t)29000000 * MIN_MS; /* a minute boundary, 2025 */
     const unsigned max = 5;
@@ -205,10 +206,38 @@ static void case_metrics_minute_buckets_fake_clock(conf_ctx *c) {
     CHECK(a.count == b.count && a.prev_ts == b.prev_ts && a.prev_count == b.prev_count);
 }
 
-const conf_case conf_metrics_cases[] = {
-    CONF_CASE(metrics_off_records_nothing),
-    CONF_CASE(metrics_count_outcomes),
-    CONF_CASE(metrics_bad_input),
-    CONF_CASE(metrics_minute_buckets_fake_clock),
-    {0},
-};
+/* ln_job_metrics_record's edges: n 0 or max_points 0 change nothing; a
+ * clock behind prev_ts counts without a point. */
+void case_spec_metrics_record_edges(conf_ctx *c) {
+    (void)c;
+    ln_job_metrics m;
+    memset(&m, 0, sizeof m);
+    uint64_t first = 77;
+    CHECK_EQ(ln_job_metrics_record(&m, 0, 120000, 10, &first), 0);
+    CHECK_EQ(m.count, 0);
+    CHECK_EQ(m.prev_ts, 0);
+    CHECK_EQ(ln_job_metrics_record(&m, 3, 120000, 0, &first), 0);
+    CHECK_EQ(m.count, 0);
+    CHECK_EQ(ln_job_metrics_record(&m, 2, 120000, 10, &first), 0);
+    CHECK_EQ(m.count, 2);
+    CHECK_EQ(m.prev_ts, 120000);
+    CHECK_EQ(m.prev_count, 0);
+    CHECK_EQ(ln_job_metrics_record(&m, 1, 60000, 10, &first), 0); /* behind */
+    CHECK_EQ(m.count, 3);
+    CHECK_EQ(m.prev_ts, 120000);
+    CHECK_EQ(ln_job_metrics_record(&m, 1, 120000 + 5 * 60000, 3, &first), 3);
+    CHECK_EQ(first, 3);
+    CHECK_EQ(m.count, 4);
+    CHECK_EQ(m.prev_count, 3);
+}
+
+/* Metrics: a range with start after end is no point. */
+void case_spec_metrics_empty_range(conf_ctx *c) {
+    ln_job_metrics m;
+    CHECK_EQ(ln_jobs_metrics(c->jobs, c->queue, LN_JOB_COMPLETED, 5, 2, &m), 0);
+    CHECK_EQ(m.ndata, 0);
+    CHECK(m.data == NULL);
+    CHECK_EQ(m.count, 0);
+    ln_job_metrics_clear(&m);
+    ln_job_metrics_clear(NULL);
+}

@@ -26,7 +26,7 @@ static int listed(conf_ctx *c, const char *queue) {
  * job (and says how many), and then nothing of the queue is left: no job,
  * log, scheduler, event, metric, limit or pause flag, the deduplication id
  * is free, the queue is no longer listed. Another queue keeps its job. */
-static void case_obliterate_leaves_nothing(conf_ctx *c) {
+void case_obliterate_leaves_nothing(conf_ctx *c) {
     const char *other = conf_queue(c, "other");
     char done_id[LN_JOB_ID_MAX], bad_id[LN_JOB_ID_MAX], log_id[LN_JOB_ID_MAX];
     char iter_id[LN_JOB_ID_MAX], other_id[LN_JOB_ID_MAX];
@@ -106,7 +106,7 @@ static void case_obliterate_leaves_nothing(conf_ctx *c) {
 /* A job held by a running worker: without force nothing goes (LN_EBUSY)
  * and the queue stays paused; with force every job goes, the active one
  * too, and its worker's outcome is refused (stale), storing nothing. */
-static void case_obliterate_active_needs_force(conf_ctx *c) {
+void case_obliterate_active_needs_force(conf_ctx *c) {
     conf_hold h = {0};
     conf_add(c, c->queue, "held", NULL, NULL, NULL);
     conf_add(c, c->queue, "waits", NULL, NULL, NULL);
@@ -135,7 +135,7 @@ static void case_obliterate_active_needs_force(conf_ctx *c) {
 
 /* More jobs than two steps, in three states: every one goes and is
  * counted once. */
-static void case_obliterate_more_than_a_step(conf_ctx *c) {
+void case_obliterate_more_than_a_step(conf_ctx *c) {
     ln_job_spec *specs = calloc(MANY, sizeof *specs);
     CHECK(specs != NULL);
     ln_job_opts d, p;
@@ -157,7 +157,7 @@ static void case_obliterate_more_than_a_step(conf_ctx *c) {
 /* Flows across queues: a parent in another queue whose only child goes is
  * released (it waits, and runs); a parent that goes leaves its child in
  * another queue, which then completes as a job whose parent is gone. */
-static void case_obliterate_flows_elsewhere(conf_ctx *c) {
+void case_obliterate_flows_elsewhere(conf_ctx *c) {
     const char *up = conf_queue(c, "up"), *down = conf_queue(c, "down");
     ln_flow_node kid_here = {c->queue, "kid", "{}", NULL, 0, 0, 0, 0, NULL, 0};
     ln_flow_node parent_up = {up, "parent", "{}", NULL, 0, 0, 0, 0, &kid_here, 1};
@@ -183,7 +183,7 @@ static void case_obliterate_flows_elsewhere(conf_ctx *c) {
 
 /* A queue with a parent and its child both in it: both go, both counted
  * (on Redis the parent goes with its last child). */
-static void case_obliterate_counts_parents(conf_ctx *c) {
+void case_obliterate_counts_parents(conf_ctx *c) {
     ln_flow_node kids[3] = {{NULL, "k1", "{}", NULL, 0, 0, 0, 0, NULL, 0},
                             {NULL, "k2", "{}", NULL, 0, 0, 0, 0, NULL, 0},
                             {NULL, "k3", "{}", NULL, 0, 0, 0, 0, NULL, 0}};
@@ -200,7 +200,7 @@ static void case_obliterate_counts_parents(conf_ctx *c) {
 /* force other than 0/1 and a bad queue name are refused before anything
  * happens; an unknown queue is obliterated as an empty one, and is not
  * listed after (its pause made no lasting trace). */
-static void case_obliterate_bad_input(conf_ctx *c) {
+void case_obliterate_bad_input(conf_ctx *c) {
     size_t removed = 7;
     SAYS(c->jobs, LN_EINVAL, ln_jobs_obliterate(c->jobs, c->queue, 2, &removed));
     CHECK_EQ(removed, 0);
@@ -218,7 +218,7 @@ static void case_obliterate_bad_input(conf_ctx *c) {
  * obliterate too: the obliterated queue held the store's newest events
  * (its pause among them), and on SQLite an event's seq is counted from the
  * newest row, so deleting it would hand out seqs the follower had passed. */
-static void case_obliterate_other_followers_see_on(conf_ctx *c) {
+void case_obliterate_other_followers_see_on(conf_ctx *c) {
     ln_jobs *jobs = conf_open_all_events(c);
     const char *other = conf_queue(c, "other");
     char id[LN_JOB_ID_MAX];
@@ -236,10 +236,3 @@ static void case_obliterate_other_followers_see_on(conf_ctx *c) {
     CHECK_EQ(conf_count_events(c, c->queue, NULL), 0);
     ln_jobs_close(jobs);
 }
-
-const conf_case conf_obliterate_cases[] = {
-    CONF_CASE(obliterate_leaves_nothing),         CONF_CASE(obliterate_active_needs_force),
-    CONF_CASE(obliterate_more_than_a_step),       CONF_CASE(obliterate_flows_elsewhere),
-    CONF_CASE(obliterate_counts_parents),         CONF_CASE(obliterate_bad_input),
-    CONF_CASE(obliterate_other_followers_see_on), {0},
-};

@@ -56,7 +56,7 @@ static void add_script(conf_ctx *c, const char *script, int attempts, char *id) 
 
 /* An unrecoverable failure on the first run fails the job at once, with
  * four attempts left unused. */
-static void case_unrecoverable_fails_after_one_attempt(conf_ctx *c) {
+void case_unrecoverable_fails_after_one_attempt(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     add_script(c, "u", 5, id);
     ln_worker_opts o;
@@ -76,7 +76,7 @@ static void case_unrecoverable_fails_after_one_attempt(conf_ctx *c) {
 
 /* Under retries: a plain failure is retried, the unrecoverable one that
  * follows ends the job with attempts still left. */
-static void case_unrecoverable_after_a_retry(conf_ctx *c) {
+void case_unrecoverable_after_a_retry(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     add_script(c, "fuc", 5, id);
     ln_worker_opts o;
@@ -96,7 +96,7 @@ static void case_unrecoverable_after_a_retry(conf_ctx *c) {
 /* delay_until: the job is delayed until the time asked, with no attempt
  * used, no reason or result stored and its lease released (a remove
  * works, which refuses active jobs). */
-static void case_delay_until_goes_to_delayed(conf_ctx *c) {
+void case_delay_until_goes_to_delayed(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     add_script(c, "D", 1, id);
     int64_t at = 0;
@@ -126,7 +126,7 @@ static void case_delay_until_goes_to_delayed(conf_ctx *c) {
 
 /* A delayed job runs again once due, and with attempts = 1 it still
  * completes: the delay used no attempt. Its return code is ignored. */
-static void case_delay_until_runs_again(conf_ctx *c) {
+void case_delay_until_runs_again(conf_ctx *c) {
     char id[LN_JOB_ID_MAX], id2[LN_JOB_ID_MAX];
     add_script(c, "dc", 1, id);
     add_script(c, "zc", 1, id2);
@@ -150,7 +150,7 @@ static void case_delay_until_runs_again(conf_ctx *c) {
 
 /* Under retries: fail, delay, fail, complete with attempts = 3 is four
  * runs; the delay between the failures counted no attempt. */
-static void case_delay_until_under_retries(conf_ctx *c) {
+void case_delay_until_under_retries(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     add_script(c, "fdfc", 3, id);
     ln_worker_opts o;
@@ -168,12 +168,3 @@ static void case_delay_until_under_retries(conf_ctx *c) {
     ln_job_info_clear(&info);
     conf_check_counts(c, c->queue);
 }
-
-const conf_case conf_outcomes_cases[] = {
-    CONF_CASE(unrecoverable_fails_after_one_attempt),
-    CONF_CASE(unrecoverable_after_a_retry),
-    CONF_CASE(delay_until_goes_to_delayed),
-    CONF_CASE(delay_until_runs_again),
-    CONF_CASE(delay_until_under_retries),
-    {0},
-};

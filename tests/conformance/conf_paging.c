@@ -63,7 +63,7 @@ static void add_ready(conf_ctx *c, const char *queue, int n, const char *prefix)
 }
 
 /* Every state a cursor can walk, with ties in its ordering key. */
-static void case_paging_cursor_walks_every_state(conf_ctx *c) {
+void case_paging_cursor_walks_every_state(conf_ctx *c) {
     const char *q = c->queue;
     add_ready(c, q, 10, "r");
     for (int i = 0; i < 7; i++) {
@@ -127,7 +127,7 @@ static void next_page(conf_ctx *c, int state, const char *cursor, char *ids, siz
 /* The page after a row is the rows after it, though rows before it left
  * (an offset would skip one) and rows were added; when the row itself
  * left, the rows after its key. */
-static void case_paging_cursor_keeps_its_place(conf_ctx *c) {
+void case_paging_cursor_keeps_its_place(conf_ctx *c) {
     char ids[256], cursor[512];
     for (int i = 0; i < 10; i++) {
         char id[32];
@@ -154,7 +154,7 @@ static void case_paging_cursor_keeps_its_place(conf_ctx *c) {
 
 /* A cursor this store did not make for the state is LN_EINVAL; NULL or
  * "" is the first page; a job read alone has no cursor. */
-static void case_paging_bad_cursor(conf_ctx *c) {
+void case_paging_bad_cursor(conf_ctx *c) {
     char ids[256], cursor[512];
     for (int i = 0; i < 4; i++) {
         char id[32];
@@ -192,8 +192,3 @@ static void case_paging_bad_cursor(conf_ctx *c) {
     CHECK(info.cursor == NULL);
     ln_job_info_clear(&info);
 }
-
-const conf_case conf_paging_cases[] = {CONF_CASE(paging_cursor_walks_every_state),
-                                       CONF_CASE(paging_cursor_keeps_its_place),
-                                       CONF_CASE(paging_bad_cursor),
-                                       {0}};

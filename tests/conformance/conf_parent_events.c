@@ -66,7 +66,7 @@ static void next_release_of_r(watch *w) {
 }
 
 /* Removing the only child releases the parent: its "waiting" event. */
-static void case_parent_event_removed_child(conf_ctx *c) {
+void case_parent_event_removed_child(conf_ctx *c) {
     add_pair(c, "leaf", 0);
     watch w = watch_open(c);
     SAYS(w.jobs, 0, ln_jobs_remove(w.jobs, c->queue, "a"));
@@ -77,7 +77,7 @@ static void case_parent_event_removed_child(conf_ctx *c) {
 }
 
 /* A parent with a delay goes to delayed: "delayed" with its due time. */
-static void case_parent_event_delayed(conf_ctx *c) {
+void case_parent_event_delayed(conf_ctx *c) {
     add_pair(c, "leaf", 60000);
     watch w = watch_open(c);
     struct timespec ts;
@@ -96,7 +96,7 @@ static void case_parent_event_delayed(conf_ctx *c) {
 }
 
 /* A paused queue: the parent still gets "waiting" (and is paused). */
-static void case_parent_event_paused(conf_ctx *c) {
+void case_parent_event_paused(conf_ctx *c) {
     add_pair(c, "leaf", 0);
     SAYS(c->jobs, 0, ln_jobs_pause(c->jobs, c->queue));
     watch w = watch_open(c);
@@ -110,7 +110,7 @@ static void case_parent_event_paused(conf_ctx *c) {
  * dependency; cleaning the failed jobs of its queue (another than the
  * parent's: in the same one the parent would go with it, as BullMQ's
  * clean removes it) releases the parent. */
-static void case_parent_event_cleaned_child(conf_ctx *c) {
+void case_parent_event_cleaned_child(conf_ctx *c) {
     const char *kq = conf_queue(c, "kids");
     ln_worker_opts wo;
     add_failed_pair(c, kq, &wo);
@@ -129,7 +129,7 @@ static void case_parent_event_cleaned_child(conf_ctx *c) {
 /* A failed child still pending, trimmed by a later failure's retention
  * (remove_on_fail: keep 1) in that failure's write: the parent is
  * released with its event. */
-static void case_parent_event_trimmed_child(conf_ctx *c) {
+void case_parent_event_trimmed_child(conf_ctx *c) {
     const char *kq = conf_queue(c, "kids");
     ln_worker_opts wo;
     add_failed_pair(c, kq, &wo);
@@ -175,7 +175,7 @@ static void no_release_of_r(conf_ctx *c, watch *w) {
 
 /* A clean (or a drain) of the parent's own queue removes the parent it
  * releases (BullMQ's "hard" removal): no release event for it. */
-static void case_parent_event_none_when_cleaned_with(conf_ctx *c) {
+void case_parent_event_none_when_cleaned_with(conf_ctx *c) {
     ln_worker_opts wo;
     add_failed_pair(c, c->queue, &wo);
     watch w = watch_open(c);
@@ -185,7 +185,7 @@ static void case_parent_event_none_when_cleaned_with(conf_ctx *c) {
     watch_close(&w);
 }
 
-static void case_parent_event_none_when_drained_with(conf_ctx *c) {
+void case_parent_event_none_when_drained_with(conf_ctx *c) {
     add_pair(c, "leaf", 0);
     watch w = watch_open(c);
     SAYS(w.jobs, 0, ln_jobs_drain(w.jobs, c->queue, NULL));
@@ -193,14 +193,3 @@ static void case_parent_event_none_when_drained_with(conf_ctx *c) {
     no_release_of_r(c, &w);
     watch_close(&w);
 }
-
-const conf_case conf_parent_events_cases[] = {
-    CONF_CASE(parent_event_removed_child),
-    CONF_CASE(parent_event_delayed),
-    CONF_CASE(parent_event_paused),
-    CONF_CASE(parent_event_cleaned_child),
-    CONF_CASE(parent_event_trimmed_child),
-    CONF_CASE(parent_event_none_when_cleaned_with),
-    CONF_CASE(parent_event_none_when_drained_with),
-    {0},
-};

@@ -1,5 +1,6 @@
 /* conf_queues.c - the calls of the dashboard (docs/dash.md): the list of a
- * store's queues and promoting a delayed job. */
+ * store's queues (one whose jobs are gone included) and promoting a
+ * delayed job. */
 #include "conf.h"
 
 #include <stdlib.h>
@@ -13,7 +14,7 @@ static int has_queue(char **names, size_t n, const char *queue) {
 
 /* Every queue that held a job or was paused is listed, sorted; custom ids
  * shaped like keys ("a:b:meta") make no queue of their own. */
-static void case_queues_list(conf_ctx *c) {
+void case_queues_list(conf_ctx *c) {
     const char *q2 = conf_queue(c, "two");
     const char *q3 = conf_queue(c, "paused");
     const char *never = conf_queue(c, "never");
@@ -41,7 +42,7 @@ static void case_queues_list(conf_ctx *c) {
 
 /* promote: delayed -> waiting (behind the waiting jobs) or prioritized;
  * a job that is not delayed is refused and stays; no job is LN_ENOENT. */
-static void case_promote_delayed(conf_ctx *c) {
+void case_promote_delayed(conf_ctx *c) {
     conf_add_id(c, c->queue, "w1", 0, 0, 0);
     conf_add_id(c, c->queue, "d1", 0, 0, 600000);
     conf_add_id(c, c->queue, "d2", 3, 0, 600000);
@@ -84,8 +85,18 @@ static void case_promote_delayed(conf_ctx *c) {
     CHECK_EQ(st.completed, 4);
 }
 
-const conf_case conf_queues_cases[] = {
-    CONF_CASE(queues_list),
-    CONF_CASE(promote_delayed),
-    {0},
-};
+/* A queue that held a job is listed after its jobs are gone. */
+void case_spec_queues_after_removal(conf_ctx *c) {
+    char id[LN_JOB_ID_MAX];
+    conf_add(c, c->queue, "n", "{}", NULL, id);
+    CHECK_EQ(ln_jobs_remove(c->jobs, c->queue, id), 0);
+    char **names = NULL;
+    size_t n = 0;
+    CHECK_EQ(ln_jobs_queues(c->jobs, &names, &n), 0);
+    int found = 0;
+    for (size_t i = 0; i < n; i++) found |= strcmp(names[i], c->queue) == 0;
+    ln_jobs_free_lines(names, n);
+    CHECK(found);
+    CHECK_EQ(ln_jobs_queues(c->jobs, &names, NULL), LN_EINVAL);
+    CHECK_EQ(ln_jobs_queues(NULL, &names, &n), LN_EINVAL);
+}

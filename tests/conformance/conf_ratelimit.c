@@ -69,7 +69,7 @@ static void check_windows(conf_ctx *c, char ids[][LN_JOB_ID_MAX], int n, int max
 
 /* Two workers (two handles, concurrency 2 each) with the same limit of 3
  * per 300 ms share it: 12 jobs take four windows, never 4 in one. */
-static void case_worker_limit_shared_never_exceeded(conf_ctx *c) {
+void case_worker_limit_shared_never_exceeded(conf_ctx *c) {
     char ids[12][LN_JOB_ID_MAX];
     add_n(c, 12, ids);
     ln_worker_opts o;
@@ -92,7 +92,7 @@ static void case_worker_limit_shared_never_exceeded(conf_ctx *c) {
 
 /* A global limit (set here, BullMQ's setGlobalRateLimit on Redis) holds
  * for a worker without a limit of its own. */
-static void case_global_rate_limit_applies(conf_ctx *c) {
+void case_global_rate_limit_applies(conf_ctx *c) {
     char ids[6][LN_JOB_ID_MAX];
     CHECK_EQ(ln_jobs_set_rate_limit(c->jobs, c->queue, 2, 250), 0);
     add_n(c, 6, ids);
@@ -105,7 +105,7 @@ static void case_global_rate_limit_applies(conf_ctx *c) {
 }
 
 /* Set, read and clear the global rate limit; bad values are refused. */
-static void case_global_rate_limit_set_read(conf_ctx *c) {
+void case_global_rate_limit_set_read(conf_ctx *c) {
     int64_t max = -1, dur = -1;
     CHECK_EQ(ln_jobs_get_rate_limit(c->jobs, c->queue, &max, &dur), 0);
     CHECK_EQ(max, 0);
@@ -143,7 +143,7 @@ static int conc_handler(ln_job *job, void *ctx) {
 
 /* Global concurrency reads back as set and caps the active jobs of a
  * worker whose own concurrency is higher; cleared, it reads 0. */
-static void case_global_concurrency_set_read(conf_ctx *c) {
+void case_global_concurrency_set_read(conf_ctx *c) {
     int64_t n = -1;
     CHECK_EQ(ln_jobs_get_concurrency(c->jobs, c->queue, &n), 0);
     CHECK_EQ(n, 0);
@@ -166,7 +166,7 @@ static void case_global_concurrency_set_read(conf_ctx *c) {
 
 /* queue.rateLimit: a manual limit has a TTL to read, holds a limited
  * worker back until it ends, and a limit of 0 ms removes it. */
-static void case_manual_limit_ttl(conf_ctx *c) {
+void case_manual_limit_ttl(conf_ctx *c) {
     int64_t ttl = -1;
     CHECK_EQ(ln_jobs_rate_limit_ttl(c->jobs, c->queue, 0, &ttl), 0);
     CHECK_EQ(ttl, 0);
@@ -221,7 +221,7 @@ static int order_handler(ln_job *job, void *ctx) {
 /* A "rate limited" outcome: the job goes back to the front of waiting
  * (it runs again before the jobs added after it) without using an attempt,
  * and the worker takes nothing until the limit's 200 ms are over. */
-static void case_rate_limited_outcome_requeues(conf_ctx *c) {
+void case_rate_limited_outcome_requeues(conf_ctx *c) {
     char first[LN_JOB_ID_MAX], ids[2][LN_JOB_ID_MAX];
     ln_job_opts jo;
     ln_job_opts_init(&jo);
@@ -250,7 +250,7 @@ static void case_rate_limited_outcome_requeues(conf_ctx *c) {
 }
 
 /* A worker limit needs both fields, each at most 2^31-1. */
-static void case_worker_limit_options_checked(conf_ctx *c) {
+void case_worker_limit_options_checked(conf_ctx *c) {
     ln_worker_opts o;
     conf_worker_opts(&o);
     o.rate_max = 3;
@@ -262,14 +262,3 @@ static void case_worker_limit_options_checked(conf_ctx *c) {
     CHECK_EQ(ln_worker_create(&w, c->jobs, c->queue, conf_handler_by_name, NULL, &o), LN_EINVAL);
     CHECK(w == NULL);
 }
-
-const conf_case conf_ratelimit_cases[] = {
-    CONF_CASE(worker_limit_shared_never_exceeded),
-    CONF_CASE(global_rate_limit_applies),
-    CONF_CASE(global_rate_limit_set_read),
-    CONF_CASE(global_concurrency_set_read),
-    CONF_CASE(manual_limit_ttl),
-    CONF_CASE(rate_limited_outcome_requeues),
-    CONF_CASE(worker_limit_options_checked),
-    {0},
-};

@@ -46,7 +46,7 @@ static void removed_ids(ln_jobs_events *ev, int n, const char *done, char *out, 
  * records b as processed, a records a1), a waiting, r waiting for a; an
  * unrelated job x stays. Everything of the tree goes in one call, with a
  * "removed" event in each job's own queue. */
-static void case_remove_tree_two_queues(conf_ctx *c) {
+void case_remove_tree_two_queues(conf_ctx *c) {
     const char *q = c->queue, *q2 = conf_queue(c, "two");
     conf_tree t;
     const conf_tree_row rows[] = {{NULL, q, "parent", "r"},
@@ -90,7 +90,7 @@ static void case_remove_tree_two_queues(conf_ctx *c) {
 
 /* A worker holds a grandchild (in another queue): the removal is refused
  * as a whole, its message names the held job, and every job stays. */
-static void case_remove_tree_locked_child(conf_ctx *c) {
+void case_remove_tree_locked_child(conf_ctx *c) {
     const char *q = c->queue, *q2 = conf_queue(c, "held");
     conf_tree t;
     const conf_tree_row rows[] = {{NULL, q, "parent", "r"},
@@ -122,7 +122,7 @@ static void case_remove_tree_locked_child(conf_ctx *c) {
 
 /* The largest flow lanes adds (LN_FLOW_NODES_MAX nodes, within
  * LN_JOBS_REMOVE_TREE_MAX) goes whole in one call. */
-static void case_remove_tree_largest_flow(conf_ctx *c) {
+void case_remove_tree_largest_flow(conf_ctx *c) {
     _Static_assert(LN_FLOW_NODES_MAX <= LN_JOBS_REMOVE_TREE_MAX, "every flow is removable");
     size_t n = LN_FLOW_NODES_MAX;
     ln_flow_node *kids = calloc(n - 1, sizeof *kids);
@@ -145,7 +145,7 @@ static void case_remove_tree_largest_flow(conf_ctx *c) {
 /* The removed job's own parent p sits outside the tree: it loses a
  * pending dependency, waits on for its other child, and is released
  * (waiting) once the removal takes its last one. */
-static void case_remove_tree_parent_outside(conf_ctx *c) {
+void case_remove_tree_parent_outside(conf_ctx *c) {
     const char *q = c->queue, *q2 = conf_queue(c, "out");
     conf_tree t;
     const conf_tree_row rows[] = {{NULL, q, "parent", "p"},
@@ -174,7 +174,7 @@ static void case_remove_tree_parent_outside(conf_ctx *c) {
 /* Failed children a parent records (ignore_dependency_on_failure) go
  * with it; one failed with remove_dependency_on_failure is no longer
  * its parent's and stays. A scheduler's iteration refuses. */
-static void case_remove_tree_failed_children(conf_ctx *c) {
+void case_remove_tree_failed_children(conf_ctx *c) {
     const char *q = c->queue, *q2 = conf_queue(c, "bad");
     conf_tree t;
     const conf_tree_row rows[] = {
@@ -200,7 +200,7 @@ static void case_remove_tree_failed_children(conf_ctx *c) {
 
 /* A job of no flow is a tree of one: it goes, and the deduplication id
  * it held is free again (the next add with it adds a job). */
-static void case_remove_tree_frees_dedup_id(conf_ctx *c) {
+void case_remove_tree_frees_dedup_id(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.dedup_id = "once";
@@ -250,17 +250,6 @@ static void wait_gone(conf_ctx *c, const char *id, int drain) {
     CHECK(end < limit);
 }
 
-static void case_wait_drained_job(conf_ctx *c) {
+void case_wait_drained_job(conf_ctx *c) {
     wait_gone(c, "gone-d", 1);
 }
-
-const conf_case conf_remove_tree_cases[] = {
-    CONF_CASE(remove_tree_two_queues),
-    CONF_CASE(remove_tree_locked_child),
-    CONF_CASE(remove_tree_largest_flow),
-    CONF_CASE(remove_tree_parent_outside),
-    CONF_CASE(remove_tree_failed_children),
-    CONF_CASE(remove_tree_frees_dedup_id),
-    CONF_CASE(wait_drained_job),
-    {0},
-};

@@ -26,7 +26,7 @@ static int small_limit_handler(ln_job *job, void *ctx) {
     return 0;
 }
 
-static void case_result_over_limit_fails_the_run(conf_ctx *c) {
+void case_result_over_limit_fails_the_run(conf_ctx *c) {
     ln_jobs_opts jo;
     ln_jobs_opts_init(&jo);
     jo.max_data_size = 64;
@@ -90,7 +90,7 @@ static int echo_handler(ln_job *job, void *ctx) {
     return 0;
 }
 
-static void case_result_of_16_mib_round_trips(conf_ctx *c) {
+void case_result_of_16_mib_round_trips(conf_ctx *c) {
     CHECK(LN_JOB_DATA_MAX_DEFAULT >= 16 * 1024 * 1024);
     char *data = big_json(7), id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "big", data, NULL, id);
@@ -108,9 +108,3 @@ static void case_result_of_16_mib_round_trips(conf_ctx *c) {
     ln_job_info_clear(&info);
     free(data);
 }
-
-const conf_case conf_result_size_cases[] = {
-    CONF_CASE(result_over_limit_fails_the_run),
-    CONF_CASE(result_of_16_mib_round_trips),
-    {0},
-};

@@ -34,7 +34,7 @@ static void sleep_ms(long ms) {
  * BullMQ keeps failedReason); its 'waiting' event says prev "completed";
  * it runs again and completes with the new result. The other state, an
  * unknown job and a state other than completed or failed are refused. */
-static void case_retry_completed_runs_again(conf_ctx *c) {
+void case_retry_completed_runs_again(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.attempts = 2;
@@ -99,7 +99,7 @@ static void case_retry_completed_runs_again(conf_ctx *c) {
  * before_ms go (the oldest first); the rest stay completed until a retry
  * without a bound. Failed jobs are not touched by a retry of completed
  * ones, nor completed ones by a retry of failed ones. */
-static void case_retry_all_completed_by_time(conf_ctx *c) {
+void case_retry_all_completed_by_time(conf_ctx *c) {
     char early[LN_JOB_ID_MAX], late[LN_JOB_ID_MAX], bad[LN_JOB_ID_MAX];
     ln_job_opts once;
     ln_job_opts_init(&once);
@@ -145,7 +145,7 @@ static void case_retry_all_completed_by_time(conf_ctx *c) {
 
 /* More completed jobs than one step moves: every one goes back, in the
  * order they finished, and each runs again. */
-static void case_retry_all_completed_in_steps(conf_ctx *c) {
+void case_retry_all_completed_in_steps(conf_ctx *c) {
     static ln_job_spec specs[MANY];
     for (size_t i = 0; i < MANY; i++) specs[i] = (ln_job_spec){"job", "{}", NULL};
     SAYS(c->jobs, 0, ln_jobs_add_bulk(c->jobs, c->queue, specs, MANY, NULL, 0));
@@ -187,7 +187,7 @@ static int child_status(conf_ctx *c, const char *child, char **value) {
  * (its recorded result gone) while the parent stays where it went (BullMQ
  * moves it back neither); run again, the child's new result is what the
  * parent holds. */
-static void case_retry_completed_child_pending_again(conf_ctx *c) {
+void case_retry_completed_child_pending_again(conf_ctx *c) {
     const char *kq = conf_queue(c, "kids");
     ln_flow_node kid = {kq, "leaf", "{}", NULL, 0, 0, 0, 0, NULL, 0};
     ln_flow_node root = {c->queue, "root", "{}", NULL, 0, 0, 0, 0, &kid, 1};
@@ -218,11 +218,3 @@ static void case_retry_completed_child_pending_again(conf_ctx *c) {
     conf_check_counts(c, c->queue);
     conf_check_counts(c, kq);
 }
-
-const conf_case conf_retry_finished_cases[] = {
-    CONF_CASE(retry_completed_runs_again),
-    CONF_CASE(retry_all_completed_by_time),
-    CONF_CASE(retry_all_completed_in_steps),
-    CONF_CASE(retry_completed_child_pending_again),
-    {0},
-};

@@ -11,7 +11,7 @@
 #include "conf.h"
 
 /* Every call taking a queue name refuses one with ':'. */
-static void case_rules_queue_name_colon_refused(conf_ctx *c) {
+void case_rules_queue_name_colon_refused(conf_ctx *c) {
     char q[LN_JOB_QUEUE_MAX], id[LN_JOB_ID_MAX];
     snprintf(q, sizeof q, "%s:sub", c->queue);
     const char *queues[] = {q, ":", "a:", ":a", "a::b"};
@@ -46,7 +46,7 @@ static void case_rules_queue_name_colon_refused(conf_ctx *c) {
 }
 
 /* Custom ids: ':' only in exactly three parts, the first not "0". */
-static void case_rules_job_id_colons(conf_ctx *c) {
+void case_rules_job_id_colons(conf_ctx *c) {
     const char *refused[] = {"a:b",    ":",     "a:",  ":b",  "a:b:c:d", "x::y::z",
                              "a:b:c:", "0:a:b", "0::", "0:a", "0:a:b:c"};
     char id[LN_JOB_ID_MAX];
@@ -87,7 +87,7 @@ static void case_rules_job_id_colons(conf_ctx *c) {
 /* Custom ids that are integers (jobs.h: all digits, or '-' and digits
  * without a leading zero) are refused; other shapes of numbers are ids
  * like any other. */
-static void case_rules_job_id_digits(conf_ctx *c) {
+void case_rules_job_id_digits(conf_ctx *c) {
     const char *refused[] = {"1", "42", "007", "0", "-12", "-1"};
     const char *allowed[] = {"-012", "1.5", "12a", "a12", "+7", "1e3"};
     char id[LN_JOB_ID_MAX];
@@ -110,8 +110,3 @@ static void case_rules_job_id_digits(conf_ctx *c) {
         CONF_CHECK_STR(id, allowed[i]);
     }
 }
-
-const conf_case conf_rules_cases[] = {CONF_CASE(rules_queue_name_colon_refused),
-                                      CONF_CASE(rules_job_id_colons),
-                                      CONF_CASE(rules_job_id_digits),
-                                      {0}};

@@ -2,9 +2,10 @@
  * list and remove; an every schedule makes its next iteration when the
  * current one is taken, and only the current one advances it; a limit and
  * an end date stop it; an upsert replaces the pending iteration; bad
- * patterns, zones and options are LN_EINVAL; ids may hold ':' (BullMQ 6.7's
- * may, even in the shape of a legacy repeat key). Intervals are 50-100 ms with
- * a few iterations, so each case stays well under a second. */
+ * patterns, zones and options are LN_EINVAL (LN_ERANGE stores nothing); ids
+ * may hold ':' (BullMQ 6.7's may, even in the shape of a legacy repeat
+ * key). Intervals are 50-100 ms with a few iterations, so each case stays
+ * well under a second. */
 #include "conf.h"
 
 #include <stdlib.h>
@@ -42,7 +43,7 @@ static long long iter_ms(const char *job_id, const char *sid) {
     return atoll(job_id + strlen(prefix));
 }
 
-static void case_sched_upsert_get_list_remove(conf_ctx *c) {
+void case_sched_upsert_get_list_remove(conf_ctx *c) {
     char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX];
     ln_job_schedule e = every(60000);
     sched(c, "s-every", &e, "{\"k\":1}", a);
@@ -124,7 +125,7 @@ static int record(ln_job *job, void *ctx) {
 
 /* every 80 ms, limit 3: three iterations, each made when the one before
  * was taken, 80 ms apart; then none (the worker finds the queue empty). */
-static void case_sched_every_advances_on_take(conf_ctx *c) {
+void case_sched_every_advances_on_take(conf_ctx *c) {
     ln_job_schedule e = every(80);
     e.limit = 3;
     char first[LN_JOB_ID_MAX];
@@ -158,7 +159,7 @@ static void case_sched_every_advances_on_take(conf_ctx *c) {
 }
 
 /* An end date 130 ms ahead: iterations stop once it passed. */
-static void case_sched_end_date_stops(conf_ctx *c) {
+void case_sched_end_date_stops(conf_ctx *c) {
     ln_job_schedule e = every(50);
     e.end_ms = wall_ms() + 130;
     sched(c, "end", &e, NULL, NULL);
@@ -176,7 +177,7 @@ static void case_sched_end_date_stops(conf_ctx *c) {
 
 /* Only the scheduler's current iteration advances it: a job that merely
  * has an iteration-shaped id does not. */
-static void case_sched_only_current_advances(conf_ctx *c) {
+void case_sched_only_current_advances(conf_ctx *c) {
     ln_job_schedule p = cron("0 0 1 1 *", NULL);
     char cur[LN_JOB_ID_MAX];
     sched(c, "cur", &p, NULL, cur);
@@ -197,7 +198,7 @@ static void case_sched_only_current_advances(conf_ctx *c) {
 }
 
 /* An upsert replaces the pending iteration (new data, the same time). */
-static void case_sched_upsert_replaces_pending(conf_ctx *c) {
+void case_sched_upsert_replaces_pending(conf_ctx *c) {
     char a[LN_JOB_ID_MAX], b[LN_JOB_ID_MAX];
     ln_job_schedule p = cron("0 0 1 1 *", "America/New_York");
     sched(c, "r", &p, "{\"v\":1}", a);
@@ -231,7 +232,7 @@ static void bad(conf_ctx *c, const char *id, const ln_job_schedule *s, const ln_
     CONF_CHECK_HAS(ln_jobs_errmsg(c->jobs), msg);
 }
 
-static void case_sched_bad_input(conf_ctx *c) {
+void case_sched_bad_input(conf_ctx *c) {
     ln_job_schedule s = cron("61 * * * *", NULL);
     bad(c, "b", &s, NULL, "minute");
     s = cron("* * * *", "Mars/Olympus_Mons");
@@ -258,7 +259,7 @@ static void case_sched_bad_input(conf_ctx *c) {
 }
 
 /* A limit already used up, or an end date past: nothing is made. */
-static void case_sched_nothing_to_make(conf_ctx *c) {
+void case_sched_nothing_to_make(conf_ctx *c) {
     char id[LN_JOB_ID_MAX] = "x";
     ln_job_schedule s = every(100);
     s.end_ms = 1000;
@@ -271,7 +272,7 @@ static void case_sched_nothing_to_make(conf_ctx *c) {
 
 /* A pattern with immediately: the first iteration runs now; taking it
  * makes the second at the pattern's next time (a whole second here). */
-static void case_sched_pattern_advances_on_take(conf_ctx *c) {
+void case_sched_pattern_advances_on_take(conf_ctx *c) {
     ln_job_schedule p = cron("* * * * * *", "Europe/Berlin");
     p.immediately = 1;
     char first[LN_JOB_ID_MAX];
@@ -298,7 +299,7 @@ static void case_sched_pattern_advances_on_take(conf_ctx *c) {
 }
 
 /* every with a start date: the first iteration waits for it. */
-static void case_sched_every_start_date(conf_ctx *c) {
+void case_sched_every_start_date(conf_ctx *c) {
     ln_job_schedule e = every(1000);
     e.start_ms = wall_ms() + 60000;
     char id[LN_JOB_ID_MAX];
@@ -309,7 +310,7 @@ static void case_sched_every_start_date(conf_ctx *c) {
 
 /* A pattern's next iteration id held by another job: LN_EEXIST, and
  * nothing stored. */
-static void case_sched_id_taken(conf_ctx *c) {
+void case_sched_id_taken(conf_ctx *c) {
     ln_job_schedule p = cron("0 0 1 1 *", NULL);
     char id[LN_JOB_ID_MAX];
     sched(c, "tk", &p, NULL, id);
@@ -327,7 +328,7 @@ static void case_sched_id_taken(conf_ctx *c) {
  * which BullMQ 6.7 tells apart by the scheduler's hash): its current
  * iteration is still known as such (remove refuses it, drain keeps it),
  * and each take makes the next. */
-static void case_sched_colon_id(conf_ctx *c) {
+void case_sched_colon_id(conf_ctx *c) {
     const char *sid = "team:7::UTC:5000";
     ln_job_schedule p = cron("0 0 1 1 *", NULL);
     char cur[LN_JOB_ID_MAX];
@@ -356,17 +357,17 @@ static void case_sched_colon_id(conf_ctx *c) {
     ln_job_scheduler_clear(&sc);
 }
 
-const conf_case conf_sched_cases[] = {
-    CONF_CASE(sched_upsert_get_list_remove),
-    CONF_CASE(sched_every_advances_on_take),
-    CONF_CASE(sched_end_date_stops),
-    CONF_CASE(sched_only_current_advances),
-    CONF_CASE(sched_upsert_replaces_pending),
-    CONF_CASE(sched_bad_input),
-    CONF_CASE(sched_nothing_to_make),
-    CONF_CASE(sched_pattern_advances_on_take),
-    CONF_CASE(sched_every_start_date),
-    CONF_CASE(sched_id_taken),
-    CONF_CASE(sched_colon_id),
-    {0},
-};
+/* ln_jobs_schedule's LN_ERANGE stores nothing, as an add's. */
+void case_spec_schedule_erange_stores_nothing(conf_ctx *c) {
+    ln_job_schedule s;
+    ln_job_schedule_init(&s);
+    s.every_ms = 60000;
+    char small[4];
+    SAYS(c->jobs, LN_ERANGE,
+         ln_jobs_schedule(c->jobs, c->queue, "s1", &s, "n", NULL, NULL, small, sizeof small));
+    ln_job_scheduler got;
+    int rc = ln_jobs_scheduler_get(c->jobs, c->queue, "s1", &got);
+    if (rc == 0) ln_job_scheduler_clear(&got);
+    CHECK_EQ(rc, LN_ENOENT);
+    CHECK_EQ(conf_total(c, c->queue), 0);
+}

@@ -112,7 +112,7 @@ static void next_event_is(ln_jobs_events *ev, const char *id, const char *name) 
  * requeues it (stalled, then waiting: never failed), takes it and runs
  * it. Then: one pending iteration, a minute after it, the template's
  * data, iteration count 2. */
-static void case_schedrec_stalled_iteration_requeued(conf_ctx *c) {
+void case_schedrec_stalled_iteration_requeued(conf_ctx *c) {
     ln_job_schedule s;
     ln_job_schedule_init(&s);
     s.every_ms = 60000;
@@ -168,7 +168,7 @@ static void case_schedrec_stalled_iteration_requeued(conf_ctx *c) {
 /* The same holder's death with a plain job, and with the iteration of a
  * scheduler removed while it was held (no longer repeatable): past
  * max_stalled both fail as stalled and do not run again. */
-static void case_schedrec_plain_stalled_fails(conf_ctx *c) {
+void case_schedrec_plain_stalled_fails(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "tick", "{}", NULL, id);
     holder_dies(c, c->queue, id);
@@ -202,9 +202,3 @@ static void case_schedrec_plain_stalled_fails(conf_ctx *c) {
     CHECK_EQ(k.delayed + k.waiting + k.prioritized, 0);
     conf_check_counts(c, c->queue);
 }
-
-const conf_case conf_schedrec_cases[] = {
-    CONF_CASE(schedrec_stalled_iteration_requeued),
-    CONF_CASE(schedrec_plain_stalled_fails),
-    {0},
-};

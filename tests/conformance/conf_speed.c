@@ -36,7 +36,7 @@ static void events_of_one_run(conf_ctx *c, ln_jobs *jobs, const ln_worker_opts *
     ln_jobs_events_close(ev);
 }
 
-static void case_no_active_event_is_opt_in(conf_ctx *c) {
+void case_no_active_event_is_opt_in(conf_ctx *c) {
     ln_jobs *jobs = conf_open_all_events(c);
     ln_worker_opts o;
     conf_worker_opts(&o);
@@ -93,7 +93,7 @@ static void ids_of(conf_ctx *c, ln_jobs *jobs, const char *name, size_t want, ch
  * finished handlers from a stack; sent newest first, each batch's
  * completions were recorded backwards, and on Redis every LREM of
  * 'active' scanned past the rest of its batch.) */
-static void case_outcomes_in_the_order_handlers_returned(conf_ctx *c) {
+void case_outcomes_in_the_order_handlers_returned(conf_ctx *c) {
     enum { JOBS = 60 };
     ln_jobs *jobs = conf_open_all_events(c);
     for (int i = 0; i < JOBS; i++) {
@@ -123,9 +123,3 @@ static void case_outcomes_in_the_order_handlers_returned(conf_ctx *c) {
     CONF_CHECK_STR(completed, active);
     ln_jobs_close(jobs);
 }
-
-const conf_case conf_speed_cases[] = {
-    CONF_CASE(no_active_event_is_opt_in),
-    CONF_CASE(outcomes_in_the_order_handlers_returned),
-    {0},
-};

@@ -93,7 +93,7 @@ static void check_job(conf_ctx *c, const char *id, int state, const char *result
 
 /* The worker's timeout fails a run that does not return, and the job is
  * retried (attempt 2 sees the reason of attempt 1) and completes. */
-static void case_worker_timeout_fails_and_retries(conf_ctx *c) {
+void case_worker_timeout_fails_and_retries(conf_ctx *c) {
     tctx t = {.jobs = c->jobs, .queue = c->queue};
     ln_job_opts jo;
     ln_job_opts_init(&jo);
@@ -115,7 +115,7 @@ static void case_worker_timeout_fails_and_retries(conf_ctx *c) {
 /* The job's own timeout_ms wins over the worker's: a shorter one fails a
  * run the worker alone would let finish, a longer one lets a run finish
  * that the worker's would fail, and one without a worker timeout works. */
-static void case_job_timeout_overrides_worker(conf_ctx *c) {
+void case_job_timeout_overrides_worker(conf_ctx *c) {
     tctx t = {.jobs = c->jobs, .queue = c->queue};
     ln_job_opts jo;
     ln_job_opts_init(&jo);
@@ -153,7 +153,7 @@ static void case_job_timeout_overrides_worker(conf_ctx *c) {
 
 /* ln_job_canceled() is 0 while the run is in time and turns 1 when the
  * timeout passes: not before it, and long before the lease would lapse. */
-static void case_timeout_cancels_the_handler(conf_ctx *c) {
+void case_timeout_cancels_the_handler(conf_ctx *c) {
     tctx t = {.jobs = c->jobs, .queue = c->queue};
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "wait", NULL, NULL, id);
@@ -171,7 +171,7 @@ static void case_timeout_cancels_the_handler(conf_ctx *c) {
 
 /* A handler that returns in time is not affected: result and state as
  * without a timeout, nothing failed, the handler never saw a cancel. */
-static void case_in_time_is_unaffected(conf_ctx *c) {
+void case_in_time_is_unaffected(conf_ctx *c) {
     tctx t = {.jobs = c->jobs, .queue = c->queue};
     char ids[3][LN_JOB_ID_MAX];
     for (int i = 0; i < 3; i++) conf_add(c, c->queue, "sleep30", NULL, NULL, ids[i]);
@@ -187,7 +187,7 @@ static void case_in_time_is_unaffected(conf_ctx *c) {
 
 /* What the handler does after its timeout (a result, success) does not
  * change the failure recorded when the timeout fired. */
-static void case_late_return_keeps_the_outcome(conf_ctx *c) {
+void case_late_return_keeps_the_outcome(conf_ctx *c) {
     tctx t = {.jobs = c->jobs, .queue = c->queue};
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "wait", NULL, NULL, id);
@@ -205,7 +205,7 @@ static void case_late_return_keeps_the_outcome(conf_ctx *c) {
  * timeout fires, not when it returns; it keeps its place (concurrency 2:
  * the other jobs run on the one left) until it returns, and the run ends
  * only after that. */
-static void case_hung_handler_keeps_its_place(conf_ctx *c) {
+void case_hung_handler_keeps_its_place(conf_ctx *c) {
     tctx t = {.jobs = c->jobs, .queue = c->queue};
     char hang[LN_JOB_ID_MAX], ids[4][LN_JOB_ID_MAX];
     conf_add(c, c->queue, "hang", NULL, NULL, hang);
@@ -229,7 +229,7 @@ static void case_hung_handler_keeps_its_place(conf_ctx *c) {
 }
 
 /* A timeout the stores cannot hold is refused. */
-static void case_timeout_bounds(conf_ctx *c) {
+void case_timeout_bounds(conf_ctx *c) {
     ln_job_opts jo;
     ln_job_opts_init(&jo);
     jo.timeout_ms = -1;
@@ -243,14 +243,3 @@ static void case_timeout_bounds(conf_ctx *c) {
     ln_worker *w = NULL;
     CHECK_EQ(ln_worker_create(&w, c->jobs, c->queue, timeout_handler, NULL, &o), LN_EINVAL);
 }
-
-const conf_case conf_timeout_cases[] = {
-    CONF_CASE(worker_timeout_fails_and_retries),
-    CONF_CASE(job_timeout_overrides_worker),
-    CONF_CASE(timeout_cancels_the_handler),
-    CONF_CASE(in_time_is_unaffected),
-    CONF_CASE(late_return_keeps_the_outcome),
-    CONF_CASE(hung_handler_keeps_its_place),
-    CONF_CASE(timeout_bounds),
-    {0},
-};

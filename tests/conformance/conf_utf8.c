@@ -38,7 +38,7 @@ static void check_no_bad_queue(conf_ctx *c) {
     ln_jobs_free_lines(names, n);
 }
 
-static void case_utf8_add_refused(conf_ctx *c) {
+void case_utf8_add_refused(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     ln_job_opts o;
     for (size_t b = 0; b < CONF_NELEM(bad_utf8); b++) {
@@ -75,7 +75,7 @@ static void case_utf8_add_refused(conf_ctx *c) {
     CHECK_EQ(ln_jobs_obliterate(c->jobs, "q-\xe2\x82\xac", 1, NULL), 0);
 }
 
-static void case_utf8_flow_refused(conf_ctx *c) {
+void case_utf8_flow_refused(conf_ctx *c) {
     char ids[3 * LN_JOB_ID_MAX];
     ln_job_opts o;
     for (size_t b = 0; b < CONF_NELEM(bad_utf8); b++) {
@@ -100,7 +100,7 @@ static void case_utf8_flow_refused(conf_ctx *c) {
     check_no_bad_queue(c);
 }
 
-static void case_utf8_scheduler_refused(conf_ctx *c) {
+void case_utf8_scheduler_refused(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     ln_job_schedule sc;
     ln_job_schedule_init(&sc);
@@ -129,7 +129,7 @@ static void case_utf8_scheduler_refused(conf_ctx *c) {
 
 /* The calls that name a queue refuse one that is not UTF-8 rather than
  * read or change a queue no add could have made. */
-static void case_utf8_lookups_refused(conf_ctx *c) {
+void case_utf8_lookups_refused(conf_ctx *c) {
     for (size_t b = 0; b < CONF_NELEM(bad_utf8); b++) {
         const char *s = bad_utf8[b];
         ln_job_counts counts;
@@ -158,9 +158,3 @@ static void case_utf8_lookups_refused(conf_ctx *c) {
     }
     check_no_bad_queue(c);
 }
-
-const conf_case conf_utf8_cases[] = {CONF_CASE(utf8_add_refused),
-                                     CONF_CASE(utf8_flow_refused),
-                                     CONF_CASE(utf8_scheduler_refused),
-                                     CONF_CASE(utf8_lookups_refused),
-                                     {0}};

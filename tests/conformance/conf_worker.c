@@ -27,7 +27,7 @@ static int count_once(ln_job *job, void *ctx) {
 }
 
 /* 300 jobs, 8 at once: each runs exactly once and records its result. */
-static void case_worker_runs_every_job_once(conf_ctx *c) {
+void case_worker_runs_every_job_once(conf_ctx *c) {
     static ln_job_spec specs[300];
     static char data[300][16];
     static char ids[300][LN_JOB_ID_MAX];
@@ -91,7 +91,7 @@ static int record_job(ln_job *job, void *ctx) {
 }
 
 /* A handler sees the job as it was added. */
-static void case_worker_handler_sees_the_job(conf_ctx *c) {
+void case_worker_handler_sees_the_job(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
@@ -125,7 +125,7 @@ static int fail_null_reason(ln_job *job, void *ctx) {
     return ln_job_fail(job, NULL);
 }
 
-static void case_worker_results_and_reasons(conf_ctx *c) {
+void case_worker_results_and_reasons(conf_ctx *c) {
     char ok[LN_JOB_ID_MAX], plain[LN_JOB_ID_MAX], bad[LN_JOB_ID_MAX];
     char code[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "ok", "{\"a\":1}", NULL, ok);
@@ -167,7 +167,7 @@ static void case_worker_results_and_reasons(conf_ctx *c) {
 /* A handler that returns 0 without ln_job_set_result completed with the
  * result null (the JSON value): "the result is what ln_job_set_result
  * stored, else null". */
-static void case_worker_result_null_without_set_result(conf_ctx *c) {
+void case_worker_result_null_without_set_result(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "plain", "{}", NULL, id);
     ln_worker_opts wo;
@@ -199,7 +199,7 @@ static int flaky_handler(ln_job *job, void *ctx) {
 
 /* Fixed backoff: each retry waits backoff_ms; success on attempt 3 of 3.
  * The reason of the last failure stays. */
-static void case_worker_retry_fixed_backoff(conf_ctx *c) {
+void case_worker_retry_fixed_backoff(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.attempts = 3;
@@ -228,7 +228,7 @@ static void case_worker_retry_fixed_backoff(conf_ctx *c) {
 
 /* Exponential backoff doubles: backoff_ms, then 2 * backoff_ms; out of
  * attempts the job fails with the last reason. */
-static void case_worker_retry_exponential_backoff(conf_ctx *c) {
+void case_worker_retry_exponential_backoff(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.attempts = 3;
@@ -256,7 +256,7 @@ static void case_worker_retry_exponential_backoff(conf_ctx *c) {
 }
 
 /* While it waits for its retry, the job is delayed (then runs again). */
-static void case_worker_retry_waits_delayed(conf_ctx *c) {
+void case_worker_retry_waits_delayed(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.attempts = 2;
@@ -297,7 +297,7 @@ static int record_order(ln_job *job, void *ctx) {
 }
 
 /* One at a time: LIFO first, FIFO, then by priority (FIFO within one). */
-static void case_worker_priority_and_lifo_order(conf_ctx *c) {
+void case_worker_priority_and_lifo_order(conf_ctx *c) {
     const struct {
         const char *name;
         int prio, lifo;
@@ -320,7 +320,7 @@ static void case_worker_priority_and_lifo_order(conf_ctx *c) {
 }
 
 /* A delayed job runs once due, after the ready one. */
-static void case_worker_delayed_runs_when_due(conf_ctx *c) {
+void case_worker_delayed_runs_when_due(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.delay_ms = 80;
@@ -342,7 +342,7 @@ static void case_worker_delayed_runs_when_due(conf_ctx *c) {
 
 /* run_at_ms is "when it becomes (or became) runnable": after a delayed
  * job ran, still its due time, not the time it was added. */
-static void case_delayed_run_at_kept_after_run(conf_ctx *c) {
+void case_delayed_run_at_kept_after_run(conf_ctx *c) {
     ln_job_opts o;
     ln_job_opts_init(&o);
     o.delay_ms = 50;
@@ -412,7 +412,7 @@ static int progress_handler(ln_job *job, void *ctx) {
     return 0;
 }
 
-static void case_worker_progress_and_logs(conf_ctx *c) {
+void case_worker_progress_and_logs(conf_ctx *c) {
     char id[LN_JOB_ID_MAX];
     conf_add(c, c->queue, "n", "{}", NULL, id);
     watch w;
@@ -473,7 +473,7 @@ static void add_run(conf_ctx *c, const char *queue, const char *name, int n,
 }
 
 /* remove_on_complete / remove_on_fail by count keep the newest. */
-static void case_retention_by_count(conf_ctx *c) {
+void case_retention_by_count(conf_ctx *c) {
     char ids[10][LN_JOB_ID_MAX];
     ln_job_keep keep3 = {LN_KEEP_COUNT, 3};
     add_run(c, c->queue, "ok", 10, &keep3, NULL, ids);
@@ -499,7 +499,7 @@ static void case_retention_by_count(conf_ctx *c) {
 }
 
 /* LN_KEEP_NONE removes a job (and its logs) as it finishes. */
-static void case_retention_keep_none(conf_ctx *c) {
+void case_retention_keep_none(conf_ctx *c) {
     char ok[1][LN_JOB_ID_MAX], bad[1][LN_JOB_ID_MAX];
     ln_job_keep none = {LN_KEEP_NONE, 0};
     add_run(c, c->queue, "ok", 1, &none, NULL, ok);
@@ -526,7 +526,7 @@ static void case_retention_keep_none(conf_ctx *c) {
 
 /* LN_KEEP_AGE: finished jobs older than value ms go when the next one
  * finishes; younger ones stay. */
-static void case_retention_by_age(conf_ctx *c) {
+void case_retention_by_age(conf_ctx *c) {
     char old[1][LN_JOB_ID_MAX], young[1][LN_JOB_ID_MAX];
     ln_job_keep age = {LN_KEEP_AGE, 40};
     add_run(c, c->queue, "ok", 1, &age, NULL, old);
@@ -552,7 +552,7 @@ static void case_retention_by_age(conf_ctx *c) {
 
 /* LN_KEEP_AGE with value 0 keeps no finished job older than 0 ms: a job
  * that finished earlier goes when the next one finishes. */
-static void case_retention_age_zero(conf_ctx *c) {
+void case_retention_age_zero(conf_ctx *c) {
     char old[1][LN_JOB_ID_MAX], young[1][LN_JOB_ID_MAX];
     ln_job_keep zero = {LN_KEEP_AGE, 0};
     add_run(c, c->queue, "ok", 1, &zero, NULL, old);
@@ -564,7 +564,7 @@ static void case_retention_age_zero(conf_ctx *c) {
 /* ---------------------------------------------------- run and its ends */
 
 /* max_jobs ends the run after that many, on a caller's pool lane. */
-static void case_worker_max_jobs_on_caller_pool(conf_ctx *c) {
+void case_worker_max_jobs_on_caller_pool(conf_ctx *c) {
     for (int i = 0; i < 20; i++) conf_add(c, c->queue, "ok", "{}", NULL, NULL);
     ln_pool *pool;
     CHECK_EQ(ln_pool_create(&pool, NULL), 0);
@@ -589,7 +589,7 @@ static void case_worker_max_jobs_on_caller_pool(conf_ctx *c) {
 
 /* exit_when_empty: an empty queue ends the run at once; a paused queue
  * with waiting jobs is not empty. */
-static void case_worker_exit_when_empty(conf_ctx *c) {
+void case_worker_exit_when_empty(conf_ctx *c) {
     ln_worker_opts wo;
     conf_worker_opts(&wo);
     ln_worker_stats st = conf_run(c, c->queue, conf_handler_by_name, NULL, &wo);
@@ -619,7 +619,7 @@ static void case_worker_exit_when_empty(conf_ctx *c) {
 }
 
 /* Jobs held by a worker are active, listed in the order they started. */
-static void case_worker_active_jobs_listed(conf_ctx *c) {
+void case_worker_active_jobs_listed(conf_ctx *c) {
     char ids[3][LN_JOB_ID_MAX];
     for (int i = 0; i < 3; i++) conf_add(c, c->queue, "hold", "{}", NULL, ids[i]);
     conf_hold h = {0};
@@ -644,23 +644,3 @@ static void case_worker_active_jobs_listed(conf_ctx *c) {
     CHECK_EQ(ln_jobs_counts(c->jobs, c->queue, &k), 0);
     CHECK_EQ(k.completed, 3);
 }
-
-const conf_case conf_worker_cases[] = {CONF_CASE(worker_runs_every_job_once),
-                                       CONF_CASE(worker_handler_sees_the_job),
-                                       CONF_CASE(worker_results_and_reasons),
-                                       CONF_CASE(worker_result_null_without_set_result),
-                                       CONF_CASE(worker_retry_fixed_backoff),
-                                       CONF_CASE(worker_retry_exponential_backoff),
-                                       CONF_CASE(worker_retry_waits_delayed),
-                                       CONF_CASE(worker_priority_and_lifo_order),
-                                       CONF_CASE(worker_delayed_runs_when_due),
-                                       CONF_CASE(delayed_run_at_kept_after_run),
-                                       CONF_CASE(worker_progress_and_logs),
-                                       CONF_CASE(retention_by_count),
-                                       CONF_CASE(retention_keep_none),
-                                       CONF_CASE(retention_by_age),
-                                       CONF_CASE(retention_age_zero),
-                                       CONF_CASE(worker_max_jobs_on_caller_pool),
-                                       CONF_CASE(worker_exit_when_empty),
-                                       CONF_CASE(worker_active_jobs_listed),
-                                       {0}};

@@ -42,7 +42,7 @@ static void stop_worker(conf_bg *b) {
     CHECK_EQ(conf_bg_join(b, NULL), 0);
 }
 
-static void case_workers_none(conf_ctx *c) {
+void case_workers_none(conf_ctx *c) {
     size_t n = 7;
     ln_worker_info *w = workers_of(c->jobs, c->queue, &n);
     CHECK_EQ(n, 0);
@@ -50,7 +50,7 @@ static void case_workers_none(conf_ctx *c) {
     ln_jobs_workers_free(NULL, 0); /* a no-op */
 }
 
-static void case_workers_bad_input(conf_ctx *c) {
+void case_workers_bad_input(conf_ctx *c) {
     ln_worker_info *w = NULL;
     size_t n = 0;
     CHECK_EQ(ln_jobs_workers(c->jobs, c->queue, NULL, &n), LN_EINVAL);
@@ -64,7 +64,7 @@ static void case_workers_bad_input(conf_ctx *c) {
 /* A running worker is listed with what the store knows of it, on its own
  * queue only (also not on a queue whose name extends its queue's), and
  * is gone once ln_worker_run returned. */
-static void case_workers_running_listed(conf_ctx *c) {
+void case_workers_running_listed(conf_ctx *c) {
     const char *other = conf_queue(c, "x");
     conf_bg *b = start_worker(c->jobs, c->queue);
     wait_workers(c->jobs, c->queue, 1);
@@ -90,7 +90,7 @@ static void case_workers_running_listed(conf_ctx *c) {
 
 /* Two runs on one queue (one handle each) are two entries; a run on
  * another queue of the same handle is listed there. */
-static void case_workers_two_runs(conf_ctx *c) {
+void case_workers_two_runs(conf_ctx *c) {
     const char *other = conf_queue(c, "b");
     ln_jobs *second = conf_open(c, NULL);
     conf_bg *a = start_worker(c->jobs, c->queue);
@@ -112,11 +112,3 @@ static void case_workers_two_runs(conf_ctx *c) {
     wait_workers(c->jobs, other, 0);
     ln_jobs_close(second);
 }
-
-const conf_case conf_workers_cases[] = {
-    CONF_CASE(workers_none),
-    CONF_CASE(workers_bad_input),
-    CONF_CASE(workers_running_listed),
-    CONF_CASE(workers_two_runs),
-    {0},
-};

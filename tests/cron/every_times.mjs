@@ -1,5 +1,5 @@
 // every_times.mjs - the reference for the `every_lua` case of
-// tests/test_cron.c: BullMQ 6.7's own getJobSchedulerEveryNextMillis (the
+// tests/jobs/test_cron.c: BullMQ 6.7's own getJobSchedulerEveryNextMillis (the
 // Lua include its addJobScheduler and updateJobScheduler scripts run),
 // evaluated by the Redis at LANES_TEST_REDIS_URL over a grid of inputs.
 //

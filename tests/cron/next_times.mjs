@@ -1,4 +1,4 @@
-// next_times.mjs - the reference for tests/test_cron.c: next fire times of
+// next_times.mjs - the reference for tests/jobs/test_cron.c: next fire times of
 // cron patterns as BullMQ 6.7 computes them with its cron-parser (and
 // luxon), from tests/interop/node_modules.
 //

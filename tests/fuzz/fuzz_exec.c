@@ -1,4 +1,4 @@
-/* fuzz_exec.c - the UTF-8 cleaner of `lanes worker --exec` (cli/worker_exec.c
+/* fuzz_exec.c - the UTF-8 cleaner of `lanes worker --exec` (cli/worker/worker_exec.c
  * utf8_clean, buf_tail: static, so the file is included here), which turns
  * a job program's stdout and stderr, any bytes, into a return value and a
  * failure reason. Input: the bytes; its first byte's low bit picks the
@@ -6,7 +6,7 @@
  * Checks: the result is well-formed UTF-8 (jansson takes it); valid UTF-8
  * without controls comes back byte for byte; a cut stderr tail is at most
  * STDERR_TAIL bytes and, cleaned, UTF-8 too. */
-#include "../../cli/worker_exec.c"
+#include "../../cli/worker/worker_exec.c"
 
 #include "fuzz_common.h"
 

@@ -1,10 +1,10 @@
 /* fuzz_sched.c - a job scheduler as another program (BullMQ, or anyone
- * with the keys) left it in Redis, read back by lanes (redis_sched.c fill:
+ * with the keys) left it in Redis, read back by lanes (redis/sched.c fill:
  * the ZSET score and the repeat hash, static, so the file is included).
  * Input: "SCORE<tab>FIELD<tab>VALUE<tab>FIELD<tab>VALUE...", made into the
  * hiredis replies the store reads. Checks: no crash, no undefined
  * behaviour (UBSan: a number out of range included), the strings filled. */
-#include "../../src/jobs/redis/redis_sched.c"
+#include "../../src/jobs/redis/sched.c"
 
 #include "fuzz_common.h"
 

@@ -1,5 +1,5 @@
 /* fuzz_step.c - the reply of the Redis worker's step (lua/step.lua) as
- * ln__redis_step_reply (src/jobs/redis_step.c) reads it: the jobs a step
+ * ln__redis_step_reply (src/jobs/redis/step.c) reads it: the jobs a step
  * took, each as flat fields (id, name, data, opts, ats, atm), their opts
  * JSON written by any program (BullMQ in Node, lanes, anyone with the
  * keys), read without a Redis connection from hiredis replies made here.
@@ -35,7 +35,7 @@
 
 #define ROWS_MAX 16
 #define FIELDS_MAX (1 + 6 * (ROWS_MAX + 1)) /* one row more than want: refused */
-#define HINT_ATM 2097152                    /* redis_step.c's finish hint */
+#define HINT_ATM 2097152                    /* redis/step.c's finish hint */
 #define MS_MAX 8.64e15
 
 typedef struct field {

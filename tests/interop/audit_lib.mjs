@@ -1,5 +1,5 @@
 // audit_lib.mjs - what the audit scenarios (tests/interop/audit_*.mjs,
-// driven by tests/test_audit_*.sh) share: the Redis connection, checks with
+// driven by tests/interop/test_audit_*.sh) share: the Redis connection, checks with
 // a clear message, a bounded wait, and C workers (`lanes worker --exec`)
 // started as child processes beside Node Workers on the same queues.
 //

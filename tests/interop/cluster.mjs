@@ -1,5 +1,5 @@
 // cluster.mjs - the BullMQ side of lanes' Redis Cluster tests
-// (tests/test_cluster.sh): stock bullmq 6.7.0 on an ioredis Cluster, with
+// (tests/redis/test_cluster.sh): stock bullmq 6.7.0 on an ioredis Cluster, with
 // BullMQ's cluster prefix '{bull}' (every key of a queue in one slot).
 //
 //   node cluster.mjs add QUEUE N       N jobs named "n", data {i}

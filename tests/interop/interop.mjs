@@ -1,5 +1,5 @@
 // interop.mjs - the BullMQ side of lanes' Redis interop tests
-// (tests/test_redis_interop.sh). Stock bullmq 6.7.0 from package-lock.json.
+// (tests/interop/test_redis_interop.sh). Stock bullmq 6.7.0 from package-lock.json.
 //
 //   node interop.mjs <command> <queue> [args...]
 //
@@ -38,8 +38,8 @@ import { fmUnprocessed, fmChildren, fmWaitChild, fmFlowParent } from './node/flo
 import { dnStalled } from './node/dedup_next.mjs';
 import {
   edSetup, edNode, edCheck, pcSetup, pcPromote, pcCounts, trAdd, trTrim, trLen,
+  apAdd, apPrio, apCheck, sdAdd,
 } from './node/edit.mjs';
-import { rvAdd, rvPrio, rvCheck, rvDedupAdd } from './node/review3.mjs';
 import {
   srTake, srCheck, srRun, srAdd, srPause, srRequeued, srNodeTake, srRjkTake, srRjkCheck,
 } from './node/schedrec.mjs';
@@ -132,10 +132,10 @@ switch (cmd) {
   case 'tr-add': await trAdd(queue, args[0]); break;
   case 'tr-trim': await trTrim(queue, args[0]); break;
   case 'tr-len': await trLen(queue); break;
-  case 'rv-add': await rvAdd(queue); break;
-  case 'rv-prio': await rvPrio(queue, args[0]); break;
-  case 'rv-check': await rvCheck(queue, args[0]); break;
-  case 'rv-dedup-add': await rvDedupAdd(queue, args[0]); break;
+  case 'ap-add': await apAdd(queue); break;
+  case 'ap-prio': await apPrio(queue, args[0]); break;
+  case 'ap-check': await apCheck(queue, args[0]); break;
+  case 'sd-add': await sdAdd(queue, args[0]); break;
   case 'sr-take': await srTake(queue, args[0], args[1]); break;
   case 'sr-check': await srCheck(queue, args[0], args[1]); break;
   case 'sr-run': await srRun(queue, args[0], args[1]); break;

@@ -1,4 +1,4 @@
-/* jobs_cli_test.h - helpers shared by the tests/test_jobs_cli_*.c programs:
+/* jobs_cli_test.h - helpers shared by the tests/cli/test_jobs_cli_*.c programs:
  * run the `lanes` binary (LANES_BIN, set by tests/jobs.cmake) with its
  * stdin and stderr redirected, and read what it printed. */
 #ifndef LN_JOBS_CLI_TEST_H

@@ -1,4 +1,4 @@
-/* jobs_test.h - helpers shared by the tests/test_jobs_*.c programs: a
+/* jobs_test.h - helpers shared by the tests/jobs/ and tests/cli/ programs: a
  * scratch directory per test case and store URLs inside it. */
 #ifndef LN_JOBS_TEST_H
 #define LN_JOBS_TEST_H

@@ -1,4 +1,4 @@
-/* redis_test.h - helpers shared by the tests/test_redis_*.c programs that
+/* redis_test.h - helpers shared by the tests/redis/test_redis_*.c programs that
  * drive the Redis backend through the public API and look at the keys it
  * stored: a store with a key prefix of its own per case (open_case, done),
  * a raw connection (cmd, hget, zscore, the events), a worker run.

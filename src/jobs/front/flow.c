@@ -1,7 +1,7 @@
 /* flow.c - the front of flows (jobs.h "Flows"): a tree of jobs checked,
  * flattened into pre-order and handed to the store's add_flow in one call;
  * the children a parent reads. docs/internals/flows.md has the design. */
-#include "dynflow.h"
+#include "flow_parent.h"
 #include "front.h"
 
 #include "internal.h"

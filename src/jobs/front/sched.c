@@ -2,7 +2,7 @@
  * checks every store shares, the calls into the store methods, and the
  * worker's hook that advances a scheduler when its iteration is taken.
  * docs/internals/schedules.md. */
-#include "dynflow.h"
+#include "flow_parent.h"
 #include "front.h"
 #include "sched_record.h"
 #include "store.h"

@@ -1,7 +1,7 @@
 /* validate.c - checks of everything a caller hands the job queue: names,
  * ids, JSON (with jansson and SQLite's json_valid), options and W3C trace context. Nothing invalid
  * reaches a backend. */
-#include "dynflow.h"
+#include "flow_parent.h"
 #include "front.h"
 #include "utf8.h"
 
@@ -328,5 +328,5 @@ int ln__jobs_check_opts(const ln_job_opts *o, char *err, size_t errsize) {
         snprintf(err, errsize, "tracestate must be at most %d printable bytes", TRACESTATE_MAX);
         return LN_EINVAL;
     }
-    return ln__dynflow_check_opts(o, err, errsize); /* parent_* (dynflow.c) */
+    return ln__dynflow_check_opts(o, err, errsize); /* parent_* (flow_parent.c) */
 }

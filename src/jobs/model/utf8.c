@@ -73,3 +73,43 @@ json_t *ln__json_string_lossy(const char *s, size_t n) {
     ln__free(t);
     return v;
 }
+
+/* ---- The public calls (lanes/jobs_text.h): the checks above, for any
+ * caller, with their NULL and length cases defined. */
+#include <lanes/jobs_text.h>
+
+#include <stdint.h>
+
+size_t ln_utf8_seq(const char *p, size_t left) {
+    return p != NULL && left > 0 ? ln__utf8_seq((const unsigned char *)p, left) : 0;
+}
+
+size_t ln_utf8_bad(const char *p, size_t left) {
+    return p != NULL && left > 0 ? ln__utf8_bad((const unsigned char *)p, left) : 0;
+}
+
+size_t ln_utf8_cut(const char *s, size_t len, size_t at) {
+    if (s == NULL) return 0;
+    return at >= len ? len : ln__utf8_cut(s, at);
+}
+
+size_t ln_utf8_lossy(const char *s, size_t n, char *out, size_t size) {
+    size_t len = 0;
+    for (size_t i = 0; i < n;) { /* measure first: out is touched only if it fits */
+        size_t k = ln__utf8_seq((const unsigned char *)s + i, n - i);
+        size_t add = k == 0 ? 3 : k; /* U+FFFD is 3 bytes */
+        if (len > SIZE_MAX - 1 - add) return SIZE_MAX;
+        len += add;
+        i += k == 0 ? 1 : k;
+    }
+    if (out == NULL || size <= len) return len;
+    size_t at = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = ln__utf8_seq((const unsigned char *)s + i, n - i);
+        memcpy(out + at, k == 0 ? "\xef\xbf\xbd" : s + i, k == 0 ? 3 : k);
+        at += k == 0 ? 3 : k;
+        i += k == 0 ? 1 : k;
+    }
+    out[at] = '\0';
+    return len;
+}

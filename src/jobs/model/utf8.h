@@ -1,7 +1,8 @@
 /* utf8.h - the UTF-8 checks the job queue makes where text from another
  * program (a BullMQ script, a Node process) meets jansson, which takes
- * only well-formed UTF-8. The one implementation of them: the `lanes`
- * command (cli/) calls these too, as it links the static library. */
+ * only well-formed UTF-8. The one implementation of them: other programs,
+ * the `lanes` command among them, call these through the public
+ * lanes/jobs_text.h (its calls are at the end of utf8.c). */
 #ifndef LN_JOBS_UTF8_H
 #define LN_JOBS_UTF8_H
 

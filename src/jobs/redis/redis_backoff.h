@@ -1,5 +1,5 @@
 /* redis_backoff.h - a job's backoff in the Redis store's opts and views
- * (redis_backoff.c). Not API. */
+ * (backoff.c). Not API. */
 #ifndef LN_JOBS_REDIS_BACKOFF_H
 #define LN_JOBS_REDIS_BACKOFF_H
 

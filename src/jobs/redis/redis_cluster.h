@@ -2,7 +2,7 @@
  * slots of keys (CRC16 of the hash tag, as the cluster specification
  * defines), the slot map read from CLUSTER SLOTS, and the redirections
  * (MOVED, ASK) a node answers with. hiredis parses the replies; this only
- * reads them. Internal to src/jobs/redis*.c; not API.
+ * reads them. Internal to src/jobs/redis/; not API.
  *
  * A queue's keys are "<prefix>:<queue>:<suffix>" and its scripts build
  * keys from that base inside Lua, so on a cluster all of them must share

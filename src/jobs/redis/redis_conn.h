@@ -1,6 +1,6 @@
 /* redis_conn.h - the Redis backend's connections: URL parsing, connecting
  * with timeouts, reconnecting with backoff, running the embedded Lua
- * scripts. Internal to src/jobs/redis*.c; not API.
+ * scripts. Internal to src/jobs/redis/; not API.
  *
  * A connection is a synchronous hiredis context used by one thread at a
  * time (the caller serialises). After any I/O error or timeout the context
@@ -134,7 +134,7 @@ redisReply *ln__redis_eval(ln__redis_conn *c, int script, const char *key, int a
 /* 1 if rc is a connection failure worth retrying after a reconnect. */
 int ln__redis_conn_lost(int rc);
 
-/* A growable argv for ln__redis_command / ln__redis_script. Strings pushed
+/* A growable argv for ln__redis_command / ln__redis_eval. Strings pushed
  * with _str are borrowed (must outlive the call); _fmt ones are owned. */
 typedef struct ln__redis_args {
     const char **v;

@@ -3,7 +3,7 @@
  * replicates asynchronously, so a write the primary acknowledged can be
  * lost when a replica takes over after the primary died; WAIT N T blocks
  * until N replicas acknowledged every write of the connection so far, or
- * T ms passed, and answers how many did. Internal to src/jobs/redis*.c;
+ * T ms passed, and answers how many did. Internal to src/jobs/redis/;
  * not API.
  *
  * WAIT counts the writes of its own connection only, so it is sent on the
@@ -34,14 +34,14 @@ int ln__redis_wait_settle(ln__redis_cfg *cfg, const ln_jobs_opts *opts, char *er
  * after 'what' ("job 42 is on the primary, but"). */
 int ln__redis_wait_replicas(ln__redis_conn *c, const char *what);
 
-/* The backend's uses (redis.c): after an add of n jobs (or a flow of n
- * nodes): 0, or LN_EIO with the detail in be's errmsg, naming the first
- * job's id. After a worker step that recorded outcomes: st->unreplicated
+/* The store's uses (add.c, flow.c, step.c): after an add of n jobs (or
+ * a flow of n nodes): 0, or LN_EIO with the detail in be's errmsg, naming
+ * the first job's id. After a worker step that recorded outcomes: st->unreplicated
  * = st->ndone when WAIT did not confirm them (the step stands). */
 int ln__redis_wait_added(ln__redis_conn *c, ln__jobs_be *be, const ln__job_new *first, size_t n);
 void ln__redis_wait_step(ln__redis_conn *c, ln__jobs_step *st);
 
-/* The pipe's side (redis_pipe.c): append WAIT to ctx (0, or LN_ENOMEM),
+/* The pipe's side (pipe.c): append WAIT to ctx (0, or LN_ENOMEM),
  * and read a WAIT reply: 1 if enough replicas acknowledged, else 0. */
 int ln__redis_wait_append(redisContext *ctx, const ln__redis_cfg *cfg);
 int ln__redis_wait_enough(const redisReply *r, const ln__redis_cfg *cfg);

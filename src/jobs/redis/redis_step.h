@@ -1,6 +1,6 @@
 /* redis_step.h - the worker round trip of the Redis backend (lua/step.lua)
- * as arguments and reply, shared by the synchronous step op (redis.c) and
- * the pipelined one (redis_pipe.c). Internal to src/jobs/redis*.c. */
+ * as arguments and reply, shared by the synchronous step op (step.c) and
+ * the pipelined one (pipe.c). Internal to src/jobs/redis/. */
 #ifndef LN_JOBS_REDIS_STEP_H
 #define LN_JOBS_REDIS_STEP_H
 

@@ -1,6 +1,6 @@
 /* redis_view.h - reading the replies of the Redis backend's scripts: a job
  * "view" (job_view in lua/lib.lua) into ln_job_info or ln__job_taken, and
- * typed access to reply arrays. Internal to src/jobs/redis*.c. */
+ * typed access to reply arrays. Internal to src/jobs/redis/. */
 #ifndef LN_JOBS_REDIS_VIEW_H
 #define LN_JOBS_REDIS_VIEW_H
 

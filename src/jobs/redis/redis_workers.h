@@ -1,6 +1,6 @@
-/* redis_workers.h - the workers of a queue on Redis (redis_workers.c): the
- * name a worker run gives its connection, and the listing by CLIENT LIST.
- * Internal to src/jobs/redis*.c; not API. */
+/* redis_workers.h - the workers of a queue on Redis (workers.c): the name
+ * a worker run gives its connection, and the parser of CLIENT LIST's reply
+ * (the method itself: redis_int.h). Internal to src/jobs/redis/; not API. */
 #ifndef LN_JOBS_REDIS_WORKERS_H
 #define LN_JOBS_REDIS_WORKERS_H
 
@@ -21,12 +21,5 @@ char *ln__redis_worker_name(const char *prefix, const char *base, const char *wo
  * free). Pure: no I/O. */
 int ln__redis_parse_clients(const char *text, size_t len, const char *want, int64_t now_ms,
                             size_t max, ln_worker_info **out, size_t *n, size_t *cap);
-
-/* The workers of queue on connection c (routed to the queue's slot by
- * the caller on a cluster): CLIENT LIST, then TIME for the clock. Errors
- * as ln__redis_command; LN_EBACKEND for an unexpected reply (detail in
- * be's errmsg). */
-int ln__redis_workers(ln__redis_conn *c, const char *prefix, const char *queue, ln__jobs_be *be,
-                      size_t max, ln_worker_info **out, size_t *n);
 
 #endif

@@ -38,7 +38,7 @@ struct ln_job {
                               waiting, the queue limited for limit_ms */
     int64_t limit_ms;      /*   (handler thread; wins over delay_set) */
     int waited;            /* ln_job_wait_children moved it: nothing to
-                              record (handler thread; dynflow.c) */
+                              record (handler thread; worker_waited.c) */
     int rc;                /* handler's return value; published, with
                               the fields above, by the release push on
                               w->finished */
@@ -129,7 +129,7 @@ struct ln_worker {
                                 UINT64_MAX: none */
     size_t nwaited;          /* jobs ln_job_wait_children moved whose
                                 renewal was in flight: freed by
-                                ln__worker_waited_sweep (dynflow.c) */
+                                ln__worker_waited_sweep (worker_waited.c) */
     size_t nhung_out;        /* timed-out jobs whose handler has not
                                 returned and whose outcome is in
                                 unrecorded[] or in flight: they still hold

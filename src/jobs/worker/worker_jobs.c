@@ -3,7 +3,7 @@
  * Dispatcher only. The invariants: docs/internals/worker-loop.md.
  *
  * Every job taken and not yet freed is in slots[]; only these functions,
- * ln__steps_recv (after a step stored the outcome) and dynflow.c's
+ * ln__steps_recv (after a step stored the outcome) and worker_waited.c's
  * ln__worker_waited / _sweep (a job moved to waiting-children) free jobs,
  * and a job is freed only once its handler returned (or never started).
  *
@@ -131,7 +131,7 @@ void ln__worker_collect(ln_worker *w) {
             continue;
         }
         LN_ASSERT(!job->collected);
-        if (job->waited) { /* ln_job_wait_children (dynflow.c): nothing to record */
+        if (job->waited) { /* ln_job_wait_children (worker_waited.c): nothing to record */
             ln__worker_waited(w, job);
         } else if (atomic_load_explicit(&job->canceled, memory_order_relaxed)) {
             LN_ASSERT(!job->renew_sent);              /* no step refers to it */

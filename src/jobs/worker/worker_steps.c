@@ -238,7 +238,7 @@ int ln__steps_recv(ln_worker *w, ln__round *rd) {
     for (size_t i = 0; i < nr; i++) f->renewing[i]->renew_sent = 0;
     if (err != 0) { /* recorded again by a later step (a repeat is stale) */
         for (size_t i = 0; i < nd; i++) w->unrecorded[w->nunrecorded++] = f->jobs[i];
-        if (w->nwaited > 0) ln__worker_waited_sweep(w); /* dynflow.c */
+        if (w->nwaited > 0) ln__worker_waited_sweep(w); /* worker_waited.c */
         return err;
     }
     LN_ASSERT(f->st.ntaken <= f->st.want);
@@ -255,7 +255,7 @@ int ln__steps_recv(ln_worker *w, ln__round *rd) {
     for (size_t i = 0; i < nr; i++) /* lease lost: the outcome is refused */
         if (f->rcs[i] != 0)
             atomic_store_explicit(&f->renewing[i]->canceled, 1, memory_order_relaxed);
-    if (w->nwaited > 0) ln__worker_waited_sweep(w); /* renewed ones moved away (dynflow.c) */
+    if (w->nwaited > 0) ln__worker_waited_sweep(w); /* renewed ones moved away (worker_waited.c) */
     /* Before its takes arrive (docs/internals/worker-loop.md). */
     LN_ASSERT(w->nslots + f->st.ntaken <= w->opts.concurrency);
     rd->ntaken = f->st.ntaken;

@@ -5,7 +5,7 @@
  * parent". */
 #include "worker_int.h"
 
-#include "dynflow.h"
+#include "flow_parent.h"
 
 #include <stdio.h>
 #include <string.h>

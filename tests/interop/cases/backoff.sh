@@ -2,9 +2,9 @@
 # shellcheck disable=SC2154 # url, q, tmp, peer, cli, ...: set by the driver
 # interop/cases/backoff.sh - the interop cases of retry backoff: jitter and
 # custom backoff types (BullMQ's backoff.jitter and settings.backoffStrategy).
-# Sourced by tests/test_redis_interop.sh, which has the helpers (js, fail,
+# Sourced by tests/interop/test_redis_interop.sh, which has the helpers (js, fail,
 # ...) and the variables (url, q, tmp, peer, cli) they use. The C side is
-# tests/backoff_peer.c, built beside redis_peer. Each retry is checked in
+# tests/interop/backoff_peer.c, built beside redis_peer. Each retry is checked in
 # the job's stored 'delay' (what the retry waits), never waited out.
 # Case X is the function case_X; tests/redis.cmake lists the names.
 

@@ -2,7 +2,7 @@
 # shellcheck disable=SC2154 # url, q, tmp, peer, cli, ...: set by the driver
 # interop/cases/data.sh - the interop cases of what a job carries: trace context, JSON,
 # deduplication ids and long ids.
-# Sourced by tests/test_redis_interop.sh, which has the helpers (js, fail,
+# Sourced by tests/interop/test_redis_interop.sh, which has the helpers (js, fail,
 # events_start, ...) and the variables (url, q, tmp, peer, cli) they use.
 # Case X is the function case_X; tests/redis.cmake lists the names.
 

@@ -4,7 +4,7 @@
 # stock BullMQ 6.7.0: an add while the holder runs is kept (the hash
 # <base>dn:<id>) and the holder's finalization adds it, whichever side
 # added it and whichever side runs the holder; and lanes' recovery of a
-# stale key (its holder gone). Sourced by tests/test_redis_interop.sh;
+# stale key (its holder gone). Sourced by tests/interop/test_redis_interop.sh;
 # tests/redis.cmake lists the names.
 
 dn_id_of() { sed 's/.*"id":"\([^"]*\)".*/\1/'; }

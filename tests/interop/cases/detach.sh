@@ -3,7 +3,7 @@
 # interop/cases/detach.sh - the interop cases of detaching a flow child
 # from its parent (ln_jobs_remove_child_dependency, `lanes jobs detach`)
 # against BullMQ's job.removeChildDependency() (tests/interop/node/
-# detach.mjs). Sourced by tests/test_redis_interop.sh, which has the
+# detach.mjs). Sourced by tests/interop/test_redis_interop.sh, which has the
 # helpers (js, fail, ...) and the variables (url, q, tmp, peer, cli).
 
 # Fail unless BullMQ reads job $1 in state $2.

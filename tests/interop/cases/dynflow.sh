@@ -4,8 +4,8 @@
 # existing parent (opts.parent on a plain add) and of a running parent
 # that waits for them (job.moveToWaitingChildren + WaitingChildrenError,
 # ln_job_wait_children): BullMQ's "process in steps" pattern.
-# Sourced by tests/test_redis_interop.sh; tests/redis.cmake lists the names.
-# The C side is tests/dynflow_peer.c, beside redis_peer.
+# Sourced by tests/interop/test_redis_interop.sh; tests/redis.cmake lists the names.
+# The C side is tests/interop/dynflow_peer.c, beside redis_peer.
 
 dpeer() { "$(dirname "$peer")/dynflow_peer" "$@"; }
 

@@ -4,8 +4,9 @@
 # (<lanes/jobs_edit.h>, `lanes jobs change-priority | change-delay |
 # update-data | dedup`) against BullMQ's job.changePriority,
 # job.changeDelay, job.updateData, queue.getDeduplicationJobId and
-# queue.removeDeduplicationKey (tests/interop/node/edit.mjs).
-# Sourced by tests/test_redis_interop.sh, which has the helpers (js, fail,
+# queue.removeDeduplicationKey (tests/interop/node/edit.mjs); and a
+# change of priority of an active job, and a dedup key whose holder is gone.
+# Sourced by tests/interop/test_redis_interop.sh, which has the helpers (js, fail,
 # ...) and the variables (url, q, tmp, cli) they use.
 
 # `lanes jobs URL ARGS...`, failing the case on a non-zero exit.
@@ -141,4 +142,48 @@ case_trim_events_node_to_c() {
     [ "$after" -lt "$before" ] || fail "$after events left of $before"
     [ "$(tail -1 "$tmp/ed.out")" = "$newest" ] || fail "the newest event went"
     echo "lanes read the events Node trimmed ($before to $after)"
+}
+
+#   edit_active_priority_node  Node's job.changePriority on a job a
+#              `lanes worker --exec` runs: the job stays active with the new
+#              priority field (7), and its failed first run retries by it:
+#              behind job y of priority 5 that Node added meanwhile (by
+#              the old priority 0 it would run before y); both complete.
+case_edit_active_priority_node() {
+    need_cli
+    js ap-add "$q" >/dev/null || fail "ap-add"
+    # shellcheck disable=SC2016 # the program's own $0 and $LANES_JOB_ID
+    "$cli" worker "$url" "$q" --concurrency 1 --exit-when-empty --exec /bin/sh -c \
+        'cat >/dev/null; echo "$LANES_JOB_ID" >>"$0.order"; if [ ! -f "$0.go" ]; then echo run >"$0"; while [ ! -f "$0.go" ]; do sleep 0.05; done; exit 1; fi; echo 1' \
+        "$tmp/run" >/dev/null 2>"$tmp/c.err" &
+    wpid=$!
+    pids="$pids $wpid"
+    wait_word "$tmp/run" run 400 "the C worker did not start x"
+    js ap-prio "$q" 7 >/dev/null || fail "ap-prio"
+    touch "$tmp/run.go"
+    wait "$wpid" || fail "lanes worker: $(cat "$tmp/c.err")"
+    [ "$(tr '\n' ' ' <"$tmp/run.order")" = "x y x " ] || fail "run order: $(cat "$tmp/run.order")"
+    js ap-check "$q" 7 >/dev/null || fail "ap-check"
+    echo "a C worker ran a job whose priority Node changed while it ran: retried and completed"
+}
+
+#   edit_dedup_stale_key  a dedup id held without a TTL by a job that
+#              is gone (its hash deleted, as a crash or a restored copy
+#              leaves it): BullMQ's next add takes the id (its stale key
+#              recovery), so `lanes jobs dedup` says none holds it (exit 4),
+#              as the sqlite store answers, and --remove says 0.
+case_edit_dedup_stale_key() {
+    need_cli
+    id=$("$cli" jobs "$url" add "$q" n '{}' --dedup k 2>"$tmp/c.err") || fail "add: $(cat "$tmp/c.err")"
+    redis-cli -u "$url" del "bull:$q:$id" >/dev/null || fail "redis-cli del"
+    "$cli" jobs "$url" dedup "$q" k >"$tmp/d.out" 2>&1
+    rc=$?
+    [ $rc -eq 4 ] || fail "dedup k with its holder gone: exit $rc, $(cat "$tmp/d.out")"
+    out=$("$cli" jobs "$url" dedup "$q" k --remove 2>&1) || fail "dedup --remove: $out"
+    [ "$out" = 0 ] || fail "dedup --remove of a stale key printed $out"
+    id2=$("$cli" jobs "$url" add "$q" n '{}' --dedup k 2>"$tmp/c.err") || fail "add: $(cat "$tmp/c.err")"
+    [ "$id2" != "$id" ] || fail "lanes' add deduplicated to the gone holder"
+    redis-cli -u "$url" del "bull:$q:$id2" >/dev/null || fail "redis-cli del"
+    js sd-add "$q" "$id2" >/dev/null || fail "sd-add"
+    echo "a stale dedup key: lanes says none holds it, as BullMQ's add and the sqlite store"
 }

@@ -3,7 +3,7 @@
 # interop/cases/exec_children.sh - a `lanes worker --exec` program
 # processed in steps (exit 78, BullMQ's moveToWaitingChildren) whose
 # children stock BullMQ 6.7.0 Workers run. Sourced by
-# tests/test_redis_interop.sh; tests/redis.cmake lists the names.
+# tests/interop/test_redis_interop.sh; tests/redis.cmake lists the names.
 
 #   exec_wait_children  Node adds a job "report"; `lanes worker --exec`
 #              runs a program for it that adds two children to another

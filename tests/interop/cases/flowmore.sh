@@ -4,8 +4,8 @@
 # ln_jobs_remove_unprocessed_children (job.removeUnprocessedChildren()),
 # ln_job_wait_child (moveToWaitingChildren with opts.child) and a flow
 # whose root has a parent (FlowProducer's opts.parent on the root).
-# Sourced by tests/test_redis_interop.sh; tests/redis.cmake lists the names.
-# The C side is tests/flowmore_peer.c, beside redis_peer.
+# Sourced by tests/interop/test_redis_interop.sh; tests/redis.cmake lists the names.
+# The C side is tests/interop/flowmore_peer.c, beside redis_peer.
 
 fpeer() { "$(dirname "$peer")/flowmore_peer" "$@"; }
 

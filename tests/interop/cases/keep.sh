@@ -5,7 +5,7 @@
 # --remove-on-complete`) against BullMQ's worker options of those names:
 # it applies to the jobs without an option of their own, and a job's own
 # (also removeOnComplete: false) wins, whichever side added the job.
-# Sourced by tests/test_redis_interop.sh, which has the helpers (js, fail,
+# Sourced by tests/interop/test_redis_interop.sh, which has the helpers (js, fail,
 # ...) and the variables (url, q, tmp, peer, cli) they use.
 
 #   keep_c_worker  Node adds u1, u2 (no removeOnComplete) and kf

@@ -4,7 +4,7 @@
 # worker's ln_job_log under a Node job's keepLogs, and lanes' add-log /
 # clear-logs (<lanes/jobs_edit.h>) against BullMQ's queue.getJobLogs,
 # queue.addJobLog and job.clearLogs (tests/interop/node/logs.mjs).
-# Sourced by tests/test_redis_interop.sh, which has the helpers (js, fail,
+# Sourced by tests/interop/test_redis_interop.sh, which has the helpers (js, fail,
 # ...) and the variables (url, q, tmp, peer, cli) they use.
 
 # Fail unless BullMQ reads job $1's lines as JSON $2 (the logs array).

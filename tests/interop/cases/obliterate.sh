@@ -3,7 +3,7 @@
 # interop/cases/obliterate.sh - the interop cases of obliterating a queue:
 # `lanes jobs obliterate` (ln_jobs_obliterate) of a Node team's queue and
 # BullMQ's queue.obliterate() of a lanes one.
-# Sourced by tests/test_redis_interop.sh, which has the helpers (js, fail,
+# Sourced by tests/interop/test_redis_interop.sh, which has the helpers (js, fail,
 # events_start, ...) and the variables (url, q, tmp, peer, cli) they use.
 # Case X is the function case_X; tests/redis.cmake lists the names.
 

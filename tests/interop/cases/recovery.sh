@@ -2,7 +2,7 @@
 # shellcheck disable=SC2154 # url, q, tmp, peer, cli, ...: set by the driver
 # interop/cases/recovery.sh - the interop cases of stalled jobs, lock renewal, a Redis restart
 # and idle workers waking.
-# Sourced by tests/test_redis_interop.sh, which has the helpers (js, fail,
+# Sourced by tests/interop/test_redis_interop.sh, which has the helpers (js, fail,
 # events_start, ...) and the variables (url, q, tmp, peer, cli) they use.
 # Case X is the function case_X; tests/redis.cmake lists the names.
 

@@ -4,7 +4,7 @@
 # completed jobs: `lanes jobs retry --state completed` on a Node team's
 # jobs, and BullMQ's job.retry('completed') and queue.retryJobs() on jobs
 # a C worker completed.
-# Sourced by tests/test_redis_interop.sh, which has the helpers (js, fail,
+# Sourced by tests/interop/test_redis_interop.sh, which has the helpers (js, fail,
 # events_start, ...) and the variables (url, q, tmp, peer, cli) they use.
 # Case X is the function case_X; tests/redis.cmake lists the names.
 

@@ -7,7 +7,7 @@
 # lanes' (`lanes worker --max-stalled 0`) as BullMQ 6.7's, requeues a
 # repeatable job however often it stalled, never fails it, and the take
 # that runs it makes the next iteration (docs/internals/schedules.md).
-# Sourced by tests/test_redis_interop.sh (helpers and variables).
+# Sourced by tests/interop/test_redis_interop.sh (helpers and variables).
 
 # A lanes worker checking for stalls every 300 ms until iteration $1 of
 # scheduler sr (KIND every or cron) is requeued, taken and completed by it

@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # shellcheck disable=SC2154 # url, q, tmp, cli, interop, pids: set by the driver
 # interop/cases/speed.sh - the interop cases of the worker's speed options.
-# Sourced by tests/test_redis_interop.sh, which has the helpers (js, fail,
+# Sourced by tests/interop/test_redis_interop.sh, which has the helpers (js, fail,
 # events_start, ...) and the variables (url, q, tmp, peer, cli) they use.
 # Case X is the function case_X; tests/redis.cmake lists the names.
 

@@ -8,7 +8,7 @@ import { check, connection, sleep } from './common.mjs';
 export const JIT = { type: 'fixed', delay: 60000, jitter: 0.5 };
 export const NJIT = 8;
 
-// The jobs a producer adds (tests/backoff_peer.c's `add` is the C twin):
+// The jobs a producer adds (tests/interop/backoff_peer.c's `add` is the C twin):
 // NJIT "jit" jobs with JIT, one "lin" job of type 'linear'.
 export async function backoffAdd(queue) {
   const q = new Queue(queue, { connection });

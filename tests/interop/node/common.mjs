@@ -34,7 +34,7 @@ export async function until(cond, ms, what, info = async () => undefined) {
   }
 }
 
-// The handler both sides implement (tests/redis_peer.c has the C twin):
+// The handler both sides implement (tests/interop/redis_peer.c has the C twin):
 // "flaky" fails its first two attempts, "doomed" always fails, others
 // return {name, data}.
 export async function handler(job) {

@@ -1,7 +1,7 @@
 // node/dynflow.mjs - the BullMQ side of lanes' interop tests of children
 // added to an existing parent (queue.add with opts.parent) and of
 // job.moveToWaitingChildren + WaitingChildrenError, BullMQ's "process in
-// steps" pattern. The C twin is tests/dynflow_peer.c. Imported by
+// steps" pattern. The C twin is tests/interop/dynflow_peer.c. Imported by
 // tests/interop/interop.mjs (the command dispatch).
 import { Queue, Worker, WaitingChildrenError } from 'bullmq';
 import { connection, check, handler, waitIdle } from './common.mjs';

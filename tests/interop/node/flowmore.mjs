@@ -1,7 +1,7 @@
 // node/flowmore.mjs - the BullMQ side of lanes' interop tests of three
 // flow calls: job.removeUnprocessedChildren(), moveToWaitingChildren with
 // one child, a FlowProducer root with a parent. The C twin is
-// tests/flowmore_peer.c. Imported by tests/interop/interop.mjs.
+// tests/interop/flowmore_peer.c. Imported by tests/interop/interop.mjs.
 import { Queue, Job, Worker, FlowProducer, WaitingChildrenError } from 'bullmq';
 import { connection, check, waitIdle } from './common.mjs';
 

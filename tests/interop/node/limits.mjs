@@ -25,7 +25,7 @@ export async function globalConcurrency(queue, limit, n, timeoutMs = 60000) {
   console.log(JSON.stringify({ ms, maxActive }));
 }
 
-// Rate limits (tests/test_redis_interop.sh ratelimit*). n jobs named
+// Rate limits (tests/interop/test_redis_interop.sh ratelimit*). n jobs named
 // "plain" added at once.
 export async function rlAdd(queue, n) {
   const q = new Queue(queue, { connection });
