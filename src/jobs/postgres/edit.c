@@ -73,8 +73,7 @@ int ln__pg_promote(ln__jobs_be *b, const char *queue, const char *id) {
     if (rc == 0)
         rc = ln__pg_exec(be,
                          "WITH u AS (UPDATE @job SET state = 'waiting', delay_ms = 0, "
-                         "process_at_ms = NULL, seq = CASE WHEN seq < 0 THEN "
-                         "-nextval('@job_seq'::regclass) ELSE nextval('@job_seq'::regclass) END "
+                         "process_at_ms = NULL, seq = nextval('@job_seq'::regclass) "
                          "WHERE queue = $1 AND id = $2 RETURNING id) "
                          "INSERT INTO @event (queue, event, data, created_at_ms) SELECT $1, "
                          "'waiting', jsonb_build_object('jobId', id, 'prev', 'delayed'), " PG_NOW
@@ -88,8 +87,7 @@ int ln__pg_promote(ln__jobs_be *b, const char *queue, const char *id) {
 /* ---- Retry of finished jobs */
 
 #define RETRY_SET                                                                                  \
-    "state = 'waiting', attempts_made = 0, seq = CASE WHEN j.seq < 0 THEN "                        \
-    "-nextval('@job_seq'::regclass) ELSE nextval('@job_seq'::regclass) END, "                      \
+    "state = 'waiting', attempts_made = 0, seq = " PG_SEQ_BY_LIFO ", "                             \
     "failed_reason = CASE WHEN j.state = 'failed' THEN NULL ELSE j.failed_reason END, "            \
     "return_value = CASE WHEN j.state = 'completed' THEN NULL ELSE j.return_value END, "           \
     "processed_at_ms = NULL, finished_at_ms = NULL, stacktrace = NULL"

@@ -80,32 +80,35 @@ const char *ln__pg_itoa(char *buf, int64_t v);
     "CASE WHEN " n "::text::jsonb::text = " n "::text THEN opts - '" key "' ELSE opts || "         \
     "jsonb_build_object('" key "', " n "::text) END"
 
+/* A new place at the back of its priority's line, or at the front for a
+ * job added with lifo (retries and requeues read the job's own option,
+ * as BullMQ's); in an UPDATE of @job j. */
+#define PG_SEQ_BY_LIFO                                                                             \
+    "CASE WHEN coalesce((j.opts->>'lifo')::boolean, false) THEN -nextval('@job_seq'::regclass) "   \
+    "ELSE nextval('@job_seq'::regclass) END"
+
 /* The job row as every read selects it (PG_JOB_COLS, in this order), and
  * its conversion into an ln_job_info (paused: the queue is paused). */
-#define PG_JOB_COLS                                                                                                                                                                             \
-    "j.id, j.state::text, j.name, " PG_RAW(                                                                                                                                                     \
-        "j.data",                                                                                                                                                                               \
-        "lanesData") ", CASE WHEN j.state = "                                                                                                                                                   \
-                     "'completed' THEN coalesce(" PG_RAW(                                                                                                                                       \
-                         "j.return_value",                                                                                                                                                      \
-                         "lanesResult") ", 'null') ELSE " PG_RAW("j.return_value",                                                                                                              \
-                                                                 "lanesResult") " END, "                                                                                                        \
-                                                                                "j.failed_reason,"                                                                                              \
-                                                                                " " PG_RAW("j."                                                                                                 \
-                                                                                           "progr"                                                                                              \
-                                                                                           "ess",                                                                                               \
-                                                                                           "lanes"                                                                                              \
-                                                                                           "Progr"                                                                                              \
-                                                                                           "ess") ", (j.opts->>'tm')::jsonb->>'traceparent', "                                                  \
-                                                                                                  "(j.opts->>'tm')::jsonb->>'tracestate', j.priority, (j.seq < 0)::int, "                       \
-                                                                                                  "coalesce((j.opts->>'attempts')::int, j.max_attempts), CASE WHEN j.state = 'completed' THEN " \
-                                                                                                  "greatest(j.attempts_made - 1, 0) ELSE j.attempts_made END, "                                 \
-                                                                                                  "j.attempts_started, j.stalled_count, j.opts->'backoff'->>'type', "                           \
-                                                                                                  "coalesce((j.opts->'backoff'->>'delay')::bigint, 0), "                                        \
-                                                                                                  "coalesce((j.opts->'backoff'->>'jitter')::float8, 0), j.added_at_ms, "                        \
-                                                                                                  "CASE WHEN j.state = 'delayed' THEN j.process_at_ms ELSE j.added_at_ms + "                    \
-                                                                                                  "coalesce((j.opts->>'delay')::bigint, 0) END, j.processed_at_ms, j.finished_at_ms, "          \
-                                                                                                  "coalesce((j.opts->>'lanesTimeout')::bigint, 0), j.seq"
+/* clang-format off */
+#define PG_RAW_DATA PG_RAW("j.data", "lanesData")
+#define PG_RAW_RESULT PG_RAW("j.return_value", "lanesResult")
+#define PG_RAW_PROGRESS PG_RAW("j.progress", "lanesProgress")
+#define PG_JOB_COLS                                                                                \
+    "j.id, j.state::text, j.name, " PG_RAW_DATA ", "                                              \
+    "CASE WHEN j.state = 'completed' THEN coalesce(" PG_RAW_RESULT ", 'null') "                   \
+    "ELSE " PG_RAW_RESULT " END, j.failed_reason, " PG_RAW_PROGRESS ", "                           \
+    "(j.opts->>'tm')::jsonb->>'traceparent', (j.opts->>'tm')::jsonb->>'tracestate', "             \
+    "j.priority, coalesce((j.opts->>'lifo')::boolean, false)::int, "                              \
+    "coalesce((j.opts->>'attempts')::int, j.max_attempts), "                                      \
+    "CASE WHEN j.state = 'completed' THEN greatest(j.attempts_made - 1, 0) "                      \
+    "ELSE j.attempts_made END, j.attempts_started, j.stalled_count, "                             \
+    "j.opts->'backoff'->>'type', coalesce((j.opts->'backoff'->>'delay')::bigint, 0), "            \
+    "coalesce((j.opts->'backoff'->>'jitter')::float8, 0), j.added_at_ms, "                        \
+    "CASE WHEN j.state = 'delayed' THEN j.process_at_ms "                                         \
+    "ELSE j.added_at_ms + coalesce((j.opts->>'delay')::bigint, 0) END, "                          \
+    "j.processed_at_ms, j.finished_at_ms, "                                                       \
+    "coalesce((j.opts->>'lanesTimeout')::bigint, 0), j.seq"
+/* clang-format on */
 #define PG_JOB_NCOLS 24
 int ln__pg_job_info(pg_be *be, const PGresult *r, int row, int paused, ln_job_info *info);
 /* The backoff kind of a stored type name (NULL: fixed) and its custom
@@ -131,6 +134,13 @@ int ln__pg_retain(pg_be *be, const char *queue, const char *id, int completed,
 
 /* Free the deduplication id job id holds without a TTL (it finished). */
 int ln__pg_dedup_release(pg_be *be, const char *queue, const char *id);
+
+/* Rate limits and global concurrency (limit.c): how many of st->want a
+ * take may have (st->limited_ms set when the limiter is full), and whether
+ * the take is counted; then count what was taken. */
+int ln__pg_limit_take(pg_be *be, const char *queue, ln__jobs_step *st, size_t *allowed, int *count);
+int ln__pg_limit_count(pg_be *be, const char *queue, const ln__jobs_step *st);
+int ln__pg_limits(ln__jobs_be *be, const char *queue, ln__jobs_limits *l);
 
 /* Schema preparation (schema.c): check the ledger, prepare a fresh one. */
 int ln__pg_prepare(pg_be *be);

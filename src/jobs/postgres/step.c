@@ -100,11 +100,11 @@ static const char *const outcome_sql[] = {
                                            "jsonb_build_object('jobId', id, 'returnvalue', "
                                            "coalesce($4::text, 'null'), 'prev', 'active')",
     [LN__DONE_RETRY] =
-        "UPDATE @job SET state = CASE WHEN $5::bigint > 0 THEN 'delayed' ELSE 'waiting' "
+        "UPDATE @job j SET state = CASE WHEN $5::bigint > 0 THEN 'delayed' ELSE 'waiting' "
         "END::@job_state, failed_reason = $4, attempts_made = attempts_made + 1, "
         "process_at_ms = CASE WHEN $5::bigint > 0 THEN " PG_NOW " + $5::bigint END, "
-        "delay_ms = $5::bigint, seq = CASE WHEN $5::bigint > 0 THEN seq WHEN seq < 0 THEN "
-        "-nextval('@job_seq'::regclass) ELSE nextval('@job_seq'::regclass) END, " UNLOCK GUARD
+        "delay_ms = $5::bigint, seq = CASE WHEN $5::bigint > 0 THEN seq ELSE " PG_SEQ_BY_LIFO
+        " END, " UNLOCK GUARD
         "RETURNING state::text, CASE WHEN state = 'delayed' THEN jsonb_build_object('jobId', id, "
         "'delay', process_at_ms) ELSE jsonb_build_object('jobId', id, 'prev', 'active') END",
     [LN__DONE_FAIL] =
@@ -207,7 +207,8 @@ static int promote_due(pg_be *be, const char *queue) {
                        "WITH due AS (SELECT queue, id FROM @job WHERE queue = $1 AND state = "
                        "'delayed' AND process_at_ms <= " PG_NOW " ORDER BY process_at_ms LIMIT "
                        "" PG_BATCH_S " FOR UPDATE SKIP LOCKED), "
-                       "up AS (UPDATE @job j SET state = 'waiting', delay_ms = 0 FROM due "
+                       "up AS (UPDATE @job j SET state = 'waiting', delay_ms = 0, "
+                       "seq = nextval('@job_seq'::regclass) FROM due "
                        "WHERE j.queue = due.queue AND j.id = due.id RETURNING j.id, j.seq) "
                        "INSERT INTO @event (queue, event, data, created_at_ms) SELECT $1, "
                        "'waiting', jsonb_build_object('jobId', id, 'prev', 'delayed'), " PG_NOW
@@ -241,10 +242,10 @@ static int fill_taken(pg_be *be, const PGresult *r, int row, ln__job_taken *t) {
     return 0;
 }
 
-static int take(pg_be *be, const char *queue, ln__jobs_step *st) {
+static int take(pg_be *be, const char *queue, ln__jobs_step *st, size_t n) {
     char want[24], lease[24];
-    const char *p[4] = {queue, ln__pg_itoa(want, (int64_t)st->want),
-                        ln__pg_itoa(lease, st->lease_ms), st->no_active_event ? "1" : "0"};
+    const char *p[4] = {queue, ln__pg_itoa(want, (int64_t)n), ln__pg_itoa(lease, st->lease_ms),
+                        st->no_active_event ? "1" : "0"};
     int rc;
     PGresult *r = ln__pg_q(
         be,
@@ -282,21 +283,6 @@ static int next_due(pg_be *be, const char *queue, int64_t *out) {
     return 0;
 }
 
-/* The rest of the queue's rate-limit window when a manual limit holds it
- * (LN__DONE_LIMITED above, or BullMQ's Worker.rateLimit), else 0. */
-static int limited(pg_be *be, const char *queue, int64_t *ms) {
-    const char *p[1] = {queue};
-    int rc;
-    PGresult *r = ln__pg_q(be,
-                           "SELECT expire_at_ms - " PG_NOW " FROM @rate_limit WHERE queue = $1 "
-                           "AND points >= 9007199254740991 AND expire_at_ms > " PG_NOW,
-                           1, p, &rc);
-    if (r == NULL) return rc;
-    *ms = PQntuples(r) > 0 ? ln__pg_i64(r, 0, 0) : 0;
-    PQclear(r);
-    return 0;
-}
-
 static int step_tx(pg_be *be, const char *queue, ln__jobs_step *st) {
     int rc = 0;
     uint64_t n[2] = {0, 0}; /* final failures, completions */
@@ -313,8 +299,11 @@ static int step_tx(pg_be *be, const char *queue, ln__jobs_step *st) {
     rc = promote_due(be, queue);
     int paused = rc == 0 ? ln__pg_paused(be, queue) : rc;
     if (paused < 0) return paused;
-    if (st->limited_ms == 0 && (rc = limited(be, queue, &st->limited_ms)) != 0) return rc;
-    if (!paused && st->limited_ms == 0) rc = take(be, queue, st);
+    size_t allowed = 0;
+    int count = 0;
+    if (!paused && st->limited_ms == 0) rc = ln__pg_limit_take(be, queue, st, &allowed, &count);
+    if (rc == 0 && allowed > 0) rc = take(be, queue, st, allowed);
+    if (rc == 0 && count) rc = ln__pg_limit_count(be, queue, st);
     if (rc == 0 && st->ntaken < st->want) rc = next_due(be, queue, &st->next_due_ms);
     return rc;
 }
