@@ -163,7 +163,7 @@ static void jitter_text(char *buf, size_t cap, double j) {
         if (*p == ',') *p = '.';
 }
 
-static int add_one(pg_be *be, const char *queue, const char *seq, ln__job_new *job) {
+int ln__pg_add_one(pg_be *be, const char *queue, const char *seq, ln__job_new *job) {
     const ln_job_opts *o = &job->opts;
     char num[24], delay[24], prio[24], att[24], bms[24], jit[40], rcm[24], rcv[24], rfm[24],
         rfv[24], tmo[24], dttl[24];
@@ -265,7 +265,7 @@ int ln__pg_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
     if (rc == 0) rc = ln__pg_touch_queue(be, queue);
     int stored = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        rc = add_one(be, queue, seq, &jobs[i]);
+        rc = ln__pg_add_one(be, queue, seq, &jobs[i]);
         stored |= rc == 0 && !jobs[i].existed;
     }
     if (rc == 0 && stored) rc = ln__pg_notify_jobs(be, queue);

@@ -12,6 +12,7 @@
 #include "backend.h"
 
 #include <lanes/jobs_metrics.h>
+#include <lanes/jobs_schedulers.h>
 
 #include <libpq-fe.h>
 #include <stddef.h>
@@ -142,6 +143,10 @@ int ln__pg_limit_take(pg_be *be, const char *queue, ln__jobs_step *st, size_t *a
 int ln__pg_limit_count(pg_be *be, const char *queue, const ln__jobs_step *st);
 int ln__pg_limits(ln__jobs_be *be, const char *queue, ln__jobs_limits *l);
 
+/* Add one job inside the caller's transaction (add.c): seq the queue's id
+ * sequence when job has no custom id. Fills job->id and job->existed. */
+int ln__pg_add_one(pg_be *be, const char *queue, const char *seq, ln__job_new *job);
+
 /* Schema preparation (schema.c): check the ledger, prepare a fresh one. */
 int ln__pg_prepare(pg_be *be);
 
@@ -182,6 +187,12 @@ int ln__pg_drain(ln__jobs_be *be, const char *queue, size_t *removed);
 int ln__pg_obliterate(ln__jobs_be *be, const char *queue, int force, int64_t *left, size_t *removed,
                       int *more);
 int ln__pg_events_open(ln__jobs_be *be, const char *queue, const char *from, ln__jobs_events **out);
+int ln__pg_sched_upsert(ln__jobs_be *be, const char *queue, const ln__sched_new *s, char **job_id);
+int ln__pg_sched_remove(ln__jobs_be *be, const char *queue, const char *id);
+int ln__pg_sched_get(ln__jobs_be *be, const char *queue, const char *id, ln_job_scheduler *out);
+int ln__pg_sched_list(ln__jobs_be *be, const char *queue, size_t offset, size_t limit,
+                      ln_job_scheduler **out, size_t *n);
+int ln__pg_sched_taken(ln__jobs_be *be, const char *queue, const char *job_id);
 int ln__pg_check(ln__jobs_be *be, int thorough);
 
 #endif /* LN_JOBS_PG_INT_H */
