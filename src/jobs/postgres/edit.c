@@ -16,7 +16,9 @@ static int lock_job(pg_be *be, const char *queue, const char *id, char *st) {
     PGresult *r = ln__pg_q(be,
                            "SELECT state::text, scheduler_id IS NOT NULL AND EXISTS (SELECT 1 "
                            "FROM @scheduler s WHERE s.queue = j.queue AND s.scheduler_id = "
-                           "j.scheduler_id) FROM @job j WHERE queue = $1 AND id = $2 FOR UPDATE",
+                           "j.scheduler_id AND 'repeat:' || s.scheduler_id || ':' || "
+                           "s.next_run_ms = j.id) FROM @job j WHERE queue = $1 AND id = $2 FOR "
+                           "UPDATE",
                            2, p, &rc);
     if (r == NULL) return rc;
     if (PQntuples(r) == 0) {
@@ -36,9 +38,11 @@ static int remove_tx(pg_be *be, const char *queue, const char *id) {
     if (strncmp(st, "active", 6) == 0)
         return ln__jobs_be_err(&be->base, LN_EBUSY, "job '%s' is active", id);
     size_t len = strlen(st);
-    if (len > 0 && st[len - 1] == '+' && strncmp(st, "delayed", 7) == 0)
-        return ln__jobs_be_err(&be->base, LN_EINVAL,
-                               "job '%s' is a job scheduler's current iteration", id);
+    if (len > 0 && st[len - 1] == '+')
+        return ln__jobs_be_err(&be->base, LN_EBUSY,
+                               "job '%s' is its job scheduler's current iteration: remove the "
+                               "scheduler instead",
+                               id);
     if (len > 0 && st[len - 1] == '+') st[len - 1] = '\0';
     const char *p[3] = {queue, id, st};
     rc = ln__pg_exec(be, "DELETE FROM @job WHERE queue = $1 AND id = $2", 2, p);
@@ -147,7 +151,9 @@ static int cancel_tx(pg_be *be, const char *queue, const char *id, const char *r
     char st[32];
     int rc = lock_job(be, queue, id, st);
     if (rc != 0) return rc;
-    if (strchr(st, '+')) *strchr(st, '+') = '\0';
+    if (strchr(st, '+'))
+        return ln__jobs_be_err(&be->base, LN_EINVAL,
+                               "job '%s' is its job scheduler's current iteration", id);
     if (strcmp(st, "completed") == 0 || strcmp(st, "failed") == 0)
         return ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is %s", id, st);
     if (strcmp(st, "waiting-children") == 0)

@@ -31,22 +31,60 @@ static int server_now(pg_be *be, int64_t *now) {
 /* The fields of an iteration's opts that are not the template's. */
 #define ITER_KEYS "'delay', 'jobId', 'repeatJobKey', 'repeat'"
 
+/* The stored scheduler's every, next time, offset and count (*found 0:
+ * none), locked for the upsert. */
+static int read_prev(pg_be *be, const char *queue, const char *id, int *found, int64_t v[4]) {
+    const char *p[2] = {queue, id};
+    int rc;
+    PGresult *r = ln__pg_q(be,
+                           "SELECT coalesce(every_ms, 0), next_run_ms, coalesce(offset_ms, 0), "
+                           "iteration_count FROM @scheduler WHERE queue = $1 AND scheduler_id = "
+                           "$2 FOR UPDATE",
+                           2, p, &rc);
+    if (r == NULL) return rc;
+    *found = PQntuples(r) > 0;
+    for (int i = 0; i < 4; i++) v[i] = *found ? ln__pg_i64(r, 0, i) : 0;
+    PQclear(r);
+    return 0;
+}
+
+/* The pending (delayed or waiting) iteration at ms goes; *removed 1 if
+ * there was one. */
+static int remove_pending(pg_be *be, const char *queue, const char *sid, int64_t ms, int *removed) {
+    char *cid = ln__sched_job_id(sid, ms);
+    if (cid == NULL) return ln__pg_oom(be);
+    const char *p[2] = {queue, cid};
+    int rc;
+    PGresult *r = ln__pg_q(be,
+                           "WITH d AS (DELETE FROM @job WHERE queue = $1 AND id = $2 AND state IN "
+                           "('delayed', 'waiting') RETURNING id, state) INSERT INTO @event "
+                           "(queue, event, data, created_at_ms) SELECT $1, 'removed', "
+                           "jsonb_build_object('jobId', id, 'prev', state::text), " PG_NOW
+                           " FROM d RETURNING 1",
+                           2, p, &rc);
+    ln__free(cid);
+    if (r == NULL) return rc;
+    *removed = PQntuples(r) > 0;
+    PQclear(r);
+    return 0;
+}
+
 static int upsert_tx(pg_be *be, const char *queue, const ln__sched_new *s, char **job_id) {
-    int64_t now = 0, next = LN__CRON_NONE, offset = 0;
+    int64_t now = 0, next = LN__CRON_NONE, offset = 0, pv[4];
+    int found = 0, removed = 0;
     int rc = server_now(be, &now);
+    if (rc == 0) rc = read_prev(be, queue, s->id, &found, pv);
     if (rc != 0) return rc;
-    rc = ln__sched_new_next(s, 0, LN__CRON_NONE, now, 0, &next, &offset, be->base.errmsg,
-                            LN__JOBS_ERRMSG_MAX);
+    int same_every = found && s->every > 0 && pv[0] == s->every;
+    rc = ln__sched_new_next(s, 0, same_every ? pv[1] : LN__CRON_NONE, now, 0, &next, &offset,
+                            be->base.errmsg, LN__JOBS_ERRMSG_MAX);
     if (rc != 0 || next == LN__CRON_NONE) return rc; /* makes none: nothing changes */
+    if (found && (rc = remove_pending(be, queue, s->id, pv[1], &removed)) != 0) return rc;
+    if (removed && same_every) next = pv[1]; /* keeps its time */
+    if (removed) offset = pv[2];
+    if (s->every <= 0) offset = 0;
     char *iter = ln__sched_job_id(s->id, next);
     if (iter == NULL) return ln__pg_oom(be);
-    const char *p[2] = {queue, s->id};
-    rc = ln__pg_exec(be,
-                     "WITH d AS (DELETE FROM @job WHERE queue = $1 AND scheduler_id = $2 AND "
-                     "state IN ('delayed', 'waiting') RETURNING id, state) INSERT INTO @event "
-                     "(queue, event, data, created_at_ms) SELECT $1, 'removed', "
-                     "jsonb_build_object('jobId', id, 'prev', state::text), " PG_NOW " FROM d",
-                     2, p);
     ln__job_new job = {.name = s->name, .data = s->data, .data_len = s->data_len, .opts = s->opts};
     job.opts.job_id = iter;
     job.opts.delay_ms = next > now ? next - now : 0;
@@ -82,7 +120,7 @@ static int upsert_tx(pg_be *be, const char *queue, const ln__sched_new *s, char 
             "excluded.name, next_run_ms = excluded.next_run_ms, pattern = excluded.pattern, "
             "every_ms = excluded.every_ms, tz = excluded.tz, start_date_ms = "
             "excluded.start_date_ms, end_date_ms = excluded.end_date_ms, limit_count = "
-            "excluded.limit_count, iteration_count = 1, template_data = excluded.template_data, "
+            "excluded.limit_count, template_data = excluded.template_data, "
             "template_opts = excluded.template_opts, offset_ms = excluded.offset_ms",
             11, q);
     if (rc == 0) rc = ln__pg_touch_queue(be, queue);
