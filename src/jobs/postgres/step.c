@@ -274,13 +274,43 @@ static int next_due(pg_be *be, const char *queue, int64_t *out) {
     const char *p[1] = {queue};
     int rc;
     PGresult *r = ln__pg_q(be,
-                           "SELECT greatest(min(process_at_ms) - " PG_NOW ", 0) FROM @job "
+                           "SELECT min(process_at_ms) - " PG_NOW " FROM @job "
                            "WHERE queue = $1 AND state = 'delayed'",
                            1, p, &rc);
     if (r == NULL) return rc;
-    *out = PQgetisnull(r, 0, 0) ? -1 : ln__pg_i64(r, 0, 0);
+    int64_t ms = ln__pg_i64(r, 0, 0);
+    *out = PQgetisnull(r, 0, 0) ? -1 : ms < 0 ? 0 : ms; /* none, due already, or in ms */
     PQclear(r);
     return 0;
+}
+
+/* BullMQ's moveToFinished writes 'drained' after a completion or a final
+ * failure that leaves nothing to take: the step took nothing, is not
+ * rate limited, nothing is due later, and the queue has nothing waiting,
+ * delayed or active and is not paused. Once per step. */
+static int drained(pg_be *be, const char *queue, const ln__jobs_step *st, uint64_t nfinal) {
+    if (nfinal == 0 || st->ntaken > 0 || st->limited_ms > 0 || st->next_due_ms >= 0) return 0;
+    const char *p[1] = {queue};
+    return ln__pg_exec(
+        be,
+        "INSERT INTO @event (queue, event, created_at_ms) SELECT $1, 'drained', " PG_NOW
+        " WHERE NOT EXISTS (SELECT 1 FROM @job WHERE queue = $1 AND state IN "
+        "('waiting', 'delayed', 'active')) AND NOT EXISTS (SELECT 1 FROM @meta "
+        "WHERE queue = $1 AND field = 'paused')",
+        1, p);
+}
+
+static int step_take(pg_be *be, const char *queue, ln__jobs_step *st) {
+    int rc = promote_due(be, queue);
+    int paused = rc == 0 ? ln__pg_paused(be, queue) : rc;
+    if (paused < 0) return paused;
+    size_t allowed = 0;
+    int count = 0;
+    if (!paused && st->limited_ms == 0) rc = ln__pg_limit_take(be, queue, st, &allowed, &count);
+    if (rc == 0 && allowed > 0) rc = take(be, queue, st, allowed);
+    if (rc == 0 && count) rc = ln__pg_limit_count(be, queue, st);
+    if (rc == 0 && st->ntaken < st->want) rc = next_due(be, queue, &st->next_due_ms);
+    return rc;
 }
 
 static int step_tx(pg_be *be, const char *queue, ln__jobs_step *st) {
@@ -295,16 +325,9 @@ static int step_tx(pg_be *be, const char *queue, ln__jobs_step *st) {
     for (int k = 0; rc == 0 && k < 2; k++)
         rc = ln__pg_metrics_count(be, queue, k, n[k], st->metrics_max_points);
     if (rc == 0) rc = renew(be, queue, st);
-    if (rc != 0 || st->want == 0) return rc;
-    rc = promote_due(be, queue);
-    int paused = rc == 0 ? ln__pg_paused(be, queue) : rc;
-    if (paused < 0) return paused;
-    size_t allowed = 0;
-    int count = 0;
-    if (!paused && st->limited_ms == 0) rc = ln__pg_limit_take(be, queue, st, &allowed, &count);
-    if (rc == 0 && allowed > 0) rc = take(be, queue, st, allowed);
-    if (rc == 0 && count) rc = ln__pg_limit_count(be, queue, st);
-    if (rc == 0 && st->ntaken < st->want) rc = next_due(be, queue, &st->next_due_ms);
+    if (rc == 0 && st->want > 0) rc = step_take(be, queue, st);
+    if (rc == 0 && st->want == 0 && n[0] + n[1] > 0) rc = next_due(be, queue, &st->next_due_ms);
+    if (rc == 0) rc = drained(be, queue, st, n[0] + n[1]);
     return rc;
 }
 

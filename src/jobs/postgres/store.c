@@ -31,9 +31,12 @@
 
 static int map_state(const char *st) {
     if (st == NULL) return LN_EBACKEND;
-    if (strcmp(st, "53100") == 0) return LN_ENOSPC;    /* disk_full */
-    if (strcmp(st, "53200") == 0) return LN_ENOMEM;    /* out_of_memory */
-    if (strcmp(st, "42501") == 0) return LN_EACCES;    /* insufficient_privilege */
+    if (strcmp(st, "53100") == 0) return LN_ENOSPC; /* disk_full */
+    if (strcmp(st, "53200") == 0) return LN_ENOMEM; /* out_of_memory */
+    if (strcmp(st, "42501") == 0) return LN_EACCES; /* insufficient_privilege */
+    /* A job id that is not UTF-8 (another program's, on another store)
+     * cannot be in a UTF-8 database: a lookup of it finds no job. */
+    if (strcmp(st, "22021") == 0) return LN_ENOENT;    /* character_not_in_repertoire */
     if (strcmp(st, "25006") == 0) return LN_EACCES;    /* read_only_sql_transaction */
     if (strncmp(st, "08", 2) == 0) return LN_EBACKEND; /* connection exception */
     return LN_EBACKEND;
