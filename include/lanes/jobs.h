@@ -42,9 +42,9 @@
  *       byte for byte while the column still holds the same value, but a
  *       Node process reads the normalised value, and JSON with \u0000
  *       (which jsonb refuses) is not stored (LN_EBACKEND). Counts scan the
- *       queue's rows. Not yet on this store (LN_ENOTSUP): flows,
- *       deduplication's keep_last_if_active and reschedule, the workers
- *       listing; no blocking wait (workers poll) and no pipelined steps.
+ *       queue's rows. Not yet on this store (LN_ENOTSUP): flows, the
+ *       workers listing; no blocking wait (workers poll) and no pipelined
+ *       steps.
  *
  * JSON (data, results, progress) is any JSON text JSON.parse takes, in
  * UTF-8 (RFC 8259): any value at top level, whitespace around it, numbers

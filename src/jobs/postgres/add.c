@@ -64,7 +64,7 @@ static const char add_sql[] =
 
 /* The name of the queue's id sequence, made if missing; into seq
  * ("schema".bullmq_jid_<md5>). */
-static int id_sequence(pg_be *be, const char *queue, char *seq, size_t cap) {
+int ln__pg_id_sequence(pg_be *be, const char *queue, char *seq, size_t cap) {
     const char *p[2] = {queue, be->qschema};
     int rc;
     PGresult *r = ln__pg_q(be,
@@ -124,16 +124,19 @@ static int dedup_check(pg_be *be, const char *queue, ln__job_new *job, int *held
     }
     char *holder = ln__strdup(PQgetvalue(r, 0, 0));
     int delayed = strcmp(PQgetvalue(r, 0, 1), "delayed") == 0;
+    int active = strcmp(PQgetvalue(r, 0, 1), "active") == 0;
     PQclear(r);
     if (holder == NULL) return ln__pg_oom(be);
     const char *q[4] = {queue, holder, o->dedup_id, NULL};
     if (o->dedup_replace && delayed) {
-        rc = ln__pg_exec(be,
-                         "WITH d AS (DELETE FROM @job WHERE queue = $1 AND id = $2 RETURNING id) "
-                         "INSERT INTO @event (queue, event, data, created_at_ms) SELECT $1, "
-                         "'removed', jsonb_build_object('jobId', id, 'prev', 'delayed'), " PG_NOW
-                         " FROM d",
-                         2, q);
+        rc = ln__pg_dedup_drop_next(be, queue, holder);
+        if (rc == 0)
+            rc = ln__pg_exec(
+                be,
+                "WITH d AS (DELETE FROM @job WHERE queue = $1 AND id = $2 RETURNING id) "
+                "INSERT INTO @event (queue, event, data, created_at_ms) SELECT $1, "
+                "'removed', jsonb_build_object('jobId', id, 'prev', 'delayed'), " PG_NOW " FROM d",
+                2, q);
         ln__free(holder);
         return rc;
     }
@@ -143,6 +146,10 @@ static int dedup_check(pg_be *be, const char *queue, ln__job_new *job, int *held
                      "UPDATE @dedup SET expire_at_ms = " PG_NOW " + $4::bigint WHERE queue = $1 "
                      "AND dedup_id = $3 AND $4::bigint > 0 AND $2::text IS NOT NULL",
                      4, q);
+    if (rc == 0 && o->dedup_keep_last_if_active && active)
+        rc = ln__pg_dedup_keep(be, queue, job);
+    else if (rc == 0 && o->dedup_reschedule && delayed)
+        rc = ln__pg_dedup_reschedule(be, queue, holder, o->delay_ms);
     if (rc == 0)
         rc = ln__pg_exec(be,
                          "INSERT INTO @event (queue, event, data, created_at_ms) VALUES ($1, "
@@ -214,7 +221,8 @@ int ln__pg_add_one(pg_be *be, const char *queue, const char *seq, ln__job_new *j
     job->existed = ln__pg_i64(r, 0, 0) == 0;
     PQclear(r);
     if (o->dedup_id != NULL && !job->existed) {
-        const char *q[4] = {queue, o->dedup_id, id, dttl};
+        /* keep-last holds the id without expiry */
+        const char *q[4] = {queue, o->dedup_id, id, o->dedup_keep_last_if_active ? "0" : dttl};
         rc = ln__pg_exec(be,
                          "INSERT INTO @dedup (queue, dedup_id, job_id, expire_at_ms) VALUES ($1, "
                          "$2, $3, CASE WHEN $4::bigint > 0 THEN " PG_NOW " + $4::bigint END) "
@@ -248,10 +256,6 @@ int ln__pg_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
     pg_be *be = pgbe(b);
     for (size_t i = 0; i < n; i++) {
         const ln_job_opts *o = &jobs[i].opts;
-        if (o->dedup_id != NULL && (o->dedup_keep_last_if_active || o->dedup_reschedule))
-            return ln__jobs_be_err(b, LN_ENOTSUP,
-                                   "postgres: deduplication's keep_last_if_active and reschedule "
-                                   "are not supported by this store yet");
         if (o->parent_id != NULL)
             return ln__jobs_be_err(b, LN_ENOTSUP,
                                    "postgres: adding to a parent is not supported by this "
@@ -261,7 +265,7 @@ int ln__pg_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
     int rc = ln__pg_begin(be);
     for (size_t i = 0; rc == 0 && i < n; i++)
         if (jobs[i].opts.job_id == NULL && seq[0] == '\0')
-            rc = id_sequence(be, queue, seq, sizeof seq);
+            rc = ln__pg_id_sequence(be, queue, seq, sizeof seq);
     if (rc == 0) rc = ln__pg_touch_queue(be, queue);
     int stored = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {

@@ -139,7 +139,9 @@ int ln__pg_drain(ln__jobs_be *b, const char *queue, size_t *removed) {
                          "s.scheduler_id = j.scheduler_id)) LIMIT " PG_BATCH_S
                          " FOR UPDATE SKIP LOCKED), "
                          "x AS (DELETE FROM @dedup dd USING c WHERE dd.queue = c.queue AND "
-                         "dd.job_id = c.id), "
+                         "dd.job_id = c.id RETURNING dd.dedup_id), "
+                         "y AS (DELETE FROM @dedup_next dn USING x WHERE dn.queue = $1 AND "
+                         "dn.dedup_id = x.dedup_id), "
                          "d AS (DELETE FROM @job j USING c WHERE j.queue = c.queue AND "
                          "j.id = c.id RETURNING 1) SELECT count(*) FROM d",
                          1, p, &n);

@@ -45,7 +45,8 @@ static int remove_tx(pg_be *be, const char *queue, const char *id) {
                                id);
     if (len > 0 && st[len - 1] == '+') st[len - 1] = '\0';
     const char *p[3] = {queue, id, st};
-    rc = ln__pg_exec(be, "DELETE FROM @job WHERE queue = $1 AND id = $2", 2, p);
+    rc = ln__pg_dedup_drop_next(be, queue, id);
+    if (rc == 0) rc = ln__pg_exec(be, "DELETE FROM @job WHERE queue = $1 AND id = $2", 2, p);
     if (rc == 0) rc = ln__pg_exec(be, "DELETE FROM @dedup WHERE queue = $1 AND job_id = $2", 2, p);
     if (rc == 0)
         rc = ln__pg_exec(

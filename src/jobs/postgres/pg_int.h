@@ -133,8 +133,16 @@ int ln__pg_event(pg_be *be, const char *queue, const char *event, const char *fi
 int ln__pg_retain(pg_be *be, const char *queue, const char *id, int completed,
                   const ln_job_keep *worker_keep);
 
-/* Free the deduplication id job id holds without a TTL (it finished). */
+/* Deduplication (dedup_next.c): job id finalized: free the ids it holds
+ * without a TTL and add the jobs kept for them; keep a deduplicated add
+ * as the id's next job; move a delayed holder's due time; drop the next
+ * jobs of the ids job id holds (it is removed). */
 int ln__pg_dedup_release(pg_be *be, const char *queue, const char *id);
+int ln__pg_dedup_keep(pg_be *be, const char *queue, const ln__job_new *job);
+int ln__pg_dedup_reschedule(pg_be *be, const char *queue, const char *holder, int64_t delay_ms);
+int ln__pg_dedup_drop_next(pg_be *be, const char *queue, const char *id);
+/* The queue's id sequence, made if missing, into seq (add.c). */
+int ln__pg_id_sequence(pg_be *be, const char *queue, char *seq, size_t cap);
 
 /* Rate limits and global concurrency (limit.c): how many of st->want a
  * take may have (st->limited_ms set when the limiter is full), and whether

@@ -52,7 +52,8 @@ int ln__pg_recover_stalled(ln__jobs_be *b, const char *queue, unsigned max_stall
             continue;
         }
         (*failed)++;
-        rc = ln__pg_retain(be, queue, PQgetvalue(r, i, 0), 0, &all);
+        rc = ln__pg_dedup_release(be, queue, PQgetvalue(r, i, 0));
+        if (rc == 0) rc = ln__pg_retain(be, queue, PQgetvalue(r, i, 0), 0, &all);
     }
     PQclear(r);
     if (rc == 0 && *requeued > 0) rc = ln__pg_notify_jobs(be, queue);

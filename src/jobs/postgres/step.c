@@ -73,14 +73,6 @@ int ln__pg_retain(pg_be *be, const char *queue, const char *id, int completed,
     }
 }
 
-int ln__pg_dedup_release(pg_be *be, const char *queue, const char *id) {
-    const char *p[2] = {queue, id};
-    return ln__pg_exec(be,
-                       "DELETE FROM @dedup WHERE queue = $1 AND job_id = $2 AND expire_at_ms IS "
-                       "NULL",
-                       2, p);
-}
-
 /* ---- 1. Outcomes */
 
 /* What each outcome writes: the guarded UPDATE (returning the event's
