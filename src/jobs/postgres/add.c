@@ -220,6 +220,14 @@ int ln__pg_add_one(pg_be *be, const char *queue, const char *seq, ln__job_new *j
     if (r == NULL) return rc;
     job->existed = ln__pg_i64(r, 0, 0) == 0;
     PQclear(r);
+    if (job->existed) { /* the custom id exists: BullMQ's 'duplicated' */
+        const char *q[2] = {queue, id};
+        rc = ln__pg_exec(be,
+                         "INSERT INTO @event (queue, event, data, created_at_ms) VALUES ($1, "
+                         "'duplicated', jsonb_build_object('jobId', $2::text), " PG_NOW ")",
+                         2, q);
+        if (rc != 0) return rc;
+    }
     if (o->dedup_id != NULL && !job->existed) {
         /* keep-last holds the id without expiry */
         const char *q[4] = {queue, o->dedup_id, id, o->dedup_keep_last_if_active ? "0" : dttl};

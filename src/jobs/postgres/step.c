@@ -24,20 +24,27 @@
 
 /* ---- Retention */
 
+/* A JSON number as a count or ms: whole, 0..INT64_MAX (BullMQ's options
+ * may hold any number). */
+#define CLAMP(x) "least(greatest(floor(" x "), 0), 9223372036854775807)::bigint"
+
+/* The job's own retention option $3 as (LN_KEEP_* mode, value). */
+/* clang-format off */
+static const char keep_sql[] =
+    "SELECT CASE jsonb_typeof(k) WHEN 'boolean' THEN CASE WHEN k = 'true'::jsonb THEN 1 ELSE 4 "
+    "END WHEN 'number' THEN 2 WHEN 'object' THEN CASE WHEN jsonb_typeof(k->'age') = 'number' "
+    "THEN 3 WHEN jsonb_typeof(k->'count') = 'number' THEN 2 ELSE 0 END ELSE 0 END, "
+    "CASE jsonb_typeof(k) WHEN 'number' THEN " CLAMP("k::numeric") " WHEN 'object' THEN "
+    "CASE WHEN jsonb_typeof(k->'age') = 'number' THEN " CLAMP("(k->'age')::numeric * 1000")
+    " WHEN jsonb_typeof(k->'count') = 'number' THEN " CLAMP("(k->'count')::numeric") " END END "
+    "FROM (SELECT opts->$3 AS k FROM @job WHERE queue = $1 AND id = $2) x";
+/* clang-format on */
+
 int ln__pg_retain(pg_be *be, const char *queue, const char *id, int completed,
                   const ln_job_keep *worker_keep) {
     const char *p[3] = {queue, id, completed ? "removeOnComplete" : "removeOnFail"};
     int rc;
-    PGresult *r = ln__pg_q(be,
-                           "SELECT CASE jsonb_typeof(k) WHEN 'boolean' THEN CASE WHEN k = "
-                           "'true'::jsonb THEN 1 ELSE 4 END WHEN 'number' THEN 2 WHEN 'object' "
-                           "THEN CASE WHEN k ? 'age' THEN 3 WHEN k ? 'count' THEN 2 ELSE 0 END "
-                           "ELSE 0 END, CASE jsonb_typeof(k) WHEN 'number' THEN "
-                           "floor(k::text::float8)::bigint WHEN 'object' THEN CASE WHEN k ? 'age' "
-                           "THEN floor((k->>'age')::float8 * 1000)::bigint ELSE "
-                           "(k->>'count')::bigint END END "
-                           "FROM (SELECT opts->$3 AS k FROM @job WHERE queue = $1 AND id = $2) x",
-                           3, p, &rc);
+    PGresult *r = ln__pg_q(be, keep_sql, 3, p, &rc);
     if (r == NULL) return rc;
     if (PQntuples(r) == 0) {
         PQclear(r);
