@@ -13,6 +13,7 @@
 
 #include <lanes/jobs_metrics.h>
 #include <lanes/jobs_schedulers.h>
+#include <lanes/jobs_workers.h>
 
 #include <libpq-fe.h>
 #include <stddef.h>
@@ -201,6 +202,10 @@ int ln__pg_sched_get(ln__jobs_be *be, const char *queue, const char *id, ln_job_
 int ln__pg_sched_list(ln__jobs_be *be, const char *queue, size_t offset, size_t limit,
                       ln_job_scheduler **out, size_t *n);
 int ln__pg_sched_taken(ln__jobs_be *be, const char *queue, const char *job_id);
+int ln__pg_worker_beat(ln__jobs_be *be, const char *queue, int64_t *id, int leaving);
+int ln__pg_workers(ln__jobs_be *be, const char *queue, size_t max, ln_worker_info **out, size_t *n);
+/* lanes' own table of worker runs, made at open when missing. */
+int ln__pg_workers_prepare(pg_be *be);
 int ln__pg_check(ln__jobs_be *be, int thorough);
 
 #endif /* LN_JOBS_PG_INT_H */

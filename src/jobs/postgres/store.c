@@ -227,8 +227,8 @@ static const ln__store_methods pg_methods = {
     .wait_open = NULL, /* the worker polls */
     .pipe_open = NULL, /* the front's synchronous pipe */
     .cancel_poll = ln__pg_cancel_poll,
-    .worker_beat = NULL,
-    .workers = NULL,
+    .worker_beat = ln__pg_worker_beat,
+    .workers = ln__pg_workers,
     .add_flow = pg_add_flow,
     .children = pg_children,
     .remove_tree = NULL,
@@ -347,6 +347,7 @@ int ln__jobs_postgres_open(ln__jobs_be **out, const char *url, const ln_jobs_opt
     int err = parse_url(be, url);
     if (err == 0) err = connect_db(be, url);
     if (err == 0) err = ln__pg_prepare(be);
+    if (err == 0) err = ln__pg_workers_prepare(be);
     if (err != 0) {
         snprintf(errmsg, errmsg_size, "%s", be->base.errmsg);
         pg_close(&be->base, 0);
