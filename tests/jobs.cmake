@@ -44,6 +44,11 @@ target_compile_options(test_conformance PRIVATE -Wmissing-prototypes)
 if(LN_HAVE_REDIS)
   target_compile_definitions(test_conformance PRIVATE CONF_HAVE_HIREDIS=1)
 endif()
+if(LN_HAVE_POSTGRES)
+  # only to drop a run's schema after it
+  target_link_libraries(test_conformance PRIVATE PkgConfig::LIBPQ)
+  target_compile_definitions(test_conformance PRIVATE CONF_HAVE_LIBPQ=1)
+endif()
 # ln_conformance(STORE [CASES name...] [LABELS label...]): conformance/STORE,
 # every case of the suite on that store, or only the CASES named (a store
 # that does not pass the whole suite yet says which cases it passes).
@@ -55,6 +60,26 @@ endfunction()
 ln_conformance(sqlite)
 if(LN_HAVE_REDIS)
   ln_conformance(redis LABELS redis)
+endif()
+# The PostgreSQL store passes part of the suite so far: the cases it passes,
+# one a line, in conformance/postgres_cases.txt (issue #28). Needs
+# LANES_TEST_PG_URL (scripts/with-services.sh) and skips without it.
+if(LN_HAVE_POSTGRES)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+               ${CMAKE_CURRENT_SOURCE_DIR}/conformance/postgres_cases.txt)
+  file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/conformance/postgres_cases.txt ln_pg_cases
+       REGEX "^[a-z0-9_]+$")
+  ln_conformance(postgres CASES ${ln_pg_cases} LABELS postgres)
+  # Both ways with stock BullMQ 6.7's PostgreSQL backend in Node
+  # (tests/interop/test_pg_interop.sh); skips without node, the npm
+  # packages or LANES_TEST_PG_URL.
+  if(TARGET lanes_cli)
+    add_test(NAME test_pg_interop
+             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_pg_interop.sh
+                     $<TARGET_FILE:lanes_cli>)
+    set_tests_properties(test_pg_interop PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                         LABELS "plain;jobs;postgres")
+  endif()
 endif()
 
 # Process-level tests fork, kill -9, SIGSTOP and run the `lanes` binary;

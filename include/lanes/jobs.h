@@ -23,6 +23,28 @@
  *       outcomes|all|none: which events this handle writes (see "Events").
  *   redis://HOST[:PORT][/DB], unix:PATH
  *       BullMQ-compatible, when built with hiredis.
+ *   postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DB[?schema=NAME&PARAM=...]
+ *   (or postgres://)
+ *       a libpq connection URI (its parameters, such as sslmode or
+ *       connect_timeout, pass to libpq; an unknown one is LN_EINVAL), when
+ *       built with libpq. The tables of BullMQ 6.7's PostgreSQL backend in
+ *       schema NAME (default "bullmq", BullMQ's; a plain identifier:
+ *       a letter or '_', then letters, digits, '_' or '$', at most 63
+ *       bytes), shared with Node processes using that backend. Opening a
+ *       database nobody prepared creates BullMQ's first migration (its
+ *       tables, no functions) under BullMQ's migrator lock, so a BullMQ
+ *       started later with migrate: true completes it; a database whose
+ *       migration ledger is newer than BullMQ 6.7 knows is refused
+ *       (LN_ECORRUPT, nothing written); a server before 13 is LN_ENOTSUP.
+ *       See docs/postgres.md. Where it differs (issue #28, first slice):
+ *       JSON is stored as jsonb, which normalises it; lanes keeps the text
+ *       a caller gave beside it (in the job's opts) and hands that back
+ *       byte for byte while the column still holds the same value, but a
+ *       Node process reads the normalised value, and JSON with \u0000
+ *       (which jsonb refuses) is not stored (LN_EBACKEND). Counts scan the
+ *       queue's rows. Not yet on this store: flows (LN_ENOTSUP); Node
+ *       workers in ln_jobs_workers (lanes' runs are listed); a blocking
+ *       wait (workers poll) and pipelined steps.
  *
  * JSON (data, results, progress) is any JSON text JSON.parse takes, in
  * UTF-8 (RFC 8259): any value at top level, whitespace around it, numbers

@@ -459,5 +459,8 @@ int ln__jobs_sqlite_open(ln__jobs_be **out, const char *url, const ln_jobs_opts 
 /* Only when LN_HAVE_REDIS is defined (built with hiredis). */
 int ln__jobs_redis_open(ln__jobs_be **out, const char *url, const ln_jobs_opts *opts, char *errmsg,
                         size_t errmsg_size);
+/* Only when LN_HAVE_POSTGRES is defined (built with libpq). */
+int ln__jobs_postgres_open(ln__jobs_be **out, const char *url, const ln_jobs_opts *opts,
+                           char *errmsg, size_t errmsg_size);
 
 #endif /* LN_JOBS_BACKEND_H */

@@ -13,6 +13,9 @@
 #ifdef CONF_HAVE_HIREDIS
 #include <hiredis/hiredis.h>
 #endif
+#ifdef CONF_HAVE_LIBPQ
+#include <libpq-fe.h>
+#endif
 
 /* Every case, in the order of conf_list.h. */
 static const conf_case cases[] = {
@@ -27,6 +30,7 @@ static char run_tag[32];          /* part of every queue name: runs never meet *
 static char tmp_dir[512];         /* "sqlite": the directory of the store file */
 static char redis_prefix[64];     /* "redis": the key prefix of this run */
 static const char *redis_url_var; /* the environment variable with its URL */
+static char pg_schema[64];        /* "postgres": the schema of this run */
 
 /* What an abort in a case prints after the CHECK's own message. */
 static char abort_note[256];
@@ -63,10 +67,23 @@ static int setup_store(const char *arg) {
         snprintf(redis_prefix, sizeof redis_prefix, cluster ? "{lconf%s}" : "lconf%s", run_tag);
         snprintf(store_url, sizeof store_url, "%s%cprefix=%s", base, strchr(base, '?') ? '&' : '?',
                  redis_prefix);
+    } else if (strcmp(arg, "postgres") == 0) {
+        /* A schema of this run's own: runs never meet, and each run
+         * prepares a fresh schema as a first process on a database does. */
+        const char *base = getenv("LANES_TEST_PG_URL");
+        if (base == NULL || *base == '\0') {
+            printf("skipped [postgres]: LANES_TEST_PG_URL not set\n");
+            return 77;
+        }
+        snprintf(pg_schema, sizeof pg_schema, "lconf%s", run_tag);
+        snprintf(store_url, sizeof store_url, "%s%cschema=%s", base, strchr(base, '?') ? '&' : '?',
+                 pg_schema);
     } else {
         snprintf(store_url, sizeof store_url, "%s", arg);
     }
-    store_kind = strncmp(store_url, "sqlite:", 7) == 0 ? "sqlite" : "redis";
+    store_kind = strncmp(store_url, "sqlite:", 7) == 0    ? "sqlite"
+                 : strncmp(store_url, "postgres", 8) == 0 ? "postgres"
+                                                          : "redis";
     return 0;
 }
 
@@ -110,6 +127,20 @@ static void cleanup_redis(void) {
 }
 #endif
 
+#ifdef CONF_HAVE_LIBPQ
+/* Drop the schema this run prepared (its name is this program's own). */
+static void cleanup_pg(void) {
+    PGconn *pg = PQconnectdb(getenv("LANES_TEST_PG_URL"));
+    if (pg != NULL && PQstatus(pg) == CONNECTION_OK) {
+        PQclear(PQexec(pg, "SET client_min_messages = warning"));
+        char sql[128];
+        snprintf(sql, sizeof sql, "DROP SCHEMA IF EXISTS \"%s\" CASCADE", pg_schema);
+        PQclear(PQexec(pg, sql));
+    }
+    PQfinish(pg);
+}
+#endif
+
 static void cleanup_store(void) {
     if (tmp_dir[0] != '\0') {
         char cmd[600];
@@ -118,6 +149,9 @@ static void cleanup_store(void) {
     }
 #ifdef CONF_HAVE_HIREDIS
     if (redis_prefix[0] != '\0') cleanup_redis();
+#endif
+#ifdef CONF_HAVE_LIBPQ
+    if (pg_schema[0] != '\0') cleanup_pg();
 #endif
 }
 

@@ -109,10 +109,18 @@ int ln_jobs_open_ex(ln_jobs **out, const char *url, const ln_jobs_opts *opts, ch
         snprintf(errmsg, errmsg_size, "'%s': built without Redis support (hiredis not found)", url);
         err = LN_ENOTSUP;
 #endif
+    } else if (strncmp(url, "postgres://", 11) == 0 || strncmp(url, "postgresql://", 13) == 0) {
+#ifdef LN_HAVE_POSTGRES
+        err = ln__jobs_postgres_open(&be, url, &o, errmsg, errmsg_size);
+#else
+        snprintf(errmsg, errmsg_size, "'%s': built without PostgreSQL support (libpq not found)",
+                 url);
+        err = LN_ENOTSUP;
+#endif
     } else {
         snprintf(errmsg, errmsg_size,
-                 "'%s': unknown store URL (use sqlite:PATH or "
-                 "redis://HOST:PORT/DB)",
+                 "'%s': unknown store URL (use sqlite:PATH, "
+                 "redis://HOST:PORT/DB or postgresql://HOST/DB)",
                  url);
         err = LN_EINVAL;
     }
