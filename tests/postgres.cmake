@@ -16,7 +16,7 @@ if(NOT LN_HAVE_POSTGRES OR NOT TARGET lanes_cli)
 endif()
 
 # Forking and kill -9: plain tree only (no sanitizer runs).
-foreach(case node_to_c c_to_node retries_both_ways events stalled)
+foreach(case node_to_c c_to_node retries_both_ways events stalled stalled_c_to_node)
   add_test(NAME test_pg_interop/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/postgres/test_pg_interop.sh ${case}
                    $<TARGET_FILE:lanes_cli>)

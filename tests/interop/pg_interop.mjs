@@ -18,7 +18,8 @@
 //                         attemptsMade < 2, one named "doomed" always
 //                         ("node doomed"); with "hang" every job hangs (a
 //                         2 s lock, so a process killed mid-job leaves a
-//                         lock that lapses soon)
+//                         lock that lapses soon; without it, stalled jobs
+//                         are looked for every 500 ms)
 //   events QUEUE          a QueueEvents: one JSON line per event heard
 //                         ({event, jobId, returnvalue?, failedReason?}) on
 //                         stdout, "ready" on stderr once listening; stops on
@@ -106,7 +107,7 @@ async function work(n, log, mode) {
       if (j.name === 'doomed') throw new Error('node doomed');
       return { node: j.name, data: j.data };
     },
-    hang ? { connection, lockDuration: 2000 } : { connection },
+    hang ? { connection, lockDuration: 2000 } : { connection, stalledInterval: 500 },
   );
   w.on('error', e => console.error(`worker error: ${e.message}`));
   w.on('completed', () => done++);

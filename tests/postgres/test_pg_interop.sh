@@ -18,6 +18,8 @@
 #                      Node worker's completion
 #   stalled            a Node worker killed (-9) mid-job: a lanes worker
 #                      recovers the job and completes it
+#   stalled_c_to_node  the reverse: a lanes worker killed (-9) mid-job, a
+#                      BullMQ Worker recovers the job and completes it
 #
 # Every wait polls with a bound. Exit 77 (skipped) without LANES_TEST_PG_URL.
 set -u
@@ -218,6 +220,25 @@ case_stalled() {
     node_sees "$id" '"state":"completed"' '"returnvalue":{"c":"stuck"}'
     grep -qx "$id" "$tmp/order" || fail "lanes worker did not run $id"
     echo "a lanes worker recovered a job a killed Node worker held and completed it"
+}
+
+case_stalled_c_to_node() {
+    id=$(lj add "$q" stuck '{"s":2}') || fail "lanes jobs add"
+    # The handler notes its pid (the cleanup ends it) and hangs.
+    LANES_HANG="$tmp/hang" "$cli" worker "$url" "$q" --lease 1000 --exec sh -c '
+        echo "$$" >>"$LANES_HANG.pid"; echo "$LANES_JOB_ID" >>"$LANES_HANG"; exec sleep 60' \
+        >/dev/null 2>"$tmp/cworker.err" &
+    cpid=$!
+    pids="$pids $cpid"
+    wait_re "$tmp/hang" "^$id\$" 400 "the lanes worker never took $id"
+    kill -9 "$cpid"
+    wait "$cpid" 2>/dev/null
+    pids="$pids $(cat "$tmp/hang.pid")"
+    js work "$q" 1 "$tmp/order" >/dev/null || fail "BullMQ never recovered the stalled job"
+    grep -qx "$id" "$tmp/order" || fail "the BullMQ Worker did not run $id"
+    c_sees "$id" state completed
+    c_sees "$id" result '{"data":{"s":2},"node":"stuck"}'
+    echo "a BullMQ Worker recovered a job a killed lanes worker held and completed it"
 }
 
 case $what in
