@@ -24,11 +24,17 @@
 //                         ({event, jobId, returnvalue?, failedReason?}) on
 //                         stdout, "ready" on stderr once listening; stops on
 //                         SIGTERM
+//   listen QUEUE CHANNEL...  a plain pg client LISTENing on each CHANNEL
+//                         (e.g. bullmq_jobs, bullmq_events): one line
+//                         "CHANNEL" per NOTIFY whose payload is QUEUE on
+//                         stdout, "ready" on stderr once listening; stops
+//                         on SIGTERM
 //   clean QUEUE           obliterate the queue (force)
 //
 // Postgres comes from LANES_TEST_PG_URL. A command prints one JSON line on
 // success and exits 0; a failed check prints the reason on stderr, exits 1.
 import { appendFileSync } from 'node:fs';
+import pg from 'pg';
 import { withBackend, createPostgresBackend } from 'bullmq';
 
 const url = process.env.LANES_TEST_PG_URL;
@@ -131,13 +137,25 @@ async function events() {
   await ev.close();
 }
 
+async function listen(channels) {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  c.on('notification', m => {
+    if (m.payload === queue) console.log(m.channel);
+  });
+  for (const ch of channels) await c.query(`LISTEN ${pg.escapeIdentifier(ch)}`);
+  console.error('ready');
+  await new Promise(r => process.on('SIGTERM', r));
+  await c.end();
+}
+
 async function clean() {
   await withQueue(q => q.obliterate({ force: true }));
   console.log('{}');
 }
 
 const guard = setTimeout(() => fail('gave up after 90 s'), 90000);
-if (cmd !== 'events') guard.unref();
+if (cmd !== 'events' && cmd !== 'listen') guard.unref();
 else clearTimeout(guard);
 try {
   switch (cmd) {
@@ -146,6 +164,7 @@ try {
     case 'wait': await wait(args[0], args[1], args[2]); break;
     case 'work': await work(args[0], args[1], args[2]); break;
     case 'events': await events(); break;
+    case 'listen': await listen(args); break;
     case 'clean': await clean(); break;
     default: fail(`unknown command ${cmd}`);
   }

@@ -18,6 +18,11 @@
 #                      Node worker's completion
 #   stalled            a Node worker killed (-9) mid-job: a lanes worker
 #                      recovers the job and completes it
+#   events_notify      lanes sends BullMQ's wake-ups: NOTIFY bullmq_jobs
+#                      (payload the queue) for a `lanes jobs add`, NOTIFY
+#                      bullmq_events when a lanes worker's completion writes
+#                      an event row (a Node QueueEvents waits on it and
+#                      else only hears on its slow fallback poll)
 #   stalled_c_to_node  the reverse: a lanes worker killed (-9) mid-job, a
 #                      BullMQ Worker recovers the job and completes it
 #
@@ -203,6 +208,19 @@ case_events() {
     js work "$q" 1 "$tmp/order" >/dev/null || fail "BullMQ Worker"
     wait_re "$tmp/cev" "^[0-9]+ completed $id " 400 "lanes jobs events never heard Node complete $id"
     echo "lanes jobs events --follow heard a BullMQ Worker complete a job"
+}
+
+case_events_notify() {
+    node "$interop/pg_interop.mjs" listen "$q" bullmq_jobs bullmq_events >"$tmp/heard" 2>"$tmp/heard.err" &
+    pids="$pids $!"
+    wait_re "$tmp/heard.err" ready 400 "LISTEN did not start"
+    lj add "$q" ping '{}' >/dev/null || fail "lanes jobs add"
+    wait_re "$tmp/heard" '^bullmq_jobs$' 400 "no NOTIFY bullmq_jobs for a lanes add"
+    c_worker_start
+    js wait "$q" completed 1 30 >/dev/null || fail "lanes worker did not complete the job"
+    c_worker_stop
+    wait_re "$tmp/heard" '^bullmq_events$' 400 "no NOTIFY bullmq_events for lanes' event rows"
+    echo "lanes' add and completion sent BullMQ's NOTIFY bullmq_jobs and bullmq_events"
 }
 
 case_stalled() {
