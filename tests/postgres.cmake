@@ -4,7 +4,7 @@
 # (conformance/postgres in jobs.cmake); the tests here are PostgreSQL's own.
 #
 # test_pg_interop/<case>  the lanes CLI (`lanes jobs`, `lanes worker --exec`)
-#                      against BullMQ in Node (tests/interop/pg_interop.mjs),
+#                      against BullMQ in Node (tests/interop/pg_bullmq.mjs),
 #                      both directions, driven by postgres/test_pg_interop.sh
 #                      (each case described there)
 #

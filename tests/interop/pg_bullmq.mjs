@@ -1,9 +1,9 @@
-// pg_interop.mjs - the BullMQ side of lanes' PostgreSQL interop tests
+// pg_bullmq.mjs - the BullMQ side of lanes' PostgreSQL interop tests
 // (tests/postgres/test_pg_interop.sh): stock bullmq 6.7.0 (package-lock.json)
 // through its own PostgreSQL backend (withBackend(createPostgresBackend),
 // migrate: true, BullMQ's default schema "bullmq").
 //
-//   node pg_interop.mjs <command> <queue> [args...]
+//   node pg_bullmq.mjs <command> <queue> [args...]
 //
 //   add QUEUE JOBS        JOBS a JSON array of {name, data, opts}: Queue.add
 //                         each in order; prints {"ids":[...]}
@@ -40,7 +40,7 @@ import { withBackend, createPostgresBackend } from 'bullmq';
 const url = process.env.LANES_TEST_PG_URL;
 const [cmd, queue, ...args] = process.argv.slice(2);
 if (!url || !queue) {
-  console.error('usage: LANES_TEST_PG_URL=... node pg_interop.mjs <command> <queue> [args]');
+  console.error('usage: LANES_TEST_PG_URL=... node pg_bullmq.mjs <command> <queue> [args]');
   process.exit(2);
 }
 const connection = { connectionString: url, migrate: true };
@@ -48,7 +48,7 @@ const { Queue, Worker, QueueEvents } = withBackend(createPostgresBackend);
 const sleep = ms => new Promise(r => setTimeout(r, ms));
 
 function fail(msg) {
-  console.error(`pg_interop ${cmd}: ${msg}`);
+  console.error(`pg_bullmq ${cmd}: ${msg}`);
   process.exit(1);
 }
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_pg_interop.sh CASE LANES - lanes' PostgreSQL store against stock
-# BullMQ 6.7.0's own PostgreSQL backend (tests/interop/pg_interop.mjs,
+# BullMQ 6.7.0's own PostgreSQL backend (tests/interop/pg_bullmq.mjs,
 # pinned by tests/interop/package-lock.json), both directions. LANES is the
 # `lanes` CLI (build/cli/lanes): the C side is `lanes jobs` and `lanes worker
 # --exec`. tests/postgres.cmake lists the cases (ctest test_pg_interop/<case>).
@@ -46,7 +46,7 @@ pids=""
 cleanup() {
     for p in $pids; do kill "$p" 2>/dev/null; done
     for p in $pids; do wait "$p" 2>/dev/null; done
-    node "$interop/pg_interop.mjs" clean "$q" >/dev/null 2>&1
+    node "$interop/pg_bullmq.mjs" clean "$q" >/dev/null 2>&1
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -57,7 +57,7 @@ fail() {
     exit 1
 }
 
-js() { node "$interop/pg_interop.mjs" "$@"; }
+js() { node "$interop/pg_bullmq.mjs" "$@"; }
 lj() { "$cli" jobs "$url" "$@"; }
 
 # FIELD of the JSON object in FILE (node reads it; no parser of our own).
@@ -192,7 +192,7 @@ case_retries_both_ways() {
 }
 
 case_events() {
-    node "$interop/pg_interop.mjs" events "$q" >"$tmp/nev" 2>"$tmp/nev.err" &
+    node "$interop/pg_bullmq.mjs" events "$q" >"$tmp/nev" 2>"$tmp/nev.err" &
     pids="$pids $!"
     wait_re "$tmp/nev.err" ready 400 "QueueEvents did not start"
     id=$(lj add "$q" ping '{}') || fail "lanes jobs add"
@@ -211,7 +211,7 @@ case_events() {
 }
 
 case_events_notify() {
-    node "$interop/pg_interop.mjs" listen "$q" bullmq_jobs bullmq_events >"$tmp/heard" 2>"$tmp/heard.err" &
+    node "$interop/pg_bullmq.mjs" listen "$q" bullmq_jobs bullmq_events >"$tmp/heard" 2>"$tmp/heard.err" &
     pids="$pids $!"
     wait_re "$tmp/heard.err" ready 400 "LISTEN did not start"
     lj add "$q" ping '{}' >/dev/null || fail "lanes jobs add"
@@ -226,7 +226,7 @@ case_events_notify() {
 case_stalled() {
     js add "$q" '[{"name":"stuck","data":{"s":1}}]' >"$tmp/ids.json" || fail "BullMQ add"
     id=$(ids_of "$tmp/ids.json")
-    node "$interop/pg_interop.mjs" work "$q" 1 "$tmp/norder" hang >/dev/null 2>"$tmp/nw.err" &
+    node "$interop/pg_bullmq.mjs" work "$q" 1 "$tmp/norder" hang >/dev/null 2>"$tmp/nw.err" &
     npid=$!
     pids="$pids $npid"
     wait_re "$tmp/norder" "^$id\$" 400 "the Node worker never took $id"
