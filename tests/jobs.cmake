@@ -70,16 +70,6 @@ if(LN_HAVE_POSTGRES)
   file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/conformance/postgres_cases.txt ln_pg_cases
        REGEX "^[a-z0-9_]+$")
   ln_conformance(postgres CASES ${ln_pg_cases} LABELS postgres)
-  # Both ways with stock BullMQ 6.7's PostgreSQL backend in Node
-  # (tests/interop/test_pg_interop.sh); skips without node, the npm
-  # packages or LANES_TEST_PG_URL.
-  if(TARGET lanes_cli)
-    add_test(NAME test_pg_interop
-             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_pg_interop.sh
-                     $<TARGET_FILE:lanes_cli>)
-    set_tests_properties(test_pg_interop PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
-                         LABELS "plain;jobs;postgres")
-  endif()
 endif()
 
 # Process-level tests fork, kill -9, SIGSTOP and run the `lanes` binary;

@@ -8,6 +8,11 @@
 #                      both directions, driven by postgres/test_pg_interop.sh
 #                      (each case described there)
 #
+# test_pg_migrate         a database lanes prepared first: BullMQ's
+#                      migrate: true applies its migrations on top, a Node
+#                      Worker runs lanes' jobs, lanes runs Node's
+#                      (postgres/test_pg_migrate.sh)
+#
 # They read LANES_TEST_PG_URL (scripts/with-services.sh sets it in
 # `make test`) and exit 77 (skipped) without it.
 
@@ -26,3 +31,7 @@ foreach(case node_to_c c_to_node retries_both_ways events stalled stalled_c_to_n
   set_tests_properties(test_pg_interop/${case} PROPERTIES TIMEOUT 120
                        SKIP_RETURN_CODE 77 LABELS "plain;postgres")
 endforeach()
+add_test(NAME test_pg_migrate
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/postgres/test_pg_migrate.sh $<TARGET_FILE:lanes_cli>)
+set_tests_properties(test_pg_migrate PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                     LABELS "plain;postgres")

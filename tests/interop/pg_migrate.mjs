@@ -1,4 +1,4 @@
-// pg_interop.mjs - the Node side of test_pg_interop.sh: stock BullMQ 6.7's
+// pg_migrate.mjs - the Node side of tests/postgres/test_pg_migrate.sh: stock BullMQ 6.7's
 // PostgreSQL backend (migrate: true) runs the jobs the lanes CLI added to
 // queue argv[2], prints each completion as a JSON line "done", then adds
 // one job for the C worker and prints its id.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_pg_interop.sh CLI - the PostgreSQL store shares queues with stock
+# test_pg_migrate.sh CLI - the PostgreSQL store shares queues with stock
 # BullMQ 6.7's PostgreSQL backend (tests/interop/node_modules, pinned by
 # its package-lock.json), both ways: jobs the lanes CLI adds are run by a
 # Node Worker (migrate: true, which applies BullMQ's own migrations on top
@@ -8,7 +8,7 @@
 # LANES_TEST_PG_URL, node or the npm packages.
 set -u
 cli=$1
-interop=$(cd "$(dirname "$0")" && pwd)
+interop=$(cd "$(dirname "$0")/../interop" && pwd)
 [ -n "${LANES_TEST_PG_URL:-}" ] || { echo "skipped [postgres]: LANES_TEST_PG_URL not set"; exit 77; }
 command -v node >/dev/null 2>&1 || { echo "skipped [node]: node not installed"; exit 77; }
 [ -d "$interop/node_modules/pg" ] ||
@@ -20,7 +20,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$cli" jobs "$url" add "$q" a '{"x": 1}' >/dev/null || fail "lanes add a"
 "$cli" jobs "$url" add "$q" b '{"y":[1,2]}' >/dev/null || fail "lanes add b"
 "$cli" jobs "$url" add "$q" c '"s"' >/dev/null || fail "lanes add c"
-out=$(cd "$interop" && timeout 60 node pg_interop.mjs "$q" 3) || fail "node: $out"
+out=$(cd "$interop" && timeout 60 node pg_migrate.mjs "$q" 3) || fail "node: $out"
 echo "$out"
 echo "$out" | grep -q '^done {"id":"1","name":"a","data":{"x":1},' || fail "node did not run job 1 with its data"
 echo "$out" | grep -q '^done {"id":"2","name":"b","data":{"y":\[1,2\]},' || fail "node did not run job 2"
