@@ -20,11 +20,9 @@ if(NOT LN_HAVE_POSTGRES OR NOT TARGET lanes_cli)
   return()
 endif()
 
-# events_notify (in test_pg_interop.sh) is not registered: the store does not
-# yet send NOTIFY bullmq_events when it writes event rows, so the case fails.
-# Register it with the store change that sends it.
 # Forking and kill -9: plain tree only (no sanitizer runs).
-foreach(case node_to_c c_to_node retries_both_ways events stalled stalled_c_to_node)
+foreach(case node_to_c c_to_node retries_both_ways events events_notify stalled
+             stalled_c_to_node)
   add_test(NAME test_pg_interop/${case}
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/postgres/test_pg_interop.sh ${case}
                    $<TARGET_FILE:lanes_cli>)

@@ -257,7 +257,18 @@ int ln__pg_touch_queue(pg_be *be, const char *queue) {
 
 int ln__pg_notify_jobs(pg_be *be, const char *queue) {
     const char *p[1] = {queue};
-    return ln__pg_exec(be, "SELECT pg_notify('bullmq_jobs', $1)", 1, p);
+    int rc = ln__pg_exec(be, "SELECT pg_notify('bullmq_jobs', $1)", 1, p);
+    return rc == 0 ? ln__pg_notify_events(be, queue) : rc;
+}
+
+int ln__pg_notify_events(pg_be *be, const char *queue) {
+    const char *p[1] = {queue};
+    /* As BullMQ: only the writer that gets the queue's try-lock notifies;
+     * the others skip, and a follower catches up by event id. */
+    return ln__pg_exec(be,
+                       "SELECT pg_notify('bullmq_events', $1) WHERE "
+                       "pg_try_advisory_xact_lock(hashtext('bullmq:evnotify:' || $1))",
+                       1, p);
 }
 
 int ln__pg_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {

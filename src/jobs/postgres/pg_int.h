@@ -122,8 +122,13 @@ int ln__pg_paused(pg_be *be, const char *queue);
 /* The queue's meta rows a lanes add writes when absent (version, event
  * length), so `queues` lists it. */
 int ln__pg_touch_queue(pg_be *be, const char *queue);
-/* NOTIFY bullmq_jobs with the queue's name (a worker may have work). */
+/* NOTIFY bullmq_jobs with the queue's name (a worker may have work), and
+ * bullmq_events as ln__pg_notify_events: every caller wrote events too. */
 int ln__pg_notify_jobs(pg_be *be, const char *queue);
+/* NOTIFY bullmq_events with the queue's name (new event rows: a Node
+ * QueueEvents wakes), unless another transaction holds the queue's
+ * notify lock (BullMQ's 'bullmq:evnotify:' try-lock). */
+int ln__pg_notify_events(pg_be *be, const char *queue);
 /* Write one event row; fields: a jsonb_build_object argument list in SQL
  * over parameters $2.. (e.g. "'jobId', $2::text"), n the parameter count
  * including $1 = queue. */

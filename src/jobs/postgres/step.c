@@ -327,6 +327,7 @@ static int step_tx(pg_be *be, const char *queue, ln__jobs_step *st) {
     if (rc == 0 && st->want > 0) rc = step_take(be, queue, st);
     if (rc == 0 && st->want == 0 && n[0] + n[1] > 0) rc = next_due(be, queue, &st->next_due_ms);
     if (rc == 0) rc = drained(be, queue, st, n[0] + n[1]);
+    if (rc == 0 && (st->ndone > 0 || st->ntaken > 0)) rc = ln__pg_notify_events(be, queue);
     return rc;
 }
 
