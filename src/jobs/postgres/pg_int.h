@@ -156,6 +156,28 @@ int ln__pg_limits(ln__jobs_be *be, const char *queue, ln__jobs_limits *l);
  * sequence when job has no custom id. Fills job->id and job->existed. */
 int ln__pg_add_one(pg_be *be, const char *queue, const char *seq, ln__job_new *job);
 
+/* A flow node's link (flow.c): its child count (> 0: a parent, added
+ * waiting-children), its parent (NULL: none) and LN__FLOW_* bits. */
+typedef struct ln__pg_link {
+    size_t nchildren;
+    const char *parent_queue, *parent_id;
+    int on_fail;
+} ln__pg_link;
+/* ln__pg_add_one with a flow link (NULL: none). */
+int ln__pg_add_linked(pg_be *be, const char *queue, const char *seq, ln__job_new *job,
+                      const ln__pg_link *link);
+
+/* Flows (flow.c): child cq:cid of pq:pid finished (completed: with its
+ * result JSON text, else failed for good with that reason), inside the
+ * caller's transaction, before the child's retention; releases the parent
+ * as docs/internals/flows.md says. Parent pq:pid out of waiting-children
+ * (force: even with children pending), with its event and a NOTIFY. */
+int ln__pg_flow_child_done(pg_be *be, const char *cq, const char *cid, const char *pq,
+                           const char *pid, int completed, const char *text);
+int ln__pg_flow_release(pg_be *be, const char *pq, const char *pid, int force);
+int ln__pg_add_flow(ln__jobs_be *be, ln__flow_new *nodes, size_t n);
+int ln__pg_children(ln__jobs_be *be, const char *queue, const char *id, ln_job_children *out);
+
 /* Schema preparation (schema.c): check the ledger, prepare a fresh one. */
 int ln__pg_prepare(pg_be *be);
 

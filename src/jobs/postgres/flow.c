@@ -1,0 +1,265 @@
+/* flow.c - the PostgreSQL store: flows (jobs.h "Flows";
+ * docs/internals/flows.md): add_flow, children, and the hook the step
+ * calls when a child finishes.
+ *
+ * DESIGN
+ * BullMQ's own rows (docs/internals/postgres.md "Flows"): a parent is added
+ * waiting-children with pending_deps its child count, each child carries
+ * parent_queue / parent_id / parent_key and opts.parent, and has a pending
+ * row in job_dependency. A child's completion or final failure updates its
+ * row and its parent in the transaction that records it, under BullMQ's
+ * advisory lock for that parent. A fail-parent child's failure does not
+ * fail the parent here: it sets the parent's deferred_failure and releases
+ * it, and whoever claims it next (a lanes step or a Node worker) fails it
+ * with that reason, so the failure climbs a chain one claim at a time.
+ */
+#include "pg_int.h"
+
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- Adding */
+
+static int add_node(pg_be *be, ln__flow_new *nodes, size_t i) {
+    ln__flow_new *nd = &nodes[i];
+    ln__job_new *j = &nd->job;
+    char seq[160] = "";
+    int rc = 0;
+    if (j->opts.job_id == NULL) rc = ln__pg_id_sequence(be, nd->queue, seq, sizeof seq);
+    if (rc == 0) rc = ln__pg_touch_queue(be, nd->queue);
+    if (rc != 0) return rc;
+    ln__pg_link link = {nd->nchildren, NULL, NULL, 0};
+    if (nd->parent >= 0) {
+        link.parent_queue = nodes[nd->parent].queue;
+        link.parent_id = nodes[nd->parent].job.id;
+        link.on_fail = nd->on_fail;
+    } else if (j->opts.parent_id != NULL) {
+        return ln__jobs_be_err(&be->base, LN_ENOTSUP,
+                               "postgres: a flow whose root has a parent is not supported by "
+                               "this store yet");
+    }
+    if ((rc = ln__pg_add_linked(be, nd->queue, seq, j, &link)) != 0) return rc;
+    if (j->existed)
+        return ln__jobs_be_err(&be->base, LN_EINVAL, "flow node %zu: queue '%s' has a job '%s'", i,
+                               nd->queue, j->opts.job_id);
+    if (link.parent_id != NULL) {
+        const char *p[4] = {link.parent_queue, link.parent_id, nd->queue, j->id};
+        rc = ln__pg_exec(be,
+                         "INSERT INTO @job_dependency (parent_queue, parent_id, child_queue, "
+                         "child_id, child_key) VALUES ($1, $2, $3, $4, $3 || ':' || $4)",
+                         4, p);
+    }
+    if (rc == 0) rc = ln__pg_notify_jobs(be, nd->queue);
+    return rc;
+}
+
+int ln__pg_add_flow(ln__jobs_be *b, ln__flow_new *nodes, size_t n) {
+    pg_be *be = pgbe(b);
+    int rc = ln__pg_begin(be);
+    for (size_t i = 0; rc == 0 && i < n; i++) rc = add_node(be, nodes, i);
+    if (rc == 0) rc = ln__pg_commit(be);
+    return rc == 0 ? 0 : ln__pg_fail(be, rc);
+}
+
+/* ---- A child finished */
+
+int ln__pg_flow_release(pg_be *be, const char *pq, const char *pid, int force) {
+    const char *p[3] = {pq, pid, force ? "1" : "0"};
+    int rc;
+    PGresult *r = ln__pg_q(
+        be,
+        "WITH u AS (UPDATE @job j SET state = CASE WHEN j.delay_ms > 0 THEN 'delayed' ELSE "
+        "'waiting' END::@job_state, process_at_ms = CASE WHEN j.delay_ms > 0 THEN " PG_NOW
+        " + j.delay_ms END, pending_deps = (SELECT count(*) FROM @job_dependency d WHERE "
+        "d.parent_queue = $1 AND d.parent_id = $2 AND d.status = 'pending'), "
+        "seq = " PG_SEQ_BY_LIFO " WHERE j.queue = $1 AND j.id = $2 AND j.state = "
+        "'waiting-children' AND ($3::int = 1 OR NOT EXISTS (SELECT 1 FROM @job_dependency d "
+        "WHERE d.parent_queue = $1 AND d.parent_id = $2 AND d.status = 'pending')) "
+        "RETURNING j.id, j.state, j.process_at_ms) "
+        "INSERT INTO @event (queue, event, data, created_at_ms) SELECT $1, u.state::text, "
+        "CASE WHEN u.state = 'delayed' THEN jsonb_build_object('jobId', u.id, 'delay', "
+        "u.process_at_ms) ELSE jsonb_build_object('jobId', u.id, 'prev', 'waiting-children') "
+        "END, " PG_NOW " FROM u RETURNING 1",
+        3, p, &rc);
+    if (r == NULL) return rc;
+    int moved = PQntuples(r) > 0;
+    PQclear(r);
+    return moved ? ln__pg_notify_jobs(be, pq) : 0;
+}
+
+/* The dependency of cq:cid on pq:pid, still pending, set to status with
+ * value (JSON text or NULL), or deleted (status NULL); 1 if it was
+ * pending, 0, or a negative LN_E*. */
+static int mark_dep(pg_be *be, const char *const *key, const char *status, const char *value) {
+    const char *p[6] = {key[0], key[1], key[2], key[3], status, value};
+    int rc;
+    PGresult *r =
+        status == NULL
+            ? ln__pg_q(be,
+                       "DELETE FROM @job_dependency WHERE parent_queue = $1 AND parent_id = $2 "
+                       "AND child_key = $3 || ':' || $4 AND status = 'pending' RETURNING 1",
+                       4, p, &rc)
+            : ln__pg_q(be,
+                       "UPDATE @job_dependency SET status = $5::@dep_status, value = "
+                       "$6::text::jsonb WHERE parent_queue = $1 AND parent_id = $2 AND "
+                       "child_key = $3 || ':' || $4 AND status = 'pending' RETURNING 1",
+                       6, p, &rc);
+    if (r == NULL) return rc;
+    int n = PQntuples(r);
+    PQclear(r);
+    if (n == 0) return 0;
+    rc = ln__pg_exec(be,
+                     "UPDATE @job SET pending_deps = greatest(coalesce(pending_deps, 1) - 1, 0) "
+                     "WHERE queue = $1 AND id = $2",
+                     2, p);
+    return rc == 0 ? 1 : rc;
+}
+
+/* The child's LN__FLOW_* bits from its opts (0 if it is gone). */
+static int child_flags(pg_be *be, const char *cq, const char *cid, int *flags) {
+    const char *p[2] = {cq, cid};
+    int rc;
+    PGresult *r = ln__pg_q(be,
+                           "SELECT (CASE WHEN (opts->>'failParentOnFailure')::boolean THEN 1 ELSE "
+                           "0 END) | (CASE WHEN (opts->>'continueParentOnFailure')::boolean THEN 2 "
+                           "ELSE 0 END) | (CASE WHEN (opts->>'ignoreDependencyOnFailure')::boolean "
+                           "THEN 4 ELSE 0 END) | (CASE WHEN "
+                           "(opts->>'removeDependencyOnFailure')::boolean THEN 8 ELSE 0 END) "
+                           "FROM @job WHERE queue = $1 AND id = $2",
+                           2, p, &rc);
+    if (r == NULL) return rc;
+    *flags = PQntuples(r) > 0 ? (int)ln__pg_i64(r, 0, 0) : 0;
+    PQclear(r);
+    return 0;
+}
+
+static int child_failed(pg_be *be, const char *const *key, const char *reason) {
+    int flags = 0, rc = child_flags(be, key[2], key[3], &flags);
+    if (rc != 0) return rc;
+    char *json = NULL;
+    if (flags & (LN__FLOW_FPOF | LN__FLOW_CPOF | LN__FLOW_IDOF)) {
+        const char *p[1] = {reason != NULL ? reason : ""};
+        PGresult *r = ln__pg_q(be, "SELECT to_jsonb($1::text)::text", 1, p, &rc);
+        if (r == NULL) return rc;
+        json = ln__strdup(PQgetvalue(r, 0, 0));
+        PQclear(r);
+        if (json == NULL) return ln__pg_oom(be);
+    }
+    int was = 0, force = 0;
+    if (flags & LN__FLOW_FPOF) {
+        was = mark_dep(be, key, "failed", json);
+        if (was > 0) {
+            const char *p[4] = {key[0], key[1], key[2], key[3]};
+            rc = ln__pg_exec(be,
+                             "UPDATE @job SET deferred_failure = 'child ' || $3 || ':' || $4 || "
+                             "' failed' WHERE queue = $1 AND id = $2 AND state IN ('waiting', "
+                             "'delayed', 'waiting-children')",
+                             4, p);
+            if (rc != 0) was = rc;
+        }
+        force = 1;
+    } else if (flags & (LN__FLOW_CPOF | LN__FLOW_IDOF)) {
+        was = mark_dep(be, key, "ignored", json);
+        force = (flags & LN__FLOW_CPOF) != 0;
+    } else if (flags & LN__FLOW_RDOF) {
+        was = mark_dep(be, key, NULL, NULL);
+    }
+    ln__free(json);
+    if (was < 0) return was;
+    return was > 0 ? ln__pg_flow_release(be, key[0], key[1], force) : 0;
+}
+
+int ln__pg_flow_child_done(pg_be *be, const char *cq, const char *cid, const char *pq,
+                           const char *pid, int completed, const char *text) {
+    const char *key[4] = {pq, pid, cq, cid};
+    int rc = ln__pg_exec(be,
+                         "SELECT pg_advisory_xact_lock(hashtext('bullmq:parent:' || $1 || ':' || "
+                         "$2))",
+                         2, key);
+    if (rc != 0) return rc;
+    if (!completed) return child_failed(be, key, text);
+    int was = mark_dep(be, key, "processed", text != NULL ? text : "null");
+    if (was < 0) return was;
+    return was > 0 ? ln__pg_flow_release(be, pq, pid, 0) : 0;
+}
+
+/* ---- Reading */
+
+/* "queue:id" into queue and id (queue names have no ':'). */
+static int split_key(const char *key, char **queue, char **id) {
+    const char *colon = strchr(key, ':');
+    if (colon == NULL) return 0;
+    *queue = ln__malloc((size_t)(colon - key) + 1);
+    if (*queue == NULL) return LN_ENOMEM;
+    memcpy(*queue, key, (size_t)(colon - key));
+    (*queue)[colon - key] = '\0';
+    return (*id = ln__strdup(colon + 1)) != NULL ? 0 : LN_ENOMEM;
+}
+
+static int read_child(const PGresult *r, int row, ln_job_child *c) {
+    int oom = 0;
+    memset(c, 0, sizeof *c);
+    const char *st = PQgetvalue(r, row, 1);
+    c->status = strcmp(st, "processed") == 0 ? LN_CHILD_PROCESSED
+                : strcmp(st, "ignored") == 0 ? LN_CHILD_FAILED
+                : strcmp(st, "failed") == 0  ? LN_CHILD_UNSUCCESSFUL
+                                             : LN_CHILD_PENDING;
+    c->key = ln__pg_dup(r, row, 0, &oom);
+    if (c->status == LN_CHILD_PROCESSED || c->status == LN_CHILD_FAILED)
+        c->value = ln__pg_dup(r, row, 2, &oom);
+    if (oom || c->key == NULL) return LN_ENOMEM;
+    return split_key(c->key, &c->queue, &c->id);
+}
+
+static int read_children(pg_be *be, const char *queue, const char *id, ln_job_children *out) {
+    char max[24];
+    const char *p[3] = {queue, id, ln__pg_itoa(max, 4 * (int64_t)LN_JOB_CHILDREN_MAX)};
+    int rc;
+    PGresult *r = ln__pg_q(
+        be,
+        "SELECT child_key, status::text, CASE WHEN status = 'ignored' THEN value #>> '{}' "
+        "ELSE value::text END FROM @job_dependency WHERE parent_queue = $1 AND parent_id = $2 "
+        "ORDER BY CASE status WHEN 'processed' THEN 0 WHEN 'ignored' THEN 1 WHEN 'failed' "
+        "THEN 2 ELSE 3 END, child_key LIMIT $3::bigint",
+        3, p, &rc);
+    if (r == NULL) return rc;
+    int rows = PQntuples(r);
+    if (rows > 0 && (out->children = ln__calloc((size_t)rows, sizeof *out->children)) == NULL)
+        rc = LN_ENOMEM;
+    for (int i = 0; rc == 0 && i < rows; i++) {
+        rc = read_child(r, i, &out->children[i]);
+        out->n++;
+    }
+    PQclear(r);
+    return rc == LN_ENOMEM ? ln__pg_oom(be) : rc;
+}
+
+int ln__pg_children(ln__jobs_be *b, const char *queue, const char *id, ln_job_children *out) {
+    pg_be *be = pgbe(b);
+    const char *p[2] = {queue, id};
+    int rc = ln__pg_exec(be, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL);
+    if (rc != 0) return rc;
+    PGresult *r = ln__pg_q(
+        be, "SELECT parent_queue, parent_id FROM @job WHERE queue = $1 AND id = $2", 2, p, &rc);
+    if (r == NULL) return ln__pg_fail(be, rc);
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        ln__pg_rollback(be);
+        return ln__jobs_be_err(b, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    }
+    int oom = 0;
+    if (!PQgetisnull(r, 0, 0) && !PQgetisnull(r, 0, 1)) {
+        out->parent_queue = ln__pg_dup(r, 0, 0, &oom);
+        out->parent_id = ln__pg_dup(r, 0, 1, &oom);
+        size_t len = strlen(PQgetvalue(r, 0, 0)) + strlen(PQgetvalue(r, 0, 1)) + 2;
+        if ((out->parent_key = ln__malloc(len)) != NULL)
+            snprintf(out->parent_key, len, "%s:%s", PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1));
+        oom |= out->parent_key == NULL;
+    }
+    PQclear(r);
+    rc = oom ? ln__pg_oom(be) : read_children(be, queue, id, out);
+    ln__pg_rollback(be);
+    return rc;
+}
