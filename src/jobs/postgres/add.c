@@ -285,13 +285,6 @@ int ln__pg_notify_jobs(pg_be *be, const char *queue) {
 
 int ln__pg_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
     pg_be *be = pgbe(b);
-    for (size_t i = 0; i < n; i++) {
-        const ln_job_opts *o = &jobs[i].opts;
-        if (o->parent_id != NULL)
-            return ln__jobs_be_err(b, LN_ENOTSUP,
-                                   "postgres: adding to a parent is not supported by this "
-                                   "store yet");
-    }
     char seq[160] = "";
     int rc = ln__pg_begin(be);
     for (size_t i = 0; rc == 0 && i < n; i++)
@@ -300,7 +293,8 @@ int ln__pg_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
     if (rc == 0) rc = ln__pg_touch_queue(be, queue);
     int stored = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        rc = ln__pg_add_one(be, queue, seq, &jobs[i]);
+        rc = jobs[i].opts.parent_id != NULL ? ln__pg_add_child(be, queue, seq, &jobs[i], i, n)
+                                            : ln__pg_add_one(be, queue, seq, &jobs[i]);
         stored |= rc == 0 && !jobs[i].existed;
     }
     if (rc == 0 && stored) rc = ln__pg_notify_jobs(be, queue);

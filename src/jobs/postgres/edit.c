@@ -158,7 +158,7 @@ static int cancel_tx(pg_be *be, const char *queue, const char *id, const char *r
     if (strcmp(st, "completed") == 0 || strcmp(st, "failed") == 0)
         return ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is %s", id, st);
     if (strcmp(st, "waiting-children") == 0)
-        return ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is waiting for its children", id);
+        return ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is in waiting-children", id);
     const char *p[4] = {queue, id, reason, st};
     rc = ln__pg_exec(be,
                      "WITH u AS (UPDATE @job SET attempts_made = attempts_made + CASE WHEN "

@@ -219,10 +219,12 @@ static int read_children(pg_be *be, const char *queue, const char *id, ln_job_ch
     int rc;
     PGresult *r = ln__pg_q(
         be,
-        "SELECT child_key, status::text, CASE WHEN status = 'ignored' THEN value #>> '{}' "
-        "ELSE value::text END FROM @job_dependency WHERE parent_queue = $1 AND parent_id = $2 "
-        "ORDER BY CASE status WHEN 'processed' THEN 0 WHEN 'ignored' THEN 1 WHEN 'failed' "
-        "THEN 2 ELSE 3 END, child_key LIMIT $3::bigint",
+        "SELECT d.child_key, d.status::text, CASE WHEN d.status = 'ignored' THEN d.value #>> "
+        "'{}' WHEN j.opts ? 'lanesResult' AND (j.opts->>'lanesResult')::jsonb = d.value THEN "
+        "j.opts->>'lanesResult' ELSE d.value::text END FROM @job_dependency d LEFT JOIN @job j "
+        "ON j.queue = d.child_queue AND j.id = d.child_id WHERE d.parent_queue = $1 AND "
+        "d.parent_id = $2 ORDER BY CASE d.status WHEN 'processed' THEN 0 WHEN 'ignored' THEN 1 "
+        "WHEN 'failed' THEN 2 ELSE 3 END, d.child_key LIMIT $3::bigint",
         3, p, &rc);
     if (r == NULL) return rc;
     int rows = PQntuples(r);

@@ -176,6 +176,13 @@ int ln__pg_flow_child_done(pg_be *be, const char *cq, const char *cid, const cha
                            const char *pid, int completed, const char *text);
 int ln__pg_flow_release(pg_be *be, const char *pq, const char *pid, int force);
 int ln__pg_add_flow(ln__jobs_be *be, ln__flow_new *nodes, size_t n);
+/* An add with opts.parent_* (flow_parent.c), job i of n, inside the add's
+ * transaction: a new child, or an existing custom id attached. */
+int ln__pg_add_child(pg_be *be, const char *queue, const char *seq, ln__job_new *j, size_t i,
+                     size_t n);
+int ln__pg_wait_children(ln__jobs_be *be, const char *queue, const ln__job_ref *ref);
+int ln__pg_wait_child(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
+                      const char *child_queue, const char *child_id);
 int ln__pg_children(ln__jobs_be *be, const char *queue, const char *id, ln_job_children *out);
 
 /* Schema preparation (schema.c): check the ledger, prepare a fresh one. */
