@@ -265,3 +265,51 @@ int ln__pg_children(ln__jobs_be *b, const char *queue, const char *id, ln_job_ch
     ln__pg_rollback(be);
     return rc;
 }
+
+/* ---- A child gone or finished outside the step */
+
+int ln__pg_flow_finished(pg_be *be, const char *queue, const char *id, int completed,
+                         const char *text) {
+    const char *p[2] = {queue, id};
+    int rc;
+    PGresult *r = ln__pg_q(be,
+                           "SELECT parent_queue, parent_id FROM @job WHERE queue = $1 AND id = $2 "
+                           "AND parent_id IS NOT NULL",
+                           2, p, &rc);
+    if (r == NULL) return rc;
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        return 0;
+    }
+    char *pq = ln__strdup(PQgetvalue(r, 0, 0)), *pid = ln__strdup(PQgetvalue(r, 0, 1));
+    PQclear(r);
+    rc = pq != NULL && pid != NULL ? ln__pg_flow_child_done(be, queue, id, pq, pid, completed, text)
+                                   : ln__pg_oom(be);
+    ln__free(pq);
+    ln__free(pid);
+    return rc;
+}
+
+int ln__pg_flow_gone(pg_be *be, const char *queue) {
+    const char *p[1] = {queue};
+    int rc;
+    PGresult *r = ln__pg_q(
+        be,
+        "WITH d AS (DELETE FROM @job_dependency dep WHERE dep.child_queue = $1 AND dep.status = "
+        "'pending' AND NOT EXISTS (SELECT 1 FROM @job j WHERE j.queue = dep.child_queue AND j.id "
+        "= dep.child_id) RETURNING dep.parent_queue, dep.parent_id) "
+        "SELECT parent_queue, parent_id, count(*) FROM d GROUP BY 1, 2 ORDER BY 1, 2",
+        1, p, &rc);
+    if (r == NULL) return rc;
+    int rows = PQntuples(r);
+    for (int i = 0; rc == 0 && i < rows; i++) {
+        const char *q[3] = {PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2)};
+        rc = ln__pg_exec(be,
+                         "UPDATE @job SET pending_deps = greatest(coalesce(pending_deps, 0) - "
+                         "$3::int, 0) WHERE queue = $1 AND id = $2",
+                         3, q);
+        if (rc == 0) rc = ln__pg_flow_release(be, q[0], q[1], 0);
+    }
+    PQclear(r);
+    return rc;
+}

@@ -175,6 +175,13 @@ int ln__pg_add_linked(pg_be *be, const char *queue, const char *seq, ln__job_new
 int ln__pg_flow_child_done(pg_be *be, const char *cq, const char *cid, const char *pq,
                            const char *pid, int completed, const char *text);
 int ln__pg_flow_release(pg_be *be, const char *pq, const char *pid, int force);
+/* Job queue:id (maybe a child) finished outside the step (a cancel), as
+ * ln__pg_flow_child_done. */
+int ln__pg_flow_finished(pg_be *be, const char *queue, const char *id, int completed,
+                         const char *text);
+/* After jobs of queue were deleted: their pending dependencies dropped,
+ * their parents released when none is left (flows.md "parent events"). */
+int ln__pg_flow_gone(pg_be *be, const char *queue);
 int ln__pg_add_flow(ln__jobs_be *be, ln__flow_new *nodes, size_t n);
 /* An add with opts.parent_* (flow_parent.c), job i of n, inside the add's
  * transaction: a new child, or an existing custom id attached. */

@@ -61,23 +61,26 @@ int ln__pg_retain(pg_be *be, const char *queue, const char *id, int completed,
     const char *q[3] = {queue, completed ? "completed" : "failed", ln__pg_itoa(v, value)};
     switch (mode) {
     case LN_KEEP_NONE:
-        return ln__pg_exec(be, "DELETE FROM @job WHERE queue = $1 AND id = $2", 2, p);
+        rc = ln__pg_exec(be, "DELETE FROM @job WHERE queue = $1 AND id = $2", 2, p);
+        break;
     case LN_KEEP_COUNT:
-        return ln__pg_exec(be,
-                           "DELETE FROM @job WHERE (queue, id) IN (SELECT queue, id FROM @job "
-                           "WHERE queue = $1 AND state = $2::@job_state ORDER BY finished_at_ms "
-                           "DESC, seq DESC OFFSET $3::bigint LIMIT " PG_BATCH_S ")",
-                           3, q);
+        rc = ln__pg_exec(be,
+                         "DELETE FROM @job WHERE (queue, id) IN (SELECT queue, id FROM @job "
+                         "WHERE queue = $1 AND state = $2::@job_state ORDER BY finished_at_ms "
+                         "DESC, seq DESC OFFSET $3::bigint LIMIT " PG_BATCH_S ")",
+                         3, q);
+        break;
     case LN_KEEP_AGE:
-        return ln__pg_exec(
-            be,
-            "DELETE FROM @job WHERE (queue, id) IN (SELECT queue, id FROM @job "
-            "WHERE queue = $1 AND state = $2::@job_state AND finished_at_ms <= " PG_NOW
-            " - $3::bigint ORDER BY finished_at_ms LIMIT " PG_BATCH_S ")",
-            3, q);
+        rc = ln__pg_exec(be,
+                         "DELETE FROM @job WHERE (queue, id) IN (SELECT queue, id FROM @job "
+                         "WHERE queue = $1 AND state = $2::@job_state AND finished_at_ms <= " PG_NOW
+                         " - $3::bigint ORDER BY finished_at_ms LIMIT " PG_BATCH_S ")",
+                         3, q);
+        break;
     default:
         return 0;
     }
+    return rc == 0 ? ln__pg_flow_gone(be, queue) : rc;
 }
 
 /* ---- 1. Outcomes */
