@@ -187,6 +187,10 @@ int ln__pg_add_flow(ln__jobs_be *be, ln__flow_new *nodes, size_t n);
  * transaction: a new child, or an existing custom id attached. */
 int ln__pg_add_child(pg_be *be, const char *queue, const char *seq, ln__job_new *j, size_t i,
                      size_t n);
+int ln__pg_remove_tree(ln__jobs_be *be, const char *queue, const char *id, size_t max,
+                       size_t *removed);
+int ln__pg_remove_unprocessed(ln__jobs_be *be, const char *queue, const char *id, size_t max,
+                              size_t *removed);
 int ln__pg_wait_children(ln__jobs_be *be, const char *queue, const ln__job_ref *ref);
 int ln__pg_wait_child(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
                       const char *child_queue, const char *child_id);
