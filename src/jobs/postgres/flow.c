@@ -35,16 +35,19 @@ static int add_node(pg_be *be, ln__flow_new *nodes, size_t i) {
         link.parent_queue = nodes[nd->parent].queue;
         link.parent_id = nodes[nd->parent].job.id;
         link.on_fail = nd->on_fail;
-    } else if (j->opts.parent_id != NULL) {
-        return ln__jobs_be_err(&be->base, LN_ENOTSUP,
-                               "postgres: a flow whose root has a parent is not supported by "
-                               "this store yet");
+    } else if (j->opts.parent_id != NULL) { /* a root with a parent */
+        if ((rc = ln__pg_parent_check(be, nd->queue, j, "")) != 0) return rc;
+        link.parent_queue = j->opts.parent_queue;
+        link.parent_id = j->opts.parent_id;
+        link.on_fail = ln__job_flow_flags(&j->opts);
     }
     if ((rc = ln__pg_add_linked(be, nd->queue, seq, j, &link)) != 0) return rc;
     if (j->existed)
         return ln__jobs_be_err(&be->base, LN_EINVAL, "flow node %zu: queue '%s' has a job '%s'", i,
                                nd->queue, j->opts.job_id);
-    if (link.parent_id != NULL) {
+    if (nd->parent < 0 && link.parent_id != NULL) {
+        rc = ln__pg_dep_add(be, link.parent_queue, link.parent_id, nd->queue, j->id, 0);
+    } else if (link.parent_id != NULL) {
         const char *p[4] = {link.parent_queue, link.parent_id, nd->queue, j->id};
         rc = ln__pg_exec(be,
                          "INSERT INTO @job_dependency (parent_queue, parent_id, child_queue, "

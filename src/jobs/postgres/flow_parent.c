@@ -39,7 +39,7 @@ static int exists(pg_be *be, const char *pq, const char *pid) {
 
 /* The dependency row of child cq:cid (status pending, or processed with
  * the completed child's result) and the parent's count. */
-static int add_dep(pg_be *be, const char *pq, const char *pid, const char *cq, const char *cid,
+int ln__pg_dep_add(pg_be *be, const char *pq, const char *pid, const char *cq, const char *cid,
                    int done) {
     const char *p[5] = {pq, pid, cq, cid, done ? "1" : "0"};
     int rc = ln__pg_exec(
@@ -131,16 +131,13 @@ static int attach(pg_be *be, const char *queue, const ln__job_new *j, const char
         "WHERE queue = $1 AND id = $2",
         5, q);
     int done = strcmp(state, "completed") == 0;
-    if (rc == 0) rc = add_dep(be, o->parent_queue, o->parent_id, queue, j->id, done);
+    if (rc == 0) rc = ln__pg_dep_add(be, o->parent_queue, o->parent_id, queue, j->id, done);
     if (rc == 0 && done) rc = ln__pg_flow_release(be, o->parent_queue, o->parent_id, 0);
     return rc;
 }
 
-int ln__pg_add_child(pg_be *be, const char *queue, const char *seq, ln__job_new *j, size_t i,
-                     size_t n) {
+int ln__pg_parent_check(pg_be *be, const char *queue, const ln__job_new *j, const char *what) {
     const ln_job_opts *o = &j->opts;
-    char what[32] = "";
-    if (n > 1) snprintf(what, sizeof what, "job %zu: ", i);
     int rc = lock_parent(be, o->parent_queue, o->parent_id);
     int has = rc == 0 ? exists(be, o->parent_queue, o->parent_id) : rc;
     if (has < 0) return has;
@@ -152,10 +149,20 @@ int ln__pg_add_child(pg_be *be, const char *queue, const char *seq, ln__job_new 
         strcmp(o->job_id, o->parent_id) == 0)
         return ln__jobs_be_err(&be->base, LN_EINVAL, "%sjob '%s' cannot be its own parent", what,
                                o->job_id);
+    return 0;
+}
+
+int ln__pg_add_child(pg_be *be, const char *queue, const char *seq, ln__job_new *j, size_t i,
+                     size_t n) {
+    const ln_job_opts *o = &j->opts;
+    char what[32] = "";
+    if (n > 1) snprintf(what, sizeof what, "job %zu: ", i);
+    int rc = ln__pg_parent_check(be, queue, j, what);
+    if (rc != 0) return rc;
     ln__pg_link link = {0, o->parent_queue, o->parent_id, ln__job_flow_flags(o)};
     if ((rc = ln__pg_add_linked(be, queue, seq, j, &link)) != 0) return rc;
     if (j->existed) return attach(be, queue, j, what);
-    return add_dep(be, o->parent_queue, o->parent_id, queue, j->id, 0);
+    return ln__pg_dep_add(be, o->parent_queue, o->parent_id, queue, j->id, 0);
 }
 
 /* ---- ln_job_wait_children */

@@ -191,6 +191,13 @@ int ln__pg_remove_tree(ln__jobs_be *be, const char *queue, const char *id, size_
                        size_t *removed);
 int ln__pg_remove_unprocessed(ln__jobs_be *be, const char *queue, const char *id, size_t max,
                               size_t *removed);
+/* An add's parent (opts.parent_*) checked under its advisory lock: it
+ * exists (LN_ENOENT), it is not the job itself (LN_EINVAL); what prefixes
+ * the message. Then the dependency row of cq:cid (processed when done)
+ * and the parent's count. */
+int ln__pg_parent_check(pg_be *be, const char *queue, const ln__job_new *j, const char *what);
+int ln__pg_dep_add(pg_be *be, const char *pq, const char *pid, const char *cq, const char *cid,
+                   int done);
 int ln__pg_wait_children(ln__jobs_be *be, const char *queue, const ln__job_ref *ref);
 int ln__pg_wait_child(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
                       const char *child_queue, const char *child_id);
