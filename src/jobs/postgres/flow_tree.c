@@ -19,13 +19,17 @@
 #include <string.h>
 
 /* $1 queue, $2 id, $3 the most rows, $4 1: unprocessed children only.
- * Rows: queue, id, state (null: the child is gone), in the walk's order. */
+ * Rows: queue, id, state (null: the child is gone), whether it is its
+ * scheduler's current iteration, in the walk's order. */
 static const char walk_sql[] =
     "WITH RECURSIVE t(q, i) AS (SELECT $1::text, $2::text UNION SELECT d.child_queue, "
     "d.child_id FROM t JOIN @job_dependency d ON d.parent_queue = t.q AND d.parent_id = t.i "
     "LEFT JOIN @job c ON c.queue = d.child_queue AND c.id = d.child_id WHERE $4::int = 0 OR "
     "(d.status = 'pending' AND c.state NOT IN ('active', 'failed'))) "
-    "SELECT t.q, t.i, j.state::text FROM (SELECT q, i, row_number() OVER () AS n FROM "
+    "SELECT t.q, t.i, j.state::text, j.scheduler_id IS NOT NULL AND EXISTS (SELECT 1 FROM "
+    "@scheduler s WHERE s.queue = j.queue AND s.scheduler_id = j.scheduler_id AND 'repeat:' || "
+    "s.scheduler_id || ':' || s.next_run_ms = j.id) FROM (SELECT q, i, row_number() OVER () AS n "
+    "FROM "
     "(SELECT q, i FROM t LIMIT $3::bigint) w) t LEFT JOIN @job j ON j.queue = t.q AND "
     "j.id = t.i ORDER BY t.n";
 
@@ -41,6 +45,13 @@ static int walk(pg_be *be, const char *queue, const char *id, size_t max, int pe
     if (rows == 0 || PQgetisnull(r, 0, 2)) {
         PQclear(r);
         return ln__jobs_be_err(&be->base, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    }
+    if (!pending_only && PQgetvalue(r, 0, 3)[0] == 't') {
+        PQclear(r);
+        return ln__jobs_be_err(&be->base, LN_EBUSY,
+                               "job '%s' is its job scheduler's current iteration: remove the "
+                               "scheduler instead",
+                               id);
     }
     if ((size_t)rows > max) {
         PQclear(r);
