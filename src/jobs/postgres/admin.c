@@ -84,7 +84,7 @@ static int delete_step(pg_be *be, const char *sql, int np, const char *const *p,
  * transaction of their own (flow.c). */
 static int gone_tx(pg_be *be, const char *queue) {
     int rc = ln__pg_begin(be);
-    if (rc == 0) rc = ln__pg_flow_gone(be, queue);
+    if (rc == 0) rc = ln__pg_flow_gone(be, queue, 1);
     if (rc == 0) rc = ln__pg_commit(be);
     return rc == 0 ? 0 : ln__pg_fail(be, rc);
 }

@@ -48,7 +48,7 @@ static int remove_tx(pg_be *be, const char *queue, const char *id) {
     rc = ln__pg_dedup_drop_next(be, queue, id);
     if (rc == 0) rc = ln__pg_exec(be, "DELETE FROM @job WHERE queue = $1 AND id = $2", 2, p);
     if (rc == 0) rc = ln__pg_exec(be, "DELETE FROM @dedup WHERE queue = $1 AND job_id = $2", 2, p);
-    if (rc == 0) rc = ln__pg_flow_gone(be, queue);
+    if (rc == 0) rc = ln__pg_flow_gone(be, queue, 0);
     if (rc == 0)
         rc = ln__pg_exec(
             be,

@@ -293,7 +293,52 @@ int ln__pg_flow_finished(pg_be *be, const char *queue, const char *id, int compl
     return rc;
 }
 
-int ln__pg_flow_gone(pg_be *be, const char *queue) {
+/* Parent pq:pid of queue, released by a clean or a drain of queue, is
+ * removed instead (BullMQ's clean and drain remove it with its last
+ * child), and so on up while the next parent is of queue, at most
+ * LN__PARENT_CLIMB_MAX parents; the next one is released. */
+static int climb(pg_be *be, const char *queue, const char *pq, const char *pid) {
+    char *q = ln__strdup(pq), *id = ln__strdup(pid);
+    int rc = q != NULL && id != NULL ? 0 : ln__pg_oom(be);
+    for (int budget = LN__PARENT_CLIMB_MAX; rc == 0;) {
+        if (strcmp(q, queue) != 0 || budget == 0) {
+            rc = ln__pg_flow_release(be, q, id, 0);
+            break;
+        }
+        const char *p[2] = {q, id};
+        PGresult *r = ln__pg_q(
+            be,
+            "WITH d AS (DELETE FROM @job j WHERE j.queue = $1 AND j.id = $2 AND j.state = "
+            "'waiting-children' AND NOT EXISTS (SELECT 1 FROM @job_dependency d WHERE "
+            "d.parent_queue = $1 AND d.parent_id = $2 AND d.status = 'pending') RETURNING "
+            "j.id, j.parent_queue, j.parent_id), x AS (DELETE FROM @dedup dd USING d WHERE "
+            "dd.queue = $1 AND dd.job_id = d.id), e AS (INSERT INTO @event (queue, event, data, "
+            "created_at_ms) SELECT $1, 'removed', jsonb_build_object('jobId', id, 'prev', "
+            "'waiting-children'), " PG_NOW " FROM d) SELECT parent_queue, parent_id FROM d",
+            2, p, &rc);
+        if (r == NULL) break;
+        int more = PQntuples(r) > 0 && !PQgetisnull(r, 0, 1);
+        char *nq = more ? ln__strdup(PQgetvalue(r, 0, 0)) : NULL;
+        char *nid = more ? ln__strdup(PQgetvalue(r, 0, 1)) : NULL;
+        PQclear(r);
+        const char *k[4] = {nq, nid, q, id};
+        if (more && (nq == NULL || nid == NULL))
+            rc = ln__pg_oom(be);
+        else if (more && (rc = mark_dep(be, k, NULL, NULL)) > 0)
+            rc = 0;
+        ln__free(q);
+        ln__free(id);
+        q = nq;
+        id = nid;
+        budget--;
+        if (!more) break;
+    }
+    ln__free(q);
+    ln__free(id);
+    return rc;
+}
+
+int ln__pg_flow_gone(pg_be *be, const char *queue, int cascade) {
     const char *p[1] = {queue};
     int rc;
     PGresult *r = ln__pg_q(
@@ -311,7 +356,8 @@ int ln__pg_flow_gone(pg_be *be, const char *queue) {
                          "UPDATE @job SET pending_deps = greatest(coalesce(pending_deps, 0) - "
                          "$3::int, 0) WHERE queue = $1 AND id = $2",
                          3, q);
-        if (rc == 0) rc = ln__pg_flow_release(be, q[0], q[1], 0);
+        if (rc == 0)
+            rc = cascade ? climb(be, queue, q[0], q[1]) : ln__pg_flow_release(be, q[0], q[1], 0);
     }
     PQclear(r);
     return rc;

@@ -104,7 +104,7 @@ static int tree_tx(pg_be *be, const char *queue, const char *id, size_t max, int
         int seen = 0;
         for (int m = 0; m < k && !seen; m++)
             seen = strcmp(PQgetvalue(r, m, 0), PQgetvalue(r, k, 0)) == 0;
-        if (!seen) rc = ln__pg_flow_gone(be, PQgetvalue(r, k, 0));
+        if (!seen) rc = ln__pg_flow_gone(be, PQgetvalue(r, k, 0), 0);
     }
     PQclear(r);
     return rc;

@@ -180,8 +180,10 @@ int ln__pg_flow_release(pg_be *be, const char *pq, const char *pid, int force);
 int ln__pg_flow_finished(pg_be *be, const char *queue, const char *id, int completed,
                          const char *text);
 /* After jobs of queue were deleted: their pending dependencies dropped,
- * their parents released when none is left (flows.md "parent events"). */
-int ln__pg_flow_gone(pg_be *be, const char *queue);
+ * their parents released when none is left (flows.md "parent events");
+ * cascade (a clean, a drain): such a parent of queue is removed instead,
+ * and so on up, a bounded climb. */
+int ln__pg_flow_gone(pg_be *be, const char *queue, int cascade);
 int ln__pg_add_flow(ln__jobs_be *be, ln__flow_new *nodes, size_t n);
 /* An add with opts.parent_* (flow_parent.c), job i of n, inside the add's
  * transaction: a new child, or an existing custom id attached. */

@@ -80,7 +80,7 @@ int ln__pg_retain(pg_be *be, const char *queue, const char *id, int completed,
     default:
         return 0;
     }
-    return rc == 0 ? ln__pg_flow_gone(be, queue) : rc;
+    return rc == 0 ? ln__pg_flow_gone(be, queue, 0) : rc;
 }
 
 /* ---- 1. Outcomes */
