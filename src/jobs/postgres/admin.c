@@ -235,13 +235,16 @@ static int obliterate_tx(pg_be *be, const char *queue, int force, int64_t *left,
     r = ln__pg_q(be,
                  "WITH c AS (SELECT queue, id FROM @job WHERE queue = $1 LIMIT " PG_BATCH_S
                  " FOR UPDATE), x AS (DELETE FROM @job_dependency dep USING c WHERE "
-                 "dep.child_queue = c.queue AND dep.child_id = c.id), "
+                 "dep.child_queue = c.queue AND dep.child_id = c.id AND (dep.status <> "
+                 "'pending' OR dep.parent_queue = $1)), "
                  "d AS (DELETE FROM @job j USING c WHERE j.queue = c.queue AND j.id = c.id "
                  "RETURNING 1) SELECT count(*) FROM d",
                  1, p, &rc);
     if (r == NULL) return rc;
     size_t n = (size_t)ln__pg_i64(r, 0, 0);
     PQclear(r);
+    /* a parent of another queue whose last pending child went is released */
+    if (n > 0 && (rc = ln__pg_flow_gone(be, queue, 0)) != 0) return rc;
     *removed += n;
     *more = n > 0;
     return n > 0 ? 0 : obliterate_rest(be, queue);
