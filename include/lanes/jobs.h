@@ -44,7 +44,8 @@
  *       (which jsonb refuses) is not stored (LN_EBACKEND). Counts scan the
  *       queue's rows. Flows use BullMQ's rows (job_dependency; a
  *       fail-parent child's failure is BullMQ's deferred failure, applied
- *       by the worker that claims the parent). Not yet on this store: Node workers in ln_jobs_workers (lanes' runs are listed); a
+ *       by the worker that claims the parent). Not yet on this store:
+ *       Node workers in ln_jobs_workers (lanes' runs are listed); a
  *       blocking wait (workers poll) and pipelined steps.
  *
  * JSON (data, results, progress) is any JSON text JSON.parse takes, in
