@@ -42,9 +42,11 @@
  *       byte for byte while the column still holds the same value, but a
  *       Node process reads the normalised value, and JSON with \u0000
  *       (which jsonb refuses) is not stored (LN_EBACKEND). Counts scan the
- *       queue's rows. Not yet on this store: flows (LN_ENOTSUP); Node
- *       workers in ln_jobs_workers (lanes' runs are listed); a blocking
- *       wait (workers poll) and pipelined steps.
+ *       queue's rows. Flows use BullMQ's rows (job_dependency; a
+ *       fail-parent child's failure is BullMQ's deferred failure, applied
+ *       by the worker that claims the parent). Not yet on this store:
+ *       Node workers in ln_jobs_workers (lanes' runs are listed); a
+ *       blocking wait (workers poll) and pipelined steps.
  *
  * JSON (data, results, progress) is any JSON text JSON.parse takes, in
  * UTF-8 (RFC 8259): any value at top level, whitespace around it, numbers

@@ -23,7 +23,10 @@
  * $7 attempts, $8 backoff type (null: none), $9 backoff ms, $10 jitter,
  * $11 lifo, $12..$15 removeOnComplete / removeOnFail (mode, value),
  * $16 traceparent, $17 tracestate, $18 timeout, $19 the custom id,
- * $20..$23 the deduplication id, its TTL, extend, replace. */
+ * $20..$23 the deduplication id, its TTL, extend, replace; a flow's link
+ * (flow.c): $24 a parent's child count (> 0: added waiting-children with
+ * that many pending), $25 / $26 the parent's queue and id (null: none),
+ * $27 the LN__FLOW_* failure bits. */
 #define KEEP(m, v)                                                                                 \
     "CASE " m "::int WHEN 1 THEN 'true'::jsonb WHEN 4 THEN 'false'::jsonb WHEN 2 THEN "            \
     "to_jsonb(" v "::bigint) WHEN 3 THEN jsonb_build_object('age', " v "::float8 / 1000) END"
@@ -33,12 +36,21 @@
     "CASE WHEN $20::text IS NOT NULL THEN jsonb_build_object('id', $20::text, 'ttl', CASE WHEN "   \
     "$21::bigint > 0 THEN $21::bigint END, 'extend', CASE WHEN $22::int = 1 THEN true END, "       \
     "'replace', CASE WHEN $23::int = 1 THEN true END) END"
+#define FLOW_OPTS                                                                                  \
+    "'parent', CASE WHEN $26::text IS NOT NULL THEN jsonb_build_object('id', $26::text, "          \
+    "'queue', $25::text) END, "                                                                    \
+    "'failParentOnFailure', CASE WHEN $27::int & 1 <> 0 THEN true END, "                           \
+    "'continueParentOnFailure', CASE WHEN $27::int & 2 <> 0 THEN true END, "                       \
+    "'ignoreDependencyOnFailure', CASE WHEN $27::int & 4 <> 0 THEN true END, "                     \
+    "'removeDependencyOnFailure', CASE WHEN $27::int & 8 <> 0 THEN true END, "
 static const char add_sql[] =
     "WITH ins AS (INSERT INTO @job (queue, id, seq, name, state, data, opts, priority, "
-    "delay_ms, max_attempts, added_at_ms, process_at_ms, dedup_id) "
+    "delay_ms, max_attempts, added_at_ms, process_at_ms, dedup_id, parent_queue, parent_id, "
+    "parent_key, pending_deps) "
     "SELECT $1, $2, CASE WHEN $11::int = 1 THEN -nextval('@job_seq'::regclass) "
     "ELSE nextval('@job_seq'::regclass) END, $3, "
-    "CASE WHEN $5::bigint > 0 THEN 'delayed' ELSE 'waiting' END::@job_state, $4::text::jsonb, "
+    "CASE WHEN $24::int > 0 THEN 'waiting-children' WHEN $5::bigint > 0 THEN 'delayed' "
+    "ELSE 'waiting' END::@job_state, $4::text::jsonb, "
     "jsonb_strip_nulls(jsonb_build_object('attempts', $7::int, "
     "'delay', CASE WHEN $5::bigint > 0 THEN $5::bigint END, "
     "'priority', CASE WHEN $6::int > 0 THEN $6::int END, "
@@ -49,10 +61,11 @@ static const char add_sql[] =
     "'tm', CASE WHEN $16::text IS NOT NULL THEN jsonb_strip_nulls(jsonb_build_object("
     "'traceparent', $16::text, 'tracestate', $17::text))::text END, "
     "'lanesTimeout', CASE WHEN $18::bigint > 0 THEN $18::bigint END, "
-    "'deduplication', " DEDUP_OPT ", "
+    "'deduplication', " DEDUP_OPT ", " FLOW_OPTS
     "'lanesData', CASE WHEN $4::text::jsonb::text <> $4::text THEN $4::text END)), "
     "$6::int, $5::bigint, $7::int, " PG_NOW ", "
-    "CASE WHEN $5::bigint > 0 THEN " PG_NOW " + $5::bigint END, $20::text "
+    "CASE WHEN $5::bigint > 0 AND $24::int = 0 THEN " PG_NOW " + $5::bigint END, $20::text, "
+    "$25::text, $26::text, $25::text || ':' || $26::text, $24::int "
     "ON CONFLICT (queue, id) DO NOTHING RETURNING id, state, process_at_ms), "
     "ev AS (INSERT INTO @event (queue, event, data, created_at_ms) "
     "SELECT $1, e.event, e.data, " PG_NOW " FROM ins, LATERAL (VALUES "
@@ -171,7 +184,13 @@ static void jitter_text(char *buf, size_t cap, double j) {
 }
 
 int ln__pg_add_one(pg_be *be, const char *queue, const char *seq, ln__job_new *job) {
+    return ln__pg_add_linked(be, queue, seq, job, NULL);
+}
+
+int ln__pg_add_linked(pg_be *be, const char *queue, const char *seq, ln__job_new *job,
+                      const ln__pg_link *link) {
     const ln_job_opts *o = &job->opts;
+    char nkids[24], fbits[24];
     char num[24], delay[24], prio[24], att[24], bms[24], jit[40], rcm[24], rcv[24], rfm[24],
         rfv[24], tmo[24], dttl[24];
     if (o->dedup_id != NULL) {
@@ -192,7 +211,7 @@ int ln__pg_add_one(pg_be *be, const char *queue, const char *seq, ln__job_new *j
     jitter_text(jit, sizeof jit, o->backoff_jitter);
     const char *tp = o->traceparent != NULL && *o->traceparent ? o->traceparent : NULL;
     const char *ts = tp != NULL && o->tracestate != NULL && *o->tracestate ? o->tracestate : NULL;
-    const char *p[23] = {queue,
+    const char *p[27] = {queue,
                          id,
                          job->name,
                          job->data,
@@ -214,9 +233,13 @@ int ln__pg_add_one(pg_be *be, const char *queue, const char *seq, ln__job_new *j
                          o->dedup_id,
                          ln__pg_itoa(dttl, o->dedup_ttl_ms),
                          o->dedup_extend ? "1" : "0",
-                         o->dedup_replace ? "1" : "0"};
+                         o->dedup_replace ? "1" : "0",
+                         ln__pg_itoa(nkids, link != NULL ? (int64_t)link->nchildren : 0),
+                         link != NULL ? link->parent_queue : NULL,
+                         link != NULL ? link->parent_id : NULL,
+                         ln__pg_itoa(fbits, link != NULL ? link->on_fail : 0)};
     int rc;
-    PGresult *r = ln__pg_q(be, add_sql, 23, p, &rc);
+    PGresult *r = ln__pg_q(be, add_sql, 27, p, &rc);
     if (r == NULL) return rc;
     job->existed = ln__pg_i64(r, 0, 0) == 0;
     PQclear(r);
@@ -273,13 +296,6 @@ int ln__pg_notify_events(pg_be *be, const char *queue) {
 
 int ln__pg_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
     pg_be *be = pgbe(b);
-    for (size_t i = 0; i < n; i++) {
-        const ln_job_opts *o = &jobs[i].opts;
-        if (o->parent_id != NULL)
-            return ln__jobs_be_err(b, LN_ENOTSUP,
-                                   "postgres: adding to a parent is not supported by this "
-                                   "store yet");
-    }
     char seq[160] = "";
     int rc = ln__pg_begin(be);
     for (size_t i = 0; rc == 0 && i < n; i++)
@@ -288,7 +304,8 @@ int ln__pg_add(ln__jobs_be *b, const char *queue, ln__job_new *jobs, size_t n) {
     if (rc == 0) rc = ln__pg_touch_queue(be, queue);
     int stored = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        rc = ln__pg_add_one(be, queue, seq, &jobs[i]);
+        rc = jobs[i].opts.parent_id != NULL ? ln__pg_add_child(be, queue, seq, &jobs[i], i, n)
+                                            : ln__pg_add_one(be, queue, seq, &jobs[i]);
         stored |= rc == 0 && !jobs[i].existed;
     }
     if (rc == 0 && stored) rc = ln__pg_notify_jobs(be, queue);

@@ -80,6 +80,15 @@ static int delete_step(pg_be *be, const char *sql, int np, const char *const *p,
     return rc == 0 ? 0 : ln__pg_fail(be, rc);
 }
 
+/* The parents of the children a clean or a drain removed, released in a
+ * transaction of their own (flow.c). */
+static int gone_tx(pg_be *be, const char *queue) {
+    int rc = ln__pg_begin(be);
+    if (rc == 0) rc = ln__pg_flow_gone(be, queue, 1);
+    if (rc == 0) rc = ln__pg_commit(be);
+    return rc == 0 ? 0 : ln__pg_fail(be, rc);
+}
+
 int ln__pg_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms, uint64_t keep,
                  size_t *removed) {
     pg_be *be = pgbe(b);
@@ -106,6 +115,8 @@ int ln__pg_clean(ln__jobs_be *b, const char *queue, int state, int64_t age_ms, u
         *removed += n;
         if (n < PG_BATCH) break;
     }
+    int rc = *removed > 0 ? gone_tx(be, queue) : 0;
+    if (rc != 0) return rc;
     if (*removed > 0) {
         char cnt[24];
         const char *q[2] = {queue, ln__pg_itoa(cnt, (int64_t)*removed)};
@@ -150,7 +161,7 @@ int ln__pg_drain(ln__jobs_be *b, const char *queue, size_t *removed) {
         looked += PG_BATCH;
         if (n < PG_BATCH) break;
     }
-    return 0;
+    return *removed > 0 ? gone_tx(be, queue) : 0;
 }
 
 int ln__pg_check(ln__jobs_be *b, int thorough) {
@@ -224,13 +235,16 @@ static int obliterate_tx(pg_be *be, const char *queue, int force, int64_t *left,
     r = ln__pg_q(be,
                  "WITH c AS (SELECT queue, id FROM @job WHERE queue = $1 LIMIT " PG_BATCH_S
                  " FOR UPDATE), x AS (DELETE FROM @job_dependency dep USING c WHERE "
-                 "dep.child_queue = c.queue AND dep.child_id = c.id), "
+                 "dep.child_queue = c.queue AND dep.child_id = c.id AND (dep.status <> "
+                 "'pending' OR dep.parent_queue = $1)), "
                  "d AS (DELETE FROM @job j USING c WHERE j.queue = c.queue AND j.id = c.id "
                  "RETURNING 1) SELECT count(*) FROM d",
                  1, p, &rc);
     if (r == NULL) return rc;
     size_t n = (size_t)ln__pg_i64(r, 0, 0);
     PQclear(r);
+    /* a parent of another queue whose last pending child went is released */
+    if (n > 0 && (rc = ln__pg_flow_gone(be, queue, 0)) != 0) return rc;
     *removed += n;
     *more = n > 0;
     return n > 0 ? 0 : obliterate_rest(be, queue);

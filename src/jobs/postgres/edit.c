@@ -48,6 +48,7 @@ static int remove_tx(pg_be *be, const char *queue, const char *id) {
     rc = ln__pg_dedup_drop_next(be, queue, id);
     if (rc == 0) rc = ln__pg_exec(be, "DELETE FROM @job WHERE queue = $1 AND id = $2", 2, p);
     if (rc == 0) rc = ln__pg_exec(be, "DELETE FROM @dedup WHERE queue = $1 AND job_id = $2", 2, p);
+    if (rc == 0) rc = ln__pg_flow_gone(be, queue, 0);
     if (rc == 0)
         rc = ln__pg_exec(
             be,
@@ -123,6 +124,12 @@ static int retry_tx(pg_be *be, const char *queue, const char *id, const char *st
                  "" PG_BATCH_S " FOR UPDATE), "
                  "u AS (UPDATE @job j SET " RETRY_SET " FROM c WHERE j.queue = c.queue "
                  "AND j.id = c.id RETURNING j.id, j.seq), "
+                 "dp AS (UPDATE @job_dependency d SET status = 'pending', value = NULL FROM u "
+                 "WHERE d.child_queue = $1 AND d.child_id = u.id AND d.status <> 'pending' "
+                 "RETURNING d.parent_queue, d.parent_id), "
+                 "pp AS (UPDATE @job pj SET pending_deps = coalesce(pj.pending_deps, 0) + x.n "
+                 "FROM (SELECT parent_queue, parent_id, count(*) AS n FROM dp GROUP BY 1, 2) x "
+                 "WHERE pj.queue = x.parent_queue AND pj.id = x.parent_id), "
                  "ev AS (INSERT INTO @event (queue, event, data, created_at_ms) SELECT "
                  "$1, 'waiting', jsonb_build_object('jobId', id, 'prev', $2::text), " PG_NOW
                  " FROM u ORDER BY seq) SELECT count(*) FROM u",
@@ -158,7 +165,7 @@ static int cancel_tx(pg_be *be, const char *queue, const char *id, const char *r
     if (strcmp(st, "completed") == 0 || strcmp(st, "failed") == 0)
         return ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is %s", id, st);
     if (strcmp(st, "waiting-children") == 0)
-        return ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is waiting for its children", id);
+        return ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is in waiting-children", id);
     const char *p[4] = {queue, id, reason, st};
     rc = ln__pg_exec(be,
                      "WITH u AS (UPDATE @job SET attempts_made = attempts_made + CASE WHEN "
@@ -177,6 +184,7 @@ int ln__pg_cancel(ln__jobs_be *b, const char *queue, const char *id, const char 
     ln_job_keep all = {LN_KEEP_ALL, 0};
     int rc = ln__pg_begin(be);
     if (rc == 0) rc = cancel_tx(be, queue, id, reason);
+    if (rc == 0) rc = ln__pg_flow_finished(be, queue, id, 0, reason);
     if (rc == 0) rc = ln__pg_dedup_release(be, queue, id);
     if (rc == 0) rc = ln__pg_retain(be, queue, id, 0, &all);
     if (rc == 0) rc = ln__pg_commit(be);

@@ -86,30 +86,48 @@ static int edit_logs(pg_be *be, const char *queue, ln__jobs_edit *e) {
 
 /* A pending child leaves its parent: the dependency row goes, the
  * parent's count drops and, at 0, a parent waiting for children is
- * released to waiting. */
+ * released (flow.c). A parent that is gone: LN_ENOENT. */
 static int edit_detach(pg_be *be, const char *queue, ln__jobs_edit *e) {
     const char *p[2] = {queue, e->id};
     int rc;
-    PGresult *r = ln__pg_q(
-        be,
-        "WITH j AS (SELECT parent_queue, parent_id FROM @job WHERE queue = $1 AND id = $2 AND "
-        "parent_id IS NOT NULL), "
-        "d AS (DELETE FROM @job_dependency dep USING j WHERE dep.parent_queue = j.parent_queue "
-        "AND dep.parent_id = j.parent_id AND dep.child_queue = $1 AND dep.child_id = $2 AND "
-        "dep.status = 'pending' RETURNING dep.parent_queue, dep.parent_id), "
-        "c AS (UPDATE @job SET parent_queue = NULL, parent_id = NULL, parent_key = NULL, opts = "
-        "opts - 'parent' WHERE queue = $1 AND id = $2 AND EXISTS (SELECT 1 FROM d)), "
-        "u AS (UPDATE @job pj SET pending_deps = greatest(pj.pending_deps - 1, 0), state = CASE "
-        "WHEN pj.pending_deps <= 1 AND pj.state = 'waiting-children' THEN 'waiting' ELSE "
-        "pj.state END::@job_state, seq = CASE WHEN pj.pending_deps <= 1 AND pj.state = "
-        "'waiting-children' THEN nextval('@job_seq'::regclass) ELSE pj.seq END FROM d WHERE "
-        "pj.queue = d.parent_queue AND pj.id = d.parent_id RETURNING 1) "
-        "SELECT count(*) FROM d",
-        2, p, &rc);
+    PGresult *r = ln__pg_q(be,
+                           "SELECT j.parent_queue, j.parent_id, EXISTS (SELECT 1 FROM @job x "
+                           "WHERE x.queue = j.parent_queue AND x.id = j.parent_id) FROM @job j "
+                           "WHERE j.queue = $1 AND j.id = $2 AND j.parent_id IS NOT NULL",
+                           2, p, &rc);
     if (r == NULL) return rc;
-    e->removed = ln__pg_i64(r, 0, 0) > 0;
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        return 0;
+    }
+    char *pq = ln__strdup(PQgetvalue(r, 0, 0)), *pid = ln__strdup(PQgetvalue(r, 0, 1));
+    int live = PQgetvalue(r, 0, 2)[0] == 't';
     PQclear(r);
-    return 0;
+    if (pq == NULL || pid == NULL) {
+        rc = ln__pg_oom(be);
+    } else if (!live) {
+        rc = ln__jobs_be_err(&be->base, LN_ENOENT,
+                             "missing key for parent job: queue '%s' has no job '%s'", pq, pid);
+    } else {
+        const char *q[4] = {pq, pid, queue, e->id};
+        r = ln__pg_q(be,
+                     "WITH d AS (DELETE FROM @job_dependency WHERE parent_queue = $1 AND "
+                     "parent_id = $2 AND child_key = $3 || ':' || $4 AND status = 'pending' "
+                     "RETURNING 1), c AS (UPDATE @job SET parent_queue = NULL, parent_id = NULL, "
+                     "parent_key = NULL, opts = opts - 'parent' WHERE queue = $3 AND id = $4 AND "
+                     "EXISTS (SELECT 1 FROM d)), u AS (UPDATE @job SET pending_deps = "
+                     "greatest(coalesce(pending_deps, 1) - 1, 0) WHERE queue = $1 AND id = $2 "
+                     "AND EXISTS (SELECT 1 FROM d)) SELECT count(*) FROM d",
+                     4, q, &rc);
+        if (r != NULL) {
+            e->removed = ln__pg_i64(r, 0, 0) > 0;
+            PQclear(r);
+            if (e->removed) rc = ln__pg_flow_release(be, pq, pid, 0);
+        }
+    }
+    ln__free(pq);
+    ln__free(pid);
+    return rc;
 }
 
 static int edit_job(pg_be *be, const char *queue, ln__jobs_edit *e) {

@@ -161,6 +161,55 @@ int ln__pg_limits(ln__jobs_be *be, const char *queue, ln__jobs_limits *l);
  * sequence when job has no custom id. Fills job->id and job->existed. */
 int ln__pg_add_one(pg_be *be, const char *queue, const char *seq, ln__job_new *job);
 
+/* A flow node's link (flow.c): its child count (> 0: a parent, added
+ * waiting-children), its parent (NULL: none) and LN__FLOW_* bits. */
+typedef struct ln__pg_link {
+    size_t nchildren;
+    const char *parent_queue, *parent_id;
+    int on_fail;
+} ln__pg_link;
+/* ln__pg_add_one with a flow link (NULL: none). */
+int ln__pg_add_linked(pg_be *be, const char *queue, const char *seq, ln__job_new *job,
+                      const ln__pg_link *link);
+
+/* Flows (flow.c): child cq:cid of pq:pid finished (completed: with its
+ * result JSON text, else failed for good with that reason), inside the
+ * caller's transaction, before the child's retention; releases the parent
+ * as docs/internals/flows.md says. Parent pq:pid out of waiting-children
+ * (force: even with children pending), with its event and a NOTIFY. */
+int ln__pg_flow_child_done(pg_be *be, const char *cq, const char *cid, const char *pq,
+                           const char *pid, int completed, const char *text);
+int ln__pg_flow_release(pg_be *be, const char *pq, const char *pid, int force);
+/* Job queue:id (maybe a child) finished outside the step (a cancel), as
+ * ln__pg_flow_child_done. */
+int ln__pg_flow_finished(pg_be *be, const char *queue, const char *id, int completed,
+                         const char *text);
+/* After jobs of queue were deleted: their pending dependencies dropped,
+ * their parents released when none is left (flows.md "parent events");
+ * cascade (a clean, a drain): such a parent of queue is removed instead,
+ * and so on up, a bounded climb. */
+int ln__pg_flow_gone(pg_be *be, const char *queue, int cascade);
+int ln__pg_add_flow(ln__jobs_be *be, ln__flow_new *nodes, size_t n);
+/* An add with opts.parent_* (flow_parent.c), job i of n, inside the add's
+ * transaction: a new child, or an existing custom id attached. */
+int ln__pg_add_child(pg_be *be, const char *queue, const char *seq, ln__job_new *j, size_t i,
+                     size_t n);
+int ln__pg_remove_tree(ln__jobs_be *be, const char *queue, const char *id, size_t max,
+                       size_t *removed);
+int ln__pg_remove_unprocessed(ln__jobs_be *be, const char *queue, const char *id, size_t max,
+                              size_t *removed);
+/* An add's parent (opts.parent_*) checked under its advisory lock: it
+ * exists (LN_ENOENT), it is not the job itself (LN_EINVAL); what prefixes
+ * the message. Then the dependency row of cq:cid (processed when done)
+ * and the parent's count. */
+int ln__pg_parent_check(pg_be *be, const char *queue, const ln__job_new *j, const char *what);
+int ln__pg_dep_add(pg_be *be, const char *pq, const char *pid, const char *cq, const char *cid,
+                   int done);
+int ln__pg_wait_children(ln__jobs_be *be, const char *queue, const ln__job_ref *ref);
+int ln__pg_wait_child(ln__jobs_be *be, const char *queue, const ln__job_ref *ref,
+                      const char *child_queue, const char *child_id);
+int ln__pg_children(ln__jobs_be *be, const char *queue, const char *id, ln_job_children *out);
+
 /* Schema preparation (schema.c): check the ledger, prepare a fresh one. */
 int ln__pg_prepare(pg_be *be);
 

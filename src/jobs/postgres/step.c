@@ -61,43 +61,52 @@ int ln__pg_retain(pg_be *be, const char *queue, const char *id, int completed,
     const char *q[3] = {queue, completed ? "completed" : "failed", ln__pg_itoa(v, value)};
     switch (mode) {
     case LN_KEEP_NONE:
-        return ln__pg_exec(be, "DELETE FROM @job WHERE queue = $1 AND id = $2", 2, p);
+        rc = ln__pg_exec(be, "DELETE FROM @job WHERE queue = $1 AND id = $2", 2, p);
+        break;
     case LN_KEEP_COUNT:
-        return ln__pg_exec(be,
-                           "DELETE FROM @job WHERE (queue, id) IN (SELECT queue, id FROM @job "
-                           "WHERE queue = $1 AND state = $2::@job_state ORDER BY finished_at_ms "
-                           "DESC, seq DESC OFFSET $3::bigint LIMIT " PG_BATCH_S ")",
-                           3, q);
+        rc = ln__pg_exec(be,
+                         "DELETE FROM @job WHERE (queue, id) IN (SELECT queue, id FROM @job "
+                         "WHERE queue = $1 AND state = $2::@job_state ORDER BY finished_at_ms "
+                         "DESC, seq DESC OFFSET $3::bigint LIMIT " PG_BATCH_S ")",
+                         3, q);
+        break;
     case LN_KEEP_AGE:
-        return ln__pg_exec(
-            be,
-            "DELETE FROM @job WHERE (queue, id) IN (SELECT queue, id FROM @job "
-            "WHERE queue = $1 AND state = $2::@job_state AND finished_at_ms <= " PG_NOW
-            " - $3::bigint ORDER BY finished_at_ms LIMIT " PG_BATCH_S ")",
-            3, q);
+        rc = ln__pg_exec(be,
+                         "DELETE FROM @job WHERE (queue, id) IN (SELECT queue, id FROM @job "
+                         "WHERE queue = $1 AND state = $2::@job_state AND finished_at_ms <= " PG_NOW
+                         " - $3::bigint ORDER BY finished_at_ms LIMIT " PG_BATCH_S ")",
+                         3, q);
+        break;
     default:
         return 0;
     }
+    return rc == 0 ? ln__pg_flow_gone(be, queue, 0) : rc;
 }
 
 /* ---- 1. Outcomes */
 
 /* What each outcome writes: the guarded UPDATE (returning the event's
- * name and data) and whether retention applies. $1 queue, $2 id, $3 token,
+ * name and data, and for a completion or a final failure the parent) and
+ * whether retention applies. $1 queue, $2 id, $3 token,
  * $4 result / reason, $5 delay or run_at. */
 #define GUARD " WHERE queue = $1 AND id = $2 AND state = 'active' AND lock_token = $3 "
 #define UNLOCK "lock_token = NULL, locked_until_ms = NULL"
+/* A child pending, or failed with fail-parent: a completion is refused. */
+#define DEPS_LEFT                                                                                  \
+    "EXISTS (SELECT 1 FROM @job_dependency d WHERE d.parent_queue = $1 AND d.parent_id = $2 "      \
+    "AND d.status IN ('pending', 'failed'))"
 static const char *const outcome_sql[] = {
     [LN__DONE_COMPLETE] =
         "UPDATE @job SET state = 'completed', return_value = $4::text::jsonb, "
         "opts = CASE WHEN $4::text IS NULL THEN opts - 'lanesResult' ELSE "
-        "" PG_RAW_SET("$4", "lanesResult") " END, "
-                                           "finished_at_ms = " PG_NOW
-                                           ", attempts_made = attempts_made + 1, "
-                                           "" UNLOCK GUARD
-                                           "AND $5::bigint IS NOT NULL RETURNING 'completed', "
-                                           "jsonb_build_object('jobId', id, 'returnvalue', "
-                                           "coalesce($4::text, 'null'), 'prev', 'active')",
+        "" PG_RAW_SET(
+            "$4", "lanesResult") " END, "
+                                 "finished_at_ms = " PG_NOW ", attempts_made = attempts_made + 1, "
+                                 "" UNLOCK GUARD "AND $5::bigint IS NOT NULL AND NOT " DEPS_LEFT
+                                 " RETURNING 'completed', "
+                                 "jsonb_build_object('jobId', id, 'returnvalue', "
+                                 "coalesce($4::text, 'null'), 'prev', 'active'), parent_queue, "
+                                 "parent_id",
     [LN__DONE_RETRY] =
         "UPDATE @job j SET state = CASE WHEN $5::bigint > 0 THEN 'delayed' ELSE 'waiting' "
         "END::@job_state, failed_reason = $4, attempts_made = attempts_made + 1, "
@@ -110,7 +119,7 @@ static const char *const outcome_sql[] = {
         "UPDATE @job SET state = 'failed', failed_reason = $4, finished_at_ms = " PG_NOW
         ", attempts_made = attempts_made + 1, " UNLOCK GUARD
         "AND $5::bigint IS NOT NULL RETURNING 'failed', jsonb_build_object('jobId', "
-        "id, 'failedReason', failed_reason, 'prev', 'active')",
+        "id, 'failedReason', failed_reason, 'prev', 'active'), parent_queue, parent_id",
     [LN__DONE_DELAY] = "UPDATE @job SET state = 'delayed', process_at_ms = $5::bigint, "
                        "delay_ms = greatest($5::bigint - " PG_NOW ", 0), " UNLOCK GUARD
                        "AND $4::text IS NULL RETURNING 'delayed', jsonb_build_object('jobId', "
@@ -128,6 +137,21 @@ static int write_event(pg_be *be, const char *queue, const char *event, const ch
                        3, p);
 }
 
+/* A completion that matched no row: LN__DONE_PENDING_DEPS when the job
+ * is active with that token and has children left (d->rc stays stale
+ * otherwise). */
+static int refused(pg_be *be, ln__job_done *d, const char *const *p) {
+    int rc;
+    PGresult *r = ln__pg_q(be,
+                           "SELECT 1 FROM @job WHERE queue = $1 AND id = $2 AND state = "
+                           "'active' AND lock_token = $3 AND " DEPS_LEFT,
+                           3, p, &rc);
+    if (r == NULL) return rc;
+    if (PQntuples(r) > 0) d->rc = LN__DONE_PENDING_DEPS;
+    PQclear(r);
+    return 0;
+}
+
 static int record(pg_be *be, const char *queue, ln__jobs_step *st, ln__job_done *d) {
     char num[24];
     int64_t v = d->kind == LN__DONE_DELAY ? d->run_at_ms : d->delay_ms;
@@ -143,10 +167,14 @@ static int record(pg_be *be, const char *queue, ln__jobs_step *st, ln__job_done 
     if (PQntuples(r) == 0) {
         PQclear(r);
         d->rc = LN_ESTALE;
-        return 0;
+        return d->kind == LN__DONE_COMPLETE ? refused(be, d, p) : 0;
     }
     d->rc = 0;
     rc = write_event(be, queue, PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1));
+    int final = d->kind == LN__DONE_COMPLETE || d->kind == LN__DONE_FAIL;
+    if (rc == 0 && final && !PQgetisnull(r, 0, 2) && !PQgetisnull(r, 0, 3))
+        rc = ln__pg_flow_child_done(be, queue, d->ref.id, PQgetvalue(r, 0, 2), PQgetvalue(r, 0, 3),
+                                    d->kind == LN__DONE_COMPLETE, arg4);
     PQclear(r);
     if (rc == 0 && d->kind == LN__DONE_FAIL) {
         const char *q[2] = {queue, d->ref.id};
@@ -241,6 +269,19 @@ static int fill_taken(pg_be *be, const PGresult *r, int row, ln__job_taken *t) {
     return 0;
 }
 
+/* A job claimed with deferred_failure set fails at once with that reason,
+ * as a Node worker fails it, instead of being run. */
+static int fail_deferred(pg_be *be, const char *queue, ln__jobs_step *st, const PGresult *r,
+                         int row) {
+    ln__job_done d;
+    memset(&d, 0, sizeof d);
+    d.kind = LN__DONE_FAIL;
+    d.ref.id = PQgetvalue(r, row, 0);
+    snprintf(d.ref.token, sizeof d.ref.token, "%s", PQgetvalue(r, row, PG_JOB_NCOLS));
+    d.reason = PQgetvalue(r, row, PG_JOB_NCOLS + 1);
+    return record(be, queue, st, &d);
+}
+
 static int take(pg_be *be, const char *queue, ln__jobs_step *st, size_t n) {
     char want[24], lease[24];
     const char *p[4] = {queue, ln__pg_itoa(want, (int64_t)n), ln__pg_itoa(lease, st->lease_ms),
@@ -248,24 +289,34 @@ static int take(pg_be *be, const char *queue, ln__jobs_step *st, size_t n) {
     int rc;
     PGresult *r = ln__pg_q(
         be,
-        "WITH c AS (SELECT queue, id FROM @job WHERE queue = $1 AND state = 'waiting' "
-        "ORDER BY priority, seq LIMIT $2::bigint FOR UPDATE SKIP LOCKED), "
+        "WITH c AS (SELECT queue, id, deferred_failure AS df FROM @job WHERE queue = $1 AND "
+        "state = 'waiting' ORDER BY priority, seq LIMIT $2::bigint FOR UPDATE SKIP LOCKED), "
         "u AS (UPDATE @job j SET state = 'active', attempts_started = j.attempts_started + 1, "
+        "deferred_failure = NULL, "
         "lock_token = gen_random_uuid()::text || ':' || (j.attempts_started + 1), "
         "locked_until_ms = " PG_NOW " + $3::bigint, processed_at_ms = " PG_NOW ", "
-        "stalled_marked = false FROM c WHERE j.queue = c.queue AND j.id = c.id RETURNING j.*), "
+        "stalled_marked = false FROM c WHERE j.queue = c.queue AND j.id = c.id RETURNING j.*, "
+        "c.df), "
         "ev AS (INSERT INTO @event (queue, event, data, created_at_ms) SELECT $1, 'active', "
         "jsonb_build_object('jobId', id, 'prev', 'waiting'), " PG_NOW " FROM u "
         "WHERE $4::int = 0 ORDER BY priority, seq) "
-        "SELECT " PG_JOB_COLS ", j.lock_token FROM u j ORDER BY j.priority, j.seq",
+        "SELECT " PG_JOB_COLS ", j.lock_token, j.df FROM u j ORDER BY j.priority, j.seq",
         4, p, &rc);
     if (r == NULL) return rc;
     int rows = PQntuples(r);
+    uint64_t failed = 0;
     for (int i = 0; i < rows && rc == 0; i++) {
-        rc = fill_taken(be, r, i, &st->taken[i]);
+        if (!PQgetisnull(r, i, PG_JOB_NCOLS + 1)) { /* BullMQ's deferred failure */
+            rc = fail_deferred(be, queue, st, r, i);
+            failed++;
+            continue;
+        }
+        rc = fill_taken(be, r, i, &st->taken[st->ntaken]);
         if (rc == 0) st->ntaken++;
     }
     PQclear(r);
+    if (rc == 0 && failed > 0)
+        rc = ln__pg_metrics_count(be, queue, 0, failed, st->metrics_max_points);
     return rc;
 }
 

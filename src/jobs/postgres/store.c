@@ -158,25 +158,6 @@ const char *ln__pg_itoa(char *buf, int64_t v) {
     return buf;
 }
 
-/* ------------------------------------------------------------- not yet */
-
-static int not_yet(ln__jobs_be *be, const char *what) {
-    return ln__jobs_be_err(be, LN_ENOTSUP, "postgres: %s is not supported by this store yet", what);
-}
-
-static int pg_add_flow(ln__jobs_be *be, ln__flow_new *nodes, size_t n) {
-    (void)nodes;
-    (void)n;
-    return not_yet(be, "adding a flow");
-}
-
-static int pg_children(ln__jobs_be *be, const char *queue, const char *id, ln_job_children *out) {
-    (void)queue;
-    (void)id;
-    (void)out;
-    return not_yet(be, "reading a job's children");
-}
-
 /* ------------------------------------------------------------ the table */
 
 static void pg_close(ln__jobs_be *b, int forked) {
@@ -229,12 +210,12 @@ static const ln__store_methods pg_methods = {
     .cancel_poll = ln__pg_cancel_poll,
     .worker_beat = ln__pg_worker_beat,
     .workers = ln__pg_workers,
-    .add_flow = pg_add_flow,
-    .children = pg_children,
-    .remove_tree = NULL,
-    .wait_children = NULL,
-    .wait_child = NULL,
-    .remove_unprocessed = NULL,
+    .add_flow = ln__pg_add_flow,
+    .children = ln__pg_children,
+    .remove_tree = ln__pg_remove_tree,
+    .wait_children = ln__pg_wait_children,
+    .wait_child = ln__pg_wait_child,
+    .remove_unprocessed = ln__pg_remove_unprocessed,
     .sched_upsert = ln__pg_sched_upsert,
     .sched_remove = ln__pg_sched_remove,
     .sched_get = ln__pg_sched_get,
