@@ -1,6 +1,8 @@
-/* edit.c - changing one stored job: remove, promote, retry (one job or a
- * bounded step of a queue's finished jobs), cancel, and the worker's check
- * for canceled jobs (cancel_poll). Each is one transaction.
+/* edit.c - changing one stored job: the edit method (jobs_edit.h's calls
+ * and ln_jobs_trim_events: a job's priority, delay, data and log lines, a
+ * deduplication id's holder, a bounded promotion of delayed jobs, counts
+ * per priority, trimming the events stream, detaching a pending child),
+ * and removing and promoting one job. One transaction each.
  */
 #include "pg_int.h"
 
@@ -9,8 +11,263 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The job's state (text into st, 32 bytes) under a row lock; LN_ENOENT. */
-static int lock_job(pg_be *be, const char *queue, const char *id, char *st) {
+/* The job's state under a row lock (into st, 32 bytes); LN_ENOENT. */
+static int job_state(pg_be *be, const char *queue, const char *id, char *st) {
+    const char *p[2] = {queue, id};
+    int rc;
+    PGresult *r = ln__pg_q(
+        be, "SELECT state::text FROM @job WHERE queue = $1 AND id = $2 FOR UPDATE", 2, p, &rc);
+    if (r == NULL) return rc;
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        return ln__jobs_be_err(&be->base, LN_ENOENT, "queue '%s' has no job '%s'", queue, id);
+    }
+    snprintf(st, 32, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return 0;
+}
+
+/* Ready jobs move in their new priority's line: LIFO to its front, else
+ * to its back; in any other state only the priority is written, read when
+ * the job is ready again. */
+static int edit_priority(pg_be *be, const char *queue, ln__jobs_edit *e) {
+    char prio[24];
+    const char *p[4] = {queue, e->id, ln__pg_itoa(prio, e->priority), e->lifo ? "1" : "0"};
+    return ln__pg_exec(be,
+                       "UPDATE @job SET priority = $3::int, opts = CASE WHEN $3::int > 0 THEN "
+                       "opts || jsonb_build_object('priority', $3::int) ELSE opts - 'priority' "
+                       "END, seq = CASE WHEN state <> 'waiting' THEN seq WHEN $4::int = 1 THEN "
+                       "-nextval('@job_seq'::regclass) ELSE nextval('@job_seq'::regclass) END "
+                       "WHERE queue = $1 AND id = $2",
+                       4, p);
+}
+
+static int edit_delay(pg_be *be, const char *queue, const char *st, ln__jobs_edit *e) {
+    if (strcmp(st, "delayed") != 0)
+        return ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is not delayed (it is %s)", e->id,
+                               st);
+    char d[24];
+    const char *p[3] = {queue, e->id, ln__pg_itoa(d, e->delay_ms)};
+    return ln__pg_exec(be,
+                       "WITH u AS (UPDATE @job SET process_at_ms = " PG_NOW " + $3::bigint "
+                       "WHERE queue = $1 AND id = $2 RETURNING id, process_at_ms) "
+                       "INSERT INTO @event (queue, event, data, created_at_ms) SELECT $1, "
+                       "'delayed', jsonb_build_object('jobId', id, 'delay', process_at_ms), " PG_NOW
+                       " FROM u",
+                       3, p);
+}
+
+static int edit_logs(pg_be *be, const char *queue, ln__jobs_edit *e) {
+    char keep[24];
+    const char *p[4] = {
+        queue, e->id, ln__pg_itoa(keep, e->max > INT64_MAX ? INT64_MAX : (int64_t)e->max), e->data};
+    int rc = 0;
+    if (e->op == LN__EDIT_ADD_LOG)
+        rc = ln__pg_exec(be,
+                         "INSERT INTO @job_log (queue, job_id, idx, row) SELECT $1, $2, "
+                         "coalesce(max(idx) + 1, 0), $3 FROM @job_log WHERE queue = $1 AND "
+                         "job_id = $2",
+                         3, (const char *const[]){p[0], p[1], p[3]});
+    if (rc == 0 && (e->max > 0 || e->op == LN__EDIT_CLEAR_LOGS))
+        rc = ln__pg_exec(be,
+                         "DELETE FROM @job_log WHERE queue = $1 AND job_id = $2 AND idx NOT IN "
+                         "(SELECT idx FROM @job_log WHERE queue = $1 AND job_id = $2 ORDER BY idx "
+                         "DESC LIMIT $3::bigint)",
+                         3, p);
+    e->count = 0;
+    if (rc != 0 || e->op != LN__EDIT_ADD_LOG) return rc;
+    PGresult *r =
+        ln__pg_q(be, "SELECT count(*) FROM @job_log WHERE queue = $1 AND job_id = $2", 2, p, &rc);
+    if (r == NULL) return rc;
+    e->count = (size_t)ln__pg_i64(r, 0, 0);
+    PQclear(r);
+    return 0;
+}
+
+/* A pending child leaves its parent: the dependency row goes, the
+ * parent's count drops and, at 0, a parent waiting for children is
+ * released (flow.c). A parent that is gone: LN_ENOENT. */
+static int edit_detach(pg_be *be, const char *queue, ln__jobs_edit *e) {
+    const char *p[2] = {queue, e->id};
+    int rc;
+    PGresult *r = ln__pg_q(be,
+                           "SELECT j.parent_queue, j.parent_id, EXISTS (SELECT 1 FROM @job x "
+                           "WHERE x.queue = j.parent_queue AND x.id = j.parent_id) FROM @job j "
+                           "WHERE j.queue = $1 AND j.id = $2 AND j.parent_id IS NOT NULL",
+                           2, p, &rc);
+    if (r == NULL) return rc;
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        return 0;
+    }
+    char *pq = ln__strdup(PQgetvalue(r, 0, 0)), *pid = ln__strdup(PQgetvalue(r, 0, 1));
+    int live = PQgetvalue(r, 0, 2)[0] == 't';
+    PQclear(r);
+    if (pq == NULL || pid == NULL) {
+        rc = ln__pg_oom(be);
+    } else if (!live) {
+        rc = ln__jobs_be_err(&be->base, LN_ENOENT,
+                             "missing key for parent job: queue '%s' has no job '%s'", pq, pid);
+    } else {
+        const char *q[4] = {pq, pid, queue, e->id};
+        r = ln__pg_q(be,
+                     "WITH d AS (DELETE FROM @job_dependency WHERE parent_queue = $1 AND "
+                     "parent_id = $2 AND child_key = $3 || ':' || $4 AND status = 'pending' "
+                     "RETURNING 1), c AS (UPDATE @job SET parent_queue = NULL, parent_id = NULL, "
+                     "parent_key = NULL, opts = opts - 'parent' WHERE queue = $3 AND id = $4 AND "
+                     "EXISTS (SELECT 1 FROM d)), u AS (UPDATE @job SET pending_deps = "
+                     "greatest(coalesce(pending_deps, 1) - 1, 0) WHERE queue = $1 AND id = $2 "
+                     "AND EXISTS (SELECT 1 FROM d)) SELECT count(*) FROM d",
+                     4, q, &rc);
+        if (r != NULL) {
+            e->removed = ln__pg_i64(r, 0, 0) > 0;
+            PQclear(r);
+            if (e->removed) rc = ln__pg_flow_release(be, pq, pid, 0);
+        }
+    }
+    ln__free(pq);
+    ln__free(pid);
+    return rc;
+}
+
+static int edit_job(pg_be *be, const char *queue, ln__jobs_edit *e) {
+    char st[32];
+    int rc = job_state(be, queue, e->id, st);
+    if (rc != 0) return rc;
+    switch (e->op) {
+    case LN__EDIT_PRIORITY:
+        return edit_priority(be, queue, e);
+    case LN__EDIT_DELAY:
+        return edit_delay(be, queue, st, e);
+    case LN__EDIT_DATA: {
+        const char *p[3] = {queue, e->id, e->data};
+        return ln__pg_exec(be,
+                           "UPDATE @job SET data = $3::text::jsonb, opts = " PG_RAW_SET(
+                               "$3", "lanesData") " WHERE queue = $1 AND id = $2",
+                           3, p);
+    }
+    case LN__EDIT_ADD_LOG:
+    case LN__EDIT_CLEAR_LOGS:
+        return edit_logs(be, queue, e);
+    case LN__EDIT_DETACH:
+        return edit_detach(be, queue, e);
+    default:
+        return ln__jobs_be_err(&be->base, LN_EINVAL, "unknown edit %d", e->op);
+    }
+}
+
+/* The holder of a dedup id: a row whose expiry has not passed, or without
+ * expiry whose job exists. */
+static int edit_dedup(pg_be *be, const char *queue, ln__jobs_edit *e) {
+    const char *p[2] = {queue, e->dedup_id};
+    int rc;
+    PGresult *r = ln__pg_q(
+        be,
+        "SELECT d.job_id FROM @dedup d WHERE d.queue = $1 AND d.dedup_id = $2 "
+        "AND CASE WHEN d.expire_at_ms IS NULL THEN EXISTS (SELECT 1 FROM @job "
+        "j WHERE j.queue = d.queue AND j.id = d.job_id) ELSE d.expire_at_ms > " PG_NOW " END",
+        2, p, &rc);
+    if (r == NULL) return rc;
+    int held = PQntuples(r) > 0;
+    if (e->op == LN__EDIT_DEDUP_GET) {
+        int oom = 0;
+        e->job_id = held ? ln__pg_dup(r, 0, 0, &oom) : NULL;
+        PQclear(r);
+        if (oom) return ln__pg_oom(be);
+        return held ? 0
+                    : ln__jobs_be_err(&be->base, LN_ENOENT,
+                                      "queue '%s': no job holds dedup id '%s'", queue, e->dedup_id);
+    }
+    PQclear(r);
+    e->removed = held;
+    return ln__pg_exec(be, "DELETE FROM @dedup WHERE queue = $1 AND dedup_id = $2", 2, p);
+}
+
+static int promote_some(pg_be *be, const char *queue, ln__jobs_edit *e) {
+    char max[24];
+    const char *p[2] = {queue, ln__pg_itoa(max, (int64_t)e->max)};
+    int rc;
+    PGresult *r = ln__pg_q(
+        be,
+        "WITH c AS (SELECT queue, id FROM @job WHERE queue = $1 AND state = 'delayed' ORDER BY "
+        "process_at_ms, seq LIMIT $2::bigint FOR UPDATE), "
+        "u AS (UPDATE @job j SET state = 'waiting', delay_ms = 0, process_at_ms = NULL, "
+        "seq = nextval('@job_seq'::regclass) FROM c WHERE j.queue = c.queue AND j.id = c.id "
+        "RETURNING j.id, j.seq), "
+        "ev AS (INSERT INTO @event (queue, event, data, created_at_ms) SELECT $1, 'waiting', "
+        "jsonb_build_object('jobId', id, 'prev', 'delayed'), " PG_NOW " FROM u ORDER BY seq) "
+        "SELECT count(*) FROM u",
+        2, p, &rc);
+    if (r == NULL) return rc;
+    e->count = (size_t)ln__pg_i64(r, 0, 0);
+    PQclear(r);
+    return e->count > 0 ? ln__pg_notify_jobs(be, queue) : 0;
+}
+
+static int priority_counts(pg_be *be, const char *queue, ln__jobs_edit *e) {
+    for (size_t i = 0; i < e->n; i++) {
+        char prio[24];
+        const char *p[2] = {queue, ln__pg_itoa(prio, e->priorities[i])};
+        int rc;
+        PGresult *r = ln__pg_q(be,
+                               "SELECT count(*) FROM @job WHERE queue = $1 AND state = 'waiting' "
+                               "AND priority = $2::int",
+                               2, p, &rc);
+        if (r == NULL) return rc;
+        e->counts[i] = (uint64_t)ln__pg_i64(r, 0, 0);
+        PQclear(r);
+    }
+    return 0;
+}
+
+static int trim_events(pg_be *be, const char *queue, ln__jobs_edit *e) {
+    char max[24];
+    const char *p[2] = {queue, ln__pg_itoa(max, e->max > INT64_MAX ? INT64_MAX : (int64_t)e->max)};
+    int rc;
+    PGresult *r =
+        ln__pg_q(be,
+                 "WITH d AS (DELETE FROM @event WHERE queue = $1 AND id NOT IN (SELECT id "
+                 "FROM @event WHERE queue = $1 ORDER BY id DESC LIMIT $2::bigint) "
+                 "RETURNING 1) SELECT count(*) FROM d",
+                 2, p, &rc);
+    if (r == NULL) return rc;
+    e->count = (size_t)ln__pg_i64(r, 0, 0);
+    PQclear(r);
+    return 0;
+}
+
+int ln__pg_edit(ln__jobs_be *b, const char *queue, ln__jobs_edit *e) {
+    pg_be *be = pgbe(b);
+    int rc = ln__pg_begin(be);
+    if (rc != 0) return rc;
+    switch (e->op) {
+    case LN__EDIT_DEDUP_GET:
+    case LN__EDIT_DEDUP_REMOVE:
+        rc = edit_dedup(be, queue, e);
+        break;
+    case LN__EDIT_PROMOTE_SOME:
+        rc = promote_some(be, queue, e);
+        break;
+    case LN__EDIT_PRIORITY_COUNTS:
+        rc = priority_counts(be, queue, e);
+        break;
+    case LN__EDIT_TRIM_EVENTS:
+        rc = trim_events(be, queue, e);
+        break;
+    default:
+        rc = edit_job(be, queue, e);
+    }
+    if (rc == 0) rc = ln__pg_commit(be);
+    if (rc == 0) return 0;
+    ln__free(e->job_id);
+    e->job_id = NULL;
+    return ln__pg_fail(be, rc);
+}
+
+/* ---- Remove and promote one job */
+
+/* The job's state under a row lock (pg_int.h). */
+int ln__pg_lock_job(pg_be *be, const char *queue, const char *id, char *st) {
     const char *p[2] = {queue, id};
     int rc;
     PGresult *r = ln__pg_q(be,
@@ -33,7 +290,7 @@ static int lock_job(pg_be *be, const char *queue, const char *id, char *st) {
 
 static int remove_tx(pg_be *be, const char *queue, const char *id) {
     char st[32];
-    int rc = lock_job(be, queue, id, st);
+    int rc = ln__pg_lock_job(be, queue, id, st);
     if (rc != 0) return rc;
     if (strncmp(st, "active", 6) == 0)
         return ln__jobs_be_err(&be->base, LN_EBUSY, "job '%s' is active", id);
@@ -70,7 +327,7 @@ int ln__pg_promote(ln__jobs_be *b, const char *queue, const char *id) {
     pg_be *be = pgbe(b);
     char st[32];
     int rc = ln__pg_begin(be);
-    if (rc == 0) rc = lock_job(be, queue, id, st);
+    if (rc == 0) rc = ln__pg_lock_job(be, queue, id, st);
     if (rc == 0 && strncmp(st, "delayed", 7) != 0) {
         if (strchr(st, '+')) *strchr(st, '+') = '\0';
         rc = ln__jobs_be_err(b, LN_EINVAL, "job '%s' is %s, not delayed", id, st);
@@ -88,123 +345,4 @@ int ln__pg_promote(ln__jobs_be *b, const char *queue, const char *id) {
     if (rc == 0) rc = ln__pg_notify_jobs(be, queue);
     if (rc == 0) rc = ln__pg_commit(be);
     return rc == 0 ? 0 : ln__pg_fail(be, rc);
-}
-
-/* ---- Retry of finished jobs */
-
-#define RETRY_SET                                                                                  \
-    "state = 'waiting', attempts_made = 0, seq = " PG_SEQ_BY_LIFO ", "                             \
-    "failed_reason = CASE WHEN j.state = 'failed' THEN NULL ELSE j.failed_reason END, "            \
-    "return_value = CASE WHEN j.state = 'completed' THEN NULL ELSE j.return_value END, "           \
-    "processed_at_ms = NULL, finished_at_ms = NULL, stacktrace = NULL"
-
-static int retry_tx(pg_be *be, const char *queue, const char *id, const char *state,
-                    int64_t *before_ms, size_t *count) {
-    int rc;
-    if (id != NULL) {
-        char st[32];
-        if ((rc = lock_job(be, queue, id, st)) != 0) return rc;
-        if (strchr(st, '+')) *strchr(st, '+') = '\0';
-        if (strcmp(st, state) != 0)
-            return ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is %s, not %s", id, st, state);
-    }
-    if (id == NULL && *before_ms < 0) {
-        PGresult *r = ln__pg_q(be, "SELECT " PG_NOW, 0, NULL, &rc);
-        if (r == NULL) return rc;
-        *before_ms = ln__pg_i64(r, 0, 0);
-        PQclear(r);
-    }
-    char before[24];
-    const char *p[4] = {queue, state, id, ln__pg_itoa(before, id != NULL ? 0 : *before_ms)};
-    PGresult *r =
-        ln__pg_q(be,
-                 "WITH c AS (SELECT queue, id FROM @job WHERE queue = $1 AND state = "
-                 "$2::@job_state AND (CASE WHEN $3::text IS NULL THEN finished_at_ms <= "
-                 "$4::bigint ELSE id = $3::text END) ORDER BY finished_at_ms, seq LIMIT "
-                 "" PG_BATCH_S " FOR UPDATE), "
-                 "u AS (UPDATE @job j SET " RETRY_SET " FROM c WHERE j.queue = c.queue "
-                 "AND j.id = c.id RETURNING j.id, j.seq), "
-                 "dp AS (UPDATE @job_dependency d SET status = 'pending', value = NULL FROM u "
-                 "WHERE d.child_queue = $1 AND d.child_id = u.id AND d.status <> 'pending' "
-                 "RETURNING d.parent_queue, d.parent_id), "
-                 "pp AS (UPDATE @job pj SET pending_deps = coalesce(pj.pending_deps, 0) + x.n "
-                 "FROM (SELECT parent_queue, parent_id, count(*) AS n FROM dp GROUP BY 1, 2) x "
-                 "WHERE pj.queue = x.parent_queue AND pj.id = x.parent_id), "
-                 "ev AS (INSERT INTO @event (queue, event, data, created_at_ms) SELECT "
-                 "$1, 'waiting', jsonb_build_object('jobId', id, 'prev', $2::text), " PG_NOW
-                 " FROM u ORDER BY seq) SELECT count(*) FROM u",
-                 4, p, &rc);
-    if (r == NULL) return rc;
-    *count = (size_t)ln__pg_i64(r, 0, 0);
-    PQclear(r);
-    return *count > 0 ? ln__pg_notify_jobs(be, queue) : 0;
-}
-
-int ln__pg_retry(ln__jobs_be *b, const char *queue, const char *id, int state, int64_t *before_ms,
-                 size_t *count) {
-    pg_be *be = pgbe(b);
-    *count = 0;
-    const char *st = state == LN_JOB_COMPLETED ? "completed" : "failed";
-    int rc = ln__pg_begin(be);
-    if (rc == 0) rc = retry_tx(be, queue, id, st, before_ms, count);
-    if (rc == 0) rc = ln__pg_commit(be);
-    if (rc == 0) return 0;
-    *count = 0;
-    return ln__pg_fail(be, rc);
-}
-
-/* ---- Cancel */
-
-static int cancel_tx(pg_be *be, const char *queue, const char *id, const char *reason) {
-    char st[32];
-    int rc = lock_job(be, queue, id, st);
-    if (rc != 0) return rc;
-    if (strchr(st, '+'))
-        return ln__jobs_be_err(&be->base, LN_EINVAL,
-                               "job '%s' is its job scheduler's current iteration", id);
-    if (strcmp(st, "completed") == 0 || strcmp(st, "failed") == 0)
-        return ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is %s", id, st);
-    if (strcmp(st, "waiting-children") == 0)
-        return ln__jobs_be_err(&be->base, LN_EINVAL, "job '%s' is in waiting-children", id);
-    const char *p[4] = {queue, id, reason, st};
-    rc = ln__pg_exec(be,
-                     "WITH u AS (UPDATE @job SET attempts_made = attempts_made + CASE WHEN "
-                     "state = 'active' THEN 1 ELSE 0 END, state = 'failed', failed_reason = $3, "
-                     "finished_at_ms = " PG_NOW ", lock_token = NULL, locked_until_ms = NULL "
-                     "WHERE queue = $1 AND id = $2 RETURNING id) "
-                     "INSERT INTO @event (queue, event, data, created_at_ms) SELECT $1, 'failed', "
-                     "jsonb_build_object('jobId', id, 'failedReason', $3::text, 'prev', "
-                     "$4::text), " PG_NOW " FROM u",
-                     4, p);
-    return rc;
-}
-
-int ln__pg_cancel(ln__jobs_be *b, const char *queue, const char *id, const char *reason) {
-    pg_be *be = pgbe(b);
-    ln_job_keep all = {LN_KEEP_ALL, 0};
-    int rc = ln__pg_begin(be);
-    if (rc == 0) rc = cancel_tx(be, queue, id, reason);
-    if (rc == 0) rc = ln__pg_flow_finished(be, queue, id, 0, reason);
-    if (rc == 0) rc = ln__pg_dedup_release(be, queue, id);
-    if (rc == 0) rc = ln__pg_retain(be, queue, id, 0, &all);
-    if (rc == 0) rc = ln__pg_commit(be);
-    return rc == 0 ? 0 : ln__pg_fail(be, rc);
-}
-
-int ln__pg_cancel_poll(ln__jobs_be *b, const char *queue, int64_t *mark, const ln__job_ref *refs,
-                       int *gone, size_t n) {
-    pg_be *be = pgbe(b);
-    (void)mark;
-    for (size_t i = 0; i < n; i++) {
-        const char *p[3] = {queue, refs[i].id, refs[i].token};
-        int rc;
-        PGresult *r = ln__pg_q(be,
-                               "SELECT 1 FROM @job WHERE queue = $1 AND id = $2 AND state = "
-                               "'active' AND lock_token = $3",
-                               3, p, &rc);
-        if (r == NULL) return rc;
-        gone[i] = PQntuples(r) == 0;
-        PQclear(r);
-    }
-    return 0;
 }

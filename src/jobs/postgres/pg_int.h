@@ -223,6 +223,9 @@ int ln__pg_list_after(ln__jobs_be *be, const char *queue, int state, const char 
                       size_t limit, ln_job_info **out, size_t *n);
 int ln__pg_logs(ln__jobs_be *be, const char *queue, const char *id, char ***lines, size_t *n);
 int ln__pg_pending(ln__jobs_be *be, const char *queue, int *pending);
+/* The job's state (text into st, 32 bytes) under a row lock; LN_ENOENT
+ * (edit.c; remove, promote, retry and cancel take it first). */
+int ln__pg_lock_job(pg_be *be, const char *queue, const char *id, char *st);
 int ln__pg_remove(ln__jobs_be *be, const char *queue, const char *id);
 int ln__pg_promote(ln__jobs_be *be, const char *queue, const char *id);
 int ln__pg_retry(ln__jobs_be *be, const char *queue, const char *id, int state, int64_t *before_ms,

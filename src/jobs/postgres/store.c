@@ -1,9 +1,11 @@
 /* store.c - the PostgreSQL store: open and close (the URL, the connection,
  * the server's version), the statement helpers, error mapping and the
  * method table. The schema preparation is in schema.c; each method in the
- * file of its concept: add.c, view.c, edit.c (remove, promote, retry,
- * cancel), step.c (the worker's round trip and what runs beside it),
- * stalled.c, admin.c (a queue as a whole, check).
+ * file of its concept, named as the other stores name theirs: add.c,
+ * view.c, edit.c (the edit method, remove, promote), retry.c, cancel.c,
+ * step.c (the worker's round trip and what runs beside it), stalled.c,
+ * flow.c, flow_tree.c, flow_parent.c, sched.c, limit.c, events.c,
+ * metrics.c, workers.c, admin.c (a queue as a whole, check).
  *
  * DESIGN
  * One libpq connection per handle, on the tables of BullMQ 6.7's PostgreSQL
