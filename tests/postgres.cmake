@@ -33,3 +33,7 @@ add_test(NAME test_pg_migrate
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/postgres/test_pg_migrate.sh $<TARGET_FILE:lanes_cli>)
 set_tests_properties(test_pg_migrate PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
                      LABELS "plain;postgres")
+
+# A postgres:// URL's query string read without overrunning it (plain and
+# under the sanitizers): no server needed, the open fails at a closed port.
+ln_test(NAME test_pg_url SOURCES postgres/test_pg_url.c TIMEOUT 60 LABELS "jobs;postgres")

@@ -254,9 +254,14 @@ static int parse_url(pg_be *be, const char *url) {
     snprintf(be->schema, sizeof be->schema, "bullmq");
     char *q = strchr(be->conninfo, '?');
     if (q != NULL) {
+        /* Compacted in place: w (the kept text's end) never passes r (the
+         * next parameter to read), as a kept parameter is written with its
+         * '&' before it, where the one read before ended. */
         char *w = q + 1, *r = q + 1;
+        int kept = 0;
         while (*r) {
             size_t plen = strcspn(r, "&");
+            char *next = r + plen + (r[plen] == '&');
             if (plen > 7 && strncmp(r, "schema=", 7) == 0) {
                 if (!plain_identifier(r + 7, plen - 7))
                     return ln__jobs_be_err(&be->base, LN_EINVAL,
@@ -269,18 +274,14 @@ static int parse_url(pg_be *be, const char *url) {
             } else if (plen == 7 && strncmp(r, "schema=", 7) == 0) {
                 return ln__jobs_be_err(&be->base, LN_EINVAL, "'%s': empty schema", url);
             } else if (plen > 0) {
-                if (w != r) memmove(w, r, plen);
+                if (kept) *w++ = '&';
+                memmove(w, r, plen);
                 w += plen;
-                *w++ = '&';
+                kept = 1;
             }
-            r += plen;
-            if (*r == '&') r++;
+            r = next;
         }
-        if (w > q + 1)
-            w--; /* the last '&' */
-        else
-            w = q; /* nothing left: drop the '?' */
-        *w = '\0';
+        *(kept ? w : q) = '\0'; /* nothing left: drop the '?' too */
     }
     snprintf(be->qschema, sizeof be->qschema, "\"%s\"", be->schema);
     return 0;
