@@ -1,7 +1,7 @@
 /* edit.c - the front of jobs_edit.h: changing a waiting job's
  * priority, delay or data, and reading or releasing a deduplication id.
  * Each call checks its arguments (the rules of ln_jobs_add), then runs the
- * store's edit method (store methods version 17) with the handle's mutex
+ * store's edit method with the handle's mutex
  * held (ln_jobs_promote_all: for each of its steps, not between them).
  * docs/internals/edit.md has the design. */
 #include "front.h"

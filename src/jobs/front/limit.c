@@ -1,6 +1,6 @@
 /* limit.c - the front of rate limits and global concurrency (jobs.h
  * "Rate limits and global concurrency"): check the arguments, then run
- * the store's limits method (store methods version 7) with the handle's
+ * the store's limits method with the handle's
  * mutex held. How the stores keep and apply them:
  * docs/internals/ratelimit.md. */
 #include "front.h"

@@ -1,6 +1,6 @@
 /* workers.c - the workers connected to a queue (jobs.h "Workers
  * connected"): the public listing and the worker run's heartbeat, through
- * the store methods of version 7 (backend.h). docs/internals/workers.md
+ * the store methods workers and worker_beat (backend.h). docs/internals/workers.md
  * has the design: how each store knows its workers. */
 #include "front.h"
 #include "store.h"
