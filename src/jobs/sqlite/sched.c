@@ -282,16 +282,11 @@ int ln__sq_sched_remove(ln__jobs_be *b, const char *queue, const char *id) {
     return err;
 }
 
-static int dup_col(sqlite3_stmt *s, int col, char **out) {
-    const unsigned char *t = sqlite3_column_text(s, col);
-    *out = NULL;
-    return t == NULL || (*out = ln__strdup((const char *)t)) != NULL ? 0 : LN_ENOMEM;
-}
-
 static int fill_info(sqlite3_stmt *s, ln_job_scheduler *o) {
     memset(o, 0, sizeof *o);
-    if (dup_col(s, 0, &o->id) || dup_col(s, 1, &o->name) || dup_col(s, 2, &o->data) ||
-        dup_col(s, 4, &o->pattern) || dup_col(s, 5, &o->tz)) {
+    if (ln__sq_dup_text(s, 0, &o->id) || ln__sq_dup_text(s, 1, &o->name) ||
+        ln__sq_dup_text(s, 2, &o->data) || ln__sq_dup_text(s, 4, &o->pattern) ||
+        ln__sq_dup_text(s, 5, &o->tz)) {
         ln_job_scheduler_clear(o);
         return LN_ENOMEM;
     }

@@ -312,6 +312,8 @@ static inline void ln__sq_bind_ref(sqlite3_stmt *s, const ln__job_ref *ref) {
 /* Step a statement that returns no rows or whose rows are ignored:
  * 0 or LN_E*. */
 int ln__sq_run(sq_be *be, sqlite3_stmt *s, const char *what);
+/* *out: a copy of column col's text (NULL for SQL NULL); 0 or LN_ENOMEM. */
+int ln__sq_dup_text(sqlite3_stmt *s, int col, char **out);
 
 /* Run the one-shot statement sql (prepared, bound, stepped, finalized
  * here): its parameters ?1, ?2, ... by the letters of binds, each taking

@@ -260,13 +260,6 @@ static int promote_due(sq_be *be, const char *queue, int64_t now) {
     return err;
 }
 
-static int dup_text(sqlite3_stmt *s, int col, char **out) {
-    const unsigned char *t = sqlite3_column_text(s, col);
-    *out = NULL;
-    if (t == NULL) return 0;
-    return (*out = ln__strdup((const char *)t)) != NULL ? 0 : LN_ENOMEM;
-}
-
 /* Order taken[0..n) by (priority, seq, rid), the run order: RETURNING gives
  * rows in the order SQLite updated them, which is not guaranteed. */
 static void sort_taken(ln__job_taken *t, int64_t (*key)[3], size_t n) {
@@ -317,8 +310,8 @@ static int taken_of_row(sq_be *be, sqlite3_stmt *s, ln__job_taken *t, int64_t ke
         ln__job_taken_free(t);
         return ln__sq_corrupt(be, "a job without name or data", rid);
     }
-    if (t->ref.id == NULL || dup_text(s, 2, &t->name) || dup_text(s, 3, &t->data) ||
-        dup_text(s, 10, &t->traceparent) || dup_text(s, 11, &t->tracestate)) {
+    if (t->ref.id == NULL || ln__sq_dup_text(s, 2, &t->name) || ln__sq_dup_text(s, 3, &t->data) ||
+        ln__sq_dup_text(s, 10, &t->traceparent) || ln__sq_dup_text(s, 11, &t->tracestate)) {
         ln__job_taken_free(t);
         return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
     }

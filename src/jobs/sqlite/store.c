@@ -125,6 +125,12 @@ int ln__sq_run_once(sq_be *be, const char *what, int64_t *out, const char *sql, 
     return rc == SQLITE_DONE ? 0 : ln__sq_err(be, rc, what);
 }
 
+int ln__sq_dup_text(sqlite3_stmt *s, int col, char **out) {
+    const unsigned char *t = sqlite3_column_text(s, col);
+    *out = NULL;
+    return t == NULL || (*out = ln__strdup((const char *)t)) != NULL ? 0 : LN_ENOMEM;
+}
+
 int ln__sq_run(sq_be *be, sqlite3_stmt *s, const char *what) {
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {

@@ -44,16 +44,6 @@ int ln__sq_find_job(sq_be *be, const char *queue, const char *id, int64_t *rid, 
     return err;
 }
 
-static int dup_col(sqlite3_stmt *s, int col, char **out) {
-    const unsigned char *t = sqlite3_column_text(s, col);
-    if (t == NULL) {
-        *out = NULL;
-        return 0;
-    }
-    *out = ln__strdup((const char *)t);
-    return *out != NULL ? 0 : LN_ENOMEM;
-}
-
 int ln__sq_read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
     memset(info, 0, sizeof *info);
     info->priority = sqlite3_column_int(s, 10);
@@ -88,7 +78,7 @@ int ln__sq_read_info(sq_be *be, sqlite3_stmt *s, ln_job_info *info) {
                      &info->progress, &info->traceparent, &info->tracestate};
     info->id = ln__sq_id_dup(sqlite3_column_int64(s, 0), (const char *)sqlite3_column_text(s, 1));
     for (int i = 0; i < 7; i++)
-        if (info->id == NULL || dup_col(s, 3 + i, strs[i]) != 0) {
+        if (info->id == NULL || ln__sq_dup_text(s, 3 + i, strs[i]) != 0) {
             ln_job_info_clear(info);
             return ln__jobs_be_err(&be->base, LN_ENOMEM, "out of memory");
         }
