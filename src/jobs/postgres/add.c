@@ -280,8 +280,12 @@ int ln__pg_touch_queue(pg_be *be, const char *queue) {
 
 int ln__pg_notify_jobs(pg_be *be, const char *queue) {
     const char *p[1] = {queue};
-    int rc = ln__pg_exec(be, "SELECT pg_notify('bullmq_jobs', $1)", 1, p);
-    return rc == 0 ? ln__pg_notify_events(be, queue) : rc;
+    /* Both wake-ups in one round trip; bullmq_events as ln__pg_notify_events. */
+    return ln__pg_exec(be,
+                       "SELECT pg_notify('bullmq_jobs', $1), CASE WHEN "
+                       "pg_try_advisory_xact_lock(hashtext('bullmq:evnotify:' || $1)) THEN "
+                       "pg_notify('bullmq_events', $1) END",
+                       1, p);
 }
 
 int ln__pg_notify_events(pg_be *be, const char *queue) {
